@@ -1,0 +1,213 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Family of exceptions for package API.
+
+    Every exception raised by the package derives from :py:class:`Omniexception`;
+    every error also derives from :py:class:`Omnierror` and from the fitting
+    builtin exception, so that either may be caught.
+'''
+
+
+from . import __
+
+
+class Omniexception(
+    __.immut.exceptions.Omniexception,
+    instances_mutables = ( '__notes__', ),
+):
+    ''' Base for all exceptions raised by package API. '''
+
+
+class Omnierror( Omniexception, Exception ):
+    ''' Base for error exceptions raised by package API. '''
+
+
+class ArgumentsInvalidity( Omnierror, ValueError ):
+    ''' Arguments of invocation do not satisfy schema of invoker. '''
+
+    def __init__( self, name: str, reason: str ):
+        self.name = name
+        self.reason = reason
+        super( ).__init__(
+            f"Invalid arguments for tool {name!r}: {reason} "
+            "Correct the arguments to match the tool's schema and retry." )
+
+
+class ConfigurationInvalidity( Omnierror, ValueError ):
+    ''' Configuration value is invalid. '''
+
+    def __init__( self, location: str, reason: str ):
+        self.location = location
+        self.reason = reason
+        super( ).__init__( f"Invalid configuration at {location}: {reason}" )
+
+
+class ConnectionFailure( Omnierror, ConnectionError ):
+    ''' Connection to ensemble (such as an MCP server) failed or was lost. '''
+
+    def __init__( self, ensemble: str, reason: str ):
+        self.ensemble = ensemble
+        self.reason = reason
+        super( ).__init__(
+            f"Connection to ensemble {ensemble!r} failed: {reason}" )
+
+
+class DescriptorInvalidity( Omnierror, ValueError ):
+    ''' Descriptor file is invalid; names file, key path and fix. '''
+
+    def __init__( self, location: str, keypath: str, reason: str ):
+        self.location = location
+        self.keypath = keypath
+        self.reason = reason
+        where = f"{location} at {keypath}" if keypath else location
+        super( ).__init__( f"Invalid descriptor {where}: {reason}" )
+
+
+class EnsembleAbsence( Omnierror, LookupError ):
+    ''' No ensemble is known under requested name. '''
+
+    def __init__( self, name: str ):
+        self.name = name
+        super( ).__init__(
+            f"No ensemble named {name!r}. "
+            "Check the ensemble names of the configuration." )
+
+
+class EnsemblesInvalidity( Omnierror, ValueError ):
+    ''' Sequence of ensembles cannot be used together. '''
+
+    def __init__( self, reason: str ):
+        self.reason = reason
+        super( ).__init__( f"Invalid ensembles: {reason}" )
+
+
+class InvocationCancellation( Omniexception ):
+    ''' Invocation was cancelled before it completed. '''
+
+    def __init__( self, name: str ):
+        self.name = name
+        super( ).__init__( f"Invocation of tool {name!r} was cancelled." )
+
+
+class InvocationExecutionFailure( Omnierror, RuntimeError ):
+    ''' Tool raised an exception while executing (fail-fast policy).
+
+        The original exception is chained as the cause. To report such
+        failures to the model instead, execute with the report policy.
+    '''
+
+    def __init__( self, name: str, identifier: str ):
+        self.name = name
+        self.identifier = identifier
+        super( ).__init__(
+            f"Tool {name!r} failed while executing invocation "
+            f"{identifier!r}; see the chained cause. To send tool failures "
+            "to the model instead, execute with "
+            "'failure_policy = FailurePolicies.Report'." )
+
+
+class InvocationInterruption( Omnierror, ValueError ):
+    ''' Streamed tool call was cut off before it was complete.
+
+        Such a call is never dispatched: its arguments are incomplete.
+    '''
+
+    def __init__( self, names: __.cabc.Sequence[ str ], reason: str ):
+        self.names = tuple( names )
+        self.reason = reason
+        joined = ', '.join( repr( name ) for name in names )
+        super( ).__init__(
+            f"Incomplete tool call(s) {joined} at end of stream: {reason} "
+            "The calls were not run; raise the output token limit or ask "
+            "the model to retry." )
+
+
+class InvocationRefusal( Omnierror, RuntimeError ):
+    ''' Raised by a tool to send an error result to the model.
+
+        Unlike other exceptions from tools, this one never fails the
+        execution: its message reaches the model as an error result, so
+        that the model can correct itself.
+    '''
+
+    def __init__( self, message: str ):
+        self.message = message
+        super( ).__init__( message )
+
+
+class InvokerAbsence( Omnierror, LookupError ):
+    ''' No invoker is registered under requested name. '''
+
+    def __init__( self, name: str, ensemble: __.Absential[ str ] = __.absent ):
+        self.name = name
+        self.ensemble = ensemble
+        where = (
+            'any ensemble' if __.is_absent( ensemble )
+            else f"ensemble {ensemble!r}" )
+        super( ).__init__(
+            f"No tool named {name!r} in {where}. "
+            "Use one of the tools that were offered." )
+
+
+class InvokerInvalidity( Omnierror, TypeError ):
+    ''' Invoker cannot be produced from given object. '''
+
+    def __init__( self, name: str, reason: str ):
+        self.name = name
+        self.reason = reason
+        super( ).__init__( f"Cannot produce invoker {name!r}: {reason}" )
+
+
+class ProviderFailure( Omnierror, RuntimeError ):
+    ''' Provider returned an error body instead of a response. '''
+
+    def __init__(
+        self,
+        provider: str,
+        status: __.Absential[ int ],
+        genus: __.Absential[ str ],
+        message: str,
+    ):
+        self.provider = provider
+        self.status = status
+        self.genus = genus
+        self.message = message
+        details = ', '.join(
+            part for part in (
+                '' if __.is_absent( status ) else f"status {status}",
+                '' if __.is_absent( genus ) else f"type {genus!r}",
+            ) if part )
+        suffix = f" ({details})" if details else ''
+        super( ).__init__(
+            f"Provider {provider!r} returned an error{suffix}: {message}" )
+
+
+class ProviderNoSupport( Omnierror, ValueError ):
+    ''' Requested provider or provider feature is not supported. '''
+
+    def __init__( self, provider: str, reason: str ):
+        self.provider = provider
+        self.reason = reason
+        super( ).__init__( f"Provider {provider!r} not supported: {reason}" )
+
+
+class ResponseInvalidity( Omnierror, ValueError ):
+    ''' Provider response or stream event has an unexpected shape. '''
+
+    def __init__( self, provider: str, reason: str ):
+        self.provider = provider
+        self.reason = reason
+        super( ).__init__(
+            f"Unexpected response shape from provider {provider!r}: "
+            f"{reason}" )
+
+
+class SchemaInvalidity( Omnierror, ValueError ):
+    ''' JSON Schema of invoker is not valid JSON Schema Draft 2020-12. '''
+
+    def __init__( self, name: str, reason: str ):
+        self.name = name
+        self.reason = reason
+        super( ).__init__(
+            f"Invalid JSON Schema for tool {name!r}: {reason} "
+            "Fix the schema so that it is valid JSON Schema Draft 2020-12." )

@@ -1,0 +1,331 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' The execution engine which every processor uses.
+
+    Resolves provider-facing names, deduplicates, validates, runs invocations
+    concurrently with timeouts, and returns exactly one result per
+    invocation, in the order given.
+'''
+
+
+from . import __
+from . import canisters as _canisters
+from . import ensembles as _ensembles
+from . import exceptions as _exceptions
+from . import invokers as _invokers
+from . import naming as _naming
+
+
+CONCURRENCY_DEFAULT = 16
+TIMEOUT_DEFAULT = 60.0
+
+_DEDUPLICATIONS_KEY = 'invocables.deduplications'
+_scribe = __.produce_scribe( __name__ )
+
+Alerter: __.typx.TypeAlias = __.cabc.Callable[
+    [ _canisters.InvocationCanister, BaseException ], None ]
+Ensembles: __.typx.TypeAlias = (
+    __.cabc.Sequence[ _ensembles.Ensemble ] | _naming.Nomenclature )
+_Outcome: __.typx.TypeAlias = tuple[
+    _canisters.ContentSequence, __.Absential[ _canisters.Fault ] ]
+
+
+class FailurePolicies( __.enum.Enum ):
+    ''' What to do when a tool raises an exception. '''
+
+    Raise = 'raise'     # alert the application, raise execution failure
+    Report = 'report'   # send an error result to the model
+
+
+async def execute_invocations( # noqa: PLR0913
+    invocations: __.typx.Annotated[
+        __.cabc.Iterable[ _canisters.InvocationCanister ],
+        __.ddoc.Doc( ''' Normalized tool calls, in the provider's order. ''' ),
+    ],
+    ensembles: __.typx.Annotated[
+        Ensembles,
+        __.ddoc.Doc( ''' Ensembles offered to the model (or their
+            nomenclature), which resolve the provider-facing names. ''' ),
+    ],
+    *,
+    auxdata: __.typx.Annotated[
+        __.typx.Any,
+        __.ddoc.Doc( ''' Application data passed to every invocable. ''' ),
+    ] = None,
+    namespace: __.typx.Annotated[
+        __.Absential[ __.Namespace ],
+        __.ddoc.Doc( ''' Per-conversation state; deduplication happens
+            within one namespace. Default: a fresh one. ''' ),
+    ] = __.absent,
+    timeout: __.typx.Annotated[
+        __.Absential[ float | None ],
+        __.ddoc.Doc( ''' Timeout for invocations whose invoker and ensemble
+            set none; ``None`` for no limit. Default: 60 seconds. ''' ),
+    ] = __.absent,
+    concurrency: __.typx.Annotated[
+        int, __.ddoc.Doc( ''' Most invocations running at once. ''' )
+    ] = CONCURRENCY_DEFAULT,
+    failure_policy: __.typx.Annotated[
+        FailurePolicies,
+        __.ddoc.Doc( ''' Whether a tool which raises fails the execution
+            (default) or becomes an error result for the model. ''' ),
+    ] = FailurePolicies.Raise,
+    alerter: __.typx.Annotated[
+        __.Absential[ Alerter ],
+        __.ddoc.Doc( ''' Called with the invocation and the exception
+            before the execution failure is raised. ''' ),
+    ] = __.absent,
+) -> tuple[ _canisters.ResultCanister, ... ]:
+    ''' Executes invocations; returns one result per invocation, in order.
+
+        Unknown names, arguments which are not valid, and timeouts become
+        error results which the model can act on. A tool which raises fails
+        fast by default: other invocations are cancelled, the alerter is
+        called, and :py:class:`invocables.exceptions.InvocationExecutionFailure`
+        is raised, chained to the cause. Cancelling the execution cancels
+        every task it started and waits for them.
+    '''
+    invocations_ = tuple( invocations )
+    if not invocations_: return ( )
+    if concurrency < 1:
+        raise _exceptions.ConfigurationInvalidity(
+            'concurrency', "must be at least 1." )
+    execution = _Execution(
+        nomenclature = _naming.access_nomenclature( ensembles ),
+        auxdata = auxdata,
+        namespace = { } if __.is_absent( namespace ) else namespace,
+        timeout = TIMEOUT_DEFAULT if __.is_absent( timeout ) else timeout,
+        semaphore = __.asyncio.Semaphore( concurrency ),
+        failure_policy = failure_policy )
+    loop = __.asyncio.get_running_loop( )
+    tasks = [
+        loop.create_task( execution.execute( invocation ) )
+        for invocation in invocations_ ]
+    try:
+        await __.asyncio.wait(
+            tasks, return_when = __.asyncio.FIRST_EXCEPTION )
+    except __.asyncio.CancelledError:
+        await _cancel_tasks( tasks )
+        raise
+    return await _collect_results( invocations_, tasks, alerter )
+
+
+async def _cancel_tasks( tasks: __.cabc.Sequence[ __.asyncio.Task[ __.typx.Any ] ] ) -> None:
+    ''' Cancels tasks and waits until every one has finished. '''
+    for task in tasks: task.cancel( )
+    await __.asyncio.gather( *tasks, return_exceptions = True )
+
+
+async def _collect_results(
+    invocations: tuple[ _canisters.InvocationCanister, ... ],
+    tasks: __.cabc.Sequence[ __.asyncio.Task[ _canisters.ResultCanister ] ],
+    alerter: __.Absential[ Alerter ],
+) -> tuple[ _canisters.ResultCanister, ... ]:
+    failure = next( (
+        ( invocation, task ) for invocation, task in zip( invocations, tasks )
+        if task.done( ) and not task.cancelled( )
+        and task.exception( ) is not None ), None )
+    if failure is not None:
+        await _cancel_tasks( tasks )
+        invocation, task = failure
+        exception = __.typx.cast( BaseException, task.exception( ) )
+        _alert( alerter, invocation, exception )
+        raise exception
+    return tuple(
+        _produce_cancellation_result( invocation ) if task.cancelled( )
+        else task.result( )
+        for invocation, task in zip( invocations, tasks ) )
+
+
+def _alert(
+    alerter: __.Absential[ Alerter ],
+    invocation: _canisters.InvocationCanister,
+    exception: BaseException,
+) -> None:
+    if __.is_absent( alerter ): return
+    cause = exception.__cause__ or exception
+    try: alerter( invocation, cause )
+    except Exception: # the original failure matters more
+        _scribe.exception( "Alerter raised while reporting a failure." )
+
+
+@__.dcls.dataclass( slots = True, kw_only = True )
+class _Execution:
+    ''' Shared state of one execution. '''
+
+    nomenclature: _naming.Nomenclature
+    auxdata: __.typx.Any
+    namespace: __.Namespace
+    timeout: float | None
+    semaphore: __.asyncio.Semaphore
+    failure_policy: FailurePolicies
+
+    async def execute(
+        self, invocation: _canisters.InvocationCanister
+    ) -> _canisters.ResultCanister:
+        ''' Executes one invocation; returns its result. '''
+        if not __.is_absent( invocation.invalidity ):
+            return _produce_error_result(
+                invocation, _canisters.FaultGenera.Invalidity,
+                f"The arguments of tool {invocation.name!r} are not valid "
+                f"JSON ({invocation.invalidity}). Send the arguments as one "
+                "JSON object." )
+        try:
+            designation = self.nomenclature.access_designation(
+                invocation.name )
+        except _exceptions.InvokerAbsence:
+            return _produce_error_result(
+                invocation, _canisters.FaultGenera.Absence,
+                f"Unknown tool {invocation.name!r}. "
+                "Use one of the tools that were offered." )
+        deduplicator = designation.invoker.deduplicator
+        if __.is_absent( deduplicator ):
+            return await self._run( invocation, designation )
+        signature = deduplicator.produce_signature(
+            designation.name, invocation.arguments )
+        return await self._run_once( invocation, designation, signature )
+
+    def _access_timeout( self, designation: _naming.Designation ) -> float | None:
+        timeout = designation.invoker.timeout
+        if not __.is_absent( timeout ): return timeout
+        timeout = designation.ensemble.configuration.timeout
+        if not __.is_absent( timeout ): return timeout
+        return self.timeout
+
+    async def _run(
+        self,
+        invocation: _canisters.InvocationCanister,
+        designation: _naming.Designation,
+    ) -> _canisters.ResultCanister:
+        invoker = designation.invoker
+        context = _invokers.InvocationContext(
+            auxdata = self.auxdata, invoker = invoker,
+            namespace = self.namespace, invocation = invocation )
+        async with self.semaphore:
+            timeout = self._access_timeout( designation )
+            try:
+                content = await _await_with_timeout(
+                    invoker( context, invocation.arguments ), timeout )
+            except _Expiry:
+                return _produce_error_result(
+                    invocation, _canisters.FaultGenera.Timeout,
+                    f"Tool {invocation.name!r} did not finish within "
+                    f"{timeout} seconds and was cancelled. Try a smaller "
+                    "request or another approach." )
+            except Exception as exception:
+                return self._handle_exception( invocation, exception )
+        return _canisters.ResultCanister(
+            invocation_id = invocation.identifier, content = content,
+            name = invocation.name )
+
+    def _handle_exception(
+        self,
+        invocation: _canisters.InvocationCanister,
+        exception: Exception,
+    ) -> _canisters.ResultCanister:
+        genera = _canisters.FaultGenera
+        match exception:
+            case _exceptions.InvocationRefusal( ):
+                return _produce_error_result(
+                    invocation, genera.Refusal, exception.message )
+            case _exceptions.ArgumentsInvalidity( ):
+                return _produce_error_result(
+                    invocation, genera.Invalidity, str( exception ) )
+            case _ if self.failure_policy is FailurePolicies.Report:
+                genus = (
+                    genera.Connection
+                    if isinstance( exception, _exceptions.ConnectionFailure )
+                    else genera.Failure )
+                return _produce_error_result(
+                    invocation, genus,
+                    f"Tool {invocation.name!r} failed: "
+                    f"{type( exception ).__name__}: {exception}" )
+            case _exceptions.ConnectionFailure( ):
+                raise exception
+            case _:
+                raise _exceptions.InvocationExecutionFailure(
+                    invocation.name, invocation.identifier ) from exception
+
+    async def _run_once(
+        self,
+        invocation: _canisters.InvocationCanister,
+        designation: _naming.Designation,
+        signature: __.cabc.Hashable,
+    ) -> _canisters.ResultCanister:
+        ''' Runs invocation unless an identical one ran or is running. '''
+        store: dict[ __.cabc.Hashable, __.asyncio.Future[ _Outcome ] ] = (
+            self.namespace.setdefault( _DEDUPLICATIONS_KEY, { } ) )
+        earlier = store.get( signature )
+        if earlier is not None:
+            content, error = await __.asyncio.shield( earlier )
+            return _canisters.ResultCanister(
+                invocation_id = invocation.identifier, content = content,
+                error = error, name = invocation.name )
+        future: __.asyncio.Future[ _Outcome ] = (
+            __.asyncio.get_running_loop( ).create_future( ) )
+        store[ signature ] = future
+        try: result = await self._run( invocation, designation )
+        except __.asyncio.CancelledError:
+            del store[ signature ]
+            future.cancel( ) # waiters report cancellation too
+            raise
+        except Exception as exception:
+            del store[ signature ]
+            future.set_exception( exception )
+            future.exception( ) # retrieved: waiters re-raise it themselves
+            raise
+        future.set_result( ( result.content, result.error ) )
+        if result.is_error( ): del store[ signature ]
+        return result
+
+
+class _Expiry( Exception ):
+    ''' Internal signal: the invocation exceeded its timeout. '''
+
+
+async def _await_with_timeout(
+    awaitable: __.cabc.Awaitable[ _canisters.ContentSequence ],
+    timeout: float | None,
+) -> _canisters.ContentSequence:
+    ''' Awaits in the current task, cancelling it when timeout expires.
+
+        Unlike ``asyncio.wait_for`` on Python 3.10 and 3.11, this starts no
+        extra task.
+    '''
+    if timeout is None: return await awaitable
+    task = __.asyncio.current_task( )
+    if task is None: raise RuntimeError( "No current task." ) # pragma: no cover
+    expired = False
+
+    def expire( ) -> None:
+        nonlocal expired
+        expired = True
+        task.cancel( )
+
+    handle = __.asyncio.get_running_loop( ).call_later( timeout, expire )
+    try: return await awaitable
+    except __.asyncio.CancelledError:
+        if not expired: raise
+        uncancel = getattr( task, 'uncancel', None )
+        if uncancel is not None: uncancel( )
+        raise _Expiry from None
+    finally: handle.cancel( )
+
+
+def _produce_cancellation_result(
+    invocation: _canisters.InvocationCanister
+) -> _canisters.ResultCanister:
+    return _produce_error_result(
+        invocation, _canisters.FaultGenera.Cancellation,
+        f"Tool {invocation.name!r} was cancelled before it finished." )
+
+
+def _produce_error_result(
+    invocation: _canisters.InvocationCanister,
+    genus: _canisters.FaultGenera,
+    message: str,
+) -> _canisters.ResultCanister:
+    return _canisters.ResultCanister(
+        invocation_id = invocation.identifier,
+        error = _canisters.Fault( genus = genus, message = message ),
+        name = invocation.name )
