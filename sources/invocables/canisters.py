@@ -11,8 +11,6 @@
 from . import __
 
 
-_record = __.dcls.dataclass( frozen = True, slots = True, kw_only = True )
-
 _image_signatures = (
     ( b'\x89PNG\r\n\x1a\n', 'image/png' ),
     ( b'\xff\xd8\xff', 'image/jpeg' ),
@@ -44,7 +42,7 @@ class FaultGenera( __.enum.Enum ):
     Timeout = 'timeout'             # tool exceeded its timeout
 
 
-@_record
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
 class TextContent:
     ''' Text content. '''
 
@@ -52,7 +50,7 @@ class TextContent:
     genus: __.typx.ClassVar[ ContentGenera ] = ContentGenera.Text
 
 
-@_record
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
 class ImageContent:
     ''' Image content: raw bytes and their media type. '''
 
@@ -61,7 +59,7 @@ class ImageContent:
     genus: __.typx.ClassVar[ ContentGenera ] = ContentGenera.Image
 
 
-@_record
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
 class AudioContent:
     ''' Audio content: raw bytes and their media type. '''
 
@@ -70,7 +68,7 @@ class AudioContent:
     genus: __.typx.ClassVar[ ContentGenera ] = ContentGenera.Audio
 
 
-@_record
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
 class StructureContent:
     ''' Structured content: a JSON-compatible value. '''
 
@@ -78,7 +76,7 @@ class StructureContent:
     genus: __.typx.ClassVar[ ContentGenera ] = ContentGenera.Structure
 
 
-@_record
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
 class ResourceContent:
     ''' Embedded resource: text or bytes, with its URI. '''
 
@@ -89,7 +87,7 @@ class ResourceContent:
     genus: __.typx.ClassVar[ ContentGenera ] = ContentGenera.Resource
 
 
-@_record
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
 class ResourceLinkContent:
     ''' Link to a resource which the application may retrieve. '''
 
@@ -109,7 +107,7 @@ _content_classes = (
     ResourceContent, ResourceLinkContent )
 
 
-@_record
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
 class Fault:
     ''' Why an invocation produced an error result. '''
 
@@ -117,7 +115,7 @@ class Fault:
     message: str
 
 
-@_record
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
 class InvocationCanister:
     ''' Normalized tool call, as extracted from a provider response.
 
@@ -133,7 +131,7 @@ class InvocationCanister:
     invalidity: __.Absential[ str ] = __.absent
 
 
-@_record
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
 class ResultCanister:
     ''' Normalized tool result, one per invocation.
 

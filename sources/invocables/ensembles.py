@@ -182,21 +182,25 @@ def produce_ensemble(
         str, __.ddoc.Doc( ''' Name of ensemble; scopes colliding names. ''' )
     ],
     invokers: __.typx.Annotated[
-        __.cabc.Iterable[ _invokers.Invoker | __.cabc.Callable[ ..., __.typx.Any ] ],
+        __.cabc.Iterable[
+            _invokers.Invoker | __.cabc.Callable[ ..., __.typx.Any ] ],
         __.ddoc.Doc(
             ''' Invokers, or typed functions to make invokers of. ''' ),
     ],
     configuration: __.typx.Annotated[
-        EnsembleConfiguration | __.cabc.Mapping[ str, __.typx.Any ],
+        __.Absential[
+            EnsembleConfiguration | __.cabc.Mapping[ str, __.typx.Any ] ],
         __.ddoc.Doc( ''' Shared configuration, such as ``timeout``. ''' ),
-    ] = __.immut.Dictionary[ str, __.typx.Any ]( ),
+    ] = __.absent,
 ) -> LocalEnsemble:
     ''' Produces local ensemble from invokers or typed functions.
 
         Raises :py:class:`invocables.exceptions.EnsemblesInvalidity` if two
         invokers share a name.
     '''
-    if not isinstance( configuration, EnsembleConfiguration ):
+    if __.is_absent( configuration ):
+        configuration = EnsembleConfiguration( )
+    elif not isinstance( configuration, EnsembleConfiguration ):
         configuration = EnsembleConfiguration.from_mapping(
             name, configuration )
     invokers_ = tuple(

@@ -2,9 +2,10 @@
 
 ''' Family of exceptions for package API.
 
-    Every exception raised by the package derives from :py:class:`Omniexception`;
-    every error also derives from :py:class:`Omnierror` and from the fitting
-    builtin exception, so that either may be caught.
+    Every exception raised by the package derives from
+    :py:class:`Omniexception`; every error also derives from
+    :py:class:`Omnierror` and from the fitting builtin exception, so that
+    either may be caught.
 '''
 
 

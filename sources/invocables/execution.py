@@ -37,7 +37,7 @@ class FailurePolicies( __.enum.Enum ):
     Report = 'report'   # send an error result to the model
 
 
-async def execute_invocations( # noqa: PLR0913
+async def execute_invocations(
     invocations: __.typx.Annotated[
         __.cabc.Iterable[ _canisters.InvocationCanister ],
         __.ddoc.Doc( ''' Normalized tool calls, in the provider's order. ''' ),
@@ -81,8 +81,9 @@ async def execute_invocations( # noqa: PLR0913
         Unknown names, arguments which are not valid, and timeouts become
         error results which the model can act on. A tool which raises fails
         fast by default: other invocations are cancelled, the alerter is
-        called, and :py:class:`invocables.exceptions.InvocationExecutionFailure`
-        is raised, chained to the cause. Cancelling the execution cancels
+        called, and
+        :py:class:`invocables.exceptions.InvocationExecutionFailure` is
+        raised, chained to the cause. Cancelling the execution cancels
         every task it started and waits for them.
     '''
     invocations_ = tuple( invocations )
@@ -110,7 +111,9 @@ async def execute_invocations( # noqa: PLR0913
     return await _collect_results( invocations_, tasks, alerter )
 
 
-async def _cancel_tasks( tasks: __.cabc.Sequence[ __.asyncio.Task[ __.typx.Any ] ] ) -> None:
+async def _cancel_tasks(
+    tasks: __.cabc.Sequence[ __.asyncio.Task[ __.typx.Any ] ]
+) -> None:
     ''' Cancels tasks and waits until every one has finished. '''
     for task in tasks: task.cancel( )
     await __.asyncio.gather( *tasks, return_exceptions = True )
@@ -185,7 +188,9 @@ class _Execution:
             designation.name, invocation.arguments )
         return await self._run_once( invocation, designation, signature )
 
-    def _access_timeout( self, designation: _naming.Designation ) -> float | None:
+    def _access_timeout(
+        self, designation: _naming.Designation
+    ) -> float | None:
         timeout = designation.invoker.timeout
         if not __.is_absent( timeout ): return timeout
         timeout = designation.ensemble.configuration.timeout
@@ -294,7 +299,8 @@ async def _await_with_timeout(
     '''
     if timeout is None: return await awaitable
     task = __.asyncio.current_task( )
-    if task is None: raise RuntimeError( "No current task." ) # pragma: no cover
+    if task is None: # pragma: no cover
+        raise RuntimeError( "No current task." )
     expired = False
 
     def expire( ) -> None:

@@ -113,46 +113,68 @@ class Invoker( __.typx.Protocol ):
         raise NotImplementedError  # pragma: no cover
 
 
-class FunctionInvoker( __.immut.DataclassObject ):
+class FunctionInvoker( __.immut.Object ):
     ''' Invoker which wraps an invocable function.
 
         Used for Python functions, TOML descriptors and MCP tools alike: the
-        invocable is whatever runs the tool.
+        invocable is whatever runs the tool. The argument schema is checked
+        and its validator compiled once, here.
     '''
 
-    name: str
-    invocable: Invocable
-    argschema: __.Schema = __.dcls.field(
-        default_factory = _schemata.access_schema_empty )
-    description: str = ''
-    ensemble: __.Absential[ str ] = __.absent
-    timeout: __.Absential[ float | None ] = __.absent
-    deduplicator: __.Absential[ _deduplicators.Deduplicator ] = __.absent
-    annotations: Annotations = __.dcls.field(
-        default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
-    outschema: __.Absential[ __.Schema ] = __.absent
-    validator: __.Absential[ _schemata.Validator ] = __.absent
+    def __init__( # noqa: PLR0913
+        self, *,
+        name: str,
+        invocable: Invocable,
+        argschema: __.Absential[ __.Schema ] = __.absent,
+        description: str = '',
+        ensemble: __.Absential[ str ] = __.absent,
+        timeout: __.Absential[ float | None ] = __.absent,
+        deduplicator: __.Absential[ _deduplicators.Deduplicator ] = __.absent,
+        annotations: __.Absential[ Annotations ] = __.absent,
+        outschema: __.Absential[ __.Schema ] = __.absent,
+        validator: __.Absential[ _schemata.Validator ] = __.absent,
+    ):
+        if __.is_absent( argschema ):
+            argschema = _schemata.access_schema_empty( )
+        self.name = name
+        self.invocable = invocable
+        self.argschema = argschema
+        self.description = description
+        self.ensemble = ensemble
+        self.timeout = timeout
+        self.deduplicator = deduplicator
+        self.annotations: Annotations = __.immut.Dictionary(
+            { } if __.is_absent( annotations ) else annotations )
+        self.outschema = outschema
+        self.validator = (
+            _schemata.produce_validator( name, argschema )
+            if __.is_absent( validator ) else validator )
 
-    def __post_init__( self ) -> None:
-        if __.is_absent( self.validator ):
-            self.validator = _schemata.produce_validator(
-                self.name, self.argschema )
+    def __repr__( self ) -> str:
+        return "{cls}( name = {name!r}, ensemble = {ensemble!r} )".format(
+            cls = type( self ).__name__, name = self.name,
+            ensemble = self.ensemble )
 
     async def __call__(
         self, context: Context, arguments: __.Arguments
     ) -> _canisters.ContentSequence:
-        arguments = self.validate_arguments( arguments )
+        arguments = self.validator.validate_arguments( arguments )
         return _canisters.produce_content(
             await self.invocable( context, arguments ) )
 
     def validate_arguments( self, arguments: object ) -> __.Arguments:
         ''' Returns arguments if valid. Raises invalidity error otherwise. '''
-        validator = __.typx.cast( _schemata.Validator, self.validator )
-        return validator.validate_arguments( arguments )
+        return self.validator.validate_arguments( arguments )
 
     def with_ensemble( self, ensemble: str ) -> __.typx.Self:
         ''' Returns copy of invoker which belongs to named ensemble. '''
-        return __.dcls.replace( self, ensemble = ensemble )
+        return type( self )(
+            name = self.name, invocable = self.invocable,
+            argschema = self.argschema, description = self.description,
+            ensemble = ensemble, timeout = self.timeout,
+            deduplicator = self.deduplicator,
+            annotations = self.annotations, outschema = self.outschema,
+            validator = self.validator )
 
 
 _Function: __.typx.TypeAlias = __.cabc.Callable[ ..., __.typx.Any ]
@@ -172,7 +194,7 @@ def produce_invoker(
     outschema: __.Absential[ __.Schema ] = ...,
 ) -> FunctionInvoker: ...
 @__.typx.overload
-def produce_invoker(
+def produce_invoker( # noqa: F811
     *,
     name: __.Absential[ str ] = ...,
     description: __.Absential[ str ] = ...,
@@ -182,7 +204,7 @@ def produce_invoker(
     annotations: __.Absential[ Annotations ] = ...,
     outschema: __.Absential[ __.Schema ] = ...,
 ) -> _Decorator: ...
-def produce_invoker( # noqa: PLR0913
+def produce_invoker( # noqa: F811
     function: __.Absential[ _Function ] = __.absent, /, *,
     name: __.typx.Annotated[
         __.Absential[ str ],
@@ -226,16 +248,16 @@ def produce_invoker( # noqa: PLR0913
         ``context`` receives the invocation context and is not part of the
         schema.
     '''
-    options: dict[ str, __.typx.Any ] = dict(
-        name = name, description = description, argschema = argschema,
-        timeout = timeout, deduplicator = deduplicator,
-        annotations = annotations, outschema = outschema )
+    options: dict[ str, __.typx.Any ] = {
+        'name': name, 'description': description, 'argschema': argschema,
+        'timeout': timeout, 'deduplicator': deduplicator,
+        'annotations': annotations, 'outschema': outschema }
     if __.is_absent( function ):
         return __.funct.partial( _produce_invoker, ** options )
     return _produce_invoker( function, ** options )
 
 
-def _produce_invoker( # noqa: PLR0913
+def _produce_invoker(
     function: _Function, *,
     name: __.Absential[ str ],
     description: __.Absential[ str ],
@@ -262,8 +284,7 @@ def _produce_invoker( # noqa: PLR0913
         description = summary if __.is_absent( description ) else description,
         timeout = timeout,
         deduplicator = deduplicator,
-        annotations = __.immut.Dictionary(
-            { } if __.is_absent( annotations ) else annotations ),
+        annotations = annotations,
         outschema = outschema )
 
 

@@ -84,7 +84,8 @@ def access_nomenclature(
     '''
     if isinstance( ensembles, Nomenclature ): return ensembles
     ensembles_ = tuple( ensembles )
-    invokerses = tuple( ensemble.survey_invokers( ) for ensemble in ensembles_ )
+    invokerses = tuple(
+        ensemble.survey_invokers( ) for ensemble in ensembles_ )
     key = tuple( map( id, ensembles_ ) ) + tuple( map( id, invokerses ) )
     nomenclature = _nomenclatures.get( key )
     if nomenclature is not None and all(
@@ -130,7 +131,7 @@ def produce_nomenclature(
     return Nomenclature( ensembles_, designations )
 
 
-def produce_safe_name( name: str, force_digest: bool = False ) -> str:
+def produce_safe_name( name: str, *, force_digest: bool = False ) -> str:
     ''' Returns name which every provider accepts, stable for given name.
 
         Safe names are returned unchanged (unless a digest is forced); others

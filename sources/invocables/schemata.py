@@ -30,17 +30,19 @@ class Validator( __.immut.Object ):
         from jsonschema import Draft202012Validator
         self.name = name
         self.schema = schema
-        self._validator = Draft202012Validator( _thaw( schema ) )
+        # jsonschema's validator methods are only partly typed.
+        self._validator: __.typx.Any = Draft202012Validator(
+            thaw_json( schema ) )
 
     def validate_arguments( self, arguments: object ) -> __.Arguments:
         ''' Returns arguments if valid. Raises invalidity error otherwise. '''
         if not isinstance( arguments, __.cabc.Mapping ):
             raise _exceptions.ArgumentsInvalidity(
                 self.name, "arguments must be a JSON object." )
-        if self._validator.is_valid( arguments ):
-            return __.typx.cast( __.Arguments, arguments )
+        arguments_ = __.typx.cast( __.Arguments, arguments )
+        if self._validator.is_valid( arguments_ ): return arguments_
         raise _exceptions.ArgumentsInvalidity(
-            self.name, self._describe_errors( arguments ) )
+            self.name, self._describe_errors( arguments_ ) )
 
     def _describe_errors( self, arguments: object ) -> str:
         from jsonschema.exceptions import relevance
@@ -79,7 +81,7 @@ def validate_schema( name: str, schema: object ) -> __.Schema:
     if genus != 'object':
         raise _exceptions.SchemaInvalidity(
             name, f"tool arguments must be an object, not {genus!r}." )
-    try: Draft202012Validator.check_schema( _thaw( schema_ ) )
+    try: Draft202012Validator.check_schema( thaw_json( schema_ ) )
     except SchemaError as exception:
         raise _exceptions.SchemaInvalidity(
             name, exception.message ) from exception
@@ -91,14 +93,14 @@ def access_schema_empty( ) -> __.Schema:
     return _SCHEMA_EMPTY
 
 
-def _thaw( value: __.typx.Any ) -> __.typx.Any:
-    ''' Converts immutable mappings and tuples into plain JSON values. '''
+def thaw_json( value: __.typx.Any ) -> __.typx.Any:
+    ''' Returns plain JSON copy (dicts, lists) of mappings and sequences. '''
     if isinstance( value, __.cabc.Mapping ):
         items = __.typx.cast( __.cabc.Mapping[ str, object ], value )
-        return { key: _thaw( item ) for key, item in items.items( ) }
+        return { key: thaw_json( item ) for key, item in items.items( ) }
     if isinstance( value, ( list, tuple ) ):
-        return [ _thaw( item ) for item in __.typx.cast( list[ object ], value ) ]
+        items = __.typx.cast( __.cabc.Sequence[ object ], value )
+        return [ thaw_json( item ) for item in items ]
     return value
 
 
-thaw_json = _thaw

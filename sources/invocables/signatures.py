@@ -65,13 +65,15 @@ def produce_signature_invocable(
         _is_plain_annotation( parameter.annotation )
         for parameter in parameters )
     names = tuple( parameter.name for parameter in parameters )
-    convert = ( lambda arguments: arguments ) if plain else (
+    convert = _pass_arguments if plain else (
         _produce_converter( name, model, names ) )
     invocable = _produce_invocable( function, convert, accepts_context )
     return __.types.MappingProxyType( schema ), invocable
 
 
-def _clean_schema( schema: dict[ str, __.typx.Any ] ) -> dict[ str, __.typx.Any ]:
+def _clean_schema(
+    schema: dict[ str, __.typx.Any ]
+) -> dict[ str, __.typx.Any ]:
     ''' Removes titles which pydantic generates from names. '''
     schema.pop( 'title', None )
     properties = schema.get( 'properties', { } )
@@ -95,6 +97,10 @@ def _is_plain_annotation( annotation: __.typx.Any ) -> bool:
     return False
 
 
+def _pass_arguments( arguments: __.Arguments ) -> __.Arguments:
+    return arguments
+
+
 def _produce_converter(
     name: str, model: __.typx.Any, names: tuple[ str, ... ]
 ) -> __.cabc.Callable[ [ __.Arguments ], __.Arguments ]:
@@ -113,7 +119,7 @@ def _produce_converter(
 def _produce_invocable(
     function: _Function,
     convert: __.cabc.Callable[ [ __.Arguments ], __.Arguments ],
-    accepts_context: bool,
+    accepts_context: bool, # noqa: FBT001
 ) -> __.cabc.Callable[ ..., __.typx.Any ]:
     if __.inspect.iscoroutinefunction( function ):
         async def invoke_async(

@@ -2,8 +2,6 @@
 
 ''' Common imports and names used throughout the package. '''
 
-# ruff: noqa: F403
-
 
 from .imports import *
 from .nomina import *

@@ -2,8 +2,6 @@
 
 ''' Common imports, under short aliases, for the whole package. '''
 
-# ruff: noqa: F401
-
 
 import asyncio
 import collections
