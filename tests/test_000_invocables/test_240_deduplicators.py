@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Deduplication of repeated invocations, opt-in per invoker. '''
+
+
+import asyncio
+
+import pytest
+
+import invocables
+
+from invocables import deduplicators
+
+
+def _call( identifier, name, arguments ):
+    return invocables.InvocationCanister(
+        identifier = identifier, name = name, arguments = arguments )
+
+
+def _counting_ensemble( counts, deduplicate = True, delay = 0.0 ):
+    async def lookup( key: str ) -> str:
+        counts[ key ] = counts.get( key, 0 ) + 1
+        await asyncio.sleep( delay )
+        if key == 'bad': raise invocables.exceptions.InvocationRefusal( 'No.' )
+        return f"value of {key}"
+
+    deduplicator = (
+        invocables.ExactDeduplicator( ) if deduplicate
+        else invocables.__.absent )
+    return invocables.produce_ensemble( 'store', [
+        invocables.produce_invoker( lookup, deduplicator = deduplicator ) ] )
+
+
+def test_100_canonical_json( ):
+    ''' Canonical JSON sorts keys and drops whitespace. '''
+    assert deduplicators.produce_canonical_json(
+        { 'b': [ 1, { 'y': 2, 'x': 1 } ], 'a': 'é' } ) == (
+        '{"a":"é","b":[1,{"x":1,"y":2}]}' )
+
+
+def test_110_signatures( ):
+    ''' Same name and equal arguments give equal signatures. '''
+    deduplicator = invocables.ExactDeduplicator( )
+    one = deduplicator.produce_signature( 't', { 'a': 1, 'b': 2 } )
+    two = deduplicator.produce_signature( 't', { 'b': 2, 'a': 1 } )
+    assert one == two
+    assert one != deduplicator.produce_signature( 'u', { 'a': 1, 'b': 2 } )
+    assert one != deduplicator.produce_signature( 't', { 'a': 1, 'b': 3 } )
+
+
+@pytest.mark.asyncio
+async def test_200_reuse_within_namespace( ):
+    ''' A duplicate in the same namespace reuses the earlier result. '''
+    counts = { }
+    ensemble = _counting_ensemble( counts )
+    namespace = { }
+    first = await invocables.execute_invocations(
+        [ _call( '1', 'lookup', { 'key': 'k' } ) ], [ ensemble ],
+        namespace = namespace )
+    second = await invocables.execute_invocations(
+        [ _call( '2', 'lookup', { 'key': 'k' } ) ], [ ensemble ],
+        namespace = namespace )
+    assert counts == { 'k': 1 }
+    assert second[ 0 ].content == first[ 0 ].content
+    assert second[ 0 ].invocation_id == '2'
+    await invocables.execute_invocations(
+        [ _call( '3', 'lookup', { 'key': 'k' } ) ], [ ensemble ],
+        namespace = { } )
+    assert counts == { 'k': 2 }
+
+
+@pytest.mark.asyncio
+async def test_210_in_flight_run_once( ):
+    ''' Identical invocations in flight at once run once. '''
+    counts = { }
+    ensemble = _counting_ensemble( counts, delay = 0.05 )
+    results = await invocables.execute_invocations(
+        [ _call( str( index ), 'lookup', { 'key': 'k' } )
+          for index in range( 5 ) ], [ ensemble ] )
+    assert counts == { 'k': 1 }
+    assert [ result.invocation_id for result in results ] == [
+        '0', '1', '2', '3', '4' ]
+    assert len( { result.content for result in results } ) == 1
+
+
+@pytest.mark.asyncio
+async def test_220_errors_not_reused( ):
+    ''' Error results are not reused by later invocations. '''
+    counts = { }
+    ensemble = _counting_ensemble( counts )
+    namespace = { }
+    for identifier in ( '1', '2' ):
+        results = await invocables.execute_invocations(
+            [ _call( identifier, 'lookup', { 'key': 'bad' } ) ],
+            [ ensemble ], namespace = namespace )
+        assert results[ 0 ].is_error( )
+    assert counts == { 'bad': 2 }
+
+
+@pytest.mark.asyncio
+async def test_230_opt_in_only( ):
+    ''' Invokers without a deduplicator run every time. '''
+    counts = { }
+    ensemble = _counting_ensemble( counts, deduplicate = False )
+    namespace = { }
+    await invocables.execute_invocations(
+        [ _call( '1', 'lookup', { 'key': 'k' } ),
+          _call( '2', 'lookup', { 'key': 'k' } ) ],
+        [ ensemble ], namespace = namespace )
+    assert counts == { 'k': 2 }
+
+
+@pytest.mark.asyncio
+async def test_240_in_flight_failure_shared( ):
+    ''' A failure of the one running call fails its duplicates too. '''
+
+    async def explode( key: str ) -> str:
+        await asyncio.sleep( 0.02 )
+        raise ValueError( key )
+
+    ensemble = invocables.produce_ensemble( 'store', [
+        invocables.produce_invoker(
+            explode, deduplicator = invocables.ExactDeduplicator( ) ) ] )
+    namespace = { }
+    with pytest.raises( invocables.exceptions.InvocationExecutionFailure ):
+        await invocables.execute_invocations(
+            [ _call( '1', 'explode', { 'key': 'k' } ),
+              _call( '2', 'explode', { 'key': 'k' } ) ],
+            [ ensemble ], namespace = namespace )
+    assert namespace[ 'invocables.deduplications' ] == { }
