@@ -212,3 +212,35 @@ class SchemaInvalidity( Omnierror, ValueError ):
         super( ).__init__(
             f"Invalid JSON Schema for tool {name!r}: {reason} "
             "Fix the schema so that it is valid JSON Schema Draft 2020-12." )
+
+
+class SchemaDialectInvalidity( Omnierror, ValueError ):
+    ''' JSON Schema of tool cannot be expressed in dialect of provider.
+
+        Names the tool, the dialect and the rule which the schema breaks.
+    '''
+
+    def __init__( self, name: str, dialect: str, rule: str ):
+        self.name = name
+        self.dialect = dialect
+        self.rule = rule
+        super( ).__init__(
+            f"Schema of tool {name!r} cannot be expressed in dialect "
+            f"{dialect!r}: {rule} Simplify the schema of the tool, or use "
+            "another dialect." )
+
+
+class ToolExclusionWarning( Omniexception, UserWarning ):
+    ''' Tool was left out of request, because provider cannot take it.
+
+        The other tools are still offered; names the tool, the dialect and
+        the rule which its schema breaks.
+    '''
+
+    def __init__( self, name: str, dialect: str, rule: str ):
+        self.name = name
+        self.dialect = dialect
+        self.rule = rule
+        super( ).__init__(
+            f"Tool {name!r} left out of request for dialect {dialect!r}: "
+            f"{rule}" )
