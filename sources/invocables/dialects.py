@@ -6,9 +6,10 @@
     :py:func:`adapt_schema` returns a copy of a schema which the dialect
     accepts, or raises
     :py:class:`invocables.exceptions.SchemaDialectInvalidity` naming the
-    rule which cannot be met. :py:func:`adapt_schemas` does the same for a
-    list of tools, leaving out each tool which cannot be adapted with a
-    warning, so that one bad schema never fails a whole request.
+    rule which cannot be met. :py:func:`adapt_tool_schema` (one tool) and
+    :py:func:`adapt_schemas` (a list of tools) leave out each tool which
+    cannot be adapted with a warning, so that one bad schema never fails a
+    whole request.
 
     Transformations only loosen a schema where they must change it (for
     example, dropping a ``pattern`` which a provider refuses): the library
@@ -79,9 +80,6 @@ class _Refusal( Exception ):
 
 
 def adapt_schema(
-    name: __.typx.Annotated[
-        str, __.ddoc.Doc( ''' Name of tool, for error messages. ''' )
-    ],
     schema: __.typx.Annotated[
         __.Schema, __.ddoc.Doc( ''' JSON Schema of tool arguments. ''' )
     ],
@@ -90,6 +88,9 @@ def adapt_schema(
         __.ddoc.Doc( ''' One of 'anthropic', 'cohere', 'gemini', 'ollama',
             'openai', 'openai-strict'. ''' ),
     ],
+    name: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Name of tool, for error messages. ''' )
+    ] = 'tool',
 ) -> Node:
     ''' Returns copy of schema which dialect accepts.
 
@@ -128,9 +129,8 @@ def adapt_schemas(
     ''' Returns adapted schemas by tool name, leaving out unfit tools.
 
         Each tool whose schema cannot be expressed in the dialect is left
-        out alone: a :py:class:`invocables.exceptions.ToolExclusionWarning`
-        naming the tool and the rule is issued (and logged), and the other
-        tools are kept, in their order.
+        out alone, as by :py:func:`adapt_tool_schema`; the other tools are
+        kept, in their order.
     '''
     items = __.typx.cast(
         __.cabc.Iterable[ tuple[ str, __.Schema ] ],
@@ -138,9 +138,30 @@ def adapt_schemas(
         else schemas )
     adapted: dict[ str, Node ] = { }
     for name, schema in items:
-        result = _adapt_or_warn( name, schema, dialect )
+        result = _adapt_or_warn( name, schema, dialect, 3 )
         if result is not None: adapted[ name ] = result
     return adapted
+
+
+def adapt_tool_schema(
+    name: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Provider-facing name of tool. ''' )
+    ],
+    schema: __.typx.Annotated[
+        __.Schema, __.ddoc.Doc( ''' JSON Schema of tool arguments. ''' )
+    ],
+    dialect: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Target dialect (see adapt_schema). ''' )
+    ],
+) -> Node | None:
+    ''' Returns adapted schema of one tool, or ``None`` to leave it out.
+
+        When the schema cannot be expressed in the dialect, issues a
+        :py:class:`invocables.exceptions.ToolExclusionWarning` naming the
+        tool and the rule, logs it, and returns ``None``, so that the tool
+        is left out alone rather than failing the whole request.
+    '''
+    return _adapt_or_warn( name, schema, dialect, 3 )
 
 
 def normalize_strict_arguments(
@@ -169,15 +190,14 @@ def normalize_strict_arguments(
 
 
 def _adapt_or_warn(
-    name: str, schema: __.Schema, dialect: str
+    name: str, schema: __.Schema, dialect: str, level: int
 ) -> Node | None:
-    try: return adapt_schema( name, schema, dialect )
+    try: return adapt_schema( schema, dialect, name )
     except _exceptions.SchemaDialectInvalidity as exception:
-        if dialect not in DIALECTS: raise # pragma: no cover
         warning = _exceptions.ToolExclusionWarning(
             name, dialect, exception.rule )
         _scribe.warning( str( warning ) )
-        _warnings.warn( warning, stacklevel = 3 )
+        _warnings.warn( warning, stacklevel = level )
     return None
 
 
