@@ -271,11 +271,18 @@ class AccumulatorBase:
         return ( produce_invocation(
             slot.identifier, slot.name, arguments, slot.position ), )
 
-    def complete_calls( self ) -> Invocations:
-        ''' Completes every open call, in order of opening. '''
+    def complete_calls(
+        self,
+        selector: __.Absential[
+            __.cabc.Callable[ [ __.cabc.Hashable ], bool ] ] = __.absent,
+    ) -> Invocations:
+        ''' Completes open calls (those whose index the selector accepts,
+            if given), in order of opening.
+        '''
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
         for index in tuple( self._slots ):
-            invocations.extend( self.complete_call( index ) )
+            if __.is_absent( selector ) or selector( index ):
+                invocations.extend( self.complete_call( index ) )
         return tuple( invocations )
 
     def extend_call(
@@ -548,6 +555,21 @@ def synthesize_identifier(
     hasher.update( _render_json( arguments ).encode( errors = 'replace' ) )
     digest = hasher.hexdigest( )[ : _DIGEST_LENGTH ]
     return f"call_{position}_{digest}"
+
+
+def validate_options(
+    provider: str,
+    options: __.cabc.Mapping[ str, __.typx.Any ],
+    known: __.cabc.Collection[ str ],
+) -> None:
+    ''' Raises configuration invalidity if options has unknown names. '''
+    unknown = sorted( set( options ) - set( known ) )
+    if not unknown: return
+    raise __.exceptions.ConfigurationInvalidity(
+        f"processor {provider!r}",
+        "unknown options {names}; known options are {known}.".format(
+            names = ', '.join( unknown ),
+            known = ', '.join( sorted( known ) ) or 'none' ) )
 
 
 def _decode_text(

@@ -1,0 +1,222 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Processor for the Anthropic Messages API.
+
+    Tools go out as ``{ name, description, input_schema }``; calls come back
+    as ``tool_use`` content blocks (server-executed blocks, such as
+    ``server_tool_use``, are skipped); results go back as one user message
+    of ``tool_result`` blocks. Streams are read from the raw events
+    (``stream = True``): ``content_block_start``, ``content_block_delta``
+    with ``input_json_delta``, ``content_block_stop``, ``message_delta``
+    and ``error``.
+'''
+
+
+from . import __
+from . import base as _base
+
+
+PROVIDER = 'anthropic'
+
+_IMAGE_MEDIA_TYPES = frozenset( (
+    'image/gif', 'image/jpeg', 'image/png', 'image/webp' ) )
+_STATUSES = __.types.MappingProxyType( {
+    'authentication_error': 401,
+    'billing_error': 402,
+    'invalid_request_error': 400,
+    'not_found_error': 404,
+    'overloaded_error': 529,
+    'permission_error': 403,
+    'rate_limit_error': 429,
+    'request_too_large': 413,
+    'timeout_error': 504,
+    'api_error': 500,
+} )
+_STOPS_TRUNCATING = frozenset( (
+    'max_tokens', 'model_context_window_exceeded', 'pause_turn', 'refusal',
+) )
+
+_Block: __.typx.TypeAlias = dict[ str, __.typx.Any ]
+
+
+class AnthropicAccumulator( _base.AccumulatorBase ):
+    ''' Accumulates raw Messages stream events into tool calls.
+
+        A ``tool_use`` block is complete at its ``content_block_stop``; a
+        block cut off (for example by ``max_tokens``) is never emitted.
+    '''
+
+    __slots__ = ( )
+
+    provider = PROVIDER
+
+    def ingest_event(
+        self, event: object, label: __.Absential[ str ]
+    ) -> _base.Invocations:
+        ''' Maps one raw stream event onto the accumulator. '''
+        access = _base.access_field
+        genus = access( event, 'type' )
+        if genus is None and not __.is_absent( label ): genus = label
+        match genus:
+            case 'content_block_start':
+                return self._ingest_start( event )
+            case 'content_block_delta':
+                delta = access( event, 'delta' )
+                if access( delta, 'type' ) == 'input_json_delta':
+                    self.extend_call(
+                        access( event, 'index' ),
+                        access( delta, 'partial_json' ) )
+            case 'content_block_stop':
+                return self.complete_call( access( event, 'index' ) )
+            case 'message_delta':
+                stop = access( access( event, 'delta' ), 'stop_reason' )
+                if stop in _STOPS_TRUNCATING:
+                    self.reason = (
+                        f"the response stopped for reason {stop!r}." )
+            case 'error':
+                raise _produce_failure( access( event, 'error' ) )
+            case _: pass
+        return ( )
+
+    def _ingest_start( self, event: object ) -> _base.Invocations:
+        access = _base.access_field
+        block = access( event, 'content_block' )
+        if access( block, 'type' ) != 'tool_use': return ( )
+        identifier = access( block, 'id' )
+        return self.commence_call(
+            access( event, 'index' ),
+            identifier if isinstance( identifier, str ) and identifier
+            else None,
+            _base.access_text( access( block, 'name' ), PROVIDER, 'name' ),
+            initial = access( block, 'input' ) )
+
+
+class AnthropicProcessor( _base.ProcessorBase ):
+    ''' Processor for the Anthropic Messages API. '''
+
+    provider = PROVIDER
+    dialect = 'anthropic'
+    accumulator_class = AnthropicAccumulator
+
+    def produce_tool(
+        self, name: str, description: str, schema: _base.NativeObject
+    ) -> _base.NativeObject:
+        ''' Returns tool as ``{ name, description, input_schema }``. '''
+        tool: _base.NativeObject = { 'name': name }
+        if description: tool[ 'description' ] = description
+        tool[ 'input_schema' ] = schema
+        return tool
+
+    def produce_invocations(
+        self, native_message: object
+    ) -> __.cabc.Sequence[ __.canisters.InvocationCanister ]:
+        ''' Returns client tool calls of message (SDK ``Message`` or dict).
+
+            Error bodies raise provider failure; a ``tool_use`` block cut off
+            by the token limit raises invocation interruption.
+        '''
+        access = _base.access_field
+        if access( native_message, 'type' ) == 'error':
+            raise _produce_failure( access( native_message, 'error' ) )
+        blocks = _base.access_items(
+            access( native_message, 'content' ), PROVIDER, 'content' )
+        stop = access( native_message, 'stop_reason' )
+        if (
+            blocks and stop in _STOPS_TRUNCATING
+            and access( blocks[ -1 ], 'type' ) == 'tool_use'
+        ):
+            raise __.exceptions.InvocationInterruption(
+                [ str( access( blocks[ -1 ], 'name' ) ) ],
+                f"the response stopped for reason {stop!r}." )
+        uses = [
+            block for block in blocks
+            if access( block, 'type' ) == 'tool_use' ]
+        return tuple(
+            _base.produce_invocation(
+                access( block, 'id' ),
+                _base.access_text( access( block, 'name' ), PROVIDER, 'name' ),
+                access( block, 'input' ), position )
+            for position, block in enumerate( uses ) )
+
+    def nativize_results(
+        self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
+    ) -> list[ _base.NativeObject ]:
+        ''' Returns one user message of ``tool_result`` blocks (or none).
+
+            Images of the kinds Anthropic takes go as base64 image blocks,
+            PDF documents as document blocks; other binary content becomes a
+            textual stand-in. Errors set ``is_error``.
+        '''
+        if not results: return [ ]
+        return [ {
+            'role': 'user',
+            'content': [ _nativize_result( result ) for result in results ],
+        } ]
+
+
+def produce_processor( **options: __.typx.Any ) -> AnthropicProcessor:
+    ''' Produces processor for the Anthropic Messages API (no options). '''
+    _base.validate_options( PROVIDER, options, ( ) )
+    return AnthropicProcessor( )
+
+
+def _nativize_content( content: __.canisters.Content ) -> _Block | None:
+    match content:
+        case __.canisters.TextContent( ):
+            if not content.text: return None
+            return { 'type': 'text', 'text': content.text }
+        case __.canisters.ImageContent( ):
+            return _nativize_binary(
+                content.data, content.media_type, content )
+        case __.canisters.ResourceContent( ):
+            data = content.data
+            if __.is_absent( data ) or __.is_absent( content.media_type ):
+                return _nativize_text( content )
+            return _nativize_binary( data, content.media_type, content )
+        case _: return _nativize_text( content )
+
+
+def _nativize_binary(
+    data: bytes, media_type: str, content: __.canisters.Content
+) -> _Block | None:
+    if media_type in _IMAGE_MEDIA_TYPES:
+        return {
+            'type': 'image',
+            'source': {
+                'type': 'base64', 'media_type': media_type,
+                'data': _base.encode_base64( data ) } }
+    if media_type == 'application/pdf':
+        return {
+            'type': 'document',
+            'source': {
+                'type': 'base64', 'media_type': media_type,
+                'data': _base.encode_base64( data ) } }
+    return _nativize_text( content )
+
+
+def _nativize_result( result: __.canisters.ResultCanister ) -> _Block:
+    blocks: list[ _Block ] = [ ]
+    if not __.is_absent( result.error ):
+        blocks.append( {
+            'type': 'text', 'text': f"Error: {result.error.message}" } )
+    for content in result.content:
+        block = _nativize_content( content )
+        if block is not None: blocks.append( block )
+    native: _Block = {
+        'type': 'tool_result', 'tool_use_id': result.invocation_id }
+    if blocks: native[ 'content' ] = blocks
+    if result.is_error( ): native[ 'is_error' ] = True
+    return native
+
+
+def _nativize_text( content: __.canisters.Content ) -> _Block | None:
+    text = __.canisters.render_content_text( content )
+    if not text: return None
+    return { 'type': 'text', 'text': text }
+
+
+def _produce_failure( error: object ) -> __.exceptions.ProviderFailure:
+    genus = _base.access_field( error, 'type' )
+    status = _STATUSES.get( genus, __.absent ) if isinstance(
+        genus, str ) else __.absent
+    return _base.produce_failure( PROVIDER, error, status )

@@ -1,0 +1,226 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Processor for OpenAI Chat Completions and the servers that speak it.
+
+    Tools go out as ``{ type: 'function', function: { name, description,
+    parameters } }`` (optionally strict); calls come back in
+    ``message.tool_calls``, with arguments as JSON text or, from some
+    compatible servers (Ollama, llama.cpp), as an object, and with ids
+    synthesized where a server omits them; results go back as one
+    ``{ role: 'tool', tool_call_id, content }`` message per result. Streams
+    are read from chunks (``choices[].delta.tool_calls``, keyed by index and
+    id) up to ``finish_reason`` or ``[DONE]``.
+'''
+
+
+from . import __
+from . import base as _base
+
+
+PROVIDER = 'openai'
+
+_DONE = '[DONE]'
+_STOPS_TRUNCATING = frozenset( ( 'content_filter', 'length' ) )
+
+
+class OpenaiAccumulator( _base.AccumulatorBase ):
+    ''' Accumulates Chat Completions chunks into tool calls.
+
+        Calls are keyed by choice index, tool call index and id: a new id at
+        a used index is a new call; indexes need not start at 0. Calls of a
+        choice are complete at its ``finish_reason`` (unless the reason
+        truncates them, such as ``length``) or at ``[DONE]``.
+    '''
+
+    __slots__ = ( '_truncated', )
+
+    provider = PROVIDER
+
+    def __init__( self ) -> None:
+        super( ).__init__( )
+        self._truncated = False
+
+    def ingest_event(
+        self, event: object, label: __.Absential[ str ]
+    ) -> _base.Invocations:
+        ''' Maps one chunk (or ``[DONE]``) onto the accumulator. '''
+        access = _base.access_field
+        if isinstance( event, str ):
+            if event.strip( ) != _DONE or self._truncated: return ( )
+            return self.complete_calls( )
+        error = access( event, 'error' )
+        if error is not None: raise _base.produce_failure( PROVIDER, error )
+        invocations: list[ __.canisters.InvocationCanister ] = [ ]
+        choices = _base.access_items(
+            access( event, 'choices' ), PROVIDER, 'choices' )
+        for choice in choices:
+            invocations.extend( self._ingest_choice( choice ) )
+        return tuple( invocations )
+
+    def _ingest_choice( self, choice: object ) -> _base.Invocations:
+        access = _base.access_field
+        ordinal = access( choice, 'index', 0 )
+        delta = access( choice, 'delta' )
+        calls = _base.access_items(
+            access( delta, 'tool_calls' ), PROVIDER, 'tool_calls' )
+        invocations: list[ __.canisters.InvocationCanister ] = [ ]
+        for position, call in enumerate( calls ):
+            invocations.extend(
+                self._ingest_call( ordinal, position, call ) )
+        stop = access( choice, 'finish_reason' )
+        if stop is None: return tuple( invocations )
+        if stop in _STOPS_TRUNCATING:
+            self._truncated = True
+            self.reason = f"the response stopped for reason {stop!r}."
+            return tuple( invocations )
+        invocations.extend( self.complete_calls(
+            lambda index: _is_of_choice( index, ordinal ) ) )
+        return tuple( invocations )
+
+    def _ingest_call(
+        self, ordinal: object, position: int, call: object
+    ) -> _base.Invocations:
+        access = _base.access_field
+        index = access( call, 'index' )
+        key = ( ordinal, position if index is None else index )
+        tag = access( call, 'id' )
+        function = access( call, 'function' )
+        name = access( function, 'name' )
+        arguments = access( function, 'arguments' )
+        fragmentary = arguments is None or isinstance( arguments, str )
+        emitted = self.commence_call(
+            key, tag if isinstance( tag, str ) and tag else None,
+            _base.access_text( name, PROVIDER, 'name' ),
+            initial = None if fragmentary else arguments )
+        if fragmentary and arguments:
+            self.extend_call( key, arguments )
+        return emitted
+
+
+class OpenaiProcessor( _base.ProcessorBase ):
+    ''' Processor for OpenAI Chat Completions (and compatible servers). '''
+
+    provider = PROVIDER
+    dialect = 'openai'
+    accumulator_class = OpenaiAccumulator
+
+    def __init__( self, *, strict: bool = False ):
+        self.strict = strict
+
+    def prepare_tool(
+        self, name: str, description: str, schema: __.Schema
+    ) -> _base.NativeObject | None:
+        ''' Returns one tool; strict when asked and the schema allows it.
+
+            A schema which cannot be made strict is offered without strict
+            mode (with a warning) rather than failing the request.
+        '''
+        if self.strict:
+            schema_ = _base.adapt_schema(
+                PROVIDER, name, schema, 'openai-strict' )
+            if schema_ is not None:
+                return _produce_tool(
+                    name, description, schema_, strict = True )
+        schema_ = _base.adapt_schema( PROVIDER, name, schema, self.dialect )
+        if schema_ is None: return None
+        return self.produce_tool( name, description, schema_ )
+
+    def produce_tool(
+        self, name: str, description: str, schema: _base.NativeObject
+    ) -> _base.NativeObject:
+        ''' Returns tool as ``{ type: 'function', function: ... }``. '''
+        return _produce_tool( name, description, schema, strict = False )
+
+    def produce_invocations(
+        self, native_message: object
+    ) -> __.cabc.Sequence[ __.canisters.InvocationCanister ]:
+        ''' Returns tool calls of completion, choice or message.
+
+            Takes the first choice of a completion. Error bodies raise
+            provider failure; calls cut off by the token limit raise
+            invocation interruption.
+        '''
+        access = _base.access_field
+        error = access( native_message, 'error' )
+        if error is not None: raise _base.produce_failure( PROVIDER, error )
+        message, stop = _access_message( native_message )
+        calls = [
+            call for call in _base.access_items(
+                access( message, 'tool_calls' ), PROVIDER, 'tool_calls' )
+            if access( call, 'type' ) in ( None, 'function' ) ]
+        if calls and stop in _STOPS_TRUNCATING:
+            raise __.exceptions.InvocationInterruption(
+                [ str( access( access( call, 'function' ), 'name' ) )
+                  for call in calls ],
+                f"the response stopped for reason {stop!r}." )
+        return tuple(
+            _produce_invocation( call, position )
+            for position, call in enumerate( calls ) )
+
+    def nativize_results(
+        self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
+    ) -> list[ _base.NativeObject ]:
+        ''' Returns one ``{ role: 'tool', tool_call_id, content }`` each.
+
+            Content is text: structured data as JSON, binary content as a
+            textual stand-in, errors prefixed with ``Error:``.
+        '''
+        return [
+            {
+                'role': 'tool',
+                'tool_call_id': result.invocation_id,
+                'content': result.as_text( ),
+            }
+            for result in results ]
+
+
+def produce_processor( **options: __.typx.Any ) -> OpenaiProcessor:
+    ''' Produces processor for Chat Completions; option ``strict``. '''
+    _base.validate_options( PROVIDER, options, ( 'strict', ) )
+    return OpenaiProcessor( **options )
+
+
+def _access_message( native_message: object ) -> tuple[ object, object ]:
+    ''' Returns message and finish reason of completion or choice. '''
+    access = _base.access_field
+    choices = access( native_message, 'choices' )
+    if choices is not None:
+        items = _base.access_items( choices, PROVIDER, 'choices' )
+        if not items: return None, None
+        choice = items[ 0 ]
+        return access( choice, 'message' ), access( choice, 'finish_reason' )
+    message = access( native_message, 'message' )
+    if message is not None:
+        return message, access( native_message, 'finish_reason' )
+    return native_message, None
+
+
+def _is_of_choice( index: __.cabc.Hashable, ordinal: object ) -> bool:
+    if not isinstance( index, tuple ): return False
+    key = __.typx.cast( tuple[ object, object ], index )
+    return key[ 0 ] == ordinal
+
+
+def _produce_invocation(
+    call: object, position: int
+) -> __.canisters.InvocationCanister:
+    access = _base.access_field
+    function = access( call, 'function' )
+    return _base.produce_invocation(
+        access( call, 'id' ),
+        _base.access_text( access( function, 'name' ), PROVIDER, 'name' ),
+        access( function, 'arguments' ), position )
+
+
+def _produce_tool(
+    name: str,
+    description: str,
+    schema: _base.NativeObject,
+    *,
+    strict: bool,
+) -> _base.NativeObject:
+    function: _base.NativeObject = { 'name': name }
+    if description: function[ 'description' ] = description
+    function[ 'parameters' ] = schema
+    if strict: function[ 'strict' ] = True
+    return { 'type': 'function', 'function': function }

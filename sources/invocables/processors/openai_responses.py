@@ -1,0 +1,247 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Processor for the OpenAI Responses API.
+
+    Tools go out as ``{ type: 'function', name, description, parameters,
+    strict }``; calls come back as output items of type ``function_call``,
+    identified by their ``call_id`` (not the ``fc_`` item id); results go
+    back as ``{ type: 'function_call_output', call_id, output }`` input
+    items. Streams are read from the events
+    ``response.output_item.added``, ``response.function_call_arguments.delta``
+    and ``.done``, ``response.output_item.done``, ``response.incomplete``,
+    ``response.failed`` and ``error``, keyed by output index and item id.
+'''
+
+
+from . import __
+from . import base as _base
+
+
+PROVIDER = 'openai-responses'
+
+_IMAGE_MEDIA_TYPES = frozenset( (
+    'image/gif', 'image/jpeg', 'image/png', 'image/webp' ) )
+
+
+class OpenaiResponsesAccumulator( _base.AccumulatorBase ):
+    ''' Accumulates Responses stream events into function calls.
+
+        A call is complete at ``response.function_call_arguments.done`` or
+        at ``response.output_item.done``, whichever comes first; an item
+        done with status ``incomplete`` is never emitted.
+    '''
+
+    __slots__ = ( )
+
+    provider = PROVIDER
+
+    def ingest_event(
+        self, event: object, label: __.Absential[ str ]
+    ) -> _base.Invocations:
+        ''' Maps one stream event onto the accumulator. '''
+        access = _base.access_field
+        genus = access( event, 'type' )
+        if genus is None and not __.is_absent( label ): genus = label
+        match genus:
+            case 'response.output_item.added':
+                return self._ingest_item( event, done = False )
+            case 'response.function_call_arguments.delta':
+                self.extend_call(
+                    access( event, 'output_index' ), access( event, 'delta' ),
+                    _access_tag( access( event, 'item_id' ) ) )
+            case 'response.function_call_arguments.done':
+                arguments = access( event, 'arguments' )
+                return self.complete_call(
+                    access( event, 'output_index' ),
+                    _access_tag( access( event, 'item_id' ) ),
+                    arguments if isinstance( arguments, str )
+                    else __.absent )
+            case 'response.output_item.done':
+                return self._ingest_item( event, done = True )
+            case 'response.incomplete':
+                details = access(
+                    access( event, 'response' ), 'incomplete_details' )
+                stop = access( details, 'reason' )
+                self.reason = f"the response is incomplete ({stop!r})."
+            case 'response.failed':
+                error = access( access( event, 'response' ), 'error' )
+                raise _base.produce_failure( PROVIDER, error )
+            case 'error':
+                raise _produce_event_failure( event )
+            case _: pass
+        return ( )
+
+    def _ingest_item(
+        self, event: object, *, done: bool
+    ) -> _base.Invocations:
+        access = _base.access_field
+        item = access( event, 'item' )
+        if access( item, 'type' ) != 'function_call': return ( )
+        index = access( event, 'output_index' )
+        tag = _access_tag( access( item, 'id' ) )
+        arguments = access( item, 'arguments' )
+        emitted = self.commence_call(
+            index, tag,
+            _base.access_text( access( item, 'name' ), PROVIDER, 'name' ),
+            identifier = _access_tag( access( item, 'call_id' ) ) )
+        if not done:
+            if isinstance( arguments, str ) and arguments:
+                self.extend_call( index, arguments, tag )
+            return emitted
+        if access( item, 'status' ) == 'incomplete':
+            self.reason = "the function call item is incomplete."
+            return emitted
+        return emitted + self.complete_call(
+            index, tag,
+            arguments if isinstance( arguments, str ) else __.absent )
+
+
+class OpenaiResponsesProcessor( _base.ProcessorBase ):
+    ''' Processor for the OpenAI Responses API. '''
+
+    provider = PROVIDER
+    dialect = 'openai'
+    accumulator_class = OpenaiResponsesAccumulator
+
+    def __init__( self, *, strict: bool = False ):
+        self.strict = strict
+
+    def prepare_tool(
+        self, name: str, description: str, schema: __.Schema
+    ) -> _base.NativeObject | None:
+        ''' Returns one tool; strict when asked and the schema allows it.
+
+            A schema which cannot be made strict is offered without strict
+            mode (with a warning) rather than failing the request.
+        '''
+        if self.strict:
+            schema_ = _base.adapt_schema(
+                PROVIDER, name, schema, 'openai-strict' )
+            if schema_ is not None:
+                return _produce_tool(
+                    name, description, schema_, strict = True )
+        schema_ = _base.adapt_schema( PROVIDER, name, schema, self.dialect )
+        if schema_ is None: return None
+        return self.produce_tool( name, description, schema_ )
+
+    def produce_tool(
+        self, name: str, description: str, schema: _base.NativeObject
+    ) -> _base.NativeObject:
+        ''' Returns tool as ``{ type: 'function', name, ... }``. '''
+        return _produce_tool( name, description, schema, strict = False )
+
+    def produce_invocations(
+        self, native_message: object
+    ) -> __.cabc.Sequence[ __.canisters.InvocationCanister ]:
+        ''' Returns function calls of response (or of its output items).
+
+            Echoed tool definitions are ignored. Error bodies and failed
+            responses raise provider failure; an incomplete function call
+            raises invocation interruption.
+        '''
+        access = _base.access_field
+        if isinstance( native_message, ( list, tuple ) ): items = __.typx.cast(
+            __.cabc.Sequence[ object ], native_message )
+        else:
+            error = access( native_message, 'error' )
+            if error is not None:
+                raise _base.produce_failure( PROVIDER, error )
+            items = _base.access_items(
+                access( native_message, 'output' ), PROVIDER, 'output' )
+        calls = [
+            item for item in items
+            if access( item, 'type' ) == 'function_call' ]
+        incomplete = [
+            str( access( call, 'name' ) ) for call in calls
+            if access( call, 'status' ) == 'incomplete' ]
+        if incomplete:
+            raise __.exceptions.InvocationInterruption(
+                incomplete, "the function call item is incomplete." )
+        return tuple(
+            _base.produce_invocation(
+                access( call, 'call_id' ),
+                _base.access_text( access( call, 'name' ), PROVIDER, 'name' ),
+                access( call, 'arguments' ), position )
+            for position, call in enumerate( calls ) )
+
+    def nativize_results(
+        self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
+    ) -> list[ _base.NativeObject ]:
+        ''' Returns one ``function_call_output`` item per result.
+
+            Output is text, unless images are present: then a list of
+            ``input_text`` and ``input_image`` parts. Other binary content
+            becomes a textual stand-in; errors are prefixed with ``Error:``.
+        '''
+        return [
+            {
+                'type': 'function_call_output',
+                'call_id': result.invocation_id,
+                'output': _nativize_output( result ),
+            }
+            for result in results ]
+
+
+def produce_processor( **options: __.typx.Any ) -> OpenaiResponsesProcessor:
+    ''' Produces processor for the Responses API; option ``strict``. '''
+    _base.validate_options( PROVIDER, options, ( 'strict', ) )
+    return OpenaiResponsesProcessor( **options )
+
+
+def _access_tag( value: object ) -> str | None:
+    return value if isinstance( value, str ) and value else None
+
+
+def _is_image( content: __.canisters.Content ) -> bool:
+    return (
+        isinstance( content, __.canisters.ImageContent )
+        and content.media_type in _IMAGE_MEDIA_TYPES )
+
+
+def _nativize_output(
+    result: __.canisters.ResultCanister
+) -> str | list[ _base.NativeObject ]:
+    if not any( _is_image( content ) for content in result.content ):
+        return result.as_text( )
+    parts: list[ _base.NativeObject ] = [ ]
+    if not __.is_absent( result.error ):
+        parts.append( {
+            'type': 'input_text', 'text': f"Error: {result.error.message}" } )
+    for content in result.content:
+        if isinstance( content, __.canisters.ImageContent ) and _is_image(
+            content
+        ):
+            url = "data:{media_type};base64,{data}".format(
+                media_type = content.media_type,
+                data = _base.encode_base64( content.data ) )
+            parts.append( { 'type': 'input_image', 'image_url': url } )
+            continue
+        text = __.canisters.render_content_text( content )
+        if text: parts.append( { 'type': 'input_text', 'text': text } )
+    return parts
+
+
+def _produce_event_failure(
+    event: object
+) -> __.exceptions.ProviderFailure:
+    access = _base.access_field
+    code = access( event, 'code' )
+    message = access( event, 'message' )
+    return __.exceptions.ProviderFailure(
+        PROVIDER, __.absent,
+        code if isinstance( code, str ) and code else 'error',
+        message if isinstance( message, str ) else repr( message ) )
+
+
+def _produce_tool(
+    name: str,
+    description: str,
+    schema: _base.NativeObject,
+    *,
+    strict: bool,
+) -> _base.NativeObject:
+    tool: _base.NativeObject = { 'type': 'function', 'name': name }
+    if description: tool[ 'description' ] = description
+    tool[ 'parameters' ] = schema
+    tool[ 'strict' ] = strict
+    return tool
