@@ -28,6 +28,7 @@
 
 
 from . import __
+from .. import dialects as _dialects
 
 
 _ANONYMOUS = '<unnamed>'
@@ -436,34 +437,16 @@ def access_text( value: object, provider: str, where: str ) -> str:
 def adapt_schema(
     provider: str, name: str, schema: __.Schema, dialect: str
 ) -> NativeObject | None:
-    ''' Returns schema in dialect of provider; ``None`` if it is refused.
+    ''' Returns schema in dialect of provider; ``None`` to leave tool out.
 
-        The one place where schema dialects plug in: uses
-        ``invocables.dialects.adapt_schema( schema, dialect )`` when that
-        module exists (a returned string or a raised package error is a
-        refusal, logged with the tool name); passes plain copies through
-        otherwise.
+        The one place where processors reach schema dialects: a tool whose
+        schema the dialect cannot express is left out alone, with a
+        :py:class:`invocables.exceptions.ToolExclusionWarning`, so that one
+        bad schema never fails a whole request. Without a dialect, a plain
+        copy passes through. ``provider`` names the caller in logs.
     '''
-    from importlib import import_module
-    try: dialects = import_module( f"{__.package_name}.dialects" )
-    except ModuleNotFoundError: return __.schemata.thaw_json( schema )
-    adapter = getattr( dialects, 'adapt_schema', None )
-    if adapter is None or not dialect:
-        return __.schemata.thaw_json( schema )
-    try: adapted = adapter( schema, dialect )
-    except __.exceptions.Omnierror as exception:
-        _scribe.warning(
-            "Tool {name!r} left out for provider {provider!r}: "
-            "{reason}".format(
-                name = name, provider = provider, reason = exception ) )
-        return None
-    if isinstance( adapted, str ):
-        _scribe.warning(
-            "Tool {name!r} left out for provider {provider!r}: "
-            "{reason}".format(
-                name = name, provider = provider, reason = adapted ) )
-        return None
-    return __.schemata.thaw_json( adapted )
+    if not dialect: return __.schemata.thaw_json( schema )
+    return _dialects.adapt_tool_schema( name, schema, dialect )
 
 
 def decode_arguments(

@@ -15,12 +15,14 @@
 
 from . import __
 from . import base as _base
+from .. import dialects as _dialects
 
 
 PROVIDER = 'openai'
 
 _DONE = '[DONE]'
 _STOPS_TRUNCATING = frozenset( ( 'content_filter', 'length' ) )
+_scribe = __.produce_scribe( __name__ )
 
 
 class OpenaiAccumulator( _base.AccumulatorBase ):
@@ -116,8 +118,7 @@ class OpenaiProcessor( _base.ProcessorBase ):
             mode (with a warning) rather than failing the request.
         '''
         if self.strict:
-            schema_ = _base.adapt_schema(
-                PROVIDER, name, schema, 'openai-strict' )
+            schema_ = adapt_schema_strictly( PROVIDER, name, schema )
             if schema_ is not None:
                 return _produce_tool(
                     name, description, schema_, strict = True )
@@ -157,6 +158,23 @@ class OpenaiProcessor( _base.ProcessorBase ):
             _produce_invocation( call, position )
             for position, call in enumerate( calls ) )
 
+    async def execute_invocations(
+        self,
+        invocations: __.cabc.Iterable[ __.canisters.InvocationCanister ],
+        ensembles: _base.Ensembles,
+        **options: __.typx.Any,
+    ) -> tuple[ __.canisters.ResultCanister, ... ]:
+        ''' Executes invocations with the engine; one result each, in order.
+
+            In strict mode, first removes the ``null`` values which strict
+            schemas make the model send for optional properties.
+        '''
+        if self.strict:
+            invocations = normalize_strict_invocations(
+                invocations, ensembles )
+        return await super( ).execute_invocations(
+            invocations, ensembles, **options )
+
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
     ) -> list[ _base.NativeObject ]:
@@ -172,6 +190,47 @@ class OpenaiProcessor( _base.ProcessorBase ):
                 'content': result.as_text( ),
             }
             for result in results ]
+
+
+def adapt_schema_strictly(
+    provider: str, name: str, schema: __.Schema
+) -> _base.NativeObject | None:
+    ''' Returns schema in OpenAI strict dialect, or ``None`` if it has none.
+
+        The caller then offers the tool without strict mode: a schema which
+        cannot be made strict never fails the request, and no partly
+        converted schema is ever sent.
+    '''
+    try: return _dialects.adapt_schema( schema, 'openai-strict', name )
+    except __.exceptions.SchemaDialectInvalidity as exception:
+        _scribe.info(
+            "Tool {name!r} offered to {provider!r} without strict mode: "
+            "{rule}".format(
+                name = name, provider = provider, rule = exception.rule ) )
+        return None
+
+
+def normalize_strict_invocations(
+    invocations: __.cabc.Iterable[ __.canisters.InvocationCanister ],
+    ensembles: _base.Ensembles,
+) -> tuple[ __.canisters.InvocationCanister, ... ]:
+    ''' Returns invocations without nulls added by strict mode.
+
+        Unknown names and undecodable arguments pass unchanged, for the
+        engine to report.
+    '''
+    nomenclature = __.naming.access_nomenclature( ensembles )
+    normalized: list[ __.canisters.InvocationCanister ] = [ ]
+    for invocation in invocations:
+        try: designation = nomenclature.access_designation( invocation.name )
+        except __.exceptions.InvokerAbsence:
+            normalized.append( invocation )
+            continue
+        arguments = _dialects.normalize_strict_arguments(
+            designation.invoker.argschema, invocation.arguments )
+        normalized.append(
+            __.dcls.replace( invocation, arguments = arguments ) )
+    return tuple( normalized )
 
 
 def produce_processor( **options: __.typx.Any ) -> OpenaiProcessor:

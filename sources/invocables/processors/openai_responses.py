@@ -15,6 +15,7 @@
 
 from . import __
 from . import base as _base
+from . import openai as _openai
 
 
 PROVIDER = 'openai-responses'
@@ -115,8 +116,7 @@ class OpenaiResponsesProcessor( _base.ProcessorBase ):
             mode (with a warning) rather than failing the request.
         '''
         if self.strict:
-            schema_ = _base.adapt_schema(
-                PROVIDER, name, schema, 'openai-strict' )
+            schema_ = _openai.adapt_schema_strictly( PROVIDER, name, schema )
             if schema_ is not None:
                 return _produce_tool(
                     name, description, schema_, strict = True )
@@ -163,6 +163,23 @@ class OpenaiResponsesProcessor( _base.ProcessorBase ):
                 _base.access_text( access( call, 'name' ), PROVIDER, 'name' ),
                 access( call, 'arguments' ), position )
             for position, call in enumerate( calls ) )
+
+    async def execute_invocations(
+        self,
+        invocations: __.cabc.Iterable[ __.canisters.InvocationCanister ],
+        ensembles: _base.Ensembles,
+        **options: __.typx.Any,
+    ) -> tuple[ __.canisters.ResultCanister, ... ]:
+        ''' Executes invocations with the engine; one result each, in order.
+
+            In strict mode, first removes the ``null`` values which strict
+            schemas make the model send for optional properties.
+        '''
+        if self.strict:
+            invocations = _openai.normalize_strict_invocations(
+                invocations, ensembles )
+        return await super( ).execute_invocations(
+            invocations, ensembles, **options )
 
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
