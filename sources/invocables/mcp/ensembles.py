@@ -1,0 +1,570 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' MCP servers as ensembles.
+
+    Each ensemble owns one background task which holds the server's session
+    (transport, handshake, tool listing, list-changed refreshes) from
+    connect to disconnect. Calls run in the caller's task and talk to that
+    session. Since the session's resources live in the ensemble's own task,
+    ``connect( )`` and ``disconnect( )`` may be called from any task, unlike
+    with the SDK's context managers (anyio requires that a cancel scope be
+    left by the task which entered it).
+'''
+
+
+import os as _os
+
+import anyio as _anyio
+import mcp_types as _mcp_types
+
+from mcp import ClientSession as _ClientSession
+from mcp import MCPError as _MCPError
+
+from . import __
+from . import configuration as _configuration
+from . import processes as _processes
+from . import results as _results
+from .. import canisters as _canisters
+from .. import ensembles as _ensembles
+from .. import exceptions as _exceptions
+from .. import invokers as _invokers
+
+
+CONNECT_TIMEOUT_DEFAULT = 30.0
+DEBOUNCE_DEFAULT = 0.1
+LIST_TIMEOUT_DEFAULT = 30.0
+TIMEOUT_DEFAULT = 60.0
+
+_CONNECTION_CLOSED = -32000
+_REQUEST_TIMEOUT = -32001
+_SETTLE_TIMEOUT = 1.0
+_scribe = __.produce_scribe( __name__ )
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class Progress:
+    ''' Progress notification from a server, for one running call. '''
+
+    ensemble: str
+    tool: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+    invocation_id: __.Absential[ str ] = __.absent
+
+
+Reporter: __.typx.TypeAlias = __.cabc.Callable[
+    [ Progress ], __.cabc.Awaitable[ None ] | None ]
+
+
+class ToolDescription( __.immut.DataclassObject ):
+    ''' What a server says of one of its tools. '''
+
+    name: str
+    title: __.Absential[ str ] = __.absent
+    description: str = ''
+    argschema: __.Schema = __.dcls.field(
+        default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
+    outschema: __.Absential[ __.Schema ] = __.absent
+    annotations: __.cabc.Mapping[ str, __.typx.Any ] = __.dcls.field(
+        default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
+
+
+class Omission( __.immut.DataclassObject ):
+    ''' Tool which the server offers but the ensemble leaves out, and why. '''
+
+    name: str
+    reason: str
+
+
+class ServerOptions( __.immut.DataclassObject ):
+    ''' Deadlines, filters and callbacks of an MCP ensemble. '''
+
+    connect_timeout: float = CONNECT_TIMEOUT_DEFAULT
+    list_timeout: float = LIST_TIMEOUT_DEFAULT
+    timeouts: __.cabc.Mapping[ str, float | None ] = __.dcls.field(
+        default_factory = __.immut.Dictionary[ str, float | None ] )
+    include: __.Absential[ frozenset[ str ] ] = __.absent
+    exclude: frozenset[ str ] = frozenset( )
+    reporter: __.Absential[ Reporter ] = __.absent
+    grace: float = _processes.GRACE_DEFAULT
+    debounce: float = DEBOUNCE_DEFAULT
+
+
+class ServerEnsemble( _ensembles.EnsembleBase ):
+    ''' Ensemble of the tools of one MCP server. '''
+
+    def __init__(
+        self,
+        name: str,
+        parameters: _configuration.ServerParameters,
+        configuration: _ensembles.EnsembleConfiguration,
+        options: ServerOptions,
+    ):
+        self.name = name
+        self.parameters = parameters
+        self.configuration = configuration
+        self.options = options
+        self._state = _State( )
+
+    def __repr__( self ) -> str:
+        return "{cls}( name = {name!r}, parameters = {parameters!r}, "\
+            "tools = {count} )".format(
+                cls = type( self ).__name__, name = self.name,
+                parameters = self.parameters,
+                count = len( self._state.invokers ) )
+
+    def access_invoker( self, name: str ) -> _invokers.Invoker:
+        ''' Returns invoker by name. Raises absence error if unknown. '''
+        try: return self._state.invokers_by_name[ name ]
+        except KeyError as exception:
+            raise _exceptions.InvokerAbsence(
+                name, self.name ) from exception
+
+    def is_connected( self ) -> bool:
+        ''' Returns whether a live session to the server exists. '''
+        connection = self._state.connection
+        return connection is not None and connection.is_usable( )
+
+    def survey_invokers( self ) -> tuple[ _invokers.Invoker, ... ]:
+        ''' Returns invokers, in the server's order.
+
+            The same tuple is returned until the server's tools change.
+        '''
+        return self._state.invokers
+
+    def survey_omissions( self ) -> tuple[ Omission, ... ]:
+        ''' Returns tools of the server which were left out, with reasons.
+        '''
+        return self._state.omissions
+
+    def survey_tools( self ) -> tuple[ ToolDescription, ... ]:
+        ''' Returns descriptions of offered tools: schemas, annotations. '''
+        return self._state.descriptions
+
+    async def connect( self ) -> None:
+        ''' Starts or reaches server, initializes session, lists tools.
+
+            Raises :py:class:`invocables.exceptions.ConnectionFailure` if
+            that fails or takes longer than the connect timeout, and
+            :py:class:`invocables.exceptions.ConfigurationInvalidity` if an
+            ``env:`` reference names an unset variable. Does nothing if
+            already connected.
+        '''
+        state = self._state
+        async with state.lock:
+            if state.connection is not None and state.connection.is_usable( ):
+                return
+            if state.connection is not None:
+                await _settle( state.connection, self.options.grace )
+            state.connection = None
+            state.connection = await self._start( )
+            state.connected = True
+
+    async def disconnect( self ) -> None:
+        ''' Ends session; terminates server process group, if any.
+
+            Leaves nothing running, also when cancelled (cleanup finishes
+            before the cancellation propagates).
+        '''
+        state = self._state
+        state.connected = False
+        connection, state.connection = state.connection, None
+        if connection is None: return
+        connection.request_stop( )
+        await _settle( connection, self.options.grace )
+
+    async def invoke_tool(
+        self,
+        invocable: '_ToolInvocable',
+        context: _invokers.Context,
+        arguments: __.Arguments,
+    ) -> _canisters.ContentSequence | None:
+        ''' Calls tool on server; reconnects once if session was lost. '''
+        connection = self._state.connection
+        if connection is None or not connection.is_usable( ):
+            connection = await self._reconnect( )
+        try:
+            return await self._call( connection, invocable, context, arguments )
+        except _Undelivery:
+            connection = await self._reconnect( )
+            return await self._call(
+                connection, invocable, context, arguments, retry = False )
+
+    async def _call( # noqa: PLR0913
+        self,
+        connection: '_Connection',
+        invocable: '_ToolInvocable',
+        context: _invokers.Context,
+        arguments: __.Arguments,
+        retry: bool = True,
+    ) -> _canisters.ContentSequence | None:
+        timeout = invocable.timeout
+        if __.is_absent( timeout ): timeout = self.configuration.timeout
+        if __.is_absent( timeout ): timeout = None
+        session = __.typx.cast( _ClientSession, connection.session )
+        try:
+            result = await session.call_tool(
+                invocable.name,
+                arguments if isinstance( arguments, dict )
+                else dict( arguments ),
+                timeout,
+                self._produce_progress( invocable, context ) )
+        except _MCPError as exception:
+            await self._handle_error(
+                connection, invocable, exception, timeout, retry )
+            raise # pragma: no cover
+        except ( _anyio.ClosedResourceError, _anyio.BrokenResourceError ):
+            raise _exceptions.ConnectionFailure(
+                self.name, "the session was closed." ) from None
+        except RuntimeError as exception:
+            raise _exceptions.InvocationRefusal(
+                f"Server {self.name!r} returned a result which breaks its "
+                f"own declaration: {exception}" ) from exception
+        except ValueError as exception:
+            raise _exceptions.InvocationRefusal(
+                f"Server {self.name!r} returned a result which is not a "
+                f"valid MCP result: {exception}" ) from exception
+        return _results.produce_contents( result ) or None
+
+    async def _handle_error( # noqa: PLR0913
+        self,
+        connection: '_Connection',
+        invocable: '_ToolInvocable',
+        exception: _MCPError,
+        timeout: float | None,
+        retry: bool,
+    ) -> __.typx.NoReturn:
+        code = exception.error.code
+        name = invocable.name
+        if code == _CONNECTION_CLOSED:
+            connection.request_stop( )
+            await _await_end( connection, _SETTLE_TIMEOUT )
+            if retry and connection.undelivered: raise _Undelivery
+            raise _exceptions.ConnectionFailure(
+                self.name,
+                f"{connection.describe_failure( )} during a call to tool "
+                f"{name!r}. The next call reconnects." ) from None
+        if code == _REQUEST_TIMEOUT:
+            raise _exceptions.InvocationRefusal(
+                f"Tool {name!r} did not answer within {timeout} seconds; "
+                "the call was cancelled." ) from exception
+        raise _exceptions.InvocationRefusal(
+            f"Server {self.name!r} refused the call of tool {name!r}: "
+            f"{exception.error.message} (code {code})." ) from exception
+
+    def _produce_progress(
+        self, invocable: '_ToolInvocable', context: _invokers.Context
+    ) -> __.typx.Any:
+        reporter = self.options.reporter
+        if __.is_absent( reporter ): return None
+        invocation = getattr( context, 'invocation', __.absent )
+        identifier = (
+            __.absent if __.is_absent( invocation )
+            else invocation.identifier )
+
+        async def report(
+            progress: float, total: float | None, message: str | None
+        ) -> None:
+            report = Progress(
+                ensemble = self.name, tool = invocable.name,
+                progress = progress, total = total, message = message,
+                invocation_id = identifier )
+            try:
+                outcome = reporter( report )
+                if __.inspect.isawaitable( outcome ): await outcome
+            except Exception:
+                _scribe.exception( "Progress reporter raised." )
+
+        return report
+
+    async def _reconnect( self ) -> '_Connection':
+        state = self._state
+        async with state.lock:
+            connection = state.connection
+            if connection is not None and connection.is_usable( ):
+                return connection
+            if not state.connected:
+                raise _exceptions.ConnectionFailure(
+                    self.name,
+                    "the ensemble is not connected; use 'async with "
+                    "ensemble:' or 'await ensemble.connect( )' first." )
+            if connection is not None:
+                await _settle( connection, self.options.grace )
+            state.connection = None
+            _scribe.info( "Reconnecting to MCP server %r.", self.name )
+            try: state.connection = await self._start( )
+            except _exceptions.ConnectionFailure as exception:
+                raise _exceptions.ConnectionFailure(
+                    self.name,
+                    f"the session was lost and reconnecting failed: "
+                    f"{exception.reason}" ) from exception
+            return state.connection
+
+    async def _start( self ) -> '_Connection':
+        ''' Starts session task; returns once session is ready. '''
+        parameters = self.parameters
+        if parameters.transport is _configuration.Transports.Stdio:
+            values = parameters.resolve_environment( self.name )
+        else: values = parameters.resolve_headers( self.name )
+        connection = _Connection(
+            self.name, _configuration.Redactor( values.values( ) ) )
+        from . import sessions as _sessions
+        runner = _sessions.Runner( self, connection, values )
+        connection.task = __.asyncio.get_running_loop( ).create_task(
+            runner.run( ), name = f"invocables.mcp:{self.name}" )
+        bound = self.options.connect_timeout + 2 * self.options.grace + 2
+        try:
+            await __.asyncio.wait_for(
+                __.asyncio.shield( connection.ready ), bound )
+        except __.asyncio.CancelledError:
+            connection.request_stop( )
+            await _settle( connection, self.options.grace )
+            raise
+        except __.asyncio.TimeoutError:
+            connection.task.cancel( )
+            await _settle( connection, self.options.grace )
+            raise _exceptions.ConnectionFailure(
+                self.name,
+                f"no session after {bound} seconds." ) from None
+        except _exceptions.ConnectionFailure:
+            await _settle( connection, self.options.grace )
+            raise
+        return connection
+
+
+class _State:
+    ''' Mutable state of a server ensemble. '''
+
+    def __init__( self ) -> None:
+        self.connected = False
+        self.connection: _Connection | None = None
+        self.lock = __.asyncio.Lock( )
+        self.invokers: tuple[ _invokers.Invoker, ... ] = ( )
+        self.invokers_by_name: dict[ str, _invokers.Invoker ] = { }
+        self.descriptions: tuple[ ToolDescription, ... ] = ( )
+        self.omissions: tuple[ Omission, ... ] = ( )
+        self.fingerprints: tuple[ str, ... ] = ( )
+        self.known: dict[ str, tuple[ _invokers.Invoker, ToolDescription ] ]
+        self.known = { }
+
+
+class _Connection:
+    ''' One session with a server, held by its runner task. '''
+
+    def __init__( self, name: str, redactor: _configuration.Redactor ):
+        self.name = name
+        self.redactor = redactor
+        self.task: __.asyncio.Task[ None ] | None = None
+        self.ready: __.asyncio.Future[ None ] = (
+            __.asyncio.get_running_loop( ).create_future( ) )
+        self.session: _ClientSession | None = None
+        self.wake = __.asyncio.Event( )
+        self.stopping = False
+        self.refreshing = False
+        self.closed = False
+        self.undelivered = False
+        self.failure: str | None = None
+        self.watch: _processes.ProcessWatch | None = None
+
+    def describe_failure( self ) -> str:
+        ''' Returns why the session ended, as far as known. '''
+        if self.failure is not None: return self.failure
+        if self.watch is not None: return self.watch.describe_exit( )
+        return 'the connection closed'
+
+    def is_usable( self ) -> bool:
+        ''' Returns whether calls may use the session. '''
+        return (
+            self.session is not None
+            and not self.stopping and not self.closed )
+
+    def request_refresh( self ) -> None:
+        ''' Asks the runner to list tools again (debounced). '''
+        self.refreshing = True
+        self.wake.set( )
+
+    def request_stop( self, failure: str | None = None ) -> None:
+        ''' Asks the runner to end the session. '''
+        if failure is not None and self.failure is None:
+            self.failure = self.redactor.redact( failure )
+        self.stopping = True
+        self.wake.set( )
+
+
+class _ToolInvocable:
+    ''' Invocable which calls one tool of a server ensemble. '''
+
+    __slots__ = ( 'ensemble', 'name', 'timeout' )
+
+    def __init__(
+        self,
+        ensemble: ServerEnsemble,
+        name: str,
+        timeout: __.Absential[ float | None ],
+    ):
+        self.ensemble = ensemble
+        self.name = name
+        self.timeout = timeout
+
+    async def __call__(
+        self, context: _invokers.Context, arguments: __.Arguments
+    ) -> _canisters.ContentSequence | None:
+        return await self.ensemble.invoke_tool( self, context, arguments )
+
+
+class _Undelivery( Exception ):
+    ''' Internal signal: the request never reached the server. '''
+
+
+async def _await_end( connection: _Connection, timeout: float ) -> None:
+    ''' Waits, within timeout and without cancelling it, for the runner. '''
+    task = connection.task
+    if task is None or task.done( ): return
+    await __.asyncio.wait( { task }, timeout = timeout )
+
+
+async def _settle( connection: _Connection, grace: float ) -> None:
+    ''' Waits until runner has ended, even if cancelled meanwhile.
+
+        The runner terminates the server within about two grace periods;
+        should it not, it is cancelled. A cancellation of the caller is
+        re-raised once the runner has ended.
+    '''
+    task = connection.task
+    if task is None: return
+    cancelled = False
+    loop = __.asyncio.get_running_loop( )
+    deadline = loop.time( ) + 2 * grace + 2
+    escalated = False
+    while not task.done( ):
+        remainder = deadline - loop.time( )
+        if remainder <= 0:
+            if escalated: # pragma: no cover
+                _scribe.warning( "MCP session task would not end." )
+                break
+            escalated = True
+            task.cancel( )
+            deadline = loop.time( ) + 2 * grace + 2
+            continue
+        try: await __.asyncio.wait( { task }, timeout = remainder )
+        except __.asyncio.CancelledError: cancelled = True
+    if cancelled: raise __.asyncio.CancelledError
+
+
+def produce_ensemble( # noqa: PLR0913
+    name: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Name of ensemble; scopes colliding names. ''' )
+    ],
+    *,
+    command: __.typx.Annotated[
+        __.Absential[ str | __.cabc.Sequence[ str ] ],
+        __.ddoc.Doc(
+            ''' Program of a stdio server (started directly, never through
+                a shell), or program and arguments. ''' ),
+    ] = __.absent,
+    arguments: __.typx.Annotated[
+        __.cabc.Sequence[ str ],
+        __.ddoc.Doc( ''' Further arguments of the program. ''' ),
+    ] = ( ),
+    environment: __.typx.Annotated[
+        __.Absential[ __.cabc.Mapping[ str, str ] ],
+        __.ddoc.Doc(
+            ''' Variables for the child, over a minimal inherited set
+                (HOME, LOGNAME, PATH, SHELL, TERM, USER). A value
+                ``env:NAME`` is read from the environment at connect
+                time. ''' ),
+    ] = __.absent,
+    cwd: __.typx.Annotated[
+        __.Absential[ str | _os.PathLike[ str ] ],
+        __.ddoc.Doc( ''' Working directory of the child. ''' ),
+    ] = __.absent,
+    url: __.typx.Annotated[
+        __.Absential[ str ],
+        __.ddoc.Doc( ''' Endpoint of an HTTP server. ''' ),
+    ] = __.absent,
+    headers: __.typx.Annotated[
+        __.Absential[ __.cabc.Mapping[ str, str ] ],
+        __.ddoc.Doc(
+            ''' HTTP headers; a value ``env:NAME`` is read from the
+                environment at connect time. ''' ),
+    ] = __.absent,
+    transport: __.typx.Annotated[
+        __.Absential[ _configuration.Transports | str ],
+        __.ddoc.Doc(
+            ''' 'stdio', 'streamable-http' or 'sse'. Default: stdio for a
+                command; for a URL, sse if its path ends in /sse, else
+                streamable-http. ''' ),
+    ] = __.absent,
+    timeout: __.typx.Annotated[
+        float | None,
+        __.ddoc.Doc(
+            ''' Seconds allowed to each call, unless its tool has its own
+                timeout; ``None`` for no limit. ''' ),
+    ] = TIMEOUT_DEFAULT,
+    timeouts: __.typx.Annotated[
+        __.cabc.Mapping[ str, float | None ],
+        __.ddoc.Doc( ''' Seconds allowed to calls, by tool name. ''' ),
+    ] = __.immut.Dictionary[ str, float | None ]( ),
+    connect_timeout: __.typx.Annotated[
+        float,
+        __.ddoc.Doc(
+            ''' Seconds allowed to start, handshake and list tools. ''' ),
+    ] = CONNECT_TIMEOUT_DEFAULT,
+    list_timeout: __.typx.Annotated[
+        float,
+        __.ddoc.Doc( ''' Seconds allowed to a refresh of the tools. ''' ),
+    ] = LIST_TIMEOUT_DEFAULT,
+    include: __.typx.Annotated[
+        __.Absential[ __.cabc.Iterable[ str ] ],
+        __.ddoc.Doc( ''' Names of the only tools to offer. ''' ),
+    ] = __.absent,
+    exclude: __.typx.Annotated[
+        __.cabc.Iterable[ str ],
+        __.ddoc.Doc( ''' Names of tools never to offer. ''' ),
+    ] = ( ),
+    reporter: __.typx.Annotated[
+        __.Absential[ Reporter ],
+        __.ddoc.Doc(
+            ''' Called (sync or async) with each progress notification;
+                giving it makes every call ask for progress. ''' ),
+    ] = __.absent,
+    grace: __.typx.Annotated[
+        float,
+        __.ddoc.Doc(
+            ''' Seconds a child may take to exit after its stdin closes,
+                and again after SIGTERM, before SIGKILL. ''' ),
+    ] = _processes.GRACE_DEFAULT,
+    description: str = '',
+) -> ServerEnsemble:
+    ''' Produces ensemble for an MCP server; not connected yet.
+
+        Connect with ``async with ensemble:`` or ``await ensemble.connect( )``.
+        Raises :py:class:`invocables.exceptions.ConfigurationInvalidity` if
+        the options contradict each other.
+    '''
+    parameters = _configuration.produce_parameters(
+        name, command = command, arguments = arguments,
+        environment = environment, cwd = cwd, url = url, headers = headers,
+        transport = transport )
+    for label, value in (
+        ( 'timeout', timeout ), * timeouts.items( )
+    ): _validate_timeout( name, label, value )
+    configuration = _ensembles.EnsembleConfiguration(
+        timeout = timeout, description = description )
+    options = ServerOptions(
+        connect_timeout = connect_timeout, list_timeout = list_timeout,
+        timeouts = __.immut.Dictionary[ str, float | None ]( timeouts ),
+        include = (
+            __.absent if __.is_absent( include ) else frozenset( include ) ),
+        exclude = frozenset( exclude ), reporter = reporter,
+        grace = grace )
+    return ServerEnsemble( name, parameters, configuration, options )
+
+
+def _validate_timeout( name: str, label: str, value: object ) -> None:
+    if value is None: return
+    if isinstance( value, ( int, float ) ) and value > 0: return
+    raise _exceptions.ConfigurationInvalidity(
+        f"MCP ensemble {name!r} timeout {label!r}",
+        "must be a positive number of seconds or None." )
