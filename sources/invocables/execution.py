@@ -20,6 +20,7 @@ CONCURRENCY_DEFAULT = 16
 TIMEOUT_DEFAULT = 60.0
 
 _DEDUPLICATIONS_KEY = 'invocables.deduplications'
+_T = __.typx.TypeVar( '_T' )
 _scribe = __.produce_scribe( __name__ )
 
 Alerter: __.typx.TypeAlias = __.cabc.Callable[
@@ -96,8 +97,13 @@ async def execute_invocations(
         auxdata = auxdata,
         namespace = { } if __.is_absent( namespace ) else namespace,
         timeout = TIMEOUT_DEFAULT if __.is_absent( timeout ) else timeout,
-        semaphore = __.asyncio.Semaphore( concurrency ),
+        semaphore = (
+            __.asyncio.Semaphore( concurrency )
+            if len( invocations_ ) > concurrency else None ),
         failure_policy = failure_policy )
+    if len( invocations_ ) == 1:
+        result = await _execute_alone( execution, invocations_[ 0 ], alerter )
+        return ( result, )
     loop = __.asyncio.get_running_loop( )
     tasks = [
         loop.create_task( execution.execute( invocation ) )
@@ -117,6 +123,21 @@ async def _cancel_tasks(
     ''' Cancels tasks and waits until every one has finished. '''
     for task in tasks: task.cancel( )
     await __.asyncio.gather( *tasks, return_exceptions = True )
+
+
+async def _execute_alone(
+    execution: '_Execution',
+    invocation: _canisters.InvocationCanister,
+    alerter: __.Absential[ Alerter ],
+) -> _canisters.ResultCanister:
+    ''' Executes a lone invocation in the current task: no task to start. '''
+    try: return await execution.execute( invocation )
+    except __.asyncio.CancelledError:
+        if _is_cancel_requested( ): raise
+        return _produce_cancellation_result( invocation )
+    except Exception as exception:
+        _alert( alerter, invocation, exception )
+        raise
 
 
 async def _collect_results(
@@ -160,7 +181,7 @@ class _Execution:
     auxdata: __.typx.Any
     namespace: __.Namespace
     timeout: float | None
-    semaphore: __.asyncio.Semaphore
+    semaphore: __.asyncio.Semaphore | None # None: no bound needed
     failure_policy: FailurePolicies
 
     async def execute(
@@ -206,19 +227,22 @@ class _Execution:
         context = _invokers.InvocationContext(
             auxdata = self.auxdata, invoker = invoker,
             namespace = self.namespace, invocation = invocation )
-        async with self.semaphore:
-            timeout = self._access_timeout( designation )
-            try:
-                content = await _await_with_timeout(
-                    invoker( context, invocation.arguments ), timeout )
-            except _Expiry:
-                return _produce_error_result(
-                    invocation, _canisters.FaultGenera.Timeout,
-                    f"Tool {invocation.name!r} did not finish within "
-                    f"{timeout} seconds and was cancelled. Try a smaller "
-                    "request or another approach." )
-            except Exception as exception:
-                return self._handle_exception( invocation, exception )
+        timeout = self._access_timeout( designation )
+        semaphore = self.semaphore
+        if semaphore is not None: await semaphore.acquire( )
+        try:
+            content = await _await_with_timeout(
+                invoker( context, invocation.arguments ), timeout )
+        except _Expiry:
+            return _produce_error_result(
+                invocation, _canisters.FaultGenera.Timeout,
+                f"Tool {invocation.name!r} did not finish within "
+                f"{timeout} seconds and was cancelled. Try a smaller "
+                "request or another approach." )
+        except Exception as exception:
+            return self._handle_exception( invocation, exception )
+        finally:
+            if semaphore is not None: semaphore.release( )
         return _canisters.ResultCanister(
             invocation_id = invocation.identifier, content = content,
             name = invocation.name )
@@ -289,15 +313,19 @@ class _Expiry( Exception ):
 
 
 async def _await_with_timeout(
-    awaitable: __.cabc.Awaitable[ _canisters.ContentSequence ],
+    coroutine: __.cabc.Coroutine[ __.typx.Any, __.typx.Any, _T ],
     timeout: float | None,
-) -> _canisters.ContentSequence:
+) -> _T:
     ''' Awaits in the current task, cancelling it when timeout expires.
 
-        Unlike ``asyncio.wait_for`` on Python 3.10 and 3.11, this starts no
-        extra task.
+        Starts no extra task (unlike ``asyncio.wait_for`` on Python 3.10 and
+        3.11). The coroutine is stepped once first: a tool which finishes
+        without suspending needs no timer at all.
     '''
-    if timeout is None: return await awaitable
+    if timeout is None: return await coroutine
+    try: yielded = coroutine.send( None )
+    except StopIteration as completion:
+        return __.typx.cast( _T, completion.value )
     task = __.asyncio.current_task( )
     if task is None: # pragma: no cover
         raise RuntimeError( "No current task." )
@@ -309,13 +337,48 @@ async def _await_with_timeout(
         task.cancel( )
 
     handle = __.asyncio.get_running_loop( ).call_later( timeout, expire )
-    try: return await awaitable
+    try: return await _continue( coroutine, yielded )
     except __.asyncio.CancelledError:
         if not expired: raise
         uncancel = getattr( task, 'uncancel', None )
         if uncancel is not None: uncancel( )
+        if _is_cancel_requested( ): raise # cancelled from outside as well
         raise _Expiry from None
     finally: handle.cancel( )
+
+
+@__.types.coroutine
+def _continue(
+    coroutine: __.cabc.Coroutine[ __.typx.Any, __.typx.Any, _T ],
+    yielded: __.typx.Any,
+) -> __.cabc.Generator[ __.typx.Any, __.typx.Any, _T ]:
+    ''' Resumes a coroutine already stepped once, as ``yield from`` would. '''
+    while True:
+        try: sent = yield yielded
+        except GeneratorExit:
+            coroutine.close( )
+            raise
+        except BaseException as exception: # forwarded, as yield from does
+            try: yielded = coroutine.throw( exception )
+            except StopIteration as completion:
+                return __.typx.cast( _T, completion.value )
+            continue
+        try: yielded = coroutine.send( sent )
+        except StopIteration as completion:
+            return __.typx.cast( _T, completion.value )
+
+
+def _is_cancel_requested( ) -> bool:
+    ''' Returns whether someone asked to cancel the current task.
+
+        Tells a cancellation of the task (from outside) from a
+        ``CancelledError`` which a tool raised by itself. Python 3.10 cannot
+        tell them apart, so there every cancellation counts as requested.
+    '''
+    task = __.asyncio.current_task( )
+    cancelling = getattr( task, 'cancelling', None )
+    if cancelling is None: return True
+    return cancelling( ) > 0
 
 
 def _produce_cancellation_result(

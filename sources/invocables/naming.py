@@ -24,6 +24,7 @@ _CACHE_SIZE_MAXIMUM = 32
 _DIGEST_LENGTH = 8
 _name_safe = __.re.compile( r'^[a-zA-Z0-9_-]{1,64}$' )
 _characters_unsafe = __.re.compile( r'[^a-zA-Z0-9_-]+' )
+# Keyed by identities of ensembles; entries check their ensembles' tools.
 _nomenclatures: dict[ tuple[ int, ... ], 'Nomenclature' ] = { }
 
 
@@ -84,15 +85,13 @@ def access_nomenclature(
     '''
     if isinstance( ensembles, Nomenclature ): return ensembles
     ensembles_ = tuple( ensembles )
-    invokerses = tuple(
-        ensemble.survey_invokers( ) for ensemble in ensembles_ )
-    key = tuple( map( id, ensembles_ ) ) + tuple( map( id, invokerses ) )
+    key = tuple( map( id, ensembles_ ) )
     nomenclature = _nomenclatures.get( key )
-    if nomenclature is not None and all(
-        a is b for a, b in zip(
-            nomenclature.ensembles + nomenclature.invokerses,
-            ensembles_ + invokerses )
-    ): return nomenclature
+    # A cached entry holds its ensembles, so their identities stay unique.
+    if nomenclature is not None:
+        for ensemble, invokers in zip( ensembles_, nomenclature.invokerses ):
+            if ensemble.survey_invokers( ) is not invokers: break
+        else: return nomenclature
     nomenclature = produce_nomenclature( ensembles_ )
     if len( _nomenclatures ) >= _CACHE_SIZE_MAXIMUM: _nomenclatures.clear( )
     _nomenclatures[ key ] = nomenclature
