@@ -1,0 +1,229 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Processor for Cohere Chat v2.
+
+    Tools go out as ``{ type: 'function', function: { name, description,
+    parameters } }``; calls come back in ``message.tool_calls`` with
+    arguments as JSON text (``"null"`` for a tool without parameters);
+    results go back as one ``{ role: 'tool', tool_call_id, content }``
+    message per result, whose content is a list of ``text`` and
+    ``document`` blocks. Streams are read from ``tool-call-start``,
+    ``tool-call-delta`` and ``tool-call-end`` events, keyed by index. Plain
+    dictionaries and cohere typed objects (``V2ChatResponse``, stream
+    events) are accepted alike; cohere is never imported.
+'''
+
+
+from . import __
+from . import base as _base
+
+
+PROVIDER = 'cohere'
+
+_DONE = '[DONE]'
+_STOPS_TRUNCATING = frozenset( ( 'MAX_TOKENS', 'ERROR', 'TIMEOUT' ) )
+_EMPTY_TEXT = 'The tool returned no content.'
+
+
+class CohereAccumulator( _base.AccumulatorBase ):
+    ''' Accumulates Cohere v2 stream events into tool calls.
+
+        A call opens at ``tool-call-start``, grows with ``tool-call-delta``
+        and is complete at ``tool-call-end`` (same index). The event type
+        is read from the event, else from its SSE event name (label).
+    '''
+
+    __slots__ = ( )
+
+    provider = PROVIDER
+
+    def ingest_event(
+        self, event: object, label: __.Absential[ str ]
+    ) -> _base.Invocations:
+        ''' Maps one stream event onto the accumulator. '''
+        access = _base.access_field
+        if isinstance( event, ( str, bytes, bytearray ) ):
+            event = _decode_event( event )
+            if event is None: return ( )
+        genus = access( event, 'type' )
+        if genus is None and not __.is_absent( label ): genus = label
+        _raise_on_error( event, genus )
+        index = access( event, 'index' )
+        match genus:
+            case 'tool-call-start':
+                return self._commence( index, event )
+            case 'tool-call-delta':
+                call = _access_call( event )
+                function = access( call, 'function' )
+                fragment = access( function, 'arguments' )
+                if fragment: self.extend_call( index, fragment )
+                return ( )
+            case 'tool-call-end':
+                return self.complete_call( index )
+            case 'message-end':
+                delta = access( event, 'delta' )
+                stop = access( delta, 'finish_reason' )
+                if stop in _STOPS_TRUNCATING:
+                    self.reason = (
+                        f"the response stopped for reason {stop!r}." )
+                return ( )
+            case _: return ( )
+
+    def _commence(
+        self, index: object, event: object
+    ) -> _base.Invocations:
+        access = _base.access_field
+        if not isinstance( index, int ) or isinstance( index, bool ):
+            raise __.exceptions.ResponseInvalidity(
+                PROVIDER, "tool call event has no integer index." )
+        call = _access_call( event )
+        tag = access( call, 'id' )
+        function = access( call, 'function' )
+        name = _base.access_text(
+            access( function, 'name' ), PROVIDER, 'name' )
+        emitted = self.commence_call(
+            index, tag if isinstance( tag, str ) and tag else None, name )
+        fragment = access( function, 'arguments' )
+        if fragment: self.extend_call( index, fragment )
+        return emitted
+
+
+class CohereProcessor( _base.ProcessorBase ):
+    ''' Processor for Cohere Chat v2. '''
+
+    provider = PROVIDER
+    dialect = 'cohere'
+    accumulator_class = CohereAccumulator
+
+    def prepare_tool(
+        self, name: str, description: str, schema: __.Schema
+    ) -> _base.NativeObject | None:
+        ''' Returns one tool, or ``None`` (with a warning) if refused. '''
+        from .. import dialects as _dialects
+        schema_ = _dialects.adapt_tool_schema( name, schema, self.dialect )
+        if schema_ is None: return None
+        return self.produce_tool( name, description, schema_ )
+
+    def produce_tool(
+        self, name: str, description: str, schema: _base.NativeObject
+    ) -> _base.NativeObject:
+        ''' Returns tool as ``{ type: 'function', function: ... }``. '''
+        function: _base.NativeObject = { 'name': name }
+        if description: function[ 'description' ] = description
+        function[ 'parameters' ] = schema
+        return { 'type': 'function', 'function': function }
+
+    def produce_invocations(
+        self, native_message: object
+    ) -> __.cabc.Sequence[ __.canisters.InvocationCanister ]:
+        ''' Returns tool calls of chat response or assistant message.
+
+            Error bodies raise provider failure; calls of a response cut
+            off by the token limit raise invocation interruption.
+        '''
+        access = _base.access_field
+        if isinstance( native_message, ( str, bytes, bytearray ) ):
+            native_message = _decode_event( native_message )
+        _raise_on_error( native_message, None )
+        message = access( native_message, 'message' )
+        if message is None: message = native_message
+        calls = _base.access_items(
+            access( message, 'tool_calls' ), PROVIDER, 'tool_calls' )
+        stop = access( native_message, 'finish_reason' )
+        if calls and stop in _STOPS_TRUNCATING:
+            raise __.exceptions.InvocationInterruption(
+                [ str( access( access( call, 'function' ), 'name' ) )
+                  for call in calls ],
+                f"the response stopped for reason {stop!r}." )
+        return tuple(
+            _base.produce_invocation(
+                access( call, 'id' ),
+                _base.access_text(
+                    access( access( call, 'function' ), 'name' ),
+                    PROVIDER, 'name' ),
+                access( access( call, 'function' ), 'arguments' ),
+                position )
+            for position, call in enumerate( calls ) )
+
+    def nativize_results(
+        self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
+    ) -> list[ _base.NativeObject ]:
+        ''' Returns one ``{ role: 'tool', tool_call_id, content }`` each.
+
+            Structured data goes in ``document`` blocks (objects as they
+            are, other values as ``{ 'result': ... }``), text in ``text``
+            blocks, errors as ``Error: ...`` text, binary content as
+            textual stand-ins.
+        '''
+        return [
+            {
+                'role': 'tool',
+                'tool_call_id': result.invocation_id,
+                'content': _produce_blocks( result ),
+            }
+            for result in results ]
+
+
+def produce_processor( **options: __.typx.Any ) -> CohereProcessor:
+    ''' Produces processor for Cohere Chat v2 (no options). '''
+    _base.validate_options( PROVIDER, options, ( ) )
+    return CohereProcessor( )
+
+
+def _access_call( event: object ) -> __.typx.Any:
+    access = _base.access_field
+    message = access( access( event, 'delta' ), 'message' )
+    return access( message, 'tool_calls' )
+
+
+def _decode_event( event: str | bytes | bytearray ) -> object:
+    ''' Decodes event given as JSON text; ``None`` for ``[DONE]``. '''
+    if isinstance( event, ( bytes, bytearray ) ):
+        event = bytes( event ).decode( 'utf-8' )
+    if event.strip( ) == _DONE: return None
+    try: return __.json.loads( event )
+    except ValueError as exception:
+        raise __.exceptions.ResponseInvalidity(
+            PROVIDER, f"event is not JSON: {exception}" ) from exception
+
+
+def _produce_blocks(
+    result: __.canisters.ResultCanister
+) -> list[ _base.NativeObject ]:
+    blocks: list[ _base.NativeObject ] = [ ]
+    if result.is_error( ):
+        error = __.typx.cast( __.canisters.Fault, result.error )
+        blocks.append( { 'type': 'text', 'text': f"Error: {error.message}" } )
+    for item in result.content:
+        if isinstance( item, __.canisters.StructureContent ):
+            data = item.data
+            blocks.append( {
+                'type': 'document',
+                'document': {
+                    'data': data if isinstance( data, dict )
+                    else { 'result': data } } } )
+        else:
+            blocks.append( {
+                'type': 'text',
+                'text': __.canisters.render_content_text( item ) } )
+    if not blocks: blocks.append( { 'type': 'text', 'text': _EMPTY_TEXT } )
+    return blocks
+
+
+def _raise_on_error( body: object, genus: object ) -> None:
+    ''' Raises provider failure for an error body or error event.
+
+        Cohere's error bodies are ``{ id?, message: "..." }``; a response's
+        ``message`` is an object instead. A ``message-end`` event may carry
+        ``delta.error``.
+    '''
+    access = _base.access_field
+    message = access( body, 'message' )
+    if isinstance( message, str ) and access( body, 'finish_reason' ) is None:
+        raise __.exceptions.ProviderFailure(
+            PROVIDER, __.absent, __.absent, message )
+    error = access( body, 'error' )
+    if error is None and genus == 'message-end':
+        error = access( access( body, 'delta' ), 'error' )
+    if error is not None:
+        raise _base.produce_failure( PROVIDER, error )

@@ -1,0 +1,165 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Processor for Ollama's native chat API (``/api/chat``).
+
+    Tools go out as ``{ type: 'function', function: { name, description,
+    parameters } }``; calls come back in ``message.tool_calls`` with
+    arguments as a JSON object (older servers send no id: distinct,
+    deterministic ids are synthesized); results go back as one ``{ role:
+    'tool', content, tool_name }`` message per result (with
+    ``tool_call_id`` when the server gave the call an id). Streams are
+    newline-delimited JSON chunks, each carrying whole tool calls. Plain
+    dictionaries and typed objects of the ``ollama`` client (``ChatResponse``)
+    are accepted alike. For Ollama's OpenAI-compatible ``/v1`` endpoint, use
+    the 'openai' processor instead.
+'''
+
+
+from . import __
+from . import base as _base
+
+
+PROVIDER = 'ollama'
+
+_synthesized = __.re.compile( r'^call_\d+_[0-9a-f]{16}$' )
+
+
+class OllamaAccumulator( _base.AccumulatorBase ):
+    ''' Accumulates streamed ``/api/chat`` chunks into tool calls.
+
+        Each chunk carries whole calls, so each call is complete in the
+        chunk which carries it. Chunks may be given decoded or as lines of
+        JSON text.
+    '''
+
+    __slots__ = ( '_serial', )
+
+    provider = PROVIDER
+
+    def __init__( self ) -> None:
+        super( ).__init__( )
+        self._serial = 0
+
+    def ingest_event(
+        self, event: object, label: __.Absential[ str ]
+    ) -> _base.Invocations:
+        ''' Maps one chunk onto the accumulator. '''
+        if isinstance( event, ( str, bytes, bytearray ) ):
+            event = _decode_chunk( event )
+            if event is None: return ( )
+        _raise_on_error( event )
+        invocations: list[ __.canisters.InvocationCanister ] = [ ]
+        for call in _access_calls( event ):
+            key = ( 'call', self._serial )
+            self._serial += 1
+            function = _base.access_field( call, 'function' )
+            tag = _base.access_field( call, 'id' )
+            self.commence_call(
+                key, tag if isinstance( tag, str ) and tag else None,
+                _access_name( function ) )
+            invocations.extend( self.complete_call(
+                key, arguments = _base.access_field(
+                    function, 'arguments' ) ) )
+        return tuple( invocations )
+
+
+class OllamaProcessor( _base.ProcessorBase ):
+    ''' Processor for Ollama's native chat API. '''
+
+    provider = PROVIDER
+    dialect = 'ollama'
+    accumulator_class = OllamaAccumulator
+
+    def prepare_tool(
+        self, name: str, description: str, schema: __.Schema
+    ) -> _base.NativeObject | None:
+        ''' Returns one tool, or ``None`` (with a warning) if refused. '''
+        from .. import dialects as _dialects
+        schema_ = _dialects.adapt_tool_schema( name, schema, self.dialect )
+        if schema_ is None: return None
+        return self.produce_tool( name, description, schema_ )
+
+    def produce_tool(
+        self, name: str, description: str, schema: _base.NativeObject
+    ) -> _base.NativeObject:
+        ''' Returns tool as ``{ type: 'function', function: ... }``. '''
+        function: _base.NativeObject = { 'name': name }
+        if description: function[ 'description' ] = description
+        function[ 'parameters' ] = schema
+        return { 'type': 'function', 'function': function }
+
+    def produce_invocations(
+        self, native_message: object
+    ) -> __.cabc.Sequence[ __.canisters.InvocationCanister ]:
+        ''' Returns tool calls of chat response or message.
+
+            Error bodies (``{ error: "..." }``) raise provider failure.
+        '''
+        if isinstance( native_message, ( str, bytes, bytearray ) ):
+            native_message = _decode_chunk( native_message )
+        _raise_on_error( native_message )
+        return tuple(
+            _base.produce_invocation(
+                _base.access_field( call, 'id' ),
+                _access_name( _base.access_field( call, 'function' ) ),
+                _base.access_field(
+                    _base.access_field( call, 'function' ), 'arguments' ),
+                position )
+            for position, call in enumerate(
+                _access_calls( native_message ) ) )
+
+    def nativize_results(
+        self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
+    ) -> list[ _base.NativeObject ]:
+        ''' Returns one ``{ role: 'tool', content, tool_name }`` each.
+
+            Content is text: structured data as JSON, binary content as a
+            textual stand-in, errors prefixed with ``Error:``. The call's
+            id goes back as ``tool_call_id`` only when Ollama gave one.
+        '''
+        messages: list[ _base.NativeObject ] = [ ]
+        for result in results:
+            message: _base.NativeObject = {
+                'role': 'tool',
+                'content': result.as_text( ),
+                'tool_name': result.name,
+            }
+            if not _synthesized.match( result.invocation_id ):
+                message[ 'tool_call_id' ] = result.invocation_id
+            messages.append( message )
+        return messages
+
+
+def produce_processor( **options: __.typx.Any ) -> OllamaProcessor:
+    ''' Produces processor for Ollama's native chat API (no options). '''
+    _base.validate_options( PROVIDER, options, ( ) )
+    return OllamaProcessor( )
+
+
+def _access_calls( body: object ) -> __.cabc.Sequence[ __.typx.Any ]:
+    message = _base.access_field( body, 'message' )
+    if message is None: message = body
+    return _base.access_items(
+        _base.access_field( message, 'tool_calls' ), PROVIDER, 'tool_calls' )
+
+
+def _access_name( function: object ) -> str:
+    return _base.access_text(
+        _base.access_field( function, 'name' ), PROVIDER, 'name' )
+
+
+def _decode_chunk( chunk: str | bytes | bytearray ) -> object:
+    ''' Decodes one NDJSON line; ``None`` for a blank line. '''
+    if isinstance( chunk, ( bytes, bytearray ) ):
+        chunk = bytes( chunk ).decode( 'utf-8' )
+    if not chunk.strip( ): return None
+    try: return __.json.loads( chunk )
+    except ValueError as exception:
+        raise __.exceptions.ResponseInvalidity(
+            PROVIDER, f"chunk is not JSON: {exception}" ) from exception
+
+
+def _raise_on_error( body: object ) -> None:
+    error = _base.access_field( body, 'error' )
+    if error is None: return
+    raise _base.produce_failure( PROVIDER, error )
