@@ -110,7 +110,8 @@ class AnthropicProcessor( _base.ProcessorBase ):
     def produce_invocations(
         self, native_message: object
     ) -> __.cabc.Sequence[ __.canisters.InvocationCanister ]:
-        ''' Returns client tool calls of message (SDK ``Message`` or dict).
+        ''' Returns client tool calls of message (SDK ``Message``, dict, or
+            list of content blocks).
 
             Error bodies raise provider failure; a ``tool_use`` block cut off
             by the token limit raises invocation interruption.
@@ -119,7 +120,8 @@ class AnthropicProcessor( _base.ProcessorBase ):
         if access( native_message, 'type' ) == 'error':
             raise _produce_failure( access( native_message, 'error' ) )
         blocks = _base.access_items(
-            access( native_message, 'content' ), PROVIDER, 'content' )
+            native_message if isinstance( native_message, ( list, tuple ) )
+            else access( native_message, 'content' ), PROVIDER, 'content' )
         stop = access( native_message, 'stop_reason' )
         if (
             blocks and stop in _STOPS_TRUNCATING

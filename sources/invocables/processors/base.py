@@ -354,6 +354,11 @@ class ProcessorBase( __.immut.Object ):
             malformed input raises
             :py:class:`invocables.exceptions.ResponseInvalidity`.
         '''
+        if native_message is None or isinstance(
+            native_message, ( str, bytes, int, float )
+        ):
+            raise __.exceptions.ResponseInvalidity(
+                self.provider, "the response is not a JSON object." )
         try: return tuple( self.produce_invocations( native_message ) )
         except __.exceptions.Omnierror: raise
         except Exception as exception:

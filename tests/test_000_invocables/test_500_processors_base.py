@@ -1,0 +1,436 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Common processor core: decoding, ids, accumulation, dispatch. '''
+
+
+import re
+import types
+import warnings
+
+import pytest
+
+import invocables
+
+from invocables import exceptions
+from invocables.processors import (
+    AccumulatorBase,
+    PartialInvocation,
+    ProcessorBase,
+    base,
+    produce_processor,
+)
+
+
+_PROVIDERS = (
+    'anthropic', 'cohere', 'gemini', 'ollama', 'openai', 'openai-responses' )
+_PROVIDERS_MINE = ( 'anthropic', 'openai', 'openai-responses' )
+_ID_SAFE = re.compile( r'^[a-zA-Z0-9_-]{1,64}$' )
+
+
+class _Accumulator( AccumulatorBase ):
+    ''' Accumulator of tuples: ( 'start', index, tag, name ), ... '''
+
+    __slots__ = ( )
+
+    provider = 'test'
+
+    def ingest_event( self, event, label ):
+        match event:
+            case ( 'start', index, tag, name ):
+                return self.commence_call( index, tag, name )
+            case ( 'start', index, tag, name, initial ):
+                return self.commence_call( index, tag, name, initial = initial )
+            case ( 'delta', index, fragment ):
+                self.extend_call( index, fragment )
+            case ( 'delta', index, fragment, tag ):
+                self.extend_call( index, fragment, tag )
+            case ( 'stop', index ):
+                return self.complete_call( index )
+            case ( 'stop', index, tag, arguments ):
+                return self.complete_call( index, tag, arguments )
+            case 'all':
+                return self.complete_calls( )
+            case 'boom':
+                raise KeyError( 'boom' )
+        return ( )
+
+
+def _ingest_all( accumulator, events ):
+    emitted = [ ]
+    for event in events: emitted.extend( accumulator.ingest( event ) )
+    return emitted
+
+
+def test_100_decode_text_object( ):
+    ''' JSON text of an object is decoded. '''
+    arguments, invalidity = base.decode_arguments( '{"a": [1, {"b": null}]}' )
+    assert arguments == { 'a': [ 1, { 'b': None } ] }
+    assert invocables.__.is_absent( invalidity )
+
+
+@pytest.mark.parametrize(
+    'value', [ '', '   ', 'null', ' null ', None, invocables.__.absent, '{}' ] )
+def test_110_decode_empty( value ):
+    ''' Empty text, null, None and absence decode to an empty object. '''
+    arguments, invalidity = base.decode_arguments( value )
+    assert arguments == { }
+    assert invocables.__.is_absent( invalidity )
+
+
+def test_120_decode_object_as_is( ):
+    ''' An object is taken as it is; other mappings are copied to dicts. '''
+    value = { 'x': 1 }
+    arguments, _ = base.decode_arguments( value )
+    assert arguments is value
+    proxy = types.MappingProxyType( { 'y': 2 } )
+    arguments, _ = base.decode_arguments( proxy )
+    assert arguments == { 'y': 2 }
+    assert isinstance( arguments, dict )
+
+
+@pytest.mark.parametrize( 'value, fragment', [
+    ( '[1, 2]', 'array' ),
+    ( '"text"', 'string' ),
+    ( '3', 'number' ),
+    ( 'true', 'boolean' ),
+    ( [ 1 ], 'array' ),
+    ( 7, 'number' ),
+    ( '{"a": ', 'not valid JSON' ),
+    ( '{"a": 1}{"b": 2}', 'not valid JSON' ),
+    ( "{'a': 1}", 'not valid JSON' ),
+] )
+def test_130_decode_invalid( value, fragment ):
+    ''' Non-object JSON or invalid JSON gives an empty object and reason. '''
+    arguments, invalidity = base.decode_arguments( value )
+    assert arguments == { }
+    assert fragment in invalidity
+
+
+def test_140_decode_bytes( ):
+    ''' Bytes are decoded as UTF-8 text. '''
+    arguments, _ = base.decode_arguments( b'{"a": "\xc3\xa9"}' )
+    assert arguments == { 'a': 'é' }
+
+
+def test_150_decode_deep( ):
+    ''' Deeply nested text gives a reason, not a crash. '''
+    arguments, invalidity = base.decode_arguments(
+        '{"a":' + '[' * 100_000 + ']' * 100_000 + '}' )
+    assert arguments == { }
+    assert isinstance( invalidity, str )
+
+
+def test_200_synthesize_identifier_stable( ):
+    ''' Synthesized ids are stable and provider-safe. '''
+    first = base.synthesize_identifier( 0, 'f', { 'a': 1, 'b': 2 } )
+    second = base.synthesize_identifier( 0, 'f', { 'b': 2, 'a': 1 } )
+    assert first == second
+    assert _ID_SAFE.match( first )
+    assert first == 'call_0_' + first.split( '_' )[ 2 ]
+
+
+def test_210_synthesize_identifier_distinct( ):
+    ''' Position, name and arguments each change the id. '''
+    identifiers = {
+        base.synthesize_identifier( 0, 'f', { } ),
+        base.synthesize_identifier( 1, 'f', { } ),
+        base.synthesize_identifier( 0, 'g', { } ),
+        base.synthesize_identifier( 0, 'f', { 'a': 1 } ),
+        base.synthesize_identifier( 0, 'f', 'not json' ),
+    }
+    assert len( identifiers ) == 5
+
+
+@pytest.mark.parametrize( 'identifier', [ None, '', 5, invocables.__.absent ] )
+def test_220_produce_invocation_synthesizes( identifier ):
+    ''' Missing or unusable ids are synthesized. '''
+    invocation = base.produce_invocation( identifier, 'f', '{"a":1}', 3 )
+    assert invocation.identifier == base.synthesize_identifier(
+        3, 'f', { 'a': 1 } )
+    assert invocation.arguments == { 'a': 1 }
+
+
+def test_230_produce_invocation_invalid( ):
+    ''' Undecodable arguments give a canister with invalidity set. '''
+    invocation = base.produce_invocation( 'c1', 'f', '{"a":', 0 )
+    assert invocation.identifier == 'c1'
+    assert invocation.arguments == { }
+    assert 'not valid JSON' in invocation.invalidity
+
+
+def test_300_accumulate_fragments( ):
+    ''' Fragments are joined and parsed once, at completion. '''
+    accumulator = _Accumulator( )
+    emitted = _ingest_all( accumulator, [
+        ( 'start', 5, 't1', 'f' ),
+        ( 'delta', 5, '' ), ( 'delta', 5, '{"a"' ), ( 'delta', 5, ': 1}' ),
+    ] )
+    assert emitted == [ ]
+    emitted = accumulator.ingest( ( 'stop', 5 ) )
+    assert [ ( i.identifier, i.name, i.arguments ) for i in emitted ] == [
+        ( 't1', 'f', { 'a': 1 } ) ]
+    assert accumulator.conclude( ) == ( )
+
+
+def test_310_accumulate_new_tag_same_index( ):
+    ''' A new tag at a used index is a new call; the open one completes. '''
+    accumulator = _Accumulator( )
+    emitted = _ingest_all( accumulator, [
+        ( 'start', 0, 't1', 'f' ), ( 'delta', 0, '{"a": 1}' ),
+        ( 'start', 0, 't2', 'g' ), ( 'delta', 0, '{"b": 2}' ),
+    ] )
+    assert [ i.identifier for i in emitted ] == [ 't1' ]
+    emitted = accumulator.ingest( ( 'stop', 0 ) )
+    assert [ ( i.identifier, i.arguments ) for i in emitted ] == [
+        ( 't2', { 'b': 2 } ) ]
+
+
+def test_320_accumulate_interleaved( ):
+    ''' Parallel calls may interleave; each is emitted when complete. '''
+    accumulator = _Accumulator( )
+    emitted = _ingest_all( accumulator, [
+        ( 'start', 7, 'a', 'f' ), ( 'start', 3, 'b', 'g' ),
+        ( 'delta', 3, '{"y":' ), ( 'delta', 7, '{"x":' ),
+        ( 'delta', 7, '1}' ), ( 'delta', 3, '2}' ),
+        ( 'stop', 3 ),
+    ] )
+    assert [ ( i.identifier, i.arguments ) for i in emitted ] == [
+        ( 'b', { 'y': 2 } ) ]
+    emitted = accumulator.ingest( ( 'stop', 7 ) )
+    assert [ ( i.identifier, i.arguments ) for i in emitted ] == [
+        ( 'a', { 'x': 1 } ) ]
+
+
+def test_330_accumulate_conclude_interrupts( ):
+    ''' Calls open at conclusion raise an interruption naming the tools. '''
+    accumulator = _Accumulator( )
+    _ingest_all( accumulator, [
+        ( 'start', 0, 'a', 'make_file' ), ( 'delta', 0, '{"lines": [' ),
+        ( 'start', 1, 'b', 'other' ),
+    ] )
+    with pytest.raises( exceptions.InvocationInterruption ) as caught:
+        accumulator.conclude( )
+    assert caught.value.names == ( 'make_file', 'other' )
+    assert 'make_file' in str( caught.value )
+    assert accumulator.conclude( ) == ( )
+
+
+def test_340_accumulate_reason( ):
+    ''' The recorded reason appears in the interruption. '''
+    accumulator = _Accumulator( )
+    accumulator.ingest( ( 'start', 0, 'a', 'f' ) )
+    accumulator.reason = "the response stopped for reason 'max_tokens'."
+    with pytest.raises( exceptions.InvocationInterruption ) as caught:
+        accumulator.conclude( )
+    assert 'max_tokens' in caught.value.reason
+
+
+def test_350_accumulate_partials( ):
+    ''' Partial argument text is offered for display. '''
+    accumulator = _Accumulator( )
+    _ingest_all( accumulator, [
+        ( 'start', 0, 'a', 'f' ), ( 'delta', 0, '{"x": "hel' ),
+        ( 'start', 1, None, 'g' ),
+    ] )
+    assert accumulator.survey_partials( ) == (
+        PartialInvocation( identifier = 'a', name = 'f', text = '{"x": "hel' ),
+        PartialInvocation(
+            identifier = invocables.__.absent, name = 'g', text = '' ),
+    )
+
+
+def test_360_accumulate_never_repairs( ):
+    ''' Complete calls with broken JSON carry invalidity, not repairs. '''
+    accumulator = _Accumulator( )
+    emitted = _ingest_all( accumulator, [
+        ( 'start', 0, 'a', 'f' ), ( 'delta', 0, '{"x": 1' ), ( 'stop', 0 ),
+    ] )
+    assert emitted[ 0 ].arguments == { }
+    assert 'not valid JSON' in emitted[ 0 ].invalidity
+
+
+def test_370_accumulate_completed_tag_ignored( ):
+    ''' A completed call is not reopened by a repeated start or stop. '''
+    accumulator = _Accumulator( )
+    emitted = _ingest_all( accumulator, [
+        ( 'start', 0, 'a', 'f' ), ( 'stop', 0 ),
+        ( 'start', 0, 'a', 'f' ), ( 'delta', 0, 'junk' ), ( 'stop', 0 ),
+    ] )
+    assert [ i.identifier for i in emitted ] == [ 'a' ]
+
+
+def test_380_accumulate_tagless( ):
+    ''' Without tags, ids are synthesized and a new name is a new call. '''
+    accumulator = _Accumulator( )
+    emitted = _ingest_all( accumulator, [
+        ( 'start', 0, None, 'f' ), ( 'delta', 0, '{}' ),
+        ( 'start', 0, None, None ), ( 'start', 0, None, 'f' ),
+        ( 'start', 0, None, 'g' ), ( 'delta', 0, '{"k": 1}' ),
+        'all',
+    ] )
+    assert [ i.name for i in emitted ] == [ 'f', 'g' ]
+    assert emitted[ 0 ].identifier == base.synthesize_identifier( 0, 'f', { } )
+    assert emitted[ 1 ].identifier == base.synthesize_identifier(
+        1, 'g', { 'k': 1 } )
+
+
+def test_390_accumulate_initial_and_override( ):
+    ''' Initial arguments apply without fragments; given ones replace. '''
+    accumulator = _Accumulator( )
+    emitted = _ingest_all( accumulator, [
+        ( 'start', 0, 'a', 'f', { 'x': 1 } ), ( 'delta', 0, '' ),
+        ( 'stop', 0 ),
+        ( 'start', 1, 'b', 'g' ), ( 'delta', 1, '{"partial' ),
+        ( 'stop', 1, 'b', '{"whole": true}' ),
+    ] )
+    assert [ i.arguments for i in emitted ] == [
+        { 'x': 1 }, { 'whole': True } ]
+
+
+def test_395_accumulate_tag_mismatch( ):
+    ''' Fragments and stops naming another tag are ignored. '''
+    accumulator = _Accumulator( )
+    emitted = _ingest_all( accumulator, [
+        ( 'start', 0, 'a', 'f' ), ( 'delta', 0, '{}' ),
+        ( 'delta', 0, 'junk', 'z' ), ( 'stop', 0, 'z', '[]' ),
+        ( 'stop', 0 ),
+    ] )
+    assert [ ( i.identifier, i.arguments ) for i in emitted ] == [
+        ( 'a', { } ) ]
+
+
+def test_396_accumulate_foreign_errors( ):
+    ''' Foreign exceptions and non-text fragments become invalidities. '''
+    accumulator = _Accumulator( )
+    with pytest.raises( exceptions.ResponseInvalidity ) as caught:
+        accumulator.ingest( 'boom' )
+    assert isinstance( caught.value.__cause__, KeyError )
+    accumulator.ingest( ( 'start', 0, 'a', 'f' ) )
+    with pytest.raises( exceptions.ResponseInvalidity ):
+        accumulator.ingest( ( 'delta', 0, 5 ) )
+    with pytest.raises( exceptions.ResponseInvalidity ):
+        accumulator.ingest( ( 'start', [ 0 ], 'a', 'f' ) )
+
+
+@pytest.mark.parametrize( 'provider', _PROVIDERS_MINE )
+def test_400_produce_processor( provider ):
+    ''' Known providers give processors on the common base. '''
+    processor = produce_processor( provider )
+    assert isinstance( processor, ProcessorBase )
+    assert processor.provider == provider
+    assert isinstance( processor.produce_accumulator( ), AccumulatorBase )
+
+
+def test_410_produce_processor_unknown( ):
+    ''' Unknown providers are refused, listing the known ones. '''
+    with pytest.raises( exceptions.ProviderNoSupport ) as caught:
+        produce_processor( 'nonesuch' )
+    for provider in _PROVIDERS: assert provider in str( caught.value )
+
+
+@pytest.mark.parametrize( 'provider', _PROVIDERS_MINE )
+def test_420_produce_processor_options( provider ):
+    ''' Unknown options are refused, naming them. '''
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        produce_processor( provider, colour = 'blue' )
+    assert 'colour' in str( caught.value )
+
+
+def test_430_processors_immutable( ):
+    ''' Processors refuse assignment. '''
+    processor = produce_processor( 'openai', strict = True )
+    with pytest.raises( AttributeError ):
+        processor.strict = False
+
+
+def test_500_produce_failure( ):
+    ''' Error objects give failures with status, type and message. '''
+    failure = base.produce_failure(
+        'p', { 'type': 'invalid_request_error', 'message': 'bad' }, 400 )
+    assert ( failure.status, failure.genus, failure.message ) == (
+        400, 'invalid_request_error', 'bad' )
+    failure = base.produce_failure( 'p', { 'code': 429, 'message': 'slow' } )
+    assert failure.status == 429
+    failure = base.produce_failure( 'p', { 'code': 'quota' } )
+    assert failure.genus == 'quota'
+    assert 'quota' in failure.message
+    failure = base.produce_failure( 'p', 'model does not support tools' )
+    assert failure.message == 'model does not support tools'
+    assert invocables.__.is_absent( failure.status )
+    failure = base.produce_failure( 'p', [ 1 ] )
+    assert failure.message == '[1]'
+
+
+def test_600_access_field( ):
+    ''' Fields are read from dicts, mappings and objects alike. '''
+    assert base.access_field( { 'a': 1 }, 'a' ) == 1
+    assert base.access_field( types.MappingProxyType( { 'a': 1 } ), 'a' ) == 1
+    assert base.access_field( types.SimpleNamespace( a = 1 ), 'a' ) == 1
+    assert base.access_field( [ 1 ], 'a' ) is None
+    assert base.access_field( 'text', 'upper', 0 ) == 0
+    assert base.access_field( None, 'a' ) is None
+
+
+def test_610_access_items_and_text( ):
+    ''' Arrays and strings are checked; other shapes are invalid. '''
+    assert base.access_items( None, 'p', 'x' ) == ( )
+    assert base.access_items( 'text', 'p', 'x' ) == ( )
+    assert base.access_items( [ 1 ], 'p', 'x' ) == [ 1 ]
+    with pytest.raises( exceptions.ResponseInvalidity ):
+        base.access_items( { }, 'p', 'x' )
+    assert base.access_text( None, 'p', 'x' ) == ''
+    with pytest.raises( exceptions.ResponseInvalidity ):
+        base.access_text( 1, 'p', 'x' )
+
+
+def test_700_adapt_schema_plain( ):
+    ''' Without dialect, schemas pass as plain copies. '''
+    schema = invocables.__.immut.Dictionary(
+        type = 'object', properties = ( ) )
+    adapted = base.adapt_schema( 'p', 't', schema, '' )
+    assert adapted == { 'type': 'object', 'properties': [ ] }
+    assert isinstance( adapted, dict )
+
+
+def test_710_adapt_schema_refused( ):
+    ''' A schema the dialect refuses leaves that tool out, with warning. '''
+    schema = {
+        'type': 'object', 'properties': { 'a': { 'type': 'string' } },
+        'anyOf': [ { 'required': [ 'a' ] }, { 'type': 'string' } ] }
+    with pytest.warns( exceptions.ToolExclusionWarning ):
+        assert base.adapt_schema( 'p', 't', schema, 'anthropic' ) is None
+
+
+def test_720_validate_options( ):
+    ''' Known options pass; unknown ones are named with the known. '''
+    base.validate_options( 'p', { 'strict': True }, ( 'strict', ) )
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        base.validate_options( 'p', { 'x': 1 }, ( ) )
+    assert 'none' in str( caught.value )
+
+
+def test_800_import_light( ):
+    ''' Importing processors imports no provider SDK. '''
+    import subprocess
+    import sys
+    code = (
+        'import sys, invocables.processors; '
+        'print( [ m for m in ( "anthropic", "openai", "google.genai", '
+        '"cohere" ) if m in sys.modules ] )' )
+    output = subprocess.run(
+        [ sys.executable, '-c', code ], capture_output = True, text = True,
+        check = True ).stdout
+    assert output.strip( ) == '[]'
+
+
+def test_810_prepare_tools_quiet( ):
+    ''' Processors warn about nothing on good schemas. '''
+    def echo( text: str ) -> str:
+        ''' Echoes text. '''
+        return text
+    ensemble = invocables.produce_ensemble( 'e', [ echo ] )
+    with warnings.catch_warnings( ):
+        warnings.simplefilter( 'error' )
+        for provider in _PROVIDERS_MINE:
+            tools = produce_processor( provider ).prepare_tools( [ ensemble ] )
+            assert len( tools ) == 1
