@@ -1,0 +1,328 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Reading and checking descriptor files, key by key.
+
+    Every failure raises :py:class:`invocables.exceptions.DescriptorInvalidity`
+    with the file, the key path (``invokers[2].source``) and the fix.
+'''
+
+
+import sys as _sys
+
+from os import PathLike as _PathLike
+from os import fspath as _fspath
+from importlib import import_module as _import_module
+
+from . import __
+from . import exceptions as _exceptions
+from . import schemata as _schemata
+
+
+if _sys.version_info >= ( 3, 11 ): import tomllib as _tomllib
+else: import tomli as _tomllib
+
+
+_T = __.typx.TypeVar( '_T' )
+_D = __.typx.TypeVar( '_D' )
+
+_REQUIRED: __.typx.Any = object( )
+_labels = {
+    bool: 'a boolean (true or false)',
+    dict: 'a table',
+    float: 'a number',
+    int: 'an integer',
+    list: 'an array',
+    str: 'a string',
+}
+
+
+class Table:
+    ''' Keys of one table, read and checked; unknown keys are refused. '''
+
+    def __init__(
+        self,
+        location: str,
+        keypath: str,
+        table: __.cabc.Mapping[ str, __.typx.Any ],
+    ):
+        self.location = location
+        self.keypath = keypath
+        self.table = table
+        self._keys: set[ str ] = set( )
+
+    def access(
+        self, key: str, genus: type[ _T ], default: _D = _REQUIRED
+    ) -> _T | _D:
+        ''' Returns value of key if of genus; default if key is missing. '''
+        self._keys.add( key )
+        if key not in self.table:
+            if default is _REQUIRED:
+                self.fail(
+                    key, "missing required key {key!r}: add {label}.".format(
+                        key = key, label = _labels.get( genus, 'it' ) ) )
+            return default
+        value = self.table[ key ]
+        if not _is_of_genus( value, genus ):
+            self.fail(
+                key, "expected {label}, got {value}; correct the "
+                "value.".format(
+                    label = _labels.get( genus, genus.__name__ ),
+                    value = _describe( value ) ) )
+        return __.typx.cast( _T, value )
+
+    def access_name( self, key: str, pattern: __.re.Pattern[ str ] ) -> str:
+        ''' Returns name which matches pattern. '''
+        name = self.access( key, str )
+        if not pattern.match( name ):
+            self.fail(
+                key, "name {name!r} is not allowed; use letters, digits, "
+                "'_' and '-' only (pattern {pattern}).".format(
+                    name = name, pattern = pattern.pattern ) )
+        return name
+
+    def access_schema(
+        self, key: str, name: str, *, required: bool = True
+    ) -> __.typx.Any:
+        ''' Returns JSON Schema from table or from JSON text. '''
+        default = _schemata.access_schema_empty( ) if required else __.absent
+        value = self.access( key, object, default = default )
+        if value is default: return value
+        if isinstance( value, str ):
+            try: value = __.json.loads( value )
+            except ValueError as exception:
+                self.fail(
+                    key, f"the text is not valid JSON ({exception}); give "
+                    "the schema as a table or as JSON text.",
+                    cause = exception )
+        if not isinstance( value, __.cabc.Mapping ):
+            self.fail(
+                key, "expected a table holding a JSON Schema, got "
+                f"{_describe( value )}; write [{key}] with type = 'object'." )
+        try: schema = _schemata.validate_schema( name, value )
+        except _exceptions.SchemaInvalidity as exception:
+            self.fail(
+                key, f"not a valid JSON Schema: {exception.reason} Correct "
+                "the schema (JSON Schema Draft 2020-12, an object).",
+                cause = exception )
+        return __.types.MappingProxyType( dict( schema ) )
+
+    def access_strings(
+        self, key: str, default: _D = _REQUIRED
+    ) -> tuple[ str, ... ] | _D:
+        ''' Returns array of strings. '''
+        value = self.access( key, list, default = default )
+        if value is default: return default
+        items = __.typx.cast( list[ object ], value )
+        for index, item in enumerate( items ):
+            if not isinstance( item, str ):
+                self.fail(
+                    f"{key}[{index}]", f"expected a string, got "
+                    f"{_describe( item )}; quote the value." )
+        return tuple( __.typx.cast( list[ str ], items ) )
+
+    def access_strings_mapping(
+        self, key: str
+    ) -> __.immut.Dictionary[ str, str ]:
+        ''' Returns table of strings (empty if missing). '''
+        value = self.access( key, dict, default = { } )
+        items = __.typx.cast( dict[ str, object ], value )
+        for name, item in items.items( ):
+            if not isinstance( item, str ):
+                self.fail(
+                    f"{key}.{name}", f"expected a string, got "
+                    f"{_describe( item )}; quote the value (write "
+                    "'env:NAME' to read an environment variable)." )
+        return __.immut.Dictionary( __.typx.cast( dict[ str, str ], items ) )
+
+    def access_table(
+        self, key: str, default: _D = _REQUIRED
+    ) -> 'Table | _D':
+        ''' Returns subtable as table reader. '''
+        value = self.access( key, dict, default = default )
+        if value is default: return default
+        return Table(
+            self.location, self.produce_keypath( key ),
+            __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], value ) )
+
+    def access_tables(
+        self, key: str, default: _D = _REQUIRED
+    ) -> tuple[ 'Table', ... ] | _D:
+        ''' Returns array of tables as table readers. '''
+        value = self.access( key, list, default = default )
+        if value is default: return default
+        tables: list[ Table ] = [ ]
+        for index, item in enumerate( __.typx.cast( list[ object ], value ) ):
+            keypath = f"{self.produce_keypath( key )}[{index}]"
+            if not isinstance( item, __.cabc.Mapping ):
+                self.fail(
+                    f"{key}[{index}]", f"expected a table, got "
+                    f"{_describe( item )}; write [[{key}]] entries." )
+            tables.append( Table(
+                self.location, keypath,
+                __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], item ) ) )
+        return tuple( tables )
+
+    def access_timeout(
+        self, key: str, *, unbounded: bool = False
+    ) -> __.Absential[ float | None ]:
+        ''' Returns positive number of seconds; ``inf`` means no limit. '''
+        value = self.access( key, float, default = __.absent )
+        if __.is_absent( value ): return value
+        if value == float( 'inf' ) and unbounded: return None
+        if not 0 < value < float( 'inf' ):
+            self.fail(
+                key, "expected a positive number of seconds{extra}, got "
+                "{value!r}.".format(
+                    extra = " (or inf for no limit)" if unbounded else '',
+                    value = value ) )
+        return float( value )
+
+    def fail(
+        self,
+        key: str,
+        reason: str,
+        cause: __.Absential[ BaseException ] = __.absent,
+    ) -> __.typx.NoReturn:
+        ''' Raises descriptor error at key of table. '''
+        error = _exceptions.DescriptorInvalidity(
+            self.location, self.produce_keypath( key ), reason )
+        if __.is_absent( cause ): raise error
+        raise error from cause
+
+    def finish( self ) -> None:
+        ''' Refuses keys which were not read. '''
+        unknown = sorted( set( self.table ) - self._keys )
+        if not unknown: return
+        self.fail(
+            unknown[ 0 ], "unknown key {key!r}; the keys allowed here are "
+            "{known}. Remove it or correct its spelling.".format(
+                key = unknown[ 0 ],
+                known = ', '.join( sorted( self._keys ) ) or 'none' ) )
+
+    def produce_keypath( self, key: str ) -> str:
+        ''' Returns key path of key within table. '''
+        if not key: return self.keypath
+        if not self.keypath: return key
+        if key.startswith( '[' ): return f"{self.keypath}{key}"
+        return f"{self.keypath}.{key}"
+
+
+def access_data_location( ) -> __.Path:
+    ''' Returns folder of data shipped with the package.
+
+        Installed packages hold it as ``invocables/data``; editable
+        installs use the ``data`` folder of the repository.
+    '''
+    package = __.Path( __file__ ).resolve( ).parent
+    installed = package / 'data'
+    if installed.is_dir( ): return installed
+    return package.parent.parent / 'data'
+
+
+def import_module( name: str ) -> __.types.ModuleType:
+    ''' Imports module by name. '''
+    return _import_module( name )
+
+
+def produce_mapping_frozen(
+    mapping: __.cabc.Mapping[ str, __.typx.Any ]
+) -> __.immut.Dictionary[ str, __.typx.Any ]:
+    ''' Returns read-only copy of mapping (shallow). '''
+    return __.immut.Dictionary( mapping )
+
+
+def read_json( path: __.Path ) -> __.cabc.Mapping[ str, __.typx.Any ]:
+    ''' Returns JSON object of file. '''
+    text = _read_text( path )
+    try: document = __.json.loads( text )
+    except ValueError as exception:
+        raise _exceptions.DescriptorInvalidity(
+            str( path ), '', f"not valid JSON: {exception}. Fix the syntax "
+            "at that place." ) from exception
+    if not isinstance( document, dict ):
+        raise _exceptions.DescriptorInvalidity(
+            str( path ), '', "expected a JSON object with 'mcpServers'." )
+    return __.typx.cast( dict[ str, __.typx.Any ], document )
+
+
+def read_toml( path: __.Path ) -> __.cabc.Mapping[ str, __.typx.Any ]:
+    ''' Returns TOML document of file. '''
+    text = _read_text( path )
+    try: return _tomllib.loads( text )
+    except _tomllib.TOMLDecodeError as exception:
+        raise _exceptions.DescriptorInvalidity(
+            str( path ), '', f"not valid TOML: {exception}. Fix the syntax "
+            "at that place." ) from exception
+
+
+def resolve_source(
+    table: Table, key: str, folder: __.Path, *, confined: bool = True
+) -> __.Path:
+    ''' Returns path of existing file named relative to folder.
+
+        Refuses absolute paths and paths which leave the folder, also
+        through symbolic links, unless not confined (a mapping made by an
+        application may name any file, also as a path object).
+    '''
+    if not confined:
+        value = table.access( key, object )
+        if isinstance( value, _PathLike ): value = _fspath( value )
+        if not isinstance( value, str ):
+            table.fail( key, "expected a string holding a path." )
+        path = ( folder / __.Path( value ).expanduser( ) ).resolve( )
+        if not path.is_file( ):
+            table.fail(
+                key, f"file {str( path )!r} does not exist; create it or "
+                "correct the path." )
+        return path
+    source = table.access( key, str )
+    if __.Path( source ).is_absolute( ) or source.startswith( '~' ):
+        table.fail(
+            key, f"{source!r} is absolute; give a path relative to the "
+            f"folder {str( folder )!r}." )
+    base = folder.resolve( )
+    path = ( base / source ).resolve( )
+    if path != base and base not in path.parents:
+        table.fail(
+            key, f"{source!r} leaves the folder {str( base )!r}; keep "
+            "descriptors inside the folder of the file which names them." )
+    if not path.is_file( ):
+        table.fail(
+            key, f"file {str( path )!r} does not exist; create it or "
+            "correct the path (relative to the folder of this file)." )
+    return path
+
+
+def _describe( value: object ) -> str:
+    if isinstance( value, bool ): return f"boolean {str( value ).lower( )}"
+    if isinstance( value, ( int, float ) ):
+        return f"{type( value ).__name__} {value!r}"
+    if isinstance( value, str ): return f"string {value!r}"
+    if isinstance( value, ( list, tuple ) ): return 'an array'
+    if isinstance( value, __.cabc.Mapping ): return 'a table'
+    return type( value ).__name__
+
+
+def _is_of_genus( value: object, genus: type ) -> bool:
+    if genus is object: return True
+    if genus is dict: return isinstance( value, __.cabc.Mapping )
+    if genus is list: return isinstance( value, ( list, tuple ) )
+    if genus in ( int, float ) and isinstance( value, bool ): return False
+    if genus is float: return isinstance( value, ( int, float ) )
+    return isinstance( value, genus )
+
+
+def _read_text( path: __.Path ) -> str:
+    try: return path.read_text( encoding = 'utf-8' )
+    except FileNotFoundError as exception:
+        raise _exceptions.DescriptorInvalidity(
+            str( path ), '', "the file does not exist; create it or "
+            "correct the path." ) from exception
+    except UnicodeDecodeError as exception:
+        raise _exceptions.DescriptorInvalidity(
+            str( path ), '', f"the file is not UTF-8 text ({exception}); "
+            "save it as UTF-8." ) from exception
+    except OSError as exception:
+        raise _exceptions.DescriptorInvalidity(
+            str( path ), '', f"cannot read the file ({exception}); check "
+            "that it is a readable file." ) from exception

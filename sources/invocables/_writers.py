@@ -1,0 +1,269 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Writing ensembles back into descriptors, with ``tomli-w``.
+
+    Loading what is written gives the same ensemble: names, descriptions,
+    schemas, timeouts, deduplication, annotations and, for local tools,
+    import paths; for an MCP server, the ``[mcp]`` table and its pinned
+    tools.
+'''
+
+
+import os as _os
+
+from secrets import token_hex as _token_hex
+
+from . import __
+from . import descriptors as _descriptors
+from . import ensembles as _ensembles
+from . import exceptions as _exceptions
+from . import invokers as _invokers
+from . import naming as _naming
+
+
+Documents: __.typx.TypeAlias = dict[ str, dict[ str, __.typx.Any ] ]
+
+_HEADER = (
+    "# Written by invocables from ensemble {name!r}. Edit the descriptions\n"
+    "# and schemas as you wish; see the reference of descriptors.\n\n" )
+
+
+def create_descriptors(
+    ensemble: _ensembles.Ensemble,
+    folder: __.Path,
+    *,
+    server: __.Absential[ _descriptors.ServerDescriptor ] = __.absent,
+    replace: bool = False,
+) -> __.Path:
+    ''' Writes descriptors of ensemble into folder; returns ensemble file.
+
+        Writes ``<name>.toml`` and ``<name>/invokers/<tool>.toml``. Refuses
+        to replace existing descriptors unless asked; when replacing,
+        removes invoker descriptors of tools which are gone.
+    '''
+    documents = produce_documents( ensemble, server = server )
+    target = folder / f"{ensemble.name}.toml"
+    if target.exists( ) and not replace:
+        raise _exceptions.DescriptorInvalidity(
+            str( target ), '', "the file exists already; choose another "
+            "folder or ask to replace it." )
+    invokers_folder = folder / ensemble.name / 'invokers'
+    invokers_folder.mkdir( parents = True, exist_ok = True )
+    if replace: _delete_stale( invokers_folder, folder, documents )
+    for relative, document in documents.items( ):
+        if relative == target.name: continue
+        _write_atomically( folder / relative, _render( ensemble, document ) )
+    _write_atomically(
+        target, _render( ensemble, documents[ target.name ] ) )
+    _descriptors.produce_ensemble_descriptor( target )
+    return target
+
+
+def produce_documents(
+    ensemble: _ensembles.Ensemble,
+    *,
+    server: __.Absential[ _descriptors.ServerDescriptor ] = __.absent,
+) -> Documents:
+    ''' Returns TOML documents of descriptors, by path relative to folder.
+
+        The first document is the ensemble descriptor, ``<name>.toml``.
+    '''
+    if __.is_absent( server ): server = _access_server( ensemble )
+    local = __.is_absent( server )
+    header: dict[ str, __.typx.Any ] = { 'name': ensemble.name }
+    description = ensemble.configuration.description
+    if description: header[ 'description' ] = description
+    document: dict[ str, __.typx.Any ] = { 'ensemble': header }
+    timeout = ensemble.configuration.timeout
+    if not __.is_absent( timeout ) and (
+        local or __.is_absent( server.tool_timeout ) # given once
+    ): document[ 'defaults' ] = { 'timeout': _render_timeout( timeout ) }
+    invokers = ensemble.survey_invokers( )
+    if local: _add_configuration( document, invokers )
+    else: document[ 'mcp' ] = _produce_server_table( server )
+    documents: Documents = { f"{ensemble.name}.toml": document }
+    entries: list[ dict[ str, str ] ] = [ ]
+    for invoker in invokers:
+        relative = "{ensemble}/invokers/{name}.toml".format(
+            ensemble = ensemble.name,
+            name = _naming.produce_safe_name( invoker.name ) )
+        documents[ relative ] = _produce_invoker_document(
+            ensemble, invoker, local = local )
+        entries.append( { 'source': relative } )
+    if entries: document[ 'invokers' ] = entries
+    return documents
+
+
+def _access_server(
+    ensemble: _ensembles.Ensemble
+) -> __.Absential[ _descriptors.ServerDescriptor ]:
+    ''' Returns server descriptor of pinned or MCP ensemble, if any. '''
+    if isinstance( ensemble, _descriptors.PinnedEnsemble ):
+        return ensemble.server
+    if not type( ensemble ).__module__.startswith( f"{__.package_name}.mcp" ):
+        return __.absent
+    from .mcp import ServerEnsemble
+    from .mcp.ensembles import CONNECT_TIMEOUT_DEFAULT
+    if not isinstance( ensemble, ServerEnsemble ): return __.absent
+    parameters, options = ensemble.parameters, ensemble.options
+    transport = parameters.transport.value
+    command = (
+        ( ) if __.is_absent( parameters.command )
+        else ( parameters.command, * parameters.arguments ) )
+    return _descriptors.ServerDescriptor(
+        transport = 'http' if transport == 'streamable-http' else transport,
+        command = command, environment = parameters.environment,
+        cwd = (
+            __.absent if __.is_absent( parameters.cwd )
+            else __.Path( parameters.cwd ) ),
+        url = parameters.url, headers = parameters.headers,
+        startup_timeout = (
+            __.absent if options.connect_timeout == CONNECT_TIMEOUT_DEFAULT
+            else options.connect_timeout ),
+        enabled_tools = (
+            __.absent if __.is_absent( options.include )
+            else tuple( sorted( options.include ) ) ),
+        disabled_tools = tuple( sorted( options.exclude ) ) )
+
+
+def _access_tool_timeout(
+    ensemble: _ensembles.Ensemble, name: str
+) -> __.Absential[ float | None ]:
+    ''' Returns own timeout of tool of MCP ensemble, if it has one. '''
+    if isinstance( ensemble, _descriptors.PinnedEnsemble ):
+        return next( (
+            descriptor.timeout for descriptor in ensemble.descriptors
+            if descriptor.name == name ), __.absent )
+    options = getattr( ensemble, 'options', None )
+    timeouts = getattr( options, 'timeouts', { } )
+    if name in timeouts: return timeouts[ name ]
+    return __.absent
+
+
+def _add_configuration(
+    document: dict[ str, __.typx.Any ],
+    invokers: __.cabc.Sequence[ _invokers.Invoker ],
+) -> None:
+    configuration = next( (
+        invoker.configuration for invoker in invokers
+        if isinstance( invoker, _descriptors.DescriptorInvoker )
+        and invoker.configuration ), None )
+    if configuration:
+        document[ 'configuration' ] = _produce_toml_value( configuration )
+
+
+def _delete_stale(
+    invokers_folder: __.Path, folder: __.Path, documents: Documents
+) -> None:
+    wanted = { ( folder / relative ).resolve( ) for relative in documents }
+    for path in invokers_folder.glob( '*.toml' ):
+        if path.resolve( ) not in wanted: path.unlink( )
+
+
+def _has_null( value: object ) -> bool:
+    if value is None: return True
+    if isinstance( value, __.cabc.Mapping ):
+        mapping = __.typx.cast( __.cabc.Mapping[ str, object ], value )
+        return any( _has_null( item ) for item in mapping.values( ) )
+    if isinstance( value, ( list, tuple ) ):
+        items = __.typx.cast( __.cabc.Sequence[ object ], value )
+        return any( _has_null( item ) for item in items )
+    return False
+
+
+def _produce_invoker_document(
+    ensemble: _ensembles.Ensemble,
+    invoker: _invokers.Invoker,
+    *,
+    local: bool,
+) -> dict[ str, __.typx.Any ]:
+    header: dict[ str, __.typx.Any ] = { 'name': invoker.name }
+    if invoker.description: header[ 'description' ] = invoker.description
+    if local:
+        if not isinstance( invoker, _descriptors.DescriptorInvoker ):
+            raise _exceptions.DescriptorInvalidity(
+                f"ensemble {ensemble.name!r}", f"invokers.{invoker.name}",
+                "the tool was not made from a descriptor, so its import "
+                "path is unknown; write its descriptor by hand." )
+        header[ 'implementation' ] = invoker.implementation
+    timeout = (
+        invoker.timeout if local
+        else _access_tool_timeout( ensemble, invoker.name ) )
+    if not __.is_absent( timeout ):
+        header[ 'timeout' ] = _render_timeout( timeout )
+    if not __.is_absent( invoker.deduplicator ):
+        header[ 'deduplicate' ] = True
+    annotations = _produce_toml_value( invoker.annotations )
+    if annotations: header[ 'annotations' ] = annotations
+    document: dict[ str, __.typx.Any ] = {
+        'invoker': header,
+        'arguments': _render_schema( invoker.argschema ) }
+    if not __.is_absent( invoker.outschema ):
+        document[ 'results' ] = _render_schema( invoker.outschema )
+    return document
+
+
+def _produce_server_table(
+    server: _descriptors.ServerDescriptor
+) -> dict[ str, __.typx.Any ]:
+    table: dict[ str, __.typx.Any ] = { 'transport': server.transport }
+    if server.command: table[ 'command' ] = list( server.command )
+    if server.environment:
+        table[ 'environment' ] = dict( server.environment )
+    if not __.is_absent( server.cwd ): table[ 'cwd' ] = str( server.cwd )
+    if not __.is_absent( server.url ): table[ 'url' ] = server.url
+    if server.headers: table[ 'headers' ] = dict( server.headers )
+    for key in ( 'startup_timeout', 'tool_timeout' ):
+        value = getattr( server, key )
+        if not __.is_absent( value ): table[ key ] = value
+    if not __.is_absent( server.enabled_tools ):
+        table[ 'enabled_tools' ] = list( server.enabled_tools )
+    if server.disabled_tools:
+        table[ 'disabled_tools' ] = list( server.disabled_tools )
+    return table
+
+
+def _produce_toml_value( value: object ) -> __.typx.Any:
+    ''' Returns plain TOML value; drops nulls, which TOML cannot hold. '''
+    dump = getattr( value, 'model_dump', None )
+    if callable( dump ): value = dump( mode = 'json', exclude_none = True )
+    if isinstance( value, __.cabc.Mapping ):
+        mapping = __.typx.cast( __.cabc.Mapping[ str, object ], value )
+        return {
+            key: _produce_toml_value( item )
+            for key, item in mapping.items( ) if item is not None }
+    if isinstance( value, ( list, tuple ) ):
+        items = __.typx.cast( __.cabc.Sequence[ object ], value )
+        return [ _produce_toml_value( item ) for item in items ]
+    return value
+
+
+def _render(
+    ensemble: _ensembles.Ensemble, document: dict[ str, __.typx.Any ]
+) -> str:
+    import tomli_w
+    return _HEADER.format( name = ensemble.name ) + tomli_w.dumps(
+        document, multiline_strings = True )
+
+
+def _render_schema( schema: __.Schema ) -> __.typx.Any:
+    ''' Returns schema as table, or as JSON text if it holds nulls. '''
+    from .schemata import thaw_json
+    plain = thaw_json( schema )
+    if _has_null( plain ): return __.json.dumps( plain, indent = 2 )
+    return plain
+
+
+def _render_timeout( timeout: float | None ) -> float:
+    return float( 'inf' ) if timeout is None else timeout
+
+
+def _write_atomically( path: __.Path, text: str ) -> None:
+    path.parent.mkdir( parents = True, exist_ok = True )
+    temporary = path.with_name( f".{path.name}.{_token_hex( 6 )}.tmp" )
+    try:
+        temporary.write_text( text, encoding = 'utf-8' )
+        _os.replace( temporary, path )
+    except BaseException:
+        temporary.unlink( missing_ok = True )
+        raise

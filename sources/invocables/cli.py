@@ -1,0 +1,349 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' The ``invocables`` command: survey, invoke, schemas and snapshot.
+
+    The configuration is the file given with ``--configuration``, else the
+    file named by the ``INVOCABLES_CONFIGURATION`` environment variable,
+    else ``invocables/invocables.toml`` in the user's configuration folder
+    (``$XDG_CONFIG_HOME``, by default ``~/.config``), else the shipped
+    defaults (the built-in ``io`` ensemble, reading the current directory).
+    Errors print one line on the standard error stream and exit with a
+    non-zero status.
+'''
+
+
+import argparse as _argparse
+import os as _os
+import sys as _sys
+
+from . import __
+from . import canisters as _canisters
+from . import descriptors as _descriptors
+from . import ensembles as _ensembles
+from . import exceptions as _exceptions
+from . import execution as _execution
+from . import naming as _naming
+from ._descriptors import access_data_location as _access_data_location
+
+
+CONFIGURATION_VARIABLE = 'INVOCABLES_CONFIGURATION'
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTION = 130
+
+_PROGRAM = 'invocables'
+
+
+class UsageInvalidity( _exceptions.Omnierror, ValueError ):
+    ''' Command was used wrongly (exit status 2). '''
+
+
+def locate_configuration(
+    option: __.Absential[ str ] = __.absent
+) -> __.Path:
+    ''' Returns path of configuration: option, variable, user, shipped. '''
+    if not __.is_absent( option ): return __.Path( option ).expanduser( )
+    variable = _os.environ.get( CONFIGURATION_VARIABLE )
+    if variable: return __.Path( variable ).expanduser( )
+    home = _os.environ.get( 'XDG_CONFIG_HOME' ) or str(
+        __.Path.home( ) / '.config' )
+    user = __.Path( home ) / 'invocables' / _descriptors.CONFIGURATION_NAME
+    if user.is_file( ): return user
+    return (
+        _access_data_location( ) / 'configuration'
+        / _descriptors.CONFIGURATION_NAME )
+
+
+def main( arguments: __.cabc.Sequence[ str ] | None = None ) -> None:
+    ''' Runs command line; exits with its status. '''
+    parser = _produce_parser( )
+    options = parser.parse_args( arguments )
+    try: status = __.asyncio.run( options.execute( options ) )
+    except KeyboardInterrupt:
+        _sys.stderr.write( f"{_PROGRAM}: interrupted.\n" )
+        status = EXIT_INTERRUPTION
+    except UsageInvalidity as exception:
+        _sys.stderr.write( f"{_PROGRAM}: error: {exception}\n" )
+        status = EXIT_USAGE
+    except Exception as exception: # one line, no traceback
+        _sys.stderr.write( _describe_exception( exception ) )
+        status = EXIT_FAILURE
+    raise SystemExit( status )
+
+
+async def _connect_quietly(
+    ensemble: _ensembles.Ensemble
+) -> __.Absential[ Exception ]:
+    try: await ensemble.connect( )
+    except Exception as exception: return exception
+    return __.absent
+
+
+def _describe_exception( exception: BaseException ) -> str:
+    message = ' '.join( str( exception ).split( ) )
+    if not isinstance( exception, _exceptions.Omnierror ):
+        message = f"{type( exception ).__name__}: {message}"
+    return f"{_PROGRAM}: error: {message}\n"
+
+
+async def _disconnect( ensembles: __.cabc.Sequence[ _ensembles.Ensemble ] ):
+    for ensemble in reversed( ensembles ):
+        try: await ensemble.disconnect( )
+        except Exception as exception:
+            _sys.stderr.write( _describe_exception( exception ) )
+
+
+def _describe_kind( ensemble: _ensembles.Ensemble ) -> str:
+    server = getattr( ensemble, 'server', None )
+    parameters = getattr( ensemble, 'parameters', None )
+    if isinstance( server, _descriptors.ServerDescriptor ):
+        return f"MCP {server.transport}, pinned"
+    if parameters is not None:
+        transport = getattr( parameters, 'transport', None )
+        genus = getattr( transport, 'value', transport )
+        return f"MCP {genus}"
+    return 'local'
+
+
+async def _execute_invoke( options: _argparse.Namespace ) -> int:
+    try: arguments = __.json.loads( options.arguments )
+    except ValueError as exception:
+        raise UsageInvalidity(
+            f"--arguments is not valid JSON ({exception}); give one JSON "
+            "object, such as '{\"path\": \".\"}'." ) from exception
+    configuration = _produce_configuration( options )
+    ensembles = await _descriptors.prepare_ensembles(
+        configuration, connect = True )
+    try:
+        invocation = _canisters.InvocationCanister(
+            identifier = 'invocables-cli', name = options.name,
+            arguments = arguments )
+        results = await _execution.execute_invocations(
+            [ invocation ], ensembles,
+            failure_policy = _execution.FailurePolicies.Report )
+    finally: await _disconnect( ensembles )
+    result = results[ 0 ]
+    if options.json:
+        _sys.stdout.write( __.json.dumps(
+            _render_result( result ), indent = 2 ) + '\n' )
+    else:
+        text = '\n'.join(
+            _canisters.render_content_text( item )
+            for item in result.content )
+        if text: _sys.stdout.write( text.rstrip( '\n' ) + '\n' )
+    if __.is_absent( result.error ): return 0
+    if not options.json:
+        _sys.stderr.write( "{program}: error: {message}\n".format(
+            program = _PROGRAM,
+            message = ' '.join( result.error.message.split( ) ) ) )
+    return EXIT_FAILURE
+
+
+async def _execute_schemas( options: _argparse.Namespace ) -> int:
+    from . import processors as _processors
+    processor = _processors.produce_processor( options.provider )
+    configuration = _produce_configuration( options )
+    ensembles = await _descriptors.prepare_ensembles(
+        configuration, connect = True )
+    try: tools = processor.prepare_tools( ensembles )
+    finally: await _disconnect( ensembles )
+    _sys.stdout.write(
+        __.json.dumps( tools, indent = 2, ensure_ascii = False ) + '\n' )
+    return 0
+
+
+async def _execute_snapshot( options: _argparse.Namespace ) -> int:
+    configuration = _produce_configuration( options )
+    try: descriptor = configuration.access_ensemble( options.name )
+    except _exceptions.EnsembleAbsence as exception:
+        names = ', '.join(
+            item.name for item in configuration.ensembles
+            if not __.is_absent( item.server ) ) or 'none'
+        raise UsageInvalidity(
+            f"no ensemble named {options.name!r} in "
+            f"{configuration.location}; MCP servers there: "
+            f"{names}." ) from exception
+    if __.is_absent( descriptor.server ):
+        raise UsageInvalidity(
+            f"ensemble {options.name!r} is not an MCP server; only "
+            "servers can be snapshot." )
+    ensemble = _descriptors.produce_ensemble(
+        __.dcls.replace( descriptor, invokers = ( ) ) )
+    await ensemble.connect( )
+    try:
+        path = _descriptors.create_descriptors(
+            ensemble, options.folder, server = descriptor.server,
+            replace = options.replace )
+        count = len( ensemble.survey_invokers( ) )
+    finally: await _disconnect( [ ensemble ] )
+    _sys.stdout.write(
+        f"Wrote {path} ({count} tools). To use the pinned tools, list it "
+        "in the configuration:\n[[ensembles]]\n"
+        f"source = '{path}'\n" )
+    return 0
+
+
+async def _execute_survey( options: _argparse.Namespace ) -> int:
+    configuration = _produce_configuration( options )
+    ensembles = await _descriptors.prepare_ensembles( configuration )
+    failures = [
+        await _connect_quietly( ensemble ) for ensemble in ensembles ]
+    try:
+        connected = [
+            ensemble for ensemble, failure in zip( ensembles, failures )
+            if __.is_absent( failure ) ]
+        nomenclature = _naming.produce_nomenclature( connected )
+        report = _produce_survey(
+            configuration, ensembles, failures, nomenclature )
+    finally:
+        await _disconnect( [
+            ensemble for ensemble, failure in zip( ensembles, failures )
+            if __.is_absent( failure ) ] )
+    if options.json:
+        _sys.stdout.write( __.json.dumps( report, indent = 2 ) + '\n' )
+    else: _sys.stdout.write( _render_survey( report ) )
+    return EXIT_FAILURE if any(
+        not __.is_absent( failure ) for failure in failures ) else 0
+
+
+def _produce_configuration(
+    options: _argparse.Namespace
+) -> _descriptors.Configuration:
+    option = getattr( options, 'configuration', None )
+    path = locate_configuration( __.absent if option is None else option )
+    return _descriptors.produce_configuration( path )
+
+
+def _produce_parser( ) -> _argparse.ArgumentParser:
+    common = _argparse.ArgumentParser( add_help = False )
+    common.add_argument(
+        '--configuration', metavar = 'PATH', default = _argparse.SUPPRESS,
+        help = "configuration file (default: $INVOCABLES_CONFIGURATION, "
+        "then $XDG_CONFIG_HOME/invocables/invocables.toml, then the "
+        "shipped defaults)" )
+    parser = _argparse.ArgumentParser(
+        prog = _PROGRAM, parents = [ common ],
+        description = "Survey, try and export the tools of a configuration." )
+    commands = parser.add_subparsers(
+        dest = 'command', required = True, metavar = 'COMMAND' )
+    survey = commands.add_parser(
+        'survey', parents = [ common ],
+        help = "list ensembles and tools, with provider-facing names" )
+    survey.add_argument(
+        '--json', action = 'store_true', help = "print JSON" )
+    survey.set_defaults( execute = _execute_survey )
+    invoke = commands.add_parser(
+        'invoke', parents = [ common ],
+        help = "validate and run one tool, print its result" )
+    invoke.add_argument( 'name', help = "provider-facing tool name" )
+    invoke.add_argument(
+        '--arguments', metavar = 'JSON', default = '{}',
+        help = "arguments as one JSON object (default: {})" )
+    invoke.add_argument(
+        '--json', action = 'store_true',
+        help = "print the result as JSON (content and error)" )
+    invoke.set_defaults( execute = _execute_invoke )
+    _produce_parser_extras( commands, common )
+    return parser
+
+
+def _produce_parser_extras(
+    commands: __.typx.Any, common: _argparse.ArgumentParser
+) -> None:
+    schemas = commands.add_parser(
+        'schemas', parents = [ common ],
+        help = "print tool definitions as a provider receives them" )
+    schemas.add_argument(
+        '--provider', required = True,
+        help = "provider, such as anthropic, openai, openai-responses, "
+        "gemini, cohere or ollama" )
+    schemas.set_defaults( execute = _execute_schemas )
+    snapshot = commands.add_parser(
+        'snapshot', parents = [ common ],
+        help = "write descriptors of the tools of a configured MCP server" )
+    snapshot.add_argument( 'name', help = "ensemble name of the server" )
+    snapshot.add_argument(
+        '--folder', default = '.', type = __.Path,
+        help = "folder which receives the descriptors (default: .)" )
+    snapshot.add_argument(
+        '--replace', action = 'store_true',
+        help = "replace descriptors written before" )
+    snapshot.set_defaults( execute = _execute_snapshot )
+
+
+def _produce_survey(
+    configuration: _descriptors.Configuration,
+    ensembles: __.cabc.Sequence[ _ensembles.Ensemble ],
+    failures: __.cabc.Sequence[ __.Absential[ Exception ] ],
+    nomenclature: _naming.Nomenclature,
+) -> dict[ str, __.typx.Any ]:
+    entries: list[ dict[ str, __.typx.Any ] ] = [ ]
+    for ensemble, failure in zip( ensembles, failures ):
+        entry: dict[ str, __.typx.Any ] = {
+            'name': ensemble.name, 'kind': _describe_kind( ensemble ),
+            'description': ensemble.configuration.description,
+            'tools': [ ] }
+        if not __.is_absent( failure ):
+            entry[ 'error' ] = _describe_exception( failure ).strip( )
+        else:
+            entry[ 'tools' ] = [ {
+                'name': invoker.name,
+                'provider_name': nomenclature.access_name(
+                    ensemble.name, invoker.name ),
+                'description': invoker.description,
+            } for invoker in ensemble.survey_invokers( ) ]
+        entries.append( entry )
+    disabled = [
+        descriptor.name for descriptor in configuration.ensembles
+        if not descriptor.enabled ]
+    return {
+        'configuration': configuration.location,
+        'roots': [
+            { 'path': str( root.path ), 'writable': root.writable }
+            for root in configuration.roots ],
+        'ensembles': entries, 'disabled': disabled }
+
+
+def _render_result( result: _canisters.ResultCanister ) -> __.typx.Any:
+    return {
+        'content': [
+            _canisters.render_content_text( item )
+            for item in result.content ],
+        'error': (
+            None if __.is_absent( result.error ) else {
+                'genus': result.error.genus.value,
+                'message': result.error.message } ) }
+
+
+def _render_survey( report: __.cabc.Mapping[ str, __.typx.Any ] ) -> str:
+    lines = [ "Configuration: {location}".format(
+        location = report[ 'configuration' ] ) ]
+    roots = report[ 'roots' ] or [
+        { 'path': f"{__.Path.cwd( )} (current directory)",
+          'writable': False } ]
+    lines.extend(
+        "Root: {path} ({mode})".format(
+            path = root[ 'path' ],
+            mode = 'writable' if root[ 'writable' ] else 'read-only' )
+        for root in roots )
+    for entry in report[ 'ensembles' ]:
+        lines.append( '' )
+        error = entry.get( 'error' )
+        lines.append( "Ensemble {name} ({kind}, {count} tools){error}".format(
+            name = entry[ 'name' ], kind = entry[ 'kind' ],
+            count = len( entry[ 'tools' ] ),
+            error = f": {error}" if error else '' ) )
+        width = max(
+            ( len( tool[ 'provider_name' ] ) for tool in entry[ 'tools' ] ),
+            default = 0 )
+        for tool in entry[ 'tools' ]:
+            summary = ( tool[ 'description' ].strip( ).splitlines( )
+                or [ '' ] )[ 0 ]
+            lines.append( "  {name}  {summary}".format(
+                name = tool[ 'provider_name' ].ljust( width ),
+                summary = summary ) )
+    if report[ 'disabled' ]:
+        lines.append( '' )
+        lines.append( "Disabled: {names}".format(
+            names = ', '.join( report[ 'disabled' ] ) ) )
+    return '\n'.join( lines ) + '\n'

@@ -1,0 +1,802 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' TOML descriptors: configurations, ensembles, invokers, MCP servers.
+
+    A configuration file (``invocables.toml``) lists ensemble descriptors
+    and the roots which file tools may touch. An ensemble descriptor names
+    its invoker descriptors (local tools, implemented by import path) or
+    describes an MCP server. Every file is checked completely before any
+    ensemble is produced: an error raises
+    :py:class:`invocables.exceptions.DescriptorInvalidity`, naming the file,
+    the key path and the fix, and nothing is half-loaded.
+'''
+
+
+from os import PathLike as _PathLike
+
+from . import __
+from . import deduplicators as _deduplicators
+from . import ensembles as _ensembles
+from . import exceptions as _exceptions
+from . import invokers as _invokers
+from . import schemata as _schemata
+from ._descriptors import (
+    Table as _Table,
+    access_data_location,
+    import_module as _import_module,
+    produce_mapping_frozen as _freeze,
+    read_json as _read_json,
+    read_toml as _read_toml,
+    resolve_source as _resolve_source,
+)
+
+
+ConfigurationSource: __.typx.TypeAlias = (
+    str | _PathLike[ str ] | __.cabc.Mapping[ str, __.typx.Any ] )
+
+CONFIGURATION_NAME = 'invocables.toml'
+LOCATION_MAPPING = '<mapping>'
+TRANSPORTS = ( 'stdio', 'http', 'sse' )
+TRANSPORT_ALIASES = __.immut.Dictionary( { 'streamable-http': 'http' } )
+
+_name_ensemble = __.re.compile( r'^[a-zA-Z0-9_-]{1,64}$' )
+_name_invoker = __.re.compile( r'^[a-zA-Z0-9_-]{1,64}$' )
+_name_tool_server = __.re.compile( r'^[a-zA-Z0-9_./-]{1,128}$' )
+_name_builtin = __.re.compile( r'^[a-z][a-z0-9_]*$' )
+_implementation_path = __.re.compile(
+    r'^[A-Za-z_][\w.]*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$' )
+_scribe = __.produce_scribe( __name__ )
+
+
+class Root( __.immut.DataclassObject ):
+    ''' Folder which file tools may touch, and whether they may write. '''
+
+    path: __.Path
+    writable: bool = False
+
+
+class ServerDescriptor( __.immut.DataclassObject ):
+    ''' Validated ``[mcp]`` table: how to reach one MCP server. '''
+
+    transport: str
+    command: tuple[ str, ... ] = ( )
+    environment: __.cabc.Mapping[ str, str ] = __.dcls.field(
+        default_factory = __.immut.Dictionary[ str, str ] )
+    cwd: __.Absential[ __.Path ] = __.absent
+    url: __.Absential[ str ] = __.absent
+    headers: __.cabc.Mapping[ str, str ] = __.dcls.field(
+        default_factory = __.immut.Dictionary[ str, str ] )
+    startup_timeout: __.Absential[ float ] = __.absent
+    tool_timeout: __.Absential[ float ] = __.absent
+    enabled_tools: __.Absential[ tuple[ str, ... ] ] = __.absent
+    disabled_tools: tuple[ str, ... ] = ( )
+
+
+class InvokerDescriptor( __.immut.DataclassObject ):
+    ''' Validated invoker descriptor. '''
+
+    name: str
+    location: str
+    enabled: bool = True
+    description: str = ''
+    argschema: __.Schema = __.dcls.field(
+        default_factory = _schemata.access_schema_empty )
+    outschema: __.Absential[ __.Schema ] = __.absent
+    implementation: __.Absential[ str ] = __.absent
+    function: __.Absential[ __.cabc.Callable[ ..., __.typx.Any ] ] = (
+        __.absent )
+    timeout: __.Absential[ float | None ] = __.absent
+    deduplicate: bool = False
+    annotations: __.cabc.Mapping[ str, __.typx.Any ] = __.dcls.field(
+        default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
+
+
+class EnsembleDescriptor( __.immut.DataclassObject ):
+    ''' Validated ensemble descriptor: local tools or an MCP server. '''
+
+    name: str
+    location: str
+    enabled: bool = True
+    description: str = ''
+    timeout: __.Absential[ float | None ] = __.absent
+    configuration: __.cabc.Mapping[ str, __.typx.Any ] = __.dcls.field(
+        default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
+    invokers: tuple[ InvokerDescriptor, ... ] = ( )
+    server: __.Absential[ ServerDescriptor ] = __.absent
+
+
+class Configuration( __.immut.DataclassObject ):
+    ''' Validated configuration: ensemble descriptors and roots. '''
+
+    location: str
+    ensembles: tuple[ EnsembleDescriptor, ... ] = ( )
+    roots: tuple[ Root, ... ] = ( )
+
+    def access_ensemble( self, name: str ) -> EnsembleDescriptor:
+        ''' Returns ensemble descriptor by name, enabled or not. '''
+        for ensemble in self.ensembles:
+            if ensemble.name == name: return ensemble
+        raise _exceptions.EnsembleAbsence( name )
+
+
+class DescriptorInvoker( _invokers.FunctionInvoker ):
+    ''' Invoker produced from a local invoker descriptor.
+
+        Its invocable receives it as ``context.invoker``, and so reaches
+        the configuration of its ensemble (``configuration``) and the roots
+        of the configuration (``roots``).
+    '''
+
+    def __init__(
+        self,
+        descriptor: InvokerDescriptor, *,
+        configuration: __.cabc.Mapping[ str, __.typx.Any ] = (
+            __.immut.Dictionary[ str, __.typx.Any ]( ) ),
+        roots: tuple[ Root, ... ] = ( ),
+        ensemble: __.Absential[ str ] = __.absent,
+        validator: __.Absential[ _schemata.Validator ] = __.absent,
+    ):
+        self.descriptor = descriptor
+        self.implementation = __.typx.cast( str, descriptor.implementation )
+        self.configuration = configuration
+        self.roots = roots
+        function = __.typx.cast(
+            __.cabc.Callable[ ..., __.typx.Any ], descriptor.function )
+        super( ).__init__(
+            name = descriptor.name,
+            invocable = _produce_invocable( function ),
+            argschema = descriptor.argschema,
+            description = descriptor.description,
+            ensemble = ensemble,
+            timeout = descriptor.timeout,
+            deduplicator = _produce_deduplicator( descriptor ),
+            annotations = descriptor.annotations,
+            outschema = descriptor.outschema,
+            validator = validator )
+
+    def with_ensemble( self, ensemble: str ) -> __.typx.Self:
+        ''' Returns copy of invoker which belongs to named ensemble. '''
+        return type( self )(
+            self.descriptor, configuration = self.configuration,
+            roots = self.roots, ensemble = ensemble,
+            validator = self.validator )
+
+
+class PinnedEnsemble(
+    _ensembles.EnsembleBase, instances_mutables = ( '_connected', )
+):
+    ''' MCP server ensemble whose tools are pinned by descriptors.
+
+        It offers exactly the described tools, with their described names,
+        descriptions and schemas, even before it is connected; calls go to
+        the server's tools of the same names.
+    '''
+
+    def __init__(
+        self,
+        name: str,
+        inner: _ensembles.Ensemble,
+        invokers: __.cabc.Sequence[ InvokerDescriptor ],
+        configuration: _ensembles.EnsembleConfiguration,
+        server: ServerDescriptor,
+        location: str,
+    ):
+        self.name = name
+        self.configuration = configuration
+        self.inner = inner
+        self.server = server
+        self.location = location
+        self.descriptors = tuple( invokers )
+        self._invokers = tuple(
+            _produce_pinned_invoker( self, descriptor ).with_ensemble( name )
+            for descriptor in invokers )
+        self._invokers_by_name = __.types.MappingProxyType(
+            { invoker.name: invoker for invoker in self._invokers } )
+        self._connected = False
+
+    def __repr__( self ) -> str:
+        return "{cls}( name = {name!r}, invokers = {count} )".format(
+            cls = type( self ).__name__, name = self.name,
+            count = len( self._invokers ) )
+
+    def access_invoker( self, name: str ) -> _invokers.Invoker:
+        ''' Returns invoker by name. Raises absence error if unknown. '''
+        try: return self._invokers_by_name[ name ]
+        except KeyError as exception:
+            raise _exceptions.InvokerAbsence(
+                name, self.name ) from exception
+
+    def is_connected( self ) -> bool:
+        ''' Returns whether ensemble is connected. '''
+        return self._connected and self.inner.is_connected( )
+
+    def survey_invokers( self ) -> tuple[ _invokers.Invoker, ... ]:
+        ''' Returns pinned invokers, in order of descriptors. '''
+        return self._invokers
+
+    async def connect( self ) -> None:
+        ''' Connects server; checks that it offers every pinned tool. '''
+        await self.inner.connect( )
+        offered = { invoker.name for invoker in self.inner.survey_invokers( ) }
+        missing = [
+            invoker.name for invoker in self._invokers
+            if invoker.name not in offered ]
+        if missing:
+            await self.inner.disconnect( )
+            raise _exceptions.DescriptorInvalidity(
+                self.location, 'invokers',
+                "MCP server {server!r} no longer offers pinned tool(s) "
+                "{names}; delete their descriptors or take a new "
+                "snapshot.".format(
+                    server = self.name,
+                    names = ', '.join( map( repr, missing ) ) ) )
+        self._connected = True
+
+    async def disconnect( self ) -> None:
+        ''' Disconnects server. '''
+        self._connected = False
+        await self.inner.disconnect( )
+
+
+def create_descriptors(
+    ensemble: _ensembles.Ensemble,
+    folder: __.typx.Annotated[
+        str | _PathLike[ str ],
+        __.ddoc.Doc( ''' Folder which receives the descriptors. ''' ),
+    ],
+    *,
+    server: __.typx.Annotated[
+        __.Absential[ ServerDescriptor ],
+        __.ddoc.Doc(
+            ''' How to reach the MCP server of the ensemble; needed for an
+                MCP ensemble not loaded from descriptors. ''' ),
+    ] = __.absent,
+    replace: __.typx.Annotated[
+        bool,
+        __.ddoc.Doc( ''' Whether to replace existing descriptors. ''' ),
+    ] = False,
+) -> __.Path:
+    ''' Writes descriptors of ensemble; returns path of ensemble file.
+
+        Writes ``<name>.toml`` and ``<name>/invokers/<tool>.toml`` into
+        the folder, each file atomically. Loading the ensemble file gives
+        the same ensemble: for an MCP server, its tools are then pinned.
+    '''
+    from . import _writers
+    return _writers.create_descriptors(
+        ensemble, __.Path( folder ), server = server, replace = replace )
+
+
+async def prepare_ensembles(
+    configuration: __.typx.Annotated[
+        ConfigurationSource | Configuration,
+        __.ddoc.Doc(
+            ''' Path of a configuration file, a mapping with the same
+                structure, or a configuration already produced. ''' ),
+    ],
+    *,
+    connect: __.typx.Annotated[
+        bool,
+        __.ddoc.Doc(
+            ''' Whether to connect the ensembles before returning them. If
+                one fails, those already connected are disconnected and the
+                failure is raised. ''' ),
+    ] = False,
+) -> tuple[ _ensembles.Ensemble, ... ]:
+    ''' Loads every enabled ensemble of a configuration.
+
+        Raises :py:class:`invocables.exceptions.DescriptorInvalidity` for
+        any invalid file, before anything is produced or connected.
+    '''
+    if not isinstance( configuration, Configuration ):
+        configuration = produce_configuration( configuration )
+    ensembles = tuple(
+        produce_ensemble( descriptor, configuration.roots )
+        for descriptor in configuration.ensembles if descriptor.enabled )
+    if connect: await _connect_ensembles( ensembles )
+    return ensembles
+
+
+def produce_configuration(
+    source: ConfigurationSource,
+    location: __.Absential[ str ] = __.absent,
+) -> Configuration:
+    ''' Produces validated configuration from file or mapping.
+
+        Relative paths in a file are relative to its folder; in a mapping,
+        relative to the current directory.
+    '''
+    if isinstance( source, __.cabc.Mapping ):
+        location_ = LOCATION_MAPPING if __.is_absent( location ) else location
+        folder = __.Path.cwd( )
+        document = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], source )
+    else:
+        path = __.Path( source ).expanduser( ).absolute( )
+        location_ = str( path )
+        folder = path.parent
+        document = _read_toml( path )
+    table = _Table( location_, '', document )
+    ensembles = _produce_ensembles_entries(
+        table, folder, confined = not isinstance( source, __.cabc.Mapping ) )
+    roots = _produce_roots( table, folder )
+    table.finish( )
+    _validate_ensemble_names( location_, ensembles )
+    return Configuration(
+        location = location_, ensembles = ensembles, roots = roots )
+
+
+def produce_documents(
+    ensemble: _ensembles.Ensemble,
+    *,
+    server: __.Absential[ ServerDescriptor ] = __.absent,
+) -> dict[ str, dict[ str, __.typx.Any ] ]:
+    ''' Returns descriptors of ensemble as TOML documents, by file path.
+
+        Paths are relative to the folder which would hold them; the first
+        is the ensemble descriptor.
+    '''
+    from . import _writers
+    return _writers.produce_documents( ensemble, server = server )
+
+
+def produce_ensemble(
+    descriptor: EnsembleDescriptor,
+    roots: __.cabc.Sequence[ Root ] = ( ),
+) -> _ensembles.Ensemble:
+    ''' Produces unconnected ensemble from validated descriptor.
+
+        Without roots, file tools may read the current directory only.
+    '''
+    configuration = _ensembles.EnsembleConfiguration(
+        timeout = descriptor.timeout, description = descriptor.description )
+    if not __.is_absent( descriptor.server ):
+        inner = _produce_server_ensemble( descriptor, descriptor.server )
+        if not descriptor.invokers: return inner
+        return PinnedEnsemble(
+            descriptor.name, inner,
+            tuple( item for item in descriptor.invokers if item.enabled ),
+            configuration,
+            descriptor.server, descriptor.location )
+    roots_ = tuple( roots ) or ( Root( path = __.Path.cwd( ) ), )
+    invokers = tuple(
+        DescriptorInvoker(
+            invoker, configuration = descriptor.configuration,
+            roots = roots_ )
+        for invoker in descriptor.invokers if invoker.enabled )
+    return _ensembles.LocalEnsemble(
+        descriptor.name, invokers, configuration )
+
+
+def produce_ensemble_descriptor(
+    path: str | _PathLike[ str ],
+) -> EnsembleDescriptor:
+    ''' Produces validated ensemble descriptor from file. '''
+    path_ = __.Path( path ).absolute( )
+    return _produce_ensemble_descriptor( path_, _read_toml( path_ ) )
+
+
+def produce_invoker_descriptor(
+    path: str | _PathLike[ str ], *, local: bool = True
+) -> InvokerDescriptor:
+    ''' Produces validated invoker descriptor from file.
+
+        A local invoker needs an implementation; an invoker pinned to an
+        MCP server must have none.
+    '''
+    path_ = __.Path( path ).absolute( )
+    return _produce_invoker_descriptor( path_, _read_toml( path_ ), local )
+
+
+def produce_server_descriptors(
+    source: str | _PathLike[ str ] | __.cabc.Mapping[ str, __.typx.Any ],
+    location: __.Absential[ str ] = __.absent,
+) -> tuple[ EnsembleDescriptor, ... ]:
+    ''' Produces ensemble descriptors from the common ``mcpServers`` JSON.
+
+        Understands ``command``, ``args``, ``env``, ``cwd``, ``url``,
+        ``headers``, ``type`` (or ``transport``) and ``disabled`` of each
+        server; ``${NAME}`` and ``${env:NAME}`` values become ``env:NAME``.
+    '''
+    from . import _servers
+    if isinstance( source, __.cabc.Mapping ):
+        location_ = LOCATION_MAPPING if __.is_absent( location ) else location
+        folder = __.Path.cwd( )
+        document = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], source )
+    else:
+        path = __.Path( source ).absolute( )
+        location_, folder = str( path ), path.parent
+        document = _read_json( path )
+    return tuple(
+        _produce_server_ensemble_descriptor(
+            name, location_, _Table( location_, keypath, table ), folder )
+        for name, keypath, table in _servers.survey_servers(
+            location_, document ) )
+
+
+async def _connect_ensembles(
+    ensembles: __.cabc.Sequence[ _ensembles.Ensemble ]
+) -> None:
+    ''' Connects ensembles in order; on failure, disconnects those done. '''
+    connected: list[ _ensembles.Ensemble ] = [ ]
+    try:
+        for ensemble in ensembles:
+            await ensemble.connect( )
+            connected.append( ensemble )
+    except BaseException:
+        for ensemble in reversed( connected ):
+            try: await ensemble.disconnect( )
+            except Exception: # the first failure matters more
+                _scribe.exception(
+                    "Failed to disconnect ensemble %r.", ensemble.name )
+        raise
+
+
+def _produce_ensembles_entries(
+    table: _Table, folder: __.Path, *, confined: bool
+) -> tuple[ EnsembleDescriptor, ... ]:
+    entries = table.access_tables( 'ensembles', default = ( ) )
+    descriptors: list[ EnsembleDescriptor ] = [ ]
+    for entry in entries:
+        descriptors.extend(
+            _produce_ensembles_entry( entry, folder, confined = confined ) )
+        entry.finish( )
+    return tuple( descriptors )
+
+
+def _produce_ensembles_entry(
+    entry: _Table, folder: __.Path, *, confined: bool
+) -> tuple[ EnsembleDescriptor, ... ]:
+    enabled = entry.access( 'enabled', bool, default = __.absent )
+    configuration = entry.access( 'configuration', dict, default = { } )
+    kinds = [
+        key for key in ( 'source', 'builtin', 'mcp_servers' )
+        if key in entry.table ]
+    if len( kinds ) != 1:
+        entry.fail(
+            '', "give exactly one of 'source' (an ensemble descriptor), "
+            "'builtin' (such as 'io') or 'mcp_servers' (an mcpServers JSON "
+            "file)." )
+    if kinds[ 0 ] == 'mcp_servers':
+        path = _resolve_source(
+            entry, 'mcp_servers', folder, confined = confined )
+        descriptors = produce_server_descriptors( path )
+    else:
+        if kinds[ 0 ] == 'source':
+            path = _resolve_source(
+                entry, 'source', folder, confined = confined )
+        else: path = _resolve_builtin( entry )
+        descriptors = ( produce_ensemble_descriptor( path ), )
+    if configuration:
+        if any( not __.is_absent( item.server ) for item in descriptors ):
+            entry.fail(
+                'configuration', "MCP servers take no configuration table; "
+                "remove it." )
+        descriptors = tuple(
+            __.dcls.replace(
+                item, configuration = __.immut.Dictionary(
+                    { ** item.configuration, ** _freeze( configuration ) } ) )
+            for item in descriptors )
+    if not __.is_absent( enabled ):
+        descriptors = tuple(
+            __.dcls.replace( item, enabled = enabled )
+            for item in descriptors )
+    return descriptors
+
+
+def _produce_ensemble_descriptor(
+    path: __.Path, document: __.cabc.Mapping[ str, __.typx.Any ]
+) -> EnsembleDescriptor:
+    location = str( path )
+    table = _Table( location, '', document )
+    header = table.access_table( 'ensemble' )
+    name = header.access_name( 'name', _name_ensemble )
+    enabled = header.access( 'enabled', bool, default = True )
+    description = header.access( 'description', str, default = '' )
+    header.finish( )
+    timeout = _produce_defaults( table )
+    server_table = table.access_table( 'mcp', default = __.absent )
+    server = (
+        __.absent if __.is_absent( server_table )
+        else _produce_server_descriptor( server_table, path.parent ) )
+    configuration = table.access( 'configuration', dict, default = { } )
+    if configuration and not __.is_absent( server ):
+        table.fail(
+            'configuration', "an MCP server ensemble takes no "
+            "configuration table; remove it." )
+    invokers = _produce_invokers_entries(
+        table, path.parent, local = __.is_absent( server ) )
+    table.finish( )
+    if not __.is_absent( server ) and not (
+        __.is_absent( timeout ) or __.is_absent( server.tool_timeout )
+    ):
+        table.fail(
+            'mcp.tool_timeout', "the per-call timeout is given twice (also "
+            "as defaults.timeout); keep one of them." )
+    if __.is_absent( server ) and not invokers:
+        table.fail(
+            'invokers', "the ensemble has no tools: add [[invokers]] "
+            "entries with a 'source', or an [mcp] table." )
+    return EnsembleDescriptor(
+        name = name, location = location, enabled = enabled,
+        description = description, timeout = timeout,
+        configuration = _freeze( configuration ), invokers = invokers,
+        server = server )
+
+
+def _produce_defaults( table: _Table ) -> __.Absential[ float | None ]:
+    defaults = table.access_table( 'defaults', default = __.absent )
+    if __.is_absent( defaults ): return __.absent
+    timeout = defaults.access_timeout( 'timeout', unbounded = True )
+    defaults.finish( )
+    return timeout
+
+
+def _produce_invokers_entries(
+    table: _Table, folder: __.Path, *, local: bool
+) -> tuple[ InvokerDescriptor, ... ]:
+    entries = table.access_tables( 'invokers', default = ( ) )
+    descriptors: list[ InvokerDescriptor ] = [ ]
+    sources: dict[ str, str ] = { }
+    for entry in entries:
+        path = _resolve_source( entry, 'source', folder )
+        entry.finish( )
+        descriptor = _produce_invoker_descriptor(
+            path, _read_toml( path ), local )
+        if descriptor.name in sources:
+            entry.fail(
+                'source', "tool name {name!r} is also given by {other}; "
+                "rename one of the tools or remove one entry.".format(
+                    name = descriptor.name,
+                    other = sources[ descriptor.name ] ) )
+        sources[ descriptor.name ] = f"{entry.keypath} ({path})"
+        descriptors.append( descriptor )
+    return tuple( descriptors )
+
+
+def _produce_invoker_descriptor(
+    path: __.Path, document: __.cabc.Mapping[ str, __.typx.Any ], local: bool
+) -> InvokerDescriptor:
+    location = str( path )
+    table = _Table( location, '', document )
+    header = table.access_table( 'invoker' )
+    name = header.access_name(
+        'name', _name_invoker if local else _name_tool_server )
+    enabled = header.access( 'enabled', bool, default = True )
+    description = header.access( 'description', str, default = '' )
+    implementation, function = _produce_implementation( header, local )
+    timeout = header.access_timeout( 'timeout', unbounded = True )
+    deduplicate = header.access( 'deduplicate', bool, default = False )
+    annotations = header.access( 'annotations', dict, default = { } )
+    header.finish( )
+    argschema = table.access_schema( 'arguments', name )
+    outschema = table.access_schema( 'results', name, required = False )
+    table.finish( )
+    return InvokerDescriptor(
+        name = name, location = location, enabled = enabled,
+        description = description,
+        argschema = __.typx.cast( __.Schema, argschema ),
+        outschema = outschema, implementation = implementation,
+        function = function, timeout = timeout, deduplicate = deduplicate,
+        annotations = _freeze( annotations ) )
+
+
+def _produce_implementation(
+    header: _Table, local: bool
+) -> tuple[
+    __.Absential[ str ],
+    __.Absential[ __.cabc.Callable[ ..., __.typx.Any ] ],
+]:
+    if not local:
+        if 'implementation' in header.table:
+            header.fail(
+                'implementation', "tools of an MCP server run on the "
+                "server; remove 'implementation'." )
+        return __.absent, __.absent
+    implementation = header.access( 'implementation', str )
+    if not _implementation_path.match( implementation ):
+        header.fail(
+            'implementation', f"{implementation!r} is not an import path; "
+            "write 'package.module:function'." )
+    return implementation, _import_function( header, implementation )
+
+
+def _import_function(
+    header: _Table, implementation: str
+) -> __.cabc.Callable[ ..., __.typx.Any ]:
+    module_name, attributes = implementation.split( ':', 1 )
+    try: value: object = _import_module( module_name )
+    except Exception as exception:
+        header.fail(
+            'implementation', f"cannot import module {module_name!r} "
+            f"({type( exception ).__name__}: {exception}); check the "
+            "module name and that its package is installed.",
+            cause = exception )
+    for attribute in attributes.split( '.' ):
+        try: value = getattr( value, attribute )
+        except AttributeError as exception:
+            header.fail(
+                'implementation', f"module {module_name!r} has no "
+                f"{attributes!r}; check the name after the colon.",
+                cause = exception )
+    if not callable( value ):
+        header.fail(
+            'implementation', f"{implementation!r} is not callable; name "
+            "a function taking ( context, arguments )." )
+    return __.typx.cast( __.cabc.Callable[ ..., __.typx.Any ], value )
+
+
+def _produce_server_descriptor(
+    table: _Table, folder: __.Path
+) -> ServerDescriptor:
+    command = table.access_strings( 'command', default = ( ) )
+    url = table.access( 'url', str, default = __.absent )
+    transport = table.access(
+        'transport', str,
+        default = 'stdio' if command or __.is_absent( url ) else 'http' )
+    transport = TRANSPORT_ALIASES.get( transport, transport )
+    if transport not in TRANSPORTS:
+        table.fail(
+            'transport', "unknown transport {transport!r}; use one of "
+            "{known}.".format(
+                transport = transport, known = ', '.join( TRANSPORTS ) ) )
+    environment = table.access_strings_mapping( 'environment' )
+    cwd = table.access( 'cwd', str, default = __.absent )
+    headers = table.access_strings_mapping( 'headers' )
+    descriptor = ServerDescriptor(
+        transport = transport, command = command,
+        environment = environment,
+        cwd = __.absent if __.is_absent( cwd ) else _resolve_cwd(
+            table, cwd, folder ),
+        url = url, headers = headers,
+        startup_timeout = table.access_timeout( 'startup_timeout' ),
+        tool_timeout = table.access_timeout( 'tool_timeout' ),
+        enabled_tools = table.access_strings(
+            'enabled_tools', default = __.absent ),
+        disabled_tools = table.access_strings(
+            'disabled_tools', default = ( ) ) )
+    table.finish( )
+    _validate_transport( table, descriptor )
+    return descriptor
+
+
+def _produce_server_ensemble_descriptor(
+    name: str, location: str, table: _Table, folder: __.Path
+) -> EnsembleDescriptor:
+    enabled = not table.access( 'disabled', bool, default = False )
+    descriptor = _produce_server_descriptor( table, folder )
+    return EnsembleDescriptor(
+        name = name, location = location, enabled = enabled,
+        server = descriptor )
+
+
+def _produce_roots(
+    table: _Table, folder: __.Path
+) -> tuple[ Root, ... ]:
+    roots: list[ Root ] = [ ]
+    for entry in table.access_tables( 'roots', default = ( ) ):
+        path_ = __.Path( entry.access( 'path', str ) ).expanduser( )
+        path = ( folder / path_ ).resolve( )
+        if not path.is_dir( ):
+            entry.fail(
+                'path', f"folder {str( path )!r} does not exist; create it "
+                "or correct the path (relative paths start at the folder "
+                "of the configuration file)." )
+        writable = entry.access( 'writable', bool, default = False )
+        entry.finish( )
+        roots.append( Root( path = path, writable = writable ) )
+    return tuple( roots )
+
+
+def _produce_deduplicator(
+    descriptor: InvokerDescriptor
+) -> __.Absential[ _deduplicators.Deduplicator ]:
+    if descriptor.deduplicate: return _deduplicators.ExactDeduplicator( )
+    return __.absent
+
+
+def _produce_invocable(
+    function: __.cabc.Callable[ ..., __.typx.Any ]
+) -> _invokers.Invocable:
+    ''' Wraps ( context, arguments ) callable, sync or async. '''
+    if __.inspect.iscoroutinefunction( function ):
+        return __.typx.cast( _invokers.Invocable, function )
+
+    async def invoke(
+        context: _invokers.Context, arguments: __.Arguments
+    ) -> object:
+        return await __.asyncio.to_thread( function, context, arguments )
+
+    return invoke
+
+
+def _produce_pinned_invoker(
+    ensemble: PinnedEnsemble, descriptor: InvokerDescriptor
+) -> _invokers.FunctionInvoker:
+    name = descriptor.name
+
+    async def invoke(
+        context: _invokers.Context, arguments: __.Arguments
+    ) -> object:
+        invoker = ensemble.inner.access_invoker( name )
+        return list( await invoker( context, arguments ) ) or None
+
+    # The server ensemble applies the timeouts, as for its own invokers.
+    return _invokers.FunctionInvoker(
+        name = name, invocable = invoke, argschema = descriptor.argschema,
+        description = descriptor.description, timeout = None,
+        deduplicator = _produce_deduplicator( descriptor ),
+        annotations = descriptor.annotations,
+        outschema = descriptor.outschema )
+
+
+def _produce_server_ensemble(
+    descriptor: EnsembleDescriptor, server: ServerDescriptor
+) -> _ensembles.Ensemble:
+    from . import _servers
+    return _servers.produce_server_ensemble( descriptor )
+
+
+def _resolve_builtin( entry: _Table ) -> __.Path:
+    name = entry.access( 'builtin', str )
+    folder = access_data_location( ) / 'ensembles'
+    available = sorted( path.stem for path in folder.glob( '*.toml' ) )
+    if not _name_builtin.match( name ) or name not in available:
+        entry.fail(
+            'builtin', "no built-in ensemble {name!r}; use one of "
+            "{available}.".format(
+                name = name, available = ', '.join( available ) ) )
+    return folder / f"{name}.toml"
+
+
+def _resolve_cwd( table: _Table, cwd: str, folder: __.Path ) -> __.Path:
+    path = ( folder / __.Path( cwd ).expanduser( ) ).resolve( )
+    if not path.is_dir( ):
+        table.fail(
+            'cwd', f"folder {str( path )!r} does not exist; create it or "
+            "correct the path (relative paths start at the folder of the "
+            "descriptor)." )
+    return path
+
+
+def _validate_ensemble_names(
+    location: str, ensembles: tuple[ EnsembleDescriptor, ... ]
+) -> None:
+    seen: dict[ str, str ] = { }
+    for ensemble in ensembles:
+        if ensemble.name in seen:
+            raise _exceptions.DescriptorInvalidity(
+                ensemble.location, 'ensemble.name',
+                "ensemble name {name!r} is also used by {other} (listed in "
+                "{location}); give each ensemble a distinct name.".format(
+                    name = ensemble.name, other = seen[ ensemble.name ],
+                    location = location ) )
+        seen[ ensemble.name ] = ensemble.location
+
+
+def _validate_transport( table: _Table, server: ServerDescriptor ) -> None:
+    if server.transport == 'stdio':
+        if not server.command:
+            table.fail(
+                'command', "the stdio transport needs a command: a list "
+                "such as [ 'mcp-server-time', '--local-timezone', 'UTC' ]." )
+        if not __.is_absent( server.url ) or server.headers:
+            table.fail(
+                'url' if not __.is_absent( server.url ) else 'headers',
+                "the stdio transport takes no 'url' or 'headers'; remove "
+                "them or set transport = 'http'." )
+        return
+    if __.is_absent( server.url ):
+        table.fail(
+            'url', f"the {server.transport} transport needs a url such as "
+            "'http://127.0.0.1:8000/mcp'." )
+    if not server.url.startswith( ( 'http://', 'https://' ) ):
+        table.fail(
+            'url', f"{server.url!r} is not an http or https URL; write the "
+            "full URL of the server." )
+    if server.command or server.environment or not __.is_absent(
+        server.cwd
+    ):
+        table.fail(
+            'command', f"the {server.transport} transport starts no "
+            "process; remove 'command', 'environment' and 'cwd', or set "
+            "transport = 'stdio'." )
