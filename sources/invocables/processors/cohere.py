@@ -95,15 +95,6 @@ class CohereProcessor( _base.ProcessorBase ):
     dialect = 'cohere'
     accumulator_class = CohereAccumulator
 
-    def prepare_tool(
-        self, name: str, description: str, schema: __.Schema
-    ) -> _base.NativeObject | None:
-        ''' Returns one tool, or ``None`` (with a warning) if refused. '''
-        from .. import dialects as _dialects
-        schema_ = _dialects.adapt_tool_schema( name, schema, self.dialect )
-        if schema_ is None: return None
-        return self.produce_tool( name, description, schema_ )
-
     def produce_tool(
         self, name: str, description: str, schema: _base.NativeObject
     ) -> _base.NativeObject:
@@ -122,8 +113,6 @@ class CohereProcessor( _base.ProcessorBase ):
             off by the token limit raise invocation interruption.
         '''
         access = _base.access_field
-        if isinstance( native_message, ( str, bytes, bytearray ) ):
-            native_message = _decode_event( native_message )
         _raise_on_error( native_message, None )
         message = access( native_message, 'message' )
         if message is None: message = native_message

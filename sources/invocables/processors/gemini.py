@@ -147,9 +147,8 @@ class GeminiProcessor( _base.ProcessorBase ):
         self, name: str, description: str, schema: __.Schema
     ) -> _base.NativeObject | None:
         ''' Returns one function declaration, or ``None`` if refused. '''
-        from .. import dialects as _dialects
         dialect = 'openai' if self.json_schema else self.dialect
-        schema_ = _dialects.adapt_tool_schema( name, schema, dialect )
+        schema_ = _base.adapt_schema( PROVIDER, name, schema, dialect )
         if schema_ is None: return None
         return self.produce_tool( name, description, schema_ )
 
@@ -176,7 +175,6 @@ class GeminiProcessor( _base.ProcessorBase ):
             Takes the first candidate of a response. Error bodies raise
             provider failure.
         '''
-        native_message = _decode_event( native_message )
         _raise_on_error( native_message )
         parts = _access_parts( native_message )
         calls = [

@@ -70,15 +70,6 @@ class OllamaProcessor( _base.ProcessorBase ):
     dialect = 'ollama'
     accumulator_class = OllamaAccumulator
 
-    def prepare_tool(
-        self, name: str, description: str, schema: __.Schema
-    ) -> _base.NativeObject | None:
-        ''' Returns one tool, or ``None`` (with a warning) if refused. '''
-        from .. import dialects as _dialects
-        schema_ = _dialects.adapt_tool_schema( name, schema, self.dialect )
-        if schema_ is None: return None
-        return self.produce_tool( name, description, schema_ )
-
     def produce_tool(
         self, name: str, description: str, schema: _base.NativeObject
     ) -> _base.NativeObject:
@@ -95,8 +86,6 @@ class OllamaProcessor( _base.ProcessorBase ):
 
             Error bodies (``{ error: "..." }``) raise provider failure.
         '''
-        if isinstance( native_message, ( str, bytes, bytearray ) ):
-            native_message = _decode_chunk( native_message )
         _raise_on_error( native_message )
         return tuple(
             _base.produce_invocation(
