@@ -214,7 +214,7 @@ def _produce_handler(
                 self.wfile.flush( )
             self.close_connection = True
 
-        def log_message( self, format: str, *arguments: Any ) -> None:
+        def log_message( self, *arguments: Any ) -> None:
             pass
 
     return Handler
