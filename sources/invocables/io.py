@@ -185,7 +185,8 @@ def resolve_location(
         "Path {path!r} is outside the allowed roots ({roots}); use a path "
         "inside one of them (relative paths start at {base!r}).".format(
             path = path, base = str( base ),
-            roots = ', '.join( str( root.path ) for root in settings.roots ) ) )
+            roots = ', '.join(
+                str( root.path ) for root in settings.roots ) ) )
 
 
 def _access_text_file( location: Location, path: str ) -> None:
@@ -373,7 +374,11 @@ def _survey_matches(
     except ( ValueError, NotImplementedError ) as exception:
         reason = f"Pattern {pattern!r} is not valid: {exception}."
         raise _exceptions.InvocationRefusal( reason ) from exception
-    return [ path for path in found if _is_inside( settings, path ) ]
+    hidden = any( part.startswith( '.' ) for part in __.Path( pattern ).parts )
+    return [
+        path for path in found
+        if ( hidden or not _is_hidden( path.relative_to( location.path ) ) )
+        and _is_inside( settings, path ) ]
 
 
 def _write_file( settings: Settings, arguments: __.Arguments ) -> str:
@@ -429,6 +434,10 @@ def _access_image_type( path: __.Path, data: bytes ) -> str | None:
     if data[ : 4 ] == b'RIFF' and data[ 8 : 12 ] == b'WEBP':
         return 'image/webp'
     return None
+
+
+def _is_hidden( path: __.Path ) -> bool:
+    return any( part.startswith( '.' ) for part in path.parts )
 
 
 def _is_inside( settings: Settings, path: __.Path ) -> bool:
