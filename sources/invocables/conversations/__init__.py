@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Optional conversation loop, per provider, over the application's client.
+
+    The loop calls the model with the prepared tools, collects its tool
+    calls (whole or streamed), asks an approver about each, executes them,
+    appends the native results, and repeats until the model stops calling
+    tools or a bound on rounds is reached. It returns the transcript in the
+    provider's native messages. Provider modules are imported when first
+    requested; none of them imports a provider SDK: they use the client
+    which the application gives.
+'''
+
+
+from . import __
+from . import base
+
+from .base import (
+    ROUNDS_MAXIMUM,
+    ConclusionEvent,
+    ConversationBase,
+    Event,
+    InvocationEvent,
+    Reply,
+    ResponseEvent,
+    ResultEvent,
+    ResultsEvent,
+    Terminations,
+    TextEvent,
+    Transcript,
+)
+
+
+PROVIDERS: __.typx.Annotated[
+    __.cabc.Mapping[ str, tuple[ str, str ] ],
+    __.ddoc.Doc( ''' Known provider names, with module and class. ''' ),
+] = __.types.MappingProxyType( {
+    'anthropic': ( 'anthropic', 'AnthropicConversation' ),
+    'openai': ( 'openai', 'OpenaiConversation' ),
+    'openai-responses': (
+        'openai_responses', 'OpenaiResponsesConversation' ),
+} )
+
+
+def produce_conversation(
+    provider: __.typx.Annotated[
+        str,
+        __.ddoc.Doc( ''' One of 'anthropic', 'openai' (also for servers
+            which speak Chat Completions), 'openai-responses'. ''' ),
+    ],
+    client: __.typx.Annotated[
+        __.typx.Any,
+        __.ddoc.Doc( ''' The application's own asynchronous SDK client,
+            such as ``anthropic.AsyncAnthropic( )`` or
+            ``openai.AsyncOpenAI( )``. ''' ),
+    ],
+    ensembles: __.typx.Annotated[
+        __.execution.Ensembles,
+        __.ddoc.Doc( ''' Connected ensembles whose tools are offered. ''' ),
+    ],
+    **options: __.typx.Annotated[
+        __.typx.Any,
+        __.ddoc.Doc( ''' Options of the conversation: ``model``
+            (required), ``instructions``, ``tokens_maximum``,
+            ``rounds_maximum``, ``approver``, ``observer``, ``processor``,
+            ``parameters``, and the engine's ``auxdata``, ``namespace``,
+            ``timeout``, ``concurrency``, ``failure_policy``,
+            ``alerter``. ''' ),
+    ],
+) -> ConversationBase:
+    ''' Produces conversation loop for provider, over client.
+
+        Raises :py:class:`invocables.exceptions.ProviderNoSupport`, listing
+        the known providers, for an unknown name, and
+        :py:class:`invocables.exceptions.ConfigurationInvalidity` for
+        unknown or missing options.
+    '''
+    from importlib import import_module
+    entry = PROVIDERS.get( provider )
+    if entry is None:
+        raise __.exceptions.ProviderNoSupport(
+            provider, "known providers of conversations are {names}.".format(
+                names = ', '.join( sorted( PROVIDERS ) ) ) )
+    module_name, class_name = entry
+    module = import_module( f"{__name__}.{module_name}" )
+    producer: type[ ConversationBase ] = getattr( module, class_name )
+    _validate_options( producer, provider, options )
+    return producer( client = client, ensembles = ensembles, **options )
+
+
+def _validate_options(
+    producer: type[ ConversationBase ],
+    provider: str,
+    options: __.cabc.Mapping[ str, __.typx.Any ],
+) -> None:
+    fields = {
+        field.name: field for field in __.dcls.fields( producer )
+        if not field.name.startswith( '_' ) }
+    known = set( fields ) - { 'client', 'ensembles' }
+    unknown = sorted( set( options ) - known )
+    if unknown:
+        raise __.exceptions.ConfigurationInvalidity(
+            f"conversation {provider!r}",
+            "unknown options {names}; known options are {known}.".format(
+                names = ', '.join( unknown ),
+                known = ', '.join( sorted( known ) ) ) )
+    if 'model' not in options:
+        raise __.exceptions.ConfigurationInvalidity(
+            f"conversation {provider!r}", "option 'model' is required." )

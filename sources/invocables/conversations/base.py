@@ -1,0 +1,451 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Common loop of conversations: rounds, hooks, events and transcript.
+
+    Contract for a provider module (one small module per provider API):
+    a conversation subclasses :py:class:`ConversationBase`, sets
+    ``provider`` and a default ``processor``, and implements
+    ``produce_message`` (the user message of a prompt), ``request`` (one
+    whole call of the model) and ``request_continuous`` (one streamed call
+    of the model). Both calls use the application's own SDK client and
+    return a :py:class:`Reply`: the native messages to append to the
+    transcript, the tool calls and the text. The streamed call first
+    yields text deltas (``str``) and each tool call as soon as it is
+    complete (``InvocationCanister``), then its reply.
+'''
+
+
+from . import __
+
+
+ROUNDS_MAXIMUM = 10
+
+_scribe = __.produce_scribe( __name__ )
+
+NativeObject: __.typx.TypeAlias = dict[ str, __.typx.Any ]
+Invocations: __.typx.TypeAlias = tuple[
+    __.canisters.InvocationCanister, ... ]
+Results: __.typx.TypeAlias = tuple[ __.canisters.ResultCanister, ... ]
+Approver: __.typx.TypeAlias = __.cabc.Callable[
+    [ __.canisters.InvocationCanister ],
+    bool | __.cabc.Awaitable[ bool ] ]
+Messages: __.typx.TypeAlias = str | __.cabc.Sequence[ NativeObject ]
+
+
+class Terminations( __.enum.Enum ):
+    ''' Why a conversation loop stopped. '''
+
+    Completion = 'completion'   # the model answered without calling tools
+    Exhaustion = 'exhaustion'   # the bound on rounds was reached
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class Transcript:
+    ''' Outcome of a conversation loop.
+
+        ``messages`` are the provider's native messages (plain
+        dictionaries which its SDK accepts as input): those given, then
+        those which the loop appended. Every tool call in them has its
+        result. ``text`` is the text of the last response of the model.
+    '''
+
+    messages: list[ NativeObject ]
+    termination: Terminations
+    rounds: int
+    text: str
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class Reply:
+    ''' One whole response of the model, as a provider module reads it. '''
+
+    response: object
+    messages: tuple[ NativeObject, ... ]
+    invocations: Invocations
+    text: str
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class TextEvent:
+    ''' Text from the model: a delta when streamed, else the whole text. '''
+
+    round: int
+    text: str
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class InvocationEvent:
+    ''' Tool call of the model, complete (not yet approved nor run). '''
+
+    round: int
+    invocation: __.canisters.InvocationCanister
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class ResponseEvent:
+    ''' Whole response of the model, with the native messages appended. '''
+
+    round: int
+    response: object
+    messages: tuple[ NativeObject, ... ]
+    invocations: Invocations
+    text: str
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class ResultEvent:
+    ''' Result of one tool call (run, failed or refused) is ready. '''
+
+    round: int
+    invocation: __.canisters.InvocationCanister
+    result: __.canisters.ResultCanister
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class ResultsEvent:
+    ''' Results of a round, with the native messages appended. '''
+
+    round: int
+    results: Results
+    messages: tuple[ NativeObject, ... ]
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class ConclusionEvent:
+    ''' Loop stopped; last event of every conversation loop. '''
+
+    transcript: Transcript
+
+
+Event: __.typx.TypeAlias = (
+    TextEvent | InvocationEvent | ResponseEvent | ResultEvent
+    | ResultsEvent | ConclusionEvent )
+Observer: __.typx.TypeAlias = __.cabc.Callable[
+    [ Event ], None | __.cabc.Awaitable[ None ] ]
+Portion: __.typx.TypeAlias = str | __.canisters.InvocationCanister | Reply
+
+
+class ConversationBase( __.immut.DataclassObject ):
+    ''' Conversation loop with tools, over the application's SDK client.
+
+        Each round calls the model with the prepared tools, collects its
+        tool calls, asks the approver about each, executes the approved
+        ones with the engine, and appends the assistant message and the
+        native results to the transcript. The loop stops when the model
+        answers without calling tools (termination ``Completion``) or after
+        ``rounds_maximum`` rounds (termination ``Exhaustion``): the tool
+        calls of the last round are still run and answered, so that the
+        transcript can be continued. Ensembles are connected by the
+        application. Errors of the SDK client propagate unchanged.
+    '''
+
+    provider: __.typx.ClassVar[ str ] = 'unknown'
+
+    client: __.typx.Annotated[
+        __.typx.Any,
+        __.ddoc.Doc( ''' The application's own asynchronous SDK client. ''' ),
+    ]
+    ensembles: __.typx.Annotated[
+        __.execution.Ensembles,
+        __.ddoc.Doc( ''' Connected ensembles whose tools are offered. ''' ),
+    ]
+    model: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Name of the model. ''' ) ]
+    instructions: __.typx.Annotated[
+        __.Absential[ str ],
+        __.ddoc.Doc( ''' System prompt, sent with every request (never
+            stored in the transcript). ''' ),
+    ] = __.absent
+    tokens_maximum: __.typx.Annotated[
+        __.Absential[ int ],
+        __.ddoc.Doc( ''' Most output tokens of each response. ''' ),
+    ] = __.absent
+    rounds_maximum: __.typx.Annotated[
+        int,
+        __.ddoc.Doc( ''' Most rounds (calls of the model) per loop. ''' ),
+    ] = ROUNDS_MAXIMUM
+    approver: __.typx.Annotated[
+        __.Absential[ Approver ],
+        __.ddoc.Doc( ''' Called with each tool call before it runs;
+            returns whether it may run (or raises
+            :py:class:`invocables.exceptions.InvocationRefusal` with a
+            message for the model). May be a coroutine function. ''' ),
+    ] = __.absent
+    observer: __.typx.Annotated[
+        __.Absential[ Observer ],
+        __.ddoc.Doc( ''' Called with each event of the loop. May be a
+            coroutine function. ''' ),
+    ] = __.absent
+    processor: __.typx.Annotated[
+        __.processors.InvocationsProcessor,
+        __.ddoc.Doc( ''' Processor of the provider API (default: the
+            provider's processor, without options). ''' ),
+    ]
+    parameters: __.typx.Annotated[
+        __.cabc.Mapping[ str, __.typx.Any ],
+        __.ddoc.Doc( ''' Further parameters of each request, passed to
+            the SDK client as they are (such as ``temperature``). ''' ),
+    ] = __.dcls.field(
+        default_factory = lambda: __.types.MappingProxyType( { } ) )
+    auxdata: __.typx.Annotated[
+        __.typx.Any,
+        __.ddoc.Doc( ''' Application data passed to every invocable. ''' ),
+    ] = None
+    namespace: __.typx.Annotated[
+        __.Namespace,
+        __.ddoc.Doc( ''' State of the conversation, shared by its rounds
+            and loops (deduplication happens within it). ''' ),
+    ] = __.dcls.field( default_factory = dict[ str, __.typx.Any ] )
+    timeout: __.typx.Annotated[
+        __.Absential[ float | None ],
+        __.ddoc.Doc( ''' Engine timeout for tools which set none. ''' ),
+    ] = __.absent
+    concurrency: __.typx.Annotated[
+        int, __.ddoc.Doc( ''' Most tool calls running at once. ''' )
+    ] = __.execution.CONCURRENCY_DEFAULT
+    failure_policy: __.typx.Annotated[
+        __.execution.FailurePolicies,
+        __.ddoc.Doc( ''' Whether a tool which raises fails the loop
+            (default) or becomes an error result for the model. ''' ),
+    ] = __.execution.FailurePolicies.Raise
+    alerter: __.typx.Annotated[
+        __.Absential[ __.execution.Alerter ],
+        __.ddoc.Doc( ''' Called when a tool raises, before the loop
+            fails. ''' ),
+    ] = __.absent
+
+    def __post_init__( self ) -> None:
+        if self.rounds_maximum < 1:
+            raise __.exceptions.ConfigurationInvalidity(
+                'rounds_maximum', "must be at least 1." )
+        if not __.is_absent( self.tokens_maximum ) and (
+            self.tokens_maximum < 1
+        ):
+            raise __.exceptions.ConfigurationInvalidity(
+                'tokens_maximum', "must be at least 1." )
+
+    async def converse(
+        self,
+        messages: __.typx.Annotated[
+            Messages,
+            __.ddoc.Doc( ''' A prompt, or native messages to continue
+                (such as the messages of an earlier transcript, with a new
+                user message appended). ''' ),
+        ],
+    ) -> Transcript:
+        ''' Runs loop with whole responses; returns transcript.
+
+            The observer, if any, sees every event, as in
+            :py:meth:`converse_continuous`.
+        '''
+        transcript: __.Absential[ Transcript ] = __.absent
+        async for event in self._advance( messages, streaming = False ):
+            if isinstance( event, ConclusionEvent ):
+                transcript = event.transcript
+        if __.is_absent( transcript ): # pragma: no cover
+            raise RuntimeError( "Loop ended without conclusion." )
+        return transcript
+
+    def converse_continuous(
+        self,
+        messages: __.typx.Annotated[
+            Messages,
+            __.ddoc.Doc( ''' A prompt, or native messages to continue. ''' ),
+        ],
+    ) -> __.cabc.AsyncGenerator[ Event, None ]:
+        ''' Runs loop with streamed responses; yields events as they happen.
+
+            Yields text deltas (:py:class:`TextEvent`) and each tool call as
+            soon as it is complete (:py:class:`InvocationEvent`), then the
+            whole response (:py:class:`ResponseEvent`), each result
+            (:py:class:`ResultEvent`) and the native results
+            (:py:class:`ResultsEvent`), round after round; the last event
+            is a :py:class:`ConclusionEvent` with the transcript.
+        '''
+        return self._advance( messages, streaming = True )
+
+    def produce_message( self, prompt: str ) -> NativeObject:
+        ''' Hook: returns native user message which carries prompt. '''
+        raise NotImplementedError # pragma: no cover
+
+    async def request(
+        self, messages: list[ NativeObject ], tools: list[ NativeObject ]
+    ) -> Reply:
+        ''' Hook: calls model once, whole; returns its reply. '''
+        raise NotImplementedError # pragma: no cover
+
+    def request_continuous(
+        self, messages: list[ NativeObject ], tools: list[ NativeObject ]
+    ) -> __.cabc.AsyncIterator[ Portion ]:
+        ''' Hook: calls model once, streamed; yields text deltas and tool
+            calls as they come, then the reply.
+        '''
+        raise NotImplementedError # pragma: no cover
+
+    async def _advance(
+        self, messages: Messages, *, streaming: bool
+    ) -> __.cabc.AsyncGenerator[ Event, None ]:
+        transcript = self._produce_transcript( messages )
+        tools = self.processor.prepare_tools( self.ensembles )
+        termination = Terminations.Exhaustion
+        text = ''
+        round_ = 0
+        while round_ < self.rounds_maximum:
+            round_ += 1
+            reply: __.Absential[ Reply ] = __.absent
+            async for portion in self._request(
+                transcript, tools, streaming = streaming
+            ):
+                if isinstance( portion, Reply ):
+                    reply = portion
+                    continue
+                yield await self._notify(
+                    _produce_portion_event( round_, portion ) )
+            if __.is_absent( reply ): # pragma: no cover
+                raise RuntimeError( "Request ended without reply." )
+            transcript.extend( reply.messages )
+            text = reply.text
+            yield await self._notify( ResponseEvent(
+                round = round_, response = reply.response,
+                messages = reply.messages,
+                invocations = reply.invocations, text = reply.text ) )
+            if not reply.invocations:
+                termination = Terminations.Completion
+                break
+            async for event in self._answer(
+                transcript, round_, reply.invocations
+            ): yield event
+        yield await self._notify( ConclusionEvent( transcript = Transcript(
+            messages = transcript, termination = termination,
+            rounds = round_, text = text ) ) )
+
+    async def _answer(
+        self,
+        transcript: list[ NativeObject ],
+        round_: int,
+        invocations: Invocations,
+    ) -> __.cabc.AsyncGenerator[ Event, None ]:
+        ''' Approves and executes invocations; appends native results. '''
+        results = await self._execute( invocations )
+        for invocation, result in zip( invocations, results ):
+            yield await self._notify( ResultEvent(
+                round = round_, invocation = invocation, result = result ) )
+        natives = tuple( self.processor.nativize_results( results ) )
+        transcript.extend( natives )
+        yield await self._notify( ResultsEvent(
+            round = round_, results = results, messages = natives ) )
+
+    async def _approve(
+        self, invocation: __.canisters.InvocationCanister
+    ) -> __.Absential[ __.canisters.ResultCanister ]:
+        ''' Returns refusal result, or absence if invocation may run. '''
+        if __.is_absent( self.approver ): return __.absent
+        try:
+            verdict = self.approver( invocation )
+            if __.inspect.isawaitable( verdict ): verdict = await verdict
+        except __.exceptions.InvocationRefusal as exception:
+            return produce_refusal( invocation, exception.message )
+        if verdict: return __.absent
+        return produce_refusal( invocation )
+
+    async def _execute( self, invocations: Invocations ) -> Results:
+        ''' Executes approved invocations; refused ones get error results.
+
+            Returns one result per invocation, in order.
+        '''
+        refusals: dict[ int, __.canisters.ResultCanister ] = { }
+        for index, invocation in enumerate( invocations ):
+            refusal = await self._approve( invocation )
+            if not __.is_absent( refusal ): refusals[ index ] = refusal
+        approved = [
+            invocation for index, invocation in enumerate( invocations )
+            if index not in refusals ]
+        executed = iter( await self.processor.execute_invocations(
+            approved, self.ensembles, **self._produce_options( ) ) )
+        return tuple(
+            refusals[ index ] if index in refusals else next( executed )
+            for index in range( len( invocations ) ) )
+
+    async def _notify( self, event: Event ) -> Event:
+        ''' Calls observer with event; returns event. '''
+        if __.is_absent( self.observer ): return event
+        outcome = self.observer( event )
+        if __.inspect.isawaitable( outcome ): await outcome
+        return event
+
+    def _produce_options( self ) -> dict[ str, __.typx.Any ]:
+        options: dict[ str, __.typx.Any ] = {
+            'auxdata': self.auxdata, 'namespace': self.namespace,
+            'concurrency': self.concurrency,
+            'failure_policy': self.failure_policy }
+        if not __.is_absent( self.timeout ):
+            options[ 'timeout' ] = self.timeout
+        if not __.is_absent( self.alerter ):
+            options[ 'alerter' ] = self.alerter
+        return options
+
+    def _produce_transcript(
+        self, messages: Messages
+    ) -> list[ NativeObject ]:
+        if isinstance( messages, str ):
+            return [ self.produce_message( messages ) ]
+        return [ dict( message ) for message in messages ]
+
+    async def _request(
+        self,
+        messages: list[ NativeObject ],
+        tools: list[ NativeObject ],
+        *,
+        streaming: bool,
+    ) -> __.cabc.AsyncIterator[ Portion ]:
+        ''' Yields portions of one call of the model, whole or streamed. '''
+        if streaming:
+            async for portion in self.request_continuous( messages, tools ):
+                yield portion
+            return
+        reply = await self.request( messages, tools )
+        if reply.text: yield reply.text
+        for invocation in reply.invocations: yield invocation
+        yield reply
+
+
+def nativize_object( value: object ) -> NativeObject:
+    ''' Returns plain dictionary of SDK typed object (or of mapping).
+
+        Fields which are ``None`` are left out, as the SDKs do on input.
+    '''
+    if isinstance( value, __.cabc.Mapping ):
+        return dict( __.typx.cast(
+            __.cabc.Mapping[ str, __.typx.Any ], value ) )
+    dump = getattr( value, 'model_dump', None )
+    if callable( dump ):
+        return __.typx.cast(
+            NativeObject, dump( mode = 'json', exclude_none = True ) )
+    raise __.exceptions.ResponseInvalidity(
+        'unknown', "{genus} is neither a mapping nor an SDK object.".format(
+            genus = type( value ).__name__ ) )
+
+
+def produce_refusal(
+    invocation: __.canisters.InvocationCanister,
+    message: __.Absential[ str ] = __.absent,
+) -> __.canisters.ResultCanister:
+    ''' Produces error result for invocation which was not approved. '''
+    if __.is_absent( message ):
+        message = (
+            f"The user did not approve the call of tool {invocation.name!r};"
+            " it was not run. Do not repeat it unchanged: ask the user, or "
+            "continue without it." )
+    return __.canisters.ResultCanister(
+        invocation_id = invocation.identifier,
+        error = __.canisters.Fault(
+            genus = __.canisters.FaultGenera.Refusal, message = message ),
+        name = invocation.name )
+
+
+def _produce_portion_event(
+    round_: int, portion: str | __.canisters.InvocationCanister
+) -> Event:
+    if isinstance( portion, str ):
+        return TextEvent( round = round_, text = portion )
+    return InvocationEvent( round = round_, invocation = portion )

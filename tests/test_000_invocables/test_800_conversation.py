@@ -1,0 +1,418 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Conversation loop: options, and the loop over the real Anthropic client.
+
+    The client talks to a scripted server on 127.0.0.1 which serves
+    real-shaped answers in order: a tool call, then, after the tool result,
+    a final answer (and parallel calls, streams, the bound on rounds,
+    refusals and tool errors).
+'''
+
+
+import anthropic
+import pytest
+
+import invocables
+
+from invocables import conversations, exceptions
+from invocables.conversations import (
+    ConclusionEvent,
+    InvocationEvent,
+    ResponseEvent,
+    ResultEvent,
+    ResultsEvent,
+    Terminations,
+    TextEvent,
+)
+
+from . import scripted
+
+
+_WEATHER_ID = 'toolu_01A9HHF5Ezy3oBrKmSgfASm9'
+_STREAMED_ID = 'toolu_01NRLabsLyVHZPKxbKvkfSMn'
+
+
+class _Calls:
+    ''' Records calls of the tools. '''
+
+    def __init__( self ):
+        self.arguments = [ ]
+
+    def produce_ensemble( self ):
+        calls = self
+
+        def get_weather( location: str, units: str = 'c' ) -> str:
+            ''' Returns the current weather at a location. '''
+            calls.arguments.append( ( 'get_weather', location ) )
+            return f"Sunny in {location}, 21 {units}."
+
+        def get_time( zone: str ) -> str:
+            ''' Returns the current time in a time zone. '''
+            calls.arguments.append( ( 'get_time', zone ) )
+            return f"12:00 in {zone}."
+
+        def fail( reason: str ) -> str:
+            ''' Fails with a reason. '''
+            raise ValueError( reason )
+
+        def refuse( reason: str ) -> str:
+            ''' Refuses with a reason. '''
+            raise exceptions.InvocationRefusal( f"Refused: {reason}." )
+
+        return invocables.produce_ensemble(
+            'tools', [ get_weather, get_time, fail, refuse ] )
+
+
+def _produce_client( server ):
+    return anthropic.AsyncAnthropic(
+        base_url = server.url, api_key = 'test', max_retries = 0 )
+
+
+async def _converse( answers, prompt = 'Weather in San Francisco?', **options ):
+    calls = _Calls( )
+    ensemble = calls.produce_ensemble( )
+    options.setdefault( 'model', 'claude-haiku-4-5' )
+    with scripted.ScriptedServer( answers ) as server:
+        async with ensemble:
+            conversation = conversations.produce_conversation(
+                'anthropic', _produce_client( server ), [ ensemble ],
+                **options )
+            transcript = await conversation.converse( prompt )
+    return transcript, server.requests, calls
+
+
+def test_100_unknown_provider( ):
+    ''' Unknown provider is refused, naming the known ones. '''
+    with pytest.raises( exceptions.ProviderNoSupport ) as caught:
+        conversations.produce_conversation( 'nobody', None, [ ], model = 'm' )
+    assert 'anthropic' in str( caught.value )
+    assert 'openai-responses' in str( caught.value )
+
+
+def test_110_unknown_option( ):
+    ''' Unknown option is refused, naming the known ones. '''
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        conversations.produce_conversation(
+            'anthropic', None, [ ], model = 'm', temperature = 0 )
+    assert 'temperature' in str( caught.value )
+    assert 'parameters' in str( caught.value )
+
+
+def test_120_missing_model( ):
+    ''' Missing model is refused. '''
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        conversations.produce_conversation( 'anthropic', None, [ ] )
+    assert 'model' in str( caught.value )
+
+
+def test_130_rounds_bound_positive( ):
+    ''' Bound on rounds and token limit must be at least 1. '''
+    with pytest.raises( exceptions.ConfigurationInvalidity ):
+        conversations.produce_conversation(
+            'anthropic', None, [ ], model = 'm', rounds_maximum = 0 )
+    with pytest.raises( exceptions.ConfigurationInvalidity ):
+        conversations.produce_conversation(
+            'anthropic', None, [ ], model = 'm', tokens_maximum = 0 )
+
+
+def test_140_conversation_is_immutable( ):
+    ''' Conversation refuses assignment; copies are made with replace. '''
+    conversation = conversations.produce_conversation(
+        'anthropic', None, [ ], model = 'm' )
+    with pytest.raises( AttributeError ):
+        conversation.model = 'other'
+    assert conversation.provider == 'anthropic'
+    assert conversation.processor.provider == 'anthropic'
+
+
+@pytest.mark.asyncio
+async def test_200_tool_call_then_answer( ):
+    ''' Tool call, its result, then the final answer: transcript of four
+        native messages; the second request carries the result by id.
+    '''
+    transcript, requests, calls = await _converse( [
+        scripted.anthropic_tool_uses( [ (
+            _WEATHER_ID, 'get_weather',
+            { 'location': 'San Francisco, CA', 'units': 'f' } ) ] ),
+        scripted.anthropic_text( 'It is sunny in San Francisco.' ),
+    ], instructions = 'Be brief.', tokens_maximum = 512 )
+    assert transcript.termination is Terminations.Completion
+    assert transcript.rounds == 2
+    assert transcript.text == 'It is sunny in San Francisco.'
+    assert calls.arguments == [ ( 'get_weather', 'San Francisco, CA' ) ]
+    messages = transcript.messages
+    assert [ message[ 'role' ] for message in messages ] == [
+        'user', 'assistant', 'user', 'assistant' ]
+    assert messages[ 0 ] == {
+        'role': 'user', 'content': 'Weather in San Francisco?' }
+    assert messages[ 1 ][ 'content' ][ 0 ][ 'type' ] == 'tool_use'
+    assert messages[ 2 ] == { 'role': 'user', 'content': [ {
+        'type': 'tool_result', 'tool_use_id': _WEATHER_ID,
+        'content': [ {
+            'type': 'text', 'text': 'Sunny in San Francisco, CA, 21 f.' } ],
+    } ] }
+    assert messages[ 3 ] == { 'role': 'assistant', 'content': [ {
+        'type': 'text', 'text': 'It is sunny in San Francisco.' } ] }
+    assert len( requests ) == 2
+    first, second = ( request.body for request in requests )
+    assert requests[ 0 ].path == '/v1/messages'
+    assert first[ 'system' ] == 'Be brief.'
+    assert first[ 'max_tokens' ] == 512
+    assert first[ 'model' ] == 'claude-haiku-4-5'
+    assert [ tool[ 'name' ] for tool in first[ 'tools' ] ] == [
+        'get_weather', 'get_time', 'fail', 'refuse' ]
+    assert first[ 'tools' ][ 0 ][ 'input_schema' ][ 'required' ] == [
+        'location' ]
+    assert first[ 'messages' ] == messages[ : 1 ]
+    assert second[ 'messages' ] == messages[ : 3 ]
+
+
+@pytest.mark.asyncio
+async def test_210_parallel_calls( ):
+    ''' Parallel calls run; their results go back in one message, in
+        order, each matched to its call by id.
+    '''
+    transcript, requests, calls = await _converse( [
+        scripted.anthropic_tool_uses( [
+            ( 'toolu_a', 'get_weather', { 'location': 'Paris' } ),
+            ( 'toolu_b', 'get_time', { 'zone': 'Europe/Paris' } ),
+        ], text = 'Checking both.' ),
+        scripted.anthropic_text( 'Sunny, noon.' ),
+    ] )
+    assert sorted( calls.arguments ) == [
+        ( 'get_time', 'Europe/Paris' ), ( 'get_weather', 'Paris' ) ]
+    results = transcript.messages[ 2 ][ 'content' ]
+    assert [ block[ 'tool_use_id' ] for block in results ] == [
+        'toolu_a', 'toolu_b' ]
+    assert results[ 1 ][ 'content' ][ 0 ][ 'text' ] == '12:00 in Europe/Paris.'
+    assert requests[ 1 ].body[ 'messages' ][ 2 ][ 'content' ] == results
+    assert transcript.messages[ 1 ][ 'content' ][ 0 ] == {
+        'type': 'text', 'text': 'Checking both.' }
+
+
+@pytest.mark.asyncio
+async def test_220_rounds_bound( ):
+    ''' At the bound, the loop stops with termination Exhaustion; the calls
+        of the last round are answered, so the transcript can continue.
+    '''
+    answers = [
+        scripted.anthropic_tool_uses( [
+            ( f"toolu_{number}", 'get_time', { 'zone': 'UTC' } ) ] )
+        for number in range( 3 ) ]
+    transcript, requests, calls = await _converse(
+        answers, rounds_maximum = 2 )
+    assert transcript.termination is Terminations.Exhaustion
+    assert transcript.rounds == 2
+    assert len( requests ) == 2
+    assert len( calls.arguments ) == 2
+    last = transcript.messages[ -1 ]
+    assert last[ 'role' ] == 'user'
+    assert last[ 'content' ][ 0 ][ 'tool_use_id' ] == 'toolu_1'
+
+
+@pytest.mark.asyncio
+async def test_230_approver_refuses( ):
+    ''' Approver sees every call; a refused call is not run and gets an
+        error result; an approved one runs.
+    '''
+    seen = [ ]
+
+    def approve( invocation ):
+        seen.append( ( invocation.identifier, invocation.name ) )
+        return invocation.name != 'get_weather'
+
+    transcript, _, calls = await _converse( [
+        scripted.anthropic_tool_uses( [
+            ( 'toolu_a', 'get_weather', { 'location': 'Paris' } ),
+            ( 'toolu_b', 'get_time', { 'zone': 'UTC' } ),
+        ] ),
+        scripted.anthropic_text( 'Done.' ),
+    ], approver = approve )
+    assert seen == [ ( 'toolu_a', 'get_weather' ), ( 'toolu_b', 'get_time' ) ]
+    assert calls.arguments == [ ( 'get_time', 'UTC' ) ]
+    refused, approved = transcript.messages[ 2 ][ 'content' ]
+    assert refused[ 'tool_use_id' ] == 'toolu_a'
+    assert refused[ 'is_error' ] is True
+    assert 'did not approve' in refused[ 'content' ][ 0 ][ 'text' ]
+    assert approved[ 'tool_use_id' ] == 'toolu_b'
+    assert 'is_error' not in approved
+
+
+@pytest.mark.asyncio
+async def test_231_approver_coroutine_with_message( ):
+    ''' Approver may be a coroutine function and refuse with a message for
+        the model, by raising invocation refusal.
+    '''
+    async def approve( invocation ):
+        raise exceptions.InvocationRefusal( "Not on Sundays." )
+
+    transcript, _, calls = await _converse( [
+        scripted.anthropic_tool_uses( [
+            ( 'toolu_a', 'get_time', { 'zone': 'UTC' } ) ] ),
+        scripted.anthropic_text( 'Understood.' ),
+    ], approver = approve )
+    assert calls.arguments == [ ]
+    result = transcript.messages[ 2 ][ 'content' ][ 0 ]
+    assert result[ 'content' ] == [
+        { 'type': 'text', 'text': 'Error: Not on Sundays.' } ]
+    assert result[ 'is_error' ] is True
+
+
+@pytest.mark.asyncio
+async def test_240_tool_errors_reach_model( ):
+    ''' Tool refusal, invalid arguments and unknown tools become error
+        results for the model; the loop goes on.
+    '''
+    transcript, _, _ = await _converse( [
+        scripted.anthropic_tool_uses( [
+            ( 'toolu_a', 'refuse', { 'reason': 'busy' } ),
+            ( 'toolu_b', 'get_time', { 'zone': 7 } ),
+            ( 'toolu_c', 'launch', { } ),
+        ] ),
+        scripted.anthropic_text( 'Sorry.' ),
+    ] )
+    results = transcript.messages[ 2 ][ 'content' ]
+    assert all( result[ 'is_error' ] for result in results )
+    texts = [ result[ 'content' ][ 0 ][ 'text' ] for result in results ]
+    assert texts[ 0 ] == 'Error: Refused: busy.'
+    assert 'Invalid arguments' in texts[ 1 ]
+    assert "Unknown tool 'launch'" in texts[ 2 ]
+    assert transcript.termination is Terminations.Completion
+
+
+@pytest.mark.asyncio
+async def test_241_tool_failure_policy( ):
+    ''' A tool which raises fails the loop by default (chained cause) and
+        is reported to the model under the report policy.
+    '''
+    answers = [
+        scripted.anthropic_tool_uses( [
+            ( 'toolu_a', 'fail', { 'reason': 'disk full' } ) ] ),
+        scripted.anthropic_text( 'It failed.' ) ]
+    alerts = [ ]
+    with pytest.raises( exceptions.InvocationExecutionFailure ) as caught:
+        await _converse(
+            answers, alerter = lambda i, e: alerts.append( ( i.name, e ) ) )
+    assert isinstance( caught.value.__cause__, ValueError )
+    assert alerts[ 0 ][ 0 ] == 'fail'
+    transcript, _, _ = await _converse(
+        answers,
+        failure_policy = invocables.FailurePolicies.Report )
+    result = transcript.messages[ 2 ][ 'content' ][ 0 ]
+    assert result[ 'is_error' ] is True
+    assert 'disk full' in result[ 'content' ][ 0 ][ 'text' ]
+
+
+@pytest.mark.asyncio
+async def test_250_observer_sees_every_step( ):
+    ''' Observer sees text, calls, response, results and conclusion, in
+        order; an asynchronous observer is awaited.
+    '''
+    events = [ ]
+
+    async def observe( event ):
+        events.append( event )
+
+    transcript, _, _ = await _converse( [
+        scripted.anthropic_tool_uses(
+            [ ( 'toolu_a', 'get_time', { 'zone': 'UTC' } ) ],
+            text = 'Looking.' ),
+        scripted.anthropic_text( 'Noon.' ),
+    ], observer = observe )
+    assert [ type( event ) for event in events ] == [
+        TextEvent, InvocationEvent, ResponseEvent, ResultEvent,
+        ResultsEvent, TextEvent, ResponseEvent, ConclusionEvent ]
+    assert [ getattr( event, 'round', None ) for event in events ] == [
+        1, 1, 1, 1, 1, 2, 2, None ]
+    assert events[ 0 ].text == 'Looking.'
+    assert events[ 1 ].invocation.arguments == { 'zone': 'UTC' }
+    assert isinstance( events[ 2 ].response, anthropic.types.Message )
+    assert events[ 3 ].result.invocation_id == 'toolu_a'
+    assert events[ 4 ].messages == ( transcript.messages[ 2 ], )
+    assert events[ -1 ].transcript is transcript
+
+
+@pytest.mark.asyncio
+async def test_260_transcript_continues( ):
+    ''' A transcript, with a new user message, continues the conversation.
+    '''
+    calls = _Calls( )
+    ensemble = calls.produce_ensemble( )
+    with scripted.ScriptedServer( [
+        scripted.anthropic_text( 'Hello.' ),
+        scripted.anthropic_text( 'Goodbye.' ),
+    ] ) as server:
+        conversation = conversations.produce_conversation(
+            'anthropic', _produce_client( server ), [ ensemble ],
+            model = 'm' )
+        first = await conversation.converse( 'Hi.' )
+        second = await conversation.converse( [
+            *first.messages, { 'role': 'user', 'content': 'Bye.' } ] )
+    assert second.text == 'Goodbye.'
+    assert len( second.messages ) == 4
+    assert server.requests[ 1 ].body[ 'messages' ] == second.messages[ : 3 ]
+    assert len( first.messages ) == 2
+
+
+@pytest.mark.asyncio
+async def test_300_streamed_loop( ):
+    ''' Streamed loop yields text deltas and the call as they come, then
+        results and the final answer; transcript as with whole responses.
+    '''
+    calls = _Calls( )
+    ensemble = calls.produce_ensemble( )
+    observed = [ ]
+    with scripted.ScriptedServer( [
+        scripted.answer_fixture( 'anthropic/text-then-tool-use-stream.sse' ),
+        scripted.anthropic_text_stream( [ 'It is ', 'sunny.' ] ),
+    ] ) as server:
+        conversation = conversations.produce_conversation(
+            'anthropic', _produce_client( server ), [ ensemble ],
+            model = 'm', observer = observed.append )
+        events = [
+            event async for event in conversation.converse_continuous(
+                'Weather in Paris?' ) ]
+    assert observed == events
+    assert [ type( event ) for event in events ] == [
+        TextEvent, TextEvent, InvocationEvent, ResponseEvent, ResultEvent,
+        ResultsEvent, TextEvent, TextEvent, ResponseEvent, ConclusionEvent ]
+    assert ''.join(
+        event.text for event in events[ : 2 ] ) == (
+            "I'll check the current weather in Paris for you." )
+    assert events[ 2 ].invocation.identifier == _STREAMED_ID
+    assert calls.arguments == [ ( 'get_weather', 'Paris' ) ]
+    transcript = events[ -1 ].transcript
+    assert transcript.text == 'It is sunny.'
+    assert transcript.termination is Terminations.Completion
+    assert transcript.messages[ 1 ][ 'content' ][ 1 ][ 'input' ] == {
+        'location': 'Paris' }
+    second = server.requests[ 1 ].body
+    assert second[ 'stream' ] is True
+    assert second[ 'messages' ][ 2 ][ 'content' ][ 0 ][ 'tool_use_id' ] == (
+        _STREAMED_ID )
+
+
+@pytest.mark.asyncio
+async def test_310_streamed_truncated_call( ):
+    ''' A streamed call cut off by the token limit is never run: the loop
+        raises invocation interruption, naming the tool.
+    '''
+    calls = _Calls( )
+    ensemble = calls.produce_ensemble( )
+    with scripted.ScriptedServer( [ scripted.answer_fixture(
+        'anthropic/max-tokens-truncated-tool-input-stream.sse' ) ] ) as server:
+        conversation = conversations.produce_conversation(
+            'anthropic', _produce_client( server ), [ ensemble ],
+            model = 'm' )
+        with pytest.raises( exceptions.InvocationInterruption ) as caught:
+            async for _ in conversation.converse_continuous( 'Write.' ): pass
+    assert caught.value.names == ( 'make_file', )
+    assert calls.arguments == [ ]
+
+
+@pytest.mark.asyncio
+async def test_320_provider_error_propagates( ):
+    ''' An error of the provider propagates as the SDK's own exception. '''
+    with pytest.raises( anthropic.BadRequestError ):
+        await _converse( [ scripted.anthropic_error(
+            400, 'invalid_request_error', 'Bad tool_result.' ) ] )
