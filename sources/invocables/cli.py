@@ -86,11 +86,17 @@ def _describe_exception( exception: BaseException ) -> str:
     return f"{_PROGRAM}: error: {message}\n"
 
 
-async def _disconnect( ensembles: __.cabc.Sequence[ _ensembles.Ensemble ] ):
+async def _disconnect(
+    ensembles: __.cabc.Sequence[ _ensembles.Ensemble ]
+) -> None:
     for ensemble in reversed( ensembles ):
-        try: await ensemble.disconnect( )
-        except Exception as exception:
-            _sys.stderr.write( _describe_exception( exception ) )
+        await _disconnect_quietly( ensemble )
+
+
+async def _disconnect_quietly( ensemble: _ensembles.Ensemble ) -> None:
+    try: await ensemble.disconnect( )
+    except Exception as exception:
+        _sys.stderr.write( _describe_exception( exception ) )
 
 
 def _describe_kind( ensemble: _ensembles.Ensemble ) -> str:
@@ -103,6 +109,26 @@ def _describe_kind( ensemble: _ensembles.Ensemble ) -> str:
         genus = getattr( transport, 'value', transport )
         return f"MCP {genus}"
     return 'local'
+
+
+async def _execute_converse( options: _argparse.Namespace ) -> int:
+    from .conversations import _command as _conversing
+    client = _conversing.produce_client( options.provider, options.base_url )
+    model = _conversing.access_model(
+        options.provider, options.model, options.base_url )
+    configuration = _produce_configuration( options )
+    ensembles = await _descriptors.prepare_ensembles(
+        configuration, connect = True )
+    try:
+        finished = await _conversing.converse(
+            client, ensembles, options.provider, model, options.prompt,
+            options.rounds, ( _sys.stdout, _sys.stderr ) )
+    finally: await _disconnect( ensembles )
+    if finished: return 0
+    _sys.stderr.write(
+        f"{_PROGRAM}: stopped after {options.rounds} rounds, with tool "
+        "calls answered but no final reply; raise --rounds.\n" )
+    return EXIT_FAILURE
 
 
 async def _execute_invoke( options: _argparse.Namespace ) -> int:
@@ -167,6 +193,11 @@ async def _execute_snapshot( options: _argparse.Namespace ) -> int:
         raise UsageInvalidity(
             f"ensemble {options.name!r} is not an MCP server; only "
             "servers can be snapshot." )
+    target = options.folder / f"{descriptor.name}.toml"
+    if target.exists( ) and not options.replace:
+        raise _exceptions.DescriptorInvalidity(
+            str( target ), '', "the file exists already; choose another "
+            "folder or pass --replace." )
     ensemble = _descriptors.produce_ensemble(
         __.dcls.replace( descriptor, invokers = ( ) ) )
     await ensemble.connect( )
@@ -177,9 +208,10 @@ async def _execute_snapshot( options: _argparse.Namespace ) -> int:
         count = len( ensemble.survey_invokers( ) )
     finally: await _disconnect( [ ensemble ] )
     _sys.stdout.write(
-        f"Wrote {path} ({count} tools). To use the pinned tools, list it "
-        "in the configuration:\n[[ensembles]]\n"
-        f"source = '{path}'\n" )
+        f"Wrote {path.resolve( )} ({count} tools). To offer the pinned "
+        "tools, name this file as 'source' of an [[ensembles]] entry of "
+        "the configuration (relative to the folder of the "
+        "configuration).\n" )
     return 0
 
 
@@ -244,7 +276,30 @@ def _produce_parser( ) -> _argparse.ArgumentParser:
         help = "print the result as JSON (content and error)" )
     invoke.set_defaults( execute = _execute_invoke )
     _produce_parser_extras( commands, common )
+    _produce_parser_converse( commands, common )
     return parser
+
+
+def _produce_parser_converse(
+    commands: __.typx.Any, common: _argparse.ArgumentParser
+) -> None:
+    converse = commands.add_parser(
+        'converse', parents = [ common ],
+        help = "run a conversation with the tools; streams the reply" )
+    converse.add_argument( 'prompt', help = "what to ask the model" )
+    converse.add_argument(
+        '--provider', default = 'anthropic',
+        help = "anthropic (default), openai or openai-responses" )
+    converse.add_argument(
+        '--model', help = "model name (default: the provider's default; "
+        "required with --base-url)" )
+    converse.add_argument(
+        '--base-url', help = "URL of an OpenAI-compatible server, such as "
+        "http://127.0.0.1:11434/v1 for Ollama (no key needed)" )
+    converse.add_argument(
+        '--rounds', type = int, default = 10,
+        help = "most calls of the model (default: 10)" )
+    converse.set_defaults( execute = _execute_converse )
 
 
 def _produce_parser_extras(
