@@ -119,10 +119,12 @@ class AnthropicProcessor( _base.ProcessorBase ):
         access = _base.access_field
         if access( native_message, 'type' ) == 'error':
             raise _produce_failure( access( native_message, 'error' ) )
-        blocks = _base.access_items(
-            native_message if isinstance( native_message, ( list, tuple ) )
-            else access( native_message, 'content' ), PROVIDER, 'content' )
-        stop = access( native_message, 'stop_reason' )
+        if isinstance( native_message, ( list, tuple ) ):
+            blocks = __.typx.cast( __.cabc.Sequence[ object ], native_message )
+        else:
+            blocks = _base.access_items(
+                access( native_message, 'content' ), PROVIDER, 'content' )
+        stop = access( __.typx.cast( object, native_message ), 'stop_reason' )
         if (
             blocks and stop in _STOPS_TRUNCATING
             and access( blocks[ -1 ], 'type' ) == 'tool_use'

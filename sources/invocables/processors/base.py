@@ -32,8 +32,14 @@ from .. import dialects as _dialects
 
 
 _ANONYMOUS = '<unnamed>'
+_KIND_MAPPING = 0
+_KIND_OBJECT = 1
+_KIND_VALUE = 2
+_KINDS_VALUE = (
+    str, bytes, bytearray, int, float, list, tuple, type( None ) )
 _DIGEST_LENGTH = 16
 _REASON_DEFAULT = "the stream ended before the call was complete."
+_kinds: dict[ type, int ] = { dict: _KIND_MAPPING }
 _scribe = __.produce_scribe( __name__ )
 
 Ensembles: __.typx.TypeAlias = __.execution.Ensembles
@@ -400,16 +406,19 @@ class ProcessorBase( __.immut.Object ):
 def access_field(
     value: object, name: str, default: __.typx.Any = None
 ) -> __.typx.Any:
-    ''' Returns field of JSON object or attribute of SDK typed object. '''
-    if isinstance( value, dict ):
-        return __.typx.cast( dict[ str, __.typx.Any ], value ).get(
-            name, default )
-    if isinstance( value, ( str, bytes, int, float, list, tuple ) ):
-        return default
-    if isinstance( value, __.cabc.Mapping ):
-        return __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], value ).get(
-            name, default )
-    return getattr( value, name, default )
+    ''' Returns field of JSON object or attribute of SDK typed object.
+
+        Other JSON values (arrays, strings, numbers) have no fields. Hot
+        path: the kind of each type is classified once.
+    '''
+    genus = type( value )
+    kind = _kinds.get( genus )
+    if kind is None: kind = _classify_kind( genus )
+    if kind == _KIND_MAPPING:
+        return __.typx.cast(
+            __.cabc.Mapping[ str, __.typx.Any ], value ).get( name, default )
+    if kind == _KIND_OBJECT: return getattr( value, name, default )
+    return default
 
 
 def access_items(
@@ -558,6 +567,14 @@ def validate_options(
         "unknown options {names}; known options are {known}.".format(
             names = ', '.join( unknown ),
             known = ', '.join( sorted( known ) ) or 'none' ) )
+
+
+def _classify_kind( genus: type ) -> int:
+    if issubclass( genus, __.cabc.Mapping ): kind = _KIND_MAPPING
+    elif issubclass( genus, _KINDS_VALUE ): kind = _KIND_VALUE
+    else: kind = _KIND_OBJECT
+    _kinds[ genus ] = kind
+    return kind
 
 
 def _decode_text(

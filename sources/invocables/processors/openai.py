@@ -50,11 +50,17 @@ class OpenaiAccumulator( _base.AccumulatorBase ):
         if isinstance( event, str ):
             if event.strip( ) != _DONE or self._truncated: return ( )
             return self.complete_calls( )
-        error = access( event, 'error' )
-        if error is not None: raise _base.produce_failure( PROVIDER, error )
-        invocations: list[ __.canisters.InvocationCanister ] = [ ]
+        # Typed chunks carry no error: the SDK raises on error payloads.
+        if isinstance( event, dict ):
+            payload = __.typx.cast( dict[ str, __.typx.Any ], event )
+            error = payload.get( 'error' )
+            if error is not None:
+                raise _base.produce_failure( PROVIDER, error )
         choices = _base.access_items(
-            access( event, 'choices' ), PROVIDER, 'choices' )
+            access( __.typx.cast( object, event ), 'choices' ),
+            PROVIDER, 'choices' )
+        if len( choices ) == 1: return self._ingest_choice( choices[ 0 ] )
+        invocations: list[ __.canisters.InvocationCanister ] = [ ]
         for choice in choices:
             invocations.extend( self._ingest_choice( choice ) )
         return tuple( invocations )
@@ -62,13 +68,13 @@ class OpenaiAccumulator( _base.AccumulatorBase ):
     def _ingest_choice( self, choice: object ) -> _base.Invocations:
         access = _base.access_field
         ordinal = access( choice, 'index', 0 )
-        delta = access( choice, 'delta' )
-        calls = _base.access_items(
-            access( delta, 'tool_calls' ), PROVIDER, 'tool_calls' )
+        calls = access( access( choice, 'delta' ), 'tool_calls' )
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
-        for position, call in enumerate( calls ):
-            invocations.extend(
-                self._ingest_call( ordinal, position, call ) )
+        if calls is not None:
+            calls = _base.access_items( calls, PROVIDER, 'tool_calls' )
+            for position, call in enumerate( calls ):
+                invocations.extend(
+                    self._ingest_call( ordinal, position, call ) )
         stop = access( choice, 'finish_reason' )
         if stop is None: return tuple( invocations )
         if stop in _STOPS_TRUNCATING:
@@ -89,6 +95,12 @@ class OpenaiAccumulator( _base.AccumulatorBase ):
         function = access( call, 'function' )
         name = access( function, 'name' )
         arguments = access( function, 'arguments' )
+        if (
+            tag is None and name is None and isinstance( arguments, str )
+            and self.is_open( key )
+        ): # Hot path: a fragment of an open call.
+            self.extend_call( key, arguments )
+            return ( )
         fragmentary = arguments is None or isinstance( arguments, str )
         emitted = self.commence_call(
             key, tag if isinstance( tag, str ) and tag else None,
