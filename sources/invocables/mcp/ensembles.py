@@ -199,9 +199,13 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
         arguments: __.Arguments,
         retry: bool = True,
     ) -> _canisters.ContentSequence | None:
-        timeout = invocable.timeout
-        if __.is_absent( timeout ): timeout = self.configuration.timeout
-        if __.is_absent( timeout ): timeout = None
+        # Under the execution engine (which sets the invocation), the engine
+        # enforces the timeout; a second deadline would race with it.
+        if __.is_absent( getattr( context, 'invocation', __.absent ) ):
+            timeout = invocable.timeout
+            if __.is_absent( timeout ): timeout = self.configuration.timeout
+            if __.is_absent( timeout ): timeout = None
+        else: timeout = None
         session = __.typx.cast( _ClientSession, connection.session )
         try:
             result = await session.call_tool(

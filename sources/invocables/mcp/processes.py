@@ -31,6 +31,7 @@ from . import configuration as _configuration
 
 GRACE_DEFAULT = 1.0
 
+_EXIT_NOTICE_TIMEOUT = 0.25
 _POLL_INTERVAL = 0.02
 _STDERR_LINES_MAXIMUM = 20
 _WRITER_FLUSH_TIMEOUT = 0.5
@@ -154,6 +155,7 @@ class _Streams:
         self.write_sender, self.write_receiver = (
             _anyio.create_memory_object_stream[ _SessionMessage ]( 0 ) )
         self.writer_done = _anyio.Event( )
+        self.stderr_done = _anyio.Event( )
 
     async def read_stdout( self ) -> None:
         ''' Parses stdout into messages, one per line. '''
@@ -167,6 +169,10 @@ class _Streams:
                     for line in lines:
                         if not line.strip( ): continue
                         await self.read_sender.send( _parse_line( line ) )
+                # End of output: let the watcher learn how the server ended
+                # before the session sees the connection close.
+                with _anyio.move_on_after( _EXIT_NOTICE_TIMEOUT ):
+                    await self.watch.exited.wait( )
         except (
             _anyio.ClosedResourceError, _anyio.BrokenResourceError,
             _anyio.EndOfStream, OSError,
@@ -191,6 +197,7 @@ class _Streams:
             _anyio.ClosedResourceError, _anyio.BrokenResourceError,
             _anyio.EndOfStream, OSError,
         ): return
+        finally: self.stderr_done.set( )
 
     async def write_stdin( self ) -> None:
         ''' Serializes messages onto stdin, one per line. '''
@@ -215,6 +222,8 @@ class _Streams:
         while self.process.returncode is None:
             await _anyio.sleep( _POLL_INTERVAL )
         self.watch.returncode = self.process.returncode
+        with _anyio.move_on_after( _EXIT_NOTICE_TIMEOUT ):
+            await self.stderr_done.wait( )
         self.watch.exited.set( )
         if not self.watch.stopping:
             self.watch.unexpected = True

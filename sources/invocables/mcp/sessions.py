@@ -309,7 +309,9 @@ def _produce_tool(
     annotations = __.immut.Dictionary[ str, __.typx.Any ](
         { } if tool.annotations is None
         else tool.annotations.model_dump( by_alias = True, exclude_none = True ) )
-    timeout = ensemble.options.timeouts.get( tool.name, __.absent )
+    timeouts = ensemble.options.timeouts
+    # frigid dictionaries ignore an absent default in get: test membership.
+    timeout = timeouts[ tool.name ] if tool.name in timeouts else __.absent
     invoker = _invokers.FunctionInvoker(
         name = tool.name,
         invocable = _ensembles._ToolInvocable( ensemble, tool.name, timeout ),

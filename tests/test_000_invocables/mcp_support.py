@@ -1,0 +1,140 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Helpers for tests against real MCP servers: where they are, processes.
+
+    The npm servers are installed by ``bash .auxiliary/scripts/install-mcp-
+    servers`` into the project's ignored caches; ``mcp-server-time`` comes
+    with the ``test`` extra. A missing server fails the test with the
+    command which installs it: these tests are never skipped.
+'''
+
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+from pathlib import Path
+
+import pytest
+
+
+PROJECT = Path( __file__ ).resolve( ).parents[ 2 ]
+NPM_BINS = PROJECT / '.auxiliary' / 'caches' / 'npm' / 'node_modules' / '.bin'
+SERVERS = Path( __file__ ).resolve( ).parent / 'servers'
+VENV_BINS = Path( sys.executable ).parent
+
+
+def locate_npm_server( name: str ) -> str:
+    ''' Returns path of an installed npm server bin, or fails clearly. '''
+    path = NPM_BINS / name
+    if not path.exists( ):
+        pytest.fail(
+            f"MCP test server {name!r} is not installed at {path}. "
+            "Install the npm test servers with "
+            "'bash .auxiliary/scripts/install-mcp-servers' (needs node "
+            "and npm)." )
+    return str( path )
+
+
+def locate_time_server( ) -> str:
+    ''' Returns path of mcp-server-time beside the interpreter. '''
+    path = VENV_BINS / 'mcp-server-time'
+    if not path.exists( ):
+        pytest.fail(
+            f"MCP test server 'mcp-server-time' is not installed at {path}. "
+            "Install the test extra: "
+            "'pip install --editable .[test]' (it pins mcp-server-time)." )
+    return str( path )
+
+
+def produce_server_command( name: str, *arguments: str ) -> list[ str ]:
+    ''' Returns command which runs one of our test servers. '''
+    return [ sys.executable, str( SERVERS / name ), *arguments ]
+
+
+def probe_process( pid: int ) -> bool:
+    ''' Returns whether process lives; zombies count as dead. '''
+    try: stat = Path( f"/proc/{pid}/stat" ).read_text( encoding = 'utf-8' )
+    except FileNotFoundError: return False
+    return stat.rsplit( ')', maxsplit = 1 )[ -1 ].split( )[ 0 ] != 'Z'
+
+
+def survey_descendants( pid: int ) -> set[ int ]:
+    ''' Returns living descendants of process, via procfs. '''
+    parents: dict[ int, int ] = { }
+    for entry in Path( '/proc' ).iterdir( ):
+        if not entry.name.isdigit( ): continue
+        try: stat = ( entry / 'stat' ).read_text( encoding = 'utf-8' )
+        except OSError: continue
+        fields = stat.rsplit( ')', maxsplit = 1 )[ -1 ].split( )
+        if fields[ 0 ] == 'Z': continue
+        parents[ int( entry.name ) ] = int( fields[ 1 ] )
+    found: set[ int ] = set( )
+    frontier = { pid }
+    while frontier:
+        children = {
+            child for child, parent in parents.items( )
+            if parent in frontier and child not in found }
+        found |= children
+        frontier = children
+    return found
+
+
+def wait_until_dead( pids: set[ int ], timeout: float = 5.0 ) -> set[ int ]:
+    ''' Waits for processes to end; returns those still living. '''
+    deadline = time.monotonic( ) + timeout
+    living = { pid for pid in pids if probe_process( pid ) }
+    while living and time.monotonic( ) < deadline:
+        time.sleep( 0.02 )
+        living = { pid for pid in living if probe_process( pid ) }
+    return living
+
+
+def kill_quietly( pid: int ) -> None:
+    ''' Kills process (test cleanup); ignores absence. '''
+    with contextlib.suppress( ProcessLookupError, PermissionError ):
+        os.kill( pid, signal.SIGKILL )
+
+
+def select_port( ) -> int:
+    ''' Returns a free TCP port on 127.0.0.1. '''
+    with socket.socket( ) as probe:
+        probe.bind( ( '127.0.0.1', 0 ) )
+        return probe.getsockname( )[ 1 ]
+
+
+@contextlib.contextmanager
+def serve_http(
+    command: list[ str ],
+    port: int,
+    environment: dict[ str, str ] | None = None,
+    path: str = '/mcp',
+):
+    ''' Runs an HTTP MCP server until the block ends; yields its URL. '''
+    process = subprocess.Popen(
+        command,
+        env = { **os.environ, 'PORT': str( port ), **( environment or { } ) },
+        stdout = subprocess.DEVNULL, stderr = subprocess.DEVNULL,
+        start_new_session = True )
+    try:
+        _wait_for_port( port, process )
+        yield f"http://127.0.0.1:{port}{path}"
+    finally:
+        with contextlib.suppress( ProcessLookupError ):
+            os.killpg( process.pid, signal.SIGKILL )
+        process.wait( timeout = 10 )
+
+
+def _wait_for_port( port: int, process: subprocess.Popen[ bytes ] ) -> None:
+    deadline = time.monotonic( ) + 15
+    while time.monotonic( ) < deadline:
+        if process.poll( ) is not None:
+            pytest.fail( f"HTTP test server exited with {process.returncode}." )
+        with socket.socket( ) as probe:
+            if probe.connect_ex( ( '127.0.0.1', port ) ) == 0: return
+        time.sleep( 0.05 )
+    pytest.fail( f"HTTP test server did not open port {port} in 15 s." )

@@ -1,0 +1,143 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Small MCP server for tests: echo, sleeps, faults, changing tools.
+
+    Flags: ``--http PORT`` serves streamable HTTP on 127.0.0.1 instead of
+    stdio; ``--stubborn`` ignores SIGTERM and stdin EOF (only SIGKILL ends
+    it); ``--invalid-schema`` adds a tool whose input schema is not valid
+    JSON Schema.
+'''
+
+
+import argparse
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from mcp.server.mcpserver import Context, MCPServer
+
+
+server = MCPServer( 'echo' )
+
+
+@server.tool( structured_output = False )
+def echo( message: str ) -> str:
+    ''' Returns the message unchanged. '''
+    return message
+
+
+@server.tool( )
+def echo_structured( message: str ) -> str:
+    ''' Returns the message, also as structured content. '''
+    return message
+
+
+@server.tool( structured_output = False )
+async def sleep( seconds: float ) -> str:
+    ''' Sleeps, then answers. '''
+    try: await asyncio.sleep( seconds )
+    except asyncio.CancelledError:
+        print( f"sleep({seconds}) cancelled", file = sys.stderr, flush = True )
+        raise
+    return f"slept {seconds}"
+
+
+@server.tool( structured_output = False )
+def pid( ) -> str:
+    ''' Returns the process id of the server. '''
+    return str( os.getpid( ) )
+
+
+@server.tool( structured_output = False )
+def spawn_child( ) -> str:
+    ''' Spawns a grandchild which sleeps for an hour; returns its pid. '''
+    child = subprocess.Popen( [ 'sleep', '3600' ] )
+    return str( child.pid )
+
+
+@server.tool( structured_output = False )
+def read_environment( name: str ) -> str:
+    ''' Returns value of an environment variable, or '(unset)'. '''
+    return os.environ.get( name, '(unset)' )
+
+
+@server.tool( structured_output = False )
+def boom( ) -> str:
+    ''' Always fails. '''
+    raise RuntimeError( 'boom' )
+
+
+@server.tool( structured_output = False )
+async def progress( steps: int, context: Context ) -> str:
+    ''' Reports progress in steps, then answers. '''
+    for step in range( 1, steps + 1 ):
+        await context.report_progress( step, steps, f"step {step}" )
+        await asyncio.sleep( 0.01 )
+    return 'done'
+
+
+@server.tool( structured_output = False )
+async def add_tool( name: str, context: Context ) -> str:
+    ''' Adds a tool, then sends a burst of five list-changed notes. '''
+    def added( ) -> str:
+        return name
+    server.add_tool( added, name = name, description = f"Added {name}." )
+    for _ in range( 5 ):
+        await context.session.send_tool_list_changed( )
+    return 'added'
+
+
+@server.tool( structured_output = False )
+async def remove_tool( name: str, context: Context ) -> str:
+    ''' Removes a tool, then notifies the client. '''
+    server.remove_tool( name )
+    await context.session.send_tool_list_changed( )
+    return 'removed'
+
+
+@server.tool( structured_output = False )
+async def notify_unchanged( context: Context ) -> str:
+    ''' Sends a list-changed notification with no change. '''
+    await context.session.send_tool_list_changed( )
+    return 'notified'
+
+
+def _add_invalid_schema_tool( ) -> None:
+    def broken( value: int ) -> str:
+        return str( value )
+    server.add_tool( broken, name = 'broken' )
+    tool = server._tool_manager.get_tool( 'broken' )
+    tool.parameters = {
+        'type': 'object', 'properties': { 'value': { 'type': 'nonsense' } } }
+
+
+def _make_stubborn( ) -> None:
+    signal.signal( signal.SIGTERM, signal.SIG_IGN )
+    def wedge( ) -> None:
+        while True: time.sleep( 3600 )
+    threading.Thread( target = wedge, daemon = False ).start( )
+
+
+def main( ) -> None:
+    parser = argparse.ArgumentParser( )
+    parser.add_argument( '--http', type = int, default = 0 )
+    parser.add_argument( '--stubborn', action = 'store_true' )
+    parser.add_argument( '--invalid-schema', action = 'store_true' )
+    arguments = parser.parse_args( )
+    if os.environ.get( 'ECHO_SERVER_FAIL' ) == '1':
+        print( 'echo_server: told to fail', file = sys.stderr )
+        sys.exit( 3 )
+    if arguments.invalid_schema: _add_invalid_schema_tool( )
+    if arguments.stubborn: _make_stubborn( )
+    if arguments.http:
+        server.settings.log_level = 'WARNING'
+        server.run(
+            'streamable-http', host = '127.0.0.1', port = arguments.http )
+    else: server.run( )
+
+
+if __name__ == '__main__': main( )
