@@ -19,10 +19,9 @@ from . import schemata as _schemata
 
 
 if _sys.version_info >= ( 3, 11 ): import tomllib as _tomllib
-else: import tomli as _tomllib
+else: import tomli as _tomllib # pyright: ignore[reportMissingModuleSource]
 
 
-_T = __.typx.TypeVar( '_T' )
 _D = __.typx.TypeVar( '_D' )
 
 _REQUIRED: __.typx.Any = object( )
@@ -51,8 +50,8 @@ class Table:
         self._keys: set[ str ] = set( )
 
     def access(
-        self, key: str, genus: type[ _T ], default: _D = _REQUIRED
-    ) -> _T | _D:
+        self, key: str, genus: type, default: object = _REQUIRED
+    ) -> __.typx.Any:
         ''' Returns value of key if of genus; default if key is missing. '''
         self._keys.add( key )
         if key not in self.table:
@@ -68,7 +67,7 @@ class Table:
                 "value.".format(
                     label = _labels.get( genus, genus.__name__ ),
                     value = _describe( value ) ) )
-        return __.typx.cast( _T, value )
+        return value
 
     def access_name( self, key: str, pattern: __.re.Pattern[ str ] ) -> str:
         ''' Returns name which matches pattern. '''
@@ -98,13 +97,15 @@ class Table:
             self.fail(
                 key, "expected a table holding a JSON Schema, got "
                 f"{_describe( value )}; write [{key}] with type = 'object'." )
-        try: schema = _schemata.validate_schema( name, value )
+        value_ = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], value )
+        try: schema = _schemata.validate_schema( name, value_ )
         except _exceptions.SchemaInvalidity as exception:
             self.fail(
                 key, f"not a valid JSON Schema: {exception.reason} Correct "
                 "the schema (JSON Schema Draft 2020-12, an object).",
                 cause = exception )
-        return __.types.MappingProxyType( dict( schema ) )
+        return __.types.MappingProxyType(
+            dict( __.typx.cast( __.Schema, schema ) ) )
 
     def access_strings(
         self, key: str, default: _D = _REQUIRED
@@ -161,6 +162,11 @@ class Table:
                 self.location, keypath,
                 __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], item ) ) )
         return tuple( tables )
+
+    def access_bounded_timeout( self, key: str ) -> __.Absential[ float ]:
+        ''' Returns positive, finite number of seconds. '''
+        return __.typx.cast(
+            __.Absential[ float ], self.access_timeout( key ) )
 
     def access_timeout(
         self, key: str, *, unbounded: bool = False
@@ -266,7 +272,8 @@ def resolve_source(
     '''
     if not confined:
         value = table.access( key, object )
-        if isinstance( value, _PathLike ): value = _fspath( value )
+        if isinstance( value, _PathLike ):
+            value = _fspath( __.typx.cast( _PathLike[ str ], value ) )
         if not isinstance( value, str ):
             table.fail( key, "expected a string holding a path." )
         path = ( folder / __.Path( value ).expanduser( ) ).resolve( )

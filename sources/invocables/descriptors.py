@@ -45,6 +45,9 @@ _name_tool_server = __.re.compile( r'^[a-zA-Z0-9_./-]{1,128}$' )
 _name_builtin = __.re.compile( r'^[a-z][a-z0-9_]*$' )
 _implementation_path = __.re.compile(
     r'^[A-Za-z_][\w.]*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$' )
+_CONFIGURATION_EMPTY: __.cabc.Mapping[ str, __.typx.Any ] = (
+    __.types.MappingProxyType( { } ) )
+_absence = object( )
 _scribe = __.produce_scribe( __name__ )
 
 
@@ -131,7 +134,7 @@ class DescriptorInvoker( _invokers.FunctionInvoker ):
         self,
         descriptor: InvokerDescriptor, *,
         configuration: __.cabc.Mapping[ str, __.typx.Any ] = (
-            __.immut.Dictionary[ str, __.typx.Any ]( ) ),
+            _CONFIGURATION_EMPTY ),
         roots: tuple[ Root, ... ] = ( ),
         ensemble: __.Absential[ str ] = __.absent,
         validator: __.Absential[ _schemata.Validator ] = __.absent,
@@ -384,7 +387,8 @@ def produce_invoker_descriptor(
         MCP server must have none.
     '''
     path_ = __.Path( path ).absolute( )
-    return _produce_invoker_descriptor( path_, _read_toml( path_ ), local )
+    return _produce_invoker_descriptor(
+        path_, _read_toml( path_ ), local = local )
 
 
 def produce_server_descriptors(
@@ -424,11 +428,14 @@ async def _connect_ensembles(
             connected.append( ensemble )
     except BaseException:
         for ensemble in reversed( connected ):
-            try: await ensemble.disconnect( )
-            except Exception: # the first failure matters more
-                _scribe.exception(
-                    "Failed to disconnect ensemble %r.", ensemble.name )
+            await _disconnect_quietly( ensemble )
         raise
+
+
+async def _disconnect_quietly( ensemble: _ensembles.Ensemble ) -> None:
+    try: await ensemble.disconnect( )
+    except Exception: # the first failure matters more
+        _scribe.exception( "Failed to disconnect ensemble %r.", ensemble.name )
 
 
 def _produce_ensembles_entries(
@@ -541,7 +548,7 @@ def _produce_invokers_entries(
         path = _resolve_source( entry, 'source', folder )
         entry.finish( )
         descriptor = _produce_invoker_descriptor(
-            path, _read_toml( path ), local )
+            path, _read_toml( path ), local = local )
         if descriptor.name in sources:
             entry.fail(
                 'source', "tool name {name!r} is also given by {other}; "
@@ -554,7 +561,10 @@ def _produce_invokers_entries(
 
 
 def _produce_invoker_descriptor(
-    path: __.Path, document: __.cabc.Mapping[ str, __.typx.Any ], local: bool
+    path: __.Path,
+    document: __.cabc.Mapping[ str, __.typx.Any ],
+    *,
+    local: bool,
 ) -> InvokerDescriptor:
     location = str( path )
     table = _Table( location, '', document )
@@ -563,7 +573,8 @@ def _produce_invoker_descriptor(
         'name', _name_invoker if local else _name_tool_server )
     enabled = header.access( 'enabled', bool, default = True )
     description = header.access( 'description', str, default = '' )
-    implementation, function = _produce_implementation( header, local )
+    implementation, function = _produce_implementation(
+        header, local = local )
     timeout = header.access_timeout( 'timeout', unbounded = True )
     deduplicate = header.access( 'deduplicate', bool, default = False )
     annotations = header.access( 'annotations', dict, default = { } )
@@ -581,7 +592,7 @@ def _produce_invoker_descriptor(
 
 
 def _produce_implementation(
-    header: _Table, local: bool
+    header: _Table, *, local: bool
 ) -> tuple[
     __.Absential[ str ],
     __.Absential[ __.cabc.Callable[ ..., __.typx.Any ] ],
@@ -612,12 +623,11 @@ def _import_function(
             "module name and that its package is installed.",
             cause = exception )
     for attribute in attributes.split( '.' ):
-        try: value = getattr( value, attribute )
-        except AttributeError as exception:
+        value = getattr( value, attribute, _absence )
+        if value is _absence:
             header.fail(
                 'implementation', f"module {module_name!r} has no "
-                f"{attributes!r}; check the name after the colon.",
-                cause = exception )
+                f"{attributes!r}; check the name after the colon." )
     if not callable( value ):
         header.fail(
             'implementation', f"{implementation!r} is not callable; name "
@@ -648,8 +658,8 @@ def _produce_server_descriptor(
         cwd = __.absent if __.is_absent( cwd ) else _resolve_cwd(
             table, cwd, folder ),
         url = url, headers = headers,
-        startup_timeout = table.access_timeout( 'startup_timeout' ),
-        tool_timeout = table.access_timeout( 'tool_timeout' ),
+        startup_timeout = table.access_bounded_timeout( 'startup_timeout' ),
+        tool_timeout = table.access_bounded_timeout( 'tool_timeout' ),
         enabled_tools = table.access_strings(
             'enabled_tools', default = __.absent ),
         disabled_tools = table.access_strings(

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import invocables
-import invocables.descriptors as descriptors
+from invocables import descriptors
 
 from invocables import exceptions
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import invocables.descriptors as descriptors
+from invocables import descriptors
 
 from invocables import exceptions
 

@@ -6,13 +6,11 @@
 import os
 import stat
 
-from pathlib import Path
-
 import pytest
 
 import invocables
-import invocables.descriptors as descriptors
-import invocables.io as io_tools
+from invocables import descriptors
+from invocables import io as io_tools
 
 from invocables import exceptions
 
@@ -27,13 +25,12 @@ async def _prepare( *roots, **configuration ):
     ''' Returns io ensemble over roots given as ( path, writable ). '''
     entry = { 'builtin': 'io' }
     if configuration: entry[ 'configuration' ] = configuration
-    ensembles = await descriptors.prepare_ensembles( {
+    return await descriptors.prepare_ensembles( {
         'ensembles': [ entry ],
         'roots': [
             { 'path': str( path ), 'writable': writable }
             for path, writable in roots ],
     }, connect = True )
-    return ensembles
 
 
 async def _invoke( ensembles, name, **arguments ):
