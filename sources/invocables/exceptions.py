@@ -53,6 +53,16 @@ class ConnectionFailure( Omnierror, ConnectionError ):
             f"Connection to ensemble {ensemble!r} failed: {reason}" )
 
 
+class CredentialsAbsence( Omnierror, LookupError ):
+    ''' No credentials (such as an API key) are available for provider. '''
+
+    def __init__( self, provider: str, remedy: str ):
+        self.provider = provider
+        self.remedy = remedy
+        super( ).__init__(
+            f"No credentials for provider {provider!r}: {remedy}" )
+
+
 class DescriptorInvalidity( Omnierror, ValueError ):
     ''' Descriptor file is invalid; names file, key path and fix. '''
 

@@ -269,6 +269,33 @@ def openai_text_stream( pieces: Sequence[ str ] ) -> Answer:
     return _answer_chunks( chunks )
 
 
+def openai_tool_calls_stream( calls: Sequence[ Call ] ) -> Answer:
+    ''' Returns streamed completion whose calls come in fragments. '''
+    from .replay import parse_events
+    body = read_fixture( 'openai_chat/single-tool-call-stream.sse' )
+    events = [ event.decode( ) for event in parse_events( body ) ]
+    template = events[ 0 ]
+    chunks: list[ dict[ str, Any ] ] = [ ]
+    for index, ( identifier, name, arguments ) in enumerate( calls ):
+        text = json.dumps( arguments )
+        opening = copy.deepcopy( template )
+        call = opening[ 'choices' ][ 0 ][ 'delta' ][ 'tool_calls' ][ 0 ]
+        call.update( index = index, id = identifier )
+        call[ 'function' ].update( name = name, arguments = '' )
+        chunks.append( opening )
+        for start in range( 0, len( text ), 5 ):
+            fragment = copy.deepcopy( events[ 1 ] )
+            call = fragment[ 'choices' ][ 0 ][ 'delta' ][ 'tool_calls' ][ 0 ]
+            call[ 'index' ] = index
+            call[ 'function' ][ 'arguments' ] = text[ start : start + 5 ]
+            chunks.append( fragment )
+    final = copy.deepcopy( template )
+    final[ 'choices' ][ 0 ][ 'delta' ] = { }
+    final[ 'choices' ][ 0 ][ 'finish_reason' ] = 'tool_calls'
+    chunks.append( final )
+    return _answer_chunks( chunks )
+
+
 # OpenAI Responses: from openai_responses/single-function-call.json and
 # openai_responses/reasoning-text-then-function-call-stream.sse.
 

@@ -1,0 +1,157 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' The ``converse`` subcommand of the ``invocables`` command.
+
+    Produces the provider's SDK client from the environment (or for a
+    local OpenAI-compatible server given by ``--base-url``), runs the
+    streamed loop with the configured ensembles, writes the model's text
+    to the standard output stream as it comes, and each tool call and
+    result, briefly, to the standard error stream.
+'''
+
+
+from . import __
+from . import base as _base
+
+
+KEYS_VARIABLES: __.cabc.Mapping[ str, str ] = __.types.MappingProxyType( {
+    'anthropic': 'ANTHROPIC_API_KEY',
+    'openai': 'OPENAI_API_KEY',
+    'openai-responses': 'OPENAI_API_KEY',
+} )
+MODELS_DEFAULT: __.cabc.Mapping[ str, str ] = __.types.MappingProxyType( {
+    'anthropic': 'claude-sonnet-4-5',
+    'openai': 'gpt-4.1-mini',
+    'openai-responses': 'gpt-4.1-mini',
+} )
+
+_LOCAL_KEY = 'local' # OpenAI-compatible local servers ignore the key
+_SUMMARY_LENGTH_MAXIMUM = 160
+
+
+def access_model(
+    provider: str,
+    model: str | None,
+    base_url: str | None,
+) -> str:
+    ''' Returns model: given, else the provider's default.
+
+        A server given by its URL has no known default: the model must be
+        named.
+    '''
+    if model: return model
+    if base_url:
+        raise __.exceptions.ConfigurationInvalidity(
+            '--model', "name the model which the server at "
+            f"{base_url} serves (such as --model llama3.2)." )
+    return MODELS_DEFAULT[ provider ]
+
+
+async def converse(
+    client: __.typx.Any,
+    ensembles: __.execution.Ensembles,
+    provider: str,
+    model: str,
+    prompt: str,
+    rounds: int,
+    streams: tuple[ __.typx.TextIO, __.typx.TextIO ],
+) -> bool:
+    ''' Runs streamed loop; writes text and tool calls as they come.
+
+        Returns whether the model finished (``False`` if the bound on
+        rounds stopped it).
+    '''
+    from . import produce_conversation
+    conversation = produce_conversation(
+        provider, client, ensembles, model = model, rounds_maximum = rounds,
+        failure_policy = __.execution.FailurePolicies.Report )
+    display = _Display( *streams )
+    termination = _base.Terminations.Completion
+    async for event in conversation.converse_continuous( prompt ):
+        display.show( event )
+        if isinstance( event, _base.ConclusionEvent ):
+            termination = event.transcript.termination
+    display.conclude( )
+    return termination is _base.Terminations.Completion
+
+
+def produce_client( provider: str, base_url: str | None ) -> __.typx.Any:
+    ''' Returns SDK client for provider, with key from the environment.
+
+        Raises :py:class:`invocables.exceptions.CredentialsAbsence`, naming
+        the variable to set, when there is neither a key nor a server URL.
+    '''
+    import os
+    variable = KEYS_VARIABLES.get( provider )
+    if variable is None:
+        raise __.exceptions.ProviderNoSupport(
+            provider, "the converse command knows {names}.".format(
+                names = ', '.join( sorted( KEYS_VARIABLES ) ) ) )
+    key = os.environ.get( variable )
+    if not key and not base_url:
+        raise __.exceptions.CredentialsAbsence(
+            provider, f"set {variable}, or give --base-url of a local "
+            "OpenAI-compatible server (with --provider openai)." )
+    if provider == 'anthropic':
+        anthropic = _import_sdk( 'anthropic', 'anthropic' )
+        return anthropic.AsyncAnthropic(
+            api_key = key or _LOCAL_KEY, base_url = base_url )
+    openai = _import_sdk( 'openai', 'openai' )
+    return openai.AsyncOpenAI(
+        api_key = key or _LOCAL_KEY, base_url = base_url )
+
+
+class _Display:
+    ''' Writes text as it streams, tool calls and results on their lines. '''
+
+    def __init__( self, output: __.typx.TextIO, errors: __.typx.TextIO ):
+        self.output = output
+        self.errors = errors
+        self.fresh = True # at the start of a line of output
+
+    def conclude( self ) -> None:
+        ''' Ends the last line of text. '''
+        if not self.fresh: self.output.write( '\n' )
+        self.fresh = True
+        self.output.flush( )
+
+    def show( self, event: _base.Event ) -> None:
+        ''' Shows one event of the loop. '''
+        match event:
+            case _base.TextEvent( ):
+                self.output.write( event.text )
+                self.output.flush( )
+                self.fresh = event.text.endswith( '\n' )
+            case _base.InvocationEvent( ):
+                self._show_line( "[tool] {name} {arguments}".format(
+                    name = event.invocation.name,
+                    arguments = __.json.dumps(
+                        event.invocation.arguments, ensure_ascii = False ) ) )
+            case _base.ResultEvent( ):
+                result = event.result
+                genus = 'error' if result.is_error( ) else 'result'
+                self._show_line( "[{genus}] {name}: {text}".format(
+                    genus = genus, name = event.invocation.name,
+                    text = _summarize( result.as_text( ) ) ) )
+            case _: pass
+
+    def _show_line( self, line: str ) -> None:
+        self.conclude( )
+        self.errors.write( _summarize( line ) + '\n' )
+        self.errors.flush( )
+
+
+def _import_sdk( module: str, extra: str ) -> __.typx.Any:
+    from importlib import import_module
+    try: return import_module( module )
+    except ImportError as exception:
+        raise __.exceptions.ProviderNoSupport(
+            module, f"its SDK is not installed; install "
+            f"'invocables[{extra}]'." ) from exception
+
+
+def _summarize( text: str ) -> str:
+    ''' Returns text on one line, shortened. '''
+    line = ' '.join( text.split( ) )
+    if len( line ) <= _SUMMARY_LENGTH_MAXIMUM: return line
+    return line[ : _SUMMARY_LENGTH_MAXIMUM - 3 ] + '...'

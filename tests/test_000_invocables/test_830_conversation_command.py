@@ -1,0 +1,155 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' The ``invocables converse`` command, run as a subprocess.
+
+    Without a key it says what is missing, in one line; with ``--base-url``
+    it talks to a scripted OpenAI-compatible server on 127.0.0.1 and runs
+    the loop with the shipped ``io`` ensemble.
+'''
+
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from . import scripted
+
+
+_KEYS = ( 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'INVOCABLES_CONFIGURATION' )
+
+
+def _run( arguments, folder, **variables ):
+    environment = {
+        name: value for name, value in os.environ.items( )
+        if name not in _KEYS }
+    environment[ 'XDG_CONFIG_HOME' ] = str( folder / 'configuration' )
+    environment.update( variables )
+    return subprocess.run(
+        [ sys.executable, '-m', 'invocables', 'converse', *arguments ],
+        capture_output = True, text = True, timeout = 60, cwd = folder,
+        env = environment, check = False )
+
+
+def test_100_missing_key( tmp_path ):
+    ''' Without key nor server URL: one clear line, non-zero status. '''
+    for provider, variable in (
+        ( 'anthropic', 'ANTHROPIC_API_KEY' ),
+        ( 'openai', 'OPENAI_API_KEY' ),
+        ( 'openai-responses', 'OPENAI_API_KEY' ),
+    ):
+        completed = _run( [ '--provider', provider, 'Hello?' ], tmp_path )
+        assert completed.returncode != 0
+        assert completed.stdout == ''
+        lines = completed.stderr.splitlines( )
+        assert len( lines ) == 1, completed.stderr
+        assert lines[ 0 ].startswith( 'invocables: error: ' )
+        assert variable in lines[ 0 ]
+        assert '--base-url' in lines[ 0 ]
+
+
+def test_110_unknown_provider( tmp_path ):
+    ''' Unknown provider: one line naming the known ones. '''
+    completed = _run( [ '--provider', 'nobody', 'Hello?' ], tmp_path )
+    assert completed.returncode != 0
+    lines = completed.stderr.splitlines( )
+    assert len( lines ) == 1
+    assert 'openai-responses' in lines[ 0 ]
+
+
+def test_120_server_needs_model( tmp_path ):
+    ''' With a server URL, the model must be named. '''
+    completed = _run(
+        [ '--provider', 'openai', '--base-url', 'http://127.0.0.1:9/v1',
+          'Hello?' ], tmp_path )
+    assert completed.returncode != 0
+    lines = completed.stderr.splitlines( )
+    assert len( lines ) == 1
+    assert '--model' in lines[ 0 ]
+
+
+@pytest.mark.slow
+def test_200_local_server( tmp_path ):
+    ''' With --base-url of a compatible server: the tool call runs on the
+        io ensemble, the call and result are shown, the answer streams to
+        the standard output; status 0.
+    '''
+    ( tmp_path / 'note.txt' ).write_text( 'The code is 4217.\n' )
+    with scripted.ScriptedServer( [
+        scripted.openai_tool_calls_stream( [
+            ( 'call_1', 'read_file', { 'path': 'note.txt' } ) ] ),
+        scripted.openai_text_stream( [ 'The code ', 'is 4217.' ] ),
+    ] ) as server:
+        completed = _run(
+            [ '--provider', 'openai', '--base-url', f"{server.url}/v1",
+              '--model', 'llama3.2', 'What is the code in note.txt?' ],
+            tmp_path )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == 'The code is 4217.\n'
+    lines = completed.stderr.splitlines( )
+    assert lines == [
+        '[tool] read_file {"path": "note.txt"}',
+        '[result] read_file: The code is 4217.' ]
+    first, second = ( request.body for request in server.requests )
+    assert first[ 'model' ] == 'llama3.2'
+    assert first[ 'stream' ] is True
+    assert 'read_file' in [
+        tool[ 'function' ][ 'name' ] for tool in first[ 'tools' ] ]
+    assert second[ 'messages' ][ -1 ] == {
+        'role': 'tool', 'tool_call_id': 'call_1',
+        'content': 'The code is 4217.\n' }
+
+
+@pytest.mark.slow
+def test_210_rounds_bound( tmp_path ):
+    ''' At the bound of --rounds: the calls are answered, then one line
+        says so; non-zero status.
+    '''
+    with scripted.ScriptedServer( [
+        scripted.openai_tool_calls_stream( [
+            ( 'call_1', 'list_roots', { } ) ] ),
+    ] ) as server:
+        completed = _run(
+            [ '--provider', 'openai', '--base-url', f"{server.url}/v1",
+              '--model', 'm', '--rounds', '1', 'Roots?' ], tmp_path )
+    assert completed.returncode == 1
+    lines = completed.stderr.splitlines( )
+    assert lines[ 0 ] == '[tool] list_roots {}'
+    assert lines[ 1 ].startswith( '[result] list_roots: ' )
+    assert lines[ -1 ].startswith( 'invocables: stopped after 1 rounds' )
+    assert len( server.requests ) == 1
+
+
+@pytest.mark.slow
+def test_220_tool_error_reaches_model( tmp_path ):
+    ''' A tool error is shown and sent to the model; the loop goes on. '''
+    with scripted.ScriptedServer( [
+        scripted.openai_tool_calls_stream( [
+            ( 'call_1', 'read_file', { 'path': '../../etc/passwd' } ) ] ),
+        scripted.openai_text_stream( [ 'I cannot read that.' ] ),
+    ] ) as server:
+        completed = _run(
+            [ '--provider', 'openai', '--base-url', f"{server.url}/v1",
+              '--model', 'm', 'Read it.' ], tmp_path )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == 'I cannot read that.\n'
+    assert completed.stderr.splitlines( )[ 1 ].startswith(
+        '[error] read_file: Error: ' )
+    result = server.requests[ 1 ].body[ 'messages' ][ -1 ]
+    assert result[ 'content' ].startswith( 'Error: ' )
+
+
+@pytest.mark.slow
+def test_230_provider_error_one_line( tmp_path ):
+    ''' An error of the provider prints one line; non-zero status. '''
+    with scripted.ScriptedServer( [ scripted.answer_fixture(
+        'openai_chat/error-404-model-not-found.json', 404 ) ] ) as server:
+        completed = _run(
+            [ '--provider', 'openai', '--base-url', f"{server.url}/v1",
+              '--model', 'gpt-5', 'Hi' ], tmp_path )
+    assert completed.returncode == 1
+    lines = completed.stderr.splitlines( )
+    assert len( lines ) == 1
+    assert lines[ 0 ].startswith( 'invocables: error: NotFoundError' )
+    assert 'does not exist' in lines[ 0 ]
