@@ -131,26 +131,6 @@ async def _execute_converse( options: _argparse.Namespace ) -> int:
     return EXIT_FAILURE
 
 
-async def _execute_converse( options: _argparse.Namespace ) -> int:
-    from .conversations import _command as _conversing
-    client = _conversing.produce_client( options.provider, options.base_url )
-    model = _conversing.access_model(
-        options.provider, options.model, options.base_url )
-    configuration = _produce_configuration( options )
-    ensembles = await _descriptors.prepare_ensembles(
-        configuration, connect = True )
-    try:
-        finished = await _conversing.converse(
-            client, ensembles, options.provider, model, options.prompt,
-            options.rounds, ( _sys.stdout, _sys.stderr ) )
-    finally: await _disconnect( ensembles )
-    if finished: return 0
-    _sys.stderr.write(
-        f"{_PROGRAM}: stopped after {options.rounds} rounds, with tool "
-        "calls answered but no final reply; raise --rounds.\n" )
-    return EXIT_FAILURE
-
-
 async def _execute_invoke( options: _argparse.Namespace ) -> int:
     try: arguments = __.json.loads( options.arguments )
     except ValueError as exception:
@@ -297,30 +277,7 @@ def _produce_parser( ) -> _argparse.ArgumentParser:
     invoke.set_defaults( execute = _execute_invoke )
     _produce_parser_extras( commands, common )
     _produce_parser_converse( commands, common )
-    _produce_parser_converse( commands, common )
     return parser
-
-
-def _produce_parser_converse(
-    commands: __.typx.Any, common: _argparse.ArgumentParser
-) -> None:
-    converse = commands.add_parser(
-        'converse', parents = [ common ],
-        help = "run a conversation with the tools; streams the reply" )
-    converse.add_argument( 'prompt', help = "what to ask the model" )
-    converse.add_argument(
-        '--provider', default = 'anthropic',
-        help = "anthropic (default), openai or openai-responses" )
-    converse.add_argument(
-        '--model', help = "model name (default: the provider's default; "
-        "required with --base-url)" )
-    converse.add_argument(
-        '--base-url', help = "URL of an OpenAI-compatible server, such as "
-        "http://127.0.0.1:11434/v1 for Ollama (no key needed)" )
-    converse.add_argument(
-        '--rounds', type = int, default = 10,
-        help = "most calls of the model (default: 10)" )
-    converse.set_defaults( execute = _execute_converse )
 
 
 def _produce_parser_converse(
