@@ -3,11 +3,12 @@
 ''' Corpus of broken descriptors: each raises its own precise error. '''
 
 
-import tomllib
-
 from pathlib import Path
 
 import pytest
+
+try: import tomllib
+except ModuleNotFoundError: import tomli as tomllib # Python 3.10
 
 from invocables import descriptors
 

@@ -5,12 +5,16 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
 from pathlib import Path
 
 import pytest
+
+try: import tomllib
+except ModuleNotFoundError: import tomli as tomllib # Python 3.10
 
 from . import descriptors_support as support
 
@@ -345,3 +349,30 @@ def test_510_snapshot_refusals( tmp_path, home ):
         'snapshot', 'nothing', '--configuration', str( path ),
         cwd = tmp_path, home = home )
     _assert_one_line_error( process, "no ensemble named 'nothing'", 2 )
+
+
+def test_600_installed_layout( tmp_path, home ):
+    ''' Installed package finds its data inside itself, as built. '''
+    project = tomllib.loads( ( _PROJECT / 'pyproject.toml' ).read_text( ) )
+    wheel = project[ 'tool' ][ 'hatch' ][ 'build' ][ 'targets' ][ 'wheel' ]
+    assert wheel[ 'force-include' ] == { 'data': 'invocables/data' }
+    site = tmp_path / 'site'
+    shutil.copytree(
+        _PROJECT / 'sources' / 'invocables', site / 'invocables',
+        ignore = shutil.ignore_patterns( '__pycache__' ) )
+    shutil.copytree( _PROJECT / 'data', site / 'invocables' / 'data' )
+    work = tmp_path / 'work'
+    work.mkdir( )
+    ( work / 'a.txt' ).write_text( 'alpha' )
+    process = _run(
+        'invoke', 'read_file', '--arguments', '{"path": "a.txt"}',
+        cwd = work, home = home,
+        environment = { 'PYTHONPATH': str( site ) } )
+    assert process.returncode == 0, process.stderr
+    assert process.stdout == 'alpha\n'
+    process = _run(
+        'survey', cwd = work, home = home,
+        environment = { 'PYTHONPATH': str( site ) } )
+    assert process.stdout.splitlines( )[ 0 ] == (
+        "Configuration: {path}".format( path = site / 'invocables' / 'data'
+            / 'configuration' / 'invocables.toml' ) )
