@@ -13,11 +13,12 @@
     * ``anthropic.lib.streaming._messages.accumulate_event`` fed with
       ``RawMessageStreamEvent`` objects;
 
-    at 0.1x, 1x and 10x the size, and prints times and ratios (time at 10x
-    the size over time at 1x: about 10 is linear, about 100 quadratic; SDK
-    over invocables: how many times faster invocables is). An SDK run whose
-    time, predicted from the run at a tenth of its size as quadratic, would
-    exceed the budget is skipped; ``--budget`` raises it.
+    at 0.01x, 0.1x, 1x and 10x the size, and prints times and ratios (time
+    at 10 times the size over time at the size: about 10 is linear, about
+    100 quadratic; SDK over invocables: how many times faster invocables
+    is). An SDK run whose time, predicted from the growth of the runs at
+    smaller sizes, would exceed the budget (default 300 s) is skipped;
+    ``--budget`` raises it.
 '''
 
 
@@ -34,7 +35,7 @@ from typing import Any
 _FRAGMENT_MINIMUM = 20
 _FRAGMENT_MAXIMUM = 50
 _ROUNDS = 3
-_SCALES = ( 0.1, 1, 10 )
+_SCALES = ( 0.01, 0.1, 1, 10 )
 
 
 def produce_arguments( size: int ) -> str:
@@ -204,18 +205,31 @@ def _measure_scale(
         ( 'anthropic SDK', run_anthropic_sdk, events, 1 ),
     ]
     for name, function, stream, rounds in runs:
-        earlier = figures.get( ( name, scale / 10 ) )
-        if earlier is None and scale / 10 in _SCALES:
-            estimate = float( 'inf' )
-        else: estimate = ( earlier or 0.0 ) * 100 # quadratic worst case
+        estimate = _estimate( figures, name, scale )
         if 'SDK' in name and estimate > budget:
             figures[ ( name, scale ) ] = None
-            print( "  {name:22} skipped: quadratic estimate {time:.0f} s "
-                   "exceeds budget.".format( name = name, time = estimate ) )
+            print( "  {name:22} skipped: estimate {time:.0f} s exceeds "
+                   "budget.".format( name = name, time = estimate ) )
             continue
         elapsed = measure( function, stream, expected, rounds )
         figures[ ( name, scale ) ] = elapsed
         print( f"  {name:22} {elapsed:9.3f} s" )
+
+
+def _estimate(
+    figures: dict[ tuple[ str, float ], float | None ],
+    name: str,
+    scale: float,
+) -> float:
+    ''' Returns predicted time of run from the growth of earlier runs. '''
+    index = _SCALES.index( scale )
+    if index == 0: return 0.0
+    earlier = figures.get( ( name, _SCALES[ index - 1 ] ) )
+    if earlier is None: return float( 'inf' )
+    if index == 1: return earlier * 100 # quadratic, without better knowledge
+    before = figures.get( ( name, _SCALES[ index - 2 ] ) )
+    growth = max( earlier / before, 10.0 ) if before else 100.0
+    return earlier * growth
 
 
 def _warm_up( ) -> None:
