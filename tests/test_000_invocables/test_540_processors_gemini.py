@@ -4,8 +4,10 @@
 
 
 import json
+import threading
 import warnings
 
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -480,3 +482,112 @@ def test_520_produce_processor_dispatch( ):
     processor = produce_processor( 'gemini' )
     assert isinstance( processor, gemini.GeminiProcessor )
     assert processor.provider == 'gemini'
+
+
+class _Replayer( BaseHTTPRequestHandler ):
+    ''' Answers generateContent and streamGenerateContent with captures. '''
+
+    def do_POST( self ):
+        length = int( self.headers.get( 'Content-Length', '0' ) )
+        request = json.loads( self.rfile.read( length ) )
+        self.server.requests.append( ( self.path, request ) )
+        if 'missing' in self.path:
+            name, status = 'gemini/stream-error-404-model-not-found.json', 404
+            media = 'application/json'
+        elif 'streamGenerateContent' in self.path:
+            name, status = self.server.stream, 200
+            media = 'text/event-stream'
+        else:
+            name, status = 'gemini/single-function-call.json', 200
+            media = 'application/json'
+        body = ( _FIXTURES / name ).read_bytes( )
+        self.send_response( status )
+        self.send_header( 'Content-Type', media )
+        self.send_header( 'Content-Length', str( len( body ) ) )
+        self.end_headers( )
+        self.wfile.write( body )
+
+    def log_message( self, *arguments ):
+        pass
+
+
+@pytest.fixture
+def replayer( ):
+    server = ThreadingHTTPServer( ( '127.0.0.1', 0 ), _Replayer )
+    server.requests = [ ]
+    server.stream = 'gemini/vertex-partial-args-stream.sse'
+    thread = threading.Thread( target = server.serve_forever, daemon = True )
+    thread.start( )
+    yield server
+    server.shutdown( )
+    server.server_close( )
+    thread.join( )
+
+
+async def _stream( client, processor, contents, config ):
+    accumulator = processor.produce_accumulator( )
+    invocations, parts = [ ], [ ]
+    async for chunk in await client.aio.models.generate_content_stream(
+        model = 'gemini-3-pro-preview', contents = contents, config = config
+    ):
+        if chunk.candidates and chunk.candidates[ 0 ].content:
+            parts.extend( chunk.candidates[ 0 ].content.parts or [ ] )
+        invocations.extend( accumulator.ingest( chunk ) )
+    invocations.extend( accumulator.conclude( ) )
+    return invocations, parts
+
+
+@pytest.mark.asyncio
+async def test_600_sdk_client_replay( replayer ):
+    ''' Objects from the real google-genai client, whole and streamed, work;
+        prepared tools and results are sent as the client takes them.
+    '''
+    from google import genai
+    from google.genai import errors, types
+    processor = produce_processor( 'gemini' )
+    host, port = replayer.server_address
+    client = genai.Client(
+        api_key = 'dummy', http_options = types.HttpOptions(
+            base_url = f"http://{host}:{port}" ) )
+    ensemble = _tool_ensemble( )
+    with pytest.warns( exceptions.ToolExclusionWarning ):
+        tools = processor.prepare_tools( [ ensemble ] )
+    config = types.GenerateContentConfig(
+        tools = tools,
+        automatic_function_calling = types.AutomaticFunctionCallingConfig(
+            disable = True ) )
+    contents = [ { 'role': 'user', 'parts': [ { 'text': 'Weather?' } ] } ]
+    response = await client.aio.models.generate_content(
+        model = 'gemini-2.5-flash', contents = contents, config = config )
+    whole = processor.normalize_invocations( response )
+    _check( whole, _EXPECTATIONS[ 'gemini/single-function-call.json' ][
+        'expected' ] )
+    streamed, _ = await _stream( client, processor, contents, config )
+    _check( streamed, _EXPECTATIONS[ 'gemini/vertex-partial-args-stream.sse' ][
+        'expected' ] )
+    replayer.stream = 'gemini/int-args-stream.sse'
+    streamed, parts = await _stream( client, processor, contents, config )
+    assert [ item.name for item in streamed ] == [
+        'customAdditionImplementation' ]
+    async with ensemble:
+        results = await processor.execute_invocations(
+            streamed, [ ensemble ] )
+    history = [
+        *contents, types.Content( role = 'model', parts = parts ),
+        *processor.nativize_results( results ) ]
+    await client.aio.models.generate_content(
+        model = 'gemini-2.5-flash', contents = history, config = config )
+    path, request = replayer.requests[ -1 ]
+    assert 'generateContent' in path
+    sent = request[ 'contents' ][ -1 ][ 'parts' ]
+    assert [ part[ 'functionResponse' ][ 'name' ] for part in sent ] == [
+        'customAdditionImplementation' ]
+    assert 'Unknown tool' in sent[ 0 ][ 'functionResponse' ][ 'response' ][
+        'error' ]
+    assert request[ 'contents' ][ 1 ][ 'parts' ][ 0 ][ 'thoughtSignature' ]
+    declarations = request[ 'tools' ][ 0 ][ 'functionDeclarations' ]
+    assert [ item[ 'name' ] for item in declarations ] == [
+        'forecast', 'shout', 'fail' ]
+    with pytest.raises( errors.ClientError ):
+        await client.aio.models.generate_content(
+            model = 'missing', contents = contents, config = config )
