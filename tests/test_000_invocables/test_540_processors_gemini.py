@@ -234,6 +234,7 @@ def test_200_partial_arguments_nested_and_typed( ):
         'willContinue': True } ) ) == ( )
     partial, = accumulator.survey_partials( )
     assert partial.name == 'plan'
+    assert json.loads( partial.text )[ 'trip' ] == { 'city': 'San Jose' }
     invocation, = accumulator.ingest( _chunk( { } ) )
     assert dict( invocation.arguments ) == {
         'trip': { 'city': 'San Jose' }, 'days': 3, 'stops': [ 'a', 'b' ],

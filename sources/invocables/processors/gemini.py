@@ -76,6 +76,20 @@ class GeminiAccumulator( _base.AccumulatorBase ):
                         stop = _render_enum( stop ) ) )
         return tuple( invocations )
 
+    def survey_partials( self ) -> tuple[ _base.PartialInvocation, ... ]:
+        ''' Returns calls still being streamed, with their arguments so far
+            as JSON text, for display only.
+        '''
+        partials = super( ).survey_partials( )
+        texts = [
+            __.json.dumps(
+                self._arguments[ key ].assemble( ), ensure_ascii = False )
+            if key in self._arguments else partial.text
+            for key, partial in zip( tuple( self._slots ), partials ) ]
+        return tuple(
+            __.dcls.replace( partial, text = text )
+            for partial, text in zip( partials, texts ) )
+
     def _ingest_call(
         self, ordinal: object, call: object
     ) -> _base.Invocations:
