@@ -19,11 +19,11 @@
 '''
 
 
+import warnings as _warnings
+
 from . import __
 from . import exceptions as _exceptions
 from . import schemata as _schemata
-
-import warnings as _warnings
 
 
 Dialect: __.typx.TypeAlias = __.typx.Literal[

@@ -18,10 +18,10 @@
 '''
 
 
+from itertools import pairwise as _pairwise
+
 from . import __
 from . import base as _base
-
-from itertools import pairwise as _pairwise
 
 
 PROVIDER = 'gemini'
