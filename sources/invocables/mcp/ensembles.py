@@ -368,6 +368,7 @@ class _Connection:
         self.refreshing = False
         self.closed = False
         self.undelivered = False
+        self.listings = 0
         self.failure: str | None = None
         self.watch: _processes.ProcessWatch | None = None
 

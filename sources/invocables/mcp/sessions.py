@@ -150,6 +150,7 @@ class Runner:
 
     async def _refresh( self, session: _ClientSession ) -> None:
         tools = await _list_tools( self.ensemble.name, session )
+        self.connection.listings += 1
         _absorb_tools( self.ensemble, tools )
 
     def _describe( self, exception: BaseException ) -> str:

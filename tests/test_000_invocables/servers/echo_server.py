@@ -19,12 +19,16 @@ import threading
 import time
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import ToolAnnotations
 
 
 server = MCPServer( 'echo' )
 
 
-@server.tool( structured_output = False )
+@server.tool(
+    structured_output = False,
+    annotations = ToolAnnotations(
+        read_only_hint = True, idempotent_hint = True ) )
 def echo( message: str ) -> str:
     ''' Returns the message unchanged. '''
     return message
@@ -65,7 +69,9 @@ def read_environment( name: str ) -> str:
     return os.environ.get( name, '(unset)' )
 
 
-@server.tool( structured_output = False )
+@server.tool(
+    structured_output = False,
+    annotations = ToolAnnotations( destructive_hint = True ) )
 def boom( ) -> str:
     ''' Always fails. '''
     raise RuntimeError( 'boom' )

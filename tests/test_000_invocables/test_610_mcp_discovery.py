@@ -1,0 +1,189 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' MCP discovery: invokers from tools/list, pages, filters, changes. '''
+
+
+import asyncio
+import logging
+
+import pytest
+import pytest_asyncio
+
+from absence import is_absent
+
+import invocables
+import invocables.mcp
+
+from . import mcp_support
+
+
+pytestmark = pytest.mark.asyncio( loop_scope = 'module' )
+
+
+@pytest_asyncio.fixture( scope = 'module', loop_scope = 'module' )
+async def echo( ):
+    ''' Echo server, shared by tests which do not change it. '''
+    ensemble = invocables.mcp.produce_ensemble(
+        'echo', command = mcp_support.produce_server_command(
+            'echo_server.py' ), timeouts = { 'sleep': 5 } )
+    async with ensemble: yield ensemble
+
+
+@pytest_asyncio.fixture( scope = 'module', loop_scope = 'module' )
+async def mutable( ):
+    ''' Echo server with a broken schema, whose tools tests change. '''
+    ensemble = invocables.mcp.produce_ensemble(
+        'mutable', command = mcp_support.produce_server_command(
+            'echo_server.py', '--invalid-schema' ), exclude = [ 'sleep' ] )
+    async with ensemble: yield ensemble
+
+
+async def test_100_invokers_from_tools( echo ):
+    ''' Each tool becomes a function invoker bound to the ensemble. '''
+    invokers = echo.survey_invokers( )
+    names = [ invoker.name for invoker in invokers ]
+    assert 'echo' in names
+    assert 'echo_structured' in names
+    for invoker in invokers:
+        assert isinstance( invoker, invocables.FunctionInvoker )
+        assert invoker.ensemble == 'echo'
+    invoker = echo.access_invoker( 'echo' )
+    assert invoker.description.strip( ) == 'Returns the message unchanged.'
+    assert invoker.argschema[ 'required' ] == [ 'message' ]
+    assert invoker.argschema[ 'properties' ][ 'message' ][ 'type' ] == 'string'
+    assert is_absent( invoker.outschema )
+    assert echo.access_invoker( 'sleep' ).timeout == 5
+    assert is_absent( invoker.timeout )
+    assert echo.configuration.timeout == 60
+
+
+async def test_110_schemas_and_annotations_kept( echo ):
+    ''' Output schemas and annotations are kept, also in descriptions. '''
+    structured = echo.access_invoker( 'echo_structured' )
+    assert structured.outschema[ 'properties' ][ 'result' ][ 'type' ] == 'string'
+    annotations = echo.access_invoker( 'echo' ).annotations
+    assert annotations[ 'readOnlyHint' ] is True
+    assert annotations[ 'idempotentHint' ] is True
+    assert echo.access_invoker( 'boom' ).annotations[ 'destructiveHint' ]
+    descriptions = { tool.name: tool for tool in echo.survey_tools( ) }
+    assert descriptions[ 'echo' ].annotations == annotations
+    assert descriptions[ 'echo' ].argschema == echo.access_invoker(
+        'echo' ).argschema
+    assert len( descriptions ) == len( echo.survey_invokers( ) )
+
+
+async def test_120_same_tuple_until_change( echo ):
+    ''' The invokers tuple is the same object while tools are unchanged. '''
+    assert echo.survey_invokers( ) is echo.survey_invokers( )
+
+
+async def test_130_unknown_invoker( echo ):
+    ''' An unknown name raises absence, naming the ensemble. '''
+    with pytest.raises( invocables.exceptions.InvokerAbsence ) as caught:
+        echo.access_invoker( 'nothing' )
+    assert "'echo'" in str( caught.value )
+
+
+async def test_200_every_page_followed( ):
+    ''' All pages of a paginated listing are read; late tools work. '''
+    ensemble = invocables.mcp.produce_ensemble(
+        'paged', command = mcp_support.produce_server_command(
+            'paged_server.py' ) )
+    async with ensemble:
+        names = [ invoker.name for invoker in ensemble.survey_invokers( ) ]
+        assert names == [ f"tool_{index}" for index in range( 7 ) ]
+        context = invocables.InvocationContext(
+            auxdata = None, invoker = None, namespace = { } )
+        content = await ensemble.access_invoker( 'tool_6' )( context, { } )
+        assert content[ 0 ].text == 'tool 6'
+        assert content[ 1 ].data == { 'result': 'tool 6' }
+
+
+async def test_300_exclude_and_omissions( mutable ):
+    ''' Excluded tools are left out and listed as omissions with reasons.
+    '''
+    names = { invoker.name for invoker in mutable.survey_invokers( ) }
+    assert 'sleep' not in names
+    omissions = {
+        omission.name: omission.reason
+        for omission in mutable.survey_omissions( ) }
+    assert omissions[ 'sleep' ] == 'in exclude list'
+
+
+async def test_310_include( ):
+    ''' Only included tools are offered; unknown ones are warned about. '''
+    ensemble = invocables.mcp.produce_ensemble(
+        'chosen', command = mcp_support.produce_server_command(
+            'paged_server.py' ), include = [ 'tool_1', 'tool_9' ],
+        exclude = [ 'tool_2' ] )
+    async with ensemble:
+        assert [ invoker.name for invoker in ensemble.survey_invokers( ) ] \
+            == [ 'tool_1' ]
+        assert len( ensemble.survey_omissions( ) ) == 6
+
+
+async def test_320_invalid_schema_left_out( mutable ):
+    ''' A tool with an invalid input schema is left out, the rest work. '''
+    names = { invoker.name for invoker in mutable.survey_invokers( ) }
+    assert 'broken' not in names
+    assert 'echo' in names
+    omissions = {
+        omission.name: omission.reason
+        for omission in mutable.survey_omissions( ) }
+    assert 'broken' in omissions[ 'broken' ]
+    assert 'Invalid JSON Schema' in omissions[ 'broken' ]
+
+
+async def test_400_list_changed_refreshes_debounced( mutable ):
+    ''' A burst of list-changed notes refreshes the tools once. '''
+    before = mutable.survey_invokers( )
+    connection = mutable._state.connection
+    listings = connection.listings
+    context = invocables.InvocationContext(
+        auxdata = None, invoker = None, namespace = { } )
+    await mutable.access_invoker( 'add_tool' )( context, { 'name': 'fresh' } )
+    for _ in range( 100 ):
+        if mutable.survey_invokers( ) is not before: break
+        await asyncio.sleep( 0.05 )
+    after = mutable.survey_invokers( )
+    assert after is not before
+    assert 'fresh' in { invoker.name for invoker in after }
+    await asyncio.sleep( 0.3 )
+    assert connection.listings == listings + 1
+    content = await mutable.access_invoker( 'fresh' )( context, { } )
+    assert content[ 0 ].text == 'fresh'
+    assert mutable.access_invoker( 'echo' ) is before[
+        [ invoker.name for invoker in before ].index( 'echo' ) ]
+
+
+async def test_410_unchanged_list_keeps_tuple( mutable ):
+    ''' A notification without change keeps the same tuple object. '''
+    before = mutable.survey_invokers( )
+    connection = mutable._state.connection
+    listings = connection.listings
+    context = invocables.InvocationContext(
+        auxdata = None, invoker = None, namespace = { } )
+    await mutable.access_invoker( 'notify_unchanged' )( context, { } )
+    for _ in range( 100 ):
+        if connection.listings > listings: break
+        await asyncio.sleep( 0.05 )
+    assert connection.listings == listings + 1
+    assert mutable.survey_invokers( ) is before
+
+
+async def test_420_removed_tool_disappears( mutable ):
+    ''' A removed tool leaves the ensemble after the notification. '''
+    context = invocables.InvocationContext(
+        auxdata = None, invoker = None, namespace = { } )
+    await mutable.access_invoker( 'add_tool' )( context, { 'name': 'brief' } )
+    for _ in range( 100 ):
+        if 'brief' in { i.name for i in mutable.survey_invokers( ) }: break
+        await asyncio.sleep( 0.05 )
+    await mutable.access_invoker( 'remove_tool' )( context, { 'name': 'brief' } )
+    for _ in range( 100 ):
+        if 'brief' not in { i.name for i in mutable.survey_invokers( ) }:
+            break
+        await asyncio.sleep( 0.05 )
+    assert 'brief' not in { i.name for i in mutable.survey_invokers( ) }
+    with pytest.raises( invocables.exceptions.InvokerAbsence ):
+        mutable.access_invoker( 'brief' )
