@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 
-''' Reading and checking descriptor files, key by key.
+''' Records of descriptors; reading and checking files, key by key.
 
     Every failure raises :py:class:`invocables.exceptions.DescriptorInvalidity`
     with the file, the key path (``invokers[2].source``) and the fix.
@@ -14,6 +14,7 @@ from os import fspath as _fspath
 from importlib import import_module as _import_module
 
 from . import __
+from . import deduplicators as _deduplicators
 from . import exceptions as _exceptions
 from . import schemata as _schemata
 
@@ -33,6 +34,77 @@ _labels = {
     list: 'an array',
     str: 'a string',
 }
+
+
+class Root( __.immut.DataclassObject ):
+    ''' Folder which file tools may touch, and whether they may write. '''
+
+    path: __.Path
+    writable: bool = False
+
+
+class ServerDescriptor( __.immut.DataclassObject ):
+    ''' Validated ``[mcp]`` table: how to reach one MCP server. '''
+
+    transport: str
+    command: tuple[ str, ... ] = ( )
+    environment: __.cabc.Mapping[ str, str ] = __.dcls.field(
+        default_factory = __.immut.Dictionary[ str, str ] )
+    cwd: __.Absential[ __.Path ] = __.absent
+    url: __.Absential[ str ] = __.absent
+    headers: __.cabc.Mapping[ str, str ] = __.dcls.field(
+        default_factory = __.immut.Dictionary[ str, str ] )
+    startup_timeout: __.Absential[ float ] = __.absent
+    tool_timeout: __.Absential[ float ] = __.absent
+    enabled_tools: __.Absential[ tuple[ str, ... ] ] = __.absent
+    disabled_tools: tuple[ str, ... ] = ( )
+
+
+class InvokerDescriptor( __.immut.DataclassObject ):
+    ''' Validated invoker descriptor. '''
+
+    name: str
+    location: str
+    enabled: bool = True
+    description: str = ''
+    argschema: __.Schema = __.dcls.field(
+        default_factory = _schemata.access_schema_empty )
+    outschema: __.Absential[ __.Schema ] = __.absent
+    implementation: __.Absential[ str ] = __.absent
+    function: __.Absential[ __.cabc.Callable[ ..., __.typx.Any ] ] = (
+        __.absent )
+    timeout: __.Absential[ float | None ] = __.absent
+    deduplicate: bool = False
+    annotations: __.cabc.Mapping[ str, __.typx.Any ] = __.dcls.field(
+        default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
+
+
+class EnsembleDescriptor( __.immut.DataclassObject ):
+    ''' Validated ensemble descriptor: local tools or an MCP server. '''
+
+    name: str
+    location: str
+    enabled: bool = True
+    description: str = ''
+    timeout: __.Absential[ float | None ] = __.absent
+    configuration: __.cabc.Mapping[ str, __.typx.Any ] = __.dcls.field(
+        default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
+    invokers: tuple[ InvokerDescriptor, ... ] = ( )
+    server: __.Absential[ ServerDescriptor ] = __.absent
+
+
+class Configuration( __.immut.DataclassObject ):
+    ''' Validated configuration: ensemble descriptors and roots. '''
+
+    location: str
+    ensembles: tuple[ EnsembleDescriptor, ... ] = ( )
+    roots: tuple[ Root, ... ] = ( )
+
+    def access_ensemble( self, name: str ) -> EnsembleDescriptor:
+        ''' Returns ensemble descriptor by name, enabled or not. '''
+        for ensemble in self.ensembles:
+            if ensemble.name == name: return ensemble
+        raise _exceptions.EnsembleAbsence( name )
 
 
 class Table:
@@ -95,8 +167,9 @@ class Table:
                     cause = exception )
         if not isinstance( value, __.cabc.Mapping ):
             self.fail(
-                key, "expected a table holding a JSON Schema, got "
-                f"{_describe( value )}; write [{key}] with type = 'object'." )
+                key, "expected a table holding a JSON Schema, got {value}; "
+                "write [{key}] with type = 'object'.".format(
+                    value = _describe( value ), key = key ) )
         value_ = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], value )
         try: schema = _schemata.validate_schema( name, value_ )
         except _exceptions.SchemaInvalidity as exception:
@@ -117,8 +190,8 @@ class Table:
         for index, item in enumerate( items ):
             if not isinstance( item, str ):
                 self.fail(
-                    f"{key}[{index}]", f"expected a string, got "
-                    f"{_describe( item )}; quote the value." )
+                    f"{key}[{index}]", "expected a string, got {item}; "
+                    "quote the value.".format( item = _describe( item ) ) )
         return tuple( __.typx.cast( list[ str ], items ) )
 
     def access_strings_mapping(
@@ -130,9 +203,9 @@ class Table:
         for name, item in items.items( ):
             if not isinstance( item, str ):
                 self.fail(
-                    f"{key}.{name}", f"expected a string, got "
-                    f"{_describe( item )}; quote the value (write "
-                    "'env:NAME' to read an environment variable)." )
+                    f"{key}.{name}", "expected a string, got {item}; quote "
+                    "the value (write 'env:NAME' to read an environment "
+                    "variable).".format( item = _describe( item ) ) )
         return __.immut.Dictionary( __.typx.cast( dict[ str, str ], items ) )
 
     def access_table(
@@ -153,11 +226,13 @@ class Table:
         if value is default: return default
         tables: list[ Table ] = [ ]
         for index, item in enumerate( __.typx.cast( list[ object ], value ) ):
-            keypath = f"{self.produce_keypath( key )}[{index}]"
+            keypath = "{path}[{index}]".format(
+                path = self.produce_keypath( key ), index = index )
             if not isinstance( item, __.cabc.Mapping ):
                 self.fail(
-                    f"{key}[{index}]", f"expected a table, got "
-                    f"{_describe( item )}; write [[{key}]] entries." )
+                    f"{key}[{index}]", "expected a table, got {item}; write "
+                    "[[{key}]] entries.".format(
+                        item = _describe( item ), key = key ) )
             tables.append( Table(
                 self.location, keypath,
                 __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], item ) ) )
@@ -225,6 +300,14 @@ def access_data_location( ) -> __.Path:
     return package.parent.parent / 'data'
 
 
+def produce_deduplicator(
+    descriptor: InvokerDescriptor
+) -> __.Absential[ _deduplicators.Deduplicator ]:
+    ''' Returns exact deduplicator if descriptor asks for deduplication. '''
+    if descriptor.deduplicate: return _deduplicators.ExactDeduplicator( )
+    return __.absent
+
+
 def import_module( name: str ) -> __.types.ModuleType:
     ''' Imports module by name. '''
     return _import_module( name )
@@ -279,31 +362,33 @@ def resolve_source(
         path = ( folder / __.Path( value ).expanduser( ) ).resolve( )
         if not path.is_file( ):
             table.fail(
-                key, f"file {str( path )!r} does not exist; create it or "
+                key, f"file '{path}' does not exist; create it or "
                 "correct the path." )
         return path
     source = table.access( key, str )
     if __.Path( source ).is_absolute( ) or source.startswith( '~' ):
         table.fail(
             key, f"{source!r} is absolute; give a path relative to the "
-            f"folder {str( folder )!r}." )
+            f"folder '{folder}'." )
     base = folder.resolve( )
     path = ( base / source ).resolve( )
     if path != base and base not in path.parents:
         table.fail(
-            key, f"{source!r} leaves the folder {str( base )!r}; keep "
+            key, f"{source!r} leaves the folder '{base}'; keep "
             "descriptors inside the folder of the file which names them." )
     if not path.is_file( ):
         table.fail(
-            key, f"file {str( path )!r} does not exist; create it or "
+            key, f"file '{path}' does not exist; create it or "
             "correct the path (relative to the folder of this file)." )
     return path
 
 
 def _describe( value: object ) -> str:
-    if isinstance( value, bool ): return f"boolean {str( value ).lower( )}"
+    if isinstance( value, bool ): return 'boolean true' if value else (
+        'boolean false' )
     if isinstance( value, ( int, float ) ):
-        return f"{type( value ).__name__} {value!r}"
+        genus = type( value ).__name__
+        return f"{genus} {value!r}"
     if isinstance( value, str ): return f"string {value!r}"
     if isinstance( value, ( list, tuple ) ): return 'an array'
     if isinstance( value, __.cabc.Mapping ): return 'a table'

@@ -8,10 +8,23 @@
 
 
 from . import __
+from . import ensembles as _ensembles
 from . import exceptions as _exceptions
+from . import invokers as _invokers
+from ._descriptors import (
+    EnsembleDescriptor,
+    InvokerDescriptor,
+    ServerDescriptor,
+    Table,
+    produce_deduplicator,
+)
 
+
+TRANSPORTS = ( 'stdio', 'http', 'sse' )
+TRANSPORT_ALIASES = __.immut.Dictionary( { 'streamable-http': 'http' } )
 
 _ENVIRONMENT_PREFIX = 'env:'
+name_tool = __.re.compile( r'^[a-zA-Z0-9_./-]{1,128}$' )
 _name_server = __.re.compile( r'^[a-zA-Z0-9_-]{1,64}$' )
 _reference = __.re.compile( r'^\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}$' )
 _keys_ignored = frozenset( (
@@ -30,7 +43,85 @@ _Entry: __.typx.TypeAlias = tuple[
     str, str, __.cabc.Mapping[ str, __.typx.Any ] ]
 
 
-def produce_server_ensemble( descriptor: __.typx.Any ) -> __.typx.Any:
+class PinnedEnsemble(
+    _ensembles.EnsembleBase, instances_mutables = ( '_connected', )
+):
+    ''' MCP server ensemble whose tools are pinned by descriptors.
+
+        It offers exactly the described tools, with their described names,
+        descriptions and schemas, even before it is connected; calls go to
+        the server's tools of the same names.
+    '''
+
+    def __init__(
+        self,
+        name: str,
+        inner: _ensembles.Ensemble,
+        invokers: __.cabc.Sequence[ InvokerDescriptor ],
+        configuration: _ensembles.EnsembleConfiguration,
+        server: ServerDescriptor,
+        location: str,
+    ):
+        self.name = name
+        self.configuration = configuration
+        self.inner = inner
+        self.server = server
+        self.location = location
+        self.descriptors = tuple( invokers )
+        self._invokers = tuple(
+            _produce_pinned_invoker( self, descriptor ).with_ensemble( name )
+            for descriptor in invokers )
+        self._invokers_by_name = __.types.MappingProxyType(
+            { invoker.name: invoker for invoker in self._invokers } )
+        self._connected = False
+
+    def __repr__( self ) -> str:
+        return "{cls}( name = {name!r}, invokers = {count} )".format(
+            cls = type( self ).__name__, name = self.name,
+            count = len( self._invokers ) )
+
+    def access_invoker( self, name: str ) -> _invokers.Invoker:
+        ''' Returns invoker by name. Raises absence error if unknown. '''
+        try: return self._invokers_by_name[ name ]
+        except KeyError as exception:
+            raise _exceptions.InvokerAbsence(
+                name, self.name ) from exception
+
+    def is_connected( self ) -> bool:
+        ''' Returns whether ensemble is connected. '''
+        return self._connected and self.inner.is_connected( )
+
+    def survey_invokers( self ) -> tuple[ _invokers.Invoker, ... ]:
+        ''' Returns pinned invokers, in order of descriptors. '''
+        return self._invokers
+
+    async def connect( self ) -> None:
+        ''' Connects server; checks that it offers every pinned tool. '''
+        await self.inner.connect( )
+        offered = { invoker.name for invoker in self.inner.survey_invokers( ) }
+        missing = [
+            invoker.name for invoker in self._invokers
+            if invoker.name not in offered ]
+        if missing:
+            await self.inner.disconnect( )
+            raise _exceptions.DescriptorInvalidity(
+                self.location, 'invokers',
+                "MCP server {server!r} no longer offers pinned tool(s) "
+                "{names}; delete their descriptors or take a new "
+                "snapshot.".format(
+                    server = self.name,
+                    names = ', '.join( map( repr, missing ) ) ) )
+        self._connected = True
+
+    async def disconnect( self ) -> None:
+        ''' Disconnects server. '''
+        self._connected = False
+        await self.inner.disconnect( )
+
+
+def produce_server_ensemble(
+    descriptor: EnsembleDescriptor
+) -> _ensembles.Ensemble:
     ''' Produces unconnected ensemble of MCP server from its descriptor.
 
         The per-call timeout is ``tool_timeout`` of ``[mcp]``, else
@@ -43,7 +134,7 @@ def produce_server_ensemble( descriptor: __.typx.Any ) -> __.typx.Any:
             f"ensemble {name!r}",
             f"MCP servers need the 'mcp' extra ({exception}); install "
             "'invocables[mcp]'." ) from exception
-    server = descriptor.server
+    server = __.typx.cast( ServerDescriptor, descriptor.server )
     options: dict[ str, __.typx.Any ] = { }
     if server.transport == 'stdio':
         options.update(
@@ -59,6 +150,50 @@ def produce_server_ensemble( descriptor: __.typx.Any ) -> __.typx.Any:
     options.update( _produce_lifecycle_options( descriptor ) )
     return _mcp.produce_ensemble(
         name, description = descriptor.description, ** options )
+
+
+def produce_server_descriptor(
+    table: Table, folder: __.Path
+) -> ServerDescriptor:
+    command = table.access_strings( 'command', default = ( ) )
+    url = table.access( 'url', str, default = __.absent )
+    transport = table.access(
+        'transport', str,
+        default = 'stdio' if command or __.is_absent( url ) else 'http' )
+    transport = TRANSPORT_ALIASES.get( transport, transport )
+    if transport not in TRANSPORTS:
+        table.fail(
+            'transport', "unknown transport {transport!r}; use one of "
+            "{known}.".format(
+                transport = transport, known = ', '.join( TRANSPORTS ) ) )
+    environment = table.access_strings_mapping( 'environment' )
+    cwd = table.access( 'cwd', str, default = __.absent )
+    headers = table.access_strings_mapping( 'headers' )
+    descriptor = ServerDescriptor(
+        transport = transport, command = command,
+        environment = environment,
+        cwd = __.absent if __.is_absent( cwd ) else _resolve_cwd(
+            table, cwd, folder ),
+        url = url, headers = headers,
+        startup_timeout = table.access_bounded_timeout( 'startup_timeout' ),
+        tool_timeout = table.access_bounded_timeout( 'tool_timeout' ),
+        enabled_tools = table.access_strings(
+            'enabled_tools', default = __.absent ),
+        disabled_tools = table.access_strings(
+            'disabled_tools', default = ( ) ) )
+    table.finish( )
+    _validate_transport( table, descriptor )
+    return descriptor
+
+
+def produce_server_ensemble_descriptor(
+    name: str, location: str, table: Table, folder: __.Path
+) -> EnsembleDescriptor:
+    enabled = not table.access( 'disabled', bool, default = False )
+    descriptor = produce_server_descriptor( table, folder )
+    return EnsembleDescriptor(
+        name = name, location = location, enabled = enabled,
+        server = descriptor )
 
 
 def survey_servers(
@@ -96,9 +231,9 @@ def survey_servers(
 
 
 def _produce_lifecycle_options(
-    descriptor: __.typx.Any
+    descriptor: EnsembleDescriptor
 ) -> dict[ str, __.typx.Any ]:
-    server = descriptor.server
+    server = __.typx.cast( ServerDescriptor, descriptor.server )
     options: dict[ str, __.typx.Any ] = { }
     if not __.is_absent( server.startup_timeout ):
         options[ 'connect_timeout' ] = server.startup_timeout
@@ -120,7 +255,7 @@ def _translate_reference( value: object ) -> object:
     if not isinstance( value, str ): return value
     match = _reference.match( value )
     if match is None: return value
-    return f"{_ENVIRONMENT_PREFIX}{match[ 1 ]}"
+    return _ENVIRONMENT_PREFIX + match[ 1 ]
 
 
 def _translate_server(
@@ -167,3 +302,62 @@ def _translate_strings( value: object ) -> object:
     mapping = __.typx.cast( __.cabc.Mapping[ str, object ], value )
     return {
         key: _translate_reference( item ) for key, item in mapping.items( ) }
+
+
+def _produce_pinned_invoker(
+    ensemble: PinnedEnsemble, descriptor: InvokerDescriptor
+) -> _invokers.FunctionInvoker:
+    name = descriptor.name
+
+    async def invoke(
+        context: _invokers.Context, arguments: __.Arguments
+    ) -> object:
+        invoker = ensemble.inner.access_invoker( name )
+        return list( await invoker( context, arguments ) ) or None
+
+    # The server ensemble applies the timeouts, as for its own invokers.
+    return _invokers.FunctionInvoker(
+        name = name, invocable = invoke, argschema = descriptor.argschema,
+        description = descriptor.description, timeout = None,
+        deduplicator = produce_deduplicator( descriptor ),
+        annotations = descriptor.annotations,
+        outschema = descriptor.outschema )
+
+
+def _resolve_cwd( table: Table, cwd: str, folder: __.Path ) -> __.Path:
+    path = ( folder / __.Path( cwd ).expanduser( ) ).resolve( )
+    if not path.is_dir( ):
+        table.fail(
+            'cwd', f"folder '{path}' does not exist; create it or "
+            "correct the path (relative paths start at the folder of the "
+            "descriptor)." )
+    return path
+
+
+def _validate_transport( table: Table, server: ServerDescriptor ) -> None:
+    if server.transport == 'stdio':
+        if not server.command:
+            table.fail(
+                'command', "the stdio transport needs a command: a list "
+                "such as [ 'mcp-server-time', '--local-timezone', 'UTC' ]." )
+        if not __.is_absent( server.url ) or server.headers:
+            table.fail(
+                'url' if not __.is_absent( server.url ) else 'headers',
+                "the stdio transport takes no 'url' or 'headers'; remove "
+                "them or set transport = 'http'." )
+        return
+    if __.is_absent( server.url ):
+        table.fail(
+            'url', f"the {server.transport} transport needs a url such as "
+            "'http://127.0.0.1:8000/mcp'." )
+    if not server.url.startswith( ( 'http://', 'https://' ) ):
+        table.fail(
+            'url', f"{server.url!r} is not an http or https URL; write the "
+            "full URL of the server." )
+    if server.command or server.environment or not __.is_absent(
+        server.cwd
+    ):
+        table.fail(
+            'command', f"the {server.transport} transport starts no "
+            "process; remove 'command', 'environment' and 'cwd', or set "
+            "transport = 'stdio'." )

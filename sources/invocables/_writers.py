@@ -260,7 +260,8 @@ def _render_timeout( timeout: float | None ) -> float:
 
 def _write_atomically( path: __.Path, text: str ) -> None:
     path.parent.mkdir( parents = True, exist_ok = True )
-    temporary = path.with_name( f".{path.name}.{_token_hex( 6 )}.tmp" )
+    temporary = path.with_name( ".{name}.{token}.tmp".format(
+        name = path.name, token = _token_hex( 6 ) ) )
     try:
         temporary.write_text( text, encoding = 'utf-8' )
         _os.replace( temporary, path )

@@ -82,7 +82,8 @@ async def _connect_quietly(
 def _describe_exception( exception: BaseException ) -> str:
     message = ' '.join( str( exception ).split( ) )
     if not isinstance( exception, _exceptions.Omnierror ):
-        message = f"{type( exception ).__name__}: {message}"
+        message = "{genus}: {message}".format(
+            genus = type( exception ).__name__, message = message )
     return f"{_PROGRAM}: error: {message}\n"
 
 
@@ -208,10 +209,10 @@ async def _execute_snapshot( options: _argparse.Namespace ) -> int:
         count = len( ensemble.survey_invokers( ) )
     finally: await _disconnect( [ ensemble ] )
     _sys.stdout.write(
-        f"Wrote {path.resolve( )} ({count} tools). To offer the pinned "
+        "Wrote {path} ({count} tools). To offer the pinned "
         "tools, name this file as 'source' of an [[ensembles]] entry of "
         "the configuration (relative to the folder of the "
-        "configuration).\n" )
+        "configuration).\n".format( path = path.resolve( ), count = count ) )
     return 0
 
 
@@ -374,7 +375,7 @@ def _render_survey( report: __.cabc.Mapping[ str, __.typx.Any ] ) -> str:
     lines = [ "Configuration: {location}".format(
         location = report[ 'configuration' ] ) ]
     roots = report[ 'roots' ] or [
-        { 'path': f"{__.Path.cwd( )} (current directory)",
+        { 'path': "{path} (current directory)".format( path = __.Path.cwd( ) ),
           'writable': False } ]
     lines.extend(
         "Root: {path} ({mode})".format(

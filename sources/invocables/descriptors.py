@@ -15,19 +15,32 @@
 from os import PathLike as _PathLike
 
 from . import __
-from . import deduplicators as _deduplicators
 from . import ensembles as _ensembles
 from . import exceptions as _exceptions
 from . import invokers as _invokers
 from . import schemata as _schemata
 from ._descriptors import (
-    Table as _Table,
+    Configuration,
+    EnsembleDescriptor,
+    InvokerDescriptor,
+    Root,
+    ServerDescriptor,
     access_data_location,
+)
+from ._descriptors import (
+    Table as _Table,
     import_module as _import_module,
+    produce_deduplicator as _produce_deduplicator,
     produce_mapping_frozen as _freeze,
     read_json as _read_json,
     read_toml as _read_toml,
     resolve_source as _resolve_source,
+)
+from ._servers import PinnedEnsemble
+from ._servers import (
+    name_tool as _name_tool_server,
+    produce_server_descriptor as _produce_server_descriptor,
+    produce_server_ensemble as _produce_server_ensemble,
 )
 
 
@@ -36,12 +49,9 @@ ConfigurationSource: __.typx.TypeAlias = (
 
 CONFIGURATION_NAME = 'invocables.toml'
 LOCATION_MAPPING = '<mapping>'
-TRANSPORTS = ( 'stdio', 'http', 'sse' )
-TRANSPORT_ALIASES = __.immut.Dictionary( { 'streamable-http': 'http' } )
 
 _name_ensemble = __.re.compile( r'^[a-zA-Z0-9_-]{1,64}$' )
 _name_invoker = __.re.compile( r'^[a-zA-Z0-9_-]{1,64}$' )
-_name_tool_server = __.re.compile( r'^[a-zA-Z0-9_./-]{1,128}$' )
 _name_builtin = __.re.compile( r'^[a-z][a-z0-9_]*$' )
 _implementation_path = __.re.compile(
     r'^[A-Za-z_][\w.]*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$' )
@@ -49,77 +59,6 @@ _CONFIGURATION_EMPTY: __.cabc.Mapping[ str, __.typx.Any ] = (
     __.types.MappingProxyType( { } ) )
 _absence = object( )
 _scribe = __.produce_scribe( __name__ )
-
-
-class Root( __.immut.DataclassObject ):
-    ''' Folder which file tools may touch, and whether they may write. '''
-
-    path: __.Path
-    writable: bool = False
-
-
-class ServerDescriptor( __.immut.DataclassObject ):
-    ''' Validated ``[mcp]`` table: how to reach one MCP server. '''
-
-    transport: str
-    command: tuple[ str, ... ] = ( )
-    environment: __.cabc.Mapping[ str, str ] = __.dcls.field(
-        default_factory = __.immut.Dictionary[ str, str ] )
-    cwd: __.Absential[ __.Path ] = __.absent
-    url: __.Absential[ str ] = __.absent
-    headers: __.cabc.Mapping[ str, str ] = __.dcls.field(
-        default_factory = __.immut.Dictionary[ str, str ] )
-    startup_timeout: __.Absential[ float ] = __.absent
-    tool_timeout: __.Absential[ float ] = __.absent
-    enabled_tools: __.Absential[ tuple[ str, ... ] ] = __.absent
-    disabled_tools: tuple[ str, ... ] = ( )
-
-
-class InvokerDescriptor( __.immut.DataclassObject ):
-    ''' Validated invoker descriptor. '''
-
-    name: str
-    location: str
-    enabled: bool = True
-    description: str = ''
-    argschema: __.Schema = __.dcls.field(
-        default_factory = _schemata.access_schema_empty )
-    outschema: __.Absential[ __.Schema ] = __.absent
-    implementation: __.Absential[ str ] = __.absent
-    function: __.Absential[ __.cabc.Callable[ ..., __.typx.Any ] ] = (
-        __.absent )
-    timeout: __.Absential[ float | None ] = __.absent
-    deduplicate: bool = False
-    annotations: __.cabc.Mapping[ str, __.typx.Any ] = __.dcls.field(
-        default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
-
-
-class EnsembleDescriptor( __.immut.DataclassObject ):
-    ''' Validated ensemble descriptor: local tools or an MCP server. '''
-
-    name: str
-    location: str
-    enabled: bool = True
-    description: str = ''
-    timeout: __.Absential[ float | None ] = __.absent
-    configuration: __.cabc.Mapping[ str, __.typx.Any ] = __.dcls.field(
-        default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
-    invokers: tuple[ InvokerDescriptor, ... ] = ( )
-    server: __.Absential[ ServerDescriptor ] = __.absent
-
-
-class Configuration( __.immut.DataclassObject ):
-    ''' Validated configuration: ensemble descriptors and roots. '''
-
-    location: str
-    ensembles: tuple[ EnsembleDescriptor, ... ] = ( )
-    roots: tuple[ Root, ... ] = ( )
-
-    def access_ensemble( self, name: str ) -> EnsembleDescriptor:
-        ''' Returns ensemble descriptor by name, enabled or not. '''
-        for ensemble in self.ensembles:
-            if ensemble.name == name: return ensemble
-        raise _exceptions.EnsembleAbsence( name )
 
 
 class DescriptorInvoker( _invokers.FunctionInvoker ):
@@ -163,82 +102,6 @@ class DescriptorInvoker( _invokers.FunctionInvoker ):
             self.descriptor, configuration = self.configuration,
             roots = self.roots, ensemble = ensemble,
             validator = self.validator )
-
-
-class PinnedEnsemble(
-    _ensembles.EnsembleBase, instances_mutables = ( '_connected', )
-):
-    ''' MCP server ensemble whose tools are pinned by descriptors.
-
-        It offers exactly the described tools, with their described names,
-        descriptions and schemas, even before it is connected; calls go to
-        the server's tools of the same names.
-    '''
-
-    def __init__(
-        self,
-        name: str,
-        inner: _ensembles.Ensemble,
-        invokers: __.cabc.Sequence[ InvokerDescriptor ],
-        configuration: _ensembles.EnsembleConfiguration,
-        server: ServerDescriptor,
-        location: str,
-    ):
-        self.name = name
-        self.configuration = configuration
-        self.inner = inner
-        self.server = server
-        self.location = location
-        self.descriptors = tuple( invokers )
-        self._invokers = tuple(
-            _produce_pinned_invoker( self, descriptor ).with_ensemble( name )
-            for descriptor in invokers )
-        self._invokers_by_name = __.types.MappingProxyType(
-            { invoker.name: invoker for invoker in self._invokers } )
-        self._connected = False
-
-    def __repr__( self ) -> str:
-        return "{cls}( name = {name!r}, invokers = {count} )".format(
-            cls = type( self ).__name__, name = self.name,
-            count = len( self._invokers ) )
-
-    def access_invoker( self, name: str ) -> _invokers.Invoker:
-        ''' Returns invoker by name. Raises absence error if unknown. '''
-        try: return self._invokers_by_name[ name ]
-        except KeyError as exception:
-            raise _exceptions.InvokerAbsence(
-                name, self.name ) from exception
-
-    def is_connected( self ) -> bool:
-        ''' Returns whether ensemble is connected. '''
-        return self._connected and self.inner.is_connected( )
-
-    def survey_invokers( self ) -> tuple[ _invokers.Invoker, ... ]:
-        ''' Returns pinned invokers, in order of descriptors. '''
-        return self._invokers
-
-    async def connect( self ) -> None:
-        ''' Connects server; checks that it offers every pinned tool. '''
-        await self.inner.connect( )
-        offered = { invoker.name for invoker in self.inner.survey_invokers( ) }
-        missing = [
-            invoker.name for invoker in self._invokers
-            if invoker.name not in offered ]
-        if missing:
-            await self.inner.disconnect( )
-            raise _exceptions.DescriptorInvalidity(
-                self.location, 'invokers',
-                "MCP server {server!r} no longer offers pinned tool(s) "
-                "{names}; delete their descriptors or take a new "
-                "snapshot.".format(
-                    server = self.name,
-                    names = ', '.join( map( repr, missing ) ) ) )
-        self._connected = True
-
-    async def disconnect( self ) -> None:
-        ''' Disconnects server. '''
-        self._connected = False
-        await self.inner.disconnect( )
 
 
 def create_descriptors(
@@ -353,7 +216,7 @@ def produce_ensemble(
     configuration = _ensembles.EnsembleConfiguration(
         timeout = descriptor.timeout, description = descriptor.description )
     if not __.is_absent( descriptor.server ):
-        inner = _produce_server_ensemble( descriptor, descriptor.server )
+        inner = _produce_server_ensemble( descriptor )
         if not descriptor.invokers: return inner
         return PinnedEnsemble(
             descriptor.name, inner,
@@ -411,7 +274,7 @@ def produce_server_descriptors(
         location_, folder = str( path ), path.parent
         document = _read_json( path )
     return tuple(
-        _produce_server_ensemble_descriptor(
+        _servers.produce_server_ensemble_descriptor(
             name, location_, _Table( location_, keypath, table ), folder )
         for name, keypath, table in _servers.survey_servers(
             location_, document ) )
@@ -619,7 +482,7 @@ def _import_function(
     except Exception as exception:
         header.fail(
             'implementation', f"cannot import module {module_name!r} "
-            f"({type( exception ).__name__}: {exception}); check the "
+            f"({exception!r}); check the "
             "module name and that its package is installed.",
             cause = exception )
     for attribute in attributes.split( '.' ):
@@ -635,50 +498,6 @@ def _import_function(
     return __.typx.cast( __.cabc.Callable[ ..., __.typx.Any ], value )
 
 
-def _produce_server_descriptor(
-    table: _Table, folder: __.Path
-) -> ServerDescriptor:
-    command = table.access_strings( 'command', default = ( ) )
-    url = table.access( 'url', str, default = __.absent )
-    transport = table.access(
-        'transport', str,
-        default = 'stdio' if command or __.is_absent( url ) else 'http' )
-    transport = TRANSPORT_ALIASES.get( transport, transport )
-    if transport not in TRANSPORTS:
-        table.fail(
-            'transport', "unknown transport {transport!r}; use one of "
-            "{known}.".format(
-                transport = transport, known = ', '.join( TRANSPORTS ) ) )
-    environment = table.access_strings_mapping( 'environment' )
-    cwd = table.access( 'cwd', str, default = __.absent )
-    headers = table.access_strings_mapping( 'headers' )
-    descriptor = ServerDescriptor(
-        transport = transport, command = command,
-        environment = environment,
-        cwd = __.absent if __.is_absent( cwd ) else _resolve_cwd(
-            table, cwd, folder ),
-        url = url, headers = headers,
-        startup_timeout = table.access_bounded_timeout( 'startup_timeout' ),
-        tool_timeout = table.access_bounded_timeout( 'tool_timeout' ),
-        enabled_tools = table.access_strings(
-            'enabled_tools', default = __.absent ),
-        disabled_tools = table.access_strings(
-            'disabled_tools', default = ( ) ) )
-    table.finish( )
-    _validate_transport( table, descriptor )
-    return descriptor
-
-
-def _produce_server_ensemble_descriptor(
-    name: str, location: str, table: _Table, folder: __.Path
-) -> EnsembleDescriptor:
-    enabled = not table.access( 'disabled', bool, default = False )
-    descriptor = _produce_server_descriptor( table, folder )
-    return EnsembleDescriptor(
-        name = name, location = location, enabled = enabled,
-        server = descriptor )
-
-
 def _produce_roots(
     table: _Table, folder: __.Path
 ) -> tuple[ Root, ... ]:
@@ -688,20 +507,13 @@ def _produce_roots(
         path = ( folder / path_ ).resolve( )
         if not path.is_dir( ):
             entry.fail(
-                'path', f"folder {str( path )!r} does not exist; create it "
+                'path', f"folder '{path}' does not exist; create it "
                 "or correct the path (relative paths start at the folder "
                 "of the configuration file)." )
         writable = entry.access( 'writable', bool, default = False )
         entry.finish( )
         roots.append( Root( path = path, writable = writable ) )
     return tuple( roots )
-
-
-def _produce_deduplicator(
-    descriptor: InvokerDescriptor
-) -> __.Absential[ _deduplicators.Deduplicator ]:
-    if descriptor.deduplicate: return _deduplicators.ExactDeduplicator( )
-    return __.absent
 
 
 def _produce_invocable(
@@ -719,33 +531,6 @@ def _produce_invocable(
     return invoke
 
 
-def _produce_pinned_invoker(
-    ensemble: PinnedEnsemble, descriptor: InvokerDescriptor
-) -> _invokers.FunctionInvoker:
-    name = descriptor.name
-
-    async def invoke(
-        context: _invokers.Context, arguments: __.Arguments
-    ) -> object:
-        invoker = ensemble.inner.access_invoker( name )
-        return list( await invoker( context, arguments ) ) or None
-
-    # The server ensemble applies the timeouts, as for its own invokers.
-    return _invokers.FunctionInvoker(
-        name = name, invocable = invoke, argschema = descriptor.argschema,
-        description = descriptor.description, timeout = None,
-        deduplicator = _produce_deduplicator( descriptor ),
-        annotations = descriptor.annotations,
-        outschema = descriptor.outschema )
-
-
-def _produce_server_ensemble(
-    descriptor: EnsembleDescriptor, server: ServerDescriptor
-) -> _ensembles.Ensemble:
-    from . import _servers
-    return _servers.produce_server_ensemble( descriptor )
-
-
 def _resolve_builtin( entry: _Table ) -> __.Path:
     name = entry.access( 'builtin', str )
     folder = access_data_location( ) / 'ensembles'
@@ -756,16 +541,6 @@ def _resolve_builtin( entry: _Table ) -> __.Path:
             "{available}.".format(
                 name = name, available = ', '.join( available ) ) )
     return folder / f"{name}.toml"
-
-
-def _resolve_cwd( table: _Table, cwd: str, folder: __.Path ) -> __.Path:
-    path = ( folder / __.Path( cwd ).expanduser( ) ).resolve( )
-    if not path.is_dir( ):
-        table.fail(
-            'cwd', f"folder {str( path )!r} does not exist; create it or "
-            "correct the path (relative paths start at the folder of the "
-            "descriptor)." )
-    return path
 
 
 def _validate_ensemble_names(
@@ -781,32 +556,3 @@ def _validate_ensemble_names(
                     name = ensemble.name, other = seen[ ensemble.name ],
                     location = location ) )
         seen[ ensemble.name ] = ensemble.location
-
-
-def _validate_transport( table: _Table, server: ServerDescriptor ) -> None:
-    if server.transport == 'stdio':
-        if not server.command:
-            table.fail(
-                'command', "the stdio transport needs a command: a list "
-                "such as [ 'mcp-server-time', '--local-timezone', 'UTC' ]." )
-        if not __.is_absent( server.url ) or server.headers:
-            table.fail(
-                'url' if not __.is_absent( server.url ) else 'headers',
-                "the stdio transport takes no 'url' or 'headers'; remove "
-                "them or set transport = 'http'." )
-        return
-    if __.is_absent( server.url ):
-        table.fail(
-            'url', f"the {server.transport} transport needs a url such as "
-            "'http://127.0.0.1:8000/mcp'." )
-    if not server.url.startswith( ( 'http://', 'https://' ) ):
-        table.fail(
-            'url', f"{server.url!r} is not an http or https URL; write the "
-            "full URL of the server." )
-    if server.command or server.environment or not __.is_absent(
-        server.cwd
-    ):
-        table.fail(
-            'command', f"the {server.transport} transport starts no "
-            "process; remove 'command', 'environment' and 'cwd', or set "
-            "transport = 'stdio'." )

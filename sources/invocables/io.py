@@ -75,10 +75,6 @@ class Location( __.immut.DataclassObject ):
     path: __.Path
     root: _Root
 
-    def describe( self ) -> str:
-        ''' Returns path as shown to the model. '''
-        return str( self.path )
-
 
 async def create_directory(
     context: _invokers.Context, arguments: __.Arguments
@@ -176,7 +172,7 @@ def resolve_location(
             continue
         if writable and not root.writable:
             raise _exceptions.InvocationRefusal(
-                f"Path {path!r} is in the read-only root {str( root_path )!r};"
+                f"Path {path!r} is in the read-only root '{root_path}';"
                 " nothing may be written there. Writing needs a root "
                 "declared with 'writable = true' in the [[roots]] of the "
                 "configuration." )
@@ -206,7 +202,7 @@ def _create_directory( settings: Settings, arguments: __.Arguments ) -> str:
         raise _exceptions.InvocationRefusal(
             f"{path!r} exists and is not a folder." )
     location.path.mkdir( parents = True, exist_ok = True )
-    return f"Folder {location.describe( )} exists."
+    return f"Folder {location.path} exists."
 
 
 def _decode( data: bytes, encoding: str, path: str ) -> str:
@@ -233,13 +229,15 @@ def _get_file_info( settings: Settings, arguments: __.Arguments ) -> str:
     kind = (
         'folder' if _stat.S_ISDIR( status.st_mode )
         else 'file' if _stat.S_ISREG( status.st_mode ) else 'other' )
-    modified = _datetime.fromtimestamp( status.st_mtime, _timezone.utc )
+    modified = _datetime.fromtimestamp(
+        status.st_mtime, _timezone.utc ).isoformat( timespec = 'seconds' )
+    permissions = _stat.filemode( status.st_mode )
     return '\n'.join( (
-        f"path: {location.describe( )}",
+        f"path: {location.path}",
         f"kind: {kind}",
         f"size: {status.st_size} bytes",
-        f"modified: {modified.isoformat( timespec = 'seconds' )}",
-        f"permissions: {_stat.filemode( status.st_mode )}",
+        f"modified: {modified}",
+        f"permissions: {permissions}",
         "writable root: {writable}".format(
             writable = 'yes' if location.root.writable else 'no' ),
     ) )
@@ -258,7 +256,7 @@ def _list_directory( settings: Settings, arguments: __.Arguments ) -> str:
     if len( entries ) > settings.entries_maximum:
         lines.append( "... and {count} more entries.".format(
             count = len( entries ) - settings.entries_maximum ) )
-    if not lines: return f"Folder {location.describe( )} is empty."
+    if not lines: return f"Folder {location.path} is empty."
     return '\n'.join( lines )
 
 
@@ -366,7 +364,7 @@ def _survey_matches(
 ) -> list[ __.Path ]:
     if not location.path.is_dir( ):
         raise _exceptions.InvocationRefusal(
-            f"{str( location.path )!r} is not a folder." )
+            f"'{location.path}' is not a folder." )
     if __.Path( pattern ).is_absolute( ) or '..' in __.Path( pattern ).parts:
         raise _exceptions.InvocationRefusal(
             f"Pattern {pattern!r} must be relative, without '..'." )
@@ -403,7 +401,8 @@ def _write_file( settings: Settings, arguments: __.Arguments ) -> str:
         reason = f"Cannot encode the content as {encoding!r}: {exception}."
         raise _exceptions.InvocationRefusal( reason ) from exception
     _write_atomically( target, data )
-    return f"Wrote {len( data )} bytes to {location.describe( )}."
+    return "Wrote {size} bytes to {path}.".format(
+        size = len( data ), path = location.path )
 
 
 def _write_atomically( target: __.Path, data: bytes ) -> None:
@@ -412,7 +411,8 @@ def _write_atomically( target: __.Path, data: bytes ) -> None:
         A new file gets the usual permissions (0o666 less the umask); a
         replaced file keeps its permissions.
     '''
-    temporary = target.with_name( f".{target.name}.{_token_hex( 6 )}.tmp" )
+    temporary = target.with_name( ".{name}.{token}.tmp".format(
+        name = target.name, token = _token_hex( 6 ) ) )
     flags = _os.O_WRONLY | _os.O_CREAT | _os.O_EXCL
     descriptor = _os.open( temporary, flags, 0o666 )
     try:
