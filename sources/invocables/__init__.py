@@ -12,6 +12,7 @@
 from . import __
 from . import canisters
 from . import deduplicators
+from . import dialects
 from . import ensembles
 from . import exceptions
 from . import execution
