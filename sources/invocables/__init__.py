@@ -12,6 +12,7 @@
 from . import __
 from . import canisters
 from . import deduplicators
+from . import descriptors
 from . import dialects
 from . import ensembles
 from . import exceptions
@@ -35,6 +36,7 @@ from .canisters import (
     TextContent,
 )
 from .deduplicators import Deduplicator, ExactDeduplicator
+from .descriptors import prepare_ensembles
 from .ensembles import (
     Ensemble,
     EnsembleConfiguration,

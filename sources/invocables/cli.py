@@ -15,6 +15,7 @@
 import argparse as _argparse
 import os as _os
 import sys as _sys
+import warnings as _warnings
 
 from . import __
 from . import canisters as _canisters
@@ -58,6 +59,7 @@ def main( arguments: __.cabc.Sequence[ str ] | None = None ) -> None:
     ''' Runs command line; exits with its status. '''
     parser = _produce_parser( )
     options = parser.parse_args( arguments )
+    _warnings.showwarning = _show_warning
     try: status = __.asyncio.run( options.execute( options ) )
     except KeyboardInterrupt:
         _sys.stderr.write( f"{_PROGRAM}: interrupted.\n" )
@@ -360,6 +362,19 @@ def _produce_survey(
         'ensembles': entries, 'disabled': disabled }
 
 
+def _show_warning(
+    message: Warning | str,
+    category: type[ Warning ],
+    filename: str,
+    lineno: int,
+    file: __.typx.Any = None,
+    line: str | None = None,
+) -> None:
+    ''' Prints warning as one line. '''
+    text = ' '.join( str( message ).split( ) )
+    _sys.stderr.write( f"{_PROGRAM}: warning: {text}\n" )
+
+
 def _render_result( result: _canisters.ResultCanister ) -> __.typx.Any:
     return {
         'content': [
@@ -393,8 +408,7 @@ def _render_survey( report: __.cabc.Mapping[ str, __.typx.Any ] ) -> str:
             ( len( tool[ 'provider_name' ] ) for tool in entry[ 'tools' ] ),
             default = 0 )
         for tool in entry[ 'tools' ]:
-            summary = ( tool[ 'description' ].strip( ).splitlines( )
-                or [ '' ] )[ 0 ]
+            summary = _summarize( tool[ 'description' ] )
             lines.append( "  {name}  {summary}".format(
                 name = tool[ 'provider_name' ].ljust( width ),
                 summary = summary ) )
@@ -403,3 +417,10 @@ def _render_survey( report: __.cabc.Mapping[ str, __.typx.Any ] ) -> str:
         lines.append( "Disabled: {names}".format(
             names = ', '.join( report[ 'disabled' ] ) ) )
     return '\n'.join( lines ) + '\n'
+
+
+def _summarize( description: str ) -> str:
+    ''' Returns first sentence of description, on one line. '''
+    text = ' '.join( description.split( ) )
+    sentence, separator, _ = text.partition( '. ' )
+    return sentence + ( '.' if separator else '' )
