@@ -369,3 +369,171 @@ def _produce_responses_message( text: str ) -> dict[ str, Any ]:
         'content': [ {
             'type': 'output_text', 'annotations': [ ], 'logprobs': [ ],
             'text': text } ] }
+
+
+# Google Gemini: from gemini/single-function-call.json and
+# gemini/int-args-stream.sse (CRLF framing kept).
+
+
+def gemini_function_calls(
+    calls: Sequence[ Call ], text: str = ''
+) -> Answer:
+    ''' Returns response whose content calls functions (no ids). '''
+    response = json.loads(
+        read_fixture( 'gemini/single-function-call.json' ) )
+    template = response[ 'candidates' ][ 0 ][ 'content' ][ 'parts' ][ 0 ]
+    parts: list[ dict[ str, Any ] ] = [ ]
+    if text: parts.append( { 'text': text } )
+    for index, ( identifier, name, arguments ) in enumerate( calls ):
+        part = copy.deepcopy( template )
+        part[ 'functionCall' ] = { 'name': name, 'args': arguments }
+        if identifier is not None:
+            part[ 'functionCall' ][ 'id' ] = identifier
+        if index: del part[ 'thoughtSignature' ]
+        parts.append( part )
+    response[ 'candidates' ][ 0 ][ 'content' ][ 'parts' ] = parts
+    return _answer_json( response )
+
+
+def gemini_text( text: str ) -> Answer:
+    ''' Returns response whose content is text. '''
+    response = json.loads(
+        read_fixture( 'gemini/single-function-call.json' ) )
+    candidate = response[ 'candidates' ][ 0 ]
+    candidate[ 'content' ][ 'parts' ] = [ { 'text': text } ]
+    del candidate[ 'finishMessage' ]
+    return _answer_json( response )
+
+
+def gemini_text_stream( pieces: Sequence[ str ] ) -> Answer:
+    ''' Returns stream of text chunks, framed with CRLF as Gemini does. '''
+    from .replay import parse_events
+    body = read_fixture( 'gemini/int-args-stream.sse' )
+    template = [ event.decode( ) for event in parse_events( body ) ][ -1 ]
+    chunks: list[ str ] = [ ]
+    for index, piece in enumerate( pieces ):
+        chunk = copy.deepcopy( template )
+        candidate = chunk[ 'candidates' ][ 0 ]
+        candidate[ 'content' ][ 'parts' ] = [ { 'text': piece } ]
+        if index < len( pieces ) - 1: del candidate[ 'finishReason' ]
+        chunks.append( f"data: {json.dumps( chunk )}\r\n\r\n" )
+    return Answer(
+        200, 'text/event-stream', ''.join( chunks ).encode( ) )
+
+
+# Cohere Chat v2: from cohere/single-tool-call.json and
+# cohere/empty-args-stream.sse.
+
+
+def cohere_tool_calls( calls: Sequence[ Call ], plan: str = '' ) -> Answer:
+    ''' Returns response whose message calls tools. '''
+    response = json.loads( read_fixture( 'cohere/single-tool-call.json' ) )
+    message = response[ 'message' ]
+    template = message[ 'tool_calls' ][ 0 ]
+    tool_calls: list[ dict[ str, Any ] ] = [ ]
+    for identifier, name, arguments in calls:
+        call = copy.deepcopy( template )
+        call[ 'id' ] = identifier
+        call[ 'function' ] = {
+            'name': name, 'arguments': json.dumps( arguments ) }
+        tool_calls.append( call )
+    message[ 'tool_calls' ] = tool_calls
+    message[ 'tool_plan' ] = plan or message[ 'tool_plan' ]
+    return _answer_json( response )
+
+
+def cohere_text( text: str ) -> Answer:
+    ''' Returns response whose message is text. '''
+    response = json.loads( read_fixture( 'cohere/single-tool-call.json' ) )
+    response[ 'message' ] = {
+        'role': 'assistant', 'content': [ { 'type': 'text', 'text': text } ] }
+    response[ 'finish_reason' ] = 'COMPLETE'
+    return _answer_json( response )
+
+
+def cohere_text_stream( pieces: Sequence[ str ] ) -> Answer:
+    ''' Returns stream of a text message, in pieces. '''
+    from .replay import parse_events
+    body = read_fixture( 'cohere/empty-args-stream.sse' )
+    originals = [ event.decode( ) for event in parse_events( body ) ]
+    start, end = copy.deepcopy( originals[ 0 ] ), copy.deepcopy(
+        originals[ -2 ] )
+    events: list[ dict[ str, Any ] ] = [
+        start,
+        { 'type': 'content-start', 'index': 0, 'delta': { 'message': {
+            'content': { 'type': 'text', 'text': '' } } } } ]
+    events.extend(
+        { 'type': 'content-delta', 'index': 0, 'delta': { 'message': {
+            'content': { 'text': piece } } } }
+        for piece in pieces )
+    end[ 'delta' ][ 'finish_reason' ] = 'COMPLETE'
+    events.extend( [ { 'type': 'content-end', 'index': 0 }, end ] )
+    answer = _answer_events( events )
+    return Answer(
+        answer.status, answer.content_type,
+        answer.body + b'data: [DONE]\n\n' )
+
+
+# Ollama /api/chat: from ollama/cloud-tool-call-with-id.json and
+# ollama/think-content-then-tool-call-no-id.json.
+
+
+def ollama_tool_calls( calls: Sequence[ Call ] ) -> Answer:
+    ''' Returns response whose message calls tools (ids may be none). '''
+    response = json.loads(
+        read_fixture( 'ollama/cloud-tool-call-with-id.json' ) )
+    message = response[ 'message' ]
+    template = message[ 'tool_calls' ][ 0 ]
+    tool_calls: list[ dict[ str, Any ] ] = [ ]
+    for index, ( identifier, name, arguments ) in enumerate( calls ):
+        call = copy.deepcopy( template )
+        if identifier is None: del call[ 'id' ]
+        else: call[ 'id' ] = identifier
+        call[ 'function' ] = {
+            'index': index, 'name': name, 'arguments': arguments }
+        tool_calls.append( call )
+    message[ 'tool_calls' ] = tool_calls
+    return _answer_json( response )
+
+
+def ollama_text( text: str ) -> Answer:
+    ''' Returns response whose message is text. '''
+    response = json.loads(
+        read_fixture( 'ollama/cloud-tool-call-with-id.json' ) )
+    response[ 'message' ] = { 'role': 'assistant', 'content': text }
+    return _answer_json( response )
+
+
+def ollama_stream(
+    pieces: Sequence[ str ], calls: Sequence[ Call ] = ( )
+) -> Answer:
+    ''' Returns NDJSON stream: text pieces, then whole calls, then done. '''
+    template = json.loads(
+        read_fixture( 'ollama/cloud-tool-call-with-id.json' ) )
+    lines: list[ str ] = [ ]
+    for piece in pieces:
+        chunk = copy.deepcopy( template )
+        chunk[ 'message' ] = { 'role': 'assistant', 'content': piece }
+        chunk[ 'done' ] = False
+        for key in ( 'done_reason', 'total_duration', 'eval_count',
+                     'prompt_eval_count' ): chunk.pop( key, None )
+        lines.append( json.dumps( chunk ) )
+    if calls:
+        whole = json.loads( ollama_tool_calls( calls ).body )
+        whole[ 'message' ][ 'content' ] = ''
+        whole[ 'done' ] = False
+        lines.append( json.dumps( whole ) )
+    final = copy.deepcopy( template )
+    final[ 'message' ] = { 'role': 'assistant', 'content': '' }
+    lines.append( json.dumps( final ) )
+    return Answer(
+        200, 'application/x-ndjson', ( '\n'.join( lines ) + '\n' ).encode( ) )
+
+
+def ollama_error( message: str, status: int = 400 ) -> Answer:
+    ''' Returns error body, as ollama/error-400-model-does-not-support-tools.
+    '''
+    body = json.loads( read_fixture(
+        'ollama/error-400-model-does-not-support-tools.json' ) )
+    body[ 'error' ] = message
+    return _answer_json( body, status )

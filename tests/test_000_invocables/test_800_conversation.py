@@ -68,7 +68,9 @@ def _produce_client( server ):
         base_url = server.url, api_key = 'test', max_retries = 0 )
 
 
-async def _converse( answers, prompt = 'Weather in San Francisco?', **options ):
+async def _converse(
+    answers, prompt = 'Weather in San Francisco?', **options
+):
     calls = _Calls( )
     ensemble = calls.produce_ensemble( )
     options.setdefault( 'model', 'claude-haiku-4-5' )

@@ -30,7 +30,9 @@ from . import scripted
 
 def _produce_ensemble( calls ):
 
-    def GetWeatherArgs( city: str, country: str, units: str = 'c' ) -> str: # noqa: N802
+    def GetWeatherArgs( # noqa: N802
+        city: str, country: str, units: str = 'c'
+    ) -> str:
         ''' Returns the current weather in a city. '''
         calls.append( ( 'GetWeatherArgs', city ) )
         return f"Rain in {city}, {country}."
@@ -40,7 +42,9 @@ def _produce_ensemble( calls ):
         calls.append( ( 'get_stock_price', ticker ) )
         return { 'ticker': ticker, 'price': 123.5 }
 
-    def getCurrentWeather( location: str, unit: str = 'celsius' ) -> str: # noqa: N802
+    def getCurrentWeather( # noqa: N802
+        location: str, unit: str = 'celsius'
+    ) -> str:
         ''' Returns the current weather at a location. '''
         calls.append( ( 'getCurrentWeather', location ) )
         return f"Snow in {location}."
@@ -120,7 +124,8 @@ async def test_110_synthesized_ids_match( ):
     calls = transcript.messages[ 1 ][ 'tool_calls' ]
     identifiers = [ call[ 'id' ] for call in calls ]
     assert len( set( identifiers ) ) == 2
-    assert all( identifier.startswith( 'call_' ) for identifier in identifiers )
+    assert all(
+        identifier.startswith( 'call_' ) for identifier in identifiers )
     assert [
         message[ 'tool_call_id' ] for message in transcript.messages[ 2 : 4 ]
     ] == identifiers

@@ -59,7 +59,8 @@ async def test_100_function_call_then_answer( ):
     calls = [ ]
     ensemble = _produce_ensemble( calls )
     with scripted.ScriptedServer( [
-        scripted.answer_fixture( 'openai_responses/single-function-call.json' ),
+        scripted.answer_fixture(
+            'openai_responses/single-function-call.json' ),
         scripted.responses_text( 'Foggy in San Francisco.' ),
     ] ) as server:
         conversation = conversations.produce_conversation(

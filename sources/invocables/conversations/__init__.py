@@ -36,6 +36,9 @@ PROVIDERS: __.typx.Annotated[
     __.ddoc.Doc( ''' Known provider names, with module and class. ''' ),
 ] = __.types.MappingProxyType( {
     'anthropic': ( 'anthropic', 'AnthropicConversation' ),
+    'cohere': ( 'cohere', 'CohereConversation' ),
+    'gemini': ( 'gemini', 'GeminiConversation' ),
+    'ollama': ( 'ollama', 'OllamaConversation' ),
     'openai': ( 'openai', 'OpenaiConversation' ),
     'openai-responses': (
         'openai_responses', 'OpenaiResponsesConversation' ),
@@ -46,13 +49,16 @@ def produce_conversation(
     provider: __.typx.Annotated[
         str,
         __.ddoc.Doc( ''' One of 'anthropic', 'openai' (also for servers
-            which speak Chat Completions), 'openai-responses'. ''' ),
+            which speak Chat Completions), 'openai-responses', 'gemini',
+            'cohere', 'ollama' (native API, over an ``httpx`` client). ''' ),
     ],
     client: __.typx.Annotated[
         __.typx.Any,
         __.ddoc.Doc( ''' The application's own asynchronous SDK client,
-            such as ``anthropic.AsyncAnthropic( )`` or
-            ``openai.AsyncOpenAI( )``. ''' ),
+            such as ``anthropic.AsyncAnthropic( )``,
+            ``openai.AsyncOpenAI( )``, ``google.genai.Client( )``,
+            ``cohere.AsyncClientV2( )`` or, for Ollama,
+            ``httpx.AsyncClient( base_url = ... )``. ''' ),
     ],
     ensembles: __.typx.Annotated[
         __.execution.Ensembles,

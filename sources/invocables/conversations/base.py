@@ -409,18 +409,22 @@ class ConversationBase( __.immut.DataclassObject ):
         yield reply
 
 
-def nativize_object( value: object ) -> NativeObject:
+def nativize_object(
+    value: object, *, aliases: bool = False
+) -> NativeObject:
     ''' Returns plain dictionary of SDK typed object (or of mapping).
 
-        Fields which are ``None`` are left out, as the SDKs do on input.
+        Fields which are ``None`` are left out, as the SDKs do on input;
+        with ``aliases``, fields are named as on the wire (such as
+        ``functionCall``) rather than as in Python.
     '''
     if isinstance( value, __.cabc.Mapping ):
         return dict( __.typx.cast(
             __.cabc.Mapping[ str, __.typx.Any ], value ) )
     dump = getattr( value, 'model_dump', None )
     if callable( dump ):
-        return __.typx.cast(
-            NativeObject, dump( mode = 'json', exclude_none = True ) )
+        return __.typx.cast( NativeObject, dump(
+            mode = 'json', exclude_none = True, by_alias = aliases ) )
     raise __.exceptions.ResponseInvalidity(
         'unknown', "{genus} is neither a mapping nor an SDK object.".format(
             genus = type( value ).__name__ ) )
