@@ -272,6 +272,22 @@ def test_220_whole_and_partial_interleaved( ):
     assert len( set( identifiers ) ) == 2
 
 
+def test_225_only_first_candidate( ):
+    ''' Calls of other candidates are not dispatched, as for whole replies. '''
+    processor = produce_processor( 'gemini' )
+    event = { 'candidates': [
+        { 'index': 1, 'content': { 'parts': [
+            { 'functionCall': { 'name': 'other', 'args': { } } } ] } },
+        { 'index': 0, 'content': { 'parts': [
+            { 'functionCall': { 'name': 'first', 'args': { } } } ] } } ] }
+    accumulator = processor.produce_accumulator( )
+    assert [ item.name for item in accumulator.ingest( event ) ] == [
+        'first' ]
+    whole = { 'candidates': [ event[ 'candidates' ][ 1 ] ] }
+    assert [ item.name for item in processor.normalize_invocations(
+        whole ) ] == [ 'first' ]
+
+
 def test_230_bad_json_path_is_response_invalidity( ):
     ''' Unreadable or conflicting JSON paths raise response invalidity. '''
     for paths in (

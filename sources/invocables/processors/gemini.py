@@ -42,6 +42,7 @@ class GeminiAccumulator( _base.AccumulatorBase ):
         ``functionCall`` which closes it; string values continued over
         several chunks are joined once, at completion. A call still open at
         the end of the stream is reported as interrupted, never emitted.
+        Only the first candidate is read, as for whole responses.
     '''
 
     __slots__ = ( '_arguments', '_serial' )
@@ -62,6 +63,8 @@ class GeminiAccumulator( _base.AccumulatorBase ):
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
         for candidate in _access_candidates( event ):
             ordinal = _access( candidate, 'index' ) or 0
+            # Like whole responses, only the first candidate is read.
+            if ordinal != 0: continue
             content = _access( candidate, 'content' )
             for part in _base.access_items(
                 _access( content, 'parts' ), PROVIDER, 'parts'
