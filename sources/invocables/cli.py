@@ -292,10 +292,12 @@ def _produce_parser_converse(
     converse.add_argument( 'prompt', help = "what to ask the model" )
     converse.add_argument(
         '--provider', default = 'anthropic',
-        help = "anthropic (default), openai or openai-responses" )
+        help = "anthropic (default), openai, openai-responses, gemini, "
+        "cohere or ollama (native API, at --base-url, by default "
+        "http://127.0.0.1:11434)" )
     converse.add_argument(
         '--model', help = "model name (default: the provider's default; "
-        "required with --base-url)" )
+        "required with --base-url and for ollama)" )
     converse.add_argument(
         '--base-url', help = "URL of an OpenAI-compatible server, such as "
         "http://127.0.0.1:11434/v1 for Ollama (no key needed)" )

@@ -16,6 +16,7 @@ from . import ensembles
 from . import processes
 from . import results
 from . import sessions
+from . import validation
 
 from .configuration import ServerParameters, Transports
 from .ensembles import (

@@ -21,6 +21,7 @@ from . import __
 from . import configuration as _configuration
 from . import ensembles as _ensembles
 from . import processes as _processes
+from . import validation as _validation
 from .. import exceptions as _exceptions
 from .. import invokers as _invokers
 
@@ -313,6 +314,7 @@ def _produce_tool(
     timeouts = ensemble.options.timeouts
     # frigid dictionaries ignore an absent default in get: test membership.
     timeout = timeouts[ tool.name ] if tool.name in timeouts else __.absent
+    validator = _validation.produce_validator( tool.name, argschema )
     invoker = _invokers.FunctionInvoker(
         name = tool.name,
         invocable = _ensembles._ToolInvocable( ensemble, tool.name, timeout ),
@@ -321,7 +323,8 @@ def _produce_tool(
         ensemble = ensemble.name,
         timeout = timeout,
         annotations = annotations,
-        outschema = outschema )
+        outschema = outschema,
+        validator = validator )
     description = _ensembles.ToolDescription(
         name = tool.name,
         title = __.absent if tool.title is None else tool.title,

@@ -1,0 +1,161 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Benchmark of MCP calls through an ensemble, against the raw SDK.
+
+    Run with ``.venv/bin/python benchmarks/mcp_calls.py``. For each server
+    (server-everything's ``echo`` over stdio, then our Python echo server),
+    starts two processes of the same server: one for a raw
+    ``ClientSession.call_tool`` loop, one for an ensemble. Measures, in the
+    same run and interleaved over rounds:
+
+    * 500 sequential trivial calls: raw, through the invoker directly
+      (client-side validation on), through ``execute_invocations`` (one
+      invocation per execution);
+    * 500 concurrent calls: raw with ``asyncio.gather``, invokers with
+      ``asyncio.gather``, one ``execute_invocations`` of 500 invocations.
+
+    Prints seconds per call (the median over rounds) and the ratio against
+    raw (goal: at most 1.05).
+'''
+
+
+import asyncio
+import statistics
+import sys
+import time
+
+from pathlib import Path
+
+import mcp
+
+import invocables
+import invocables.mcp
+
+
+_CALLS = 500
+_ROUNDS = 7
+_WARMUP = 30
+_PROJECT = Path( __file__ ).resolve( ).parents[ 1 ]
+_EVERYTHING = (
+    _PROJECT / '.auxiliary' / 'caches' / 'npm' / 'node_modules' / '.bin'
+    / 'mcp-server-everything' )
+_ECHO = _PROJECT / 'tests' / 'test_000_invocables' / 'servers' / 'echo_server.py'
+
+
+def _context( ):
+    return invocables.InvocationContext(
+        auxdata = None, invoker = None, namespace = { } )
+
+
+async def _time( function ):
+    started = time.perf_counter( )
+    await function( )
+    return ( time.perf_counter( ) - started ) / _CALLS
+
+
+def _produce_cases( session, ensemble ):
+    invoker = ensemble.access_invoker( 'echo' )
+    arguments = { 'message': 'x' }
+    context = _context( )
+    invocations = [
+        invocables.InvocationCanister(
+            identifier = f"c{index}", name = 'echo', arguments = arguments )
+        for index in range( _CALLS ) ]
+    nomenclature = invocables.produce_nomenclature( [ ensemble ] )
+
+    async def raw_sequential( ):
+        for _ in range( _CALLS ): await session.call_tool( 'echo', arguments )
+
+    async def invoker_sequential( ):
+        for _ in range( _CALLS ): await invoker( context, arguments )
+
+    async def engine_sequential( ):
+        for invocation in invocations:
+            await invocables.execute_invocations(
+                ( invocation, ), nomenclature )
+
+    async def raw_concurrent( ):
+        await asyncio.gather( *(
+            session.call_tool( 'echo', arguments ) for _ in range( _CALLS ) ) )
+
+    async def invoker_concurrent( ):
+        await asyncio.gather( *(
+            invoker( context, arguments ) for _ in range( _CALLS ) ) )
+
+    async def engine_concurrent( ):
+        await invocables.execute_invocations(
+            invocations, nomenclature, concurrency = _CALLS )
+
+    return {
+        'sequential': (
+            ( 'raw', raw_sequential ),
+            ( 'invoker', invoker_sequential ),
+            ( 'execute_invocations', engine_sequential ) ),
+        'concurrent': (
+            ( 'raw', raw_concurrent ),
+            ( 'invoker', invoker_concurrent ),
+            ( 'execute_invocations', engine_concurrent ) ),
+    }
+
+
+async def _measure( label, command ):
+    parameters = mcp.StdioServerParameters(
+        command = command[ 0 ], args = command[ 1 : ] )
+    with open( '/dev/null', 'w', encoding = 'utf-8' ) as errlog:
+        async with mcp.stdio_client( parameters, errlog = errlog ) as streams:
+            async with mcp.ClientSession( *streams ) as session:
+                await session.initialize( )
+                await session.list_tools( )
+                ensemble = invocables.mcp.produce_ensemble(
+                    'bench', command = command )
+                async with ensemble:
+                    cases = _produce_cases( session, ensemble )
+                    await _warm_up( cases )
+                    samples = await _sample( cases )
+    _report( label, samples )
+
+
+async def _warm_up( cases ):
+    for group in cases.values( ):
+        for _, function in group:
+            for _ in range( _WARMUP // 10 ): await function( )
+
+
+async def _sample( cases ):
+    samples = {
+        ( mode, name ): [ ] for mode, group in cases.items( )
+        for name, _ in group }
+    for round_ in range( _ROUNDS ):
+        for mode, group in cases.items( ):
+            ordered = group if round_ % 2 == 0 else tuple( reversed( group ) )
+            for name, function in ordered:
+                samples[ ( mode, name ) ].append( await _time( function ) )
+    return samples
+
+
+def _report( label, samples ):
+    print( f"\n{label}: {_CALLS} calls per sample, median of {_ROUNDS}" )
+    for mode in ( 'sequential', 'concurrent' ):
+        raw = statistics.median( samples[ ( mode, 'raw' ) ] )
+        for name in ( 'raw', 'invoker', 'execute_invocations' ):
+            value = statistics.median( samples[ ( mode, name ) ] )
+            print(
+                f"  {mode:<10} {name:<20} {value * 1e3:8.3f} ms/call "
+                f"{1 / value:8.0f} calls/s  ratio {value / raw:5.3f}" )
+
+
+async def main( ):
+    ''' Measures against server-everything, then our Python server. '''
+    if not _EVERYTHING.exists( ):
+        sys.exit(
+            "Install the npm servers first: "
+            "bash .auxiliary/scripts/install-mcp-servers" )
+    await _measure(
+        'server-everything echo (node, stdio)',
+        [ str( _EVERYTHING ), 'stdio' ] )
+    await _measure(
+        'echo_server.py echo (Python MCPServer, stdio)',
+        [ sys.executable, str( _ECHO ) ] )
+
+
+if __name__ == '__main__': asyncio.run( main( ) )

@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Fast path of argument validation agrees with jsonschema, always. '''
+
+
+import jsonschema
+import pytest
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from invocables import exceptions
+from invocables.mcp import validation
+
+
+_SCHEMAS = [
+    { 'type': 'object',
+      'properties': { 'message': { 'type': 'string' } },
+      'required': [ 'message' ] },
+    { 'type': 'object',
+      'properties': {
+          'a': { 'type': 'number', 'description': 'A.' },
+          'b': { 'type': 'integer', 'default': 1 },
+          'c': { 'type': 'boolean' }, 'd': { 'type': 'null' },
+          'e': { 'type': 'array' }, 'f': { 'type': 'object' },
+          'g': { 'title': 'anything' } },
+      'required': [ 'a' ], 'additionalProperties': False },
+    { 'type': 'object', 'properties': { } },
+    { 'type': 'object',
+      'properties': { 'n': { 'type': 'string', 'minLength': 2 } } },
+]
+_VALIDATORS = [
+    ( validation.produce_validator( 'tool', schema ),
+      jsonschema.Draft202012Validator( schema ) )
+    for schema in _SCHEMAS ]
+_VALUES = st.recursive(
+    st.none( ) | st.booleans( ) | st.integers( ) | st.floats(
+        allow_nan = False ) | st.text( max_size = 3 ),
+    lambda children: st.lists( children, max_size = 2 ) | st.dictionaries(
+        st.text( max_size = 2 ), children, max_size = 2 ),
+    max_leaves = 4 )
+_ARGUMENTS = st.dictionaries(
+    st.sampled_from( [ 'message', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'n', 'z' ] ),
+    _VALUES, max_size = 4 )
+
+
+def test_100_fast_path_planned_for_flat_schemas( ):
+    ''' Flat schemas of primitives get a fast plan; others do not. '''
+    assert validation._produce_plan( _SCHEMAS[ 0 ] ) is not None
+    assert validation._produce_plan( _SCHEMAS[ 1 ] ) is not None
+    assert validation._produce_plan( _SCHEMAS[ 3 ] ) is None
+    assert validation._produce_plan(
+        { 'type': 'object', 'properties': { 'x': { 'enum': [ 1 ] } } } ) is None
+
+
+@settings( max_examples = 150, deadline = None )
+@given( index = st.integers( 0, len( _SCHEMAS ) - 1 ), arguments = _ARGUMENTS )
+def test_110_agrees_with_jsonschema( index, arguments ):
+    ''' Valid arguments pass and invalid ones fail exactly as jsonschema. '''
+    validator, reference = _VALIDATORS[ index ]
+    expected = reference.is_valid( arguments )
+    try: validator.validate_arguments( arguments )
+    except exceptions.ArgumentsInvalidity: valid = False
+    else: valid = True
+    assert valid == expected
+
+
+def test_120_invalid_schema_refused( ):
+    ''' An invalid schema is refused, naming the tool. '''
+    with pytest.raises( exceptions.SchemaInvalidity ) as caught:
+        validation.produce_validator(
+            'broken', { 'type': 'object',
+                        'properties': { 'x': { 'type': 'nonsense' } } } )
+    assert "'broken'" in str( caught.value )
+
+
+def test_130_non_objects_refused( ):
+    ''' Arguments which are not an object are refused. '''
+    validator = validation.produce_validator( 'tool', _SCHEMAS[ 2 ] )
+    with pytest.raises( exceptions.ArgumentsInvalidity ):
+        validator.validate_arguments( [ 1 ] )
+    assert validator.validate_arguments( { 'anything': 1 } ) == {
+        'anything': 1 }
