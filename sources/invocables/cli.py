@@ -64,6 +64,10 @@ def main( arguments: __.cabc.Sequence[ str ] | None = None ) -> None:
     except KeyboardInterrupt:
         _sys.stderr.write( f"{_PROGRAM}: interrupted.\n" )
         status = EXIT_INTERRUPTION
+    except BrokenPipeError: # reader went away, as with 'head'
+        devnull = _os.open( _os.devnull, _os.O_WRONLY )
+        _os.dup2( devnull, _sys.stdout.fileno( ) )
+        status = EXIT_FAILURE
     except UsageInvalidity as exception:
         _sys.stderr.write( f"{_PROGRAM}: error: {exception}\n" )
         status = EXIT_USAGE
@@ -426,3 +430,6 @@ def _summarize( description: str ) -> str:
     text = ' '.join( description.split( ) )
     sentence, separator, _ = text.partition( '. ' )
     return sentence + ( '.' if separator else '' )
+
+
+if __name__ == '__main__': main( )

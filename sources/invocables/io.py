@@ -193,6 +193,9 @@ def _access_text_file( location: Location, path: str ) -> None:
     if location.path.is_dir( ):
         raise _exceptions.InvocationRefusal(
             f"{path!r} is a folder, not a file; use list_directory." )
+    if not location.path.is_file( ):
+        raise _exceptions.InvocationRefusal(
+            f"{path!r} is not a regular file (a device, socket or pipe)." )
 
 
 def _create_directory( settings: Settings, arguments: __.Arguments ) -> str:

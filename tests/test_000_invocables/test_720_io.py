@@ -338,6 +338,9 @@ async def test_530_missing_and_folder( tree ):
     _assert_refused( result, 'does not exist' )
     result = await _invoke( ensembles, 'read_file', path = 'docs' )
     _assert_refused( result, 'use list_directory' )
+    os.mkfifo( tree / 'pipe' )
+    result = await _invoke( ensembles, 'read_file', path = 'pipe' )
+    _assert_refused( result, 'not a regular file' )
 
 
 @pytest.mark.asyncio

@@ -232,6 +232,20 @@ def test_250_help( tmp_path, home ):
         assert name in process.stdout
 
 
+def test_260_module_entry( tmp_path, home ):
+    ''' The command also runs as python -m invocables.cli. '''
+    env = dict( os.environ )
+    env.pop( 'INVOCABLES_CONFIGURATION', None )
+    env[ 'XDG_CONFIG_HOME' ] = str( home )
+    process = subprocess.run(
+        [ sys.executable, '-m', 'invocables.cli', 'invoke', 'list_roots' ],
+        cwd = tmp_path, env = env, capture_output = True, text = True,
+        timeout = 60, check = False )
+    assert process.returncode == 0, process.stderr
+    assert process.stdout == f"{tmp_path.resolve( )} (read-only)\n"
+    assert process.stderr == ''
+
+
 def test_300_survey_scoped_names( tmp_path, home ):
     ''' Survey shows provider-facing names, scoped where names collide. '''
     path = support.write_sample( tmp_path, configuration = '''
