@@ -17,7 +17,10 @@ import pytest
 from . import scripted
 
 
-_KEYS = ( 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'INVOCABLES_CONFIGURATION' )
+_KEYS = (
+    'ANTHROPIC_API_KEY', 'CO_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY',
+    'OPENAI_API_KEY', 'INVOCABLES_CONFIGURATION',
+)
 
 
 def _run( arguments, folder, **variables ):
@@ -32,12 +35,15 @@ def _run( arguments, folder, **variables ):
         env = environment, check = False )
 
 
+@pytest.mark.slow
 def test_100_missing_key( tmp_path ):
     ''' Without key nor server URL: one clear line, non-zero status. '''
     for provider, variable in (
         ( 'anthropic', 'ANTHROPIC_API_KEY' ),
         ( 'openai', 'OPENAI_API_KEY' ),
         ( 'openai-responses', 'OPENAI_API_KEY' ),
+        ( 'gemini', 'GEMINI_API_KEY or GOOGLE_API_KEY' ),
+        ( 'cohere', 'CO_API_KEY' ),
     ):
         completed = _run( [ '--provider', provider, 'Hello?' ], tmp_path )
         assert completed.returncode != 0
@@ -67,6 +73,16 @@ def test_120_server_needs_model( tmp_path ):
     lines = completed.stderr.splitlines( )
     assert len( lines ) == 1
     assert '--model' in lines[ 0 ]
+
+
+def test_130_ollama_needs_model( tmp_path ):
+    ''' Ollama needs no key, but the model must be named. '''
+    completed = _run( [ '--provider', 'ollama', 'Hello?' ], tmp_path )
+    assert completed.returncode != 0
+    lines = completed.stderr.splitlines( )
+    assert len( lines ) == 1
+    assert '--model' in lines[ 0 ]
+    assert '127.0.0.1:11434' in lines[ 0 ]
 
 
 @pytest.mark.slow
@@ -153,3 +169,25 @@ def test_230_provider_error_one_line( tmp_path ):
     assert len( lines ) == 1
     assert lines[ 0 ].startswith( 'invocables: error: NotFoundError' )
     assert 'does not exist' in lines[ 0 ]
+
+
+@pytest.mark.slow
+def test_240_ollama_native( tmp_path ):
+    ''' Ollama's native API at --base-url: no key, streamed NDJSON. '''
+    ( tmp_path / 'note.txt' ).write_text( 'Seven.\n' )
+    with scripted.ScriptedServer( [
+        scripted.ollama_stream(
+            [ ], [ ( None, 'read_file', { 'path': 'note.txt' } ) ] ),
+        scripted.ollama_stream( [ 'It says ', 'seven.' ] ),
+    ] ) as server:
+        completed = _run(
+            [ '--provider', 'ollama', '--base-url', server.url,
+              '--model', 'qwen3:8b', 'Read note.txt.' ], tmp_path )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == 'It says seven.\n'
+    assert completed.stderr.splitlines( ) == [
+        '[tool] read_file {"path": "note.txt"}',
+        '[result] read_file: Seven.' ]
+    assert server.requests[ 0 ].path == '/api/chat'
+    assert server.requests[ 1 ].body[ 'messages' ][ -1 ] == {
+        'role': 'tool', 'content': 'Seven.\n', 'tool_name': 'read_file' }

@@ -14,16 +14,23 @@ from . import __
 from . import base as _base
 
 
-KEYS_VARIABLES: __.cabc.Mapping[ str, str ] = __.types.MappingProxyType( {
-    'anthropic': 'ANTHROPIC_API_KEY',
-    'openai': 'OPENAI_API_KEY',
-    'openai-responses': 'OPENAI_API_KEY',
-} )
+KEYS_VARIABLES: __.cabc.Mapping[ str, tuple[ str, ... ] ] = (
+    __.types.MappingProxyType( {
+        'anthropic': ( 'ANTHROPIC_API_KEY', ),
+        'cohere': ( 'CO_API_KEY', ),
+        'gemini': ( 'GEMINI_API_KEY', 'GOOGLE_API_KEY' ),
+        'ollama': ( ),
+        'openai': ( 'OPENAI_API_KEY', ),
+        'openai-responses': ( 'OPENAI_API_KEY', ),
+    } ) )
 MODELS_DEFAULT: __.cabc.Mapping[ str, str ] = __.types.MappingProxyType( {
     'anthropic': 'claude-sonnet-4-5',
+    'cohere': 'command-a-03-2025',
+    'gemini': 'gemini-2.5-flash',
     'openai': 'gpt-4.1-mini',
     'openai-responses': 'gpt-4.1-mini',
 } )
+OLLAMA_URL_DEFAULT = 'http://127.0.0.1:11434'
 
 _LOCAL_KEY = 'local' # OpenAI-compatible local servers ignore the key
 _SUMMARY_LENGTH_MAXIMUM = 160
@@ -40,10 +47,11 @@ def access_model(
         named.
     '''
     if model: return model
-    if base_url:
+    if base_url or provider not in MODELS_DEFAULT:
         raise __.exceptions.ConfigurationInvalidity(
             '--model', "name the model which the server at "
-            f"{base_url} serves (such as --model llama3.2)." )
+            "{url} serves (such as --model llama3.2).".format(
+                url = base_url or OLLAMA_URL_DEFAULT ) )
     return MODELS_DEFAULT[ provider ]
 
 
@@ -82,23 +90,18 @@ def produce_client( provider: str, base_url: str | None ) -> __.typx.Any:
         the variable to set, when there is neither a key nor a server URL.
     '''
     import os
-    variable = KEYS_VARIABLES.get( provider )
-    if variable is None:
+    variables = KEYS_VARIABLES.get( provider )
+    if variables is None:
         raise __.exceptions.ProviderNoSupport(
             provider, "the converse command knows {names}.".format(
                 names = ', '.join( sorted( KEYS_VARIABLES ) ) ) )
-    key = os.environ.get( variable )
-    if not key and not base_url:
+    key = next( filter( None, map( os.environ.get, variables ) ), None )
+    if variables and not key and not base_url:
         raise __.exceptions.CredentialsAbsence(
-            provider, f"set {variable}, or give --base-url of a local "
-            "OpenAI-compatible server (with --provider openai)." )
-    if provider == 'anthropic':
-        anthropic = _import_sdk( 'anthropic', 'anthropic' )
-        return anthropic.AsyncAnthropic(
-            api_key = key or _LOCAL_KEY, base_url = base_url )
-    openai = _import_sdk( 'openai', 'openai' )
-    return openai.AsyncOpenAI(
-        api_key = key or _LOCAL_KEY, base_url = base_url )
+            provider, "set {names}, or give --base-url of a local "
+            "OpenAI-compatible server (with --provider openai).".format(
+                names = ' or '.join( variables ) ) )
+    return _client_producers[ provider ]( key or _LOCAL_KEY, base_url )
 
 
 class _Display:
@@ -139,6 +142,49 @@ class _Display:
         self.conclude( )
         self.errors.write( _summarize( line ) + '\n' )
         self.errors.flush( )
+
+
+def _produce_anthropic_client(
+    key: str, base_url: str | None
+) -> __.typx.Any:
+    anthropic = _import_sdk( 'anthropic', 'anthropic' )
+    return anthropic.AsyncAnthropic( api_key = key, base_url = base_url )
+
+
+def _produce_cohere_client( key: str, base_url: str | None ) -> __.typx.Any:
+    cohere = _import_sdk( 'cohere', 'cohere' )
+    if base_url:
+        return cohere.AsyncClientV2( api_key = key, base_url = base_url )
+    return cohere.AsyncClientV2( api_key = key )
+
+
+def _produce_gemini_client( key: str, base_url: str | None ) -> __.typx.Any:
+    genai = _import_sdk( 'google.genai', 'gemini' )
+    options = { 'base_url': base_url } if base_url else None
+    return genai.Client( api_key = key, http_options = options )
+
+
+def _produce_ollama_client( key: str, base_url: str | None ) -> __.typx.Any:
+    httpx = _import_sdk( 'httpx', 'openai' )
+    return httpx.AsyncClient(
+        base_url = base_url or OLLAMA_URL_DEFAULT, timeout = 600 )
+
+
+def _produce_openai_client( key: str, base_url: str | None ) -> __.typx.Any:
+    openai = _import_sdk( 'openai', 'openai' )
+    return openai.AsyncOpenAI( api_key = key, base_url = base_url )
+
+
+_client_producers: __.cabc.Mapping[
+    str, __.cabc.Callable[ [ str, str | None ], __.typx.Any ]
+] = __.types.MappingProxyType( {
+    'anthropic': _produce_anthropic_client,
+    'cohere': _produce_cohere_client,
+    'gemini': _produce_gemini_client,
+    'ollama': _produce_ollama_client,
+    'openai': _produce_openai_client,
+    'openai-responses': _produce_openai_client,
+} )
 
 
 def _import_sdk( module: str, extra: str ) -> __.typx.Any:
