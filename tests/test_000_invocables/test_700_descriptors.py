@@ -17,6 +17,7 @@ from invocables import descriptors
 from invocables import exceptions
 
 from . import descriptors_support as support
+from . import mcp_support
 
 
 def _call( name, arguments, identifier = 'call-1' ):
@@ -449,8 +450,12 @@ async def test_710_connect_failure_rolls_back( tmp_path ):
         "[[ensembles]]\nsource = 'time.toml'\n\n"
         "[[ensembles]]\nsource = 'broken.toml'\n" )
     configuration = descriptors.produce_configuration( path )
-    with pytest.raises( exceptions.Omnierror ):
+    before = mcp_support.survey_descendants( os.getpid( ) )
+    with pytest.raises( exceptions.Omnierror ) as caught:
         await descriptors.prepare_ensembles( configuration, connect = True )
+    assert 'broken' in str( caught.value )
+    started = mcp_support.survey_descendants( os.getpid( ) ) - before
+    assert mcp_support.wait_until_dead( started ) == set( )
 
 
 @pytest.mark.asyncio
