@@ -357,6 +357,23 @@ async def test_260_transcript_continues( ):
 
 
 @pytest.mark.asyncio
+async def test_270_paused_turn_resumes( ):
+    ''' A response paused by the provider (pause_turn) is sent back as it
+        is, in a new round, until the model finishes.
+    '''
+    transcript, requests, _ = await _converse( [
+        scripted.anthropic_text( 'Searching the web.', stop = 'pause_turn' ),
+        scripted.anthropic_text( 'Found it.' ),
+    ] )
+    assert transcript.termination is Terminations.Completion
+    assert transcript.rounds == 2
+    assert transcript.text == 'Found it.'
+    assert [ message[ 'role' ] for message in transcript.messages ] == [
+        'user', 'assistant', 'assistant' ]
+    assert requests[ 1 ].body[ 'messages' ] == transcript.messages[ : 2 ]
+
+
+@pytest.mark.asyncio
 async def test_300_streamed_loop( ):
     ''' Streamed loop yields text deltas and the call as they come, then
         results and the final answer; transcript as with whole responses.

@@ -84,9 +84,11 @@ class AnthropicConversation( _base.ConversationBase ):
         messages = (
             ( { 'role': 'assistant', 'content': blocks }, ) if blocks
             else ( ) )
+        stop = __.processors.base.access_field( response, 'stop_reason' )
         return _base.Reply(
             response = response, messages = messages,
-            invocations = invocations, text = text )
+            invocations = invocations, text = text,
+            resumable = stop == 'pause_turn' )
 
     def _produce_request(
         self,

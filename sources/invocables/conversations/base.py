@@ -57,12 +57,18 @@ class Transcript:
 
 @__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
 class Reply:
-    ''' One whole response of the model, as a provider module reads it. '''
+    ''' One whole response of the model, as a provider module reads it.
+
+        ``resumable`` marks a response which paused without calling tools
+        and asks to be called again (such as Anthropic's ``pause_turn``
+        during long server-side tool runs).
+    '''
 
     response: object
     messages: tuple[ NativeObject, ... ]
     invocations: Invocations
     text: str
+    resumable: bool = False
 
 
 @__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
@@ -309,6 +315,7 @@ class ConversationBase( __.immut.DataclassObject ):
                 round = round_, response = reply.response,
                 messages = reply.messages,
                 invocations = reply.invocations, text = reply.text ) )
+            if reply.resumable and not reply.invocations: continue
             if not reply.invocations:
                 termination = Terminations.Completion
                 break
