@@ -158,6 +158,7 @@ def test_170_invoke_write( tmp_path, home ):
     assert ( tmp_path / 'out' / 'x.txt' ).read_text( ) == 'hi'
 
 
+@pytest.mark.slow
 def test_200_configuration_lookup( tmp_path, home ):
     ''' Option beats variable, which beats user folder, then defaults. '''
     for name in ( 'option', 'variable', 'user' ):
