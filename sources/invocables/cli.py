@@ -225,9 +225,12 @@ async def _execute_snapshot( options: _argparse.Namespace ) -> int:
 async def _execute_survey( options: _argparse.Namespace ) -> int:
     configuration = _produce_configuration( options )
     ensembles = await _descriptors.prepare_ensembles( configuration )
-    failures = [
-        await _connect_quietly( ensemble ) for ensemble in ensembles ]
+    failures: list[ __.Absential[ Exception ] ] = [ ]
     try:
+        # One by one, so that those connected before a cancellation are
+        # known and disconnected.
+        for ensemble in ensembles:
+            failures.append( await _connect_quietly( ensemble ) ) # noqa: PERF401
         connected = [
             ensemble for ensemble, failure in zip( ensembles, failures )
             if __.is_absent( failure ) ]
