@@ -85,6 +85,14 @@ async def create_directory(
         _create_directory, settings, arguments )
 
 
+async def edit_file(
+    context: _invokers.Context, arguments: __.Arguments
+) -> str:
+    ''' Replaces one exact passage of text file, atomically. '''
+    settings = Settings.from_context( context )
+    return await __.asyncio.to_thread( _edit_file, settings, arguments )
+
+
 async def get_file_info(
     context: _invokers.Context, arguments: __.Arguments
 ) -> str:
@@ -113,6 +121,14 @@ async def list_roots(
             path = root.path,
             mode = 'writable' if root.writable else 'read-only' )
         for root in settings.roots )
+
+
+async def move_file(
+    context: _invokers.Context, arguments: __.Arguments
+) -> str:
+    ''' Moves or renames file or folder within writable roots. '''
+    settings = Settings.from_context( context )
+    return await __.asyncio.to_thread( _move_file, settings, arguments )
 
 
 async def read_file(
@@ -222,6 +238,33 @@ def _decode( data: bytes, encoding: str, path: str ) -> str:
             "than images cannot be read." ) from exception
 
 
+def _edit_file( settings: Settings, arguments: __.Arguments ) -> str:
+    path = arguments[ 'path' ]
+    location = resolve_location( settings, path, writable = True )
+    _access_text_file( location, path )
+    encoding = arguments.get( 'encoding', 'utf-8' )
+    size = location.path.stat( ).st_size
+    if size > settings.read_size_maximum:
+        raise _exceptions.InvocationRefusal(
+            f"File {path!r} has {size} bytes, more than the limit of "
+            f"{settings.read_size_maximum}; it cannot be edited here." )
+    text = _decode( location.path.read_bytes( ), encoding, path )
+    old, new = arguments[ 'old_text' ], arguments[ 'new_text' ]
+    count = text.count( old )
+    if count != 1:
+        raise _exceptions.InvocationRefusal(
+            "The passage to replace occurs {count} times in {path!r}; it "
+            "must occur exactly once. {hint}".format(
+                count = count, path = path,
+                hint = (
+                    "Read the file again and copy the passage exactly."
+                    if count == 0 else
+                    "Include more of the surrounding text." ) ) )
+    data = text.replace( old, new, 1 ).encode( encoding )
+    _write_atomically( location.path, data )
+    return f"Replaced 1 passage in {location.path}."
+
+
 def _get_file_info( settings: Settings, arguments: __.Arguments ) -> str:
     path = arguments[ 'path' ]
     location = resolve_location( settings, path )
@@ -261,6 +304,32 @@ def _list_directory( settings: Settings, arguments: __.Arguments ) -> str:
             count = len( entries ) - settings.entries_maximum ) )
     if not lines: return f"Folder {location.path} is empty."
     return '\n'.join( lines )
+
+
+def _move_file( settings: Settings, arguments: __.Arguments ) -> str:
+    source = resolve_location(
+        settings, arguments[ 'source' ], writable = True )
+    target = resolve_location(
+        settings, arguments[ 'destination' ], writable = True )
+    if not _os.path.lexists( source.path ):
+        raise _exceptions.InvocationRefusal(
+            "{source!r} does not exist.".format(
+                source = arguments[ 'source' ] ) )
+    if _os.path.lexists( target.path ):
+        raise _exceptions.InvocationRefusal(
+            "{destination!r} exists already; choose another destination "
+            "or move that one away first.".format(
+                destination = arguments[ 'destination' ] ) )
+    if not target.path.parent.is_dir( ):
+        raise _exceptions.InvocationRefusal(
+            "Folder of {destination!r} does not exist; create it with "
+            "create_directory.".format(
+                destination = arguments[ 'destination' ] ) )
+    if source.path in target.path.parents:
+        raise _exceptions.InvocationRefusal(
+            "A folder cannot be moved into itself." )
+    _os.rename( source.path, target.path )
+    return f"Moved {source.path} to {target.path}."
 
 
 def _read_file(

@@ -260,6 +260,66 @@ async def test_350_create_directory( tree ):
 
 
 @pytest.mark.asyncio
+async def test_360_edit_file( tree ):
+    ''' One exact passage is replaced; absent or repeated ones refused. '''
+    ensembles = await _prepare( ( tree, True ) )
+    result = await _invoke(
+        ensembles, 'edit_file', path = 'docs/note.txt',
+        old_text = 'second\n', new_text = '2nd\n' )
+    assert not result.is_error( ), result
+    assert ( tree / 'docs' / 'note.txt' ).read_text( ) == (
+        'first\n2nd\nthird\n' )
+    result = await _invoke(
+        ensembles, 'edit_file', path = 'docs/note.txt',
+        old_text = 'fourth', new_text = 'x' )
+    _assert_refused( result, 'occurs 0 times' )
+    result = await _invoke(
+        ensembles, 'edit_file', path = 'docs/note.txt',
+        old_text = 'ir', new_text = 'x' )
+    _assert_refused( result, 'occurs 2 times' )
+    assert ( tree / 'docs' / 'note.txt' ).read_text( ) == (
+        'first\n2nd\nthird\n' )
+
+
+@pytest.mark.asyncio
+async def test_370_edit_read_only( tree ):
+    ''' Editing in a read-only root is refused. '''
+    ensembles = await _prepare( ( tree, False ) )
+    result = await _invoke(
+        ensembles, 'edit_file', path = 'readme.md', old_text = 'Title',
+        new_text = 'x' )
+    _assert_refused( result, 'read-only root' )
+
+
+@pytest.mark.asyncio
+async def test_380_move_file( tree, tmp_path ):
+    ''' Files move within writable roots, never over existing ones. '''
+    outside = tmp_path / 'elsewhere'
+    outside.mkdir( )
+    ensembles = await _prepare( ( tree, True ) )
+    result = await _invoke(
+        ensembles, 'move_file', source = 'readme.md',
+        destination = 'docs/readme.md' )
+    assert not result.is_error( ), result
+    assert ( tree / 'docs' / 'readme.md' ).is_file( )
+    assert not ( tree / 'readme.md' ).exists( )
+    result = await _invoke(
+        ensembles, 'move_file', source = 'docs/readme.md',
+        destination = 'docs/note.txt' )
+    _assert_refused( result, 'exists already' )
+    result = await _invoke(
+        ensembles, 'move_file', source = 'docs/readme.md',
+        destination = str( outside / 'readme.md' ) )
+    _assert_refused( result, 'outside the allowed roots' )
+    result = await _invoke(
+        ensembles, 'move_file', source = 'docs', destination = 'docs/inner' )
+    _assert_refused( result, 'into itself' )
+    result = await _invoke(
+        ensembles, 'move_file', source = 'absent', destination = 'x' )
+    _assert_refused( result, 'does not exist' )
+
+
+@pytest.mark.asyncio
 async def test_400_size_limit( tree ):
     ''' Files over the size limit are refused; parts may still be read. '''
     ( tree / 'big.txt' ).write_text(

@@ -70,7 +70,7 @@ def test_100_quick_start( home ):
     ''' README's first command works from the repository root. '''
     process = _run( 'survey', cwd = _PROJECT, home = home, script = True )
     assert process.returncode == 0, process.stderr
-    assert 'Ensemble io (local, 8 tools)' in process.stdout
+    assert 'Ensemble io (local, 10 tools)' in process.stdout
     assert f"Root: {_PROJECT} (current directory) (read-only)" in (
         process.stdout )
     process = _run(
@@ -311,7 +311,7 @@ def test_400_schemas( tmp_path, home, provider, key ):
         'schemas', '--provider', provider, cwd = tmp_path, home = home )
     assert process.returncode == 0, process.stderr
     tools = json.loads( process.stdout )
-    assert len( tools ) == 8
+    assert len( tools ) == 10
     assert all( key in tool for tool in tools )
 
 
