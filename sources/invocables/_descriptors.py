@@ -91,6 +91,7 @@ class EnsembleDescriptor( __.immut.DataclassObject ):
         default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
     invokers: tuple[ InvokerDescriptor, ... ] = ( )
     server: __.Absential[ ServerDescriptor ] = __.absent
+    keypath: str = 'ensemble.name' # where the name is, for errors
 
 
 class Configuration( __.immut.DataclassObject ):

@@ -193,7 +193,7 @@ def produce_server_ensemble_descriptor(
     descriptor = produce_server_descriptor( table, folder )
     return EnsembleDescriptor(
         name = name, location = location, enabled = enabled,
-        server = descriptor )
+        server = descriptor, keypath = table.keypath )
 
 
 def survey_servers(

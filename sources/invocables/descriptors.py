@@ -550,7 +550,7 @@ def _validate_ensemble_names(
     for ensemble in ensembles:
         if ensemble.name in seen:
             raise _exceptions.DescriptorInvalidity(
-                ensemble.location, 'ensemble.name',
+                ensemble.location, ensemble.keypath,
                 "ensemble name {name!r} is also used by {other} (listed in "
                 "{location}); give each ensemble a distinct name.".format(
                     name = ensemble.name, other = seen[ ensemble.name ],
