@@ -435,3 +435,62 @@ async def test_320_provider_error_propagates( ):
     with pytest.raises( anthropic.BadRequestError ):
         await _converse( [ scripted.anthropic_error(
             400, 'invalid_request_error', 'Bad tool_result.' ) ] )
+
+
+class _EchoConversation( conversations.ConversationBase ):
+    ''' Loop of a made-up provider: the client is a list of replies. '''
+
+    provider = 'echo'
+
+    def produce_message( self, prompt ):
+        return { 'role': 'user', 'text': prompt }
+
+    async def request( self, messages, tools ):
+        return self.client.pop( 0 )
+
+    async def request_continuous( self, messages, tools ):
+        reply = self.client.pop( 0 )
+        if reply is None: return
+        for invocation in reply.invocations: yield invocation
+        yield reply
+
+
+@pytest.mark.asyncio
+async def test_400_custom_provider( ):
+    ''' A loop for another provider needs only its three hooks. '''
+    from invocables.processors import produce_processor
+    calls = _Calls( )
+    ensemble = calls.produce_ensemble( )
+    invocation = invocables.InvocationCanister(
+        identifier = 'c1', name = 'get_time', arguments = { 'zone': 'UTC' } )
+    replies = [
+        conversations.Reply(
+            response = None, messages = ( { 'role': 'model' }, ),
+            invocations = ( invocation, ), text = '' ),
+        conversations.Reply(
+            response = None,
+            messages = ( { 'role': 'model', 'text': 'Noon' }, ),
+            invocations = ( ), text = 'Noon' ),
+    ]
+    conversation = _EchoConversation(
+        client = replies, ensembles = [ ensemble ], model = 'm',
+        processor = produce_processor( 'openai' ) )
+    transcript = await conversation.converse( 'Time?' )
+    assert transcript.text == 'Noon'
+    assert transcript.messages[ 0 ] == { 'role': 'user', 'text': 'Time?' }
+    assert transcript.messages[ 2 ] == {
+        'role': 'tool', 'tool_call_id': 'c1', 'content': '12:00 in UTC.' }
+    assert calls.arguments == [ ( 'get_time', 'UTC' ) ]
+
+
+@pytest.mark.asyncio
+async def test_410_request_without_reply( ):
+    ''' A streamed request which gives no reply is a response invalidity.
+    '''
+    from invocables.processors import produce_processor
+    conversation = _EchoConversation(
+        client = [ None ], ensembles = [ ], model = 'm',
+        processor = produce_processor( 'openai' ) )
+    with pytest.raises( exceptions.ResponseInvalidity ) as caught:
+        async for _ in conversation.converse_continuous( 'Hi' ): pass
+    assert 'echo' in str( caught.value )

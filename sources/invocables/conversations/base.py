@@ -244,13 +244,14 @@ class ConversationBase( __.immut.DataclassObject ):
             The observer, if any, sees every event, as in
             :py:meth:`converse_continuous`.
         '''
-        transcript: __.Absential[ Transcript ] = __.absent
-        async for event in self._advance( messages, streaming = False ):
-            if isinstance( event, ConclusionEvent ):
-                transcript = event.transcript
-        if __.is_absent( transcript ): # pragma: no cover
-            raise RuntimeError( "Loop ended without conclusion." )
-        return transcript
+        async with __.ctxl.aclosing(
+            self._advance( messages, streaming = False )
+        ) as events:
+            async for event in events:
+                if isinstance( event, ConclusionEvent ):
+                    return event.transcript
+        raise __.exceptions.ResponseInvalidity( # pragma: no cover
+            self.provider, "the loop ended without a transcript." )
 
     def converse_continuous(
         self,
@@ -307,8 +308,9 @@ class ConversationBase( __.immut.DataclassObject ):
                     continue
                 yield await self._notify(
                     _produce_portion_event( round_, portion ) )
-            if __.is_absent( reply ): # pragma: no cover
-                raise RuntimeError( "Request ended without reply." )
+            if __.is_absent( reply ):
+                raise __.exceptions.ResponseInvalidity(
+                    self.provider, "the request ended without a reply." )
             transcript.extend( reply.messages )
             text = reply.text
             yield await self._notify( ResponseEvent(
