@@ -127,6 +127,25 @@ def test_140_conversation_is_immutable( ):
     assert conversation.processor.provider == 'anthropic'
 
 
+def test_150_no_sdk_imported( ):
+    ''' Loops of every provider import no provider SDK. '''
+    import subprocess
+    import sys
+    modules = ', '.join(
+        f"invocables.conversations.{name}" for name in (
+            'anthropic', 'cohere', 'gemini', 'ollama', 'openai',
+            'openai_responses' ) )
+    code = (
+        f"import sys, {modules}\n"
+        "sdks = ( 'anthropic', 'openai', 'google.genai', 'cohere', "
+        "'httpx', 'mcp', 'pydantic' )\n"
+        "print( [ name for name in sdks if name in sys.modules ] )\n" )
+    completed = subprocess.run(
+        [ sys.executable, '-c', code ], capture_output = True, text = True,
+        timeout = 60, check = True )
+    assert completed.stdout.strip( ) == '[]'
+
+
 @pytest.mark.asyncio
 async def test_200_tool_call_then_answer( ):
     ''' Tool call, its result, then the final answer: transcript of four
