@@ -129,7 +129,8 @@ async def _execute_converse( options: _argparse.Namespace ) -> int:
     try:
         finished = await _conversing.converse(
             client, ensembles, options.provider, model, options.prompt,
-            options.rounds, ( _sys.stdout, _sys.stderr ) )
+            options.rounds, ( _sys.stdout, _sys.stderr ),
+            _sys.stdin if options.confirm else None )
     finally: await _disconnect( ensembles )
     if finished: return 0
     _sys.stderr.write(
@@ -311,6 +312,10 @@ def _produce_parser_converse(
     converse.add_argument(
         '--rounds', type = int, default = 10,
         help = "most calls of the model (default: 10)" )
+    converse.add_argument(
+        '--confirm', action = 'store_true',
+        help = "ask before each tool call; answers (y or n) are read from "
+        "the standard input" )
     converse.set_defaults( execute = _execute_converse )
 
 

@@ -301,6 +301,43 @@ def test_360_accumulate_second_message( ):
         ( 'toolu_a', { } ), ( 'toolu_b', { 'n': 2 } ) ]
 
 
+def test_370_accumulate_stopped_then_truncated( ):
+    ''' A stopped block with broken JSON cut by max_tokens is never run. '''
+    accumulator = produce_processor( 'anthropic' ).produce_accumulator( )
+    for event in (
+        _start( 0, 'toolu_a', 'good' ), _delta( 0, '{}' ),
+        _start( 1, 'toolu_b', 'make_file' ), _delta( 1, '{"lines": ["a' ),
+    ): assert accumulator.ingest( event ) == ( )
+    assert len( accumulator.ingest( _stop( 0 ) ) ) == 1
+    assert accumulator.ingest( _stop( 1 ) ) == ( )
+    assert accumulator.ingest( {
+        'type': 'message_delta', 'delta': { 'stop_reason': 'max_tokens' },
+        'usage': { 'output_tokens': 1 } } ) == ( )
+    assert accumulator.ingest( { 'type': 'message_stop' } ) == ( )
+    with pytest.raises( exceptions.InvocationInterruption ) as caught:
+        accumulator.conclude( )
+    assert caught.value.names == ( 'make_file', )
+    assert accumulator.conclude( ) == ( )
+
+
+def test_380_accumulate_stopped_broken_json( ):
+    ''' Broken JSON in a finished message is emitted as invalid. '''
+    accumulator = produce_processor( 'anthropic' ).produce_accumulator( )
+    for event in (
+        _start( 0, 'toolu_a', 'f' ), _delta( 0, '{"a": 1' ), _stop( 0 ),
+    ): assert accumulator.ingest( event ) == ( )
+    emitted = accumulator.ingest( {
+        'type': 'message_delta', 'delta': { 'stop_reason': 'tool_use' },
+        'usage': { 'output_tokens': 1 } } )
+    assert emitted[ 0 ].identifier == 'toolu_a'
+    assert 'not valid JSON' in emitted[ 0 ].invalidity
+    accumulator.ingest( _start( 0, 'toolu_b', 'f' ) )
+    accumulator.ingest( _delta( 0, '[' ) )
+    accumulator.ingest( _stop( 0 ) )
+    emitted = accumulator.ingest( { 'type': 'message_stop' } )
+    assert [ i.identifier for i in emitted ] == [ 'toolu_b' ]
+
+
 def test_400_nativize_results( ):
     ''' Results become one user message of tool_result blocks. '''
     genera = invocables.FaultGenera

@@ -46,9 +46,25 @@ class AnthropicAccumulator( _base.AccumulatorBase ):
         block cut off (for example by ``max_tokens``) is never emitted.
     '''
 
-    __slots__ = ( )
+    __slots__ = ( '_suspended', )
 
     provider = PROVIDER
+
+    def __init__( self ) -> None:
+        super( ).__init__( )
+        # Blocks stopped with JSON that does not parse wait for the stop
+        # reason: cut off by the token limit, they are never emitted.
+        self._suspended: list[ __.canisters.InvocationCanister ] = [ ]
+
+    def conclude_stream(
+        self
+    ) -> __.cabc.Sequence[ __.canisters.InvocationCanister ]:
+        ''' Raises interruption for stopped blocks never confirmed. '''
+        if not self._suspended: return ( )
+        names = [ invocation.name for invocation in self._suspended ]
+        names.extend( partial.name for partial in self.survey_partials( ) )
+        self._suspended.clear( )
+        raise __.exceptions.InvocationInterruption( names, self.reason )
 
     def ingest_event(
         self, event: object, label: __.Absential[ str ]
@@ -67,16 +83,34 @@ class AnthropicAccumulator( _base.AccumulatorBase ):
                         access( event, 'index' ),
                         access( delta, 'partial_json' ) )
             case 'content_block_stop':
-                return self.complete_call( access( event, 'index' ) )
+                return self._ingest_stop( event )
             case 'message_delta':
                 stop = access( access( event, 'delta' ), 'stop_reason' )
                 if stop in _STOPS_TRUNCATING:
                     self.reason = (
                         f"the response stopped for reason {stop!r}." )
+                    return ( )
+                return self._release_suspended( )
+            case 'message_stop':
+                if self.reason == _base.REASON_DEFAULT:
+                    return self._release_suspended( )
             case 'error':
                 raise _produce_failure( access( event, 'error' ) )
             case _: pass
         return ( )
+
+    def _ingest_stop( self, event: object ) -> _base.Invocations:
+        invocations = self.complete_call(
+            _base.access_field( event, 'index' ) )
+        if invocations and not __.is_absent( invocations[ 0 ].invalidity ):
+            self._suspended.extend( invocations )
+            return ( )
+        return invocations
+
+    def _release_suspended( self ) -> _base.Invocations:
+        invocations = tuple( self._suspended )
+        self._suspended.clear( )
+        return invocations
 
     def _ingest_start( self, event: object ) -> _base.Invocations:
         access = _base.access_field

@@ -31,6 +31,8 @@ from . import __
 from .. import dialects as _dialects
 
 
+REASON_DEFAULT = "the stream ended before the call was complete."
+
 _ANONYMOUS = '<unnamed>'
 _KIND_MAPPING = 0
 _KIND_OBJECT = 1
@@ -38,7 +40,6 @@ _KIND_VALUE = 2
 _KINDS_VALUE = (
     str, bytes, bytearray, int, float, list, tuple, type( None ) )
 _DIGEST_LENGTH = 16
-_REASON_DEFAULT = "the stream ended before the call was complete."
 _kinds: dict[ type, int ] = { dict: _KIND_MAPPING }
 _scribe = __.produce_scribe( __name__ )
 
@@ -160,7 +161,7 @@ class AccumulatorBase:
         self._slots: dict[ __.cabc.Hashable, _Slot ] = { }
         self._completed: set[ tuple[ __.cabc.Hashable, str ] ] = set( )
         self._count = 0
-        self.reason = _REASON_DEFAULT
+        self.reason = REASON_DEFAULT
 
     def ingest(
         self, event: object, label: __.Absential[ str ] = __.absent
@@ -178,16 +179,18 @@ class AccumulatorBase:
             Raises :py:class:`invocables.exceptions.InvocationInterruption`,
             naming the tools, if calls are still open.
         '''
-        try: invocations = tuple( self.conclude_stream( ) )
+        try:
+            invocations = tuple( self.conclude_stream( ) )
+            slots = tuple( self._slots.values( ) )
+            reason = self.reason
         except __.exceptions.Omnierror: raise
         except Exception as exception:
             raise _produce_invalidity(
                 self.provider, exception ) from exception
-        slots = tuple( self._slots.values( ) )
-        reason = self.reason
-        self._slots.clear( )
-        self._completed.clear( )
-        self.reason = _REASON_DEFAULT
+        finally:
+            self._slots.clear( )
+            self._completed.clear( )
+            self.reason = REASON_DEFAULT
         if slots:
             raise __.exceptions.InvocationInterruption(
                 [ slot.name or _ANONYMOUS for slot in slots ], reason )
@@ -215,7 +218,8 @@ class AccumulatorBase:
         ''' Hook: returns calls which the end of stream completes.
 
             By default the end of stream completes nothing: open calls are
-            interrupted.
+            interrupted. The hook may raise; the accumulator is reset
+            anyway.
         '''
         return ( )
 
