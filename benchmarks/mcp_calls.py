@@ -14,8 +14,10 @@
     * 500 concurrent calls: raw with ``asyncio.gather``, invokers with
       ``asyncio.gather``, one ``execute_invocations`` of 500 invocations.
 
-    Prints seconds per call (the median over rounds) and the ratio against
-    raw (goal: at most 1.05).
+    Prints, per case, wall time per call (median over rounds) with its ratio
+    to raw (goal: at most 1.05), the ratio of the best rounds, and the
+    client process's CPU time per call with its ratio (steadier than wall
+    time on a busy machine: other processes do not count).
 '''
 
 
@@ -48,9 +50,12 @@ def _context( ):
 
 
 async def _time( function ):
-    started = time.perf_counter( )
+    ''' Returns wall and client CPU seconds per call. '''
+    started, consumed = time.perf_counter( ), time.process_time( )
     await function( )
-    return ( time.perf_counter( ) - started ) / _CALLS
+    return (
+        ( time.perf_counter( ) - started ) / _CALLS,
+        ( time.process_time( ) - consumed ) / _CALLS )
 
 
 def _produce_cases( session, ensemble ):
@@ -101,17 +106,18 @@ def _produce_cases( session, ensemble ):
 async def _measure( label, command ):
     parameters = mcp.StdioServerParameters(
         command = command[ 0 ], args = command[ 1 : ] )
+    ensemble = invocables.mcp.produce_ensemble( 'bench', command = command )
     with open( '/dev/null', 'w', encoding = 'utf-8' ) as errlog:
-        async with mcp.stdio_client( parameters, errlog = errlog ) as streams:
-            async with mcp.ClientSession( *streams ) as session:
-                await session.initialize( )
-                await session.list_tools( )
-                ensemble = invocables.mcp.produce_ensemble(
-                    'bench', command = command )
-                async with ensemble:
-                    cases = _produce_cases( session, ensemble )
-                    await _warm_up( cases )
-                    samples = await _sample( cases )
+        async with (
+            mcp.stdio_client( parameters, errlog = errlog ) as streams,
+            mcp.ClientSession( *streams ) as session,
+            ensemble,
+        ):
+            await session.initialize( )
+            await session.list_tools( )
+            cases = _produce_cases( session, ensemble )
+            await _warm_up( cases )
+            samples = await _sample( cases )
     _report( label, samples )
 
 
@@ -134,14 +140,24 @@ async def _sample( cases ):
 
 
 def _report( label, samples ):
-    print( f"\n{label}: {_CALLS} calls per sample, median of {_ROUNDS}" )
+    print(
+        f"\n{label}: {_CALLS} calls per sample, {_ROUNDS} rounds; "
+        "wall: median and best; client CPU: median" )
     for mode in ( 'sequential', 'concurrent' ):
-        raw = statistics.median( samples[ ( mode, 'raw' ) ] )
+        raws = samples[ ( mode, 'raw' ) ]
+        raw_wall = statistics.median( wall for wall, _ in raws )
+        raw_best = min( wall for wall, _ in raws )
+        raw_cpu = statistics.median( cpu for _, cpu in raws )
         for name in ( 'raw', 'invoker', 'execute_invocations' ):
-            value = statistics.median( samples[ ( mode, name ) ] )
+            values = samples[ ( mode, name ) ]
+            wall = statistics.median( value for value, _ in values )
+            best = min( value for value, _ in values )
+            cpu = statistics.median( value for _, value in values )
             print(
-                f"  {mode:<10} {name:<20} {value * 1e3:8.3f} ms/call "
-                f"{1 / value:8.0f} calls/s  ratio {value / raw:5.3f}" )
+                f"  {mode:<10} {name:<19} "
+                f"wall {wall * 1e3:6.3f} ms/call ({1 / wall:6.0f}/s) "
+                f"x{wall / raw_wall:5.3f}  best x{best / raw_best:5.3f}  "
+                f"cpu {cpu * 1e6:6.1f} us x{cpu / raw_cpu:5.3f}" )
 
 
 async def main( ):

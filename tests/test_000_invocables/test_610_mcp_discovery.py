@@ -4,7 +4,6 @@
 
 
 import asyncio
-import logging
 
 import pytest
 import pytest_asyncio

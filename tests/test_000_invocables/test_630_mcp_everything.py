@@ -140,3 +140,18 @@ async def test_170_annotated_message( everything ):
     kinds = { type( item ) for item in content }
     assert invocables.TextContent in kinds
     assert invocables.ImageContent in kinds
+
+
+async def test_200_legacy_sse( ):
+    ''' The legacy HTTP+SSE transport is chosen by a path ending in /sse. '''
+    program = mcp_support.locate_npm_server( 'mcp-server-everything' )
+    port = mcp_support.select_port( )
+    with mcp_support.serve_http(
+        [ program, 'sse' ], port, path = '/sse'
+    ) as url:
+        ensemble = invocables.mcp.produce_ensemble( 'legacy', url = url )
+        assert ensemble.parameters.transport is invocables.mcp.Transports.Sse
+        async with ensemble:
+            content = await _call( ensemble, 'echo', { 'message': 'old' } )
+            assert content[ 0 ].text == 'Echo: old'
+        assert not ensemble.is_connected( )

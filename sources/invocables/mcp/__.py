@@ -2,7 +2,5 @@
 
 ''' Common imports and names for the MCP subpackage. '''
 
-# ruff: noqa: F403
-
 
 from ..__ import *

@@ -90,7 +90,7 @@ class Redactor( __.immut.Object ):
         return text
 
 
-def produce_parameters( # noqa: PLR0913
+def produce_parameters(
     ensemble: str, *,
     command: __.Absential[ str | __.cabc.Sequence[ str ] ],
     arguments: __.cabc.Sequence[ str ],
@@ -209,8 +209,8 @@ def _split_command(
     command: str | __.cabc.Sequence[ str ],
     arguments: __.cabc.Sequence[ str ],
 ) -> tuple[ str, tuple[ str, ... ] ]:
-    if isinstance( command, str ): parts = ( command, )
-    else: parts = tuple( command )
+    parts = (
+        ( command, ) if isinstance( command, str ) else tuple( command ) )
     parts = parts + tuple( arguments )
     if not parts or not parts[ 0 ] or not all(
         isinstance( part, str ) for part in parts

@@ -15,8 +15,6 @@
 import os as _os
 
 import anyio as _anyio
-import mcp_types as _mcp_types
-
 from mcp import ClientSession as _ClientSession
 from mcp import MCPError as _MCPError
 
@@ -35,9 +33,12 @@ DEBOUNCE_DEFAULT = 0.1
 LIST_TIMEOUT_DEFAULT = 30.0
 TIMEOUT_DEFAULT = 60.0
 
+_T = __.typx.TypeVar( '_T' )
+
 _CONNECTION_CLOSED = -32000
-_REQUEST_TIMEOUT = -32001
 _SETTLE_TIMEOUT = 1.0
+_TIMEOUTS_EMPTY: __.cabc.Mapping[ str, float | None ] = (
+    __.types.MappingProxyType( { } ) )
 _scribe = __.produce_scribe( __name__ )
 
 
@@ -171,7 +172,7 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
         state.connected = False
         connection, state.connection = state.connection, None
         if connection is None: return
-        connection.request_stop( )
+        connection.request_stop( 'the ensemble was disconnected' )
         await _settle( connection, self.options.grace )
 
     async def invoke_tool(
@@ -185,18 +186,20 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
         if connection is None or not connection.is_usable( ):
             connection = await self._reconnect( )
         try:
-            return await self._call( connection, invocable, context, arguments )
+            return await self._call(
+                connection, invocable, context, arguments )
         except _Undelivery:
             connection = await self._reconnect( )
             return await self._call(
                 connection, invocable, context, arguments, retry = False )
 
-    async def _call( # noqa: PLR0913
+    async def _call(
         self,
         connection: '_Connection',
         invocable: '_ToolInvocable',
         context: _invokers.Context,
         arguments: __.Arguments,
+        *,
         retry: bool = True,
     ) -> _canisters.ContentSequence | None:
         # Under the execution engine (which sets the invocation), the engine
@@ -208,15 +211,19 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
         else: timeout = None
         session = __.typx.cast( _ClientSession, connection.session )
         try:
-            result = await session.call_tool(
+            result = await _await_within( session.call_tool(
                 invocable.name,
                 arguments if isinstance( arguments, dict )
                 else dict( arguments ),
-                timeout,
-                self._produce_progress( invocable, context ) )
+                None,
+                self._produce_progress( invocable, context ) ), timeout )
+        except _Expiry:
+            raise _exceptions.InvocationRefusal(
+                f"Tool {invocable.name!r} did not answer within {timeout} "
+                "seconds; the call was cancelled." ) from None
         except _MCPError as exception:
             await self._handle_error(
-                connection, invocable, exception, timeout, retry )
+                connection, invocable, exception, retry = retry )
             raise # pragma: no cover
         except ( _anyio.ClosedResourceError, _anyio.BrokenResourceError ):
             raise _exceptions.ConnectionFailure(
@@ -231,12 +238,12 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
                 f"valid MCP result: {exception}" ) from exception
         return _results.produce_contents( result ) or None
 
-    async def _handle_error( # noqa: PLR0913
+    async def _handle_error(
         self,
         connection: '_Connection',
         invocable: '_ToolInvocable',
         exception: _MCPError,
-        timeout: float | None,
+        *,
         retry: bool,
     ) -> __.typx.NoReturn:
         code = exception.error.code
@@ -245,14 +252,13 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
             connection.request_stop( )
             await _await_end( connection, _SETTLE_TIMEOUT )
             if retry and connection.undelivered: raise _Undelivery
+            advice = (
+                'The next call reconnects.' if self._state.connected
+                else 'Connect the ensemble again to call its tools.' )
             raise _exceptions.ConnectionFailure(
                 self.name,
                 f"{connection.describe_failure( )} during a call to tool "
-                f"{name!r}. The next call reconnects." ) from None
-        if code == _REQUEST_TIMEOUT:
-            raise _exceptions.InvocationRefusal(
-                f"Tool {name!r} did not answer within {timeout} seconds; "
-                "the call was cancelled." ) from exception
+                f"{name!r}. {advice}" ) from None
         raise _exceptions.InvocationRefusal(
             f"Server {self.name!r} refused the call of tool {name!r}: "
             f"{exception.error.message} (code {code})." ) from exception
@@ -322,7 +328,9 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
             await __.asyncio.wait_for(
                 __.asyncio.shield( connection.ready ), bound )
         except __.asyncio.CancelledError:
-            connection.request_stop( )
+            # Before the session is ready, the runner is cancelled at once;
+            # its transport still terminates the server (shielded).
+            connection.task.cancel( )
             await _settle( connection, self.options.grace )
             raise
         except __.asyncio.TimeoutError:
@@ -418,8 +426,46 @@ class _ToolInvocable:
         return await self.ensemble.invoke_tool( self, context, arguments )
 
 
+class _Expiry( Exception ):
+    ''' Internal signal: the call exceeded its timeout. '''
+
+
 class _Undelivery( Exception ):
     ''' Internal signal: the request never reached the server. '''
+
+
+async def _await_within(
+    coroutine: __.cabc.Coroutine[ __.typx.Any, __.typx.Any, _T ],
+    timeout: float | None,
+) -> _T:
+    ''' Awaits in the current task, cancelling it when timeout expires.
+
+        A timer costs far less per call than a cancel scope of the SDK's
+        request clock; the SDK still sends ``notifications/cancelled`` to the
+        server when its request is cancelled.
+    '''
+    if timeout is None: return await coroutine
+    task = __.asyncio.current_task( )
+    if task is None: return await coroutine # pragma: no cover
+    expired = False
+
+    def expire( ) -> None:
+        nonlocal expired
+        expired = True
+        task.cancel( )
+
+    handle = __.asyncio.get_running_loop( ).call_later( timeout, expire )
+    try: return await coroutine
+    except __.asyncio.CancelledError:
+        if not expired: raise
+        uncancel = getattr( task, 'uncancel', None )
+        cancelling = getattr( task, 'cancelling', None )
+        if uncancel is None or cancelling is None: # Python 3.10
+            raise _Expiry from None
+        uncancel( )
+        if cancelling( ): raise # also cancelled from outside
+        raise _Expiry from None
+    finally: handle.cancel( )
 
 
 async def _await_end( connection: _Connection, timeout: float ) -> None:
@@ -510,7 +556,7 @@ def produce_ensemble( # noqa: PLR0913
     timeouts: __.typx.Annotated[
         __.cabc.Mapping[ str, float | None ],
         __.ddoc.Doc( ''' Seconds allowed to calls, by tool name. ''' ),
-    ] = __.immut.Dictionary[ str, float | None ]( ),
+    ] = _TIMEOUTS_EMPTY,
     connect_timeout: __.typx.Annotated[
         float,
         __.ddoc.Doc(
@@ -559,7 +605,7 @@ def produce_ensemble( # noqa: PLR0913
         timeout = timeout, description = description )
     options = ServerOptions(
         connect_timeout = connect_timeout, list_timeout = list_timeout,
-        timeouts = __.immut.Dictionary[ str, float | None ]( timeouts ),
+        timeouts = __.types.MappingProxyType( dict( timeouts ) ),
         include = (
             __.absent if __.is_absent( include ) else frozenset( include ) ),
         exclude = frozenset( exclude ), reporter = reporter,

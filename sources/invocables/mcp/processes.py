@@ -82,7 +82,7 @@ async def open_stdio(
     environment: __.cabc.Mapping[ str, str ],
     watch: ProcessWatch,
     grace: float = GRACE_DEFAULT,
-) -> __.cabc.AsyncIterator[ tuple[ __.typx.Any, __.typx.Any ] ]:
+) -> __.cabc.AsyncGenerator[ tuple[ __.typx.Any, __.typx.Any ], None ]:
     ''' Starts server process; yields read and write streams of messages.
 
         On exit, whatever the cause, the process group is terminated.
@@ -115,16 +115,6 @@ async def open_stdio(
         # Also reached when the task group never started (cancellation).
         with _anyio.CancelScope( shield = True ):
             await _terminate_group( process, grace )
-
-
-def probe_process( pid: int ) -> bool:
-    ''' Returns whether process lives (zombies count as dead). '''
-    try:
-        with open( f"/proc/{pid}/stat", encoding = 'utf-8' ) as file:
-            stat = file.read( )
-    except FileNotFoundError: return False
-    except OSError: return _probe_by_signal( pid )
-    return stat.rsplit( ')', maxsplit = 1 )[ -1 ].split( )[ 0 ] != 'Z'
 
 
 def survey_group( pgid: int ) -> tuple[ int, ... ]:
@@ -260,13 +250,6 @@ def _parse_line( line: str ) -> _SessionMessage | Exception:
         _scribe.debug( "Line from MCP server is not JSON-RPC: %.200s", line )
         return exception
     return _SessionMessage( message )
-
-
-def _probe_by_signal( pid: int ) -> bool: # pragma: no cover
-    try: _os.kill( pid, 0 )
-    except ProcessLookupError: return False
-    except PermissionError: return True
-    return True
 
 
 def _probe_group( pgid: int ) -> bool: # pragma: no cover

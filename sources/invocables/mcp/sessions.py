@@ -156,32 +156,21 @@ class Runner:
 
     def _describe( self, exception: BaseException ) -> str:
         ''' Returns why the session ended, for error messages. '''
+        primary = _select_primary( _flatten( exception ) )
+        target = self.ensemble.parameters.describe_target( )
         watch = self.connection.watch
-        exceptions = _flatten( exception )
-        primary = _select_primary( exceptions )
-        options = self.ensemble.options
-        match primary:
-            case FileNotFoundError( ):
-                return (
-                    f"command {self.ensemble.parameters.describe_target( )!r} "
-                    "was not found; check 'command' and PATH." )
-            case PermissionError( ):
-                return f"command cannot be run: {primary}"
-            case TimeoutError( ):
-                return (
-                    "the server did not complete the handshake and tool "
-                    f"listing within {options.connect_timeout} seconds." )
-            case __.asyncio.CancelledError( ):
-                return "the session was cancelled."
-            case _ if watch is not None and watch.unexpected:
-                return watch.describe_exit( )
-            case _MCPError( ):
-                return primary.error.message
-            case _:
-                target = self.ensemble.parameters.describe_target( )
-                return (
-                    f"{type( primary ).__name__} with {target}: "
-                    f"{primary}" ).rstrip( ': ' )
+        if isinstance( primary, FileNotFoundError ):
+            return (
+                f"command {target!r} was not found; check 'command' and "
+                "PATH." )
+        if isinstance( primary, TimeoutError ):
+            return (
+                "the server did not complete the handshake and tool "
+                "listing within {timeout} seconds.".format(
+                    timeout = self.ensemble.options.connect_timeout ) )
+        if watch is not None and watch.unexpected:
+            return watch.describe_exit( )
+        return _describe_exception( primary, target )
 
 
 def _absorb_tools(
@@ -247,6 +236,20 @@ def _access_omission_reason(
     return None
 
 
+def _describe_exception( exception: BaseException, target: str ) -> str:
+    match exception:
+        case PermissionError( ):
+            return f"command {target!r} cannot be run: {exception}"
+        case __.asyncio.CancelledError( ):
+            return "the session was cancelled."
+        case _MCPError( ):
+            return exception.error.message
+        case _:
+            return (
+                f"{type( exception ).__name__} with {target}: "
+                f"{exception}" ).rstrip( ': ' )
+
+
 def _flatten( exception: BaseException ) -> list[ BaseException ]:
     nested = getattr( exception, 'exceptions', None )
     if not isinstance( nested, __.cabc.Sequence ): return [ exception ]
@@ -288,7 +291,7 @@ async def _list_tools(
 
 async def _open_streamable_http_(
     url: str, headers: __.cabc.Mapping[ str, str ]
-) -> __.cabc.AsyncIterator[ tuple[ __.typx.Any, __.typx.Any ] ]:
+) -> __.cabc.AsyncGenerator[ tuple[ __.typx.Any, __.typx.Any ], None ]:
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
     client = create_mcp_http_client( headers = dict( headers ) )
@@ -310,10 +313,9 @@ def _produce_tool(
         else __.types.MappingProxyType( dict( tool.output_schema ) ) )
     annotations = __.immut.Dictionary[ str, __.typx.Any ](
         { } if tool.annotations is None
-        else tool.annotations.model_dump( by_alias = True, exclude_none = True ) )
-    timeouts = ensemble.options.timeouts
-    # frigid dictionaries ignore an absent default in get: test membership.
-    timeout = timeouts[ tool.name ] if tool.name in timeouts else __.absent
+        else tool.annotations.model_dump(
+            by_alias = True, exclude_none = True ) )
+    timeout = ensemble.options.timeouts.get( tool.name, __.absent )
     validator = _validation.produce_validator( tool.name, argschema )
     invoker = _invokers.FunctionInvoker(
         name = tool.name,
@@ -354,7 +356,7 @@ def _warn_missing(
 ) -> None:
     names = { tool.name for tool in tools }
     include = ensemble.options.include
-    wanted = set( ) if __.is_absent( include ) else set( include )
+    wanted = set[ str ]( ) if __.is_absent( include ) else set( include )
     for name in sorted( wanted - names ):
         _scribe.warning(
             "MCP server %r offers no tool %r from the include list.",

@@ -118,14 +118,16 @@ def _produce_check( schema: object ) -> tuple[ bool, _Check | None ]:
 
 def _produce_plan( schema: __.Schema ) -> _Plan | None:
     ''' Returns fast plan, or None if schema uses what it cannot judge. '''
-    if not set( schema ) <= _OBJECT_KEYWORDS: return None
-    if schema.get( 'type', 'object' ) != 'object': return None
     properties = schema.get( 'properties', { } )
     required = schema.get( 'required', ( ) )
     additional = schema.get( 'additionalProperties', True )
-    if not isinstance( properties, __.cabc.Mapping ): return None
-    if not isinstance( required, ( list, tuple ) ): return None
-    if not isinstance( additional, bool ): return None
+    if not (
+        set( schema ) <= _OBJECT_KEYWORDS
+        and schema.get( 'type', 'object' ) == 'object'
+        and isinstance( properties, __.cabc.Mapping )
+        and isinstance( required, ( list, tuple ) )
+        and isinstance( additional, bool )
+    ): return None
     checks: dict[ str, _Check | None ] = { }
     for name, subschema in __.typx.cast(
         __.cabc.Mapping[ str, object ], properties
