@@ -23,7 +23,7 @@ _KEYS = (
 )
 
 
-def _run( arguments, folder, **variables ):
+def _run( arguments, folder, answers = None, **variables ):
     environment = {
         name: value for name, value in os.environ.items( )
         if name not in _KEYS }
@@ -32,7 +32,7 @@ def _run( arguments, folder, **variables ):
     return subprocess.run(
         [ sys.executable, '-m', 'invocables', 'converse', *arguments ],
         capture_output = True, text = True, timeout = 60, cwd = folder,
-        env = environment, check = False )
+        env = environment, check = False, input = answers )
 
 
 @pytest.mark.slow
@@ -191,3 +191,32 @@ def test_240_ollama_native( tmp_path ):
     assert server.requests[ 0 ].path == '/api/chat'
     assert server.requests[ 1 ].body[ 'messages' ][ -1 ] == {
         'role': 'tool', 'content': 'Seven.\n', 'tool_name': 'read_file' }
+
+
+@pytest.mark.slow
+def test_250_confirm( tmp_path ):
+    ''' With --confirm, each call is asked about; a call refused on the
+        standard input is not run and the model is told so.
+    '''
+    ( tmp_path / 'a.txt' ).write_text( 'Alpha.\n' )
+    ( tmp_path / 'b.txt' ).write_text( 'Beta.\n' )
+    with scripted.ScriptedServer( [
+        scripted.openai_tool_calls_stream( [
+            ( 'call_1', 'read_file', { 'path': 'a.txt' } ),
+            ( 'call_2', 'read_file', { 'path': 'b.txt' } ) ] ),
+        scripted.openai_text_stream( [ 'Only alpha.' ] ),
+    ] ) as server:
+        completed = _run(
+            [ '--provider', 'openai', '--base-url', f"{server.url}/v1",
+              '--model', 'm', '--confirm', 'Read both.' ], tmp_path,
+            answers = 'y\nn\n' )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == 'Only alpha.\n'
+    assert completed.stderr.count( ' Run it? [y/N] ' ) == 2
+    assert '[error] read_file: Error: The user did not approve' in (
+        completed.stderr )
+    results = server.requests[ 1 ].body[ 'messages' ][ -2 : ]
+    assert results[ 0 ] == {
+        'role': 'tool', 'tool_call_id': 'call_1', 'content': 'Alpha.\n' }
+    assert results[ 1 ][ 'content' ].startswith(
+        'Error: The user did not approve' )

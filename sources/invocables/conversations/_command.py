@@ -63,16 +63,22 @@ async def converse(
     prompt: str,
     rounds: int,
     streams: tuple[ __.typx.TextIO, __.typx.TextIO ],
+    confirmation: __.typx.TextIO | None = None,
 ) -> bool:
     ''' Runs streamed loop; writes text and tool calls as they come.
 
+        With a confirmation stream (such as the standard input), asks
+        before each tool call and runs it only if the answer is yes.
         Returns whether the model finished (``False`` if the bound on
         rounds stopped it).
     '''
     from . import produce_conversation
+    options: dict[ str, __.typx.Any ] = { }
+    if confirmation is not None:
+        options[ 'approver' ] = _Confirmer( confirmation, streams[ 1 ] )
     conversation = produce_conversation(
         provider, client, ensembles, model = model, rounds_maximum = rounds,
-        failure_policy = __.execution.FailurePolicies.Report )
+        failure_policy = __.execution.FailurePolicies.Report, **options )
     display = _Display( *streams )
     termination = _base.Terminations.Completion
     async for event in conversation.converse_continuous( prompt ):
@@ -102,6 +108,27 @@ def produce_client( provider: str, base_url: str | None ) -> __.typx.Any:
             "OpenAI-compatible server (with --provider openai).".format(
                 names = ' or '.join( variables ) ) )
     return _client_producers[ provider ]( key or _LOCAL_KEY, base_url )
+
+
+class _Confirmer:
+    ''' Asks on the error stream before each tool call; reads the answer. '''
+
+    def __init__( self, answers: __.typx.TextIO, errors: __.typx.TextIO ):
+        self.answers = answers
+        self.errors = errors
+
+    async def __call__(
+        self, invocation: __.canisters.InvocationCanister
+    ) -> bool:
+        self.errors.write( _summarize( "[confirm] {name} {arguments}".format(
+            name = invocation.name,
+            arguments = __.json.dumps(
+                invocation.arguments, ensure_ascii = False ) ) )
+            + " Run it? [y/N] " )
+        self.errors.flush( )
+        answer = await __.asyncio.to_thread( self.answers.readline )
+        if not answer.endswith( '\n' ): self.errors.write( '\n' )
+        return answer.strip( ).lower( ) in ( 'y', 'yes' )
 
 
 class _Display:
