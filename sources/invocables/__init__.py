@@ -19,6 +19,7 @@ from . import exceptions
 from . import execution
 from . import invokers
 from . import naming
+from . import processors
 from . import schemata
 
 from .canisters import (
@@ -53,6 +54,7 @@ from .invokers import (
     produce_invoker,
 )
 from .naming import Nomenclature, produce_nomenclature
+from .processors import produce_processor
 
 from typing_extensions import Doc
 

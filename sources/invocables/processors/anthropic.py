@@ -21,6 +21,7 @@ PROVIDER = 'anthropic'
 _IMAGE_MEDIA_TYPES = frozenset( (
     'image/gif', 'image/jpeg', 'image/png', 'image/webp' ) )
 _STATUSES = __.types.MappingProxyType( {
+    'api_error': 500,
     'authentication_error': 401,
     'billing_error': 402,
     'invalid_request_error': 400,
@@ -30,7 +31,6 @@ _STATUSES = __.types.MappingProxyType( {
     'rate_limit_error': 429,
     'request_too_large': 413,
     'timeout_error': 504,
-    'api_error': 500,
 } )
 _STOPS_TRUNCATING = frozenset( (
     'max_tokens', 'model_context_window_exceeded', 'pause_turn', 'refusal',
