@@ -61,6 +61,15 @@ class ServerParameters( __.immut.DataclassObject ):
         if __.is_absent( self.url ): return '?' # pragma: no cover
         return strip_url( self.url )
 
+    def survey_url_secrets( self ) -> tuple[ str, ... ]:
+        ''' Returns parts of URL which may be secret: query, credentials. '''
+        if __.is_absent( self.url ): return ( )
+        from urllib.parse import urlsplit
+        parts = urlsplit( self.url )
+        return tuple( part for part in (
+            parts.query, parts.fragment, parts.username, parts.password,
+        ) if part )
+
     def resolve_environment(
         self, ensemble: str
     ) -> __.immut.Dictionary[ str, str ]:

@@ -317,8 +317,10 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
         if parameters.transport is _configuration.Transports.Stdio:
             values = parameters.resolve_environment( self.name )
         else: values = parameters.resolve_headers( self.name )
+        secrets = (
+            *values.values( ), *parameters.survey_url_secrets( ) )
         connection = _Connection(
-            self.name, _configuration.Redactor( values.values( ) ) )
+            self.name, _configuration.Redactor( secrets ) )
         from . import sessions as _sessions
         runner = _sessions.Runner( self, connection, values )
         connection.task = __.asyncio.get_running_loop( ).create_task(
@@ -332,10 +334,12 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
             # its transport still terminates the server (shielded).
             connection.task.cancel( )
             await _settle( connection, self.options.grace )
+            _retrieve( connection.ready )
             raise
         except __.asyncio.TimeoutError:
             connection.task.cancel( )
             await _settle( connection, self.options.grace )
+            _retrieve( connection.ready )
             raise _exceptions.ConnectionFailure(
                 self.name,
                 f"no session after {bound} seconds." ) from None
@@ -473,6 +477,11 @@ async def _await_end( connection: _Connection, timeout: float ) -> None:
     task = connection.task
     if task is None or task.done( ): return
     await __.asyncio.wait( { task }, timeout = timeout )
+
+
+def _retrieve( future: __.asyncio.Future[ None ] ) -> None:
+    ''' Marks outcome of future as seen, so asyncio does not log it. '''
+    if future.done( ) and not future.cancelled( ): future.exception( )
 
 
 async def _settle( connection: _Connection, grace: float ) -> None:
