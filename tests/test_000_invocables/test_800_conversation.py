@@ -449,6 +449,68 @@ async def test_310_streamed_truncated_call( ):
 
 
 @pytest.mark.asyncio
+async def test_330_streamed_invalid_arguments( ):
+    ''' Streamed tool input which is not JSON is never run: the model
+        receives an error result, and the stream goes on.
+    '''
+    calls = _Calls( )
+    ensemble = calls.produce_ensemble( )
+    body = scripted.read_fixture( 'anthropic/text-then-tool-use-stream.sse' )
+    body = body.replace( b'{\\"locati', b'{\\"locati\\"' )
+    with scripted.ScriptedServer( [
+        scripted.Answer( 200, 'text/event-stream', body ),
+        scripted.anthropic_text_stream( [ 'Let me retry.' ] ),
+    ] ) as server:
+        conversation = conversations.produce_conversation(
+            'anthropic', _produce_client( server ), [ ensemble ],
+            model = 'm' )
+        events = [
+            event async for event in conversation.converse_continuous(
+                'Weather in Paris?' ) ]
+    assert calls.arguments == [ ]
+    transcript = events[ -1 ].transcript
+    assert transcript.messages[ 1 ][ 'content' ][ 1 ][ 'input' ] == { }
+    result = transcript.messages[ 2 ][ 'content' ][ 0 ]
+    assert result[ 'is_error' ] is True
+    assert 'not valid JSON' in result[ 'content' ][ 0 ][ 'text' ]
+    assert transcript.text == 'Let me retry.'
+
+
+@pytest.mark.asyncio
+async def test_340_streamed_server_tools_and_thinking( ):
+    ''' A stream with thinking, text and a server-executed tool (real
+        capture) calls no client tool; the message keeps every block, the
+        signature and the server tool's parsed input.
+    '''
+    calls = _Calls( )
+    ensemble = calls.produce_ensemble( )
+    with scripted.ScriptedServer( [ scripted.answer_fixture(
+        'anthropic/server-tool-code-execution-stream.sse' ) ] ) as server:
+        conversation = conversations.produce_conversation(
+            'anthropic', _produce_client( server ), [ ensemble ],
+            model = 'm' )
+        events = [
+            event async for event in conversation.converse_continuous(
+                'Compute.' ) ]
+    transcript = events[ -1 ].transcript
+    assert transcript.termination is Terminations.Completion
+    assert transcript.rounds == 1
+    assert not any( isinstance( event, InvocationEvent ) for event in events )
+    blocks = transcript.messages[ 1 ][ 'content' ]
+    assert [ block[ 'type' ] for block in blocks ] == [
+        'thinking', 'text', 'server_tool_use',
+        'bash_code_execution_tool_result', 'text' ]
+    assert blocks[ 0 ][ 'thinking' ]
+    assert blocks[ 0 ][ 'signature' ]
+    assert isinstance( blocks[ 2 ][ 'input' ], dict )
+    assert blocks[ 2 ][ 'input' ]
+    texts = ''.join(
+        event.text for event in events if isinstance( event, TextEvent ) )
+    assert texts == blocks[ 1 ][ 'text' ] + blocks[ 4 ][ 'text' ]
+    assert transcript.text == texts
+
+
+@pytest.mark.asyncio
 async def test_320_provider_error_propagates( ):
     ''' An error of the provider propagates as the SDK's own exception. '''
     with pytest.raises( anthropic.BadRequestError ):

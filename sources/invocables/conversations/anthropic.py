@@ -3,10 +3,12 @@
 ''' Conversation loop over an Anthropic client (Messages API).
 
     Works with ``anthropic.AsyncAnthropic`` (and its Bedrock and Vertex
-    variants): whole responses come from ``client.messages.create``,
-    streamed ones from ``client.messages.stream``. The transcript holds
-    ``{ role, content }`` messages; the system prompt goes in ``system``.
-    The SDK is never imported here.
+    variants): whole and streamed responses come from
+    ``client.messages.create`` (streams as raw events, assembled here, so
+    that arguments which are not JSON reach the model as an error result
+    rather than failing the stream). The transcript holds ``{ role,
+    content }`` messages; the system prompt goes in ``system``. The SDK is
+    never imported here.
 '''
 
 
@@ -50,25 +52,24 @@ class AnthropicConversation( _base.ConversationBase ):
         messages: list[ _base.NativeObject ],
         tools: list[ _base.NativeObject ],
     ) -> __.cabc.AsyncIterator[ _base.Portion ]:
-        ''' Calls ``client.messages.stream``; yields text deltas and tool
-            calls as they come, then the reply.
+        ''' Calls ``client.messages.create`` with ``stream``; yields text
+            deltas and tool calls as they come, then the reply.
         '''
         accumulator = self.processor.produce_accumulator( )
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
-        async with self.client.messages.stream(
-            **self._produce_request( messages, tools )
-        ) as stream:
-            async for event in stream:
-                text = _access_text_delta( event )
-                if text: yield text
-                for invocation in accumulator.ingest( event ):
-                    invocations.append( invocation )
-                    yield invocation
-            response = await stream.get_final_message( )
+        assembly = _Assembly( )
+        stream = await self.client.messages.create(
+            **self._produce_request( messages, tools ), stream = True )
+        async for event in stream:
+            text = assembly.ingest( event )
+            if text: yield text
+            for invocation in accumulator.ingest( event ):
+                invocations.append( invocation )
+                yield invocation
         for invocation in accumulator.conclude( ):
             invocations.append( invocation )
             yield invocation
-        yield self._produce_reply( response, tuple( invocations ) )
+        yield self._produce_reply( assembly.message, tuple( invocations ) )
 
     def _produce_reply(
         self, response: object, invocations: _base.Invocations
@@ -109,10 +110,80 @@ class AnthropicConversation( _base.ConversationBase ):
         return request
 
 
-def _access_text_delta( event: object ) -> str:
-    access = __.processors.base.access_field
-    if access( event, 'type' ) != 'content_block_delta': return ''
-    delta = access( event, 'delta' )
-    if access( delta, 'type' ) != 'text_delta': return ''
-    text = access( delta, 'text' )
-    return text if isinstance( text, str ) else ''
+class _Assembly:
+    ''' Assembles raw stream events into the message they make.
+
+        Streamed tool input which is not JSON becomes an empty input in the
+        message (the API takes only objects); the accumulator marks such a
+        call, and the model receives an error result for it.
+    '''
+
+    __slots__ = ( 'blocks', 'fragments', 'message' )
+
+    def __init__( self ) -> None:
+        self.blocks: dict[ int, _base.NativeObject ] = { }
+        self.fragments: dict[ int, list[ str ] ] = { }
+        self.message: _base.NativeObject = {
+            'role': 'assistant', 'content': [ ] }
+
+    def ingest( self, event: object ) -> str:
+        ''' Ingests raw event; returns its text delta. '''
+        access = __.processors.base.access_field
+        match access( event, 'type' ):
+            case 'message_start':
+                self.message = _base.nativize_object(
+                    access( event, 'message' ) )
+                self.message[ 'content' ] = [ ]
+            case 'content_block_start':
+                block = _base.nativize_object(
+                    access( event, 'content_block' ) )
+                self.blocks[ access( event, 'index' ) ] = block
+                self.message[ 'content' ].append( block )
+            case 'content_block_delta':
+                return self._ingest_delta(
+                    access( event, 'index' ), access( event, 'delta' ) )
+            case 'content_block_stop':
+                self._complete( access( event, 'index' ) )
+            case 'message_delta':
+                delta = _base.nativize_object( access( event, 'delta' ) )
+                self.message.update( delta )
+            case _: pass
+        return ''
+
+    def _complete( self, index: int ) -> None:
+        fragments = self.fragments.pop( index, None )
+        block = self.blocks.get( index )
+        if fragments is None or block is None: return
+        text = ''.join( fragments )
+        arguments: object = { }
+        try: arguments = __.json.loads( text ) if text.strip( ) else { }
+        except ValueError: arguments = { }
+        block[ 'input' ] = arguments if isinstance( arguments, dict ) else { }
+
+    def _ingest_delta( self, index: int, delta: object ) -> str:
+        access = __.processors.base.access_field
+        block = self.blocks.get( index )
+        if block is None: return ''
+        genus = access( delta, 'type' )
+        if genus == 'input_json_delta':
+            self.fragments.setdefault( index, [ ] ).append(
+                access( delta, 'partial_json' ) or '' )
+            return ''
+        for kind, field in _DELTAS_FIELDS:
+            if genus != kind: continue
+            piece = access( delta, field )
+            if field == 'citation':
+                block.setdefault( 'citations', [ ] ).append(
+                    _base.nativize_object( piece ) )
+            elif isinstance( piece, str ):
+                block[ field ] = block.get( field, '' ) + piece
+                if field == 'text': return piece
+        return ''
+
+
+_DELTAS_FIELDS = (
+    ( 'text_delta', 'text' ),
+    ( 'thinking_delta', 'thinking' ),
+    ( 'signature_delta', 'signature' ),
+    ( 'citations_delta', 'citation' ),
+)
