@@ -332,3 +332,26 @@ async def test_510_http_unreachable( ):
     assert time.monotonic( ) - began < 5
     assert "'nowhere'" in str( caught.value )
     assert 'ExceptionGroup' not in str( caught.value )
+
+
+@pytest.mark.slow
+@pytest.mark.asyncio
+async def test_520_http_server_restarted_while_idle( ):
+    ''' After an HTTP server restarts, the next call reconnects and succeeds.
+
+        The new server rejects the old session; the request never ran, so
+        it is sent again on a fresh session, transparently.
+    '''
+    port = mcp_support.select_port( )
+    command = mcp_support.produce_server_command(
+        'echo_server.py', '--http', str( port ) )
+    ensemble = None
+    with mcp_support.serve_http( command, port ) as url:
+        ensemble = invocables.mcp.produce_ensemble( 'restarted', url = url )
+        await ensemble.connect( )
+        first = await _access_pid( ensemble )
+    with mcp_support.serve_http( command, port ):
+        began = time.monotonic( )
+        assert await _access_pid( ensemble ) != first
+        assert time.monotonic( ) - began < 5
+        await ensemble.disconnect( )

@@ -36,7 +36,10 @@ TIMEOUT_DEFAULT = 60.0
 _T = __.typx.TypeVar( '_T' )
 
 _CONNECTION_CLOSED = -32000
+_INVALID_REQUEST = -32600
 _SETTLE_TIMEOUT = 1.0
+_session_loss = __.re.compile(
+    r'session (?:not found|terminated|expired)', __.re.IGNORECASE )
 _TIMEOUTS_EMPTY: __.cabc.Mapping[ str, float | None ] = (
     __.types.MappingProxyType( { } ) )
 _scribe = __.produce_scribe( __name__ )
@@ -248,6 +251,15 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
     ) -> __.typx.NoReturn:
         code = exception.error.code
         name = invocable.name
+        if _is_session_lost( exception ):
+            # An HTTP server which restarted (or expired the session) has
+            # rejected the request without running it: safe to send again.
+            connection.request_stop(
+                f"the server no longer knows the session "
+                f"({exception.error.message})" )
+            await _await_end( connection, _SETTLE_TIMEOUT )
+            if retry: raise _Undelivery
+            code = _CONNECTION_CLOSED
         if code == _CONNECTION_CLOSED:
             connection.request_stop( )
             await _await_end( connection, _SETTLE_TIMEOUT )
@@ -477,6 +489,14 @@ async def _await_end( connection: _Connection, timeout: float ) -> None:
     task = connection.task
     if task is None or task.done( ): return
     await __.asyncio.wait( { task }, timeout = timeout )
+
+
+def _is_session_lost( exception: _MCPError ) -> bool:
+    ''' Returns whether an HTTP server rejected the session as unknown. '''
+    error = exception.error
+    return (
+        error.code == _INVALID_REQUEST
+        and _session_loss.search( error.message ) is not None )
 
 
 def _retrieve( future: __.asyncio.Future[ None ] ) -> None:
