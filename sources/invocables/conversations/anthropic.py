@@ -60,12 +60,13 @@ class AnthropicConversation( _base.ConversationBase ):
         assembly = _Assembly( )
         stream = await self.client.messages.create(
             **self._produce_request( messages, tools ), stream = True )
-        async for event in stream:
-            text = assembly.ingest( event )
-            if text: yield text
-            for invocation in accumulator.ingest( event ):
-                invocations.append( invocation )
-                yield invocation
+        async with stream: # closes the response, also when abandoned
+            async for event in stream:
+                text = assembly.ingest( event )
+                if text: yield text
+                for invocation in accumulator.ingest( event ):
+                    invocations.append( invocation )
+                    yield invocation
         for invocation in accumulator.conclude( ):
             invocations.append( invocation )
             yield invocation

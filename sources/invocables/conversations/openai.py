@@ -74,12 +74,13 @@ class OpenaiConversation( _base.ConversationBase ):
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
         stream = await self.client.chat.completions.create(
             **self._produce_request( messages, tools ), stream = True )
-        async for chunk in stream:
-            text = assembly.ingest( chunk )
-            if text: yield text
-            for invocation in accumulator.ingest( chunk ):
-                invocations.append( invocation )
-                yield invocation
+        async with stream: # closes the response, also when abandoned
+            async for chunk in stream:
+                text = assembly.ingest( chunk )
+                if text: yield text
+                for invocation in accumulator.ingest( chunk ):
+                    invocations.append( invocation )
+                    yield invocation
         # The SDK consumes the closing '[DONE]': pass it on.
         for invocation in (
             accumulator.ingest( '[DONE]' ) + accumulator.conclude( )

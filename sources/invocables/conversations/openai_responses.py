@@ -62,15 +62,17 @@ class OpenaiResponsesConversation( _base.ConversationBase ):
         response: object = None
         stream = await self.client.responses.create(
             **self._produce_request( messages, tools ), stream = True )
-        async for event in stream:
-            genus = access( event, 'type' )
-            if genus == 'response.output_text.delta':
-                text = access( event, 'delta' )
-                if isinstance( text, str ) and text: yield text
-            elif genus in _CONCLUSIONS: response = access( event, 'response' )
-            for invocation in accumulator.ingest( event ):
-                invocations.append( invocation )
-                yield invocation
+        async with stream: # closes the response, also when abandoned
+            async for event in stream:
+                genus = access( event, 'type' )
+                if genus == 'response.output_text.delta':
+                    text = access( event, 'delta' )
+                    if isinstance( text, str ) and text: yield text
+                elif genus in _CONCLUSIONS:
+                    response = access( event, 'response' )
+                for invocation in accumulator.ingest( event ):
+                    invocations.append( invocation )
+                    yield invocation
         for invocation in accumulator.conclude( ):
             invocations.append( invocation )
             yield invocation
