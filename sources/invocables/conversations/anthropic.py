@@ -19,6 +19,13 @@ from . import base as _base
 PROVIDER = 'anthropic'
 TOKENS_MAXIMUM = 4096
 
+_DELTAS_FIELDS = ( # delta type, field of block which it extends
+    ( 'text_delta', 'text' ),
+    ( 'thinking_delta', 'thinking' ),
+    ( 'signature_delta', 'signature' ),
+    ( 'citations_delta', 'citation' ),
+)
+
 
 class AnthropicConversation( _base.ConversationBase ):
     ''' Conversation loop over an Anthropic client.
@@ -180,11 +187,3 @@ class _Assembly:
                 block[ field ] = block.get( field, '' ) + piece
                 if field == 'text': return piece
         return ''
-
-
-_DELTAS_FIELDS = (
-    ( 'text_delta', 'text' ),
-    ( 'thinking_delta', 'thinking' ),
-    ( 'signature_delta', 'signature' ),
-    ( 'citations_delta', 'citation' ),
-)

@@ -20,8 +20,6 @@ from . import __
 
 ROUNDS_MAXIMUM = 10
 
-_scribe = __.produce_scribe( __name__ )
-
 NativeObject: __.typx.TypeAlias = dict[ str, __.typx.Any ]
 Invocations: __.typx.TypeAlias = tuple[
     __.canisters.InvocationCanister, ... ]
