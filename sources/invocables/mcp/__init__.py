@@ -14,17 +14,17 @@ from . import __
 from . import configuration
 from . import ensembles
 from . import processes
+from . import records
 from . import results
 from . import sessions
 from . import validation
 
 from .configuration import ServerParameters, Transports
-from .ensembles import (
+from .ensembles import ServerEnsemble, produce_ensemble
+from .records import (
     Omission,
     Progress,
     Reporter,
-    ServerEnsemble,
     ServerOptions,
     ToolDescription,
-    produce_ensemble,
 )

@@ -21,17 +21,13 @@ from mcp import MCPError as _MCPError
 from . import __
 from . import configuration as _configuration
 from . import processes as _processes
+from . import records as _records
 from . import results as _results
 from .. import canisters as _canisters
 from .. import ensembles as _ensembles
 from .. import exceptions as _exceptions
 from .. import invokers as _invokers
 
-
-CONNECT_TIMEOUT_DEFAULT = 30.0
-DEBOUNCE_DEFAULT = 0.1
-LIST_TIMEOUT_DEFAULT = 30.0
-TIMEOUT_DEFAULT = 60.0
 
 _T = __.typx.TypeVar( '_T' )
 
@@ -45,56 +41,6 @@ _TIMEOUTS_EMPTY: __.cabc.Mapping[ str, float | None ] = (
 _scribe = __.produce_scribe( __name__ )
 
 
-@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
-class Progress:
-    ''' Progress notification from a server, for one running call. '''
-
-    ensemble: str
-    tool: str
-    progress: float
-    total: float | None = None
-    message: str | None = None
-    invocation_id: __.Absential[ str ] = __.absent
-
-
-Reporter: __.typx.TypeAlias = __.cabc.Callable[
-    [ Progress ], __.cabc.Awaitable[ None ] | None ]
-
-
-class ToolDescription( __.immut.DataclassObject ):
-    ''' What a server says of one of its tools. '''
-
-    name: str
-    title: __.Absential[ str ] = __.absent
-    description: str = ''
-    argschema: __.Schema = __.dcls.field(
-        default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
-    outschema: __.Absential[ __.Schema ] = __.absent
-    annotations: __.cabc.Mapping[ str, __.typx.Any ] = __.dcls.field(
-        default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
-
-
-class Omission( __.immut.DataclassObject ):
-    ''' Tool which the server offers but the ensemble leaves out, and why. '''
-
-    name: str
-    reason: str
-
-
-class ServerOptions( __.immut.DataclassObject ):
-    ''' Deadlines, filters and callbacks of an MCP ensemble. '''
-
-    connect_timeout: float = CONNECT_TIMEOUT_DEFAULT
-    list_timeout: float = LIST_TIMEOUT_DEFAULT
-    timeouts: __.cabc.Mapping[ str, float | None ] = __.dcls.field(
-        default_factory = __.immut.Dictionary[ str, float | None ] )
-    include: __.Absential[ frozenset[ str ] ] = __.absent
-    exclude: frozenset[ str ] = frozenset( )
-    reporter: __.Absential[ Reporter ] = __.absent
-    grace: float = _processes.GRACE_DEFAULT
-    debounce: float = DEBOUNCE_DEFAULT
-
-
 class ServerEnsemble( _ensembles.EnsembleBase ):
     ''' Ensemble of the tools of one MCP server. '''
 
@@ -103,7 +49,7 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
         name: str,
         parameters: _configuration.ServerParameters,
         configuration: _ensembles.EnsembleConfiguration,
-        options: ServerOptions,
+        options: _records.ServerOptions,
     ):
         self.name = name
         self.parameters = parameters
@@ -137,12 +83,12 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
         '''
         return self._state.invokers
 
-    def survey_omissions( self ) -> tuple[ Omission, ... ]:
+    def survey_omissions( self ) -> tuple[ _records.Omission, ... ]:
         ''' Returns tools of the server which were left out, with reasons.
         '''
         return self._state.omissions
 
-    def survey_tools( self ) -> tuple[ ToolDescription, ... ]:
+    def survey_tools( self ) -> tuple[ _records.ToolDescription, ... ]:
         ''' Returns descriptions of offered tools: schemas, annotations. '''
         return self._state.descriptions
 
@@ -288,7 +234,7 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
         async def report(
             progress: float, total: float | None, message: str | None
         ) -> None:
-            report = Progress(
+            report = _records.Progress(
                 ensemble = self.name, tool = invocable.name,
                 progress = progress, total = total, message = message,
                 invocation_id = identifier )
@@ -370,10 +316,11 @@ class _State:
         self.lock = __.asyncio.Lock( )
         self.invokers: tuple[ _invokers.Invoker, ... ] = ( )
         self.invokers_by_name: dict[ str, _invokers.Invoker ] = { }
-        self.descriptions: tuple[ ToolDescription, ... ] = ( )
-        self.omissions: tuple[ Omission, ... ] = ( )
+        self.descriptions: tuple[ _records.ToolDescription, ... ] = ( )
+        self.omissions: tuple[ _records.Omission, ... ] = ( )
         self.fingerprints: tuple[ str, ... ] = ( )
-        self.known: dict[ str, tuple[ _invokers.Invoker, ToolDescription ] ]
+        self.known: dict[
+            str, tuple[ _invokers.Invoker, _records.ToolDescription ] ]
         self.known = { }
 
 
@@ -581,7 +528,7 @@ def produce_ensemble( # noqa: PLR0913
         __.ddoc.Doc(
             ''' Seconds allowed to each call, unless its tool has its own
                 timeout; ``None`` for no limit. ''' ),
-    ] = TIMEOUT_DEFAULT,
+    ] = _records.TIMEOUT_DEFAULT,
     timeouts: __.typx.Annotated[
         __.cabc.Mapping[ str, float | None ],
         __.ddoc.Doc( ''' Seconds allowed to calls, by tool name. ''' ),
@@ -590,11 +537,11 @@ def produce_ensemble( # noqa: PLR0913
         float,
         __.ddoc.Doc(
             ''' Seconds allowed to start, handshake and list tools. ''' ),
-    ] = CONNECT_TIMEOUT_DEFAULT,
+    ] = _records.CONNECT_TIMEOUT_DEFAULT,
     list_timeout: __.typx.Annotated[
         float,
         __.ddoc.Doc( ''' Seconds allowed to a refresh of the tools. ''' ),
-    ] = LIST_TIMEOUT_DEFAULT,
+    ] = _records.LIST_TIMEOUT_DEFAULT,
     include: __.typx.Annotated[
         __.Absential[ __.cabc.Iterable[ str ] ],
         __.ddoc.Doc( ''' Names of the only tools to offer. ''' ),
@@ -604,7 +551,7 @@ def produce_ensemble( # noqa: PLR0913
         __.ddoc.Doc( ''' Names of tools never to offer. ''' ),
     ] = ( ),
     reporter: __.typx.Annotated[
-        __.Absential[ Reporter ],
+        __.Absential[ _records.Reporter ],
         __.ddoc.Doc(
             ''' Called (sync or async) with each progress notification;
                 giving it makes every call ask for progress. ''' ),
@@ -632,7 +579,7 @@ def produce_ensemble( # noqa: PLR0913
     ): _validate_timeout( name, label, value )
     configuration = _ensembles.EnsembleConfiguration(
         timeout = timeout, description = description )
-    options = ServerOptions(
+    options = _records.ServerOptions(
         connect_timeout = connect_timeout, list_timeout = list_timeout,
         timeouts = __.types.MappingProxyType( dict( timeouts ) ),
         include = (

@@ -21,6 +21,7 @@ from . import __
 from . import configuration as _configuration
 from . import ensembles as _ensembles
 from . import processes as _processes
+from . import records as _records
 from . import validation as _validation
 from .. import exceptions as _exceptions
 from .. import invokers as _invokers
@@ -184,12 +185,12 @@ def _absorb_tools(
         for tool in tools )
     if fingerprints == state.fingerprints: return
     known: dict[
-        str, tuple[ _invokers.Invoker, _ensembles.ToolDescription ] ] = { }
-    omissions: list[ _ensembles.Omission ] = [ ]
+        str, tuple[ _invokers.Invoker, _records.ToolDescription ] ] = { }
+    omissions: list[ _records.Omission ] = [ ]
     for tool, fingerprint in zip( tools, fingerprints ):
         reason = _access_omission_reason( ensemble, tool, known )
         if reason is not None:
-            omissions.append( _ensembles.Omission(
+            omissions.append( _records.Omission(
                 name = tool.name, reason = reason ) )
             continue
         earlier = state.known.get( fingerprint )
@@ -198,7 +199,7 @@ def _absorb_tools(
             _scribe.warning(
                 "MCP server %r: tool %r left out: %s",
                 ensemble.name, tool.name, exception )
-            omissions.append( _ensembles.Omission(
+            omissions.append( _records.Omission(
                 name = tool.name, reason = str( exception ) ) )
     _warn_missing( ensemble, tools )
     state.known = known
@@ -305,7 +306,7 @@ _open_streamable_http = __.ctxl.asynccontextmanager( _open_streamable_http_ )
 
 def _produce_tool(
     ensemble: '_ensembles.ServerEnsemble', tool: _mcp_types.Tool
-) -> tuple[ _invokers.Invoker, '_ensembles.ToolDescription' ]:
+) -> tuple[ _invokers.Invoker, '_records.ToolDescription' ]:
     ''' Produces invoker and description; checks schema of arguments. '''
     argschema = __.types.MappingProxyType( dict( tool.input_schema ) )
     outschema = (
@@ -327,7 +328,7 @@ def _produce_tool(
         annotations = annotations,
         outschema = outschema,
         validator = validator )
-    description = _ensembles.ToolDescription(
+    description = _records.ToolDescription(
         name = tool.name,
         title = __.absent if tool.title is None else tool.title,
         description = tool.description or '',
