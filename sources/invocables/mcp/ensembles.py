@@ -12,6 +12,7 @@
 '''
 
 
+import math as _math
 import os as _os
 
 import anyio as _anyio
@@ -32,6 +33,7 @@ from .. import invokers as _invokers
 _T = __.typx.TypeVar( '_T' )
 
 _CONNECTION_CLOSED = -32000
+_DEADLINE_SLOT = 0.05
 _INVALID_REQUEST = -32600
 _SETTLE_TIMEOUT = 1.0
 _session_loss = __.re.compile(
@@ -165,7 +167,8 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
                 arguments if isinstance( arguments, dict )
                 else dict( arguments ),
                 None,
-                self._produce_progress( invocable, context ) ), timeout )
+                self._produce_progress( invocable, context ) ),
+                timeout, self._state.deadlines )
         except _Expiry:
             raise _exceptions.InvocationRefusal(
                 f"Tool {invocable.name!r} did not answer within {timeout} "
@@ -314,6 +317,7 @@ class _State:
         self.connected = False
         self.connection: _Connection | None = None
         self.lock = __.asyncio.Lock( )
+        self.deadlines = _Deadlines( )
         self.invokers: tuple[ _invokers.Invoker, ... ] = ( )
         self.invokers_by_name: dict[ str, _invokers.Invoker ] = { }
         self.descriptions: tuple[ _records.ToolDescription, ... ] = ( )
@@ -389,6 +393,52 @@ class _ToolInvocable:
         return await self.ensemble.invoke_tool( self, context, arguments )
 
 
+class _Deadline:
+    ''' Deadline of one call: its task, and whether it expired. '''
+
+    __slots__ = ( 'expired', 'task' )
+
+    def __init__( self, task: __.asyncio.Task[ __.typx.Any ] ):
+        self.task = task
+        self.expired = False
+
+
+class _Deadlines:
+    ''' Cancels calls past their deadlines, with one timer per time slot.
+
+        A timer per call costs several microseconds (scheduling and
+        cancelling it); calls whose deadlines fall in the same slot share
+        one timer instead. Deadlines are met within one slot's length.
+    '''
+
+    def __init__( self ) -> None:
+        self.slots: dict[ int, set[ _Deadline ] ] = { }
+
+    def arm(
+        self, task: __.asyncio.Task[ __.typx.Any ], timeout: float
+    ) -> tuple[ int, _Deadline ]:
+        ''' Registers deadline for task; returns its slot and record. '''
+        loop = __.asyncio.get_running_loop( )
+        slot = _math.ceil( ( loop.time( ) + timeout ) / _DEADLINE_SLOT )
+        deadline = _Deadline( task )
+        deadlines = self.slots.get( slot )
+        if deadlines is None:
+            deadlines = self.slots[ slot ] = set( )
+            loop.call_at( slot * _DEADLINE_SLOT, self._expire, slot )
+        deadlines.add( deadline )
+        return slot, deadline
+
+    def disarm( self, slot: int, deadline: _Deadline ) -> None:
+        ''' Forgets deadline of a call which ended. '''
+        deadlines = self.slots.get( slot )
+        if deadlines is not None: deadlines.discard( deadline )
+
+    def _expire( self, slot: int ) -> None:
+        for deadline in self.slots.pop( slot, ( ) ):
+            deadline.expired = True
+            deadline.task.cancel( )
+
+
 class _Expiry( Exception ):
     ''' Internal signal: the call exceeded its timeout. '''
 
@@ -400,27 +450,20 @@ class _Undelivery( Exception ):
 async def _await_within(
     coroutine: __.cabc.Coroutine[ __.typx.Any, __.typx.Any, _T ],
     timeout: float | None,
+    deadlines: '_Deadlines',
 ) -> _T:
     ''' Awaits in the current task, cancelling it when timeout expires.
 
-        A timer costs far less per call than a cancel scope of the SDK's
-        request clock; the SDK still sends ``notifications/cancelled`` to the
-        server when its request is cancelled.
+        The SDK still sends ``notifications/cancelled`` to the server when
+        its request is cancelled.
     '''
     if timeout is None: return await coroutine
     task = __.asyncio.current_task( )
     if task is None: return await coroutine # pragma: no cover
-    expired = False
-
-    def expire( ) -> None:
-        nonlocal expired
-        expired = True
-        task.cancel( )
-
-    handle = __.asyncio.get_running_loop( ).call_later( timeout, expire )
+    slot, deadline = deadlines.arm( task, timeout )
     try: return await coroutine
     except __.asyncio.CancelledError:
-        if not expired: raise
+        if not deadline.expired: raise
         uncancel = getattr( task, 'uncancel', None )
         cancelling = getattr( task, 'cancelling', None )
         if uncancel is None or cancelling is None: # Python 3.10
@@ -428,7 +471,7 @@ async def _await_within(
         uncancel( )
         if cancelling( ): raise # also cancelled from outside
         raise _Expiry from None
-    finally: handle.cancel( )
+    finally: deadlines.disarm( slot, deadline )
 
 
 async def _await_end( connection: _Connection, timeout: float ) -> None:
