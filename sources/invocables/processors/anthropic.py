@@ -43,7 +43,9 @@ class AnthropicAccumulator( _base.AccumulatorBase ):
     ''' Accumulates raw Messages stream events into tool calls.
 
         A ``tool_use`` block is complete at its ``content_block_stop``; a
-        block cut off (for example by ``max_tokens``) is never emitted.
+        block cut off (for example by ``max_tokens``) is never emitted. A
+        stopped block whose JSON does not parse waits for the stop reason:
+        cut off, it is interrupted; otherwise it is emitted as invalid.
     '''
 
     __slots__ = ( '_suspended', )
@@ -99,6 +101,18 @@ class AnthropicAccumulator( _base.AccumulatorBase ):
             case _: pass
         return ( )
 
+    def _ingest_start( self, event: object ) -> _base.Invocations:
+        access = _base.access_field
+        block = access( event, 'content_block' )
+        if access( block, 'type' ) != 'tool_use': return ( )
+        identifier = access( block, 'id' )
+        return self.commence_call(
+            access( event, 'index' ),
+            identifier if isinstance( identifier, str ) and identifier
+            else None,
+            _base.access_text( access( block, 'name' ), PROVIDER, 'name' ),
+            initial = access( block, 'input' ) )
+
     def _ingest_stop( self, event: object ) -> _base.Invocations:
         invocations = self.complete_call(
             _base.access_field( event, 'index' ) )
@@ -111,18 +125,6 @@ class AnthropicAccumulator( _base.AccumulatorBase ):
         invocations = tuple( self._suspended )
         self._suspended.clear( )
         return invocations
-
-    def _ingest_start( self, event: object ) -> _base.Invocations:
-        access = _base.access_field
-        block = access( event, 'content_block' )
-        if access( block, 'type' ) != 'tool_use': return ( )
-        identifier = access( block, 'id' )
-        return self.commence_call(
-            access( event, 'index' ),
-            identifier if isinstance( identifier, str ) and identifier
-            else None,
-            _base.access_text( access( block, 'name' ), PROVIDER, 'name' ),
-            initial = access( block, 'input' ) )
 
 
 class AnthropicProcessor( _base.ProcessorBase ):
