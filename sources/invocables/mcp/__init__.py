@@ -22,6 +22,10 @@ from . import validation
 from .configuration import ServerParameters, Transports
 from .ensembles import ServerEnsemble, produce_ensemble
 from .records import (
+    CONNECT_TIMEOUT_DEFAULT,
+    DEBOUNCE_DEFAULT,
+    LIST_TIMEOUT_DEFAULT,
+    TIMEOUT_DEFAULT,
     Omission,
     Progress,
     Reporter,

@@ -30,6 +30,12 @@ from .. import exceptions as _exceptions
 from .. import invokers as _invokers
 
 
+# Defaults, also importable from here (descriptors use them).
+CONNECT_TIMEOUT_DEFAULT = _records.CONNECT_TIMEOUT_DEFAULT
+DEBOUNCE_DEFAULT = _records.DEBOUNCE_DEFAULT
+LIST_TIMEOUT_DEFAULT = _records.LIST_TIMEOUT_DEFAULT
+TIMEOUT_DEFAULT = _records.TIMEOUT_DEFAULT
+
 _T = __.typx.TypeVar( '_T' )
 
 _CONNECTION_CLOSED = -32000
