@@ -148,7 +148,8 @@ async def test_400_list_changed_refreshes_debounced( mutable ):
     assert after is not before
     assert 'fresh' in { invoker.name for invoker in after }
     await asyncio.sleep( 0.3 )
-    assert connection.listings == listings + 1
+    # Five notifications, coalesced: one listing (two on a very busy host).
+    assert listings < connection.listings <= listings + 2
     content = await mutable.access_invoker( 'fresh' )( context, { } )
     assert content[ 0 ].text == 'fresh'
     assert mutable.access_invoker( 'echo' ) is before[

@@ -139,7 +139,7 @@ async def test_300_killed_mid_call( ):
         with pytest.raises( exceptions.ConnectionFailure ) as caught:
             await call
         elapsed = time.monotonic( ) - began
-        assert elapsed < 2
+        assert elapsed < 3
         message = str( caught.value )
         assert "'victim'" in message
         assert 'SIGKILL' in message
@@ -232,7 +232,7 @@ async def test_410_stubborn_server_is_killed( ):
     await ensemble.disconnect( )
     elapsed = time.monotonic( ) - began
     assert not mcp_support.wait_until_dead( { pid }, 1 )
-    assert 0.5 < elapsed < 3
+    assert 0.5 < elapsed < 5
 
 
 @pytest.mark.asyncio
