@@ -121,6 +121,27 @@ async def test_220_connect_timeout( ):
 
 
 @pytest.mark.asyncio
+async def test_230_secrets_redacted_from_errors( monkeypatch, caplog ):
+    ''' Secrets which a failing server prints are hidden in errors and logs.
+    '''
+    secret = 'sk-supersecret-4242'
+    monkeypatch.setenv( 'INVOCABLES_TEST_TOKEN', secret )
+    ensemble = _produce_echo(
+        'leaky', environment = {
+            'ECHO_SERVER_FAIL': '1',
+            'SECRET_TOKEN': 'env:INVOCABLES_TEST_TOKEN' } )
+    caplog.set_level( 'DEBUG', logger = 'invocables' )
+    with pytest.raises( exceptions.ConnectionFailure ) as caught:
+        await ensemble.connect( )
+    message = str( caught.value )
+    assert 'told to fail (token ***)' in message
+    assert secret not in message
+    assert secret not in repr( ensemble )
+    assert secret not in caplog.text
+    assert 'told to fail' in caplog.text
+
+
+@pytest.mark.asyncio
 async def test_300_killed_mid_call( ):
     ''' SIGKILL mid-call fails that call fast; the next call reconnects.
 

@@ -135,7 +135,9 @@ def main( ) -> None:
     parser.add_argument( '--invalid-schema', action = 'store_true' )
     arguments = parser.parse_args( )
     if os.environ.get( 'ECHO_SERVER_FAIL' ) == '1':
-        print( 'echo_server: told to fail', file = sys.stderr )
+        token = os.environ.get( 'SECRET_TOKEN', '' )
+        print(
+            f"echo_server: told to fail (token {token})", file = sys.stderr )
         sys.exit( 3 )
     if arguments.invalid_schema: _add_invalid_schema_tool( )
     if arguments.stubborn: _make_stubborn( )
