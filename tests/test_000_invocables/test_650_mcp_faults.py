@@ -184,16 +184,19 @@ async def test_310_killed_while_idle( ):
 
 
 @pytest.mark.asyncio
-async def test_320_reconnect_fails_clearly( monkeypatch ):
+async def test_320_reconnect_fails_clearly( monkeypatch, tmp_path ):
     ''' When reconnecting fails, the call fails clearly, then recovers.
 
         The environment of the child is read at each connect, so the server
-        may be told to fail at start.
+        may be told to fail at start. The child runs in the given folder.
     '''
     monkeypatch.setenv( 'INVOCABLES_TEST_FAIL', '0' )
     ensemble = _produce_echo(
-        'flaky', environment = { 'ECHO_SERVER_FAIL': 'env:INVOCABLES_TEST_FAIL' } )
+        'flaky', environment = { 'ECHO_SERVER_FAIL': 'env:INVOCABLES_TEST_FAIL' },
+        cwd = tmp_path )
     async with ensemble:
+        folder = ( await _call( ensemble, 'working_directory' ) )[ 0 ].text
+        assert folder == str( tmp_path )
         pid = await _access_pid( ensemble )
         monkeypatch.setenv( 'INVOCABLES_TEST_FAIL', '1' )
         os.kill( pid, signal.SIGKILL )

@@ -69,6 +69,12 @@ def read_environment( name: str ) -> str:
     return os.environ.get( name, '(unset)' )
 
 
+@server.tool( structured_output = False )
+def working_directory( ) -> str:
+    ''' Returns the working directory of the server. '''
+    return os.getcwd( )
+
+
 @server.tool(
     structured_output = False,
     annotations = ToolAnnotations( destructive_hint = True ) )
