@@ -34,7 +34,7 @@ from typing import Any
 
 _FRAGMENT_MINIMUM = 20
 _FRAGMENT_MAXIMUM = 50
-_ROUNDS = 3
+_ROUNDS = 5
 _SCALES = ( 0.01, 0.1, 1, 10 )
 
 
@@ -210,7 +210,9 @@ def _measure_scale(
         if 'SDK' not in name:
             elapsed = measure( function, stream, expected, _ROUNDS )
         elif smaller is not None and math.isinf( smaller ):
-            elapsed = math.inf
+            figures[ ( name, scale ) ] = math.inf
+            print( f"  {name:22} skipped (smaller size exceeded the budget)" )
+            continue
         else: elapsed = _measure_bounded( function, stream, expected, budget )
         figures[ ( name, scale ) ] = elapsed
         if math.isinf( elapsed ):
