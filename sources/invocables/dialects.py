@@ -368,8 +368,7 @@ def _normalize_root( schema: Node ) -> Node:
     properties = root.setdefault( 'properties', { } )
     if not isinstance( properties, dict ):
         raise _Refusal( "'properties' must be an object", '/properties' )
-    required = root.get( 'required' )
-    if required is not None and not _is_type_names( required ):
+    if 'required' in root and not _is_type_names( root[ 'required' ] ):
         raise _Refusal( "'required' must be a list of names", '/required' )
     return root
 
@@ -609,7 +608,7 @@ class _GeminiAdapter:
                 if isinstance( name, str ) and name in properties_ ]
             if names: node[ 'required' ] = list( dict.fromkeys( names ) )
             else: del node[ 'required' ]
-        elif required is not None: del node[ 'required' ]
+        elif 'required' in node: del node[ 'required' ]
         return node
 
     def _adapt_type_list( self, node: Node ) -> None:
@@ -732,6 +731,9 @@ class _StrictAdapter:
         ): node = self._infer_type( node, path )
         if _is_object_schema( node ):
             node = self._adapt_object( node, path, depth )
+        else: # object keywords on other types mean nothing; strict refuses
+            for key in ( 'properties', 'required', 'additionalProperties' ):
+                node.pop( key, None )
         if 'items' in node or _has_type( node, 'array' ):
             items = node.get( 'items' )
             if not isinstance( items, dict ):

@@ -523,3 +523,16 @@ def test_610_exclusion_from_pairs_and_single( ):
         warnings.simplefilter( 'error' )
         with pytest.raises( exceptions.ToolExclusionWarning ):
             dialects.adapt_tool_schema( 'b', bad, 'anthropic' )
+
+
+@pytest.mark.parametrize( 'dialect', sorted( dialects.DIALECTS ) )
+@pytest.mark.parametrize( 'schema', [
+    { 'required': None },
+    { '$defs': { 'A': { 'type': 'string', 'properties': None } } },
+    { 'properties': { 'a': { 'type': 'string', 'required': None } } },
+] )
+def test_700_malformed_keywords( dialect, schema ):
+    ''' Malformed keywords found by fuzzing are dropped or refused. '''
+    try: adapted = dialects.adapt_schema( schema, dialect, 'fuzzed' )
+    except exceptions.SchemaDialectInvalidity: return
+    assert verify_dialect( adapted, dialect ) == [ ]
