@@ -729,6 +729,13 @@ class _StrictAdapter:
         elif not any( key in node for key in (
             'type', '$ref', 'enum', 'const' )
         ): node = self._infer_type( node, path )
+        node = self._adapt_containers( node, path, depth )
+        if not _is_member( node.get( 'format' ), _STRICT_FORMATS ):
+            node.pop( 'format', None )
+        return _select_keys( node, _STRICT_KEYS )
+
+    def _adapt_containers( self, node: Node, path: str, depth: int ) -> Node:
+        ''' Adapts properties of objects and items of arrays. '''
         if _is_object_schema( node ):
             node = self._adapt_object( node, path, depth )
         else: # object keywords on other types mean nothing; strict refuses
@@ -742,9 +749,7 @@ class _StrictAdapter:
                     "mode", path )
             node[ 'items' ] = self.adapt(
                 __.typx.cast( object, items ), f"{path}/items", depth + 1 )
-        if not _is_member( node.get( 'format' ), _STRICT_FORMATS ):
-            node.pop( 'format', None )
-        return _select_keys( node, _STRICT_KEYS )
+        return node
 
     def _adapt_object( self, node: Node, path: str, depth: int ) -> Node:
         properties = node.get( 'properties', { } )
