@@ -12,14 +12,11 @@
 from . import __
 from . import canisters
 from . import deduplicators
-from . import descriptors
-from . import dialects
 from . import ensembles
 from . import exceptions
 from . import execution
 from . import invokers
 from . import naming
-from . import processors
 from . import schemata
 
 from .canisters import (
@@ -37,7 +34,6 @@ from .canisters import (
     TextContent,
 )
 from .deduplicators import Deduplicator, ExactDeduplicator
-from .descriptors import prepare_ensembles
 from .ensembles import (
     Ensemble,
     EnsembleConfiguration,
@@ -54,10 +50,33 @@ from .invokers import (
     produce_invoker,
 )
 from .naming import Nomenclature, produce_nomenclature
-from .processors import produce_processor
 
 from typing_extensions import Doc
 
 
+if __.typx.TYPE_CHECKING:
+    from . import descriptors
+    from . import dialects
+    from . import processors
+    from .descriptors import prepare_ensembles
+    from .processors import produce_processor
+
+
 __version__: str
 __version__ = '1.0a0'
+
+
+_lazy_modules = frozenset( ( 'descriptors', 'dialects', 'processors' ) )
+_lazy_names: __.cabc.Mapping[ str, str ] = __.types.MappingProxyType( {
+    'prepare_ensembles': 'descriptors', 'produce_processor': 'processors' } )
+
+
+def __getattr__( name: str ) -> __.typx.Any:
+    # Modules not needed by the core load on first use, which keeps
+    # 'import invocables' about as light as its dependencies.
+    from importlib import import_module
+    if name in _lazy_modules: return import_module( f"{__name__}.{name}" )
+    if name in _lazy_names:
+        module = import_module( f"{__name__}.{_lazy_names[ name ]}" )
+        return getattr( module, name )
+    raise AttributeError( f"module {__name__!r} has no attribute {name!r}" )

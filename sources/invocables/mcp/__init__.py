@@ -17,7 +17,6 @@ from . import processes
 from . import records
 from . import results
 from . import sessions
-from . import validation
 
 from .configuration import ServerParameters, Transports
 from .ensembles import ServerEnsemble, produce_ensemble

@@ -22,7 +22,6 @@ from . import configuration as _configuration
 from . import ensembles as _ensembles
 from . import processes as _processes
 from . import records as _records
-from . import validation as _validation
 from .. import exceptions as _exceptions
 from .. import invokers as _invokers
 
@@ -317,7 +316,6 @@ def _produce_tool(
         else tool.annotations.model_dump(
             by_alias = True, exclude_none = True ) )
     timeout = ensemble.options.timeouts.get( tool.name, __.absent )
-    validator = _validation.produce_validator( tool.name, argschema )
     invoker = _invokers.FunctionInvoker(
         name = tool.name,
         invocable = _ensembles._ToolInvocable( ensemble, tool.name, timeout ),
@@ -326,8 +324,7 @@ def _produce_tool(
         ensemble = ensemble.name,
         timeout = timeout,
         annotations = annotations,
-        outschema = outschema,
-        validator = validator )
+        outschema = outschema )
     description = _records.ToolDescription(
         name = tool.name,
         title = __.absent if tool.title is None else tool.title,

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 
-''' Fast path of argument validation agrees with jsonschema, always. '''
+''' Compiled validators: the fast path agrees with jsonschema, always. '''
 
 
 import jsonschema
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from invocables import exceptions
-from invocables.mcp import validation
+from invocables import schemata
 
 
 _SCHEMAS = [
@@ -30,7 +30,7 @@ _SCHEMAS = [
       'properties': { 'n': { 'type': 'string', 'minLength': 2 } } },
 ]
 _VALIDATORS = [
-    ( validation.produce_validator( 'tool', schema ),
+    ( schemata.produce_validator( 'tool', schema ),
       jsonschema.Draft202012Validator( schema ) )
     for schema in _SCHEMAS ]
 _VALUES = st.recursive(
@@ -46,10 +46,10 @@ _ARGUMENTS = st.dictionaries(
 
 def test_100_fast_path_planned_for_flat_schemas( ):
     ''' Flat schemas of primitives get a fast plan; others do not. '''
-    assert validation._produce_plan( _SCHEMAS[ 0 ] ) is not None
-    assert validation._produce_plan( _SCHEMAS[ 1 ] ) is not None
-    assert validation._produce_plan( _SCHEMAS[ 3 ] ) is None
-    assert validation._produce_plan(
+    assert schemata._produce_plan( _SCHEMAS[ 0 ] ) is not None
+    assert schemata._produce_plan( _SCHEMAS[ 1 ] ) is not None
+    assert schemata._produce_plan( _SCHEMAS[ 3 ] ) is None
+    assert schemata._produce_plan(
         { 'type': 'object', 'properties': { 'x': { 'enum': [ 1 ] } } } ) is None
 
 
@@ -68,7 +68,7 @@ def test_110_agrees_with_jsonschema( index, arguments ):
 def test_120_invalid_schema_refused( ):
     ''' An invalid schema is refused, naming the tool. '''
     with pytest.raises( exceptions.SchemaInvalidity ) as caught:
-        validation.produce_validator(
+        schemata.produce_validator(
             'broken', { 'type': 'object',
                         'properties': { 'x': { 'type': 'nonsense' } } } )
     assert "'broken'" in str( caught.value )
@@ -76,7 +76,7 @@ def test_120_invalid_schema_refused( ):
 
 def test_130_non_objects_refused( ):
     ''' Arguments which are not an object are refused. '''
-    validator = validation.produce_validator( 'tool', _SCHEMAS[ 2 ] )
+    validator = schemata.produce_validator( 'tool', _SCHEMAS[ 2 ] )
     with pytest.raises( exceptions.ArgumentsInvalidity ):
         validator.validate_arguments( [ 1 ] )
     assert validator.validate_arguments( { 'anything': 1 } ) == {
