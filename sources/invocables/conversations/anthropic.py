@@ -39,10 +39,6 @@ class AnthropicConversation( _base.ConversationBase ):
         default_factory = lambda: __.processors.produce_processor(
             PROVIDER ) )
 
-    def produce_message( self, prompt: str ) -> _base.NativeObject:
-        ''' Returns ``{ role: 'user', content: prompt }``. '''
-        return { 'role': 'user', 'content': prompt }
-
     async def request(
         self,
         messages: list[ _base.NativeObject ],

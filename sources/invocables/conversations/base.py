@@ -270,8 +270,12 @@ class ConversationBase( __.immut.DataclassObject ):
         return self._advance( messages, streaming = True )
 
     def produce_message( self, prompt: str ) -> NativeObject:
-        ''' Hook: returns native user message which carries prompt. '''
-        raise NotImplementedError # pragma: no cover
+        ''' Returns native user message which carries prompt.
+
+            Default: ``{ role: 'user', content: prompt }``, as most
+            providers take it.
+        '''
+        return { 'role': 'user', 'content': prompt }
 
     async def request(
         self, messages: list[ NativeObject ], tools: list[ NativeObject ]

@@ -111,12 +111,8 @@ class OpenaiAccumulator( _base.AccumulatorBase ):
         return emitted
 
 
-class OpenaiProcessor( _base.ProcessorBase ):
-    ''' Processor for OpenAI Chat Completions (and compatible servers). '''
-
-    provider = PROVIDER
-    dialect = 'openai'
-    accumulator_class = OpenaiAccumulator
+class StrictProcessorBase( _base.ProcessorBase ):
+    ''' OpenAI processors, with strict mode where schemas allow it. '''
 
     def __init__( self, *, strict: bool = False ):
         self.strict = strict
@@ -130,19 +126,56 @@ class OpenaiProcessor( _base.ProcessorBase ):
             mode (with a warning) rather than failing the request.
         '''
         if self.strict:
-            schema_ = adapt_schema_strictly( PROVIDER, name, schema )
+            schema_ = adapt_schema_strictly( self.provider, name, schema )
             if schema_ is not None:
-                return _produce_tool(
+                return self.produce_tool(
                     name, description, schema_, strict = True )
-        schema_ = _base.adapt_schema( PROVIDER, name, schema, self.dialect )
-        if schema_ is None: return None
-        return self.produce_tool( name, description, schema_ )
+        return super( ).prepare_tool( name, description, schema )
 
     def produce_tool(
-        self, name: str, description: str, schema: _base.NativeObject
+        self,
+        name: str,
+        description: str,
+        schema: _base.NativeObject,
+        strict: bool = False, # noqa: FBT001,FBT002
+    ) -> _base.NativeObject:
+        ''' Hook: returns one tool in native format. '''
+        raise NotImplementedError  # pragma: no cover
+
+    async def execute_invocations(
+        self,
+        invocations: __.cabc.Iterable[ __.canisters.InvocationCanister ],
+        ensembles: _base.Ensembles,
+        **options: __.typx.Any,
+    ) -> tuple[ __.canisters.ResultCanister, ... ]:
+        ''' Executes invocations with the engine; one result each, in order.
+
+            In strict mode, first removes the ``null`` values which strict
+            schemas make the model send for optional properties.
+        '''
+        if self.strict:
+            invocations = normalize_strict_invocations(
+                invocations, ensembles )
+        return await super( ).execute_invocations(
+            invocations, ensembles, **options )
+
+
+class OpenaiProcessor( StrictProcessorBase ):
+    ''' Processor for OpenAI Chat Completions (and compatible servers). '''
+
+    provider = PROVIDER
+    dialect = 'openai'
+    accumulator_class = OpenaiAccumulator
+
+    def produce_tool(
+        self,
+        name: str,
+        description: str,
+        schema: _base.NativeObject,
+        strict: bool = False, # noqa: FBT001,FBT002
     ) -> _base.NativeObject:
         ''' Returns tool as ``{ type: 'function', function: ... }``. '''
-        return _produce_tool( name, description, schema, strict = False )
+        return _produce_tool( name, description, schema, strict = strict )
 
     def produce_invocations(
         self, native_message: object
@@ -169,23 +202,6 @@ class OpenaiProcessor( _base.ProcessorBase ):
         return tuple(
             _produce_invocation( call, position )
             for position, call in enumerate( calls ) )
-
-    async def execute_invocations(
-        self,
-        invocations: __.cabc.Iterable[ __.canisters.InvocationCanister ],
-        ensembles: _base.Ensembles,
-        **options: __.typx.Any,
-    ) -> tuple[ __.canisters.ResultCanister, ... ]:
-        ''' Executes invocations with the engine; one result each, in order.
-
-            In strict mode, first removes the ``null`` values which strict
-            schemas make the model send for optional properties.
-        '''
-        if self.strict:
-            invocations = normalize_strict_invocations(
-                invocations, ensembles )
-        return await super( ).execute_invocations(
-            invocations, ensembles, **options )
 
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]

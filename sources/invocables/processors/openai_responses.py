@@ -97,38 +97,22 @@ class OpenaiResponsesAccumulator( _base.AccumulatorBase ):
             arguments if isinstance( arguments, str ) else __.absent )
 
 
-class OpenaiResponsesProcessor( _base.ProcessorBase ):
+class OpenaiResponsesProcessor( _openai.StrictProcessorBase ):
     ''' Processor for the OpenAI Responses API. '''
 
     provider = PROVIDER
     dialect = 'openai'
     accumulator_class = OpenaiResponsesAccumulator
 
-    def __init__( self, *, strict: bool = False ):
-        self.strict = strict
-
-    def prepare_tool(
-        self, name: str, description: str, schema: __.Schema
-    ) -> _base.NativeObject | None:
-        ''' Returns one tool; strict when asked and the schema allows it.
-
-            A schema which cannot be made strict is offered without strict
-            mode (with a warning) rather than failing the request.
-        '''
-        if self.strict:
-            schema_ = _openai.adapt_schema_strictly( PROVIDER, name, schema )
-            if schema_ is not None:
-                return _produce_tool(
-                    name, description, schema_, strict = True )
-        schema_ = _base.adapt_schema( PROVIDER, name, schema, self.dialect )
-        if schema_ is None: return None
-        return self.produce_tool( name, description, schema_ )
-
     def produce_tool(
-        self, name: str, description: str, schema: _base.NativeObject
+        self,
+        name: str,
+        description: str,
+        schema: _base.NativeObject,
+        strict: bool = False, # noqa: FBT001,FBT002
     ) -> _base.NativeObject:
         ''' Returns tool as ``{ type: 'function', name, ... }``. '''
-        return _produce_tool( name, description, schema, strict = False )
+        return _produce_tool( name, description, schema, strict = strict )
 
     def produce_invocations(
         self, native_message: object
@@ -163,23 +147,6 @@ class OpenaiResponsesProcessor( _base.ProcessorBase ):
                 _base.access_text( access( call, 'name' ), PROVIDER, 'name' ),
                 access( call, 'arguments' ), position )
             for position, call in enumerate( calls ) )
-
-    async def execute_invocations(
-        self,
-        invocations: __.cabc.Iterable[ __.canisters.InvocationCanister ],
-        ensembles: _base.Ensembles,
-        **options: __.typx.Any,
-    ) -> tuple[ __.canisters.ResultCanister, ... ]:
-        ''' Executes invocations with the engine; one result each, in order.
-
-            In strict mode, first removes the ``null`` values which strict
-            schemas make the model send for optional properties.
-        '''
-        if self.strict:
-            invocations = _openai.normalize_strict_invocations(
-                invocations, ensembles )
-        return await super( ).execute_invocations(
-            invocations, ensembles, **options )
 
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
