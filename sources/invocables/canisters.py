@@ -175,11 +175,12 @@ def produce_content( value: object ) -> ContentSequence:
     if is_content( value ): return ( value, )
     if isinstance( value, ( bytes, bytearray ) ):
         return ( _produce_content_from_bytes( bytes( value ) ), )
+    data: object = value
     if isinstance( value, ( list, tuple ) ):
         items = __.typx.cast( __.cabc.Sequence[ object ], value )
         if items and all( is_content( item ) for item in items ):
             return tuple( __.typx.cast( __.cabc.Sequence[ Content ], items ) )
-    return ( StructureContent( data = _jsonify( value ) ), )
+    return ( StructureContent( data = _jsonify( data ) ), )
 
 
 def render_content_text( content: Content ) -> str:
