@@ -342,7 +342,9 @@ async def _await_with_timeout(
         if not expired: raise
         uncancel = getattr( task, 'uncancel', None )
         if uncancel is not None: uncancel( )
-        if _is_cancel_requested( ): raise # cancelled from outside as well
+        # Also cancelled from outside? Python 3.10 cannot tell: our timer
+        # fired, so the cancellation is taken as ours there.
+        if _is_cancel_requested( unknowable = False ): raise
         raise _Expiry from None
     finally: handle.cancel( )
 
@@ -368,16 +370,17 @@ def _continue(
             return __.typx.cast( _T, completion.value )
 
 
-def _is_cancel_requested( ) -> bool:
+def _is_cancel_requested( *, unknowable: bool = True ) -> bool:
     ''' Returns whether someone asked to cancel the current task.
 
         Tells a cancellation of the task (from outside) from a
-        ``CancelledError`` which a tool raised by itself. Python 3.10 cannot
-        tell them apart, so there every cancellation counts as requested.
+        ``CancelledError`` which a tool raised by itself, or from one which
+        our own timer caused. Python 3.10 cannot tell them apart: there the
+        answer is ``unknowable``.
     '''
     task = __.asyncio.current_task( )
     cancelling = getattr( task, 'cancelling', None )
-    if cancelling is None: return True
+    if cancelling is None: return unknowable
     return cancelling( ) > 0
 
 

@@ -64,8 +64,11 @@ def test_140_provider_failure( ):
 def test_150_notes_allowed( ):
     ''' Notes can be added to frozen exceptions. '''
     error = exceptions.SchemaInvalidity( 'tool', 'broken.' )
-    error.add_note( 'context' )
-    assert error.__notes__ == [ 'context' ]
+    error.__notes__ = [ 'first' ]
+    add_note = getattr( error, 'add_note', None ) # Python 3.11 and later
+    if add_note is None: error.__notes__.append( 'context' )
+    else: add_note( 'context' )
+    assert error.__notes__ == [ 'first', 'context' ]
 
 
 def test_160_attributes_frozen( ):
