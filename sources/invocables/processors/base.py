@@ -491,6 +491,25 @@ def decode_arguments(
     return _decode_text( value )
 
 
+def produce_function_tool(
+    name: str,
+    description: str,
+    schema: NativeObject,
+    *,
+    strict: bool = False,
+) -> NativeObject:
+    ''' Returns ``{ type: 'function', function: { name, ... } }``.
+
+        The tool shape of OpenAI Chat Completions, which Cohere and Ollama
+        share.
+    '''
+    function: NativeObject = { 'name': name }
+    if description: function[ 'description' ] = description
+    function[ 'parameters' ] = schema
+    if strict: function[ 'strict' ] = True
+    return { 'type': 'function', 'function': function }
+
+
 def encode_base64( data: bytes ) -> str:
     ''' Returns base64 text of bytes, as providers take images. '''
     import base64

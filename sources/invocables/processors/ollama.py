@@ -74,10 +74,7 @@ class OllamaProcessor( _base.ProcessorBase ):
         self, name: str, description: str, schema: _base.NativeObject
     ) -> _base.NativeObject:
         ''' Returns tool as ``{ type: 'function', function: ... }``. '''
-        function: _base.NativeObject = { 'name': name }
-        if description: function[ 'description' ] = description
-        function[ 'parameters' ] = schema
-        return { 'type': 'function', 'function': function }
+        return _base.produce_function_tool( name, description, schema )
 
     def produce_invocations(
         self, native_message: object

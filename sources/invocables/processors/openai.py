@@ -175,7 +175,8 @@ class OpenaiProcessor( StrictProcessorBase ):
         strict: bool = False, # noqa: FBT001,FBT002
     ) -> _base.NativeObject:
         ''' Returns tool as ``{ type: 'function', function: ... }``. '''
-        return _produce_tool( name, description, schema, strict = strict )
+        return _base.produce_function_tool(
+            name, description, schema, strict = strict )
 
     def produce_invocations(
         self, native_message: object
@@ -297,17 +298,3 @@ def _produce_invocation(
         access( call, 'id' ),
         _base.access_text( access( function, 'name' ), PROVIDER, 'name' ),
         access( function, 'arguments' ), position )
-
-
-def _produce_tool(
-    name: str,
-    description: str,
-    schema: _base.NativeObject,
-    *,
-    strict: bool,
-) -> _base.NativeObject:
-    function: _base.NativeObject = { 'name': name }
-    if description: function[ 'description' ] = description
-    function[ 'parameters' ] = schema
-    if strict: function[ 'strict' ] = True
-    return { 'type': 'function', 'function': function }
