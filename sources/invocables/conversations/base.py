@@ -269,6 +269,18 @@ class ConversationBase( __.immut.DataclassObject ):
         '''
         return self._advance( messages, streaming = True )
 
+    def prefix_instructions(
+        self, messages: list[ NativeObject ]
+    ) -> list[ NativeObject ]:
+        ''' Returns messages after a system message of the instructions.
+
+            For providers which take the system prompt as the first message;
+            the transcript itself never stores it.
+        '''
+        if __.is_absent( self.instructions ): return messages
+        system = { 'role': 'system', 'content': self.instructions }
+        return [ system, *messages ]
+
     def produce_message( self, prompt: str ) -> NativeObject:
         ''' Returns native user message which carries prompt.
 

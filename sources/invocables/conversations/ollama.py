@@ -93,11 +93,7 @@ class OllamaConversation( _base.ConversationBase ):
         *,
         streaming: bool,
     ) -> _base.NativeObject:
-        messages_ = messages
-        if not __.is_absent( self.instructions ):
-            messages_ = [
-                { 'role': 'system', 'content': self.instructions },
-                *messages ]
+        messages_ = self.prefix_instructions( messages )
         request: _base.NativeObject = {
             'model': self.model, 'messages': messages_,
             'stream': streaming }

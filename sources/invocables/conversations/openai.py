@@ -92,11 +92,7 @@ class OpenaiConversation( _base.ConversationBase ):
         messages: list[ _base.NativeObject ],
         tools: list[ _base.NativeObject ],
     ) -> _base.NativeObject:
-        messages_ = messages
-        if not __.is_absent( self.instructions ):
-            messages_ = [
-                { 'role': 'system', 'content': self.instructions },
-                *messages ]
+        messages_ = self.prefix_instructions( messages )
         request: _base.NativeObject = {
             'model': self.model, 'messages': messages_ }
         if tools: request[ 'tools' ] = tools
