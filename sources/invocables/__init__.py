@@ -10,63 +10,76 @@
 
 
 from . import __
-from . import canisters
-from . import deduplicators
-from . import ensembles
-from . import exceptions
-from . import execution
-from . import invokers
-from . import naming
-from . import schemata
+from . import canisters as canisters
+from . import deduplicators as deduplicators
+from . import ensembles as ensembles
+from . import exceptions as exceptions
+from . import execution as execution
+from . import invokers as invokers
+from . import naming as naming
+from . import schemata as schemata
 
 from .canisters import (
-    AudioContent,
-    Content,
-    ContentGenera,
-    Fault,
-    FaultGenera,
-    ImageContent,
-    InvocationCanister,
-    ResourceContent,
-    ResourceLinkContent,
-    ResultCanister,
-    StructureContent,
-    TextContent,
+    AudioContent as AudioContent,
+    Content as Content,
+    ContentGenera as ContentGenera,
+    Fault as Fault,
+    FaultGenera as FaultGenera,
+    ImageContent as ImageContent,
+    InvocationCanister as InvocationCanister,
+    ResourceContent as ResourceContent,
+    ResourceLinkContent as ResourceLinkContent,
+    ResultCanister as ResultCanister,
+    StructureContent as StructureContent,
+    TextContent as TextContent,
 )
-from .deduplicators import Deduplicator, ExactDeduplicator
+from .deduplicators import (
+    Deduplicator as Deduplicator,
+    ExactDeduplicator as ExactDeduplicator,
+)
 from .ensembles import (
-    Ensemble,
-    EnsembleConfiguration,
-    LocalEnsemble,
-    produce_ensemble,
+    Ensemble as Ensemble,
+    EnsembleConfiguration as EnsembleConfiguration,
+    LocalEnsemble as LocalEnsemble,
+    produce_ensemble as produce_ensemble,
 )
-from .execution import FailurePolicies, execute_invocations
+from .execution import (
+    FailurePolicies as FailurePolicies,
+    execute_invocations as execute_invocations,
+)
 from .invokers import (
-    Context,
-    FunctionInvoker,
-    Invocable,
-    InvocationContext,
-    Invoker,
-    produce_invoker,
+    Context as Context,
+    FunctionInvoker as FunctionInvoker,
+    Invocable as Invocable,
+    InvocationContext as InvocationContext,
+    Invoker as Invoker,
+    produce_invoker as produce_invoker,
 )
-from .naming import Nomenclature, produce_nomenclature
+from .naming import (
+    Nomenclature as Nomenclature,
+    produce_nomenclature as produce_nomenclature,
+)
 
-from typing_extensions import Doc
+from typing_extensions import Doc as Doc
 
 
 if __.typx.TYPE_CHECKING:
-    from . import descriptors
-    from . import dialects
-    from . import processors
-    from .descriptors import prepare_ensembles
-    from .processors import produce_processor
+    from . import conversations as conversations
+    from . import descriptors as descriptors
+    from . import dialects as dialects
+    from . import io as io
+    from . import mcp as mcp
+    from . import processors as processors
+    from .descriptors import prepare_ensembles as prepare_ensembles
+    from .processors import produce_processor as produce_processor
 
 
 __version__: str
 __version__ = '1.0a0'
 
 
-_lazy_modules = frozenset( ( 'descriptors', 'dialects', 'processors' ) )
+_lazy_modules = frozenset( (
+    'conversations', 'descriptors', 'dialects', 'io', 'mcp', 'processors' ) )
 _lazy_names: __.cabc.Mapping[ str, str ] = __.types.MappingProxyType( {
     'prepare_ensembles': 'descriptors', 'produce_processor': 'processors' } )
 

@@ -20,12 +20,12 @@ from . import exceptions as _exceptions
 from . import invokers as _invokers
 from . import schemata as _schemata
 from ._descriptors import (
-    Configuration,
-    EnsembleDescriptor,
-    InvokerDescriptor,
-    Root,
-    ServerDescriptor,
-    access_data_location,
+    Configuration as Configuration,
+    EnsembleDescriptor as EnsembleDescriptor,
+    InvokerDescriptor as InvokerDescriptor,
+    Root as Root,
+    ServerDescriptor as ServerDescriptor,
+    access_data_location as access_data_location,
 )
 from ._descriptors import (
     Table as _Table,
@@ -36,7 +36,7 @@ from ._descriptors import (
     read_toml as _read_toml,
     resolve_source as _resolve_source,
 )
-from ._servers import PinnedEnsemble
+from ._servers import PinnedEnsemble as PinnedEnsemble
 from ._servers import (
     name_tool as _name_tool_server,
     produce_server_descriptor as _produce_server_descriptor,

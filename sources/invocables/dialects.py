@@ -301,6 +301,13 @@ def _is_object_schema( node: Node ) -> bool:
         'properties' in node or 'additionalProperties' in node )
 
 
+def _is_names( value: object ) -> bool:
+    if not isinstance( value, list ): return False
+    return all(
+        isinstance( item, str )
+        for item in __.typx.cast( list[ object ], value ) )
+
+
 def _is_type_names( value: object ) -> bool:
     if isinstance( value, str ): return True
     if not isinstance( value, list ): return False
@@ -368,7 +375,7 @@ def _normalize_root( schema: Node ) -> Node:
     properties = root.setdefault( 'properties', { } )
     if not isinstance( properties, dict ):
         raise _Refusal( "'properties' must be an object", '/properties' )
-    if 'required' in root and not _is_type_names( root[ 'required' ] ):
+    if 'required' in root and not _is_names( root[ 'required' ] ):
         raise _Refusal( "'required' must be a list of names", '/required' )
     return root
 
@@ -500,7 +507,7 @@ def _unite_branches( objects: list[ Node ], key: str ) -> Node:
         merged[ 'properties' ] = _merge_properties(
             merged.get( 'properties', { } ), properties, path, unite = True )
         required = node.get( 'required', [ ] )
-        if not _is_type_names( required ):
+        if not _is_names( required ):
             raise _Refusal( "'required' must be a list of names", path )
         requireds.append( set( __.typx.cast( list[ str ], required ) ) )
     common: set[ str ] = set( requireds[ 0 ] ) if requireds else set( )
@@ -511,7 +518,7 @@ def _unite_branches( objects: list[ Node ], key: str ) -> Node:
 
 
 def _unite_required( first: object, second: object ) -> list[ str ]:
-    if not _is_type_names( first ) or not _is_type_names( second ):
+    if not _is_names( first ) or not _is_names( second ):
         raise _Refusal( "'required' must be a list of names" )
     first_ = __.typx.cast( list[ str ], first )
     second_ = __.typx.cast( list[ str ], second )
@@ -765,7 +772,7 @@ class _StrictAdapter:
         required = node.get( 'required', [ ] )
         required_: set[ str ] = (
             set( __.typx.cast( list[ str ], required ) )
-            if _is_type_names( required ) else set( ) )
+            if _is_names( required ) else set( ) )
         adapted: Node = { }
         for key, value in properties_.items( ):
             child = self.adapt( value, f"{path}/properties/{key}", depth + 1 )

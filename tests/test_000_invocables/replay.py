@@ -2,13 +2,12 @@
 
 ''' Replay of provider captures: fixture lookup, SSE parsing, HTTP server.
 
-    The captures live in ``../shared/fixtures/providers`` beside the
-    repository root (or where ``INVOCABLES_FIXTURES_PROVIDERS`` points).
+    The captures live in ``tests/data/providers`` (their origins are in
+    ``INDEX.md`` there).
 '''
 
 
 import json
-import os
 import threading
 
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 
-FIXTURES_VARIABLE = 'INVOCABLES_FIXTURES_PROVIDERS'
+FIXTURES_LOCATION = Path( __file__ ).resolve( ).parents[ 1 ] / 'data' / 'providers'
 PROVIDERS_BY_FOLDER = {
     'anthropic': 'anthropic',
     'openai_chat': 'openai',
@@ -67,18 +66,8 @@ class Event:
 
 
 def access_fixtures_location( ) -> Path:
-    ''' Returns folder of provider captures; fails clearly if absent. '''
-    override = os.environ.get( FIXTURES_VARIABLE )
-    root = Path( __file__ ).resolve( ).parents[ 2 ]
-    location = (
-        Path( override ) if override
-        else root.parent / 'shared' / 'fixtures' / 'providers' )
-    if not ( location / 'expected.json' ).is_file( ):
-        raise FileNotFoundError(
-            f"Provider captures not found at {location}: they belong in "
-            "../shared/fixtures/providers beside the repository root "
-            f"(or set {FIXTURES_VARIABLE}).", )
-    return location
+    ''' Returns folder of provider captures. '''
+    return FIXTURES_LOCATION
 
 
 def survey_captures( ) -> list[ Capture ]:

@@ -2,7 +2,7 @@
 
 ''' Scripted provider server: a sequence of real-shaped answers, in order.
 
-    Answers are built from the captures in ``../shared/fixtures/providers``
+    Answers are built from the captures in ``tests/data/providers``
     (their shapes and fields kept; only ids, names, arguments and texts
     changed), so that the real SDK clients parse them as they parse the
     providers' own responses.

@@ -18,7 +18,7 @@ from invocables import exceptions
 from invocables.processors import produce_processor
 
 
-_FIXTURES = Path( __file__ ).parents[ 3 ] / 'shared' / 'fixtures' / 'providers'
+_FIXTURES = Path( __file__ ).parents[ 1 ] / 'data' / 'providers'
 _EXPECTATIONS = json.loads(
     ( _FIXTURES / 'expected.json' ).read_text( encoding = 'utf-8' ) )
 _NAMES = sorted(

@@ -3,7 +3,7 @@
 ''' Real provider captures, parsed directly and replayed through SDKs.
 
     Every capture of Anthropic, OpenAI Chat Completions and OpenAI Responses
-    in ``../shared/fixtures/providers`` gives exactly its expected calls:
+    in ``tests/data/providers`` gives exactly its expected calls:
     through ``normalize_invocations`` (whole bodies) or the accumulator
     (streams), from decoded JSON and from the SDKs' own typed objects, which
     the SDK clients produce from a local HTTP server replaying the bytes.

@@ -25,3 +25,28 @@ import frigid as immut
 import typing_extensions as typx
 
 from absence import Absential, absent, is_absent
+
+
+__all__ = (
+    'Absential',
+    'Path',
+    'absent',
+    'asyncio',
+    'cabc',
+    'collections',
+    'ctxl',
+    'dcls',
+    'ddoc',
+    'enum',
+    'funct',
+    'hashlib',
+    'immut',
+    'inspect',
+    'is_absent',
+    'json',
+    'logging',
+    're',
+    'time',
+    'types',
+    'typx',
+)

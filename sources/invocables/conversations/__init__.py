@@ -13,21 +13,21 @@
 
 
 from . import __
-from . import base
+from . import base as base
 
 from .base import (
-    ROUNDS_MAXIMUM,
-    ConclusionEvent,
-    ConversationBase,
-    Event,
-    InvocationEvent,
-    Reply,
-    ResponseEvent,
-    ResultEvent,
-    ResultsEvent,
-    Terminations,
-    TextEvent,
-    Transcript,
+    ROUNDS_MAXIMUM as ROUNDS_MAXIMUM,
+    ConclusionEvent as ConclusionEvent,
+    ConversationBase as ConversationBase,
+    Event as Event,
+    InvocationEvent as InvocationEvent,
+    Reply as Reply,
+    ResponseEvent as ResponseEvent,
+    ResultEvent as ResultEvent,
+    ResultsEvent as ResultsEvent,
+    Terminations as Terminations,
+    TextEvent as TextEvent,
+    Transcript as Transcript,
 )
 
 

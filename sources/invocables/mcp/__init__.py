@@ -11,23 +11,29 @@
 
 
 from . import __
-from . import configuration
-from . import ensembles
-from . import processes
-from . import records
-from . import results
-from . import sessions
+from . import configuration as configuration
+from . import ensembles as ensembles
+from . import processes as processes
+from . import records as records
+from . import results as results
+from . import sessions as sessions
 
-from .configuration import ServerParameters, Transports
-from .ensembles import ServerEnsemble, produce_ensemble
+from .configuration import (
+    ServerParameters as ServerParameters,
+    Transports as Transports,
+)
+from .ensembles import (
+    ServerEnsemble as ServerEnsemble,
+    produce_ensemble as produce_ensemble,
+)
 from .records import (
-    CONNECT_TIMEOUT_DEFAULT,
-    DEBOUNCE_DEFAULT,
-    LIST_TIMEOUT_DEFAULT,
-    TIMEOUT_DEFAULT,
-    Omission,
-    Progress,
-    Reporter,
-    ServerOptions,
-    ToolDescription,
+    CONNECT_TIMEOUT_DEFAULT as CONNECT_TIMEOUT_DEFAULT,
+    DEBOUNCE_DEFAULT as DEBOUNCE_DEFAULT,
+    LIST_TIMEOUT_DEFAULT as LIST_TIMEOUT_DEFAULT,
+    TIMEOUT_DEFAULT as TIMEOUT_DEFAULT,
+    Omission as Omission,
+    Progress as Progress,
+    Reporter as Reporter,
+    ServerOptions as ServerOptions,
+    ToolDescription as ToolDescription,
 )

@@ -9,14 +9,14 @@
 
 
 from . import __
-from . import base
+from . import base as base
 
 from .base import (
-    AccumulatorBase,
-    InvocationsAccumulator,
-    InvocationsProcessor,
-    PartialInvocation,
-    ProcessorBase,
+    AccumulatorBase as AccumulatorBase,
+    InvocationsAccumulator as InvocationsAccumulator,
+    InvocationsProcessor as InvocationsProcessor,
+    PartialInvocation as PartialInvocation,
+    ProcessorBase as ProcessorBase,
 )
 
 
