@@ -19,6 +19,13 @@ from . import schemata as _schemata
 Invocable: __.typx.TypeAlias = __.cabc.Callable[
     [ 'Context', __.Arguments ], __.cabc.Awaitable[ object ] ]
 Annotations: __.typx.TypeAlias = __.cabc.Mapping[ str, __.typx.Any ]
+_Function: __.typx.TypeAlias = __.cabc.Callable[ ..., __.typx.Any ]
+
+_CONTEXT_MEMBERS = ( 'auxdata', 'invoker', 'namespace' )
+_INVOCATION_ARITY = 2 # context, arguments
+_name_tool = __.re.compile( r'^[a-zA-Z0-9_-]{1,64}$' )
+_P = __.typx.ParamSpec( '_P' )
+_T = __.typx.TypeVar( '_T' )
 
 
 class Context( __.typx.Protocol ):
@@ -113,12 +120,34 @@ class Invoker( __.typx.Protocol ):
         raise NotImplementedError  # pragma: no cover
 
 
-class FunctionInvoker( __.immut.Object ):
+# Parameters and result of the function which an invoker wraps. Defaults
+# (for invokers of descriptors and MCP tools, which wrap no function) make
+# the plain call the same as the invocation.
+_Parameters = __.typx.ParamSpec(
+    '_Parameters', default = [ Context, __.Arguments ] )
+_Result = __.typx.TypeVar(
+    '_Result',
+    default = __.cabc.Coroutine[
+        __.typx.Any, __.typx.Any, _canisters.ContentSequence ] )
+
+
+class FunctionInvoker(
+    __.immut.Object, __.typx.Generic[ _Parameters, _Result ]
+):
     ''' Invoker which wraps an invocable function.
 
         Used for Python functions, TOML descriptors and MCP tools alike: the
         invocable is whatever runs the tool. The argument schema is checked
-        and its validator compiled once, here.
+        and its validator compiled once, here. The constructor takes any
+        name, as MCP servers may send names which the naming layer must make
+        safe; :py:func:`produce_invoker` holds Python-side names to the rule
+        of TOML descriptors.
+
+        An invoker made from a Python function (``produce_invoker``) stays
+        callable as that function: ``add( 2, 3 )`` calls ``add`` itself,
+        while ``await add( context, arguments )`` (a context and a mapping)
+        is the invocation which validates the arguments and returns content
+        canisters. The function is also available as ``function``.
     '''
 
     def __init__( # noqa: PLR0913
@@ -133,7 +162,9 @@ class FunctionInvoker( __.immut.Object ):
         annotations: __.Absential[ Annotations ] = __.absent,
         outschema: __.Absential[ __.Schema ] = __.absent,
         validator: __.Absential[ _schemata.Validator ] = __.absent,
+        function: __.Absential[ _Function ] = __.absent,
     ):
+        _validate_fields( name, invocable, description, annotations )
         if __.is_absent( argschema ):
             argschema = _schemata.access_schema_empty( )
         self.name = name
@@ -141,7 +172,8 @@ class FunctionInvoker( __.immut.Object ):
         self.argschema = argschema
         self.description = description
         self.ensemble = ensemble
-        self.timeout = timeout
+        self.timeout = validate_timeout(
+            timeout, f"tool {name!r} option 'timeout'" )
         self.deduplicator = deduplicator
         self.annotations: Annotations = __.immut.Dictionary(
             { } if __.is_absent( annotations ) else annotations )
@@ -149,18 +181,34 @@ class FunctionInvoker( __.immut.Object ):
         self.validator = (
             _schemata.produce_validator( name, argschema )
             if __.is_absent( validator ) else validator )
+        # Typed by the class parameters; dynadoc cannot document a
+        # parameter annotated with a ParamSpec.
+        self.function: __.Absential[
+            __.cabc.Callable[ _Parameters, _Result ] ] = function
 
     def __repr__( self ) -> str:
         return "{cls}( name = {name!r}, ensemble = {ensemble!r} )".format(
             cls = type( self ).__name__, name = self.name,
             ensemble = self.ensemble )
 
+    @__.typx.overload
     async def __call__(
         self, context: Context, arguments: __.Arguments
-    ) -> _canisters.ContentSequence:
-        arguments = self.validator.validate_arguments( arguments )
-        return _canisters.produce_content(
-            await self.invocable( context, arguments ) )
+    ) -> _canisters.ContentSequence: ...
+    @__.typx.overload
+    def __call__( # noqa: F811
+        self, *posargs: _Parameters.args, **nomargs: _Parameters.kwargs
+    ) -> _Result: ...
+    def __call__( # noqa: F811
+        self, *posargs: __.typx.Any, **nomargs: __.typx.Any
+    ) -> __.typx.Any:
+        # A context and a mapping make an invocation, as the Invoker
+        # protocol requires; any other call goes to the wrapped function.
+        # The overloads above give type checkers the same rule.
+        function = self.function
+        if __.is_absent( function ) or _is_invocation( posargs, nomargs ):
+            return self._invoke( *posargs, **nomargs )
+        return function( *posargs, **nomargs )
 
     def validate_arguments( self, arguments: object ) -> __.Arguments:
         ''' Returns arguments if valid. Raises invalidity error otherwise. '''
@@ -174,17 +222,28 @@ class FunctionInvoker( __.immut.Object ):
             ensemble = ensemble, timeout = self.timeout,
             deduplicator = self.deduplicator,
             annotations = self.annotations, outschema = self.outschema,
-            validator = self.validator )
+            validator = self.validator, function = self.function )
+
+    async def _invoke(
+        self, context: Context, arguments: __.Arguments
+    ) -> _canisters.ContentSequence:
+        arguments = self.validator.validate_arguments( arguments )
+        return _canisters.produce_content(
+            await self.invocable( context, arguments ) )
 
 
-_Function: __.typx.TypeAlias = __.cabc.Callable[ ..., __.typx.Any ]
-_Decorator: __.typx.TypeAlias = __.cabc.Callable[
-    [ _Function ], FunctionInvoker ]
+class _Decorator( __.typx.Protocol ):
+    ''' Decorator which produces an invoker from a function. '''
+
+    def __call__(
+        self, function: __.cabc.Callable[ _P, _T ], /
+    ) -> FunctionInvoker[ _P, _T ]:
+        raise NotImplementedError  # pragma: no cover
 
 
 @__.typx.overload
 def produce_invoker(
-    function: _Function, /, *,
+    function: __.cabc.Callable[ _P, _T ], /, *,
     name: __.Absential[ str ] = ...,
     description: __.Absential[ str ] = ...,
     argschema: __.Absential[ __.Schema ] = ...,
@@ -192,7 +251,7 @@ def produce_invoker(
     deduplicator: __.Absential[ _deduplicators.Deduplicator ] = ...,
     annotations: __.Absential[ Annotations ] = ...,
     outschema: __.Absential[ __.Schema ] = ...,
-) -> FunctionInvoker: ...
+) -> FunctionInvoker[ _P, _T ]: ...
 @__.typx.overload
 def produce_invoker( # noqa: F811
     *,
@@ -208,7 +267,9 @@ def produce_invoker( # noqa: F811
     function: __.Absential[ _Function ] = __.absent, /, *,
     name: __.typx.Annotated[
         __.Absential[ str ],
-        __.ddoc.Doc( ''' Tool name. Default: name of function. ''' ),
+        __.ddoc.Doc(
+            ''' Tool name: 1 to 64 letters, digits, ``_`` or ``-``.
+                Default: name of function. ''' ),
     ] = __.absent,
     description: __.typx.Annotated[
         __.Absential[ str ],
@@ -240,25 +301,149 @@ def produce_invoker( # noqa: F811
         __.Absential[ __.Schema ],
         __.ddoc.Doc( ''' JSON Schema of structured results. ''' ),
     ] = __.absent,
-) -> FunctionInvoker | _Decorator:
+) -> FunctionInvoker[ ..., __.typx.Any ] | _Decorator:
     ''' Produces invoker from typed function or from explicit schema.
 
-        Sync functions run in a worker thread, off the event loop. Usable as
-        a decorator, bare or with keyword arguments. A parameter named
-        ``context`` receives the invocation context and is not part of the
-        schema.
+        Usable as a decorator, bare or with keyword arguments. Functions,
+        bound methods, class and static methods, ``functools.partial``
+        objects and callable objects are accepted (the last two need a
+        ``name``). Sync functions run in a worker thread, off the event
+        loop. A parameter named ``context`` receives the invocation context
+        and is not part of the schema. Parameter descriptions come from
+        ``Annotated[ ..., Doc( ... ) ]`` or from the docstring (Google,
+        NumPy or Sphinx style).
+
+        The invoker stays callable as the function: ``add( 2, 3 )`` calls
+        it, while ``await add( context, arguments )`` is the invocation.
+
+        Raises :py:class:`invocables.exceptions.InvokerInvalidity` if no
+        schema can be derived (``*args``, ``**kwargs``, defaults which are
+        not JSON, annotations which cannot be evaluated), or if, with an
+        explicit schema, the function cannot be called as
+        ``( context, arguments )``;
+        :py:class:`invocables.exceptions.ConfigurationInvalidity` for an
+        invalid option, such as a ``timeout`` which is not a positive
+        number.
     '''
     options: dict[ str, __.typx.Any ] = {
         'name': name, 'description': description, 'argschema': argschema,
         'timeout': timeout, 'deduplicator': deduplicator,
         'annotations': annotations, 'outschema': outschema }
     if __.is_absent( function ):
-        return __.funct.partial( _produce_invoker, ** options )
+
+        def decorate(
+            function: __.cabc.Callable[ _P, _T ]
+        ) -> FunctionInvoker[ _P, _T ]:
+            return _produce_invoker( function, ** options )
+
+        return decorate
     return _produce_invoker( function, ** options )
 
 
+def validate_invocable(
+    name: str, invocable: _Function
+) -> _Function:
+    ''' Returns invocable if callable as ``( context, arguments )``.
+
+        Raises :py:class:`invocables.exceptions.InvokerInvalidity`,
+        naming the tool, otherwise. Callables whose signature Python cannot
+        inspect (some builtins) are accepted as they are.
+    '''
+    if not callable( invocable ):
+        raise _exceptions.InvokerInvalidity(
+            name, f"the invocable {invocable!r} is not callable." )
+    try: signature = __.inspect.signature( invocable )
+    except ( TypeError, ValueError ): return invocable
+    try: signature.bind( None, None )
+    except TypeError as exception:
+        raise _exceptions.InvokerInvalidity(
+            name, f"with an explicit schema, {invocable!r} must accept "
+            f"( context, arguments ), but its signature is {signature} "
+            f"({exception}). Drop the schema to derive it from the "
+            "signature, or change the signature." ) from exception
+    return invocable
+
+
+def validate_timeout(
+    timeout: __.Absential[ object ], location: str
+) -> __.Absential[ float | None ]:
+    ''' Returns timeout in seconds if valid; absent and None pass through.
+
+        A timeout is a positive, finite number of seconds (``None`` means
+        no limit). Raises
+        :py:class:`invocables.exceptions.ConfigurationInvalidity` at
+        location otherwise.
+    '''
+    if __.is_absent( timeout ) or timeout is None: return timeout
+    if isinstance( timeout, ( int, float ) ) and not isinstance(
+        timeout, bool
+    ) and 0 < timeout < float( 'inf' ): return float( timeout )
+    hint = (
+        " Use None for no limit." if timeout == float( 'inf' ) else '' )
+    raise _exceptions.ConfigurationInvalidity(
+        location, "expected a positive number of seconds or None, got "
+        "{value!r} ({kind}).{hint}".format(
+            value = timeout, kind = type( timeout ).__name__, hint = hint ) )
+
+
+def validate_tool_name( name: object ) -> str:
+    ''' Returns tool name if 1 to 64 letters, digits, ``_`` or ``-``.
+
+        The rule of TOML descriptors and of every provider. Raises
+        :py:class:`invocables.exceptions.InvokerInvalidity` otherwise.
+    '''
+    if isinstance( name, str ) and _name_tool.match( name ): return name
+    raise _exceptions.InvokerInvalidity(
+        str( name ), "a tool name has 1 to 64 ASCII letters, digits, '_' "
+        "or '-' (pattern {pattern}); pass such a 'name'.".format(
+            pattern = _name_tool.pattern ) )
+
+
+def _access_name( function: _Function ) -> str:
+    name = getattr( function, '__name__', None )
+    label = repr( function )
+    if isinstance( function, __.funct.partial ):
+        reason = "a functools.partial object has no name of its own"
+    elif not isinstance( name, str ): reason = "it has no __name__"
+    elif name == '<lambda>': reason = "it is a lambda"
+    else: return validate_tool_name( name )
+    raise _exceptions.InvokerInvalidity(
+        label,
+        f"cannot derive a tool name ({reason}); pass 'name' explicitly." )
+
+
+def _expose_coroutine( function: _Function ) -> _Function:
+    ''' Returns bound ``__call__`` of object whose ``__call__`` is async.
+
+        So that such objects are awaited, not sent to a thread.
+    '''
+    subject: object = function # narrowed instead of function
+    ordinary = __.inspect.isroutine( subject ) or isinstance(
+        subject, ( type, __.funct.partial ) )
+    if not ordinary and __.inspect.iscoroutinefunction( function.__call__ ):
+        return function.__call__
+    return function
+
+
+def _is_invocation(
+    posargs: tuple[ object, ... ], nomargs: __.cabc.Mapping[ str, object ]
+) -> bool:
+    ''' Returns whether call is ( context, arguments ), not a plain call. '''
+    if len( posargs ) + len( nomargs ) != _INVOCATION_ARITY: return False
+    if not nomargs: context, arguments = posargs
+    elif 'arguments' in nomargs:
+        context = posargs[ 0 ] if posargs else nomargs.get( 'context' )
+        arguments = nomargs[ 'arguments' ]
+    else: return False
+    # Exact types first: the engine's calls take this path.
+    if type( context ) is InvocationContext and type( arguments ) is dict:
+        return True
+    return _is_context( context ) and isinstance(
+        arguments, __.cabc.Mapping )
+
+
 def _produce_invoker(
-    function: _Function, *,
+    function: __.cabc.Callable[ _P, _T ], *,
     name: __.Absential[ str ],
     description: __.Absential[ str ],
     argschema: __.Absential[ __.Schema ],
@@ -266,18 +451,23 @@ def _produce_invoker(
     deduplicator: __.Absential[ _deduplicators.Deduplicator ],
     annotations: __.Absential[ Annotations ],
     outschema: __.Absential[ __.Schema ],
-) -> FunctionInvoker:
+) -> FunctionInvoker[ _P, _T ]:
     from . import signatures as _signatures
     if not callable( function ):
         raise _exceptions.InvokerInvalidity(
             str( name or function ), "the tool must be callable." )
-    name_ = name if not __.is_absent( name ) else _access_name( function )
+    name_ = (
+        _access_name( function ) if __.is_absent( name )
+        else validate_tool_name( name ) )
+    target = _expose_coroutine( function )
     summary, descriptions = _signatures.parse_docstring( function )
     if __.is_absent( argschema ):
         argschema, invocable = _signatures.produce_signature_invocable(
-            name_, function, descriptions )
-    else: invocable = _produce_explicit_invocable( function )
-    return FunctionInvoker(
+            name_, target, descriptions )
+    else:
+        invocable = _produce_explicit_invocable(
+            validate_invocable( name_, target ) )
+    invoker = FunctionInvoker(
         name = name_,
         invocable = invocable,
         argschema = argschema,
@@ -285,16 +475,42 @@ def _produce_invoker(
         timeout = timeout,
         deduplicator = deduplicator,
         annotations = annotations,
-        outschema = outschema )
+        outschema = outschema,
+        function = function )
+    # The constructor takes any function (see FunctionInvoker.__init__), so
+    # it cannot infer the parameters; they are those of function.
+    return __.typx.cast( 'FunctionInvoker[ _P, _T ]', invoker )
 
 
-def _access_name( function: _Function ) -> str:
-    name = getattr( function, '__name__', None )
-    if not isinstance( name, str ) or name == '<lambda>':
+def _validate_fields(
+    name: object,
+    invocable: object,
+    description: object,
+    annotations: object,
+) -> None:
+    ''' Refuses fields of wrong types, before anything is compiled. '''
+    if not isinstance( name, str ):
         raise _exceptions.InvokerInvalidity(
-            repr( function ),
-            "cannot derive a tool name; pass 'name' explicitly." )
-    return name
+            repr( name ), "the name must be a string." )
+    if not callable( invocable ):
+        raise _exceptions.InvokerInvalidity(
+            name, f"the invocable {invocable!r} is not callable." )
+    if not isinstance( description, str ):
+        raise _exceptions.InvokerInvalidity(
+            name, "the description must be a string, got "
+            f"{type( description ).__name__}." )
+    if not __.is_absent( annotations ) and not isinstance(
+        annotations, __.cabc.Mapping
+    ):
+        raise _exceptions.InvokerInvalidity(
+            name, "the annotations must be a mapping, got "
+            f"{type( annotations ).__name__}." )
+
+
+def _is_context( value: object ) -> bool:
+    ''' Returns whether value has the members of an invocation context. '''
+    return isinstance( value, InvocationContext ) or all(
+        hasattr( value, name ) for name in _CONTEXT_MEMBERS )
 
 
 def _produce_explicit_invocable( function: _Function ) -> Invocable:

@@ -2,51 +2,64 @@
 
 ''' JSON Schemas and invocables from signatures of typed Python functions.
 
-    Uses pydantic's schema generation, imported only when a function-based
-    invoker is produced, so that ``import invocables`` stays light.
+    Uses pydantic's schema generation and ``docstring_parser``, imported
+    only when a function-based invoker is produced, so that
+    ``import invocables`` stays light.
 '''
 
 
 from . import __
 from . import exceptions as _exceptions
+from . import invokers as _invokers
 
-
-_CONTEXT_PARAMETER = 'context'
-_PLAIN_TYPES = frozenset( ( str, int, float, bool, type( None ), object ) )
-_param_sphinx = __.re.compile( r'^\s*:param\s+(?:\S+\s+)?(\w+):\s*(.*)$' )
-_section_google = __.re.compile( r'^\s*(Args|Arguments|Parameters):\s*$' )
-_param_google = __.re.compile( r'^\s+(\w+)(?:\s*\([^)]*\))?:\s*(.*)$' )
 
 _Function: __.typx.TypeAlias = __.cabc.Callable[ ..., __.typx.Any ]
+_Parameter: __.typx.TypeAlias = __.inspect.Parameter
 Descriptions: __.typx.TypeAlias = __.cabc.Mapping[ str, str ]
+
+_CONTEXT_PARAMETER = 'context'
+_CONTEXT_ANNOTATIONS = ( _invokers.Context, _invokers.InvocationContext )
+_DEFS_PREFIX = '#/$defs/'
+_NOTES_SECTIONS = frozenset( ( 'note', 'notes' ) )
+_PLAIN_TYPES = frozenset( ( str, int, float, bool, type( None ), object ) )
+_RECEIVER_NAMES = frozenset( ( 'self', 'cls' ) )
+# Keywords whose values are schemas, maps of schemas, lists of schemas.
+_SCHEMA_KEYWORDS = frozenset( (
+    'additionalItems', 'additionalProperties', 'contains', 'else', 'if',
+    'items', 'not', 'propertyNames', 'then', 'unevaluatedItems',
+    'unevaluatedProperties' ) )
+_SCHEMA_MAPS = frozenset( (
+    '$defs', 'definitions', 'dependentSchemas', 'patternProperties',
+    'properties' ) )
+_SCHEMA_LISTS = frozenset( ( 'allOf', 'anyOf', 'oneOf', 'prefixItems' ) )
 
 
 def parse_docstring( function: _Function ) -> tuple[ str, Descriptions ]:
     ''' Returns description and parameter descriptions from docstring.
 
-        Understands Sphinx ``:param name: text`` lines and Google-style
-        ``Args:`` sections; everything else is the description.
+        Understands Google (``Args:``), NumPy (``Parameters`` with a rule)
+        and Sphinx (``:param name:``) styles, continuation lines included.
+        ``Returns``, ``Raises``, ``Yields`` and ``Examples`` sections are
+        left out of the description; the rest of the text is kept.
     '''
-    docstring = __.inspect.getdoc( function ) or ''
-    lines: list[ str ] = [ ]
-    descriptions: dict[ str, str ] = { }
-    in_section = False
-    for line in docstring.splitlines( ):
-        if _section_google.match( line ):
-            in_section = True
-            continue
-        if in_section:
-            match = _param_google.match( line )
-            if match:
-                descriptions[ match[ 1 ] ] = match[ 2 ].strip( )
-                continue
-            if line.strip( ) and not line.startswith( ' ' ):
-                in_section = False
-            else: continue
-        match = _param_sphinx.match( line )
-        if match: descriptions[ match[ 1 ] ] = match[ 2 ].strip( )
-        else: lines.append( line )
-    return '\n'.join( lines ).strip( ), descriptions
+    from docstring_parser import ParseError, parse
+    docstring = _access_docstring( function )
+    try: parsed = parse( docstring )
+    except ParseError: return docstring.strip( ), { }
+    descriptions = {
+        parameter.arg_name: ' '.join( parameter.description.split( ) )
+        for parameter in parsed.params if parameter.description }
+    parts = [
+        part for part in (
+            parsed.short_description, parsed.long_description )
+        if part ]
+    separator = '\n\n' if parsed.blank_after_short_description else '\n'
+    notes = [
+        meta.description for meta in parsed.meta
+        if meta.args and meta.args[ 0 ].lower( ) in _NOTES_SECTIONS
+        and meta.description ]
+    text = '\n\n'.join( ( separator.join( parts ), *notes ) )
+    return text.strip( ), descriptions
 
 
 def produce_signature_invocable(
@@ -59,28 +72,232 @@ def produce_signature_invocable(
         converted by a pydantic model built once for the function.
     '''
     parameters, accepts_context = _survey_parameters( name, function )
-    model = _produce_model( name, function, parameters, descriptions )
+    schematic = tuple(
+        parameter for parameter in parameters
+        if parameter.name != _CONTEXT_PARAMETER )
+    _validate_defaults( name, schematic )
+    model = _produce_model( name, function, schematic, descriptions )
     schema = _clean_schema( model.model_json_schema( ) )
     plain = all(
         _is_plain_annotation( parameter.annotation )
-        for parameter in parameters )
-    names = tuple( parameter.name for parameter in parameters )
+        for parameter in schematic )
+    names = tuple( parameter.name for parameter in schematic )
     convert = _pass_arguments if plain else (
         _produce_converter( name, model, names ) )
-    invocable = _produce_invocable( function, convert, accepts_context )
+    invocable = _produce_invocable(
+        _adapt_positional( function, parameters ), convert, accepts_context )
     return __.types.MappingProxyType( schema ), invocable
+
+
+def _access_docstring( function: _Function ) -> str:
+    ''' Returns docstring of function, of the function of a partial, or of
+        the ``__call__`` (else the class) of a callable object.
+    '''
+    subject = _unwrap_partial( function )
+    if __.inspect.isroutine( subject ) or isinstance( subject, type ):
+        return __.inspect.getdoc( subject ) or ''
+    call = __.inspect.getattr_static( type( subject ), '__call__', None )
+    docstring = __.inspect.getdoc( call ) if call is not None else None
+    return docstring or __.inspect.cleandoc( type( subject ).__doc__ or '' )
+
+
+def _adapt_positional(
+    function: _Function, parameters: __.cabc.Sequence[ _Parameter ]
+) -> _Function:
+    ''' Returns function which takes keywords only, for positional-only
+        parameters too (passed by position, in order).
+    '''
+    positional = tuple(
+        parameter for parameter in parameters
+        if parameter.kind is _Parameter.POSITIONAL_ONLY )
+    if not positional: return function
+
+    def arrange(
+        nomargs: dict[ str, __.typx.Any ]
+    ) -> tuple[ list[ __.typx.Any ], dict[ str, __.typx.Any ] ]:
+        posargs: list[ __.typx.Any ] = [ ]
+        for index, parameter in enumerate( positional ):
+            if parameter.name in nomargs:
+                posargs.append( nomargs.pop( parameter.name ) )
+            elif any(
+                later.name in nomargs for later in positional[ index + 1 : ]
+            ): posargs.append( parameter.default )
+            else: break
+        return posargs, nomargs
+
+    if __.inspect.iscoroutinefunction( function ):
+        async def call_async( **nomargs: __.typx.Any ) -> __.typx.Any:
+            posargs, nomargs_ = arrange( nomargs )
+            return await function( *posargs, **nomargs_ )
+        return call_async
+
+    def call( **nomargs: __.typx.Any ) -> __.typx.Any:
+        posargs, nomargs_ = arrange( nomargs )
+        return function( *posargs, **nomargs_ )
+
+    return call
+
+
+def _access_namespace( function: _Function ) -> dict[ str, __.typx.Any ]:
+    ''' Returns globals of the code behind a function, method, partial,
+        decorated function or callable object, to evaluate annotations.
+    '''
+    subject = _unwrap( function )
+    if not __.inspect.isroutine( subject ) and not isinstance( subject, type ):
+        subject = _unwrap(
+            __.inspect.getattr_static( type( subject ), '__call__', subject ) )
+    namespace = getattr( subject, '__globals__', None )
+    if isinstance( namespace, dict ):
+        return __.typx.cast( dict[ str, __.typx.Any ], namespace )
+    module = __.inspect.getmodule( subject )
+    return dict( vars( module ) ) if module is not None else { }
 
 
 def _clean_schema(
     schema: dict[ str, __.typx.Any ]
 ) -> dict[ str, __.typx.Any ]:
-    ''' Removes titles which pydantic generates from names. '''
-    schema.pop( 'title', None )
-    properties = schema.get( 'properties', { } )
-    for property_ in properties.values( ):
-        property_.pop( 'title', None )
-    schema.setdefault( 'properties', { } )
-    return schema
+    ''' Removes titles, which pydantic generates from names, everywhere;
+        inlines definitions referenced once and not recursive, so that
+        ``$defs`` holds only what needs it; trims descriptions.
+    '''
+    definitions: dict[ str, __.typx.Any ] = schema.get( '$defs', { } )
+    inlinable = _survey_inlinable( schema, definitions )
+    cleaned = _clean_subschema( schema, definitions, inlinable )
+    remainder = {
+        key: value for key, value in cleaned.get( '$defs', { } ).items( )
+        if key not in inlinable }
+    if remainder: cleaned[ '$defs' ] = remainder
+    else: cleaned.pop( '$defs', None )
+    cleaned.setdefault( 'properties', { } )
+    return cleaned
+
+
+def _clean_subschema(
+    schema: __.typx.Any,
+    definitions: __.cabc.Mapping[ str, __.typx.Any ],
+    inlinable: __.cabc.Set[ str ],
+) -> __.typx.Any:
+    if not isinstance( schema, dict ): return schema
+    schema_ = __.typx.cast( dict[ str, __.typx.Any ], schema )
+    target = _access_reference( schema_ )
+    if target in inlinable:
+        siblings = {
+            key: value for key, value in schema_.items( ) if key != '$ref' }
+        schema_ = { **definitions[ target ], **siblings }
+    cleaned: dict[ str, __.typx.Any ] = { }
+    for key, value in schema_.items( ):
+        if key == 'title': continue
+        if key == 'description' and isinstance( value, str ):
+            cleaned[ key ] = value.strip( ) # padded docstrings of classes
+        else:
+            cleaned[ key ] = _clean_value(
+                key, value, definitions, inlinable )
+    return cleaned
+
+
+def _clean_value(
+    key: str,
+    value: __.typx.Any,
+    definitions: __.cabc.Mapping[ str, __.typx.Any ],
+    inlinable: __.cabc.Set[ str ],
+) -> __.typx.Any:
+    if key in _SCHEMA_KEYWORDS:
+        return _clean_subschema( value, definitions, inlinable )
+    if key in _SCHEMA_MAPS and isinstance( value, dict ):
+        members = __.typx.cast( dict[ str, __.typx.Any ], value )
+        return {
+            name: _clean_subschema( member, definitions, inlinable )
+            for name, member in members.items( ) }
+    if key in _SCHEMA_LISTS and isinstance( value, list ):
+        items = __.typx.cast( list[ __.typx.Any ], value )
+        return [
+            _clean_subschema( item, definitions, inlinable )
+            for item in items ]
+    return value
+
+
+def _access_reference( schema: __.cabc.Mapping[ str, __.typx.Any ] ) -> str:
+    ''' Returns name of local definition which schema references, or ''. '''
+    reference = schema.get( '$ref' )
+    if isinstance( reference, str ) and reference.startswith( _DEFS_PREFIX ):
+        return reference[ len( _DEFS_PREFIX ) : ]
+    return ''
+
+
+def _survey_references(
+    schema: __.typx.Any, references: list[ str ]
+) -> list[ str ]:
+    ''' Appends names of definitions referenced by schema (not from its
+        own ``$defs``), once per reference.
+    '''
+    if not isinstance( schema, dict ): return references
+    schema_ = __.typx.cast( dict[ str, __.typx.Any ], schema )
+    target = _access_reference( schema_ )
+    if target: references.append( target )
+    for key, value in schema_.items( ):
+        if key == '$defs': continue
+        if key in _SCHEMA_KEYWORDS: _survey_references( value, references )
+        elif key in _SCHEMA_MAPS and isinstance( value, dict ):
+            members = __.typx.cast( dict[ str, __.typx.Any ], value )
+            for member in members.values( ):
+                _survey_references( member, references )
+        elif key in _SCHEMA_LISTS and isinstance( value, list ):
+            items = __.typx.cast( list[ __.typx.Any ], value )
+            for item in items: _survey_references( item, references )
+    return references
+
+
+def _survey_inlinable(
+    schema: __.cabc.Mapping[ str, __.typx.Any ],
+    definitions: __.cabc.Mapping[ str, __.typx.Any ],
+) -> frozenset[ str ]:
+    ''' Returns names of definitions referenced once and not recursively. '''
+    edges = {
+        name: frozenset( _survey_references( body, [ ] ) )
+        for name, body in definitions.items( ) }
+    counts = __.collections.Counter( _survey_references( schema, [ ] ) )
+    for body in definitions.values( ):
+        counts.update( _survey_references( body, [ ] ) )
+    return frozenset(
+        name for name in definitions
+        if counts[ name ] == 1 and not _is_recursive( name, edges ) )
+
+
+def _is_recursive(
+    name: str, edges: __.cabc.Mapping[ str, frozenset[ str ] ]
+) -> bool:
+    ''' Returns whether definition reaches itself through references. '''
+    seen: set[ str ] = set( )
+    pending = list( edges.get( name, ( ) ) )
+    while pending:
+        current = pending.pop( )
+        if current == name: return True
+        if current in seen: continue
+        seen.add( current )
+        pending.extend( edges.get( current, ( ) ) )
+    return False
+
+
+def _evaluate_annotation(
+    name: str,
+    parameter: _Parameter,
+    namespace: __.cabc.Mapping[ str, __.typx.Any ],
+) -> __.typx.Any:
+    ''' Returns annotation of parameter, evaluated if it is a string. '''
+    annotation = parameter.annotation
+    if not isinstance( annotation, str ): return annotation
+    holder = __.types.SimpleNamespace(
+        __annotations__ = { 'value': annotation } )
+    try:
+        hints = __.typx.get_type_hints(
+            holder, globalns = dict( namespace ), include_extras = True )
+    except Exception as exception:
+        raise _exceptions.InvokerInvalidity(
+            name, f"cannot evaluate the annotation {annotation!r} of "
+            f"parameter {parameter.name!r} ({exception}); import the names "
+            "it uses at module level, not only under TYPE_CHECKING."
+        ) from exception
+    return hints[ 'value' ]
 
 
 def _is_plain_annotation( annotation: __.typx.Any ) -> bool:
@@ -145,21 +362,25 @@ def _produce_invocable(
 def _produce_model(
     name: str,
     function: _Function,
-    parameters: __.cabc.Sequence[ __.inspect.Parameter ],
+    parameters: __.cabc.Sequence[ _Parameter ],
     descriptions: Descriptions,
 ) -> __.typx.Any:
     from pydantic import ConfigDict, Field, create_model
     fields: dict[ str, __.typx.Any ] = { }
     for parameter in parameters:
         annotation = parameter.annotation
-        if annotation is __.inspect.Parameter.empty: annotation = __.typx.Any
+        if annotation is _Parameter.empty: annotation = __.typx.Any
         description = _access_doc( annotation ) or descriptions.get(
             parameter.name )
         default = (
-            ... if parameter.default is __.inspect.Parameter.empty
+            ... if parameter.default is _Parameter.empty
             else parameter.default )
-        fields[ parameter.name ] = (
-            annotation, Field( default, description = description ) )
+        # An explicit description of None would hide one given inside
+        # Annotated[ ..., Field( description = ... ) ].
+        field = (
+            Field( default ) if description is None
+            else Field( default, description = description ) )
+        fields[ parameter.name ] = ( annotation, field )
     try:
         return create_model( # pyright: ignore[reportCallIssue,reportUnknownVariableType]
             f"{name}_arguments",
@@ -180,24 +401,91 @@ def _access_doc( annotation: __.typx.Any ) -> str | None:
 
 def _survey_parameters(
     name: str, function: _Function
-) -> tuple[ tuple[ __.inspect.Parameter, ... ], bool ]:
-    try: signature = __.inspect.signature( function, eval_str = True )
-    except ( TypeError, ValueError, NameError ) as exception:
+) -> tuple[ tuple[ _Parameter, ... ], bool ]:
+    ''' Returns parameters, annotations evaluated, and whether one of them
+        receives the context.
+    '''
+    try: signature = __.inspect.signature( function )
+    except ( TypeError, ValueError ) as exception:
         raise _exceptions.InvokerInvalidity(
             name, f"cannot inspect signature: {exception}" ) from exception
-    parameters: list[ __.inspect.Parameter ] = [ ]
+    namespace = _access_namespace( function )
+    parameters: list[ _Parameter ] = [ ]
     accepts_context = False
-    for parameter in signature.parameters.values( ):
+    for index, parameter in enumerate( signature.parameters.values( ) ):
         if parameter.name == _CONTEXT_PARAMETER:
             accepts_context = True
+            parameters.append( parameter )
             continue
-        if parameter.kind in (
-            __.inspect.Parameter.VAR_POSITIONAL,
-            __.inspect.Parameter.VAR_KEYWORD,
-            __.inspect.Parameter.POSITIONAL_ONLY,
-        ):
+        _validate_parameter( name, index, parameter )
+        annotation = _evaluate_annotation( name, parameter, namespace )
+        if annotation in _CONTEXT_ANNOTATIONS:
             raise _exceptions.InvokerInvalidity(
-                name, f"parameter {parameter.name!r} must be passable by "
-                "keyword (no *args, **kwargs or positional-only)." )
-        parameters.append( parameter )
+                name, f"parameter {parameter.name!r} is annotated as the "
+                "invocation context; name it 'context' to receive the "
+                "context." )
+        parameters.append( parameter.replace( annotation = annotation ) )
     return tuple( parameters ), accepts_context
+
+
+def _validate_defaults(
+    name: str, parameters: __.cabc.Sequence[ _Parameter ]
+) -> None:
+    ''' Refuses defaults which JSON cannot represent, at construction. '''
+    from pydantic_core import PydanticSerializationError, to_jsonable_python
+    for parameter in parameters:
+        default = parameter.default
+        if default is _Parameter.empty: continue
+        try:
+            __.json.dumps(
+                to_jsonable_python( default ), allow_nan = False )
+        except ( PydanticSerializationError, TypeError, ValueError ) as error:
+            raise _exceptions.InvokerInvalidity(
+                name, f"the default of parameter {parameter.name!r} "
+                f"({default!r}) cannot be represented in JSON ({error}); "
+                "use a JSON value (string, number, boolean, None, list, "
+                "dict), an enum member or a pydantic model as default."
+            ) from error
+
+
+def _validate_parameter(
+    name: str, index: int, parameter: _Parameter
+) -> None:
+    ''' Refuses parameters which no JSON object can fill. '''
+    if parameter.kind is _Parameter.VAR_POSITIONAL:
+        raise _exceptions.InvokerInvalidity(
+            name, f"parameter *{parameter.name} takes any number of values, "
+            "which a JSON object cannot name; declare a list parameter "
+            "instead, or give an explicit argschema." )
+    if parameter.kind is _Parameter.VAR_KEYWORD:
+        raise _exceptions.InvokerInvalidity(
+            name, f"parameter **{parameter.name} takes any keywords, which "
+            "a JSON Schema cannot describe; declare named parameters (or a "
+            "dict parameter), or give an explicit argschema." )
+    if (
+        index == 0 and parameter.name in _RECEIVER_NAMES
+        and parameter.annotation is _Parameter.empty
+    ):
+        raise _exceptions.InvokerInvalidity(
+            name, f"the first parameter is {parameter.name!r}: this looks "
+            "like a method taken from its class; pass the method of an "
+            "instance (or a classmethod) instead." )
+
+
+def _unwrap( function: object ) -> object:
+    ''' Returns what runs behind partials, bound methods and decorators. '''
+    subject = _unwrap_partial( function )
+    if __.inspect.ismethod( subject ): subject = subject.__func__
+    if not callable( subject ): return subject
+    try: unwrapped: object = __.inspect.unwrap( subject )
+    except ValueError: return subject # a cycle of __wrapped__
+    if unwrapped is subject: return subject
+    return _unwrap( unwrapped )
+
+
+def _unwrap_partial( function: object ) -> object:
+    subject = function
+    while isinstance( subject, __.funct.partial ):
+        partial = __.typx.cast( __.funct.partial[ object ], subject )
+        subject = partial.func
+    return subject

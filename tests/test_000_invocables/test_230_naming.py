@@ -18,15 +18,18 @@ from invocables import exceptions, naming
 _rule = re.compile( r'^[a-zA-Z0-9_-]{1,64}$' )
 
 
+# The constructors take names which produce_invoker and produce_ensemble
+# refuse (dots, spaces, over 64 characters), as MCP servers may send them.
 def _invoker( name ):
-    return invocables.produce_invoker(
-        lambda context, arguments: name, name = name,
+    return invocables.FunctionInvoker(
+        name = name, invocable = lambda context, arguments: name,
         argschema = { 'type': 'object' } )
 
 
 def _ensemble( name, *tools ):
-    return invocables.produce_ensemble(
-        name, [ _invoker( tool ) for tool in tools ] )
+    return invocables.LocalEnsemble(
+        name, [ _invoker( tool ) for tool in tools ],
+        invocables.EnsembleConfiguration( ) )
 
 
 def _names( nomenclature ):
@@ -124,11 +127,15 @@ def test_160_deterministic_across_processes( ):
 import json, invocables
 from invocables import naming
 def tool( name ):
-    return invocables.produce_invoker(
-        lambda c, a: None, name = name, argschema = { 'type': 'object' } )
+    return invocables.FunctionInvoker(
+        name = name, invocable = lambda c, a: None,
+        argschema = { 'type': 'object' } )
+def ensemble( name, tools ):
+    return invocables.LocalEnsemble(
+        name, tools, invocables.EnsembleConfiguration( ) )
 ensembles = [
-    invocables.produce_ensemble( 'srv.a', [ tool( 'echo' ), tool( 'x.y' ) ] ),
-    invocables.produce_ensemble( 'srv.b', [ tool( 'echo' ), tool( 'q' * 90 ) ] ),
+    ensemble( 'srv.a', [ tool( 'echo' ), tool( 'x.y' ) ] ),
+    ensemble( 'srv.b', [ tool( 'echo' ), tool( 'q' * 90 ) ] ),
 ]
 nomenclature = naming.produce_nomenclature( ensembles )
 print( json.dumps( [ item.name for item in nomenclature.designations ] ) )
