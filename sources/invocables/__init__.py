@@ -41,6 +41,7 @@ from .ensembles import (
     Ensemble as Ensemble,
     EnsembleConfiguration as EnsembleConfiguration,
     LocalEnsemble as LocalEnsemble,
+    connect_ensembles as connect_ensembles,
     produce_ensemble as produce_ensemble,
 )
 from .execution import (

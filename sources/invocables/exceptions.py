@@ -117,6 +117,22 @@ class InvocationExecutionFailure( Omnierror, RuntimeError ):
             "'failure_policy = FailurePolicies.Report'." )
 
 
+class InvocationExpiry( Omnierror, TimeoutError ):
+    ''' Invocation did not finish within its timeout and was cancelled.
+
+        Raised by direct invocations (``await ensemble.invoke( ... )``);
+        the execution engine reports timeouts to the model instead.
+    '''
+
+    def __init__( self, name: str, timeout: float ):
+        self.name = name
+        self.timeout = timeout
+        super( ).__init__(
+            f"Tool {name!r} did not finish within {timeout} seconds and "
+            "was cancelled. Give the tool or its ensemble a longer "
+            "'timeout' (None for no limit) if it needs more time." )
+
+
 class InvocationInterruption( Omnierror, ValueError ):
     ''' Streamed tool call was cut off before it was complete.
 
