@@ -42,10 +42,12 @@ def parse_docstring( function: _Function ) -> tuple[ str, Descriptions ]:
         ``Returns``, ``Raises``, ``Yields`` and ``Examples`` sections are
         left out of the description; the rest of the text is kept.
     '''
-    from docstring_parser import ParseError, parse
+    from docstring_parser import parse
     docstring = _access_docstring( function )
+    # Besides its ParseError, the parser raises assorted errors (such as
+    # IndexError) on odd text: then the whole docstring is the description.
     try: parsed = parse( docstring )
-    except ParseError: return docstring.strip( ), { }
+    except Exception: return docstring.strip( ), { }
     descriptions = {
         parameter.arg_name: ' '.join( parameter.description.split( ) )
         for parameter in parsed.params if parameter.description }

@@ -208,6 +208,16 @@ def test_160_no_docstring( ):
     assert _describe( bare ) == ( '', { 'value': None } )
 
 
+def test_165_unparsable_docstring( ):
+    ''' Text which the parser cannot read becomes the whole description. '''
+
+    def odd( value: int ) -> int:
+        return value
+
+    odd.__doc__ = '    :\n    :\nArgs:'
+    assert parse_docstring( odd ) == ( ':\n    :\nArgs:', { } )
+
+
 def test_170_parser_not_imported_by_package( ):
     ''' Importing the package imports neither the parser nor pydantic. '''
     script = (
