@@ -175,7 +175,8 @@ async def _execute_invoke( options: _argparse.Namespace ) -> int:
 
 async def _execute_schemas( options: _argparse.Namespace ) -> int:
     from . import processors as _processors
-    processor = _processors.produce_processor( options.provider )
+    provider: str = options.provider
+    processor = _processors.produce_processor( provider )
     configuration = _produce_configuration( options )
     ensembles = await _descriptors.prepare_ensembles(
         configuration, connect = True )

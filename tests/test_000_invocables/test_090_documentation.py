@@ -53,10 +53,34 @@ def test_120_local_example_output( ):
 
 @pytest.mark.slow
 def test_200_sphinx_builds_without_warnings( tmp_path ):
-    ''' Sphinx builds the documentation with warnings as errors. '''
+    ''' Sphinx builds the documentation with warnings as errors; the API
+        reference shows parameters as users read them: the prose of their
+        Doc annotations, their types without Annotated or AbsentSingleton,
+        and absent defaults as an ellipsis.
+    '''
     completed = subprocess.run(
         [ sys.executable, '-m', 'sphinx', '-W', '--keep-going', '-q',
           '-b', 'html', str( _root / 'documentation' ),
           str( tmp_path / 'html' ) ],
         capture_output = True, text = True, timeout = 300 )
     assert completed.returncode == 0, completed.stderr
+    assert 'WARNING' not in completed.stderr, completed.stderr
+    for page in ( 'api.html', 'conversation.html' ):
+        text = _render_text( tmp_path / 'html' / page )
+        for raw in ( 'AbsentSingleton', 'Annotated[', 'absence.absent' ):
+            assert raw not in text, ( page, raw )
+    reference = _render_text( tmp_path / 'html' / 'api.html' )
+    assert (
+        'produce_invoker(function=..., /, *, name=..., description=...'
+        in reference )
+    assert 'name (str) – Tool name. Default: name of function.' in (
+        reference )
+    assert 'failure_policy=FailurePolicies.Raise' in reference
+
+
+def _render_text( page: Path ) -> str:
+    ''' Returns text of HTML page, without markup, entities decoded. '''
+    import html
+    import re
+    markup = page.read_text( encoding = 'utf-8' )
+    return html.unescape( re.sub( r'<[^>]+>', '', markup ) )

@@ -170,7 +170,7 @@ def test_160_ids_kept_and_echoed( ):
         invocation_id = 'fc-1', name = 'f',
         content = ( invocables.TextContent( text = 'ok' ), ) )
     content, = processor.nativize_results( [ result ] )
-    assert content[ 'parts' ][ 0 ][ 'functionResponse' ] == {
+    assert content[ 'parts' ][ 0 ][ 'function_response' ] == {
         'name': 'f', 'id': 'fc-1', 'response': { 'result': 'ok' } }
 
 
@@ -347,10 +347,10 @@ def test_300_prepare_tools_valid_for_sdk( ):
         tools = processor.prepare_tools( [ _tool_ensemble( ) ] )
     assert 'free_form' in str( caught[ 0 ].message )
     tool, = tools
-    names = [ item[ 'name' ] for item in tool[ 'functionDeclarations' ] ]
+    names = [ item[ 'name' ] for item in tool[ 'function_declarations' ] ]
     assert names == [ 'forecast', 'shout', 'fail' ]
     declarations = { item[ 'name' ]: item for item in
-                     tool[ 'functionDeclarations' ] }
+                     tool[ 'function_declarations' ] }
     assert 'parameters' not in declarations[ 'fail' ]
     assert declarations[ 'forecast' ][ 'parameters' ][ 'required' ] == [
         'city' ]
@@ -360,16 +360,16 @@ def test_300_prepare_tools_valid_for_sdk( ):
 
 
 def test_310_prepare_tools_json_schema_option( ):
-    ''' With json_schema, schemas go in parametersJsonSchema, kept whole. '''
+    ''' With json_schema, schemas go in parameters_json_schema, kept whole. '''
     from google.genai import types
     processor = produce_processor( 'gemini', json_schema = True )
     with warnings.catch_warnings( ):
         warnings.simplefilter( 'error' )
         tool, = processor.prepare_tools( [ _tool_ensemble( ) ] )
     declarations = { item[ 'name' ]: item for item in
-                     tool[ 'functionDeclarations' ] }
+                     tool[ 'function_declarations' ] }
     assert len( declarations ) == 4
-    schema = declarations[ 'free_form' ][ 'parametersJsonSchema' ]
+    schema = declarations[ 'free_form' ][ 'parameters_json_schema' ]
     assert schema[ 'properties' ][ 'bag' ][ 'additionalProperties' ] is True
     types.Tool.model_validate( tool )
 
@@ -387,7 +387,7 @@ def test_330_unknown_option_refused( ):
 
 
 def test_400_nativize_results_shapes( ):
-    ''' Results become functionResponse parts of one user content. '''
+    ''' Results become function_response parts of one user content. '''
     from google.genai import types
     processor = produce_processor( 'gemini' )
     results = [
@@ -411,7 +411,7 @@ def test_400_nativize_results_shapes( ):
     ]
     content, = processor.nativize_results( results )
     assert content[ 'role' ] == 'user'
-    responses = [ part[ 'functionResponse' ] for part in content[ 'parts' ] ]
+    responses = [ part[ 'function_response' ] for part in content[ 'parts' ] ]
     assert responses[ 0 ] == { 'name': 'a', 'response': { 'x': 1 } }
     assert responses[ 1 ] == { 'name': 'b', 'response': { 'result': [ 1, 2 ] } }
     assert responses[ 2 ] == { 'name': 'c', 'response': { 'error': 'Too slow.' } }
@@ -431,9 +431,9 @@ def test_410_nativize_media_option( ):
                     invocables.ImageContent(
                         data = b'\x89PNG\r\n\x1a\nxx', media_type = 'image/png' ) ) )
     content, = processor.nativize_results( [ result ] )
-    response = content[ 'parts' ][ 0 ][ 'functionResponse' ]
+    response = content[ 'parts' ][ 0 ][ 'function_response' ]
     assert response[ 'response' ] == { 'result': 'a cat' }
-    assert response[ 'parts' ][ 0 ][ 'inlineData' ][ 'mimeType' ] == 'image/png'
+    assert response[ 'parts' ][ 0 ][ 'inline_data' ][ 'mime_type' ] == 'image/png'
     typed = types.Content.model_validate( content )
     assert typed.parts is not None
 
@@ -463,7 +463,7 @@ async def test_500_round_trip( ):
     assert [ result.invocation_id for result in results ] == [
         invocation.identifier for invocation in invocations ]
     content, = processor.nativize_results( results )
-    responses = [ part[ 'functionResponse' ] for part in content[ 'parts' ] ]
+    responses = [ part[ 'function_response' ] for part in content[ 'parts' ] ]
     assert [ response[ 'name' ] for response in responses ] == [
         'forecast', 'shout', 'fail', 'nope' ]
     assert responses[ 0 ][ 'response' ] == {
@@ -488,7 +488,7 @@ async def test_510_round_trip_streamed_partial( ):
         results = await processor.execute_invocations(
             invocations, [ ensemble ] )
     content, = processor.nativize_results( results )
-    cities = [ part[ 'functionResponse' ][ 'response' ][ 'city' ]
+    cities = [ part[ 'function_response' ][ 'response' ][ 'city' ]
                for part in content[ 'parts' ] ]
     assert cities == [ 'Boston', 'San Francisco' ]
 

@@ -72,11 +72,11 @@ async def test_100_function_call_then_answer( ):
     assert [ content[ 'role' ] for content in contents ] == [
         'user', 'model', 'user', 'model' ]
     call = contents[ 1 ][ 'parts' ][ 0 ]
-    assert call[ 'functionCall' ] == {
+    assert call[ 'function_call' ] == {
         'name': 'passphrase_test_tool', 'args': { 'passphrase': 'portal' } }
-    assert call[ 'thoughtSignature' ].startswith( 'CvABAXLI2ny6' )
+    assert call[ 'thought_signature' ].startswith( 'CvABAXLI2ny6' )
     assert contents[ 2 ] == { 'role': 'user', 'parts': [ {
-        'functionResponse': {
+        'function_response': {
             'name': 'passphrase_test_tool',
             'response': { 'result': 'The passphrase is correct.' } } } ] }
     json.dumps( contents )
@@ -92,8 +92,10 @@ async def test_100_function_call_then_answer( ):
         for declaration in first[ 'tools' ][ 0 ][ 'functionDeclarations' ]
     ] == [ 'passphrase_test_tool', 'customAdditionImplementation' ]
     assert second[ 'contents' ][ 1 ][ 'parts' ][ 0 ][ 'thoughtSignature' ] == (
-        call[ 'thoughtSignature' ] )
-    assert second[ 'contents' ][ 2 ] == contents[ 2 ]
+        call[ 'thought_signature' ] )
+    assert second[ 'contents' ][ 2 ] == { 'role': 'user', 'parts': [ {
+        'functionResponse': contents[ 2 ][ 'parts' ][ 0 ][
+            'function_response' ] } ] }
 
 
 @pytest.mark.asyncio
@@ -114,7 +116,7 @@ async def test_110_parallel_calls_with_ids( ):
             'gemini', _produce_client( server ), [ ensemble ], model = 'g' )
         transcript = await conversation.converse( 'Add.' )
     responses = [
-        part[ 'functionResponse' ]
+        part[ 'function_response' ]
         for part in transcript.messages[ 2 ][ 'parts' ] ]
     assert [ response[ 'id' ] for response in responses ] == [
         'id-1', 'id-2' ]

@@ -15,6 +15,10 @@
 from . import __
 from . import base as base
 
+# Type checkers see through 'module.TYPE_CHECKING', not through the hub;
+# linters read the literals of 'module.Literal' as literals.
+import typing_extensions as _typx
+
 from .base import (
     ROUNDS_MAXIMUM as ROUNDS_MAXIMUM,
     ConclusionEvent as ConclusionEvent,
@@ -43,6 +47,101 @@ PROVIDERS: __.typx.Annotated[
     'openai-responses': (
         'openai_responses', 'OpenaiResponsesConversation' ),
 } )
+
+
+class ConversationOptions( _typx.TypedDict, total = False ):
+    ''' Options of :py:func:`produce_conversation`, for type checkers.
+
+        The fields of :py:class:`invocables.conversations.ConversationBase`
+        besides ``client`` and ``ensembles``; only ``model`` is required.
+    '''
+
+    model: _typx.Required[ str ]
+    instructions: str
+    tokens_maximum: int
+    rounds_maximum: int
+    approver: base.Approver
+    observer: base.Observer
+    processor: __.processors.InvocationsProcessor
+    parameters: __.cabc.Mapping[ str, __.typx.Any ]
+    auxdata: __.typx.Any
+    namespace: __.Namespace
+    timeout: float | None
+    concurrency: int
+    failure_policy: __.execution.FailurePolicies
+    alerter: __.execution.Alerter
+
+
+if _typx.TYPE_CHECKING:
+    from . import anthropic as _anthropic
+    from . import cohere as _cohere
+    from . import gemini as _gemini
+    from . import ollama as _ollama
+    from . import openai as _openai
+    from . import openai_responses as _openai_responses
+
+
+@_typx.overload
+def produce_conversation(
+    provider: _typx.Literal[ 'anthropic' ],
+    client: __.typx.Any,
+    ensembles: __.execution.Ensembles,
+    **options: _typx.Unpack[ ConversationOptions ],
+) -> '_anthropic.AnthropicConversation': ...
+
+
+@_typx.overload
+def produce_conversation(
+    provider: _typx.Literal[ 'openai' ],
+    client: __.typx.Any,
+    ensembles: __.execution.Ensembles,
+    **options: _typx.Unpack[ ConversationOptions ],
+) -> '_openai.OpenaiConversation': ...
+
+
+@_typx.overload
+def produce_conversation(
+    provider: _typx.Literal[ 'openai-responses' ],
+    client: __.typx.Any,
+    ensembles: __.execution.Ensembles,
+    **options: _typx.Unpack[ ConversationOptions ],
+) -> '_openai_responses.OpenaiResponsesConversation': ...
+
+
+@_typx.overload
+def produce_conversation(
+    provider: _typx.Literal[ 'gemini' ],
+    client: __.typx.Any,
+    ensembles: __.execution.Ensembles,
+    **options: _typx.Unpack[ ConversationOptions ],
+) -> '_gemini.GeminiConversation': ...
+
+
+@_typx.overload
+def produce_conversation(
+    provider: _typx.Literal[ 'cohere' ],
+    client: __.typx.Any,
+    ensembles: __.execution.Ensembles,
+    **options: _typx.Unpack[ ConversationOptions ],
+) -> '_cohere.CohereConversation': ...
+
+
+@_typx.overload
+def produce_conversation(
+    provider: _typx.Literal[ 'ollama' ],
+    client: __.typx.Any,
+    ensembles: __.execution.Ensembles,
+    **options: _typx.Unpack[ ConversationOptions ],
+) -> '_ollama.OllamaConversation': ...
+
+
+@_typx.overload
+def produce_conversation(
+    provider: str,
+    client: __.typx.Any,
+    ensembles: __.execution.Ensembles,
+    **options: _typx.Unpack[ ConversationOptions ],
+) -> ConversationBase: ...
 
 
 def produce_conversation(
@@ -76,8 +175,10 @@ def produce_conversation(
 ) -> ConversationBase:
     ''' Produces conversation loop for provider, over client.
 
-        Raises :py:class:`invocables.exceptions.ProviderNoSupport`, listing
-        the known providers, for an unknown name, and
+        Type checkers see the provider's own conversation for a literal
+        name, and the options of :py:class:`ConversationOptions`. Raises
+        :py:class:`invocables.exceptions.ProviderNoSupport`, listing the
+        known providers, for an unknown name, and
         :py:class:`invocables.exceptions.ConfigurationInvalidity` for
         unknown or missing options.
     '''

@@ -24,11 +24,11 @@ KEYS_VARIABLES: __.cabc.Mapping[ str, tuple[ str, ... ] ] = (
         'openai-responses': ( 'OPENAI_API_KEY', ),
     } ) )
 MODELS_DEFAULT: __.cabc.Mapping[ str, str ] = __.types.MappingProxyType( {
-    'anthropic': 'claude-sonnet-4-5',
-    'cohere': 'command-a-03-2025',
-    'gemini': 'gemini-2.5-flash',
-    'openai': 'gpt-4.1-mini',
-    'openai-responses': 'gpt-4.1-mini',
+    'anthropic': 'claude-sonnet-5',
+    'cohere': 'command-a-plus-05-2026',
+    'gemini': 'gemini-3.8-flash',
+    'openai': 'gpt-5.5',
+    'openai-responses': 'gpt-5.5',
 } )
 OLLAMA_URL_DEFAULT = 'http://127.0.0.1:11434'
 
@@ -50,7 +50,7 @@ def access_model(
     if base_url or provider not in MODELS_DEFAULT:
         raise __.exceptions.ConfigurationInvalidity(
             '--model', "name the model which the server at "
-            "{url} serves (such as --model llama3.2).".format(
+            "{url} serves (such as --model qwen3:8b).".format(
                 url = base_url or OLLAMA_URL_DEFAULT ) )
     return MODELS_DEFAULT[ provider ]
 

@@ -27,7 +27,8 @@ Results: __.typx.TypeAlias = tuple[ __.canisters.ResultCanister, ... ]
 Approver: __.typx.TypeAlias = __.cabc.Callable[
     [ __.canisters.InvocationCanister ],
     bool | __.cabc.Awaitable[ bool ] ]
-Messages: __.typx.TypeAlias = str | __.cabc.Sequence[ NativeObject ]
+Messages: __.typx.TypeAlias = (
+    str | __.cabc.Sequence[ __.cabc.Mapping[ str, __.typx.Any ] ] )
 
 
 class Terminations( __.enum.Enum ):

@@ -6,9 +6,9 @@
     (``client.aio``): whole responses come from
     ``client.aio.models.generate_content``, streamed ones from
     ``generate_content_stream``. The transcript holds contents ``{ role,
-    parts }`` in the wire's camelCase (``functionCall``,
-    ``functionResponse``, ``thoughtSignature`` as base64 text), which
-    google-genai accepts as input. Tools, the system prompt
+    parts }`` as google-genai's typed dictionaries name them, in snake_case
+    (``function_call``, ``function_response``, ``thought_signature`` as
+    base64 text), which google-genai accepts as input. Tools, the system prompt
     (``system_instruction``), the token limit (``max_output_tokens``) and
     ``parameters`` go in each request's ``config``; automatic function
     calling of the SDK is disabled, since the loop calls the tools. The SDK
@@ -50,7 +50,7 @@ class GeminiConversation( _base.ConversationBase ):
             **self._produce_request( messages, tools ) )
         invocations = self.processor.normalize_invocations( response )
         parts = [
-            _base.nativize_object( part, aliases = True )
+            _base.nativize_object( part )
             for part in _access_parts( response ) ]
         return _produce_reply( response, parts, invocations )
 
@@ -71,7 +71,7 @@ class GeminiConversation( _base.ConversationBase ):
         async for chunk in stream:
             chunks.append( chunk )
             for part in _access_parts( chunk ):
-                part_ = _base.nativize_object( part, aliases = True )
+                part_ = _base.nativize_object( part )
                 text = _access_text( part_ )
                 if text: yield text
                 _merge_part( parts, part_ )

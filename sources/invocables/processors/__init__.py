@@ -4,12 +4,20 @@
 
     Provider modules are imported when first requested, so that importing
     this package imports no provider SDK (processors need none: they read
-    SDK typed objects by attribute and plain dictionaries alike).
+    SDK typed objects by attribute and plain dictionaries alike). For type
+    checkers, ``produce_processor`` returns the provider's own processor,
+    whose tools and results have the provider SDK's parameter types (see
+    :py:mod:`invocables.processors.natives`).
 '''
 
 
 from . import __
 from . import base as base
+from . import natives as natives
+
+# Type checkers see through 'module.TYPE_CHECKING', not through the hub;
+# linters read the literals of 'module.Literal' as literals.
+import typing_extensions as _typx
 
 from .base import (
     AccumulatorBase as AccumulatorBase,
@@ -33,6 +41,60 @@ PROVIDERS: __.typx.Annotated[
 } )
 
 
+if _typx.TYPE_CHECKING:
+    from . import anthropic as _anthropic
+    from . import cohere as _cohere
+    from . import gemini as _gemini
+    from . import ollama as _ollama
+    from . import openai as _openai
+    from . import openai_responses as _openai_responses
+
+
+@_typx.overload
+def produce_processor(
+    provider: _typx.Literal[ 'anthropic' ]
+) -> '_anthropic.AnthropicProcessor': ...
+
+
+@_typx.overload
+def produce_processor(
+    provider: _typx.Literal[ 'openai' ], *, strict: bool = ...
+) -> '_openai.OpenaiProcessor': ...
+
+
+@_typx.overload
+def produce_processor(
+    provider: _typx.Literal[ 'openai-responses' ], *, strict: bool = ...
+) -> '_openai_responses.OpenaiResponsesProcessor': ...
+
+
+@_typx.overload
+def produce_processor(
+    provider: _typx.Literal[ 'gemini' ],
+    *,
+    json_schema: bool = ...,
+    media: bool = ...,
+) -> '_gemini.GeminiProcessor': ...
+
+
+@_typx.overload
+def produce_processor(
+    provider: _typx.Literal[ 'cohere' ]
+) -> '_cohere.CohereProcessor': ...
+
+
+@_typx.overload
+def produce_processor(
+    provider: _typx.Literal[ 'ollama' ]
+) -> '_ollama.OllamaProcessor': ...
+
+
+@_typx.overload
+def produce_processor(
+    provider: str, **options: __.typx.Any
+) -> InvocationsProcessor: ...
+
+
 def produce_processor(
     provider: __.typx.Annotated[
         str,
@@ -41,11 +103,16 @@ def produce_processor(
     ],
     **options: __.typx.Annotated[
         __.typx.Any,
-        __.ddoc.Doc( ''' Options of the provider's processor. ''' ),
+        __.ddoc.Doc( ''' Options of the provider's processor: ``strict``
+            for 'openai' and 'openai-responses'; ``json_schema`` and
+            ``media`` for 'gemini'. ''' ),
     ],
 ) -> InvocationsProcessor:
     ''' Produces processor for provider API.
 
+        Type checkers see the provider's own processor for a literal name
+        (such as
+        :py:class:`invocables.processors.anthropic.AnthropicProcessor`).
         Raises :py:class:`invocables.exceptions.ProviderNoSupport`, listing
         the known providers, for an unknown name.
     '''

@@ -14,6 +14,10 @@
 
 from . import __
 from . import base as _base
+from . import natives as _natives
+
+# Type checkers see through 'module.TYPE_CHECKING', not through the hub.
+import typing_extensions as _typx
 
 
 PROVIDER = 'anthropic'
@@ -36,7 +40,15 @@ _STOPS_TRUNCATING = frozenset( (
     'max_tokens', 'model_context_window_exceeded', 'pause_turn', 'refusal',
 ) )
 
-_Block: __.typx.TypeAlias = dict[ str, __.typx.Any ]
+_ImageMediaType: __.typx.TypeAlias = __.typx.Literal[
+    'image/gif', 'image/jpeg', 'image/png', 'image/webp' ]
+if not _typx.TYPE_CHECKING: # plain dictionaries; the SDK's types below
+    _Block = _ResultBlock = _base.NativeObject
+else:
+    from anthropic import types as _sdk
+    _Block = (
+        _sdk.TextBlockParam | _sdk.ImageBlockParam | _sdk.DocumentBlockParam )
+    _ResultBlock = _sdk.ToolResultBlockParam
 
 
 class AnthropicAccumulator( _base.AccumulatorBase ):
@@ -127,7 +139,9 @@ class AnthropicAccumulator( _base.AccumulatorBase ):
         return invocations
 
 
-class AnthropicProcessor( _base.ProcessorBase ):
+class AnthropicProcessor(
+    _base.ProcessorBase[ _natives.AnthropicTool, _natives.AnthropicMessage ]
+):
     ''' Processor for the Anthropic Messages API. '''
 
     provider = PROVIDER
@@ -136,12 +150,13 @@ class AnthropicProcessor( _base.ProcessorBase ):
 
     def produce_tool(
         self, name: str, description: str, schema: _base.NativeObject
-    ) -> _base.NativeObject:
+    ) -> _natives.AnthropicTool:
         ''' Returns tool as ``{ name, description, input_schema }``. '''
-        tool: _base.NativeObject = { 'name': name }
-        if description: tool[ 'description' ] = description
-        tool[ 'input_schema' ] = schema
-        return tool
+        if description:
+            return {
+                'name': name, 'description': description,
+                'input_schema': schema }
+        return { 'name': name, 'input_schema': schema }
 
     def produce_invocations(
         self, native_message: object
@@ -180,7 +195,7 @@ class AnthropicProcessor( _base.ProcessorBase ):
 
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
-    ) -> list[ _base.NativeObject ]:
+    ) -> list[ _natives.AnthropicMessage ]:
         ''' Returns one user message of ``tool_result`` blocks (or none).
 
             Images of the kinds Anthropic takes go as base64 image blocks,
@@ -219,7 +234,7 @@ def _nativize_content( content: __.canisters.Content ) -> _Block | None:
 def _nativize_binary(
     data: bytes, media_type: str, content: __.canisters.Content
 ) -> _Block | None:
-    if media_type in _IMAGE_MEDIA_TYPES:
+    if _is_image_media_type( media_type ):
         return {
             'type': 'image',
             'source': {
@@ -234,7 +249,15 @@ def _nativize_binary(
     return _nativize_text( content )
 
 
-def _nativize_result( result: __.canisters.ResultCanister ) -> _Block:
+def _is_image_media_type(
+    media_type: str
+) -> __.typx.TypeIs[ _ImageMediaType ]:
+    return media_type in _IMAGE_MEDIA_TYPES
+
+
+def _nativize_result(
+    result: __.canisters.ResultCanister
+) -> _ResultBlock:
     blocks: list[ _Block ] = [ ]
     if not __.is_absent( result.error ):
         blocks.append( {
@@ -242,7 +265,7 @@ def _nativize_result( result: __.canisters.ResultCanister ) -> _Block:
     for content in result.content:
         block = _nativize_content( content )
         if block is not None: blocks.append( block )
-    native: _Block = {
+    native: _ResultBlock = {
         'type': 'tool_result', 'tool_use_id': result.invocation_id }
     if blocks: native[ 'content' ] = blocks
     if result.is_error( ): native[ 'is_error' ] = True

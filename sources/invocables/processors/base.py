@@ -28,6 +28,7 @@
 
 
 from . import __
+from . import natives as _natives
 from .. import dialects as _dialects
 
 
@@ -46,7 +47,9 @@ _scribe = __.produce_scribe( __name__ )
 Ensembles: __.typx.TypeAlias = __.execution.Ensembles
 Invocations: __.typx.TypeAlias = tuple[
     __.canisters.InvocationCanister, ... ]
-NativeObject: __.typx.TypeAlias = dict[ str, __.typx.Any ]
+NativeObject: __.typx.TypeAlias = _natives.NativeObject
+
+_Product = __.typx.TypeVar( '_Product' )
 
 
 @__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
@@ -88,8 +91,15 @@ class InvocationsAccumulator( __.typx.Protocol ):
         raise NotImplementedError  # pragma: no cover
 
 
-class InvocationsProcessor( __.typx.Protocol ):
-    ''' Converts tools, calls and results for one provider API. '''
+class InvocationsProcessor(
+    __.typx.Protocol[ _natives.Tool, _natives.Message ]
+):
+    ''' Converts tools, calls and results for one provider API.
+
+        Generic in the native tool and message of the provider (see
+        :py:mod:`invocables.processors.natives`); unparameterized, both are
+        ``Any``.
+    '''
 
     @property
     def provider( self ) -> str:
@@ -98,7 +108,7 @@ class InvocationsProcessor( __.typx.Protocol ):
 
     def prepare_tools(
         self, ensembles: Ensembles
-    ) -> list[ NativeObject ]:
+    ) -> list[ _natives.Tool ]:
         ''' Returns tool definitions in native format. '''
         raise NotImplementedError  # pragma: no cover
 
@@ -108,7 +118,7 @@ class InvocationsProcessor( __.typx.Protocol ):
 
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
-    ) -> list[ NativeObject ]:
+    ) -> list[ _natives.Message ]:
         ''' Returns native messages or items which carry results. '''
         raise NotImplementedError  # pragma: no cover
 
@@ -319,32 +329,35 @@ class AccumulatorBase:
         return index in self._slots
 
 
-class ProcessorBase( __.immut.Object ):
-    ''' Common behavior of processors: tools, execution, error handling. '''
+class ProcessorBase(
+    __.immut.Object, __.typx.Generic[ _natives.Tool, _natives.Message ]
+):
+    ''' Common behavior of processors: tools, execution, error handling.
+
+        Generic in the native tool and message of the provider: a provider
+        module names its SDK's parameter types (see
+        :py:mod:`invocables.processors.natives`), so that type checkers see
+        them in what ``prepare_tools`` and ``nativize_results`` return.
+    '''
 
     provider: __.typx.ClassVar[ str ] = 'unknown'
     dialect: __.typx.ClassVar[ str ] = ''
     accumulator_class: __.typx.ClassVar[ type[ AccumulatorBase ] ]
 
-    def prepare_tools( self, ensembles: Ensembles ) -> list[ NativeObject ]:
+    def prepare_tools(
+        self, ensembles: Ensembles
+    ) -> list[ _natives.Tool ]:
         ''' Returns tool definitions in native format.
 
             Provider-facing names come from the nomenclature of the
             ensembles. A tool whose schema the provider cannot take is left
             out, with a warning, rather than failing the whole request.
         '''
-        nomenclature = __.naming.access_nomenclature( ensembles )
-        tools: list[ NativeObject ] = [ ]
-        for designation in nomenclature.designations:
-            invoker = designation.invoker
-            tool = self.prepare_tool(
-                designation.name, invoker.description, invoker.argschema )
-            if tool is not None: tools.append( tool )
-        return tools
+        return produce_tools( ensembles, self.prepare_tool )
 
     def prepare_tool(
         self, name: str, description: str, schema: __.Schema
-    ) -> NativeObject | None:
+    ) -> _natives.Tool | None:
         ''' Returns one tool in native format, or ``None`` if refused. '''
         schema_ = adapt_schema( self.provider, name, schema, self.dialect )
         if schema_ is None: return None
@@ -352,7 +365,7 @@ class ProcessorBase( __.immut.Object ):
 
     def produce_tool(
         self, name: str, description: str, schema: NativeObject
-    ) -> NativeObject:
+    ) -> _natives.Tool:
         ''' Hook: returns one tool in native format. '''
         raise NotImplementedError  # pragma: no cover
 
@@ -383,7 +396,7 @@ class ProcessorBase( __.immut.Object ):
 
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
-    ) -> list[ NativeObject ]:
+    ) -> list[ _natives.Message ]:
         ''' Returns native messages or items which carry results. '''
         raise NotImplementedError  # pragma: no cover
 
@@ -497,15 +510,15 @@ def produce_function_tool(
     schema: NativeObject,
     *,
     strict: bool = False,
-) -> NativeObject:
+) -> _natives.FunctionTool:
     ''' Returns ``{ type: 'function', function: { name, ... } }``.
 
         The tool shape of OpenAI Chat Completions, which Cohere and Ollama
         share.
     '''
-    function: NativeObject = { 'name': name }
-    if description: function[ 'description' ] = description
-    function[ 'parameters' ] = schema
+    function: _natives.FunctionSpecification = (
+        { 'name': name, 'description': description, 'parameters': schema }
+        if description else { 'name': name, 'parameters': schema } )
     if strict: function[ 'strict' ] = True
     return { 'type': 'function', 'function': function }
 
@@ -560,6 +573,25 @@ def produce_invocation(
     return __.canisters.InvocationCanister(
         identifier = identifier, name = name, arguments = arguments_,
         invalidity = invalidity )
+
+
+def produce_tools(
+    ensembles: Ensembles,
+    producer: __.cabc.Callable[ [ str, str, __.Schema ], _Product | None ],
+) -> list[ _Product ]:
+    ''' Returns what producer makes of each tool of ensembles, in order.
+
+        The producer takes the provider-facing name, the description and
+        the schema of a tool, and returns ``None`` to leave it out.
+    '''
+    nomenclature = __.naming.access_nomenclature( ensembles )
+    products: list[ _Product ] = [ ]
+    for designation in nomenclature.designations:
+        invoker = designation.invoker
+        product = producer(
+            designation.name, invoker.description, invoker.argschema )
+        if product is not None: products.append( product )
+    return products
 
 
 def synthesize_identifier(

@@ -16,6 +16,7 @@
 
 from . import __
 from . import base as _base
+from . import natives as _natives
 
 
 PROVIDER = 'cohere'
@@ -88,7 +89,9 @@ class CohereAccumulator( _base.AccumulatorBase ):
         return emitted
 
 
-class CohereProcessor( _base.ProcessorBase ):
+class CohereProcessor(
+    _base.ProcessorBase[ _natives.CohereTool, _natives.CohereMessage ]
+):
     ''' Processor for Cohere Chat v2. '''
 
     provider = PROVIDER
@@ -97,7 +100,7 @@ class CohereProcessor( _base.ProcessorBase ):
 
     def produce_tool(
         self, name: str, description: str, schema: _base.NativeObject
-    ) -> _base.NativeObject:
+    ) -> _natives.CohereTool:
         ''' Returns tool as ``{ type: 'function', function: ... }``. '''
         return _base.produce_function_tool( name, description, schema )
 
@@ -133,7 +136,7 @@ class CohereProcessor( _base.ProcessorBase ):
 
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
-    ) -> list[ _base.NativeObject ]:
+    ) -> list[ _natives.CohereMessage ]:
         ''' Returns one ``{ role: 'tool', tool_call_id, content }`` each.
 
             Structured data goes in ``document`` blocks (objects as they
@@ -175,8 +178,9 @@ def _decode_event( event: str | bytes | bytearray ) -> object:
 
 def _produce_blocks(
     result: __.canisters.ResultCanister
-) -> list[ _base.NativeObject ]:
-    blocks: list[ _base.NativeObject ] = [ ]
+) -> list[ _natives.CohereTextBlock | _natives.CohereDocumentBlock ]:
+    blocks: list[
+        _natives.CohereTextBlock | _natives.CohereDocumentBlock ] = [ ]
     if result.is_error( ):
         error = __.typx.cast( __.canisters.Fault, result.error )
         blocks.append( { 'type': 'text', 'text': f"Error: {error.message}" } )

@@ -2,19 +2,22 @@
 
 ''' Processor for Google Gemini (generateContent, streamGenerateContent).
 
-    Tools go out as one ``{ functionDeclarations: [ { name, description,
+    Tools go out as one ``{ function_declarations: [ { name, description,
     parameters } ] }`` tool, with schemas in Gemini's OpenAPI 3 subset (the
     'gemini' dialect), or, with option ``json_schema``, in
-    ``parametersJsonSchema``. Calls come back as ``functionCall`` parts of
-    the first candidate's content; Gemini usually sends no call id, so
+    ``parameters_json_schema``. Calls come back as ``functionCall`` parts
+    of the first candidate's content; Gemini usually sends no call id, so
     distinct, deterministic ids are synthesized. Results go back as one
-    ``{ role: 'user', parts: [ { functionResponse: { name, response } } ] }``
-    content. Streams carry whole calls in chunks, or, on Vertex AI with
-    streamed function call arguments, a call opened by ``functionCall{ name,
-    willContinue }``, filled by ``partialArgs`` and closed by an empty
-    ``functionCall``. Plain dictionaries (camelCase or snake_case keys) and
-    google-genai typed objects (such as ``GenerateContentResponse``) are
-    accepted alike; google-genai is never imported.
+    content ``{ role: 'user', parts: [ { function_response: { name,
+    response } } ] }``. What goes out has the snake_case keys of
+    google-genai's typed dictionaries (``ToolDict``, ``ContentDict``), which
+    the REST API takes as well as camelCase. Streams carry whole calls in
+    chunks, or, on Vertex AI with streamed function call arguments, a call
+    opened by ``functionCall{ name, willContinue }``, filled by
+    ``partialArgs`` and closed by an empty ``functionCall``. Plain
+    dictionaries (camelCase or snake_case keys) and google-genai typed
+    objects (such as ``GenerateContentResponse``) are accepted alike;
+    google-genai is never imported.
 '''
 
 
@@ -22,6 +25,10 @@ from itertools import pairwise as _pairwise
 
 from . import __
 from . import base as _base
+from . import natives as _natives
+
+# Type checkers see through 'module.TYPE_CHECKING', not through the hub.
+import typing_extensions as _typx
 
 
 PROVIDER = 'gemini'
@@ -32,6 +39,13 @@ _path_step = __.re.compile(
     r'''\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\[(?:'([^']*)'|"([^"]*)")\]''' )
 
 _Step: __.typx.TypeAlias = str | int
+if not _typx.TYPE_CHECKING: # plain dictionaries; the SDK's types below
+    _Blob = _Response = _Schema = _base.NativeObject
+else:
+    from google.genai import types as _sdk
+    _Blob = _sdk.FunctionResponseBlobDict
+    _Response = _sdk.FunctionResponseDict
+    _Schema = _sdk.SchemaDict
 
 
 class GeminiAccumulator( _base.AccumulatorBase ):
@@ -133,7 +147,9 @@ class GeminiAccumulator( _base.AccumulatorBase ):
         return self.complete_call( key, arguments = arguments )
 
 
-class GeminiProcessor( _base.ProcessorBase ):
+class GeminiProcessor(
+    _base.ProcessorBase[ _natives.GeminiTool, _natives.GeminiContent ]
+):
     ''' Processor for Gemini generateContent and streamGenerateContent. '''
 
     provider = PROVIDER
@@ -148,40 +164,58 @@ class GeminiProcessor( _base.ProcessorBase ):
 
     def prepare_tools(
         self, ensembles: _base.Ensembles
-    ) -> list[ _base.NativeObject ]:
+    ) -> list[ _natives.GeminiTool ]:
         ''' Returns one tool which declares every function; none if empty.
 
             Each schema is adapted to the 'gemini' dialect (or, with
             ``json_schema``, to the lenient 'openai' one and sent as
-            ``parametersJsonSchema``); a tool whose schema cannot be
+            ``parameters_json_schema``); a tool whose schema cannot be
             adapted is left out alone, with a warning.
         '''
-        declarations = super( ).prepare_tools( ensembles )
+        declarations = _base.produce_tools(
+            ensembles, self.prepare_declaration )
         if not declarations: return [ ]
-        return [ { 'functionDeclarations': declarations } ]
+        return [ { 'function_declarations': declarations } ]
 
     def prepare_tool(
         self, name: str, description: str, schema: __.Schema
-    ) -> _base.NativeObject | None:
+    ) -> _natives.GeminiTool | None:
+        ''' Returns one tool which declares one function, or ``None``. '''
+        declaration = self.prepare_declaration( name, description, schema )
+        if declaration is None: return None
+        return { 'function_declarations': [ declaration ] }
+
+    def prepare_declaration(
+        self, name: str, description: str, schema: __.Schema
+    ) -> _natives.GeminiDeclaration | None:
         ''' Returns one function declaration, or ``None`` if refused. '''
         dialect = 'openai' if self.json_schema else self.dialect
         schema_ = _base.adapt_schema( PROVIDER, name, schema, dialect )
         if schema_ is None: return None
-        return self.produce_tool( name, description, schema_ )
+        return self.produce_declaration( name, description, schema_ )
 
     def produce_tool(
         self, name: str, description: str, schema: _base.NativeObject
-    ) -> _base.NativeObject:
+    ) -> _natives.GeminiTool:
+        ''' Returns one tool which declares one function. '''
+        declaration = self.produce_declaration( name, description, schema )
+        return { 'function_declarations': [ declaration ] }
+
+    def produce_declaration(
+        self, name: str, description: str, schema: _base.NativeObject
+    ) -> _natives.GeminiDeclaration:
         ''' Returns ``{ name, description, parameters }``.
 
             A function without parameters is declared without a schema.
         '''
-        declaration: _base.NativeObject = { 'name': name }
+        declaration: _natives.GeminiDeclaration = { 'name': name }
         if description: declaration[ 'description' ] = description
         if self.json_schema:
-            declaration[ 'parametersJsonSchema' ] = schema
+            declaration[ 'parameters_json_schema' ] = schema
         elif schema.get( 'properties' ):
-            declaration[ 'parameters' ] = schema
+            # JSON Schema's names (minLength, anyOf) and lowercase types,
+            # which google-genai's Schema model and the REST API take.
+            declaration[ 'parameters' ] = __.typx.cast( _Schema, schema )
         return declaration
 
     def produce_invocations(
@@ -208,7 +242,7 @@ class GeminiProcessor( _base.ProcessorBase ):
 
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
-    ) -> list[ _base.NativeObject ]:
+    ) -> list[ _natives.GeminiContent ]:
         ''' Returns one user content with a ``functionResponse`` each.
 
             The response is the tool's JSON object when it returned one,
@@ -221,14 +255,14 @@ class GeminiProcessor( _base.ProcessorBase ):
         return [ {
             'role': 'user',
             'parts': [
-                { 'functionResponse': self._produce_response( result ) }
+                { 'function_response': self._produce_response( result ) }
                 for result in results ],
         } ]
 
     def _produce_response(
         self, result: __.canisters.ResultCanister
-    ) -> _base.NativeObject:
-        response: _base.NativeObject = { 'name': result.name }
+    ) -> _Response:
+        response: _Response = { 'name': result.name }
         if not _synthesized.match( result.invocation_id ):
             response[ 'id' ] = result.invocation_id
         media = [
@@ -238,9 +272,7 @@ class GeminiProcessor( _base.ProcessorBase ):
         content = result.content
         if self.media and media:
             response[ 'parts' ] = [
-                { 'inlineData': {
-                    'mimeType': item.media_type,
-                    'data': _base.encode_base64( item.data ) } }
+                { 'inline_data': _produce_blob( item.media_type, item.data ) }
                 for item in media ]
             content = tuple( item for item in content if item not in media )
         response[ 'response' ] = _produce_payload( result, content )
@@ -396,6 +428,16 @@ def _store( container: __.typx.Any, step: _Step, value: __.typx.Any ) -> None:
         return
     raise __.exceptions.ResponseInvalidity(
         PROVIDER, "JSON paths of partial arguments disagree." )
+
+
+def _produce_blob( media_type: str, data: bytes ) -> _Blob:
+    ''' Returns ``{ mime_type, data }`` with data as base64 text.
+
+        Text, not bytes, so that messages stay JSON: google-genai decodes
+        base64 text into its bytes fields, and the REST API takes it.
+    '''
+    blob = { 'mime_type': media_type, 'data': _base.encode_base64( data ) }
+    return __.typx.cast( _Blob, blob )
 
 
 def _produce_payload(

@@ -17,6 +17,7 @@
 
 from . import __
 from . import base as _base
+from . import natives as _natives
 
 
 PROVIDER = 'ollama'
@@ -63,7 +64,9 @@ class OllamaAccumulator( _base.AccumulatorBase ):
         return tuple( invocations )
 
 
-class OllamaProcessor( _base.ProcessorBase ):
+class OllamaProcessor(
+    _base.ProcessorBase[ _natives.OllamaTool, _natives.OllamaMessage ]
+):
     ''' Processor for Ollama's native chat API. '''
 
     provider = PROVIDER
@@ -72,7 +75,7 @@ class OllamaProcessor( _base.ProcessorBase ):
 
     def produce_tool(
         self, name: str, description: str, schema: _base.NativeObject
-    ) -> _base.NativeObject:
+    ) -> _natives.OllamaTool:
         ''' Returns tool as ``{ type: 'function', function: ... }``. '''
         return _base.produce_function_tool( name, description, schema )
 
@@ -96,16 +99,16 @@ class OllamaProcessor( _base.ProcessorBase ):
 
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
-    ) -> list[ _base.NativeObject ]:
+    ) -> list[ _natives.OllamaMessage ]:
         ''' Returns one ``{ role: 'tool', content, tool_name }`` each.
 
             Content is text: structured data as JSON, binary content as a
             textual stand-in, errors prefixed with ``Error:``. The call's
             id goes back as ``tool_call_id`` only when Ollama gave one.
         '''
-        messages: list[ _base.NativeObject ] = [ ]
+        messages: list[ _natives.OllamaMessage ] = [ ]
         for result in results:
-            message: _base.NativeObject = {
+            message: _natives.OllamaMessage = {
                 'role': 'tool',
                 'content': result.as_text( ),
                 'tool_name': result.name,

@@ -15,6 +15,7 @@
 
 from . import __
 from . import base as _base
+from . import natives as _natives
 from .. import dialects as _dialects
 
 
@@ -111,7 +112,9 @@ class OpenaiAccumulator( _base.AccumulatorBase ):
         return emitted
 
 
-class StrictProcessorBase( _base.ProcessorBase ):
+class StrictProcessorBase(
+    _base.ProcessorBase[ _natives.Tool, _natives.Message ]
+):
     ''' OpenAI processors, with strict mode where schemas allow it. '''
 
     def __init__( self, *, strict: bool = False ):
@@ -119,7 +122,7 @@ class StrictProcessorBase( _base.ProcessorBase ):
 
     def prepare_tool(
         self, name: str, description: str, schema: __.Schema
-    ) -> _base.NativeObject | None:
+    ) -> _natives.Tool | None:
         ''' Returns one tool; strict when asked and the schema allows it.
 
             A schema which cannot be made strict is offered without strict
@@ -138,7 +141,7 @@ class StrictProcessorBase( _base.ProcessorBase ):
         description: str,
         schema: _base.NativeObject,
         strict: bool = False, # noqa: FBT001,FBT002
-    ) -> _base.NativeObject:
+    ) -> _natives.Tool:
         ''' Hook: returns one tool in native format. '''
         raise NotImplementedError  # pragma: no cover
 
@@ -160,7 +163,9 @@ class StrictProcessorBase( _base.ProcessorBase ):
             invocations, ensembles, **options )
 
 
-class OpenaiProcessor( StrictProcessorBase ):
+class OpenaiProcessor(
+    StrictProcessorBase[ _natives.OpenaiTool, _natives.OpenaiMessage ]
+):
     ''' Processor for OpenAI Chat Completions (and compatible servers). '''
 
     provider = PROVIDER
@@ -173,7 +178,7 @@ class OpenaiProcessor( StrictProcessorBase ):
         description: str,
         schema: _base.NativeObject,
         strict: bool = False, # noqa: FBT001,FBT002
-    ) -> _base.NativeObject:
+    ) -> _natives.OpenaiTool:
         ''' Returns tool as ``{ type: 'function', function: ... }``. '''
         return _base.produce_function_tool(
             name, description, schema, strict = strict )
@@ -206,7 +211,7 @@ class OpenaiProcessor( StrictProcessorBase ):
 
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
-    ) -> list[ _base.NativeObject ]:
+    ) -> list[ _natives.OpenaiMessage ]:
         ''' Returns one ``{ role: 'tool', tool_call_id, content }`` each.
 
             Content is text: structured data as JSON, binary content as a

@@ -15,13 +15,25 @@
 
 from . import __
 from . import base as _base
+from . import natives as _natives
 from . import openai as _openai
+
+# Type checkers see through 'module.TYPE_CHECKING', not through the hub.
+import typing_extensions as _typx
 
 
 PROVIDER = 'openai-responses'
 
 _IMAGE_MEDIA_TYPES = frozenset( (
     'image/gif', 'image/jpeg', 'image/png', 'image/webp' ) )
+
+if not _typx.TYPE_CHECKING: # plain dictionaries; the SDK's types below
+    _Output = str | list[ _base.NativeObject ]
+    _Part = _base.NativeObject
+else:
+    from openai.types import responses as _sdk
+    _Output = str | _sdk.ResponseFunctionCallOutputItemListParam
+    _Part = _sdk.ResponseFunctionCallOutputItemParam
 
 
 class OpenaiResponsesAccumulator( _base.AccumulatorBase ):
@@ -97,7 +109,10 @@ class OpenaiResponsesAccumulator( _base.AccumulatorBase ):
             arguments if isinstance( arguments, str ) else __.absent )
 
 
-class OpenaiResponsesProcessor( _openai.StrictProcessorBase ):
+class OpenaiResponsesProcessor(
+    _openai.StrictProcessorBase[
+        _natives.OpenaiResponsesTool, _natives.OpenaiResponsesItem ]
+):
     ''' Processor for the OpenAI Responses API. '''
 
     provider = PROVIDER
@@ -110,7 +125,7 @@ class OpenaiResponsesProcessor( _openai.StrictProcessorBase ):
         description: str,
         schema: _base.NativeObject,
         strict: bool = False, # noqa: FBT001,FBT002
-    ) -> _base.NativeObject:
+    ) -> _natives.OpenaiResponsesTool:
         ''' Returns tool as ``{ type: 'function', name, ... }``. '''
         return _produce_tool( name, description, schema, strict = strict )
 
@@ -150,7 +165,7 @@ class OpenaiResponsesProcessor( _openai.StrictProcessorBase ):
 
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
-    ) -> list[ _base.NativeObject ]:
+    ) -> list[ _natives.OpenaiResponsesItem ]:
         ''' Returns one ``function_call_output`` item per result.
 
             Output is text, unless images are present: then a list of
@@ -182,12 +197,10 @@ def _is_image( content: __.canisters.Content ) -> bool:
         and content.media_type in _IMAGE_MEDIA_TYPES )
 
 
-def _nativize_output(
-    result: __.canisters.ResultCanister
-) -> str | list[ _base.NativeObject ]:
+def _nativize_output( result: __.canisters.ResultCanister ) -> _Output:
     if not any( _is_image( content ) for content in result.content ):
         return result.as_text( )
-    parts: list[ _base.NativeObject ] = [ ]
+    parts: list[ _Part ] = [ ]
     if not __.is_absent( result.error ):
         parts.append( {
             'type': 'input_text', 'text': f"Error: {result.error.message}" } )
@@ -223,9 +236,11 @@ def _produce_tool(
     schema: _base.NativeObject,
     *,
     strict: bool,
-) -> _base.NativeObject:
-    tool: _base.NativeObject = { 'type': 'function', 'name': name }
-    if description: tool[ 'description' ] = description
-    tool[ 'parameters' ] = schema
-    tool[ 'strict' ] = strict
-    return tool
+) -> _natives.OpenaiResponsesTool:
+    if description:
+        return {
+            'type': 'function', 'name': name, 'description': description,
+            'parameters': schema, 'strict': strict }
+    return {
+        'type': 'function', 'name': name, 'parameters': schema,
+        'strict': strict }
