@@ -310,7 +310,7 @@ def produce_invoker( # noqa: F811
         ``name``). Sync functions run in a worker thread, off the event
         loop. A parameter named ``context`` receives the invocation context
         and is not part of the schema. Parameter descriptions come from
-        ``Annotated[ ..., Doc( ... ) ]`` or from the docstring (Google,
+        ``Doc( ... )`` annotations or from the docstring (Google,
         NumPy or Sphinx style).
 
         The invoker stays callable as the function: ``add( 2, 3 )`` calls
