@@ -63,6 +63,11 @@ class PinnedEnsemble(
         location: str,
     ):
         self.name = name
+        # Under the engine, the timeouts of pinned tools are the engine's
+        # to apply: the tool's own, else the server's, else the caller's.
+        if not __.is_absent( server.tool_timeout ):
+            configuration = __.dcls.replace(
+                configuration, timeout = server.tool_timeout )
         self.configuration = configuration
         self.inner = inner
         self.server = server
@@ -315,10 +320,9 @@ def _produce_pinned_invoker(
         invoker = ensemble.inner.access_invoker( name )
         return list( await invoker( context, arguments ) ) or None
 
-    # The server ensemble applies the timeouts, as for its own invokers.
     return _invokers.FunctionInvoker(
         name = name, invocable = invoke, argschema = descriptor.argschema,
-        description = descriptor.description, timeout = None,
+        description = descriptor.description, timeout = descriptor.timeout,
         deduplicator = produce_deduplicator( descriptor ),
         annotations = descriptor.annotations,
         outschema = descriptor.outschema )
