@@ -4,21 +4,28 @@
 
     The hostile server (``servers/hostile_server.py``) speaks JSON-RPC by
     hand: it writes bytes which are not UTF-8, lines which are not JSON,
-    answers of any size and tool lists which the SDK refuses.
+    answers of any size and tool lists which the SDK refuses. The fuzz
+    tests at the end run a few hundred examples; set
+    ``INVOCABLES_FUZZ_EXAMPLES=10000`` to run them at depth.
 '''
 
 
 import asyncio
 import json
+import os
 import sys
 import time
 
 import pytest
 
+from hypothesis import given, settings, strategies
+from mcp.shared.message import SessionMessage
+
 import invocables
 import invocables.mcp
 
 from invocables import descriptors, exceptions
+from invocables.mcp import configuration, processes
 from invocables.processors import produce_processor
 
 from . import mcp_support
@@ -279,3 +286,61 @@ async def test_620_caller_timeout_bounds_pinned_tools( tmp_path ):
         results = await asyncio.wait_for( invocables.execute_invocations(
             [ call ], ensembles, timeout = 1 ), 10 )
         assert results[ 0 ].error.genus is invocables.FaultGenera.Timeout
+
+
+# Fuzzing of the stdio reader's splitting and parsing, on arbitrary bytes.
+# INVOCABLES_FUZZ_EXAMPLES=10000 runs it at depth; the suite runs a few
+# hundred examples.
+_EXAMPLES = int( os.environ.get( 'INVOCABLES_FUZZ_EXAMPLES', '300' ) )
+_line = strategies.binary( max_size = 300 ).map(
+    lambda data: data.replace( b'\n', b'' ) )
+
+
+@settings( max_examples = _EXAMPLES, deadline = None )
+@given(
+    strategies.lists( _line, max_size = 12 ),
+    strategies.lists( strategies.integers( 0, 4000 ), max_size = 12 ),
+    strategies.sampled_from( [ None, 1, 64, 200 ] ),
+)
+def test_900_lines_split_at_any_chunking( lines, cuts, limit ):
+    ''' Lines come out whole, however the bytes are chunked; lines over
+        the limit come out as their size, first and last bytes.
+    '''
+    data = b''.join( line + b'\n' for line in lines )
+    bounds = sorted( { 0, len( data ), *(
+        cut for cut in cuts if cut < len( data ) ) } )
+    splitter = processes._Lines( limit )
+    found = [
+        line for start, end in zip( bounds, bounds[ 1 : ] )
+        for line in splitter.feed( data[ start : end ] ) ]
+    assert len( found ) == len( lines )
+    for line, item in zip( lines, found ):
+        if limit is not None and len( line ) > limit:
+            assert isinstance( item, processes._Oversize )
+            assert item.size == len( line )
+            assert item.head == line[ : 4096 ]
+            assert item.tail == line[ -4096 : ]
+        else: assert bytes( item ) == line
+
+
+@settings( max_examples = _EXAMPLES, deadline = None )
+@given( strategies.one_of(
+    strategies.binary( max_size = 400 ),
+    strategies.builds(
+        lambda prefix, identifier, text: (
+            prefix + json.dumps( {
+                'jsonrpc': '2.0', 'id': identifier,
+                'result': { 'content': [
+                    { 'type': 'text', 'text': text } ] } } ).encode( ) ),
+        strategies.sampled_from( [ b'', b'\xff', b'noise ' ] ),
+        strategies.one_of( strategies.integers( ), strategies.text( ) ),
+        strategies.text( ) ),
+) )
+def test_910_any_line_parses_or_is_skipped( line ):
+    ''' No line from a server makes the reader raise. '''
+    watch = processes.ProcessWatch( 'fuzz', configuration.Redactor( ) )
+    streams = processes._Streams( None, watch, 1 << 20 )
+    for item in processes._Lines( 1 << 20 ).feed( line + b'\n' ):
+        outcome = streams._parse( item )
+        assert outcome is None or isinstance(
+            outcome, ( SessionMessage, Exception ) )

@@ -458,6 +458,8 @@ class _Lines:
     def _keep( self, piece: bytes ) -> None:
         self.size += len( piece )
         if self.oversize:
+            if len( self.head ) < _OVERSIZE_EDGE:
+                self.head += piece[ : _OVERSIZE_EDGE - len( self.head ) ]
             self.tail = (
                 piece if len( piece ) >= _OVERSIZE_EDGE
                 else self.tail + piece )[ - _OVERSIZE_EDGE : ]
