@@ -27,6 +27,8 @@ _ENVIRONMENT_PREFIX = 'env:'
 name_tool = __.re.compile( r'^[a-zA-Z0-9_./-]{1,128}$' )
 _name_server = __.re.compile( r'^[a-zA-Z0-9_-]{1,64}$' )
 _reference = __.re.compile( r'^\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}$' )
+_reference_embedded = __.re.compile(
+    r'\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}' )
 _keys_ignored = frozenset( (
     'alwaysAllow', 'autoApprove', 'description', 'disabledTools',
     'timeout',
@@ -63,6 +65,11 @@ class PinnedEnsemble(
         location: str,
     ):
         self.name = name
+        # Under the engine, the timeouts of pinned tools are the engine's
+        # to apply: the tool's own, else the server's, else the caller's.
+        if not __.is_absent( server.tool_timeout ):
+            configuration = __.dcls.replace(
+                configuration, timeout = server.tool_timeout )
         self.configuration = configuration
         self.inner = inner
         self.server = server
@@ -281,7 +288,9 @@ def _translate_server(
                     _translate_strings( value ) )
             case 'type' | 'transport':
                 table[ 'transport' ] = _transports.get( value, value )
-            case 'cwd' | 'url' | 'disabled':
+            case 'url':
+                table[ key ] = _translate_url( value )
+            case 'cwd' | 'disabled':
                 table[ key ] = value
             case _ if key in _keys_ignored: pass
             case _:
@@ -295,6 +304,13 @@ def _translate_server(
             location, f"{keypath}.command",
             "'args' without 'command'; add the program as 'command'." )
     return table
+
+
+def _translate_url( value: object ) -> object:
+    ''' Translates ``${NAME}`` in URL (as a password or a query value). '''
+    if not isinstance( value, str ): return value
+    return _reference_embedded.sub(
+        lambda match: _ENVIRONMENT_PREFIX + match[ 1 ], value )
 
 
 def _translate_strings( value: object ) -> object:
@@ -315,10 +331,9 @@ def _produce_pinned_invoker(
         invoker = ensemble.inner.access_invoker( name )
         return list( await invoker( context, arguments ) ) or None
 
-    # The server ensemble applies the timeouts, as for its own invokers.
     return _invokers.FunctionInvoker(
         name = name, invocable = invoke, argschema = descriptor.argschema,
-        description = descriptor.description, timeout = None,
+        description = descriptor.description, timeout = descriptor.timeout,
         deduplicator = produce_deduplicator( descriptor ),
         annotations = descriptor.annotations,
         outschema = descriptor.outschema )

@@ -23,6 +23,9 @@ from . import naming as _naming
 
 Documents: __.typx.TypeAlias = dict[ str, dict[ str, __.typx.Any ] ]
 
+_ENVIRONMENT_PREFIX = 'env:'
+_variable_invalid = __.re.compile( r'[^A-Za-z0-9_]' )
+
 _HEADER = (
     "# Written by invocables from ensemble {name!r}. Edit the descriptions\n"
     "# and schemas as you wish; see the reference of descriptors.\n\n" )
@@ -80,7 +83,7 @@ def produce_documents(
     ): document[ 'defaults' ] = { 'timeout': _render_timeout( timeout ) }
     invokers = ensemble.survey_invokers( )
     if local: _add_configuration( document, invokers )
-    else: document[ 'mcp' ] = _produce_server_table( server )
+    else: document[ 'mcp' ] = _produce_server_table( ensemble.name, server )
     documents: Documents = { f"{ensemble.name}.toml": document }
     entries: list[ dict[ str, str ] ] = [ ]
     for invoker in invokers:
@@ -204,15 +207,22 @@ def _produce_invoker_document(
 
 
 def _produce_server_table(
-    server: _descriptors.ServerDescriptor
+    name: str, server: _descriptors.ServerDescriptor
 ) -> dict[ str, __.typx.Any ]:
     table: dict[ str, __.typx.Any ] = { 'transport': server.transport }
+    secrets = _SecretReferences( name )
     if server.command: table[ 'command' ] = list( server.command )
     if server.environment:
-        table[ 'environment' ] = dict( server.environment )
+        table[ 'environment' ] = {
+            key: secrets.protect( key, value, key )
+            for key, value in server.environment.items( ) }
     if not __.is_absent( server.cwd ): table[ 'cwd' ] = str( server.cwd )
-    if not __.is_absent( server.url ): table[ 'url' ] = server.url
-    if server.headers: table[ 'headers' ] = dict( server.headers )
+    if not __.is_absent( server.url ):
+        table[ 'url' ] = secrets.protect_url( server.url )
+    if server.headers:
+        table[ 'headers' ] = {
+            key: secrets.protect( key, value, f"{name}_{key}" )
+            for key, value in server.headers.items( ) }
     for key in ( 'startup_timeout', 'tool_timeout' ):
         value = getattr( server, key )
         if not __.is_absent( value ): table[ key ] = value
@@ -220,6 +230,7 @@ def _produce_server_table(
         table[ 'enabled_tools' ] = list( server.enabled_tools )
     if server.disabled_tools:
         table[ 'disabled_tools' ] = list( server.disabled_tools )
+    secrets.warn( )
     return table
 
 
@@ -256,6 +267,71 @@ def _render_schema( schema: __.Schema ) -> __.typx.Any:
 
 def _render_timeout( timeout: float | None ) -> float:
     return float( 'inf' ) if timeout is None else timeout
+
+
+class _SecretReferences:
+    ''' Replaces literal secrets of a server by ``env:`` references.
+
+        Values under keys which name a secret (``Authorization``,
+        ``API_KEY``, ``token`` ...) and passwords of URLs are written as
+        references to variables named after the key; the names are told in
+        one warning.
+    '''
+
+    def __init__( self, ensemble: str ):
+        self.ensemble = ensemble
+        self.references: list[ str ] = [ ]
+
+    def protect( self, key: str, value: str, variable: str ) -> str:
+        ''' Returns value, or a reference if it is a literal secret. '''
+        from .mcp.redaction import is_secret_key
+        if value.startswith( _ENVIRONMENT_PREFIX ): return value
+        if not is_secret_key( key ): return value
+        return self._refer( variable )
+
+    def protect_url( self, url: str ) -> str:
+        ''' Returns URL with literal password and secrets referenced. '''
+        from urllib.parse import unquote, urlsplit, urlunsplit
+        from .mcp.configuration import split_userinfo
+        parts = urlsplit( url )
+        netloc, query = parts.netloc, parts.query
+        if '@' in netloc:
+            userinfo, host = netloc.rsplit( '@', maxsplit = 1 )
+            user, colon, password = split_userinfo( userinfo )
+            if colon:
+                password = self.protect(
+                    'password', password, f"{self.ensemble}_password" )
+            else:
+                user = self.protect(
+                    'password', user, f"{self.ensemble}_user" )
+            netloc = f"{user}{colon}{password}@{host}"
+        if query:
+            query = '&'.join(
+                self._protect_query( item, unquote )
+                for item in query.split( '&' ) )
+        return urlunsplit( (
+            parts.scheme, netloc, parts.path, query, parts.fragment ) )
+
+    def warn( self ) -> None:
+        ''' Warns of the references made, if any. '''
+        if not self.references: return
+        import warnings
+        warnings.warn(
+            _exceptions.SecretReferenceWarning(
+                self.ensemble, self.references ), stacklevel = 2 )
+
+    def _protect_query(
+        self, item: str, unquote: __.cabc.Callable[ [ str ], str ]
+    ) -> str:
+        key, equal, value = item.partition( '=' )
+        return f"{key}{equal}" + self.protect(
+            unquote( key ), value, f"{self.ensemble}_{unquote( key )}" )
+
+    def _refer( self, variable: str ) -> str:
+        name = _variable_invalid.sub( '_', variable ).upper( )
+        if name[ 0 ].isdigit( ): name = f"_{name}"
+        self.references.append( name )
+        return f"{_ENVIRONMENT_PREFIX}{name}"
 
 
 def _write_atomically( path: __.Path, text: str ) -> None:

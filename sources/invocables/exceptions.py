@@ -270,3 +270,35 @@ class ToolExclusionWarning( Omniexception, UserWarning ):
         super( ).__init__(
             f"Tool {name!r} left out of request for dialect {dialect!r}: "
             f"{rule}" )
+
+
+class ConnectionAbsence( ConnectionFailure ):
+    ''' Ensemble is not connected (never, or no longer), so it offers no
+        tools; connect it first.
+    '''
+
+    def __init__( self, ensemble: str ):
+        self.ensemble = ensemble
+        self.reason = 'it is not connected'
+        super( ConnectionFailure, self ).__init__(
+            f"Ensemble {ensemble!r} is not connected; use 'async with "
+            "ensemble:' or 'await ensemble.connect( )' before offering or "
+            "calling its tools." )
+
+
+class SecretReferenceWarning( Omniexception, UserWarning ):
+    ''' Literal secret of server was written as ``env:`` reference.
+
+        Descriptors never hold secrets literally: the value is written as a
+        reference to an environment variable, which must then hold it.
+    '''
+
+    def __init__( self, ensemble: str, references: __.cabc.Sequence[ str ] ):
+        self.ensemble = ensemble
+        self.references = tuple( references )
+        super( ).__init__(
+            "Descriptors of ensemble {ensemble!r} name secrets which were "
+            "given literally as environment variables instead: {names}. "
+            "Set them to the values before loading the descriptors.".format(
+                ensemble = ensemble,
+                names = ', '.join( self.references ) ) )

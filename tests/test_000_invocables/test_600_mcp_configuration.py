@@ -12,14 +12,13 @@ from invocables import exceptions
 
 
 def test_100_stdio_by_command( ):
-    ''' A command gives a stdio ensemble, unconnected, with no tools. '''
+    ''' A command gives a stdio ensemble, unconnected. '''
     ensemble = invocables.mcp.produce_ensemble(
         'time', command = [ 'mcp-server-time', '--local-timezone', 'UTC' ] )
     assert ensemble.parameters.transport is invocables.mcp.Transports.Stdio
     assert ensemble.parameters.command == 'mcp-server-time'
     assert ensemble.parameters.arguments == ( '--local-timezone', 'UTC' )
     assert not ensemble.is_connected( )
-    assert ensemble.survey_invokers( ) == ( )
     assert isinstance( ensemble, invocables.ensembles.EnsembleBase )
 
 
@@ -58,11 +57,52 @@ def test_120_transport_from_url( ):
     { 'command': 'x', 'environment': { 'A': 1 } },
     { 'command': 'x', 'timeout': 0 },
     { 'command': 'x', 'timeouts': { 'tool': -1 } },
+    { 'command': 'x', 'result_limit': 0 },
+    { 'command': 'x', 'result_limit': 1.5 },
+    { 'url': 'http://127.0.0.1:1/env:PATH/mcp' },
+    { 'url': 'http://127.0.0.1:1/mcp?token=Bearer%20env:TOKEN' },
 ] )
 def test_130_contradictory_options( options ):
     ''' Missing or contradictory options are refused at once. '''
     with pytest.raises( exceptions.ConfigurationInvalidity ):
         invocables.mcp.produce_ensemble( 'bad', **options )
+
+
+@pytest.mark.parametrize( 'command', [
+    'npx -y @modelcontextprotocol/server-everything stdio',
+    [ 'mcp-server-time --local-timezone UTC' ],
+] )
+def test_140_command_line_as_one_string( command ):
+    ''' A whole command line given as one string is refused clearly.
+
+        It is never run through a shell, so it would fail as a program
+        which is not found.
+    '''
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        invocables.mcp.produce_ensemble( 'line', command = command )
+    message = str( caught.value )
+    assert 'use a list of arguments' in message
+    words = ( command if isinstance( command, str ) else command[ 0 ] ).split( )
+    assert repr( words ) in message
+
+
+def test_150_program_path_with_blanks( tmp_path ):
+    ''' A program whose path holds blanks is accepted if it exists. '''
+    program = tmp_path / 'my server'
+    program.write_text( '#!/bin/sh\n' )
+    program.chmod( 0o755 )
+    ensemble = invocables.mcp.produce_ensemble(
+        'spaced', command = str( program ) )
+    assert ensemble.parameters.command == str( program )
+
+
+def test_160_timeout_not_claimed( ):
+    ''' An ensemble claims no timeout which it was not given. '''
+    ensemble = invocables.mcp.produce_ensemble( 'plain', command = 'x' )
+    assert ensemble.configuration.timeout is invocables.__.absent
+    given = invocables.mcp.produce_ensemble(
+        'given', command = 'x', timeout = None )
+    assert given.configuration.timeout is None
 
 
 def test_200_repr_shows_no_secrets( ):
@@ -120,5 +160,41 @@ async def test_300_disconnect_unconnected( ):
     ensemble = invocables.mcp.produce_ensemble( 'idle', command = 'x' )
     await ensemble.disconnect( )
     assert not ensemble.is_connected( )
-    with pytest.raises( exceptions.InvokerAbsence ):
+    with pytest.raises( exceptions.ConnectionAbsence ):
         ensemble.access_invoker( 'anything' )
+
+
+def test_230_references_in_url_resolved( monkeypatch ):
+    ''' User, password and query values of a URL may be references.
+
+        They are resolved at connect time, percent-encoded, and become
+        secrets of the connection.
+    '''
+    monkeypatch.setenv( 'INVOCABLES_TEST_PASSWORD', 'p@ss/word' )
+    monkeypatch.setenv( 'INVOCABLES_TEST_TOKEN', 'tok-12345' )
+    ensemble = invocables.mcp.produce_ensemble(
+        'remote', url = 'https://alice:env:INVOCABLES_TEST_PASSWORD'
+        '@example.com/mcp?token=env:INVOCABLES_TEST_TOKEN&v=2' )
+    resolution = ensemble.parameters.resolve( 'remote' )
+    assert resolution.url == (
+        'https://alice:p%40ss%2Fword@example.com/mcp?token=tok-12345&v=2' )
+    redactor = resolution.redactor
+    assert redactor.redact( 'a tok-12345 b' ) == 'a *** b'
+    assert redactor.redact( 'p@ss/word' ) == '***'
+    assert redactor.redact(
+        'GET https://alice:x@example.com/mcp?token=abc&v=2 200' ) == (
+        'GET https://***@example.com/mcp?token=***&v=*** 200' )
+    assert redactor.redact( 'https://other.org/?q=1' ) == (
+        'https://other.org/?q=1' )
+
+
+@pytest.mark.asyncio
+async def test_240_unset_url_variable_named( monkeypatch ):
+    ''' An unset variable of a URL fails connect, naming its place. '''
+    monkeypatch.delenv( 'INVOCABLES_TEST_ABSENT', raising = False )
+    ensemble = invocables.mcp.produce_ensemble(
+        'needy', url = 'http://127.0.0.1:1/mcp?key=env:INVOCABLES_TEST_ABSENT' )
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        await ensemble.connect( )
+    assert "url query 'key'" in str( caught.value )
+    assert 'INVOCABLES_TEST_ABSENT' in str( caught.value )

@@ -4,6 +4,7 @@
 
 
 import base64
+import json
 
 import mcp_types
 import pytest
@@ -94,3 +95,76 @@ def test_200_url_secrets_redacted( ):
     redactor = configuration.Redactor( secrets )
     assert 'abcdef' not in redactor.redact(
         "401 for url 'https://user:hunter22@example.com/mcp?token=abcdef'" )
+
+
+def _text( text ):
+    return mcp_types.TextContent( type = 'text', text = text )
+
+
+def test_300_structure_repeated_as_text_given_once( ):
+    ''' Structure whose JSON is also the text is given once, as structure.
+
+        Before, ``as_text( )`` (what text-only providers receive) held the
+        same JSON twice.
+    '''
+    data = { 'timezone': 'UTC', 'hour': 12 }
+    result = mcp_types.CallToolResult(
+        content = [ _text( json.dumps( data, indent = 2 ) ) ],
+        structured_content = data )
+    content = results.produce_contents( result )
+    assert content == ( invocables.StructureContent( data = data ), )
+    canister = invocables.ResultCanister(
+        invocation_id = 'a', content = content )
+    assert canister.as_text( ) == json.dumps( data )
+
+
+def test_310_structure_wrapping_text_given_once( ):
+    ''' Structure which wraps the text in one field is given once, as text.
+    '''
+    result = mcp_types.CallToolResult(
+        content = [ _text( 'line one\nline two' ) ],
+        structured_content = { 'content': 'line one\nline two' } )
+    assert results.produce_contents( result ) == (
+        invocables.TextContent( text = 'line one\nline two' ), )
+
+
+def test_320_different_structure_kept( ):
+    ''' Text and structure which differ are both kept. '''
+    result = mcp_types.CallToolResult(
+        content = [ _text( 'It is noon in UTC.' ), _text( 'Sunny.' ) ],
+        structured_content = { 'hour': 12 } )
+    content = results.produce_contents( result )
+    assert len( content ) == 3
+    other = mcp_types.CallToolResult(
+        content = [ _text( '{"hour": 13}' ) ],
+        structured_content = { 'hour': 12 } )
+    assert len( results.produce_contents( other ) ) == 2
+
+
+def test_400_secrets_redacted_from_results( ):
+    ''' Every text of a result is redacted: blocks, resources, structure,
+        error text.
+    '''
+    secret = 'sk-result-secret-99'
+    redactor = configuration.Redactor( [ secret ] )
+    result = mcp_types.CallToolResult(
+        content = [
+            _text( f"token {secret}" ),
+            mcp_types.EmbeddedResource(
+                type = 'resource',
+                resource = mcp_types.TextResourceContents(
+                    uri = 'file:///a.txt', text = secret ) ),
+            mcp_types.ResourceLink(
+                type = 'resource_link', uri = f"https://x.org/?k={secret}",
+                name = 'link', description = f"about {secret}" ),
+        ],
+        structured_content = { 'nested': [ { secret: secret } ] } )
+    content = results.produce_contents( result, redactor )
+    assert secret not in repr( content )
+    assert content[ 0 ].text == 'token ***'
+    assert content[ -1 ].data == { 'nested': [ { '***': '***' } ] }
+    failed = mcp_types.CallToolResult(
+        content = [ _text( f"refused {secret}" ) ], is_error = True )
+    with pytest.raises( exceptions.InvocationRefusal ) as caught:
+        results.produce_contents( failed, redactor )
+    assert caught.value.message == 'refused ***'

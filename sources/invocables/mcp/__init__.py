@@ -11,10 +11,12 @@
 
 
 from . import __
+from . import catalog as catalog
 from . import configuration as configuration
 from . import ensembles as ensembles
 from . import processes as processes
 from . import records as records
+from . import redaction as redaction
 from . import results as results
 from . import sessions as sessions
 
@@ -30,6 +32,7 @@ from .records import (
     CONNECT_TIMEOUT_DEFAULT as CONNECT_TIMEOUT_DEFAULT,
     DEBOUNCE_DEFAULT as DEBOUNCE_DEFAULT,
     LIST_TIMEOUT_DEFAULT as LIST_TIMEOUT_DEFAULT,
+    RESULT_LIMIT_DEFAULT as RESULT_LIMIT_DEFAULT,
     TIMEOUT_DEFAULT as TIMEOUT_DEFAULT,
     Omission as Omission,
     Progress as Progress,

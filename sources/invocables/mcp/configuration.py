@@ -2,25 +2,38 @@
 
 ''' How to reach an MCP server: transport, command or URL, secrets.
 
-    Values written ``env:NAME`` in the environment of a child process or in
-    the headers of an HTTP transport are read from the environment of the
+    Values written ``env:NAME`` in the environment of a child process, in
+    the headers of an HTTP transport, or as the user, the password or a
+    query value of its URL, are read from the environment of the
     application when the ensemble connects. Values are never shown: the
     representation of parameters lists keys only, URLs lose their query and
-    credentials, and every message which may quote server output has the
-    values replaced by ``***``.
+    credentials, and secrets are replaced by ``***`` in every message,
+    result and log record (see :py:mod:`invocables.mcp.redaction`).
 '''
 
 
 import os as _os
+import shlex as _shlex
+import shutil as _shutil
+
+from base64 import b64encode as _b64encode
+from urllib.parse import quote as _quote
+from urllib.parse import unquote as _unquote
+from urllib.parse import urlsplit as _urlsplit
+from urllib.parse import urlunsplit as _urlunsplit
 
 from . import __
+from . import redaction as _redaction
 from .. import exceptions as _exceptions
+from .redaction import Redactor as Redactor
 
 
 ENVIRONMENT_PREFIX = 'env:'
 
-_REDACTION = '***'
-_REDACTION_LENGTH_MINIMUM = 4
+_reference = __.re.compile( r'^env:([A-Za-z_][A-Za-z0-9_]*)$' )
+_userinfo = __.re.compile(
+    r'^(?P<user>env:[A-Za-z_][A-Za-z0-9_]*|[^:]*)(?P<colon>:?)(?P<password>.*)$',
+    __.re.DOTALL )
 
 
 class Transports( __.enum.Enum ):
@@ -29,6 +42,15 @@ class Transports( __.enum.Enum ):
     Sse = 'sse'                         # legacy HTTP+SSE transport
     Stdio = 'stdio'                     # child process, stdin and stdout
     StreamableHttp = 'streamable-http'  # current HTTP transport
+
+
+class Resolution( __.immut.DataclassObject ):
+    ''' Values of one connection, with ``env:`` references resolved. '''
+
+    environment: __.cabc.Mapping[ str, str ]
+    headers: __.cabc.Mapping[ str, str ]
+    url: __.Absential[ str ]
+    redactor: Redactor
 
 
 class ServerParameters( __.immut.DataclassObject ):
@@ -64,39 +86,30 @@ class ServerParameters( __.immut.DataclassObject ):
     def survey_url_secrets( self ) -> tuple[ str, ... ]:
         ''' Returns parts of URL which may be secret: query, credentials. '''
         if __.is_absent( self.url ): return ( )
-        from urllib.parse import urlsplit
-        parts = urlsplit( self.url )
+        parts = _urlsplit( self.url )
         return tuple( part for part in (
             parts.query, parts.fragment, parts.username, parts.password,
         ) if part )
 
-    def resolve_environment(
-        self, ensemble: str
-    ) -> __.immut.Dictionary[ str, str ]:
-        ''' Returns environment with ``env:`` references resolved. '''
-        return _resolve_references( ensemble, 'environment', self.environment )
+    def resolve( self, ensemble: str ) -> Resolution:
+        ''' Returns values for a connection, with references resolved.
 
-    def resolve_headers(
-        self, ensemble: str
-    ) -> __.immut.Dictionary[ str, str ]:
-        ''' Returns headers with ``env:`` references resolved. '''
-        return _resolve_references( ensemble, 'headers', self.headers )
-
-
-class Redactor( __.immut.Object ):
-    ''' Replaces known secret values in text by ``***``. '''
-
-    def __init__( self, secrets: __.cabc.Iterable[ str ] = ( ) ):
-        self.secrets = tuple( sorted(
-            { secret for secret in secrets
-              if len( secret ) >= _REDACTION_LENGTH_MINIMUM },
-            key = len, reverse = True ) )
-
-    def redact( self, text: str ) -> str:
-        ''' Returns text with every secret replaced. '''
-        for secret in self.secrets:
-            text = text.replace( secret, _REDACTION )
-        return text
+            Raises :py:class:`invocables.exceptions.ConfigurationInvalidity`
+            naming the key and the variable if a variable is not set.
+        '''
+        secrets: list[ str ] = [ ]
+        environment = _resolve_references(
+            ensemble, 'environment', self.environment, secrets )
+        headers = _resolve_references(
+            ensemble, 'headers', self.headers, secrets )
+        url, hosts = __.absent, ( )
+        if not __.is_absent( self.url ):
+            url = _resolve_url( ensemble, self.url, secrets )
+            hostname = _urlsplit( self.url ).hostname
+            hosts = ( hostname, ) if hostname else ( )
+        return Resolution(
+            environment = environment, headers = headers, url = url,
+            redactor = Redactor( secrets, hosts ) )
 
 
 def produce_parameters(
@@ -133,6 +146,7 @@ def produce_parameters(
     if not url_.startswith( ( 'http://', 'https://' ) ):
         raise _exceptions.ConfigurationInvalidity(
             location, "'url' must start with http:// or https://." )
+    _validate_url_references( location, url_ )
     return ServerParameters(
         transport = transport_, url = url_,
         headers = _freeze_strings( location, 'headers', headers ) )
@@ -140,10 +154,35 @@ def produce_parameters(
 
 def strip_url( url: str ) -> str:
     ''' Returns URL without credentials, query and fragment. '''
-    from urllib.parse import urlsplit, urlunsplit
-    parts = urlsplit( url )
+    parts = _urlsplit( url )
     netloc = parts.netloc.rsplit( '@', maxsplit = 1 )[ -1 ]
-    return urlunsplit( ( parts.scheme, netloc, parts.path, '', '' ) )
+    return _urlunsplit( ( parts.scheme, netloc, parts.path, '', '' ) )
+
+
+def split_userinfo( userinfo: str ) -> tuple[ str, str, str ]:
+    ''' Returns user, colon (if any) and password of userinfo of URL.
+
+        A user written as ``env:NAME`` keeps its colon.
+    '''
+    match = __.typx.cast( __.re.Match[ str ], _userinfo.match( userinfo ) )
+    return match[ 'user' ], match[ 'colon' ], match[ 'password' ]
+
+
+def survey_url_references( url: str ) -> tuple[ tuple[ str, str ], ... ]:
+    ''' Returns place and raw value of each part of URL which may be a
+        reference: user, password and query values.
+    '''
+    parts = _urlsplit( url )
+    found: list[ tuple[ str, str ] ] = [ ]
+    if '@' in parts.netloc:
+        user, colon, password = split_userinfo(
+            parts.netloc.rsplit( '@', maxsplit = 1 )[ 0 ] )
+        found.append( ( 'user', user ) )
+        if colon: found.append( ( 'password', password ) )
+    for item in parts.query.split( '&' ) if parts.query else ( ):
+        key, _, value = item.partition( '=' )
+        found.append( ( f"query {_unquote( key )!r}", value ) )
+    return tuple( found )
 
 
 def _describe_keys( mapping: __.cabc.Mapping[ str, str ] ) -> str:
@@ -195,22 +234,78 @@ def _infer_transport(
 
 
 def _resolve_references(
-    ensemble: str, label: str, mapping: __.cabc.Mapping[ str, str ]
+    ensemble: str,
+    label: str,
+    mapping: __.cabc.Mapping[ str, str ],
+    secrets: list[ str ],
 ) -> __.immut.Dictionary[ str, str ]:
+    ''' Resolves references; collects values which are secrets. '''
     resolved: dict[ str, str ] = { }
     for key, value in mapping.items( ):
         if not value.startswith( ENVIRONMENT_PREFIX ):
             resolved[ key ] = value
+            if _redaction.is_secret_key( key ): secrets.append( value )
             continue
-        variable = value[ len( ENVIRONMENT_PREFIX ) : ]
-        found = _os.environ.get( variable )
-        if found is None:
-            raise _exceptions.ConfigurationInvalidity(
-                f"MCP ensemble {ensemble!r} {label} {key!r}",
-                f"environment variable {variable!r} is not set; set it "
-                "before connecting, or change the value." )
-        resolved[ key ] = found
+        resolved[ key ] = _resolve_reference(
+            f"MCP ensemble {ensemble!r} {label} {key!r}", value )
+        secrets.append( resolved[ key ] )
     return __.immut.Dictionary[ str, str ]( resolved )
+
+
+def _resolve_reference( location: str, value: str ) -> str:
+    variable = value[ len( ENVIRONMENT_PREFIX ) : ]
+    found = _os.environ.get( variable )
+    if found is None:
+        raise _exceptions.ConfigurationInvalidity(
+            location,
+            f"environment variable {variable!r} is not set; set it "
+            "before connecting, or change the value." )
+    return found
+
+
+def _resolve_url( ensemble: str, url: str, secrets: list[ str ] ) -> str:
+    ''' Resolves references in user, password and query values of URL.
+
+        Resolved values are percent-encoded into the URL. The password, and
+        query values under secret keys, are secrets even when literal.
+    '''
+    location = f"MCP ensemble {ensemble!r} url"
+    parts = _urlsplit( url )
+    netloc, query = parts.netloc, parts.query
+    if '@' in netloc:
+        userinfo, host = netloc.rsplit( '@', maxsplit = 1 )
+        user, colon, password = split_userinfo( userinfo )
+        user = _resolve_url_part( f"{location} user", user, secrets )
+        if colon:
+            password = _resolve_url_part(
+                f"{location} password", password, secrets )
+            secrets.append( _unquote( password ) )
+            # As HTTP clients send it, in an Authorization header.
+            secrets.append( _b64encode( "{user}:{password}".format(
+                user = _unquote( user ), password = _unquote( password )
+            ).encode( ) ).decode( 'ascii' ) )
+        netloc = f"{user}{colon}{password}@{host}"
+    if query:
+        pairs: list[ str ] = [ ]
+        for item in query.split( '&' ):
+            key, equal, value = item.partition( '=' )
+            value = _resolve_url_part(
+                f"{location} query {_unquote( key )!r}", value, secrets )
+            if _redaction.is_secret_key( _unquote( key ) ):
+                secrets.append( _unquote( value ) )
+            pairs.append( f"{key}{equal}{value}" )
+        query = '&'.join( pairs )
+    return _urlunsplit( (
+        parts.scheme, netloc, parts.path, query, parts.fragment ) )
+
+
+def _resolve_url_part(
+    location: str, value: str, secrets: list[ str ]
+) -> str:
+    if _reference.match( value ) is None: return value
+    found = _resolve_reference( location, value )
+    secrets.append( found )
+    return _quote( found, safe = '' )
 
 
 def _split_command(
@@ -227,4 +322,35 @@ def _split_command(
         raise _exceptions.ConfigurationInvalidity(
             f"{location} 'command'",
             "must be a program name or path, then string arguments." )
+    _validate_program( location, parts[ 0 ] )
     return parts[ 0 ], parts[ 1 : ]
+
+
+def _validate_program( location: str, program: str ) -> None:
+    ''' Refuses a whole command line given as program name.
+
+        A program whose name or path holds blanks is accepted if it exists.
+    '''
+    if not any( character.isspace( ) for character in program ): return
+    if _shutil.which( program ) is not None: return
+    try: words = _shlex.split( program )
+    except ValueError: words = program.split( )
+    raise _exceptions.ConfigurationInvalidity(
+        f"{location} 'command'",
+        f"{program!r} is not a program; the command is never run through "
+        "a shell, so use a list of arguments: {words!r}.".format(
+            words = words ) )
+
+
+def _validate_url_references( location: str, url: str ) -> None:
+    ''' Refuses ``env:`` references where they would not be resolved. '''
+    resolvable = sum(
+        1 for _, value in survey_url_references( url )
+        if _reference.match( value ) )
+    if url.count( ENVIRONMENT_PREFIX ) > resolvable:
+        raise _exceptions.ConfigurationInvalidity(
+            f"{location} 'url'",
+            "'env:NAME' references are read only as the whole user, the "
+            "whole password or a whole query value (as in "
+            "'https://host/mcp?token=env:TOKEN'); move the others there "
+            "or into 'headers'." )

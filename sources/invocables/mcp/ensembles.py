@@ -34,6 +34,7 @@ from .. import invokers as _invokers
 CONNECT_TIMEOUT_DEFAULT = _records.CONNECT_TIMEOUT_DEFAULT
 DEBOUNCE_DEFAULT = _records.DEBOUNCE_DEFAULT
 LIST_TIMEOUT_DEFAULT = _records.LIST_TIMEOUT_DEFAULT
+RESULT_LIMIT_DEFAULT = _records.RESULT_LIMIT_DEFAULT
 TIMEOUT_DEFAULT = _records.TIMEOUT_DEFAULT
 
 _T = __.typx.TypeVar( '_T' )
@@ -41,6 +42,7 @@ _T = __.typx.TypeVar( '_T' )
 _CONNECTION_CLOSED = -32000
 _DEADLINE_SLOT = 0.05
 _INVALID_REQUEST = -32600
+_SSE_OVERSIZE = 'Server-sent event exceeded'
 _SETTLE_TIMEOUT = 1.0
 _session_loss = __.re.compile(
     r'session (?:not found|terminated|expired)', __.re.IGNORECASE )
@@ -73,7 +75,12 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
                 count = len( self._state.invokers ) )
 
     def access_invoker( self, name: str ) -> _invokers.Invoker:
-        ''' Returns invoker by name. Raises absence error if unknown. '''
+        ''' Returns invoker by name. Raises absence error if unknown.
+
+            Raises :py:class:`invocables.exceptions.ConnectionAbsence` if
+            the ensemble is not connected.
+        '''
+        self._validate_connection( )
         try: return self._state.invokers_by_name[ name ]
         except KeyError as exception:
             raise _exceptions.InvokerAbsence(
@@ -88,16 +95,29 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
         ''' Returns invokers, in the server's order.
 
             The same tuple is returned until the server's tools change.
+            Raises :py:class:`invocables.exceptions.ConnectionAbsence` if
+            the ensemble is not connected: it knows no tools then, and
+            offering none would leave the model with unknown tools.
         '''
+        self._validate_connection( )
         return self._state.invokers
 
     def survey_omissions( self ) -> tuple[ _records.Omission, ... ]:
         ''' Returns tools of the server which were left out, with reasons.
+
+            Raises :py:class:`invocables.exceptions.ConnectionAbsence` if
+            the ensemble is not connected.
         '''
+        self._validate_connection( )
         return self._state.omissions
 
     def survey_tools( self ) -> tuple[ _records.ToolDescription, ... ]:
-        ''' Returns descriptions of offered tools: schemas, annotations. '''
+        ''' Returns descriptions of offered tools: schemas, annotations.
+
+            Raises :py:class:`invocables.exceptions.ConnectionAbsence` if
+            the ensemble is not connected.
+        '''
+        self._validate_connection( )
         return self._state.descriptions
 
     async def connect( self ) -> None:
@@ -164,7 +184,7 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
         if __.is_absent( getattr( context, 'invocation', __.absent ) ):
             timeout = invocable.timeout
             if __.is_absent( timeout ): timeout = self.configuration.timeout
-            if __.is_absent( timeout ): timeout = None
+            if __.is_absent( timeout ): timeout = _records.TIMEOUT_DEFAULT
         else: timeout = None
         session = __.typx.cast( _ClientSession, connection.session )
         try:
@@ -173,7 +193,8 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
                 arguments if isinstance( arguments, dict )
                 else dict( arguments ),
                 None,
-                self._produce_progress( invocable, context ) ),
+                self._produce_progress(
+                    invocable, context, connection.redactor ) ),
                 timeout, self._state.deadlines )
         except _Expiry:
             raise _exceptions.InvocationRefusal(
@@ -187,14 +208,15 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
             raise _exceptions.ConnectionFailure(
                 self.name, "the session was closed." ) from None
         except RuntimeError as exception:
-            raise _exceptions.InvocationRefusal(
+            raise _exceptions.InvocationRefusal( connection.redactor.redact(
                 f"Server {self.name!r} returned a result which breaks its "
-                f"own declaration: {exception}" ) from exception
+                f"own declaration: {exception}" ) ) from exception
         except ValueError as exception:
-            raise _exceptions.InvocationRefusal(
+            raise _exceptions.InvocationRefusal( connection.redactor.redact(
                 f"Server {self.name!r} returned a result which is not a "
-                f"valid MCP result: {exception}" ) from exception
-        return _results.produce_contents( result ) or None
+                f"valid MCP result: {exception}" ) ) from exception
+        return _results.produce_contents(
+            result, connection.redactor ) or None
 
     async def _handle_error(
         self,
@@ -206,6 +228,12 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
     ) -> __.typx.NoReturn:
         code = exception.error.code
         name = invocable.name
+        if _is_oversize( exception ):
+            raise _exceptions.InvocationRefusal(
+                f"The result of tool {name!r} was larger than "
+                f"{self.options.result_limit} bytes, the limit set by the "
+                "application; it was discarded. Ask for a smaller result "
+                "(a part, a page, a summary)." ) from None
         if _is_session_lost( exception ):
             # An HTTP server which restarted (or expired the session) has
             # rejected the request without running it: safe to send again.
@@ -217,7 +245,10 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
             code = _CONNECTION_CLOSED
         if code == _CONNECTION_CLOSED:
             connection.request_stop( )
-            await _await_end( connection, _SETTLE_TIMEOUT )
+            # When a watched process died, why is known already: fail at
+            # once; the runner still terminates the process group.
+            if connection.watch is None or not connection.watch.unexpected:
+                await _await_end( connection, _SETTLE_TIMEOUT )
             if retry and connection.undelivered: raise _Undelivery
             advice = (
                 'The next call reconnects.' if self._state.connected
@@ -226,12 +257,15 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
                 self.name,
                 f"{connection.describe_failure( )} during a call to tool "
                 f"{name!r}. {advice}" ) from None
-        raise _exceptions.InvocationRefusal(
+        raise _exceptions.InvocationRefusal( connection.redactor.redact(
             f"Server {self.name!r} refused the call of tool {name!r}: "
-            f"{exception.error.message} (code {code})." ) from exception
+            f"{exception.error.message} (code {code})." ) ) from exception
 
     def _produce_progress(
-        self, invocable: '_ToolInvocable', context: _invokers.Context
+        self,
+        invocable: '_ToolInvocable',
+        context: _invokers.Context,
+        redactor: _configuration.Redactor,
     ) -> __.typx.Any:
         reporter = self.options.reporter
         if __.is_absent( reporter ): return None
@@ -245,7 +279,9 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
         ) -> None:
             report = _records.Progress(
                 ensemble = self.name, tool = invocable.name,
-                progress = progress, total = total, message = message,
+                progress = progress, total = total,
+                message = None if message is None else redactor.redact(
+                    message ),
                 invocation_id = identifier )
             try:
                 outcome = reporter( report )
@@ -262,10 +298,7 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
             if connection is not None and connection.is_usable( ):
                 return connection
             if not state.connected:
-                raise _exceptions.ConnectionFailure(
-                    self.name,
-                    "the ensemble is not connected; use 'async with "
-                    "ensemble:' or 'await ensemble.connect( )' first." )
+                raise _exceptions.ConnectionAbsence( self.name )
             if connection is not None:
                 await _settle( connection, self.options.grace )
             state.connection = None
@@ -280,16 +313,10 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
 
     async def _start( self ) -> '_Connection':
         ''' Starts session task; returns once session is ready. '''
-        parameters = self.parameters
-        if parameters.transport is _configuration.Transports.Stdio:
-            values = parameters.resolve_environment( self.name )
-        else: values = parameters.resolve_headers( self.name )
-        secrets = (
-            *values.values( ), *parameters.survey_url_secrets( ) )
-        connection = _Connection(
-            self.name, _configuration.Redactor( secrets ) )
+        resolution = self.parameters.resolve( self.name )
+        connection = _Connection( self.name, resolution.redactor )
         from . import sessions as _sessions
-        runner = _sessions.Runner( self, connection, values )
+        runner = _sessions.Runner( self, connection, resolution )
         connection.task = __.asyncio.get_running_loop( ).create_task(
             runner.run( ), name = f"invocables.mcp:{self.name}" )
         bound = self.options.connect_timeout + 2 * self.options.grace + 2
@@ -314,6 +341,10 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
             await _settle( connection, self.options.grace )
             raise
         return connection
+
+    def _validate_connection( self ) -> None:
+        if not self._state.connected:
+            raise _exceptions.ConnectionAbsence( self.name )
 
 
 class _State:
@@ -487,6 +518,17 @@ async def _await_end( connection: _Connection, timeout: float ) -> None:
     await __.asyncio.wait( { task }, timeout = timeout )
 
 
+def _is_oversize( exception: _MCPError ) -> bool:
+    ''' Returns whether answer was discarded for being over the limit. '''
+    error = exception.error
+    data = error.data
+    if isinstance( data, __.cabc.Mapping ) and (
+        _processes.RESULT_OVERSIZE in data
+    ): return True
+    # Over HTTP, the SDK reports an event over its limit this way.
+    return _SSE_OVERSIZE in error.message
+
+
 def _is_session_lost( exception: _MCPError ) -> bool:
     ''' Returns whether an HTTP server rejected the session as unknown. '''
     error = exception.error
@@ -573,11 +615,12 @@ def produce_ensemble( # noqa: PLR0913
                 streamable-http. ''' ),
     ] = __.absent,
     timeout: __.typx.Annotated[
-        float | None,
+        __.Absential[ float | None ],
         __.ddoc.Doc(
             ''' Seconds allowed to each call, unless its tool has its own
-                timeout; ``None`` for no limit. ''' ),
-    ] = _records.TIMEOUT_DEFAULT,
+                timeout; ``None`` for no limit. Default: the timeout given
+                to ``execute_invocations``, else 60 seconds. ''' ),
+    ] = __.absent,
     timeouts: __.typx.Annotated[
         __.cabc.Mapping[ str, float | None ],
         __.ddoc.Doc( ''' Seconds allowed to calls, by tool name. ''' ),
@@ -611,6 +654,13 @@ def produce_ensemble( # noqa: PLR0913
             ''' Seconds a child may take to exit after its stdin closes,
                 and again after SIGTERM, before SIGKILL. ''' ),
     ] = _processes.GRACE_DEFAULT,
+    result_limit: __.typx.Annotated[
+        int | None,
+        __.ddoc.Doc(
+            ''' Largest answer read from the server, in bytes (32 MiB by
+                default); a larger result becomes an error result naming
+                the limit. ``None`` for no limit. ''' ),
+    ] = _records.RESULT_LIMIT_DEFAULT,
     description: str = '',
 ) -> ServerEnsemble:
     ''' Produces ensemble for an MCP server; not connected yet.
@@ -624,8 +674,12 @@ def produce_ensemble( # noqa: PLR0913
         environment = environment, cwd = cwd, url = url, headers = headers,
         transport = transport )
     for label, value in (
-        ( 'timeout', timeout ), * timeouts.items( )
+        ( 'timeout', None if __.is_absent( timeout ) else timeout ),
+        * timeouts.items( ),
     ): _validate_timeout( name, label, value )
+    _validate_limit( name, result_limit )
+    # Only a timeout given here is the ensemble's: otherwise the caller's
+    # timeout (of execute_invocations) applies.
     configuration = _ensembles.EnsembleConfiguration(
         timeout = timeout, description = description )
     options = _records.ServerOptions(
@@ -634,8 +688,18 @@ def produce_ensemble( # noqa: PLR0913
         include = (
             __.absent if __.is_absent( include ) else frozenset( include ) ),
         exclude = frozenset( exclude ), reporter = reporter,
-        grace = grace )
+        grace = grace, result_limit = result_limit )
     return ServerEnsemble( name, parameters, configuration, options )
+
+
+def _validate_limit( name: str, value: object ) -> None:
+    if value is None: return
+    if isinstance( value, int ) and not isinstance( value, bool ) and (
+        value > 0
+    ): return
+    raise _exceptions.ConfigurationInvalidity(
+        f"MCP ensemble {name!r} 'result_limit'",
+        "must be a positive number of bytes or None." )
 
 
 def _validate_timeout( name: str, label: str, value: object ) -> None:

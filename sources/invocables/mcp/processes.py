@@ -9,6 +9,13 @@
     and on every way out (disconnect, cancellation, the server dying)
     terminates the whole process group: stdin closed, a grace period,
     ``SIGTERM``, a grace period, then ``SIGKILL``. POSIX only.
+
+    Stdout is read as bytes and split into lines in linear time. A line
+    which is not UTF-8 or not JSON-RPC is skipped (and logged at debug
+    level, redacted); the first such line is kept, so that a failed
+    handshake can quote it. A line longer than the result limit is not
+    kept: the request it answers fails with an error naming the limit, and
+    memory stays bounded by the limit.
 '''
 
 
@@ -19,7 +26,6 @@ import subprocess as _subprocess
 import anyio as _anyio
 import mcp_types as _mcp_types
 
-from anyio.streams.text import TextReceiveStream as _TextReceiveStream
 from mcp.client.stdio import (
     get_default_environment as _get_default_environment,
 )
@@ -30,17 +36,37 @@ from . import configuration as _configuration
 
 
 GRACE_DEFAULT = 1.0
+RESULT_LIMIT_DEFAULT = 32 * 1024 * 1024
+RESULT_OVERSIZE = 'invocables.result_oversize'
 
+_CHUNK_SIZE = 1 << 20
 _EXIT_NOTICE_TIMEOUT = 0.25
+_NOISE_LENGTH_MAXIMUM = 200
+_OVERSIZE_CODE = -32603 # internal error; told apart by its data
+_OVERSIZE_EDGE = 4096
+_PARSE_STANDARD_MINIMUM = 1 << 16
 _POLL_INTERVAL = 0.02
+_POLL_INTERVAL_EXITING = 0.002
+_STDERR_LINE_MAXIMUM = 2000
 _STDERR_LINES_MAXIMUM = 20
 _WRITER_FLUSH_TIMEOUT = 0.5
+_identifier = r'(-?\d+|"(?:[^"\\]|\\.)*")'
+_identifier_head = __.re.compile(
+    rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*'
+    + _identifier.encode( ) )
+_identifier_tail = __.re.compile(
+    rb'"id"\s*:\s*' + _identifier.encode( )
+    + rb'\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$' )
+_request_head = __.re.compile(
+    rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?'
+    rb'(?:"id"\s*:\s*[^,]+,\s*)?"method"\s*:' )
 _scribe = __.produce_scribe( __name__ )
 
 
 class ProcessWatch(
     __.immut.Object,
-    instances_mutables = ( 'pid', 'returncode', 'stopping', 'unexpected' ),
+    instances_mutables = (
+        'noise', 'pid', 'returncode', 'stopping', 'unexpected' ),
 ):
     ''' What is known of a server process: pid, exit status, stderr tail. '''
 
@@ -57,6 +83,7 @@ class ProcessWatch(
         self.returncode: int | None = None
         self.stopping = False
         self.unexpected = False
+        self.noise: str | None = None
         self.stderr: __.collections.deque[ str ] = __.collections.deque(
             maxlen = _STDERR_LINES_MAXIMUM )
         self.exited = __.asyncio.Event( )
@@ -75,6 +102,16 @@ class ProcessWatch(
             text = f"{text}; its last stderr lines: {tail}"
         return text
 
+    def describe_noise( self ) -> str:
+        ''' Returns description of non-protocol output, if any, redacted.
+        '''
+        if self.noise is None: return ''
+        return (
+            "; it wrote non-protocol output to stdout: {noise!r} (an MCP "
+            "server over stdio must write only JSON-RPC messages to "
+            "stdout, and its logs to stderr)".format(
+                noise = self.redactor.redact( self.noise ) ) )
+
 
 @__.ctxl.asynccontextmanager
 async def open_stdio(
@@ -82,10 +119,13 @@ async def open_stdio(
     environment: __.cabc.Mapping[ str, str ],
     watch: ProcessWatch,
     grace: float = GRACE_DEFAULT,
+    limit: int | None = RESULT_LIMIT_DEFAULT,
 ) -> __.cabc.AsyncGenerator[ tuple[ __.typx.Any, __.typx.Any ], None ]:
     ''' Starts server process; yields read and write streams of messages.
 
-        On exit, whatever the cause, the process group is terminated.
+        A message longer than ``limit`` bytes (``None``: no limit) is not
+        read whole. On exit, whatever the cause, the process group is
+        terminated.
     '''
     command = [
         __.typx.cast( str, parameters.command ), *parameters.arguments ]
@@ -98,7 +138,7 @@ async def open_stdio(
     watch.pid = process.pid
     _scribe.debug(
         "Started MCP server %r (pid %d).", watch.name, process.pid )
-    streams = _Streams( process, watch )
+    streams = _Streams( process, watch, limit )
     try:
         async with _anyio.create_task_group( ) as group:
             group.start_soon( streams.read_stdout )
@@ -136,9 +176,12 @@ def survey_group( pgid: int ) -> tuple[ int, ... ]:
 class _Streams:
     ''' Pumps between the process pipes and the session's streams. '''
 
-    def __init__( self, process: __.typx.Any, watch: ProcessWatch ):
+    def __init__(
+        self, process: __.typx.Any, watch: ProcessWatch, limit: int | None
+    ):
         self.process = process
         self.watch = watch
+        self.limit = limit
         self.read_sender, self.read_receiver = (
             _anyio.create_memory_object_stream[
                 _SessionMessage | Exception ]( 0 ) )
@@ -146,19 +189,20 @@ class _Streams:
             _anyio.create_memory_object_stream[ _SessionMessage ]( 0 ) )
         self.writer_done = _anyio.Event( )
         self.stderr_done = _anyio.Event( )
+        self.stdout_done = _anyio.Event( )
 
     async def read_stdout( self ) -> None:
         ''' Parses stdout into messages, one per line. '''
-        stream = _TextReceiveStream( self.process.stdout )
-        buffer = ''
+        lines = _Lines( self.limit )
         try:
             async with self.read_sender:
-                async for chunk in stream:
-                    lines = ( buffer + chunk ).split( '\n' )
-                    buffer = lines.pop( )
-                    for line in lines:
-                        if not line.strip( ): continue
-                        await self.read_sender.send( _parse_line( line ) )
+                async for chunk in _receive_chunks( self.process.stdout ):
+                    for line in lines.feed( chunk ):
+                        message = self._parse( line )
+                        del line # a large one need not outlive its parse
+                        if message is not None:
+                            await self.read_sender.send( message )
+                self.stdout_done.set( )
                 # End of output: let the watcher learn how the server ended
                 # before the session sees the connection close.
                 with _anyio.move_on_after( _EXIT_NOTICE_TIMEOUT ):
@@ -170,24 +214,74 @@ class _Streams:
 
     async def read_stderr( self ) -> None:
         ''' Keeps the last stderr lines and logs them at debug level. '''
-        stream = _TextReceiveStream(
-            self.process.stderr, errors = 'replace' )
-        buffer = ''
+        lines = _Lines( _STDERR_LINE_MAXIMUM )
         try:
-            async for chunk in stream:
-                lines = ( buffer + chunk ).split( '\n' )
-                buffer = lines.pop( )
-                for line in lines:
-                    if not line.strip( ): continue
-                    self.watch.stderr.append( line.strip( ) )
+            async for chunk in _receive_chunks( self.process.stderr ):
+                for line in lines.feed( chunk ):
+                    text = _decode_leniently(
+                        line.head + b'...' if isinstance( line, _Oversize )
+                        else line ).strip( )
+                    if not text: continue
+                    self.watch.stderr.append( text )
                     _scribe.debug(
                         "MCP server %r: %s", self.watch.name,
-                        self.watch.redactor.redact( line ) )
+                        self.watch.redactor.redact( text ) )
         except (
             _anyio.ClosedResourceError, _anyio.BrokenResourceError,
             _anyio.EndOfStream, OSError,
         ): return
         finally: self.stderr_done.set( )
+
+    def _parse(
+        self, line: 'bytes | bytearray | _Oversize'
+    ) -> _SessionMessage | Exception | None:
+        ''' Returns message from line; None for a line to skip.
+
+            A line which is not UTF-8 is read again with replacement
+            characters, so that one bad byte in a result loses no answer.
+        '''
+        if isinstance( line, _Oversize ): return self._refuse( line )
+        if not line or line.isspace( ): return None
+        try: return _SessionMessage( _validate( line ) )
+        except ValueError as exception: failure = exception
+        text = _decode_leniently( line )
+        if '\ufffd' in text:
+            try: return _SessionMessage( _validate( text ) )
+            except ValueError as exception: failure = exception
+        text = text[ : _NOISE_LENGTH_MAXIMUM ]
+        if self.watch.noise is None: self.watch.noise = text
+        _scribe.debug(
+            "MCP server %r wrote a line which is not JSON-RPC: %s",
+            self.watch.name, self.watch.redactor.redact( text ) )
+        return failure
+
+    def _refuse( self, line: '_Oversize' ) -> _SessionMessage | None:
+        ''' Answers request of an oversized line with an error. '''
+        match = None
+        if _request_head.match( line.head ) is None:
+            match = (
+                _identifier_head.match( line.head )
+                or _identifier_tail.search( line.tail ) )
+        if match is None:
+            _scribe.warning(
+                "MCP server %r wrote a message of %d bytes, over the limit "
+                "of %d bytes, which answers no request; it was skipped.",
+                self.watch.name, line.size, self.limit )
+            return None
+        _scribe.warning(
+            "MCP server %r answered with %d bytes, over the limit of %d "
+            "bytes; the answer was discarded.",
+            self.watch.name, line.size, self.limit )
+        identifier = __.json.loads( match[ 1 ] )
+        return _SessionMessage( _mcp_types.JSONRPCError(
+            jsonrpc = '2.0', id = identifier,
+            error = _mcp_types.ErrorData(
+                code = _OVERSIZE_CODE,
+                message = (
+                    f"The answer of the server was larger than "
+                    f"{self.limit} bytes, the limit set by the application "
+                    "('result_limit'); it was discarded." ),
+                data = { RESULT_OVERSIZE: line.size } ) ) )
 
     async def write_stdin( self ) -> None:
         ''' Serializes messages onto stdin, one per line. '''
@@ -210,10 +304,18 @@ class _Streams:
             fail at once instead of waiting for an answer that cannot come.
         '''
         while self.process.returncode is None:
-            await _anyio.sleep( _POLL_INTERVAL )
+            # The end of stdout usually means that the server died: then
+            # look often, else now and then.
+            if self.stdout_done.is_set( ):
+                await _anyio.sleep( _POLL_INTERVAL_EXITING )
+                continue
+            with _anyio.move_on_after( _POLL_INTERVAL ):
+                await self.stdout_done.wait( )
         self.watch.returncode = self.process.returncode
+        # Let the readers deliver what the server wrote before it died.
         with _anyio.move_on_after( _EXIT_NOTICE_TIMEOUT ):
             await self.stderr_done.wait( )
+            await self.stdout_done.wait( )
         self.watch.exited.set( )
         if not self.watch.stopping:
             self.watch.unexpected = True
@@ -221,8 +323,6 @@ class _Streams:
                 "MCP server %r: %s.",
                 self.watch.name, self.watch.describe_exit( ) )
             self.watch.callback( )
-        # Let the reader deliver what the server wrote before it died.
-        await _anyio.sleep( _POLL_INTERVAL )
         await self.read_sender.aclose( )
 
     async def shut_down( self, grace: float ) -> None:
@@ -242,14 +342,18 @@ class _Streams:
             ): await stream.aclose( )
 
 
-def _parse_line( line: str ) -> _SessionMessage | Exception:
-    try:
-        message = _mcp_types.jsonrpc_message_adapter.validate_json(
-            line, by_name = False )
-    except ValueError as exception:
-        _scribe.debug( "Line from MCP server is not JSON-RPC: %.200s", line )
-        return exception
-    return _SessionMessage( message )
+def _decode_leniently( data: bytes | bytearray ) -> str:
+    return data.decode( 'utf-8', errors = 'replace' )
+
+
+def _validate( data: bytes | bytearray | str ) -> __.typx.Any:
+    adapter = _mcp_types.jsonrpc_message_adapter
+    if len( data ) < _PARSE_STANDARD_MINIMUM:
+        return adapter.validate_json( data, by_name = False )
+    # For a large message, the standard parser takes a quarter of the
+    # memory which pydantic's takes (one copy of its text, not four), and
+    # less time.
+    return adapter.validate_python( __.json.loads( data ), by_name = False )
 
 
 def _probe_group( pgid: int ) -> bool: # pragma: no cover
@@ -306,3 +410,91 @@ async def _terminate_group( process: __.typx.Any, grace: float ) -> None:
 async def _reap( process: __.typx.Any ) -> None:
     await _wait_until(
         lambda: process.returncode is not None, _WRITER_FLUSH_TIMEOUT * 4 )
+
+
+class _Oversize:
+    ''' Line over the limit: its size, its first and last bytes. '''
+
+    __slots__ = ( 'head', 'size', 'tail' )
+
+    def __init__( self, head: bytes, tail: bytes, size: int ):
+        self.head = head
+        self.tail = tail
+        self.size = size
+
+
+class _Lines:
+    ''' Splits chunks of bytes into lines, in linear time.
+
+        A line within one chunk is a slice of it; a longer one grows in a
+        buffer, in amortized linear time, and is handed over without a
+        copy. A line over the limit is not kept: only its first and last
+        bytes and its size, for an error.
+    '''
+
+    def __init__( self, limit: int | None ):
+        self.limit = limit
+        self.first: bytes | None = None
+        self.buffer = bytearray( )
+        self.size = 0
+        self.head = b''
+        self.tail = b''
+        self.oversize = False
+
+    def feed(
+        self, chunk: bytes
+    ) -> __.cabc.Iterator[ 'bytes | bytearray | _Oversize' ]:
+        ''' Yields lines completed by chunk. '''
+        start = 0
+        while True:
+            end = chunk.find( b'\n', start )
+            if end < 0:
+                if start < len( chunk ): self._keep( chunk[ start : ] )
+                return
+            self._keep( chunk[ start : end ] )
+            yield self._take( )
+            start = end + 1
+
+    def _keep( self, piece: bytes ) -> None:
+        self.size += len( piece )
+        if self.oversize:
+            if len( self.head ) < _OVERSIZE_EDGE:
+                self.head += piece[ : _OVERSIZE_EDGE - len( self.head ) ]
+            self.tail = (
+                piece if len( piece ) >= _OVERSIZE_EDGE
+                else self.tail + piece )[ - _OVERSIZE_EDGE : ]
+            return
+        if self.first is None and not self.buffer: self.first = piece
+        else:
+            if self.first is not None:
+                self.buffer += self.first
+                self.first = None
+            self.buffer += piece
+        if self.limit is not None and self.size > self.limit:
+            kept = self.buffer if self.first is None else self.first
+            self.head = bytes( kept[ : _OVERSIZE_EDGE ] )
+            self.tail = bytes( kept[ - _OVERSIZE_EDGE : ] )
+            self.oversize = True
+            self.first = None
+            self.buffer = bytearray( )
+
+    def _take( self ) -> 'bytes | bytearray | _Oversize':
+        line: bytes | bytearray | _Oversize
+        if self.oversize:
+            line = _Oversize( self.head, self.tail, self.size )
+            self.oversize = False
+            self.head = self.tail = b''
+        elif self.first is not None: line = self.first
+        else: line = self.buffer
+        self.first = None
+        self.buffer = bytearray( )
+        self.size = 0
+        return line
+
+
+async def _receive_chunks(
+    stream: __.typx.Any
+) -> __.cabc.AsyncIterator[ bytes ]:
+    ''' Yields chunks of bytes of stream until its end. '''
+    with __.ctxl.suppress( _anyio.EndOfStream ):
+        while True: yield await stream.receive( _CHUNK_SIZE )

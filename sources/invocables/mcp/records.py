@@ -10,6 +10,7 @@ from . import processes as _processes
 CONNECT_TIMEOUT_DEFAULT = 30.0
 DEBOUNCE_DEFAULT = 0.1
 LIST_TIMEOUT_DEFAULT = 30.0
+RESULT_LIMIT_DEFAULT = _processes.RESULT_LIMIT_DEFAULT
 TIMEOUT_DEFAULT = 60.0
 
 
@@ -67,3 +68,4 @@ class ServerOptions( __.immut.DataclassObject ):
     reporter: __.Absential[ Reporter ] = __.absent
     grace: float = _processes.GRACE_DEFAULT
     debounce: float = DEBOUNCE_DEFAULT
+    result_limit: int | None = RESULT_LIMIT_DEFAULT

@@ -8,26 +8,53 @@ from base64 import b64decode as _b64decode
 import mcp_types as _mcp_types
 
 from . import __
+from . import redaction as _redaction
 from .. import canisters as _canisters
 from .. import exceptions as _exceptions
 
 
+_REDACTOR_VACANT = _redaction.Redactor( )
+
+
 def produce_contents(
-    result: _mcp_types.CallToolResult
+    result: _mcp_types.CallToolResult,
+    redactor: _redaction.Redactor = _REDACTOR_VACANT,
 ) -> _canisters.ContentSequence:
     ''' Maps content blocks and structured content into canisters.
+
+        Secrets of the server are redacted from every text. When the
+        structured content only repeats the text (the same JSON, or an
+        object whose one field holds the same text), it is given once: as
+        structure in the first case, as text in the second.
 
         Raises :py:class:`invocables.exceptions.InvocationRefusal` with the
         text of the result when the server reports a tool error, so that the
         model receives an error result.
     '''
     if result.is_error:
-        raise _exceptions.InvocationRefusal( _produce_error_text( result ) )
-    contents = [ _produce_content( block ) for block in result.content ]
-    if result.structured_content is not None:
-        contents.append( _canisters.StructureContent(
-            data = result.structured_content ) )
-    return tuple( contents )
+        raise _exceptions.InvocationRefusal(
+            redactor.redact( _produce_error_text( result ) ) )
+    blocks = list( result.content )
+    structure = result.structured_content
+    if structure is not None:
+        repeat = _find_repeat( blocks, structure )
+        if repeat is _Repeats.Text: blocks = [
+            block for block in blocks
+            if not isinstance( block, _mcp_types.TextContent ) ]
+        elif repeat is _Repeats.Structure: structure = None
+    contents = [ _produce_content( block ) for block in blocks ]
+    if structure is not None:
+        contents.append( _canisters.StructureContent( data = structure ) )
+    if redactor.is_vacant( ): return tuple( contents )
+    return tuple( _redact_content( redactor, item ) for item in contents )
+
+
+class _Repeats( __.enum.Enum ):
+    ''' Which part of a result repeats the other. '''
+
+    Nothing = 'nothing'
+    Structure = 'structure'     # structure wraps the text in one field
+    Text = 'text'               # text is the JSON of the structure
 
 
 def _decode( data: str ) -> bytes:
@@ -66,6 +93,48 @@ def _produce_resource( resource: __.typx.Any ) -> _canisters.Content:
     return _canisters.ResourceContent(
         uri = str( resource.uri ), media_type = media_type,
         data = _decode( resource.blob ) )
+
+
+def _find_repeat(
+    blocks: __.cabc.Sequence[ __.typx.Any ],
+    structure: __.cabc.Mapping[ str, __.typx.Any ],
+) -> _Repeats:
+    ''' Tells whether the only text block and the structure repeat. '''
+    texts = [
+        block.text for block in blocks
+        if isinstance( block, _mcp_types.TextContent ) ]
+    if len( texts ) != 1: return _Repeats.Nothing
+    text = texts[ 0 ]
+    if len( structure ) == 1 and next( iter( structure.values( ) ) ) == text:
+        return _Repeats.Structure
+    if not text.lstrip( ).startswith( ( '{', '[' ) ): return _Repeats.Nothing
+    try: data = __.json.loads( text )
+    except ValueError: return _Repeats.Nothing
+    return _Repeats.Text if data == structure else _Repeats.Nothing
+
+
+def _redact_content(
+    redactor: _redaction.Redactor, content: _canisters.Content
+) -> _canisters.Content:
+    match content:
+        case _canisters.TextContent( ):
+            return _canisters.TextContent(
+                text = redactor.redact( content.text ) )
+        case _canisters.StructureContent( ):
+            return _canisters.StructureContent(
+                data = redactor.redact_data( content.data ) )
+        case _canisters.ResourceContent( ) if not __.is_absent(
+            content.text
+        ):
+            return __.dcls.replace(
+                content, text = redactor.redact( content.text ) )
+        case _canisters.ResourceLinkContent( ):
+            return __.dcls.replace(
+                content, uri = redactor.redact( content.uri ),
+                description = (
+                    content.description if __.is_absent( content.description )
+                    else redactor.redact( content.description ) ) )
+        case _: return content
 
 
 def _produce_error_text( result: _mcp_types.CallToolResult ) -> str:

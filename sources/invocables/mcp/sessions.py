@@ -18,10 +18,12 @@ from mcp import ClientSession as _ClientSession
 from mcp import MCPError as _MCPError
 
 from . import __
+from . import catalog as _catalog
 from . import configuration as _configuration
 from . import ensembles as _ensembles
 from . import processes as _processes
 from . import records as _records
+from . import redaction as _redaction
 from .. import exceptions as _exceptions
 from .. import invokers as _invokers
 
@@ -43,15 +45,21 @@ class Runner:
         self,
         ensemble: '_ensembles.ServerEnsemble',
         connection: '_ensembles._Connection',
-        values: __.cabc.Mapping[ str, str ],
+        resolution: _configuration.Resolution,
     ):
         self.ensemble = ensemble
         self.connection = connection
-        self.values = values
+        self.resolution = resolution
+        self.catalog = _catalog.Catalog( ensemble.name )
 
     async def run( self ) -> None:
-        ''' Runs session until stopped; records why it ended. '''
+        ''' Runs session until stopped; records why it ended.
+
+            While it runs, the secrets of the connection are redacted from
+            log records.
+        '''
         connection = self.connection
+        _redaction.activate_redactor( connection.redactor )
         try: await self._run( )
         except BaseException as exception:
             connection.undelivered = _is_undelivered( exception )
@@ -73,6 +81,7 @@ class Runner:
                         self.ensemble.name, connection.describe_failure( ) ) )
             _scribe.debug(
                 "Session with MCP server %r ended.", self.ensemble.name )
+            _redaction.deactivate_redactor( connection.redactor )
 
     async def _run( self ) -> None:
         connection = self.connection
@@ -80,6 +89,8 @@ class Runner:
         async with __.ctxl.AsyncExitStack( ) as stack:
             read, write = await stack.enter_async_context(
                 self._open_transport( ) )
+            read = _catalog.ReadStream( read, self.catalog )
+            write = _catalog.WriteStream( write, self.catalog )
             session = await stack.enter_async_context( _ClientSession(
                 read, write,
                 message_handler = self._handle_message,
@@ -126,8 +137,10 @@ class Runner:
         self
     ) -> __.typx.AsyncContextManager[ tuple[ __.typx.Any, __.typx.Any ] ]:
         parameters = self.ensemble.parameters
+        options = self.ensemble.options
+        resolution = self.resolution
         transports = _configuration.Transports
-        url = __.typx.cast( str, parameters.url )
+        url = __.typx.cast( str, resolution.url )
         match parameters.transport:
             case transports.Stdio:
                 watch = _processes.ProcessWatch(
@@ -135,24 +148,28 @@ class Runner:
                     self._report_exit )
                 self.connection.watch = watch
                 return _processes.open_stdio(
-                    parameters, self.values, watch,
-                    self.ensemble.options.grace )
+                    parameters, resolution.environment, watch,
+                    options.grace, options.result_limit )
             case transports.StreamableHttp:
-                return _open_streamable_http( url, self.values )
+                return _open_streamable_http(
+                    url, resolution.headers, options.result_limit )
             case transports.Sse:
                 from mcp.client.sse import sse_client
                 return sse_client(
-                    url, headers = dict( self.values ),
-                    timeout = self.ensemble.options.connect_timeout )
+                    url, headers = dict( resolution.headers ),
+                    timeout = options.connect_timeout )
 
     def _report_exit( self ) -> None:
         watch = __.typx.cast( _processes.ProcessWatch, self.connection.watch )
-        self.connection.request_stop( watch.describe_exit( ) )
+        noise = (
+            '' if self.connection.ready.done( ) else watch.describe_noise( ) )
+        self.connection.request_stop( f"{watch.describe_exit( )}{noise}" )
 
     async def _refresh( self, session: _ClientSession ) -> None:
+        self.catalog.refusals.clear( )
         tools = await _list_tools( self.ensemble.name, session )
         self.connection.listings += 1
-        _absorb_tools( self.ensemble, tools )
+        _absorb_tools( self.ensemble, tools, self.catalog.refusals )
 
     def _describe( self, exception: BaseException ) -> str:
         ''' Returns why the session ended, for error messages. '''
@@ -163,29 +180,37 @@ class Runner:
             return (
                 f"command {target!r} was not found; check 'command' and "
                 "PATH." )
+        noise = '' if watch is None or self.connection.ready.done( ) else (
+            watch.describe_noise( ) )
         if isinstance( primary, TimeoutError ):
             return (
                 "the server did not complete the handshake and tool "
-                "listing within {timeout} seconds.".format(
-                    timeout = self.ensemble.options.connect_timeout ) )
+                "listing within {timeout} seconds{noise}.".format(
+                    timeout = self.ensemble.options.connect_timeout,
+                    noise = noise ) )
         if watch is not None and watch.unexpected:
-            return watch.describe_exit( )
+            return f"{watch.describe_exit( )}{noise}"
         return _describe_exception( primary, target )
 
 
 def _absorb_tools(
     ensemble: '_ensembles.ServerEnsemble',
     tools: __.cabc.Sequence[ _mcp_types.Tool ],
+    refusals: __.cabc.Sequence[ _records.Omission ] = ( ),
 ) -> None:
-    ''' Builds invokers from listed tools, unless the list is unchanged. '''
+    ''' Builds invokers from listed tools, unless the list is unchanged.
+
+        Refusals are tools which the SDK refused, already left out.
+    '''
     state = ensemble._state
     fingerprints = tuple(
         tool.model_dump_json( by_alias = True, exclude_none = True )
-        for tool in tools )
+        for tool in tools ) + tuple(
+            f"refused:{refusal.name}" for refusal in refusals )
     if fingerprints == state.fingerprints: return
     known: dict[
         str, tuple[ _invokers.Invoker, _records.ToolDescription ] ] = { }
-    omissions: list[ _records.Omission ] = [ ]
+    omissions: list[ _records.Omission ] = list( refusals )
     for tool, fingerprint in zip( tools, fingerprints ):
         reason = _access_omission_reason( ensemble, tool, known )
         if reason is not None:
@@ -290,13 +315,15 @@ async def _list_tools(
 
 
 async def _open_streamable_http_(
-    url: str, headers: __.cabc.Mapping[ str, str ]
+    url: str, headers: __.cabc.Mapping[ str, str ], limit: int | None
 ) -> __.cabc.AsyncGenerator[ tuple[ __.typx.Any, __.typx.Any ], None ]:
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
     client = create_mcp_http_client( headers = dict( headers ) )
+    # The SDK's own limit of one event (1 MiB) would end the session on a
+    # larger result; the result limit applies instead.
     async with client, streamable_http_client(
-        url, http_client = client
+        url, http_client = client, max_sse_event_size = limit
     ) as streams: yield streams
 
 

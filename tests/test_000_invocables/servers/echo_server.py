@@ -70,6 +70,22 @@ def read_environment( name: str ) -> str:
 
 
 @server.tool( structured_output = False )
+def big( size: int ) -> str:
+    ''' Returns a text of size bytes. '''
+    return 'x' * size
+
+
+@server.tool( structured_output = False )
+def request_query( context: Context ) -> str:
+    ''' Returns query and authorization of the HTTP request, if any. '''
+    request = context.request_context.request
+    if request is None: return '(no request)'
+    return '{query}|{authorization}'.format(
+        query = request.url.query,
+        authorization = request.headers.get( 'authorization', '' ) )
+
+
+@server.tool( structured_output = False )
 def working_directory( ) -> str:
     ''' Returns the working directory of the server. '''
     return os.getcwd( )

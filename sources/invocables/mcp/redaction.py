@@ -1,0 +1,192 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Redaction of secrets in messages, results and log records.
+
+    The secrets of a server are the values read from ``env:`` references
+    (in its environment, headers or URL), the password of its URL, and
+    literal values under keys which name a secret (``Authorization``,
+    ``API_KEY``, ``token`` ...). They are replaced by ``***`` wherever text
+    from the server or about it is shown; URLs on the server's host also
+    lose their credentials and the values of their queries.
+
+    While a connection is open, its redactor is active: a filter on the
+    library's loggers, and on the loggers of the ``mcp`` SDK's client and
+    of its HTTP client (``httpx2``), applies every active redactor to each
+    record, its arguments and its traceback. The filter leaves the loggers
+    of others once no connection is open.
+'''
+
+
+import threading as _threading
+
+from . import __
+
+
+REDACTION = '***'
+
+_LENGTH_MINIMUM = 4
+_LOGGERS_FOREIGN = ( 'httpx2', 'httpcore2', 'mcp.client', 'mcp.shared' )
+_key_secret = __.re.compile(
+    r'auth|token|secret|passw|credential|cookie|signature|apikey'
+    r'|api[-_]key|(?:private|access|client)[-_]?key|(?:^|[-_])key$',
+    __.re.IGNORECASE )
+_query_value = __.re.compile( r'=[^&;#]*' )
+_url = __.re.compile(
+    r'''(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)'''
+    r'''(?P<userinfo>[^\s/?#@'"<>]*@)?'''
+    r'''(?P<host>[^\s/?#'"<>]+)'''
+    r'''(?P<path>[^\s?#'"<>]*)'''
+    r'''(?P<query>\?[^\s#'"<>]*)?''' )
+_formatter = __.logging.Formatter( )
+_lock = _threading.Lock( )
+_redactors: list[ 'Redactor' ] = [ ]
+
+
+class Redactor( __.immut.Object ):
+    ''' Replaces secrets in text by ``***``.
+
+        Values shorter than four characters are left alone (they would
+        hide too much). URLs on one of the hosts lose their credentials and
+        the values of their queries (hosts are names or addresses, without
+        ports).
+    '''
+
+    def __init__(
+        self,
+        secrets: __.cabc.Iterable[ str ] = ( ),
+        hosts: __.cabc.Iterable[ str ] = ( ),
+    ):
+        self.secrets = tuple( sorted(
+            { secret for secret in secrets
+              if len( secret ) >= _LENGTH_MINIMUM },
+            key = len, reverse = True ) )
+        self.hosts = frozenset( host.lower( ) for host in hosts if host )
+
+    def is_vacant( self ) -> bool:
+        ''' Returns whether redactor has nothing to hide. '''
+        return not self.secrets and not self.hosts
+
+    def redact( self, text: str ) -> str:
+        ''' Returns text with every secret replaced. '''
+        for secret in self.secrets:
+            if secret in text: text = text.replace( secret, REDACTION )
+        if self.hosts and '://' in text:
+            text = _url.sub( self._redact_url, text )
+        return text
+
+    def redact_data( self, data: __.typx.Any ) -> __.typx.Any:
+        ''' Returns JSON-like data with secrets replaced in its strings. '''
+        if self.is_vacant( ): return data
+        return _redact_data( self, data )
+
+    def _redact_url( self, match: __.re.Match[ str ] ) -> str:
+        host = match[ 'host' ]
+        if _strip_port( host ).lower( ) not in self.hosts:
+            return match[ 0 ]
+        userinfo = f"{REDACTION}@" if match[ 'userinfo' ] else ''
+        query = match[ 'query' ] or ''
+        if query:
+            query = _query_value.sub( f"={REDACTION}", query )
+            if '=' not in query: query = f"?{REDACTION}"
+        return "{scheme}{userinfo}{host}{path}{query}".format(
+            scheme = match[ 'scheme' ], userinfo = userinfo, host = host,
+            path = match[ 'path' ], query = query )
+
+
+def activate_redactor( redactor: Redactor ) -> None:
+    ''' Applies redactor to log records until it is deactivated. '''
+    if redactor.is_vacant( ): return
+    with _lock:
+        _redactors.append( redactor )
+        _attach_filter( )
+
+
+def deactivate_redactor( redactor: Redactor ) -> None:
+    ''' Stops applying redactor to log records. '''
+    with _lock:
+        if not any( item is redactor for item in _redactors ): return
+        _redactors[ : ] = [
+            item for item in _redactors if item is not redactor ]
+        if not _redactors: _detach_filter( )
+
+
+def is_secret_key( key: str ) -> bool:
+    ''' Returns whether name of variable, header or parameter is secret. '''
+    return _key_secret.search( key ) is not None
+
+
+def redact_everywhere( text: str ) -> str:
+    ''' Returns text with secrets of every open connection replaced. '''
+    for redactor in tuple( _redactors ): text = redactor.redact( text )
+    return text
+
+
+class _Filter( __.logging.Filter ):
+    ''' Redacts log records: message, arguments, traceback, stack. '''
+
+    def filter( self, record: __.logging.LogRecord ) -> bool:
+        if not _redactors: return True
+        try: message = record.getMessage( )
+        except Exception: return True # logging reports the bad record
+        record.msg = redact_everywhere( message )
+        record.args = None
+        if record.exc_info:
+            text = record.exc_text or _formatter.formatException(
+                record.exc_info )
+            record.exc_text = redact_everywhere( text )
+            record.exc_info = None
+        elif record.exc_text:
+            record.exc_text = redact_everywhere( record.exc_text )
+        if record.stack_info:
+            record.stack_info = redact_everywhere( record.stack_info )
+        return True
+
+
+_filter = _Filter( )
+
+
+def _attach_filter( ) -> None:
+    for logger in _survey_loggers( ):
+        if _filter not in logger.filters: logger.addFilter( _filter )
+
+
+def _detach_filter( ) -> None:
+    for logger in _survey_loggers( ): logger.removeFilter( _filter )
+
+
+def _redact_data( redactor: Redactor, data: __.typx.Any ) -> __.typx.Any:
+    if isinstance( data, str ): return redactor.redact( data )
+    if isinstance( data, __.cabc.Mapping ):
+        mapping = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], data )
+        return {
+            redactor.redact( key ): _redact_data( redactor, value )
+            for key, value in mapping.items( ) }
+    if isinstance( data, ( list, tuple ) ):
+        items = __.typx.cast( __.cabc.Sequence[ __.typx.Any ], data )
+        return [ _redact_data( redactor, item ) for item in items ]
+    return data
+
+
+def _strip_port( host: str ) -> str:
+    if host.startswith( '[' ):
+        return host.split( ']', maxsplit = 1 )[ 0 ] + ']'
+    return host.split( ':', maxsplit = 1 )[ 0 ]
+
+
+def _survey_loggers( ) -> list[ __.logging.Logger ]:
+    ''' Returns loggers of the library, the SDK's client, the HTTP client.
+    '''
+    __.logging.getLogger( 'httpx2' ) # exists before its first request
+    manager = __.logging.Logger.manager
+    loggers: list[ __.logging.Logger ] = [ ]
+    for name, logger in tuple( manager.loggerDict.items( ) ):
+        if not isinstance( logger, __.logging.Logger ): continue
+        if not _is_watched( name ): continue
+        loggers.append( logger )
+    return loggers
+
+
+def _is_watched( name: str ) -> bool:
+    for prefix in ( __.package_name, *_LOGGERS_FOREIGN ):
+        if name == prefix or name.startswith( f"{prefix}." ): return True
+    return False
