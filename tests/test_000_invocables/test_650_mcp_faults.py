@@ -53,7 +53,7 @@ async def test_100_call_timeout_cancels_on_server( ):
             await _call( ensemble, 'sleep', { 'seconds': 3600 } )
         elapsed = time.monotonic( ) - began
         assert 'did not answer within 0.5 seconds' in str( caught.value )
-        assert elapsed < 5
+        assert elapsed < 30 # does not hang
         content = await _call( ensemble, 'echo', { 'message': 'alive' } )
         assert content[ 0 ].text == 'alive'
 
@@ -68,7 +68,7 @@ async def test_110_execution_timeout_gives_timeout_result( ):
             arguments = { 'seconds': 3600 } )
         began = time.monotonic( )
         results = await invocables.execute_invocations( [ call ], [ ensemble ] )
-        assert time.monotonic( ) - began < 5
+        assert time.monotonic( ) - began < 30 # does not hang
         assert results[ 0 ].error.genus is invocables.FaultGenera.Timeout
         content = await _call( ensemble, 'echo', { 'message': 'alive' } )
         assert content[ 0 ].text == 'alive'
@@ -160,7 +160,7 @@ async def test_300_killed_mid_call( ):
         with pytest.raises( exceptions.ConnectionFailure ) as caught:
             await call
         elapsed = time.monotonic( ) - began
-        assert elapsed < 3
+        assert elapsed < 30 # does not hang
         message = str( caught.value )
         assert "'victim'" in message
         assert 'SIGKILL' in message
@@ -205,7 +205,7 @@ async def test_320_reconnect_fails_clearly( monkeypatch, tmp_path ):
         began = time.monotonic( )
         with pytest.raises( exceptions.ConnectionFailure ) as caught:
             await _call( ensemble, 'echo', { 'message': 'x' } )
-        assert time.monotonic( ) - began < 5
+        assert time.monotonic( ) - began < 30 # does not hang
         message = str( caught.value )
         assert 'reconnecting failed' in message
         assert 'told to fail' in message
@@ -256,7 +256,7 @@ async def test_410_stubborn_server_is_killed( ):
     await ensemble.disconnect( )
     elapsed = time.monotonic( ) - began
     assert not mcp_support.wait_until_dead( { pid }, 1 )
-    assert 0.5 < elapsed < 5
+    assert 0.5 < elapsed < 30 # two graces, then does not hang
 
 
 @pytest.mark.asyncio
@@ -377,5 +377,5 @@ async def test_520_http_server_restarted_while_idle( ):
     with mcp_support.serve_http( command, port ):
         began = time.monotonic( )
         assert await _access_pid( ensemble ) != first
-        assert time.monotonic( ) - began < 5
+        assert time.monotonic( ) - began < 30 # does not hang
         await ensemble.disconnect( )
