@@ -9,6 +9,7 @@
 
 from . import __
 from . import exceptions as _exceptions
+from . import workers as _workers
 
 
 _CONTEXT_PARAMETER = 'context'
@@ -134,10 +135,9 @@ def _produce_invocable(
     async def invoke( context: object, arguments: __.Arguments ) -> object:
         arguments_ = convert( arguments )
         if accepts_context:
-            return await __.asyncio.to_thread(
-                __.funct.partial( function, context = context ),
-                ** arguments_ )
-        return await __.asyncio.to_thread( function, ** arguments_ )
+            return await _workers.execute_in_thread(
+                function, context = context, ** arguments_ )
+        return await _workers.execute_in_thread( function, ** arguments_ )
 
     return invoke
 
