@@ -313,7 +313,7 @@ def _jsonify( value: object ) -> object:
     if not callable( getattr( value, 'model_dump', None ) ) and not (
         __.dcls.is_dataclass( value ) and not isinstance( value, type )
     ): return value
-    return _serialize( value )
+    return produce_json( value )
 
 
 def _produce_content_from_bytes( data: bytes ) -> Content:
@@ -394,16 +394,22 @@ class _Walker:
                 __.typx.cast( __.cabc.Iterable[ object ], value ), depth,
                 plain = False )
         if not self.lenient: return self.walk( _coerce_scalar( value ), depth )
-        if isinstance( value, float ): # not finite
-            self.count( 1 )
-            return None
+        return self.walk( self.serialize( value ), depth )
+
+    def serialize( self, value: object ) -> object:
+        ''' Returns value which is closer to plain JSON, or raises flaw. '''
+        if isinstance( value, float ): return None # not finite
         if isinstance( value, ( bytes, bytearray ) ):
-            return self.walk( bytes( value ).decode(
-                'utf-8', errors = 'replace' ), depth )
+            return bytes( value ).decode( 'utf-8', errors = 'replace' )
+        if isinstance( value, __.cabc.Iterator ): # may never end
+            raise _Flaw(
+                f"a {type( value ).__qualname__} (an iterator) is not JSON; "
+                "return a list" )
+        if _is_dataclass_plain( value ): return _survey_fields( value )
         serialized = _serialize_flawed( value )
         if serialized is value: # pydantic gave it back: no way forward
             raise _Flaw( "cannot be serialized as JSON" )
-        return self.walk( serialized, depth )
+        return serialized
 
     def count( self, size: int ) -> None:
         ''' Adds to size; raises flaw past the maximum. '''
@@ -487,6 +493,14 @@ def _fall_back( value: object ) -> object:
         f"a value of type {type( value ).__qualname__} is not JSON" )
 
 
+def _is_dataclass_plain( value: object ) -> bool:
+    ''' Returns whether value is an instance of a dataclass not pydantic's.
+    '''
+    if not __.dcls.is_dataclass( value ) or isinstance( value, type ):
+        return False
+    return not hasattr( type( value ), '__pydantic_fields__' )
+
+
 def _is_finite( value: float ) -> bool:
     return value - value == 0.0
 
@@ -521,6 +535,16 @@ def _name_genus( value: object ) -> str:
     return f"a value of type {type( value ).__qualname__}"
 
 
+def _survey_fields( value: object ) -> dict[ object, object ]:
+    ''' Returns fields of dataclass instance, but private or absent ones. '''
+    fields: dict[ object, object ] = { }
+    for field in __.dcls.fields( __.typx.cast( __.typx.Any, value ) ):
+        if field.name.startswith( '_' ): continue
+        item = getattr( value, field.name, __.absent )
+        if not __.is_absent( item ): fields[ field.name ] = item
+    return fields
+
+
 def _render_json( data: object ) -> str:
     ''' Renders data as JSON text; never raises. '''
     try: return __.json.dumps( data, ensure_ascii = False, allow_nan = False )
@@ -531,14 +555,6 @@ def _render_json( data: object ) -> str:
             "[structured content which cannot be shown as JSON: "
             "{reason}]".format( reason = exception.reason ) )
     return __.json.dumps( plain, ensure_ascii = False )
-
-
-def _serialize( value: object ) -> object:
-    ''' Serializes value with pydantic. Raises result invalidity. '''
-    try: return _serialize_flawed( value )
-    except _Flaw as flaw:
-        raise _exceptions.ResultInvalidity(
-            flaw.describe( ) ) from flaw.__cause__
 
 
 def _serialize_flawed( value: object ) -> object:
