@@ -107,6 +107,7 @@ class _Executor:
                 runnable = job.state == _QUEUED
                 if runnable: job.state = _RUNNING
             if runnable: self._run( job )
+            del job # an idle thread holds no arguments nor results
             self._idle.release( )
 
     def _run( self, job: _Job ) -> None:

@@ -94,13 +94,15 @@ async def test_110_timed_out_sync_tool_reported_abandoned( ):
 
     ensemble = invocables.produce_ensemble(
         'tools', [ block ], configuration = { 'timeout': 0.1 } )
-    results = await invocables.execute_invocations(
-        [ _call( 'a', 'block' ) ], [ ensemble ] )
+    try:
+        results = await invocables.execute_invocations(
+            [ _call( 'a', 'block' ) ], [ ensemble ] )
+        assert not finished.is_set( )
+    finally: release.set( )
+    assert await asyncio.to_thread( finished.wait, _SECONDS_MAXIMUM )
     assert results[ 0 ].error.genus is FaultGenera.Timeout
     assert 'abandoned' in results[ 0 ].error.message
     assert 'was cancelled' not in results[ 0 ].error.message
-    release.set( )
-    assert await asyncio.to_thread( finished.wait, _SECONDS_MAXIMUM )
 
 
 def test_120_timed_out_sync_tool_does_not_block_exit( ):

@@ -5,8 +5,11 @@
     Every execution gives exactly one result per invocation, in order, or
     raises one of the library's two failures under the fail-fast policy;
     every result renders as text and its structured content is JSON;
-    nothing is left running. The suite runs 50 examples; set
-    ``INVOCABLES_FUZZ_EXAMPLES`` (for example to 10000) to run more.
+    nothing is left running. The suite runs 50 examples; to run more, set
+    ``INVOCABLES_FUZZ_EXAMPLES`` and lift the per-test timeout::
+
+        INVOCABLES_FUZZ_EXAMPLES=10000 python -m pytest --timeout 0 \
+            tests/test_000_invocables/test_330_fuzz.py
 '''
 
 
@@ -58,6 +61,8 @@ _SCHEMAS = {
         'additionalProperties': False,
     },
 }
+_LIMITS = invocables.execution.Limits(
+    arguments_size_maximum = 20_000, results_size_maximum = 50_000 )
 _TIMEOUT = 0.05
 
 
@@ -164,7 +169,7 @@ def _extend( children ):
 _values = st.one_of(
     st.recursive( st.one_of( _scalars, _exotics ), _extend, max_leaves = 12 ),
     st.integers( 0, 400 ).map( _nest ),
-    st.integers( 1, 3 ).map( lambda size: 'x' * size * 10_000_000 ) )
+    st.integers( 1, 3 ).map( lambda size: 'x' * size * 30_000 ) )
 _arguments = st.one_of(
     st.dictionaries( _keys, _values, max_size = 4 ),
     st.dictionaries( st.sampled_from( [ 'text', 'node', 'aaa', 'x' ] ),
@@ -198,7 +203,7 @@ async def _execute( specifications, policy ):
     try:
         results = await invocables.execute_invocations(
             invocations, _ENSEMBLES, auxdata = behaviours,
-            namespace = { }, failure_policy = policy )
+            namespace = { }, failure_policy = policy, limits = _LIMITS )
     except (
         exceptions.InvocationExecutionFailure, exceptions.ConnectionFailure
     ):
