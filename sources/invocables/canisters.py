@@ -401,10 +401,10 @@ class _Walker:
         if isinstance( value, float ): return None # not finite
         if isinstance( value, ( bytes, bytearray ) ):
             return bytes( value ).decode( 'utf-8', errors = 'replace' )
+        genus = type( value ).__qualname__
         if isinstance( value, __.cabc.Iterator ): # may never end
             raise _Flaw(
-                f"a {type( value ).__qualname__} (an iterator) is not JSON; "
-                "return a list" )
+                f"a {genus} (an iterator) is not JSON; return a list" )
         if _is_dataclass_plain( value ): return _survey_fields( value )
         serialized = _serialize_flawed( value )
         if serialized is value: # pydantic gave it back: no way forward

@@ -140,7 +140,7 @@ async def execute_invocations( # noqa: PLR0913
     invocations_ = tuple( invocations )
     if not invocations_: return ( )
     timeout_ = TIMEOUT_DEFAULT if __.is_absent( timeout ) else timeout
-    _validate_options( concurrency, timeout_, namespace )
+    _validate_options( concurrency, timeout_, namespace, limits )
     execution = _Execution(
         nomenclature = _naming.access_nomenclature( ensembles ),
         auxdata = auxdata,
@@ -523,6 +523,7 @@ def _validate_options(
     concurrency: int,
     timeout: float | None,
     namespace: __.Absential[ __.Namespace ],
+    limits: Limits,
 ) -> None:
     if isinstance( concurrency, bool ) or not isinstance(
         concurrency, int
@@ -541,3 +542,6 @@ def _validate_options(
     ):
         raise _exceptions.ConfigurationInvalidity(
             'namespace', "must be a mutable mapping, such as a dict." )
+    if not isinstance( limits, Limits ):
+        raise _exceptions.ConfigurationInvalidity(
+            'limits', "must be 'invocables.execution.Limits( ... )'." )

@@ -72,23 +72,32 @@ class _Executor:
     def __init__( self, maximum: int ):
         self.maximum = maximum
         self.count = 0
-        self._idle = _threading.Semaphore( 0 )
+        # Every queued job is promised to an idle thread, to a new thread,
+        # or to the backlog, which threads take from as they finish.
+        self._backlog = 0
+        self._idle = 0
         self._jobs: _queue.SimpleQueue[ _Job ] = _queue.SimpleQueue( )
         self._lock = _threading.Lock( )
 
     def submit( self, job: _Job ) -> None:
         ''' Queues job; starts a thread if none is idle and room is left. '''
-        self._jobs.put( job )
-        if self._idle.acquire( blocking = False ): return
         with self._lock:
-            if self.count >= self.maximum: return
+            self._jobs.put( job )
+            if self._idle:
+                self._idle -= 1
+                return
+            if self.count >= self.maximum:
+                self._backlog += 1
+                return
             self.count += 1
             name = f"invocables-worker-{self.count}"
         thread = _threading.Thread(
             target = self._work, name = name, daemon = True )
         try: thread.start( )
         except RuntimeError: # the caller withdraws the job
-            with self._lock: self.count -= 1
+            with self._lock:
+                self.count -= 1
+                self._backlog += 1
             raise
 
     def withdraw( self, job: _Job ) -> Fates | None:
@@ -108,7 +117,9 @@ class _Executor:
                 if runnable: job.state = _RUNNING
             if runnable: self._run( job )
             del job # an idle thread holds no arguments nor results
-            self._idle.release( )
+            with self._lock:
+                if self._backlog: self._backlog -= 1
+                else: self._idle += 1
 
     def _run( self, job: _Job ) -> None:
         try: outcome = ( True, job.call( ) )

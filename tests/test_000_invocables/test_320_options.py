@@ -35,6 +35,7 @@ async def test_100_options_checked( ):
         { 'concurrency': 0 },
         { 'concurrency': 1.5 },
         { 'namespace': invocables.__.immut.Dictionary( ) },
+        { 'limits': { 'results_size_maximum': 10 } },
     ):
         with pytest.raises( exceptions.ConfigurationInvalidity ):
             await invocables.execute_invocations(
