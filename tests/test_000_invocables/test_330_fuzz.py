@@ -22,7 +22,7 @@ import types
 import frigid
 import pytest
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import invocables
@@ -209,12 +209,16 @@ async def _execute( specifications, policy ):
     ):
         assert policy is FailurePolicies.Raise
         assert any( behaviour[ 0 ] == 'raise' for behaviour in behaviours.values( ) )
+        event( 'outcome: execution failure raised' )
         return None
     finally:
         assert asyncio.all_tasks( ) == { asyncio.current_task( ) }
     assert [ result.invocation_id for result in results ] == [
         invocation.identifier for invocation in invocations ]
+    event( 'outcome: results returned' )
     for result in results:
+        event( "result: {genus}".format( genus = (
+            result.error.genus.value if result.is_error( ) else 'success' ) ) )
         assert isinstance( result.as_text( ), str )
         for item in result.content:
             if isinstance( item, invocables.StructureContent ):
