@@ -189,7 +189,7 @@ def produce_arguments(
     if arguments is None: return { }
     if not isinstance( arguments, __.cabc.Mapping ):
         raise _exceptions.ArgumentsInvalidity(
-            name, "the arguments are {genus}, not a JSON object.".format(
+            name, "the arguments must be a JSON object, not {genus}.".format(
                 genus = _name_genus( arguments ) ) )
     walker = _Walker( depth_maximum, size_maximum, lenient = False )
     value = __.typx.cast( object, arguments )

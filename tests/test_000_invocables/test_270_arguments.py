@@ -96,7 +96,8 @@ async def test_120_shapes_which_are_not_objects_refused( ):
     ], [ _produce_ensemble( ) ] )
     for result, genus in zip( results[ : 3 ], ( 'array', 'string', 'number' ) ):
         assert result.error.genus is FaultGenera.Invalidity
-        assert f"a JSON {genus}, not a JSON object" in result.error.message
+        assert f"must be a JSON object, not a JSON {genus}" in (
+            result.error.message )
     assert results[ 3 ].content[ 0 ].data == { }
 
 
