@@ -19,6 +19,7 @@ RESULTS_SIZE_MAXIMUM_DEFAULT = 16_777_216
 
 _KEYS_SCALAR = ( bool, int, float, type( None ) )
 _PATH_PARTS_MAXIMUM = 8
+_SCALARS_FLAT = frozenset( ( bool, int, float, type( None ) ) )
 _image_signatures = (
     ( b'\x89PNG\r\n\x1a\n', 'image/png' ),
     ( b'\xff\xd8\xff', 'image/jpeg' ),
@@ -187,6 +188,9 @@ def produce_arguments(
         values which are not JSON, or exceed the limits.
     '''
     if arguments is None: return { }
+    if type( arguments ) is dict and _is_flat(
+        __.typx.cast( dict[ object, object ], arguments ), size_maximum
+    ): return __.typx.cast( dict[ str, __.typx.Any ], arguments )
     if not isinstance( arguments, __.cabc.Mapping ):
         raise _exceptions.ArgumentsInvalidity(
             name, "the arguments must be a JSON object, not {genus}.".format(
@@ -287,6 +291,8 @@ def validate_content(
         the maximum. Raises
         :py:class:`invocables.exceptions.ResultInvalidity` otherwise.
     '''
+    if _is_text_alone( content, size_maximum ): # the common case
+        return __.typx.cast( ContentSequence, content )
     items = (
         __.typx.cast( ContentSequence, content )
         if _is_content_sequence( content ) else produce_content( content ) )
@@ -499,6 +505,32 @@ def _is_dataclass_plain( value: object ) -> bool:
     if not __.dcls.is_dataclass( value ) or isinstance( value, type ):
         return False
     return not hasattr( type( value ), '__pydantic_fields__' )
+
+
+def _is_flat(
+    arguments: dict[ object, object ], size_maximum: int | None
+) -> bool:
+    ''' Returns whether arguments are text keys to scalars, within size.
+
+        The common case, checked without a walker.
+    '''
+    size = 0
+    for key, value in arguments.items( ):
+        if type( key ) is not str: return False
+        genus = type( value )
+        if genus is str: size += len( __.typx.cast( str, value ) )
+        elif genus not in _SCALARS_FLAT: return False
+        size += len( key ) + 2
+    return size_maximum is None or size <= size_maximum
+
+
+def _is_text_alone( content: object, size_maximum: int | None ) -> bool:
+    ''' Returns whether content is one text within size. '''
+    if type( content ) is not tuple: return False
+    items = __.typx.cast( tuple[ object, ... ], content )
+    if len( items ) != 1 or type( items[ 0 ] ) is not TextContent: return False
+    text = __.typx.cast( TextContent, items[ 0 ] ).text
+    return size_maximum is None or len( text ) <= size_maximum
 
 
 def _is_finite( value: float ) -> bool:

@@ -131,6 +131,27 @@ class _Executor:
             job.loop.call_soon_threadsafe( _deliver, job.future, *outcome )
 
 
+class FatesObservation:
+    ''' Collects fates of sync calls abandoned or withdrawn within.
+
+        A plain class, not a generator: the engine enters one for every
+        invocation.
+    '''
+
+    __slots__ = ( '_token', 'fates' )
+
+    def __init__( self ) -> None:
+        self.fates: list[ Fates ] = [ ]
+        self._token: _contextvars.Token[ list[ Fates ] | None ] | None = None
+
+    def __enter__( self ) -> list[ Fates ]:
+        self._token = _fates.set( self.fates )
+        return self.fates
+
+    def __exit__( self, *exception: object ) -> None:
+        if self._token is not None: _fates.reset( self._token )
+
+
 _executor: _Executor | None = None
 _executor_lock = _threading.Lock( )
 
@@ -191,13 +212,11 @@ async def execute_in_thread(
         raise
 
 
-@__.ctxl.contextmanager
-def observe_fates( ) -> __.cabc.Generator[ list[ Fates ], None, None ]:
-    ''' Collects fates of sync calls abandoned or withdrawn within. '''
-    fates: list[ Fates ] = [ ]
-    token = _fates.set( fates )
-    try: yield fates
-    finally: _fates.reset( token )
+def observe_fates( ) -> 'FatesObservation':
+    ''' Returns context manager which collects fates of sync calls
+        abandoned or withdrawn within it (a list, on entry).
+    '''
+    return FatesObservation( )
 
 
 def _access_executor( ) -> _Executor:
