@@ -23,6 +23,9 @@ CONCURRENCY_DEFAULT = 16
 TIMEOUT_DEFAULT = 60.0
 
 _DEDUPLICATIONS_KEY = 'invocables.deduplications'
+_INFINITY = float( 'inf' )
+_NAMESPACE_GENERA = frozenset( ( dict, type( __.absent ) ) )
+_TIMEOUT_GENERA = frozenset( ( int, float, type( None ) ) )
 _T = __.typx.TypeVar( '_T' )
 _scribe = __.produce_scribe( __name__ )
 
@@ -525,6 +528,13 @@ def _validate_options(
     namespace: __.Absential[ __.Namespace ],
     limits: Limits,
 ) -> None:
+    if (
+        type( concurrency ) is int and concurrency >= 1
+        and type( timeout ) in _TIMEOUT_GENERA
+        and ( timeout is None or 0 < timeout < _INFINITY )
+        and type( namespace ) in _NAMESPACE_GENERA
+        and type( limits ) is Limits
+    ): return # the common case, quickly
     if isinstance( concurrency, bool ) or not isinstance(
         concurrency, int
     ) or concurrency < 1:
