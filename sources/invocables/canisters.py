@@ -8,9 +8,18 @@
 '''
 
 
+from itertools import islice as _islice
+
 from . import __
+from . import exceptions as _exceptions
 
 
+RESULTS_DEPTH_MAXIMUM_DEFAULT = 128
+RESULTS_SIZE_MAXIMUM_DEFAULT = 16_777_216
+
+_KEYS_SCALAR = ( bool, int, float, type( None ) )
+_PATH_PARTS_MAXIMUM = 8
+_SCALARS_FLAT = frozenset( ( bool, int, float, type( None ) ) )
 _image_signatures = (
     ( b'\x89PNG\r\n\x1a\n', 'image/png' ),
     ( b'\xff\xd8\xff', 'image/jpeg' ),
@@ -162,13 +171,50 @@ def is_content( value: object ) -> __.typx.TypeIs[ Content ]:
     return isinstance( value, _content_classes )
 
 
+def produce_arguments(
+    name: str,
+    arguments: object,
+    depth_maximum: int,
+    size_maximum: int | None = None,
+) -> dict[ str, __.typx.Any ]:
+    ''' Returns arguments of tool as a plain JSON object (a dict).
+
+        ``None`` is an empty object; other mappings become dicts and tuples
+        lists; keys which are numbers, booleans or ``None`` become text (as
+        ``json.dumps`` does). Plain arguments are returned as they are.
+        Depth and size are counted as :py:func:`produce_json` does. Raises
+        :py:class:`invocables.exceptions.ArgumentsInvalidity`, naming the
+        tool and where, for arguments which are not a JSON object, hold
+        values which are not JSON, or exceed the limits.
+    '''
+    if arguments is None: return { }
+    if type( arguments ) is dict and _is_flat(
+        __.typx.cast( dict[ object, object ], arguments ), size_maximum
+    ): return __.typx.cast( dict[ str, __.typx.Any ], arguments )
+    if not isinstance( arguments, __.cabc.Mapping ):
+        raise _exceptions.ArgumentsInvalidity(
+            name, "the arguments must be a JSON object, not {genus}.".format(
+                genus = _name_genus( arguments ) ) )
+    walker = _Walker( depth_maximum, size_maximum, lenient = False )
+    value = __.typx.cast( object, arguments )
+    try: return __.typx.cast(
+        dict[ str, __.typx.Any ], walker.walk( value, 0 ) )
+    except _Flaw as flaw:
+        raise _exceptions.ArgumentsInvalidity(
+            name, f"{flaw.describe( )}." ) from None
+
+
 def produce_content( value: object ) -> ContentSequence:
     ''' Normalizes value returned by a tool into content canisters.
 
         Strings become text; content canisters pass through; bytes with an
-        image signature become images; JSON-compatible values, pydantic
-        models and dataclasses become structured content; ``None`` becomes
-        no content.
+        image signature become images; ``None`` becomes no content; pydantic
+        models and dataclasses become structured content, serialized by
+        pydantic; any other value becomes structured content as it is, to
+        be serialized by the execution engine (see :py:func:`produce_json`).
+
+        Raises :py:class:`invocables.exceptions.ResultInvalidity` if a model
+        or dataclass cannot be serialized.
     '''
     if value is None: return ( )
     if isinstance( value, str ): return ( TextContent( text = value ), )
@@ -183,13 +229,40 @@ def produce_content( value: object ) -> ContentSequence:
     return ( StructureContent( data = _jsonify( data ) ), )
 
 
+def produce_json(
+    value: object,
+    depth_maximum: int = RESULTS_DEPTH_MAXIMUM_DEFAULT,
+    size_maximum: int | None = None,
+) -> object:
+    ''' Returns value as plain JSON data: dicts, lists, text, numbers.
+
+        Plain JSON is returned as it is, not copied. Other mappings become
+        dicts; tuples and sets become lists; keys which are numbers, booleans
+        or ``None`` become text (as ``json.dumps`` does); numbers which are
+        not finite become ``None``; bytes become text, decoded leniently;
+        anything else (dates, decimals, UUIDs, enums, pydantic models,
+        dataclasses) is serialized by pydantic, imported only then.
+
+        Depth counts nested arrays and objects; size counts the characters
+        of every text and key, plus one for every value, which is close to
+        the length of the JSON text. Raises
+        :py:class:`invocables.exceptions.ResultInvalidity`, naming where,
+        if value cannot be serialized or exceeds the limits.
+    '''
+    walker = _Walker( depth_maximum, size_maximum )
+    try: return walker.walk( value, 0 )
+    except _Flaw as flaw:
+        raise _exceptions.ResultInvalidity(
+            flaw.describe( ) ) from flaw.__cause__
+
+
 def render_content_text( content: Content ) -> str:
     ''' Renders content as text, with clear stand-ins for binary data. '''
     match content:
         case TextContent( ):
             return content.text
         case StructureContent( ):
-            return __.json.dumps( content.data, ensure_ascii = False )
+            return _render_json( content.data )
         case ImageContent( ) | AudioContent( ):
             return (
                 "[{genus}: {media_type}, {size} bytes, not shown]".format(
@@ -204,13 +277,49 @@ def render_content_text( content: Content ) -> str:
             return "[resource link: {uri}]".format( uri = content.uri )
 
 
+def validate_content(
+    content: object,
+    depth_maximum: int = RESULTS_DEPTH_MAXIMUM_DEFAULT,
+    size_maximum: int | None = RESULTS_SIZE_MAXIMUM_DEFAULT,
+) -> ContentSequence:
+    ''' Returns content ready to be sent: structured data as plain JSON.
+
+        Content which is not a tuple of content canisters is first
+        normalized by :py:func:`produce_content`. Structured data goes
+        through :py:func:`produce_json`; the size of all items together
+        (characters of text, bytes of binary data, size of JSON) is held to
+        the maximum. Raises
+        :py:class:`invocables.exceptions.ResultInvalidity` otherwise.
+    '''
+    if _is_text_alone( content, size_maximum ): # the common case
+        return __.typx.cast( ContentSequence, content )
+    items = (
+        __.typx.cast( ContentSequence, content )
+        if _is_content_sequence( content ) else produce_content( content ) )
+    walker = _Walker( depth_maximum, size_maximum )
+    sealed: list[ Content ] = [ ]
+    try:
+        for item in items:
+            if not isinstance( item, StructureContent ):
+                walker.count( _measure_content( item ) )
+                sealed.append( item )
+                continue
+            data = walker.walk( item.data, 0 )
+            sealed.append( item if data is item.data else (
+                StructureContent( data = data ) ) )
+    except _Flaw as flaw:
+        raise _exceptions.ResultInvalidity(
+            flaw.describe( ) ) from flaw.__cause__
+    if all( new is old for new, old in zip( sealed, items ) ): return items
+    return tuple( sealed )
+
+
 def _jsonify( value: object ) -> object:
-    ''' Converts models and dataclasses into JSON-compatible values. '''
-    dump = getattr( value, 'model_dump', None )
-    if callable( dump ): return dump( mode = 'json' )
-    if __.dcls.is_dataclass( value ) and not isinstance( value, type ):
-        return __.dcls.asdict( value )
-    return value
+    ''' Serializes models and dataclasses; passes other values through. '''
+    if not callable( getattr( value, 'model_dump', None ) ) and not (
+        __.dcls.is_dataclass( value ) and not isinstance( value, type )
+    ): return value
+    return produce_json( value )
 
 
 def _produce_content_from_bytes( data: bytes ) -> Content:
@@ -220,3 +329,280 @@ def _produce_content_from_bytes( data: bytes ) -> Content:
     if data[ : 4 ] == b'RIFF' and data[ 8 : 12 ] == b'WEBP':
         return ImageContent( data = data, media_type = 'image/webp' )
     return TextContent( text = data.decode( 'utf-8', errors = 'replace' ) )
+
+
+class _Flaw( Exception ):
+    ''' Internal signal: value cannot be serialized; path grows outward. '''
+
+    def __init__( self, reason: str, *, located: bool = True ):
+        super( ).__init__( reason )
+        self.reason = reason
+        self.located = located
+        self.path: list[ str ] = [ ]
+
+    def describe( self ) -> str:
+        ''' Returns reason, with the path where it was found. '''
+        if not self.path or not self.located: return self.reason
+        parts = self.path[ : : -1 ]
+        if len( parts ) > _PATH_PARTS_MAXIMUM:
+            parts = [ *parts[ : _PATH_PARTS_MAXIMUM ], '...' ]
+        path = ''.join( parts ).lstrip( '.' )
+        return f"at '{path}': {self.reason}"
+
+
+class _Walker:
+    ''' Walks value once: checks plain JSON, converts the rest. '''
+
+    __slots__ = ( 'depth_maximum', 'lenient', 'size', 'size_maximum' )
+
+    def __init__(
+        self, depth_maximum: int, size_maximum: int | None, *,
+        lenient: bool = True,
+    ):
+        self.depth_maximum = depth_maximum
+        self.lenient = lenient
+        self.size = 0
+        self.size_maximum = size_maximum
+
+    def walk( self, value: object, depth: int ) -> object:
+        ''' Returns plain JSON for value at depth. '''
+        genus = type( value )
+        if genus is str:
+            self.count( len( __.typx.cast( str, value ) ) + 1 )
+            return value
+        if genus is int or genus is bool or value is None:
+            self.count( 1 )
+            return value
+        if genus is float and (
+            not self.lenient or _is_finite( __.typx.cast( float, value ) )
+        ):
+            self.count( 1 )
+            return value
+        if genus is dict:
+            return self.walk_mapping(
+                __.typx.cast( dict[ object, object ], value ), depth,
+                plain = True )
+        if genus is list:
+            return self.walk_sequence(
+                __.typx.cast( list[ object ], value ), depth, plain = True )
+        return self.convert( value, depth )
+
+    def convert( self, value: object, depth: int ) -> object:
+        ''' Returns plain JSON for a value which is not plain. '''
+        if isinstance( value, __.cabc.Mapping ):
+            mapping = __.typx.cast( __.cabc.Mapping[ object, object ], value )
+            return self.walk_mapping( mapping, depth, plain = False )
+        sequences = (
+            ( list, tuple, set, frozenset ) if self.lenient
+            else ( list, tuple ) )
+        if isinstance( value, sequences ):
+            return self.walk_sequence(
+                __.typx.cast( __.cabc.Iterable[ object ], value ), depth,
+                plain = False )
+        if not self.lenient: return self.walk( _coerce_scalar( value ), depth )
+        return self.walk( self.serialize( value ), depth )
+
+    def serialize( self, value: object ) -> object:
+        ''' Returns value which is closer to plain JSON, or raises flaw. '''
+        if isinstance( value, float ): return None # not finite
+        if isinstance( value, ( bytes, bytearray ) ):
+            return bytes( value ).decode( 'utf-8', errors = 'replace' )
+        genus = type( value ).__qualname__
+        if isinstance( value, __.cabc.Iterator ): # may never end
+            raise _Flaw(
+                f"a {genus} (an iterator) is not JSON; return a list" )
+        if _is_dataclass_plain( value ): return _survey_fields( value )
+        serialized = _serialize_flawed( value )
+        if serialized is value: # pydantic gave it back: no way forward
+            raise _Flaw( "cannot be serialized as JSON" )
+        return serialized
+
+    def count( self, size: int ) -> None:
+        ''' Adds to size; raises flaw past the maximum. '''
+        self.size += size
+        maximum = self.size_maximum
+        if maximum is not None and self.size > maximum:
+            raise _Flaw(
+                f"larger than the limit of {maximum} characters",
+                located = False )
+
+    def walk_mapping(
+        self,
+        mapping: __.cabc.Mapping[ object, object ],
+        depth: int, *,
+        plain: bool,
+    ) -> dict[ str, object ]:
+        ''' Returns dict of plain JSON; the same dict if already plain. '''
+        depth += 1
+        self.enter( depth )
+        copy: dict[ str, object ] | None = None if plain else { }
+        for position, ( key, item ) in enumerate( mapping.items( ) ):
+            name = key if type( key ) is str else _name_key( key )
+            self.count( len( name ) + 1 )
+            try: item_ = self.walk( item, depth )
+            except _Flaw as flaw:
+                flaw.path.append( f".{name}" )
+                raise
+            if copy is None and ( item_ is not item or name is not key ):
+                copy = dict( _islice(
+                    __.typx.cast( dict[ str, object ], mapping ).items( ),
+                    position ) )
+            if copy is not None: copy[ name ] = item_
+        if copy is None: return __.typx.cast( dict[ str, object ], mapping )
+        return copy
+
+    def walk_sequence(
+        self,
+        items: __.cabc.Iterable[ object ],
+        depth: int, *,
+        plain: bool,
+    ) -> list[ object ]:
+        ''' Returns list of plain JSON; the same list if already plain. '''
+        depth += 1
+        self.enter( depth )
+        copy: list[ object ] | None = None if plain else [ ]
+        for index, item in enumerate( items ):
+            try: item_ = self.walk( item, depth )
+            except _Flaw as flaw:
+                flaw.path.append( f"[{index}]" )
+                raise
+            if copy is None and item_ is not item:
+                copy = list( __.typx.cast( list[ object ], items ) )
+            if copy is not None:
+                if index < len( copy ): copy[ index ] = item_
+                else: copy.append( item_ )
+        self.count( 1 )
+        if copy is None: return __.typx.cast( list[ object ], items )
+        return copy
+
+    def enter( self, depth: int ) -> None:
+        ''' Raises flaw if depth is past the maximum. '''
+        if depth > self.depth_maximum:
+            raise _Flaw(
+                f"nested deeper than the limit of {self.depth_maximum} "
+                "levels" )
+
+
+def _coerce_scalar( value: object ) -> object:
+    ''' Returns exact JSON scalar for instance of subclass; else flaw. '''
+    if isinstance( value, str ): return str.__str__( value )
+    if isinstance( value, int ): return int( value )
+    if isinstance( value, float ): return float( value )
+    raise _Flaw( f"a value of type {type( value ).__qualname__} is not JSON" )
+
+
+def _fall_back( value: object ) -> object:
+    ''' Converts for pydantic what it does not know; refuses the rest. '''
+    if isinstance( value, __.cabc.Mapping ):
+        return dict( __.typx.cast( __.cabc.Mapping[ object, object ], value ) )
+    raise TypeError(
+        f"a value of type {type( value ).__qualname__} is not JSON" )
+
+
+def _is_dataclass_plain( value: object ) -> bool:
+    ''' Returns whether value is an instance of a dataclass not pydantic's.
+    '''
+    if not __.dcls.is_dataclass( value ) or isinstance( value, type ):
+        return False
+    return not hasattr( type( value ), '__pydantic_fields__' )
+
+
+def _is_flat(
+    arguments: dict[ object, object ], size_maximum: int | None
+) -> bool:
+    ''' Returns whether arguments are text keys to scalars, within size.
+
+        The common case, checked without a walker.
+    '''
+    size = 0
+    for key, value in arguments.items( ):
+        if type( key ) is not str: return False
+        genus = type( value )
+        if genus is str: size += len( __.typx.cast( str, value ) )
+        elif genus not in _SCALARS_FLAT: return False
+        size += len( key ) + 2
+    return size_maximum is None or size <= size_maximum
+
+
+def _is_text_alone( content: object, size_maximum: int | None ) -> bool:
+    ''' Returns whether content is one text within size. '''
+    if type( content ) is not tuple: return False
+    items = __.typx.cast( tuple[ object, ... ], content )
+    if len( items ) != 1 or type( items[ 0 ] ) is not TextContent: return False
+    text = __.typx.cast( TextContent, items[ 0 ] ).text
+    return size_maximum is None or len( text ) <= size_maximum
+
+
+def _is_finite( value: float ) -> bool:
+    return value - value == 0.0
+
+
+def _name_key( key: object ) -> str:
+    if isinstance( key, str ): return str.__str__( key )
+    if isinstance( key, _KEYS_SCALAR ):
+        return __.json.dumps( key )
+    raise _Flaw( f"a key of type {type( key ).__qualname__} is not text" )
+
+
+def _is_content_sequence( value: object ) -> bool:
+    if type( value ) is not tuple: return False
+    items = __.typx.cast( tuple[ object, ... ], value )
+    return all( is_content( item ) for item in items )
+
+
+def _measure_content( content: Content ) -> int:
+    ''' Returns size of content which is not structured. '''
+    size = 0
+    for name in ( 'text', 'data', 'uri', 'name', 'description' ):
+        value = getattr( content, name, None )
+        if isinstance( value, ( str, bytes ) ): size += len( value )
+    return size
+
+
+def _name_genus( value: object ) -> str:
+    if isinstance( value, ( list, tuple ) ): return 'a JSON array'
+    if isinstance( value, str ): return 'a JSON string'
+    if isinstance( value, bool ): return 'a JSON boolean'
+    if isinstance( value, ( int, float ) ): return 'a JSON number'
+    return f"a value of type {type( value ).__qualname__}"
+
+
+def _survey_fields( value: object ) -> dict[ object, object ]:
+    ''' Returns fields of dataclass instance, but private or absent ones. '''
+    fields: dict[ object, object ] = { }
+    for field in __.dcls.fields( __.typx.cast( __.typx.Any, value ) ):
+        if field.name.startswith( '_' ): continue
+        item = getattr( value, field.name, __.absent )
+        if not __.is_absent( item ): fields[ field.name ] = item
+    return fields
+
+
+def _render_json( data: object ) -> str:
+    ''' Renders data as JSON text; never raises. '''
+    try: return __.json.dumps( data, ensure_ascii = False, allow_nan = False )
+    except ( TypeError, ValueError, RecursionError ): pass
+    try: plain = produce_json( data )
+    except _exceptions.ResultInvalidity as exception:
+        return (
+            "[structured content which cannot be shown as JSON: "
+            "{reason}]".format( reason = exception.reason ) )
+    return __.json.dumps( plain, ensure_ascii = False )
+
+
+def _serialize_flawed( value: object ) -> object:
+    ''' Serializes value with pydantic. Raises flaw. '''
+    adapter = _access_adapter( )
+    try:
+        return adapter.dump_python(
+            value, mode = 'json', fallback = _fall_back )
+    except Exception as exception:
+        reason = str( exception ).splitlines( )[ 0 ] if str(
+            exception ) else type( exception ).__name__
+        raise _Flaw(
+            f"cannot be serialized as JSON ({reason})" ) from exception
+
+
+@__.funct.cache
+def _access_adapter( ) -> __.typx.Any:
+    from pydantic import TypeAdapter
+    return TypeAdapter( __.typx.Any )

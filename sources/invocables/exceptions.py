@@ -185,6 +185,31 @@ class InvokerInvalidity( Omnierror, TypeError ):
         super( ).__init__( f"Cannot produce invoker {name!r}: {reason}" )
 
 
+class PatternInterruption( Omnierror, TimeoutError ):
+    ''' Matching of regular expression was stopped at its deadline.
+
+        Only expressions which RE2 cannot run (lookarounds, backreferences)
+        have deadlines; RE2 matches in linear time.
+    '''
+
+    def __init__( self, pattern: str ):
+        self.pattern = pattern
+        super( ).__init__(
+            f"Matching of regular expression {pattern!r} took too long and "
+            "was stopped. Simplify the expression, or match shorter text." )
+
+
+class PatternInvalidity( Omnierror, ValueError ):
+    ''' Regular expression can be compiled neither by RE2 nor by regex. '''
+
+    def __init__( self, pattern: str, reason: str ):
+        self.pattern = pattern
+        self.reason = reason
+        super( ).__init__(
+            f"Invalid regular expression {pattern!r}: {reason}. Fix the "
+            "expression." )
+
+
 class ProviderFailure( Omnierror, RuntimeError ):
     ''' Provider returned an error body instead of a response. '''
 
@@ -227,6 +252,20 @@ class ResponseInvalidity( Omnierror, ValueError ):
         super( ).__init__(
             f"Unexpected response shape from provider {provider!r}: "
             f"{reason}" )
+
+
+class ResultInvalidity( Omnierror, ValueError ):
+    ''' Result of tool cannot be sent: not serializable, or too large.
+
+        The execution engine turns it into an error result for the model.
+    '''
+
+    def __init__( self, reason: str ):
+        self.reason = reason
+        super( ).__init__(
+            f"Tool result cannot be sent as JSON: {reason}. Return text, "
+            "content canisters or JSON-compatible values, within the "
+            "limits of execution." )
 
 
 class SchemaInvalidity( Omnierror, ValueError ):

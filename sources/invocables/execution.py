@@ -4,7 +4,8 @@
 
     Resolves provider-facing names, deduplicates, validates, runs invocations
     concurrently with timeouts, and returns exactly one result per
-    invocation, in the order given.
+    invocation, in the order given. Arguments are made plain JSON, and
+    results serialized, here, once, within the limits of :py:class:`Limits`.
 '''
 
 
@@ -14,12 +15,17 @@ from . import ensembles as _ensembles
 from . import exceptions as _exceptions
 from . import invokers as _invokers
 from . import naming as _naming
+from . import schemata as _schemata
+from . import workers as _workers
 
 
 CONCURRENCY_DEFAULT = 16
 TIMEOUT_DEFAULT = 60.0
 
 _DEDUPLICATIONS_KEY = 'invocables.deduplications'
+_INFINITY = float( 'inf' )
+_NAMESPACE_GENERA = frozenset( ( dict, type( __.absent ) ) )
+_TIMEOUT_GENERA = frozenset( ( int, float, type( None ) ) )
 _T = __.typx.TypeVar( '_T' )
 _scribe = __.produce_scribe( __name__ )
 
@@ -31,6 +37,45 @@ _Outcome: __.typx.TypeAlias = tuple[
     _canisters.ContentSequence, __.Absential[ _canisters.Fault ] ]
 
 
+class Limits( __.immut.DataclassObject ):
+    ''' Bounds on the arguments and the result of every invocation.
+
+        Depth counts nested arrays and objects (the arguments object is
+        level 1). Size counts the characters of every text and key, plus
+        one for every value (close to the length of the JSON text), and
+        bytes of binary content. Arguments beyond the limits become an
+        error result for the model, and the tool is not run; a result beyond
+        them becomes an error result instead of the result.
+    '''
+
+    arguments_depth_maximum: __.typx.Annotated[
+        int, __.ddoc.Doc( ''' Deepest nesting of arguments. ''' )
+    ] = _schemata.ARGUMENTS_DEPTH_MAXIMUM_DEFAULT
+    arguments_size_maximum: __.typx.Annotated[
+        int, __.ddoc.Doc( ''' Largest size of arguments. ''' )
+    ] = _schemata.ARGUMENTS_SIZE_MAXIMUM_DEFAULT
+    results_depth_maximum: __.typx.Annotated[
+        int, __.ddoc.Doc( ''' Deepest nesting of structured results. ''' )
+    ] = _canisters.RESULTS_DEPTH_MAXIMUM_DEFAULT
+    results_size_maximum: __.typx.Annotated[
+        int, __.ddoc.Doc( ''' Largest size of a result, all content. ''' )
+    ] = _canisters.RESULTS_SIZE_MAXIMUM_DEFAULT
+
+    def __post_init__( self ) -> None:
+        for field in __.dcls.fields( self ):
+            if field.name.startswith( '_' ): continue
+            value = getattr( self, field.name )
+            if isinstance( value, bool ) or not isinstance( value, int ) or (
+                value < 1
+            ):
+                raise _exceptions.ConfigurationInvalidity(
+                    f"limits {field.name!r}",
+                    f"{value!r} is not a positive integer." )
+
+
+LIMITS_DEFAULT = Limits( )
+
+
 class FailurePolicies( __.enum.Enum ):
     ''' What to do when a tool raises an exception. '''
 
@@ -38,7 +83,7 @@ class FailurePolicies( __.enum.Enum ):
     Report = 'report'   # send an error result to the model
 
 
-async def execute_invocations(
+async def execute_invocations( # noqa: PLR0913
     invocations: __.typx.Annotated[
         __.cabc.Iterable[ _canisters.InvocationCanister ],
         __.ddoc.Doc( ''' Normalized tool calls, in the provider's order. ''' ),
@@ -76,6 +121,11 @@ async def execute_invocations(
         __.ddoc.Doc( ''' Called with the invocation and the exception
             before the execution failure is raised. ''' ),
     ] = __.absent,
+    limits: __.typx.Annotated[
+        Limits,
+        __.ddoc.Doc( ''' Bounds on depth and size of arguments and
+            results. ''' ),
+    ] = LIMITS_DEFAULT,
 ) -> tuple[ _canisters.ResultCanister, ... ]:
     ''' Executes invocations; returns one result per invocation, in order.
 
@@ -84,23 +134,26 @@ async def execute_invocations(
         fast by default: other invocations are cancelled, the alerter is
         called, and
         :py:class:`invocables.exceptions.InvocationExecutionFailure` is
-        raised, chained to the cause. Cancelling the execution cancels
-        every task it started and waits for them.
+        raised, chained to the cause. A result which cannot be serialized
+        as JSON, or which exceeds the limits, is an error result. Cancelling
+        the execution cancels every task it started and waits for them;
+        sync tools (in threads, which cannot be stopped) which had not
+        started never start, and running ones are abandoned.
     '''
     invocations_ = tuple( invocations )
     if not invocations_: return ( )
-    if concurrency < 1:
-        raise _exceptions.ConfigurationInvalidity(
-            'concurrency', "must be at least 1." )
+    timeout_ = TIMEOUT_DEFAULT if __.is_absent( timeout ) else timeout
+    _validate_options( concurrency, timeout_, namespace, limits )
     execution = _Execution(
         nomenclature = _naming.access_nomenclature( ensembles ),
         auxdata = auxdata,
         namespace = { } if __.is_absent( namespace ) else namespace,
-        timeout = TIMEOUT_DEFAULT if __.is_absent( timeout ) else timeout,
+        timeout = timeout_,
         semaphore = (
             __.asyncio.Semaphore( concurrency )
             if len( invocations_ ) > concurrency else None ),
-        failure_policy = failure_policy )
+        failure_policy = failure_policy,
+        limits = limits )
     if len( invocations_ ) == 1:
         result = await _execute_alone( execution, invocations_[ 0 ], alerter )
         return ( result, )
@@ -183,6 +236,7 @@ class _Execution:
     timeout: float | None
     semaphore: __.asyncio.Semaphore | None # None: no bound needed
     failure_policy: FailurePolicies
+    limits: Limits
 
     async def execute(
         self, invocation: _canisters.InvocationCanister
@@ -194,20 +248,41 @@ class _Execution:
                 f"The arguments of tool {invocation.name!r} are not valid "
                 f"JSON ({invocation.invalidity}). Send the arguments as one "
                 "JSON object." )
-        try:
-            designation = self.nomenclature.access_designation(
-                invocation.name )
-        except _exceptions.InvokerAbsence:
+        designation = self._access_designation( invocation )
+        if designation is None:
             return _produce_error_result(
                 invocation, _canisters.FaultGenera.Absence,
                 f"Unknown tool {invocation.name!r}. "
                 "Use one of the tools that were offered." )
+        limits = self.limits
+        try:
+            arguments = _canisters.produce_arguments(
+                invocation.name, invocation.arguments,
+                limits.arguments_depth_maximum,
+                limits.arguments_size_maximum )
+        except _exceptions.ArgumentsInvalidity as exception:
+            return _produce_error_result(
+                invocation, _canisters.FaultGenera.Invalidity,
+                str( exception ) )
         deduplicator = designation.invoker.deduplicator
         if __.is_absent( deduplicator ):
-            return await self._run( invocation, designation )
-        signature = deduplicator.produce_signature(
-            designation.name, invocation.arguments )
-        return await self._run_once( invocation, designation, signature )
+            return await self._run( invocation, designation, arguments )
+        try:
+            signature = deduplicator.produce_signature(
+                designation.name, arguments )
+            hash( signature )
+        except Exception as exception:
+            return self._handle_exception( invocation, exception )
+        return await self._run_once(
+            invocation, designation, arguments, signature )
+
+    def _access_designation(
+        self, invocation: _canisters.InvocationCanister
+    ) -> _naming.Designation | None:
+        name: object = invocation.name
+        if not isinstance( name, str ): return None
+        try: return self.nomenclature.access_designation( name )
+        except _exceptions.InvokerAbsence: return None
 
     def _access_timeout(
         self, designation: _naming.Designation
@@ -222,6 +297,7 @@ class _Execution:
         self,
         invocation: _canisters.InvocationCanister,
         designation: _naming.Designation,
+        arguments: __.Arguments,
     ) -> _canisters.ResultCanister:
         invoker = designation.invoker
         context = _invokers.InvocationContext(
@@ -230,22 +306,19 @@ class _Execution:
         timeout = self._access_timeout( designation )
         semaphore = self.semaphore
         if semaphore is not None: await semaphore.acquire( )
-        try:
-            content = await _await_with_timeout(
-                invoker( context, invocation.arguments ), timeout )
-        except _Expiry:
-            return _produce_error_result(
-                invocation, _canisters.FaultGenera.Timeout,
-                f"Tool {invocation.name!r} did not finish within "
-                f"{timeout} seconds and was cancelled. Try a smaller "
-                "request or another approach." )
-        except Exception as exception:
-            return self._handle_exception( invocation, exception )
-        finally:
-            if semaphore is not None: semaphore.release( )
-        return _canisters.ResultCanister(
-            invocation_id = invocation.identifier, content = content,
-            name = invocation.name )
+        with _workers.observe_fates( ) as fates:
+            try:
+                content = await _await_with_timeout(
+                    invoker( context, arguments ), timeout )
+            except _Expiry:
+                return _produce_error_result(
+                    invocation, _canisters.FaultGenera.Timeout,
+                    _describe_expiry( invocation.name, timeout, fates ) )
+            except Exception as exception:
+                return self._handle_exception( invocation, exception )
+            finally:
+                if semaphore is not None: semaphore.release( )
+        return self._produce_result( invocation, content )
 
     def _handle_exception(
         self,
@@ -260,6 +333,9 @@ class _Execution:
             case _exceptions.ArgumentsInvalidity( ):
                 return _produce_error_result(
                     invocation, genera.Invalidity, str( exception ) )
+            case _exceptions.ResultInvalidity( ):
+                return _produce_unsendable_result(
+                    invocation, exception.reason )
             case _ if self.failure_policy is FailurePolicies.Report:
                 genus = (
                     genera.Connection
@@ -275,10 +351,25 @@ class _Execution:
                 raise _exceptions.InvocationExecutionFailure(
                     invocation.name, invocation.identifier ) from exception
 
+    def _produce_result(
+        self, invocation: _canisters.InvocationCanister, content: object
+    ) -> _canisters.ResultCanister:
+        limits = self.limits
+        try:
+            content_ = _canisters.validate_content(
+                content, limits.results_depth_maximum,
+                limits.results_size_maximum )
+        except _exceptions.ResultInvalidity as exception:
+            return _produce_unsendable_result( invocation, exception.reason )
+        return _canisters.ResultCanister(
+            invocation_id = invocation.identifier, content = content_,
+            name = invocation.name )
+
     async def _run_once(
         self,
         invocation: _canisters.InvocationCanister,
         designation: _naming.Designation,
+        arguments: __.Arguments,
         signature: __.cabc.Hashable,
     ) -> _canisters.ResultCanister:
         ''' Runs invocation unless an identical one ran or is running. '''
@@ -293,7 +384,7 @@ class _Execution:
         future: __.asyncio.Future[ _Outcome ] = (
             __.asyncio.get_running_loop( ).create_future( ) )
         store[ signature ] = future
-        try: result = await self._run( invocation, designation )
+        try: result = await self._run( invocation, designation, arguments )
         except __.asyncio.CancelledError:
             del store[ signature ]
             future.cancel( ) # waiters report cancellation too
@@ -384,6 +475,25 @@ def _is_cancel_requested( *, unknowable: bool = True ) -> bool:
     return cancelling( ) > 0
 
 
+def _describe_expiry(
+    name: str, timeout: float | None, fates: list[ _workers.Fates ]
+) -> str:
+    if _workers.Fates.Abandoned in fates:
+        return (
+            f"Tool {name!r} did not finish within {timeout} seconds. It runs "
+            "in a thread, which cannot be stopped: the thread was abandoned "
+            "and may still be running. Try a smaller request or another "
+            "approach." )
+    if _workers.Fates.Withdrawn in fates:
+        return (
+            f"Tool {name!r} did not start within {timeout} seconds: all "
+            "{maximum} threads for sync tools were busy. Try again "
+            "later.".format( maximum = _workers.access_threads_maximum( ) ) )
+    return (
+        f"Tool {name!r} did not finish within {timeout} seconds and was "
+        "cancelled. Try a smaller request or another approach." )
+
+
 def _produce_cancellation_result(
     invocation: _canisters.InvocationCanister
 ) -> _canisters.ResultCanister:
@@ -401,3 +511,47 @@ def _produce_error_result(
         invocation_id = invocation.identifier,
         error = _canisters.Fault( genus = genus, message = message ),
         name = invocation.name )
+
+
+def _produce_unsendable_result(
+    invocation: _canisters.InvocationCanister, reason: str
+) -> _canisters.ResultCanister:
+    return _produce_error_result(
+        invocation, _canisters.FaultGenera.Failure,
+        f"Tool {invocation.name!r} ran, but its result cannot be sent: "
+        f"{reason}. Ask for less, or for another form of the result." )
+
+
+def _validate_options(
+    concurrency: int,
+    timeout: float | None,
+    namespace: __.Absential[ __.Namespace ],
+    limits: Limits,
+) -> None:
+    if (
+        type( concurrency ) is int and concurrency >= 1
+        and type( timeout ) in _TIMEOUT_GENERA
+        and ( timeout is None or 0 < timeout < _INFINITY )
+        and type( namespace ) in _NAMESPACE_GENERA
+        and type( limits ) is Limits
+    ): return # the common case, quickly
+    if isinstance( concurrency, bool ) or not isinstance(
+        concurrency, int
+    ) or concurrency < 1:
+        raise _exceptions.ConfigurationInvalidity(
+            'concurrency', "must be an integer of at least 1." )
+    if timeout is not None and (
+        isinstance( timeout, bool )
+        or not isinstance( timeout, ( int, float ) )
+        or not 0 < timeout < float( 'inf' )
+    ):
+        raise _exceptions.ConfigurationInvalidity(
+            'timeout', "must be a positive number of seconds, or None." )
+    if not __.is_absent( namespace ) and not isinstance(
+        namespace, __.cabc.MutableMapping
+    ):
+        raise _exceptions.ConfigurationInvalidity(
+            'namespace', "must be a mutable mapping, such as a dict." )
+    if not isinstance( limits, Limits ):
+        raise _exceptions.ConfigurationInvalidity(
+            'limits', "must be 'invocables.execution.Limits( ... )'." )

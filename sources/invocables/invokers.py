@@ -14,6 +14,7 @@ from . import canisters as _canisters
 from . import deduplicators as _deduplicators
 from . import exceptions as _exceptions
 from . import schemata as _schemata
+from . import workers as _workers
 
 
 Invocable: __.typx.TypeAlias = __.cabc.Callable[
@@ -519,6 +520,7 @@ def _produce_explicit_invocable( function: _Function ) -> Invocable:
         return __.typx.cast( Invocable, function )
 
     async def invoke( context: Context, arguments: __.Arguments ) -> object:
-        return await __.asyncio.to_thread( function, context, arguments )
+        return await _workers.execute_in_thread(
+            function, context, arguments )
 
     return invoke

@@ -26,12 +26,15 @@ from . import __
 from . import canisters as _canisters
 from . import exceptions as _exceptions
 from . import invokers as _invokers
+from . import schemata as _schemata
+from . import workers as _workers
 from .descriptors import Root as _Root
 
 
 ENTRIES_MAXIMUM_DEFAULT = 1000
 MATCHES_MAXIMUM_DEFAULT = 200
 READ_SIZE_MAXIMUM_DEFAULT = 1_048_576
+SEARCH_TIMEOUT = 5.0 # for expressions which RE2 cannot run
 
 _image_signatures = (
     ( b'\x89PNG\r\n\x1a\n', 'image/png' ),
@@ -152,9 +155,14 @@ async def search_text(
     context: _invokers.Context, arguments: __.Arguments
 ) -> str:
     ''' Lists lines which match regular expression, in files below folder.
+
+        The expression runs on RE2, in linear time; one which RE2 cannot
+        run (lookarounds, backreferences) runs on the ``regex`` package for
+        at most :py:data:`SEARCH_TIMEOUT` seconds in all.
     '''
     settings = Settings.from_context( context )
-    return await __.asyncio.to_thread( _search_text, settings, arguments )
+    return await _workers.execute_in_thread(
+        _search_text, settings, arguments )
 
 
 async def write_file(
@@ -408,10 +416,28 @@ def _search_files( settings: Settings, arguments: __.Arguments ) -> str:
 
 
 def _search_text( settings: Settings, arguments: __.Arguments ) -> str:
-    try: expression = __.re.compile( arguments[ 'pattern' ] )
-    except __.re.error as exception:
-        reason = f"Pattern is not a valid regular expression: {exception}."
+    try: expression = _schemata.produce_expression( arguments[ 'pattern' ] )
+    except _exceptions.PatternInvalidity as exception:
+        reason = (
+            "Pattern is not a valid regular expression: "
+            f"{exception.reason}." )
         raise _exceptions.InvocationRefusal( reason ) from exception
+    deadline = __.time.monotonic( ) + SEARCH_TIMEOUT
+    try: return _search_lines( settings, arguments, expression, deadline )
+    except _exceptions.PatternInterruption as exception:
+        raise _exceptions.InvocationRefusal(
+            f"Pattern {expression.pattern!r} took longer than "
+            f"{SEARCH_TIMEOUT} seconds to match; simplify it (no "
+            "lookarounds or backreferences) or search fewer files." ) from (
+                exception )
+
+
+def _search_lines(
+    settings: Settings,
+    arguments: __.Arguments,
+    expression: _schemata.Expression,
+    deadline: float,
+) -> str:
     location = resolve_location( settings, arguments.get( 'path', '.' ) )
     files = _survey_matches(
         settings, location, arguments.get( 'glob', '**/*' ) )
@@ -423,7 +449,7 @@ def _search_text( settings: Settings, arguments: __.Arguments ) -> str:
         except ( UnicodeDecodeError, OSError ): continue
         relative = file.relative_to( location.path )
         for number, line in enumerate( text.splitlines( ), start = 1 ):
-            if not expression.search( line ): continue
+            if not expression.search( line, deadline ): continue
             if len( lines ) >= settings.matches_maximum:
                 lines.append( "[... more matches not shown]" )
                 return '\n'.join( lines )

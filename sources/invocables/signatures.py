@@ -11,6 +11,7 @@
 from . import __
 from . import exceptions as _exceptions
 from . import invokers as _invokers
+from . import workers as _workers
 
 
 _Function: __.typx.TypeAlias = __.cabc.Callable[ ..., __.typx.Any ]
@@ -353,10 +354,9 @@ def _produce_invocable(
     async def invoke( context: object, arguments: __.Arguments ) -> object:
         arguments_ = convert( arguments )
         if accepts_context:
-            return await __.asyncio.to_thread(
-                __.funct.partial( function, context = context ),
-                ** arguments_ )
-        return await __.asyncio.to_thread( function, ** arguments_ )
+            return await _workers.execute_in_thread(
+                function, context = context, ** arguments_ )
+        return await _workers.execute_in_thread( function, ** arguments_ )
 
     return invoke
 

@@ -128,3 +128,76 @@ async def test_240_in_flight_failure_shared( ):
               _call( '2', 'explode', { 'key': 'k' } ) ],
             [ ensemble ], namespace = namespace )
     assert namespace[ 'invocables.deduplications' ] == { }
+
+
+class _Unhashable:
+    ''' Deduplicator whose signatures are lists, which cannot be hashed. '''
+
+    def produce_signature( self, name, arguments ):
+        return [ name ]
+
+
+class _Exploding:
+    ''' Deduplicator which raises. '''
+
+    def produce_signature( self, name, arguments ):
+        raise LookupError( 'broken deduplicator' )
+
+
+@pytest.mark.asyncio
+async def test_300_arguments_of_any_shape_deduplicated( ):
+    ''' Mappings and tuples in arguments deduplicate like their JSON. '''
+    import types
+
+    import frigid
+    counts = { }
+
+    async def count( context, arguments ):
+        key = arguments[ 'key' ][ 0 ]
+        counts[ key ] = counts.get( key, 0 ) + 1
+        return key
+
+    ensemble = invocables.produce_ensemble( 'store', [
+        invocables.produce_invoker(
+            count, name = 'count', argschema = { 'type': 'object' },
+            deduplicator = invocables.ExactDeduplicator( ) ) ] )
+    results = await invocables.execute_invocations( [
+        _call( '1', 'count', frigid.Dictionary( key = ( 'k', ) ) ),
+        _call( '2', 'count', types.MappingProxyType( { 'key': [ 'k' ] } ) ),
+        _call( '3', 'count', { 'key': [ 'k' ], 'odd': { 1 } } ),
+    ], [ ensemble ], namespace = { } )
+    assert counts == { 'k': 1 }
+    assert [ result.as_text( ) for result in results[ : 2 ] ] == [ 'k', 'k' ]
+    assert results[ 2 ].error.genus is invocables.FaultGenera.Invalidity
+
+
+@pytest.mark.asyncio
+async def test_310_deduplicators_which_fail( ):
+    ''' A deduplicator which raises, or gives unhashable signatures, fails
+        its invocation as a tool would: the library's failure, or an error
+        result under the report policy.
+    '''
+    async def run( context, arguments ): return 'ran'
+
+    ensemble = invocables.produce_ensemble( 'store', [
+        invocables.produce_invoker(
+            run, name = 'unhashable', argschema = { 'type': 'object' },
+            deduplicator = _Unhashable( ) ),
+        invocables.produce_invoker(
+            run, name = 'exploding', argschema = { 'type': 'object' },
+            deduplicator = _Exploding( ) ) ] )
+    for name in ( 'unhashable', 'exploding' ):
+        with pytest.raises(
+            invocables.exceptions.InvocationExecutionFailure
+        ) as caught:
+            await invocables.execute_invocations(
+                [ _call( '1', name, { } ), _call( '2', name, { } ) ],
+                [ ensemble ] )
+        assert isinstance( caught.value.__cause__, ( TypeError, LookupError ) )
+    results = await invocables.execute_invocations(
+        [ _call( '1', 'unhashable', { } ), _call( '2', 'exploding', { } ) ],
+        [ ensemble ],
+        failure_policy = invocables.FailurePolicies.Report )
+    assert all(
+        result.error.genus is invocables.FaultGenera.Failure
+        for result in results )

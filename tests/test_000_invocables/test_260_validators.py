@@ -81,3 +81,50 @@ def test_130_non_objects_refused( ):
         validator.validate_arguments( [ 1 ] )
     assert validator.validate_arguments( { 'anything': 1 } ) == {
         'anything': 1 }
+
+
+_PATTERNS = [ '^a', 'b', '^[a-c]+$', 'x|y', '^$', '[0-9]{2}' ]
+_PATTERN_SCHEMAS = [
+    { 'type': 'object', 'properties': {
+        'p': { 'type': 'string', 'pattern': pattern } } }
+    for pattern in _PATTERNS ] + [
+    { 'type': 'object',
+      'patternProperties': { '^a': { 'type': 'integer' }, 'b': { } },
+      'additionalProperties': { 'type': 'string' } },
+    { 'type': 'object',
+      'patternProperties': { '^[ab]+$': { 'type': 'integer' } },
+      'additionalProperties': False },
+    { 'type': 'object',
+      'properties': { 'p': { } },
+      'patternProperties': { '^a': { 'type': 'integer' } },
+      'unevaluatedProperties': False },
+    { 'type': 'object',
+      'allOf': [ { 'patternProperties': { 'b': { 'type': 'string' } } } ],
+      'anyOf': [ { 'properties': { 'ab': { } } }, { 'required': [ 'x' ] } ],
+      'unevaluatedProperties': { 'type': 'boolean' } },
+]
+_PATTERN_VALIDATORS = [
+    ( schemata.produce_validator( 'tool', schema ),
+      jsonschema.Draft202012Validator( schema ) )
+    for schema in _PATTERN_SCHEMAS ]
+_PATTERN_ARGUMENTS = st.dictionaries(
+    st.sampled_from( [ 'p', 'a', 'ab', 'b', 'ba', 'x', 'c', 'aab', '' ] ),
+    st.one_of(
+        st.text( alphabet = 'abcxy09', max_size = 4 ), st.integers( ),
+        st.booleans( ) ),
+    max_size = 4 )
+
+
+@settings( max_examples = 300, deadline = None )
+@given(
+    index = st.integers( 0, len( _PATTERN_SCHEMAS ) - 1 ),
+    arguments = _PATTERN_ARGUMENTS )
+def test_140_patterns_agree_with_jsonschema( index, arguments ):
+    ''' Keywords which match patterns on RE2 (pattern, patternProperties,
+        additionalProperties, unevaluatedProperties) decide as jsonschema's.
+    '''
+    validator, reference = _PATTERN_VALIDATORS[ index ]
+    try: validator.validate_arguments( arguments )
+    except exceptions.ArgumentsInvalidity: valid = False
+    else: valid = True
+    assert valid == reference.is_valid( arguments )
