@@ -53,6 +53,29 @@ def normalize_root( schema: _core.Node ) -> _core.Node:
     return root
 
 
+def survey_alternatives( schema: _core.Node ) -> list[ frozenset[ str ] ]:
+    ''' Returns required names of each object alternative at the root.
+
+        Empty unless the root (or the definition it refers to) has a
+        top-level ``anyOf`` or ``oneOf``; null alternatives are skipped.
+        Reads the schema without changing it.
+    '''
+    definitions = _core.access_definitions( schema )
+    root = schema
+    reference = schema.get( '$ref' )
+    if isinstance( reference, str ) and isinstance(
+        definitions.get( reference ), dict
+    ): root = __.typx.cast( _core.Node, definitions[ reference ] )
+    alternatives: list[ frozenset[ str ] ] = [ ]
+    for key in ( 'anyOf', 'oneOf' ):
+        branches = root.get( key )
+        if not isinstance( branches, list ): continue
+        for branch in __.typx.cast( list[ object ], branches ):
+            if _core.is_null_schema( branch ): continue
+            alternatives.append( _survey_required( branch, definitions ) )
+    return alternatives
+
+
 def _merge_branches(
     root: _core.Node, branches: list[ object ], key: str
 ) -> _core.Node:
@@ -90,8 +113,8 @@ def _resolve_branch(
     if not isinstance( branch, dict ):
         raise _core.Refusal( "alternatives must be schema objects", path )
     node = dict( __.typx.cast( _core.Node, branch ) )
-    reference = node.pop( '$ref', None )
-    if reference is None: return node
+    if '$ref' not in node: return node
+    reference = node.pop( '$ref' )
     target = definitions.get( reference ) if isinstance(
         reference, str ) else None
     if not isinstance( target, dict ):
@@ -101,8 +124,8 @@ def _resolve_branch(
 
 
 def _resolve_root_reference( schema: _core.Node ) -> _core.Node:
-    reference = schema.get( '$ref' )
-    if reference is None: return schema
+    if '$ref' not in schema: return schema
+    reference = schema[ '$ref' ]
     definitions = _core.access_definitions( schema )
     target = definitions.get( reference ) if isinstance(
         reference, str ) else None
@@ -114,6 +137,22 @@ def _resolve_root_reference( schema: _core.Node ) -> _core.Node:
     if '$ref' in target_:
         raise _core.Refusal( "top-level reference to another reference" )
     return _core.merge_nodes( schema, target_, '' )
+
+
+def _survey_required(
+    branch: object, definitions: __.cabc.Mapping[ str, __.typx.Any ]
+) -> frozenset[ str ]:
+    if not isinstance( branch, dict ): return frozenset( )
+    node = __.typx.cast( _core.Node, branch )
+    reference = node.get( '$ref' )
+    target = (
+        definitions.get( reference ) if isinstance( reference, str )
+        else None )
+    required = node.get( 'required', (
+        __.typx.cast( _core.Node, target ).get( 'required' )
+        if isinstance( target, dict ) else None ) )
+    if not _core.is_names( required ): return frozenset( )
+    return frozenset( __.typx.cast( list[ str ], required ) )
 
 
 def _unite_branches( objects: list[ _core.Node ], key: str ) -> _core.Node:

@@ -93,16 +93,51 @@ class Record:
         definitions: dict[ str, Nullifications | None ],
         originals: _core.Node,
         adapted: _core.Node,
+        alternatives: __.cabc.Sequence[ frozenset[ str ] ] = ( ),
+        original: _core.Node | None = None,
     ):
         self.root = root
         self.definitions = definitions
         self.originals = originals
         self.adapted = adapted
+        self.alternatives = tuple( alternatives )
+        self.original = original
         self._nullables: dict[ int, bool ] = { }
+        self._validator: __.typx.Any = None
 
     def strip( self, arguments: __.typx.Any ) -> __.typx.Any:
-        ''' Returns arguments without the nulls which strict mode forced. '''
-        return self._strip( arguments, self.root, 0 )
+        ''' Returns arguments without the nulls which strict mode forced.
+
+            For a top-level ``anyOf`` or ``oneOf`` which strict mode merged
+            into one object, the alternative the model meant decides: when
+            the nulls kept for properties which accept null leave arguments
+            which the original schema refuses (two ``oneOf`` alternatives
+            match, say), the nulls of every property which that alternative
+            does not require are removed too, trying each alternative in
+            turn.
+        '''
+        stripped = self._strip( arguments, self.root, 0 )
+        if not self.alternatives or not isinstance( arguments, dict ):
+            return stripped
+        return self._select_alternative(
+            __.typx.cast( dict[ str, object ], arguments ),
+            __.typx.cast( dict[ str, object ], stripped ) )
+
+    def _select_alternative(
+        self, arguments: dict[ str, object ], stripped: dict[ str, object ]
+    ) -> dict[ str, object ]:
+        if self._validator is None:
+            self._validator = _produce_validator( self.original or { } )
+        if self._validator is False: return stripped
+        if _probe_validator( self._validator, stripped ): return stripped
+        for required in self.alternatives:
+            candidate = {
+                key: stripped.get( key )
+                for key, value in arguments.items( )
+                if value is not None or key in required }
+            if _probe_validator( self._validator, candidate ):
+                return candidate
+        return stripped
 
     def _accepts_null( self, schema: object ) -> bool:
         if not isinstance( schema, dict ): return schema is not False
@@ -184,6 +219,8 @@ def access_record( schema: __.Schema ) -> Record | None:
 
 def adapt_strict( schema: _core.Node ) -> tuple[ _core.Node, Record ]:
     ''' Returns strict rendering of schema and record of nulls it forced. '''
+    alternatives = _roots.survey_alternatives( schema )
+    original = _core.copy_schema( schema ) if alternatives else None
     root = _roots.normalize_root( schema )
     adapter = _StrictAdapter( _core.access_definitions( root ) )
     adapted, nulls = adapter.adapt( root, '', 0 )
@@ -203,7 +240,8 @@ def adapt_strict( schema: _core.Node ) -> tuple[ _core.Node, Record ]:
     _verify_sizes( adapted )
     record = Record(
         nulls, plans, _core.select_keys( root, _DEFINITIONS ),
-        _core.select_keys( adapted, _DEFINITIONS ) )
+        _core.select_keys( adapted, _DEFINITIONS ),
+        alternatives, original )
     return adapted, record
 
 
