@@ -436,6 +436,7 @@ def test_200_arbitrary_schemas( dialect ):
     def check( schema ): _check_adaptation( schema, dialect, outcomes )
 
     check( )
+    print( f"\n{dialect}: {dict( outcomes )}" ) # counts, shown with -s
     assert outcomes[ 'adapted' ] > 0
     assert outcomes[ 'refused' ] > 0
 
@@ -540,5 +541,6 @@ def test_300_round_trip_keeps_calls( ):
 
     try: check( )
     finally: loop.close( )
+    print( f"\n{sorted( outcomes.items( ) )}" ) # counts, shown with -s
     for dialect in dialects.DIALECTS:
         assert outcomes[ dialect, 'adapted' ] > 0, dict( outcomes )
