@@ -230,6 +230,9 @@ def verify_references( root: Node ) -> None:
 
 
 def _is_container( value: object ) -> bool:
+    genus = type( value )
+    if genus is dict or genus is list: return True
+    if genus is str or genus is int or genus is bool: return False
     return isinstance( value, _CONTAINERS )
 
 
@@ -248,7 +251,9 @@ def _copy_json( value: object, path: str, depth: int ) -> __.typx.Any:
     genus = type( value )
     if genus is str or genus is bool or genus is int or value is None:
         return value
-    if isinstance( value, __.cabc.Mapping ):
+    if genus is dict or (
+        genus is not list and isinstance( value, __.cabc.Mapping )
+    ):
         return _copy_mapping(
             __.typx.cast( __.cabc.Mapping[ __.typx.Any, object ], value ),
             path, depth + 1 )
