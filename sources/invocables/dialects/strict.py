@@ -57,7 +57,8 @@ class Nullifications:
         ``optionals`` maps each property made nullable to its schema before
         strict mode; ``properties``, ``items``, ``branches`` (adapted
         alternatives, to tell which one a value took) and ``reference`` lead
-        to the records of nested nodes.
+        to the records of nested nodes. A plain class: it is built while
+        adapting and caches validators of alternatives.
     '''
 
     __slots__ = (
@@ -84,7 +85,8 @@ class Record:
 
         A null is removed where strict mode made an optional property
         nullable and the property's own schema (before strict mode) does not
-        accept null; a null which the original schema accepts is kept.
+        accept null; a null which the original schema accepts is kept. A
+        plain class: it caches what it learns of the schema.
     '''
 
     def __init__(
