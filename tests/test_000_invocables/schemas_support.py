@@ -70,6 +70,11 @@ def access_examples( default: int = EXAMPLES_DEFAULT ) -> int:
     return int( value ) if value else default
 
 
+def is_fuzzing( ) -> bool:
+    ''' Returns whether ``INVOCABLES_FUZZ_EXAMPLES`` asks for a long run. '''
+    return bool( os.environ.get( 'INVOCABLES_FUZZ_EXAMPLES', '' ) )
+
+
 @st.composite
 def schemas_with_arguments( draw ):
     ''' Draws ( schema, arguments ) with arguments valid under schema. '''

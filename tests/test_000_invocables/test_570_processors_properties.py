@@ -15,7 +15,8 @@
     (see ``schemas_support``).
 
     ``INVOCABLES_FUZZ_EXAMPLES=10000`` runs each property with that many
-    examples (default: a few hundred, a few seconds each).
+    examples (default: a few hundred, a few seconds each), without the
+    suite's time bound.
 '''
 
 
@@ -40,6 +41,11 @@ from .test_400_dialects import verify_dialect
 
 
 EXAMPLES = schemas_support.access_examples( 400 )
+EXAMPLES_SCHEMAS = schemas_support.access_examples( 200 )
+# A long fuzzing run is asked for: the bound which proves that the suite's
+# size does not hang would only cut it short.
+_unbounded = pytest.mark.timeout(
+    0 if schemas_support.is_fuzzing( ) else 300 )
 PROVIDERS = ( 'gemini', 'cohere', 'ollama' )
 
 _settings = settings(
@@ -77,6 +83,7 @@ def _verify_invocations( invocations ):
 
 @pytest.mark.slow
 @pytest.mark.parametrize( 'provider', PROVIDERS )
+@_unbounded
 def test_100_arbitrary_bodies( provider ):
     ''' Any JSON body gives canisters or the package's own error. '''
     processor = produce_processor( provider )
@@ -227,6 +234,7 @@ _labels = st.sampled_from( [ None, 'tool-call-start', 'tool-call-end' ] )
 
 @pytest.mark.slow
 @pytest.mark.parametrize( 'provider', PROVIDERS )
+@_unbounded
 def test_110_arbitrary_event_sequences( provider ):
     ''' Any event sequence gives canisters or the package's own error. '''
     processor = produce_processor( provider )
@@ -256,6 +264,7 @@ def test_110_arbitrary_event_sequences( provider ):
 
 @pytest.mark.slow
 @pytest.mark.parametrize( 'provider', PROVIDERS )
+@_unbounded
 def test_120_structured_bodies( provider ):
     ''' Wire-like bodies give canisters or the package's own error. '''
     processor = produce_processor( provider )
@@ -381,11 +390,11 @@ def _cycle( kind ):
 
 
 _hostile = st.one_of(
-    st.builds( _nest, st.integers( 5, 400 ), st.sampled_from( [
+    st.builds( _nest, st.integers( 5, 150 ), st.sampled_from( [
         'properties', 'items', 'anyOf', 'allOf' ] ) ),
-    st.builds( _explode, st.integers( 2, 40 ) ),
+    st.builds( _explode, st.integers( 2, 24 ) ),
     st.builds(
-        _enumerate, st.integers( 0, 30_000 ), st.integers( 1, 80 ) ),
+        _enumerate, st.integers( 0, 3000 ), st.integers( 1, 80 ) ),
     st.builds( _cycle, st.sampled_from( [
         'python', 'plain', 'pair', 'sibling', 'recursive' ] ) ),
     st.builds(
@@ -425,13 +434,16 @@ def _check_adaptation( schema, dialect, outcomes ):
 
 @pytest.mark.slow
 @pytest.mark.parametrize( 'dialect', sorted( dialects.DIALECTS ) )
+@_unbounded
 def test_200_arbitrary_schemas( dialect ):
     ''' Any schema gives one which meets the dialect's rules, or its
         refusal; the input is never modified.
     '''
     outcomes = collections.Counter( )
 
-    @_settings
+    @settings(
+        max_examples = EXAMPLES_SCHEMAS, deadline = None,
+        suppress_health_check = [ HealthCheck.too_slow ] )
     @given( schema = _roots )
     def check( schema ): _check_adaptation( schema, dialect, outcomes )
 
@@ -442,11 +454,13 @@ def test_200_arbitrary_schemas( dialect ):
 
 
 @pytest.mark.slow
+@_unbounded
 def test_210_exclusion_never_fails_request( ):
     ''' A list of arbitrary schemas never fails: unfit tools are left out. '''
 
     @settings(
-        max_examples = EXAMPLES // 2, deadline = None,
+        max_examples = schemas_support.access_examples( 100 ),
+        deadline = None,
         suppress_health_check = [ HealthCheck.too_slow ] )
     @given( schemas = st.dictionaries(
         st.sampled_from( [ 't1', 't2', 't3' ] ), _roots, max_size = 3 ) )
@@ -467,6 +481,7 @@ async def _echo( context, arguments ): return 'ok'
 
 
 @pytest.mark.slow
+@_unbounded
 def test_220_hostile_tools_left_out_by_prepare_tools( ):
     ''' prepare_tools of every processor leaves a hostile tool out alone,
         with a warning naming it, or adapts it; the other tool is kept.
@@ -484,7 +499,8 @@ def test_220_hostile_tools_left_out_by_prepare_tools( ):
     processors.append( produce_processor( 'gemini', json_schema = True ) )
 
     @settings(
-        max_examples = EXAMPLES // 2, deadline = None,
+        max_examples = schemas_support.access_examples( 100 ),
+        deadline = None,
         suppress_health_check = [ HealthCheck.too_slow ] )
     @given( schema = _roots )
     def check( schema ):
@@ -522,6 +538,7 @@ def _survey_tool_names( tools ):
 
 
 @pytest.mark.slow
+@_unbounded
 def test_300_round_trip_keeps_calls( ):
     ''' For generated schemas with valid arguments, every dialect either
         refuses the schema, or accepts the arguments (in strict mode with

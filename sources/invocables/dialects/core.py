@@ -18,7 +18,7 @@ from . import __
 Node: __.typx.TypeAlias = dict[ str, __.typx.Any ]
 
 DEPTH_MAXIMUM = 100
-NODES_MAXIMUM = 100_000
+NODES_MAXIMUM = 20_000
 
 _KEYS_ANNOTATION = frozenset( ( 'description', 'title' ) )
 _KINDS_KEYWORD = __.types.MappingProxyType( {
