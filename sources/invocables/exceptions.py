@@ -341,3 +341,25 @@ class SecretReferenceWarning( Omniexception, UserWarning ):
             "Set them to the values before loading the descriptors.".format(
                 ensemble = ensemble,
                 names = ', '.join( self.references ) ) )
+
+
+class ToolStrictnessWarning( ToolExclusionWarning ):
+    ''' Tool was offered without strict mode, because its schema cannot be
+        made strict.
+
+        The tool is still offered, with its schema as the provider's
+        non-strict dialect takes it; names the tool, the provider and the
+        rule which its schema breaks (``dialect`` is ``'openai-strict'``).
+        Being a :py:class:`ToolExclusionWarning`, it is caught and filtered
+        with exclusions from the request.
+    '''
+
+    def __init__( self, name: str, provider: str, rule: str ):
+        self.name = name
+        self.provider = provider
+        self.dialect = 'openai-strict'
+        self.rule = rule
+        Omniexception.__init__(
+            self,
+            f"Tool {name!r} offered to {provider!r} without strict mode: "
+            f"{rule}" )

@@ -2,12 +2,15 @@
 
 ''' Provider-facing tool names, unique across ensembles and reversible.
 
-    Every provider accepts names matching ``^[a-zA-Z0-9_-]{1,64}$``. A tool
-    keeps its bare name when no other ensemble offers the same name; names
-    which collide are scoped by ensemble (``ensemble__tool``). Names which
-    cannot be made safe are cleaned and shortened with a stable hash of the
-    original. The result depends only on the names, never on the order of
-    arrival, the process or the run.
+    Every provider accepts names matching ``^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$``
+    (Gemini wants a letter or an underscore first; the others take
+    ``^[a-zA-Z0-9_-]{1,64}$``). A tool keeps its bare name when no other
+    ensemble offers the same name; names which collide are scoped by
+    ensemble (``ensemble__tool``). A name which is safe but for its first
+    character gets a leading underscore (``2fa_verify`` becomes
+    ``_2fa_verify``); other names which cannot be made safe are cleaned and
+    shortened with a stable hash of the original. The result depends only
+    on the names, never on the order of arrival, the process or the run.
 '''
 
 
@@ -22,8 +25,9 @@ SCOPE_SEPARATOR = '__'
 
 _CACHE_SIZE_MAXIMUM = 32
 _DIGEST_LENGTH = 8
-_name_safe = __.re.compile( r'^[a-zA-Z0-9_-]{1,64}$' )
+_name_safe = __.re.compile( r'^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$' )
 _characters_unsafe = __.re.compile( r'[^a-zA-Z0-9_-]+' )
+_initial_safe = __.re.compile( r'^[a-zA-Z_]' )
 # Keyed by identities of ensembles; entries check their ensembles' tools.
 _nomenclatures: dict[ tuple[ int, ... ], 'Nomenclature' ] = { }
 
@@ -100,7 +104,7 @@ def access_nomenclature(
 
 def is_name_safe( name: str ) -> bool:
     ''' Returns whether every provider accepts name as tool name. '''
-    return _name_safe.match( name ) is not None
+    return _name_safe.fullmatch( name ) is not None
 
 
 def produce_nomenclature(
@@ -133,13 +137,18 @@ def produce_nomenclature(
 def produce_safe_name( name: str, *, force_digest: bool = False ) -> str:
     ''' Returns name which every provider accepts, stable for given name.
 
-        Safe names are returned unchanged (unless a digest is forced); others
-        are cleaned (unsafe runs become ``_``) and suffixed with a hash of
-        the original, shortened to fit 64 characters.
+        Safe names are returned unchanged (unless a digest is forced); a
+        name safe but for its first character (a digit or a hyphen) gets a
+        leading underscore; others are cleaned (unsafe runs become ``_``,
+        an underscore leads where a letter does not) and suffixed with a
+        hash of the original, shortened to fit 64 characters.
     '''
-    if not force_digest and is_name_safe( name ): return name
+    if not force_digest:
+        if is_name_safe( name ): return name
+        if name and is_name_safe( f"_{name}" ): return f"_{name}"
     digest = __.hashlib.sha256( name.encode( ) ).hexdigest( )
     cleaned = _characters_unsafe.sub( '_', name ).strip( '_' )
+    if cleaned and not _initial_safe.match( cleaned ): cleaned = f"_{cleaned}"
     limit = NAME_LENGTH_MAXIMUM - _DIGEST_LENGTH - 1
     cleaned = cleaned[ : limit ] or 'tool'
     return f"{cleaned}_{digest[ : _DIGEST_LENGTH ]}"

@@ -15,7 +15,8 @@ import invocables
 from invocables import exceptions, naming
 
 
-_rule = re.compile( r'^[a-zA-Z0-9_-]{1,64}$' )
+# Gemini's rule, the strictest: every other provider's is looser.
+_rule = re.compile( r'^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$' )
 
 
 # The constructors take names which produce_invoker and produce_ensemble
@@ -73,7 +74,7 @@ def test_110_collisions_across_three_ensembles( ):
 
 
 def test_120_every_provider_rule( ):
-    ''' Every name matches ^[a-zA-Z0-9_-]{1,64}$ and is unique. '''
+    ''' Every name matches ^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$ and is unique. '''
     odd = [
         'files.read', 'files/read', 'files_read', 'ü-mlaut', 'space name',
         'x' * 64, 'y' * 65, 'z' * 200, '...', '', 'a:b', 'tool🙂' ]
@@ -84,7 +85,7 @@ def test_120_every_provider_rule( ):
     nomenclature = naming.produce_nomenclature( ensembles )
     names = [ item.name for item in nomenclature.designations ]
     assert len( names ) == len( set( names ) )
-    for name in names: assert _rule.match( name ), name
+    for name in names: assert _rule.fullmatch( name ), name
     for item in nomenclature.designations:
         assert nomenclature.access_designation( item.name ).invoker is (
             item.invoker )
@@ -99,7 +100,7 @@ def test_130_safe_names_stable( ):
     assert cleaned != naming.produce_safe_name( 'files/read' )
     long = naming.produce_safe_name( 'q' * 100 )
     assert len( long ) == 64
-    assert _rule.match( long )
+    assert _rule.fullmatch( long )
     assert naming.produce_safe_name( '🙂' ).startswith( 'tool_' )
 
 
@@ -177,3 +178,56 @@ def test_190_cache_follows_changes( ):
     assert naming.access_nomenclature( one ) is one
     other = naming.access_nomenclature( [ first ] )
     assert _names( other ) == { ( 'alpha', 'echo' ): 'echo' }
+
+
+def test_200_names_start_with_letter_or_underscore( ):
+    ''' Names which start with a digit or a hyphen get a leading
+        underscore (Gemini's rule); the mapping back stays exact.
+    '''
+    ensembles = [
+        _ensemble( '2fa', '2fa_verify', '-dash', '9' * 64, '2fa.verify' ),
+        _ensemble( 'other', '_2fa_verify', 'plain' ) ]
+    nomenclature = naming.produce_nomenclature( ensembles )
+    names = _names( nomenclature )
+    assert names[ ( '2fa', '-dash' ) ] == '_-dash'
+    assert names[ ( 'other', 'plain' ) ] == 'plain'
+    assert names[ ( '2fa', '2fa_verify' ) ] != names[
+        ( 'other', '_2fa_verify' ) ]
+    for name in names.values( ): assert _rule.fullmatch( name ), name
+    assert len( set( names.values( ) ) ) == len( names )
+    for item in nomenclature.designations:
+        assert nomenclature.access_designation( item.name ).invoker is (
+            item.invoker )
+    assert naming.produce_safe_name( '2fa_verify' ) == '_2fa_verify'
+    assert naming.produce_safe_name( '9' * 64 ).startswith( '_9' )
+    assert len( naming.produce_safe_name( '9' * 64 ) ) == 64
+
+
+def test_210_line_breaks_are_unsafe( ):
+    ''' A name ending with a line break is not taken as safe. '''
+    assert not naming.is_name_safe( 'echo\n' )
+    assert _rule.fullmatch( naming.produce_safe_name( 'echo\n' ) )
+
+
+@pytest.mark.asyncio
+async def test_220_gemini_calls_renamed_tool( ):
+    ''' Gemini is offered '_2fa_verify' for '2fa_verify', and a call of
+        that name runs the tool.
+    '''
+    from invocables.processors import produce_processor
+    async def verify( context, arguments ): return f"ok {arguments[ 'code' ]}"
+    invoker = invocables.produce_invoker(
+        verify, name = '2fa_verify', argschema = {
+            'type': 'object', 'properties': { 'code': { 'type': 'string' } },
+            'required': [ 'code' ] } )
+    ensembles = [ invocables.produce_ensemble( 'auth', [ invoker ] ) ]
+    processor = produce_processor( 'gemini' )
+    tools = processor.prepare_tools( ensembles )
+    declaration, = tools[ 0 ][ 'function_declarations' ]
+    assert declaration[ 'name' ] == '_2fa_verify'
+    invocations = processor.normalize_invocations( { 'candidates': [ {
+        'content': { 'role': 'model', 'parts': [ { 'functionCall': {
+            'name': '_2fa_verify', 'args': { 'code': '123' } } } ] } } ] } )
+    result, = await processor.execute_invocations( invocations, ensembles )
+    assert not result.is_error( )
+    assert result.as_text( ) == 'ok 123'

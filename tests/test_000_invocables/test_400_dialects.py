@@ -536,3 +536,334 @@ def test_700_malformed_keywords( dialect, schema ):
     try: adapted = dialects.adapt_schema( schema, dialect, 'fuzzed' )
     except exceptions.SchemaDialectInvalidity: return
     assert verify_dialect( adapted, dialect ) == [ ]
+
+
+def test_240_root_optional_model_adapted( ):
+    ''' A root Optional[ Model ] (anyOf with null) is adapted as Model in
+        every dialect: tool arguments are never null.
+    '''
+    schema = {
+        '$defs': { 'Model': { 'type': 'object', 'properties': {
+            'q': { 'type': 'string' } }, 'required': [ 'q' ] } },
+        'anyOf': [ { '$ref': '#/$defs/Model' }, { 'type': 'null' } ] }
+    for dialect in sorted( dialects.DIALECTS ):
+        adapted = dialects.adapt_schema( schema, dialect )
+        assert verify_dialect( adapted, dialect ) == [ ]
+        assert adapted[ 'properties' ][ 'q' ][ 'type' ] == 'string'
+        assert adapted[ 'required' ] == [ 'q' ]
+    for schema in (
+        { 'oneOf': [ { 'type': 'null' } ] },
+        { 'anyOf': [ { 'const': None } ] },
+    ):
+        with pytest.raises( exceptions.SchemaDialectInvalidity ):
+            dialects.adapt_schema( schema, 'anthropic' )
+
+
+_FREE_FORM = {
+    'type': 'object',
+    'properties': {
+        'name': { 'type': 'string' },
+        'meta': { 'type': 'object', 'additionalProperties': { } } },
+    'required': [ 'name' ] }
+
+
+def test_350_strict_free_form_dictionary_refused( ):
+    ''' additionalProperties {} (zod's record(any)) is a free-form
+        dictionary, like true: strict mode refuses it rather than close it.
+    '''
+    for schema in (
+        _FREE_FORM,
+        { 'type': 'object', 'additionalProperties': { } },
+        { 'type': 'object', 'properties': { 'a': { 'type': 'string' } },
+          'additionalProperties': { 'description': 'anything' } },
+    ):
+        with pytest.raises(
+            exceptions.SchemaDialectInvalidity, match = 'open-ended'
+        ): dialects.adapt_schema( schema, 'openai-strict' )
+        assert dialects.adapt_schema( schema, 'openai' ) == {
+            **schema, 'properties': schema.get( 'properties', { } ) }
+    closed = { 'type': 'object', 'properties': { 'm': {
+        'type': 'object', 'additionalProperties': False } } }
+    adapted = dialects.adapt_schema( closed, 'openai-strict' )
+    assert adapted[ 'properties' ][ 'm' ][ 'properties' ] == { }
+
+
+def test_355_strict_required_without_property_refused( ):
+    ''' A required name without a property could never be sent in strict
+        mode's closed objects: strict mode refuses it.
+    '''
+    schema = { 'type': 'object', 'properties': {
+        'a': { 'type': 'object', 'properties': {
+            'b': { 'type': 'string' } }, 'required': [ 'b', 'c' ] } } }
+    with pytest.raises(
+        exceptions.SchemaDialectInvalidity, match = "'c'"
+    ): dialects.adapt_schema( schema, 'openai-strict' )
+
+
+def test_360_strict_nulls_stripped_in_arrays_and_alternatives( ):
+    ''' Nulls strict mode forced are removed in arrays of objects, in
+        alternatives and through references; nulls the original accepts
+        stay.
+    '''
+    schema = {
+        '$defs': { 'Tag': { 'type': 'object', 'properties': {
+            'key': { 'type': 'string' }, 'value': { 'type': 'string' },
+            'note': { 'type': [ 'string', 'null' ] } },
+            'required': [ 'key' ] } },
+        'type': 'object',
+        'properties': {
+            'rows': { 'type': 'array', 'items': {
+                'type': 'object', 'properties': {
+                    'id': { 'type': 'integer' },
+                    'label': { 'type': 'string' } },
+                'required': [ 'id' ] } },
+            'tags': { 'type': 'array', 'items': { '$ref': '#/$defs/Tag' } },
+            'target': { 'anyOf': [
+                { 'type': 'object', 'properties': {
+                    'path': { 'type': 'string' },
+                    'mode': { 'type': 'string' } },
+                  'required': [ 'path' ] },
+                { 'type': 'string' } ] } },
+        'required': [ 'rows', 'tags', 'target' ] }
+    arguments = {
+        'rows': [ { 'id': 1, 'label': None }, { 'id': 2, 'label': 'x' } ],
+        'tags': [ { 'key': 'k', 'value': None, 'note': None } ],
+        'target': { 'path': '/tmp', 'mode': None } }
+    assert verify_dialect(
+        dialects.adapt_schema( schema, 'openai-strict' ),
+        'openai-strict' ) == [ ]
+    assert dialects.normalize_strict_arguments( schema, arguments ) == {
+        'rows': [ { 'id': 1 }, { 'id': 2, 'label': 'x' } ],
+        'tags': [ { 'key': 'k', 'note': None } ],
+        'target': { 'path': '/tmp' } }
+    assert dialects.normalize_strict_arguments(
+        schema, { **arguments, 'target': 'plain' } )[ 'target' ] == 'plain'
+
+
+def test_370_strict_nulls_stripped_under_merged_root( ):
+    ''' Nulls strict mode forced for a merged top-level anyOf or oneOf are
+        removed, so that the arguments match one original alternative.
+    '''
+    branches = [
+        { 'type': 'object', 'properties': {
+            'path': { 'type': 'string' },
+            'depth': { 'type': [ 'integer', 'null' ] } },
+          'required': [ 'path' ] },
+        { 'type': 'object', 'properties': {
+            'url': { 'type': 'string' } }, 'required': [ 'url' ] } ]
+    from jsonschema import Draft202012Validator
+    for key in ( 'anyOf', 'oneOf' ):
+        schema = { key: branches }
+        adapted = dialects.adapt_schema( schema, 'openai-strict' )
+        assert adapted[ 'required' ] == [ 'path', 'depth', 'url' ]
+        for sent, expected in (
+            ( { 'path': 'p', 'depth': None, 'url': None }, { 'path': 'p' } ),
+            ( { 'path': None, 'depth': None, 'url': 'u' }, { 'url': 'u' } ),
+            ( { 'path': 'p', 'depth': 2, 'url': None },
+              { 'path': 'p', 'depth': 2 } ),
+        ):
+            normalized = dialects.normalize_strict_arguments( schema, sent )
+            assert Draft202012Validator( schema ).is_valid( normalized )
+            assert { key: value for key, value in normalized.items( )
+                     if value is not None } == expected
+
+
+def test_380_strict_fallback_warns( caplog ):
+    ''' A tool strict mode cannot express is offered without it, after a
+        ToolStrictnessWarning (a ToolExclusionWarning) which is also logged.
+    '''
+    with caplog.at_level( logging.WARNING, logger = 'invocables' ):
+        with pytest.warns( exceptions.ToolStrictnessWarning ) as caught:
+            adapted = dialects.adapt_tool_schema_strictly(
+                'notes', _FREE_FORM, 'openai' )
+    assert adapted is None
+    warning, = caught
+    assert isinstance( warning.message, exceptions.ToolExclusionWarning )
+    assert warning.message.name == 'notes'
+    assert warning.message.provider == 'openai'
+    assert warning.message.dialect == 'openai-strict'
+    assert 'open-ended' in warning.message.rule
+    assert 'without strict mode' in str( warning.message )
+    assert warning.filename == __file__
+    assert any( 'notes' in record.getMessage( ) for record in caplog.records )
+    assert dialects.adapt_tool_schema_strictly(
+        'weather', _WEATHER ) is not None
+
+
+def test_390_strict_nulls_kept_for_tools_without_strict_mode( ):
+    ''' Arguments of a schema strict mode cannot express come back as they
+        are: strict mode added nothing to strip.
+    '''
+    arguments = { 'name': 'n', 'meta': None }
+    assert dialects.normalize_strict_arguments(
+        _FREE_FORM, arguments ) == arguments
+
+
+@pytest.mark.asyncio
+async def test_395_strict_round_trip_through_processor( ):
+    ''' Through the OpenAI processor in strict mode, a call with the nulls
+        strict mode forces in an array of objects runs the tool; a
+        free-form dictionary keeps its keys.
+    '''
+    import invocables
+    from invocables.processors import produce_processor
+    received = [ ]
+    async def record( context, arguments ):
+        received.append( arguments )
+        return 'ok'
+    rows = { 'type': 'object', 'properties': {
+        'rows': { 'type': 'array', 'items': { 'type': 'object',
+            'properties': { 'id': { 'type': 'integer' },
+                            'label': { 'type': 'string' } },
+            'required': [ 'id' ] } } }, 'required': [ 'rows' ] }
+    ensembles = [ invocables.produce_ensemble( 'tools', [
+        invocables.produce_invoker(
+            record, name = 'rows', argschema = rows ),
+        invocables.produce_invoker(
+            record, name = 'notes', argschema = _FREE_FORM ) ] ) ]
+    processor = produce_processor( 'openai', strict = True )
+    with pytest.warns( exceptions.ToolStrictnessWarning ):
+        tools = processor.prepare_tools( ensembles )
+    assert [ tool[ 'function' ].get( 'strict' ) for tool in tools ] == [
+        True, None ]
+    invocations = processor.normalize_invocations( { 'choices': [ {
+        'finish_reason': 'tool_calls', 'message': { 'tool_calls': [
+            { 'id': 'c1', 'type': 'function', 'function': {
+                'name': 'rows', 'arguments': json.dumps( { 'rows': [
+                    { 'id': 1, 'label': None } ] } ) } },
+            { 'id': 'c2', 'type': 'function', 'function': {
+                'name': 'notes', 'arguments': json.dumps( {
+                    'name': 'n', 'meta': { 'k': 1 } } ) } } ] } } ] } )
+    results = await processor.execute_invocations( invocations, ensembles )
+    assert [ result.as_text( ) for result in results ] == [ 'ok', 'ok' ]
+    assert received == [
+        { 'rows': [ { 'id': 1 } ] }, { 'name': 'n', 'meta': { 'k': 1 } } ]
+
+
+def test_440_gemini_free_form_root_refused( ):
+    ''' A root which takes any keys cannot be offered to Gemini as a tool
+        without parameters; a root without properties still can.
+    '''
+    for extra in ( True, { } ):
+        with pytest.raises(
+            exceptions.SchemaDialectInvalidity, match = 'open-ended'
+        ):
+            dialects.adapt_schema(
+                { 'type': 'object', 'additionalProperties': extra },
+                'gemini' )
+    assert dialects.adapt_schema( { 'type': 'object' }, 'gemini' ) == {
+        'type': 'object', 'properties': { } }
+
+
+def test_450_gemini_hostile_keywords( ):
+    ''' Keywords of the wrong JSON type are dropped; huge bounds stay
+        exact.
+    '''
+    schema = { 'type': 'object', 'properties': {
+        'a': { 'type': 'string', 'description': 3, 'minLength': -1,
+               'pattern': [ 'x' ] },
+        'b': { 'type': 'integer', 'exclusiveMinimum': 10 ** 400 } } }
+    adapted = dialects.adapt_schema( schema, 'gemini' )
+    assert adapted[ 'properties' ][ 'a' ] == { 'type': 'string' }
+    assert adapted[ 'properties' ][ 'b' ] == {
+        'type': 'integer', 'minimum': 10 ** 400 + 1 }
+
+
+def _deep( depth ):
+    node = { 'type': 'string' }
+    for _ in range( depth ):
+        node = { 'type': 'object', 'properties': { 'a': node } }
+    return node
+
+
+def _cyclic( ):
+    schema = { 'type': 'object', 'properties': { } }
+    schema[ 'properties' ][ 'self' ] = schema
+    return schema
+
+
+@pytest.mark.parametrize( 'dialect', sorted( dialects.DIALECTS ) )
+@pytest.mark.parametrize( 'schema, fragment', [
+    ( { 'type': 'object', 'properties': { 1: { 'type': 'string' } } },
+      'keys' ),
+    ( { 'type': 'object', 'properties': { 'a': {
+        'type': 'number', 'maximum': float( 'nan' ) } } }, 'finite' ),
+    ( { 'type': 'object', 'properties': { 'a': {
+        'enum': { 'x', 'y' } } } }, 'JSON values' ),
+    ( _deep( 200 ), 'nested more than' ),
+    ( _cyclic( ), 'nested more than' ),
+    ( { '$defs': { 'A': { '$ref': '#/$defs/B' },
+                   'B': { 'anyOf': [ { '$ref': '#/$defs/A' } ] } },
+        'type': 'object', 'properties': { 'x': { '$ref': '#/$defs/A' } } },
+      'refers back' ),
+    ( { 'type': 'object', 'required': '' }, "'required'" ),
+] )
+def test_800_hostile_schemas_refused( dialect, schema, fragment ):
+    ''' Hostile schemas are refused in every dialect, naming why. '''
+    with pytest.raises( exceptions.SchemaDialectInvalidity ) as caught:
+        dialects.adapt_schema( schema, dialect, 'hostile' )
+    assert fragment in caught.value.rule
+    assert caught.value.name == 'hostile'
+
+
+def test_810_explosive_references_refused( ):
+    ''' References which double with each definition when inlined are
+        refused before they exhaust memory.
+    '''
+    definitions = { 'D0': { 'type': 'string' } }
+    for index in range( 1, 40 ):
+        below = { '$ref': f"#/$defs/D{index - 1}", 'description': 'x' }
+        definitions[ f"D{index}" ] = {
+            'type': 'object', 'properties': { 'a': below, 'b': below } }
+    schema = { '$defs': definitions, 'type': 'object',
+               'properties': { 'x': { '$ref': '#/$defs/D39' } } }
+    with pytest.raises( exceptions.SchemaDialectInvalidity, match = 'grows' ):
+        dialects.adapt_schema( schema, 'gemini' )
+    with pytest.raises( exceptions.SchemaDialectInvalidity ):
+        dialects.adapt_schema( schema, 'openai-strict' )
+    assert dialects.adapt_schema( schema, 'anthropic' ) == schema
+
+
+def test_820_strict_enumeration_limits( ):
+    ''' Strict mode refuses enumerations beyond OpenAI's limits; other
+        dialects keep them.
+    '''
+    many = { 'type': 'object', 'properties': {
+        'a': { 'type': 'integer', 'enum': list( range( 1001 ) ) } },
+        'required': [ 'a' ] }
+    long = { 'type': 'object', 'properties': {
+        'a': { 'type': 'string',
+               'enum': [ f"{index:060d}" for index in range( 300 ) ] } },
+        'required': [ 'a' ] }
+    for schema, fragment in ( ( many, 'enum values' ), ( long, 'characters' ) ):
+        with pytest.raises(
+            exceptions.SchemaDialectInvalidity, match = fragment
+        ): dialects.adapt_schema( schema, 'openai-strict' )
+        assert dialects.adapt_schema( schema, 'anthropic' ) == schema
+
+
+def test_830_strict_unknown_type_refused( ):
+    ''' Strict mode refuses types OpenAI does not know, and 'type' of the
+        wrong JSON type.
+    '''
+    for genus in ( 'date', [ 'string', 3 ], { }, [ ] ):
+        schema = { 'type': 'object', 'properties': { 'a': { 'type': genus } } }
+        with pytest.raises(
+            exceptions.SchemaDialectInvalidity, match = 'type'
+        ): dialects.adapt_schema( schema, 'openai-strict' )
+
+
+def test_840_strict_nullable_keeps_alternatives( ):
+    ''' An optional property with a type beside anyOf is wrapped whole, so
+        that null is accepted and the alternatives still apply.
+    '''
+    schema = { 'type': 'object', 'properties': { 'a': {
+        'type': 'string', 'anyOf': [
+            { 'type': 'string', 'pattern': '^x' },
+            { 'type': 'string', 'pattern': '^y' } ] } } }
+    adapted = dialects.adapt_schema( schema, 'openai-strict' )
+    from jsonschema import Draft202012Validator
+    validator = Draft202012Validator( adapted )
+    assert validator.is_valid( { 'a': None } )
+    assert validator.is_valid( { 'a': 'xa' } )
+    assert not validator.is_valid( { 'a': 'za' } )

@@ -23,7 +23,6 @@ PROVIDER = 'openai'
 
 _DONE = '[DONE]'
 _STOPS_TRUNCATING = frozenset( ( 'content_filter', 'length' ) )
-_scribe = __.produce_scribe( __name__ )
 
 
 class OpenaiAccumulator( _base.AccumulatorBase ):
@@ -231,17 +230,12 @@ def adapt_schema_strictly(
 ) -> _base.NativeObject | None:
     ''' Returns schema in OpenAI strict dialect, or ``None`` if it has none.
 
-        The caller then offers the tool without strict mode: a schema which
-        cannot be made strict never fails the request, and no partly
+        The caller then offers the tool without strict mode, after a
+        :py:class:`invocables.exceptions.ToolStrictnessWarning`: a schema
+        which cannot be made strict never fails the request, and no partly
         converted schema is ever sent.
     '''
-    try: return _dialects.adapt_schema( schema, 'openai-strict', name )
-    except __.exceptions.SchemaDialectInvalidity as exception:
-        _scribe.info(
-            "Tool {name!r} offered to {provider!r} without strict mode: "
-            "{rule}".format(
-                name = name, provider = provider, rule = exception.rule ) )
-        return None
+    return _dialects.adapt_tool_schema_strictly( name, schema, provider )
 
 
 def normalize_strict_invocations(

@@ -1,0 +1,260 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' JSON Schema dialects of providers: checks and safe transformations.
+
+    Providers accept different subsets of JSON Schema for tool arguments.
+    :py:func:`adapt_schema` returns a copy of a schema which the dialect
+    accepts, or raises
+    :py:class:`invocables.exceptions.SchemaDialectInvalidity` naming the
+    rule which cannot be met. :py:func:`adapt_tool_schema` (one tool) and
+    :py:func:`adapt_schemas` (a list of tools) leave out each tool which
+    cannot be adapted with a warning, so that one bad schema never fails a
+    whole request; :py:func:`adapt_tool_schema_strictly` tells, with a
+    warning, when a tool cannot be offered in OpenAI strict mode.
+
+    Transformations only loosen a schema where they must change it (for
+    example, dropping a ``pattern`` which a provider refuses): the library
+    still validates arguments against the original schema before a tool
+    runs, so the model receives an error result for arguments which the
+    original schema refuses. What would narrow the arguments a tool can be
+    called with (an object which takes any keys, a recursive structure for
+    Gemini) is refused instead. Input schemas are never modified, and any
+    input, however malformed (wrong JSON types, non-string keys, cycles,
+    deep nesting, huge enumerations), gives an adapted schema or the
+    refusal: never another exception.
+'''
+
+
+import warnings as _warnings
+
+from . import __
+from . import core as _core
+from . import gemini as _gemini
+from . import roots as _roots
+from . import strict as _strict
+
+
+Dialect: __.typx.TypeAlias = __.typx.Literal[
+    'anthropic', 'cohere', 'gemini', 'ollama', 'openai', 'openai-strict' ]
+Node: __.typx.TypeAlias = dict[ str, __.typx.Any ]
+
+DEPTH_MAXIMUM = _core.DEPTH_MAXIMUM
+DIALECTS: frozenset[ str ] = frozenset( (
+    'anthropic', 'cohere', 'gemini', 'ollama', 'openai', 'openai-strict' ) )
+NODES_MAXIMUM = _core.NODES_MAXIMUM
+STRICT_ENUM_VALUES_MAXIMUM = _strict.ENUM_VALUES_MAXIMUM
+STRICT_NESTING_MAXIMUM = _strict.NESTING_MAXIMUM
+STRICT_PROPERTIES_MAXIMUM = _strict.PROPERTIES_MAXIMUM
+
+_scribe = __.produce_scribe( __name__ )
+
+
+def adapt_schema(
+    schema: __.typx.Annotated[
+        __.Schema, __.ddoc.Doc( ''' JSON Schema of tool arguments. ''' )
+    ],
+    dialect: __.typx.Annotated[
+        str,
+        __.ddoc.Doc( ''' One of 'anthropic', 'cohere', 'gemini', 'ollama',
+            'openai', 'openai-strict'. ''' ),
+    ],
+    name: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Name of tool, for error messages. ''' )
+    ] = 'tool',
+) -> Node:
+    ''' Returns copy of schema which dialect accepts.
+
+        Raises :py:class:`invocables.exceptions.SchemaDialectInvalidity`,
+        naming the tool, the dialect and the rule, when the schema cannot be
+        expressed in the dialect; raises
+        :py:class:`invocables.exceptions.ProviderNoSupport` for an unknown
+        dialect. The input schema is never modified and no partly
+        transformed schema is ever returned.
+    '''
+    adapter = _adapters.get( dialect )
+    if adapter is None:
+        names = ', '.join( sorted( DIALECTS ) )
+        raise __.exceptions.ProviderNoSupport(
+            dialect, "no JSON Schema dialect of that name; use one of "
+            "{names}.".format( names = names ) )
+    try: return adapter( _core.copy_schema( schema ) )
+    except _core.Refusal as refusal:
+        raise __.exceptions.SchemaDialectInvalidity(
+            name, dialect, refusal.describe( ) ) from None
+    except RecursionError as exception:
+        raise __.exceptions.SchemaDialectInvalidity(
+            name, dialect, "the schema is nested too deeply." ) from exception
+    except Exception as exception:
+        # Safety net: a defect in an adapter must never fail a request.
+        raise __.exceptions.SchemaDialectInvalidity(
+            name, dialect, "the schema could not be read ({kind}: "
+            "{message}).".format(
+                kind = type( exception ).__name__, message = exception )
+        ) from exception
+
+
+def adapt_schemas(
+    schemas: __.typx.Annotated[
+        __.cabc.Mapping[ str, __.Schema ]
+        | __.cabc.Iterable[ tuple[ str, __.Schema ] ],
+        __.ddoc.Doc( ''' Schemas by provider-facing tool name. ''' ),
+    ],
+    dialect: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Target dialect (see adapt_schema). ''' )
+    ],
+) -> dict[ str, Node ]:
+    ''' Returns adapted schemas by tool name, leaving out unfit tools.
+
+        Each tool whose schema cannot be expressed in the dialect is left
+        out alone, as by :py:func:`adapt_tool_schema`; the other tools are
+        kept, in their order.
+    '''
+    items = __.typx.cast(
+        __.cabc.Iterable[ tuple[ str, __.Schema ] ],
+        schemas.items( ) if isinstance( schemas, __.cabc.Mapping )
+        else schemas )
+    adapted: dict[ str, Node ] = { }
+    for name, schema in items:
+        result = _adapt_or_warn( name, schema, dialect, 3 )
+        if result is not None: adapted[ name ] = result
+    return adapted
+
+
+def adapt_tool_schema(
+    name: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Provider-facing name of tool. ''' )
+    ],
+    schema: __.typx.Annotated[
+        __.Schema, __.ddoc.Doc( ''' JSON Schema of tool arguments. ''' )
+    ],
+    dialect: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Target dialect (see adapt_schema). ''' )
+    ],
+) -> Node | None:
+    ''' Returns adapted schema of one tool, or ``None`` to leave it out.
+
+        When the schema cannot be expressed in the dialect, issues a
+        :py:class:`invocables.exceptions.ToolExclusionWarning` naming the
+        tool and the rule, logs it, and returns ``None``, so that the tool
+        is left out alone rather than failing the whole request.
+    '''
+    return _adapt_or_warn( name, schema, dialect, 3 )
+
+
+def adapt_tool_schema_strictly(
+    name: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Provider-facing name of tool. ''' )
+    ],
+    schema: __.typx.Annotated[
+        __.Schema, __.ddoc.Doc( ''' JSON Schema of tool arguments. ''' )
+    ],
+    provider: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Name of provider, for the warning. ''' )
+    ] = 'openai',
+) -> Node | None:
+    ''' Returns schema in OpenAI strict mode, or ``None`` to offer it
+        without.
+
+        When strict mode cannot express the schema, issues a
+        :py:class:`invocables.exceptions.ToolStrictnessWarning` (a
+        :py:class:`invocables.exceptions.ToolExclusionWarning`) naming the
+        tool, the provider and the rule, logs it, and returns ``None``: the
+        caller then offers the tool in the provider's non-strict dialect.
+    '''
+    try: return adapt_schema( schema, 'openai-strict', name )
+    except __.exceptions.SchemaDialectInvalidity as exception:
+        warning = __.exceptions.ToolStrictnessWarning(
+            name, provider, exception.rule )
+        _scribe.warning( str( warning ) )
+        _warnings.warn( warning, stacklevel = 2 )
+    return None
+
+
+def normalize_strict_arguments(
+    schema: __.typx.Annotated[
+        __.Schema,
+        __.ddoc.Doc( ''' Original schema (before 'openai-strict'). ''' ),
+    ],
+    arguments: __.typx.Annotated[
+        __.typx.Any, __.ddoc.Doc( ''' Arguments sent by the model. ''' )
+    ],
+) -> __.typx.Any:
+    ''' Returns arguments without the nulls which strict mode forced.
+
+        In OpenAI strict mode every property is required, so optional
+        properties are made nullable and the model sends ``null`` for those
+        it leaves out. This removes such a ``null`` wherever strict mode
+        added it (in nested objects, in arrays of objects, in alternatives,
+        through references, and in a top-level ``anyOf`` or ``oneOf`` which
+        was merged) when the original schema of that property does not
+        accept ``null``, so that the arguments validate against the
+        original schema. Arguments of a schema which strict mode cannot
+        express (a tool offered without strict mode) are returned as they
+        are. What strict mode added is recorded once per schema (cached by
+        identity: schemas are taken as immutable).
+    '''
+    if not isinstance( arguments, __.cabc.Mapping ): return arguments
+    mapping = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], arguments )
+    record = _strict.access_record( schema )
+    if record is None: return mapping
+    return record.strip( dict( mapping ) )
+
+
+def _adapt_or_warn(
+    name: str, schema: __.Schema, dialect: str, level: int
+) -> Node | None:
+    try: return adapt_schema( schema, dialect, name )
+    except __.exceptions.SchemaDialectInvalidity as exception:
+        warning = __.exceptions.ToolExclusionWarning(
+            name, dialect, exception.rule )
+        _scribe.warning( str( warning ) )
+        _warnings.warn( warning, stacklevel = level )
+    return None
+
+
+def _adapt_anthropic( schema: Node ) -> Node:
+    ''' Anthropic: object root, no top-level combinators or enum. '''
+    return _roots.normalize_root( schema )
+
+
+def _adapt_cohere( schema: Node ) -> Node:
+    ''' Cohere v2: like OpenAI (non-strict); object root. '''
+    return _roots.normalize_root( schema )
+
+
+def _adapt_ollama( schema: Node ) -> Node:
+    ''' Ollama: object root; each property an object with string type. '''
+    root = _roots.normalize_root( schema )
+    properties = __.typx.cast( Node, root[ 'properties' ] )
+    for key, value in properties.items( ):
+        path = f"/properties/{key}"
+        if not isinstance( value, dict ):
+            raise _core.Refusal(
+                "each property must be a schema object, not a boolean", path )
+        genus = __.typx.cast( Node, value ).get( 'type' )
+        if genus is not None and not _core.is_type_names( genus ):
+            raise _core.Refusal(
+                "property 'type' must be a string or a list of strings",
+                path )
+    return root
+
+
+def _adapt_openai( schema: Node ) -> Node:
+    ''' OpenAI (non-strict): object root, anything else is accepted. '''
+    return _roots.normalize_root( schema )
+
+
+def _adapt_openai_strict( schema: Node ) -> Node:
+    ''' OpenAI strict: closed objects, all required, limited keywords. '''
+    return _strict.adapt_strict( schema )[ 0 ]
+
+
+_adapters: __.cabc.Mapping[ str, __.cabc.Callable[ [ Node ], Node ] ] = (
+    __.types.MappingProxyType( {
+        'anthropic': _adapt_anthropic,
+        'cohere': _adapt_cohere,
+        'gemini': _gemini.adapt_gemini,
+        'ollama': _adapt_ollama,
+        'openai': _adapt_openai,
+        'openai-strict': _adapt_openai_strict,
+    } ) )
