@@ -37,10 +37,16 @@ _labels = {
 
 
 class Root( __.immut.DataclassObject ):
-    ''' Folder which file tools may touch, and whether they may write. '''
+    ''' Folder which file tools may touch, and what they may do there.
+
+        ``writable`` lets them write; ``hard_links`` lets them read regular
+        files which have more than one hard link (such a file may be the
+        same file as one outside of the roots).
+    '''
 
     path: __.Path
     writable: bool = False
+    hard_links: bool = False
 
 
 class ServerDescriptor( __.immut.DataclassObject ):

@@ -511,8 +511,10 @@ def _produce_roots(
                 "or correct the path (relative paths start at the folder "
                 "of the configuration file)." )
         writable = entry.access( 'writable', bool, default = False )
+        hard_links = entry.access( 'hard_links', bool, default = False )
         entry.finish( )
-        roots.append( Root( path = path, writable = writable ) )
+        roots.append( Root(
+            path = path, writable = writable, hard_links = hard_links ) )
     return tuple( roots )
 
 
