@@ -7,8 +7,13 @@
 '''
 
 
+import errno as _errno
+import math as _math
+import os as _os
+import stat as _stat
 import sys as _sys
 
+from difflib import get_close_matches as _get_close_matches
 from os import PathLike as _PathLike
 from os import fspath as _fspath
 from importlib import import_module as _import_module
@@ -25,7 +30,16 @@ else: import tomli as _tomllib # pyright: ignore[reportMissingModuleSource]
 
 _D = __.typx.TypeVar( '_D' )
 
+DEPTH_MAXIMUM = 64 # levels of nested tables and arrays in a descriptor
+SIZE_MAXIMUM = 8_388_608 # bytes of one descriptor file
+
+_BITS_SHOWN_MAXIMUM = 64 # bits of an integer repeated in a message
 _REQUIRED: __.typx.Any = object( )
+_TEXT_SHOWN_MAXIMUM = 60 # characters of a string repeated in a message
+_FILE_FLAGS = (
+    _os.O_RDONLY | getattr( _os, 'O_NONBLOCK', 0 )
+    | getattr( _os, 'O_NOCTTY', 0 ) | getattr( _os, 'O_CLOEXEC', 0 ) )
+_surrogate = __.re.compile( '[\ud800-\udfff]' )
 _labels = {
     bool: 'a boolean (true or false)',
     dict: 'a table',
@@ -151,7 +165,7 @@ class Table:
     def access_name( self, key: str, pattern: __.re.Pattern[ str ] ) -> str:
         ''' Returns name which matches pattern. '''
         name = self.access( key, str )
-        if not pattern.match( name ):
+        if not pattern.fullmatch( name ):
             self.fail(
                 key, "name {name!r} is not allowed; use letters, digits, "
                 "'_' and '-' only (pattern {pattern}).".format(
@@ -166,24 +180,28 @@ class Table:
         value = self.access( key, object, default = default )
         if value is default: return value
         if isinstance( value, str ):
-            try: value = __.json.loads( value )
-            except ValueError as exception:
-                self.fail(
-                    key, f"the text is not valid JSON ({exception}); give "
-                    "the schema as a table or as JSON text.",
-                    cause = exception )
+            value = parse_json(
+                self.location, self.produce_keypath( key ), value,
+                remedy = "give the schema as a table or as JSON text." )
         if not isinstance( value, __.cabc.Mapping ):
             self.fail(
                 key, "expected a table holding a JSON Schema, got {value}; "
                 "write [{key}] with type = 'object'.".format(
                     value = _describe( value ), key = key ) )
         value_ = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], value )
+        validate_document(
+            self.location, self.produce_keypath( key ), value_,
+            finite = True )
         try: schema = _schemata.validate_schema( name, value_ )
         except _exceptions.SchemaInvalidity as exception:
             self.fail(
                 key, f"not a valid JSON Schema: {exception.reason} Correct "
                 "the schema (JSON Schema Draft 2020-12, an object).",
                 cause = exception )
+        except RecursionError as exception:
+            self.fail(
+                key, "the schema nests too deeply to be checked; flatten "
+                "it.", cause = exception )
         return __.types.MappingProxyType(
             dict( __.typx.cast( __.Schema, schema ) ) )
 
@@ -257,13 +275,15 @@ class Table:
         value = self.access( key, float, default = __.absent )
         if __.is_absent( value ): return value
         if value == float( 'inf' ) and unbounded: return None
-        if not 0 < value < float( 'inf' ):
+        try: seconds = float( value )
+        except OverflowError: seconds = _math.nan # integer beyond floats
+        if not 0 < seconds < _math.inf:
             self.fail(
                 key, "expected a positive number of seconds{extra}, got "
-                "{value!r}.".format(
+                "{value}.".format(
                     extra = " (or inf for no limit)" if unbounded else '',
-                    value = value ) )
-        return float( value )
+                    value = _describe( value ) ) )
+        return seconds
 
     def fail(
         self,
@@ -278,13 +298,19 @@ class Table:
         raise error from cause
 
     def finish( self ) -> None:
-        ''' Refuses keys which were not read. '''
-        unknown = sorted( set( self.table ) - self._keys )
+        ''' Refuses keys which were not read, suggesting known ones. '''
+        unknown: list[ object ] = [
+            key for key in self.table if key not in self._keys ]
         if not unknown: return
+        key = unknown[ 0 ]
+        if not isinstance( key, str ):
+            self.fail(
+                '', f"key {key!r} is not a string; name keys with "
+                "strings." )
         self.fail(
-            unknown[ 0 ], "unknown key {key!r}; the keys allowed here are "
-            "{known}. Remove it or correct its spelling.".format(
-                key = unknown[ 0 ],
+            key, "unknown key {key!r}.{hint} The keys allowed here are "
+            "{known}; remove it or correct its spelling.".format(
+                key = key, hint = suggest_key( key, self._keys ),
                 known = ', '.join( sorted( self._keys ) ) or 'none' ) )
 
     def produce_keypath( self, key: str ) -> str:
@@ -327,28 +353,73 @@ def produce_mapping_frozen(
     return __.immut.Dictionary( mapping )
 
 
-def read_json( path: __.Path ) -> __.cabc.Mapping[ str, __.typx.Any ]:
-    ''' Returns JSON object of file. '''
-    text = _read_text( path )
-    try: document = __.json.loads( text )
+def parse_json(
+    location: str, keypath: str, text: str, *, remedy: str
+) -> object:
+    ''' Returns value of JSON text; refuses what JSON does not allow.
+
+        Refuses duplicate keys in an object, ``NaN`` and ``Infinity``, and
+        nesting deeper than Python can parse, naming location and key.
+    '''
+    def refuse_constant( name: str ) -> object:
+        raise _exceptions.DescriptorInvalidity(
+            location, keypath, f"{name} is not a JSON number; give a "
+            "finite number." )
+
+    def refuse_duplicates(
+        pairs: list[ tuple[ str, object ] ]
+    ) -> dict[ str, object ]:
+        document: dict[ str, object ] = { }
+        for key, value in pairs:
+            if key in document:
+                raise _exceptions.DescriptorInvalidity(
+                    location, keypath, f"key {key!r} appears twice in one "
+                    "object; keep one of them." )
+            document[ key ] = value
+        return document
+
+    try:
+        return __.json.loads(
+            text, object_pairs_hook = refuse_duplicates,
+            parse_constant = refuse_constant )
+    except _exceptions.DescriptorInvalidity: raise
+    except RecursionError as exception:
+        raise _exceptions.DescriptorInvalidity(
+            location, keypath, "the JSON nests arrays or objects too deeply "
+            f"to be read; keep under {DEPTH_MAXIMUM} levels." ) from exception
     except ValueError as exception:
         raise _exceptions.DescriptorInvalidity(
-            str( path ), '', f"not valid JSON: {exception}. Fix the syntax "
-            "at that place." ) from exception
+            location, keypath, f"not valid JSON: {exception}. Fix the syntax "
+            f"at that place; {remedy}" ) from exception
+
+
+def read_json( path: __.Path ) -> __.cabc.Mapping[ str, __.typx.Any ]:
+    ''' Returns JSON object of file. '''
+    document = parse_json(
+        str( path ), '', _read_text( path ),
+        remedy = "other MCP clients write the same JSON." )
     if not isinstance( document, dict ):
         raise _exceptions.DescriptorInvalidity(
             str( path ), '', "expected a JSON object with 'mcpServers'." )
-    return __.typx.cast( dict[ str, __.typx.Any ], document )
+    document_ = __.typx.cast( dict[ str, __.typx.Any ], document )
+    validate_document( str( path ), '', document_ )
+    return document_
 
 
 def read_toml( path: __.Path ) -> __.cabc.Mapping[ str, __.typx.Any ]:
     ''' Returns TOML document of file. '''
     text = _read_text( path )
-    try: return _tomllib.loads( text )
-    except _tomllib.TOMLDecodeError as exception:
+    try: document = _tomllib.loads( text )
+    except RecursionError as exception:
+        raise _exceptions.DescriptorInvalidity(
+            str( path ), '', "the file nests arrays or tables too deeply to "
+            f"be read; keep under {DEPTH_MAXIMUM} levels." ) from exception
+    except ValueError as exception: # TOMLDecodeError, or a huge integer
         raise _exceptions.DescriptorInvalidity(
             str( path ), '', f"not valid TOML: {exception}. Fix the syntax "
             "at that place." ) from exception
+    validate_document( str( path ), '', document )
+    return document
 
 
 def resolve_source(
@@ -366,40 +437,111 @@ def resolve_source(
             value = _fspath( __.typx.cast( _PathLike[ str ], value ) )
         if not isinstance( value, str ):
             table.fail( key, "expected a string holding a path." )
-        path = ( folder / __.Path( value ).expanduser( ) ).resolve( )
-        if not path.is_file( ):
-            table.fail(
-                key, f"file '{path}' does not exist; create it or "
-                "correct the path." )
-        return path
+        source = expand_path( table, key, value )
+        path = resolve_path( table, key, folder / source )
+        return _validate_file( table, key, path )
     source = table.access( key, str )
     if __.Path( source ).is_absolute( ) or source.startswith( '~' ):
         table.fail(
             key, f"{source!r} is absolute; give a path relative to the "
             f"folder '{folder}'." )
-    base = folder.resolve( )
-    path = ( base / source ).resolve( )
+    base = resolve_path( table, key, folder )
+    path = resolve_path( table, key, base / source )
     if path != base and base not in path.parents:
         table.fail(
             key, f"{source!r} leaves the folder '{base}'; keep "
             "descriptors inside the folder of the file which names them." )
-    if not path.is_file( ):
+    return _validate_file( table, key, path )
+
+
+def expand_path( table: Table, key: str, value: str ) -> __.Path:
+    ''' Returns path with home folder (``~``) expanded. '''
+    try: return __.Path( value ).expanduser( )
+    except RuntimeError as exception: # no such user, no home
         table.fail(
-            key, f"file '{path}' does not exist; create it or "
-            "correct the path (relative to the folder of this file)." )
-    return path
+            key, f"cannot expand {value!r} ({exception}); give a full "
+            "path.", cause = exception )
+
+
+def resolve_path( table: Table, key: str, path: __.Path ) -> __.Path:
+    ''' Returns path with symbolic links and ``..`` resolved.
+
+        Refuses paths which hold NUL characters or loops of links.
+    '''
+    try: resolved = __.Path( _os.path.realpath( path ) )
+    except ( OSError, ValueError ) as exception:
+        table.fail(
+            key, f"path '{path}' is not valid ({exception}); correct it.",
+            cause = exception )
+    try: _os.stat( resolved )
+    except OSError as exception:
+        if exception.errno == _errno.ELOOP:
+            table.fail(
+                key, f"path '{path}' is a loop of symbolic links; correct "
+                "the links or the path.", cause = exception )
+    return resolved
+
+
+def suggest_key( key: str, known: __.cabc.Iterable[ str ] ) -> str:
+    ''' Returns " Did you mean ...?" for close known key, or nothing. '''
+    matches = _get_close_matches( key, sorted( known ), n = 1 )
+    if not matches: return ''
+    return f" Did you mean {matches[ 0 ]!r}?"
+
+
+def validate_document(
+    location: str,
+    keypath: str,
+    document: object,
+    *,
+    finite: bool = False,
+) -> None:
+    ''' Refuses values too deeply nested, keys which are not strings and
+        text which is not Unicode (lone surrogates); with ``finite``, also
+        numbers which are not finite.
+
+        Walks the document without recursion, so that any document,
+        even a cyclic mapping, gets a clear error.
+    '''
+    stack: list[ tuple[ object, str, int ] ] = [ ( document, keypath, 0 ) ]
+    while stack:
+        value, where, depth = stack.pop( )
+        if isinstance( value, str ):
+            _validate_text( location, where, value )
+        elif isinstance( value, float ) and finite and not _math.isfinite(
+            value
+        ):
+            raise _exceptions.DescriptorInvalidity(
+                location, where, f"{value!r} is not a JSON number; give a "
+                "finite number." )
+        children = _survey_children( location, where, value )
+        if children and depth >= DEPTH_MAXIMUM:
+            raise _exceptions.DescriptorInvalidity(
+                location, where, "tables or arrays nest deeper than "
+                f"{DEPTH_MAXIMUM} levels here; flatten the structure." )
+        stack.extend(
+            ( child, path, depth + 1 ) for child, path in children )
 
 
 def _describe( value: object ) -> str:
     if isinstance( value, bool ): return 'boolean true' if value else (
         'boolean false' )
-    if isinstance( value, ( int, float ) ):
-        genus = type( value ).__name__
-        return f"{genus} {value!r}"
-    if isinstance( value, str ): return f"string {value!r}"
+    if isinstance( value, ( int, float, str ) ):
+        return _describe_scalar( value )
     if isinstance( value, ( list, tuple ) ): return 'an array'
     if isinstance( value, __.cabc.Mapping ): return 'a table'
     return type( value ).__name__
+
+
+def _describe_scalar( value: float | str ) -> str:
+    ''' Describes number or string, shortly even if it is huge. '''
+    if isinstance( value, int ) and value.bit_length( ) > _BITS_SHOWN_MAXIMUM:
+        return 'a very large integer'
+    if isinstance( value, str ) and len( value ) > _TEXT_SHOWN_MAXIMUM:
+        return "string {head!r}... ({size} characters)".format(
+            head = value[ : _TEXT_SHOWN_MAXIMUM ], size = len( value ) )
+    genus = type( value ).__name__
+    return f"{genus} {value!r}"
 
 
 def _is_of_genus( value: object, genus: type ) -> bool:
@@ -412,16 +554,83 @@ def _is_of_genus( value: object, genus: type ) -> bool:
 
 
 def _read_text( path: __.Path ) -> str:
-    try: return path.read_text( encoding = 'utf-8' )
+    ''' Returns text of regular file, bounded in size; strips a BOM.
+
+        Never blocks on a pipe or device, which are refused.
+    '''
+    location = str( path )
+    try: descriptor = _os.open( path, _FILE_FLAGS )
     except FileNotFoundError as exception:
         raise _exceptions.DescriptorInvalidity(
-            str( path ), '', "the file does not exist; create it or "
-            "correct the path." ) from exception
+            location, '', "the file does not exist; create it or correct "
+            "the path." ) from exception
+    except ( OSError, ValueError ) as exception:
+        raise _exceptions.DescriptorInvalidity(
+            location, '', f"cannot read the file ({exception}); check that "
+            "it is a readable file." ) from exception
+    with _os.fdopen( descriptor, 'rb' ) as stream:
+        status = _os.fstat( descriptor )
+        if not _stat.S_ISREG( status.st_mode ):
+            raise _exceptions.DescriptorInvalidity(
+                location, '', "not a regular file (a folder, pipe or "
+                "device); name a descriptor file." )
+        try: data = stream.read( SIZE_MAXIMUM + 1 )
+        except OSError as exception:
+            raise _exceptions.DescriptorInvalidity(
+                location, '', f"cannot read the file ({exception}); check "
+                "that it is a readable file." ) from exception
+    if len( data ) > SIZE_MAXIMUM:
+        raise _exceptions.DescriptorInvalidity(
+            location, '', f"the file is larger than {SIZE_MAXIMUM} bytes, "
+            "the limit for a descriptor; split it or shorten its values." )
+    try: return data.decode( 'utf-8-sig' )
     except UnicodeDecodeError as exception:
         raise _exceptions.DescriptorInvalidity(
-            str( path ), '', f"the file is not UTF-8 text ({exception}); "
+            location, '', f"the file is not UTF-8 text ({exception}); "
             "save it as UTF-8." ) from exception
-    except OSError as exception:
-        raise _exceptions.DescriptorInvalidity(
-            str( path ), '', f"cannot read the file ({exception}); check "
-            "that it is a readable file." ) from exception
+
+
+def _survey_children(
+    location: str, keypath: str, value: object
+) -> list[ tuple[ object, str ] ]:
+    ''' Returns items of table or array, with their key paths. '''
+    if isinstance( value, __.cabc.Mapping ):
+        mapping = __.typx.cast( __.cabc.Mapping[ object, object ], value )
+        children: list[ tuple[ object, str ] ] = [ ]
+        for key, item in mapping.items( ):
+            if not isinstance( key, str ):
+                raise _exceptions.DescriptorInvalidity(
+                    location, keypath, f"key {key!r} is not a string; name "
+                    "keys with strings." )
+            _validate_text( location, keypath, key )
+            where = f"{keypath}.{key}" if keypath else key
+            children.append( ( item, where ) )
+        return children
+    if isinstance( value, ( list, tuple ) ):
+        items = __.typx.cast( __.cabc.Sequence[ object ], value )
+        return [
+            ( item, f"{keypath}[{index}]" )
+            for index, item in enumerate( items ) ]
+    return [ ]
+
+
+def _validate_file( table: Table, key: str, path: __.Path ) -> __.Path:
+    try: status = _os.stat( path )
+    except OSError:
+        table.fail(
+            key, f"file '{path}' does not exist; create it or "
+            "correct the path (relative to the folder of this file)." )
+    if not _stat.S_ISREG( status.st_mode ):
+        table.fail(
+            key, f"'{path}' is not a regular file (a folder, pipe or "
+            "device); name a descriptor file." )
+    return path
+
+
+def _validate_text( location: str, keypath: str, text: str ) -> None:
+    match = _surrogate.search( text )
+    if match is None: return
+    raise _exceptions.DescriptorInvalidity(
+        location, keypath, "the text holds {character}, half of a UTF-16 "
+        "pair, which is not Unicode text; remove it.".format(
+            character = ascii( match[ 0 ] ) ) )
