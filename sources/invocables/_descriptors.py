@@ -568,12 +568,12 @@ def _read_text( path: __.Path ) -> str:
         raise _exceptions.DescriptorInvalidity(
             location, '', f"cannot read the file ({exception}); check that "
             "it is a readable file." ) from exception
+    if not _stat.S_ISREG( _os.fstat( descriptor ).st_mode ):
+        _os.close( descriptor )
+        raise _exceptions.DescriptorInvalidity(
+            location, '', "not a regular file (a folder, pipe or device); "
+            "name a descriptor file." )
     with _os.fdopen( descriptor, 'rb' ) as stream:
-        status = _os.fstat( descriptor )
-        if not _stat.S_ISREG( status.st_mode ):
-            raise _exceptions.DescriptorInvalidity(
-                location, '', "not a regular file (a folder, pipe or "
-                "device); name a descriptor file." )
         try: data = stream.read( SIZE_MAXIMUM + 1 )
         except OSError as exception:
             raise _exceptions.DescriptorInvalidity(

@@ -89,6 +89,17 @@ def test_120_byte_order_mark_accepted( tmp_path ):
     assert servers[ 0 ].name == 'time'
 
 
+def test_130_folder_configuration_refused( tmp_path ):
+    ''' A folder given as configuration or as mcpServers file is refused. '''
+    for load in (
+        descriptors.produce_configuration,
+        descriptors.produce_server_descriptors,
+    ):
+        with pytest.raises( exceptions.DescriptorInvalidity ) as caught:
+            load( tmp_path )
+        assert 'not a regular file' in caught.value.reason
+
+
 @pytest.mark.asyncio
 async def test_200_disabled_modules_not_imported( tmp_path, monkeypatch ):
     ''' Modules named by disabled ensembles or invokers are not imported;
