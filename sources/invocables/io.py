@@ -50,6 +50,7 @@ READ_SIZE_MAXIMUM_DEFAULT = 1_048_576
 PATHS_MAXIMUM = 100_000 # paths which one search examines at most
 
 _LIMITS = ( 'read_size_maximum', 'entries_maximum', 'matches_maximum' )
+_RECURSIONS_MAXIMUM = 2 # '**' in one glob pattern
 _PATH_KEYS = ( 'path', 'source', 'destination' )
 _image_signatures = (
     ( b'\x89PNG\r\n\x1a\n', 'image/png' ),
@@ -526,11 +527,7 @@ def _survey_matches(
     if not _os.path.isdir( location.path ):
         raise _exceptions.InvocationRefusal(
             f"'{location.path}' is not a folder." )
-    if not isinstance( pattern, str ) or not pattern or (
-        __.Path( pattern ).is_absolute( ) or '..' in __.Path( pattern ).parts
-    ):
-        raise _exceptions.InvocationRefusal(
-            f"Pattern {pattern!r} must be relative, without '..'." )
+    pattern = _validate_pattern( pattern )
     hidden = any( part.startswith( '.' ) for part in __.Path( pattern ).parts )
     found: list[ __.Path ] = [ ]
     try:
@@ -543,6 +540,30 @@ def _survey_matches(
         reason = f"Pattern {pattern!r} is not valid: {exception}."
         raise _exceptions.InvocationRefusal( reason ) from exception
     return sorted( found )
+
+
+def _validate_pattern( pattern: str ) -> str:
+    ''' Returns relative glob pattern with repeated '**' collapsed.
+
+        Each '**' walks the whole tree again below each of its matches:
+        more than two would make a search cost the size of the tree to a
+        power.
+    '''
+    if not isinstance( pattern, str ) or not pattern or (
+        __.Path( pattern ).is_absolute( ) or '..' in __.Path( pattern ).parts
+    ):
+        raise _exceptions.InvocationRefusal(
+            f"Pattern {pattern!r} must be relative, without '..'." )
+    parts: list[ str ] = [ ]
+    for part in __.Path( pattern ).parts:
+        if part == '**' and parts and parts[ -1 ] == '**': continue
+        parts.append( part )
+    if parts.count( '**' ) > _RECURSIONS_MAXIMUM:
+        raise _exceptions.InvocationRefusal(
+            f"Pattern {pattern!r} holds '**' more than "
+            f"{_RECURSIONS_MAXIMUM} times; use fewer." )
+    # A final '/' asks for folders only.
+    return '/'.join( parts ) + ( '/' if pattern.endswith( '/' ) else '' )
 
 
 def _validate_move(

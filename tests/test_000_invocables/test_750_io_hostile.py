@@ -371,6 +371,23 @@ async def test_510_links_in_any_component( tree ):
 
 
 @pytest.mark.asyncio
+async def test_520_recursive_patterns_bounded( tree ):
+    ''' Repeated '**' count once; more than two others are refused, since
+        each walks the whole tree again.
+    '''
+    ensembles = await _prepare( ( tree, False ) )
+    result = await _invoke(
+        ensembles, 'search_files', pattern = '**/**/**/**/**/*.txt' )
+    assert result.as_text( ) == 'docs/note.txt'
+    for name, arguments in (
+        ( 'search_files', { 'pattern': '**/a/**/b/**/*.txt' } ),
+        ( 'search_text', { 'pattern': 'x', 'glob': '**/a/**/b/**/c' } ),
+    ):
+        result = await _invoke( ensembles, name, **arguments )
+        _assert_refused( result, "more than 2 times" )
+
+
+@pytest.mark.asyncio
 async def test_600_read_only_root_refuses_every_write( tree ):
     ''' Every write tool is refused on a read-only root; nothing changes.
     '''
