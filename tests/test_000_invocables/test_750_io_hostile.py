@@ -370,6 +370,36 @@ async def test_510_links_in_any_component( tree ):
     assert ( tree.parent / 'secret.txt' ).read_text( ) == 'top secret\n'
 
 
+def test_515_links_swapped_after_check_refused( tree ):
+    ''' A path checked before a folder or the file itself was swapped for
+        a link out of the root is refused when opened, never followed.
+    '''
+    from invocables import _files
+    from invocables import io as io_tools
+    outside = tree.parent / 'outside'
+    outside.mkdir( )
+    ( outside / 'note.txt' ).write_text( 'outside\n' )
+    settings = io_tools.Settings(
+        roots = ( descriptors.Root( path = tree, writable = True ), ) )
+    location = io_tools.resolve_location( settings, 'docs/note.txt' )
+    ( tree / 'docs' ).rename( tree / 'moved' )
+    ( tree / 'docs' ).symlink_to( outside )
+    with pytest.raises( OSError ):
+        _files.open_file( location, 'docs/note.txt' )
+    with pytest.raises( exceptions.InvocationRefusal ):
+        _files.refuse_errors(
+            _files.write_location, ( 'docs/note.txt', ), location, b'x',
+            'docs/note.txt' )
+    assert ( outside / 'note.txt' ).read_text( ) == 'outside\n'
+    ( tree / 'docs' ).unlink( )
+    ( tree / 'moved' ).rename( tree / 'docs' )
+    ( tree / 'docs' / 'note.txt' ).unlink( )
+    ( tree / 'docs' / 'note.txt' ).symlink_to( outside / 'note.txt' )
+    with pytest.raises( exceptions.InvocationRefusal ) as caught:
+        _files.open_file( location, 'docs/note.txt' )
+    assert 'symbolic link' in str( caught.value )
+
+
 @pytest.mark.asyncio
 async def test_520_recursive_patterns_bounded( tree ):
     ''' Repeated '**' count once; more than two others are refused, since
