@@ -479,7 +479,17 @@ def resolve_path( table: Table, key: str, path: __.Path ) -> __.Path:
             table.fail(
                 key, f"path '{path}' is a loop of symbolic links; correct "
                 "the links or the path.", cause = exception )
+        if exception.errno == _errno.ENAMETOOLONG:
+            table.fail(
+                key, "a name in the path is longer than the file system "
+                "allows; correct the path.", cause = exception )
     return resolved
+
+
+def probe_folder( path: __.Path ) -> bool:
+    ''' Returns whether path is a folder; false if it cannot be told. '''
+    try: return _stat.S_ISDIR( _os.stat( path ).st_mode )
+    except ( OSError, ValueError ): return False
 
 
 def suggest_key( key: str, known: __.cabc.Iterable[ str ] ) -> str:

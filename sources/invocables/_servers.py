@@ -17,6 +17,7 @@ from ._descriptors import (
     ServerDescriptor,
     Table,
     expand_path,
+    probe_folder,
     produce_deduplicator,
     resolve_path,
     suggest_key,
@@ -356,7 +357,7 @@ def _produce_pinned_invoker(
 def _resolve_cwd( table: Table, cwd: str, folder: __.Path ) -> __.Path:
     path = resolve_path(
         table, 'cwd', folder / expand_path( table, 'cwd', cwd ) )
-    if not path.is_dir( ):
+    if not probe_folder( path ):
         table.fail(
             'cwd', f"folder '{path}' does not exist; create it or "
             "correct the path (relative paths start at the folder of the "

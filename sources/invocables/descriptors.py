@@ -33,6 +33,7 @@ from ._descriptors import (
     Table as _Table,
     expand_path as _expand_path,
     import_module as _import_module,
+    probe_folder as _probe_folder,
     produce_deduplicator as _produce_deduplicator,
     produce_mapping_frozen as _freeze,
     read_json as _read_json,
@@ -547,7 +548,7 @@ def _produce_roots(
     for entry in table.access_tables( 'roots', default = ( ) ):
         path_ = _expand_path( entry, 'path', entry.access( 'path', str ) )
         path = _resolve_path( entry, 'path', folder / path_ )
-        if not path.is_dir( ):
+        if not _probe_folder( path ):
             entry.fail(
                 'path', f"folder '{path}' does not exist; create it "
                 "or correct the path (relative paths start at the folder "
