@@ -11,7 +11,6 @@ import errno as _errno
 import math as _math
 import os as _os
 import stat as _stat
-import sys as _sys
 
 from difflib import get_close_matches as _get_close_matches
 from os import PathLike as _PathLike
@@ -22,24 +21,16 @@ from . import __
 from . import deduplicators as _deduplicators
 from . import exceptions as _exceptions
 from . import schemata as _schemata
-
-
-if _sys.version_info >= ( 3, 11 ): import tomllib as _tomllib
-else: import tomli as _tomllib # pyright: ignore[reportMissingModuleSource]
+from ._documents import parse_json as _parse_json
+from ._documents import validate_document as _validate_document
 
 
 _D = __.typx.TypeVar( '_D' )
 
-DEPTH_MAXIMUM = 64 # levels of nested tables and arrays in a descriptor
-SIZE_MAXIMUM = 8_388_608 # bytes of one descriptor file
-
 _BITS_SHOWN_MAXIMUM = 64 # bits of an integer repeated in a message
 _REQUIRED: __.typx.Any = object( )
+_absence = object( )
 _TEXT_SHOWN_MAXIMUM = 60 # characters of a string repeated in a message
-_FILE_FLAGS = (
-    _os.O_RDONLY | getattr( _os, 'O_NONBLOCK', 0 )
-    | getattr( _os, 'O_NOCTTY', 0 ) | getattr( _os, 'O_CLOEXEC', 0 ) )
-_surrogate = __.re.compile( '[\ud800-\udfff]' )
 _labels = {
     bool: 'a boolean (true or false)',
     dict: 'a table',
@@ -180,7 +171,7 @@ class Table:
         value = self.access( key, object, default = default )
         if value is default: return value
         if isinstance( value, str ):
-            value = parse_json(
+            value = _parse_json(
                 self.location, self.produce_keypath( key ), value,
                 remedy = "give the schema as a table or as JSON text." )
         if not isinstance( value, __.cabc.Mapping ):
@@ -189,7 +180,7 @@ class Table:
                 "write [{key}] with type = 'object'.".format(
                     value = _describe( value ), key = key ) )
         value_ = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], value )
-        validate_document(
+        _validate_document(
             self.location, self.produce_keypath( key ), value_,
             finite = True )
         try: schema = _schemata.validate_schema( name, value_ )
@@ -341,9 +332,48 @@ def produce_deduplicator(
     return __.absent
 
 
-def import_module( name: str ) -> __.types.ModuleType:
-    ''' Imports module by name. '''
-    return _import_module( name )
+def import_function(
+    header: Table, implementation: str
+) -> __.cabc.Callable[ ..., __.typx.Any ]:
+    ''' Imports implementation; checks that it takes two arguments. '''
+    module_name, attributes = implementation.split( ':', 1 )
+    # A module may exit the program (SystemExit) when imported.
+    try: value: object = _import_module( module_name )
+    except ( Exception, SystemExit ) as exception:
+        header.fail(
+            'implementation', f"cannot import module {module_name!r} "
+            f"({exception!r}); check the module name, that its package is "
+            "installed and that importing it succeeds.", cause = exception )
+    for attribute in attributes.split( '.' ):
+        try: value = getattr( value, attribute, _absence )
+        except Exception as exception:
+            header.fail(
+                'implementation', f"reading {attribute!r} of "
+                f"{module_name!r} raised {exception!r}; name another "
+                "function.", cause = exception )
+        if value is _absence:
+            header.fail(
+                'implementation', f"module {module_name!r} has no "
+                f"{attributes!r}; check the name after the colon." )
+    if not callable( value ):
+        header.fail(
+            'implementation', f"{implementation!r} is not callable; name "
+            "a function taking ( context, arguments )." )
+    _validate_signature( header, implementation, value )
+    return value
+
+
+def complete_function( descriptor: InvokerDescriptor ) -> InvokerDescriptor:
+    ''' Returns descriptor with implementation imported, if not yet.
+
+        Descriptors of disabled ensembles and tools are loaded without
+        importing their implementations.
+    '''
+    if not __.is_absent( descriptor.function ): return descriptor
+    if __.is_absent( descriptor.implementation ): return descriptor
+    header = Table( descriptor.location, 'invoker', { } )
+    function = import_function( header, descriptor.implementation )
+    return __.dcls.replace( descriptor, function = function )
 
 
 def produce_mapping_frozen(
@@ -351,75 +381,6 @@ def produce_mapping_frozen(
 ) -> __.immut.Dictionary[ str, __.typx.Any ]:
     ''' Returns read-only copy of mapping (shallow). '''
     return __.immut.Dictionary( mapping )
-
-
-def parse_json(
-    location: str, keypath: str, text: str, *, remedy: str
-) -> object:
-    ''' Returns value of JSON text; refuses what JSON does not allow.
-
-        Refuses duplicate keys in an object, ``NaN`` and ``Infinity``, and
-        nesting deeper than Python can parse, naming location and key.
-    '''
-    def refuse_constant( name: str ) -> object:
-        raise _exceptions.DescriptorInvalidity(
-            location, keypath, f"{name} is not a JSON number; give a "
-            "finite number." )
-
-    def refuse_duplicates(
-        pairs: list[ tuple[ str, object ] ]
-    ) -> dict[ str, object ]:
-        document: dict[ str, object ] = { }
-        for key, value in pairs:
-            if key in document:
-                raise _exceptions.DescriptorInvalidity(
-                    location, keypath, f"key {key!r} appears twice in one "
-                    "object; keep one of them." )
-            document[ key ] = value
-        return document
-
-    try:
-        return __.json.loads(
-            text, object_pairs_hook = refuse_duplicates,
-            parse_constant = refuse_constant )
-    except _exceptions.DescriptorInvalidity: raise
-    except RecursionError as exception:
-        raise _exceptions.DescriptorInvalidity(
-            location, keypath, "the JSON nests arrays or objects too deeply "
-            f"to be read; keep under {DEPTH_MAXIMUM} levels." ) from exception
-    except ValueError as exception:
-        raise _exceptions.DescriptorInvalidity(
-            location, keypath, f"not valid JSON: {exception}. Fix the syntax "
-            f"at that place; {remedy}" ) from exception
-
-
-def read_json( path: __.Path ) -> __.cabc.Mapping[ str, __.typx.Any ]:
-    ''' Returns JSON object of file. '''
-    document = parse_json(
-        str( path ), '', _read_text( path ),
-        remedy = "other MCP clients write the same JSON." )
-    if not isinstance( document, dict ):
-        raise _exceptions.DescriptorInvalidity(
-            str( path ), '', "expected a JSON object with 'mcpServers'." )
-    document_ = __.typx.cast( dict[ str, __.typx.Any ], document )
-    validate_document( str( path ), '', document_ )
-    return document_
-
-
-def read_toml( path: __.Path ) -> __.cabc.Mapping[ str, __.typx.Any ]:
-    ''' Returns TOML document of file. '''
-    text = _read_text( path )
-    try: document = _tomllib.loads( text )
-    except RecursionError as exception:
-        raise _exceptions.DescriptorInvalidity(
-            str( path ), '', "the file nests arrays or tables too deeply to "
-            f"be read; keep under {DEPTH_MAXIMUM} levels." ) from exception
-    except ValueError as exception: # TOMLDecodeError, or a huge integer
-        raise _exceptions.DescriptorInvalidity(
-            str( path ), '', f"not valid TOML: {exception}. Fix the syntax "
-            "at that place." ) from exception
-    validate_document( str( path ), '', document )
-    return document
 
 
 def resolve_source(
@@ -499,40 +460,6 @@ def suggest_key( key: str, known: __.cabc.Iterable[ str ] ) -> str:
     return f" Did you mean {matches[ 0 ]!r}?"
 
 
-def validate_document(
-    location: str,
-    keypath: str,
-    document: object,
-    *,
-    finite: bool = False,
-) -> None:
-    ''' Refuses values too deeply nested, keys which are not strings and
-        text which is not Unicode (lone surrogates); with ``finite``, also
-        numbers which are not finite.
-
-        Walks the document without recursion, so that any document,
-        even a cyclic mapping, gets a clear error.
-    '''
-    stack: list[ tuple[ object, str, int ] ] = [ ( document, keypath, 0 ) ]
-    while stack:
-        value, where, depth = stack.pop( )
-        if isinstance( value, str ):
-            _validate_text( location, where, value )
-        elif isinstance( value, float ) and finite and not _math.isfinite(
-            value
-        ):
-            raise _exceptions.DescriptorInvalidity(
-                location, where, f"{value!r} is not a JSON number; give a "
-                "finite number." )
-        children = _survey_children( location, where, value )
-        if children and depth >= DEPTH_MAXIMUM:
-            raise _exceptions.DescriptorInvalidity(
-                location, where, "tables or arrays nest deeper than "
-                f"{DEPTH_MAXIMUM} levels here; flatten the structure." )
-        stack.extend(
-            ( child, path, depth + 1 ) for child, path in children )
-
-
 def _describe( value: object ) -> str:
     if isinstance( value, bool ): return 'boolean true' if value else (
         'boolean false' )
@@ -563,67 +490,6 @@ def _is_of_genus( value: object, genus: type ) -> bool:
     return isinstance( value, genus )
 
 
-def _read_text( path: __.Path ) -> str:
-    ''' Returns text of regular file, bounded in size; strips a BOM.
-
-        Never blocks on a pipe or device, which are refused.
-    '''
-    location = str( path )
-    try: descriptor = _os.open( path, _FILE_FLAGS )
-    except FileNotFoundError as exception:
-        raise _exceptions.DescriptorInvalidity(
-            location, '', "the file does not exist; create it or correct "
-            "the path." ) from exception
-    except ( OSError, ValueError ) as exception:
-        raise _exceptions.DescriptorInvalidity(
-            location, '', f"cannot read the file ({exception}); check that "
-            "it is a readable file." ) from exception
-    if not _stat.S_ISREG( _os.fstat( descriptor ).st_mode ):
-        _os.close( descriptor )
-        raise _exceptions.DescriptorInvalidity(
-            location, '', "not a regular file (a folder, pipe or device); "
-            "name a descriptor file." )
-    with _os.fdopen( descriptor, 'rb' ) as stream:
-        try: data = stream.read( SIZE_MAXIMUM + 1 )
-        except OSError as exception:
-            raise _exceptions.DescriptorInvalidity(
-                location, '', f"cannot read the file ({exception}); check "
-                "that it is a readable file." ) from exception
-    if len( data ) > SIZE_MAXIMUM:
-        raise _exceptions.DescriptorInvalidity(
-            location, '', f"the file is larger than {SIZE_MAXIMUM} bytes, "
-            "the limit for a descriptor; split it or shorten its values." )
-    try: return data.decode( 'utf-8-sig' )
-    except UnicodeDecodeError as exception:
-        raise _exceptions.DescriptorInvalidity(
-            location, '', f"the file is not UTF-8 text ({exception}); "
-            "save it as UTF-8." ) from exception
-
-
-def _survey_children(
-    location: str, keypath: str, value: object
-) -> list[ tuple[ object, str ] ]:
-    ''' Returns items of table or array, with their key paths. '''
-    if isinstance( value, __.cabc.Mapping ):
-        mapping = __.typx.cast( __.cabc.Mapping[ object, object ], value )
-        children: list[ tuple[ object, str ] ] = [ ]
-        for key, item in mapping.items( ):
-            if not isinstance( key, str ):
-                raise _exceptions.DescriptorInvalidity(
-                    location, keypath, f"key {key!r} is not a string; name "
-                    "keys with strings." )
-            _validate_text( location, keypath, key )
-            where = f"{keypath}.{key}" if keypath else key
-            children.append( ( item, where ) )
-        return children
-    if isinstance( value, ( list, tuple ) ):
-        items = __.typx.cast( __.cabc.Sequence[ object ], value )
-        return [
-            ( item, f"{keypath}[{index}]" )
-            for index, item in enumerate( items ) ]
-    return [ ]
-
-
 def _validate_file( table: Table, key: str, path: __.Path ) -> __.Path:
     try: status = _os.stat( path )
     except OSError:
@@ -637,10 +503,23 @@ def _validate_file( table: Table, key: str, path: __.Path ) -> __.Path:
     return path
 
 
-def _validate_text( location: str, keypath: str, text: str ) -> None:
-    match = _surrogate.search( text )
-    if match is None: return
-    raise _exceptions.DescriptorInvalidity(
-        location, keypath, "the text holds {character}, half of a UTF-16 "
-        "pair, which is not Unicode text; remove it.".format(
-            character = ascii( match[ 0 ] ) ) )
+def _validate_signature(
+    header: Table, implementation: str, function: object
+) -> None:
+    ''' Refuses callables which cannot take ( context, arguments ). '''
+    if __.inspect.isgeneratorfunction( function ) or (
+        __.inspect.isasyncgenfunction( function )
+    ):
+        header.fail(
+            'implementation', f"{implementation!r} is a generator; an "
+            "implementation returns its result (with return, not "
+            "yield)." )
+    try: signature = __.inspect.signature(
+        __.typx.cast( __.cabc.Callable[ ..., __.typx.Any ], function ) )
+    except ( TypeError, ValueError ): return # no signature to check
+    try: signature.bind( None, None )
+    except TypeError:
+        header.fail(
+            'implementation', f"{implementation!r} has the signature "
+            f"{signature}, which cannot take ( context, arguments ); "
+            "name a function with these two positional parameters." )

@@ -19,6 +19,7 @@
 
 import codecs as _codecs
 import errno as _errno
+import heapq as _heapq
 import os as _os
 import stat as _stat
 
@@ -32,6 +33,7 @@ from ._descriptors import Root as _Root
 CHUNK_SIZE = 65_536 # characters read at once when reading by lines
 
 _PATH_SHOWN_MAXIMUM = 160 # characters of a path repeated in a message
+_RECURSIONS_MAXIMUM = 2 # '**' in one glob pattern
 _FOLDER_FLAGS = (
     _os.O_RDONLY | getattr( _os, 'O_DIRECTORY', 0 )
     | getattr( _os, 'O_NOFOLLOW', 0 ) | getattr( _os, 'O_CLOEXEC', 0 ) )
@@ -264,6 +266,51 @@ def validate_encoding( encoding: str ) -> None:
         raise _exceptions.InvocationRefusal(
             f"Unknown encoding {encoding!r}: it is not a text encoding; use "
             "one such as 'utf-8' or 'latin-1'." )
+
+
+def survey_entries(
+    scanner: __.cabc.Iterator[ _os.DirEntry[ str ] ], maximum: int
+) -> tuple[ list[ _os.DirEntry[ str ] ], int ]:
+    ''' Returns first entries by name, at most maximum, and their count.
+
+        Holds no more than maximum entries at once, however large the
+        folder.
+    '''
+    count = 0
+
+    def count_entries( ) -> __.cabc.Iterator[ _os.DirEntry[ str ] ]:
+        nonlocal count
+        for entry in scanner:
+            count += 1
+            yield entry
+
+    chosen = _heapq.nsmallest(
+        maximum, count_entries( ), key = lambda entry: entry.name )
+    return chosen, count
+
+
+def validate_pattern( pattern: str ) -> str:
+    ''' Returns relative glob pattern with repeated '**' collapsed.
+
+        Each '**' walks the whole tree again below each of its matches:
+        more than two would make a search cost the size of the tree to a
+        power.
+    '''
+    if not isinstance( pattern, str ) or not pattern or (
+        __.Path( pattern ).is_absolute( ) or '..' in __.Path( pattern ).parts
+    ):
+        raise _exceptions.InvocationRefusal(
+            f"Pattern {pattern!r} must be relative, without '..'." )
+    parts: list[ str ] = [ ]
+    for part in __.Path( pattern ).parts:
+        if part == '**' and parts and parts[ -1 ] == '**': continue
+        parts.append( part )
+    if parts.count( '**' ) > _RECURSIONS_MAXIMUM:
+        raise _exceptions.InvocationRefusal(
+            f"Pattern {pattern!r} holds '**' more than "
+            f"{_RECURSIONS_MAXIMUM} times; use fewer." )
+    # A final '/' asks for folders only.
+    return '/'.join( parts ) + ( '/' if pattern.endswith( '/' ) else '' )
 
 
 def write_location(

@@ -19,9 +19,16 @@ from . import ensembles as _ensembles
 from . import exceptions as _exceptions
 from . import invokers as _invokers
 from . import schemata as _schemata
-from ._descriptors import (
+from ._documents import (
     DEPTH_MAXIMUM as DEPTH_MAXIMUM,
     SIZE_MAXIMUM as SIZE_MAXIMUM,
+)
+from ._documents import (
+    read_json as _read_json,
+    read_toml as _read_toml,
+    validate_document as _validate_document,
+)
+from ._descriptors import (
     Configuration as Configuration,
     EnsembleDescriptor as EnsembleDescriptor,
     InvokerDescriptor as InvokerDescriptor,
@@ -32,15 +39,13 @@ from ._descriptors import (
 from ._descriptors import (
     Table as _Table,
     expand_path as _expand_path,
-    import_module as _import_module,
+    complete_function as _complete_function,
+    import_function as _import_function,
     probe_folder as _probe_folder,
     produce_deduplicator as _produce_deduplicator,
     produce_mapping_frozen as _freeze,
-    read_json as _read_json,
-    read_toml as _read_toml,
     resolve_path as _resolve_path,
     resolve_source as _resolve_source,
-    validate_document as _validate_document,
 )
 from ._servers import PinnedEnsemble as PinnedEnsemble
 from ._servers import (
@@ -64,7 +69,6 @@ _implementation_path = __.re.compile(
     r'[A-Za-z_][\w.]*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*' )
 _CONFIGURATION_EMPTY: __.cabc.Mapping[ str, __.typx.Any ] = (
     __.types.MappingProxyType( { } ) )
-_absence = object( )
 _scribe = __.produce_scribe( __name__ )
 
 
@@ -497,50 +501,6 @@ def _produce_implementation(
     return implementation, _import_function( header, implementation )
 
 
-def _import_function(
-    header: _Table, implementation: str
-) -> __.cabc.Callable[ ..., __.typx.Any ]:
-    ''' Imports implementation; checks that it takes two arguments. '''
-    module_name, attributes = implementation.split( ':', 1 )
-    # A module may exit the program (SystemExit) when imported.
-    try: value: object = _import_module( module_name )
-    except ( Exception, SystemExit ) as exception:
-        header.fail(
-            'implementation', f"cannot import module {module_name!r} "
-            f"({exception!r}); check the module name, that its package is "
-            "installed and that importing it succeeds.", cause = exception )
-    for attribute in attributes.split( '.' ):
-        try: value = getattr( value, attribute, _absence )
-        except Exception as exception:
-            header.fail(
-                'implementation', f"reading {attribute!r} of "
-                f"{module_name!r} raised {exception!r}; name another "
-                "function.", cause = exception )
-        if value is _absence:
-            header.fail(
-                'implementation', f"module {module_name!r} has no "
-                f"{attributes!r}; check the name after the colon." )
-    if not callable( value ):
-        header.fail(
-            'implementation', f"{implementation!r} is not callable; name "
-            "a function taking ( context, arguments )." )
-    _validate_signature( header, implementation, value )
-    return value
-
-
-def _complete_function( descriptor: InvokerDescriptor ) -> InvokerDescriptor:
-    ''' Returns descriptor with implementation imported, if not yet.
-
-        Descriptors of disabled ensembles and tools are loaded without
-        importing their implementations.
-    '''
-    if not __.is_absent( descriptor.function ): return descriptor
-    if __.is_absent( descriptor.implementation ): return descriptor
-    header = _Table( descriptor.location, 'invoker', { } )
-    function = _import_function( header, descriptor.implementation )
-    return __.dcls.replace( descriptor, function = function )
-
-
 def _produce_roots(
     table: _Table, folder: __.Path
 ) -> tuple[ Root, ... ]:
@@ -607,28 +567,6 @@ def _resolve_builtin( entry: _Table ) -> __.Path:
             "{available}.".format(
                 name = name, available = ', '.join( available ) ) )
     return folder / f"{name}.toml"
-
-
-def _validate_signature(
-    header: _Table, implementation: str, function: object
-) -> None:
-    ''' Refuses callables which cannot take ( context, arguments ). '''
-    if __.inspect.isgeneratorfunction( function ) or (
-        __.inspect.isasyncgenfunction( function )
-    ):
-        header.fail(
-            'implementation', f"{implementation!r} is a generator; an "
-            "implementation returns its result (with return, not "
-            "yield)." )
-    try: signature = __.inspect.signature(
-        __.typx.cast( __.cabc.Callable[ ..., __.typx.Any ], function ) )
-    except ( TypeError, ValueError ): return # no signature to check
-    try: signature.bind( None, None )
-    except TypeError:
-        header.fail(
-            'implementation', f"{implementation!r} has the signature "
-            f"{signature}, which cannot take ( context, arguments ); "
-            "name a function with these two positional parameters." )
 
 
 def _validate_ensemble_names(

@@ -27,7 +27,6 @@
 
 
 import errno as _errno
-import heapq as _heapq
 import io as _io
 import os as _os
 import stat as _stat
@@ -50,7 +49,6 @@ READ_SIZE_MAXIMUM_DEFAULT = 1_048_576
 PATHS_MAXIMUM = 100_000 # paths which one search examines at most
 
 _LIMITS = ( 'read_size_maximum', 'entries_maximum', 'matches_maximum' )
-_RECURSIONS_MAXIMUM = 2 # '**' in one glob pattern
 _PATH_KEYS = ( 'path', 'source', 'destination' )
 _image_signatures = (
     ( b'\x89PNG\r\n\x1a\n', 'image/png' ),
@@ -305,7 +303,7 @@ def _list_directory( settings: Settings, arguments: __.Arguments ) -> str:
         ) from exception
     try:
         with _os.scandir( descriptor ) as scanner:
-            entries, count = _survey_entries(
+            entries, count = _files.survey_entries(
                 scanner, settings.entries_maximum )
             lines = [
                 _render_entry( settings, location, entry )
@@ -496,27 +494,6 @@ def _search_text( settings: Settings, arguments: __.Arguments ) -> str:
     return '\n'.join( lines ) or "No line matches."
 
 
-def _survey_entries(
-    scanner: __.cabc.Iterator[ _os.DirEntry[ str ] ], maximum: int
-) -> tuple[ list[ _os.DirEntry[ str ] ], int ]:
-    ''' Returns first entries by name, at most maximum, and their count.
-
-        Holds no more than maximum entries at once, however large the
-        folder.
-    '''
-    count = 0
-
-    def count_entries( ) -> __.cabc.Iterator[ _os.DirEntry[ str ] ]:
-        nonlocal count
-        for entry in scanner:
-            count += 1
-            yield entry
-
-    chosen = _heapq.nsmallest(
-        maximum, count_entries( ), key = lambda entry: entry.name )
-    return chosen, count
-
-
 def _survey_matches(
     settings: Settings, location: Location, pattern: str
 ) -> list[ __.Path ]:
@@ -527,7 +504,7 @@ def _survey_matches(
     if not _os.path.isdir( location.path ):
         raise _exceptions.InvocationRefusal(
             f"'{location.path}' is not a folder." )
-    pattern = _validate_pattern( pattern )
+    pattern = _files.validate_pattern( pattern )
     hidden = any( part.startswith( '.' ) for part in __.Path( pattern ).parts )
     found: list[ __.Path ] = [ ]
     try:
@@ -540,30 +517,6 @@ def _survey_matches(
         reason = f"Pattern {pattern!r} is not valid: {exception}."
         raise _exceptions.InvocationRefusal( reason ) from exception
     return sorted( found )
-
-
-def _validate_pattern( pattern: str ) -> str:
-    ''' Returns relative glob pattern with repeated '**' collapsed.
-
-        Each '**' walks the whole tree again below each of its matches:
-        more than two would make a search cost the size of the tree to a
-        power.
-    '''
-    if not isinstance( pattern, str ) or not pattern or (
-        __.Path( pattern ).is_absolute( ) or '..' in __.Path( pattern ).parts
-    ):
-        raise _exceptions.InvocationRefusal(
-            f"Pattern {pattern!r} must be relative, without '..'." )
-    parts: list[ str ] = [ ]
-    for part in __.Path( pattern ).parts:
-        if part == '**' and parts and parts[ -1 ] == '**': continue
-        parts.append( part )
-    if parts.count( '**' ) > _RECURSIONS_MAXIMUM:
-        raise _exceptions.InvocationRefusal(
-            f"Pattern {pattern!r} holds '**' more than "
-            f"{_RECURSIONS_MAXIMUM} times; use fewer." )
-    # A final '/' asks for folders only.
-    return '/'.join( parts ) + ( '/' if pattern.endswith( '/' ) else '' )
 
 
 def _validate_move(

@@ -287,8 +287,9 @@ def test_271_exit_of_tool_is_one_line( tmp_path, home ):
 
 @pytest.mark.parametrize( 'case, fragment', [
     ( '62-mcp-type-array', 'mcp.json at mcpServers.s.type: expected a string' ),
-    ( '63-toml-nested-5000-deep', 'invocables.toml: the file nests' ),
-    ( '64-arguments-json-3000-deep', 'tool.toml at arguments: the JSON nests' ),
+    ( '63-toml-nested-5000-deep', 'invocables.toml at deep: the value' ),
+    ( '64-arguments-json-3000-deep', 'tool.toml at arguments.a.a.a.a' ),
+    ( '126-toml-deep-in-table', 'sample.toml at defaults.deep: the' ),
     ( '76-bom-then-unknown-key', "Did you mean 'ensembles'?" ),
     ( '83-source-symlink-loop', 'at ensembles[0].source' ),
 ] )
