@@ -7,8 +7,12 @@
 '''
 
 
-import sys as _sys
+import errno as _errno
+import math as _math
+import os as _os
+import stat as _stat
 
+from difflib import get_close_matches as _get_close_matches
 from os import PathLike as _PathLike
 from os import fspath as _fspath
 from importlib import import_module as _import_module
@@ -17,15 +21,16 @@ from . import __
 from . import deduplicators as _deduplicators
 from . import exceptions as _exceptions
 from . import schemata as _schemata
-
-
-if _sys.version_info >= ( 3, 11 ): import tomllib as _tomllib
-else: import tomli as _tomllib # pyright: ignore[reportMissingModuleSource]
+from ._documents import parse_json as _parse_json
+from ._documents import validate_document as _validate_document
 
 
 _D = __.typx.TypeVar( '_D' )
 
+_BITS_SHOWN_MAXIMUM = 64 # bits of an integer repeated in a message
 _REQUIRED: __.typx.Any = object( )
+_absence = object( )
+_TEXT_SHOWN_MAXIMUM = 60 # characters of a string repeated in a message
 _labels = {
     bool: 'a boolean (true or false)',
     dict: 'a table',
@@ -37,10 +42,16 @@ _labels = {
 
 
 class Root( __.immut.DataclassObject ):
-    ''' Folder which file tools may touch, and whether they may write. '''
+    ''' Folder which file tools may touch, and what they may do there.
+
+        ``writable`` lets them write; ``hard_links`` lets them read regular
+        files which have more than one hard link (such a file may be the
+        same file as one outside of the roots).
+    '''
 
     path: __.Path
     writable: bool = False
+    hard_links: bool = False
 
 
 class ServerDescriptor( __.immut.DataclassObject ):
@@ -145,7 +156,7 @@ class Table:
     def access_name( self, key: str, pattern: __.re.Pattern[ str ] ) -> str:
         ''' Returns name which matches pattern. '''
         name = self.access( key, str )
-        if not pattern.match( name ):
+        if not pattern.fullmatch( name ):
             self.fail(
                 key, "name {name!r} is not allowed; use letters, digits, "
                 "'_' and '-' only (pattern {pattern}).".format(
@@ -160,24 +171,28 @@ class Table:
         value = self.access( key, object, default = default )
         if value is default: return value
         if isinstance( value, str ):
-            try: value = __.json.loads( value )
-            except ValueError as exception:
-                self.fail(
-                    key, f"the text is not valid JSON ({exception}); give "
-                    "the schema as a table or as JSON text.",
-                    cause = exception )
+            value = _parse_json(
+                self.location, self.produce_keypath( key ), value,
+                remedy = "give the schema as a table or as JSON text." )
         if not isinstance( value, __.cabc.Mapping ):
             self.fail(
                 key, "expected a table holding a JSON Schema, got {value}; "
                 "write [{key}] with type = 'object'.".format(
                     value = _describe( value ), key = key ) )
         value_ = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], value )
+        _validate_document(
+            self.location, self.produce_keypath( key ), value_,
+            finite = True )
         try: schema = _schemata.validate_schema( name, value_ )
         except _exceptions.SchemaInvalidity as exception:
             self.fail(
                 key, f"not a valid JSON Schema: {exception.reason} Correct "
                 "the schema (JSON Schema Draft 2020-12, an object).",
                 cause = exception )
+        except RecursionError as exception:
+            self.fail(
+                key, "the schema nests too deeply to be checked; flatten "
+                "it.", cause = exception )
         return __.types.MappingProxyType(
             dict( __.typx.cast( __.Schema, schema ) ) )
 
@@ -251,13 +266,15 @@ class Table:
         value = self.access( key, float, default = __.absent )
         if __.is_absent( value ): return value
         if value == float( 'inf' ) and unbounded: return None
-        if not 0 < value < float( 'inf' ):
+        try: seconds = float( value )
+        except OverflowError: seconds = _math.nan # integer beyond floats
+        if not 0 < seconds < _math.inf:
             self.fail(
                 key, "expected a positive number of seconds{extra}, got "
-                "{value!r}.".format(
+                "{value}.".format(
                     extra = " (or inf for no limit)" if unbounded else '',
-                    value = value ) )
-        return float( value )
+                    value = _describe( value ) ) )
+        return seconds
 
     def fail(
         self,
@@ -272,13 +289,19 @@ class Table:
         raise error from cause
 
     def finish( self ) -> None:
-        ''' Refuses keys which were not read. '''
-        unknown = sorted( set( self.table ) - self._keys )
+        ''' Refuses keys which were not read, suggesting known ones. '''
+        unknown: list[ object ] = [
+            key for key in self.table if key not in self._keys ]
         if not unknown: return
+        key = unknown[ 0 ]
+        if not isinstance( key, str ):
+            self.fail(
+                '', f"key {key!r} is not a string; name keys with "
+                "strings." )
         self.fail(
-            unknown[ 0 ], "unknown key {key!r}; the keys allowed here are "
-            "{known}. Remove it or correct its spelling.".format(
-                key = unknown[ 0 ],
+            key, "unknown key {key!r}.{hint} The keys allowed here are "
+            "{known}; remove it or correct its spelling.".format(
+                key = key, hint = suggest_key( key, self._keys ),
                 known = ', '.join( sorted( self._keys ) ) or 'none' ) )
 
     def produce_keypath( self, key: str ) -> str:
@@ -309,9 +332,48 @@ def produce_deduplicator(
     return __.absent
 
 
-def import_module( name: str ) -> __.types.ModuleType:
-    ''' Imports module by name. '''
-    return _import_module( name )
+def import_function(
+    header: Table, implementation: str
+) -> __.cabc.Callable[ ..., __.typx.Any ]:
+    ''' Imports implementation; checks that it takes two arguments. '''
+    module_name, attributes = implementation.split( ':', 1 )
+    # A module may exit the program (SystemExit) when imported.
+    try: value: object = _import_module( module_name )
+    except ( Exception, SystemExit ) as exception:
+        header.fail(
+            'implementation', f"cannot import module {module_name!r} "
+            f"({exception!r}); check the module name, that its package is "
+            "installed and that importing it succeeds.", cause = exception )
+    for attribute in attributes.split( '.' ):
+        try: value = getattr( value, attribute, _absence )
+        except Exception as exception:
+            header.fail(
+                'implementation', f"reading {attribute!r} of "
+                f"{module_name!r} raised {exception!r}; name another "
+                "function.", cause = exception )
+        if value is _absence:
+            header.fail(
+                'implementation', f"module {module_name!r} has no "
+                f"{attributes!r}; check the name after the colon." )
+    if not callable( value ):
+        header.fail(
+            'implementation', f"{implementation!r} is not callable; name "
+            "a function taking ( context, arguments )." )
+    _validate_signature( header, implementation, value )
+    return value
+
+
+def complete_function( descriptor: InvokerDescriptor ) -> InvokerDescriptor:
+    ''' Returns descriptor with implementation imported, if not yet.
+
+        Descriptors of disabled ensembles and tools are loaded without
+        importing their implementations.
+    '''
+    if not __.is_absent( descriptor.function ): return descriptor
+    if __.is_absent( descriptor.implementation ): return descriptor
+    header = Table( descriptor.location, 'invoker', { } )
+    function = import_function( header, descriptor.implementation )
+    return __.dcls.replace( descriptor, function = function )
 
 
 def produce_mapping_frozen(
@@ -319,30 +381,6 @@ def produce_mapping_frozen(
 ) -> __.immut.Dictionary[ str, __.typx.Any ]:
     ''' Returns read-only copy of mapping (shallow). '''
     return __.immut.Dictionary( mapping )
-
-
-def read_json( path: __.Path ) -> __.cabc.Mapping[ str, __.typx.Any ]:
-    ''' Returns JSON object of file. '''
-    text = _read_text( path )
-    try: document = __.json.loads( text )
-    except ValueError as exception:
-        raise _exceptions.DescriptorInvalidity(
-            str( path ), '', f"not valid JSON: {exception}. Fix the syntax "
-            "at that place." ) from exception
-    if not isinstance( document, dict ):
-        raise _exceptions.DescriptorInvalidity(
-            str( path ), '', "expected a JSON object with 'mcpServers'." )
-    return __.typx.cast( dict[ str, __.typx.Any ], document )
-
-
-def read_toml( path: __.Path ) -> __.cabc.Mapping[ str, __.typx.Any ]:
-    ''' Returns TOML document of file. '''
-    text = _read_text( path )
-    try: return _tomllib.loads( text )
-    except _tomllib.TOMLDecodeError as exception:
-        raise _exceptions.DescriptorInvalidity(
-            str( path ), '', f"not valid TOML: {exception}. Fix the syntax "
-            "at that place." ) from exception
 
 
 def resolve_source(
@@ -360,40 +398,87 @@ def resolve_source(
             value = _fspath( __.typx.cast( _PathLike[ str ], value ) )
         if not isinstance( value, str ):
             table.fail( key, "expected a string holding a path." )
-        path = ( folder / __.Path( value ).expanduser( ) ).resolve( )
-        if not path.is_file( ):
-            table.fail(
-                key, f"file '{path}' does not exist; create it or "
-                "correct the path." )
-        return path
+        source = expand_path( table, key, value )
+        path = resolve_path( table, key, folder / source )
+        return _validate_file( table, key, path )
     source = table.access( key, str )
     if __.Path( source ).is_absolute( ) or source.startswith( '~' ):
         table.fail(
             key, f"{source!r} is absolute; give a path relative to the "
             f"folder '{folder}'." )
-    base = folder.resolve( )
-    path = ( base / source ).resolve( )
+    base = resolve_path( table, key, folder )
+    path = resolve_path( table, key, base / source )
     if path != base and base not in path.parents:
         table.fail(
             key, f"{source!r} leaves the folder '{base}'; keep "
             "descriptors inside the folder of the file which names them." )
-    if not path.is_file( ):
+    return _validate_file( table, key, path )
+
+
+def expand_path( table: Table, key: str, value: str ) -> __.Path:
+    ''' Returns path with home folder (``~``) expanded. '''
+    try: return __.Path( value ).expanduser( )
+    except RuntimeError as exception: # no such user, no home
         table.fail(
-            key, f"file '{path}' does not exist; create it or "
-            "correct the path (relative to the folder of this file)." )
-    return path
+            key, f"cannot expand {value!r} ({exception}); give a full "
+            "path.", cause = exception )
+
+
+def resolve_path( table: Table, key: str, path: __.Path ) -> __.Path:
+    ''' Returns path with symbolic links and ``..`` resolved.
+
+        Refuses paths which hold NUL characters or loops of links.
+    '''
+    try: resolved = __.Path( _os.path.realpath( path ) )
+    except ( OSError, ValueError ) as exception:
+        table.fail(
+            key, f"path '{path}' is not valid ({exception}); correct it.",
+            cause = exception )
+    try: _os.stat( resolved )
+    except OSError as exception:
+        if exception.errno == _errno.ELOOP:
+            table.fail(
+                key, f"path '{path}' is a loop of symbolic links; correct "
+                "the links or the path.", cause = exception )
+        if exception.errno == _errno.ENAMETOOLONG:
+            table.fail(
+                key, "a name in the path is longer than the file system "
+                "allows; correct the path.", cause = exception )
+    return resolved
+
+
+def probe_folder( path: __.Path ) -> bool:
+    ''' Returns whether path is a folder; false if it cannot be told. '''
+    try: return _stat.S_ISDIR( _os.stat( path ).st_mode )
+    except ( OSError, ValueError ): return False
+
+
+def suggest_key( key: str, known: __.cabc.Iterable[ str ] ) -> str:
+    ''' Returns " Did you mean ...?" for close known key, or nothing. '''
+    matches = _get_close_matches( key, sorted( known ), n = 1 )
+    if not matches: return ''
+    return f" Did you mean {matches[ 0 ]!r}?"
 
 
 def _describe( value: object ) -> str:
     if isinstance( value, bool ): return 'boolean true' if value else (
         'boolean false' )
-    if isinstance( value, ( int, float ) ):
-        genus = type( value ).__name__
-        return f"{genus} {value!r}"
-    if isinstance( value, str ): return f"string {value!r}"
+    if isinstance( value, ( int, float, str ) ):
+        return _describe_scalar( value )
     if isinstance( value, ( list, tuple ) ): return 'an array'
     if isinstance( value, __.cabc.Mapping ): return 'a table'
     return type( value ).__name__
+
+
+def _describe_scalar( value: float | str ) -> str:
+    ''' Describes number or string, shortly even if it is huge. '''
+    if isinstance( value, int ) and value.bit_length( ) > _BITS_SHOWN_MAXIMUM:
+        return 'a very large integer'
+    if isinstance( value, str ) and len( value ) > _TEXT_SHOWN_MAXIMUM:
+        return "string {head!r}... ({size} characters)".format(
+            head = value[ : _TEXT_SHOWN_MAXIMUM ], size = len( value ) )
+    genus = type( value ).__name__
+    return f"{genus} {value!r}"
 
 
 def _is_of_genus( value: object, genus: type ) -> bool:
@@ -405,17 +490,36 @@ def _is_of_genus( value: object, genus: type ) -> bool:
     return isinstance( value, genus )
 
 
-def _read_text( path: __.Path ) -> str:
-    try: return path.read_text( encoding = 'utf-8' )
-    except FileNotFoundError as exception:
-        raise _exceptions.DescriptorInvalidity(
-            str( path ), '', "the file does not exist; create it or "
-            "correct the path." ) from exception
-    except UnicodeDecodeError as exception:
-        raise _exceptions.DescriptorInvalidity(
-            str( path ), '', f"the file is not UTF-8 text ({exception}); "
-            "save it as UTF-8." ) from exception
-    except OSError as exception:
-        raise _exceptions.DescriptorInvalidity(
-            str( path ), '', f"cannot read the file ({exception}); check "
-            "that it is a readable file." ) from exception
+def _validate_file( table: Table, key: str, path: __.Path ) -> __.Path:
+    try: status = _os.stat( path )
+    except OSError:
+        table.fail(
+            key, f"file '{path}' does not exist; create it or "
+            "correct the path (relative to the folder of this file)." )
+    if not _stat.S_ISREG( status.st_mode ):
+        table.fail(
+            key, f"'{path}' is not a regular file (a folder, pipe or "
+            "device); name a descriptor file." )
+    return path
+
+
+def _validate_signature(
+    header: Table, implementation: str, function: object
+) -> None:
+    ''' Refuses callables which cannot take ( context, arguments ). '''
+    if __.inspect.isgeneratorfunction( function ) or (
+        __.inspect.isasyncgenfunction( function )
+    ):
+        header.fail(
+            'implementation', f"{implementation!r} is a generator; an "
+            "implementation returns its result (with return, not "
+            "yield)." )
+    try: signature = __.inspect.signature(
+        __.typx.cast( __.cabc.Callable[ ..., __.typx.Any ], function ) )
+    except ( TypeError, ValueError ): return # no signature to check
+    try: signature.bind( None, None )
+    except TypeError:
+        header.fail(
+            'implementation', f"{implementation!r} has the signature "
+            f"{signature}, which cannot take ( context, arguments ); "
+            "name a function with these two positional parameters." )

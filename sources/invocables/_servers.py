@@ -16,7 +16,11 @@ from ._descriptors import (
     InvokerDescriptor,
     ServerDescriptor,
     Table,
+    expand_path,
+    probe_folder,
     produce_deduplicator,
+    resolve_path,
+    suggest_key,
 )
 
 
@@ -24,8 +28,9 @@ TRANSPORTS = ( 'stdio', 'http', 'sse' )
 TRANSPORT_ALIASES = __.immut.Dictionary( { 'streamable-http': 'http' } )
 
 _ENVIRONMENT_PREFIX = 'env:'
-name_tool = __.re.compile( r'^[a-zA-Z0-9_./-]{1,128}$' )
-_name_server = __.re.compile( r'^[a-zA-Z0-9_-]{1,64}$' )
+# Matched whole (fullmatch): '$' would also accept a final newline.
+name_tool = __.re.compile( r'[a-zA-Z0-9_./-]{1,128}' )
+_name_server = __.re.compile( r'[a-zA-Z0-9_-]{1,64}' )
 _reference = __.re.compile( r'^\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}$' )
 _reference_embedded = __.re.compile(
     r'\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}' )
@@ -33,6 +38,25 @@ _keys_ignored = frozenset( (
     'alwaysAllow', 'autoApprove', 'description', 'disabledTools',
     'timeout',
 ) )
+# Keys of a server in the common JSON: the kind of value and its label.
+_keys_understood = __.immut.Dictionary( {
+    'command': ( str, 'a string (the program)' ),
+    'args': ( list, 'an array of strings' ),
+    'env': ( __.cabc.Mapping, 'an object of strings' ),
+    'cwd': ( str, 'a string (a folder)' ),
+    'url': ( str, 'a string (a URL)' ),
+    'headers': ( __.cabc.Mapping, 'an object of strings' ),
+    'type': ( str, 'a string (stdio, http or sse)' ),
+    'transport': ( str, 'a string (stdio, http or sse)' ),
+    'disabled': ( bool, 'true or false' ),
+} )
+_json_labels: tuple[ tuple[ type | tuple[ type, ... ], str ], ... ] = (
+    ( bool, 'a boolean' ),
+    ( ( int, float ), 'a number' ),
+    ( str, 'a string' ),
+    ( ( list, tuple ), 'an array' ),
+    ( __.cabc.Mapping, 'an object' ),
+)
 _transports = __.immut.Dictionary( {
     'stdio': 'stdio',
     'http': 'http',
@@ -223,10 +247,10 @@ def survey_servers(
     entries: list[ _Entry ] = [ ]
     for name, server in servers.items( ):
         keypath = f"{key}.{name}"
-        if not _name_server.match( name ):
+        if not isinstance( name, str ) or not _name_server.fullmatch( name ):
             raise _exceptions.DescriptorInvalidity(
                 location, keypath, f"server name {name!r} is not allowed; "
-                "use letters, digits, '_' and '-' only." )
+                "use letters, digits, '_' and '-' only (at most 64)." )
         if not isinstance( server, __.cabc.Mapping ):
             raise _exceptions.DescriptorInvalidity(
                 location, keypath, "expected an object with 'command' or "
@@ -272,14 +296,11 @@ def _translate_server(
 ) -> dict[ str, __.typx.Any ]:
     table: dict[ str, __.typx.Any ] = { }
     for key, value in server.items( ):
+        _validate_server_value( location, keypath, key, value )
         match key:
             case 'command':
                 table[ 'command' ] = [ value, * table.get( 'command', [ ] ) ]
             case 'args':
-                if not isinstance( value, list ):
-                    raise _exceptions.DescriptorInvalidity(
-                        location, f"{keypath}.args",
-                        "expected an array of strings." )
                 table[ 'command' ] = [
                     * table.get( 'command', [ ] ),
                     * __.typx.cast( list[ object ], value ) ]
@@ -287,7 +308,14 @@ def _translate_server(
                 table[ 'environment' if key == 'env' else key ] = (
                     _translate_strings( value ) )
             case 'type' | 'transport':
-                table[ 'transport' ] = _transports.get( value, value )
+                if value not in _transports:
+                    raise _exceptions.DescriptorInvalidity(
+                        location, f"{keypath}.{key}",
+                        "unknown transport {value!r}; use one of "
+                        "{known}.".format(
+                            value = value,
+                            known = ', '.join( _transports ) ) )
+                table[ 'transport' ] = _transports[ value ]
             case 'url':
                 table[ key ] = _translate_url( value )
             case 'cwd' | 'disabled':
@@ -296,9 +324,11 @@ def _translate_server(
             case _:
                 raise _exceptions.DescriptorInvalidity(
                     location, f"{keypath}.{key}",
-                    f"unknown key {key!r}; the keys understood are command, "
-                    "args, env, cwd, url, headers, type and disabled. Remove "
-                    "it." )
+                    "unknown key {key!r}.{hint} The keys understood are "
+                    "command, args, env, cwd, url, headers, type and "
+                    "disabled; remove it or correct its spelling.".format(
+                        key = key,
+                        hint = suggest_key( key, _keys_understood ) ) )
     if 'args' in server and 'command' not in server:
         raise _exceptions.DescriptorInvalidity(
             location, f"{keypath}.command",
@@ -340,13 +370,53 @@ def _produce_pinned_invoker(
 
 
 def _resolve_cwd( table: Table, cwd: str, folder: __.Path ) -> __.Path:
-    path = ( folder / __.Path( cwd ).expanduser( ) ).resolve( )
-    if not path.is_dir( ):
+    path = resolve_path(
+        table, 'cwd', folder / expand_path( table, 'cwd', cwd ) )
+    if not probe_folder( path ):
         table.fail(
             'cwd', f"folder '{path}' does not exist; create it or "
             "correct the path (relative paths start at the folder of the "
             "descriptor)." )
     return path
+
+
+def _validate_server_value(
+    location: str, keypath: str, key: str, value: object
+) -> None:
+    ''' Refuses value of the wrong kind for a key of the common JSON. '''
+    if key not in _keys_understood: return
+    genus, label = _keys_understood[ key ]
+    if not isinstance( value, genus ) or (
+        genus is not bool and isinstance( value, bool )
+    ):
+        raise _exceptions.DescriptorInvalidity(
+            location, f"{keypath}.{key}",
+            f"expected {label}, got {_describe_json( value )}; correct the "
+            "value." )
+    if isinstance( value, list ):
+        items = __.typx.cast( list[ object ], value )
+        for index, item in enumerate( items ):
+            if not isinstance( item, str ):
+                raise _exceptions.DescriptorInvalidity(
+                    location, f"{keypath}.{key}[{index}]",
+                    f"expected a string, got {_describe_json( item )}; "
+                    "quote the value." )
+    if isinstance( value, __.cabc.Mapping ):
+        mapping = __.typx.cast( __.cabc.Mapping[ object, object ], value )
+        for name, item in mapping.items( ):
+            if not isinstance( item, str ):
+                raise _exceptions.DescriptorInvalidity(
+                    location, f"{keypath}.{key}.{name}",
+                    f"expected a string, got {_describe_json( item )}; "
+                    "quote the value." )
+
+
+def _describe_json( value: object ) -> str:
+    if value is None: return 'null'
+    return next(
+        ( label for genus, label in _json_labels
+          if isinstance( value, genus ) ),
+        type( value ).__name__ )
 
 
 def _validate_transport( table: Table, server: ServerDescriptor ) -> None:

@@ -12,6 +12,8 @@
 import os as _os
 
 from secrets import token_hex as _token_hex
+from shutil import rmtree as _rmtree
+from tempfile import mkdtemp as _mkdtemp
 
 from . import __
 from . import descriptors as _descriptors
@@ -26,6 +28,9 @@ Documents: __.typx.TypeAlias = dict[ str, dict[ str, __.typx.Any ] ]
 _ENVIRONMENT_PREFIX = 'env:'
 _variable_invalid = __.re.compile( r'[^A-Za-z0-9_]' )
 
+
+
+_name_ensemble = __.re.compile( r'[a-zA-Z0-9_-]{1,64}' )
 _HEADER = (
     "# Written by invocables from ensemble {name!r}. Edit the descriptions\n"
     "# and schemas as you wish; see the reference of descriptors.\n\n" )
@@ -42,23 +47,41 @@ def create_descriptors(
 
         Writes ``<name>.toml`` and ``<name>/invokers/<tool>.toml``. Refuses
         to replace existing descriptors unless asked; when replacing,
-        removes invoker descriptors of tools which are gone.
+        removes invoker descriptors of tools which are gone. The
+        descriptors are first written into a staging folder beside them
+        and loaded from there: descriptors which would not load (such as
+        the schemas of a hostile server, nested too deeply) raise
+        :py:class:`invocables.exceptions.DescriptorInvalidity`, and nothing
+        is written.
     '''
+    if not _name_ensemble.fullmatch( ensemble.name ):
+        raise _exceptions.DescriptorInvalidity(
+            f"ensemble {ensemble.name!r}", 'ensemble.name', "the name would "
+            "not load as a descriptor (letters, digits, '_' and '-' only, at "
+            "most 64); rename the ensemble." )
     documents = produce_documents( ensemble, server = server )
     target = folder / f"{ensemble.name}.toml"
     if target.exists( ) and not replace:
         raise _exceptions.DescriptorInvalidity(
             str( target ), '', "the file exists already; choose another "
             "folder or ask to replace it." )
-    invokers_folder = folder / ensemble.name / 'invokers'
-    invokers_folder.mkdir( parents = True, exist_ok = True )
-    if replace: _delete_stale( invokers_folder, folder, documents )
-    for relative, document in documents.items( ):
-        if relative == target.name: continue
-        _write_atomically( folder / relative, _render( ensemble, document ) )
-    _write_atomically(
-        target, _render( ensemble, documents[ target.name ] ) )
-    _descriptors.produce_ensemble_descriptor( target )
+    texts = {
+        relative: _render_checked( folder / relative, ensemble, document )
+        for relative, document in documents.items( ) }
+    folder.mkdir( parents = True, exist_ok = True )
+    staging = __.Path( _mkdtemp(
+        prefix = f".{ensemble.name}.", suffix = '.staging', dir = folder ) )
+    try:
+        for relative, text in texts.items( ):
+            _write_atomically( staging / relative, text )
+        _validate_staged( staging, folder, target.name )
+        invokers_folder = _prepare_invokers_folder( folder, ensemble.name )
+        if replace: _delete_stale( invokers_folder, folder, documents )
+        # The ensemble file last: it names the others.
+        for relative in sorted(
+            texts, key = lambda item: item == target.name
+        ): _os.replace( staging / relative, folder / relative )
+    finally: _rmtree( staging, ignore_errors = True )
     return target
 
 
@@ -163,6 +186,20 @@ def _delete_stale(
         if path.resolve( ) not in wanted: path.unlink( )
 
 
+def _prepare_invokers_folder( folder: __.Path, name: str ) -> __.Path:
+    ''' Makes folder of invoker descriptors; refuses one which leaves the
+        folder (through a symbolic link), whose files could be deleted.
+    '''
+    invokers_folder = folder / name / 'invokers'
+    invokers_folder.mkdir( parents = True, exist_ok = True )
+    base = folder.resolve( )
+    if base not in invokers_folder.resolve( ).parents:
+        raise _exceptions.DescriptorInvalidity(
+            str( invokers_folder ), '', f"the folder leaves '{base}' (a "
+            "symbolic link); remove the link or choose another folder." )
+    return invokers_folder
+
+
 def _has_null( value: object ) -> bool:
     if value is None: return True
     if isinstance( value, __.cabc.Mapping ):
@@ -257,6 +294,33 @@ def _render(
         document, multiline_strings = True )
 
 
+def _render_checked(
+    path: __.Path,
+    ensemble: _ensembles.Ensemble,
+    document: dict[ str, __.typx.Any ],
+) -> str:
+    ''' Returns TOML text of document; refuses what TOML or UTF-8 cannot
+        hold, naming the file which it would be.
+    '''
+    try: text = _render( ensemble, document )
+    except RecursionError as exception:
+        raise _exceptions.DescriptorInvalidity(
+            str( path ), '', "the descriptor nests too deeply to be "
+            f"written (at most {_descriptors.DEPTH_MAXIMUM} levels load); "
+            "nothing was written." ) from exception
+    except ( TypeError, ValueError ) as exception:
+        raise _exceptions.DescriptorInvalidity(
+            str( path ), '', f"the descriptor cannot be written as TOML "
+            f"({exception}); nothing was written." ) from exception
+    try: text.encode( 'utf-8' )
+    except UnicodeEncodeError as exception:
+        raise _exceptions.DescriptorInvalidity(
+            str( path ), '', "the descriptor holds text which is not "
+            f"Unicode ({exception.reason}); nothing was written."
+        ) from exception
+    return text
+
+
 def _render_schema( schema: __.Schema ) -> __.typx.Any:
     ''' Returns schema as table, or as JSON text if it holds nulls. '''
     from .schemata import thaw_json
@@ -332,6 +396,20 @@ class _SecretReferences:
         if name[ 0 ].isdigit( ): name = f"_{name}"
         self.references.append( name )
         return f"{_ENVIRONMENT_PREFIX}{name}"
+
+
+def _validate_staged(
+    staging: __.Path, folder: __.Path, name: str
+) -> None:
+    ''' Loads staged ensemble descriptor; errors name the final files. '''
+    try: _descriptors.produce_ensemble_descriptor( staging / name )
+    except _exceptions.DescriptorInvalidity as exception:
+        location = exception.location.replace(
+            str( staging ), str( folder ), 1 )
+        raise _exceptions.DescriptorInvalidity(
+            location, exception.keypath,
+            f"{exception.reason} The descriptors would not load as "
+            "written, so nothing was written." ) from exception
 
 
 def _write_atomically( path: __.Path, text: str ) -> None:

@@ -7,8 +7,10 @@
     else ``invocables/invocables.toml`` in the user's configuration folder
     (``$XDG_CONFIG_HOME``, by default ``~/.config``), else the shipped
     defaults (the built-in ``io`` ensemble, reading the current directory).
-    Errors print one line on the standard error stream and exit with a
-    non-zero status.
+    Errors print one line on the standard error stream (for a descriptor,
+    naming its file and key) and exit with a non-zero status: never a
+    traceback, never a silent exit, also when a tool or an imported module
+    asks the program to exit.
 '''
 
 
@@ -42,10 +44,14 @@ class UsageInvalidity( _exceptions.Omnierror, ValueError ):
 def locate_configuration(
     option: __.Absential[ str ] = __.absent
 ) -> __.Path:
-    ''' Returns path of configuration: option, variable, user, shipped. '''
-    if not __.is_absent( option ): return __.Path( option ).expanduser( )
+    ''' Returns path of configuration: option, variable, user, shipped.
+
+        A leading ``~`` is left for the loading of the configuration to
+        expand (which reports a home folder that cannot be found).
+    '''
+    if not __.is_absent( option ): return __.Path( option )
     variable = _os.environ.get( CONFIGURATION_VARIABLE )
-    if variable: return __.Path( variable ).expanduser( )
+    if variable: return __.Path( variable )
     home = _os.environ.get( 'XDG_CONFIG_HOME' ) or str(
         __.Path.home( ) / '.config' )
     user = __.Path( home ) / 'invocables' / _descriptors.CONFIGURATION_NAME
@@ -60,7 +66,18 @@ def main( arguments: __.cabc.Sequence[ str ] | None = None ) -> None:
     parser = _produce_parser( )
     options = parser.parse_args( arguments )
     _warnings.showwarning = _show_warning
+    for stream in ( _sys.stdout, _sys.stderr ):
+        # Text which the terminal cannot show (such as undecodable file
+        # names) is escaped rather than fatal.
+        reconfigure = getattr( stream, 'reconfigure', None )
+        if reconfigure is not None: reconfigure( errors = 'backslashreplace' )
     try: status = __.asyncio.run( options.execute( options ) )
+    except SystemExit as exception: # from a tool or an imported module
+        _sys.stderr.write(
+            f"{_PROGRAM}: error: something called sys.exit( "
+            f"{exception.code!r} ) while the command ran (a tool, or a "
+            "module imported for one); the command stopped.\n" )
+        status = _access_exit_status( exception )
     except KeyboardInterrupt:
         _sys.stderr.write( f"{_PROGRAM}: interrupted.\n" )
         status = EXIT_INTERRUPTION
@@ -75,6 +92,14 @@ def main( arguments: __.cabc.Sequence[ str ] | None = None ) -> None:
         _sys.stderr.write( _describe_exception( exception ) )
         status = EXIT_FAILURE
     raise SystemExit( status )
+
+
+def _access_exit_status( exception: SystemExit ) -> int:
+    ''' Returns non-zero status for exit request: its own, or failure. '''
+    code = exception.code
+    if isinstance( code, int ) and not isinstance( code, bool ) and code:
+        return code
+    return EXIT_FAILURE
 
 
 async def _connect_quietly(
@@ -141,9 +166,12 @@ async def _execute_converse( options: _argparse.Namespace ) -> int:
 
 async def _execute_invoke( options: _argparse.Namespace ) -> int:
     try: arguments = __.json.loads( options.arguments )
-    except ValueError as exception:
+    except ( ValueError, RecursionError ) as exception:
+        reason = (
+            "it nests too deeply" if isinstance( exception, RecursionError )
+            else str( exception ) )
         raise UsageInvalidity(
-            f"--arguments is not valid JSON ({exception}); give one JSON "
+            f"--arguments is not valid JSON ({reason}); give one JSON "
             "object, such as '{\"path\": \".\"}'." ) from exception
     configuration = _produce_configuration( options )
     ensembles = await _descriptors.prepare_ensembles(

@@ -19,6 +19,16 @@ from . import ensembles as _ensembles
 from . import exceptions as _exceptions
 from . import invokers as _invokers
 from . import schemata as _schemata
+from . import workers as _workers
+from ._documents import (
+    DEPTH_MAXIMUM as DEPTH_MAXIMUM,
+    SIZE_MAXIMUM as SIZE_MAXIMUM,
+)
+from ._documents import (
+    read_json as _read_json,
+    read_toml as _read_toml,
+    validate_document as _validate_document,
+)
 from ._descriptors import (
     Configuration as Configuration,
     EnsembleDescriptor as EnsembleDescriptor,
@@ -29,11 +39,13 @@ from ._descriptors import (
 )
 from ._descriptors import (
     Table as _Table,
-    import_module as _import_module,
+    expand_path as _expand_path,
+    complete_function as _complete_function,
+    import_function as _import_function,
+    probe_folder as _probe_folder,
     produce_deduplicator as _produce_deduplicator,
     produce_mapping_frozen as _freeze,
-    read_json as _read_json,
-    read_toml as _read_toml,
+    resolve_path as _resolve_path,
     resolve_source as _resolve_source,
 )
 from ._servers import PinnedEnsemble as PinnedEnsemble
@@ -50,14 +62,14 @@ ConfigurationSource: __.typx.TypeAlias = (
 CONFIGURATION_NAME = 'invocables.toml'
 LOCATION_MAPPING = '<mapping>'
 
-_name_ensemble = __.re.compile( r'^[a-zA-Z0-9_-]{1,64}$' )
-_name_invoker = __.re.compile( r'^[a-zA-Z0-9_-]{1,64}$' )
-_name_builtin = __.re.compile( r'^[a-z][a-z0-9_]*$' )
+# Matched whole (fullmatch): '$' would also accept a final newline.
+_name_ensemble = __.re.compile( r'[a-zA-Z0-9_-]{1,64}' )
+_name_invoker = __.re.compile( r'[a-zA-Z0-9_-]{1,64}' )
+_name_builtin = __.re.compile( r'[a-z][a-z0-9_]*' )
 _implementation_path = __.re.compile(
-    r'^[A-Za-z_][\w.]*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$' )
+    r'[A-Za-z_][\w.]*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*' )
 _CONFIGURATION_EMPTY: __.cabc.Mapping[ str, __.typx.Any ] = (
     __.types.MappingProxyType( { } ) )
-_absence = object( )
 _scribe = __.produce_scribe( __name__ )
 
 
@@ -176,8 +188,9 @@ def produce_configuration(
         location_ = LOCATION_MAPPING if __.is_absent( location ) else location
         folder = __.Path.cwd( )
         document = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], source )
+        _validate_document( location_, '', document )
     else:
-        path = __.Path( source ).expanduser( ).absolute( )
+        path = _locate_file( source )
         location_ = str( path )
         folder = path.parent
         document = _read_toml( path )
@@ -226,8 +239,8 @@ def produce_ensemble(
     roots_ = tuple( roots ) or ( Root( path = __.Path.cwd( ) ), )
     invokers = tuple(
         DescriptorInvoker(
-            invoker, configuration = descriptor.configuration,
-            roots = roots_ )
+            _complete_function( invoker ),
+            configuration = descriptor.configuration, roots = roots_ )
         for invoker in descriptor.invokers if invoker.enabled )
     return _ensembles.LocalEnsemble(
         descriptor.name, invokers, configuration )
@@ -269,8 +282,9 @@ def produce_server_descriptors(
         location_ = LOCATION_MAPPING if __.is_absent( location ) else location
         folder = __.Path.cwd( )
         document = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], source )
+        _validate_document( location_, '', document )
     else:
-        path = __.Path( source ).absolute( )
+        path = _locate_file( source, expand = False )
         location_, folder = str( path ), path.parent
         document = _read_json( path )
     return tuple(
@@ -335,7 +349,8 @@ def _produce_ensembles_entry(
             path = _resolve_source(
                 entry, 'source', folder, confined = confined )
         else: path = _resolve_builtin( entry )
-        descriptors = ( produce_ensemble_descriptor( path ), )
+        descriptors = ( _produce_ensemble_descriptor(
+            path, _read_toml( path ), enabled = enabled ), )
     if configuration:
         if any( not __.is_absent( item.server ) for item in descriptors ):
             entry.fail(
@@ -354,13 +369,21 @@ def _produce_ensembles_entry(
 
 
 def _produce_ensemble_descriptor(
-    path: __.Path, document: __.cabc.Mapping[ str, __.typx.Any ]
+    path: __.Path,
+    document: __.cabc.Mapping[ str, __.typx.Any ],
+    *,
+    enabled: __.Absential[ bool ] = __.absent,
 ) -> EnsembleDescriptor:
+    ''' Produces ensemble descriptor; imports implementations if enabled.
+
+        The entry of a configuration may enable or disable the ensemble
+        (``enabled``), over its own descriptor.
+    '''
     location = str( path )
     table = _Table( location, '', document )
     header = table.access_table( 'ensemble' )
     name = header.access_name( 'name', _name_ensemble )
-    enabled = header.access( 'enabled', bool, default = True )
+    enabled_ = header.access( 'enabled', bool, default = True )
     description = header.access( 'description', str, default = '' )
     header.finish( )
     timeout = _produce_defaults( table )
@@ -374,7 +397,8 @@ def _produce_ensemble_descriptor(
             'configuration', "an MCP server ensemble takes no "
             "configuration table; remove it." )
     invokers = _produce_invokers_entries(
-        table, path.parent, local = __.is_absent( server ) )
+        table, path.parent, local = __.is_absent( server ),
+        importing = enabled_ if __.is_absent( enabled ) else enabled )
     table.finish( )
     if not __.is_absent( server ) and not (
         __.is_absent( timeout ) or __.is_absent( server.tool_timeout )
@@ -387,7 +411,7 @@ def _produce_ensemble_descriptor(
             'invokers', "the ensemble has no tools: add [[invokers]] "
             "entries with a 'source', or an [mcp] table." )
     return EnsembleDescriptor(
-        name = name, location = location, enabled = enabled,
+        name = name, location = location, enabled = enabled_,
         description = description, timeout = timeout,
         configuration = _freeze( configuration ), invokers = invokers,
         server = server )
@@ -402,7 +426,7 @@ def _produce_defaults( table: _Table ) -> __.Absential[ float | None ]:
 
 
 def _produce_invokers_entries(
-    table: _Table, folder: __.Path, *, local: bool
+    table: _Table, folder: __.Path, *, local: bool, importing: bool
 ) -> tuple[ InvokerDescriptor, ... ]:
     entries = table.access_tables( 'invokers', default = ( ) )
     descriptors: list[ InvokerDescriptor ] = [ ]
@@ -411,7 +435,7 @@ def _produce_invokers_entries(
         path = _resolve_source( entry, 'source', folder )
         entry.finish( )
         descriptor = _produce_invoker_descriptor(
-            path, _read_toml( path ), local = local )
+            path, _read_toml( path ), local = local, importing = importing )
         if descriptor.name in sources:
             entry.fail(
                 'source', "tool name {name!r} is also given by {other}; "
@@ -428,7 +452,9 @@ def _produce_invoker_descriptor(
     document: __.cabc.Mapping[ str, __.typx.Any ],
     *,
     local: bool,
+    importing: bool = True,
 ) -> InvokerDescriptor:
+    ''' Produces invoker descriptor; imports implementation if enabled. '''
     location = str( path )
     table = _Table( location, '', document )
     header = table.access_table( 'invoker' )
@@ -437,7 +463,7 @@ def _produce_invoker_descriptor(
     enabled = header.access( 'enabled', bool, default = True )
     description = header.access( 'description', str, default = '' )
     implementation, function = _produce_implementation(
-        header, local = local )
+        header, local = local, importing = importing and enabled )
     timeout = header.access_timeout( 'timeout', unbounded = True )
     deduplicate = header.access( 'deduplicate', bool, default = False )
     annotations = header.access( 'annotations', dict, default = { } )
@@ -455,7 +481,7 @@ def _produce_invoker_descriptor(
 
 
 def _produce_implementation(
-    header: _Table, *, local: bool
+    header: _Table, *, local: bool, importing: bool
 ) -> tuple[
     __.Absential[ str ],
     __.Absential[ __.cabc.Callable[ ..., __.typx.Any ] ],
@@ -467,35 +493,13 @@ def _produce_implementation(
                 "server; remove 'implementation'." )
         return __.absent, __.absent
     implementation = header.access( 'implementation', str )
-    if not _implementation_path.match( implementation ):
+    if not _implementation_path.fullmatch( implementation ):
         header.fail(
             'implementation', f"{implementation!r} is not an import path; "
             "write 'package.module:function'." )
+    # Disabled tools are not imported: their modules' code does not run.
+    if not importing: return implementation, __.absent
     return implementation, _import_function( header, implementation )
-
-
-def _import_function(
-    header: _Table, implementation: str
-) -> __.cabc.Callable[ ..., __.typx.Any ]:
-    module_name, attributes = implementation.split( ':', 1 )
-    try: value: object = _import_module( module_name )
-    except Exception as exception:
-        header.fail(
-            'implementation', f"cannot import module {module_name!r} "
-            f"({exception!r}); check the "
-            "module name and that its package is installed.",
-            cause = exception )
-    for attribute in attributes.split( '.' ):
-        value = getattr( value, attribute, _absence )
-        if value is _absence:
-            header.fail(
-                'implementation', f"module {module_name!r} has no "
-                f"{attributes!r}; check the name after the colon." )
-    if not callable( value ):
-        header.fail(
-            'implementation', f"{implementation!r} is not callable; name "
-            "a function taking ( context, arguments )." )
-    return __.typx.cast( __.cabc.Callable[ ..., __.typx.Any ], value )
 
 
 def _produce_roots(
@@ -503,16 +507,18 @@ def _produce_roots(
 ) -> tuple[ Root, ... ]:
     roots: list[ Root ] = [ ]
     for entry in table.access_tables( 'roots', default = ( ) ):
-        path_ = __.Path( entry.access( 'path', str ) ).expanduser( )
-        path = ( folder / path_ ).resolve( )
-        if not path.is_dir( ):
+        path_ = _expand_path( entry, 'path', entry.access( 'path', str ) )
+        path = _resolve_path( entry, 'path', folder / path_ )
+        if not _probe_folder( path ):
             entry.fail(
                 'path', f"folder '{path}' does not exist; create it "
                 "or correct the path (relative paths start at the folder "
                 "of the configuration file)." )
         writable = entry.access( 'writable', bool, default = False )
+        hard_links = entry.access( 'hard_links', bool, default = False )
         entry.finish( )
-        roots.append( Root( path = path, writable = writable ) )
+        roots.append( Root(
+            path = path, writable = writable, hard_links = hard_links ) )
     return tuple( roots )
 
 
@@ -526,16 +532,38 @@ def _produce_invocable(
     async def invoke(
         context: _invokers.Context, arguments: __.Arguments
     ) -> object:
-        return await __.asyncio.to_thread( function, context, arguments )
+        result = await _workers.execute_in_thread(
+            function, context, arguments )
+        # Such as an object whose __call__ is a coroutine function.
+        if __.inspect.isawaitable( result ): return await result
+        return result
 
     return invoke
+
+
+def _locate_file(
+    source: str | _PathLike[ str ], *, expand: bool = True
+) -> __.Path:
+    ''' Returns absolute path of descriptor file named by application. '''
+    try: path = __.Path( source )
+    except TypeError as exception:
+        raise _exceptions.DescriptorInvalidity(
+            repr( source ), '', "expected the path of a descriptor file, "
+            "or a mapping." ) from exception
+    if expand:
+        try: path = path.expanduser( )
+        except RuntimeError as exception: # no such user, no home
+            raise _exceptions.DescriptorInvalidity(
+                str( path ), '', f"cannot expand the path ({exception}); "
+                "give a full path." ) from exception
+    return path.absolute( )
 
 
 def _resolve_builtin( entry: _Table ) -> __.Path:
     name = entry.access( 'builtin', str )
     folder = access_data_location( ) / 'ensembles'
     available = sorted( path.stem for path in folder.glob( '*.toml' ) )
-    if not _name_builtin.match( name ) or name not in available:
+    if not _name_builtin.fullmatch( name ) or name not in available:
         entry.fail(
             'builtin', "no built-in ensemble {name!r}; use one of "
             "{available}.".format(

@@ -6,36 +6,53 @@
     fall inside one of the roots of the configuration; writes need a
     writable root and are atomic (a temporary file in the same folder,
     then a rename). Without roots, the current directory is the one root,
-    read-only. Failures the model can act on raise
+    read-only.
+
+    Files are then opened folder by folder from their root, refusing
+    symbolic links on the way, and read only if they are still the regular
+    file which was checked: a link swapped in between is refused, and a
+    pipe or device never blocks a read. Regular files with more than one
+    hard link may be the same file as one outside the roots: they are read
+    only where their root allows it (``hard_links = true``). POSIX only.
+
+    Failures the model can act on, including the errors of the file system
+    which its paths cause (missing file, name too long, not a folder,
+    permission denied), raise
     :py:class:`invocables.exceptions.InvocationRefusal`, so that the model
-    receives an error result.
+    receives an error result; they never fail the execution.
 
     The tools reach the roots and the configuration of their ensemble
     through ``context.invoker`` (a descriptor invoker).
 '''
 
 
+import errno as _errno
+import io as _io
 import os as _os
 import stat as _stat
 
 from datetime import datetime as _datetime
 from datetime import timezone as _timezone
-from secrets import token_hex as _token_hex
 
 from . import __
+from . import _files
 from . import canisters as _canisters
 from . import exceptions as _exceptions
 from . import invokers as _invokers
 from . import schemata as _schemata
 from . import workers as _workers
+from ._files import Location as Location
 from .descriptors import Root as _Root
 
 
 ENTRIES_MAXIMUM_DEFAULT = 1000
 MATCHES_MAXIMUM_DEFAULT = 200
 READ_SIZE_MAXIMUM_DEFAULT = 1_048_576
+PATHS_MAXIMUM = 100_000 # paths which one search examines at most
 SEARCH_TIMEOUT = 5.0 # for expressions which RE2 cannot run
 
+_LIMITS = ( 'read_size_maximum', 'entries_maximum', 'matches_maximum' )
+_PATH_KEYS = ( 'path', 'source', 'destination' )
 _image_signatures = (
     ( b'\x89PNG\r\n\x1a\n', 'image/png' ),
     ( b'\xff\xd8\xff', 'image/jpeg' ),
@@ -57,7 +74,9 @@ class Settings( __.immut.DataclassObject ):
         ''' Produces settings from invoker of context.
 
             Without roots (an invoker not made from a descriptor), the
-            current directory is the one root, read-only.
+            current directory is the one root, read-only. Raises
+            :py:class:`invocables.exceptions.ConfigurationInvalidity` for
+            a limit of the configuration which is not a positive integer.
         '''
         invoker = context.invoker
         roots = tuple( getattr( invoker, 'roots', ( ) ) ) or (
@@ -65,53 +84,48 @@ class Settings( __.immut.DataclassObject ):
         configuration = __.typx.cast(
             __.cabc.Mapping[ str, __.typx.Any ],
             getattr( invoker, 'configuration', { } ) )
-        limits = {
-            key: configuration[ key ] for key in (
-                'read_size_maximum', 'entries_maximum', 'matches_maximum' )
-            if isinstance( configuration.get( key ), int ) }
+        limits: dict[ str, int ] = { }
+        for key in _LIMITS:
+            if key not in configuration: continue
+            value = configuration[ key ]
+            if isinstance( value, bool ) or not isinstance( value, int ) or (
+                value < 1
+            ):
+                raise _exceptions.ConfigurationInvalidity(
+                    "configuration of ensemble {name!r}, key {key}".format(
+                        name = getattr( invoker, 'ensemble', '?' ),
+                        key = key ),
+                    f"expected a positive integer, got {value!r}." )
+            limits[ key ] = value
         return cls( roots = roots, ** limits )
-
-
-class Location( __.immut.DataclassObject ):
-    ''' Resolved path and the root which holds it. '''
-
-    path: __.Path
-    root: _Root
 
 
 async def create_directory(
     context: _invokers.Context, arguments: __.Arguments
 ) -> str:
     ''' Creates folder, with missing parents. '''
-    settings = Settings.from_context( context )
-    return await __.asyncio.to_thread(
-        _create_directory, settings, arguments )
+    return await _execute( _create_directory, context, arguments )
 
 
 async def edit_file(
     context: _invokers.Context, arguments: __.Arguments
 ) -> str:
     ''' Replaces one exact passage of text file, atomically. '''
-    settings = Settings.from_context( context )
-    return await __.asyncio.to_thread( _edit_file, settings, arguments )
+    return await _execute( _edit_file, context, arguments )
 
 
 async def get_file_info(
     context: _invokers.Context, arguments: __.Arguments
 ) -> str:
     ''' Returns kind, size, time of change and permissions of path. '''
-    settings = Settings.from_context( context )
-    return await __.asyncio.to_thread(
-        _get_file_info, settings, arguments )
+    return await _execute( _get_file_info, context, arguments )
 
 
 async def list_directory(
     context: _invokers.Context, arguments: __.Arguments
 ) -> str:
     ''' Lists entries of folder: folders end with a slash. '''
-    settings = Settings.from_context( context )
-    return await __.asyncio.to_thread(
-        _list_directory, settings, arguments )
+    return await _execute( _list_directory, context, arguments )
 
 
 async def list_roots(
@@ -130,25 +144,21 @@ async def move_file(
     context: _invokers.Context, arguments: __.Arguments
 ) -> str:
     ''' Moves or renames file or folder within writable roots. '''
-    settings = Settings.from_context( context )
-    return await __.asyncio.to_thread( _move_file, settings, arguments )
+    return await _execute( _move_file, context, arguments )
 
 
 async def read_file(
     context: _invokers.Context, arguments: __.Arguments
 ) -> str | _canisters.ImageContent:
     ''' Returns text of file, or image for image files. '''
-    settings = Settings.from_context( context )
-    return await __.asyncio.to_thread( _read_file, settings, arguments )
+    return await _execute( _read_file, context, arguments )
 
 
 async def search_files(
     context: _invokers.Context, arguments: __.Arguments
 ) -> str:
     ''' Lists paths which match glob pattern, below folder. '''
-    settings = Settings.from_context( context )
-    return await __.asyncio.to_thread(
-        _search_files, settings, arguments )
+    return await _execute( _search_files, context, arguments )
 
 
 async def search_text(
@@ -160,17 +170,14 @@ async def search_text(
         run (lookarounds, backreferences) runs on the ``regex`` package for
         at most :py:data:`SEARCH_TIMEOUT` seconds in all.
     '''
-    settings = Settings.from_context( context )
-    return await _workers.execute_in_thread(
-        _search_text, settings, arguments )
+    return await _execute( _search_text, context, arguments )
 
 
 async def write_file(
     context: _invokers.Context, arguments: __.Arguments
 ) -> str:
     ''' Writes text to file atomically. '''
-    settings = Settings.from_context( context )
-    return await __.asyncio.to_thread( _write_file, settings, arguments )
+    return await _execute( _write_file, context, arguments )
 
 
 def resolve_location(
@@ -180,106 +187,96 @@ def resolve_location(
 
         Relative paths start at the first root. Symbolic links are
         followed before the check, so links which point out of the roots
-        are refused too.
+        are refused too. Paths to write may not hold backslashes (which
+        a model may mean as Windows separators).
     '''
-    base = settings.roots[ 0 ].path
+    if not isinstance( path, str ):
+        raise _exceptions.InvocationRefusal(
+            "The path must be a string, got {genus}.".format(
+                genus = type( path ).__name__ ) )
+    base = _files.resolve_root( settings.roots[ 0 ] ).path
     try: target = __.Path( _os.path.realpath( base / path ) )
     except ( ValueError, OSError ) as exception:
         raise _exceptions.InvocationRefusal(
-            f"Path {path!r} is not valid ({exception})." ) from exception
-    for root in sorted(
-        settings.roots, key = lambda root: len( root.path.parts ),
-        reverse = True,
-    ):
-        root_path = root.path.resolve( )
-        if target != root_path and root_path not in target.parents:
-            continue
-        if writable and not root.writable:
-            raise _exceptions.InvocationRefusal(
-                f"Path {path!r} is in the read-only root '{root_path}';"
-                " nothing may be written there. Writing needs a root "
-                "declared with 'writable = true' in the [[roots]] of the "
-                "configuration." )
-        return Location( path = target, root = root )
-    raise _exceptions.InvocationRefusal(
-        "Path {path!r} is outside the allowed roots ({roots}); use a path "
-        "inside one of them (relative paths start at {base!r}).".format(
-            path = path, base = str( base ),
-            roots = ', '.join(
-                str( root.path ) for root in settings.roots ) ) )
+            "Path {path} is not valid ({exception}).".format(
+                path = _files.quote( path ), exception = exception )
+        ) from exception
+    root = _files.access_root( settings.roots, target )
+    if root is None:
+        raise _exceptions.InvocationRefusal(
+            "Path {path} is outside the allowed roots ({roots}); use a path "
+            "inside one of them (relative paths start at {base!r}).".format(
+                path = _files.quote( path ), base = str( base ),
+                roots = ', '.join(
+                    str( root.path ) for root in settings.roots ) ) )
+    if writable and '\\' in path and _os.sep == '/':
+        raise _exceptions.InvocationRefusal(
+            f"Path {_files.quote( path )} holds '\\'; separate folders with "
+            "'/' (no name written here may hold '\\')." )
+    if writable and not root.writable:
+        raise _exceptions.InvocationRefusal(
+            "Path {path} is in the read-only root '{root}'; nothing may be "
+            "written there. Writing needs a root declared with "
+            "'writable = true' in the [[roots]] of the "
+            "configuration.".format(
+                path = _files.quote( path ), root = root.path ) )
+    return Location( path = target, root = root )
 
 
-def _access_text_file( location: Location, path: str ) -> None:
-    if not location.path.exists( ):
-        raise _exceptions.InvocationRefusal(
-            f"File {path!r} does not exist. Use list_directory or "
-            "search_files to find it." )
-    if location.path.is_dir( ):
-        raise _exceptions.InvocationRefusal(
-            f"{path!r} is a folder, not a file; use list_directory." )
-    if not location.path.is_file( ):
-        raise _exceptions.InvocationRefusal(
-            f"{path!r} is not a regular file (a device, socket or pipe)." )
+async def _execute(
+    function: __.cabc.Callable[ [ Settings, __.Arguments ], __.typx.Any ],
+    context: _invokers.Context,
+    arguments: __.Arguments,
+) -> __.typx.Any:
+    ''' Runs tool in a thread; errors which its paths cause are refusals.
+    '''
+    settings = Settings.from_context( context )
+    paths = tuple( arguments.get( key ) for key in _PATH_KEYS )
+    return await _workers.execute_in_thread(
+        _files.refuse_errors, function, paths, settings, arguments )
+
+
+def _access_image_type( data: bytes ) -> str | None:
+    for signature, media_type in _image_signatures:
+        if data.startswith( signature ): return media_type
+    if data[ : 4 ] == b'RIFF' and data[ 8 : 12 ] == b'WEBP':
+        return 'image/webp'
+    return None
 
 
 def _create_directory( settings: Settings, arguments: __.Arguments ) -> str:
     path = arguments[ 'path' ]
     location = resolve_location( settings, path, writable = True )
-    if location.path.exists( ) and not location.path.is_dir( ):
-        raise _exceptions.InvocationRefusal(
-            f"{path!r} exists and is not a folder." )
-    location.path.mkdir( parents = True, exist_ok = True )
+    _files.close( _files.open_folder( location, create = True, path = path ) )
     return f"Folder {location.path} exists."
-
-
-def _decode( data: bytes, encoding: str, path: str ) -> str:
-    try: return data.decode( encoding )
-    except LookupError as exception:
-        raise _exceptions.InvocationRefusal(
-            f"Unknown encoding {encoding!r}; use one such as 'utf-8' or "
-            "'latin-1'." ) from exception
-    except UnicodeDecodeError as exception:
-        raise _exceptions.InvocationRefusal(
-            f"File {path!r} is not {encoding} text ({exception.reason} at "
-            f"byte {exception.start}). If it is text in another encoding, "
-            "pass 'encoding' (for example 'latin-1'); other binary files "
-            "than images cannot be read." ) from exception
 
 
 def _edit_file( settings: Settings, arguments: __.Arguments ) -> str:
     path = arguments[ 'path' ]
     location = resolve_location( settings, path, writable = True )
-    _access_text_file( location, path )
     encoding = arguments.get( 'encoding', 'utf-8' )
-    size = location.path.stat( ).st_size
-    if size > settings.read_size_maximum:
-        raise _exceptions.InvocationRefusal(
-            f"File {path!r} has {size} bytes, more than the limit of "
-            f"{settings.read_size_maximum}; it cannot be edited here." )
-    text = _decode( location.path.read_bytes( ), encoding, path )
+    text = _files.decode(
+        _read_bytes( settings, location, path, 'edited' ), encoding, path )
     old, new = arguments[ 'old_text' ], arguments[ 'new_text' ]
-    count = text.count( old )
+    count = text.count( old ) if old else 0
     if count != 1:
         raise _exceptions.InvocationRefusal(
-            "The passage to replace occurs {count} times in {path!r}; it "
+            "The passage to replace occurs {count} times in {path}; it "
             "must occur exactly once. {hint}".format(
-                count = count, path = path,
+                count = count, path = _files.quote( path ),
                 hint = (
                     "Read the file again and copy the passage exactly."
                     if count == 0 else
                     "Include more of the surrounding text." ) ) )
-    data = text.replace( old, new, 1 ).encode( encoding )
-    _write_atomically( location.path, data )
+    content = _files.encode( text.replace( old, new, 1 ), encoding )
+    _files.write_location( location, content, path )
     return f"Replaced 1 passage in {location.path}."
 
 
 def _get_file_info( settings: Settings, arguments: __.Arguments ) -> str:
     path = arguments[ 'path' ]
     location = resolve_location( settings, path )
-    try: status = location.path.stat( )
-    except FileNotFoundError as exception:
-        raise _exceptions.InvocationRefusal(
-            f"{path!r} does not exist." ) from exception
+    status = _files.stat_location( location )
     kind = (
         'folder' if _stat.S_ISDIR( status.st_mode )
         else 'file' if _stat.S_ISREG( status.st_mode ) else 'other' )
@@ -292,26 +289,46 @@ def _get_file_info( settings: Settings, arguments: __.Arguments ) -> str:
         f"size: {status.st_size} bytes",
         f"modified: {modified}",
         f"permissions: {permissions}",
+        f"links: {status.st_nlink}",
         "writable root: {writable}".format(
             writable = 'yes' if location.root.writable else 'no' ),
     ) )
 
 
+def _is_hidden( path: __.Path ) -> bool:
+    return any( part.startswith( '.' ) for part in path.parts )
+
+
 def _list_directory( settings: Settings, arguments: __.Arguments ) -> str:
     path = arguments.get( 'path', '.' )
     location = resolve_location( settings, path )
-    if not location.path.is_dir( ):
+    try: descriptor = _files.open_folder( location )
+    except OSError as exception:
+        if exception.errno not in ( _errno.ENOENT, _errno.ENOTDIR ): raise
         raise _exceptions.InvocationRefusal(
-            f"{path!r} is not a folder (or does not exist)." )
-    entries = sorted( location.path.iterdir( ), key = lambda item: item.name )
-    lines = [
-        _render_entry( entry )
-        for entry in entries[ : settings.entries_maximum ] ]
-    if len( entries ) > settings.entries_maximum:
+            f"{_files.quote( path )} is not a folder (or does not exist)."
+        ) from exception
+    try:
+        with _os.scandir( descriptor ) as scanner:
+            entries, count = _files.survey_entries(
+                scanner, settings.entries_maximum )
+            lines = [
+                _render_entry( settings, location, entry )
+                for entry in entries ]
+    finally: _files.close( descriptor )
+    if count > settings.entries_maximum:
         lines.append( "... and {count} more entries.".format(
-            count = len( entries ) - settings.entries_maximum ) )
+            count = count - settings.entries_maximum ) )
     if not lines: return f"Folder {location.path} is empty."
     return '\n'.join( lines )
+
+
+def _locate( settings: Settings, path: __.Path ) -> Location | None:
+    ''' Returns location of path found by a search, if inside a root. '''
+    real = __.Path( _os.path.realpath( path ) )
+    root = _files.access_root( settings.roots, real )
+    if root is None: return None
+    return Location( path = real, root = root )
 
 
 def _move_file( settings: Settings, arguments: __.Arguments ) -> str:
@@ -319,25 +336,38 @@ def _move_file( settings: Settings, arguments: __.Arguments ) -> str:
         settings, arguments[ 'source' ], writable = True )
     target = resolve_location(
         settings, arguments[ 'destination' ], writable = True )
-    if not _os.path.lexists( source.path ):
-        raise _exceptions.InvocationRefusal(
-            "{source!r} does not exist.".format(
-                source = arguments[ 'source' ] ) )
-    if _os.path.lexists( target.path ):
-        raise _exceptions.InvocationRefusal(
-            "{destination!r} exists already; choose another destination "
-            "or move that one away first.".format(
-                destination = arguments[ 'destination' ] ) )
-    if not target.path.parent.is_dir( ):
-        raise _exceptions.InvocationRefusal(
-            "Folder of {destination!r} does not exist; create it with "
-            "create_directory.".format(
-                destination = arguments[ 'destination' ] ) )
-    if source.path in target.path.parents:
-        raise _exceptions.InvocationRefusal(
-            "A folder cannot be moved into itself." )
-    _os.rename( source.path, target.path )
+    _validate_move( settings, source, target, arguments[ 'source' ] )
+    source_folder, source_name = _files.open_parent( source )
+    try:
+        try: target_folder, target_name = _files.open_parent( target )
+        except FileNotFoundError as exception:
+            raise _exceptions.InvocationRefusal(
+                "Folder of {destination} does not exist; create it with "
+                "create_directory.".format(
+                    destination = _files.quote( arguments[ 'destination' ] )
+                ) ) from exception
+        try:
+            _validate_names(
+                source_folder, source_name, target_folder, target_name,
+                arguments )
+            _os.rename(
+                source_name, target_name,
+                src_dir_fd = source_folder, dst_dir_fd = target_folder )
+        finally: _files.close( target_folder )
+    finally: _files.close( source_folder )
     return f"Moved {source.path} to {target.path}."
+
+
+def _read_bytes(
+    settings: Settings, location: Location, path: str, action: str
+) -> bytes:
+    ''' Returns content of file, refusing files over the size limit. '''
+    descriptor, status = _files.open_file( location, path )
+    with _os.fdopen( descriptor, 'rb' ) as stream:
+        _validate_size( settings, status.st_size, path, action )
+        data = stream.read( settings.read_size_maximum + 1 )
+    _validate_size( settings, len( data ), path, action )
+    return data
 
 
 def _read_file(
@@ -345,60 +375,94 @@ def _read_file(
 ) -> str | _canisters.ImageContent:
     path = arguments[ 'path' ]
     location = resolve_location( settings, path )
-    _access_text_file( location, path )
     encoding = arguments.get( 'encoding', 'utf-8' )
     start, count = arguments.get( 'start_line' ), arguments.get( 'line_count' )
-    size = location.path.stat( ).st_size
     if start is not None or count is not None:
+        _files.validate_encoding( encoding )
+        descriptor, _ = _files.open_file( location, path )
         return _read_lines(
-            settings, location, encoding, start or 1, count )
-    if size > settings.read_size_maximum:
-        raise _exceptions.InvocationRefusal(
-            f"File {path!r} has {size} bytes, more than the limit of "
-            f"{settings.read_size_maximum}; read part of it with "
-            "'start_line' and 'line_count'." )
-    data = location.path.read_bytes( )
-    media_type = _access_image_type( location.path, data )
+            settings, descriptor, encoding, start or 1, count )
+    data = _read_bytes( settings, location, path, 'read' )
+    media_type = _access_image_type( data )
     if media_type is not None:
         return _canisters.ImageContent( data = data, media_type = media_type )
-    return _decode( data, encoding, path )
+    return _files.decode( data, encoding, path )
 
 
 def _read_lines(
     settings: Settings,
-    location: Location,
+    descriptor: int,
     encoding: str,
     start: int,
     count: int | None,
 ) -> str:
+    ''' Returns lines from start, within count and the size limit.
+
+        Reads pieces of a bounded size: a huge line is never held whole.
+    '''
     lines: list[ str ] = [ ]
-    total = 0
-    try: stream = location.path.open( encoding = encoding, newline = '' )
-    except LookupError as exception:
-        raise _exceptions.InvocationRefusal(
-            f"Unknown encoding {encoding!r}." ) from exception
+    line: list[ str ] = [ ]
+    total, number = 0, 1
+    stream = _io.TextIOWrapper(
+        _os.fdopen( descriptor, 'rb' ), encoding = encoding, newline = '' )
     with stream:
         try:
-            for number, line in enumerate( stream, start = 1 ):
-                if number < start: continue
+            for piece, ends in _files.produce_pieces( stream ):
+                taken = number >= start
+                if taken:
+                    total += len( piece )
+                    if total > settings.read_size_maximum:
+                        lines.append( "[... stopped at the size limit]\n" )
+                        return ''.join( lines )
+                    line.append( piece )
+                if not ends: continue
+                number += 1
+                if not taken: continue
+                lines.append( ''.join( line ) )
+                line.clear( )
                 if count is not None and len( lines ) >= count: break
-                total += len( line )
-                if total > settings.read_size_maximum:
-                    lines.append( "[... stopped at the size limit]\n" )
-                    break
-                lines.append( line )
-        except UnicodeDecodeError as exception:
+        except UnicodeError as exception:
             raise _exceptions.InvocationRefusal(
-                f"File is not {encoding} text ({exception.reason}); pass "
+                f"File is not {encoding} text ({exception}); pass "
                 "'encoding' (for example 'latin-1')." ) from exception
+    lines.append( ''.join( line ) )
     return ''.join( lines )
 
 
-def _render_entry( entry: __.Path ) -> str:
-    try: status = entry.stat( )
-    except OSError: return f"{entry.name} (unreadable or broken link)"
-    if _stat.S_ISDIR( status.st_mode ): return f"{entry.name}/"
-    return f"{entry.name} ({status.st_size} bytes)"
+def _read_text_quietly(
+    settings: Settings, location: Location | None
+) -> str | None:
+    ''' Returns UTF-8 text of file for searches; none if it cannot be read.
+
+        Files which a read would refuse (outside the roots, several hard
+        links, not regular, too large, not UTF-8) are left out.
+    '''
+    if location is None: return None
+    path = str( location.path )
+    try: data = _read_bytes( settings, location, path, 'read' )
+    except ( _exceptions.InvocationRefusal, OSError ): return None
+    try: return data.decode( 'utf-8' )
+    except UnicodeDecodeError: return None
+
+
+def _render_entry(
+    settings: Settings, location: Location, entry: _os.DirEntry[ str ]
+) -> str:
+    ''' Renders entry: folders end with a slash, files show their size.
+
+        A link is shown as its target when that is inside the roots;
+        nothing of a target outside the roots is shown.
+    '''
+    name = entry.name
+    try:
+        if entry.is_symlink( ):
+            real = _locate( settings, location.path / name )
+            if real is None: return f"{name} (link out of the roots)"
+            status = real.path.stat( )
+        else: status = entry.stat( follow_symlinks = False )
+    except OSError: return f"{name} (unreadable or broken link)"
+    if _stat.S_ISDIR( status.st_mode ): return f"{name}/"
+    return f"{name} ({status.st_size} bytes)"
 
 
 def _search_files( settings: Settings, arguments: __.Arguments ) -> str:
@@ -443,10 +507,8 @@ def _search_lines(
         settings, location, arguments.get( 'glob', '**/*' ) )
     lines: list[ str ] = [ ]
     for file in files:
-        if not file.is_file( ): continue
-        if file.stat( ).st_size > settings.read_size_maximum: continue
-        try: text = file.read_text( encoding = 'utf-8' )
-        except ( UnicodeDecodeError, OSError ): continue
+        text = _read_text_quietly( settings, _locate( settings, file ) )
+        if text is None: continue
         relative = file.relative_to( location.path )
         for number, line in enumerate( text.splitlines( ), start = 1 ):
             if not expression.search( line, deadline ): continue
@@ -460,87 +522,82 @@ def _search_lines(
 def _survey_matches(
     settings: Settings, location: Location, pattern: str
 ) -> list[ __.Path ]:
-    if not location.path.is_dir( ):
+    ''' Returns sorted paths which match pattern, inside the roots.
+
+        Examines at most :py:data:`PATHS_MAXIMUM` paths.
+    '''
+    if not _os.path.isdir( location.path ):
         raise _exceptions.InvocationRefusal(
             f"'{location.path}' is not a folder." )
-    if __.Path( pattern ).is_absolute( ) or '..' in __.Path( pattern ).parts:
-        raise _exceptions.InvocationRefusal(
-            f"Pattern {pattern!r} must be relative, without '..'." )
-    try: found = sorted( location.path.glob( pattern ) )
+    pattern = _files.validate_pattern( pattern )
+    hidden = any( part.startswith( '.' ) for part in __.Path( pattern ).parts )
+    found: list[ __.Path ] = [ ]
+    try:
+        for number, path in enumerate( location.path.glob( pattern ) ):
+            if number >= PATHS_MAXIMUM: break
+            relative = path.relative_to( location.path )
+            if not hidden and _is_hidden( relative ): continue
+            if _locate( settings, path ) is not None: found.append( path )
     except ( ValueError, NotImplementedError ) as exception:
         reason = f"Pattern {pattern!r} is not valid: {exception}."
         raise _exceptions.InvocationRefusal( reason ) from exception
-    hidden = any( part.startswith( '.' ) for part in __.Path( pattern ).parts )
-    return [
-        path for path in found
-        if ( hidden or not _is_hidden( path.relative_to( location.path ) ) )
-        and _is_inside( settings, path ) ]
+    return sorted( found )
+
+
+def _validate_move(
+    settings: Settings, source: Location, target: Location, path: str
+) -> None:
+    for root in settings.roots:
+        if root.path == source.path or source.path in root.path.parents:
+            raise _exceptions.InvocationRefusal(
+                f"{_files.quote( path )} is or holds the root "
+                f"'{root.path}'; roots cannot be moved." )
+    if source.path in target.path.parents:
+        raise _exceptions.InvocationRefusal(
+            "A folder cannot be moved into itself." )
+
+
+def _validate_names(
+    source_folder: int,
+    source_name: str,
+    target_folder: int,
+    target_name: str,
+    arguments: __.Arguments,
+) -> None:
+    if _files.stat_name( source_folder, source_name ) is None:
+        raise _exceptions.InvocationRefusal(
+            "{source} does not exist.".format(
+                source = _files.quote( arguments[ 'source' ] ) ) )
+    if _files.stat_name( target_folder, target_name ) is not None:
+        raise _exceptions.InvocationRefusal(
+            "{destination} exists already; choose another destination or "
+            "move that one away first.".format(
+                destination = _files.quote( arguments[ 'destination' ] ) ) )
+
+
+def _validate_size(
+    settings: Settings, size: int, path: str, action: str
+) -> None:
+    if size <= settings.read_size_maximum: return
+    hint = (
+        "read part of it with 'start_line' and 'line_count'."
+        if action == 'read' else f"it cannot be {action} here." )
+    raise _exceptions.InvocationRefusal(
+        f"File {_files.quote( path )} has {size} bytes, more than the limit "
+        f"of {settings.read_size_maximum}; {hint}" )
 
 
 def _write_file( settings: Settings, arguments: __.Arguments ) -> str:
     path = arguments[ 'path' ]
     location = resolve_location( settings, path, writable = True )
-    target = location.path
-    if target.is_dir( ):
-        raise _exceptions.InvocationRefusal(
-            f"{path!r} is a folder; give the path of a file." )
-    if target.exists( ) and not arguments.get( 'overwrite', True ):
-        raise _exceptions.InvocationRefusal(
-            f"File {path!r} exists and 'overwrite' is false." )
-    if not target.parent.is_dir( ):
-        if not arguments.get( 'create_parents', False ):
-            raise _exceptions.InvocationRefusal(
-                f"Folder of {path!r} does not exist; create it with "
-                "create_directory or pass 'create_parents': true." )
-        target.parent.mkdir( parents = True, exist_ok = True )
-    encoding = arguments.get( 'encoding', 'utf-8' )
-    try: data = arguments[ 'content' ].encode( encoding )
-    except ( LookupError, UnicodeEncodeError ) as exception:
-        reason = f"Cannot encode the content as {encoding!r}: {exception}."
-        raise _exceptions.InvocationRefusal( reason ) from exception
-    _write_atomically( target, data )
+    content = _files.encode(
+        arguments[ 'content' ], arguments.get( 'encoding', 'utf-8' ) )
+    if arguments.get( 'create_parents', False ):
+        parent = Location( path = location.path.parent, root = location.root )
+        _files.close(
+            _files.open_folder( parent, create = True, path = path ) )
+    _files.write_location(
+        location, content, path,
+        overwrite = arguments.get( 'overwrite', True ) )
     return "Wrote {size} bytes to {path}.".format(
-        size = len( data ), path = location.path )
-
-
-def _write_atomically( target: __.Path, data: bytes ) -> None:
-    ''' Writes temporary file beside target, then renames it over target.
-
-        A new file gets the usual permissions (0o666 less the umask); a
-        replaced file keeps its permissions.
-    '''
-    temporary = target.with_name( ".{name}.{token}.tmp".format(
-        name = target.name, token = _token_hex( 6 ) ) )
-    flags = _os.O_WRONLY | _os.O_CREAT | _os.O_EXCL
-    descriptor = _os.open( temporary, flags, 0o666 )
-    try:
-        with _os.fdopen( descriptor, 'wb' ) as stream:
-            stream.write( data )
-            stream.flush( )
-            _os.fsync( stream.fileno( ) )
-        if target.exists( ):
-            _os.chmod( temporary, _stat.S_IMODE( target.stat( ).st_mode ) )
-        _os.replace( temporary, target )
-    except BaseException:
-        temporary.unlink( missing_ok = True )
-        raise
-
-
-def _access_image_type( path: __.Path, data: bytes ) -> str | None:
-    for signature, media_type in _image_signatures:
-        if data.startswith( signature ): return media_type
-    if data[ : 4 ] == b'RIFF' and data[ 8 : 12 ] == b'WEBP':
-        return 'image/webp'
-    return None
-
-
-def _is_hidden( path: __.Path ) -> bool:
-    return any( part.startswith( '.' ) for part in path.parts )
-
-
-def _is_inside( settings: Settings, path: __.Path ) -> bool:
-    real = __.Path( _os.path.realpath( path ) )
-    for root in settings.roots:
-        root_path = root.path.resolve( )
-        if real == root_path or root_path in real.parents: return True
-    return False
+        size = len( content ), path = location.path )

@@ -32,6 +32,19 @@ async def show_configuration( context, arguments ):
     return dict( context.invoker.configuration )
 
 
+class _Whisper:
+    ''' Callable object whose call returns a coroutine. '''
+
+    def __call__( self, context, arguments ):
+        return self.lower( arguments[ 'text' ] )
+
+    async def lower( self, text ):
+        return text.lower( )
+
+
+whisper = _Whisper( )
+
+
 def explode( context, arguments ):
     ''' Raises, as a broken tool does. '''
     raise RuntimeError( 'boom' )

@@ -1,6 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 
-''' Corpus of broken descriptors: each raises its own precise error. '''
+''' Corpus of broken descriptors: each raises its own precise error.
+
+    A case may name a folder of modules (``path``) which its
+    implementations import, put first on the module search path.
+'''
 
 
 from pathlib import Path
@@ -20,9 +24,15 @@ _cases = tomllib.loads(
     ( _corpus / 'cases.toml' ).read_text( ) )[ 'cases' ]
 
 
+def _prepare_path( case, monkeypatch ):
+    if 'path' in case:
+        monkeypatch.syspath_prepend(
+            str( _corpus / case[ 'folder' ] / case[ 'path' ] ) )
+
+
 def test_100_corpus_size( ):
-    ''' Corpus holds at least thirty cases, each in its own folder. '''
-    assert len( _cases ) >= 30
+    ''' Corpus holds at least a hundred cases, each in its own folder. '''
+    assert len( _cases ) >= 100
     folders = { case[ 'folder' ] for case in _cases }
     assert len( folders ) == len( _cases )
     assert folders == {
@@ -31,8 +41,9 @@ def test_100_corpus_size( ):
 
 @pytest.mark.parametrize(
     'case', _cases, ids = [ case[ 'folder' ] for case in _cases ] )
-def test_110_configuration_error( case ):
+def test_110_configuration_error( case, monkeypatch ):
     ''' Loading broken configuration names file, key path and fix. '''
+    _prepare_path( case, monkeypatch )
     folder = _corpus / case[ 'folder' ]
     with pytest.raises( exceptions.DescriptorInvalidity ) as caught:
         descriptors.produce_configuration( folder / case[ 'entry' ] )
@@ -56,12 +67,16 @@ async def test_120_prepare_raises( case ):
     assert caught.value.keypath == case[ 'keypath' ]
 
 
-def test_130_reasons_say_what_to_do( ):
-    ''' Every reason ends a sentence and suggests a correction. '''
+def test_130_reasons_say_what_to_do( monkeypatch ):
+    ''' Every reason ends a sentence and suggests a correction, and names
+        no internal name.
+    '''
     for case in _cases:
+        _prepare_path( case, monkeypatch )
         folder = _corpus / case[ 'folder' ]
         with pytest.raises( exceptions.DescriptorInvalidity ) as caught:
             descriptors.produce_configuration( folder / case[ 'entry' ] )
         reason = caught.value.reason
-        assert reason.rstrip( ).endswith( ( '.', ')' ) ), reason
+        assert reason.rstrip( ).endswith( ( '.', ')', '?' ) ), reason
         assert len( reason ) > 30, reason
+        assert '_frigid' not in str( caught.value ), reason

@@ -247,6 +247,80 @@ def test_260_module_entry( tmp_path, home ):
     assert process.stderr == ''
 
 
+def test_270_exit_on_import_is_one_line( tmp_path, home ):
+    ''' A module which exits when imported is one line naming file and
+        key, with a non-zero status; never a silent exit.
+    '''
+    ( tmp_path / 'exiter.py' ).write_text( "import sys\nsys.exit( 3 )\n" )
+    path = support.write_sample( tmp_path, **{
+        'sample/echo.toml': support.ECHO.replace(
+            f"{support.MODULE}:echo", 'exiter:run' ) } )
+    environment = {
+        'PYTHONPATH': f"{support.TESTS}{os.pathsep}{tmp_path}" }
+    for command in ( 'survey', 'invoke' ):
+        process = _run(
+            '--configuration', str( path ), command,
+            * ( ( 'echo', ) if command == 'invoke' else ( ) ),
+            cwd = tmp_path, home = home, environment = environment )
+        _assert_one_line_error(
+            process, f"{tmp_path / 'sample' / 'echo.toml'} at "
+            "invoker.implementation" )
+        assert 'SystemExit' in process.stderr
+
+
+def test_271_exit_of_tool_is_one_line( tmp_path, home ):
+    ''' A tool which exits the program is one line with a non-zero
+        status.
+    '''
+    ( tmp_path / 'exiter.py' ).write_text(
+        "import sys\ndef run( context, arguments ): sys.exit( 4 )\n" )
+    path = support.write_sample( tmp_path, **{
+        'sample/echo.toml': support.ECHO.replace(
+            f"{support.MODULE}:echo", 'exiter:run' ) } )
+    process = _run(
+        '--configuration', str( path ), 'invoke', 'echo',
+        '--arguments', '{"text": "x"}', cwd = tmp_path, home = home,
+        environment = {
+            'PYTHONPATH': f"{support.TESTS}{os.pathsep}{tmp_path}" } )
+    _assert_one_line_error( process, 'sys.exit( 4 )', 4 )
+
+
+@pytest.mark.parametrize( 'case, fragment', [
+    ( '62-mcp-type-array', 'mcp.json at mcpServers.s.type: expected a string' ),
+    ( '63-toml-nested-5000-deep', 'invocables.toml at deep: the value' ),
+    ( '64-arguments-json-3000-deep', 'tool.toml at arguments.a.a.a.a' ),
+    ( '126-toml-deep-in-table', 'sample.toml at defaults.deep: the' ),
+    ( '76-bom-then-unknown-key', "Did you mean 'ensembles'?" ),
+    ( '83-source-symlink-loop', 'at ensembles[0].source' ),
+] )
+def test_280_broken_descriptors_are_one_line( home, case, fragment ):
+    ''' Broken descriptors of the corpus print one line naming file and
+        key, never a bare exception.
+    '''
+    folder = _PROJECT / 'tests' / 'data' / 'descriptors' / 'broken' / case
+    process = _run(
+        'survey', '--configuration', str( folder / 'invocables.toml' ),
+        cwd = folder, home = home )
+    _assert_one_line_error( process, fragment )
+    assert 'RecursionError' not in process.stderr
+
+
+def test_290_deep_arguments_are_usage_error( tmp_path, home ):
+    ''' Arguments nested too deeply to parse are a usage error. '''
+    process = _run(
+        'invoke', 'list_roots', '--arguments', '[' * 5000 + ']' * 5000,
+        cwd = tmp_path, home = home )
+    _assert_one_line_error( process, 'it nests too deeply', 2 )
+
+
+def test_291_unknown_home_is_one_line( tmp_path, home ):
+    ''' A configuration path with an unknown home folder is one line. '''
+    process = _run(
+        'survey', '--configuration', '~no-such-user-of-invocables/x.toml',
+        cwd = tmp_path, home = home )
+    _assert_one_line_error( process, 'cannot expand the path' )
+
+
 def test_300_survey_scoped_names( tmp_path, home ):
     ''' Survey shows provider-facing names, scoped where names collide. '''
     path = support.write_sample( tmp_path, configuration = '''

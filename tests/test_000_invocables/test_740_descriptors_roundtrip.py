@@ -156,6 +156,77 @@ async def test_150_replace( tmp_path ):
     assert leftovers == [ ]
 
 
+def _produce_local_ensemble( name = 'local', **fields ):
+    ''' Returns ensemble of one descriptor invoker with given fields. '''
+    descriptor = descriptors.InvokerDescriptor(
+        name = 'echo', location = 'memory',
+        implementation = f"{support.MODULE}:echo", function = support.echo,
+        ** fields )
+    # The lenient constructor: produce_ensemble refuses unsafe names itself.
+    return invocables.LocalEnsemble(
+        name, [ descriptors.DescriptorInvoker( descriptor ) ],
+        invocables.EnsembleConfiguration( ) )
+
+
+def _survey_files( folder ):
+    return sorted(
+        str( path.relative_to( folder ) ) for path in folder.rglob( '*' ) )
+
+
+def test_160_unloadable_descriptors_write_nothing( tmp_path ):
+    ''' Descriptors which would not load (a schema nested deeper than the
+        limit, text which is not Unicode) are refused before anything is
+        written.
+    '''
+    schema = { 'type': 'object' }
+    for _ in range( 40 ):
+        schema = { 'type': 'object', 'properties': { 'a': schema } }
+    folder = tmp_path / 'out'
+    folder.mkdir( )
+    with pytest.raises( exceptions.DescriptorInvalidity ) as caught:
+        descriptors.create_descriptors(
+            _produce_local_ensemble( argschema = schema ), folder )
+    assert 'deeper than 64 levels' in caught.value.reason
+    assert caught.value.location == str(
+        folder / 'local' / 'invokers' / 'echo.toml' )
+    assert _survey_files( folder ) == [ ]
+    with pytest.raises( exceptions.DescriptorInvalidity ) as caught:
+        descriptors.create_descriptors(
+            _produce_local_ensemble( description = 'bad \ud800' ), folder )
+    assert 'not Unicode' in caught.value.reason
+    assert _survey_files( folder ) == [ ]
+
+
+def test_170_ensemble_name_which_escapes_refused( tmp_path ):
+    ''' An ensemble name which is no descriptor name (such as a path) is
+        refused; nothing is written, least of all outside the folder.
+    '''
+    folder = tmp_path / 'out'
+    folder.mkdir( )
+    with pytest.raises( exceptions.DescriptorInvalidity ) as caught:
+        descriptors.create_descriptors(
+            _produce_local_ensemble( name = '../escape' ), folder )
+    assert caught.value.keypath == 'ensemble.name'
+    assert _survey_files( tmp_path ) == [ 'out' ]
+
+
+@pytest.mark.asyncio
+async def test_180_invokers_folder_link_out_refused( tmp_path ):
+    ''' Replacing never deletes files through a folder linked out. '''
+    path = support.write_sample( tmp_path / 'original' )
+    original = ( await descriptors.prepare_ensembles( path ) )[ 0 ]
+    outside = tmp_path / 'outside'
+    outside.mkdir( )
+    ( outside / 'precious.toml' ).write_text( 'kept = true\n' )
+    folder = tmp_path / 'copy'
+    ( folder / 'sample' ).mkdir( parents = True )
+    ( folder / 'sample' / 'invokers' ).symlink_to( outside )
+    with pytest.raises( exceptions.DescriptorInvalidity ) as caught:
+        descriptors.create_descriptors( original, folder, replace = True )
+    assert 'symbolic link' in caught.value.reason
+    assert ( outside / 'precious.toml' ).read_text( ) == 'kept = true\n'
+
+
 @pytest.mark.slow
 @pytest.mark.asyncio
 async def test_200_server_round_trip( tmp_path, monkeypatch ):

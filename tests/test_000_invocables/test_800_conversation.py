@@ -120,11 +120,63 @@ def test_130_rounds_bound_positive( ):
 def test_140_conversation_is_immutable( ):
     ''' Conversation refuses assignment; copies are made with replace. '''
     conversation = conversations.produce_conversation(
-        'anthropic', None, [ ], model = 'm' )
+        'anthropic', anthropic.AsyncAnthropic( api_key = 'test' ), [ ],
+        model = 'm' )
     with pytest.raises( AttributeError ):
         conversation.model = 'other'
     assert conversation.provider == 'anthropic'
     assert conversation.processor.provider == 'anthropic'
+
+
+def test_160_synchronous_client_refused( ):
+    ''' A synchronous SDK client is refused, naming the asynchronous one.
+    '''
+    client = anthropic.Anthropic( api_key = 'test' )
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        conversations.produce_conversation(
+            'anthropic', client, [ ], model = 'm' )
+    message = str( caught.value )
+    assert 'synchronous client' in message
+    assert 'anthropic.AsyncAnthropic( )' in message
+
+
+def test_170_client_of_other_provider_refused( ):
+    ''' A client of another provider (or none) is refused, saying which
+        loop fits it.
+    '''
+    import openai
+    client = openai.AsyncOpenAI( api_key = 'test' )
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        conversations.produce_conversation(
+            'anthropic', client, [ ], model = 'm' )
+    message = str( caught.value )
+    assert 'openai.AsyncOpenAI is not a client of provider' in message
+    assert "'openai' or 'openai-responses'" in message
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        conversations.produce_conversation(
+            'openai', anthropic.AsyncAnthropic( api_key = 'test' ), [ ],
+            model = 'm' )
+    assert 'anthropic.AsyncAnthropic( )' not in str( caught.value )
+    assert 'openai.AsyncOpenAI( )' in str( caught.value )
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        conversations.produce_conversation( 'anthropic', None, [ ], model = 'm' )
+    assert 'None is not a client' in str( caught.value )
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        conversations.produce_conversation(
+            'anthropic', object( ), [ ], model = 'm' )
+    assert 'has no client.messages.create' in str( caught.value )
+
+
+def test_180_unknown_option_suggested( ):
+    ''' Unknown option is answered with the closest known one, and no
+        internal name.
+    '''
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        conversations.produce_conversation(
+            'anthropic', None, [ ], model = 'm', tokens_maximun = 5 )
+    message = str( caught.value )
+    assert "Did you mean 'tokens_maximum' for 'tokens_maximun'?" in message
+    assert '_frigid' not in message
 
 
 def test_150_no_sdk_imported( ):

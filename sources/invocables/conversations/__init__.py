@@ -208,9 +208,24 @@ def _validate_options(
     if unknown:
         raise __.exceptions.ConfigurationInvalidity(
             f"conversation {provider!r}",
-            "unknown options {names}; known options are {known}.".format(
+            "unknown options {names}.{hint} The known options are "
+            "{known}.".format(
                 names = ', '.join( unknown ),
+                hint = _suggest_names( unknown, known ),
                 known = ', '.join( sorted( known ) ) ) )
     if 'model' not in options:
         raise __.exceptions.ConfigurationInvalidity(
             f"conversation {provider!r}", "option 'model' is required." )
+
+
+def _suggest_names(
+    names: __.cabc.Sequence[ str ], known: __.cabc.Collection[ str ]
+) -> str:
+    ''' Returns " Did you mean ...?" for names close to known ones. '''
+    from difflib import get_close_matches
+    suggestions = [
+        f"{matches[ 0 ]!r} for {name!r}" for name in names
+        if ( matches := get_close_matches( name, sorted( known ), n = 1 ) ) ]
+    if not suggestions: return ''
+    return " Did you mean {items}?".format(
+        items = ', '.join( suggestions ) )

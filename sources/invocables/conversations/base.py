@@ -20,6 +20,34 @@ from . import __
 
 ROUNDS_MAXIMUM = 10
 
+# Of each provider's client: the method which its loop awaits, the
+# top-level packages of its classes, and how to make one.
+_clients = __.types.MappingProxyType( {
+    'anthropic': (
+        ( 'messages', 'create' ), ( 'anthropic', ),
+        'anthropic.AsyncAnthropic( )' ),
+    'cohere': ( ( 'chat', ), ( 'cohere', ), 'cohere.AsyncClientV2( )' ),
+    'gemini': (
+        ( 'aio', 'models', 'generate_content' ), ( 'google', ),
+        'google.genai.Client( ) (its .aio side is used)' ),
+    'ollama': (
+        ( 'post', ), ( 'httpx', ),
+        "httpx.AsyncClient( base_url = 'http://127.0.0.1:11434' )" ),
+    'openai': (
+        ( 'chat', 'completions', 'create' ), ( 'openai', ),
+        'openai.AsyncOpenAI( )' ),
+    'openai-responses': (
+        ( 'responses', 'create' ), ( 'openai', ), 'openai.AsyncOpenAI( )' ),
+} )
+# Provider loops for the clients of each known package.
+_packages_providers = __.types.MappingProxyType( {
+    'anthropic': "'anthropic'",
+    'cohere': "'cohere'",
+    'google': "'gemini'",
+    'httpx': "'ollama'",
+    'openai': "'openai' or 'openai-responses'",
+} )
+
 NativeObject: __.typx.TypeAlias = dict[ str, __.typx.Any ]
 Invocations: __.typx.TypeAlias = tuple[
     __.canisters.InvocationCanister, ... ]
@@ -228,6 +256,7 @@ class ConversationBase( __.immut.DataclassObject ):
         ):
             raise __.exceptions.ConfigurationInvalidity(
                 'tokens_maximum', "must be at least 1." )
+        validate_client( self.provider, self.client )
 
     async def converse(
         self,
@@ -433,6 +462,47 @@ class ConversationBase( __.immut.DataclassObject ):
         yield reply
 
 
+def validate_client( provider: str, client: object ) -> None:
+    ''' Refuses client of another provider, or a synchronous client.
+
+        The loop awaits one method of the client (such as
+        ``client.messages.create``): it must exist, and, for the
+        provider's own SDK, be a coroutine function. Providers without a
+        known client (loops of applications) are not checked.
+    '''
+    entry = _clients.get( provider )
+    if entry is None: return
+    attributes, packages, example = entry
+    location = f"client of conversation {provider!r}"
+    genus = type( client )
+    package = genus.__module__.split( '.', 1 )[ 0 ]
+    name = (
+        'None' if client is None
+        else f"{genus.__module__}.{genus.__qualname__}" )
+    if client is None or (
+        package in _packages_providers and package not in packages
+    ):
+        hint = (
+            f" (its loop is provider {_packages_providers[ package ]})"
+            if package in _packages_providers else '' )
+        raise __.exceptions.ConfigurationInvalidity(
+            location, f"{name} is not a client of provider {provider!r}"
+            f"{hint}; give {example}." )
+    method = _access_method( client, attributes )
+    path = '.'.join( ( 'client', *attributes ) )
+    if method is None:
+        raise __.exceptions.ConfigurationInvalidity(
+            location, f"{name} has no {path}, which the loop calls; give "
+            f"{example}." )
+    if package in packages and not __.inspect.iscoroutinefunction(
+        __.inspect.unwrap( method )
+    ):
+        raise __.exceptions.ConfigurationInvalidity(
+            location, f"{name} is a synchronous client ({path} is not a "
+            "coroutine function); the loop is asynchronous, so give the "
+            f"asynchronous client, {example}." )
+
+
 def nativize_object(
     value: object, *, aliases: bool = False
 ) -> NativeObject:
@@ -469,6 +539,17 @@ def produce_refusal(
         error = __.canisters.Fault(
             genus = __.canisters.FaultGenera.Refusal, message = message ),
         name = invocation.name )
+
+
+def _access_method(
+    client: object, attributes: __.cabc.Sequence[ str ]
+) -> __.typx.Any:
+    ''' Returns method of client at attribute path, or none. '''
+    value: object = client
+    try:
+        for attribute in attributes: value = getattr( value, attribute )
+    except Exception: return None # such as AttributeError
+    return value
 
 
 def _produce_portion_event(

@@ -1,0 +1,418 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Files beneath roots, opened folder by folder, for the ``io`` ensemble.
+
+    A path is first resolved and checked against the roots; it is then
+    opened from its root one name at a time, relative to the folder opened
+    before (``openat``), refusing symbolic links on the way
+    (``O_NOFOLLOW``). So a link which appears between the check and the
+    opening is refused, never followed out of the roots. Files are opened
+    without blocking (a pipe or device never hangs a read) and only if
+    they are still the regular file which was checked (same inode). POSIX
+    only (Linux, macOS).
+
+    Failures which the model can act on raise
+    :py:class:`invocables.exceptions.InvocationRefusal`; so do the errors
+    of the file system which its paths cause (:py:func:`refuse_errors`).
+'''
+
+
+import codecs as _codecs
+import errno as _errno
+import heapq as _heapq
+import os as _os
+import stat as _stat
+
+from secrets import token_hex as _token_hex
+
+from . import __
+from . import exceptions as _exceptions
+from ._descriptors import Root as _Root
+
+
+CHUNK_SIZE = 65_536 # characters read at once when reading by lines
+
+_PATH_SHOWN_MAXIMUM = 160 # characters of a path repeated in a message
+_RECURSIONS_MAXIMUM = 2 # '**' in one glob pattern
+_FOLDER_FLAGS = (
+    _os.O_RDONLY | getattr( _os, 'O_DIRECTORY', 0 )
+    | getattr( _os, 'O_NOFOLLOW', 0 ) | getattr( _os, 'O_CLOEXEC', 0 ) )
+_FILE_FLAGS = (
+    _os.O_RDONLY | getattr( _os, 'O_NOFOLLOW', 0 )
+    | getattr( _os, 'O_NONBLOCK', 0 ) | getattr( _os, 'O_NOCTTY', 0 )
+    | getattr( _os, 'O_CLOEXEC', 0 ) )
+_WRITE_FLAGS = (
+    _os.O_WRONLY | _os.O_CREAT | _os.O_EXCL
+    | getattr( _os, 'O_NOFOLLOW', 0 ) | getattr( _os, 'O_CLOEXEC', 0 ) )
+
+# Errors of the file system which the paths of the model cause; others
+# (such as a full disk) fail the execution, so that the application knows.
+_errors_refused = __.types.MappingProxyType( {
+    _errno.EACCES: "permission denied by the file system",
+    _errno.EBUSY: "the file or folder is in use (such as a mount point)",
+    _errno.EEXIST: "it exists already",
+    _errno.EFBIG: "the content is larger than the file system allows",
+    _errno.EILSEQ: "the file system does not accept a character of it",
+    _errno.EINVAL: "the file system refuses it as invalid",
+    _errno.EISDIR: "it is a folder, not a file",
+    _errno.ELOOP: "it passes through a symbolic link which changed while "
+        "it was opened, or which loops",
+    _errno.EMLINK: "it has too many links",
+    _errno.ENAMETOOLONG: "a name in it is longer than the file system "
+        "allows; use shorter names",
+    _errno.ENODEV: "it is a device, not a file",
+    _errno.ENOENT: "it does not exist (or a folder on the way does not); "
+        "use list_directory or search_files to find it",
+    _errno.ENOTDIR: "a part of it is not a folder",
+    _errno.ENOTEMPTY: "it is a folder which is not empty",
+    _errno.ENXIO: "it is a device or pipe with nothing behind it",
+    _errno.EPERM: "the operation is not permitted by the file system",
+    _errno.EROFS: "the file system is read-only",
+    _errno.ETXTBSY: "it is a running program",
+    _errno.EXDEV: "it cannot be moved to another file system; write a copy "
+        "with read_file and write_file instead",
+} )
+
+
+class Location( __.immut.DataclassObject ):
+    ''' Resolved path and the root which holds it. '''
+
+    path: __.Path
+    root: _Root
+
+    @property
+    def parts( self ) -> tuple[ str, ... ]:
+        ''' Returns names from root to path (none for the root itself). '''
+        return self.path.relative_to( self.root.path ).parts
+
+
+def access_root(
+    roots: __.cabc.Sequence[ _Root ], path: __.Path
+) -> _Root | None:
+    ''' Returns most specific root which holds resolved path, if any.
+
+        The root returned has its path resolved.
+    '''
+    resolved = sorted(
+        map( resolve_root, roots ),
+        key = lambda root: len( root.path.parts ), reverse = True )
+    for root in resolved:
+        if path == root.path or root.path in path.parents: return root
+    return None
+
+
+def close( descriptor: int ) -> None:
+    ''' Closes file descriptor; nothing is left to do if that fails. '''
+    with __.ctxl.suppress( OSError ): _os.close( descriptor )
+
+
+def decode( data: bytes, encoding: str, path: str ) -> str:
+    ''' Returns text of bytes; refuses unknown or wrong encodings. '''
+    validate_encoding( encoding )
+    try: return data.decode( encoding )
+    except UnicodeDecodeError as exception:
+        raise _exceptions.InvocationRefusal(
+            f"File {quote( path )} is not {encoding} text "
+            f"({exception.reason} at byte {exception.start}). If it is text "
+            "in another encoding, pass 'encoding' (for example 'latin-1'); "
+            "other binary files than images cannot be read." ) from exception
+    except UnicodeError as exception:
+        raise _exceptions.InvocationRefusal(
+            f"File {quote( path )} cannot be decoded as {encoding} "
+            f"({exception}); pass another 'encoding'." ) from exception
+
+
+def encode( text: str, encoding: str ) -> bytes:
+    ''' Returns bytes of text; refuses unknown or unfit encodings. '''
+    validate_encoding( encoding )
+    try: return text.encode( encoding )
+    except UnicodeError as exception:
+        reason = f"Cannot encode the content as {encoding!r}: {exception}."
+        raise _exceptions.InvocationRefusal( reason ) from exception
+
+
+def open_file(
+    location: Location, path: str
+) -> tuple[ int, _os.stat_result ]:
+    ''' Opens regular file of location for reading; returns its status.
+
+        Refuses folders, links, pipes and devices (never opened in a way
+        which could block), files with several hard links unless their
+        root allows them, and files which changed between check and open.
+    '''
+    folder, name = open_parent( location )
+    try:
+        status = stat_name( folder, name )
+        if status is None:
+            raise _exceptions.InvocationRefusal(
+                f"File {quote( path )} does not exist. Use list_directory "
+                "or search_files to find it." )
+        _validate_regular( status, path )
+        descriptor = _os.open( name, _FILE_FLAGS, dir_fd = folder )
+    finally: close( folder )
+    try: _validate_opened( location, path, status, _os.fstat( descriptor ) )
+    except BaseException:
+        close( descriptor )
+        raise
+    return descriptor, status
+
+
+def open_folder(
+    location: Location, *, create: bool = False, path: str = ''
+) -> int:
+    ''' Opens folder of location from its root, one name at a time.
+
+        Refuses symbolic links on the way; creates missing folders if
+        asked.
+    '''
+    descriptor = _os.open( location.root.path, _FOLDER_FLAGS )
+    try:
+        for name in location.parts:
+            descriptor = _open_subfolder(
+                descriptor, name, create = create, path = path )
+    except BaseException:
+        close( descriptor )
+        raise
+    return descriptor
+
+
+def open_parent( location: Location ) -> tuple[ int, str ]:
+    ''' Returns open parent folder of location and name within it. '''
+    if not location.parts:
+        raise _exceptions.InvocationRefusal(
+            f"'{location.path}' is a root folder; give a path inside it." )
+    parent = Location( path = location.path.parent, root = location.root )
+    return open_folder( parent ), location.parts[ -1 ]
+
+
+def produce_pieces(
+    stream: __.typx.TextIO
+) -> __.cabc.Iterator[ tuple[ str, bool ] ]:
+    ''' Yields pieces of lines, a bounded size each, and whether each ends
+        a line.
+
+        A line longer than :py:data:`CHUNK_SIZE` comes in several pieces,
+        so that no line is ever held whole in memory.
+    '''
+    piece = stream.readline( CHUNK_SIZE )
+    while piece:
+        following = stream.readline( CHUNK_SIZE )
+        if piece.endswith( '\r' ) and following == '\n':
+            # One '\r\n', which the size cut in two.
+            piece += following
+            following = stream.readline( CHUNK_SIZE )
+        yield piece, piece.endswith( ( '\n', '\r' ) )
+        piece = following
+
+
+def quote( path: str ) -> str:
+    ''' Returns representation of path, shortened if very long. '''
+    if len( path ) <= _PATH_SHOWN_MAXIMUM: return repr( path )
+    half = _PATH_SHOWN_MAXIMUM // 2
+    return "{head!r}...{tail!r} ({size} characters)".format(
+        head = path[ : half ], tail = path[ -half : ], size = len( path ) )
+
+
+def refuse_errors(
+    function: __.cabc.Callable[ ..., __.typx.Any ],
+    paths: __.cabc.Sequence[ object ],
+    *posargs: __.typx.Any,
+) -> __.typx.Any:
+    ''' Calls function; errors which the paths cause become refusals.
+
+        Errors of the file system which the model cannot have caused
+        (such as a full disk) propagate.
+    '''
+    try: return function( *posargs )
+    except OSError as exception:
+        reason = _errors_refused.get( exception.errno or 0 )
+        if reason is None: raise
+        shown = ', '.join(
+            quote( path ) for path in paths if isinstance( path, str ) )
+        raise _exceptions.InvocationRefusal(
+            f"Cannot complete the call on {shown or 'its path'}: {reason} "
+            f"({exception.strerror})." ) from exception
+
+
+def resolve_root( root: _Root ) -> _Root:
+    ''' Returns root with its path resolved (symbolic links followed). '''
+    path = __.Path( _os.path.realpath( root.path ) )
+    if path == root.path: return root
+    return __.dcls.replace( root, path = path )
+
+
+def stat_location( location: Location ) -> _os.stat_result:
+    ''' Returns status of location itself (a link is not followed). '''
+    if not location.parts: return _os.stat( location.root.path )
+    folder, name = open_parent( location )
+    try: return _os.stat( name, dir_fd = folder, follow_symlinks = False )
+    finally: close( folder )
+
+
+def stat_name( folder: int, name: str ) -> _os.stat_result | None:
+    ''' Returns status of name in folder (links not followed), if any. '''
+    try: return _os.stat( name, dir_fd = folder, follow_symlinks = False )
+    except FileNotFoundError: return None
+
+
+def validate_encoding( encoding: str ) -> None:
+    ''' Refuses names which are not text encodings. '''
+    try: information = _codecs.lookup( encoding )
+    except ( LookupError, TypeError, ValueError ) as exception:
+        raise _exceptions.InvocationRefusal(
+            f"Unknown encoding {encoding!r}; use one such as 'utf-8' or "
+            "'latin-1'." ) from exception
+    if not getattr( information, '_is_text_encoding', True ):
+        raise _exceptions.InvocationRefusal(
+            f"Unknown encoding {encoding!r}: it is not a text encoding; use "
+            "one such as 'utf-8' or 'latin-1'." )
+
+
+def survey_entries(
+    scanner: __.cabc.Iterator[ _os.DirEntry[ str ] ], maximum: int
+) -> tuple[ list[ _os.DirEntry[ str ] ], int ]:
+    ''' Returns first entries by name, at most maximum, and their count.
+
+        Holds no more than maximum entries at once, however large the
+        folder.
+    '''
+    count = 0
+
+    def count_entries( ) -> __.cabc.Iterator[ _os.DirEntry[ str ] ]:
+        nonlocal count
+        for entry in scanner:
+            count += 1
+            yield entry
+
+    chosen = _heapq.nsmallest(
+        maximum, count_entries( ), key = lambda entry: entry.name )
+    return chosen, count
+
+
+def validate_pattern( pattern: str ) -> str:
+    ''' Returns relative glob pattern with repeated '**' collapsed.
+
+        Each '**' walks the whole tree again below each of its matches:
+        more than two would make a search cost the size of the tree to a
+        power.
+    '''
+    if not isinstance( pattern, str ) or not pattern or (
+        __.Path( pattern ).is_absolute( ) or '..' in __.Path( pattern ).parts
+    ):
+        raise _exceptions.InvocationRefusal(
+            f"Pattern {pattern!r} must be relative, without '..'." )
+    parts: list[ str ] = [ ]
+    for part in __.Path( pattern ).parts:
+        if part == '**' and parts and parts[ -1 ] == '**': continue
+        parts.append( part )
+    if parts.count( '**' ) > _RECURSIONS_MAXIMUM:
+        raise _exceptions.InvocationRefusal(
+            f"Pattern {pattern!r} holds '**' more than "
+            f"{_RECURSIONS_MAXIMUM} times; use fewer." )
+    # A final '/' asks for folders only.
+    return '/'.join( parts ) + ( '/' if pattern.endswith( '/' ) else '' )
+
+
+def write_location(
+    location: Location, content: bytes, path: str, *, overwrite: bool = True
+) -> None:
+    ''' Writes content to location atomically, checking what is there.
+
+        A temporary file beside the target is renamed over it: readers see
+        the old or the new content. A new file gets the usual permissions
+        (0o666 less the umask); a replaced file keeps its permissions.
+    '''
+    try: folder, name = open_parent( location )
+    except FileNotFoundError as exception:
+        raise _exceptions.InvocationRefusal(
+            f"Folder of {quote( path )} does not exist; create it with "
+            "create_directory or pass 'create_parents': true." ) from exception
+    try:
+        status = stat_name( folder, name )
+        if status is not None:
+            if _stat.S_ISDIR( status.st_mode ):
+                raise _exceptions.InvocationRefusal(
+                    f"{quote( path )} is a folder; give the path of a file." )
+            if not overwrite:
+                raise _exceptions.InvocationRefusal(
+                    f"File {quote( path )} exists and 'overwrite' is false." )
+        _write_atomically( folder, name, content, status )
+    finally: close( folder )
+
+
+def _open_subfolder(
+    descriptor: int, name: str, *, create: bool, path: str
+) -> int:
+    ''' Opens folder name within folder; closes the folder given. '''
+    try:
+        try: following = _os.open( name, _FOLDER_FLAGS, dir_fd = descriptor )
+        except FileNotFoundError:
+            if not create: raise
+            # Made at the same time is fine.
+            with __.ctxl.suppress( FileExistsError ):
+                _os.mkdir( name, dir_fd = descriptor )
+            following = _os.open( name, _FOLDER_FLAGS, dir_fd = descriptor )
+        except NotADirectoryError as exception:
+            if not create: raise
+            raise _exceptions.InvocationRefusal(
+                f"{quote( path )} exists and is not a folder (or a part of "
+                "it is not)." ) from exception
+    finally: close( descriptor )
+    return following
+
+
+def _validate_opened(
+    location: Location,
+    path: str,
+    status: _os.stat_result,
+    opened: _os.stat_result,
+) -> None:
+    if ( opened.st_dev, opened.st_ino ) != (
+        status.st_dev, status.st_ino
+    ) or not _stat.S_ISREG( opened.st_mode ):
+        raise _exceptions.InvocationRefusal(
+            f"File {quote( path )} changed while it was opened; try again." )
+    if opened.st_nlink > 1 and not location.root.hard_links:
+        raise _exceptions.InvocationRefusal(
+            f"File {quote( path )} has {opened.st_nlink} hard links, so it "
+            "may be the same file as one outside the allowed roots; it is "
+            "not read. (Its root may allow such files with "
+            "'hard_links = true'.)" )
+
+
+def _validate_regular( status: _os.stat_result, path: str ) -> None:
+    mode = status.st_mode
+    if _stat.S_ISDIR( mode ):
+        raise _exceptions.InvocationRefusal(
+            f"{quote( path )} is a folder, not a file; use list_directory." )
+    if _stat.S_ISLNK( mode ):
+        raise _exceptions.InvocationRefusal(
+            f"{quote( path )} became a symbolic link while it was opened; "
+            "try again." )
+    if not _stat.S_ISREG( mode ):
+        raise _exceptions.InvocationRefusal(
+            f"{quote( path )} is not a regular file (a device, socket or "
+            "pipe)." )
+
+
+def _write_atomically(
+    folder: int,
+    name: str,
+    content: bytes,
+    status: _os.stat_result | None,
+) -> None:
+    temporary = ".invocables.{token}.tmp".format( token = _token_hex( 6 ) )
+    descriptor = _os.open( temporary, _WRITE_FLAGS, 0o666, dir_fd = folder )
+    try:
+        with _os.fdopen( descriptor, 'wb' ) as stream:
+            stream.write( content )
+            stream.flush( )
+            if status is not None and _stat.S_ISREG( status.st_mode ):
+                _os.chmod( stream.fileno( ), _stat.S_IMODE( status.st_mode ) )
+            _os.fsync( stream.fileno( ) )
+        _os.replace(
+            temporary, name, src_dir_fd = folder, dst_dir_fd = folder )
+    except BaseException:
+        with __.ctxl.suppress( OSError ): # never made, or gone already
+            _os.unlink( temporary, dir_fd = folder )
+        raise
