@@ -133,7 +133,9 @@ def sample_interleaved(
     ''' Runs every case once per round, alternating order; returns samples.
 
         A case which raises keeps its error instead of samples. A case
-        stops taking samples once they add up to the budget (at least one).
+        stops taking samples once they add up to the budget (at least one);
+        a single sample which runs past the budget is stopped, and the case
+        keeps the samples it had, or a bound if it had none.
     '''
     samples: dict[ str, Samples ] = { name: [ ] for name in cases }
     spent = dict.fromkeys( cases, 0.0 )
@@ -145,13 +147,35 @@ def sample_interleaved(
             if isinstance( current, str ): continue
             if current and spent[ name ] >= settings.budget: continue
             started = time.perf_counter( )
-            try: value = cases[ name ]( )
+            try: value = _call_within( cases[ name ], settings.budget )
+            except Overrun as exception:
+                if not current: samples[ name ] = str( exception )
+                spent[ name ] = settings.budget
+                continue
             except Exception as exception:
                 samples[ name ] = describe_error( exception )
                 continue
             spent[ name ] += time.perf_counter( ) - started
             current.append( value )
     return samples
+
+
+class Overrun( Exception ):
+    ''' A sample took longer than the budget and was stopped. '''
+
+
+def _call_within( function: Callable[ [ ], float ], limit: float ) -> float:
+    # An alarm stops a sample which runs past the budget (such as a
+    # quadratic accumulation), so that one case cannot take the run hostage.
+    def expire( number: int, frame: Any ) -> None:
+        raise Overrun( "> {limit} (stopped at the budget)".format(
+            limit = format_value( limit, 's' ) ) )
+    previous = signal.signal( signal.SIGALRM, expire )
+    signal.setitimer( signal.ITIMER_REAL, limit )
+    try: return function( )
+    finally:
+        signal.setitimer( signal.ITIMER_REAL, 0 )
+        signal.signal( signal.SIGALRM, previous )
 
 
 async def sample_interleaved_async(

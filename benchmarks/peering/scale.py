@@ -15,14 +15,13 @@
       library's own grouping: ensembles, toolsets, agents, FastMCP
       servers, lists for anthropic), each library in a fresh interpreter:
       resident memory after building, less before (the functions already
-      made), after garbage collection; peak in the notes.
+      made), after garbage collection; the whole process in the notes.
 '''
 
 
 import asyncio
 import copy
 import gc
-import resource
 import statistics
 import time
 
@@ -236,12 +235,21 @@ def _produce_preparation_rows(
         row.notes.append( "invocables figure: OpenAI Chat Completions; peers "
                           "produce that format too" )
         row.notes.extend(
-            _common.describe_samples( f"invocables {name}", figures[ name ],
-                                      unit )
+            _describe_figures( f"invocables {name}", figures[ name ], unit )
             for name in PROVIDERS )
         row.notes.append( _describe_range( figures, unit ) )
         rows.append( row )
     return rows
+
+
+def _describe_figures(
+    name: str, samples: _common.Samples, unit: str
+) -> str:
+    if unit == 'x' and not isinstance( samples, str ):
+        # Growth is one ratio of two medians.
+        value = _common.format_value( samples[ 0 ], unit )
+        return f"{name}: {value} (median at 10x the size / median)"
+    return _common.describe_samples( name, samples, unit )
 
 
 def _divide(
@@ -286,12 +294,14 @@ def measure_memory( settings: _common.Settings ) -> list[ _common.Row ]:
         unit = 'MiB', ours = _common.summarize( ours ),
         peers = _common.produce_cells( settings, retained, _MEMORY_PEERS ) )
     row.notes.append(
-        "tools from typed functions, each library in a fresh interpreter; "
-        "one sample (resident memory is steady)" )
+        "tools from typed functions, each library in a fresh interpreter: "
+        "resident memory after building less before (imports excluded); "
+        "one sample" )
     row.notes.extend(
-        "{name}: peak above the start {peak:.1f} MiB; built in {seconds:.1f} s"
-        .format( name = name, peak = value[ 'peak' ],
-                 seconds = value[ 'seconds' ] )
+        "{name}: whole process {total:.1f} MiB (imports included); built "
+        "in {seconds:.1f} s".format(
+            name = name, total = value[ 'total' ],
+            seconds = value[ 'seconds' ] )
         for name, value in figures.items( ) if not isinstance( value, str ) )
     return [ row ]
 
@@ -315,11 +325,10 @@ def work_memory( library: str, groups: int, size: int ) -> dict[ str, float ]:
     seconds = time.perf_counter( ) - started
     gc.collect( )
     after = _common.access_resident_memory( )
-    peak = resource.getrusage( resource.RUSAGE_SELF ).ru_maxrss * 1024
     assert len( held ) == groups
     mebibyte = 1024 * 1024
     return {
         'retained': ( after - before ) / mebibyte,
-        'peak': ( peak - before ) / mebibyte,
+        'total': after / mebibyte,
         'seconds': seconds,
     }

@@ -57,11 +57,14 @@ def produce_functions( count: int ) -> list[ Callable[ ..., Any ] ]:
     global _serial
     _serial += 1
     names = [ f"forecast_{_serial}_{index}" for index in range( count ) ]
-    source = ''.join(
-        _TEMPLATE.format( name = name, index = index )
-        for index, name in enumerate( names ) )
     namespace: dict[ str, Any ] = { 'Literal': typing.Literal }
-    exec( compile( source, '<tools>', 'exec' ), namespace )
+    # Compiled 100 at a time: a single huge source would make a peak of
+    # memory larger than the tools themselves.
+    for start in range( 0, count, 100 ):
+        source = ''.join(
+            _TEMPLATE.format( name = name, index = start + index )
+            for index, name in enumerate( names[ start : start + 100 ] ) )
+        exec( compile( source, '<tools>', 'exec' ), namespace )
     return [ namespace[ name ] for name in names ]
 
 
