@@ -36,6 +36,8 @@ _STOPS_TRUNCATING = frozenset( (
     'max_tokens', 'model_context_window_exceeded', 'pause_turn', 'refusal',
 ) )
 
+# Other APIs name their event types with dots or dashes.
+_GENERA_FOREIGN = __.re.compile( r'[.-]' )
 _DELTAS_FIELDS = __.types.MappingProxyType( {
     'text_delta': 'text',
     'thinking_delta': 'thinking',
@@ -75,10 +77,10 @@ class AnthropicAccumulator( _base.AccumulatorBase ):
         access = _base.access_field
         genus = access( event, 'type' )
         if genus is None and not __.is_absent( label ): genus = label
-        if not isinstance( genus, str ):
+        if not isinstance( genus, str ) or _GENERA_FOREIGN.search( genus ):
             raise __.exceptions.ResponseInvalidity(
-                PROVIDER, "the event has no 'type': it is not an event of a "
-                "Messages stream (the payload of another provider?)." )
+                PROVIDER, "the event has no 'type' of a Messages stream event "
+                "(the payload of another provider?)." )
         match genus:
             case 'content_block_start':
                 return self._ingest_start( event )

@@ -21,6 +21,8 @@ from . import base as _base
 PROVIDER = 'cohere'
 
 _DONE = '[DONE]'
+# Other APIs name their event types with dots or underscores.
+_GENERA_FOREIGN = __.re.compile( r'[._]' )
 _STOPS_TRUNCATING = frozenset( ( 'MAX_TOKENS', 'ERROR', 'TIMEOUT' ) )
 _EMPTY_TEXT = 'The tool returned no content.'
 
@@ -54,10 +56,10 @@ class CohereAccumulator( _base.AccumulatorBase ):
         genus = access( event, 'type' )
         if genus is None and not __.is_absent( label ): genus = label
         _raise_on_error( event, genus )
-        if not isinstance( genus, str ):
+        if not isinstance( genus, str ) or _GENERA_FOREIGN.search( genus ):
             raise __.exceptions.ResponseInvalidity(
-                PROVIDER, "the event has no 'type': it is not an event of a "
-                "Cohere v2 stream (the payload of another provider?)." )
+                PROVIDER, "the event has no 'type' of a Cohere v2 stream "
+                "event (the payload of another provider?)." )
         match genus:
             case 'tool-call-start':
                 return self._commence( event )

@@ -20,6 +20,9 @@ from . import openai as _openai
 
 PROVIDER = 'openai-responses'
 
+# Other APIs name their event types with dashes, or with underscores and
+# no dots (all types but 'error' of this API start with 'response.').
+_GENERA_FOREIGN = __.re.compile( r'-|^[^.]*_[^.]*$' )
 _IMAGE_MEDIA_TYPES = frozenset( (
     'image/gif', 'image/jpeg', 'image/png', 'image/webp' ) )
 
@@ -44,10 +47,10 @@ class OpenaiResponsesAccumulator( _base.AccumulatorBase ):
         access = _base.access_field
         genus = access( event, 'type' )
         if genus is None and not __.is_absent( label ): genus = label
-        if not isinstance( genus, str ):
+        if not isinstance( genus, str ) or _GENERA_FOREIGN.search( genus ):
             raise __.exceptions.ResponseInvalidity(
-                PROVIDER, "the event has no 'type': it is not an event of a "
-                "Responses stream (the payload of another provider?)." )
+                PROVIDER, "the event has no 'type' of a Responses stream "
+                "event (the payload of another provider?)." )
         match genus:
             case 'response.output_item.added':
                 return self._commence_item( event )
