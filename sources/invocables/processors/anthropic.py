@@ -286,22 +286,6 @@ def _assemble_block(
     return block_
 
 
-def _nativize_content( content: __.canisters.Content ) -> _Block | None:
-    match content:
-        case __.canisters.TextContent( ):
-            if not content.text: return None
-            return { 'type': 'text', 'text': content.text }
-        case __.canisters.ImageContent( ):
-            return _nativize_binary(
-                content.data, content.media_type, content )
-        case __.canisters.ResourceContent( ):
-            data = content.data
-            if __.is_absent( data ) or __.is_absent( content.media_type ):
-                return _nativize_text( content )
-            return _nativize_binary( data, content.media_type, content )
-        case _: return _nativize_text( content )
-
-
 def _nativize_binary(
     data: bytes, media_type: str, content: __.canisters.Content
 ) -> _Block | None:
@@ -318,6 +302,22 @@ def _nativize_binary(
                 'type': 'base64', 'media_type': media_type,
                 'data': _base.encode_base64( data ) } }
     return _nativize_text( content )
+
+
+def _nativize_content( content: __.canisters.Content ) -> _Block | None:
+    match content:
+        case __.canisters.TextContent( ):
+            if not content.text: return None
+            return { 'type': 'text', 'text': content.text }
+        case __.canisters.ImageContent( ):
+            return _nativize_binary(
+                content.data, content.media_type, content )
+        case __.canisters.ResourceContent( ):
+            data = content.data
+            if __.is_absent( data ) or __.is_absent( content.media_type ):
+                return _nativize_text( content )
+            return _nativize_binary( data, content.media_type, content )
+        case _: return _nativize_text( content )
 
 
 def _nativize_result( result: __.canisters.ResultCanister ) -> _Block:
@@ -341,6 +341,13 @@ def _nativize_text( content: __.canisters.Content ) -> _Block | None:
     return { 'type': 'text', 'text': text }
 
 
+def _produce_failure( error: object ) -> __.exceptions.ProviderFailure:
+    genus = _base.access_field( error, 'type' )
+    status = _STATUSES.get( genus, __.absent ) if isinstance(
+        genus, str ) else __.absent
+    return _base.produce_failure( PROVIDER, error, status )
+
+
 def _validate_message( message: object ) -> None:
     ''' Raises response invalidity unless message has Anthropic's shape.
     '''
@@ -350,10 +357,3 @@ def _validate_message( message: object ) -> None:
         raise __.exceptions.ResponseInvalidity(
             PROVIDER, "the message has 'tool_calls': it is a message of "
             "another provider, not of the Messages API." )
-
-
-def _produce_failure( error: object ) -> __.exceptions.ProviderFailure:
-    genus = _base.access_field( error, 'type' )
-    status = _STATUSES.get( genus, __.absent ) if isinstance(
-        genus, str ) else __.absent
-    return _base.produce_failure( PROVIDER, error, status )

@@ -573,6 +573,22 @@ def access_field(
     return default
 
 
+def access_index(
+    value: object, provider: str, where: str, name: str = 'index'
+) -> int:
+    ''' Returns integer index field of event.
+
+        Raises :py:class:`invocables.exceptions.ResponseInvalidity` when it
+        is missing or not an integer: without it, the event cannot be told
+        apart from those of other calls.
+    '''
+    index = access_field( value, name )
+    if isinstance( index, int ) and not isinstance( index, bool ):
+        return index
+    raise __.exceptions.ResponseInvalidity(
+        provider, f"{where} has no integer {name!r}." )
+
+
 def access_items(
     value: object, provider: str, where: str
 ) -> __.cabc.Sequence[ __.typx.Any ]:
@@ -615,22 +631,6 @@ def adapt_schema(
     return _dialects.adapt_tool_schema( name, schema, dialect )
 
 
-def access_index(
-    value: object, provider: str, where: str, name: str = 'index'
-) -> int:
-    ''' Returns integer index field of event.
-
-        Raises :py:class:`invocables.exceptions.ResponseInvalidity` when it
-        is missing or not an integer: without it, the event cannot be told
-        apart from those of other calls.
-    '''
-    index = access_field( value, name )
-    if isinstance( index, int ) and not isinstance( index, bool ):
-        return index
-    raise __.exceptions.ResponseInvalidity(
-        provider, f"{where} has no integer {name!r}." )
-
-
 def decode_arguments(
     value: object
 ) -> tuple[ dict[ str, __.typx.Any ], __.Absential[ str ] ]:
@@ -655,23 +655,10 @@ def decode_arguments(
     return _decode_text( value )
 
 
-def produce_function_tool(
-    name: str,
-    description: str,
-    schema: NativeObject,
-    *,
-    strict: bool = False,
-) -> NativeObject:
-    ''' Returns ``{ type: 'function', function: { name, ... } }``.
-
-        The tool shape of OpenAI Chat Completions, which Cohere and Ollama
-        share.
-    '''
-    function: NativeObject = { 'name': name }
-    if description: function[ 'description' ] = description
-    function[ 'parameters' ] = schema
-    if strict: function[ 'strict' ] = True
-    return { 'type': 'function', 'function': function }
+def encode_base64( data: bytes ) -> str:
+    ''' Returns base64 text of bytes, as providers take images. '''
+    import base64
+    return base64.b64encode( data ).decode( 'ascii' )
 
 
 def is_complete_arguments( value: object ) -> bool:
@@ -720,12 +707,6 @@ def nativize_object( value: object, *, aliases: bool = False ) -> object:
     return value
 
 
-def encode_base64( data: bytes ) -> str:
-    ''' Returns base64 text of bytes, as providers take images. '''
-    import base64
-    return base64.b64encode( data ).decode( 'ascii' )
-
-
 def produce_failure(
     provider: str,
     error: object,
@@ -753,6 +734,25 @@ def produce_failure(
         provider, status,
         genus if isinstance( genus, str ) and genus else __.absent,
         message )
+
+
+def produce_function_tool(
+    name: str,
+    description: str,
+    schema: NativeObject,
+    *,
+    strict: bool = False,
+) -> NativeObject:
+    ''' Returns ``{ type: 'function', function: { name, ... } }``.
+
+        The tool shape of OpenAI Chat Completions, which Cohere and Ollama
+        share.
+    '''
+    function: NativeObject = { 'name': name }
+    if description: function[ 'description' ] = description
+    function[ 'parameters' ] = schema
+    if strict: function[ 'strict' ] = True
+    return { 'type': 'function', 'function': function }
 
 
 def produce_invocation(
@@ -921,23 +921,6 @@ def _is_other_tag( slot: _Slot, tag: str | None ) -> bool:
     return tag is not None and slot.tag is not None and slot.tag != tag
 
 
-def _name_json_genus( value: object ) -> str:
-    match value:
-        case bool( ): return 'boolean'
-        case int( ) | float( ): return 'number'
-        case str( ): return 'string'
-        case list( ) | tuple( ): return 'array'
-        case _: return type( value ).__name__
-
-
-def _produce_invalidity(
-    provider: str, exception: Exception
-) -> __.exceptions.ResponseInvalidity:
-    return __.exceptions.ResponseInvalidity(
-        provider, "{kind}: {message}".format(
-            kind = type( exception ).__name__, message = exception ) )
-
-
 def _is_substantial( fragment: object ) -> bool:
     ''' Returns whether fragment carries arguments (not empty, not null).
     '''
@@ -961,6 +944,32 @@ def _merge_fragment( slot: _Slot, fragment: object ) -> None:
     if slot.invalidity is None: slot.invalidity = _describe_genus( fragment )
 
 
+def _name_json_genus( value: object ) -> str:
+    match value:
+        case bool( ): return 'boolean'
+        case int( ) | float( ): return 'number'
+        case str( ): return 'string'
+        case list( ) | tuple( ): return 'array'
+        case _: return type( value ).__name__
+
+
+def _produce_invalidity(
+    provider: str, exception: Exception
+) -> __.exceptions.ResponseInvalidity:
+    return __.exceptions.ResponseInvalidity(
+        provider, "{kind}: {message}".format(
+            kind = type( exception ).__name__, message = exception ) )
+
+
+def _render_json( value: object ) -> str:
+    ''' Renders value as canonical JSON; falls back to its repr. '''
+    if isinstance( value, str ): return value
+    try:
+        return __.json.dumps(
+            value, sort_keys = True, ensure_ascii = False, default = repr )
+    except ( TypeError, ValueError, RecursionError ): return repr( value )
+
+
 def _resolve_arguments(
     slot: _Slot
 ) -> tuple[ object, __.Absential[ str ] ]:
@@ -978,12 +987,3 @@ def _resolve_arguments(
         return text, "arguments came both as JSON text and as an object"
     if not blank: return text, __.absent
     return slot.initial, __.absent
-
-
-def _render_json( value: object ) -> str:
-    ''' Renders value as canonical JSON; falls back to its repr. '''
-    if isinstance( value, str ): return value
-    try:
-        return __.json.dumps(
-            value, sort_keys = True, ensure_ascii = False, default = repr )
-    except ( TypeError, ValueError, RecursionError ): return repr( value )

@@ -167,12 +167,8 @@ class CohereProcessor( _base.ProcessorBase ):
                 for call in calls ), stop )
         return tuple(
             _base.produce_invocation(
-                access( call, 'id' ),
-                _base.access_text(
-                    access( access( call, 'function' ), 'name' ),
-                    PROVIDER, 'name' ),
-                access( access( call, 'function' ), 'arguments' ),
-                position )
+                access( call, 'id' ), _access_name( call ),
+                _access_arguments( call ), position )
             for position, call in enumerate( calls ) )
 
     def nativize_results(
@@ -200,6 +196,11 @@ def produce_processor( **options: __.typx.Any ) -> CohereProcessor:
     return CohereProcessor( )
 
 
+def _access_arguments( call: object ) -> object:
+    access = _base.access_field
+    return access( access( call, 'function' ), 'arguments' )
+
+
 def _access_call( event: object ) -> __.typx.Any:
     return _base.access_field( _access_message( event ), 'tool_calls' )
 
@@ -211,6 +212,12 @@ def _access_index( event: object ) -> int:
 def _access_message( event: object ) -> __.typx.Any:
     access = _base.access_field
     return access( access( event, 'delta' ), 'message' )
+
+
+def _access_name( call: object ) -> str:
+    access = _base.access_field
+    return _base.access_text(
+        access( access( call, 'function' ), 'name' ), PROVIDER, 'name' )
 
 
 def _decode_event( event: str | bytes | bytearray ) -> object:
@@ -247,18 +254,6 @@ def _produce_blocks(
     return blocks
 
 
-def _validate_response( body: object ) -> None:
-    ''' Raises response invalidity unless body is a response or message.
-    '''
-    _base.validate_shape(
-        PROVIDER, body, ( 'message', 'tool_calls', 'content', 'tool_plan' ),
-        'a Cohere v2 chat response or message' )
-    if _base.access_field( body, 'type' ) is not None:
-        raise __.exceptions.ResponseInvalidity(
-            PROVIDER, "the payload has a 'type': it is not a Cohere v2 chat "
-            "response or message (the payload of another provider?)." )
-
-
 def _raise_on_error( body: object, genus: object ) -> None:
     ''' Raises provider failure for an error body or error event.
 
@@ -278,12 +273,13 @@ def _raise_on_error( body: object, genus: object ) -> None:
         raise _base.produce_failure( PROVIDER, error )
 
 
-def _access_arguments( call: object ) -> object:
-    access = _base.access_field
-    return access( access( call, 'function' ), 'arguments' )
-
-
-def _access_name( call: object ) -> str:
-    access = _base.access_field
-    return _base.access_text(
-        access( access( call, 'function' ), 'name' ), PROVIDER, 'name' )
+def _validate_response( body: object ) -> None:
+    ''' Raises response invalidity unless body is a response or message.
+    '''
+    _base.validate_shape(
+        PROVIDER, body, ( 'message', 'tool_calls', 'content', 'tool_plan' ),
+        'a Cohere v2 chat response or message' )
+    if _base.access_field( body, 'type' ) is not None:
+        raise __.exceptions.ResponseInvalidity(
+            PROVIDER, "the payload has a 'type': it is not a Cohere v2 chat "
+            "response or message (the payload of another provider?)." )

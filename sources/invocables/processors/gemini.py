@@ -426,87 +426,6 @@ def _access_candidates( event: object ) -> __.cabc.Sequence[ __.typx.Any ]:
         _access( event, 'candidates' ), PROVIDER, 'candidates' )
 
 
-def _access_partial_value( partial: object ) -> __.typx.Any:
-    for name, alias in (
-        ( 'stringValue', 'string_value' ),
-        ( 'numberValue', 'number_value' ),
-        ( 'boolValue', 'bool_value' ),
-    ):
-        value = _access( partial, name, alias )
-        if value is not None: return value
-    return None
-
-
-def _access_ordinal( candidate: object, position: int ) -> object:
-    ''' Returns index of candidate; 0 when absent (JSON omits zeros). '''
-    ordinal = _access( candidate, 'index' )
-    return 0 if ordinal is None else ordinal
-
-
-def _access_parts( message: object ) -> __.cabc.Sequence[ __.typx.Any ]:
-    ''' Returns parts of first candidate, of candidate, or of content.
-
-        Raises response invalidity for payloads of another shape.
-    '''
-    _base.validate_shape(
-        PROVIDER, message, ( *_CHUNK_FIELDS, 'content', 'parts' ),
-        'a Gemini response, candidate or content' )
-    candidates = _access( message, 'candidates' )
-    if candidates is not None:
-        items = _base.access_items( candidates, PROVIDER, 'candidates' )
-        selected = [
-            item for position, item in enumerate( items )
-            if _access_ordinal( item, position ) == 0 ]
-        if not selected: return ( )
-        message = selected[ 0 ]
-    content = _access( message, 'content' )
-    if content is not None:
-        if isinstance( content, ( str, list, tuple ) ):
-            raise __.exceptions.ResponseInvalidity(
-                PROVIDER, "content is not an object of parts (the payload "
-                "of another provider?)." )
-        message = content
-    return _base.access_items( _access( message, 'parts' ), PROVIDER, 'parts' )
-
-
-def _decode_event( event: object ) -> object:
-    ''' Decodes event given as JSON text (such as SSE data). '''
-    if isinstance( event, ( bytes, bytearray ) ):
-        event = bytes( event ).decode( 'utf-8' )
-    if not isinstance( event, str ): return event
-    try: return __.json.loads( event )
-    except ValueError as exception:
-        raise __.exceptions.ResponseInvalidity(
-            PROVIDER, f"event is not JSON: {exception}" ) from exception
-
-
-def _parse_path( path: str ) -> tuple[ _Step, ... ]:
-    ''' Parses JSON path such as ``$.a.b[0]['c d']`` into steps. '''
-    if not path.startswith( '$' ):
-        raise __.exceptions.ResponseInvalidity(
-            PROVIDER, f"JSON path {path!r} does not start at '$'." )
-    steps: list[ _Step ] = [ ]
-    position = 1
-    while position < len( path ):
-        match = _path_step.match( path, position )
-        if match is None or len( steps ) >= _PATH_STEPS_MAXIMUM:
-            raise __.exceptions.ResponseInvalidity(
-                PROVIDER, "JSON path {path!r} cannot be read (at most {steps} "
-                "steps of names and indexes of up to {digits} digits)."
-                .format(
-                    path = path[ : 80 ], steps = _PATH_STEPS_MAXIMUM,
-                    digits = _INDEX_DIGITS_MAXIMUM ) )
-        name, index, single, double = match.groups( )
-        if index is not None: steps.append( int( index ) )
-        else: steps.append( next(
-            part for part in ( name, single, double ) if part is not None ) )
-        position = match.end( )
-    if not steps or not isinstance( steps[ 0 ], str ):
-        raise __.exceptions.ResponseInvalidity(
-            PROVIDER, f"JSON path {path!r} does not name an argument." )
-    return tuple( steps )
-
-
 def _access_leaf(
     root: dict[ str, __.typx.Any ], steps: tuple[ _Step, ... ], count: int
 ) -> _Leaf:
@@ -551,6 +470,49 @@ def _access_members(
         PROVIDER, "JSON paths of partial arguments disagree." )
 
 
+def _access_ordinal( candidate: object, position: int ) -> object:
+    ''' Returns index of candidate; 0 when absent (JSON omits zeros). '''
+    ordinal = _access( candidate, 'index' )
+    return 0 if ordinal is None else ordinal
+
+
+def _access_partial_value( partial: object ) -> __.typx.Any:
+    for name, alias in (
+        ( 'stringValue', 'string_value' ),
+        ( 'numberValue', 'number_value' ),
+        ( 'boolValue', 'bool_value' ),
+    ):
+        value = _access( partial, name, alias )
+        if value is not None: return value
+    return None
+
+
+def _access_parts( message: object ) -> __.cabc.Sequence[ __.typx.Any ]:
+    ''' Returns parts of first candidate, of candidate, or of content.
+
+        Raises response invalidity for payloads of another shape.
+    '''
+    _base.validate_shape(
+        PROVIDER, message, ( *_CHUNK_FIELDS, 'content', 'parts' ),
+        'a Gemini response, candidate or content' )
+    candidates = _access( message, 'candidates' )
+    if candidates is not None:
+        items = _base.access_items( candidates, PROVIDER, 'candidates' )
+        selected = [
+            item for position, item in enumerate( items )
+            if _access_ordinal( item, position ) == 0 ]
+        if not selected: return ( )
+        message = selected[ 0 ]
+    content = _access( message, 'content' )
+    if content is not None:
+        if isinstance( content, ( str, list, tuple ) ):
+            raise __.exceptions.ResponseInvalidity(
+                PROVIDER, "content is not an object of parts (the payload "
+                "of another provider?)." )
+        message = content
+    return _base.access_items( _access( message, 'parts' ), PROVIDER, 'parts' )
+
+
 def _assemble_node( node: __.typx.Any ) -> __.typx.Any:
     ''' Returns value of node of partial arguments (depth is bounded). '''
     if isinstance( node, _Leaf ): return node.assemble( )
@@ -564,6 +526,44 @@ def _assemble_node( node: __.typx.Any ) -> __.typx.Any:
     members = __.typx.cast( dict[ str, __.typx.Any ], node )
     return {
         name: _assemble_node( value ) for name, value in members.items( ) }
+
+
+def _decode_event( event: object ) -> object:
+    ''' Decodes event given as JSON text (such as SSE data). '''
+    if isinstance( event, ( bytes, bytearray ) ):
+        event = bytes( event ).decode( 'utf-8' )
+    if not isinstance( event, str ): return event
+    try: return __.json.loads( event )
+    except ValueError as exception:
+        raise __.exceptions.ResponseInvalidity(
+            PROVIDER, f"event is not JSON: {exception}" ) from exception
+
+
+def _parse_path( path: str ) -> tuple[ _Step, ... ]:
+    ''' Parses JSON path such as ``$.a.b[0]['c d']`` into steps. '''
+    if not path.startswith( '$' ):
+        raise __.exceptions.ResponseInvalidity(
+            PROVIDER, f"JSON path {path!r} does not start at '$'." )
+    steps: list[ _Step ] = [ ]
+    position = 1
+    while position < len( path ):
+        match = _path_step.match( path, position )
+        if match is None or len( steps ) >= _PATH_STEPS_MAXIMUM:
+            raise __.exceptions.ResponseInvalidity(
+                PROVIDER, "JSON path {path!r} cannot be read (at most {steps} "
+                "steps of names and indexes of up to {digits} digits)."
+                .format(
+                    path = path[ : 80 ], steps = _PATH_STEPS_MAXIMUM,
+                    digits = _INDEX_DIGITS_MAXIMUM ) )
+        name, index, single, double = match.groups( )
+        if index is not None: steps.append( int( index ) )
+        else: steps.append( next(
+            part for part in ( name, single, double ) if part is not None ) )
+        position = match.end( )
+    if not steps or not isinstance( steps[ 0 ], str ):
+        raise __.exceptions.ResponseInvalidity(
+            PROVIDER, f"JSON path {path!r} does not name an argument." )
+    return tuple( steps )
 
 
 def _produce_payload(

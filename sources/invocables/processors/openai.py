@@ -323,6 +323,11 @@ def produce_processor( **options: __.typx.Any ) -> OpenaiProcessor:
     return OpenaiProcessor( **options )
 
 
+def _access_arguments( call: object ) -> object:
+    access = _base.access_field
+    return access( access( call, 'function' ), 'arguments' )
+
+
 def _access_error( event: object ) -> object:
     ''' Returns error of chunk: typed chunks carry none (the SDK raises on
         error payloads).
@@ -361,6 +366,12 @@ def _access_message(
     return native_message, None
 
 
+def _access_name( call: object ) -> str:
+    access = _base.access_field
+    return _base.access_text(
+        access( access( call, 'function' ), 'name' ), PROVIDER, 'name' )
+
+
 def _access_ordinal( choice: object, position: int ) -> object:
     ''' Returns index of choice; its position when it has none. '''
     ordinal = _base.access_field( choice, 'index' )
@@ -382,20 +393,6 @@ def _decode_chunk( event: str | bytes | bytearray ) -> object:
 def _produce_invocation(
     call: object, position: int
 ) -> __.canisters.InvocationCanister:
-    access = _base.access_field
-    function = access( call, 'function' )
     return _base.produce_invocation(
-        access( call, 'id' ),
-        _base.access_text( access( function, 'name' ), PROVIDER, 'name' ),
-        access( function, 'arguments' ), position )
-
-
-def _access_arguments( call: object ) -> object:
-    access = _base.access_field
-    return access( access( call, 'function' ), 'arguments' )
-
-
-def _access_name( call: object ) -> str:
-    access = _base.access_field
-    return _base.access_text(
-        access( access( call, 'function' ), 'name' ), PROVIDER, 'name' )
+        _base.access_field( call, 'id' ), _access_name( call ),
+        _access_arguments( call ), position )
