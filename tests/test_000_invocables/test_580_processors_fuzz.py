@@ -54,6 +54,8 @@ _FOLDERS = {
     'openai-responses': 'openai_responses' }
 _INDEXED = frozenset( (
     'anthropic', 'cohere', 'openai', 'openai-responses' ) )
+# Many cases take long: the suite's timeout (300 s) grows with their number.
+_timeout = pytest.mark.timeout( max( 300, EXAMPLES // 4 ) )
 _settings = settings(
     max_examples = EXAMPLES, deadline = None, database = None,
     suppress_health_check = list( HealthCheck ) )
@@ -609,6 +611,7 @@ def _key( entry ):
     return json.dumps( entry, sort_keys = True, default = repr )
 
 
+@_timeout
 @pytest.mark.parametrize( 'provider', PROVIDERS )
 def test_100_generated_replies( provider ):
     ''' Generated replies give each call once, with exactly its arguments,
@@ -716,6 +719,7 @@ def _check_canisters( invocations ):
         assert isinstance( invocation.arguments, dict )
 
 
+@_timeout
 @pytest.mark.parametrize( 'provider', PROVIDERS )
 def test_200_mutated_captures( provider ):
     ''' Mutated real captures give the package's errors or well-formed
@@ -756,6 +760,7 @@ def test_200_mutated_captures( provider ):
     check( )
 
 
+@_timeout
 @pytest.mark.parametrize( 'provider', PROVIDERS )
 def test_300_arbitrary_input( provider ):
     ''' Arbitrary JSON bodies and events give only the package's errors. '''

@@ -163,6 +163,7 @@ class _Slot:
     initial: object = None
     patch: dict[ str, __.typx.Any ] | None = None
     invalidity: str | None = None
+    decoded: object = None  # JSON value of the one joined fragment
 
 
 class AccumulatorBase:
@@ -213,7 +214,7 @@ class AccumulatorBase:
         '''
         if self._concluded:
             raise __.exceptions.AccumulatorReuseInvalidity( self.provider )
-        self._pending.clear( )
+        if self._pending: self._pending.clear( )
         try: invocations = tuple( self.ingest_event( event, label ) )
         except __.exceptions.Omnierror: raise
         except Exception as exception:
@@ -363,10 +364,12 @@ class AccumulatorBase:
         del self._slots[ index ]
         self._closed.setdefault( index, set( ) ).add( slot.tag )
         invalidity: __.Absential[ str ] = __.absent
+        decoded = arguments
         if __.is_absent( arguments ):
             arguments, invalidity = _resolve_arguments( slot )
+            decoded = _access_decoded( slot, arguments )
         invocation = produce_invocation(
-            slot.identifier, slot.name, arguments, slot.position,
+            slot.identifier, slot.name, decoded, slot.position,
             invalidity = invalidity )
         self._pending[ id( invocation ) ] = StreamedInvocation(
             invocation = invocation, index = index, arguments = arguments )
@@ -454,8 +457,13 @@ class AccumulatorBase:
         slot = self._slots[ index ]
         if slot.invalidity is not None: return True
         text = ''.join( slot.fragments )
-        if text and not text.isspace( ): return is_complete_arguments( text )
-        return slot.patch is not None or slot.initial is not None
+        if not text or text.isspace( ):
+            return slot.patch is not None or slot.initial is not None
+        # Keep the joined text and its value: completion decodes once.
+        slot.fragments = [ text ]
+        try: slot.decoded = __.json.loads( text )
+        except ( ValueError, RecursionError ): return False
+        return True
 
     def _record( self, invocations: Invocations ) -> None:
         for invocation in invocations:
@@ -873,6 +881,17 @@ def validate_whole_calls(
     if names:
         raise __.exceptions.InvocationTruncation(
             names, f"the response stopped for reason {stop!r}." )
+
+
+def _access_decoded( slot: _Slot, arguments: object ) -> object:
+    ''' Returns object decoded by ``is_whole`` from arguments, if it still
+        holds: the text is the one fragment it joined, and is an object.
+    '''
+    decoded = slot.decoded
+    if isinstance( decoded, dict ) and len( slot.fragments ) == 1 and (
+        slot.fragments[ 0 ] is arguments and slot.patch is None
+    ): return __.typx.cast( dict[ str, __.typx.Any ], decoded )
+    return arguments
 
 
 def _classify_kind( genus: type ) -> int:

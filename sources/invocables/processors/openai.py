@@ -60,10 +60,11 @@ class OpenaiAccumulator( _base.AccumulatorBase ):
                 return self.complete_calls( )
         error = _access_error( event )
         if error is not None: raise _base.produce_failure( PROVIDER, error )
-        _base.validate_shape(
-            PROVIDER, event, ( 'choices', ), 'a Chat Completions chunk' )
-        choices = _base.access_items(
-            _base.access_field( event, 'choices' ), PROVIDER, 'choices' )
+        choices = _base.access_field( event, 'choices' )
+        if choices is None:
+            _base.validate_shape(
+                PROVIDER, event, ( 'choices', ), 'a Chat Completions chunk' )
+        choices = _base.access_items( choices, PROVIDER, 'choices' )
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
         for position, choice in enumerate( choices ):
             if _access_ordinal( choice, position ) != self._choice: continue
@@ -100,12 +101,13 @@ class OpenaiAccumulator( _base.AccumulatorBase ):
         delta = access( choice, 'delta' )
         text = access( delta, 'content' )
         if isinstance( text, str ) and text: self._texts.append( text )
-        refusal = access( delta, 'refusal' )
-        if isinstance( refusal, str ) and refusal:
-            self._refusals.append( refusal )
         calls = access( delta, 'tool_calls' )
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
-        if calls is not None:
+        if calls is None:
+            refusal = access( delta, 'refusal' )
+            if isinstance( refusal, str ) and refusal:
+                self._refusals.append( refusal )
+        else:
             calls = _base.access_items( calls, PROVIDER, 'tool_calls' )
             for position, call in enumerate( calls ):
                 invocations.extend( self._ingest_call( position, call ) )
