@@ -474,6 +474,78 @@ def test_610_access_items_and_text( ):
         base.access_text( 1, 'p', 'x' )
 
 
+def test_620_access_index( ):
+    ''' Indexes must be integers (not booleans), or the event is invalid.
+    '''
+    assert base.access_index( { 'index': 3 }, 'p', 'event' ) == 3
+    assert base.access_index(
+        { 'output_index': 0 }, 'p', 'event', 'output_index' ) == 0
+    for event in ( { }, { 'index': None }, { 'index': True },
+                   { 'index': '1' } ):
+        with pytest.raises( exceptions.ResponseInvalidity ) as caught:
+            base.access_index( event, 'p', 'the event' )
+        assert "the event has no integer 'index'" in str( caught.value )
+
+
+def test_630_validate_shape( ):
+    ''' Payloads without any expected field raise, naming what they have.
+    '''
+    payload = { 'b': 1 }
+    assert base.validate_shape( 'p', payload, ( 'a', 'b' ), 'x' ) is payload
+    assert base.validate_shape(
+        'p', types.SimpleNamespace( a = None ), ( 'a', ), 'x' ) is not None
+    with pytest.raises( exceptions.ResponseInvalidity ) as caught:
+        base.validate_shape(
+            'p', { 'choices': [ ] }, ( 'content', ), 'a message' )
+    assert 'expected a message' in str( caught.value )
+    assert 'got fields choices' in str( caught.value )
+    for value in ( { }, [ ], types.SimpleNamespace( ) ):
+        with pytest.raises( exceptions.ResponseInvalidity ):
+            base.validate_shape( 'p', value, ( 'content', ), 'a message' )
+
+
+@pytest.mark.parametrize( 'value, whole', [
+    ( '{"a": 1}', True ), ( '[1]', True ), ( '3', True ), ( 'null', True ),
+    ( '{"a": ', False ), ( '', False ), ( '  ', False ), ( None, False ),
+    ( { 'a': 1 }, True ), ( [ 1 ], True ), ( b'{}', True ),
+    ( '[' * 100_000, False ),
+] )
+def test_640_is_complete_arguments( value, whole ):
+    ''' Arguments are whole when their text parses, or they are objects. '''
+    assert base.is_complete_arguments( value ) is whole
+
+
+def test_650_validate_whole_calls( ):
+    ''' Only calls whose arguments were cut off are named. '''
+    base.validate_whole_calls( 'p', [ ( 'f', '{}' ), ( 'g', { } ) ], 'x' )
+    with pytest.raises( exceptions.InvocationTruncation ) as caught:
+        base.validate_whole_calls(
+            'p', [ ( 'f', '{}' ), ( 'g', '{"a' ), ( 'h', '' ) ], 'length' )
+    assert caught.value.names == ( 'g', 'h' )
+    assert isinstance( caught.value, exceptions.InvocationInterruption )
+    assert "stopped for reason 'length'" in str( caught.value )
+
+
+def test_660_render_arguments( ):
+    ''' Arguments go back as sent: text kept, objects encoded. '''
+    assert base.render_arguments( '{"b": 1, "a": 2}' ) == '{"b": 1, "a": 2}'
+    assert base.render_arguments( { 'é': [ 1 ] } ) == '{"é": [1]}'
+    for value in ( None, '', ' ' ):
+        assert base.render_arguments( value ) == '{}'
+
+
+def test_670_nativize_object( ):
+    ''' SDK objects become plain values; mappings and lists are copied. '''
+    import anthropic.types
+    block = anthropic.types.TextBlock( type = 'text', text = 'hi' )
+    assert base.nativize_object( block ) == { 'type': 'text', 'text': 'hi' }
+    mapping = { 'a': [ 1 ] }
+    copied = base.nativize_object( mapping )
+    assert copied == mapping and copied is not mapping
+    assert base.nativize_object( ( 1, 2 ) ) == [ 1, 2 ]
+    assert base.nativize_object( 'text' ) == 'text'
+
+
 def test_700_adapt_schema_plain( ):
     ''' Without dialect, schemas pass as plain copies. '''
     schema = invocables.__.immut.Dictionary(

@@ -262,6 +262,14 @@ def test_270_normalize_choice_option( ):
     for choice in ( -1, '1', True ):
         with pytest.raises( exceptions.ConfigurationInvalidity ):
             produce_processor( 'openai', choice = choice )
+    absent = produce_processor( 'openai', choice = 2 )
+    with pytest.raises( exceptions.ResponseInvalidity ):
+        absent.normalize_invocations( body )
+    accumulator = absent.produce_accumulator( )
+    accumulator.ingest( _chunk( _delta( 0, 'a', 'f', '{}' ) ) )
+    accumulator.ingest( _chunk( stop = 'tool_calls' ) )
+    with pytest.raises( exceptions.ResponseInvalidity ):
+        accumulator.conclude( )
 
 
 def test_300_accumulate_typed( ):

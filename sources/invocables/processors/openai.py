@@ -38,13 +38,16 @@ class OpenaiAccumulator( _base.AccumulatorBase ):
         are emitted, and the others are interrupted.
     '''
 
-    __slots__ = ( '_choice', '_refusals', '_texts', '_truncated' )
+    __slots__ = (
+        '_choice', '_others', '_refusals', '_seen', '_texts', '_truncated' )
 
     provider = PROVIDER
 
     def __init__( self, choice: int = 0 ) -> None:
         super( ).__init__( )
         self._choice = choice
+        self._others = False
+        self._seen = False
         self._refusals: list[ str ] = [ ]
         self._texts: list[ str ] = [ ]
         self._truncated = False
@@ -67,9 +70,24 @@ class OpenaiAccumulator( _base.AccumulatorBase ):
         choices = _base.access_items( choices, PROVIDER, 'choices' )
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
         for position, choice in enumerate( choices ):
-            if _access_ordinal( choice, position ) != self._choice: continue
+            if _access_ordinal( choice, position ) != self._choice:
+                self._others = True
+                continue
+            self._seen = True
             invocations.extend( self._ingest_choice( choice ) )
         return tuple( invocations )
+
+    def conclude_stream(
+        self
+    ) -> __.cabc.Sequence[ __.canisters.InvocationCanister ]:
+        ''' Raises response invalidity if the stream never carried the
+            choice read, though it carried others.
+        '''
+        if self._others and not self._seen:
+            raise __.exceptions.ResponseInvalidity(
+                PROVIDER, f"the stream carried no choice {self._choice}; "
+                "ask for more choices (n), or read another one." )
+        return ( )
 
     def produce_message( self ) -> _base.NativeObject:
         ''' Returns ``{ role: 'assistant', content, tool_calls }``.
@@ -358,7 +376,11 @@ def _access_message(
         selected = [
             item for position, item in enumerate( items )
             if _access_ordinal( item, position ) == choice ]
-        if not selected: return None, None
+        if not items: return None, None
+        if not selected:
+            raise __.exceptions.ResponseInvalidity(
+                PROVIDER, f"the response has no choice {choice}; ask for "
+                "more choices (n), or read another one." )
         return (
             access( selected[ 0 ], 'message' ),
             access( selected[ 0 ], 'finish_reason' ) )
