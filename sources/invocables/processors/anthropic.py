@@ -38,6 +38,10 @@ _STOPS_TRUNCATING = frozenset( (
 
 # Other APIs name their event types with dots or dashes.
 _GENERA_FOREIGN = __.re.compile( r'[.-]' )
+_GENERA_KNOWN = frozenset( (
+    'content_block_delta', 'content_block_start', 'content_block_stop',
+    'error', 'message_delta', 'message_start', 'message_stop', 'ping',
+) )
 _DELTAS_FIELDS = __.types.MappingProxyType( {
     'text_delta': 'text',
     'thinking_delta': 'thinking',
@@ -77,7 +81,9 @@ class AnthropicAccumulator( _base.AccumulatorBase ):
         access = _base.access_field
         genus = access( event, 'type' )
         if genus is None and not __.is_absent( label ): genus = label
-        if not isinstance( genus, str ) or _GENERA_FOREIGN.search( genus ):
+        if genus not in _GENERA_KNOWN and (
+            not isinstance( genus, str ) or _GENERA_FOREIGN.search( genus )
+        ):
             raise __.exceptions.ResponseInvalidity(
                 PROVIDER, "the event has no 'type' of a Messages stream event "
                 "(the payload of another provider?)." )
@@ -130,6 +136,11 @@ class AnthropicAccumulator( _base.AccumulatorBase ):
         index = _base.access_index( event, PROVIDER, 'content_block_delta' )
         delta = access( event, 'delta' )
         genus = access( delta, 'type' )
+        if genus == 'input_json_delta' and self.is_open( index ) and (
+            not self._stopped
+        ): # Hot path: input of an open tool_use block.
+            self.extend_call( index, access( delta, 'partial_json' ) )
+            return
         if genus == 'citations_delta':
             self._append_citation( index, access( delta, 'citation' ) )
             return
