@@ -280,6 +280,24 @@ def test_350_accumulate_items_without_ids_once( ):
             ( 'call_1', 'get_capital', { 'country': 'Peru' } ) ], names
 
 
+def test_352_accumulate_item_at_other_index_once( ):
+    ''' A call repeated at another output index (its item id or call id
+        already emitted) is not emitted again.
+    '''
+    item = _item( 'fc_1', 'call_1', 'get_capital', '{"country":"Peru"}' )
+    emitted = _ingest( [
+        _added( 1, dict( item, arguments = '' ) ),
+        _done( 1, 'fc_1', '{"country":"Peru"}' ),
+        _item_done( -1, item ),
+        _item_done( 7, _strip( item, 'id' ) ),
+    ] )
+    assert _summarize( emitted ) == [
+        ( 'call_1', 'get_capital', { 'country': 'Peru' } ) ]
+    body = _response( item, item )
+    invocations = produce_processor( _PROVIDER ).normalize_invocations( body )
+    assert [ i.identifier for i in invocations ] == [ 'call_1' ]
+
+
 def test_355_accumulate_object_arguments_merged( ):
     ''' Object-valued argument deltas are merged, not refused or lost. '''
     emitted = _ingest( [

@@ -189,8 +189,8 @@ class AccumulatorBase:
     '''
 
     __slots__ = (
-        '_closed', '_concluded', '_count', '_emissions', '_pending',
-        '_slots', 'reason',
+        '_closed', '_concluded', '_count', '_emissions', '_identifiers',
+        '_pending', '_slots', 'reason',
     )
 
     provider: __.typx.ClassVar[ str ] = 'unknown'
@@ -199,6 +199,7 @@ class AccumulatorBase:
         self._slots: dict[ __.cabc.Hashable, _Slot ] = { }
         self._closed: dict[ __.cabc.Hashable, set[ str | None ] ] = { }
         self._emissions: list[ StreamedInvocation ] = [ ]
+        self._identifiers: set[ str ] = set( )
         self._pending: dict[ int, StreamedInvocation ] = { }
         self._concluded = False
         self._count = 0
@@ -357,12 +358,19 @@ class AccumulatorBase:
 
             ``arguments``, if given, replaces the streamed fragments (some
             providers repeat the whole arguments at completion). A stop for
-            no open call (such as a repeated one) is ignored.
+            no open call (such as a repeated one) is ignored. An id of the
+            provider names one call: a call with an id already emitted
+            (repeated at another index) is not emitted again.
         '''
         slot = self._slots.get( index )
         if slot is None or _is_other_tag( slot, tag ): return ( )
         del self._slots[ index ]
         self._closed.setdefault( index, set( ) ).add( slot.tag )
+        if slot.identifier is not None:
+            if slot.identifier in self._identifiers:
+                _report_repetition( self.provider, slot.identifier )
+                return ( )
+            self._identifiers.add( slot.identifier )
         invalidity: __.Absential[ str ] = __.absent
         decoded = arguments
         if __.is_absent( arguments ):
@@ -525,11 +533,12 @@ class ProcessorBase( __.immut.Object ):
         ):
             raise __.exceptions.ResponseInvalidity(
                 self.provider, "the response is not a JSON object." )
-        try: return tuple( self.produce_invocations( native_message ) )
+        try: invocations = tuple( self.produce_invocations( native_message ) )
         except __.exceptions.Omnierror: raise
         except Exception as exception:
             raise _produce_invalidity(
                 self.provider, exception ) from exception
+        return _deduplicate_invocations( self.provider, invocations )
 
     def produce_invocations(
         self, native_message: object
@@ -894,6 +903,25 @@ def _access_decoded( slot: _Slot, arguments: object ) -> object:
     return arguments
 
 
+def _deduplicate_invocations(
+    provider: str, invocations: Invocations
+) -> Invocations:
+    ''' Returns invocations without repetitions of an id (an id of the
+        provider names one call), as streams give them.
+    '''
+    identifiers = { invocation.identifier for invocation in invocations }
+    if len( identifiers ) == len( invocations ): return invocations
+    seen: set[ str ] = set( )
+    unique: list[ __.canisters.InvocationCanister ] = [ ]
+    for invocation in invocations:
+        if invocation.identifier in seen:
+            _report_repetition( provider, invocation.identifier )
+            continue
+        seen.add( invocation.identifier )
+        unique.append( invocation )
+    return tuple( unique )
+
+
 def _classify_kind( genus: type ) -> int:
     if issubclass( genus, __.cabc.Mapping ): kind = _KIND_MAPPING
     elif issubclass( genus, _KINDS_VALUE ): kind = _KIND_VALUE
@@ -987,6 +1015,13 @@ def _render_json( value: object ) -> str:
         return __.json.dumps(
             value, sort_keys = True, ensure_ascii = False, default = repr )
     except ( TypeError, ValueError, RecursionError ): return repr( value )
+
+
+def _report_repetition( provider: str, identifier: str ) -> None:
+    _scribe.warning(
+        "Provider {provider!r} gave call id {identifier!r} to more than one "
+        "call; only the first is run.".format(
+            provider = provider, identifier = identifier ) )
 
 
 def _resolve_arguments(
