@@ -444,7 +444,7 @@ _GEMINI_NOISES = (
     { 'usageMetadata': { 'totalTokenCount': 3 } },
     { 'candidates': [ ], 'modelVersion': 'gemini' },
 )
-_PATH_NAME = re.compile( r'^[A-Za-z_][A-Za-z0-9_]*$' )
+_PATH_NAME = re.compile( r'[A-Za-z_][A-Za-z0-9_]*' )
 
 
 def _render_gemini( draw, calls ):
@@ -508,7 +508,7 @@ def _enumerate_leaves( value, path = '$' ):
         if not value: return None
         leaves = [ ]
         for key, member in value.items( ):
-            if _PATH_NAME.match( key ): step = f".{key}"
+            if _PATH_NAME.fullmatch( key ): step = f".{key}"
             elif "'" not in key: step = f"['{key}']"
             else: return None
             found = _enumerate_leaves( member, path + step )
