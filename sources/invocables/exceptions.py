@@ -23,6 +23,22 @@ class Omnierror( Omniexception, Exception ):
     ''' Base for error exceptions raised by package API. '''
 
 
+class AccumulatorReuseInvalidity( Omnierror, RuntimeError ):
+    ''' Accumulator of a concluded stream was given more events.
+
+        An accumulator reads one streamed response: once concluded, it
+        refuses events, so that no state of one stream leaks into another.
+    '''
+
+    def __init__( self, provider: str ):
+        self.provider = provider
+        super( ).__init__(
+            f"The accumulator of provider {provider!r} was concluded and "
+            "takes no more events. Produce a new accumulator (with "
+            "'processor.produce_accumulator( )') for each streamed "
+            "response." )
+
+
 class ArgumentsInvalidity( Omnierror, ValueError ):
     ''' Arguments of invocation do not satisfy schema of invoker. '''
 
@@ -160,6 +176,24 @@ class InvocationRefusal( Omnierror, RuntimeError ):
     def __init__( self, message: str ):
         self.message = message
         super( ).__init__( message )
+
+
+class InvocationTruncation( InvocationInterruption ):
+    ''' Tool calls of a whole response were cut off by its stop reason.
+
+        Names only the calls whose arguments were cut off; no call of the
+        response is run. A kind of
+        :py:class:`InvocationInterruption`, so that either may be caught.
+    '''
+
+    def __init__( self, names: __.cabc.Sequence[ str ], reason: str ):
+        self.names = tuple( names )
+        self.reason = reason
+        joined = ', '.join( repr( name ) for name in names )
+        super( InvocationInterruption, self ).__init__(
+            f"Tool call(s) {joined} cut off before their arguments were "
+            f"complete: {reason} No call of the response was run; raise the "
+            "output token limit or ask the model to retry." )
 
 
 class InvokerAbsence( Omnierror, LookupError ):

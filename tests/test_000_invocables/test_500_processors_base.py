@@ -254,9 +254,52 @@ def test_370_accumulate_completed_tag_ignored( ):
     accumulator = _Accumulator( )
     emitted = _ingest_all( accumulator, [
         ( 'start', 0, 'a', 'f' ), ( 'stop', 0 ),
-        ( 'start', 0, 'a', 'f' ), ( 'delta', 0, 'junk' ), ( 'stop', 0 ),
+        ( 'start', 0, 'a', 'f' ), ( 'delta', 0, '' ), ( 'stop', 0 ),
     ] )
     assert [ i.identifier for i in emitted ] == [ 'a' ]
+
+
+def test_371_accumulate_fragment_after_completion( ):
+    ''' Arguments for a call already emitted raise, rather than vanish. '''
+    accumulator = _Accumulator( )
+    _ingest_all( accumulator, [
+        ( 'start', 0, 'a', 'f' ), ( 'delta', 0, '{"x": 1}' ), ( 'stop', 0 ) ] )
+    with pytest.raises( exceptions.ResponseInvalidity ) as caught:
+        accumulator.ingest( ( 'delta', 0, ', "y": 2}' ) )
+    assert 'after the call was complete' in str( caught.value )
+
+
+def test_372_accumulate_tagless_restart( ):
+    ''' A start without tag at a completed index raises, not duplicates. '''
+    accumulator = _Accumulator( )
+    _ingest_all( accumulator, [
+        ( 'start', 0, None, 'f' ), ( 'delta', 0, '{}' ), ( 'stop', 0 ) ] )
+    with pytest.raises( exceptions.ResponseInvalidity ):
+        accumulator.ingest( ( 'start', 0, None, 'f' ) )
+    emitted = accumulator.ingest( ( 'start', 0, 'b', 'g' ) )
+    assert emitted == ( )
+    assert accumulator.is_open( 0 )
+
+
+def test_373_accumulate_object_patches_merged( ):
+    ''' Object fragments are merged key by key, never dropped. '''
+    accumulator = _Accumulator( )
+    emitted = _ingest_all( accumulator, [
+        ( 'start', 0, 'a', 'f' ), ( 'delta', 0, '' ),
+        ( 'delta', 0, { 'x': 1 } ), ( 'delta', 0, None ),
+        ( 'delta', 0, { 'y': [ 2 ] } ), ( 'stop', 0 ) ] )
+    assert [ ( i.arguments, i.invalidity ) for i in emitted ] == [
+        ( { 'x': 1, 'y': [ 2 ] }, invocables.__.absent ) ]
+
+
+def test_374_accumulate_mixed_arguments_invalid( ):
+    ''' Text and object fragments together make an invalid call. '''
+    accumulator = _Accumulator( )
+    emitted = _ingest_all( accumulator, [
+        ( 'start', 0, 'a', 'f' ), ( 'delta', 0, '{"x": 1}' ),
+        ( 'delta', 0, { 'y': 2 } ), ( 'stop', 0 ) ] )
+    assert emitted[ 0 ].arguments == { }
+    assert 'both as JSON text and as an object' in emitted[ 0 ].invalidity
 
 
 def test_380_accumulate_tagless( ):
@@ -300,16 +343,64 @@ def test_395_accumulate_tag_mismatch( ):
 
 
 def test_396_accumulate_foreign_errors( ):
-    ''' Foreign exceptions and non-text fragments become invalidities. '''
+    ''' Foreign exceptions become invalidities; fragments of another JSON
+        kind make the call invalid.
+    '''
     accumulator = _Accumulator( )
     with pytest.raises( exceptions.ResponseInvalidity ) as caught:
         accumulator.ingest( 'boom' )
     assert isinstance( caught.value.__cause__, KeyError )
     accumulator.ingest( ( 'start', 0, 'a', 'f' ) )
-    with pytest.raises( exceptions.ResponseInvalidity ):
-        accumulator.ingest( ( 'delta', 0, 5 ) )
+    accumulator.ingest( ( 'delta', 0, 5 ) )
+    emitted = accumulator.ingest( ( 'stop', 0 ) )
+    assert 'JSON number, not an object' in emitted[ 0 ].invalidity
     with pytest.raises( exceptions.ResponseInvalidity ):
         accumulator.ingest( ( 'start', [ 0 ], 'a', 'f' ) )
+
+
+def test_397_accumulate_refuses_reuse( ):
+    ''' A concluded accumulator refuses events, so that no state leaks. '''
+    accumulator = _Accumulator( )
+    accumulator.ingest( ( 'start', 0, 'a', 'f' ) )
+    accumulator.reason = "the response stopped for reason 'length'."
+    with pytest.raises( exceptions.InvocationInterruption ):
+        accumulator.conclude( )
+    with pytest.raises( exceptions.AccumulatorReuseInvalidity ) as caught:
+        accumulator.ingest( ( 'start', 0, 'b', 'g' ) )
+    assert 'produce_accumulator' in str( caught.value )
+    assert accumulator.conclude( ) == ( )
+
+
+def test_398_accumulate_survey_invocations( ):
+    ''' Emitted calls are kept with their index and arguments as sent. '''
+    accumulator = _Accumulator( )
+    _ingest_all( accumulator, [
+        ( 'start', 4, 'a', 'f' ), ( 'delta', 4, '{"x":' ),
+        ( 'delta', 4, ' 1}' ), ( 'stop', 4 ),
+        ( 'start', 5, 'b', 'g' ), ( 'delta', 5, { 'y': 2 } ),
+    ] )
+    emitted = accumulator.ingest( 'all' )
+    assert [ i.identifier for i in emitted ] == [ 'b' ]
+    assert [ ( e.index, e.arguments, e.invocation.identifier )
+             for e in accumulator.survey_invocations( ) ] == [
+        ( 4, '{"x": 1}', 'a' ), ( 5, { 'y': 2 }, 'b' ) ]
+    with pytest.raises( exceptions.ProviderNoSupport ):
+        accumulator.produce_message( )
+
+
+def test_399_accumulate_truncated_keeps_cut_calls( ):
+    ''' Under truncation, only calls with whole arguments complete. '''
+    accumulator = _Accumulator( )
+    _ingest_all( accumulator, [
+        ( 'start', 0, 'a', 'f' ), ( 'delta', 0, '{"x": 1}' ),
+        ( 'start', 1, 'b', 'g' ), ( 'delta', 1, '{"y": [' ),
+        ( 'start', 2, 'c', 'h' ),
+    ] )
+    emitted = accumulator.complete_calls( truncated = True )
+    assert [ i.identifier for i in emitted ] == [ 'a' ]
+    with pytest.raises( exceptions.InvocationInterruption ) as caught:
+        accumulator.conclude( )
+    assert caught.value.names == ( 'g', 'h' )
 
 
 @pytest.mark.parametrize( 'provider', _PROVIDERS_MINE )
@@ -381,6 +472,78 @@ def test_610_access_items_and_text( ):
     assert base.access_text( None, 'p', 'x' ) == ''
     with pytest.raises( exceptions.ResponseInvalidity ):
         base.access_text( 1, 'p', 'x' )
+
+
+def test_620_access_index( ):
+    ''' Indexes must be integers (not booleans), or the event is invalid.
+    '''
+    assert base.access_index( { 'index': 3 }, 'p', 'event' ) == 3
+    assert base.access_index(
+        { 'output_index': 0 }, 'p', 'event', 'output_index' ) == 0
+    for event in ( { }, { 'index': None }, { 'index': True },
+                   { 'index': '1' } ):
+        with pytest.raises( exceptions.ResponseInvalidity ) as caught:
+            base.access_index( event, 'p', 'the event' )
+        assert "the event has no integer 'index'" in str( caught.value )
+
+
+def test_630_validate_shape( ):
+    ''' Payloads without any expected field raise, naming what they have.
+    '''
+    payload = { 'b': 1 }
+    assert base.validate_shape( 'p', payload, ( 'a', 'b' ), 'x' ) is payload
+    assert base.validate_shape(
+        'p', types.SimpleNamespace( a = None ), ( 'a', ), 'x' ) is not None
+    with pytest.raises( exceptions.ResponseInvalidity ) as caught:
+        base.validate_shape(
+            'p', { 'choices': [ ] }, ( 'content', ), 'a message' )
+    assert 'expected a message' in str( caught.value )
+    assert 'got fields choices' in str( caught.value )
+    for value in ( { }, [ ], types.SimpleNamespace( ) ):
+        with pytest.raises( exceptions.ResponseInvalidity ):
+            base.validate_shape( 'p', value, ( 'content', ), 'a message' )
+
+
+@pytest.mark.parametrize( 'value, whole', [
+    ( '{"a": 1}', True ), ( '[1]', True ), ( '3', True ), ( 'null', True ),
+    ( '{"a": ', False ), ( '', False ), ( '  ', False ), ( None, False ),
+    ( { 'a': 1 }, True ), ( [ 1 ], True ), ( b'{}', True ),
+    ( '[' * 100_000, False ),
+] )
+def test_640_is_complete_arguments( value, whole ):
+    ''' Arguments are whole when their text parses, or they are objects. '''
+    assert base.is_complete_arguments( value ) is whole
+
+
+def test_650_validate_whole_calls( ):
+    ''' Only calls whose arguments were cut off are named. '''
+    base.validate_whole_calls( 'p', [ ( 'f', '{}' ), ( 'g', { } ) ], 'x' )
+    with pytest.raises( exceptions.InvocationTruncation ) as caught:
+        base.validate_whole_calls(
+            'p', [ ( 'f', '{}' ), ( 'g', '{"a' ), ( 'h', '' ) ], 'length' )
+    assert caught.value.names == ( 'g', 'h' )
+    assert isinstance( caught.value, exceptions.InvocationInterruption )
+    assert "stopped for reason 'length'" in str( caught.value )
+
+
+def test_660_render_arguments( ):
+    ''' Arguments go back as sent: text kept, objects encoded. '''
+    assert base.render_arguments( '{"b": 1, "a": 2}' ) == '{"b": 1, "a": 2}'
+    assert base.render_arguments( { 'é': [ 1 ] } ) == '{"é": [1]}'
+    for value in ( None, '', ' ' ):
+        assert base.render_arguments( value ) == '{}'
+
+
+def test_670_nativize_object( ):
+    ''' SDK objects become plain values; mappings and lists are copied. '''
+    import anthropic.types
+    block = anthropic.types.TextBlock( type = 'text', text = 'hi' )
+    assert base.nativize_object( block ) == { 'type': 'text', 'text': 'hi' }
+    mapping = { 'a': [ 1 ] }
+    copied = base.nativize_object( mapping )
+    assert copied == mapping and copied is not mapping
+    assert base.nativize_object( ( 1, 2 ) ) == [ 1, 2 ]
+    assert base.nativize_object( 'text' ) == 'text'
 
 
 def test_700_adapt_schema_plain( ):

@@ -180,6 +180,20 @@ def test_230_normalize_truncated( ):
     assert caught.value.names == ( 'make_file', )
 
 
+def test_235_normalize_truncated_says_what( ):
+    ''' A whole reply cut off says the stop reason, not "end of stream",
+        and names only the cut-off block.
+    '''
+    body = _message(
+        _use( 'toolu_1', 'get_weather', { 'location': 'Oslo' } ),
+        _use( 'toolu_2', 'make_file', { } ), stop = 'max_tokens' )
+    with pytest.raises( exceptions.InvocationTruncation ) as caught:
+        produce_processor( 'anthropic' ).normalize_invocations( body )
+    assert caught.value.names == ( 'make_file', )
+    assert 'end of stream' not in str( caught.value )
+    assert "stopped for reason 'max_tokens'" in str( caught.value )
+
+
 def test_240_normalize_message_param( ):
     ''' Message params with text content or string input are read. '''
     processor = produce_processor( 'anthropic' )
@@ -202,6 +216,23 @@ def test_250_normalize_malformed( ):
         { 'content': { 'type': 'tool_use' } },
         { 'content': [ { 'type': 'tool_use', 'name': 5 } ] },
         'text', None, 5,
+    ):
+        with pytest.raises( exceptions.ResponseInvalidity ):
+            processor.normalize_invocations( body )
+
+
+def test_255_normalize_foreign_payloads( ):
+    ''' Empty or foreign payloads raise instead of giving no calls. '''
+    processor = produce_processor( 'anthropic' )
+    for body in (
+        { },
+        { 'choices': [ { 'index': 0, 'message': {
+            'role': 'assistant', 'tool_calls': [ {
+                'id': 'c', 'type': 'function',
+                'function': { 'name': 'f', 'arguments': '{}' } } ] } } ] },
+        { 'role': 'assistant', 'content': None, 'tool_calls': [ ] },
+        { 'candidates': [ ] },
+        { 'output': [ ] },
     ):
         with pytest.raises( exceptions.ResponseInvalidity ):
             processor.normalize_invocations( body )
@@ -336,6 +367,106 @@ def test_380_accumulate_stopped_broken_json( ):
     accumulator.ingest( _stop( 0 ) )
     emitted = accumulator.ingest( { 'type': 'message_stop' } )
     assert [ i.identifier for i in emitted ] == [ 'toolu_b' ]
+
+
+def test_385_accumulate_foreign_events( ):
+    ''' Events without a type raise; unknown types and deltas are ignored.
+    '''
+    accumulator = produce_processor( 'anthropic' ).produce_accumulator( )
+    for event in (
+        { 'type': 'brand_new_event', 'index': 0 },
+        { 'type': 'content_block_start', 'index': 0,
+          'content_block': { 'type': 'brand_new_block' } },
+        { 'type': 'content_block_delta', 'index': 0,
+          'delta': { 'type': 'brand_new_delta', 'x': 1 } },
+        { 'type': 'text', 'text': 'helper event of the SDK stream' },
+    ): assert accumulator.ingest( event ) == ( )
+    for event in (
+        { }, { 'choices': [ ] }, { 'candidates': [ ] },
+        { 'type': 'content_block_start', 'index': 1 },
+        { 'type': 'content_block_stop' },
+        _delta( None, '{}' ),
+    ):
+        with pytest.raises( exceptions.ResponseInvalidity ):
+            accumulator.ingest( event )
+
+
+def test_390_accumulate_refuses_reuse( ):
+    ''' A concluded accumulator refuses the events of another stream. '''
+    accumulator = produce_processor( 'anthropic' ).produce_accumulator( )
+    accumulator.ingest( _start( 0, 'toolu_a', 'f' ) )
+    accumulator.ingest( { 'type': 'message_delta',
+                          'delta': { 'stop_reason': 'max_tokens' } } )
+    with pytest.raises( exceptions.InvocationInterruption ):
+        accumulator.conclude( )
+    with pytest.raises( exceptions.AccumulatorReuseInvalidity ):
+        accumulator.ingest( _start( 0, 'toolu_b', 'f' ) )
+
+
+def test_395_produce_message( ):
+    ''' The accumulator gives the assistant message: every block, joined,
+        with the calls as emitted, valid for the SDK.
+    '''
+    events = _stream(
+        { 'type': 'message_start', 'message': _message( stop = None ) },
+        { 'type': 'content_block_start', 'index': 0, 'content_block': {
+            'type': 'thinking', 'thinking': '', 'signature': '' } },
+        { 'type': 'content_block_delta', 'index': 0, 'delta': {
+            'type': 'thinking_delta', 'thinking': 'Weather ' } },
+        { 'type': 'content_block_delta', 'index': 0, 'delta': {
+            'type': 'thinking_delta', 'thinking': 'needed.' } },
+        { 'type': 'content_block_delta', 'index': 0, 'delta': {
+            'type': 'signature_delta', 'signature': 'c2ln' } },
+        _stop( 0 ),
+        { 'type': 'content_block_start', 'index': 1,
+          'content_block': { 'type': 'text', 'text': '' } },
+        { 'type': 'content_block_delta', 'index': 1,
+          'delta': { 'type': 'text_delta', 'text': 'Checking' } },
+        { 'type': 'content_block_delta', 'index': 1,
+          'delta': { 'type': 'text_delta', 'text': '.' } },
+        _stop( 1 ),
+        _start( 2, 'toolu_a', 'get_weather' ),
+        _delta( 2, '{"location": ' ), _delta( 2, '"Oslo"}' ), _stop( 2 ),
+        { 'type': 'message_delta', 'delta': { 'stop_reason': 'tool_use' },
+          'usage': { 'output_tokens': 5 } },
+        { 'type': 'message_stop' } )
+    for typed in ( False, True ):
+        accumulator = produce_processor( 'anthropic' ).produce_accumulator( )
+        for event in events:
+            accumulator.ingest(
+                event if typed else event.model_dump( mode = 'json' ) )
+        accumulator.conclude( )
+        message = accumulator.produce_message( )
+        assert message[ 'role' ] == 'assistant'
+        blocks = message[ 'content' ]
+        assert [ block[ 'type' ] for block in blocks ] == [
+            'thinking', 'text', 'tool_use' ]
+        assert blocks[ 0 ][ 'thinking' ] == 'Weather needed.'
+        assert blocks[ 0 ][ 'signature' ] == 'c2ln'
+        assert blocks[ 1 ][ 'text' ] == 'Checking.'
+        assert ( blocks[ 2 ][ 'id' ], blocks[ 2 ][ 'input' ] ) == (
+            'toolu_a', { 'location': 'Oslo' } )
+        _messages_adapter.validate_python( [ message ] )
+    assert events[ 1 ].content_block.thinking == ''
+
+
+def test_396_produce_message_leaves_out_cut_calls( ):
+    ''' Calls cut off are not in the message; server tools are kept. '''
+    accumulator = produce_processor( 'anthropic' ).produce_accumulator( )
+    for event in (
+        { 'type': 'content_block_start', 'index': 0, 'content_block': {
+            'type': 'server_tool_use', 'id': 'srvtoolu_1',
+            'name': 'web_search', 'input': { } } },
+        _delta( 0, '{"query": ' ), _delta( 0, '"weather"}' ), _stop( 0 ),
+        _start( 1, 'toolu_b', 'make_file' ), _delta( 1, '{"lines": [' ),
+        { 'type': 'message_delta', 'delta': { 'stop_reason': 'max_tokens' } },
+    ): assert accumulator.ingest( event ) == ( )
+    with pytest.raises( exceptions.InvocationInterruption ):
+        accumulator.conclude( )
+    assert accumulator.produce_message( ) == {
+        'role': 'assistant', 'content': [ {
+            'type': 'server_tool_use', 'id': 'srvtoolu_1',
+            'name': 'web_search', 'input': { 'query': 'weather' } } ] }
 
 
 def test_400_nativize_results( ):

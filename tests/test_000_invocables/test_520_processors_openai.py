@@ -26,6 +26,9 @@ _tools_adapter = pydantic.TypeAdapter(
 _messages_adapter = pydantic.TypeAdapter(
     list[ openai.types.chat.ChatCompletionToolMessageParam ],
     config = pydantic.ConfigDict( extra = 'forbid' ) )
+_assistant_adapter = pydantic.TypeAdapter(
+    list[ openai.types.chat.ChatCompletionAssistantMessageParam ],
+    config = pydantic.ConfigDict( extra = 'forbid' ) )
 _captures = [
     capture for capture in replay.survey_captures( )
     if capture.provider == 'openai' ]
@@ -193,6 +196,26 @@ def test_240_normalize_truncated( ):
     assert caught.value.names == ( 'get_weather', )
 
 
+def test_245_normalize_truncated_names_only_cut_calls( ):
+    ''' A whole reply stopped on length names only the calls it cut off,
+        and says what happened (not "end of stream").
+    '''
+    body = _completion(
+        _call( 'c1', 'get_weather', '{"city": "Paris"}' ),
+        _call( 'c2', 'snapshot', '' ),
+        _call( 'c3', 'get_weather', '{"city": "Par' ), stop = 'length' )
+    with pytest.raises( exceptions.InvocationTruncation ) as caught:
+        produce_processor( 'openai' ).normalize_invocations( body )
+    assert caught.value.names == ( 'snapshot', 'get_weather' )
+    message = str( caught.value )
+    assert 'end of stream' not in message
+    assert "stopped for reason 'length'" in message
+    whole = _completion(
+        _call( 'c1', 'get_weather', '{"city": "Paris"}' ), stop = 'length' )
+    invocation, = produce_processor( 'openai' ).normalize_invocations( whole )
+    assert invocation.arguments == { 'city': 'Paris' }
+
+
 def test_250_normalize_invalid_arguments( ):
     ''' Undecodable arguments give canisters with invalidity. '''
     body = _completion(
@@ -209,6 +232,44 @@ def test_260_normalize_empty( ):
     assert processor.normalize_invocations( { 'choices': [ ] } ) == ( )
     assert processor.normalize_invocations(
         _completion( stop = 'stop' ) ) == ( )
+
+
+def test_265_normalize_foreign_payloads( ):
+    ''' Empty or foreign payloads raise instead of giving no calls. '''
+    processor = produce_processor( 'openai' )
+    for body in (
+        { },
+        { 'type': 'message', 'role': 'assistant', 'content': [ {
+            'type': 'tool_use', 'id': 't', 'name': 'f', 'input': { } } ] },
+        { 'candidates': [ ] },
+        { 'output': [ ] },
+    ):
+        with pytest.raises( exceptions.ResponseInvalidity ):
+            processor.normalize_invocations( body )
+
+
+def test_270_normalize_choice_option( ):
+    ''' Option 'choice' selects the choice read, by its index. '''
+    body = _completion( _call( 'a', 'f', '{}' ) )
+    other = dict( body[ 'choices' ][ 0 ], index = 1, message = {
+        'role': 'assistant', 'tool_calls': [ _call( 'b', 'g', '{}' ) ] } )
+    body[ 'choices' ] = [ other, body[ 'choices' ][ 0 ] ]
+    first = produce_processor( 'openai' ).normalize_invocations( body )
+    second = produce_processor(
+        'openai', choice = 1 ).normalize_invocations( body )
+    assert [ i.identifier for i in first ] == [ 'a' ]
+    assert [ i.identifier for i in second ] == [ 'b' ]
+    for choice in ( -1, '1', True ):
+        with pytest.raises( exceptions.ConfigurationInvalidity ):
+            produce_processor( 'openai', choice = choice )
+    absent = produce_processor( 'openai', choice = 2 )
+    with pytest.raises( exceptions.ResponseInvalidity ):
+        absent.normalize_invocations( body )
+    accumulator = absent.produce_accumulator( )
+    accumulator.ingest( _chunk( _delta( 0, 'a', 'f', '{}' ) ) )
+    accumulator.ingest( _chunk( stop = 'tool_calls' ) )
+    with pytest.raises( exceptions.ResponseInvalidity ):
+        accumulator.conclude( )
 
 
 def test_300_accumulate_typed( ):
@@ -289,15 +350,28 @@ def test_350_accumulate_cut_stream( ):
         accumulator.conclude( )
 
 
-def test_360_accumulate_choices( ):
-    ''' Finish reason of one choice completes only its calls. '''
-    accumulator = produce_processor( 'openai' ).produce_accumulator( )
-    accumulator.ingest( _chunk( _delta( 0, 'a', 'f', '{}' ), choice = 0 ) )
-    accumulator.ingest( _chunk( _delta( 0, 'b', 'g', '{}' ), choice = 1 ) )
-    emitted = accumulator.ingest( _chunk( stop = 'tool_calls', choice = 1 ) )
-    assert [ i.identifier for i in emitted ] == [ 'b' ]
-    emitted = accumulator.ingest( _chunk( stop = 'tool_calls', choice = 0 ) )
-    assert [ i.identifier for i in emitted ] == [ 'a' ]
+def test_360_accumulate_first_choice_only( ):
+    ''' With n > 1, streams give the calls of the choice which whole
+        replies give: the first one.
+    '''
+    processor = produce_processor( 'openai' )
+    chunks = [
+        _chunk( _delta( 0, 'a', 'f', '{}' ), choice = 0 ),
+        _chunk( _delta( 0, 'b', 'g', '{}' ), choice = 1 ),
+        _chunk( stop = 'tool_calls', choice = 1 ),
+        _chunk( stop = 'tool_calls', choice = 0 ),
+    ]
+    assert [ i.identifier for i in _ingest( chunks, processor ) ] == [ 'a' ]
+    body = _completion( _call( 'a', 'f', '{}' ) )
+    body[ 'choices' ].append( dict(
+        body[ 'choices' ][ 0 ], index = 1, message = {
+            'role': 'assistant', 'tool_calls': [ _call( 'b', 'g', '{}' ) ] } ) )
+    assert [ i.identifier for i in processor.normalize_invocations(
+        body ) ] == [ 'a' ]
+    other = produce_processor( 'openai', choice = 1 )
+    assert [ i.identifier for i in _ingest( chunks, other ) ] == [ 'b' ]
+    assert [ i.identifier for i in other.normalize_invocations(
+        body ) ] == [ 'b' ]
 
 
 def test_370_accumulate_error_chunk( ):
@@ -306,6 +380,100 @@ def test_370_accumulate_error_chunk( ):
     with pytest.raises( exceptions.ProviderFailure ):
         accumulator.ingest( { 'error': {
             'message': 'Server error', 'type': 'server_error' } } )
+
+
+def test_380_accumulate_object_arguments_later( ):
+    ''' Object arguments in a delta after the opening one are merged, never
+        dropped.
+    '''
+    emitted = _ingest( [
+        _chunk( _delta( 0, 'call_a', 'get_weather' ) ),
+        _chunk( _delta( 0, arguments = { 'city': 'Lima' } ) ),
+        _chunk( _delta( 0, arguments = { 'units': 'f' } ) ),
+        _chunk( stop = 'tool_calls' ),
+    ] )
+    assert _summarize( emitted ) == [
+        ( 'call_a', 'get_weather', { 'city': 'Lima', 'units': 'f' } ) ]
+    assert invocables.__.is_absent( emitted[ 0 ].invalidity )
+
+
+def test_385_accumulate_unreadable_arguments_invalid( ):
+    ''' Arguments which cannot be read give an invalid call, never {}. '''
+    emitted = _ingest( [
+        _chunk( _delta( 0, 'a', 'f', '{"x": 1}' ) ),
+        _chunk( _delta( 0, arguments = { 'y': 2 } ) ),
+        _chunk( _delta( 1, 'b', 'g' ) ),
+        _chunk( _delta( 1, arguments = [ 1 ] ) ),
+        _chunk( _delta( 2, 'c', 'h', '[1]' ) ),
+        _chunk( _delta( 3, 'd', 'k', '3' ) ),
+        _chunk( stop = 'tool_calls' ),
+    ] )
+    assert [ i.identifier for i in emitted ] == [ 'a', 'b', 'c', 'd' ]
+    assert all( i.arguments == { } for i in emitted )
+    assert all( not invocables.__.is_absent( i.invalidity ) for i in emitted )
+
+
+def test_390_accumulate_truncated_names_only_cut_calls( ):
+    ''' A stream stopped on length emits the calls with whole arguments and
+        interrupts only those cut off.
+    '''
+    accumulator = produce_processor( 'openai' ).produce_accumulator( )
+    accumulator.ingest( _chunk( _delta( 0, 'a', 'f', '{"x": 1}' ) ) )
+    accumulator.ingest( _chunk( _delta( 1, 'b', 'g', '{"y": [' ) ) )
+    emitted = accumulator.ingest( _chunk( stop = 'length' ) )
+    assert [ i.identifier for i in emitted ] == [ 'a' ]
+    assert accumulator.ingest( '[DONE]' ) == ( )
+    with pytest.raises( exceptions.InvocationInterruption ) as caught:
+        accumulator.conclude( )
+    assert caught.value.names == ( 'g', )
+
+
+def test_395_accumulate_refuses_reuse( ):
+    ''' An accumulator concluded after truncation refuses a new stream,
+        rather than keeping its truncation state.
+    '''
+    accumulator = produce_processor( 'openai' ).produce_accumulator( )
+    accumulator.ingest( _chunk( _delta( 0, 'a', 'f', '{"x": [' ) ) )
+    accumulator.ingest( _chunk( stop = 'length' ) )
+    with pytest.raises( exceptions.InvocationInterruption ):
+        accumulator.conclude( )
+    with pytest.raises( exceptions.AccumulatorReuseInvalidity ):
+        accumulator.ingest( _chunk( _delta( 0, 'b', 'g', '{}' ) ) )
+
+
+def test_398_produce_message( ):
+    ''' The accumulator gives the assistant message to append: text, and
+        calls with their ids and arguments as sent.
+    '''
+    accumulator = produce_processor( 'openai' ).produce_accumulator( )
+    for chunk in (
+        { 'choices': [ { 'index': 0, 'delta': {
+            'role': 'assistant', 'content': 'Let me ' } } ] },
+        { 'choices': [ { 'index': 0, 'delta': { 'content': 'check.' } } ] },
+        _chunk( _delta( 0, 'call_a', 'get_weather', '{"city":' ) ),
+        _chunk( _delta( 0, arguments = ' "Oslo"}' ) ),
+        { 'choices': [ { 'delta': { 'tool_calls': [ {
+            'index': 1, 'function': { 'name': 'snapshot',
+                                      'arguments': { } } } ] } } ] },
+        _chunk( stop = 'tool_calls' ),
+    ): accumulator.ingest( chunk )
+    invocations = accumulator.ingest( '[DONE]' ) + accumulator.conclude( )
+    assert invocations == ( )
+    message = accumulator.produce_message( )
+    identifier = accumulator.survey_invocations( )[ 1 ].invocation.identifier
+    assert message == {
+        'role': 'assistant', 'content': 'Let me check.',
+        'tool_calls': [
+            { 'id': 'call_a', 'type': 'function', 'function': {
+                'name': 'get_weather', 'arguments': '{"city": "Oslo"}' } },
+            { 'id': identifier, 'type': 'function', 'function': {
+                'name': 'snapshot', 'arguments': '{}' } } ] }
+    _assistant_adapter.validate_python( [ message ] )
+    empty = produce_processor( 'openai' ).produce_accumulator( )
+    empty.ingest( { 'choices': [ { 'delta': { 'content': 'Hi.' },
+                                   'finish_reason': 'stop' } ] } )
+    assert empty.produce_message( ) == {
+        'role': 'assistant', 'content': 'Hi.' }
 
 
 def test_400_nativize_results( ):

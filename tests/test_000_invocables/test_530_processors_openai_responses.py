@@ -4,6 +4,7 @@
 
 
 import base64
+import json
 
 import openai.types.responses
 import pydantic
@@ -176,6 +177,15 @@ def test_230_normalize_incomplete( ):
     assert caught.value.names == ( 'get_capital', )
 
 
+def test_240_normalize_foreign_payloads( ):
+    ''' Empty or foreign payloads raise instead of giving no calls. '''
+    processor = produce_processor( _PROVIDER )
+    for body in ( { }, { 'choices': [ ] }, { 'content': [ ] } ):
+        with pytest.raises( exceptions.ResponseInvalidity ):
+            processor.normalize_invocations( body )
+    assert processor.normalize_invocations( { 'output': [ ] } ) == ( )
+
+
 def test_300_accumulate_typed( ):
     ''' Typed events give the call at its arguments done event, once. '''
     item = _item( 'fc_1', 'call_1', 'get_capital', '', 'in_progress' )
@@ -244,6 +254,70 @@ def test_340_accumulate_errors( ):
     with pytest.raises( exceptions.ProviderFailure ):
         accumulator.ingest( { 'type': 'response.failed', 'response': {
             'error': { 'code': 'server_error', 'message': 'Oops.' } } } )
+
+
+def _strip( event, *names ):
+    event = json.loads( json.dumps( event ) )
+    for name in names:
+        event.pop( name, None )
+        if isinstance( event.get( 'item' ), dict ):
+            event[ 'item' ].pop( name, None )
+    return event
+
+
+def test_350_accumulate_items_without_ids_once( ):
+    ''' A call whose item carries no id is emitted once, not again at its
+        output_item.done.
+    '''
+    item = _item( 'fc_1', 'call_1', 'get_capital', '', 'in_progress' )
+    whole = _item( 'fc_1', 'call_1', 'get_capital', '{"country":"Peru"}' )
+    events = [
+        _added( 0, item ), _delta( 0, 'fc_1', '{"country":"Peru"}' ),
+        _done( 0, 'fc_1', '{"country":"Peru"}' ), _item_done( 0, whole ) ]
+    for names in ( ( 'id', ), ( 'id', 'item_id' ), ( 'item_id', ) ):
+        emitted = _ingest( [ _strip( event, *names ) for event in events ] )
+        assert _summarize( emitted ) == [
+            ( 'call_1', 'get_capital', { 'country': 'Peru' } ) ], names
+
+
+def test_352_accumulate_item_at_other_index_once( ):
+    ''' A call repeated at another output index (its item id or call id
+        already emitted) is not emitted again.
+    '''
+    item = _item( 'fc_1', 'call_1', 'get_capital', '{"country":"Peru"}' )
+    emitted = _ingest( [
+        _added( 1, dict( item, arguments = '' ) ),
+        _done( 1, 'fc_1', '{"country":"Peru"}' ),
+        _item_done( -1, item ),
+        _item_done( 7, _strip( item, 'id' ) ),
+    ] )
+    assert _summarize( emitted ) == [
+        ( 'call_1', 'get_capital', { 'country': 'Peru' } ) ]
+    body = _response( item, item )
+    invocations = produce_processor( _PROVIDER ).normalize_invocations( body )
+    assert [ i.identifier for i in invocations ] == [ 'call_1' ]
+
+
+def test_355_accumulate_object_arguments_merged( ):
+    ''' Object-valued argument deltas are merged, not refused or lost. '''
+    emitted = _ingest( [
+        _added( 0, _item( 'fc_1', 'call_1', 'f', '' ) ),
+        _delta( 0, 'fc_1', { 'a': 1 } ), _delta( 0, 'fc_1', { 'b': 2 } ),
+        _item_done( 0, _strip(
+            _item( 'fc_1', 'call_1', 'f', None ), 'arguments' ) ),
+    ] )
+    assert _summarize( emitted ) == [ ( 'call_1', 'f', { 'a': 1, 'b': 2 } ) ]
+
+
+def test_360_accumulate_foreign_events( ):
+    ''' Events without a type raise; unknown types are ignored. '''
+    accumulator = produce_processor( _PROVIDER ).produce_accumulator( )
+    assert accumulator.ingest( { 'type': 'response.brand_new.event' } ) == ( )
+    for event in ( { }, { 'choices': [ ] }, 'text' ):
+        with pytest.raises( exceptions.ResponseInvalidity ):
+            accumulator.ingest( event )
+    with pytest.raises( exceptions.ResponseInvalidity ):
+        accumulator.ingest( _added( None, _item( 'fc', 'c', 'f', '' ) ) )
 
 
 def test_400_nativize_results( ):

@@ -304,13 +304,116 @@ def test_230_bad_json_path_is_response_invalidity( ):
 
 
 def test_240_stray_closing_call_ignored( ):
-    ''' An empty function call with nothing open gives nothing. '''
+    ''' An empty function call with nothing open gives nothing; an empty
+        chunk is not a chunk of Gemini, and raises.
+    '''
     accumulator = produce_processor( 'gemini' ).produce_accumulator( )
     assert accumulator.ingest( _chunk( { } ) ) == ( )
-    assert accumulator.ingest( 'not json' * 0 + '{}' ) == ( )
-    with pytest.raises( exceptions.ResponseInvalidity ):
-        accumulator.ingest( b'{oops' )
+    assert accumulator.ingest( '{"usageMetadata": {}}' ) == ( )
+    for event in ( '{}', b'{oops', { 'choices': [ ] } ):
+        with pytest.raises( exceptions.ResponseInvalidity ):
+            accumulator.ingest( event )
     assert accumulator.conclude( ) == ( )
+
+
+def test_250_partial_index_bounded( ):
+    ''' A huge index in a JSON path raises at once, allocating nothing. '''
+    for path in (
+        '$.a[1000000000]', '$.a[999999999]', '$.a[5]', '$.a[0][3]',
+        '$.a[' + '9' * 5000 + ']', '$' + '.a' * 100,
+    ):
+        accumulator = produce_processor( 'gemini' ).produce_accumulator( )
+        accumulator.ingest( _chunk( { 'name': 'f', 'willContinue': True } ) )
+        with pytest.raises( exceptions.ResponseInvalidity ):
+            accumulator.ingest( _chunk( { 'partialArgs': [
+                { 'jsonPath': path, 'numberValue': 1 } ],
+                'willContinue': True } ) )
+
+
+def test_255_partial_gaps_refused( ):
+    ''' Arrays of partial arguments which miss items raise. '''
+    accumulator = produce_processor( 'gemini' ).produce_accumulator( )
+    accumulator.ingest( _chunk( { 'name': 'f', 'willContinue': True } ) )
+    accumulator.ingest( _chunk( { 'partialArgs': [
+        { 'jsonPath': '$.b', 'numberValue': 1 },
+        { 'jsonPath': '$.c', 'numberValue': 1 },
+        { 'jsonPath': '$.a[2]', 'numberValue': 1 } ],
+        'willContinue': True } ) )
+    with pytest.raises( exceptions.ResponseInvalidity ):
+        accumulator.ingest( _chunk( { } ) )
+
+
+def test_260_sequential_streamed_calls( ):
+    ''' Streamed calls one after another are each emitted once. '''
+    accumulator = produce_processor( 'gemini' ).produce_accumulator( )
+    emitted = [ ]
+    for city in ( 'Lima', 'Quito', 'Lima' ):
+        for call in (
+            { 'name': 'getWeather', 'willContinue': True },
+            { 'partialArgs': [ { 'jsonPath': '$.city', 'stringValue': city } ],
+              'willContinue': True },
+            { },
+        ): emitted.extend( accumulator.ingest( _chunk( call ) ) )
+    assert [ dict( item.arguments ) for item in emitted ] == [
+        { 'city': 'Lima' }, { 'city': 'Quito' }, { 'city': 'Lima' } ]
+    assert len( { item.identifier for item in emitted } ) == 3
+
+
+def test_265_calls_after_finish_refused( ):
+    ''' A call after the candidate finished raises, not runs. '''
+    accumulator = produce_processor( 'gemini' ).produce_accumulator( )
+    emitted = accumulator.ingest(
+        _chunk( { 'name': 'f', 'args': { } }, finish = 'STOP' ) )
+    assert len( emitted ) == 1
+    assert accumulator.ingest( { 'candidates': [ { 'content': {
+        'parts': [ { 'text': '' } ] } } ] } ) == ( )
+    with pytest.raises( exceptions.ResponseInvalidity ):
+        accumulator.ingest( _chunk( { 'name': 'f', 'args': { } } ) )
+
+
+def test_270_foreign_payloads( ):
+    ''' Empty or foreign payloads raise instead of giving no calls. '''
+    processor = produce_processor( 'gemini' )
+    for body in (
+        { },
+        { 'choices': [ ] },
+        { 'type': 'message', 'role': 'assistant', 'content': [ ] },
+        { 'output': [ ] },
+    ):
+        with pytest.raises( exceptions.ResponseInvalidity ):
+            processor.normalize_invocations( body )
+        with pytest.raises( exceptions.ResponseInvalidity ):
+            processor.produce_accumulator( ).ingest( body )
+
+
+def test_280_produce_message( ):
+    ''' The accumulator gives the model content to append: text joined,
+        calls with their arguments, thought signatures kept.
+    '''
+    body = ( _FIXTURES / 'gemini/vertex-partial-args-stream.sse' ).read_bytes( )
+    for typed in ( False, True ):
+        from google.genai import types
+        accumulator = produce_processor( 'gemini' ).produce_accumulator( )
+        accumulator.ingest( { 'candidates': [ { 'content': {
+            'role': 'model', 'parts': [ { 'text': 'Let me ' } ] } } ] } )
+        accumulator.ingest( { 'candidates': [ { 'content': {
+            'role': 'model', 'parts': [ { 'text': 'look.' } ] } } ] } )
+        for data in _split_sse( body ):
+            event = json.loads( data )
+            if typed:
+                event = types.GenerateContentResponse.model_validate( event )
+            accumulator.ingest( event )
+        accumulator.conclude( )
+        message = accumulator.produce_message( )
+        assert message[ 'role' ] == 'model'
+        text, first, second = message[ 'parts' ]
+        assert text == { 'text': 'Let me look.' }
+        assert first[ 'functionCall' ] == {
+            'name': 'getWeather', 'args': { 'location': 'Boston' } }
+        assert first[ 'thoughtSignature' ].startswith( 'CiMBjz1r' )
+        assert second == { 'functionCall': {
+            'name': 'getWeather', 'args': { 'location': 'San Francisco' } } }
+        types.Content.model_validate( message )
 
 
 def _tool_ensemble( ):

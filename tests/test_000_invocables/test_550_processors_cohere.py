@@ -176,12 +176,22 @@ def test_230_malformed_events( ):
 
 
 def test_240_truncated_whole_response( ):
-    ''' Calls of a whole response cut off by MAX_TOKENS are refused. '''
+    ''' A whole response cut off by MAX_TOKENS names only the calls whose
+        arguments it cut; complete calls of such a response are returned.
+    '''
     body = json.loads(
         ( _FIXTURES / 'cohere/single-tool-call.json' ).read_bytes( ) )
     body[ 'finish_reason' ] = 'MAX_TOKENS'
-    with pytest.raises( exceptions.InvocationInterruption ):
-        produce_processor( 'cohere' ).normalize_invocations( body )
+    processor = produce_processor( 'cohere' )
+    invocation, = processor.normalize_invocations( body )
+    assert dict( invocation.arguments ) == { 'city': 'Paris' }
+    cut = json.loads( json.dumps( body[ 'message' ][ 'tool_calls' ][ 0 ] ) )
+    cut[ 'function' ].update( name = 'forecast', arguments = '{"city": "Pa' )
+    body[ 'message' ][ 'tool_calls' ].append( cut )
+    with pytest.raises( exceptions.InvocationTruncation ) as caught:
+        processor.normalize_invocations( body )
+    assert caught.value.names == ( 'forecast', )
+    assert 'end of stream' not in str( caught.value )
 
 
 def test_250_message_alone( ):
@@ -191,6 +201,50 @@ def test_250_message_alone( ):
     invocation, = produce_processor( 'cohere' ).normalize_invocations(
         body[ 'message' ] )
     assert invocation.name == 'get_weather'
+
+
+def test_260_foreign_payloads( ):
+    ''' Empty or foreign payloads raise instead of giving no calls. '''
+    processor = produce_processor( 'cohere' )
+    for body in (
+        { }, { 'choices': [ ] }, { 'candidates': [ ] }, { 'output': [ ] },
+        { 'type': 'message', 'role': 'assistant', 'content': [ ] },
+    ):
+        with pytest.raises( exceptions.ResponseInvalidity ):
+            processor.normalize_invocations( body )
+    accumulator = processor.produce_accumulator( )
+    assert accumulator.ingest( _event( 'brand-new-event', 0 ) ) == ( )
+    for event in ( { }, { 'choices': [ ] }, _event( 'tool-call-end' ) ):
+        with pytest.raises( exceptions.ResponseInvalidity ):
+            accumulator.ingest( event )
+
+
+def test_270_stream_object_arguments_merged( ):
+    ''' Object-valued argument deltas are merged, not refused or lost. '''
+    accumulator = produce_processor( 'cohere' ).produce_accumulator( )
+    accumulator.ingest( _start( 0, 'a_1', 'weather', { 'city': 'Lima' } ) )
+    accumulator.ingest( _delta( 0, { 'days': 2 } ) )
+    invocation, = accumulator.ingest( _event( 'tool-call-end', 0 ) )
+    assert dict( invocation.arguments ) == { 'city': 'Lima', 'days': 2 }
+
+
+def test_280_produce_message( ):
+    ''' The accumulator gives the assistant message: tool plan and calls
+        with their arguments as sent, valid for the SDK.
+    '''
+    import cohere
+    body = ( _FIXTURES / 'cohere/empty-args-stream.sse' ).read_bytes( )
+    accumulator = produce_processor( 'cohere' ).produce_accumulator( )
+    for _, data in _split_sse( body ): accumulator.ingest( data )
+    accumulator.conclude( )
+    message = accumulator.produce_message( )
+    assert message[ 'role' ] == 'assistant'
+    assert message[ 'tool_plan' ]
+    assert message[ 'tool_calls' ] == [ {
+        'id': 'currentTime_y46ar19t5gvw', 'type': 'function',
+        'function': { 'name': 'currentTime', 'arguments': '{}' } } ]
+    assert 'content' not in message
+    cohere.AssistantChatMessageV2.model_validate( message )
 
 
 def _tool_ensemble( ):

@@ -152,6 +152,47 @@ def test_240_error_in_stream( ):
         accumulator.ingest( { 'error': 'model crashed' } )
 
 
+def test_250_foreign_payloads( ):
+    ''' Empty or foreign payloads raise instead of giving no calls. '''
+    processor = produce_processor( 'ollama' )
+    for body in (
+        { }, { 'choices': [ ] }, { 'candidates': [ ] }, { 'output': [ ] },
+        { 'type': 'message', 'role': 'assistant', 'content': [ ] },
+    ):
+        with pytest.raises( exceptions.ResponseInvalidity ):
+            processor.normalize_invocations( body )
+        with pytest.raises( exceptions.ResponseInvalidity ):
+            processor.produce_accumulator( ).ingest( body )
+
+
+def test_260_calls_after_final_chunk_refused( ):
+    ''' Calls after the final chunk raise, rather than run again. '''
+    accumulator = produce_processor( 'ollama' ).produce_accumulator( )
+    chunks = _stream( )
+    for chunk in chunks: accumulator.ingest( chunk )
+    assert accumulator.ingest( _chunk( 'late text' ) ) == ( )
+    with pytest.raises( exceptions.ResponseInvalidity ):
+        accumulator.ingest( chunks[ 2 ] )
+
+
+def test_270_produce_message( ):
+    ''' The accumulator gives the assistant message: text and calls with
+        their arguments, ids only where Ollama gave them.
+    '''
+    accumulator = produce_processor( 'ollama' ).produce_accumulator( )
+    for chunk in _stream( ): accumulator.ingest( chunk )
+    accumulator.conclude( )
+    assert accumulator.produce_message( ) == {
+        'role': 'assistant', 'content': 'Let me check.',
+        'tool_calls': [
+            { 'function': {
+                'name': 'get_weather', 'arguments': { 'city': 'Oslo' } } },
+            { 'function': {
+                'name': 'get_weather', 'arguments': { 'city': 'Oslo' } } },
+            { 'id': 'call_x', 'function': {
+                'name': 'current_time', 'arguments': { } } } ] }
+
+
 def _tool_ensemble( ):
 
     def get_weather( city: str ) -> dict:

@@ -281,3 +281,108 @@ async def test_330_stream_error_event_through_sdk( ):
         stream = await _create( 'anthropic', server.url, stream = True )
         with pytest.raises( anthropic.APIStatusError ):
             async for _ in stream: pass
+
+
+_messaged = [
+    capture for capture in _streamed
+    if capture.provider in ( 'anthropic', 'openai' )
+    and not capture.truncated ]
+
+
+# The OpenAI SDK's stream helper fails on tool call indexes which do not
+# start at 0 (IndexError); the accumulator reads them.
+_assembled = [
+    capture for capture in _messaged if 'index-starts-at-1' not in capture.name ]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize( 'capture', _assembled, ids = _identify )
+async def test_400_message_as_sdk_assembles( capture ):
+    ''' The accumulator's assistant message equals the one which the SDK's
+        own stream helper assembles from the same bytes.
+    '''
+    processor = produce_processor( capture.provider )
+    accumulator = processor.produce_accumulator( )
+    with replay.ReplayServer( ) as server:
+        server.respond_capture( capture )
+        if capture.provider == 'anthropic':
+            client = anthropic.AsyncAnthropic(
+                base_url = server.url, api_key = 'test', max_retries = 0 )
+            async with client.messages.stream(
+                model = 'claude-replay', max_tokens = 1024,
+                messages = [ { 'role': 'user', 'content': 'Weather?' } ],
+                tools = _produce_tools( 'anthropic' ),
+            ) as stream:
+                async for event in stream: accumulator.ingest( event )
+                final = await stream.get_final_message( )
+            expected = {
+                'role': 'assistant',
+                'content': [
+                    block.model_dump( mode = 'json', exclude_none = True )
+                    for block in final.content ] }
+        else:
+            client = openai.AsyncOpenAI(
+                base_url = server.url, api_key = 'test', max_retries = 0 )
+            async with client.chat.completions.stream(
+                model = 'gpt-4o',
+                messages = [ { 'role': 'user', 'content': 'Weather?' } ],
+                tools = _produce_tools( 'openai' ),
+            ) as stream:
+                async for event in stream:
+                    if event.type == 'chunk':
+                        accumulator.ingest( event.chunk )
+                final = await stream.get_final_completion( )
+            accumulator.ingest( '[DONE]' )
+            message = final.choices[ 0 ].message
+            expected = {
+                'role': 'assistant', 'content': message.content,
+                'tool_calls': [
+                    { 'id': call.id, 'type': 'function', 'function': {
+                        'name': call.function.name,
+                        'arguments': call.function.arguments } }
+                    for call in message.tool_calls or ( ) ] }
+    emitted = accumulator.conclude( )
+    assert emitted == ( )
+    assert accumulator.produce_message( ) == expected
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize( 'capture', _messaged, ids = _identify )
+async def test_410_message_sent_back_through_sdk( capture ):
+    ''' The assistant message goes back through the SDK as it is, with the
+        results of its calls.
+    '''
+    processor = produce_processor( capture.provider )
+    accumulator = processor.produce_accumulator( )
+    for event in replay.parse_events( capture.read_bytes( ) ):
+        accumulator.ingest(
+            event.decode( ), event.label or invocables.__.absent )
+    accumulator.conclude( )
+    message = accumulator.produce_message( )
+    results = [
+        invocables.ResultCanister(
+            invocation_id = emission.invocation.identifier,
+            content = ( invocables.TextContent( text = 'Sunny.' ), ) )
+        for emission in accumulator.survey_invocations( ) ]
+    messages = [
+        { 'role': 'user', 'content': 'Weather?' }, message,
+        *processor.nativize_results( results ) ]
+    with replay.ReplayServer( ) as server:
+        server.respond( 200, 'application/json', b'{}' )
+        try:
+            if capture.provider == 'anthropic':
+                client = anthropic.AsyncAnthropic(
+                    base_url = server.url, api_key = 'test',
+                    max_retries = 0 )
+                await client.messages.create(
+                    model = 'claude-replay', max_tokens = 1024,
+                    messages = messages )
+            else:
+                client = openai.AsyncOpenAI(
+                    base_url = server.url, api_key = 'test',
+                    max_retries = 0 )
+                await client.chat.completions.create(
+                    model = 'gpt-4o', messages = messages )
+        except ( anthropic.APIError, openai.APIError, ValueError ): pass
+    assert server.requests[ 0 ][ 'messages' ] == json.loads(
+        json.dumps( messages ) )

@@ -25,6 +25,7 @@ from .base import (
     InvocationsProcessor as InvocationsProcessor,
     PartialInvocation as PartialInvocation,
     ProcessorBase as ProcessorBase,
+    StreamedInvocation as StreamedInvocation,
 )
 
 

@@ -40,6 +40,20 @@ _STOPS_TRUNCATING = frozenset( (
     'max_tokens', 'model_context_window_exceeded', 'pause_turn', 'refusal',
 ) )
 
+# Other APIs name their event types with dots or dashes.
+_GENERA_FOREIGN = __.re.compile( r'[.-]' )
+_GENERA_KNOWN = frozenset( (
+    'content_block_delta', 'content_block_start', 'content_block_stop',
+    'error', 'message_delta', 'message_start', 'message_stop', 'ping',
+) )
+_DELTAS_FIELDS = __.types.MappingProxyType( {
+    'text_delta': 'text',
+    'thinking_delta': 'thinking',
+    'signature_delta': 'signature',
+    'input_json_delta': 'partial_json',
+} )
+
+_MessageBlock: __.typx.TypeAlias = dict[ str, __.typx.Any ]
 _ImageMediaType: __.typx.TypeAlias = __.typx.Literal[
     'image/gif', 'image/jpeg', 'image/png', 'image/webp' ]
 if not _typx.TYPE_CHECKING: # plain dictionaries; the SDK's types below
@@ -58,27 +72,20 @@ class AnthropicAccumulator( _base.AccumulatorBase ):
         block cut off (for example by ``max_tokens``) is never emitted. A
         stopped block whose JSON does not parse waits for the stop reason:
         cut off, it is interrupted; otherwise it is emitted as invalid.
+        The blocks are also assembled, for :py:meth:`produce_message`.
     '''
 
-    __slots__ = ( '_suspended', )
+    __slots__ = ( '_blocks', '_pieces', '_stopped' )
 
     provider = PROVIDER
 
     def __init__( self ) -> None:
         super( ).__init__( )
+        self._blocks: dict[ int, _MessageBlock ] = { }
+        self._pieces: dict[ int, dict[ str, list[ object ] ] ] = { }
         # Blocks stopped with JSON that does not parse wait for the stop
         # reason: cut off by the token limit, they are never emitted.
-        self._suspended: list[ __.canisters.InvocationCanister ] = [ ]
-
-    def conclude_stream(
-        self
-    ) -> __.cabc.Sequence[ __.canisters.InvocationCanister ]:
-        ''' Raises interruption for stopped blocks never confirmed. '''
-        if not self._suspended: return ( )
-        names = [ invocation.name for invocation in self._suspended ]
-        names.extend( partial.name for partial in self.survey_partials( ) )
-        self._suspended.clear( )
-        raise __.exceptions.InvocationInterruption( names, self.reason )
+        self._stopped: list[ int ] = [ ]
 
     def ingest_event(
         self, event: object, label: __.Absential[ str ]
@@ -87,15 +94,17 @@ class AnthropicAccumulator( _base.AccumulatorBase ):
         access = _base.access_field
         genus = access( event, 'type' )
         if genus is None and not __.is_absent( label ): genus = label
+        if genus not in _GENERA_KNOWN and (
+            not isinstance( genus, str ) or _GENERA_FOREIGN.search( genus )
+        ):
+            raise __.exceptions.ResponseInvalidity(
+                PROVIDER, "the event has no 'type' of a Messages stream event "
+                "(the payload of another provider?)." )
         match genus:
             case 'content_block_start':
                 return self._ingest_start( event )
             case 'content_block_delta':
-                delta = access( event, 'delta' )
-                if access( delta, 'type' ) == 'input_json_delta':
-                    self.extend_call(
-                        access( event, 'index' ),
-                        access( delta, 'partial_json' ) )
+                self._ingest_delta( event )
             case 'content_block_stop':
                 return self._ingest_stop( event )
             case 'message_delta':
@@ -104,39 +113,104 @@ class AnthropicAccumulator( _base.AccumulatorBase ):
                     self.reason = (
                         f"the response stopped for reason {stop!r}." )
                     return ( )
-                return self._release_suspended( )
+                return self._release_stopped( )
             case 'message_stop':
                 if self.reason == _base.REASON_DEFAULT:
-                    return self._release_suspended( )
+                    return self._release_stopped( )
             case 'error':
                 raise _produce_failure( access( event, 'error' ) )
-            case _: pass
+            case _: pass # New event types must not break a stream.
         return ( )
+
+    def produce_message( self ) -> _base.NativeObject:
+        ''' Returns ``{ role: 'assistant', content: [ ... ] }``.
+
+            Holds every content block of the stream (text, thinking with
+            its signature, server tools, ...), in order, with each
+            ``tool_use`` block as emitted (blocks cut off are left out), so
+            that the message can start the next turn.
+        '''
+        emitted = {
+            emission.index: emission.invocation
+            for emission in self.survey_invocations( ) }
+        content: list[ _MessageBlock ] = [ ]
+        for index, block in self._blocks.items( ):
+            block_ = _assemble_block( block, self._pieces.get( index, { } ) )
+            if block_.get( 'type' ) == 'tool_use':
+                invocation = emitted.get( index )
+                if invocation is None: continue
+                block_[ 'id' ] = invocation.identifier
+                block_[ 'input' ] = invocation.arguments
+            content.append( block_ )
+        return { 'role': 'assistant', 'content': content }
+
+    def _ingest_delta( self, event: object ) -> None:
+        access = _base.access_field
+        index = _base.access_index( event, PROVIDER, 'content_block_delta' )
+        delta = access( event, 'delta' )
+        genus = access( delta, 'type' )
+        if genus == 'input_json_delta' and self.is_open( index ) and (
+            not self._stopped
+        ): # Hot path: input of an open tool_use block.
+            self.extend_call( index, access( delta, 'partial_json' ) )
+            return
+        if genus == 'citations_delta':
+            self._append_citation( index, access( delta, 'citation' ) )
+            return
+        field = _DELTAS_FIELDS.get( genus ) if isinstance(
+            genus, str ) else None
+        if field is None: return # New delta types must not break a stream.
+        piece = access( delta, field )
+        if field == 'partial_json':
+            if index in self._stopped and piece:
+                raise __.exceptions.ResponseInvalidity(
+                    PROVIDER, f"input of block {index} came after its stop." )
+            self.extend_call( index, piece )
+        block = self._blocks.get( index )
+        if block is None or not isinstance( piece, str ): return
+        if field != 'partial_json' or block.get( 'type' ) != 'tool_use':
+            self._pieces.setdefault( index, { } ).setdefault(
+                field, [ ] ).append( piece )
+
+    def _append_citation( self, index: int, citation: object ) -> None:
+        if index not in self._blocks or citation is None: return
+        self._pieces.setdefault( index, { } ).setdefault(
+            'citations', [ ] ).append( _base.nativize_object( citation ) )
 
     def _ingest_start( self, event: object ) -> _base.Invocations:
         access = _base.access_field
+        index = _base.access_index( event, PROVIDER, 'content_block_start' )
         block = access( event, 'content_block' )
-        if access( block, 'type' ) != 'tool_use': return ( )
+        genus = access( block, 'type' )
+        if not isinstance( genus, str ):
+            raise __.exceptions.ResponseInvalidity(
+                PROVIDER, "content_block_start has no typed content_block." )
+        block_ = _base.nativize_object( block )
+        if isinstance( block_, dict ):
+            self._blocks[ index ] = __.typx.cast( _MessageBlock, block_ )
+            self._pieces.pop( index, None )
+        if genus != 'tool_use': return ( )
         identifier = access( block, 'id' )
         return self.commence_call(
-            access( event, 'index' ),
+            index,
             identifier if isinstance( identifier, str ) and identifier
             else None,
             _base.access_text( access( block, 'name' ), PROVIDER, 'name' ),
             initial = access( block, 'input' ) )
 
     def _ingest_stop( self, event: object ) -> _base.Invocations:
-        invocations = self.complete_call(
-            _base.access_field( event, 'index' ) )
-        if invocations and not __.is_absent( invocations[ 0 ].invalidity ):
-            self._suspended.extend( invocations )
-            return ( )
-        return invocations
+        index = _base.access_index( event, PROVIDER, 'content_block_stop' )
+        if not self.is_open( index ) or index in self._stopped: return ( )
+        if self.is_whole( index ): return self.complete_call( index )
+        self._stopped.append( index )
+        return ( )
 
-    def _release_suspended( self ) -> _base.Invocations:
-        invocations = tuple( self._suspended )
-        self._suspended.clear( )
-        return invocations
+    def _release_stopped( self ) -> _base.Invocations:
+        invocations: list[ __.canisters.InvocationCanister ] = [ ]
+        for index in self._stopped:
+            invocations.extend( self.complete_call( index ) )
+        self._stopped.clear( )
+        return tuple( invocations )
 
 
 class AnthropicProcessor(
@@ -173,14 +247,15 @@ class AnthropicProcessor(
         if isinstance( native_message, ( list, tuple ) ):
             blocks = __.typx.cast( __.cabc.Sequence[ object ], native_message )
         else:
+            _validate_message( native_message )
             blocks = _base.access_items(
                 access( native_message, 'content' ), PROVIDER, 'content' )
         stop = access( __.typx.cast( object, native_message ), 'stop_reason' )
         if (
             blocks and stop in _STOPS_TRUNCATING
             and access( blocks[ -1 ], 'type' ) == 'tool_use'
-        ):
-            raise __.exceptions.InvocationInterruption(
+        ): # The API gives no partial JSON to check: the last call is cut.
+            raise __.exceptions.InvocationTruncation(
                 [ str( access( blocks[ -1 ], 'name' ) ) ],
                 f"the response stopped for reason {stop!r}." )
         uses = [
@@ -215,20 +290,27 @@ def produce_processor( **options: __.typx.Any ) -> AnthropicProcessor:
     return AnthropicProcessor( )
 
 
-def _nativize_content( content: __.canisters.Content ) -> _Block | None:
-    match content:
-        case __.canisters.TextContent( ):
-            if not content.text: return None
-            return { 'type': 'text', 'text': content.text }
-        case __.canisters.ImageContent( ):
-            return _nativize_binary(
-                content.data, content.media_type, content )
-        case __.canisters.ResourceContent( ):
-            data = content.data
-            if __.is_absent( data ) or __.is_absent( content.media_type ):
-                return _nativize_text( content )
-            return _nativize_binary( data, content.media_type, content )
-        case _: return _nativize_text( content )
+def _assemble_block(
+    block: _MessageBlock, pieces: __.cabc.Mapping[ str, list[ object ] ]
+) -> _MessageBlock:
+    ''' Returns block with its streamed pieces joined (once). '''
+    block_ = dict( block )
+    for field, parts in pieces.items( ):
+        prefix = block_.get( field )
+        if field == 'citations':
+            block_[ field ] = [
+                *( __.typx.cast( list[ object ], prefix )
+                   if isinstance( prefix, list ) else ( ) ), *parts ]
+            continue
+        text = ''.join( __.typx.cast( list[ str ], parts ) )
+        if field != 'partial_json':
+            block_[ field ] = (
+                prefix + text if isinstance( prefix, str ) else text )
+            continue
+        if not text.strip( ): continue
+        arguments, invalidity = _base.decode_arguments( text )
+        if __.is_absent( invalidity ): block_[ 'input' ] = arguments
+    return block_
 
 
 def _nativize_binary(
@@ -247,6 +329,22 @@ def _nativize_binary(
                 'type': 'base64', 'media_type': media_type,
                 'data': _base.encode_base64( data ) } }
     return _nativize_text( content )
+
+
+def _nativize_content( content: __.canisters.Content ) -> _Block | None:
+    match content:
+        case __.canisters.TextContent( ):
+            if not content.text: return None
+            return { 'type': 'text', 'text': content.text }
+        case __.canisters.ImageContent( ):
+            return _nativize_binary(
+                content.data, content.media_type, content )
+        case __.canisters.ResourceContent( ):
+            data = content.data
+            if __.is_absent( data ) or __.is_absent( content.media_type ):
+                return _nativize_text( content )
+            return _nativize_binary( data, content.media_type, content )
+        case _: return _nativize_text( content )
 
 
 def _is_image_media_type(
@@ -283,3 +381,14 @@ def _produce_failure( error: object ) -> __.exceptions.ProviderFailure:
     status = _STATUSES.get( genus, __.absent ) if isinstance(
         genus, str ) else __.absent
     return _base.produce_failure( PROVIDER, error, status )
+
+
+def _validate_message( message: object ) -> None:
+    ''' Raises response invalidity unless message has Anthropic's shape.
+    '''
+    _base.validate_shape(
+        PROVIDER, message, ( 'content', ), 'a Messages API message' )
+    if _base.access_field( message, 'tool_calls' ) is not None:
+        raise __.exceptions.ResponseInvalidity(
+            PROVIDER, "the message has 'tool_calls': it is a message of "
+            "another provider, not of the Messages API." )

@@ -22,6 +22,8 @@ from . import natives as _natives
 PROVIDER = 'cohere'
 
 _DONE = '[DONE]'
+# Other APIs name their event types with dots or underscores.
+_GENERA_FOREIGN = __.re.compile( r'[._]' )
 _STOPS_TRUNCATING = frozenset( ( 'MAX_TOKENS', 'ERROR', 'TIMEOUT' ) )
 _EMPTY_TEXT = 'The tool returned no content.'
 
@@ -31,12 +33,18 @@ class CohereAccumulator( _base.AccumulatorBase ):
 
         A call opens at ``tool-call-start``, grows with ``tool-call-delta``
         and is complete at ``tool-call-end`` (same index). The event type
-        is read from the event, else from its SSE event name (label).
+        is read from the event, else from its SSE event name (label). The
+        tool plan and text are kept for :py:meth:`produce_message`.
     '''
 
-    __slots__ = ( )
+    __slots__ = ( '_plans', '_texts' )
 
     provider = PROVIDER
+
+    def __init__( self ) -> None:
+        super( ).__init__( )
+        self._plans: list[ str ] = [ ]
+        self._texts: list[ str ] = [ ]
 
     def ingest_event(
         self, event: object, label: __.Absential[ str ]
@@ -49,43 +57,79 @@ class CohereAccumulator( _base.AccumulatorBase ):
         genus = access( event, 'type' )
         if genus is None and not __.is_absent( label ): genus = label
         _raise_on_error( event, genus )
-        index = access( event, 'index' )
+        if not isinstance( genus, str ) or _GENERA_FOREIGN.search( genus ):
+            raise __.exceptions.ResponseInvalidity(
+                PROVIDER, "the event has no 'type' of a Cohere v2 stream "
+                "event (the payload of another provider?)." )
         match genus:
             case 'tool-call-start':
-                return self._commence( index, event )
+                return self._commence( event )
             case 'tool-call-delta':
-                call = _access_call( event )
-                function = access( call, 'function' )
-                fragment = access( function, 'arguments' )
-                if fragment: self.extend_call( index, fragment )
-                return ( )
+                index = _access_index( event )
+                function = access( _access_call( event ), 'function' )
+                self.extend_call( index, access( function, 'arguments' ) )
             case 'tool-call-end':
-                return self.complete_call( index )
+                return self.complete_call( _access_index( event ) )
+            case 'tool-plan-delta':
+                self._append(
+                    self._plans, _access_message( event ), 'tool_plan' )
+            case 'content-delta':
+                content = access( _access_message( event ), 'content' )
+                self._append( self._texts, content, 'text' )
             case 'message-end':
                 delta = access( event, 'delta' )
                 stop = access( delta, 'finish_reason' )
                 if stop in _STOPS_TRUNCATING:
                     self.reason = (
                         f"the response stopped for reason {stop!r}." )
-                return ( )
-            case _: return ( )
+            case _: pass # New event types must not break a stream.
+        return ( )
 
-    def _commence(
-        self, index: object, event: object
-    ) -> _base.Invocations:
+    def produce_message( self ) -> _base.NativeObject:
+        ''' Returns ``{ role: 'assistant', tool_plan, tool_calls }`` (or
+            ``content``, without calls).
+
+            Holds the tool plan (or text) of the stream and each call
+            emitted so far, with its id and its arguments as sent, so that
+            the message can start the next turn.
+        '''
+        calls: list[ _base.NativeObject ] = [
+            {
+                'id': emission.invocation.identifier,
+                'type': 'function',
+                'function': {
+                    'name': emission.invocation.name,
+                    'arguments': _base.render_arguments( emission.arguments ),
+                },
+            }
+            for emission in self.survey_invocations( ) ]
+        message: _base.NativeObject = { 'role': 'assistant' }
+        plan = ''.join( self._plans )
+        text = ''.join( self._texts )
+        if plan: message[ 'tool_plan' ] = plan
+        if calls: message[ 'tool_calls' ] = calls
+        if text or not calls:
+            message[ 'content' ] = [ { 'type': 'text', 'text': text } ]
+        return message
+
+    def _append(
+        self, pieces: list[ str ], value: object, field: str
+    ) -> None:
+        piece = _base.access_field( value, field )
+        if isinstance( piece, str ) and piece: pieces.append( piece )
+
+    def _commence( self, event: object ) -> _base.Invocations:
         access = _base.access_field
-        if not isinstance( index, int ) or isinstance( index, bool ):
-            raise __.exceptions.ResponseInvalidity(
-                PROVIDER, "tool call event has no integer index." )
+        index = _access_index( event )
         call = _access_call( event )
         tag = access( call, 'id' )
+        tag_ = tag if isinstance( tag, str ) and tag else None
+        if self.is_repeated( index, tag_ ): return ( )
         function = access( call, 'function' )
         name = _base.access_text(
             access( function, 'name' ), PROVIDER, 'name' )
-        emitted = self.commence_call(
-            index, tag if isinstance( tag, str ) and tag else None, name )
-        fragment = access( function, 'arguments' )
-        if fragment: self.extend_call( index, fragment )
+        emitted = self.commence_call( index, tag_, name )
+        self.extend_call( index, access( function, 'arguments' ) )
         return emitted
 
 
@@ -114,24 +158,20 @@ class CohereProcessor(
         '''
         access = _base.access_field
         _raise_on_error( native_message, None )
+        _validate_response( native_message )
         message = access( native_message, 'message' )
         if message is None: message = native_message
         calls = _base.access_items(
             access( message, 'tool_calls' ), PROVIDER, 'tool_calls' )
         stop = access( native_message, 'finish_reason' )
         if calls and stop in _STOPS_TRUNCATING:
-            raise __.exceptions.InvocationInterruption(
-                [ str( access( access( call, 'function' ), 'name' ) )
-                  for call in calls ],
-                f"the response stopped for reason {stop!r}." )
+            _base.validate_whole_calls( PROVIDER, (
+                ( _access_name( call ), _access_arguments( call ) )
+                for call in calls ), stop )
         return tuple(
             _base.produce_invocation(
-                access( call, 'id' ),
-                _base.access_text(
-                    access( access( call, 'function' ), 'name' ),
-                    PROVIDER, 'name' ),
-                access( access( call, 'function' ), 'arguments' ),
-                position )
+                access( call, 'id' ), _access_name( call ),
+                _access_arguments( call ), position )
             for position, call in enumerate( calls ) )
 
     def nativize_results(
@@ -159,10 +199,28 @@ def produce_processor( **options: __.typx.Any ) -> CohereProcessor:
     return CohereProcessor( )
 
 
-def _access_call( event: object ) -> __.typx.Any:
+def _access_arguments( call: object ) -> object:
     access = _base.access_field
-    message = access( access( event, 'delta' ), 'message' )
-    return access( message, 'tool_calls' )
+    return access( access( call, 'function' ), 'arguments' )
+
+
+def _access_call( event: object ) -> __.typx.Any:
+    return _base.access_field( _access_message( event ), 'tool_calls' )
+
+
+def _access_index( event: object ) -> int:
+    return _base.access_index( event, PROVIDER, 'tool call event' )
+
+
+def _access_message( event: object ) -> __.typx.Any:
+    access = _base.access_field
+    return access( access( event, 'delta' ), 'message' )
+
+
+def _access_name( call: object ) -> str:
+    access = _base.access_field
+    return _base.access_text(
+        access( access( call, 'function' ), 'name' ), PROVIDER, 'name' )
 
 
 def _decode_event( event: str | bytes | bytearray ) -> object:
@@ -217,3 +275,15 @@ def _raise_on_error( body: object, genus: object ) -> None:
         error = access( access( body, 'delta' ), 'error' )
     if error is not None:
         raise _base.produce_failure( PROVIDER, error )
+
+
+def _validate_response( body: object ) -> None:
+    ''' Raises response invalidity unless body is a response or message.
+    '''
+    _base.validate_shape(
+        PROVIDER, body, ( 'message', 'tool_calls', 'content', 'tool_plan' ),
+        'a Cohere v2 chat response or message' )
+    if _base.access_field( body, 'type' ) is not None:
+        raise __.exceptions.ResponseInvalidity(
+            PROVIDER, "the payload has a 'type': it is not a Cohere v2 chat "
+            "response or message (the payload of another provider?)." )

@@ -21,8 +21,6 @@
 '''
 
 
-from itertools import pairwise as _pairwise
-
 from . import __
 from . import base as _base
 from . import natives as _natives
@@ -33,10 +31,17 @@ import typing_extensions as _typx
 
 PROVIDER = 'gemini'
 
+_CHUNK_FIELDS = (
+    'candidates', 'usageMetadata', 'usage_metadata', 'promptFeedback',
+    'prompt_feedback', 'modelVersion', 'model_version', 'responseId',
+    'response_id',
+)
+_INDEX_DIGITS_MAXIMUM = 9
+_PATH_STEPS_MAXIMUM = 64
 _STOPS_TRUNCATING = frozenset( ( 'MAX_TOKENS', 'MALFORMED_FUNCTION_CALL' ) )
 _synthesized = __.re.compile( r'^call_\d+_[0-9a-f]{16}$' )
 _path_step = __.re.compile(
-    r'''\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\[(?:'([^']*)'|"([^"]*)")\]''' )
+    r'''\.([A-Za-z_$][\w$-]*)|\[(\d{1,9})\]|\[(?:'([^']*)'|"([^"]*)")\]''' )
 
 _Step: __.typx.TypeAlias = str | int
 if not _typx.TYPE_CHECKING: # plain dictionaries; the SDK's types below
@@ -56,17 +61,22 @@ class GeminiAccumulator( _base.AccumulatorBase ):
         ``functionCall`` which closes it; string values continued over
         several chunks are joined once, at completion. A call still open at
         the end of the stream is reported as interrupted, never emitted.
-        Only the first candidate is read, as for whole responses.
+        Only the first candidate is read, as for whole responses; calls
+        after it finished raise response invalidity. Its parts are kept
+        for :py:meth:`produce_message`.
     '''
 
-    __slots__ = ( '_arguments', '_serial' )
+    __slots__ = ( '_arguments', '_finished', '_parts', '_serial', '_streamed' )
 
     provider = PROVIDER
 
     def __init__( self ) -> None:
         super( ).__init__( )
         self._arguments: dict[ __.cabc.Hashable, _PartialArguments ] = { }
+        self._finished = False
+        self._parts: list[ _Part ] = [ ]
         self._serial = 0
+        self._streamed: __.cabc.Hashable | None = None
 
     def ingest_event(
         self, event: object, label: __.Absential[ str ]
@@ -74,77 +84,119 @@ class GeminiAccumulator( _base.AccumulatorBase ):
         ''' Maps one chunk (object, or JSON text) onto the accumulator. '''
         event = _decode_event( event )
         _raise_on_error( event )
+        _base.validate_shape(
+            PROVIDER, event, _CHUNK_FIELDS, 'a Gemini response chunk' )
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
-        for candidate in _access_candidates( event ):
-            ordinal = _access( candidate, 'index' ) or 0
+        for position, candidate in enumerate( _access_candidates( event ) ):
             # Like whole responses, only the first candidate is read.
-            if ordinal != 0: continue
+            if _access_ordinal( candidate, position ) != 0: continue
             content = _access( candidate, 'content' )
             for part in _base.access_items(
                 _access( content, 'parts' ), PROVIDER, 'parts'
-            ):
-                call = _access( part, 'functionCall', 'function_call' )
-                if call is None: continue
-                invocations.extend( self._ingest_call( ordinal, call ) )
+            ): invocations.extend( self._ingest_part( part ) )
             stop = _access( candidate, 'finishReason', 'finish_reason' )
+            if stop is None: continue
+            self._finished = True
             if _render_enum( stop ) in _STOPS_TRUNCATING:
                 self.reason = (
                     "the response stopped for reason {stop!r}.".format(
                         stop = _render_enum( stop ) ) )
         return tuple( invocations )
 
-    def survey_partials( self ) -> tuple[ _base.PartialInvocation, ... ]:
-        ''' Returns calls still being streamed, with their arguments so far
-            as JSON text, for display only.
-        '''
-        partials = super( ).survey_partials( )
-        texts = [
-            __.json.dumps(
-                self._arguments[ key ].assemble( ), ensure_ascii = False )
-            if key in self._arguments else partial.text
-            for key, partial in zip( tuple( self._slots ), partials ) ]
-        return tuple(
-            __.dcls.replace( partial, text = text )
-            for partial, text in zip( partials, texts ) )
+    def produce_message( self ) -> _base.NativeObject:
+        ''' Returns ``{ role: 'model', parts: [ ... ] }``.
 
-    def _ingest_call(
-        self, ordinal: object, call: object
-    ) -> _base.Invocations:
-        key = ( ordinal, 'streamed' )
+            Holds the parts of the first candidate (text and thoughts,
+            joined chunk by chunk, thought signatures kept) and each call
+            emitted so far, with its arguments as sent, so that the content
+            can start the next turn.
+        '''
+        emitted = {
+            emission.index: emission
+            for emission in self.survey_invocations( ) }
+        parts: list[ _base.NativeObject ] = [ ]
+        for part in self._parts:
+            native = part.produce_native( emitted )
+            if native is not None: parts.append( native )
+        return { 'role': 'model', 'parts': parts }
+
+    def produce_partial_text( self, index: __.cabc.Hashable ) -> str:
+        ''' Returns arguments so far of open call, as JSON text. '''
+        arguments = self._arguments.get( index )
+        if arguments is None: return super( ).produce_partial_text( index )
+        return __.json.dumps( arguments.assemble( ), ensure_ascii = False )
+
+    def _ingest_part( self, part: object ) -> _base.Invocations:
+        call = _access( part, 'functionCall', 'function_call' )
+        if call is None:
+            self._record_part( part, None )
+            return ( )
+        if self._finished:
+            raise __.exceptions.ResponseInvalidity(
+                PROVIDER, "a function call came after the candidate "
+                "finished." )
         name = _base.access_text( _access( call, 'name' ), PROVIDER, 'name' )
         partials = _access( call, 'partialArgs', 'partial_args' )
         continues = bool( _access( call, 'willContinue', 'will_continue' ) )
         if name and not continues and partials is None:
-            return self._emit_whole( ordinal, call, name )
+            return self._emit_whole( part, call, name )
         emitted: list[ __.canisters.InvocationCanister ] = [ ]
         if name:
             # A new call closes one left open: the provider moved on.
-            if self.is_open( key ): emitted.extend( self._complete( key ) )
-            identifier = _access( call, 'id' )
-            emitted.extend( self.commence_call(
-                key, None, name,
-                identifier if isinstance( identifier, str ) else None ) )
-            self._arguments[ key ] = _PartialArguments( )
-        elif not self.is_open( key ): return ( )
+            if self._streamed is not None:
+                emitted.extend( self._complete( self._streamed ) )
+            emitted.extend( self._commence( part, call, name ) )
+        key = self._streamed
+        if key is None:
+            if _base.access_items( partials, PROVIDER, 'partialArgs' ):
+                raise __.exceptions.ResponseInvalidity(
+                    PROVIDER, "partial arguments came for no open call." )
+            return tuple( emitted )
         if partials is not None: self._arguments[ key ].ingest( partials )
         if not continues: emitted.extend( self._complete( key ) )
         return tuple( emitted )
 
+    def _commence(
+        self, part: object, call: object, name: str
+    ) -> _base.Invocations:
+        key = ( 0, 'streamed', self._serial )
+        self._serial += 1
+        identifier = _access( call, 'id' )
+        emitted = self.commence_call(
+            key, None, name,
+            identifier if isinstance( identifier, str ) else None )
+        self._arguments[ key ] = _PartialArguments( )
+        self._streamed = key
+        self._record_part( part, key )
+        return emitted
+
     def _complete( self, key: __.cabc.Hashable ) -> _base.Invocations:
+        self._streamed = None
         partial = self._arguments.pop( key )
         return self.complete_call( key, arguments = partial.assemble( ) )
 
     def _emit_whole(
-        self, ordinal: object, call: object, name: str
+        self, part: object, call: object, name: str
     ) -> _base.Invocations:
         arguments = _access( call, 'args' )
-        key = ( ordinal, 'whole', self._serial )
+        key = ( 0, 'whole', self._serial )
         self._serial += 1
         identifier = _access( call, 'id' )
         self.commence_call(
             key, identifier if isinstance( identifier, str ) else None,
             name, initial = arguments )
+        self._record_part( part, key )
         return self.complete_call( key, arguments = arguments )
+
+    def _record_part(
+        self, part: object, key: __.cabc.Hashable | None
+    ) -> None:
+        native = _base.nativize_object( part, aliases = True )
+        if not isinstance( native, dict ): return
+        native_ = __.typx.cast( _base.NativeObject, native )
+        if key is None and self._parts and self._parts[ -1 ].absorb( native_ ):
+            return
+        self._parts.append( _Part( native = native_, key = key ) )
 
 
 class GeminiProcessor(
@@ -285,24 +337,50 @@ def produce_processor( **options: __.typx.Any ) -> GeminiProcessor:
     return GeminiProcessor( **options )
 
 
-@__.dcls.dataclass( slots = True )
-class _PartialArguments:
-    ''' Arguments of a call streamed as ``partialArgs``, by JSON path. '''
+class _Items:
+    ''' Array of partial arguments, by index (sparse until assembled). '''
 
-    values: dict[ tuple[ _Step, ... ], list[ __.typx.Any ] ] = (
-        __.dcls.field( default_factory = dict[
-            tuple[ _Step, ... ], list[ __.typx.Any ] ] ) )
+    __slots__ = ( 'items', )
+
+    def __init__( self ) -> None:
+        self.items: dict[ int, __.typx.Any ] = { }
+
+
+class _Leaf:
+    ''' Value of partial arguments at one path: its pieces, in order. '''
+
+    __slots__ = ( 'pieces', )
+
+    def __init__( self ) -> None:
+        self.pieces: list[ __.typx.Any ] = [ ]
+
+    def assemble( self ) -> __.typx.Any:
+        ''' Returns value: text pieces joined once, else the last one. '''
+        pieces = [ piece for piece in self.pieces if piece is not None ]
+        if not pieces: return None
+        if all( isinstance( piece, str ) for piece in pieces ):
+            return ''.join( pieces )
+        return pieces[ -1 ]
+
+
+class _PartialArguments:
+    ''' Arguments of a call streamed as ``partialArgs``, by JSON path.
+
+        The tree is built as values arrive, so that paths which disagree,
+        or indexes beyond what the values so far can fill, raise at once;
+        arrays stay sparse until assembly, so that no index allocates.
+    '''
+
+    __slots__ = ( 'count', 'root' )
+
+    def __init__( self ) -> None:
+        self.count = 0
+        self.root: dict[ str, __.typx.Any ] = { }
 
     def assemble( self ) -> dict[ str, __.typx.Any ]:
         ''' Returns arguments object; string pieces are joined once. '''
-        root: dict[ str, __.typx.Any ] = { }
-        for steps, pieces in self.values.items( ):
-            value = (
-                ''.join( pieces ) if all(
-                    isinstance( piece, str ) for piece in pieces )
-                else pieces[ -1 ] )
-            _place_value( root, steps, value )
-        return root
+        return {
+            name: _assemble_node( node ) for name, node in self.root.items( ) }
 
     def ingest( self, partials: object ) -> None:
         ''' Records values of one chunk's ``partialArgs``. '''
@@ -312,9 +390,57 @@ class _PartialArguments:
             path = _base.access_text(
                 _access( partial, 'jsonPath', 'json_path' ),
                 PROVIDER, 'jsonPath' )
-            steps = _parse_path( path )
-            self.values.setdefault( steps, [ ] ).append(
-                _access_partial_value( partial ) )
+            self.count += 1
+            leaf = _access_leaf( self.root, _parse_path( path ), self.count )
+            leaf.pieces.append( _access_partial_value( partial ) )
+
+
+@__.dcls.dataclass( slots = True, kw_only = True )
+class _Part:
+    ''' Part of the streamed content, for the assistant message. '''
+
+    native: _base.NativeObject
+    key: __.cabc.Hashable | None = None
+    texts: list[ str ] = __.dcls.field( default_factory = list[ str ] )
+
+    def absorb( self, native: _base.NativeObject ) -> bool:
+        ''' Joins text part into this one, if both are text alike. '''
+        text = native.get( 'text' )
+        if self.key is not None or not isinstance( text, str ): return False
+        if not isinstance( self.native.get( 'text' ), str ): return False
+        if set( self.native ) - { 'text', 'thought' }: return False
+        if set( native ) - { 'text', 'thought', 'thoughtSignature' }:
+            return False
+        if bool( native.get( 'thought' ) ) != bool(
+            self.native.get( 'thought' )
+        ): return False
+        self.texts.append( text )
+        signature = native.get( 'thoughtSignature' )
+        if signature is not None: self.native[ 'thoughtSignature' ] = signature
+        return True
+
+    def produce_native(
+        self, emitted: __.cabc.Mapping[
+            __.cabc.Hashable, _base.StreamedInvocation ]
+    ) -> _base.NativeObject | None:
+        ''' Returns part for the message; ``None`` if its call was not
+            emitted.
+        '''
+        native = dict( self.native )
+        if self.key is None:
+            if self.texts:
+                native[ 'text' ] = native[ 'text' ] + ''.join( self.texts )
+            return native
+        emission = emitted.get( self.key )
+        if emission is None: return None
+        invocation = emission.invocation
+        call: _base.NativeObject = { 'name': invocation.name }
+        if not _synthesized.match( invocation.identifier ):
+            call[ 'id' ] = invocation.identifier
+        call[ 'args' ] = invocation.arguments
+        native.pop( 'function_call', None )
+        native[ 'functionCall' ] = call
+        return native
 
 
 def _access(
@@ -332,6 +458,56 @@ def _access_candidates( event: object ) -> __.cabc.Sequence[ __.typx.Any ]:
         _access( event, 'candidates' ), PROVIDER, 'candidates' )
 
 
+def _access_leaf(
+    root: dict[ str, __.typx.Any ], steps: tuple[ _Step, ... ], count: int
+) -> _Leaf:
+    ''' Returns leaf at path, making the containers on the way.
+
+        An index must be below the number of values received so far for
+        the call: each item needs a value, so a larger index skips items
+        which cannot all have come (and would make an array of any size).
+    '''
+    container: __.typx.Any = root
+    last = len( steps ) - 1
+    for position, step in enumerate( steps ):
+        if isinstance( step, int ) and step >= count:
+            raise __.exceptions.ResponseInvalidity(
+                PROVIDER, f"JSON path index {step} skips items which never "
+                "came." )
+        members = _access_members( container, step )
+        node: __.typx.Any = members.get( step )
+        if position == last:
+            if node is None: node = members[ step ] = _Leaf( )
+            if isinstance( node, _Leaf ): return node
+            break
+        if node is None:
+            fresh: __.typx.Any = (
+                { } if isinstance( steps[ position + 1 ], str )
+                else _Items( ) )
+            node = members[ step ] = fresh
+        container = node
+    raise __.exceptions.ResponseInvalidity(
+        PROVIDER, "JSON paths of partial arguments disagree." )
+
+
+def _access_members(
+    container: __.typx.Any, step: _Step
+) -> dict[ __.typx.Any, __.typx.Any ]:
+    if isinstance( step, str ) and isinstance( container, dict ):
+        return __.typx.cast( dict[ __.typx.Any, __.typx.Any ], container )
+    if isinstance( step, int ) and isinstance( container, _Items ):
+        items: dict[ __.typx.Any, __.typx.Any ] = container.items
+        return items
+    raise __.exceptions.ResponseInvalidity(
+        PROVIDER, "JSON paths of partial arguments disagree." )
+
+
+def _access_ordinal( candidate: object, position: int ) -> object:
+    ''' Returns index of candidate; 0 when absent (JSON omits zeros). '''
+    ordinal = _access( candidate, 'index' )
+    return 0 if ordinal is None else ordinal
+
+
 def _access_partial_value( partial: object ) -> __.typx.Any:
     for name, alias in (
         ( 'stringValue', 'string_value' ),
@@ -344,15 +520,44 @@ def _access_partial_value( partial: object ) -> __.typx.Any:
 
 
 def _access_parts( message: object ) -> __.cabc.Sequence[ __.typx.Any ]:
-    ''' Returns parts of first candidate, of candidate, or of content. '''
+    ''' Returns parts of first candidate, of candidate, or of content.
+
+        Raises response invalidity for payloads of another shape.
+    '''
+    _base.validate_shape(
+        PROVIDER, message, ( *_CHUNK_FIELDS, 'content', 'parts' ),
+        'a Gemini response, candidate or content' )
     candidates = _access( message, 'candidates' )
     if candidates is not None:
         items = _base.access_items( candidates, PROVIDER, 'candidates' )
-        if not items: return ( )
-        message = items[ 0 ]
+        selected = [
+            item for position, item in enumerate( items )
+            if _access_ordinal( item, position ) == 0 ]
+        if not selected: return ( )
+        message = selected[ 0 ]
     content = _access( message, 'content' )
-    if content is not None: message = content
+    if content is not None:
+        if isinstance( content, ( str, list, tuple ) ):
+            raise __.exceptions.ResponseInvalidity(
+                PROVIDER, "content is not an object of parts (the payload "
+                "of another provider?)." )
+        message = content
     return _base.access_items( _access( message, 'parts' ), PROVIDER, 'parts' )
+
+
+def _assemble_node( node: __.typx.Any ) -> __.typx.Any:
+    ''' Returns value of node of partial arguments (depth is bounded). '''
+    if isinstance( node, _Leaf ): return node.assemble( )
+    if isinstance( node, _Items ):
+        items = __.typx.cast( dict[ int, __.typx.Any ], node.items )
+        if sorted( items ) != list( range( len( items ) ) ):
+            raise __.exceptions.ResponseInvalidity(
+                PROVIDER, "an array of partial arguments misses items." )
+        return [ _assemble_node( items[ index ] )
+                 for index in range( len( items ) ) ]
+    members = __.typx.cast( dict[ str, __.typx.Any ], node )
+    return {
+        name: _assemble_node( value ) for name, value in members.items( ) }
 
 
 def _decode_event( event: object ) -> object:
@@ -375,9 +580,13 @@ def _parse_path( path: str ) -> tuple[ _Step, ... ]:
     position = 1
     while position < len( path ):
         match = _path_step.match( path, position )
-        if match is None:
+        if match is None or len( steps ) >= _PATH_STEPS_MAXIMUM:
             raise __.exceptions.ResponseInvalidity(
-                PROVIDER, f"JSON path {path!r} cannot be read." )
+                PROVIDER, "JSON path {path!r} cannot be read (at most {steps} "
+                "steps of names and indexes of up to {digits} digits)."
+                .format(
+                    path = path[ : 80 ], steps = _PATH_STEPS_MAXIMUM,
+                    digits = _INDEX_DIGITS_MAXIMUM ) )
         name, index, single, double = match.groups( )
         if index is not None: steps.append( int( index ) )
         else: steps.append( next(
@@ -387,47 +596,6 @@ def _parse_path( path: str ) -> tuple[ _Step, ... ]:
         raise __.exceptions.ResponseInvalidity(
             PROVIDER, f"JSON path {path!r} does not name an argument." )
     return tuple( steps )
-
-
-def _place_value(
-    root: dict[ str, __.typx.Any ],
-    steps: tuple[ _Step, ... ],
-    value: __.typx.Any,
-) -> None:
-    ''' Places value at path in nested objects and arrays. '''
-    container: __.typx.Any = root
-    for step, following in _pairwise( steps ):
-        fresh: __.typx.Any = { } if isinstance( following, str ) else [ ]
-        container = _descend( container, step, fresh )
-    _store( container, steps[ -1 ], value )
-
-
-def _descend(
-    container: __.typx.Any, step: _Step, fresh: __.typx.Any
-) -> __.typx.Any:
-    if isinstance( step, str ) and isinstance( container, dict ):
-        return __.typx.cast( dict[ str, __.typx.Any ], container ).setdefault(
-            step, fresh )
-    if isinstance( step, int ) and isinstance( container, list ):
-        items = __.typx.cast( list[ __.typx.Any ], container )
-        while len( items ) <= step: items.append( None )
-        if items[ step ] is None: items[ step ] = fresh
-        return items[ step ]
-    raise __.exceptions.ResponseInvalidity(
-        PROVIDER, "JSON paths of partial arguments disagree." )
-
-
-def _store( container: __.typx.Any, step: _Step, value: __.typx.Any ) -> None:
-    if isinstance( step, str ) and isinstance( container, dict ):
-        __.typx.cast( dict[ str, __.typx.Any ], container )[ step ] = value
-        return
-    if isinstance( step, int ) and isinstance( container, list ):
-        items = __.typx.cast( list[ __.typx.Any ], container )
-        while len( items ) <= step: items.append( None )
-        items[ step ] = value
-        return
-    raise __.exceptions.ResponseInvalidity(
-        PROVIDER, "JSON paths of partial arguments disagree." )
 
 
 def _produce_blob( media_type: str, data: bytes ) -> _Blob:

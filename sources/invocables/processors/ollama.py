@@ -30,16 +30,20 @@ class OllamaAccumulator( _base.AccumulatorBase ):
 
         Each chunk carries whole calls, so each call is complete in the
         chunk which carries it. Chunks may be given decoded or as lines of
-        JSON text.
+        JSON text; a call after the final chunk (``done``) raises response
+        invalidity. The text is kept for :py:meth:`produce_message`.
     '''
 
-    __slots__ = ( '_serial', )
+    __slots__ = ( '_done', '_serial', '_texts', '_thoughts' )
 
     provider = PROVIDER
 
     def __init__( self ) -> None:
         super( ).__init__( )
+        self._done = False
         self._serial = 0
+        self._texts: list[ str ] = [ ]
+        self._thoughts: list[ str ] = [ ]
 
     def ingest_event(
         self, event: object, label: __.Absential[ str ]
@@ -49,8 +53,20 @@ class OllamaAccumulator( _base.AccumulatorBase ):
             event = _decode_chunk( event )
             if event is None: return ( )
         _raise_on_error( event )
+        _validate_body( event )
+        message = _base.access_field( event, 'message' )
+        for pieces, field in (
+            ( self._texts, 'content' ), ( self._thoughts, 'thinking' )
+        ):
+            piece = _base.access_field( message, field )
+            if isinstance( piece, str ) and piece: pieces.append( piece )
+        calls = _access_calls( event )
+        if calls and self._done:
+            raise __.exceptions.ResponseInvalidity(
+                PROVIDER, "tool calls came after the final chunk." )
+        if _base.access_field( event, 'done' ) is True: self._done = True
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
-        for call in _access_calls( event ):
+        for call in calls:
             key = ( 'call', self._serial )
             self._serial += 1
             function = _base.access_field( call, 'function' )
@@ -62,6 +78,29 @@ class OllamaAccumulator( _base.AccumulatorBase ):
                 key, arguments = _base.access_field(
                     function, 'arguments' ) ) )
         return tuple( invocations )
+
+    def produce_message( self ) -> _base.NativeObject:
+        ''' Returns ``{ role: 'assistant', content, tool_calls }``.
+
+            Holds the text (and thinking) of the stream and each call
+            emitted so far, with its arguments as an object, so that the
+            message can start the next turn.
+        '''
+        message: _base.NativeObject = {
+            'role': 'assistant', 'content': ''.join( self._texts ) }
+        thinking = ''.join( self._thoughts )
+        if thinking: message[ 'thinking' ] = thinking
+        calls: list[ _base.NativeObject ] = [ ]
+        for emission in self.survey_invocations( ):
+            invocation = emission.invocation
+            call: _base.NativeObject = { 'function': {
+                'name': invocation.name,
+                'arguments': invocation.arguments } }
+            if not _synthesized.match( invocation.identifier ):
+                call[ 'id' ] = invocation.identifier
+            calls.append( call )
+        if calls: message[ 'tool_calls' ] = calls
+        return message
 
 
 class OllamaProcessor(
@@ -87,6 +126,7 @@ class OllamaProcessor(
             Error bodies (``{ error: "..." }``) raise provider failure.
         '''
         _raise_on_error( native_message )
+        _validate_body( native_message )
         return tuple(
             _base.produce_invocation(
                 _base.access_field( call, 'id' ),
@@ -152,3 +192,16 @@ def _raise_on_error( body: object ) -> None:
     error = _base.access_field( body, 'error' )
     if error is None: return
     raise _base.produce_failure( PROVIDER, error )
+
+
+def _validate_body( body: object ) -> None:
+    ''' Raises response invalidity unless body is a chat response, chunk or
+        message.
+    '''
+    _base.validate_shape(
+        PROVIDER, body, ( 'message', 'done', 'tool_calls', 'content' ),
+        'an Ollama chat response or message' )
+    if _base.access_field( body, 'type' ) is not None:
+        raise __.exceptions.ResponseInvalidity(
+            PROVIDER, "the payload has a 'type': it is not an Ollama chat "
+            "response or message (the payload of another provider?)." )

@@ -28,86 +28,139 @@ _STOPS_TRUNCATING = frozenset( ( 'content_filter', 'length' ) )
 class OpenaiAccumulator( _base.AccumulatorBase ):
     ''' Accumulates Chat Completions chunks into tool calls.
 
-        Calls are keyed by choice index, tool call index and id: a new id at
-        a used index is a new call; indexes need not start at 0. Calls of a
-        choice are complete at its ``finish_reason`` (unless the reason
-        truncates them, such as ``length``) or at ``[DONE]``.
+        Reads one choice (the first, unless another is asked for), as
+        ``normalize_invocations`` does. Calls are keyed by tool call index
+        and id: a new id at a used index is a new call; indexes need not
+        start at 0. Arguments come as text fragments (joined) or, from some
+        compatible servers, as objects (merged). Calls are complete at the
+        choice's ``finish_reason`` or at ``[DONE]``; when the reason cuts
+        them off (such as ``length``), only calls whose arguments are whole
+        are emitted, and the others are interrupted.
     '''
 
-    __slots__ = ( '_truncated', )
+    __slots__ = (
+        '_choice', '_others', '_refusals', '_seen', '_texts', '_truncated' )
 
     provider = PROVIDER
 
-    def __init__( self ) -> None:
+    def __init__( self, choice: int = 0 ) -> None:
         super( ).__init__( )
+        self._choice = choice
+        self._others = False
+        self._seen = False
+        self._refusals: list[ str ] = [ ]
+        self._texts: list[ str ] = [ ]
         self._truncated = False
 
     def ingest_event(
         self, event: object, label: __.Absential[ str ]
     ) -> _base.Invocations:
         ''' Maps one chunk (or ``[DONE]``) onto the accumulator. '''
-        access = _base.access_field
-        if isinstance( event, str ):
-            if event.strip( ) != _DONE or self._truncated: return ( )
-            return self.complete_calls( )
-        # Typed chunks carry no error: the SDK raises on error payloads.
-        if isinstance( event, dict ):
-            payload = __.typx.cast( dict[ str, __.typx.Any ], event )
-            error = payload.get( 'error' )
-            if error is not None:
-                raise _base.produce_failure( PROVIDER, error )
-        choices = _base.access_items(
-            access( __.typx.cast( object, event ), 'choices' ),
-            PROVIDER, 'choices' )
-        if len( choices ) == 1: return self._ingest_choice( choices[ 0 ] )
+        if isinstance( event, ( str, bytes, bytearray ) ):
+            event = _decode_chunk( event )
+            if event is None:
+                if self._truncated: return ( )
+                return self.complete_calls( )
+        error = _access_error( event )
+        if error is not None: raise _base.produce_failure( PROVIDER, error )
+        choices = _base.access_field( event, 'choices' )
+        if choices is None:
+            _base.validate_shape(
+                PROVIDER, event, ( 'choices', ), 'a Chat Completions chunk' )
+        choices = _base.access_items( choices, PROVIDER, 'choices' )
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
-        for choice in choices:
+        for position, choice in enumerate( choices ):
+            if _access_ordinal( choice, position ) != self._choice:
+                self._others = True
+                continue
+            self._seen = True
             invocations.extend( self._ingest_choice( choice ) )
         return tuple( invocations )
 
+    def conclude_stream(
+        self
+    ) -> __.cabc.Sequence[ __.canisters.InvocationCanister ]:
+        ''' Raises response invalidity if the stream never carried the
+            choice read, though it carried others.
+        '''
+        if self._others and not self._seen:
+            raise __.exceptions.ResponseInvalidity(
+                PROVIDER, f"the stream carried no choice {self._choice}; "
+                "ask for more choices (n), or read another one." )
+        return ( )
+
+    def produce_message( self ) -> _base.NativeObject:
+        ''' Returns ``{ role: 'assistant', content, tool_calls }``.
+
+            Holds the text of the choice and each call emitted so far, with
+            its id (synthesized ones included) and its arguments as sent, so
+            that the message can start the next turn.
+        '''
+        calls: list[ _base.NativeObject ] = [
+            {
+                'id': emission.invocation.identifier,
+                'type': 'function',
+                'function': {
+                    'name': emission.invocation.name,
+                    'arguments': _base.render_arguments( emission.arguments ),
+                },
+            }
+            for emission in self.survey_invocations( ) ]
+        text = ''.join( self._texts )
+        message: _base.NativeObject = {
+            'role': 'assistant', 'content': text or ( None if calls else '' ) }
+        refusal = ''.join( self._refusals )
+        if refusal: message[ 'refusal' ] = refusal
+        if calls: message[ 'tool_calls' ] = calls
+        return message
+
     def _ingest_choice( self, choice: object ) -> _base.Invocations:
         access = _base.access_field
-        ordinal = access( choice, 'index', 0 )
-        calls = access( access( choice, 'delta' ), 'tool_calls' )
+        delta = access( choice, 'delta' )
+        text = access( delta, 'content' )
+        if isinstance( text, str ) and text: self._texts.append( text )
+        calls = access( delta, 'tool_calls' )
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
-        if calls is not None:
+        if calls is None:
+            refusal = access( delta, 'refusal' )
+            if isinstance( refusal, str ) and refusal:
+                self._refusals.append( refusal )
+        else:
             calls = _base.access_items( calls, PROVIDER, 'tool_calls' )
             for position, call in enumerate( calls ):
-                invocations.extend(
-                    self._ingest_call( ordinal, position, call ) )
+                invocations.extend( self._ingest_call( position, call ) )
         stop = access( choice, 'finish_reason' )
         if stop is None: return tuple( invocations )
         if stop in _STOPS_TRUNCATING:
             self._truncated = True
             self.reason = f"the response stopped for reason {stop!r}."
+            invocations.extend( self.complete_calls( truncated = True ) )
             return tuple( invocations )
-        invocations.extend( self.complete_calls(
-            lambda index: _is_of_choice( index, ordinal ) ) )
+        invocations.extend( self.complete_calls( ) )
         return tuple( invocations )
 
     def _ingest_call(
-        self, ordinal: object, position: int, call: object
+        self, position: int, call: object
     ) -> _base.Invocations:
         access = _base.access_field
         index = access( call, 'index' )
-        key = ( ordinal, position if index is None else index )
+        key = position if index is None else index
         tag = access( call, 'id' )
         function = access( call, 'function' )
         name = access( function, 'name' )
         arguments = access( function, 'arguments' )
-        if (
-            tag is None and name is None and isinstance( arguments, str )
-            and self.is_open( key )
-        ): # Hot path: a fragment of an open call.
+        if tag is None and name is None and (
+            self.is_open( key ) or self.is_closed( key )
+        ): # Hot path: a fragment (text, or object) of an open call.
             self.extend_call( key, arguments )
             return ( )
-        fragmentary = arguments is None or isinstance( arguments, str )
+        tag_ = tag if isinstance( tag, str ) and tag else None
+        # A delta of a call already complete repeats it (some servers
+        # repeat the id in every delta): nothing of it is taken again.
+        if self.is_repeated( key, tag_ ): return ( )
         emitted = self.commence_call(
-            key, tag if isinstance( tag, str ) and tag else None,
-            _base.access_text( name, PROVIDER, 'name' ),
-            initial = None if fragmentary else arguments )
-        if fragmentary and arguments:
-            self.extend_call( key, arguments )
+            key, tag_, _base.access_text( name, PROVIDER, 'name' ) )
+        self.extend_call( key, arguments )
         return emitted
 
 
@@ -171,6 +224,24 @@ class OpenaiProcessor(
     dialect = 'openai'
     accumulator_class = OpenaiAccumulator
 
+    def __init__( self, *, strict: bool = False, choice: int = 0 ):
+        super( ).__init__( strict = strict )
+        if not isinstance( choice, int ) or isinstance( choice, bool ) or (
+            choice < 0
+        ):
+            raise __.exceptions.ConfigurationInvalidity(
+                f"processor {PROVIDER!r}",
+                f"option 'choice' must be an index (0 or more), not "
+                f"{choice!r}." )
+        self.choice = choice
+
+    def produce_accumulator( self ) -> OpenaiAccumulator:
+        ''' Produces accumulator for one streamed response.
+
+            It reads the same choice as ``normalize_invocations``.
+        '''
+        return OpenaiAccumulator( choice = self.choice )
+
     def produce_tool(
         self,
         name: str,
@@ -187,23 +258,25 @@ class OpenaiProcessor(
     ) -> __.cabc.Sequence[ __.canisters.InvocationCanister ]:
         ''' Returns tool calls of completion, choice or message.
 
-            Takes the first choice of a completion. Error bodies raise
-            provider failure; calls cut off by the token limit raise
-            invocation interruption.
+            Takes the first choice of a completion (or the one of option
+            ``choice``), as the accumulator does. Error bodies raise
+            provider failure; calls whose arguments the token limit cut off
+            raise :py:class:`invocables.exceptions.InvocationTruncation`,
+            naming them. Payloads of another shape raise response
+            invalidity.
         '''
         access = _base.access_field
         error = access( native_message, 'error' )
         if error is not None: raise _base.produce_failure( PROVIDER, error )
-        message, stop = _access_message( native_message )
+        message, stop = _access_message( native_message, self.choice )
         calls = [
             call for call in _base.access_items(
                 access( message, 'tool_calls' ), PROVIDER, 'tool_calls' )
             if access( call, 'type' ) in ( None, 'function' ) ]
         if calls and stop in _STOPS_TRUNCATING:
-            raise __.exceptions.InvocationInterruption(
-                [ str( access( access( call, 'function' ), 'name' ) )
-                  for call in calls ],
-                f"the response stopped for reason {stop!r}." )
+            _base.validate_whole_calls( PROVIDER, (
+                ( _access_name( call ), _access_arguments( call ) )
+                for call in calls ), stop )
         return tuple(
             _produce_invocation( call, position )
             for position, call in enumerate( calls ) )
@@ -262,38 +335,87 @@ def normalize_strict_invocations(
 
 
 def produce_processor( **options: __.typx.Any ) -> OpenaiProcessor:
-    ''' Produces processor for Chat Completions; option ``strict``. '''
-    _base.validate_options( PROVIDER, options, ( 'strict', ) )
+    ''' Produces processor for Chat Completions; options ``strict`` and
+        ``choice`` (the index of the choice to read, default 0).
+    '''
+    _base.validate_options( PROVIDER, options, ( 'choice', 'strict' ) )
     return OpenaiProcessor( **options )
 
 
-def _access_message( native_message: object ) -> tuple[ object, object ]:
+def _access_arguments( call: object ) -> object:
+    access = _base.access_field
+    return access( access( call, 'function' ), 'arguments' )
+
+
+def _access_error( event: object ) -> object:
+    ''' Returns error of chunk: typed chunks carry none (the SDK raises on
+        error payloads).
+    '''
+    if not isinstance( event, dict ): return None
+    return __.typx.cast( dict[ str, object ], event ).get( 'error' )
+
+
+def _access_message(
+    native_message: object, choice: int
+) -> tuple[ object, object ]:
     ''' Returns message and finish reason of completion or choice. '''
     access = _base.access_field
+    _base.validate_shape(
+        PROVIDER, native_message,
+        ( 'choices', 'message', 'tool_calls', 'content' ),
+        'a Chat Completions response, choice or message' )
+    if access( native_message, 'type' ) is not None:
+        raise __.exceptions.ResponseInvalidity(
+            PROVIDER, "the payload has a 'type': it is not a Chat "
+            "Completions response, choice or message (the payload of "
+            "another provider?)." )
     choices = access( native_message, 'choices' )
     if choices is not None:
         items = _base.access_items( choices, PROVIDER, 'choices' )
+        selected = [
+            item for position, item in enumerate( items )
+            if _access_ordinal( item, position ) == choice ]
         if not items: return None, None
-        choice = items[ 0 ]
-        return access( choice, 'message' ), access( choice, 'finish_reason' )
+        if not selected:
+            raise __.exceptions.ResponseInvalidity(
+                PROVIDER, f"the response has no choice {choice}; ask for "
+                "more choices (n), or read another one." )
+        return (
+            access( selected[ 0 ], 'message' ),
+            access( selected[ 0 ], 'finish_reason' ) )
     message = access( native_message, 'message' )
     if message is not None:
         return message, access( native_message, 'finish_reason' )
     return native_message, None
 
 
-def _is_of_choice( index: __.cabc.Hashable, ordinal: object ) -> bool:
-    if not isinstance( index, tuple ): return False
-    key = __.typx.cast( tuple[ object, object ], index )
-    return key[ 0 ] == ordinal
+def _access_name( call: object ) -> str:
+    access = _base.access_field
+    return _base.access_text(
+        access( access( call, 'function' ), 'name' ), PROVIDER, 'name' )
+
+
+def _access_ordinal( choice: object, position: int ) -> object:
+    ''' Returns index of choice; its position when it has none. '''
+    ordinal = _base.access_field( choice, 'index' )
+    return position if ordinal is None else ordinal
+
+
+def _decode_chunk( event: str | bytes | bytearray ) -> object:
+    ''' Decodes chunk given as JSON text; ``None`` for ``[DONE]``. '''
+    if isinstance( event, ( bytes, bytearray ) ):
+        event = bytes( event ).decode( 'utf-8', errors = 'replace' )
+    if event.strip( ) == _DONE: return None
+    try: return __.json.loads( event )
+    except ValueError as exception:
+        raise __.exceptions.ResponseInvalidity(
+            PROVIDER, "event is neither JSON nor [DONE]: {exception}".format(
+                exception = exception ) ) from exception
 
 
 def _produce_invocation(
     call: object, position: int
 ) -> __.canisters.InvocationCanister:
-    access = _base.access_field
-    function = access( call, 'function' )
     return _base.produce_invocation(
-        access( call, 'id' ),
-        _base.access_text( access( function, 'name' ), PROVIDER, 'name' ),
-        access( function, 'arguments' ), position )
+        _base.access_field( call, 'id' ), _access_name( call ),
+        _access_arguments( call ), position )

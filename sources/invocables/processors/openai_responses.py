@@ -24,6 +24,9 @@ import typing_extensions as _typx
 
 PROVIDER = 'openai-responses'
 
+# Other APIs name their event types with dashes, or with underscores and
+# no dots (all types but 'error' of this API start with 'response.').
+_GENERA_FOREIGN = __.re.compile( r'-|^[^.]*_[^.]*$' )
 _IMAGE_MEDIA_TYPES = frozenset( (
     'image/gif', 'image/jpeg', 'image/png', 'image/webp' ) )
 
@@ -40,8 +43,9 @@ class OpenaiResponsesAccumulator( _base.AccumulatorBase ):
     ''' Accumulates Responses stream events into function calls.
 
         A call is complete at ``response.function_call_arguments.done`` or
-        at ``response.output_item.done``, whichever comes first; an item
-        done with status ``incomplete`` is never emitted.
+        at ``response.output_item.done``, whichever comes first, and is
+        emitted once, whether or not its item carries an id; an item done
+        with status ``incomplete`` is never emitted.
     '''
 
     __slots__ = ( )
@@ -55,22 +59,25 @@ class OpenaiResponsesAccumulator( _base.AccumulatorBase ):
         access = _base.access_field
         genus = access( event, 'type' )
         if genus is None and not __.is_absent( label ): genus = label
+        if not isinstance( genus, str ) or _GENERA_FOREIGN.search( genus ):
+            raise __.exceptions.ResponseInvalidity(
+                PROVIDER, "the event has no 'type' of a Responses stream "
+                "event (the payload of another provider?)." )
         match genus:
             case 'response.output_item.added':
-                return self._ingest_item( event, done = False )
+                return self._commence_item( event )
             case 'response.function_call_arguments.delta':
                 self.extend_call(
-                    access( event, 'output_index' ), access( event, 'delta' ),
+                    _access_index( event ), access( event, 'delta' ),
                     _access_tag( access( event, 'item_id' ) ) )
             case 'response.function_call_arguments.done':
                 arguments = access( event, 'arguments' )
                 return self.complete_call(
-                    access( event, 'output_index' ),
+                    _access_index( event ),
                     _access_tag( access( event, 'item_id' ) ),
-                    arguments if isinstance( arguments, str )
-                    else __.absent )
+                    __.absent if arguments is None else arguments )
             case 'response.output_item.done':
-                return self._ingest_item( event, done = True )
+                return self._complete_item( event )
             case 'response.incomplete':
                 details = access(
                     access( event, 'response' ), 'incomplete_details' )
@@ -81,32 +88,43 @@ class OpenaiResponsesAccumulator( _base.AccumulatorBase ):
                 raise _base.produce_failure( PROVIDER, error )
             case 'error':
                 raise _produce_event_failure( event )
-            case _: pass
+            case _: pass # New event types must not break a stream.
         return ( )
 
-    def _ingest_item(
-        self, event: object, *, done: bool
-    ) -> _base.Invocations:
+    def _commence_item( self, event: object ) -> _base.Invocations:
         access = _base.access_field
         item = access( event, 'item' )
         if access( item, 'type' ) != 'function_call': return ( )
-        index = access( event, 'output_index' )
+        index = _access_index( event )
         tag = _access_tag( access( item, 'id' ) )
-        arguments = access( item, 'arguments' )
+        if self.is_repeated( index, tag ): return ( )
         emitted = self.commence_call(
             index, tag,
             _base.access_text( access( item, 'name' ), PROVIDER, 'name' ),
             identifier = _access_tag( access( item, 'call_id' ) ) )
-        if not done:
-            if isinstance( arguments, str ) and arguments:
-                self.extend_call( index, arguments, tag )
-            return emitted
+        self.extend_call( index, access( item, 'arguments' ), tag )
+        return emitted
+
+    def _complete_item( self, event: object ) -> _base.Invocations:
+        access = _base.access_field
+        item = access( event, 'item' )
+        if access( item, 'type' ) != 'function_call': return ( )
+        index = _access_index( event )
+        tag = _access_tag( access( item, 'id' ) )
+        # Done after the arguments were: the call was emitted already.
+        if not self.is_open( index ) and self.is_closed( index, tag ):
+            return ( )
+        if self.is_repeated( index, tag ): return ( )
+        emitted = self.commence_call(
+            index, tag,
+            _base.access_text( access( item, 'name' ), PROVIDER, 'name' ),
+            identifier = _access_tag( access( item, 'call_id' ) ) )
         if access( item, 'status' ) == 'incomplete':
             self.reason = "the function call item is incomplete."
             return emitted
+        arguments = access( item, 'arguments' )
         return emitted + self.complete_call(
-            index, tag,
-            arguments if isinstance( arguments, str ) else __.absent )
+            index, tag, __.absent if arguments is None else arguments )
 
 
 class OpenaiResponsesProcessor(
@@ -145,6 +163,9 @@ class OpenaiResponsesProcessor(
             error = access( native_message, 'error' )
             if error is not None:
                 raise _base.produce_failure( PROVIDER, error )
+            _base.validate_shape(
+                PROVIDER, native_message, ( 'output', ),
+                'a Responses API response' )
             items = _base.access_items(
                 access( native_message, 'output' ), PROVIDER, 'output' )
         calls = [
@@ -154,7 +175,7 @@ class OpenaiResponsesProcessor(
             str( access( call, 'name' ) ) for call in calls
             if access( call, 'status' ) == 'incomplete' ]
         if incomplete:
-            raise __.exceptions.InvocationInterruption(
+            raise __.exceptions.InvocationTruncation(
                 incomplete, "the function call item is incomplete." )
         return tuple(
             _base.produce_invocation(
@@ -185,6 +206,11 @@ def produce_processor( **options: __.typx.Any ) -> OpenaiResponsesProcessor:
     ''' Produces processor for the Responses API; option ``strict``. '''
     _base.validate_options( PROVIDER, options, ( 'strict', ) )
     return OpenaiResponsesProcessor( **options )
+
+
+def _access_index( event: object ) -> int:
+    return _base.access_index(
+        event, PROVIDER, 'function call event', 'output_index' )
 
 
 def _access_tag( value: object ) -> str | None:
