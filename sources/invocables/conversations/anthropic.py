@@ -76,8 +76,8 @@ class AnthropicConversation( _base.ConversationBase ):
     ) -> _base.Reply:
         blocks = [
             _base.nativize_object( block )
-            for block in __.processors.base.access_items(
-                __.processors.base.access_field( response, 'content' ),
+            for block in __.processors.wire.access_items(
+                __.processors.wire.access_field( response, 'content' ),
                 PROVIDER, 'content' ) ]
         text = ''.join(
             block.get( 'text', '' ) for block in blocks
@@ -85,7 +85,7 @@ class AnthropicConversation( _base.ConversationBase ):
         messages = (
             ( { 'role': 'assistant', 'content': blocks }, ) if blocks
             else ( ) )
-        stop = __.processors.base.access_field( response, 'stop_reason' )
+        stop = __.processors.wire.access_field( response, 'stop_reason' )
         return _base.Reply(
             response = response, messages = messages,
             invocations = invocations, text = text,
@@ -128,7 +128,7 @@ class _Assembly:
 
     def ingest( self, event: object ) -> str:
         ''' Ingests raw event; returns its text delta. '''
-        access = __.processors.base.access_field
+        access = __.processors.wire.access_field
         match access( event, 'type' ):
             case 'message_start':
                 self.message = _base.nativize_object(
@@ -161,7 +161,7 @@ class _Assembly:
         block[ 'input' ] = arguments if isinstance( arguments, dict ) else { }
 
     def _ingest_delta( self, index: int, delta: object ) -> str:
-        access = __.processors.base.access_field
+        access = __.processors.wire.access_field
         block = self.blocks.get( index )
         if block is None: return ''
         genus = access( delta, 'type' )

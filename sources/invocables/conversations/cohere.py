@@ -32,7 +32,7 @@ class CohereConversation( _base.ConversationBase ):
         tools: list[ _base.NativeObject ],
     ) -> _base.Reply:
         ''' Calls ``client.chat``; returns its reply. '''
-        access = __.processors.base.access_field
+        access = __.processors.wire.access_field
         response = await self.client.chat(
             **self._produce_request( messages, tools ) )
         invocations = self.processor.normalize_invocations( response )
@@ -95,7 +95,7 @@ class CohereConversation( _base.ConversationBase ):
 
 def _access_deltas( event: object ) -> tuple[ str, str ]:
     ''' Returns text delta and tool plan delta of stream event. '''
-    access = __.processors.base.access_field
+    access = __.processors.wire.access_field
     genus = access( event, 'type' )
     message = access( access( event, 'delta' ), 'message' )
     if genus == 'content-delta':
@@ -110,9 +110,9 @@ def _access_deltas( event: object ) -> tuple[ str, str ]:
 def _access_text( content: object ) -> str:
     ''' Returns text of message content (text, or list of parts). '''
     if isinstance( content, str ): return content
-    access = __.processors.base.access_field
+    access = __.processors.wire.access_field
     texts: list[ str ] = [ ]
-    for part in __.processors.base.access_items(
+    for part in __.processors.wire.access_items(
         content, PROVIDER, 'content'
     ):
         text = access( part, 'text' )

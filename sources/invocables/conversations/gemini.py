@@ -99,12 +99,12 @@ class GeminiConversation( _base.ConversationBase ):
 
 def _access_parts( response: object ) -> __.cabc.Sequence[ object ]:
     ''' Returns parts of first candidate's content. '''
-    access = __.processors.base.access_field
-    candidates = __.processors.base.access_items(
+    access = __.processors.wire.access_field
+    candidates = __.processors.wire.access_items(
         access( response, 'candidates' ), PROVIDER, 'candidates' )
     if not candidates: return ( )
     content = access( candidates[ 0 ], 'content' )
-    return __.processors.base.access_items(
+    return __.processors.wire.access_items(
         access( content, 'parts' ), PROVIDER, 'parts' )
 
 

@@ -42,8 +42,8 @@ class OllamaConversation( _base.ConversationBase ):
         body = _decode_body( response.content, response.status_code )
         invocations = self.processor.normalize_invocations( body )
         message = _base.nativize_object(
-            __.processors.base.access_field( body, 'message' ) or { } )
-        text = __.processors.base.access_text(
+            __.processors.wire.access_field( body, 'message' ) or { } )
+        text = __.processors.wire.access_text(
             message.get( 'content' ), PROVIDER, 'content' )
         return _base.Reply(
             response = body, messages = ( message, ),
@@ -112,7 +112,7 @@ class _Assembly:
 
     def ingest( self, chunk: object ) -> str:
         ''' Ingests chunk; returns its text delta. '''
-        access = __.processors.base.access_field
+        access = __.processors.wire.access_field
         self.chunks.append( chunk )
         message = access( chunk, 'message' )
         for field in ( 'content', 'thinking' ):
@@ -134,9 +134,9 @@ def _decode_body( content: bytes, status: int ) -> object:
         raise __.exceptions.ResponseInvalidity(
             PROVIDER, f"body is not JSON (status {status}): {exception}"
         ) from exception
-    error = __.processors.base.access_field( body, 'error' )
+    error = __.processors.wire.access_field( body, 'error' )
     if error is not None:
-        failure = __.processors.base.produce_failure( PROVIDER, error )
+        failure = __.processors.wire.produce_failure( PROVIDER, error )
         raise __.exceptions.ProviderFailure(
             PROVIDER, status, failure.genus, failure.message )
     return body

@@ -35,20 +35,20 @@ class OpenaiConversation( _base.ConversationBase ):
         tools: list[ _base.NativeObject ],
     ) -> _base.Reply:
         ''' Calls ``client.chat.completions.create``; returns its reply. '''
-        access = __.processors.base.access_field
+        access = __.processors.wire.access_field
         completion = await self.client.chat.completions.create(
             **self._produce_request( messages, tools ) )
         invocations = self.processor.normalize_invocations( completion )
-        choices = __.processors.base.access_items(
+        choices = __.processors.wire.access_items(
             access( completion, 'choices' ), PROVIDER, 'choices' )
         message = access( choices[ 0 ], 'message' ) if choices else None
-        text = __.processors.base.access_text(
+        text = __.processors.wire.access_text(
             access( message, 'content' ), PROVIDER, 'content' )
         calls = [
             _Call(
                 name = access( access( call, 'function' ), 'name' ),
                 arguments = access( access( call, 'function' ), 'arguments' ) )
-            for call in __.processors.base.access_items(
+            for call in __.processors.wire.access_items(
                 access( message, 'tool_calls' ), PROVIDER, 'tool_calls' )
             if access( call, 'type' ) in ( None, 'function' ) ]
         return _produce_reply( completion, text, calls, invocations )
@@ -125,7 +125,7 @@ class _Assembly:
 
     def ingest( self, chunk: object ) -> str:
         ''' Ingests chunk; returns its text delta. '''
-        access = __.processors.base.access_field
+        access = __.processors.wire.access_field
         self.chunks.append( chunk )
         choices = access( chunk, 'choices' )
         if not isinstance( choices, ( list, tuple ) ) or not choices:
@@ -149,7 +149,7 @@ class _Assembly:
         return self.order
 
     def _ingest_call( self, position: int, call: object ) -> None:
-        access = __.processors.base.access_field
+        access = __.processors.wire.access_field
         index = access( call, 'index' )
         if index is None: index = position
         tag = access( call, 'id' )

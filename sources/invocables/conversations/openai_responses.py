@@ -48,7 +48,7 @@ class OpenaiResponsesConversation( _base.ConversationBase ):
         ''' Calls ``client.responses.create`` with ``stream``; yields text
             deltas and function calls as they come, then the reply.
         '''
-        access = __.processors.base.access_field
+        access = __.processors.wire.access_field
         accumulator = self.processor.produce_accumulator( )
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
         response: object = None
@@ -109,8 +109,8 @@ def _produce_reply(
 ) -> _base.Reply:
     items = tuple(
         _base.nativize_object( item )
-        for item in __.processors.base.access_items(
-            __.processors.base.access_field( response, 'output' ),
+        for item in __.processors.wire.access_items(
+            __.processors.wire.access_field( response, 'output' ),
             PROVIDER, 'output' ) )
     return _base.Reply(
         response = response, messages = items,
