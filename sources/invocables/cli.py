@@ -26,7 +26,7 @@ from . import ensembles as _ensembles
 from . import exceptions as _exceptions
 from . import execution as _execution
 from . import naming as _naming
-from ._descriptors import access_data_location as _access_data_location
+from .descriptors import access_data_location as _access_data_location
 
 
 CONFIGURATION_VARIABLE = 'INVOCABLES_CONFIGURATION'
