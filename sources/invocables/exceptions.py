@@ -345,6 +345,10 @@ class ToolExclusionWarning( Omniexception, UserWarning ):
             f"{rule}" )
 
 
+class UsageInvalidity( Omnierror, ValueError ):
+    ''' Command was used wrongly (the command exits with status 2). '''
+
+
 class ConnectionAbsence( ConnectionFailure ):
     ''' Ensemble is not connected (never, or no longer), so it offers no
         tools; connect it first.
