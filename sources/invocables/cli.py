@@ -37,8 +37,7 @@ EXIT_INTERRUPTION = 130
 _PROGRAM = 'invocables'
 
 
-class UsageInvalidity( _exceptions.Omnierror, ValueError ):
-    ''' Command was used wrongly (exit status 2). '''
+UsageInvalidity = _exceptions.UsageInvalidity # where it was defined once
 
 
 def locate_configuration(
