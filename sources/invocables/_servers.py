@@ -100,7 +100,7 @@ class PinnedEnsemble(
         self.location = location
         self.descriptors = tuple( invokers )
         self._invokers = tuple(
-            _produce_pinned_invoker( self, descriptor ).with_ensemble( name )
+            _produce_pinned_invoker( self, descriptor ).with_ensemble( self )
             for descriptor in invokers )
         self._invokers_by_name = __.types.MappingProxyType(
             { invoker.name: invoker for invoker in self._invokers } )

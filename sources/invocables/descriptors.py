@@ -87,7 +87,7 @@ class DescriptorInvoker( _invokers.FunctionInvoker ):
         configuration: __.cabc.Mapping[ str, __.typx.Any ] = (
             _CONFIGURATION_EMPTY ),
         roots: tuple[ Root, ... ] = ( ),
-        ensemble: __.Absential[ str ] = __.absent,
+        ensemble: __.Absential[ _ensembles.Ensemble ] = __.absent,
         validator: __.Absential[ _schemata.Validator ] = __.absent,
     ):
         self.descriptor = descriptor
@@ -108,8 +108,8 @@ class DescriptorInvoker( _invokers.FunctionInvoker ):
             outschema = descriptor.outschema,
             validator = validator )
 
-    def with_ensemble( self, ensemble: str ) -> __.typx.Self:
-        ''' Returns copy of invoker which belongs to named ensemble. '''
+    def with_ensemble( self, ensemble: _ensembles.Ensemble ) -> __.typx.Self:
+        ''' Returns copy of invoker which belongs to ensemble. '''
         return type( self )(
             self.descriptor, configuration = self.configuration,
             roots = self.roots, ensemble = ensemble,

@@ -40,7 +40,7 @@ async def test_100_prepare_from_path( tmp_path ):
     echo = ensemble.access_invoker( 'echo' )
     assert echo.description == 'Echoes text back.'
     assert echo.argschema[ 'required' ] == [ 'text' ]
-    assert echo.ensemble == 'sample'
+    assert echo.ensemble.name == 'sample'
 
 
 @pytest.mark.asyncio

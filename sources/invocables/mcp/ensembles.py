@@ -74,6 +74,13 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
                 parameters = self.parameters,
                 count = len( self._state.invokers ) )
 
+    @property
+    def connection( self ) -> __.Absential[ __.typx.Any ]:
+        ''' MCP client session while connected; absent otherwise. '''
+        connection = self._state.connection
+        session = None if connection is None else connection.session
+        return __.absent if session is None else session
+
     def access_invoker( self, name: str ) -> _invokers.Invoker:
         ''' Returns invoker by name. Raises absence error if unknown.
 

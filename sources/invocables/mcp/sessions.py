@@ -348,7 +348,7 @@ def _produce_tool(
         invocable = _ensembles._ToolInvocable( ensemble, tool.name, timeout ),
         argschema = argschema,
         description = tool.description or '',
-        ensemble = ensemble.name,
+        ensemble = ensemble,
         timeout = timeout,
         annotations = annotations,
         outschema = outschema )
