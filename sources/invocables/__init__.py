@@ -36,6 +36,9 @@ from .canisters import (
 from .deduplicators import (
     Deduplicator as Deduplicator,
     ExactDeduplicator as ExactDeduplicator,
+    ResultCache as ResultCache,
+    SemanticDeduplicator as SemanticDeduplicator,
+    TimeWindowDeduplicator as TimeWindowDeduplicator,
 )
 from .ensembles import (
     Ensemble as Ensemble,

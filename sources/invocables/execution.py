@@ -11,6 +11,7 @@
 
 from . import __
 from . import canisters as _canisters
+from . import deduplicators as _deduplicators
 from . import ensembles as _ensembles
 from . import exceptions as _exceptions
 from . import invokers as _invokers
@@ -22,7 +23,6 @@ from . import workers as _workers
 CONCURRENCY_DEFAULT = 16
 TIMEOUT_DEFAULT = 60.0
 
-_DEDUPLICATIONS_KEY = 'invocables.deduplications'
 _INFINITY = float( 'inf' )
 _NAMESPACE_GENERA = frozenset( ( dict, type( __.absent ) ) )
 _TIMEOUT_GENERA = frozenset( ( int, float, type( None ) ) )
@@ -33,8 +33,6 @@ Alerter: __.typx.TypeAlias = __.cabc.Callable[
     [ _canisters.InvocationCanister, BaseException ], None ]
 Ensembles: __.typx.TypeAlias = (
     __.cabc.Sequence[ _ensembles.Ensemble ] | _naming.Nomenclature )
-_Outcome: __.typx.TypeAlias = tuple[
-    _canisters.ContentSequence, __.Absential[ _canisters.Fault ] ]
 
 
 class Limits( __.immut.DataclassObject ):
@@ -267,14 +265,10 @@ class _Execution:
         deduplicator = designation.invoker.deduplicator
         if __.is_absent( deduplicator ):
             return await self._run( invocation, designation, arguments )
-        try:
-            signature = deduplicator.produce_signature(
-                designation.name, arguments )
-            hash( signature )
-        except Exception as exception:
-            return self._handle_exception( invocation, exception )
-        return await self._run_once(
-            invocation, designation, arguments, signature )
+        return await _deduplicators.execute_deduplicated(
+            deduplicator, self.namespace, invocation, designation.name,
+            arguments, lambda: self._run( invocation, designation, arguments ),
+            self._handle_exception )
 
     def _access_designation(
         self, invocation: _canisters.InvocationCanister
@@ -364,39 +358,6 @@ class _Execution:
         return _canisters.ResultCanister(
             invocation_id = invocation.identifier, content = content_,
             name = invocation.name )
-
-    async def _run_once(
-        self,
-        invocation: _canisters.InvocationCanister,
-        designation: _naming.Designation,
-        arguments: __.Arguments,
-        signature: __.cabc.Hashable,
-    ) -> _canisters.ResultCanister:
-        ''' Runs invocation unless an identical one ran or is running. '''
-        store: dict[ __.cabc.Hashable, __.asyncio.Future[ _Outcome ] ] = (
-            self.namespace.setdefault( _DEDUPLICATIONS_KEY, { } ) )
-        earlier = store.get( signature )
-        if earlier is not None:
-            content, error = await __.asyncio.shield( earlier )
-            return _canisters.ResultCanister(
-                invocation_id = invocation.identifier, content = content,
-                error = error, name = invocation.name )
-        future: __.asyncio.Future[ _Outcome ] = (
-            __.asyncio.get_running_loop( ).create_future( ) )
-        store[ signature ] = future
-        try: result = await self._run( invocation, designation, arguments )
-        except __.asyncio.CancelledError:
-            del store[ signature ]
-            future.cancel( ) # waiters report cancellation too
-            raise
-        except Exception as exception:
-            del store[ signature ]
-            future.set_exception( exception )
-            future.exception( ) # retrieved: waiters re-raise it themselves
-            raise
-        future.set_result( ( result.content, result.error ) )
-        if result.is_error( ): del store[ signature ]
-        return result
 
 
 class _Expiry( Exception ):
