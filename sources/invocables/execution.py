@@ -21,6 +21,8 @@ from . import workers as _workers
 
 
 CONCURRENCY_DEFAULT = 16
+RETRY_DELAY_INITIAL = 0.05
+RETRY_DELAY_MAXIMUM = 2.0
 TIMEOUT_DEFAULT = 60.0
 
 _INFINITY = float( 'inf' )
@@ -109,6 +111,14 @@ async def execute_invocations( # noqa: PLR0913
     concurrency: __.typx.Annotated[
         int, __.ddoc.Doc( ''' Most invocations running at once. ''' )
     ] = CONCURRENCY_DEFAULT,
+    max_retries: __.typx.Annotated[
+        int,
+        __.ddoc.Doc( ''' Retries of a call which failed for a transient
+            reason (timeout, lost connection, the tool's
+            :py:class:`invocables.exceptions.InvocationTransience`), for
+            invocations whose invoker and ensemble set none. Invalid
+            arguments are never retried. ''' ),
+    ] = 0,
     failure_policy: __.typx.Annotated[
         FailurePolicies,
         __.ddoc.Doc( ''' Whether a tool which raises fails the execution
@@ -151,7 +161,9 @@ async def execute_invocations( # noqa: PLR0913
             __.asyncio.Semaphore( concurrency )
             if len( invocations_ ) > concurrency else None ),
         failure_policy = failure_policy,
-        limits = limits )
+        limits = limits,
+        max_retries = __.typx.cast( int, _invokers.validate_retries(
+            max_retries, 'max_retries' ) ) )
     if len( invocations_ ) == 1:
         result = await _execute_alone( execution, invocations_[ 0 ], alerter )
         return ( result, )
@@ -235,6 +247,7 @@ class _Execution:
     semaphore: __.asyncio.Semaphore | None # None: no bound needed
     failure_policy: FailurePolicies
     limits: Limits
+    max_retries: int = 0
 
     async def execute(
         self, invocation: _canisters.InvocationCanister
@@ -302,8 +315,10 @@ class _Execution:
         if semaphore is not None: await semaphore.acquire( )
         with _workers.observe_fates( ) as fates:
             try:
-                content = await _await_with_timeout(
-                    invoker( context, arguments ), timeout )
+                content = await _attempt_retrying(
+                    lambda: _await_with_timeout(
+                        invoker( context, arguments ), timeout ),
+                    designation, self.max_retries )
             except _Expiry:
                 return _produce_error_result(
                     invocation, _canisters.FaultGenera.Timeout,
@@ -362,6 +377,37 @@ class _Execution:
 
 class _Expiry( Exception ):
     ''' Internal signal: the invocation exceeded its timeout. '''
+
+
+async def _attempt_retrying(
+    attempt: __.cabc.Callable[ [ ], __.cabc.Awaitable[ _T ] ],
+    designation: _naming.Designation,
+    retries_default: int,
+) -> _T:
+    ''' Awaits attempt; retries transient failures with backoff and jitter.
+
+        Transient: a timeout, a lost connection, a tool's transience. The
+        retries are the invoker's, else the ensemble's, else the call's;
+        the delays double from the initial one, bounded by the maximum,
+        each a random part of that (full jitter).
+    '''
+    retries: object = getattr( designation.invoker, 'max_retries', __.absent )
+    if __.is_absent( retries ):
+        retries = getattr(
+            designation.ensemble.configuration, 'max_retries', __.absent )
+    count = retries_default if __.is_absent( retries ) else retries
+    for index in range( __.typx.cast( int, count ) ):
+        try: return await attempt( )
+        except (
+            _Expiry, _exceptions.ConnectionFailure,
+            _exceptions.InvocationTransience, ConnectionError, TimeoutError,
+            __.asyncio.TimeoutError,
+        ): pass
+        from random import uniform
+        ceiling = min(
+            RETRY_DELAY_MAXIMUM, RETRY_DELAY_INITIAL * 2 ** index )
+        await __.asyncio.sleep( uniform( 0, ceiling ) ) # noqa: S311
+    return await attempt( )
 
 
 async def _await_with_timeout(
