@@ -133,6 +133,8 @@ class InvocationCanister:
         ``name`` is the provider-facing name. ``invalidity`` is set when the
         arguments could not be decoded (for example, text that is not JSON):
         such an invocation is never run; the model receives an error result.
+        ``identifier_synthesized`` tells that the provider sent no id and the
+        library made one (some providers must not get it back).
     '''
 
     identifier: str
@@ -141,6 +143,7 @@ class InvocationCanister:
     timestamp: _datetime = __.dcls.field(
         default_factory = lambda: _datetime.now( _timezone.utc ) )
     invalidity: __.Absential[ str ] = __.absent
+    identifier_synthesized: bool = False
 
 
 @__.dcls.dataclass(
@@ -154,6 +157,8 @@ class ResultCanister:
         invocation succeeded. ``timestamp`` is a timezone-aware datetime,
         now unless given. ``name`` is the provider-facing name of the
         invoked tool (some providers need it).
+        ``invocation_id_synthesized`` is the invocation's
+        ``identifier_synthesized``.
     '''
 
     invocation_id: str
@@ -161,8 +166,9 @@ class ResultCanister:
     error: __.Absential[ Fault ]
     timestamp: _datetime
     name: str
+    invocation_id_synthesized: bool
 
-    def __init__(
+    def __init__( # noqa: PLR0913
         self, *,
         invocation_id: str,
         content: ContentSequence | Content | __.cabc.Sequence[ Content ] = (
@@ -170,6 +176,7 @@ class ResultCanister:
         error: __.Absential[ Fault ] = __.absent,
         timestamp: __.Absential[ _datetime ] = __.absent,
         name: str = '',
+        invocation_id_synthesized: bool = False,
     ):
         setter = object.__setattr__
         setter( self, 'invocation_id', invocation_id )
@@ -184,6 +191,7 @@ class ResultCanister:
             _datetime.now( _timezone.utc )
             if __.is_absent( timestamp ) else timestamp ) )
         setter( self, 'name', name )
+        setter( self, 'invocation_id_synthesized', invocation_id_synthesized )
 
     def as_text( self ) -> str:
         ''' Returns text rendering of result, for text-only providers. '''
