@@ -168,7 +168,7 @@ class ResultCanister:
     name: str
     invocation_id_synthesized: bool
 
-    def __init__( # noqa: PLR0913
+    def __init__(
         self, *,
         invocation_id: str,
         content: ContentSequence | Content | __.cabc.Sequence[ Content ] = (
