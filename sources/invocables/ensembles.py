@@ -403,6 +403,63 @@ class LocalEnsemble(
         await _call_connection( self._connection, 'disconnect' )
 
 
+class EnsemblesPreparation( __.immut.Object ):
+    ''' Ensembles being prepared: awaitable, or an async context manager.
+
+        ``ensembles = await preparation`` gives the ensembles, connected
+        unless asked otherwise; the caller disconnects them.
+        ``async with preparation as ensembles:`` connects them for the body
+        and disconnects them all after it, also after an error or a
+        cancellation (as :py:func:`connect_ensembles` does).
+    '''
+
+    def __init__(
+        self,
+        producer: __.cabc.Callable[
+            [ ], __.cabc.Awaitable[ tuple[ Ensemble, ... ] ] ],
+        *,
+        connect: bool = True,
+    ):
+        self.producer = producer
+        self.connect = connect
+        self._manager: __.cabc.MutableSequence[
+            __.typx.Any ] = [ ] # the context manager, once entered
+
+    def __await__(
+        self
+    ) -> __.cabc.Generator[ __.typx.Any, None, tuple[ Ensemble, ... ] ]:
+        return self._prepare( ).__await__( )
+
+    async def __aenter__( self ) -> tuple[ Ensemble, ... ]:
+        ensembles = await self.producer( )
+        manager = connect_ensembles( ensembles )
+        connected = await manager.__aenter__( )
+        self._manager.append( manager )
+        return connected
+
+    async def __aexit__(
+        self,
+        kind: type[ BaseException ] | None,
+        exception: BaseException | None,
+        traceback: __.types.TracebackType | None,
+    ) -> bool | None:
+        manager = self._manager.pop( )
+        return await manager.__aexit__( kind, exception, traceback )
+
+    async def _prepare( self ) -> tuple[ Ensemble, ... ]:
+        ensembles = await self.producer( )
+        if not self.connect: return ensembles
+        attempted: list[ Ensemble ] = [ ]
+        try:
+            for ensemble in ensembles:
+                attempted.append( ensemble )
+                await ensemble.connect( )
+        except BaseException:
+            await _disconnect_ensembles( attempted, strict = False )
+            raise
+        return ensembles
+
+
 @__.ctxl.asynccontextmanager
 async def connect_ensembles(
     ensembles: __.typx.Annotated[
