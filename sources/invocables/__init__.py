@@ -43,8 +43,10 @@ from .deduplicators import (
 from .ensembles import (
     Ensemble as Ensemble,
     EnsembleConfiguration as EnsembleConfiguration,
+    EnsemblesPreparation as EnsemblesPreparation,
     LocalEnsemble as LocalEnsemble,
     connect_ensembles as connect_ensembles,
+    execute_invoker as execute_invoker,
     produce_ensemble as produce_ensemble,
 )
 from .execution import (

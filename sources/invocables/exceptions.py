@@ -407,3 +407,7 @@ class ToolStrictnessWarning( ToolExclusionWarning ):
             self,
             f"Tool {name!r} offered to {provider!r} without strict mode: "
             f"{rule}" )
+
+
+# The design documents' name of the execution failure (000).
+ToolExecutionFailure = InvocationExecutionFailure

@@ -9,6 +9,7 @@
 '''
 
 
+import asyncio
 import dataclasses
 import datetime
 import json
@@ -328,3 +329,74 @@ def test_410_result_canister_single_content( ):
     message = processor.nativize_results( [ result ] )[ 0 ]
     block = message[ 'content' ][ 0 ]
     assert block[ 'content' ] == [ { 'type': 'text', 'text': text } ]
+
+
+# 000, Error Handling and Example 3.
+
+
+@pytest.mark.asyncio
+async def test_500_execute_invoker_example_3( ):
+    ''' 000 Example 3: execute_invoker( invoker, arguments, context )
+        gives a result whose error is absent on success and set for
+        invalid arguments; a tool which raises raises ToolExecutionFailure.
+    '''
+    invoker = _produce_weather_invoker( )
+    context = _produce_context( invoker )
+    result = await invocables.execute_invoker(
+        invoker, frigid.Dictionary( { 'location': 'SF' } ), context )
+    assert is_absent( result.error )
+    assert json.loads( result.as_text( ) )[ 'location' ] == 'SF'
+    result = await invocables.execute_invoker(
+        invoker, frigid.Dictionary( { 'place': 'SF' } ), context )
+    assert result.error.genus is invocables.FaultGenera.Invalidity
+
+    async def explode( context, arguments ): raise ValueError( 'broken' )
+
+    exploding = invocables.FunctionInvoker(
+        name = 'explode', invocable = explode,
+        arguments_schema = { 'type': 'object' } )
+    with pytest.raises( exceptions.ToolExecutionFailure ) as caught:
+        await invocables.execute_invoker( exploding, { } )
+    assert isinstance( caught.value.__cause__, ValueError )
+    assert exceptions.ToolExecutionFailure is (
+        exceptions.InvocationExecutionFailure )
+
+
+@pytest.mark.asyncio
+async def test_510_error_categories( ):
+    ''' 000 Error categories: schema validation, timeout, permission (a
+        tool's refusal) and network (a lost connection, reported by
+        policy) become error results of their own kinds; other execution
+        errors fail fast.
+    '''
+    async def wait( context, arguments ):
+        await asyncio.Event( ).wait( )
+
+    async def refuse( context, arguments ):
+        raise exceptions.InvocationRefusal( 'Permission denied: /etc.' )
+
+    async def disconnect( context, arguments ):
+        raise exceptions.ConnectionFailure( 'remote', 'it went away.' )
+
+    def produce( name, invocable, **options ):
+        return invocables.FunctionInvoker(
+            name = name, invocable = invocable,
+            arguments_schema = {
+                'type': 'object',
+                'properties': { 'n': { 'type': 'integer' } } },
+            **options )
+
+    ensemble = invocables.produce_ensemble( 'tools', [
+        produce( 'wait', wait, timeout = 0.05 ),
+        produce( 'refuse', refuse ),
+        produce( 'disconnect', disconnect ) ] )
+    results = await invocables.execute_invocations( [
+        _invocation( 'wait', { 'n': 'x' }, '1' ),
+        _invocation( 'wait', { }, '2' ),
+        _invocation( 'refuse', { }, '3' ),
+        _invocation( 'disconnect', { }, '4' ),
+    ], [ ensemble ], failure_policy = invocables.FailurePolicies.Report )
+    genera = [ result.error.genus for result in results ]
+    assert genera == [
+        invocables.FaultGenera.Invalidity, invocables.FaultGenera.Timeout,
+        invocables.FaultGenera.Refusal, invocables.FaultGenera.Connection ]
