@@ -154,7 +154,8 @@ def test_160_shipped_io_descriptor_in_documents_shape( ):
     folder = descriptors.access_data_location( ) / 'ensembles'
     document = tomllib.loads( ( folder / 'io.toml' ).read_text( ) )
     assert document[ 'ensemble' ][ 'enabled' ] is True
-    assert document[ 'ensemble' ][ 'implementation' ] == 'invocables.io'
+    assert document[ 'ensemble' ][ 'implementation' ] == (
+        'invocables.builtins.io' )
     assert set( document[ 'defaults' ] ) == { 'timeout', 'max_retries' }
     for entry in document[ 'invokers' ]:
         invoker = tomllib.loads( ( folder / entry[ 'source' ] ).read_text( ) )
