@@ -50,6 +50,19 @@ class ArgumentsInvalidity( Omnierror, ValueError ):
             "Correct the arguments to match the tool's schema and retry." )
 
 
+class AuthorizationFailure( Omnierror, PermissionError ):
+    ''' Authorization with an MCP server (OAuth, tokens) failed.
+
+        The message names the server and never holds a token or secret.
+    '''
+
+    def __init__( self, ensemble: str, reason: str ):
+        self.ensemble = ensemble
+        self.reason = reason
+        super( ).__init__(
+            f"Authorization with MCP server {ensemble!r} failed: {reason}" )
+
+
 class ConfigurationInvalidity( Omnierror, ValueError ):
     ''' Configuration value is invalid. '''
 
@@ -244,6 +257,18 @@ class PatternInvalidity( Omnierror, ValueError ):
             "expression." )
 
 
+class PromptAbsence( Omnierror, LookupError ):
+    ''' MCP server offers no prompt by requested name, or refused it. '''
+
+    def __init__( self, ensemble: str, name: str, reason: str ):
+        self.ensemble = ensemble
+        self.name = name
+        self.reason = reason
+        super( ).__init__(
+            f"MCP server {ensemble!r} returned no prompt {name!r}: "
+            f"{reason}" )
+
+
 class ProviderFailure( Omnierror, RuntimeError ):
     ''' Provider returned an error body instead of a response. '''
 
@@ -275,6 +300,18 @@ class ProviderNoSupport( Omnierror, ValueError ):
         self.provider = provider
         self.reason = reason
         super( ).__init__( f"Provider {provider!r} not supported: {reason}" )
+
+
+class ResourceAbsence( Omnierror, LookupError ):
+    ''' MCP server knows no resource at requested URI, or refused it. '''
+
+    def __init__( self, ensemble: str, uri: str, reason: str ):
+        self.ensemble = ensemble
+        self.uri = uri
+        self.reason = reason
+        super( ).__init__(
+            f"MCP server {ensemble!r} returned no resource at {uri!r}: "
+            f"{reason}" )
 
 
 class ResponseInvalidity( Omnierror, ValueError ):

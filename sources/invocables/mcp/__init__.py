@@ -11,15 +11,28 @@
 
 
 from . import __
+from . import callbacks as callbacks
 from . import catalog as catalog
 from . import configuration as configuration
 from . import ensembles as ensembles
 from . import processes as processes
 from . import records as records
 from . import redaction as redaction
+from . import resources as resources
 from . import results as results
 from . import sessions as sessions
 
+from .callbacks import (
+    ElicitationActions as ElicitationActions,
+    ElicitationRequest as ElicitationRequest,
+    ElicitationResponse as ElicitationResponse,
+    Elicitor as Elicitor,
+    Sampler as Sampler,
+    SamplingLimits as SamplingLimits,
+    SamplingMessage as SamplingMessage,
+    SamplingRequest as SamplingRequest,
+    SamplingResponse as SamplingResponse,
+)
 from .configuration import (
     ServerParameters as ServerParameters,
     Transports as Transports,
@@ -39,4 +52,11 @@ from .records import (
     Reporter as Reporter,
     ServerOptions as ServerOptions,
     ToolDescription as ToolDescription,
+)
+from .resources import (
+    PromptArgument as PromptArgument,
+    PromptDescription as PromptDescription,
+    PromptMessage as PromptMessage,
+    ResourceDescription as ResourceDescription,
+    ResourceTemplateDescription as ResourceTemplateDescription,
 )

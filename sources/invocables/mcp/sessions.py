@@ -91,12 +91,16 @@ class Runner:
                 self._open_transport( ) )
             read = _catalog.ReadStream( read, self.catalog )
             write = _catalog.WriteStream( write, self.catalog )
+            features = self.ensemble.features # authorization
             session = await stack.enter_async_context( _ClientSession(
                 read, write,
                 message_handler = self._handle_message,
-                client_info = _access_client_information( ) ) )
+                client_info = _access_client_information( ),
+                **features.produce_session_arguments(
+                    connection.redactor ) ) )
             with _anyio.fail_after( options.connect_timeout ):
                 await session.initialize( )
+                await features.prepare_session( session ) # authorization
                 await self._refresh( session )
             connection.session = session
             connection.ready.set_result( None )
