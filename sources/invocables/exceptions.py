@@ -50,19 +50,6 @@ class ArgumentsInvalidity( Omnierror, ValueError ):
             "Correct the arguments to match the tool's schema and retry." )
 
 
-class AuthorizationFailure( Omnierror, PermissionError ):
-    ''' Authorization with an MCP server (OAuth, tokens) failed.
-
-        The message names the server and never holds a token or secret.
-    '''
-
-    def __init__( self, ensemble: str, reason: str ):
-        self.ensemble = ensemble
-        self.reason = reason
-        super( ).__init__(
-            f"Authorization with MCP server {ensemble!r} failed: {reason}" )
-
-
 class ConfigurationInvalidity( Omnierror, ValueError ):
     ''' Configuration value is invalid. '''
 
@@ -394,6 +381,18 @@ class ConnectionAbsence( ConnectionFailure ):
             f"Ensemble {ensemble!r} is not connected; use 'async with "
             "ensemble:' or 'await ensemble.connect( )' before offering or "
             "calling its tools." )
+
+
+class AuthorizationFailure( ConnectionFailure ):
+    ''' Authorization with an MCP server (OAuth, tokens) failed.
+
+        The message names the server and never holds a token or secret.
+    '''
+
+    def __init__( self, ensemble: str, reason: str ):
+        super( ).__init__( ensemble, reason )
+        self.args = (
+            f"Authorization with MCP server {ensemble!r} failed: {reason}", )
 
 
 class SecretReferenceWarning( Omniexception, UserWarning ):

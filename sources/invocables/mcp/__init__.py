@@ -11,6 +11,7 @@
 
 
 from . import __
+from . import authorization as authorization
 from . import callbacks as callbacks
 from . import catalog as catalog
 from . import configuration as configuration
@@ -22,6 +23,15 @@ from . import resources as resources
 from . import results as results
 from . import sessions as sessions
 
+from .authorization import (
+    BearerAuthorization as BearerAuthorization,
+    ClientCredentialsAuthorization as ClientCredentialsAuthorization,
+    CodeAuthorization as CodeAuthorization,
+    FileTokenStorage as FileTokenStorage,
+    MemoryTokenStorage as MemoryTokenStorage,
+    TokenStorage as TokenStorage,
+    produce_loopback_authorization as produce_loopback_authorization,
+)
 from .callbacks import (
     ElicitationActions as ElicitationActions,
     ElicitationRequest as ElicitationRequest,

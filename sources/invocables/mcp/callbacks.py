@@ -138,6 +138,7 @@ class Features:
         sampling_limits: __.Absential[ SamplingLimits ] = __.absent,
         roots: __.Absential[ __.cabc.Iterable[ Root ] ] = __.absent,
         log_level: __.Absential[ LoggingLevels ] = __.absent,
+        authorization: __.typx.Any = __.absent,
     ):
         self.ensemble = ensemble
         self.elicitor = elicitor
@@ -149,6 +150,8 @@ class Features:
             __.absent if __.is_absent( roots )
             else produce_root_uris( roots ) )
         self.log_level = log_level
+        self.authorization = authorization
+        self.auth: __.typx.Any = None
         self.samplings = 0
         self.redactor = _redaction.Redactor( )
         self.scribe = __.logging.getLogger( f"{LOGGER_PREFIX}.{ensemble}" )
@@ -172,6 +175,19 @@ class Features:
         if not __.is_absent( self.roots ):
             arguments[ 'list_roots_callback' ] = self._list_roots
         return arguments
+
+    def produce_auth( self, url: str ) -> __.typx.Any:
+        ''' Returns ``httpx2.Auth`` for an HTTP transport, or None.
+
+            The same one serves every connection of the ensemble, so that
+            tokens obtained once are reused after a reconnection.
+        '''
+        if __.is_absent( self.authorization ): return None
+        if self.auth is None:
+            from . import authorization as _authorization
+            self.auth = _authorization.produce_auth(
+                self.ensemble, self.authorization, url )
+        return self.auth
 
     async def prepare_session( self, session: __.typx.Any ) -> None:
         ''' Asks server for the chosen log level, if it offers logging. '''

@@ -20,6 +20,7 @@ from mcp import ClientSession as _ClientSession
 from mcp import MCPError as _MCPError
 
 from . import __
+from . import authorization as _authorization # authorization
 from . import callbacks as _callbacks # authorization
 from . import configuration as _configuration
 from . import processes as _processes
@@ -718,6 +719,13 @@ def produce_ensemble( # noqa: PLR0913
             ''' Directories (paths or URIs) the server may work in;
                 change them later with ``configure_roots``. ''' ),
     ] = __.absent,
+    authorization: __.typx.Annotated[
+        __.Absential[ '_authorization.Authorization' ],
+        __.ddoc.Doc(
+            ''' How to authorize with an HTTP server: a bearer token, OAuth
+                client credentials, or the OAuth authorization code grant
+                (see :py:mod:`invocables.mcp.authorization`). ''' ),
+    ] = __.absent,
     log_level: __.typx.Annotated[
         __.Absential[ _callbacks.LoggingLevels ],
         __.ddoc.Doc(
@@ -754,7 +762,11 @@ def produce_ensemble( # noqa: PLR0913
     features = _callbacks.Features(
         name, elicitor = elicitor, sampler = sampler,
         sampling_limits = sampling_limits, roots = roots,
-        log_level = log_level )
+        log_level = log_level, authorization = authorization )
+    if not __.is_absent( authorization ) and __.is_absent( url ):
+        raise _exceptions.ConfigurationInvalidity(
+            f"MCP ensemble {name!r} 'authorization'",
+            "applies to HTTP servers only (give 'url')." )
     return ServerEnsemble(
         name, parameters, configuration, options, features )
 

@@ -69,6 +69,14 @@ class Runner:
             if connection.failure is None:
                 connection.failure = connection.redactor.redact(
                     self._describe( exception ) )
+            # authorization: its failure reaches connect( ) as it is.
+            primary = _select_primary( _flatten( exception ) )
+            if isinstance( primary, (
+                _exceptions.AuthorizationFailure,
+                _exceptions.ConfigurationInvalidity,
+            ) ) and (
+                not connection.ready.done( )
+            ): connection.ready.set_exception( primary )
             if not isinstance( exception, (
                 Exception, __.asyncio.CancelledError )
             ): raise
@@ -156,12 +164,14 @@ class Runner:
                     options.grace, options.result_limit )
             case transports.StreamableHttp:
                 return _open_streamable_http(
-                    url, resolution.headers, options.result_limit )
+                    url, resolution.headers, options.result_limit,
+                    self.ensemble.features.produce_auth( url ) )
             case transports.Sse:
                 from mcp.client.sse import sse_client
                 return sse_client(
                     url, headers = dict( resolution.headers ),
-                    timeout = options.connect_timeout )
+                    timeout = options.connect_timeout,
+                    auth = self.ensemble.features.produce_auth( url ) )
 
     def _report_exit( self ) -> None:
         watch = __.typx.cast( _processes.ProcessWatch, self.connection.watch )
@@ -319,11 +329,14 @@ async def _list_tools(
 
 
 async def _open_streamable_http_(
-    url: str, headers: __.cabc.Mapping[ str, str ], limit: int | None
+    url: str,
+    headers: __.cabc.Mapping[ str, str ],
+    limit: int | None,
+    auth: __.typx.Any = None, # authorization: an httpx2.Auth
 ) -> __.cabc.AsyncGenerator[ tuple[ __.typx.Any, __.typx.Any ], None ]:
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
-    client = create_mcp_http_client( headers = dict( headers ) )
+    client = create_mcp_http_client( headers = dict( headers ), auth = auth )
     # The SDK's own limit of one event (1 MiB) would end the session on a
     # larger result; the result limit applies instead.
     async with client, streamable_http_client(
