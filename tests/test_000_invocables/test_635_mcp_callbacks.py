@@ -228,3 +228,36 @@ async def test_330_features_need_connection( ):
         await ensemble.configure_roots( [ '/srv' ] )
     with pytest.raises( exceptions.ConnectionAbsence ):
         await ensemble.survey_resources( )
+
+
+@pytest.mark.slow
+async def test_400_sampler_from_provider( ):
+    ''' A sampler built from a provider and the application's client
+        serves a server's sampling request through the real SDK client,
+        with the system prompt and token bound of the request.
+    '''
+    import openai
+
+    from . import scripted
+    with scripted.ScriptedServer(
+        [ scripted.openai_text( 'From the model.' ) ]
+    ) as server:
+        client = openai.AsyncOpenAI(
+            base_url = f"{server.url}/v1", api_key = 'test',
+            max_retries = 0 )
+        sampler = invocables.mcp.produce_sampler(
+            'openai', client, model = 'gpt-4o' )
+        async with _produce( sampler = sampler ) as ensemble:
+            text = await _call(
+                ensemble, 'trigger-sampling-request',
+                { 'prompt': 'Hi', 'maxTokens': 42 } )
+        request, = server.requests
+    assert 'From the model.' in text
+    assert '"gpt-4o"' in text
+    body = request.body
+    assert body[ 'model' ] == 'gpt-4o'
+    assert body[ 'messages' ][ 0 ] == {
+        'role': 'system', 'content': 'You are a helpful test server.' }
+    assert 'Hi' in body[ 'messages' ][ 1 ][ 'content' ]
+    assert 42 in (
+        body.get( 'max_tokens' ), body.get( 'max_completion_tokens' ) )

@@ -42,6 +42,7 @@ from .callbacks import (
     SamplingMessage as SamplingMessage,
     SamplingRequest as SamplingRequest,
     SamplingResponse as SamplingResponse,
+    produce_sampler as produce_sampler,
 )
 from .configuration import (
     ServerParameters as ServerParameters,

@@ -330,6 +330,54 @@ def suppress_deprecation( ) -> __.cabc.Generator[ None, None, None ]:
         yield
 
 
+def produce_sampler(
+    provider: __.typx.Annotated[
+        str,
+        __.ddoc.Doc(
+            ''' Provider of the conversation loop: 'anthropic', 'openai',
+                'openai-responses', 'gemini', 'cohere', 'ollama'. ''' ),
+    ],
+    client: __.typx.Annotated[
+        __.typx.Any,
+        __.ddoc.Doc( ''' The application's own asynchronous SDK client. ''' ),
+    ],
+    *,
+    model: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Model which answers sampling requests. ''' )
+    ],
+) -> Sampler:
+    ''' Produces sampler served by the application's provider and model.
+
+        Each request becomes one response of the model, without tools:
+        its messages (as text), its system prompt as instructions, its
+        ``maxTokens`` as the bound on tokens.
+    '''
+    from .. import canisters as canisters_
+    from .. import conversations as conversations_
+
+    async def sample( request: SamplingRequest ) -> SamplingResponse:
+        options: dict[ str, __.typx.Any ] = {
+            'model': model, 'tokens_maximum': request.max_tokens }
+        if not __.is_absent( request.system ):
+            options[ 'instructions' ] = request.system
+        conversation = conversations_.produce_conversation(
+            provider, client, [ ], **options )
+        messages: list[ __.typx.Any ] = [ ]
+        for message in request.messages:
+            text = '\n'.join(
+                canisters_.render_content_text( item )
+                for item in message.content )
+            native = dict( conversation.produce_message( text ) )
+            if message.role != 'user':
+                native[ 'role' ] = (
+                    'model' if provider == 'gemini' else 'assistant' )
+            messages.append( native )
+        transcript = await conversation.converse( messages )
+        return SamplingResponse( text = transcript.text, model = model )
+
+    return sample
+
+
 def produce_root_uris( roots: __.cabc.Iterable[ Root ] ) -> tuple[ str, ... ]:
     ''' Returns URIs of roots: paths become absolute ``file://`` URIs. '''
     uris: list[ str ] = [ ]
