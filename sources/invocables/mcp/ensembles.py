@@ -60,8 +60,8 @@ class ServerEnsemble(
     ''' Ensemble of the tools of one MCP server.
 
         Also offers the server's resources and prompts, and its roots and
-        log level (see :py:class:`invocables.mcp.resources.
-        FeaturesExtension`).
+        log level (see
+        :py:class:`invocables.mcp.resources.FeaturesExtension`).
     '''
 
     def __init__(
