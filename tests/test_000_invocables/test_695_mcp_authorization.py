@@ -253,3 +253,47 @@ async def test_310_configuration( ):
         await asyncio.wait_for( ensemble.connect( ), _BOUND )
     assert 'TEST_UNSET_TOKEN' in str( caught.value )
 
+
+
+async def test_400_descriptor( tmp_path, monkeypatch ):
+    ''' A server descriptor's [mcp.authorization] table authorizes. '''
+    from invocables import descriptors
+    monkeypatch.setenv( 'TEST_OAUTH_SECRET', _SECRET )
+    path = tmp_path / 'server.toml'
+    with _serve( ) as url:
+        path.write_text(
+            "[ensemble]\nname = 'secured'\n\n[mcp]\n"
+            f"url = '{url}'\n\n[mcp.authorization]\n"
+            "kind = 'client-credentials'\nclient_id = 'svc'\n"
+            "client_secret = 'env:TEST_OAUTH_SECRET'\n"
+            f"storage = '{tmp_path / 'tokens'}'\n" )
+        descriptor = descriptors.produce_ensemble_descriptor( path )
+        assert descriptor.server.authorization[ 'kind' ] == (
+            'client-credentials' )
+        ensemble = descriptors.produce_ensemble( descriptor )
+        async with ensemble:
+            assert await _call( ensemble, 'whoami' ) == 'svc'
+    assert _SECRET not in repr( ensemble )
+    assert ( tmp_path / 'tokens' ).is_dir( )
+
+
+async def test_410_descriptor_invalid( tmp_path ):
+    ''' An unknown kind, a missing key and authorization for a stdio
+        server are refused at their key paths.
+    '''
+    from invocables import descriptors
+    path = tmp_path / 'server.toml'
+    cases = (
+        ( "url = 'http://127.0.0.1:9/mcp'\n\n[mcp.authorization]\n"
+          "kind = 'magic'\n", 'mcp.authorization.kind' ),
+        ( "url = 'http://127.0.0.1:9/mcp'\n\n[mcp.authorization]\n"
+          "kind = 'bearer'\n", 'mcp.authorization.token' ),
+        ( "command = [ 'server' ]\n\n[mcp.authorization]\n"
+          "kind = 'bearer'\ntoken = 'env:X'\n", 'mcp.authorization' ),
+    )
+    for table, keypath in cases:
+        path.write_text(
+            f"[ensemble]\nname = 'secured'\n\n[mcp]\n{table}" )
+        with pytest.raises( exceptions.DescriptorInvalidity ) as caught:
+            descriptors.produce_ensemble_descriptor( path )
+        assert keypath in str( caught.value ), str( caught.value )

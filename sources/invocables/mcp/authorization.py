@@ -333,6 +333,34 @@ def produce_auth(
             return _produce_code_auth( ensemble, authorization, url )
 
 
+def produce_authorization_from_table(
+    table: __.cabc.Mapping[ str, __.typx.Any ]
+) -> Authorization:
+    ''' Produces authorization from a checked ``[mcp.authorization]``.
+
+        ``kind`` is 'bearer' (``token``), 'client-credentials'
+        (``client_id``, ``client_secret``, ``scope``, ``issuer``) or 'oauth'
+        (the loopback code grant: ``port``, ``scope``); ``storage`` names a
+        directory of tokens.
+    '''
+    storage = table.get( 'storage', __.absent )
+    if not __.is_absent( storage ):
+        storage = __.Path( storage ).expanduser( )
+    match table[ 'kind' ]:
+        case 'bearer': return BearerAuthorization( token = table[ 'token' ] )
+        case 'client-credentials':
+            return ClientCredentialsAuthorization(
+                client_id = table[ 'client_id' ],
+                client_secret = table[ 'client_secret' ],
+                scope = table.get( 'scope', __.absent ),
+                issuer = table.get( 'issuer', __.absent ),
+                storage = storage )
+        case _:
+            return produce_loopback_authorization(
+                table.get( 'port', LOOPBACK_PORT_DEFAULT ),
+                scope = table.get( 'scope', __.absent ), storage = storage )
+
+
 def produce_loopback_authorization(
     port: __.typx.Annotated[
         int, __.ddoc.Doc( ''' Port on 127.0.0.1 for the redirect. ''' )
