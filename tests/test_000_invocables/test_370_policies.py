@@ -281,3 +281,35 @@ def test_420_refusals_in_code( ):
         produce_policy( { 'policy': { 'default': 'sometimes' } } )
     with pytest.raises( exceptions.ConfigurationInvalidity ):
         load_policy( _DATA / 'absent.toml' )
+
+
+@pytest.mark.asyncio
+async def test_500_conversation_loop( ):
+    ''' The conversation loop applies the policy: the model gets the
+        refusal naming the rule, and the tool never runs.
+    '''
+    import anthropic
+
+    from invocables import conversations
+
+    from . import scripted
+    ensembles, runs = _ensembles( )
+    policy = Policy( rules = (
+        Rule( action = Actions.Deny, tool = 'delete_*', name = 'no dels' ),
+    ) )
+    answers = [
+        scripted.anthropic_tool_uses( [ (
+            'toolu_01', 'delete_file', { 'path': 'notes.txt' } ) ] ),
+        scripted.anthropic_text( 'I may not delete it.' ),
+    ]
+    with scripted.ScriptedServer( answers ) as server:
+        client = anthropic.AsyncAnthropic(
+            base_url = server.url, api_key = 'test', max_retries = 0 )
+        conversation = conversations.produce_conversation(
+            'anthropic', client, ensembles, model = 'claude-haiku-4-5',
+            policy = policy )
+        transcript = await conversation.converse( 'Delete notes.txt.' )
+    assert runs == [ ]
+    result = transcript.messages[ 2 ][ 'content' ][ 0 ]
+    assert result[ 'is_error' ] is True
+    assert 'no dels' in json.dumps( result[ 'content' ] )
