@@ -21,6 +21,7 @@
     ``gen_ai.tool.call.result``) only if the application opts in, and then
     with the secrets of open MCP connections (``env:`` references) and the
     values of secret-named keys redacted. Without ``opentelemetry-api``,
+    or with it but no provider set (by the application here or globally),
     nothing is recorded and the engine pays one check per execution.
 '''
 
@@ -34,6 +35,7 @@ from . import interception as _interception
 from . import naming as _naming
 
 
+_RECHECK_INTERVAL = 1.0 # seconds between checks of unset providers
 _REDACTION = '***'
 _SCOPE = 'invocables'
 _key_secret = __.re.compile(
@@ -161,6 +163,7 @@ class _Recorder:
 
 _settings = _SETTINGS_DEFAULT
 _interceptor: __.Absential[ _interception.Interceptor | None ] = __.absent
+_unconfigured_until = 0.0 # monotonic time of the next check of providers
 
 
 def access_interceptor( ) -> _interception.Interceptor | None:
@@ -171,6 +174,7 @@ def access_interceptor( ) -> _interception.Interceptor | None:
         :py:func:`configure_telemetry` is called again.
     '''
     if not __.is_absent( _interceptor ): return _interceptor
+    if __.time.monotonic( ) < _unconfigured_until: return None
     return _prepare_interceptor( )
 
 
@@ -190,9 +194,10 @@ def configure_telemetry(
         OpenTelemetry is installed, or ``Settings( content_recorded =
         True )`` to record arguments and results.
     '''
-    global _settings, _interceptor # noqa: PLW0603
+    global _settings, _interceptor, _unconfigured_until # noqa: PLW0603
     _settings = settings
     _interceptor = __.absent
+    _unconfigured_until = 0.0
 
 
 def is_available( ) -> bool:
@@ -212,10 +217,31 @@ def redact_content( data: __.typx.Any ) -> __.typx.Any:
     return _redact( data, redaction )
 
 
+def _is_unconfigured( settings: Settings ) -> bool:
+    ''' Returns whether nothing would receive spans or metrics.
+
+        True while the application has set neither providers here nor
+        global ones: then every span and instrument would be a no-op, and
+        skipping them costs nothing. Checked again at most once a second
+        (global providers set later are picked up within a second, or at
+        once by calling :py:func:`configure_telemetry`).
+    '''
+    if settings.tracer_provider is not None: return False
+    if settings.meter_provider is not None: return False
+    from opentelemetry import metrics, trace
+    provider = trace.get_tracer_provider( )
+    if not isinstance( provider, trace.ProxyTracerProvider ): return False
+    return type( metrics.get_meter_provider( ) ).__name__ in (
+        '_ProxyMeterProvider', 'NoOpMeterProvider' )
+
+
 def _prepare_interceptor( ) -> _interception.Interceptor | None:
-    global _interceptor # noqa: PLW0603
+    global _interceptor, _unconfigured_until # noqa: PLW0603
     if not _settings.enabled or not is_available( ):
         _interceptor = None
+        return None
+    if _is_unconfigured( _settings ):
+        _unconfigured_until = __.time.monotonic( ) + _RECHECK_INTERVAL
         return None
     recorder = _Recorder( _settings )
     _interceptor = recorder.intercept
