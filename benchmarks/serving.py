@@ -63,17 +63,19 @@ async def _time_stdio( mode: str, count: int ) -> list[ float ]:
         command = sys.executable, args = [ __file__, mode ],
         env = { **os.environ, 'PYTHONPATH': str( _ROOT / 'sources' ) } )
     samples: list[ float ] = [ ]
-    with open( os.devnull, 'w' ) as errlog: # noqa: SIM117
-        async with stdio_client( parameters, errlog = errlog ) as streams:
-            async with ClientSession( *streams ) as session:
-                await session.initialize( )
-                await session.list_tools( )
-                for _ in range( 30 ): # warm-up
-                    await session.call_tool( 'echo', { 'text': 'hi' } )
-                for _ in range( count ):
-                    started = time.perf_counter( )
-                    await session.call_tool( 'echo', { 'text': 'hi' } )
-                    samples.append( time.perf_counter( ) - started )
+    with open( os.devnull, 'w' ) as errlog:
+        async with (
+            stdio_client( parameters, errlog = errlog ) as streams,
+            ClientSession( *streams ) as session,
+        ):
+            await session.initialize( )
+            await session.list_tools( )
+            for _ in range( 30 ): # warm-up
+                await session.call_tool( 'echo', { 'text': 'hi' } )
+            for _ in range( count ):
+                started = time.perf_counter( )
+                await session.call_tool( 'echo', { 'text': 'hi' } )
+                samples.append( time.perf_counter( ) - started )
     return samples
 
 
