@@ -22,10 +22,12 @@ import hmac as _hmac
 import os as _os
 import sys as _sys
 import uuid as _uuid
+import weakref as _weakref
 
 import mcp_types as _mcp_types
 
 from mcp import MCPError as _MCPError
+from mcp.server.lowlevel import NotificationOptions as _NotificationOptions
 from mcp.server.lowlevel import Server as _Server
 
 from . import __
@@ -41,6 +43,7 @@ NAME_DEFAULT = 'invocables'
 OPTIONS_VARIABLE = 'INVOCABLES_SERVE_OPTIONS'
 PATH_DEFAULT = '/mcp'
 PORT_DEFAULT = 8000
+WATCH_INTERVAL_DEFAULT = 0.5
 
 _HINTS_WIRE = __.types.MappingProxyType( {
     'read_only': 'readOnlyHint', 'destructive': 'destructiveHint',
@@ -48,7 +51,24 @@ _HINTS_WIRE = __.types.MappingProxyType( {
     'title': 'title',
 } )
 _PROGRAM = 'invocables serve'
+_Signature: __.typx.TypeAlias = tuple[ int, ... ]
 _scribe = __.produce_scribe( __name__ )
+
+
+class _Server_( _Server[ __.typx.Any ] ):
+    ''' Low-level server which announces that its tools may change. '''
+
+    def create_initialization_options(
+        self,
+        notification_options: _NotificationOptions | None = None,
+        experimental_capabilities: __.typx.Any = None,
+        extensions: __.typx.Any = None,
+    ) -> __.typx.Any:
+        if notification_options is None:
+            notification_options = _NotificationOptions(
+                tools_changed = True )
+        return super( ).create_initialization_options(
+            notification_options, experimental_capabilities, extensions )
 
 
 class ToolServer( __.immut.Object, instances_mutables = ( '_listing', ) ):
@@ -77,6 +97,8 @@ class ToolServer( __.immut.Object, instances_mutables = ( '_listing', ) ):
         self.auxdata = auxdata
         self.limits = limits
         self._sessions: dict[ str, __.typx.Any ] = { }
+        self._listeners: _weakref.WeakSet[ __.typx.Any ] = (
+            _weakref.WeakSet( ) )
         self._listing: tuple[
             _naming.Nomenclature | None, _mcp_types.ListToolsResult | None
         ] = ( None, None )
@@ -84,7 +106,7 @@ class ToolServer( __.immut.Object, instances_mutables = ( '_listing', ) ):
     def produce_server( self ) -> _Server[ __.typx.Any ]:
         ''' Produces low-level server of the ``mcp`` SDK for the tools. '''
         from . import __version__
-        return _Server(
+        return _Server_(
             self.name, version = __version__,
             instructions = (
                 None if __.is_absent( self.instructions )
@@ -102,6 +124,7 @@ class ToolServer( __.immut.Object, instances_mutables = ( '_listing', ) ):
             An unknown tool is a protocol error (invalid parameters); every
             other failure is an error result for the client's model.
         '''
+        self._listen( context )
         nomenclature = _naming.access_nomenclature( self.ensembles )
         try: designation = nomenclature.access_designation( parameters.name )
         except _exceptions.InvokerAbsence:
@@ -142,6 +165,7 @@ class ToolServer( __.immut.Object, instances_mutables = ( '_listing', ) ):
         parameters: _mcp_types.PaginatedRequestParams | None,
     ) -> _mcp_types.ListToolsResult:
         ''' Handles ``tools/list``: every tool of every ensemble. '''
+        self._listen( context )
         nomenclature = _naming.access_nomenclature( self.ensembles )
         known, listing = self._listing
         if known is nomenclature and listing is not None: return listing
@@ -150,6 +174,43 @@ class ToolServer( __.immut.Object, instances_mutables = ( '_listing', ) ):
             for designation in nomenclature.designations ] )
         self._listing = ( nomenclature, listing )
         return listing
+
+
+    async def watch_tools(
+        self, interval: float = WATCH_INTERVAL_DEFAULT
+    ) -> None:
+        ''' Sends ``tools/list_changed`` to clients when tools change.
+
+            Runs until cancelled, looking every interval (seconds) whether
+            an ensemble's tools changed (an upstream server's
+            ``tools/list_changed``); clients which listed or called tools
+            are told.
+        '''
+        known = self._access_signature( )
+        while True:
+            await __.asyncio.sleep( interval )
+            signature = self._access_signature( )
+            if signature is None or signature == known: continue
+            known = signature
+            for session in tuple( self._listeners ):
+                await self._announce( session )
+
+    async def _announce( self, session: __.typx.Any ) -> None:
+        try: await session.send_tool_list_changed( )
+        except Exception: # client gone: forget it
+            self._listeners.discard( session )
+
+    def _listen( self, context: __.typx.Any ) -> None:
+        ''' Remembers the connection of the client, to notify it. '''
+        session = context.session
+        # The session is a view of one request; its connection (no public
+        # accessor on the low-level context, mcp 2.3) lasts and notifies.
+        self._listeners.add( getattr( session, '_connection', session ) )
+
+    def _access_signature( self ) -> _Signature | None:
+        try: return tuple(
+            id( ensemble.survey_invokers( ) ) for ensemble in self.ensembles )
+        except _exceptions.Omnierror: return None # not connected
 
 
 class _StaticTokenVerifier:
@@ -250,7 +311,8 @@ def produce_application(
         app: __.typx.Any
     ) -> __.cabc.AsyncGenerator[ None, None ]:
         async with (
-            _ensembles.connect_ensembles( server.ensembles ), inner( app )
+            _ensembles.connect_ensembles( server.ensembles ), inner( app ),
+            _watch_tools( server ),
         ): yield
 
     application.router.lifespan_context = lifespan
@@ -365,6 +427,7 @@ async def serve_stdio(
     mcp_server = server.produce_server( )
     async with (
         _ensembles.connect_ensembles( server.ensembles ),
+        _watch_tools( server ),
         stdio_server( ) as ( read, write ),
     ):
         await mcp_server.run(
@@ -527,6 +590,18 @@ async def _serve_stdio_configured(
         ensembles, name = settings.get( 'name' ) or NAME_DEFAULT,
         policy = policy )
     await serve_stdio( server )
+
+
+@__.ctxl.asynccontextmanager
+async def _watch_tools(
+    server: ToolServer
+) -> __.cabc.AsyncGenerator[ None, None ]:
+    ''' Watches tools of server for the body; stops watching after it. '''
+    task = __.asyncio.get_running_loop( ).create_task( server.watch_tools( ) )
+    try: yield
+    finally:
+        task.cancel( )
+        await __.asyncio.gather( task, return_exceptions = True )
 
 
 def _encode( data: bytes ) -> str:

@@ -206,3 +206,43 @@ async def test_210_upstream_dies( ):
             assert not result.is_error
             pid = int( result.content[ 0 ].text )
     assert not mcp_support.wait_until_dead( { pid } )
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+async def test_300_tools_list_changed( ):
+    ''' A change of an upstream's tools reaches the client as
+        tools/list_changed; the new tool is then listed.
+    '''
+    import mcp_types
+    echo = invocables.mcp.produce_ensemble(
+        'echo', command = mcp_support.produce_server_command(
+            'echo_server.py' ) )
+    server = serving.ToolServer( [ echo ] )
+    changed = asyncio.Event( )
+
+    async def handle( message ):
+        if isinstance( message, mcp_types.ToolListChangedNotification ):
+            changed.set( )
+
+    async with invocables.connect_ensembles( server.ensembles ):
+        watcher = asyncio.ensure_future( server.watch_tools( 0.05 ) )
+        try:
+            # Protocol 2026-07-28 delivers changes only to listeners
+            # (subscriptions/listen), which are not served: the handshake
+            # of 2025-11-25 gets the notification.
+            async with Client(
+                server.produce_server( ), message_handler = handle,
+                mode = 'legacy',
+            ) as client:
+                names = { tool.name for tool in (
+                    await client.list_tools( ) ).tools }
+                assert 'fresh' not in names
+                await client.call_tool( 'add_tool', { 'name': 'fresh' } )
+                await asyncio.wait_for( changed.wait( ), 10 )
+                names = { tool.name for tool in (
+                    await client.list_tools( ) ).tools }
+                assert 'fresh' in names
+        finally:
+            watcher.cancel( )
+            await asyncio.gather( watcher, return_exceptions = True )
