@@ -184,3 +184,42 @@ async def test_400_mcp_request_spans( ):
         span for span in spans if span.name.startswith( 'MCP send tools/call' ) ]
     assert requests, [ span.name for span in spans ]
     assert requests[ 0 ].parent.span_id == tool.context.span_id
+
+
+def test_500_import_light( ):
+    ''' Importing invocables imports no OpenTelemetry. '''
+    import subprocess
+    import sys
+    completed = subprocess.run(
+        [ sys.executable, '-c',
+          'import sys, invocables; '
+          'print( any( name.startswith( "opentelemetry" ) '
+          'for name in sys.modules ) )' ],
+        capture_output = True, text = True, timeout = 60, check = True )
+    assert completed.stdout.strip( ) == 'False'
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+async def test_510_env_secrets_redacted( monkeypatch ):
+    ''' Recorded content loses the env: secrets of open MCP connections. '''
+    secret = 'sk-served-secret-value'
+    monkeypatch.setenv( 'INVOCABLES_TEST_SECRET', secret )
+    recording = _Recording( content_recorded = True )
+    ensemble = invocables.mcp.produce_ensemble(
+        'echoes', command = produce_server_command( 'echo_server.py' ),
+        environment = { 'SECRET': 'env:INVOCABLES_TEST_SECRET' } )
+    try:
+        async with ensemble:
+            results = await invocables.execute_invocations(
+                [ _call( 'c1', 'echo', { 'message': f"say {secret}" } ) ],
+                [ ensemble ] )
+    finally: configure_telemetry( )
+    assert not results[ 0 ].is_error( )
+    span = next(
+        span for span in recording.spans.get_finished_spans( )
+        if span.name == 'execute_tool echo' )
+    recorded = span.attributes[ 'gen_ai.tool.call.arguments' ]
+    assert secret not in recorded
+    assert '***' in recorded
+    assert secret not in span.attributes[ 'gen_ai.tool.call.result' ]
