@@ -246,3 +246,33 @@ async def test_300_tools_list_changed( ):
         finally:
             watcher.cancel( )
             await asyncio.gather( watcher, return_exceptions = True )
+
+
+def _await_file( path, timeout = 20.0 ):
+    ''' Waits until a file exists (written by another process). '''
+    import time
+    deadline = time.monotonic( ) + timeout
+    while not path.exists( ):
+        if time.monotonic( ) > deadline: return False
+        time.sleep( 0.02 )
+    return True
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+async def test_220_cancellation_forwarded( tmp_path ):
+    ''' A client which cancels a call cancels the upstream server's call. '''
+    upstream = invocables.mcp.produce_ensemble(
+        'upstream', command = mcp_support.produce_server_command(
+            'cancel_server.py' ) )
+    server = serving.ToolServer( [ upstream ] )
+    async with invocables.connect_ensembles( server.ensembles ):
+        async with Client( server.produce_server( ) ) as client:
+            call = asyncio.ensure_future(
+                client.call_tool( 'block', { 'folder': str( tmp_path ) } ) )
+            assert await asyncio.to_thread(
+                _await_file, tmp_path / 'started' )
+            call.cancel( )
+            assert await asyncio.to_thread(
+                _await_file, tmp_path / 'cancelled' )
+            with pytest.raises( asyncio.CancelledError ): await call
