@@ -330,6 +330,39 @@ def load_policy(
     return produce_policy( document, str( path_ ), approver = approver )
 
 
+def produce_terminal_approver(
+    reader: __.typx.Annotated[
+        __.typx.Any,
+        __.ddoc.Doc( ''' Text stream of answers. Default: stdin. ''' ),
+    ] = None,
+    writer: __.typx.Annotated[
+        __.typx.Any,
+        __.ddoc.Doc( ''' Text stream of questions. Default: stderr. ''' ),
+    ] = None,
+) -> Approver:
+    ''' Produces approver which asks the user in the terminal.
+
+        Shows the tool, its ensemble, the rule and the arguments, and
+        allows the call only on an answer of ``y`` or ``yes``; anything
+        else (also the end of input) denies it. Used by the ``invocables``
+        command.
+    '''
+    async def approve( request: ApprovalRequest ) -> Approvals:
+        reader_ = _sys.stdin if reader is None else reader
+        writer_ = _sys.stderr if writer is None else writer
+        arguments = __.json.dumps(
+            _thaw( request.arguments ), ensure_ascii = False )
+        writer_.write(
+            f"Allow tool {request.tool!r} of ensemble {request.ensemble!r} "
+            f"({request.rule}) with arguments {arguments}? [y/N] " )
+        writer_.flush( )
+        answer = await __.asyncio.to_thread( reader_.readline )
+        if answer.strip( ).lower( ) in ( 'y', 'yes' ): return Approvals.Allow
+        return Approvals.Deny
+
+    return approve
+
+
 def produce_policy(
     document: __.typx.Annotated[
         __.cabc.Mapping[ str, __.typx.Any ],

@@ -313,3 +313,24 @@ async def test_500_conversation_loop( ):
     result = transcript.messages[ 2 ][ 'content' ][ 0 ]
     assert result[ 'is_error' ] is True
     assert 'no dels' in json.dumps( result[ 'content' ] )
+
+
+@pytest.mark.asyncio
+async def test_330_terminal_approver( ):
+    ''' The terminal approver asks, and allows only on yes. '''
+    import io
+    ensembles, runs = _ensembles( )
+    questions = io.StringIO( )
+    approver = invocables.policies.produce_terminal_approver(
+        io.StringIO( 'yes\nno\n' ), questions )
+    policy = POLICY_CAUTIOUS.with_approver( approver )
+    first = await invocables.execute_invocations(
+        [ _call( 'a', 'delete_file', { 'path': 'x' } ) ], ensembles,
+        policy = policy )
+    second = await invocables.execute_invocations(
+        [ _call( 'b', 'delete_file', { 'path': 'y' } ) ], ensembles,
+        policy = policy )
+    assert not first[ 0 ].is_error( )
+    assert second[ 0 ].is_error( )
+    assert runs == [ 'delete_file' ]
+    assert questions.getvalue( ).count( "Allow tool 'delete_file'" ) == 2
