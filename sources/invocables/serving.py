@@ -535,18 +535,53 @@ def _produce_server_configured(
     settings: __.cabc.Mapping[ str, __.typx.Any ]
 ) -> ToolServer:
     from . import descriptors as _descriptors
-    configuration = settings.get( 'configuration' )
-    source = (
-        _locate_configuration( ) if configuration is None
-        else __.Path( configuration ) )
+    source = _access_configuration( settings )
     # prepare_ensembles only connects when asked: a coroutine, run apart.
     ensembles = _run_apart( _descriptors.prepare_ensembles( source ) )
+    return _produce_server_of( ensembles, settings )
+
+
+def _produce_server_of(
+    ensembles: __.cabc.Sequence[ _ensembles.Ensemble ],
+    settings: __.cabc.Mapping[ str, __.typx.Any ],
+) -> ToolServer:
+    ''' Produces server of configured ensembles, relaying their progress. '''
     path = settings.get( 'policies' )
     policy = (
         __.absent if path is None else _policies.load_policy( path ) )
-    return ToolServer(
-        ensembles, name = settings.get( 'name' ) or NAME_DEFAULT,
-        policy = policy )
+    servers: list[ ToolServer ] = [ ]
+
+    async def relay( progress: __.typx.Any ) -> None:
+        await servers[ 0 ].relay_progress( progress )
+
+    server = ToolServer(
+        tuple( _relay_progress( ensemble, relay ) for ensemble in ensembles ),
+        name = settings.get( 'name' ) or NAME_DEFAULT, policy = policy )
+    servers.append( server )
+    return server
+
+
+def _relay_progress(
+    ensemble: _ensembles.Ensemble,
+    relay: __.cabc.Callable[ [ __.typx.Any ], __.cabc.Awaitable[ None ] ],
+) -> _ensembles.Ensemble:
+    ''' Returns MCP ensemble which reports progress to relay, if it has no
+        reporter of its own; any other ensemble as it is.
+    '''
+    from .mcp.ensembles import ServerEnsemble
+    if not isinstance( ensemble, ServerEnsemble ): return ensemble
+    if not __.is_absent( ensemble.options.reporter ): return ensemble
+    return ServerEnsemble(
+        ensemble.name, ensemble.parameters, ensemble.configuration,
+        __.dcls.replace( ensemble.options, reporter = relay ) )
+
+
+def _access_configuration(
+    settings: __.cabc.Mapping[ str, __.typx.Any ]
+) -> __.Path:
+    configuration = settings.get( 'configuration' )
+    if configuration is None: return _locate_configuration( )
+    return __.Path( configuration )
 
 
 def _produce_settings(
@@ -578,18 +613,9 @@ async def _serve_stdio_configured(
     settings: __.cabc.Mapping[ str, __.typx.Any ]
 ) -> None:
     from . import descriptors as _descriptors
-    configuration = settings.get( 'configuration' )
-    source = (
-        _locate_configuration( ) if configuration is None
-        else __.Path( configuration ) )
-    ensembles = await _descriptors.prepare_ensembles( source )
-    path = settings.get( 'policies' )
-    policy = (
-        __.absent if path is None else _policies.load_policy( path ) )
-    server = ToolServer(
-        ensembles, name = settings.get( 'name' ) or NAME_DEFAULT,
-        policy = policy )
-    await serve_stdio( server )
+    ensembles = await _descriptors.prepare_ensembles(
+        _access_configuration( settings ) )
+    await serve_stdio( _produce_server_of( ensembles, settings ) )
 
 
 @__.ctxl.asynccontextmanager

@@ -226,3 +226,36 @@ def test_320_missing_token_variable( ):
         timeout = 60, check = False )
     assert completion.returncode == 1
     assert 'NO_SUCH_VARIABLE_SET' in completion.stderr
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+async def test_120_stdio_progress_relayed( tmp_path ):
+    ''' Progress of a configured upstream server reaches the client. '''
+    program = mcp_support.locate_npm_server( 'mcp-server-everything' )
+    ( tmp_path / 'everything.toml' ).write_text(
+        "[ensemble]\nname = 'everything'\n[mcp]\n"
+        f"command = [ '{program}', 'stdio' ]\n", encoding = 'utf-8' )
+    configuration = tmp_path / 'invocables.toml'
+    configuration.write_text(
+        "[[ensembles]]\nsource = 'everything.toml'\n", encoding = 'utf-8' )
+    command = _produce_command( '--configuration', str( configuration ) )
+    parameters = StdioServerParameters(
+        command = command[ 0 ], args = command[ 1 : ],
+        env = _produce_environment( ) )
+    progresses: list[ float ] = [ ]
+
+    async def note( progress, total, message ):
+        progresses.append( progress )
+
+    with open( os.devnull, 'w' ) as errlog: # noqa: SIM117
+        async with stdio_client( parameters, errlog = errlog ) as streams:
+            async with ClientSession( *streams ) as session:
+                await session.initialize( )
+                await session.list_tools( )
+                result = await session.call_tool(
+                    'trigger-long-running-operation',
+                    { 'duration': 0.4, 'steps': 2 },
+                    progress_callback = note )
+                assert not result.is_error
+    assert progresses == [ 1, 2 ]
