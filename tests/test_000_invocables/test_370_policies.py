@@ -334,3 +334,27 @@ async def test_330_terminal_approver( ):
     assert second[ 0 ].is_error( )
     assert runs == [ 'delete_file' ]
     assert questions.getvalue( ).count( "Allow tool 'delete_file'" ) == 2
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+async def test_510_mcp_annotations( ):
+    ''' MCP tools are matched by the hints their server declares. '''
+    from . import mcp_support
+    ensemble = invocables.mcp.produce_ensemble(
+        'echoes', command = mcp_support.produce_server_command(
+            'echo_server.py' ) )
+    asked: list[ str ] = [ ]
+
+    async def approver( request: ApprovalRequest ) -> bool:
+        asked.append( request.tool )
+        return False
+
+    async with ensemble:
+        results = await invocables.execute_invocations(
+            [ _call( 'a', 'echo', { 'message': 'hi' } ),
+              _call( 'b', 'pid' ) ],
+            [ ensemble ], policy = POLICY_CAUTIOUS.with_approver( approver ) )
+    assert not results[ 0 ].is_error( ) # read-only: never asked
+    assert results[ 1 ].is_error( )     # says nothing: may destroy
+    assert asked == [ 'pid' ]
