@@ -55,7 +55,7 @@ _Signature: __.typx.TypeAlias = tuple[ int, ... ]
 _scribe = __.produce_scribe( __name__ )
 
 
-class _Server_( _Server[ __.typx.Any ] ):
+class _AnnouncingServer( _Server[ __.typx.Any ] ):
     ''' Low-level server which announces that its tools may change. '''
 
     def create_initialization_options(
@@ -106,7 +106,7 @@ class ToolServer( __.immut.Object, instances_mutables = ( '_listing', ) ):
     def produce_server( self ) -> _Server[ __.typx.Any ]:
         ''' Produces low-level server of the ``mcp`` SDK for the tools. '''
         from . import __version__
-        return _Server_(
+        return _AnnouncingServer(
             self.name, version = __version__,
             instructions = (
                 None if __.is_absent( self.instructions )
