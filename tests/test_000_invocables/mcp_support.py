@@ -84,7 +84,7 @@ def survey_descendants( pid: int ) -> set[ int ]:
     return found
 
 
-def wait_until_dead( pids: set[ int ], timeout: float = 5.0 ) -> set[ int ]:
+def wait_until_dead( pids: set[ int ], timeout: float = 30.0 ) -> set[ int ]:
     ''' Waits for processes to end; returns those still living. '''
     deadline = time.monotonic( ) + timeout
     living = { pid for pid in pids if probe_process( pid ) }
