@@ -163,27 +163,54 @@ async def test_310_disabled( ):
     assert recording.spans.get_finished_spans( ) == ( )
 
 
-@pytest.mark.asyncio
-@pytest.mark.slow
-async def test_400_mcp_request_spans( ):
-    ''' MCP requests get the SDK's spans, nested under the tool's span. '''
-    recording = _Recording( )
-    # The mcp SDK traces with the global provider; set it once.
-    trace.set_tracer_provider( recording.tracer_provider )
+_MCP_SPANS_SCRIPT = """
+import asyncio, json, sys
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+    InMemorySpanExporter )
+import invocables
+exporter = InMemorySpanExporter( )
+provider = TracerProvider( )
+provider.add_span_processor( SimpleSpanProcessor( exporter ) )
+trace.set_tracer_provider( provider )
+
+async def main( ):
     ensemble = invocables.mcp.produce_ensemble(
-        'echoes', command = produce_server_command( 'echo_server.py' ) )
-    try:
-        async with ensemble:
-            results = await invocables.execute_invocations(
-                [ _call( 'c1', 'echo', { 'message': 'hi' } ) ], [ ensemble ] )
-    finally: configure_telemetry( )
+        'echoes', command = json.loads( sys.argv[ 1 ] ) )
+    async with ensemble:
+        results = await invocables.execute_invocations(
+            [ invocables.InvocationCanister(
+                identifier = 'c1', name = 'echo',
+                arguments = { 'message': 'hi' } ) ], [ ensemble ] )
     assert not results[ 0 ].is_error( )
-    spans = recording.spans.get_finished_spans( )
-    tool = next( span for span in spans if span.name == 'execute_tool echo' )
+
+asyncio.run( main( ) )
+print( json.dumps( [
+    [ span.name, span.context.span_id,
+      span.parent.span_id if span.parent else None ]
+    for span in exporter.get_finished_spans( ) ] ) )
+"""
+
+
+@pytest.mark.slow
+def test_400_mcp_request_spans( ):
+    ''' MCP requests get the SDK's spans, nested under the tool's span,
+        with the global tracer provider (set in a process of its own).
+    '''
+    import subprocess
+    import sys
+    completed = subprocess.run(
+        [ sys.executable, '-c', _MCP_SPANS_SCRIPT,
+          json.dumps( produce_server_command( 'echo_server.py' ) ) ],
+        capture_output = True, text = True, timeout = 120, check = True )
+    spans = json.loads( completed.stdout.strip( ).splitlines( )[ -1 ] )
+    tool = next( span for span in spans if span[ 0 ] == 'execute_tool echo' )
     requests = [
-        span for span in spans if span.name.startswith( 'MCP send tools/call' ) ]
-    assert requests, [ span.name for span in spans ]
-    assert requests[ 0 ].parent.span_id == tool.context.span_id
+        span for span in spans if span[ 0 ].startswith( 'MCP send tools/call' ) ]
+    assert requests, spans
+    assert requests[ 0 ][ 2 ] == tool[ 1 ]
 
 
 def test_500_import_light( ):
