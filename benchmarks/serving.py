@@ -143,8 +143,7 @@ def measure_http( workers: int, sessions: int, count: int ) -> float:
             'PYTHONPATH': os.pathsep.join( (
                 folder, str( _ROOT / 'sources' ) ) ) }
         process = subprocess.Popen(
-            [ sys.executable, '-c',
-              'from invocables.serving import main; main( )',
+            [ sys.executable, '-m', 'invocables', 'serve',
               '--configuration', str( configuration ), '--http',
               '--stateless', '--workers', str( workers ),
               '--port', str( port ) ],

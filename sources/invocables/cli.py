@@ -26,6 +26,7 @@ from . import ensembles as _ensembles
 from . import exceptions as _exceptions
 from . import execution as _execution
 from . import naming as _naming
+from . import serving_command as _serving_command
 from .descriptors import access_data_location as _access_data_location
 
 
@@ -317,6 +318,12 @@ def _produce_parser( ) -> _argparse.ArgumentParser:
     invoke.set_defaults( execute = _execute_invoke )
     _produce_parser_extras( commands, common )
     _produce_parser_converse( commands, common )
+    # serving: the serve command lives in its own module.
+    serve = commands.add_parser(
+        'serve', parents = [ common ],
+        help = "serve the tools as one MCP server (stdio or HTTP)" )
+    _serving_command.add_arguments( serve, configuration = False )
+    serve.set_defaults( execute = _serving_command.execute_command )
     return parser
 
 

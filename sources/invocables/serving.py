@@ -16,11 +16,9 @@
 '''
 
 
-import argparse as _argparse
 import base64 as _base64
 import hmac as _hmac
 import os as _os
-import sys as _sys
 import uuid as _uuid
 import weakref as _weakref
 
@@ -50,7 +48,6 @@ _HINTS_WIRE = __.types.MappingProxyType( {
     'idempotent': 'idempotentHint', 'open_world': 'openWorldHint',
     'title': 'title',
 } )
-_PROGRAM = 'invocables serve'
 _Signature: __.typx.TypeAlias = tuple[ int, ... ]
 _scribe = __.produce_scribe( __name__ )
 
@@ -229,43 +226,6 @@ class _StaticTokenVerifier:
             token = token, client_id = 'bearer', scopes = [ ] )
 
 
-def main( arguments: __.cabc.Sequence[ str ] | None = None ) -> None:
-    ''' Runs ``invocables serve``; exits with its status. '''
-    parser = produce_parser( )
-    options = parser.parse_args( arguments )
-    try: status = execute_command( options )
-    except KeyboardInterrupt: status = 130
-    except Exception as exception: # one line, no traceback
-        message = ' '.join( str( exception ).split( ) )
-        _sys.stderr.write( f"{_PROGRAM}: error: {message}\n" )
-        status = 1
-    raise SystemExit( status )
-
-
-def execute_command( options: _argparse.Namespace ) -> int:
-    ''' Serves as the parsed options say; returns exit status. '''
-    settings = _produce_settings( options )
-    if not options.http:
-        __.asyncio.run( _serve_stdio_configured( settings ) )
-        return 0
-    import uvicorn
-    token = _access_token( options.token_variable )
-    _produce_server_configured( settings ) # fails before serving, if ever
-    if options.workers > 1 and not options.stateless:
-        raise _exceptions.ConfigurationInvalidity(
-            '--workers', "several workers need --stateless: a session "
-            "lives in one worker only." )
-    _os.environ[ OPTIONS_VARIABLE ] = __.json.dumps( {
-        **settings, 'stateless': options.stateless,
-        'token_variable': options.token_variable if token else None,
-        'host': options.host } )
-    uvicorn.run(
-        f"{__name__}:produce_application_from_environment",
-        factory = True, host = options.host, port = options.port,
-        workers = options.workers, log_level = 'warning' )
-    return 0
-
-
 def produce_application(
     server: __.typx.Annotated[
         ToolServer, __.ddoc.Doc( ''' Tools to serve. ''' )
@@ -328,9 +288,10 @@ def produce_application_from_environment( ) -> __.typx.Any:
         ``token_variable``, ``name``, ``host``.
     '''
     settings = __.json.loads( _os.environ.get( OPTIONS_VARIABLE, '{}' ) )
-    server = _produce_server_configured( settings )
+    # Called by ASGI servers within their event loop: prepared apart.
+    server = _run_apart( prepare_server( settings ) )
     token_variable = settings.get( 'token_variable' )
-    token = _access_token( token_variable ) if token_variable else None
+    token = _os.environ.get( token_variable ) if token_variable else None
     return produce_application(
         server, stateless = bool( settings.get( 'stateless' ) ),
         token = token or __.absent,
@@ -364,41 +325,24 @@ def produce_call_result(
         content = blocks, structured_content = structure )
 
 
-def produce_parser( ) -> _argparse.ArgumentParser:
-    ''' Produces parser of the options of ``invocables serve``. '''
-    parser = _argparse.ArgumentParser(
-        prog = _PROGRAM,
-        description = "Serve the configured ensembles as one MCP server." )
-    add_arguments( parser )
-    return parser
+async def prepare_server(
+    settings: __.typx.Annotated[
+        __.cabc.Mapping[ str, __.typx.Any ],
+        __.ddoc.Doc( ''' ``configuration`` (path; default: as the
+            ``invocables`` command finds it), ``policies`` (path of a
+            policy file), ``name``. ''' ),
+    ],
+) -> ToolServer:
+    ''' Prepares server of the ensembles of a configuration; unconnected.
 
-
-def add_arguments( parser: _argparse.ArgumentParser ) -> None:
-    ''' Adds the options of ``invocables serve`` to parser. '''
-    parser.add_argument(
-        '--configuration', metavar = 'FILE',
-        help = "configuration of the ensembles (invocables.toml)" )
-    parser.add_argument(
-        '--policies', metavar = 'FILE',
-        help = "TOML file of [[policies]]; calls which would ask are "
-        "refused" )
-    parser.add_argument(
-        '--name', default = NAME_DEFAULT, help = "name of the server" )
-    parser.add_argument(
-        '--http', action = 'store_true',
-        help = "serve streamable HTTP instead of stdio" )
-    parser.add_argument( '--host', default = '127.0.0.1' )
-    parser.add_argument( '--port', type = int, default = PORT_DEFAULT )
-    parser.add_argument(
-        '--stateless', action = 'store_true',
-        help = "no sessions, so that several workers can serve" )
-    parser.add_argument(
-        '--workers', type = int, default = 1,
-        help = "worker processes (with --stateless)" )
-    parser.add_argument(
-        '--token-variable', metavar = 'NAME',
-        help = "environment variable holding the bearer token which "
-        "every HTTP request must carry" )
+        Upstream MCP servers without a progress reporter relay their
+        progress to the calling clients. Raises the library's
+        configuration errors (naming file and key) before anything runs.
+    '''
+    from . import descriptors as _descriptors
+    ensembles = await _descriptors.prepare_ensembles(
+        _access_configuration( settings ) )
+    return _produce_server_of( ensembles, settings )
 
 
 def produce_tool( designation: _naming.Designation ) -> _mcp_types.Tool:
@@ -432,16 +376,6 @@ async def serve_stdio(
     ):
         await mcp_server.run(
             read, write, mcp_server.create_initialization_options( ) )
-
-
-def _access_token( variable: str | None ) -> str | None:
-    if not variable: return None
-    token = _os.environ.get( variable )
-    if not token:
-        raise _exceptions.ConfigurationInvalidity(
-            '--token-variable', f"environment variable {variable!r} is "
-            "not set or empty." )
-    return token
 
 
 def _adapt_policy(
@@ -531,16 +465,6 @@ def _produce_resource( item: _canisters.ResourceContent ) -> __.typx.Any:
         uri = item.uri, mime_type = media_type, blob = _encode( data ) )
 
 
-def _produce_server_configured(
-    settings: __.cabc.Mapping[ str, __.typx.Any ]
-) -> ToolServer:
-    from . import descriptors as _descriptors
-    source = _access_configuration( settings )
-    # prepare_ensembles only connects when asked: a coroutine, run apart.
-    ensembles = _run_apart( _descriptors.prepare_ensembles( source ) )
-    return _produce_server_of( ensembles, settings )
-
-
 def _produce_server_of(
     ensembles: __.cabc.Sequence[ _ensembles.Ensemble ],
     settings: __.cabc.Mapping[ str, __.typx.Any ],
@@ -584,15 +508,6 @@ def _access_configuration(
     return __.Path( configuration )
 
 
-def _produce_settings(
-    options: _argparse.Namespace
-) -> dict[ str, __.typx.Any ]:
-    return {
-        'configuration': options.configuration,
-        'policies': options.policies,
-        'name': options.name }
-
-
 def _locate_configuration( ) -> __.Path:
     from .cli import locate_configuration
     return locate_configuration( )
@@ -607,15 +522,6 @@ def _run_apart(
     import concurrent.futures as _futures
     with _futures.ThreadPoolExecutor( 1 ) as executor:
         return executor.submit( __.asyncio.run, coroutine ).result( )
-
-
-async def _serve_stdio_configured(
-    settings: __.cabc.Mapping[ str, __.typx.Any ]
-) -> None:
-    from . import descriptors as _descriptors
-    ensembles = await _descriptors.prepare_ensembles(
-        _access_configuration( settings ) )
-    await serve_stdio( _produce_server_of( ensembles, settings ) )
 
 
 @__.ctxl.asynccontextmanager

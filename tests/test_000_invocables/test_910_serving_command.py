@@ -30,9 +30,7 @@ _TOKEN = 'a-token-for-the-tests-only'
 
 
 def _produce_command( *arguments: str ) -> list[ str ]:
-    return [
-        sys.executable, '-c',
-        'from invocables.serving import main; main( )', *arguments ]
+    return [ sys.executable, '-m', 'invocables', 'serve', *arguments ]
 
 
 def _produce_environment( ) -> dict[ str, str ]:
