@@ -183,7 +183,8 @@ async def _execute_invoke( options: _argparse.Namespace ) -> int:
             arguments = arguments )
         results = await _execution.execute_invocations(
             [ invocation ], ensembles,
-            failure_policy = _execution.FailurePolicies.Report )
+            failure_policy = _execution.FailurePolicies.Report,
+            policy = _produce_policy( options ) )
     finally: await _disconnect( ensembles )
     result = results[ 0 ]
     if options.json:
@@ -287,6 +288,14 @@ def _produce_configuration(
     return _descriptors.produce_configuration( path )
 
 
+def _produce_policy( options: _argparse.Namespace ) -> __.typx.Any:
+    ''' Returns policy of --policies, asking in the terminal; or absence. '''
+    from . import policies as _policies # serving: permission policies
+    if options.policies is None: return __.absent
+    return _policies.load_policy(
+        options.policies, approver = _policies.produce_terminal_approver( ) )
+
+
 def _produce_parser( ) -> _argparse.ArgumentParser:
     common = _argparse.ArgumentParser( add_help = False )
     common.add_argument(
@@ -315,6 +324,10 @@ def _produce_parser( ) -> _argparse.ArgumentParser:
     invoke.add_argument(
         '--json', action = 'store_true',
         help = "print the result as JSON (content and error)" )
+    invoke.add_argument( # serving: permission policies
+        '--policies', metavar = 'PATH',
+        help = "TOML file of [[policies]]; calls which a rule asks about "
+        "are confirmed in the terminal (y or n on the standard input)" )
     invoke.set_defaults( execute = _execute_invoke )
     _produce_parser_extras( commands, common )
     _produce_parser_converse( commands, common )

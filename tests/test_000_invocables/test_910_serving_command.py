@@ -257,3 +257,28 @@ async def test_120_stdio_progress_relayed( tmp_path ):
                     progress_callback = note )
                 assert not result.is_error
     assert progresses == [ 1, 2 ]
+
+
+@pytest.mark.slow
+def test_400_invoke_policies( ):
+    ''' The invoke command applies a policy file: denied calls fail naming
+        the rule; asking rules are confirmed in the terminal.
+    '''
+    base = [
+        sys.executable, '-m', 'invocables', 'invoke', 'greet',
+        '--configuration', str( _CONFIGURATION ),
+        '--arguments', '{"name": "Ada"}' ]
+    denied = subprocess.run(
+        [ *base, '--policies', str( _DATA / 'policies.toml' ) ],
+        env = _produce_environment( ), capture_output = True, text = True,
+        timeout = 60, check = False )
+    assert denied.returncode == 1
+    assert 'no greetings' in denied.stderr
+    for answer, status in ( ( 'y\n', 0 ), ( 'n\n', 1 ) ):
+        asked = subprocess.run(
+            [ *base, '--policies', str( _DATA / 'ask-policies.toml' ) ],
+            env = _produce_environment( ), capture_output = True,
+            text = True, timeout = 60, check = False, input = answer )
+        assert asked.returncode == status, asked.stderr
+        assert "Allow tool 'greet'" in asked.stderr
+        assert ( 'Hello, Ada!' in asked.stdout ) is ( status == 0 )
