@@ -11,7 +11,9 @@
     (the kind of fault, such as ``timeout`` or ``refusal``, or the class of
     the exception). It records metrics: ``invocables.tool.calls``,
     ``invocables.tool.errors`` (by ``error.type``) and
-    ``invocables.tool.duration`` (seconds, a histogram).
+    ``invocables.tool.duration`` (seconds, a histogram), and the sessions
+    opened with MCP servers, ``invocables.mcp.connections`` (by
+    ``invocables.mcp.reconnection``).
 
     Requests to MCP servers get their spans from the ``mcp`` SDK itself
     (``MCP send tools/call`` ...), nested under the tool's span, with the
@@ -92,6 +94,10 @@ class _Recorder:
         self.duration = meter.create_histogram(
             'invocables.tool.duration', unit = 's',
             description = "Duration of tool executions." )
+        self.connections = meter.create_counter(
+            'invocables.mcp.connections', unit = '{connection}',
+            description = "Sessions opened with MCP servers, by "
+            "invocables.mcp.reconnection." )
 
     async def intercept(
         self,
@@ -163,6 +169,7 @@ class _Recorder:
 
 _settings = _SETTINGS_DEFAULT
 _interceptor: __.Absential[ _interception.Interceptor | None ] = __.absent
+_recorder: '_Recorder | None' = None
 _unconfigured_until = 0.0 # monotonic time of the next check of providers
 
 
@@ -194,9 +201,11 @@ def configure_telemetry(
         OpenTelemetry is installed, or ``Settings( content_recorded =
         True )`` to record arguments and results.
     '''
-    global _settings, _interceptor, _unconfigured_until # noqa: PLW0603
+    global _settings, _interceptor, _recorder # noqa: PLW0603
+    global _unconfigured_until # noqa: PLW0603
     _settings = settings
     _interceptor = __.absent
+    _recorder = None
     _unconfigured_until = 0.0
 
 
@@ -204,6 +213,21 @@ def is_available( ) -> bool:
     ''' Returns whether ``opentelemetry-api`` is installed. '''
     if 'opentelemetry.trace' in _sys.modules: return True
     return _importlib_util.find_spec( 'opentelemetry' ) is not None
+
+
+def record_connection(
+    ensemble: str, *, reconnection: bool = False
+) -> None:
+    ''' Counts a session opened with an MCP server, if telemetry records.
+
+        Called by MCP ensembles on connect and on reconnect.
+    '''
+    access_interceptor( )
+    recorder = _recorder
+    if recorder is None: return
+    recorder.connections.add( 1, {
+        'invocables.ensemble': ensemble,
+        'invocables.mcp.reconnection': reconnection } )
 
 
 def redact_content( data: __.typx.Any ) -> __.typx.Any:
@@ -236,14 +260,14 @@ def _is_unconfigured( settings: Settings ) -> bool:
 
 
 def _prepare_interceptor( ) -> _interception.Interceptor | None:
-    global _interceptor, _unconfigured_until # noqa: PLW0603
+    global _interceptor, _recorder, _unconfigured_until # noqa: PLW0603
     if not _settings.enabled or not is_available( ):
         _interceptor = None
         return None
     if _is_unconfigured( _settings ):
         _unconfigured_until = __.time.monotonic( ) + _RECHECK_INTERVAL
         return None
-    recorder = _Recorder( _settings )
+    recorder = _recorder = _Recorder( _settings )
     _interceptor = recorder.intercept
     return _interceptor
 

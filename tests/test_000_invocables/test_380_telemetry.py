@@ -250,3 +250,32 @@ async def test_510_env_secrets_redacted( monkeypatch ):
     assert secret not in recorded
     assert '***' in recorded
     assert secret not in span.attributes[ 'gen_ai.tool.call.result' ]
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+async def test_520_mcp_connections( recording ):
+    ''' Connects and reconnects of MCP ensembles are counted. '''
+    import os
+    import signal
+
+    from . import mcp_support
+    ensemble = invocables.mcp.produce_ensemble(
+        'echoes', command = produce_server_command( 'echo_server.py' ) )
+    async with ensemble:
+        results = await invocables.execute_invocations(
+            [ _call( 'c1', 'pid' ) ], [ ensemble ] )
+        pid = int( results[ 0 ].content[ 0 ].text )
+        os.kill( pid, signal.SIGKILL )
+        assert not mcp_support.wait_until_dead( { pid } )
+        await invocables.execute_invocations(
+            [ _call( 'c2', 'echo', { 'message': 'a' } ) ], [ ensemble ],
+            failure_policy = invocables.FailurePolicies.Report )
+        results = await invocables.execute_invocations(
+            [ _call( 'c3', 'echo', { 'message': 'b' } ) ], [ ensemble ] )
+        assert not results[ 0 ].is_error( )
+    points = recording.survey_points( )[ 'invocables.mcp.connections' ]
+    counts = {
+        point.attributes[ 'invocables.mcp.reconnection' ]: point.value
+        for point in points }
+    assert counts == { False: 1, True: 1 }
