@@ -275,11 +275,12 @@ class Policy( __.immut.DataclassObject ):
             "Approvals member or a boolean." )
 
 
+# Policy which asks before tools that may destroy (per their hints); offered,
+# never imposed. (A comment, not a docstring: its value would show absences.)
 POLICY_CAUTIOUS = Policy(
     rules = ( Rule(
         action = Actions.Ask, destructive = True,
         name = 'ask before destructive tools' ), ) )
-''' Policy which asks before tools that may destroy (per their hints). '''
 
 
 def access_hint( hints: Hints, key: str ) -> bool:
