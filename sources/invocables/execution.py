@@ -15,9 +15,12 @@ from . import deadlines as _deadlines
 from . import deduplicators as _deduplicators
 from . import ensembles as _ensembles
 from . import exceptions as _exceptions
+from . import interception as _interception
 from . import invokers as _invokers
 from . import naming as _naming
+from . import policies as _policies
 from . import schemata as _schemata
+from . import telemetry as _telemetry
 from . import workers as _workers
 
 
@@ -135,6 +138,11 @@ async def execute_invocations( # noqa: PLR0913
         __.ddoc.Doc( ''' Bounds on depth and size of arguments and
             results. ''' ),
     ] = LIMITS_DEFAULT,
+    policy: __.typx.Annotated[
+        __.Absential[ _policies.Policy ],
+        __.ddoc.Doc( ''' Permission policy: which tools run, which are
+            denied, which wait for approval. Default: every tool runs. ''' ),
+    ] = __.absent,
 ) -> tuple[ _canisters.ResultCanister, ... ]:
     ''' Executes invocations; returns one result per invocation, in order.
 
@@ -153,10 +161,12 @@ async def execute_invocations( # noqa: PLR0913
     if not invocations_: return ( )
     timeout_ = TIMEOUT_DEFAULT if __.is_absent( timeout ) else timeout
     _validate_options( concurrency, timeout_, namespace, limits )
+    namespace_: __.Namespace = (
+        { } if __.is_absent( namespace ) else namespace )
     execution = _Execution(
         nomenclature = _naming.access_nomenclature( ensembles ),
         auxdata = auxdata,
-        namespace = { } if __.is_absent( namespace ) else namespace,
+        namespace = namespace_,
         timeout = timeout_,
         semaphore = (
             __.asyncio.Semaphore( concurrency )
@@ -164,7 +174,8 @@ async def execute_invocations( # noqa: PLR0913
         failure_policy = failure_policy,
         limits = limits,
         max_retries = __.typx.cast( int, _invokers.validate_retries(
-            max_retries, 'max_retries' ) ) )
+            max_retries, 'max_retries' ) ),
+        interceptor = _produce_interceptor( policy, namespace_ ) )
     if len( invocations_ ) == 1:
         result = await _execute_alone( execution, invocations_[ 0 ], alerter )
         return ( result, )
@@ -249,6 +260,7 @@ class _Execution:
     failure_policy: FailurePolicies
     limits: Limits
     max_retries: int = 0
+    interceptor: _interception.Interceptor | None = None
 
     async def execute(
         self, invocation: _canisters.InvocationCanister
@@ -276,6 +288,18 @@ class _Execution:
             return _produce_error_result(
                 invocation, _canisters.FaultGenera.Invalidity,
                 str( exception ) )
+        if self.interceptor is not None: # policies, telemetry
+            return await self.interceptor(
+                invocation, designation, arguments, self._proceed )
+        return await self._proceed( invocation, designation, arguments )
+
+    async def _proceed(
+        self,
+        invocation: _canisters.InvocationCanister,
+        designation: _naming.Designation,
+        arguments: __.Arguments,
+    ) -> _canisters.ResultCanister:
+        ''' Runs invocation, deduplicated if its invoker says so. '''
         deduplicator = designation.invoker.deduplicator
         if __.is_absent( deduplicator ):
             return await self._run( invocation, designation, arguments )
@@ -458,6 +482,17 @@ def _produce_unsendable_result(
         invocation, _canisters.FaultGenera.Failure,
         f"Tool {invocation.name!r} ran, but its result cannot be sent: "
         f"{reason}. Ask for less, or for another form of the result." )
+
+
+def _produce_interceptor(
+    policy: __.Absential[ _policies.Policy ], namespace: __.Namespace
+) -> _interception.Interceptor | None:
+    ''' Returns hooks around each invocation: telemetry, then policy. '''
+    inner = (
+        None if __.is_absent( policy )
+        else policy.produce_interceptor( namespace ) )
+    return _interception.chain_interceptors(
+        _telemetry.access_interceptor( ), inner )
 
 
 def _validate_options(

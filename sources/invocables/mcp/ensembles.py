@@ -33,6 +33,7 @@ from .. import deadlines as _deadlines
 from .. import ensembles as _ensembles
 from .. import exceptions as _exceptions
 from .. import invokers as _invokers
+from .. import telemetry as _telemetry
 
 
 # Defaults, also importable from here (descriptors use them).
@@ -183,6 +184,7 @@ class ServerEnsemble(
             state.connection = None
             state.connection = await self._start( )
             state.connected = True
+            _telemetry.record_connection( self.name ) # serving: metrics
 
     async def disconnect( self ) -> None:
         ''' Ends session; terminates server process group, if any.
@@ -381,6 +383,8 @@ class ServerEnsemble(
                     self.name,
                     f"the session was lost and reconnecting failed: "
                     f"{exception.reason}" ) from exception
+            _telemetry.record_connection( # serving: metrics
+                self.name, reconnection = True )
             return state.connection
 
     async def _start( self ) -> _sessions.Connection:
