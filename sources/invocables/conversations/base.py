@@ -347,7 +347,10 @@ class ConversationBase( __.immut.DataclassObject ):
     ) -> __.cabc.AsyncGenerator[ Event, None ]:
         transcript = self._produce_transcript( messages )
         offered: __.execution.Ensembles = self.ensembles
-        tools = self.processor.prepare_tools( offered )
+        # With a selector, tools are prepared round by round instead.
+        tools = (
+            self.processor.prepare_tools( offered )
+            if __.is_absent( self.selector ) else [ ] )
         termination = Terminations.Exhaustion
         text = ''
         round_ = 0
