@@ -110,31 +110,25 @@ class Bm25Index( __.immut.Object ):
                 postings.setdefault( term, [ ] ).append( ( index, count ) )
         total = len( lengths )
         average = ( sum( lengths ) / total ) if total else 1.0
-        self._weights = tuple(
+        weights = [
             k1 * ( 1 - b + b * length / ( average or 1.0 ) )
-            for length in lengths )
-        self._idfs = __.types.MappingProxyType( {
-            term: _log( 1 + ( total - len( items ) + 0.5 ) / (
-                len( items ) + 0.5 ) )
-            for term, items in postings.items( ) } )
+            for length in lengths ]
+        # Each posting holds its whole contribution to a score: a query
+        # only adds them up, in time linear in the postings it touches.
         self._postings = __.types.MappingProxyType( {
-            term: tuple( items ) for term, items in postings.items( ) } )
-        self._k1 = k1
+            term: _score_postings( items, total, k1, weights )
+            for term, items in postings.items( ) } )
 
     def query_matches(
         self, query: str, limit: int
     ) -> tuple[ Match, ... ]:
         ''' Returns at most limit matches, best first (ties by order). '''
         scores: dict[ int, float ] = { }
-        k1 = self._k1
-        weights = self._weights
         for term in set( produce_terms( query ) ):
             items = self._postings.get( term )
             if items is None: continue
-            idf = self._idfs[ term ]
-            for index, count in items:
-                scores[ index ] = scores.get( index, 0.0 ) + idf * (
-                    count * ( k1 + 1 ) / ( count + weights[ index ] ) )
+            for index, contribution in items:
+                scores[ index ] = scores.get( index, 0.0 ) + contribution
         best = _nsmallest(
             limit, scores.items( ),
             key = lambda item: ( -item[ 1 ], item[ 0 ] ) )
@@ -385,6 +379,19 @@ def _render_matches( search: ToolSearch, names: list[ str ] ) -> str:
         summary = invoker.description.strip( ).split( '\n', 1 )[ 0 ][ : 200 ]
         lines.append( f"- {name}({parameters}): {summary}" )
     return '\n'.join( lines )
+
+
+def _score_postings(
+    items: list[ tuple[ int, int ] ],
+    total: int,
+    k1: float,
+    weights: list[ float ],
+) -> tuple[ tuple[ int, float ], ... ]:
+    ''' Returns postings with the BM25 contribution of each. '''
+    idf = _log( 1 + ( total - len( items ) + 0.5 ) / ( len( items ) + 0.5 ) )
+    return tuple(
+        ( index, idf * count * ( k1 + 1 ) / ( count + weights[ index ] ) )
+        for index, count in items )
 
 
 def _stem( word: str ) -> str:
