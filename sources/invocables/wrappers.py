@@ -58,6 +58,13 @@ class DelegateInvoker( __.immut.Object ):
         self.ensemble = (
             inner.ensemble if __.is_absent( ensemble ) else ensemble )
 
+    def __getattr__( self, name: str ) -> __.typx.Any:
+        # Tools read attributes of their own invoker from the context (the
+        # io tools, its roots): those of the inner invoker are given.
+        if name == 'inner' or name.startswith( '__' ):
+            raise AttributeError( name )
+        return getattr( self.inner, name )
+
     def __repr__( self ) -> str:
         return "{cls}( name = {name!r}, inner = {inner!r} )".format(
             cls = type( self ).__name__, name = self.name,

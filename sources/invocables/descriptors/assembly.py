@@ -182,26 +182,15 @@ def produce_ensemble(
 ) -> _ensembles.Ensemble:
     ''' Produces unconnected ensemble from validated descriptor.
 
-        Without roots, file tools may read the current directory only.
+        Without roots, file tools may read the current directory only. The
+        ``include``, ``exclude``, ``prefix`` and ``rename`` of its
+        configuration entry wrap it (:py:mod:`invocables.wrappers`).
     '''
-    configuration = _ensembles.EnsembleConfiguration(
-        timeout = descriptor.timeout, description = descriptor.description )
-    if not __.is_absent( descriptor.server ):
-        inner = _servers.produce_server_ensemble( descriptor )
-        if not descriptor.invokers: return inner
-        return PinnedEnsemble(
-            descriptor.name, inner,
-            tuple( item for item in descriptor.invokers if item.enabled ),
-            configuration,
-            descriptor.server, descriptor.location )
-    roots_ = tuple( roots ) or ( _records.Root( path = __.Path.cwd( ) ), )
-    invokers = tuple(
-        DescriptorInvoker(
-            _loading.complete_function( invoker ),
-            configuration = descriptor.configuration, roots = roots_ )
-        for invoker in descriptor.invokers if invoker.enabled )
-    return _ensembles.LocalEnsemble(
-        descriptor.name, invokers, configuration )
+    ensemble = _produce_ensemble_bare( descriptor, roots )
+    if not descriptor.wrapping: return ensemble
+    from .. import wrappers as _wrappers
+    return _wrappers.produce_wrapped_ensemble(
+        ensemble, ** descriptor.wrapping )
 
 
 async def _connect_ensembles(
@@ -223,6 +212,30 @@ async def _disconnect_quietly( ensemble: _ensembles.Ensemble ) -> None:
     try: await ensemble.disconnect( )
     except Exception: # the first failure matters more
         _scribe.exception( "Failed to disconnect ensemble %r.", ensemble.name )
+
+
+def _produce_ensemble_bare(
+    descriptor: _records.EnsembleDescriptor,
+    roots: __.cabc.Sequence[ _records.Root ],
+) -> _ensembles.Ensemble:
+    configuration = _ensembles.EnsembleConfiguration(
+        timeout = descriptor.timeout, description = descriptor.description )
+    if not __.is_absent( descriptor.server ):
+        inner = _servers.produce_server_ensemble( descriptor )
+        if not descriptor.invokers: return inner
+        return PinnedEnsemble(
+            descriptor.name, inner,
+            tuple( item for item in descriptor.invokers if item.enabled ),
+            configuration,
+            descriptor.server, descriptor.location )
+    roots_ = tuple( roots ) or ( _records.Root( path = __.Path.cwd( ) ), )
+    invokers = tuple(
+        DescriptorInvoker(
+            _loading.complete_function( invoker ),
+            configuration = descriptor.configuration, roots = roots_ )
+        for invoker in descriptor.invokers if invoker.enabled )
+    return _ensembles.LocalEnsemble(
+        descriptor.name, invokers, configuration )
 
 
 def _produce_invocable(
