@@ -147,3 +147,6 @@ def test_400_processors_prepare_selection( provider ):
     assert 'read_file' in text
     assert 'gitlab__create_issue' not in text
     assert 'create_pull_request' not in text
+    assert processor.prepare_tools(
+        ensembles, selection = [ 'github__create_issue', 'read_file' ]
+    ) == processor.prepare_tools( chosen )
