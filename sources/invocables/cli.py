@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 
-''' The ``invocables`` command: survey, invoke, schemas and snapshot.
+''' The ``invocables`` command: survey, invoke, schemas, snapshot, search.
 
     The configuration is the file given with ``--configuration``, else the
     file named by the ``INVOCABLES_CONFIGURATION`` environment variable,
@@ -215,6 +215,31 @@ async def _execute_schemas( options: _argparse.Namespace ) -> int:
     return 0
 
 
+async def _execute_search( options: _argparse.Namespace ) -> int:
+    from . import search as _search
+    configuration = _produce_configuration( options )
+    ensembles = await _descriptors.prepare_ensembles(
+        configuration, connect = True )
+    try:
+        tool_search = _search.ToolSearch( ensembles )
+        matches = tool_search.query_matches( options.query, options.limit )
+        nomenclature = _naming.access_nomenclature( tool_search.ensembles )
+        found = [
+            { 'name': match.name, 'score': round( match.score, 3 ),
+              'description': _summarize( nomenclature.access_designation(
+                  match.name ).invoker.description ) }
+            for match in matches ]
+    finally: await _disconnect( ensembles )
+    if options.json: text = __.json.dumps( found, indent = 2 )
+    elif not found: text = f"No tool matches {options.query!r}."
+    else:
+        text = '\n'.join(
+            "{name}  ({score})  {description}".format( **item )
+            for item in found )
+    _sys.stdout.write( text + '\n' )
+    return 0
+
+
 async def _execute_snapshot( options: _argparse.Namespace ) -> int:
     configuration = _produce_configuration( options )
     try: descriptor = configuration.access_ensemble( options.name )
@@ -380,6 +405,16 @@ def _produce_parser_extras(
         '--replace', action = 'store_true',
         help = "replace descriptors written before" )
     snapshot.set_defaults( execute = _execute_snapshot )
+    search = commands.add_parser(
+        'search', parents = [ common ],
+        help = "search the tools as the model's search tool would (BM25)" )
+    search.add_argument( 'query', help = "words describing the tool wanted" )
+    search.add_argument(
+        '--limit', type = int, default = 5, choices = range( 1, 21 ),
+        metavar = 'N', help = "most tools to list, 1 to 20 (default: 5)" )
+    search.add_argument(
+        '--json', action = 'store_true', help = "print JSON" )
+    search.set_defaults( execute = _execute_search )
 
 
 def _produce_survey(
