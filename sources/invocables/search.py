@@ -29,7 +29,22 @@ from . import naming as _naming
 from . import selection as _selection
 
 
+if __.typx.TYPE_CHECKING:
+    from .processors import InvocationsProcessor as _InvocationsProcessor
+
+
 NAMESPACE_PREFIX = 'invocables.search.'
+NATIVE_SEARCH_TOOLS: __.typx.Annotated[
+    __.cabc.Mapping[ str, __.cabc.Mapping[ str, str ] ],
+    __.ddoc.Doc( ''' Search tool of each provider which searches deferred
+        tools on its servers. ''' ),
+] = __.types.MappingProxyType( {
+    'anthropic': __.types.MappingProxyType( {
+        'type': 'tool_search_tool_bm25_20251119',
+        'name': 'tool_search_tool_bm25' } ),
+    'openai-responses': __.types.MappingProxyType( {
+        'type': 'tool_search' } ),
+} )
 LIMIT_DEFAULT = 5
 FOUND_MAXIMUM_DEFAULT = 20
 _LIMIT_MAXIMUM = 20
@@ -271,6 +286,54 @@ class ToolSearch(
             name for name in namespace.get( self.key, ( ) )
             if name not in names ]
         namespace[ self.key ] = [ *found, *names ][ -self.found_maximum : ]
+
+
+def prepare_native_tools(
+    processor: __.typx.Annotated[
+        '_InvocationsProcessor[ __.typx.Any, __.typx.Any ]',
+        __.ddoc.Doc( ''' Processor of a provider with native search. ''' ),
+    ],
+    ensembles: __.typx.Annotated[
+        _selection.Ensembles,
+        __.ddoc.Doc( ''' Ensembles (or nomenclature) of every tool. ''' ),
+    ],
+    *,
+    loaded: __.typx.Annotated[
+        str | __.cabc.Iterable[ str ],
+        __.ddoc.Doc( ''' Glob patterns of provider-facing names of tools
+            which are not deferred. ''' ),
+    ] = ( ),
+) -> list[ dict[ str, __.typx.Any ] ]:
+    ''' Returns every tool, deferred but for the loaded ones, after the
+        provider's own search tool.
+
+        For the providers which search deferred tools on their servers
+        (:py:data:`NATIVE_SEARCH_TOOLS`: Anthropic's BM25 tool search,
+        OpenAI Responses' hosted tool search): each tool is marked
+        ``defer_loading``, and the model's calls of the tools it found are
+        ordinary tool calls, which the processor reads and the engine runs
+        against the same ensembles. For an application's own loop; the
+        conversation loop uses :py:class:`ToolSearch`, which works alike
+        with every provider. Raises
+        :py:class:`invocables.exceptions.ProviderNoSupport` for another
+        provider.
+    '''
+    provider = processor.provider
+    search = NATIVE_SEARCH_TOOLS.get( provider )
+    if search is None:
+        raise _exceptions.ProviderNoSupport(
+            provider, "no native tool search; use "
+            "invocables.search.ToolSearch, which works with every "
+            "provider." )
+    nomenclature = _naming.access_nomenclature( ensembles )
+    loaded_ = frozenset( _selection.survey_matching_names(
+        nomenclature, _selection.PatternsSelector( loaded ).patterns ) )
+    tools: list[ dict[ str, __.typx.Any ] ] = [ dict( search ) ]
+    for tool in processor.prepare_tools( nomenclature ):
+        tool_: dict[ str, __.typx.Any ] = dict( tool )
+        if tool_.get( 'name' ) not in loaded_: tool_[ 'defer_loading' ] = True
+        tools.append( tool_ )
+    return tools
 
 
 def produce_document(
