@@ -14,9 +14,10 @@
 
 
 from . import __
-from . import base as _base
 from . import natives as _natives
 from . import openai as _openai
+from . import streaming as _streaming
+from . import wire as _wire
 
 # Type checkers see through 'module.TYPE_CHECKING', not through the hub.
 import typing_extensions as _typx
@@ -27,19 +28,17 @@ PROVIDER = 'openai-responses'
 # Other APIs name their event types with dashes, or with underscores and
 # no dots (all types but 'error' of this API start with 'response.').
 _GENERA_FOREIGN = __.re.compile( r'-|^[^.]*_[^.]*$' )
-_IMAGE_MEDIA_TYPES = frozenset( (
-    'image/gif', 'image/jpeg', 'image/png', 'image/webp' ) )
 
 if not _typx.TYPE_CHECKING: # plain dictionaries; the SDK's types below
-    _Output = str | list[ _base.NativeObject ]
-    _Part = _base.NativeObject
+    _Output = str | list[ _wire.NativeObject ]
+    _Part = _wire.NativeObject
 else:
     from openai.types import responses as _sdk
     _Output = str | _sdk.ResponseFunctionCallOutputItemListParam
     _Part = _sdk.ResponseFunctionCallOutputItemParam
 
 
-class OpenaiResponsesAccumulator( _base.AccumulatorBase ):
+class OpenaiResponsesAccumulator( _streaming.AccumulatorBase ):
     ''' Accumulates Responses stream events into function calls.
 
         A call is complete at ``response.function_call_arguments.done`` or
@@ -54,9 +53,9 @@ class OpenaiResponsesAccumulator( _base.AccumulatorBase ):
 
     def ingest_event(
         self, event: object, label: __.Absential[ str ]
-    ) -> _base.Invocations:
+    ) -> _wire.Invocations:
         ''' Maps one stream event onto the accumulator. '''
-        access = _base.access_field
+        access = _wire.access_field
         genus = access( event, 'type' )
         if genus is None and not __.is_absent( label ): genus = label
         if not isinstance( genus, str ) or _GENERA_FOREIGN.search( genus ):
@@ -85,14 +84,14 @@ class OpenaiResponsesAccumulator( _base.AccumulatorBase ):
                 self.reason = f"the response is incomplete ({stop!r})."
             case 'response.failed':
                 error = access( access( event, 'response' ), 'error' )
-                raise _base.produce_failure( PROVIDER, error )
+                raise _wire.produce_failure( PROVIDER, error )
             case 'error':
                 raise _produce_event_failure( event )
             case _: pass # New event types must not break a stream.
         return ( )
 
-    def _commence_item( self, event: object ) -> _base.Invocations:
-        access = _base.access_field
+    def _commence_item( self, event: object ) -> _wire.Invocations:
+        access = _wire.access_field
         item = access( event, 'item' )
         if access( item, 'type' ) != 'function_call': return ( )
         index = _access_index( event )
@@ -100,13 +99,13 @@ class OpenaiResponsesAccumulator( _base.AccumulatorBase ):
         if self.is_repeated( index, tag ): return ( )
         emitted = self.commence_call(
             index, tag,
-            _base.access_text( access( item, 'name' ), PROVIDER, 'name' ),
+            _wire.access_text( access( item, 'name' ), PROVIDER, 'name' ),
             identifier = _access_tag( access( item, 'call_id' ) ) )
         self.extend_call( index, access( item, 'arguments' ), tag )
         return emitted
 
-    def _complete_item( self, event: object ) -> _base.Invocations:
-        access = _base.access_field
+    def _complete_item( self, event: object ) -> _wire.Invocations:
+        access = _wire.access_field
         item = access( event, 'item' )
         if access( item, 'type' ) != 'function_call': return ( )
         index = _access_index( event )
@@ -117,7 +116,7 @@ class OpenaiResponsesAccumulator( _base.AccumulatorBase ):
         if self.is_repeated( index, tag ): return ( )
         emitted = self.commence_call(
             index, tag,
-            _base.access_text( access( item, 'name' ), PROVIDER, 'name' ),
+            _wire.access_text( access( item, 'name' ), PROVIDER, 'name' ),
             identifier = _access_tag( access( item, 'call_id' ) ) )
         if access( item, 'status' ) == 'incomplete':
             self.reason = "the function call item is incomplete."
@@ -141,7 +140,7 @@ class OpenaiResponsesProcessor(
         self,
         name: str,
         description: str,
-        schema: _base.NativeObject,
+        schema: _wire.NativeObject,
         strict: bool = False, # noqa: FBT001,FBT002
     ) -> _natives.OpenaiResponsesTool:
         ''' Returns tool as ``{ type: 'function', name, ... }``. '''
@@ -156,17 +155,17 @@ class OpenaiResponsesProcessor(
             responses raise provider failure; an incomplete function call
             raises invocation interruption.
         '''
-        access = _base.access_field
+        access = _wire.access_field
         if isinstance( native_message, ( list, tuple ) ): items = __.typx.cast(
             __.cabc.Sequence[ object ], native_message )
         else:
             error = access( native_message, 'error' )
             if error is not None:
-                raise _base.produce_failure( PROVIDER, error )
-            _base.validate_shape(
+                raise _wire.produce_failure( PROVIDER, error )
+            _wire.validate_shape(
                 PROVIDER, native_message, ( 'output', ),
                 'a Responses API response' )
-            items = _base.access_items(
+            items = _wire.access_items(
                 access( native_message, 'output' ), PROVIDER, 'output' )
         calls = [
             item for item in items
@@ -178,9 +177,9 @@ class OpenaiResponsesProcessor(
             raise __.exceptions.InvocationTruncation(
                 incomplete, "the function call item is incomplete." )
         return tuple(
-            _base.produce_invocation(
+            _wire.produce_invocation(
                 access( call, 'call_id' ),
-                _base.access_text( access( call, 'name' ), PROVIDER, 'name' ),
+                _wire.access_text( access( call, 'name' ), PROVIDER, 'name' ),
                 access( call, 'arguments' ), position )
             for position, call in enumerate( calls ) )
 
@@ -204,12 +203,12 @@ class OpenaiResponsesProcessor(
 
 def produce_processor( **options: __.typx.Any ) -> OpenaiResponsesProcessor:
     ''' Produces processor for the Responses API; option ``strict``. '''
-    _base.validate_options( PROVIDER, options, ( 'strict', ) )
+    _wire.validate_options( PROVIDER, options, ( 'strict', ) )
     return OpenaiResponsesProcessor( **options )
 
 
 def _access_index( event: object ) -> int:
-    return _base.access_index(
+    return _wire.access_index(
         event, PROVIDER, 'function call event', 'output_index' )
 
 
@@ -220,7 +219,7 @@ def _access_tag( value: object ) -> str | None:
 def _is_image( content: __.canisters.Content ) -> bool:
     return (
         isinstance( content, __.canisters.ImageContent )
-        and content.media_type in _IMAGE_MEDIA_TYPES )
+        and _wire.is_image_media_type( content.media_type ) )
 
 
 def _nativize_output( result: __.canisters.ResultCanister ) -> _Output:
@@ -234,9 +233,7 @@ def _nativize_output( result: __.canisters.ResultCanister ) -> _Output:
         if isinstance( content, __.canisters.ImageContent ) and _is_image(
             content
         ):
-            url = "data:{media_type};base64,{data}".format(
-                media_type = content.media_type,
-                data = _base.encode_base64( content.data ) )
+            url = _wire.produce_data_url( content.media_type, content.data )
             parts.append( { 'type': 'input_image', 'image_url': url } )
             continue
         text = __.canisters.render_content_text( content )
@@ -247,7 +244,7 @@ def _nativize_output( result: __.canisters.ResultCanister ) -> _Output:
 def _produce_event_failure(
     event: object
 ) -> __.exceptions.ProviderFailure:
-    access = _base.access_field
+    access = _wire.access_field
     code = access( event, 'code' )
     message = access( event, 'message' )
     return __.exceptions.ProviderFailure(
@@ -259,7 +256,7 @@ def _produce_event_failure(
 def _produce_tool(
     name: str,
     description: str,
-    schema: _base.NativeObject,
+    schema: _wire.NativeObject,
     *,
     strict: bool,
 ) -> _natives.OpenaiResponsesTool:
