@@ -48,7 +48,7 @@ class DelegateInvoker( __.immut.Object ):
         *,
         name: __.Absential[ str ] = __.absent,
         description: __.Absential[ str ] = __.absent,
-        ensemble: __.Absential[ str ] = __.absent,
+        ensemble: __.Absential[ _ensembles.Ensemble ] = __.absent,
     ):
         self.inner = inner
         self.name = inner.name if __.is_absent( name ) else name
@@ -76,6 +76,16 @@ class DelegateInvoker( __.immut.Object ):
         return self.inner.argschema
 
     @property
+    def arguments_schema( self ) -> __.Schema:
+        ''' JSON Schema of arguments of inner invoker. '''
+        return self.inner.arguments_schema
+
+    @property
+    def invocable( self ) -> _invokers.Invocable:
+        ''' Invocable of inner invoker. '''
+        return self.inner.invocable
+
+    @property
     def timeout( self ) -> __.Absential[ float | None ]:
         ''' Timeout of inner invoker. '''
         return self.inner.timeout
@@ -101,7 +111,7 @@ class DelegateInvoker( __.immut.Object ):
         ''' Returns arguments if valid for inner invoker. '''
         return self.inner.validate_arguments( arguments )
 
-    def with_ensemble( self, ensemble: str ) -> __.typx.Self:
+    def with_ensemble( self, ensemble: _ensembles.Ensemble ) -> __.typx.Self:
         ''' Returns copy of invoker which belongs to named ensemble. '''
         return type( self )(
             self.inner, name = self.name, description = self.description,
@@ -215,8 +225,8 @@ class WrapperBase(
         self, invokers: __.cabc.Iterable[ _invokers.Invoker ]
     ) -> __.cabc.Iterator[ _invokers.Invoker ]:
         for invoker in invokers:
-            if invoker.ensemble == self.name: yield invoker
-            else: yield invoker.with_ensemble( self.name )
+            if invoker.ensemble is self: yield invoker
+            else: yield invoker.with_ensemble( self )
 
 
 class FilteredEnsemble( WrapperBase ):
@@ -356,7 +366,7 @@ class RenamedEnsemble( WrapperBase ):
             return invoker
         return DelegateInvoker(
             invoker, name = name, description = description,
-            ensemble = self.name )
+            ensemble = self )
 
 
 class PinnedEnsemble( WrapperBase ):
@@ -490,7 +500,7 @@ def _produce_pinned_invoker(
 
     return _invokers.FunctionInvoker(
         name = name, invocable = invoke, argschema = invoker.argschema,
-        description = invoker.description, ensemble = ensemble.name,
+        description = invoker.description, ensemble = ensemble,
         timeout = invoker.timeout, deduplicator = invoker.deduplicator,
         annotations = invoker.annotations, outschema = invoker.outschema )
 

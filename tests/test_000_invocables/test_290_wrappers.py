@@ -131,7 +131,7 @@ async def test_200_rename_and_prefix( ):
     cat = renamed.access_invoker( 'fs_cat' )
     assert cat.argschema == files.access_invoker( 'read_file' ).argschema
     assert cat.annotations[ 'readOnlyHint' ] is True
-    assert cat.ensemble == 'files'
+    assert cat.ensemble is renamed
     assert renamed.access_invoker( 'fs_list_folder' ).description == (
         'Lists entries.' )
     async with renamed:
@@ -179,7 +179,7 @@ async def test_300_compose_and_lifecycle( ):
         assert inner.is_connected( )
         assert outer.is_connected( )
         assert _names( outer ) == [ 'box_read_file' ]
-        assert outer.access_invoker( 'box_read_file' ).ensemble == 'outer'
+        assert outer.access_invoker( 'box_read_file' ).ensemble is outer
     assert not inner.is_connected( )
     await outer.connect( )
     assert inner.is_connected( )
