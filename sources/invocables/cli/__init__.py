@@ -20,6 +20,7 @@ import warnings as _warnings
 from . import __
 from . import commands as _commands
 from . import converse as _converse
+from . import search as _search
 from .. import serving_command as _serving_command
 from ..exceptions import UsageInvalidity as UsageInvalidity
 
@@ -95,6 +96,7 @@ def _produce_parser( ) -> _argparse.ArgumentParser:
         help = "serve the tools as one MCP server (stdio or HTTP)" )
     _serving_command.add_arguments( serve, configuration = False )
     serve.set_defaults( execute = _serving_command.execute_command )
+    _search.produce_parser( commands, common )
     return parser
 
 

@@ -15,6 +15,7 @@
 from . import __
 from . import base as base
 from .. import providers as _providers
+from .. import selection as _selection
 
 # Type checkers see through 'module.TYPE_CHECKING', not through the hub;
 # linters read the literals of 'module.Literal' as literals.
@@ -66,6 +67,7 @@ class ConversationOptions( _typx.TypedDict, total = False ):
     concurrency: int
     failure_policy: __.execution.FailurePolicies
     alerter: __.execution.Alerter
+    selector: _selection.Selector
 
 
 if _typx.TYPE_CHECKING:

@@ -19,6 +19,7 @@
 from . import __
 from .. import policies as _policies # serving: permission policies
 from .. import providers as _providers
+from .. import selection as _selection
 
 
 ROUNDS_MAXIMUM = 10
@@ -227,6 +228,14 @@ class ConversationBase( __.immut.DataclassObject ):
         __.ddoc.Doc( ''' Permission policy applied to every tool call
             (after the approver). ''' ),
     ] = __.absent
+    selector: __.typx.Annotated[
+        __.Absential[ _selection.Selector ],
+        __.ddoc.Doc( ''' Chooses the tools offered in each round (see
+            :py:mod:`invocables.selection`; a
+            :py:class:`invocables.search.ToolSearch`, for instance). Calls
+            of tools not offered in their round are answered as calls of
+            unknown tools. Default: every tool, every round. ''' ),
+    ] = __.absent
 
     def __post_init__( self ) -> None:
         if self.rounds_maximum < 1:
@@ -361,12 +370,19 @@ class ConversationBase( __.immut.DataclassObject ):
         self, messages: Messages, *, streaming: bool
     ) -> __.cabc.AsyncGenerator[ Event, None ]:
         transcript = self._produce_transcript( messages )
-        tools = self.processor.prepare_tools( self.ensembles )
+        offered: __.execution.Ensembles = self.ensembles
+        # With a selector, tools are prepared round by round instead.
+        tools = (
+            self.processor.prepare_tools( offered )
+            if __.is_absent( self.selector ) else [ ] )
         termination = Terminations.Exhaustion
         text = ''
         round_ = 0
         while round_ < self.rounds_maximum:
             round_ += 1
+            if not __.is_absent( self.selector ):
+                offered, tools = await self._select(
+                    self.selector, transcript, round_ )
             reply: __.Absential[ Reply ] = __.absent
             async for portion in self._request(
                 transcript, tools, streaming = streaming
@@ -390,7 +406,7 @@ class ConversationBase( __.immut.DataclassObject ):
                 termination = Terminations.Completion
                 break
             async for event in self._answer(
-                transcript, round_, reply.invocations
+                transcript, round_, reply.invocations, offered
             ): yield event
         yield await self._notify( ConclusionEvent( transcript = Transcript(
             messages = transcript, termination = termination,
@@ -401,9 +417,10 @@ class ConversationBase( __.immut.DataclassObject ):
         transcript: list[ NativeObject ],
         round_: int,
         invocations: Invocations,
+        offered: __.execution.Ensembles,
     ) -> __.cabc.AsyncGenerator[ Event, None ]:
         ''' Approves and executes invocations; appends native results. '''
-        results = await self._execute( invocations )
+        results = await self._execute( invocations, offered )
         for invocation, result in zip( invocations, results ):
             yield await self._notify( ResultEvent(
                 round = round_, invocation = invocation, result = result ) )
@@ -425,7 +442,9 @@ class ConversationBase( __.immut.DataclassObject ):
         if verdict: return __.absent
         return produce_refusal( invocation )
 
-    async def _execute( self, invocations: Invocations ) -> Results:
+    async def _execute(
+        self, invocations: Invocations, offered: __.execution.Ensembles
+    ) -> Results:
         ''' Executes approved invocations; refused ones get error results.
 
             Returns one result per invocation, in order.
@@ -438,7 +457,7 @@ class ConversationBase( __.immut.DataclassObject ):
             invocation for index, invocation in enumerate( invocations )
             if index not in refusals ]
         executed = iter( await self.processor.execute_invocations(
-            approved, self.ensembles, **self._produce_options( ) ) )
+            approved, offered, **self._produce_options( ) ) )
         return tuple(
             refusals[ index ] if index in refusals else next( executed )
             for index in range( len( invocations ) ) )
@@ -462,6 +481,18 @@ class ConversationBase( __.immut.DataclassObject ):
         if not __.is_absent( self.policy ): # serving: permission policies
             options[ 'policy' ] = self.policy
         return options
+
+    async def _select(
+        self,
+        selector: _selection.Selector,
+        transcript: list[ NativeObject ],
+        round_: int,
+    ) -> tuple[ __.execution.Ensembles, list[ __.typx.Any ] ]:
+        ''' Returns the tools which selector offers in round, prepared. '''
+        offered = await _selection.survey_selection(
+            self.ensembles, selector, round = round_,
+            messages = tuple( transcript ), namespace = self.namespace )
+        return offered, self.processor.prepare_tools( offered )
 
     def _produce_transcript(
         self, messages: Messages

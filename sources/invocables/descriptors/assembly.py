@@ -190,8 +190,21 @@ def produce_ensemble(
 ) -> _ensembles.Ensemble:
     ''' Produces unconnected ensemble from validated descriptor.
 
-        Without roots, file tools may read the current directory only.
+        Without roots, file tools may read the current directory only. The
+        ``include``, ``exclude``, ``prefix`` and ``rename`` of its
+        configuration entry wrap it (:py:mod:`invocables.wrappers`).
     '''
+    ensemble = _produce_ensemble_bare( descriptor, roots )
+    if not descriptor.wrapping: return ensemble
+    from .. import wrappers as _wrappers
+    return _wrappers.produce_wrapped_ensemble(
+        ensemble, ** descriptor.wrapping )
+
+
+def _produce_ensemble_bare(
+    descriptor: _records.EnsembleDescriptor,
+    roots: __.cabc.Sequence[ _records.Root ],
+) -> _ensembles.Ensemble:
     configuration = _ensembles.EnsembleConfiguration(
         timeout = descriptor.timeout, max_retries = descriptor.max_retries,
         description = descriptor.description )

@@ -208,6 +208,11 @@ def _produce_ensembles_entry(
         descriptors = tuple(
             __.dcls.replace( item, enabled = enabled )
             for item in descriptors )
+    wrapping = _produce_wrapping( entry )
+    if wrapping:
+        descriptors = tuple(
+            __.dcls.replace( item, wrapping = wrapping )
+            for item in descriptors )
     return descriptors
 
 
@@ -453,6 +458,32 @@ def _produce_roots(
         roots.append( _records.Root(
             path = path, writable = writable, hard_links = hard_links ) )
     return tuple( roots )
+
+
+def _produce_wrapping(
+    entry: _Table
+) -> __.immut.Dictionary[ str, __.typx.Any ]:
+    ''' Returns ``include``, ``exclude``, ``prefix`` and ``rename`` given.
+
+        Patterns are a glob or an array of globs; ``rename`` a table of
+        tool names to new names.
+    '''
+    wrapping: dict[ str, __.typx.Any ] = { }
+    for key in ( 'include', 'exclude' ):
+        value = entry.access( key, object, default = __.absent )
+        if __.is_absent( value ): continue
+        if isinstance( value, str ): wrapping[ key ] = ( value, )
+        else: wrapping[ key ] = entry.access_strings( key )
+    prefix = entry.access( 'prefix', str, default = '' )
+    if prefix: wrapping[ 'prefix' ] = prefix
+    rename = entry.access_strings_mapping( 'rename' )
+    for name, value in rename.items( ):
+        if not _records.name_provider.fullmatch( value ):
+            entry.fail(
+                f"rename.{name}", f"new name {value!r} is not allowed; use "
+                "1 to 64 letters, digits, '_' and '-'." )
+    if rename: wrapping[ 'rename' ] = rename
+    return __.immut.Dictionary( wrapping )
 
 
 def _resolve_builtin( entry: _Table ) -> __.Path:

@@ -89,9 +89,15 @@ class InvocationsProcessor(
         raise NotImplementedError  # pragma: no cover
 
     def prepare_tools(
-        self, ensembles: Ensembles
+        self,
+        ensembles: Ensembles,
+        selection: __.Absential[ __.cabc.Iterable[ str ] ] = __.absent,
     ) -> list[ _natives.Tool ]:
-        ''' Returns tool definitions in native format. '''
+        ''' Returns tool definitions in native format.
+
+            With a selection (provider-facing names), only those tools,
+            named as among all the tools of the ensembles.
+        '''
         raise NotImplementedError  # pragma: no cover
 
     def normalize_invocations( self, native_message: object ) -> Invocations:
@@ -134,15 +140,20 @@ class ProcessorBase(
     accumulator_class: __.typx.ClassVar[ type[ _streaming.AccumulatorBase ] ]
 
     def prepare_tools(
-        self, ensembles: Ensembles
+        self,
+        ensembles: Ensembles,
+        selection: __.Absential[ __.cabc.Iterable[ str ] ] = __.absent,
     ) -> list[ _natives.Tool ]:
         ''' Returns tool definitions in native format.
 
             Provider-facing names come from the nomenclature of the
             ensembles. A tool whose schema the provider cannot take is left
             out, with a warning, rather than failing the whole request.
+            With a selection (provider-facing names; see
+            :py:mod:`invocables.selection`), only those tools are prepared,
+            under the names they have among all the tools.
         '''
-        return produce_tools( ensembles, self.prepare_tool )
+        return produce_tools( ensembles, self.prepare_tool, selection )
 
     def prepare_tool(
         self, name: str, description: str, schema: __.Schema
@@ -236,12 +247,17 @@ def adapt_schema(
 def produce_tools(
     ensembles: Ensembles,
     producer: __.cabc.Callable[ [ str, str, __.Schema ], _Product | None ],
+    selection: __.Absential[ __.cabc.Iterable[ str ] ] = __.absent,
 ) -> list[ _Product ]:
     ''' Returns what producer makes of each tool of ensembles, in order.
 
         The producer takes the provider-facing name, the description and
-        the schema of a tool, and returns ``None`` to leave it out.
+        the schema of a tool, and returns ``None`` to leave it out. With a
+        selection of provider-facing names, only those tools.
     '''
+    if not __.is_absent( selection ):
+        from .. import selection as _selection
+        ensembles = _selection.produce_selection( ensembles, selection )
     nomenclature = __.naming.access_nomenclature( ensembles )
     products: list[ _Product ] = [ ]
     for designation in nomenclature.designations:

@@ -217,7 +217,9 @@ class GeminiProcessor(
         self.media = media
 
     def prepare_tools(
-        self, ensembles: _base.Ensembles
+        self,
+        ensembles: _base.Ensembles,
+        selection: __.Absential[ __.cabc.Iterable[ str ] ] = __.absent,
     ) -> list[ _natives.GeminiTool ]:
         ''' Returns one tool which declares every function; none if empty.
 
@@ -227,7 +229,7 @@ class GeminiProcessor(
             adapted is left out alone, with a warning.
         '''
         declarations = _base.produce_tools(
-            ensembles, self.prepare_declaration )
+            ensembles, self.prepare_declaration, selection )
         if not declarations: return [ ]
         return [ { 'function_declarations': declarations } ]
 

@@ -1,0 +1,536 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Ensembles which wrap ensembles: filtered, renamed, pinned.
+
+    Each wrapper is an ensemble itself, so wrappers compose (a filtered
+    view of a prefixed view of an MCP server). A wrapper keeps the
+    lifecycle of its inner ensemble (``connect``, ``disconnect`` and
+    ``async with`` go through to it) and follows its tool list: when the
+    inner ensemble's tuple of invokers changes (for example, after an MCP
+    server's ``tools/list_changed``), the wrapper derives its own anew, as
+    a new tuple, so that nomenclatures made of it are made anew too. A
+    pinned ensemble is the exception, on purpose: it offers the tools it
+    was given, whatever the inner ensemble offers later.
+'''
+
+
+from fnmatch import fnmatchcase as _fnmatchcase
+
+from . import __
+from . import canisters as _canisters
+from . import deduplicators as _deduplicators
+from . import ensembles as _ensembles
+from . import exceptions as _exceptions
+from . import invokers as _invokers
+
+
+Patterns: __.typx.TypeAlias = str | __.cabc.Iterable[ str ]
+Predicate: __.typx.TypeAlias = __.cabc.Callable[
+    [ _invokers.Invoker ], bool ]
+
+_Annotations: __.typx.TypeAlias = __.cabc.Mapping[ str, __.typx.Any ]
+
+_MAPPING_EMPTY: __.cabc.Mapping[ str, __.typx.Any ] = (
+    __.types.MappingProxyType( { } ) )
+_scribe = __.produce_scribe( __name__ )
+
+
+class DelegateInvoker( __.immut.Object ):
+    ''' Invoker which runs another under another name or description.
+
+        Validation and invocation go to the inner invoker, under its own
+        name: an MCP tool is called by the name its server gave it.
+    '''
+
+    def __init__(
+        self,
+        inner: _invokers.Invoker,
+        *,
+        name: __.Absential[ str ] = __.absent,
+        description: __.Absential[ str ] = __.absent,
+        ensemble: __.Absential[ _ensembles.Ensemble ] = __.absent,
+    ):
+        self.inner = inner
+        self.name = inner.name if __.is_absent( name ) else name
+        self.description = (
+            inner.description if __.is_absent( description )
+            else description )
+        self.ensemble = (
+            inner.ensemble if __.is_absent( ensemble ) else ensemble )
+
+    def __getattr__( self, name: str ) -> __.typx.Any:
+        # Tools read attributes of their own invoker from the context (the
+        # io tools, its roots): those of the inner invoker are given.
+        if name == 'inner' or name.startswith( '__' ):
+            raise AttributeError( name )
+        return getattr( self.inner, name )
+
+    def __repr__( self ) -> str:
+        return "{cls}( name = {name!r}, inner = {inner!r} )".format(
+            cls = type( self ).__name__, name = self.name,
+            inner = self.inner )
+
+    @property
+    def argschema( self ) -> __.Schema:
+        ''' JSON Schema of arguments of inner invoker. '''
+        return self.inner.argschema
+
+    @property
+    def arguments_schema( self ) -> __.Schema:
+        ''' JSON Schema of arguments of inner invoker. '''
+        return self.inner.arguments_schema
+
+    @property
+    def invocable( self ) -> _invokers.Invocable:
+        ''' Invocable of inner invoker. '''
+        return self.inner.invocable
+
+    @property
+    def timeout( self ) -> __.Absential[ float | None ]:
+        ''' Timeout of inner invoker. '''
+        return self.inner.timeout
+
+    @property
+    def deduplicator(
+        self
+    ) -> __.Absential[ _deduplicators.Deduplicator ]:
+        ''' Deduplicator of inner invoker. '''
+        return self.inner.deduplicator
+
+    @property
+    def annotations( self ) -> _invokers.Annotations:
+        ''' Annotations of inner invoker. '''
+        return self.inner.annotations
+
+    @property
+    def outschema( self ) -> __.Absential[ __.Schema ]:
+        ''' JSON Schema of structured results of inner invoker. '''
+        return self.inner.outschema
+
+    def validate_arguments( self, arguments: object ) -> __.Arguments:
+        ''' Returns arguments if valid for inner invoker. '''
+        return self.inner.validate_arguments( arguments )
+
+    def with_ensemble( self, ensemble: _ensembles.Ensemble ) -> __.typx.Self:
+        ''' Returns copy of invoker which belongs to named ensemble. '''
+        return type( self )(
+            self.inner, name = self.name, description = self.description,
+            ensemble = ensemble )
+
+    async def __call__(
+        self, context: _invokers.Context, arguments: __.Arguments
+    ) -> _canisters.ContentSequence:
+        return await self.inner( context, arguments )
+
+
+class WrapperBase(
+    _ensembles.EnsembleBase, instances_mutables = ( '_derivation', )
+):
+    ''' Ensemble over an inner ensemble: its lifecycle, derived tools.
+
+        Subclasses implement ``derive_invokers``, which makes this
+        ensemble's invokers from the inner ensemble's; the result is
+        cached until the inner tuple of invokers changes.
+    '''
+
+    inner: _ensembles.Ensemble
+
+    def __init__(
+        self,
+        inner: _ensembles.Ensemble,
+        *,
+        name: __.Absential[ str ] = __.absent,
+    ):
+        if not _is_ensemble( inner ):
+            raise _exceptions.ConfigurationInvalidity(
+                "inner ensemble of wrapper",
+                "expected an ensemble, got {kind}.".format(
+                    kind = type( inner ).__name__ ) )
+        self.inner = inner
+        self.name = (
+            inner.name if __.is_absent( name )
+            else _ensembles.validate_ensemble_name( name ) )
+        self.configuration = inner.configuration
+        self._derivation: tuple[
+            tuple[ _invokers.Invoker, ... ] | None,
+            tuple[ _invokers.Invoker, ... ],
+            __.cabc.Mapping[ str, _invokers.Invoker ],
+        ] = ( None, ( ), { } )
+
+    def __repr__( self ) -> str:
+        return "{cls}( name = {name!r}, inner = {inner!r} )".format(
+            cls = type( self ).__name__, name = self.name,
+            inner = self.inner )
+
+    def access_invoker( self, name: str ) -> _invokers.Invoker:
+        ''' Returns invoker by name. Raises absence error if unknown. '''
+        _, _, invokers = self._derive( )
+        try: return invokers[ name ]
+        except KeyError as exception:
+            raise _exceptions.InvokerAbsence(
+                name, self.name ) from exception
+
+    def derive_invokers(
+        self, invokers: tuple[ _invokers.Invoker, ... ]
+    ) -> __.cabc.Iterable[ _invokers.Invoker ]:
+        ''' Hook: returns invokers of wrapper from those of inner. '''
+        raise NotImplementedError  # pragma: no cover
+
+    def survey_source( self ) -> tuple[ _invokers.Invoker, ... ]:
+        ''' Returns invokers which the derivation starts from: inner's. '''
+        return self.inner.survey_invokers( )
+
+    def is_connected( self ) -> bool:
+        ''' Returns whether inner ensemble is connected. '''
+        return self.inner.is_connected( )
+
+    def survey_invokers( self ) -> tuple[ _invokers.Invoker, ... ]:
+        ''' Returns invokers derived from inner ensemble's, in its order.
+
+            The same tuple is returned until the inner ensemble's tuple
+            changes.
+        '''
+        _, invokers, _ = self._derive( )
+        return invokers
+
+    async def connect( self ) -> None:
+        ''' Connects inner ensemble. '''
+        await self.inner.connect( )
+
+    async def disconnect( self ) -> None:
+        ''' Disconnects inner ensemble. '''
+        await self.inner.disconnect( )
+
+    def _derive( self ) -> tuple[
+        tuple[ _invokers.Invoker, ... ] | None,
+        tuple[ _invokers.Invoker, ... ],
+        __.cabc.Mapping[ str, _invokers.Invoker ],
+    ]:
+        source = self.survey_source( )
+        derivation = self._derivation
+        if derivation[ 0 ] is source: return derivation
+        invokers = tuple( self._bind( self.derive_invokers( source ) ) )
+        by_name: dict[ str, _invokers.Invoker ] = { }
+        for invoker in invokers:
+            if invoker.name in by_name:
+                raise _exceptions.EnsemblesInvalidity(
+                    f"ensemble {self.name!r} has two tools named "
+                    f"{invoker.name!r}; rename one of them." )
+            by_name[ invoker.name ] = invoker
+        self._derivation = derivation = (
+            source, invokers, __.types.MappingProxyType( by_name ) )
+        return derivation
+
+    def _bind(
+        self, invokers: __.cabc.Iterable[ _invokers.Invoker ]
+    ) -> __.cabc.Iterator[ _invokers.Invoker ]:
+        for invoker in invokers:
+            if invoker.ensemble is self: yield invoker
+            else: yield invoker.with_ensemble( self )
+
+
+class FilteredEnsemble( WrapperBase ):
+    ''' Ensemble offering those tools of its inner ensemble which pass.
+
+        A tool passes when its name matches an ``include`` pattern (if any
+        are given), matches no ``exclude`` pattern, has every annotation
+        given (such as ``{ 'readOnlyHint': True }``) and satisfies the
+        predicate (if given). Patterns are shell-style globs, matched
+        case-sensitively against the inner ensemble's tool names.
+    '''
+
+    def __init__(
+        self,
+        inner: __.typx.Annotated[
+            _ensembles.Ensemble,
+            __.ddoc.Doc( ''' Ensemble whose tools are filtered. ''' ),
+        ],
+        *,
+        include: __.typx.Annotated[
+            Patterns,
+            __.ddoc.Doc( ''' Glob patterns of names to keep; none: all. ''' ),
+        ] = ( ),
+        exclude: __.typx.Annotated[
+            Patterns,
+            __.ddoc.Doc( ''' Glob patterns of names to leave out. ''' ),
+        ] = ( ),
+        annotations: __.typx.Annotated[
+            __.cabc.Mapping[ str, __.typx.Any ],
+            __.ddoc.Doc( ''' Annotations a tool must carry, with these
+                values (MCP names, such as ``readOnlyHint``). ''' ),
+        ] = _MAPPING_EMPTY,
+        predicate: __.typx.Annotated[
+            __.Absential[ Predicate ],
+            __.ddoc.Doc( ''' Returns whether an invoker is kept. ''' ),
+        ] = __.absent,
+        name: __.typx.Annotated[
+            __.Absential[ str ],
+            __.ddoc.Doc( ''' Name of ensemble. Default: inner's. ''' ),
+        ] = __.absent,
+    ):
+        super( ).__init__( inner, name = name )
+        self.include = _validate_patterns( include, 'include' )
+        self.exclude = _validate_patterns( exclude, 'exclude' )
+        if not isinstance( annotations, __.cabc.Mapping ):
+            raise _exceptions.ConfigurationInvalidity(
+                "filter option 'annotations'",
+                "expected a mapping of annotation names to values." )
+        self.annotations = __.immut.Dictionary[ str, __.typx.Any ](
+            annotations )
+        if not __.is_absent( predicate ) and not callable( predicate ):
+            raise _exceptions.ConfigurationInvalidity(
+                "filter option 'predicate'",
+                "expected a callable taking an invoker." )
+        self.predicate = predicate
+
+    def derive_invokers(
+        self, invokers: tuple[ _invokers.Invoker, ... ]
+    ) -> __.cabc.Iterable[ _invokers.Invoker ]:
+        ''' Returns invokers which pass the filter, in order. '''
+        return [ invoker for invoker in invokers if self.is_kept( invoker ) ]
+
+    def is_kept( self, invoker: _invokers.Invoker ) -> bool:
+        ''' Returns whether invoker passes the filter. '''
+        name = invoker.name
+        if self.include and not any(
+            _fnmatchcase( name, pattern ) for pattern in self.include
+        ): return False
+        if any( _fnmatchcase( name, pattern ) for pattern in self.exclude ):
+            return False
+        annotations = invoker.annotations
+        for key, value in self.annotations.items( ):
+            if key not in annotations or annotations[ key ] != value:
+                return False
+        if __.is_absent( self.predicate ): return True
+        return bool( self.predicate( invoker ) )
+
+
+class RenamedEnsemble( WrapperBase ):
+    ''' Ensemble offering the tools of its inner ensemble under new names.
+
+        ``rename`` maps inner names to new names; then ``prefix`` is put
+        before every name (renamed or not). Calls go to the inner tools
+        under their own names. Names which would collide raise
+        :py:class:`invocables.exceptions.EnsemblesInvalidity` when the
+        tools are surveyed.
+    '''
+
+    def __init__(
+        self,
+        inner: __.typx.Annotated[
+            _ensembles.Ensemble,
+            __.ddoc.Doc( ''' Ensemble whose tools are renamed. ''' ),
+        ],
+        *,
+        prefix: __.typx.Annotated[
+            str, __.ddoc.Doc( ''' Put before every tool name. ''' )
+        ] = '',
+        rename: __.typx.Annotated[
+            __.cabc.Mapping[ str, str ],
+            __.ddoc.Doc( ''' New names of tools, by inner name. ''' ),
+        ] = _MAPPING_EMPTY,
+        descriptions: __.typx.Annotated[
+            __.cabc.Mapping[ str, str ],
+            __.ddoc.Doc( ''' New descriptions of tools, by inner name. ''' ),
+        ] = _MAPPING_EMPTY,
+        name: __.typx.Annotated[
+            __.Absential[ str ],
+            __.ddoc.Doc( ''' Name of ensemble. Default: inner's. ''' ),
+        ] = __.absent,
+    ):
+        super( ).__init__( inner, name = name )
+        if not isinstance( prefix, str ):
+            raise _exceptions.ConfigurationInvalidity(
+                "rename option 'prefix'", "expected a string." )
+        self.prefix = prefix
+        self.rename = _validate_strings_mapping( rename, 'rename' )
+        self.descriptions = _validate_strings_mapping(
+            descriptions, 'descriptions' )
+
+    def derive_invokers(
+        self, invokers: tuple[ _invokers.Invoker, ... ]
+    ) -> __.cabc.Iterable[ _invokers.Invoker ]:
+        ''' Returns delegates of invokers under their new names. '''
+        names = { invoker.name for invoker in invokers }
+        unknown = sorted( set( self.rename ) - names )
+        if unknown and invokers:
+            _scribe.warning(
+                "Ensemble %r renames tools which its inner ensemble does "
+                "not offer: %s.", self.name, ', '.join( unknown ) )
+        return [ self._delegate( invoker ) for invoker in invokers ]
+
+    def _delegate( self, invoker: _invokers.Invoker ) -> _invokers.Invoker:
+        name = self.prefix + self.rename.get( invoker.name, invoker.name )
+        description = self.descriptions.get( invoker.name, __.absent )
+        if name == invoker.name and __.is_absent( description ):
+            return invoker
+        return DelegateInvoker(
+            invoker, name = name, description = description,
+            ensemble = self )
+
+
+class PinnedEnsemble( WrapperBase ):
+    ''' Ensemble offering a fixed snapshot of tools of its inner ensemble.
+
+        The snapshot (names, descriptions, schemas) is offered even before
+        the inner ensemble is connected and whatever it offers later; calls
+        go to the inner tools of the same names. Connecting checks that the
+        inner ensemble still offers every pinned tool, and raises
+        :py:class:`invocables.exceptions.ConnectionFailure` (after
+        disconnecting it) otherwise. The ``descriptors`` pinning of MCP
+        servers (``[[invokers]]`` beside ``[mcp]``) is this, made from TOML.
+    '''
+
+    def __init__(
+        self,
+        inner: __.typx.Annotated[
+            _ensembles.Ensemble,
+            __.ddoc.Doc( ''' Ensemble whose tools run the calls. ''' ),
+        ],
+        invokers: __.typx.Annotated[
+            __.cabc.Iterable[ _invokers.Invoker ],
+            __.ddoc.Doc( ''' The snapshot: invokers as they are to be
+                offered (name, description, schema). ''' ),
+        ],
+        *,
+        name: __.typx.Annotated[
+            __.Absential[ str ],
+            __.ddoc.Doc( ''' Name of ensemble. Default: inner's. ''' ),
+        ] = __.absent,
+    ):
+        super( ).__init__( inner, name = name )
+        self.snapshot = tuple( invokers )
+
+    def derive_invokers(
+        self, invokers: tuple[ _invokers.Invoker, ... ]
+    ) -> __.cabc.Iterable[ _invokers.Invoker ]:
+        ''' Returns invokers of the snapshot which call the inner tools. '''
+        return [
+            _produce_pinned_invoker( self, invoker ) for invoker in invokers ]
+
+    def survey_source( self ) -> tuple[ _invokers.Invoker, ... ]:
+        ''' Returns the snapshot, whatever the inner ensemble offers. '''
+        return self.snapshot
+
+    async def connect( self ) -> None:
+        ''' Connects inner ensemble; checks that it offers every tool. '''
+        await self.inner.connect( )
+        offered = { invoker.name for invoker in self.inner.survey_invokers( ) }
+        missing = [
+            invoker.name for invoker in self.snapshot
+            if invoker.name not in offered ]
+        if not missing: return
+        await self.inner.disconnect( )
+        raise _exceptions.ConnectionFailure(
+            self.name, "the inner ensemble no longer offers pinned tool(s) "
+            "{names}; take a new snapshot or unpin them.".format(
+                names = ', '.join( map( repr, missing ) ) ) )
+
+
+def produce_pinned_ensemble(
+    inner: __.typx.Annotated[
+        _ensembles.Ensemble,
+        __.ddoc.Doc( ''' Connected ensemble whose tools are pinned. ''' ),
+    ],
+    *,
+    name: __.Absential[ str ] = __.absent,
+) -> PinnedEnsemble:
+    ''' Produces ensemble pinned to the tools the inner offers now.
+
+        The inner ensemble must be connected (an MCP server's tools are
+        known only then). Raises
+        :py:class:`invocables.exceptions.ConfigurationInvalidity`
+        otherwise.
+    '''
+    if not inner.is_connected( ):
+        raise _exceptions.ConfigurationInvalidity(
+            f"ensemble {inner.name!r}",
+            "connect it before pinning its tools (async with ensemble:)." )
+    return PinnedEnsemble( inner, inner.survey_invokers( ), name = name )
+
+
+def produce_wrapped_ensemble(
+    inner: __.typx.Annotated[
+        _ensembles.Ensemble, __.ddoc.Doc( ''' Ensemble to wrap. ''' )
+    ],
+    *,
+    include: Patterns = ( ),
+    exclude: Patterns = ( ),
+    annotations: _Annotations = _MAPPING_EMPTY,
+    predicate: __.Absential[ Predicate ] = __.absent,
+    prefix: str = '',
+    rename: __.cabc.Mapping[ str, str ] = _MAPPING_EMPTY,
+) -> _ensembles.Ensemble:
+    ''' Produces ensemble filtered, then renamed, as the options ask.
+
+        Filters match the inner names (before renaming). Returns the inner
+        ensemble itself when no option is given. These are the ``include``,
+        ``exclude``, ``prefix`` and ``rename`` keys of ensemble entries in
+        TOML descriptors.
+    '''
+    ensemble = inner
+    if include or exclude or annotations or not __.is_absent( predicate ):
+        ensemble = FilteredEnsemble(
+            ensemble, include = include, exclude = exclude,
+            annotations = annotations, predicate = predicate )
+    if prefix or rename:
+        ensemble = RenamedEnsemble(
+            ensemble, prefix = prefix, rename = rename )
+    return ensemble
+
+
+def _is_ensemble( value: object ) -> bool:
+    return all(
+        hasattr( value, name ) for name in (
+            'name', 'configuration', 'survey_invokers', 'access_invoker',
+            'connect', 'disconnect', 'is_connected' ) )
+
+
+def _produce_pinned_invoker(
+    ensemble: PinnedEnsemble, invoker: _invokers.Invoker
+) -> _invokers.Invoker:
+    ''' Produces invoker of snapshot which calls inner tool of its name. '''
+    name = invoker.name
+
+    async def invoke(
+        context: _invokers.Context, arguments: __.Arguments
+    ) -> object:
+        inner = ensemble.inner.access_invoker( name )
+        return list( await inner( context, arguments ) ) or None
+
+    return _invokers.FunctionInvoker(
+        name = name, invocable = invoke, argschema = invoker.argschema,
+        description = invoker.description, ensemble = ensemble,
+        timeout = invoker.timeout, deduplicator = invoker.deduplicator,
+        annotations = invoker.annotations, outschema = invoker.outschema )
+
+
+def _validate_patterns( patterns: object, option: str ) -> tuple[ str, ... ]:
+    if isinstance( patterns, str ): return ( patterns, )
+    if isinstance( patterns, __.cabc.Iterable ):
+        items = tuple( __.typx.cast( __.cabc.Iterable[ object ], patterns ) )
+        if all( isinstance( item, str ) for item in items ):
+            return __.typx.cast( tuple[ str, ... ], items )
+    raise _exceptions.ConfigurationInvalidity(
+        f"filter option {option!r}",
+        "expected a glob pattern or a list of them, such as "
+        "[ 'read_*', 'list_*' ]." )
+
+
+def _validate_strings_mapping(
+    mapping: object, option: str
+) -> __.cabc.Mapping[ str, str ]:
+    if isinstance( mapping, __.cabc.Mapping ):
+        items = __.typx.cast( __.cabc.Mapping[ object, object ], mapping )
+        if all(
+            isinstance( key, str ) and isinstance( value, str ) and value
+            for key, value in items.items( )
+        ):
+            # Not a frigid Dictionary: its get gives None for a falsy
+            # default, such as absent.
+            return __.types.MappingProxyType(
+                dict( __.typx.cast( __.cabc.Mapping[ str, str ], items ) ) )
+    raise _exceptions.ConfigurationInvalidity(
+        f"rename option {option!r}",
+        "expected a table of tool names to non-empty strings, such as "
+        "{ read_file = 'read' }." )
