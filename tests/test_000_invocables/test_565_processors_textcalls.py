@@ -66,8 +66,8 @@ def _summarize( invocations ):
         for item in invocations ]
 
 
-def _stream( text, names, pieces, format = 'auto' ):
-    reader = textcalls.TextCallsReader( names, format )
+def _stream( text, names, pieces, format_ = 'auto' ):
+    reader = textcalls.TextCallsReader( names, format_ )
     texts, invocations = [ ], [ ]
     for piece in pieces:
         release = reader.feed( piece )
