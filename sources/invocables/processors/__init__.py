@@ -34,8 +34,10 @@ PROVIDERS: __.typx.Annotated[
     __.ddoc.Doc( ''' Known provider names and their modules. ''' ),
 ] = __.types.MappingProxyType( {
     'anthropic': 'anthropic',
+    'bedrock': 'bedrock',
     'cohere': 'cohere',
     'gemini': 'gemini',
+    'mistral': 'mistral',
     'ollama': 'ollama',
     'openai': 'openai',
     'openai-responses': 'openai_responses',
@@ -44,8 +46,10 @@ PROVIDERS: __.typx.Annotated[
 
 if _typx.TYPE_CHECKING:
     from . import anthropic as _anthropic
+    from . import bedrock as _bedrock
     from . import cohere as _cohere
     from . import gemini as _gemini
+    from . import mistral as _mistral
     from . import ollama as _ollama
     from . import openai as _openai
     from . import openai_responses as _openai_responses
@@ -92,6 +96,18 @@ def produce_processor(
 
 @_typx.overload
 def produce_processor(
+    provider: _typx.Literal[ 'bedrock' ]
+) -> '_bedrock.BedrockProcessor': ...
+
+
+@_typx.overload
+def produce_processor(
+    provider: _typx.Literal[ 'mistral' ], *, choice: int = ...
+) -> '_mistral.MistralProcessor': ...
+
+
+@_typx.overload
+def produce_processor(
     provider: str, **options: __.typx.Any
 ) -> InvocationsProcessor: ...
 
@@ -100,7 +116,7 @@ def produce_processor(
     provider: __.typx.Annotated[
         str,
         __.ddoc.Doc( ''' One of 'anthropic', 'openai', 'openai-responses',
-            'gemini', 'cohere', 'ollama'. ''' ),
+            'gemini', 'cohere', 'ollama', 'bedrock', 'mistral'. ''' ),
     ],
     **options: __.typx.Annotated[
         __.typx.Any,
