@@ -27,7 +27,7 @@ from secrets import token_hex as _token_hex
 
 from . import __
 from . import exceptions as _exceptions
-from ._descriptors import Root as _Root
+from .descriptors import Root as _Root
 
 
 CHUNK_SIZE = 65_536 # characters read at once when reading by lines

@@ -131,6 +131,8 @@ class InvocationCanister:
         ``name`` is the provider-facing name. ``invalidity`` is set when the
         arguments could not be decoded (for example, text that is not JSON):
         such an invocation is never run; the model receives an error result.
+        ``identifier_synthesized`` tells that the provider sent no id and the
+        library made one (some providers must not get it back).
     '''
 
     identifier: str
@@ -138,6 +140,7 @@ class InvocationCanister:
     arguments: __.Arguments
     timestamp: float = __.dcls.field( default_factory = __.time.time )
     invalidity: __.Absential[ str ] = __.absent
+    identifier_synthesized: bool = False
 
 
 @__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
@@ -146,6 +149,8 @@ class ResultCanister:
 
         ``error`` is absent when the invocation succeeded. ``name`` is the
         provider-facing name of the invoked tool (some providers need it).
+        ``invocation_id_synthesized`` is the invocation's
+        ``identifier_synthesized``.
     '''
 
     invocation_id: str
@@ -153,6 +158,7 @@ class ResultCanister:
     error: __.Absential[ Fault ] = __.absent
     timestamp: float = __.dcls.field( default_factory = __.time.time )
     name: str = ''
+    invocation_id_synthesized: bool = False
 
     def as_text( self ) -> str:
         ''' Returns text rendering of result, for text-only providers. '''

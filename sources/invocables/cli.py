@@ -26,7 +26,7 @@ from . import ensembles as _ensembles
 from . import exceptions as _exceptions
 from . import execution as _execution
 from . import naming as _naming
-from ._descriptors import access_data_location as _access_data_location
+from .descriptors import access_data_location as _access_data_location
 
 
 CONFIGURATION_VARIABLE = 'INVOCABLES_CONFIGURATION'
@@ -320,6 +320,18 @@ def _produce_parser( ) -> _argparse.ArgumentParser:
     return parser
 
 
+def _describe_providers( default: str = '' ) -> str:
+    ''' Returns names of providers for help, with notes and default. '''
+    from . import providers
+    names = [
+        provider.name + ''.join(
+            f" ({note})" for note in (
+                'default' if provider.name == default else '',
+                provider.description ) if note )
+        for provider in providers.PROVIDERS.values( ) ]
+    return ', '.join( names[ : -1 ] ) + ' or ' + names[ -1 ]
+
+
 def _produce_parser_converse(
     commands: __.typx.Any, common: _argparse.ArgumentParser
 ) -> None:
@@ -329,9 +341,7 @@ def _produce_parser_converse(
     converse.add_argument( 'prompt', help = "what to ask the model" )
     converse.add_argument(
         '--provider', default = 'anthropic',
-        help = "anthropic (default), openai, openai-responses, gemini, "
-        "cohere or ollama (native API, at --base-url, by default "
-        "http://127.0.0.1:11434)" )
+        help = _describe_providers( 'anthropic' ) )
     converse.add_argument(
         '--model', help = "model name (default: the provider's default; "
         "required with --base-url and for ollama)" )
@@ -356,8 +366,8 @@ def _produce_parser_extras(
         help = "print tool definitions as a provider receives them" )
     schemas.add_argument(
         '--provider', required = True,
-        help = "provider, such as anthropic, openai, openai-responses, "
-        "gemini, cohere or ollama" )
+        help = "provider: {names}".format(
+            names = _describe_providers( ) ) )
     schemas.set_defaults( execute = _execute_schemas )
     snapshot = commands.add_parser(
         'snapshot', parents = [ common ],

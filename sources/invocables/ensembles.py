@@ -10,6 +10,7 @@
 
 from . import __
 from . import canisters as _canisters
+from . import deadlines as _deadlines
 from . import exceptions as _exceptions
 from . import invokers as _invokers
 from . import schemata as _schemata
@@ -19,7 +20,6 @@ _ARGUMENTS_EMPTY: __.Arguments = __.types.MappingProxyType( { } )
 _E = __.typx.TypeVar( '_E', bound = 'Ensemble' )
 _INVOKER_MEMBERS = (
     'name', 'argschema', 'validate_arguments', 'with_ensemble' )
-_T = __.typx.TypeVar( '_T' )
 _name_ensemble = __.re.compile( r'^[a-zA-Z0-9_-]{1,64}$' )
 _scribe = __.produce_scribe( __name__ )
 
@@ -208,18 +208,18 @@ class EnsembleBase( __.immut.Object ):
         # mappings (such as frozen ones).
         arguments_ = invoker.validate_arguments(
             _schemata.thaw_json( arguments ) )
+        timeout = self._access_timeout( invoker )
         context = _invokers.InvocationContext(
             auxdata = auxdata, invoker = invoker,
-            namespace = { } if __.is_absent( namespace ) else namespace )
-        return await _await_within(
-            name, invoker( context, arguments_ ),
-            self._access_timeout( invoker ) )
+            namespace = { } if __.is_absent( namespace ) else namespace,
+            deadline = _deadlines.access_deadline( timeout ) )
+        return await _deadlines.await_within(
+            invoker( context, arguments_ ), timeout, name )
 
     def _access_timeout( self, invoker: _invokers.Invoker ) -> float | None:
-        from . import execution as _execution
         for timeout in ( invoker.timeout, self.configuration.timeout ):
             if not __.is_absent( timeout ): return timeout
-        return _execution.TIMEOUT_DEFAULT
+        return _deadlines.TIMEOUT_DEFAULT
 
     async def __aenter__( self ) -> __.typx.Self:
         await self.connect( )
@@ -378,30 +378,6 @@ def validate_ensemble_name( name: object ) -> str:
         f"ensemble name {name!r}",
         "an ensemble name has 1 to 64 ASCII letters, digits, '_' or '-' "
         "(pattern {pattern}).".format( pattern = _name_ensemble.pattern ) )
-
-
-async def _await_within(
-    name: str,
-    coroutine: __.cabc.Coroutine[ __.typx.Any, __.typx.Any, _T ],
-    timeout: float | None,
-) -> _T:
-    ''' Awaits coroutine; cancels it and raises expiry after timeout. '''
-    if timeout is None: return await coroutine
-    task = __.asyncio.ensure_future( coroutine )
-    try: done, _ = await __.asyncio.wait( ( task, ), timeout = timeout )
-    except __.asyncio.CancelledError:
-        await _cancel_task( task )
-        raise
-    if not done:
-        await _cancel_task( task )
-        raise _exceptions.InvocationExpiry( name, timeout )
-    return task.result( )
-
-
-async def _cancel_task( task: __.asyncio.Task[ __.typx.Any ] ) -> None:
-    ''' Cancels task and waits until it has finished. '''
-    task.cancel( )
-    await __.asyncio.wait( ( task, ) )
 
 
 async def _disconnect_ensembles(

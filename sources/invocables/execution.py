@@ -11,6 +11,7 @@
 
 from . import __
 from . import canisters as _canisters
+from . import deadlines as _deadlines
 from . import ensembles as _ensembles
 from . import exceptions as _exceptions
 from . import invokers as _invokers
@@ -20,13 +21,12 @@ from . import workers as _workers
 
 
 CONCURRENCY_DEFAULT = 16
-TIMEOUT_DEFAULT = 60.0
+TIMEOUT_DEFAULT = _deadlines.TIMEOUT_DEFAULT
 
 _DEDUPLICATIONS_KEY = 'invocables.deduplications'
 _INFINITY = float( 'inf' )
 _NAMESPACE_GENERA = frozenset( ( dict, type( __.absent ) ) )
 _TIMEOUT_GENERA = frozenset( ( int, float, type( None ) ) )
-_T = __.typx.TypeVar( '_T' )
 _scribe = __.produce_scribe( __name__ )
 
 Alerter: __.typx.TypeAlias = __.cabc.Callable[
@@ -186,7 +186,7 @@ async def _execute_alone(
     ''' Executes a lone invocation in the current task: no task to start. '''
     try: return await execution.execute( invocation )
     except __.asyncio.CancelledError:
-        if _is_cancel_requested( ): raise
+        if _deadlines.is_cancel_requested( ): raise
         return _produce_cancellation_result( invocation )
     except Exception as exception:
         _alert( alerter, invocation, exception )
@@ -300,17 +300,18 @@ class _Execution:
         arguments: __.Arguments,
     ) -> _canisters.ResultCanister:
         invoker = designation.invoker
-        context = _invokers.InvocationContext(
-            auxdata = self.auxdata, invoker = invoker,
-            namespace = self.namespace, invocation = invocation )
         timeout = self._access_timeout( designation )
         semaphore = self.semaphore
         if semaphore is not None: await semaphore.acquire( )
+        context = _invokers.InvocationContext(
+            auxdata = self.auxdata, invoker = invoker,
+            namespace = self.namespace, invocation = invocation,
+            deadline = _deadlines.access_deadline( timeout ) )
         with _workers.observe_fates( ) as fates:
             try:
-                content = await _await_with_timeout(
-                    invoker( context, arguments ), timeout )
-            except _Expiry:
+                content = await _deadlines.await_within(
+                    invoker( context, arguments ), timeout, invoker.name )
+            except _exceptions.InvocationExpiry:
                 return _produce_error_result(
                     invocation, _canisters.FaultGenera.Timeout,
                     _describe_expiry( invocation.name, timeout, fates ) )
@@ -397,82 +398,6 @@ class _Execution:
         future.set_result( ( result.content, result.error ) )
         if result.is_error( ): del store[ signature ]
         return result
-
-
-class _Expiry( Exception ):
-    ''' Internal signal: the invocation exceeded its timeout. '''
-
-
-async def _await_with_timeout(
-    coroutine: __.cabc.Coroutine[ __.typx.Any, __.typx.Any, _T ],
-    timeout: float | None,
-) -> _T:
-    ''' Awaits in the current task, cancelling it when timeout expires.
-
-        Starts no extra task (unlike ``asyncio.wait_for`` on Python 3.10 and
-        3.11). The coroutine is stepped once first: a tool which finishes
-        without suspending needs no timer at all.
-    '''
-    if timeout is None: return await coroutine
-    try: yielded = coroutine.send( None )
-    except StopIteration as completion:
-        return __.typx.cast( _T, completion.value )
-    task = __.asyncio.current_task( )
-    if task is None: # pragma: no cover
-        raise RuntimeError( "No current task." )
-    expired = False
-
-    def expire( ) -> None:
-        nonlocal expired
-        expired = True
-        task.cancel( )
-
-    handle = __.asyncio.get_running_loop( ).call_later( timeout, expire )
-    try: return await _continue( coroutine, yielded )
-    except __.asyncio.CancelledError:
-        if not expired: raise
-        uncancel = getattr( task, 'uncancel', None )
-        if uncancel is not None: uncancel( )
-        # Also cancelled from outside? Python 3.10 cannot tell: our timer
-        # fired, so the cancellation is taken as ours there.
-        if _is_cancel_requested( unknowable = False ): raise
-        raise _Expiry from None
-    finally: handle.cancel( )
-
-
-@__.types.coroutine
-def _continue(
-    coroutine: __.cabc.Coroutine[ __.typx.Any, __.typx.Any, _T ],
-    yielded: __.typx.Any,
-) -> __.cabc.Generator[ __.typx.Any, __.typx.Any, _T ]:
-    ''' Resumes a coroutine already stepped once, as ``yield from`` would. '''
-    while True:
-        try: sent = yield yielded
-        except GeneratorExit:
-            coroutine.close( )
-            raise
-        except BaseException as exception: # forwarded, as yield from does
-            try: yielded = coroutine.throw( exception )
-            except StopIteration as completion:
-                return __.typx.cast( _T, completion.value )
-            continue
-        try: yielded = coroutine.send( sent )
-        except StopIteration as completion:
-            return __.typx.cast( _T, completion.value )
-
-
-def _is_cancel_requested( *, unknowable: bool = True ) -> bool:
-    ''' Returns whether someone asked to cancel the current task.
-
-        Tells a cancellation of the task (from outside) from a
-        ``CancelledError`` which a tool raised by itself, or from one which
-        our own timer caused. Python 3.10 cannot tell them apart: there the
-        answer is ``unknowable``.
-    '''
-    task = __.asyncio.current_task( )
-    cancelling = getattr( task, 'cancelling', None )
-    if cancelling is None: return unknowable
-    return cancelling( ) > 0
 
 
 def _describe_expiry(

@@ -47,6 +47,17 @@ class Context( __.typx.Protocol ):
         ''' Per-conversation state, shared by invocations. '''
         raise NotImplementedError  # pragma: no cover
 
+    @property
+    def deadline( self ) -> __.Absential[ float | None ]:
+        ''' Loop time at which the caller cancels the invocation (``None``:
+            never); absent when the caller enforces no timeout. '''
+        raise NotImplementedError  # pragma: no cover
+
+    @property
+    def invocation( self ) -> __.Absential[ _canisters.InvocationCanister ]:
+        ''' Tool call which runs, when the execution engine runs it. '''
+        raise NotImplementedError  # pragma: no cover
+
 
 @__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
 class InvocationContext:
@@ -56,6 +67,7 @@ class InvocationContext:
     invoker: 'Invoker'
     namespace: __.Namespace
     invocation: __.Absential[ _canisters.InvocationCanister ] = __.absent
+    deadline: __.Absential[ float | None ] = __.absent
 
 
 class Invoker( __.typx.Protocol ):

@@ -496,18 +496,22 @@ def test_400_nativize_results_shapes( ):
     results = [
         invocables.ResultCanister(
             invocation_id = 'call_0_0123456789abcdef', name = 'a',
+            invocation_id_synthesized = True,
             content = ( invocables.StructureContent(
                 data = { 'x': 1 } ), ) ),
         invocables.ResultCanister(
             invocation_id = 'call_1_0123456789abcdef', name = 'b',
+            invocation_id_synthesized = True,
             content = ( invocables.StructureContent( data = [ 1, 2 ] ), ) ),
         invocables.ResultCanister(
             invocation_id = 'call_2_0123456789abcdef', name = 'c',
+            invocation_id_synthesized = True,
             error = invocables.Fault(
                 genus = invocables.FaultGenera.Timeout,
                 message = 'Too slow.' ) ),
         invocables.ResultCanister(
             invocation_id = 'call_3_0123456789abcdef', name = 'd',
+            invocation_id_synthesized = True,
             content = ( invocables.TextContent( text = 'one' ),
                         invocables.ImageContent(
                             data = b'\x89PNG\r\n\x1a\n', media_type = 'image/png' ) ) ),

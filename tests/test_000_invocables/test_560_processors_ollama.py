@@ -239,6 +239,7 @@ def test_400_nativize_results( ):
             content = ( invocables.StructureContent( data = { 'k': 1 } ), ) ),
         invocables.ResultCanister(
             invocation_id = 'call_1_0123456789abcdef', name = 'b',
+            invocation_id_synthesized = True,
             error = invocables.Fault(
                 genus = invocables.FaultGenera.Timeout,
                 message = 'Too slow.' ) ),

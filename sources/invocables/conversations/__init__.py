@@ -14,6 +14,7 @@
 
 from . import __
 from . import base as base
+from .. import providers as _providers
 
 # Type checkers see through 'module.TYPE_CHECKING', not through the hub;
 # linters read the literals of 'module.Literal' as literals.
@@ -37,16 +38,11 @@ from .base import (
 
 PROVIDERS: __.typx.Annotated[
     __.cabc.Mapping[ str, tuple[ str, str ] ],
-    __.ddoc.Doc( ''' Known provider names, with module and class. ''' ),
+    __.ddoc.Doc( ''' Known provider names, with module and class (from
+        :py:data:`invocables.providers.PROVIDERS`). ''' ),
 ] = __.types.MappingProxyType( {
-    'anthropic': ( 'anthropic', 'AnthropicConversation' ),
-    'cohere': ( 'cohere', 'CohereConversation' ),
-    'gemini': ( 'gemini', 'GeminiConversation' ),
-    'ollama': ( 'ollama', 'OllamaConversation' ),
-    'openai': ( 'openai', 'OpenaiConversation' ),
-    'openai-responses': (
-        'openai_responses', 'OpenaiResponsesConversation' ),
-} )
+    name: ( provider.conversation, provider.conversation_class )
+    for name, provider in _providers.PROVIDERS.items( ) } )
 
 
 class ConversationOptions( _typx.TypedDict, total = False ):
@@ -74,8 +70,10 @@ class ConversationOptions( _typx.TypedDict, total = False ):
 
 if _typx.TYPE_CHECKING:
     from . import anthropic as _anthropic
+    from . import bedrock as _bedrock
     from . import cohere as _cohere
     from . import gemini as _gemini
+    from . import mistral as _mistral
     from . import ollama as _ollama
     from . import openai as _openai
     from . import openai_responses as _openai_responses
@@ -137,6 +135,24 @@ def produce_conversation(
 
 @_typx.overload
 def produce_conversation(
+    provider: _typx.Literal[ 'bedrock' ],
+    client: __.typx.Any,
+    ensembles: __.execution.Ensembles,
+    **options: _typx.Unpack[ ConversationOptions ],
+) -> '_bedrock.BedrockConversation': ...
+
+
+@_typx.overload
+def produce_conversation(
+    provider: _typx.Literal[ 'mistral' ],
+    client: __.typx.Any,
+    ensembles: __.execution.Ensembles,
+    **options: _typx.Unpack[ ConversationOptions ],
+) -> '_mistral.MistralConversation': ...
+
+
+@_typx.overload
+def produce_conversation(
     provider: str,
     client: __.typx.Any,
     ensembles: __.execution.Ensembles,
@@ -183,14 +199,11 @@ def produce_conversation(
         unknown or missing options.
     '''
     from importlib import import_module
-    entry = PROVIDERS.get( provider )
-    if entry is None:
-        raise __.exceptions.ProviderNoSupport(
-            provider, "known providers of conversations are {names}.".format(
-                names = ', '.join( sorted( PROVIDERS ) ) ) )
-    module_name, class_name = entry
-    module = import_module( f"{__name__}.{module_name}" )
-    producer: type[ ConversationBase ] = getattr( module, class_name )
+    entry = _providers.access_provider(
+        provider, 'known providers of conversations' )
+    module = import_module( f"{__name__}.{entry.conversation}" )
+    producer: type[ ConversationBase ] = getattr(
+        module, entry.conversation_class )
     _validate_options( producer, provider, options )
     return producer( client = client, ensembles = ensembles, **options )
 

@@ -12,24 +12,17 @@
 
 from . import __
 from . import base as _base
+from .. import providers as _providers
 
 
 KEYS_VARIABLES: __.cabc.Mapping[ str, tuple[ str, ... ] ] = (
     __.types.MappingProxyType( {
-        'anthropic': ( 'ANTHROPIC_API_KEY', ),
-        'cohere': ( 'CO_API_KEY', ),
-        'gemini': ( 'GEMINI_API_KEY', 'GOOGLE_API_KEY' ),
-        'ollama': ( ),
-        'openai': ( 'OPENAI_API_KEY', ),
-        'openai-responses': ( 'OPENAI_API_KEY', ),
-    } ) )
+        name: provider.keys
+        for name, provider in _providers.PROVIDERS.items( ) } ) )
 MODELS_DEFAULT: __.cabc.Mapping[ str, str ] = __.types.MappingProxyType( {
-    'anthropic': 'claude-sonnet-5',
-    'cohere': 'command-a-plus-05-2026',
-    'gemini': 'gemini-3.8-flash',
-    'openai': 'gpt-5.5',
-    'openai-responses': 'gpt-5.5',
-} )
+    name: provider.model
+    for name, provider in _providers.PROVIDERS.items( )
+    if not __.is_absent( provider.model ) } )
 OLLAMA_URL_DEFAULT = 'http://127.0.0.1:11434'
 
 _LOCAL_KEY = 'local' # OpenAI-compatible local servers ignore the key
@@ -96,18 +89,17 @@ def produce_client( provider: str, base_url: str | None ) -> __.typx.Any:
         the variable to set, when there is neither a key nor a server URL.
     '''
     import os
-    variables = KEYS_VARIABLES.get( provider )
-    if variables is None:
-        raise __.exceptions.ProviderNoSupport(
-            provider, "the converse command knows {names}.".format(
-                names = ', '.join( sorted( KEYS_VARIABLES ) ) ) )
+    entry = _providers.access_provider(
+        provider, 'the providers of the converse command' )
+    variables = entry.keys
     key = next( filter( None, map( os.environ.get, variables ) ), None )
     if variables and not key and not base_url:
         raise __.exceptions.CredentialsAbsence(
             provider, "set {names}, or give --base-url of a local "
             "OpenAI-compatible server (with --provider openai).".format(
                 names = ' or '.join( variables ) ) )
-    return _client_producers[ provider ]( key or _LOCAL_KEY, base_url )
+    producer = _client_producers[ entry.sdk ]
+    return producer( entry, key or _LOCAL_KEY, base_url )
 
 
 class _Confirmer:
@@ -172,55 +164,81 @@ class _Display:
 
 
 def _produce_anthropic_client(
-    key: str, base_url: str | None
+    provider: _providers.Provider, key: str, base_url: str | None
 ) -> __.typx.Any:
-    anthropic = _import_sdk( 'anthropic', 'anthropic' )
+    anthropic = _import_sdk( provider )
     return anthropic.AsyncAnthropic( api_key = key, base_url = base_url )
 
 
-def _produce_cohere_client( key: str, base_url: str | None ) -> __.typx.Any:
-    cohere = _import_sdk( 'cohere', 'cohere' )
+def _produce_bedrock_client(
+    provider: _providers.Provider, key: str, base_url: str | None
+) -> __.typx.Any:
+    boto3 = _import_sdk( provider )
+    return boto3.client( 'bedrock-runtime', endpoint_url = base_url )
+
+
+def _produce_cohere_client(
+    provider: _providers.Provider, key: str, base_url: str | None
+) -> __.typx.Any:
+    cohere = _import_sdk( provider )
     if base_url:
         return cohere.AsyncClientV2( api_key = key, base_url = base_url )
     return cohere.AsyncClientV2( api_key = key )
 
 
-def _produce_gemini_client( key: str, base_url: str | None ) -> __.typx.Any:
-    genai = _import_sdk( 'google.genai', 'gemini' )
+def _produce_gemini_client(
+    provider: _providers.Provider, key: str, base_url: str | None
+) -> __.typx.Any:
+    genai = _import_sdk( provider )
     options = { 'base_url': base_url } if base_url else None
     return genai.Client( api_key = key, http_options = options )
 
 
-def _produce_ollama_client( key: str, base_url: str | None ) -> __.typx.Any:
-    httpx = _import_sdk( 'httpx', 'openai' )
+def _produce_mistral_client(
+    provider: _providers.Provider, key: str, base_url: str | None
+) -> __.typx.Any:
+    mistralai = _import_sdk( provider )
+    return mistralai.Mistral( api_key = key, server_url = base_url )
+
+
+def _produce_ollama_client(
+    provider: _providers.Provider, key: str, base_url: str | None
+) -> __.typx.Any:
+    httpx = _import_sdk( provider )
     return httpx.AsyncClient(
         base_url = base_url or OLLAMA_URL_DEFAULT, timeout = 600 )
 
 
-def _produce_openai_client( key: str, base_url: str | None ) -> __.typx.Any:
-    openai = _import_sdk( 'openai', 'openai' )
+def _produce_openai_client(
+    provider: _providers.Provider, key: str, base_url: str | None
+) -> __.typx.Any:
+    openai = _import_sdk( provider )
     return openai.AsyncOpenAI( api_key = key, base_url = base_url )
 
 
+# Of the module of each SDK (see the rows of 'invocables.providers').
 _client_producers: __.cabc.Mapping[
-    str, __.cabc.Callable[ [ str, str | None ], __.typx.Any ]
+    str,
+    __.cabc.Callable[
+        [ _providers.Provider, str, str | None ], __.typx.Any ],
 ] = __.types.MappingProxyType( {
     'anthropic': _produce_anthropic_client,
+    'boto3': _produce_bedrock_client,
     'cohere': _produce_cohere_client,
-    'gemini': _produce_gemini_client,
-    'ollama': _produce_ollama_client,
+    'google.genai': _produce_gemini_client,
+    'httpx': _produce_ollama_client,
+    'mistralai.client': _produce_mistral_client,
     'openai': _produce_openai_client,
-    'openai-responses': _produce_openai_client,
 } )
 
 
-def _import_sdk( module: str, extra: str ) -> __.typx.Any:
+def _import_sdk( provider: _providers.Provider ) -> __.typx.Any:
     from importlib import import_module
-    try: return import_module( module )
+    try: return import_module( provider.sdk )
     except ImportError as exception:
         raise __.exceptions.ProviderNoSupport(
-            module, f"its SDK is not installed; install "
-            f"'invocables[{extra}]'." ) from exception
+            provider.sdk, f"its SDK is not installed; install "
+            f"'invocables[{provider.extra}]'." ) from exception
 
 
 def _summarize( text: str ) -> str:

@@ -4,7 +4,8 @@
 
     Contract for a provider module (one small module per provider API):
     a conversation subclasses :py:class:`ConversationBase`, sets
-    ``provider`` and a default ``processor``, and implements
+    ``provider`` (a name of :py:mod:`invocables.providers`, whose processor
+    is the default ``processor``), and implements
     ``produce_message`` (the user message of a prompt), ``request`` (one
     whole call of the model) and ``request_continuous`` (one streamed call
     of the model). Both calls use the application's own SDK client and
@@ -16,37 +17,10 @@
 
 
 from . import __
+from .. import providers as _providers
 
 
 ROUNDS_MAXIMUM = 10
-
-# Of each provider's client: the method which its loop awaits, the
-# top-level packages of its classes, and how to make one.
-_clients = __.types.MappingProxyType( {
-    'anthropic': (
-        ( 'messages', 'create' ), ( 'anthropic', ),
-        'anthropic.AsyncAnthropic( )' ),
-    'cohere': ( ( 'chat', ), ( 'cohere', ), 'cohere.AsyncClientV2( )' ),
-    'gemini': (
-        ( 'aio', 'models', 'generate_content' ), ( 'google', ),
-        'google.genai.Client( ) (its .aio side is used)' ),
-    'ollama': (
-        ( 'post', ), ( 'httpx', ),
-        "httpx.AsyncClient( base_url = 'http://127.0.0.1:11434' )" ),
-    'openai': (
-        ( 'chat', 'completions', 'create' ), ( 'openai', ),
-        'openai.AsyncOpenAI( )' ),
-    'openai-responses': (
-        ( 'responses', 'create' ), ( 'openai', ), 'openai.AsyncOpenAI( )' ),
-} )
-# Provider loops for the clients of each known package.
-_packages_providers = __.types.MappingProxyType( {
-    'anthropic': "'anthropic'",
-    'cohere': "'cohere'",
-    'google': "'gemini'",
-    'httpx': "'ollama'",
-    'openai': "'openai' or 'openai-responses'",
-} )
 
 NativeObject: __.typx.TypeAlias = dict[ str, __.typx.Any ]
 Invocations: __.typx.TypeAlias = tuple[
@@ -213,7 +187,8 @@ class ConversationBase( __.immut.DataclassObject ):
         __.processors.InvocationsProcessor,
         __.ddoc.Doc( ''' Processor of the provider API (default: the
             provider's processor, without options). ''' ),
-    ]
+    ] = __.typx.cast( # absent until '__post_init__' produces the default
+        __.processors.InvocationsProcessor, __.absent )
     parameters: __.typx.Annotated[
         __.cabc.Mapping[ str, __.typx.Any ],
         __.ddoc.Doc( ''' Further parameters of each request, passed to
@@ -257,6 +232,12 @@ class ConversationBase( __.immut.DataclassObject ):
             raise __.exceptions.ConfigurationInvalidity(
                 'tokens_maximum', "must be at least 1." )
         validate_client( self.provider, self.client )
+        if __.is_absent( self.processor ):
+            # The default depends on the class's provider, which a field's
+            # default factory cannot see; type checkers see the field frozen.
+            object.__setattr__(
+                self, 'processor',
+                __.processors.produce_processor( self.provider ) )
 
     async def converse(
         self,
@@ -470,21 +451,18 @@ def validate_client( provider: str, client: object ) -> None:
         provider's own SDK, be a coroutine function. Providers without a
         known client (loops of applications) are not checked.
     '''
-    entry = _clients.get( provider )
+    entry = _providers.PROVIDERS.get( provider )
     if entry is None: return
-    attributes, packages, example = entry
+    attributes, example = entry.method, entry.client
     location = f"client of conversation {provider!r}"
     genus = type( client )
     package = genus.__module__.split( '.', 1 )[ 0 ]
     name = (
         'None' if client is None
         else f"{genus.__module__}.{genus.__qualname__}" )
-    if client is None or (
-        package in _packages_providers and package not in packages
-    ):
-        hint = (
-            f" (its loop is provider {_packages_providers[ package ]})"
-            if package in _packages_providers else '' )
+    owners = _survey_package_providers( package )
+    if client is None or ( owners and package != entry.package ):
+        hint = f" (its loop is provider {owners})" if owners else ''
         raise __.exceptions.ConfigurationInvalidity(
             location, f"{name} is not a client of provider {provider!r}"
             f"{hint}; give {example}." )
@@ -494,7 +472,7 @@ def validate_client( provider: str, client: object ) -> None:
         raise __.exceptions.ConfigurationInvalidity(
             location, f"{name} has no {path}, which the loop calls; give "
             f"{example}." )
-    if package in packages and not __.inspect.iscoroutinefunction(
+    if package == entry.package and not __.inspect.iscoroutinefunction(
         __.inspect.unwrap( method )
     ):
         raise __.exceptions.ConfigurationInvalidity(
@@ -538,7 +516,8 @@ def produce_refusal(
         invocation_id = invocation.identifier,
         error = __.canisters.Fault(
             genus = __.canisters.FaultGenera.Refusal, message = message ),
-        name = invocation.name )
+        name = invocation.name,
+        invocation_id_synthesized = invocation.identifier_synthesized )
 
 
 def _access_method(
@@ -550,6 +529,14 @@ def _access_method(
         for attribute in attributes: value = getattr( value, attribute )
     except Exception: return None # such as AttributeError
     return value
+
+
+def _survey_package_providers( package: str ) -> str:
+    ''' Returns providers whose clients are of package, for messages. '''
+    names = [
+        repr( provider.name ) for provider in _providers.PROVIDERS.values( )
+        if provider.package == package ]
+    return ' or '.join( names )
 
 
 def _produce_portion_event(

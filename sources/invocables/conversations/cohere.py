@@ -26,10 +26,6 @@ class CohereConversation( _base.ConversationBase ):
 
     provider = PROVIDER
 
-    processor: __.processors.InvocationsProcessor = __.dcls.field(
-        default_factory = lambda: __.processors.produce_processor(
-            PROVIDER ) )
-
     async def request(
         self,
         messages: list[ _base.NativeObject ],

@@ -32,10 +32,6 @@ class GeminiConversation( _base.ConversationBase ):
 
     provider = PROVIDER
 
-    processor: __.processors.InvocationsProcessor = __.dcls.field(
-        default_factory = lambda: __.processors.produce_processor(
-            PROVIDER ) )
-
     def produce_message( self, prompt: str ) -> _base.NativeObject:
         ''' Returns ``{ role: 'user', parts: [ { text: prompt } ] }``. '''
         return { 'role': 'user', 'parts': [ { 'text': prompt } ] }

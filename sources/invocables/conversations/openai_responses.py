@@ -29,10 +29,6 @@ class OpenaiResponsesConversation( _base.ConversationBase ):
 
     provider = PROVIDER
 
-    processor: __.processors.InvocationsProcessor = __.dcls.field(
-        default_factory = lambda: __.processors.produce_processor(
-            PROVIDER ) )
-
     async def request(
         self,
         messages: list[ _base.NativeObject ],

@@ -28,7 +28,7 @@ from .. import exceptions as _exceptions
 from .redaction import Redactor as Redactor
 
 
-ENVIRONMENT_PREFIX = 'env:'
+ENVIRONMENT_PREFIX = __.ENVIRONMENT_PREFIX
 
 _reference = __.re.compile( r'^env:([A-Za-z_][A-Za-z0-9_]*)$' )
 _userinfo = __.re.compile(

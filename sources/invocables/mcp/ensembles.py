@@ -12,7 +12,6 @@
 '''
 
 
-import math as _math
 import os as _os
 
 import anyio as _anyio
@@ -25,6 +24,7 @@ from . import processes as _processes
 from . import records as _records
 from . import results as _results
 from .. import canisters as _canisters
+from .. import deadlines as _deadlines
 from .. import ensembles as _ensembles
 from .. import exceptions as _exceptions
 from .. import invokers as _invokers
@@ -37,10 +37,7 @@ LIST_TIMEOUT_DEFAULT = _records.LIST_TIMEOUT_DEFAULT
 RESULT_LIMIT_DEFAULT = _records.RESULT_LIMIT_DEFAULT
 TIMEOUT_DEFAULT = _records.TIMEOUT_DEFAULT
 
-_T = __.typx.TypeVar( '_T' )
-
 _CONNECTION_CLOSED = -32000
-_DEADLINE_SLOT = 0.05
 _INVALID_REQUEST = -32600
 _SSE_OVERSIZE = 'Server-sent event exceeded'
 _SETTLE_TIMEOUT = 1.0
@@ -179,24 +176,23 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
         *,
         retry: bool = True,
     ) -> _canisters.ContentSequence | None:
-        # Under the execution engine (which sets the invocation), the engine
-        # enforces the timeout; a second deadline would race with it.
-        if __.is_absent( getattr( context, 'invocation', __.absent ) ):
-            timeout = invocable.timeout
-            if __.is_absent( timeout ): timeout = self.configuration.timeout
-            if __.is_absent( timeout ): timeout = _records.TIMEOUT_DEFAULT
-        else: timeout = None
+        # A caller which enforces a deadline (the execution engine, a direct
+        # invocation) leaves none to set here: a second would race with it.
+        # On cancellation, the SDK sends 'notifications/cancelled'.
+        timeout = (
+            self._access_call_timeout( invocable )
+            if __.is_absent( context.deadline ) else None )
         session = __.typx.cast( _ClientSession, connection.session )
         try:
-            result = await _await_within( session.call_tool(
+            result = await _deadlines.await_within( session.call_tool(
                 invocable.name,
                 arguments if isinstance( arguments, dict )
                 else dict( arguments ),
                 None,
                 self._produce_progress(
                     invocable, context, connection.redactor ) ),
-                timeout, self._state.deadlines )
-        except _Expiry:
+                timeout, invocable.name )
+        except _exceptions.InvocationExpiry:
             raise _exceptions.InvocationRefusal(
                 f"Tool {invocable.name!r} did not answer within {timeout} "
                 "seconds; the call was cancelled." ) from None
@@ -217,6 +213,14 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
                 f"valid MCP result: {exception}" ) ) from exception
         return _results.produce_contents(
             result, connection.redactor ) or None
+
+    def _access_call_timeout(
+        self, invocable: '_ToolInvocable'
+    ) -> float | None:
+        timeout = invocable.timeout
+        if __.is_absent( timeout ): timeout = self.configuration.timeout
+        if __.is_absent( timeout ): return _deadlines.TIMEOUT_DEFAULT
+        return timeout
 
     async def _handle_error(
         self,
@@ -269,7 +273,7 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
     ) -> __.typx.Any:
         reporter = self.options.reporter
         if __.is_absent( reporter ): return None
-        invocation = getattr( context, 'invocation', __.absent )
+        invocation = context.invocation
         identifier = (
             __.absent if __.is_absent( invocation )
             else invocation.identifier )
@@ -354,7 +358,6 @@ class _State:
         self.connected = False
         self.connection: _Connection | None = None
         self.lock = __.asyncio.Lock( )
-        self.deadlines = _Deadlines( )
         self.invokers: tuple[ _invokers.Invoker, ... ] = ( )
         self.invokers_by_name: dict[ str, _invokers.Invoker ] = { }
         self.descriptions: tuple[ _records.ToolDescription, ... ] = ( )
@@ -430,85 +433,8 @@ class _ToolInvocable:
         return await self.ensemble.invoke_tool( self, context, arguments )
 
 
-class _Deadline:
-    ''' Deadline of one call: its task, and whether it expired. '''
-
-    __slots__ = ( 'expired', 'task' )
-
-    def __init__( self, task: __.asyncio.Task[ __.typx.Any ] ):
-        self.task = task
-        self.expired = False
-
-
-class _Deadlines:
-    ''' Cancels calls past their deadlines, with one timer per time slot.
-
-        A timer per call costs several microseconds (scheduling and
-        cancelling it); calls whose deadlines fall in the same slot share
-        one timer instead. Deadlines are met within one slot's length.
-    '''
-
-    def __init__( self ) -> None:
-        self.slots: dict[ int, set[ _Deadline ] ] = { }
-
-    def arm(
-        self, task: __.asyncio.Task[ __.typx.Any ], timeout: float
-    ) -> tuple[ int, _Deadline ]:
-        ''' Registers deadline for task; returns its slot and record. '''
-        loop = __.asyncio.get_running_loop( )
-        slot = _math.ceil( ( loop.time( ) + timeout ) / _DEADLINE_SLOT )
-        deadline = _Deadline( task )
-        deadlines = self.slots.get( slot )
-        if deadlines is None:
-            deadlines = self.slots[ slot ] = set( )
-            loop.call_at( slot * _DEADLINE_SLOT, self._expire, slot )
-        deadlines.add( deadline )
-        return slot, deadline
-
-    def disarm( self, slot: int, deadline: _Deadline ) -> None:
-        ''' Forgets deadline of a call which ended. '''
-        deadlines = self.slots.get( slot )
-        if deadlines is not None: deadlines.discard( deadline )
-
-    def _expire( self, slot: int ) -> None:
-        for deadline in self.slots.pop( slot, ( ) ):
-            deadline.expired = True
-            deadline.task.cancel( )
-
-
-class _Expiry( Exception ):
-    ''' Internal signal: the call exceeded its timeout. '''
-
-
 class _Undelivery( Exception ):
     ''' Internal signal: the request never reached the server. '''
-
-
-async def _await_within(
-    coroutine: __.cabc.Coroutine[ __.typx.Any, __.typx.Any, _T ],
-    timeout: float | None,
-    deadlines: '_Deadlines',
-) -> _T:
-    ''' Awaits in the current task, cancelling it when timeout expires.
-
-        The SDK still sends ``notifications/cancelled`` to the server when
-        its request is cancelled.
-    '''
-    if timeout is None: return await coroutine
-    task = __.asyncio.current_task( )
-    if task is None: return await coroutine # pragma: no cover
-    slot, deadline = deadlines.arm( task, timeout )
-    try: return await coroutine
-    except __.asyncio.CancelledError:
-        if not deadline.expired: raise
-        uncancel = getattr( task, 'uncancel', None )
-        cancelling = getattr( task, 'cancelling', None )
-        if uncancel is None or cancelling is None: # Python 3.10
-            raise _Expiry from None
-        uncancel( )
-        if cancelling( ): raise # also cancelled from outside
-        raise _Expiry from None
-    finally: deadlines.disarm( slot, deadline )
 
 
 async def _await_end( connection: _Connection, timeout: float ) -> None:

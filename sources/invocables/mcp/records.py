@@ -5,13 +5,14 @@
 
 from . import __
 from . import processes as _processes
+from .. import deadlines as _deadlines
 
 
 CONNECT_TIMEOUT_DEFAULT = 30.0
 DEBOUNCE_DEFAULT = 0.1
 LIST_TIMEOUT_DEFAULT = 30.0
 RESULT_LIMIT_DEFAULT = _processes.RESULT_LIMIT_DEFAULT
-TIMEOUT_DEFAULT = 60.0
+TIMEOUT_DEFAULT = _deadlines.TIMEOUT_DEFAULT
 
 
 def _produce_timeouts( ) -> __.cabc.Mapping[ str, float | None ]:

@@ -9,4 +9,5 @@ from .. import canisters
 from .. import exceptions
 from .. import execution
 from .. import naming
+from .. import providers
 from .. import schemata

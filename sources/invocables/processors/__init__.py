@@ -14,6 +14,7 @@
 from . import __
 from . import base as base
 from . import natives as natives
+from .. import providers as _providers
 
 # Type checkers see through 'module.TYPE_CHECKING', not through the hub;
 # linters read the literals of 'module.Literal' as literals.
@@ -31,17 +32,11 @@ from .base import (
 
 PROVIDERS: __.typx.Annotated[
     __.cabc.Mapping[ str, str ],
-    __.ddoc.Doc( ''' Known provider names and their modules. ''' ),
+    __.ddoc.Doc( ''' Known provider names and their modules (from
+        :py:data:`invocables.providers.PROVIDERS`). ''' ),
 ] = __.types.MappingProxyType( {
-    'anthropic': 'anthropic',
-    'bedrock': 'bedrock',
-    'cohere': 'cohere',
-    'gemini': 'gemini',
-    'mistral': 'mistral',
-    'ollama': 'ollama',
-    'openai': 'openai',
-    'openai-responses': 'openai_responses',
-} )
+    name: provider.processor
+    for name, provider in _providers.PROVIDERS.items( ) } )
 
 
 if _typx.TYPE_CHECKING:
@@ -134,12 +129,8 @@ def produce_processor(
         the known providers, for an unknown name.
     '''
     from importlib import import_module
-    module_name = PROVIDERS.get( provider )
-    if module_name is None:
-        raise __.exceptions.ProviderNoSupport(
-            provider, "known providers are {names}.".format(
-                names = ', '.join( sorted( PROVIDERS ) ) ) )
-    module = import_module( f"{__name__}.{module_name}" )
+    entry = _providers.access_provider( provider )
+    module = import_module( f"{__name__}.{entry.processor}" )
     producer: __.cabc.Callable[ ..., InvocationsProcessor ] = (
         module.produce_processor )
     return producer( **options )

@@ -219,7 +219,7 @@ class AnthropicProcessor(
     ''' Processor for the Anthropic Messages API. '''
 
     provider = PROVIDER
-    dialect = 'anthropic'
+    dialect = __.providers.PROVIDERS[ PROVIDER ].dialect
     accumulator_class = AnthropicAccumulator
 
     def produce_tool(

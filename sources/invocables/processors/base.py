@@ -575,10 +575,18 @@ class ProcessorBase(
 
             Options go to :py:func:`invocables.execution.execute_invocations`
             (``auxdata``, ``namespace``, ``timeout``, ``concurrency``,
-            ``failure_policy``, ``alerter``).
+            ``failure_policy``, ``alerter``). Results carry whether the id
+            of their invocation was synthesized.
         '''
-        return await __.execution.execute_invocations(
+        invocations = tuple( invocations )
+        results = await __.execution.execute_invocations(
             invocations, ensembles, **options )
+        return tuple(
+            __.dcls.replace( result, invocation_id_synthesized = True )
+            if invocation.identifier_synthesized
+            and not result.invocation_id_synthesized else result
+            for invocation, result in zip(
+                invocations, results, strict = True ) )
 
     def produce_accumulator( self ) -> AccumulatorBase:
         ''' Produces accumulator for one streamed response. '''
@@ -801,13 +809,14 @@ def produce_invocation(
     if __.is_absent( invalidity ):
         arguments_, invalidity = decode_arguments( arguments )
     else: arguments_ = { }
+    synthesized = not isinstance( identifier, str ) or not identifier
     if not isinstance( identifier, str ) or not identifier:
         identifier = synthesize_identifier(
             position, name, arguments_ if __.is_absent( invalidity )
             else arguments )
     return __.canisters.InvocationCanister(
         identifier = identifier, name = name, arguments = arguments_,
-        invalidity = invalidity )
+        invalidity = invalidity, identifier_synthesized = synthesized )
 
 
 def render_arguments( arguments: object ) -> str:

@@ -139,7 +139,7 @@ class CohereProcessor(
     ''' Processor for Cohere Chat v2. '''
 
     provider = PROVIDER
-    dialect = 'cohere'
+    dialect = __.providers.PROVIDERS[ PROVIDER ].dialect
     accumulator_class = CohereAccumulator
 
     def produce_tool(

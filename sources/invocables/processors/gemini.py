@@ -39,7 +39,6 @@ _CHUNK_FIELDS = (
 _INDEX_DIGITS_MAXIMUM = 9
 _PATH_STEPS_MAXIMUM = 64
 _STOPS_TRUNCATING = frozenset( ( 'MAX_TOKENS', 'MALFORMED_FUNCTION_CALL' ) )
-_synthesized = __.re.compile( r'^call_\d+_[0-9a-f]{16}$' )
 _path_step = __.re.compile(
     r'''\.([A-Za-z_$][\w$-]*)|\[(\d{1,9})\]|\[(?:'([^']*)'|"([^"]*)")\]''' )
 
@@ -205,7 +204,7 @@ class GeminiProcessor(
     ''' Processor for Gemini generateContent and streamGenerateContent. '''
 
     provider = PROVIDER
-    dialect = 'gemini'
+    dialect = __.providers.PROVIDERS[ PROVIDER ].dialect
     accumulator_class = GeminiAccumulator
 
     def __init__(
@@ -315,7 +314,7 @@ class GeminiProcessor(
         self, result: __.canisters.ResultCanister
     ) -> _Response:
         response: _Response = { 'name': result.name }
-        if not _synthesized.match( result.invocation_id ):
+        if not result.invocation_id_synthesized:
             response[ 'id' ] = result.invocation_id
         media = [
             item for item in result.content
@@ -435,7 +434,7 @@ class _Part:
         if emission is None: return None
         invocation = emission.invocation
         call: _base.NativeObject = { 'name': invocation.name }
-        if not _synthesized.match( invocation.identifier ):
+        if not invocation.identifier_synthesized:
             call[ 'id' ] = invocation.identifier
         call[ 'args' ] = invocation.arguments
         native.pop( 'function_call', None )

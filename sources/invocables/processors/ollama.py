@@ -22,7 +22,6 @@ from . import natives as _natives
 
 PROVIDER = 'ollama'
 
-_synthesized = __.re.compile( r'^call_\d+_[0-9a-f]{16}$' )
 
 
 class OllamaAccumulator( _base.AccumulatorBase ):
@@ -96,7 +95,7 @@ class OllamaAccumulator( _base.AccumulatorBase ):
             call: _base.NativeObject = { 'function': {
                 'name': invocation.name,
                 'arguments': invocation.arguments } }
-            if not _synthesized.match( invocation.identifier ):
+            if not invocation.identifier_synthesized:
                 call[ 'id' ] = invocation.identifier
             calls.append( call )
         if calls: message[ 'tool_calls' ] = calls
@@ -109,7 +108,7 @@ class OllamaProcessor(
     ''' Processor for Ollama's native chat API. '''
 
     provider = PROVIDER
-    dialect = 'ollama'
+    dialect = __.providers.PROVIDERS[ PROVIDER ].dialect
     accumulator_class = OllamaAccumulator
 
     def produce_tool(
@@ -153,7 +152,7 @@ class OllamaProcessor(
                 'content': result.as_text( ),
                 'tool_name': result.name,
             }
-            if not _synthesized.match( result.invocation_id ):
+            if not result.invocation_id_synthesized:
                 message[ 'tool_call_id' ] = result.invocation_id
             messages.append( message )
         return messages

@@ -221,7 +221,7 @@ class OpenaiProcessor(
     ''' Processor for OpenAI Chat Completions (and compatible servers). '''
 
     provider = PROVIDER
-    dialect = 'openai'
+    dialect = __.providers.PROVIDERS[ PROVIDER ].dialect
     accumulator_class = OpenaiAccumulator
 
     def __init__( self, *, strict: bool = False, choice: int = 0 ):

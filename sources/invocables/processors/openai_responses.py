@@ -134,7 +134,7 @@ class OpenaiResponsesProcessor(
     ''' Processor for the OpenAI Responses API. '''
 
     provider = PROVIDER
-    dialect = 'openai'
+    dialect = __.providers.PROVIDERS[ PROVIDER ].dialect
     accumulator_class = OpenaiResponsesAccumulator
 
     def produce_tool(

@@ -15,22 +15,24 @@ from secrets import token_hex as _token_hex
 from shutil import rmtree as _rmtree
 from tempfile import mkdtemp as _mkdtemp
 
+from os import PathLike as _PathLike
+
 from . import __
-from . import descriptors as _descriptors
-from . import ensembles as _ensembles
-from . import exceptions as _exceptions
-from . import invokers as _invokers
-from . import naming as _naming
+from . import assembly as _assembly
+from . import loading as _loading
+from . import reading as _reading
+from . import records as _records
+from . import servers as _servers
+from .. import ensembles as _ensembles
+from .. import exceptions as _exceptions
+from .. import invokers as _invokers
+from .. import naming as _naming
+from .. import schemata as _schemata
 
 
 Documents: __.typx.TypeAlias = dict[ str, dict[ str, __.typx.Any ] ]
 
-_ENVIRONMENT_PREFIX = 'env:'
 _variable_invalid = __.re.compile( r'[^A-Za-z0-9_]' )
-
-
-
-_name_ensemble = __.re.compile( r'[a-zA-Z0-9_-]{1,64}' )
 _HEADER = (
     "# Written by invocables from ensemble {name!r}. Edit the descriptions\n"
     "# and schemas as you wish; see the reference of descriptors.\n\n" )
@@ -38,23 +40,37 @@ _HEADER = (
 
 def create_descriptors(
     ensemble: _ensembles.Ensemble,
-    folder: __.Path,
+    folder: __.typx.Annotated[
+        str | _PathLike[ str ],
+        __.ddoc.Doc( ''' Folder which receives the descriptors. ''' ),
+    ],
     *,
-    server: __.Absential[ _descriptors.ServerDescriptor ] = __.absent,
-    replace: bool = False,
+    server: __.typx.Annotated[
+        __.Absential[ _records.ServerDescriptor ],
+        __.ddoc.Doc(
+            ''' How to reach the MCP server of the ensemble; needed for an
+                MCP ensemble not loaded from descriptors. ''' ),
+    ] = __.absent,
+    replace: __.typx.Annotated[
+        bool,
+        __.ddoc.Doc( ''' Whether to replace existing descriptors. ''' ),
+    ] = False,
 ) -> __.Path:
-    ''' Writes descriptors of ensemble into folder; returns ensemble file.
+    ''' Writes descriptors of ensemble; returns path of ensemble file.
 
-        Writes ``<name>.toml`` and ``<name>/invokers/<tool>.toml``. Refuses
-        to replace existing descriptors unless asked; when replacing,
-        removes invoker descriptors of tools which are gone. The
+        Writes ``<name>.toml`` and ``<name>/invokers/<tool>.toml`` into
+        the folder, each file atomically. Loading the ensemble file gives
+        the same ensemble: for an MCP server, its tools are then pinned.
+        Refuses to replace existing descriptors unless asked; when
+        replacing, removes invoker descriptors of tools which are gone. The
         descriptors are first written into a staging folder beside them
         and loaded from there: descriptors which would not load (such as
         the schemas of a hostile server, nested too deeply) raise
         :py:class:`invocables.exceptions.DescriptorInvalidity`, and nothing
         is written.
     '''
-    if not _name_ensemble.fullmatch( ensemble.name ):
+    folder = __.Path( folder )
+    if not _records.name_provider.fullmatch( ensemble.name ):
         raise _exceptions.DescriptorInvalidity(
             f"ensemble {ensemble.name!r}", 'ensemble.name', "the name would "
             "not load as a descriptor (letters, digits, '_' and '-' only, at "
@@ -73,7 +89,7 @@ def create_descriptors(
         prefix = f".{ensemble.name}.", suffix = '.staging', dir = folder ) )
     try:
         for relative, text in texts.items( ):
-            _write_atomically( staging / relative, text )
+            _write_staged( staging / relative, text )
         _validate_staged( staging, folder, target.name )
         invokers_folder = _prepare_invokers_folder( folder, ensemble.name )
         if replace: _delete_stale( invokers_folder, folder, documents )
@@ -88,11 +104,12 @@ def create_descriptors(
 def produce_documents(
     ensemble: _ensembles.Ensemble,
     *,
-    server: __.Absential[ _descriptors.ServerDescriptor ] = __.absent,
+    server: __.Absential[ _records.ServerDescriptor ] = __.absent,
 ) -> Documents:
-    ''' Returns TOML documents of descriptors, by path relative to folder.
+    ''' Returns descriptors of ensemble as TOML documents, by file path.
 
-        The first document is the ensemble descriptor, ``<name>.toml``.
+        Paths are relative to the folder which would hold them; the first
+        is the ensemble descriptor, ``<name>.toml``.
     '''
     if __.is_absent( server ): server = _access_server( ensemble )
     local = __.is_absent( server )
@@ -122,46 +139,22 @@ def produce_documents(
 
 def _access_server(
     ensemble: _ensembles.Ensemble
-) -> __.Absential[ _descriptors.ServerDescriptor ]:
+) -> __.Absential[ _records.ServerDescriptor ]:
     ''' Returns server descriptor of pinned or MCP ensemble, if any. '''
-    if isinstance( ensemble, _descriptors.PinnedEnsemble ):
+    if isinstance( ensemble, _assembly.PinnedEnsemble ):
         return ensemble.server
-    if not type( ensemble ).__module__.startswith( f"{__.package_name}.mcp" ):
-        return __.absent
-    from .mcp import ServerEnsemble
-    from .mcp.ensembles import CONNECT_TIMEOUT_DEFAULT
-    if not isinstance( ensemble, ServerEnsemble ): return __.absent
-    parameters, options = ensemble.parameters, ensemble.options
-    transport = parameters.transport.value
-    command = (
-        ( ) if __.is_absent( parameters.command )
-        else ( parameters.command, * parameters.arguments ) )
-    return _descriptors.ServerDescriptor(
-        transport = 'http' if transport == 'streamable-http' else transport,
-        command = command, environment = parameters.environment,
-        cwd = (
-            __.absent if __.is_absent( parameters.cwd )
-            else __.Path( parameters.cwd ) ),
-        url = parameters.url, headers = parameters.headers,
-        startup_timeout = (
-            __.absent if options.connect_timeout == CONNECT_TIMEOUT_DEFAULT
-            else options.connect_timeout ),
-        enabled_tools = (
-            __.absent if __.is_absent( options.include )
-            else tuple( sorted( options.include ) ) ),
-        disabled_tools = tuple( sorted( options.exclude ) ) )
+    return _servers.access_server_descriptor( ensemble )
 
 
 def _access_tool_timeout(
     ensemble: _ensembles.Ensemble, name: str
 ) -> __.Absential[ float | None ]:
     ''' Returns own timeout of tool of MCP ensemble, if it has one. '''
-    if isinstance( ensemble, _descriptors.PinnedEnsemble ):
+    if isinstance( ensemble, _assembly.PinnedEnsemble ):
         return next( (
             descriptor.timeout for descriptor in ensemble.descriptors
             if descriptor.name == name ), __.absent )
-    options = getattr( ensemble, 'options', None )
-    timeouts = getattr( options, 'timeouts', { } )
+    timeouts = _servers.access_tool_timeouts( ensemble )
     if name in timeouts: return timeouts[ name ]
     return __.absent
 
@@ -172,7 +165,7 @@ def _add_configuration(
 ) -> None:
     configuration = next( (
         invoker.configuration for invoker in invokers
-        if isinstance( invoker, _descriptors.DescriptorInvoker )
+        if isinstance( invoker, _assembly.DescriptorInvoker )
         and invoker.configuration ), None )
     if configuration:
         document[ 'configuration' ] = _produce_toml_value( configuration )
@@ -220,7 +213,7 @@ def _produce_invoker_document(
     header: dict[ str, __.typx.Any ] = { 'name': invoker.name }
     if invoker.description: header[ 'description' ] = invoker.description
     if local:
-        if not isinstance( invoker, _descriptors.DescriptorInvoker ):
+        if not isinstance( invoker, _assembly.DescriptorInvoker ):
             raise _exceptions.DescriptorInvalidity(
                 f"ensemble {ensemble.name!r}", f"invokers.{invoker.name}",
                 "the tool was not made from a descriptor, so its import "
@@ -244,7 +237,7 @@ def _produce_invoker_document(
 
 
 def _produce_server_table(
-    name: str, server: _descriptors.ServerDescriptor
+    name: str, server: _records.ServerDescriptor
 ) -> dict[ str, __.typx.Any ]:
     table: dict[ str, __.typx.Any ] = { 'transport': server.transport }
     secrets = _SecretReferences( name )
@@ -306,7 +299,7 @@ def _render_checked(
     except RecursionError as exception:
         raise _exceptions.DescriptorInvalidity(
             str( path ), '', "the descriptor nests too deeply to be "
-            f"written (at most {_descriptors.DEPTH_MAXIMUM} levels load); "
+            f"written (at most {_reading.DEPTH_MAXIMUM} levels load); "
             "nothing was written." ) from exception
     except ( TypeError, ValueError ) as exception:
         raise _exceptions.DescriptorInvalidity(
@@ -323,8 +316,7 @@ def _render_checked(
 
 def _render_schema( schema: __.Schema ) -> __.typx.Any:
     ''' Returns schema as table, or as JSON text if it holds nulls. '''
-    from .schemata import thaw_json
-    plain = thaw_json( schema )
+    plain = _schemata.thaw_json( schema )
     if _has_null( plain ): return __.json.dumps( plain, indent = 2 )
     return plain
 
@@ -348,15 +340,15 @@ class _SecretReferences:
 
     def protect( self, key: str, value: str, variable: str ) -> str:
         ''' Returns value, or a reference if it is a literal secret. '''
-        from .mcp.redaction import is_secret_key
-        if value.startswith( _ENVIRONMENT_PREFIX ): return value
+        from ..mcp.redaction import is_secret_key
+        if value.startswith( __.ENVIRONMENT_PREFIX ): return value
         if not is_secret_key( key ): return value
         return self._refer( variable )
 
     def protect_url( self, url: str ) -> str:
         ''' Returns URL with literal password and secrets referenced. '''
         from urllib.parse import unquote, urlsplit, urlunsplit
-        from .mcp.configuration import split_userinfo
+        from ..mcp.configuration import split_userinfo
         parts = urlsplit( url )
         netloc, query = parts.netloc, parts.query
         if '@' in netloc:
@@ -395,14 +387,14 @@ class _SecretReferences:
         name = _variable_invalid.sub( '_', variable ).upper( )
         if name[ 0 ].isdigit( ): name = f"_{name}"
         self.references.append( name )
-        return f"{_ENVIRONMENT_PREFIX}{name}"
+        return f"{__.ENVIRONMENT_PREFIX}{name}"
 
 
 def _validate_staged(
     staging: __.Path, folder: __.Path, name: str
 ) -> None:
     ''' Loads staged ensemble descriptor; errors name the final files. '''
-    try: _descriptors.produce_ensemble_descriptor( staging / name )
+    try: _loading.produce_ensemble_descriptor( staging / name )
     except _exceptions.DescriptorInvalidity as exception:
         location = exception.location.replace(
             str( staging ), str( folder ), 1 )
@@ -412,7 +404,10 @@ def _validate_staged(
             "written, so nothing was written." ) from exception
 
 
-def _write_atomically( path: __.Path, text: str ) -> None:
+def _write_staged( path: __.Path, text: str ) -> None:
+    ''' Writes text to file of staging folder, atomically but not durably:
+        the staged files are then renamed into place.
+    '''
     path.parent.mkdir( parents = True, exist_ok = True )
     temporary = path.with_name( ".{name}.{token}.tmp".format(
         name = path.name, token = _token_hex( 6 ) ) )

@@ -19,7 +19,7 @@ import stat as _stat
 import sys as _sys
 
 from . import __
-from . import exceptions as _exceptions
+from .. import exceptions as _exceptions
 
 
 if _sys.version_info >= ( 3, 11 ): import tomllib as _tomllib

@@ -1,36 +1,45 @@
 # SPDX-License-Identifier: Apache-2.0
 
-''' MCP servers of descriptors: the common JSON, and their ensembles.
+''' MCP servers of descriptors: ``[mcp]`` tables, the common ``mcpServers``
+    JSON, and the mapping between a server descriptor and the parameters
+    and options of an MCP ensemble, in both directions.
 
     The ``mcp`` subpackage (and the ``mcp`` SDK) is imported only when an
-    ensemble of a server is produced.
+    ensemble of a server is produced or described.
 '''
 
 
 from . import __
-from . import ensembles as _ensembles
-from . import exceptions as _exceptions
-from . import invokers as _invokers
-from ._descriptors import (
-    EnsembleDescriptor,
-    InvokerDescriptor,
-    ServerDescriptor,
-    Table,
-    expand_path,
-    probe_folder,
-    produce_deduplicator,
-    resolve_path,
-    suggest_key,
+from .. import ensembles as _ensembles
+from .. import exceptions as _exceptions
+from .paths import (
+    expand_path as _expand_path,
+    probe_folder as _probe_folder,
+    resolve_path as _resolve_path,
 )
+from .records import (
+    EnsembleDescriptor as _EnsembleDescriptor,
+    ServerDescriptor as _ServerDescriptor,
+    name_provider as _name_server,
+)
+from .tables import Table as _Table
+from .tables import suggest_key as _suggest_key
 
 
-TRANSPORTS = ( 'stdio', 'http', 'sse' )
-TRANSPORT_ALIASES = __.immut.Dictionary( { 'streamable-http': 'http' } )
+_Entry: __.typx.TypeAlias = tuple[
+    str, str, __.cabc.Mapping[ str, __.typx.Any ] ]
 
-_ENVIRONMENT_PREFIX = 'env:'
-# Matched whole (fullmatch): '$' would also accept a final newline.
-name_tool = __.re.compile( r'[a-zA-Z0-9_./-]{1,128}' )
-_name_server = __.re.compile( r'[a-zA-Z0-9_-]{1,64}' )
+# The one table of transports: by each name which descriptors and the common
+# JSON give one, the transport of descriptors and that of the mcp subpackage.
+_transports = __.immut.Dictionary( {
+    'stdio': ( 'stdio', 'stdio' ),
+    'http': ( 'http', 'streamable-http' ),
+    'streamable-http': ( 'http', 'streamable-http' ),
+    'streamableHttp': ( 'http', 'streamable-http' ),
+    'sse': ( 'sse', 'sse' ),
+} )
+_transports_descriptors = tuple( dict.fromkeys(
+    transport for transport, _ in _transports.values( ) ) )
 _reference = __.re.compile( r'^\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}$' )
 _reference_embedded = __.re.compile(
     r'\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}' )
@@ -57,101 +66,55 @@ _json_labels: tuple[ tuple[ type | tuple[ type, ... ], str ], ... ] = (
     ( ( list, tuple ), 'an array' ),
     ( __.cabc.Mapping, 'an object' ),
 )
-_transports = __.immut.Dictionary( {
-    'stdio': 'stdio',
-    'http': 'http',
-    'streamable-http': 'http',
-    'streamableHttp': 'http',
-    'sse': 'sse',
-} )
-
-_Entry: __.typx.TypeAlias = tuple[
-    str, str, __.cabc.Mapping[ str, __.typx.Any ] ]
 
 
-class PinnedEnsemble(
-    _ensembles.EnsembleBase, instances_mutables = ( '_connected', )
-):
-    ''' MCP server ensemble whose tools are pinned by descriptors.
+def access_server_descriptor(
+    ensemble: _ensembles.Ensemble
+) -> __.Absential[ _ServerDescriptor ]:
+    ''' Returns descriptor of server of MCP ensemble; absent for others.
 
-        It offers exactly the described tools, with their described names,
-        descriptions and schemas, even before it is connected; calls go to
-        the server's tools of the same names.
+        The reverse of :py:func:`produce_server_ensemble`: the parameters
+        and options of the ensemble become the ``[mcp]`` table.
     '''
+    if not _is_server_ensemble( ensemble ): return __.absent
+    from ..mcp import CONNECT_TIMEOUT_DEFAULT, ServerEnsemble
+    if not isinstance( ensemble, ServerEnsemble ): return __.absent
+    parameters, options = ensemble.parameters, ensemble.options
+    command = (
+        ( ) if __.is_absent( parameters.command )
+        else ( parameters.command, * parameters.arguments ) )
+    return _ServerDescriptor(
+        transport = _access_transport( parameters.transport.value ),
+        command = command, environment = parameters.environment,
+        cwd = (
+            __.absent if __.is_absent( parameters.cwd )
+            else __.Path( parameters.cwd ) ),
+        url = parameters.url, headers = parameters.headers,
+        startup_timeout = (
+            __.absent if options.connect_timeout == CONNECT_TIMEOUT_DEFAULT
+            else options.connect_timeout ),
+        enabled_tools = (
+            __.absent if __.is_absent( options.include )
+            else tuple( sorted( options.include ) ) ),
+        disabled_tools = tuple( sorted( options.exclude ) ) )
 
-    def __init__(
-        self,
-        name: str,
-        inner: _ensembles.Ensemble,
-        invokers: __.cabc.Sequence[ InvokerDescriptor ],
-        configuration: _ensembles.EnsembleConfiguration,
-        server: ServerDescriptor,
-        location: str,
-    ):
-        self.name = name
-        # Under the engine, the timeouts of pinned tools are the engine's
-        # to apply: the tool's own, else the server's, else the caller's.
-        if not __.is_absent( server.tool_timeout ):
-            configuration = __.dcls.replace(
-                configuration, timeout = server.tool_timeout )
-        self.configuration = configuration
-        self.inner = inner
-        self.server = server
-        self.location = location
-        self.descriptors = tuple( invokers )
-        self._invokers = tuple(
-            _produce_pinned_invoker( self, descriptor ).with_ensemble( name )
-            for descriptor in invokers )
-        self._invokers_by_name = __.types.MappingProxyType(
-            { invoker.name: invoker for invoker in self._invokers } )
-        self._connected = False
 
-    def __repr__( self ) -> str:
-        return "{cls}( name = {name!r}, invokers = {count} )".format(
-            cls = type( self ).__name__, name = self.name,
-            count = len( self._invokers ) )
+def access_tool_timeouts(
+    ensemble: _ensembles.Ensemble
+) -> __.cabc.Mapping[ str, float | None ]:
+    ''' Returns own timeouts of tools of MCP ensemble, by tool name.
 
-    def access_invoker( self, name: str ) -> _invokers.Invoker:
-        ''' Returns invoker by name. Raises absence error if unknown. '''
-        try: return self._invokers_by_name[ name ]
-        except KeyError as exception:
-            raise _exceptions.InvokerAbsence(
-                name, self.name ) from exception
-
-    def is_connected( self ) -> bool:
-        ''' Returns whether ensemble is connected. '''
-        return self._connected and self.inner.is_connected( )
-
-    def survey_invokers( self ) -> tuple[ _invokers.Invoker, ... ]:
-        ''' Returns pinned invokers, in order of descriptors. '''
-        return self._invokers
-
-    async def connect( self ) -> None:
-        ''' Connects server; checks that it offers every pinned tool. '''
-        await self.inner.connect( )
-        offered = { invoker.name for invoker in self.inner.survey_invokers( ) }
-        missing = [
-            invoker.name for invoker in self._invokers
-            if invoker.name not in offered ]
-        if missing:
-            await self.inner.disconnect( )
-            raise _exceptions.DescriptorInvalidity(
-                self.location, 'invokers',
-                "MCP server {server!r} no longer offers pinned tool(s) "
-                "{names}; delete their descriptors or take a new "
-                "snapshot.".format(
-                    server = self.name,
-                    names = ', '.join( map( repr, missing ) ) ) )
-        self._connected = True
-
-    async def disconnect( self ) -> None:
-        ''' Disconnects server. '''
-        self._connected = False
-        await self.inner.disconnect( )
+        The reverse of the ``timeout`` of invoker descriptors pinned to a
+        server; empty for other ensembles.
+    '''
+    if not _is_server_ensemble( ensemble ): return { }
+    from ..mcp import ServerEnsemble
+    if not isinstance( ensemble, ServerEnsemble ): return { }
+    return ensemble.options.timeouts
 
 
 def produce_server_ensemble(
-    descriptor: EnsembleDescriptor
+    descriptor: _EnsembleDescriptor
 ) -> _ensembles.Ensemble:
     ''' Produces unconnected ensemble of MCP server from its descriptor.
 
@@ -159,48 +122,46 @@ def produce_server_ensemble(
         ``timeout`` of ``[defaults]``; pinned tools may have their own.
     '''
     name = descriptor.name
-    try: from . import mcp as _mcp
+    try: from .. import mcp as _mcp
     except ImportError as exception:
         raise _exceptions.ConfigurationInvalidity(
             f"ensemble {name!r}",
             f"MCP servers need the 'mcp' extra ({exception}); install "
             "'invocables[mcp]'." ) from exception
-    server = __.typx.cast( ServerDescriptor, descriptor.server )
-    options: dict[ str, __.typx.Any ] = { }
+    server = __.typx.cast( _ServerDescriptor, descriptor.server )
+    options: dict[ str, __.typx.Any ] = {
+        'transport': _transports[ server.transport ][ 1 ] }
     if server.transport == 'stdio':
         options.update(
-            transport = 'stdio', command = list( server.command ),
+            command = list( server.command ),
             environment = dict( server.environment ) )
         if not __.is_absent( server.cwd ): options[ 'cwd' ] = server.cwd
     else:
-        options.update(
-            transport = (
-                'streamable-http' if server.transport == 'http'
-                else server.transport ),
-            url = server.url, headers = dict( server.headers ) )
+        options.update( url = server.url, headers = dict( server.headers ) )
     options.update( _produce_lifecycle_options( descriptor ) )
     return _mcp.produce_ensemble(
         name, description = descriptor.description, ** options )
 
 
 def produce_server_descriptor(
-    table: Table, folder: __.Path
-) -> ServerDescriptor:
+    table: _Table, folder: __.Path
+) -> _ServerDescriptor:
     command = table.access_strings( 'command', default = ( ) )
     url = table.access( 'url', str, default = __.absent )
     transport = table.access(
         'transport', str,
         default = 'stdio' if command or __.is_absent( url ) else 'http' )
-    transport = TRANSPORT_ALIASES.get( transport, transport )
-    if transport not in TRANSPORTS:
+    if transport not in _transports:
         table.fail(
             'transport', "unknown transport {transport!r}; use one of "
             "{known}.".format(
-                transport = transport, known = ', '.join( TRANSPORTS ) ) )
+                transport = transport,
+                known = ', '.join( _transports_descriptors ) ) )
+    transport = _transports[ transport ][ 0 ]
     environment = table.access_strings_mapping( 'environment' )
     cwd = table.access( 'cwd', str, default = __.absent )
     headers = table.access_strings_mapping( 'headers' )
-    descriptor = ServerDescriptor(
+    descriptor = _ServerDescriptor(
         transport = transport, command = command,
         environment = environment,
         cwd = __.absent if __.is_absent( cwd ) else _resolve_cwd(
@@ -218,11 +179,11 @@ def produce_server_descriptor(
 
 
 def produce_server_ensemble_descriptor(
-    name: str, location: str, table: Table, folder: __.Path
-) -> EnsembleDescriptor:
+    name: str, location: str, table: _Table, folder: __.Path
+) -> _EnsembleDescriptor:
     enabled = not table.access( 'disabled', bool, default = False )
     descriptor = produce_server_descriptor( table, folder )
-    return EnsembleDescriptor(
+    return _EnsembleDescriptor(
         name = name, location = location, enabled = enabled,
         server = descriptor, keypath = table.keypath )
 
@@ -262,9 +223,9 @@ def survey_servers(
 
 
 def _produce_lifecycle_options(
-    descriptor: EnsembleDescriptor
+    descriptor: _EnsembleDescriptor
 ) -> dict[ str, __.typx.Any ]:
-    server = __.typx.cast( ServerDescriptor, descriptor.server )
+    server = __.typx.cast( _ServerDescriptor, descriptor.server )
     options: dict[ str, __.typx.Any ] = { }
     if not __.is_absent( server.startup_timeout ):
         options[ 'connect_timeout' ] = server.startup_timeout
@@ -282,11 +243,18 @@ def _produce_lifecycle_options(
     return options
 
 
+def _access_transport( transport: str ) -> str:
+    ''' Returns transport of descriptors for transport of mcp subpackage. '''
+    return next(
+        name for name, mcp_name in _transports.values( )
+        if mcp_name == transport )
+
+
 def _translate_reference( value: object ) -> object:
     if not isinstance( value, str ): return value
     match = _reference.match( value )
     if match is None: return value
-    return _ENVIRONMENT_PREFIX + match[ 1 ]
+    return __.ENVIRONMENT_PREFIX + match[ 1 ]
 
 
 def _translate_server(
@@ -315,7 +283,7 @@ def _translate_server(
                         "{known}.".format(
                             value = value,
                             known = ', '.join( _transports ) ) )
-                table[ 'transport' ] = _transports[ value ]
+                table[ 'transport' ] = _transports[ value ][ 0 ]
             case 'url':
                 table[ key ] = _translate_url( value )
             case 'cwd' | 'disabled':
@@ -328,7 +296,7 @@ def _translate_server(
                     "command, args, env, cwd, url, headers, type and "
                     "disabled; remove it or correct its spelling.".format(
                         key = key,
-                        hint = suggest_key( key, _keys_understood ) ) )
+                        hint = _suggest_key( key, _keys_understood ) ) )
     if 'args' in server and 'command' not in server:
         raise _exceptions.DescriptorInvalidity(
             location, f"{keypath}.command",
@@ -340,7 +308,7 @@ def _translate_url( value: object ) -> object:
     ''' Translates ``${NAME}`` in URL (as a password or a query value). '''
     if not isinstance( value, str ): return value
     return _reference_embedded.sub(
-        lambda match: _ENVIRONMENT_PREFIX + match[ 1 ], value )
+        lambda match: __.ENVIRONMENT_PREFIX + match[ 1 ], value )
 
 
 def _translate_strings( value: object ) -> object:
@@ -350,29 +318,10 @@ def _translate_strings( value: object ) -> object:
         key: _translate_reference( item ) for key, item in mapping.items( ) }
 
 
-def _produce_pinned_invoker(
-    ensemble: PinnedEnsemble, descriptor: InvokerDescriptor
-) -> _invokers.FunctionInvoker:
-    name = descriptor.name
-
-    async def invoke(
-        context: _invokers.Context, arguments: __.Arguments
-    ) -> object:
-        invoker = ensemble.inner.access_invoker( name )
-        return list( await invoker( context, arguments ) ) or None
-
-    return _invokers.FunctionInvoker(
-        name = name, invocable = invoke, argschema = descriptor.argschema,
-        description = descriptor.description, timeout = descriptor.timeout,
-        deduplicator = produce_deduplicator( descriptor ),
-        annotations = descriptor.annotations,
-        outschema = descriptor.outschema )
-
-
-def _resolve_cwd( table: Table, cwd: str, folder: __.Path ) -> __.Path:
-    path = resolve_path(
-        table, 'cwd', folder / expand_path( table, 'cwd', cwd ) )
-    if not probe_folder( path ):
+def _resolve_cwd( table: _Table, cwd: str, folder: __.Path ) -> __.Path:
+    path = _resolve_path(
+        table, 'cwd', folder / _expand_path( table, 'cwd', cwd ) )
+    if not _probe_folder( path ):
         table.fail(
             'cwd', f"folder '{path}' does not exist; create it or "
             "correct the path (relative paths start at the folder of the "
@@ -419,7 +368,7 @@ def _describe_json( value: object ) -> str:
         type( value ).__name__ )
 
 
-def _validate_transport( table: Table, server: ServerDescriptor ) -> None:
+def _validate_transport( table: _Table, server: _ServerDescriptor ) -> None:
     if server.transport == 'stdio':
         if not server.command:
             table.fail(
@@ -446,3 +395,10 @@ def _validate_transport( table: Table, server: ServerDescriptor ) -> None:
             'command', f"the {server.transport} transport starts no "
             "process; remove 'command', 'environment' and 'cwd', or set "
             "transport = 'stdio'." )
+
+
+def _is_server_ensemble( ensemble: _ensembles.Ensemble ) -> bool:
+    ''' Returns whether ensemble may be of the mcp subpackage; tells
+        without importing it (and the ``mcp`` SDK) for other ensembles.
+    '''
+    return type( ensemble ).__module__.startswith( f"{__.package_name}.mcp" )

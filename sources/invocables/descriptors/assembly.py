@@ -1,0 +1,271 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Ensembles of validated descriptors: local tools implemented by import
+    path, MCP servers, and MCP servers whose tools descriptors pin.
+'''
+
+
+from . import __
+from . import loading as _loading
+from . import records as _records
+from . import servers as _servers
+from .. import deduplicators as _deduplicators
+from .. import ensembles as _ensembles
+from .. import exceptions as _exceptions
+from .. import invokers as _invokers
+from .. import schemata as _schemata
+from .. import workers as _workers
+
+
+_CONFIGURATION_EMPTY: __.cabc.Mapping[ str, __.typx.Any ] = (
+    __.types.MappingProxyType( { } ) )
+_scribe = __.produce_scribe( __name__ )
+
+
+class DescriptorInvoker( _invokers.FunctionInvoker ):
+    ''' Invoker produced from a local invoker descriptor.
+
+        Its invocable receives it as ``context.invoker``, and so reaches
+        the configuration of its ensemble (``configuration``) and the roots
+        of the configuration (``roots``).
+    '''
+
+    def __init__(
+        self,
+        descriptor: _records.InvokerDescriptor, *,
+        configuration: __.cabc.Mapping[ str, __.typx.Any ] = (
+            _CONFIGURATION_EMPTY ),
+        roots: tuple[ _records.Root, ... ] = ( ),
+        ensemble: __.Absential[ str ] = __.absent,
+        validator: __.Absential[ _schemata.Validator ] = __.absent,
+    ):
+        self.descriptor = descriptor
+        self.implementation = __.typx.cast( str, descriptor.implementation )
+        self.configuration = configuration
+        self.roots = roots
+        function = __.typx.cast(
+            __.cabc.Callable[ ..., __.typx.Any ], descriptor.function )
+        super( ).__init__(
+            name = descriptor.name,
+            invocable = _produce_invocable( function ),
+            argschema = descriptor.argschema,
+            description = descriptor.description,
+            ensemble = ensemble,
+            timeout = descriptor.timeout,
+            deduplicator = _produce_deduplicator( descriptor ),
+            annotations = descriptor.annotations,
+            outschema = descriptor.outschema,
+            validator = validator )
+
+    def with_ensemble( self, ensemble: str ) -> __.typx.Self:
+        ''' Returns copy of invoker which belongs to named ensemble. '''
+        return type( self )(
+            self.descriptor, configuration = self.configuration,
+            roots = self.roots, ensemble = ensemble,
+            validator = self.validator )
+
+
+class PinnedEnsemble(
+    _ensembles.EnsembleBase, instances_mutables = ( '_connected', )
+):
+    ''' MCP server ensemble whose tools are pinned by descriptors.
+
+        It offers exactly the described tools, with their described names,
+        descriptions and schemas, even before it is connected; calls go to
+        the server's tools of the same names.
+    '''
+
+    def __init__(
+        self,
+        name: str,
+        inner: _ensembles.Ensemble,
+        invokers: __.cabc.Sequence[ _records.InvokerDescriptor ],
+        configuration: _ensembles.EnsembleConfiguration,
+        server: _records.ServerDescriptor,
+        location: str,
+    ):
+        self.name = name
+        # Under the engine, the timeouts of pinned tools are the engine's
+        # to apply: the tool's own, else the server's, else the caller's.
+        if not __.is_absent( server.tool_timeout ):
+            configuration = __.dcls.replace(
+                configuration, timeout = server.tool_timeout )
+        self.configuration = configuration
+        self.inner = inner
+        self.server = server
+        self.location = location
+        self.descriptors = tuple( invokers )
+        self._invokers = tuple(
+            _produce_pinned_invoker( self, descriptor ).with_ensemble( name )
+            for descriptor in invokers )
+        self._invokers_by_name = __.types.MappingProxyType(
+            { invoker.name: invoker for invoker in self._invokers } )
+        self._connected = False
+
+    def __repr__( self ) -> str:
+        return "{cls}( name = {name!r}, invokers = {count} )".format(
+            cls = type( self ).__name__, name = self.name,
+            count = len( self._invokers ) )
+
+    def access_invoker( self, name: str ) -> _invokers.Invoker:
+        ''' Returns invoker by name. Raises absence error if unknown. '''
+        try: return self._invokers_by_name[ name ]
+        except KeyError as exception:
+            raise _exceptions.InvokerAbsence(
+                name, self.name ) from exception
+
+    def is_connected( self ) -> bool:
+        ''' Returns whether ensemble is connected. '''
+        return self._connected and self.inner.is_connected( )
+
+    def survey_invokers( self ) -> tuple[ _invokers.Invoker, ... ]:
+        ''' Returns pinned invokers, in order of descriptors. '''
+        return self._invokers
+
+    async def connect( self ) -> None:
+        ''' Connects server; checks that it offers every pinned tool. '''
+        await self.inner.connect( )
+        offered = { invoker.name for invoker in self.inner.survey_invokers( ) }
+        missing = [
+            invoker.name for invoker in self._invokers
+            if invoker.name not in offered ]
+        if missing:
+            await self.inner.disconnect( )
+            raise _exceptions.DescriptorInvalidity(
+                self.location, 'invokers',
+                "MCP server {server!r} no longer offers pinned tool(s) "
+                "{names}; delete their descriptors or take a new "
+                "snapshot.".format(
+                    server = self.name,
+                    names = ', '.join( map( repr, missing ) ) ) )
+        self._connected = True
+
+    async def disconnect( self ) -> None:
+        ''' Disconnects server. '''
+        self._connected = False
+        await self.inner.disconnect( )
+
+
+async def prepare_ensembles(
+    configuration: __.typx.Annotated[
+        _records.ConfigurationSource | _records.Configuration,
+        __.ddoc.Doc(
+            ''' Path of a configuration file, a mapping with the same
+                structure, or a configuration already produced. ''' ),
+    ],
+    *,
+    connect: __.typx.Annotated[
+        bool,
+        __.ddoc.Doc(
+            ''' Whether to connect the ensembles before returning them. If
+                one fails, those already connected are disconnected and the
+                failure is raised. ''' ),
+    ] = False,
+) -> tuple[ _ensembles.Ensemble, ... ]:
+    ''' Loads every enabled ensemble of a configuration.
+
+        Raises :py:class:`invocables.exceptions.DescriptorInvalidity` for
+        any invalid file, before anything is produced or connected.
+    '''
+    if not isinstance( configuration, _records.Configuration ):
+        configuration = _loading.produce_configuration( configuration )
+    ensembles = tuple(
+        produce_ensemble( descriptor, configuration.roots )
+        for descriptor in configuration.ensembles if descriptor.enabled )
+    if connect: await _connect_ensembles( ensembles )
+    return ensembles
+
+
+def produce_ensemble(
+    descriptor: _records.EnsembleDescriptor,
+    roots: __.cabc.Sequence[ _records.Root ] = ( ),
+) -> _ensembles.Ensemble:
+    ''' Produces unconnected ensemble from validated descriptor.
+
+        Without roots, file tools may read the current directory only.
+    '''
+    configuration = _ensembles.EnsembleConfiguration(
+        timeout = descriptor.timeout, description = descriptor.description )
+    if not __.is_absent( descriptor.server ):
+        inner = _servers.produce_server_ensemble( descriptor )
+        if not descriptor.invokers: return inner
+        return PinnedEnsemble(
+            descriptor.name, inner,
+            tuple( item for item in descriptor.invokers if item.enabled ),
+            configuration,
+            descriptor.server, descriptor.location )
+    roots_ = tuple( roots ) or ( _records.Root( path = __.Path.cwd( ) ), )
+    invokers = tuple(
+        DescriptorInvoker(
+            _loading.complete_function( invoker ),
+            configuration = descriptor.configuration, roots = roots_ )
+        for invoker in descriptor.invokers if invoker.enabled )
+    return _ensembles.LocalEnsemble(
+        descriptor.name, invokers, configuration )
+
+
+async def _connect_ensembles(
+    ensembles: __.cabc.Sequence[ _ensembles.Ensemble ]
+) -> None:
+    ''' Connects ensembles in order; on failure, disconnects those done. '''
+    connected: list[ _ensembles.Ensemble ] = [ ]
+    try:
+        for ensemble in ensembles:
+            await ensemble.connect( )
+            connected.append( ensemble )
+    except BaseException:
+        for ensemble in reversed( connected ):
+            await _disconnect_quietly( ensemble )
+        raise
+
+
+async def _disconnect_quietly( ensemble: _ensembles.Ensemble ) -> None:
+    try: await ensemble.disconnect( )
+    except Exception: # the first failure matters more
+        _scribe.exception( "Failed to disconnect ensemble %r.", ensemble.name )
+
+
+def _produce_invocable(
+    function: __.cabc.Callable[ ..., __.typx.Any ]
+) -> _invokers.Invocable:
+    ''' Wraps ( context, arguments ) callable, sync or async. '''
+    if __.inspect.iscoroutinefunction( function ):
+        return __.typx.cast( _invokers.Invocable, function )
+
+    async def invoke(
+        context: _invokers.Context, arguments: __.Arguments
+    ) -> object:
+        result = await _workers.execute_in_thread(
+            function, context, arguments )
+        # Such as an object whose __call__ is a coroutine function.
+        if __.inspect.isawaitable( result ): return await result
+        return result
+
+    return invoke
+
+
+def _produce_pinned_invoker(
+    ensemble: PinnedEnsemble, descriptor: _records.InvokerDescriptor
+) -> _invokers.FunctionInvoker:
+    name = descriptor.name
+
+    async def invoke(
+        context: _invokers.Context, arguments: __.Arguments
+    ) -> object:
+        invoker = ensemble.inner.access_invoker( name )
+        return list( await invoker( context, arguments ) ) or None
+
+    return _invokers.FunctionInvoker(
+        name = name, invocable = invoke, argschema = descriptor.argschema,
+        description = descriptor.description, timeout = descriptor.timeout,
+        deduplicator = _produce_deduplicator( descriptor ),
+        annotations = descriptor.annotations,
+        outschema = descriptor.outschema )
+
+
+def _produce_deduplicator(
+    descriptor: _records.InvokerDescriptor
+) -> __.Absential[ _deduplicators.Deduplicator ]:
+    ''' Returns exact deduplicator if descriptor asks for deduplication. '''
+    if descriptor.deduplicate: return _deduplicators.ExactDeduplicator( )
+    return __.absent

@@ -1,0 +1,413 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Loading of descriptors: files and mappings read into validated records.
+
+    Every file is checked completely before any ensemble is produced: an
+    error raises :py:class:`invocables.exceptions.DescriptorInvalidity`,
+    naming the file, the key path and the fix. Implementations of enabled
+    tools are imported and their signatures checked while loading.
+'''
+
+
+from importlib import import_module as _import_module
+from os import PathLike as _PathLike
+
+from . import __
+from . import paths as _paths
+from . import reading as _reading
+from . import records as _records
+from . import servers as _servers
+from .tables import Table as _Table
+from .. import exceptions as _exceptions
+
+
+# Matched whole (fullmatch): '$' would also accept a final newline.
+_name_builtin = __.re.compile( r'[a-z][a-z0-9_]*' )
+_implementation_path = __.re.compile(
+    r'[A-Za-z_][\w.]*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*' )
+_absence = object( )
+
+
+def complete_function(
+    descriptor: _records.InvokerDescriptor
+) -> _records.InvokerDescriptor:
+    ''' Returns descriptor with implementation imported, if not yet.
+
+        Descriptors of disabled ensembles and tools are loaded without
+        importing their implementations.
+    '''
+    if not __.is_absent( descriptor.function ): return descriptor
+    if __.is_absent( descriptor.implementation ): return descriptor
+    header = _Table( descriptor.location, 'invoker', { } )
+    function = import_function( header, descriptor.implementation )
+    return __.dcls.replace( descriptor, function = function )
+
+
+def import_function(
+    header: _Table, implementation: str
+) -> __.cabc.Callable[ ..., __.typx.Any ]:
+    ''' Imports implementation; checks that it takes two arguments. '''
+    module_name, attributes = implementation.split( ':', 1 )
+    # A module may exit the program (SystemExit) when imported.
+    try: value: object = _import_module( module_name )
+    except ( Exception, SystemExit ) as exception:
+        header.fail(
+            'implementation', f"cannot import module {module_name!r} "
+            f"({exception!r}); check the module name, that its package is "
+            "installed and that importing it succeeds.", cause = exception )
+    for attribute in attributes.split( '.' ):
+        try: value = getattr( value, attribute, _absence )
+        except Exception as exception:
+            header.fail(
+                'implementation', f"reading {attribute!r} of "
+                f"{module_name!r} raised {exception!r}; name another "
+                "function.", cause = exception )
+        if value is _absence:
+            header.fail(
+                'implementation', f"module {module_name!r} has no "
+                f"{attributes!r}; check the name after the colon." )
+    if not callable( value ):
+        header.fail(
+            'implementation', f"{implementation!r} is not callable; name "
+            "a function taking ( context, arguments )." )
+    _validate_signature( header, implementation, value )
+    return value
+
+
+def produce_configuration(
+    source: _records.ConfigurationSource,
+    location: __.Absential[ str ] = __.absent,
+) -> _records.Configuration:
+    ''' Produces validated configuration from file or mapping.
+
+        Relative paths in a file are relative to its folder; in a mapping,
+        relative to the current directory.
+    '''
+    if isinstance( source, __.cabc.Mapping ):
+        location_ = (
+            _records.LOCATION_MAPPING if __.is_absent( location )
+            else location )
+        folder = __.Path.cwd( )
+        document = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], source )
+        _reading.validate_document( location_, '', document )
+    else:
+        path = _paths.locate_file( source )
+        location_ = str( path )
+        folder = path.parent
+        document = _reading.read_toml( path )
+    table = _Table( location_, '', document )
+    ensembles = _produce_ensembles_entries(
+        table, folder, confined = not isinstance( source, __.cabc.Mapping ) )
+    roots = _produce_roots( table, folder )
+    table.finish( )
+    _validate_ensemble_names( location_, ensembles )
+    return _records.Configuration(
+        location = location_, ensembles = ensembles, roots = roots )
+
+
+def produce_ensemble_descriptor(
+    path: str | _PathLike[ str ],
+) -> _records.EnsembleDescriptor:
+    ''' Produces validated ensemble descriptor from file. '''
+    path_ = __.Path( path ).absolute( )
+    return _produce_ensemble_descriptor( path_, _reading.read_toml( path_ ) )
+
+
+def produce_invoker_descriptor(
+    path: str | _PathLike[ str ], *, local: bool = True
+) -> _records.InvokerDescriptor:
+    ''' Produces validated invoker descriptor from file.
+
+        A local invoker needs an implementation; an invoker pinned to an
+        MCP server must have none.
+    '''
+    path_ = __.Path( path ).absolute( )
+    return _produce_invoker_descriptor(
+        path_, _reading.read_toml( path_ ), local = local )
+
+
+def produce_server_descriptors(
+    source: str | _PathLike[ str ] | __.cabc.Mapping[ str, __.typx.Any ],
+    location: __.Absential[ str ] = __.absent,
+) -> tuple[ _records.EnsembleDescriptor, ... ]:
+    ''' Produces ensemble descriptors from the common ``mcpServers`` JSON.
+
+        Understands ``command``, ``args``, ``env``, ``cwd``, ``url``,
+        ``headers``, ``type`` (or ``transport``) and ``disabled`` of each
+        server; ``${NAME}`` and ``${env:NAME}`` values become ``env:NAME``.
+    '''
+    if isinstance( source, __.cabc.Mapping ):
+        location_ = (
+            _records.LOCATION_MAPPING if __.is_absent( location )
+            else location )
+        folder = __.Path.cwd( )
+        document = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], source )
+        _reading.validate_document( location_, '', document )
+    else:
+        path = _paths.locate_file( source, expand = False )
+        location_, folder = str( path ), path.parent
+        document = _reading.read_json( path )
+    return tuple(
+        _servers.produce_server_ensemble_descriptor(
+            name, location_, _Table( location_, keypath, table ), folder )
+        for name, keypath, table in _servers.survey_servers(
+            location_, document ) )
+
+
+def _produce_ensembles_entries(
+    table: _Table, folder: __.Path, *, confined: bool
+) -> tuple[ _records.EnsembleDescriptor, ... ]:
+    entries = table.access_tables( 'ensembles', default = ( ) )
+    descriptors: list[ _records.EnsembleDescriptor ] = [ ]
+    for entry in entries:
+        descriptors.extend(
+            _produce_ensembles_entry( entry, folder, confined = confined ) )
+        entry.finish( )
+    return tuple( descriptors )
+
+
+def _produce_ensembles_entry(
+    entry: _Table, folder: __.Path, *, confined: bool
+) -> tuple[ _records.EnsembleDescriptor, ... ]:
+    enabled = entry.access( 'enabled', bool, default = __.absent )
+    configuration = entry.access( 'configuration', dict, default = { } )
+    kinds = [
+        key for key in ( 'source', 'builtin', 'mcp_servers' )
+        if key in entry.table ]
+    if len( kinds ) != 1:
+        entry.fail(
+            '', "give exactly one of 'source' (an ensemble descriptor), "
+            "'builtin' (such as 'io') or 'mcp_servers' (an mcpServers JSON "
+            "file)." )
+    if kinds[ 0 ] == 'mcp_servers':
+        path = _paths.resolve_source(
+            entry, 'mcp_servers', folder, confined = confined )
+        descriptors = produce_server_descriptors( path )
+    else:
+        if kinds[ 0 ] == 'source':
+            path = _paths.resolve_source(
+                entry, 'source', folder, confined = confined )
+        else: path = _resolve_builtin( entry )
+        descriptors = ( _produce_ensemble_descriptor(
+            path, _reading.read_toml( path ), enabled = enabled ), )
+    if configuration:
+        if any( not __.is_absent( item.server ) for item in descriptors ):
+            entry.fail(
+                'configuration', "MCP servers take no configuration table; "
+                "remove it." )
+        descriptors = tuple(
+            __.dcls.replace(
+                item, configuration = __.immut.Dictionary(
+                    { ** item.configuration, ** configuration } ) )
+            for item in descriptors )
+    if not __.is_absent( enabled ):
+        descriptors = tuple(
+            __.dcls.replace( item, enabled = enabled )
+            for item in descriptors )
+    return descriptors
+
+
+def _produce_ensemble_descriptor(
+    path: __.Path,
+    document: __.cabc.Mapping[ str, __.typx.Any ],
+    *,
+    enabled: __.Absential[ bool ] = __.absent,
+) -> _records.EnsembleDescriptor:
+    ''' Produces ensemble descriptor; imports implementations if enabled.
+
+        The entry of a configuration may enable or disable the ensemble
+        (``enabled``), over its own descriptor.
+    '''
+    location = str( path )
+    table = _Table( location, '', document )
+    header = table.access_table( 'ensemble' )
+    name = header.access_name( 'name', _records.name_provider )
+    enabled_ = header.access( 'enabled', bool, default = True )
+    description = header.access( 'description', str, default = '' )
+    header.finish( )
+    timeout = _produce_defaults( table )
+    server_table = table.access_table( 'mcp', default = __.absent )
+    server = (
+        __.absent if __.is_absent( server_table )
+        else _servers.produce_server_descriptor( server_table, path.parent ) )
+    configuration = table.access( 'configuration', dict, default = { } )
+    if configuration and not __.is_absent( server ):
+        table.fail(
+            'configuration', "an MCP server ensemble takes no "
+            "configuration table; remove it." )
+    invokers = _produce_invokers_entries(
+        table, path.parent, local = __.is_absent( server ),
+        importing = enabled_ if __.is_absent( enabled ) else enabled )
+    table.finish( )
+    if not __.is_absent( server ) and not (
+        __.is_absent( timeout ) or __.is_absent( server.tool_timeout )
+    ):
+        table.fail(
+            'mcp.tool_timeout', "the per-call timeout is given twice (also "
+            "as defaults.timeout); keep one of them." )
+    if __.is_absent( server ) and not invokers:
+        table.fail(
+            'invokers', "the ensemble has no tools: add [[invokers]] "
+            "entries with a 'source', or an [mcp] table." )
+    return _records.EnsembleDescriptor(
+        name = name, location = location, enabled = enabled_,
+        description = description, timeout = timeout,
+        configuration = __.immut.Dictionary( configuration ),
+        invokers = invokers, server = server )
+
+
+def _produce_defaults( table: _Table ) -> __.Absential[ float | None ]:
+    defaults = table.access_table( 'defaults', default = __.absent )
+    if __.is_absent( defaults ): return __.absent
+    timeout = defaults.access_timeout( 'timeout', unbounded = True )
+    defaults.finish( )
+    return timeout
+
+
+def _produce_invokers_entries(
+    table: _Table, folder: __.Path, *, local: bool, importing: bool
+) -> tuple[ _records.InvokerDescriptor, ... ]:
+    entries = table.access_tables( 'invokers', default = ( ) )
+    descriptors: list[ _records.InvokerDescriptor ] = [ ]
+    sources: dict[ str, str ] = { }
+    for entry in entries:
+        path = _paths.resolve_source( entry, 'source', folder )
+        entry.finish( )
+        descriptor = _produce_invoker_descriptor(
+            path, _reading.read_toml( path ),
+            local = local, importing = importing )
+        if descriptor.name in sources:
+            entry.fail(
+                'source', "tool name {name!r} is also given by {other}; "
+                "rename one of the tools or remove one entry.".format(
+                    name = descriptor.name,
+                    other = sources[ descriptor.name ] ) )
+        sources[ descriptor.name ] = f"{entry.keypath} ({path})"
+        descriptors.append( descriptor )
+    return tuple( descriptors )
+
+
+def _produce_invoker_descriptor(
+    path: __.Path,
+    document: __.cabc.Mapping[ str, __.typx.Any ],
+    *,
+    local: bool,
+    importing: bool = True,
+) -> _records.InvokerDescriptor:
+    ''' Produces invoker descriptor; imports implementation if enabled. '''
+    location = str( path )
+    table = _Table( location, '', document )
+    header = table.access_table( 'invoker' )
+    name = header.access_name(
+        'name',
+        _records.name_provider if local else _records.name_tool_server )
+    enabled = header.access( 'enabled', bool, default = True )
+    description = header.access( 'description', str, default = '' )
+    implementation, function = _produce_implementation(
+        header, local = local, importing = importing and enabled )
+    timeout = header.access_timeout( 'timeout', unbounded = True )
+    deduplicate = header.access( 'deduplicate', bool, default = False )
+    annotations = header.access( 'annotations', dict, default = { } )
+    header.finish( )
+    argschema = table.access_schema( 'arguments', name )
+    outschema = table.access_schema( 'results', name, required = False )
+    table.finish( )
+    return _records.InvokerDescriptor(
+        name = name, location = location, enabled = enabled,
+        description = description,
+        argschema = __.typx.cast( __.Schema, argschema ),
+        outschema = outschema, implementation = implementation,
+        function = function, timeout = timeout, deduplicate = deduplicate,
+        annotations = __.immut.Dictionary( annotations ) )
+
+
+def _produce_implementation(
+    header: _Table, *, local: bool, importing: bool
+) -> tuple[
+    __.Absential[ str ],
+    __.Absential[ __.cabc.Callable[ ..., __.typx.Any ] ],
+]:
+    if not local:
+        if 'implementation' in header.table:
+            header.fail(
+                'implementation', "tools of an MCP server run on the "
+                "server; remove 'implementation'." )
+        return __.absent, __.absent
+    implementation = header.access( 'implementation', str )
+    if not _implementation_path.fullmatch( implementation ):
+        header.fail(
+            'implementation', f"{implementation!r} is not an import path; "
+            "write 'package.module:function'." )
+    # Disabled tools are not imported: their modules' code does not run.
+    if not importing: return implementation, __.absent
+    return implementation, import_function( header, implementation )
+
+
+def _produce_roots(
+    table: _Table, folder: __.Path
+) -> tuple[ _records.Root, ... ]:
+    roots: list[ _records.Root ] = [ ]
+    for entry in table.access_tables( 'roots', default = ( ) ):
+        path_ = _paths.expand_path(
+            entry, 'path', entry.access( 'path', str ) )
+        path = _paths.resolve_path( entry, 'path', folder / path_ )
+        if not _paths.probe_folder( path ):
+            entry.fail(
+                'path', f"folder '{path}' does not exist; create it "
+                "or correct the path (relative paths start at the folder "
+                "of the configuration file)." )
+        writable = entry.access( 'writable', bool, default = False )
+        hard_links = entry.access( 'hard_links', bool, default = False )
+        entry.finish( )
+        roots.append( _records.Root(
+            path = path, writable = writable, hard_links = hard_links ) )
+    return tuple( roots )
+
+
+def _resolve_builtin( entry: _Table ) -> __.Path:
+    name = entry.access( 'builtin', str )
+    folder = _paths.access_data_location( ) / 'ensembles'
+    available = sorted( path.stem for path in folder.glob( '*.toml' ) )
+    if not _name_builtin.fullmatch( name ) or name not in available:
+        entry.fail(
+            'builtin', "no built-in ensemble {name!r}; use one of "
+            "{available}.".format(
+                name = name, available = ', '.join( available ) ) )
+    return folder / f"{name}.toml"
+
+
+def _validate_ensemble_names(
+    location: str, ensembles: tuple[ _records.EnsembleDescriptor, ... ]
+) -> None:
+    seen: dict[ str, str ] = { }
+    for ensemble in ensembles:
+        if ensemble.name in seen:
+            raise _exceptions.DescriptorInvalidity(
+                ensemble.location, ensemble.keypath,
+                "ensemble name {name!r} is also used by {other} (listed in "
+                "{location}); give each ensemble a distinct name.".format(
+                    name = ensemble.name, other = seen[ ensemble.name ],
+                    location = location ) )
+        seen[ ensemble.name ] = ensemble.location
+
+
+def _validate_signature(
+    header: _Table, implementation: str, function: object
+) -> None:
+    ''' Refuses callables which cannot take ( context, arguments ). '''
+    if __.inspect.isgeneratorfunction( function ) or (
+        __.inspect.isasyncgenfunction( function )
+    ):
+        header.fail(
+            'implementation', f"{implementation!r} is a generator; an "
+            "implementation returns its result (with return, not "
+            "yield)." )
+    try: signature = __.inspect.signature(
+        __.typx.cast( __.cabc.Callable[ ..., __.typx.Any ], function ) )
+    except ( TypeError, ValueError ): return # no signature to check
+    try: signature.bind( None, None )
+    except TypeError:
+        header.fail(
+            'implementation', f"{implementation!r} has the signature "
+            f"{signature}, which cannot take ( context, arguments ); "
+            "name a function with these two positional parameters." )

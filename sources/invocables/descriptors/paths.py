@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Files named by descriptors: paths expanded, resolved and confined.
+
+    A descriptor names other files relative to its own folder; such a path
+    may not leave the folder, also not through symbolic links. Every
+    failure raises :py:class:`invocables.exceptions.DescriptorInvalidity`.
+'''
+
+
+import errno as _errno
+import os as _os
+import stat as _stat
+
+from os import PathLike as _PathLike
+from os import fspath as _fspath
+
+from . import __
+from .. import exceptions as _exceptions
+from .tables import Table as _Table
+
+
+def access_data_location( ) -> __.Path:
+    ''' Returns folder of data shipped with the package.
+
+        Installed packages hold it as ``invocables/data``; editable
+        installs use the ``data`` folder of the repository.
+    '''
+    package = __.Path( __file__ ).resolve( ).parent.parent
+    installed = package / 'data'
+    if installed.is_dir( ): return installed
+    return package.parent.parent / 'data'
+
+
+def expand_path( table: _Table, key: str, value: str ) -> __.Path:
+    ''' Returns path with home folder (``~``) expanded. '''
+    try: return __.Path( value ).expanduser( )
+    except RuntimeError as exception: # no such user, no home
+        table.fail(
+            key, f"cannot expand {value!r} ({exception}); give a full "
+            "path.", cause = exception )
+
+
+def locate_file(
+    source: str | _PathLike[ str ], *, expand: bool = True
+) -> __.Path:
+    ''' Returns absolute path of descriptor file named by application. '''
+    try: path = __.Path( source )
+    except TypeError as exception:
+        raise _exceptions.DescriptorInvalidity(
+            repr( source ), '', "expected the path of a descriptor file, "
+            "or a mapping." ) from exception
+    if expand:
+        try: path = path.expanduser( )
+        except RuntimeError as exception: # no such user, no home
+            raise _exceptions.DescriptorInvalidity(
+                str( path ), '', f"cannot expand the path ({exception}); "
+                "give a full path." ) from exception
+    return path.absolute( )
+
+
+def probe_folder( path: __.Path ) -> bool:
+    ''' Returns whether path is a folder; false if it cannot be told. '''
+    try: return _stat.S_ISDIR( _os.stat( path ).st_mode )
+    except ( OSError, ValueError ): return False
+
+
+def resolve_path( table: _Table, key: str, path: __.Path ) -> __.Path:
+    ''' Returns path with symbolic links and ``..`` resolved.
+
+        Refuses paths which hold NUL characters or loops of links.
+    '''
+    try: resolved = __.Path( _os.path.realpath( path ) )
+    except ( OSError, ValueError ) as exception:
+        table.fail(
+            key, f"path '{path}' is not valid ({exception}); correct it.",
+            cause = exception )
+    try: _os.stat( resolved )
+    except OSError as exception:
+        if exception.errno == _errno.ELOOP:
+            table.fail(
+                key, f"path '{path}' is a loop of symbolic links; correct "
+                "the links or the path.", cause = exception )
+        if exception.errno == _errno.ENAMETOOLONG:
+            table.fail(
+                key, "a name in the path is longer than the file system "
+                "allows; correct the path.", cause = exception )
+    return resolved
+
+
+def resolve_source(
+    table: _Table, key: str, folder: __.Path, *, confined: bool = True
+) -> __.Path:
+    ''' Returns path of existing file named relative to folder.
+
+        Refuses absolute paths and paths which leave the folder, also
+        through symbolic links, unless not confined (a mapping made by an
+        application may name any file, also as a path object).
+    '''
+    if not confined:
+        value = table.access( key, object )
+        if isinstance( value, _PathLike ):
+            value = _fspath( __.typx.cast( _PathLike[ str ], value ) )
+        if not isinstance( value, str ):
+            table.fail( key, "expected a string holding a path." )
+        source = expand_path( table, key, value )
+        path = resolve_path( table, key, folder / source )
+        return _validate_file( table, key, path )
+    source = table.access( key, str )
+    if __.Path( source ).is_absolute( ) or source.startswith( '~' ):
+        table.fail(
+            key, f"{source!r} is absolute; give a path relative to the "
+            f"folder '{folder}'." )
+    base = resolve_path( table, key, folder )
+    path = resolve_path( table, key, base / source )
+    if path != base and base not in path.parents:
+        table.fail(
+            key, f"{source!r} leaves the folder '{base}'; keep "
+            "descriptors inside the folder of the file which names them." )
+    return _validate_file( table, key, path )
+
+
+def _validate_file( table: _Table, key: str, path: __.Path ) -> __.Path:
+    try: status = _os.stat( path )
+    except OSError:
+        table.fail(
+            key, f"file '{path}' does not exist; create it or "
+            "correct the path (relative to the folder of this file)." )
+    if not _stat.S_ISREG( status.st_mode ):
+        table.fail(
+            key, f"'{path}' is not a regular file (a folder, pipe or "
+            "device); name a descriptor file." )
+    return path

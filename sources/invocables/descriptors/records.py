@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Records of validated descriptors: configurations, ensembles, invokers,
+    MCP servers and roots.
+'''
+
+
+from os import PathLike as _PathLike
+
+from . import __
+from .. import exceptions as _exceptions
+from .. import schemata as _schemata
+
+
+ConfigurationSource: __.typx.TypeAlias = (
+    str | _PathLike[ str ] | __.cabc.Mapping[ str, __.typx.Any ] )
+
+CONFIGURATION_NAME = 'invocables.toml'
+LOCATION_MAPPING = '<mapping>'
+
+# Names are matched whole (fullmatch): '$' would also accept a final newline.
+# Ensembles, local tools and MCP servers follow the rule of every provider.
+name_provider = __.re.compile( r'[a-zA-Z0-9_-]{1,64}' )
+# Tools of MCP servers keep the names which their servers give them.
+name_tool_server = __.re.compile( r'[a-zA-Z0-9_./-]{1,128}' )
+
+
+class Root( __.immut.DataclassObject ):
+    ''' Folder which file tools may touch, and what they may do there.
+
+        ``writable`` lets them write; ``hard_links`` lets them read regular
+        files which have more than one hard link (such a file may be the
+        same file as one outside of the roots).
+    '''
+
+    path: __.Path
+    writable: bool = False
+    hard_links: bool = False
+
+
+class ServerDescriptor( __.immut.DataclassObject ):
+    ''' Validated ``[mcp]`` table: how to reach one MCP server. '''
+
+    transport: str
+    command: tuple[ str, ... ] = ( )
+    environment: __.cabc.Mapping[ str, str ] = __.dcls.field(
+        default_factory = __.immut.Dictionary[ str, str ] )
+    cwd: __.Absential[ __.Path ] = __.absent
+    url: __.Absential[ str ] = __.absent
+    headers: __.cabc.Mapping[ str, str ] = __.dcls.field(
+        default_factory = __.immut.Dictionary[ str, str ] )
+    startup_timeout: __.Absential[ float ] = __.absent
+    tool_timeout: __.Absential[ float ] = __.absent
+    enabled_tools: __.Absential[ tuple[ str, ... ] ] = __.absent
+    disabled_tools: tuple[ str, ... ] = ( )
+
+
+class InvokerDescriptor( __.immut.DataclassObject ):
+    ''' Validated invoker descriptor. '''
+
+    name: str
+    location: str
+    enabled: bool = True
+    description: str = ''
+    argschema: __.Schema = __.dcls.field(
+        default_factory = _schemata.access_schema_empty )
+    outschema: __.Absential[ __.Schema ] = __.absent
+    implementation: __.Absential[ str ] = __.absent
+    function: __.Absential[ __.cabc.Callable[ ..., __.typx.Any ] ] = (
+        __.absent )
+    timeout: __.Absential[ float | None ] = __.absent
+    deduplicate: bool = False
+    annotations: __.cabc.Mapping[ str, __.typx.Any ] = __.dcls.field(
+        default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
+
+
+class EnsembleDescriptor( __.immut.DataclassObject ):
+    ''' Validated ensemble descriptor: local tools or an MCP server. '''
+
+    name: str
+    location: str
+    enabled: bool = True
+    description: str = ''
+    timeout: __.Absential[ float | None ] = __.absent
+    configuration: __.cabc.Mapping[ str, __.typx.Any ] = __.dcls.field(
+        default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
+    invokers: tuple[ InvokerDescriptor, ... ] = ( )
+    server: __.Absential[ ServerDescriptor ] = __.absent
+    keypath: str = 'ensemble.name' # where the name is, for errors
+
+
+class Configuration( __.immut.DataclassObject ):
+    ''' Validated configuration: ensemble descriptors and roots. '''
+
+    location: str
+    ensembles: tuple[ EnsembleDescriptor, ... ] = ( )
+    roots: tuple[ Root, ... ] = ( )
+
+    def access_ensemble( self, name: str ) -> EnsembleDescriptor:
+        ''' Returns ensemble descriptor by name, enabled or not. '''
+        for ensemble in self.ensembles:
+            if ensemble.name == name: return ensemble
+        raise _exceptions.EnsembleAbsence( name )
