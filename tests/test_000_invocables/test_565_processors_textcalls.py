@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
+import invocables
+
 from invocables import exceptions
-from invocables.processors import textcalls
+from invocables.processors import produce_processor, textcalls
 
 
 _DATA = Path( __file__ ).parents[ 1 ] / 'data' / 'local-models'
@@ -319,3 +321,181 @@ def test_300_hostile_bounded( text ):
     assert _summarize( invocations ) == _summarize( reading.invocations )
     assert streamed == reading.text
     assert time.monotonic( ) - started < 30 # does not hang
+
+
+def get_weather( city: str ) -> str:
+    ''' Returns weather in city. '''
+    return f"Sunny in {city}."
+
+
+def add( a: int, b: int ) -> int:
+    ''' Adds two integers. '''
+    return a + b
+
+
+def _produce_processor( provider, text_calls = 'auto' ):
+    processor = produce_processor( provider, text_calls = text_calls )
+    processor.prepare_tools( [ invocables.produce_ensemble(
+        'tools', [ get_weather, add ] ) ] )
+    return processor
+
+
+def _completion( content, stop = 'stop' ):
+    return { 'choices': [ {
+        'index': 0, 'finish_reason': stop,
+        'message': { 'role': 'assistant', 'content': content } } ] }
+
+
+def _chunks( pieces, stop = 'stop' ):
+    chunks = [
+        { 'choices': [ { 'index': 0, 'delta': { 'content': piece } } ] }
+        for piece in pieces ]
+    chunks.append( { 'choices': [ {
+        'index': 0, 'delta': { }, 'finish_reason': stop } ] } )
+    return chunks
+
+
+_HERMES = (
+    'Let me check. <tool_call>{"name": "get_weather", '
+    '"arguments": {"city": "Lima"}}</tool_call>' )
+
+
+def test_400_openai_whole( ):
+    ''' The OpenAI Chat processor reads text calls of a completion only
+        when asked, and only those naming prepared tools.
+    '''
+    assert produce_processor( 'openai' ).normalize_invocations(
+        _completion( _HERMES ) ) == ( )
+    processor = _produce_processor( 'openai' )
+    invocations = processor.normalize_invocations( _completion( _HERMES ) )
+    assert _summarize( invocations ) == [ ( 'get_weather', { 'city': 'Lima' } ) ]
+    assert invocations[ 0 ].identifier_synthesized
+    other = _HERMES.replace( 'get_weather', 'search' )
+    assert processor.normalize_invocations( _completion( other ) ) == ( )
+    with pytest.raises( exceptions.ConfigurationInvalidity ):
+        produce_processor( 'openai', text_calls = 'xml' )
+
+
+def test_410_openai_stream( ):
+    ''' Streamed, text calls come out of the accumulator; its assistant
+        message holds the text beside them and the calls with their ids.
+    '''
+    processor = _produce_processor( 'openai', 'hermes' )
+    accumulator = processor.produce_accumulator( )
+    pieces = [ _HERMES[ start : start + 5 ] for start in range(
+        0, len( _HERMES ), 5 ) ]
+    invocations = [ ]
+    for chunk in _chunks( pieces ):
+        invocations.extend( accumulator.ingest( chunk ) )
+    invocations.extend( accumulator.ingest( '[DONE]' ) )
+    invocations.extend( accumulator.conclude( ) )
+    assert _summarize( invocations ) == [ ( 'get_weather', { 'city': 'Lima' } ) ]
+    message = accumulator.produce_message( )
+    assert message[ 'content' ] == 'Let me check.'
+    assert message[ 'tool_calls' ][ 0 ][ 'id' ] == invocations[ 0 ].identifier
+    assert json.loads(
+        message[ 'tool_calls' ][ 0 ][ 'function' ][ 'arguments' ] ) == {
+        'city': 'Lima' }
+
+
+def test_420_truncated( ):
+    ''' A text call cut off by ``length`` raises truncation (whole) or
+        interruption (streamed), naming it; nothing runs.
+    '''
+    processor = _produce_processor( 'openai' )
+    text = '{"name": "add", "arguments": {"a": 1, "b"'
+    with pytest.raises( exceptions.InvocationTruncation ) as caught:
+        processor.normalize_invocations( _completion( text, 'length' ) )
+    assert caught.value.names == ( 'add', )
+    accumulator = processor.produce_accumulator( )
+    for chunk in _chunks( [ text ], 'length' ):
+        assert accumulator.ingest( chunk ) == ( )
+    with pytest.raises( exceptions.InvocationInterruption ):
+        accumulator.conclude( )
+
+
+def test_430_ollama( ):
+    ''' The Ollama processor reads text calls whole and streamed. '''
+    processor = _produce_processor( 'ollama' )
+    body = { 'message': { 'role': 'assistant', 'content': _HERMES },
+             'done': True }
+    invocations = processor.normalize_invocations( body )
+    assert _summarize( invocations ) == [ ( 'get_weather', { 'city': 'Lima' } ) ]
+    accumulator = processor.produce_accumulator( )
+    streamed = [ ]
+    for start in range( 0, len( _HERMES ), 7 ):
+        streamed.extend( accumulator.ingest( { 'message': {
+            'role': 'assistant', 'content': _HERMES[ start : start + 7 ] },
+            'done': False } ) )
+    streamed.extend( accumulator.ingest( {
+        'message': { 'role': 'assistant', 'content': '' }, 'done': True,
+        'done_reason': 'stop' } ) )
+    streamed.extend( accumulator.conclude( ) )
+    assert _summarize( streamed ) == _summarize( invocations )
+    message = accumulator.produce_message( )
+    assert message[ 'content' ] == 'Let me check.'
+    assert 'id' not in message[ 'tool_calls' ][ 0 ]
+
+
+def test_440_openai_responses( ):
+    ''' The Responses processor reads text calls of output messages whole
+        and of ``output_text`` deltas streamed.
+    '''
+    processor = _produce_processor( 'openai-responses', 'pythonic' )
+    text = "Sure: [add(a=1, b=2)]"
+    response = { 'output': [ { 'type': 'message', 'role': 'assistant',
+        'content': [ { 'type': 'output_text', 'text': text } ] } ] }
+    invocations = processor.normalize_invocations( response )
+    assert _summarize( invocations ) == [ ( 'add', { 'a': 1, 'b': 2 } ) ]
+    accumulator = processor.produce_accumulator( )
+    streamed = [ ]
+    for piece in ( text[ : 9 ], text[ 9 : 15 ], text[ 15 : ] ):
+        streamed.extend( accumulator.ingest( {
+            'type': 'response.output_text.delta', 'delta': piece } ) )
+    assert _summarize( streamed ) == _summarize( invocations )
+    streamed.extend( accumulator.ingest( {
+        'type': 'response.completed', 'response': { } } ) )
+    assert accumulator.conclude( ) == ( )
+    assert len( streamed ) == 1
+
+
+@pytest.mark.parametrize(
+    'reply', _QWEN_EXPECTED[ 'replies' ], ids = lambda reply: str(
+        reply[ 'reply' ] ) )
+def test_450_qwen_through_openai( reply ):
+    ''' Each real Qwen reply, as the Chat Completion llama.cpp returned,
+        gives its calls through the OpenAI processor; replies which stopped
+        on ``length`` with a call cut off raise truncation.
+    '''
+    source = _QWEN[ 'replies' ][ reply[ 'reply' ] ]
+    processor = produce_processor( 'openai', text_calls = 'auto' )
+    processor.text_calls.record_names( source[ 'offered_tools' ] )
+    completion = _completion( source[ 'content' ], source[ 'finish_reason' ] )
+    if reply[ 'truncations' ]:
+        with pytest.raises( exceptions.InvocationTruncation ):
+            processor.normalize_invocations( completion )
+        return
+    invocations = processor.normalize_invocations( completion )
+    assert [ item.name for item in invocations ] == [
+        call[ 'name' ] for call in reply[ 'calls' ] ]
+
+
+@pytest.mark.asyncio
+async def test_460_round_trip( ):
+    ''' Text calls run; an invalid one gives an error result the model can
+        act on, and is not run.
+    '''
+    processor = produce_processor( 'openai', text_calls = 'auto' )
+    ensembles = [ invocables.produce_ensemble( 'tools', [ get_weather, add ] ) ]
+    processor.prepare_tools( ensembles )
+    content = (
+        '{"name": "add", "arguments": {"a": 2, "b": 3}}\n'
+        '{{"name": "get_weather", "arguments": {"city": "Lima"}}}' )
+    invocations = processor.normalize_invocations( _completion( content ) )
+    async with ensembles[ 0 ]:
+        results = await processor.execute_invocations(
+            invocations, ensembles )
+    messages = processor.nativize_results( results )
+    assert messages[ 0 ][ 'content' ] == '5'
+    assert messages[ 1 ][ 'content' ].startswith( 'Error:' )
+    assert 'not valid JSON' in messages[ 1 ][ 'content' ]

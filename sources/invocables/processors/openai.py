@@ -16,6 +16,7 @@
 from . import __
 from . import base as _base
 from . import natives as _natives
+from . import textcalls as _textcalls
 from .. import dialects as _dialects
 
 
@@ -39,12 +40,20 @@ class OpenaiAccumulator( _base.AccumulatorBase ):
     '''
 
     __slots__ = (
-        '_choice', '_others', '_refusals', '_seen', '_texts', '_truncated' )
+        '_calls', '_choice', '_others', '_refusals', '_seen', '_texts',
+        '_truncated',
+    )
 
     provider = PROVIDER
 
-    def __init__( self, choice: int = 0 ) -> None:
+    def __init__(
+        self,
+        choice: int = 0,
+        text_calls: _textcalls.TextCallsOption | None = None,
+    ) -> None:
         super( ).__init__( )
+        self._calls = (
+            None if text_calls is None else text_calls.produce_stream( ) )
         self._choice = choice
         self._others = False
         self._seen = False
@@ -59,8 +68,9 @@ class OpenaiAccumulator( _base.AccumulatorBase ):
         if isinstance( event, ( str, bytes, bytearray ) ):
             event = _decode_chunk( event )
             if event is None:
-                if self._truncated: return ( )
-                return self.complete_calls( )
+                texts = self._conclude_text_calls( )
+                if self._truncated: return texts
+                return self.complete_calls( ) + texts
         error = _access_error( event )
         if error is not None: raise _base.produce_failure( PROVIDER, error )
         choices = _base.access_field( event, 'choices' )
@@ -87,7 +97,11 @@ class OpenaiAccumulator( _base.AccumulatorBase ):
             raise __.exceptions.ResponseInvalidity(
                 PROVIDER, f"the stream carried no choice {self._choice}; "
                 "ask for more choices (n), or read another one." )
-        return ( )
+        if self._calls is None: return ( )
+        ended = self._calls.concluded
+        invocations = self._conclude_text_calls( )
+        self._calls.validate( self.reason, ended = ended )
+        return invocations
 
     def produce_message( self ) -> _base.NativeObject:
         ''' Returns ``{ role: 'assistant', content, tool_calls }``.
@@ -118,9 +132,11 @@ class OpenaiAccumulator( _base.AccumulatorBase ):
         access = _base.access_field
         delta = access( choice, 'delta' )
         text = access( delta, 'content' )
-        if isinstance( text, str ) and text: self._texts.append( text )
-        calls = access( delta, 'tool_calls' )
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
+        if isinstance( text, str ) and text:
+            if self._calls is None: self._texts.append( text )
+            else: invocations.extend( self._calls.feed( text, self._texts ) )
+        calls = access( delta, 'tool_calls' )
         if calls is None:
             refusal = access( delta, 'refusal' )
             if isinstance( refusal, str ) and refusal:
@@ -134,10 +150,17 @@ class OpenaiAccumulator( _base.AccumulatorBase ):
         if stop in _STOPS_TRUNCATING:
             self._truncated = True
             self.reason = f"the response stopped for reason {stop!r}."
+            if self._calls is not None: self._calls.truncated = True
             invocations.extend( self.complete_calls( truncated = True ) )
+            invocations.extend( self._conclude_text_calls( ) )
             return tuple( invocations )
         invocations.extend( self.complete_calls( ) )
+        invocations.extend( self._conclude_text_calls( ) )
         return tuple( invocations )
+
+    def _conclude_text_calls( self ) -> _base.Invocations:
+        if self._calls is None: return ( )
+        return self._calls.conclude( self._texts )
 
     def _ingest_call(
         self, position: int, call: object
@@ -169,8 +192,23 @@ class StrictProcessorBase(
 ):
     ''' OpenAI processors, with strict mode where schemas allow it. '''
 
-    def __init__( self, *, strict: bool = False ):
+    def __init__(
+        self, *, strict: bool = False, text_calls: str | None = None
+    ):
         self.strict = strict
+        self.text_calls = _textcalls.TextCallsOption( text_calls )
+
+    def prepare_tools(
+        self, ensembles: _base.Ensembles
+    ) -> list[ _natives.Tool ]:
+        ''' Returns tool definitions in native format.
+
+            With option ``text_calls``, also records their names: only
+            calls written as text which name them are read.
+        '''
+        tools = super( ).prepare_tools( ensembles )
+        self.text_calls.record_ensembles( ensembles )
+        return tools
 
     def prepare_tool(
         self, name: str, description: str, schema: __.Schema
@@ -224,8 +262,14 @@ class OpenaiProcessor(
     dialect = __.providers.PROVIDERS[ PROVIDER ].dialect
     accumulator_class = OpenaiAccumulator
 
-    def __init__( self, *, strict: bool = False, choice: int = 0 ):
-        super( ).__init__( strict = strict )
+    def __init__(
+        self,
+        *,
+        strict: bool = False,
+        choice: int = 0,
+        text_calls: str | None = None,
+    ):
+        super( ).__init__( strict = strict, text_calls = text_calls )
         if not isinstance( choice, int ) or isinstance( choice, bool ) or (
             choice < 0
         ):
@@ -240,7 +284,8 @@ class OpenaiProcessor(
 
             It reads the same choice as ``normalize_invocations``.
         '''
-        return OpenaiAccumulator( choice = self.choice )
+        return OpenaiAccumulator(
+            choice = self.choice, text_calls = self.text_calls )
 
     def produce_tool(
         self,
@@ -277,9 +322,12 @@ class OpenaiProcessor(
             _base.validate_whole_calls( PROVIDER, (
                 ( _access_name( call ), _access_arguments( call ) )
                 for call in calls ), stop )
-        return tuple(
+        invocations = tuple(
             _produce_invocation( call, position )
             for position, call in enumerate( calls ) )
+        return invocations + self.text_calls.read(
+            access( message, 'content' ), len( invocations ),
+            truncated = stop in _STOPS_TRUNCATING )
 
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
@@ -335,10 +383,13 @@ def normalize_strict_invocations(
 
 
 def produce_processor( **options: __.typx.Any ) -> OpenaiProcessor:
-    ''' Produces processor for Chat Completions; options ``strict`` and
-        ``choice`` (the index of the choice to read, default 0).
+    ''' Produces processor for Chat Completions; options ``strict``,
+        ``choice`` (the index of the choice to read, default 0) and
+        ``text_calls`` (read tool calls written as text: 'auto' or a format
+        of :py:mod:`invocables.processors.textcalls`).
     '''
-    _base.validate_options( PROVIDER, options, ( 'choice', 'strict' ) )
+    _base.validate_options(
+        PROVIDER, options, ( 'choice', 'strict', 'text_calls' ) )
     return OpenaiProcessor( **options )
 
 

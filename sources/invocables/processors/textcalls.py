@@ -51,6 +51,7 @@ FORMATS = frozenset( (
 REGION_SIZE_MAXIMUM = 1 << 20
 
 _GLUE_MAXIMUM = 4096
+_STREAM_POSITION = 1000 # apart from the positions of native calls
 _LOOKAHEAD_MAXIMUM = 128
 _MARKERS: __.cabc.Mapping[ str, tuple[ str, bool ] ] = (
     __.types.MappingProxyType( {
@@ -773,3 +774,94 @@ def _refuse_repetitions(
                     "is unknown" )
             seen.add( key )
     return result
+
+
+class TextCallsOption:
+    ''' Opt-in reading of text calls by a processor.
+
+        Holds the format (none: off) and the names of the tools which the
+        processor prepared last (only calls naming them are read). A plain
+        class: the names change when the processor prepares tools.
+    '''
+
+    __slots__ = ( 'format', 'names' )
+
+    def __init__( self, format: str | None = None ) -> None: # noqa: A002
+        self.format = None if format is None else validate_format( format )
+        self.names: set[ str ] = set( )
+
+    def is_enabled( self ) -> bool:
+        ''' Returns whether text calls are read. '''
+        return self.format is not None
+
+    def record_names( self, names: __.cabc.Iterable[ str ] ) -> None:
+        ''' Records names of the offered tools. '''
+        self.names.clear( )
+        self.names.update( names )
+
+    def record_ensembles( self, ensembles: __.execution.Ensembles ) -> None:
+        ''' Records provider-facing names of the tools of ensembles. '''
+        if self.format is None: return
+        self.record_names(
+            designation.name for designation in
+            __.naming.access_nomenclature( ensembles ).designations )
+
+    def read(
+        self, text: object, position: int, *, truncated: bool
+    ) -> Invocations:
+        ''' Returns calls written in text of a whole response.
+
+            Raises :py:class:`invocables.exceptions.InvocationTruncation`,
+            naming them, for calls cut off when the response was truncated.
+        '''
+        if self.format is None or not isinstance( text, str ) or not text:
+            return ( )
+        reading = read_text_calls( text, self.names, self.format, position )
+        if truncated and reading.truncations:
+            raise __.exceptions.InvocationTruncation(
+                reading.truncations,
+                "the response stopped before the call written as text was "
+                "complete." )
+        return reading.invocations
+
+    def produce_stream( self ) -> 'TextCallsStream | None':
+        ''' Produces reader of one stream, if text calls are read. '''
+        if self.format is None: return None
+        return TextCallsStream(
+            TextCallsReader( self.names, self.format, _STREAM_POSITION ) )
+
+
+class TextCallsStream:
+    ''' Text calls of one streamed response, inside an accumulator. '''
+
+    __slots__ = ( 'concluded', 'reader', 'truncated' )
+
+    def __init__( self, reader: TextCallsReader ) -> None:
+        self.reader = reader
+        self.concluded = False
+        self.truncated = False
+
+    def feed( self, text: str, texts: list[ str ] ) -> Invocations:
+        ''' Feeds text delta; appends released text to texts; returns
+            calls completed.
+        '''
+        if self.concluded: return ( )
+        release = self.reader.feed( text )
+        if release.text: texts.append( release.text )
+        return release.invocations
+
+    def conclude( self, texts: list[ str ] ) -> Invocations:
+        ''' Ends the text; appends released text; returns last calls. '''
+        if self.concluded: return ( )
+        self.concluded = True
+        release = self.reader.conclude( )
+        if release.text: texts.append( release.text )
+        return release.invocations
+
+    def validate( self, reason: str, *, ended: bool ) -> None:
+        ''' Raises invocation interruption for calls cut off, when the
+            response was truncated or the stream ended without a stop.
+        '''
+        truncations = self.reader.truncations
+        if truncations and ( self.truncated or not ended ):
+            raise __.exceptions.InvocationInterruption( truncations, reason )
