@@ -9,12 +9,15 @@ import time
 
 from pathlib import Path
 
+import openai
 import pytest
 
 import invocables
 
-from invocables import exceptions
+from invocables import conversations, exceptions
 from invocables.processors import produce_processor, textcalls
+
+from . import scripted
 
 
 _DATA = Path( __file__ ).parents[ 1 ] / 'data' / 'local-models'
@@ -499,3 +502,32 @@ async def test_460_round_trip( ):
     assert messages[ 0 ][ 'content' ] == '5'
     assert messages[ 1 ][ 'content' ].startswith( 'Error:' )
     assert 'not valid JSON' in messages[ 1 ][ 'content' ]
+
+
+@pytest.mark.asyncio
+async def test_470_conversation_loop( ):
+    ''' The OpenAI conversation loop with a processor reading text calls
+        runs a real Qwen reply's call (bare JSON in the text, as llama.cpp
+        returned it) and sends its result back with the call's id.
+    '''
+    content = _QWEN[ 'replies' ][ 12 ][ 'content' ]
+    ensemble = invocables.produce_ensemble( 'tools', [ get_weather, add ] )
+    with scripted.ScriptedServer( [
+        scripted.openai_text( content ), scripted.openai_text( 'Sunny.' ),
+    ] ) as server:
+        client = openai.AsyncOpenAI(
+            api_key = 'testing', base_url = f"{server.url}/v1" )
+        conversation = conversations.produce_conversation(
+            'openai', client, [ ensemble ], model = 'qwen2.5-coder',
+            processor = produce_processor( 'openai', text_calls = 'auto' ) )
+        async with ensemble:
+            transcript = await conversation.converse( 'Weather in Paris?' )
+        await client.close( )
+    assert transcript.text == 'Sunny.'
+    messages = transcript.messages
+    assert [ message[ 'role' ] for message in messages ] == [
+        'user', 'assistant', 'tool', 'assistant' ]
+    call = messages[ 1 ][ 'tool_calls' ][ 0 ]
+    assert call[ 'function' ][ 'name' ] == 'get_weather'
+    assert messages[ 2 ][ 'tool_call_id' ] == call[ 'id' ]
+    assert messages[ 2 ][ 'content' ] == 'Sunny in Paris.'
