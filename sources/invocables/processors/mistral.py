@@ -27,8 +27,27 @@ from . import __
 from . import base as _base
 from . import openai as _openai
 
+# Type checkers see through 'module.TYPE_CHECKING', not through the hub.
+import typing_extensions as _typx
+
 
 PROVIDER = 'mistral'
+
+# Type checkers see the SDK's own parameter types (``Tool``, ``ToolMessage``
+# and ``AssistantMessage`` of ``mistralai.client.models``, as typed
+# dictionaries); at run time each alias stands for plain dictionaries and
+# no SDK is imported.
+if not _typx.TYPE_CHECKING:
+    MistralTool = __.typx.TypeAliasType( 'MistralTool', _base.NativeObject )
+    MistralMessage = __.typx.TypeAliasType(
+        'MistralMessage', _base.NativeObject )
+    MistralAssistantMessage = __.typx.TypeAliasType(
+        'MistralAssistantMessage', _base.NativeObject )
+else:
+    from mistralai.client import models as _models
+    MistralTool = _models.ToolTypedDict
+    MistralMessage = _models.ToolMessageTypedDict
+    MistralAssistantMessage = _models.AssistantMessageTypedDict
 
 _ALPHABET = (
     '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz' )
@@ -70,9 +89,7 @@ class MistralAccumulator( _openai.OpenaiAccumulator ):
         return _nativize_calls( super( ).produce_message( ) )
 
 
-class MistralProcessor(
-    _base.ProcessorBase[ _base.NativeObject, _base.NativeObject ]
-):
+class MistralProcessor( _base.ProcessorBase[ MistralTool, MistralMessage ] ):
     ''' Processor for Mistral's chat API. '''
 
     provider = PROVIDER
@@ -89,9 +106,12 @@ class MistralProcessor(
 
     def produce_tool(
         self, name: str, description: str, schema: _base.NativeObject
-    ) -> _base.NativeObject:
+    ) -> MistralTool:
         ''' Returns tool as ``{ type: 'function', function: ... }``. '''
-        return dict( _base.produce_function_tool( name, description, schema ) )
+        return { 'type': 'function', 'function': {
+            'name': name, 'description': description, 'parameters': schema,
+        } } if description else { 'type': 'function', 'function': {
+            'name': name, 'parameters': schema } }
 
     def produce_invocations(
         self, native_message: object
@@ -110,7 +130,7 @@ class MistralProcessor(
 
     def prepare_message(
         self, native_message: object
-    ) -> _base.NativeObject:
+    ) -> MistralAssistantMessage:
         ''' Returns assistant message of whole response for the next turn:
             its text and calls, with ids of Mistral's shape (those of
             ``nativize_results``).
@@ -119,7 +139,7 @@ class MistralProcessor(
         message, _ = _access_message(
             _nativize( native_message ), self.choice )
         text = _base.access_field( message, 'content' )
-        native: _base.NativeObject = {
+        native: MistralAssistantMessage = {
             'role': 'assistant',
             'content': text if isinstance( text, str ) else '' }
         if invocations:
@@ -138,16 +158,16 @@ class MistralProcessor(
 
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
-    ) -> list[ _base.NativeObject ]:
+    ) -> list[ MistralMessage ]:
         ''' Returns one ``{ role: 'tool', tool_call_id, name, content }``
             each, with ids of Mistral's shape.
 
             Content is text: structured data as JSON, binary content as a
             textual stand-in, errors prefixed with ``Error:``.
         '''
-        messages: list[ _base.NativeObject ] = [ ]
+        messages: list[ MistralMessage ] = [ ]
         for result in results:
-            message: _base.NativeObject = {
+            message: MistralMessage = {
                 'role': 'tool',
                 'tool_call_id': nativize_identifier( result.invocation_id ),
                 'content': result.as_text( ),
