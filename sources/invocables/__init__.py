@@ -65,10 +65,10 @@ from typing_extensions import Doc as Doc
 
 
 if __.typx.TYPE_CHECKING:
+    from . import builtins as builtins
     from . import conversations as conversations
     from . import descriptors as descriptors
     from . import dialects as dialects
-    from . import io as io
     from . import mcp as mcp
     from . import processors as processors
     from .descriptors import prepare_ensembles as prepare_ensembles
@@ -80,7 +80,8 @@ __version__ = '1.0a0'
 
 
 _lazy_modules = frozenset( (
-    'conversations', 'descriptors', 'dialects', 'io', 'mcp', 'processors' ) )
+    'builtins', 'conversations', 'descriptors', 'dialects', 'mcp',
+    'processors' ) )
 _lazy_names: __.cabc.Mapping[ str, str ] = __.types.MappingProxyType( {
     'prepare_ensembles': 'descriptors', 'produce_processor': 'processors' } )
 

@@ -5,7 +5,8 @@
     Every exception raised by the package derives from
     :py:class:`Omniexception`; every error also derives from
     :py:class:`Omnierror` and from the fitting builtin exception, so that
-    either may be caught.
+    either may be caught. Classes follow in alphabetical order, except that
+    a subclass follows its base.
 '''
 
 
@@ -69,6 +70,20 @@ class ConnectionFailure( Omnierror, ConnectionError ):
             f"Connection to ensemble {ensemble!r} failed: {reason}" )
 
 
+class ConnectionAbsence( ConnectionFailure ):
+    ''' Ensemble is not connected (never, or no longer), so it offers no
+        tools; connect it first.
+    '''
+
+    def __init__( self, ensemble: str ):
+        self.ensemble = ensemble
+        self.reason = 'it is not connected'
+        super( ConnectionFailure, self ).__init__(
+            f"Ensemble {ensemble!r} is not connected; use 'async with "
+            "ensemble:' or 'await ensemble.connect( )' before offering or "
+            "calling its tools." )
+
+
 class CredentialsAbsence( Omnierror, LookupError ):
     ''' No credentials (such as an API key) are available for provider. '''
 
@@ -106,14 +121,6 @@ class EnsemblesInvalidity( Omnierror, ValueError ):
     def __init__( self, reason: str ):
         self.reason = reason
         super( ).__init__( f"Invalid ensembles: {reason}" )
-
-
-class InvocationCancellation( Omniexception ):
-    ''' Invocation was cancelled before it completed. '''
-
-    def __init__( self, name: str ):
-        self.name = name
-        super( ).__init__( f"Invocation of tool {name!r} was cancelled." )
 
 
 class InvocationExecutionFailure( Omnierror, RuntimeError ):
@@ -302,17 +309,6 @@ class ResultInvalidity( Omnierror, ValueError ):
             "limits of execution." )
 
 
-class SchemaInvalidity( Omnierror, ValueError ):
-    ''' JSON Schema of invoker is not valid JSON Schema Draft 2020-12. '''
-
-    def __init__( self, name: str, reason: str ):
-        self.name = name
-        self.reason = reason
-        super( ).__init__(
-            f"Invalid JSON Schema for tool {name!r}: {reason} "
-            "Fix the schema so that it is valid JSON Schema Draft 2020-12." )
-
-
 class SchemaDialectInvalidity( Omnierror, ValueError ):
     ''' JSON Schema of tool cannot be expressed in dialect of provider.
 
@@ -329,34 +325,15 @@ class SchemaDialectInvalidity( Omnierror, ValueError ):
             "another dialect." )
 
 
-class ToolExclusionWarning( Omniexception, UserWarning ):
-    ''' Tool was left out of request, because provider cannot take it.
+class SchemaInvalidity( Omnierror, ValueError ):
+    ''' JSON Schema of invoker is not valid JSON Schema Draft 2020-12. '''
 
-        The other tools are still offered; names the tool, the dialect and
-        the rule which its schema breaks.
-    '''
-
-    def __init__( self, name: str, dialect: str, rule: str ):
+    def __init__( self, name: str, reason: str ):
         self.name = name
-        self.dialect = dialect
-        self.rule = rule
+        self.reason = reason
         super( ).__init__(
-            f"Tool {name!r} left out of request for dialect {dialect!r}: "
-            f"{rule}" )
-
-
-class ConnectionAbsence( ConnectionFailure ):
-    ''' Ensemble is not connected (never, or no longer), so it offers no
-        tools; connect it first.
-    '''
-
-    def __init__( self, ensemble: str ):
-        self.ensemble = ensemble
-        self.reason = 'it is not connected'
-        super( ConnectionFailure, self ).__init__(
-            f"Ensemble {ensemble!r} is not connected; use 'async with "
-            "ensemble:' or 'await ensemble.connect( )' before offering or "
-            "calling its tools." )
+            f"Invalid JSON Schema for tool {name!r}: {reason} "
+            "Fix the schema so that it is valid JSON Schema Draft 2020-12." )
 
 
 class SecretReferenceWarning( Omniexception, UserWarning ):
@@ -375,6 +352,22 @@ class SecretReferenceWarning( Omniexception, UserWarning ):
             "Set them to the values before loading the descriptors.".format(
                 ensemble = ensemble,
                 names = ', '.join( self.references ) ) )
+
+
+class ToolExclusionWarning( Omniexception, UserWarning ):
+    ''' Tool was left out of request, because provider cannot take it.
+
+        The other tools are still offered; names the tool, the dialect and
+        the rule which its schema breaks.
+    '''
+
+    def __init__( self, name: str, dialect: str, rule: str ):
+        self.name = name
+        self.dialect = dialect
+        self.rule = rule
+        super( ).__init__(
+            f"Tool {name!r} left out of request for dialect {dialect!r}: "
+            f"{rule}" )
 
 
 class ToolStrictnessWarning( ToolExclusionWarning ):
@@ -397,3 +390,7 @@ class ToolStrictnessWarning( ToolExclusionWarning ):
             self,
             f"Tool {name!r} offered to {provider!r} without strict mode: "
             f"{rule}" )
+
+
+class UsageInvalidity( Omnierror, ValueError ):
+    ''' Command was used wrongly (exit status 2). '''

@@ -100,6 +100,10 @@ class _Executor:
                 self._backlog += 1
             raise
 
+    def resize( self, maximum: int ) -> None:
+        ''' Sets most threads which may run at once, from now on. '''
+        with self._lock: self.maximum = maximum
+
     def withdraw( self, job: _Job ) -> Fates | None:
         ''' Withdraws job if it did not start; tells what became of it. '''
         with self._lock:
@@ -176,8 +180,7 @@ def configure_threads(
         maximum is a positive integer.
     '''
     _validate_maximum( 'threads maximum', maximum )
-    executor = _access_executor( )
-    with executor._lock: executor.maximum = maximum
+    _access_executor( ).resize( maximum )
 
 
 async def execute_in_thread(

@@ -9,6 +9,7 @@
 '''
 
 
+import asyncio
 import contextlib
 import os
 import signal
@@ -26,6 +27,29 @@ PROJECT = Path( __file__ ).resolve( ).parents[ 2 ]
 NPM_BINS = PROJECT / '.auxiliary' / 'caches' / 'npm' / 'node_modules' / '.bin'
 SERVERS = Path( __file__ ).resolve( ).parent / 'servers'
 VENV_BINS = Path( sys.executable ).parent
+
+
+class Reports( list ):
+    ''' Progress reports, as a reporter of an ensemble receives them.
+
+        Tests wait on the arrival of reports, never on time.
+    '''
+
+    def __init__( self ):
+        super( ).__init__( )
+        self.arrival = asyncio.Event( )
+
+    def append( self, report ) -> None:
+        super( ).append( report )
+        self.arrival.set( )
+
+    async def wait_count( self, count: int, timeout: float = 10 ) -> None:
+        ''' Waits until count reports arrived; bounded: no hang. '''
+        async def wait( ) -> None:
+            while len( self ) < count:
+                self.arrival.clear( )
+                await self.arrival.wait( )
+        await asyncio.wait_for( wait( ), timeout )
 
 
 def locate_npm_server( name: str ) -> str:
@@ -84,7 +108,7 @@ def survey_descendants( pid: int ) -> set[ int ]:
     return found
 
 
-def wait_until_dead( pids: set[ int ], timeout: float = 5.0 ) -> set[ int ]:
+def wait_until_dead( pids: set[ int ], timeout: float = 30.0 ) -> set[ int ]:
     ''' Waits for processes to end; returns those still living. '''
     deadline = time.monotonic( ) + timeout
     living = { pid for pid in pids if probe_process( pid ) }

@@ -77,7 +77,10 @@ def test_160_attributes_frozen( ):
     with pytest.raises( AttributeError ): error.name = 'y'
 
 
-def test_170_cancellation_is_not_error( ):
-    ''' Cancellation is an exception but not an error. '''
-    assert not issubclass(
-        exceptions.InvocationCancellation, exceptions.Omnierror )
+def test_170_warnings_are_not_errors( ):
+    ''' Warnings are exceptions of the package but not errors. '''
+    for warning in (
+        exceptions.SecretReferenceWarning, exceptions.ToolExclusionWarning,
+    ):
+        assert issubclass( warning, exceptions.Omniexception )
+        assert not issubclass( warning, exceptions.Omnierror )

@@ -148,6 +148,31 @@ async def test_210_timeout_cancels_tool( ):
 
 
 @pytest.mark.asyncio
+async def test_220_suspending_tools_under_timeout( ):
+    ''' Tools which suspend many times complete, fail or refuse normally. '''
+
+    async def steps( count: int ) -> int:
+        for _ in range( count ): await asyncio.sleep( 0 )
+        await asyncio.sleep( 0.01 )
+        return count
+
+    async def late_failure( ) -> None:
+        await asyncio.sleep( 0.01 )
+        raise exceptions.InvocationRefusal( 'Late no.' )
+
+    ensemble = invocables.produce_ensemble(
+        'e', [ steps, late_failure ], configuration = { 'timeout': 5 } )
+    results = await invocables.execute_invocations(
+        [ _call( '1', 'steps', { 'count': 50 } ), _call( '2', 'late_failure' ) ],
+        [ ensemble ] )
+    assert results[ 0 ].as_text( ) == '50'
+    assert results[ 1 ].error.message == 'Late no.'
+    alone = await invocables.execute_invocations(
+        [ _call( '3', 'steps', { 'count': 3 } ) ], [ ensemble ] )
+    assert alone[ 0 ].as_text( ) == '3'
+
+
+@pytest.mark.asyncio
 async def test_300_concurrency_bounded( ):
     ''' No more invocations run at once than the bound. '''
     running = 0
@@ -265,8 +290,12 @@ async def test_430_connection_failure( ):
 async def test_500_cancellation_leaves_nothing_running( ):
     ''' Cancelling an execution cancels and awaits every task it started. '''
     cancelled = [ ]
+    started = [ ]
+    bound = asyncio.Event( )
 
     async def sleeper( index: int ) -> str:
+        started.append( index )
+        if len( started ) == 8: bound.set( )
         try: await asyncio.sleep( 10 )
         except asyncio.CancelledError:
             cancelled.append( index )
@@ -278,7 +307,7 @@ async def test_500_cancellation_leaves_nothing_running( ):
     task = asyncio.create_task( invocables.execute_invocations(
         [ _call( str( index ), 'sleeper', { 'index': index } )
           for index in range( 20 ) ], [ ensemble ], concurrency = 8 ) )
-    await asyncio.sleep( 0.05 )
+    await asyncio.wait_for( bound.wait( ), 10 ) # all eight have started
     task.cancel( )
     with pytest.raises( asyncio.CancelledError ): await task
     assert sorted( cancelled ) == list( range( 8 ) )
@@ -298,6 +327,30 @@ async def test_510_tool_cancelled_itself( ):
         [ ensemble ] )
     assert results[ 0 ].error.genus is FaultGenera.Cancellation
     assert results[ 1 ].as_text( ) == 'ok'
+
+
+@pytest.mark.asyncio
+async def test_520_outer_cancellation_of_lone_invocation( ):
+    ''' Cancelling an execution of one invocation cancels the tool. '''
+    cancelled = [ ]
+    started = asyncio.Event( )
+
+    async def sleeper( ) -> str:
+        started.set( )
+        try: await asyncio.sleep( 10 )
+        except asyncio.CancelledError:
+            cancelled.append( True )
+            raise
+        return 'late'
+
+    ensemble = invocables.produce_ensemble(
+        'e', [ sleeper ], configuration = { 'timeout': 0.5 } )
+    task = asyncio.create_task( invocables.execute_invocations(
+        [ _call( '1', 'sleeper' ) ], [ ensemble ] ) )
+    await asyncio.wait_for( started.wait( ), 10 )
+    task.cancel( )
+    with pytest.raises( asyncio.CancelledError ): await task
+    assert cancelled == [ True ]
 
 
 @pytest.mark.asyncio
@@ -329,50 +382,3 @@ async def test_610_nomenclature_accepted( ):
     results = await invocables.execute_invocations(
         [ _call( '1', 'b__echo', { 'text': 'hi' } ) ], nomenclature )
     assert results[ 0 ].as_text( ) == 'hi'
-
-
-@pytest.mark.asyncio
-async def test_220_suspending_tools_under_timeout( ):
-    ''' Tools which suspend many times complete, fail or refuse normally. '''
-
-    async def steps( count: int ) -> int:
-        for _ in range( count ): await asyncio.sleep( 0 )
-        await asyncio.sleep( 0.01 )
-        return count
-
-    async def late_failure( ) -> None:
-        await asyncio.sleep( 0.01 )
-        raise exceptions.InvocationRefusal( 'Late no.' )
-
-    ensemble = invocables.produce_ensemble(
-        'e', [ steps, late_failure ], configuration = { 'timeout': 5 } )
-    results = await invocables.execute_invocations(
-        [ _call( '1', 'steps', { 'count': 50 } ), _call( '2', 'late_failure' ) ],
-        [ ensemble ] )
-    assert results[ 0 ].as_text( ) == '50'
-    assert results[ 1 ].error.message == 'Late no.'
-    alone = await invocables.execute_invocations(
-        [ _call( '3', 'steps', { 'count': 3 } ) ], [ ensemble ] )
-    assert alone[ 0 ].as_text( ) == '3'
-
-
-@pytest.mark.asyncio
-async def test_520_outer_cancellation_of_lone_invocation( ):
-    ''' Cancelling an execution of one invocation cancels the tool. '''
-    cancelled = [ ]
-
-    async def sleeper( ) -> str:
-        try: await asyncio.sleep( 10 )
-        except asyncio.CancelledError:
-            cancelled.append( True )
-            raise
-        return 'late'
-
-    ensemble = invocables.produce_ensemble(
-        'e', [ sleeper ], configuration = { 'timeout': 0.5 } )
-    task = asyncio.create_task( invocables.execute_invocations(
-        [ _call( '1', 'sleeper' ) ], [ ensemble ] ) )
-    await asyncio.sleep( 0.05 )
-    task.cancel( )
-    with pytest.raises( asyncio.CancelledError ): await task
-    assert cancelled == [ True ]

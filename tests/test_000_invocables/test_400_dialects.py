@@ -315,6 +315,27 @@ def test_230_root_not_object_refused( ):
     assert adapted == { 'type': 'object', 'properties': { } }
 
 
+def test_240_root_optional_model_adapted( ):
+    ''' A root Optional[ Model ] (anyOf with null) is adapted as Model in
+        every dialect: tool arguments are never null.
+    '''
+    schema = {
+        '$defs': { 'Model': { 'type': 'object', 'properties': {
+            'q': { 'type': 'string' } }, 'required': [ 'q' ] } },
+        'anyOf': [ { '$ref': '#/$defs/Model' }, { 'type': 'null' } ] }
+    for dialect in sorted( dialects.DIALECTS ):
+        adapted = dialects.adapt_schema( schema, dialect )
+        assert verify_dialect( adapted, dialect ) == [ ]
+        assert adapted[ 'properties' ][ 'q' ][ 'type' ] == 'string'
+        assert adapted[ 'required' ] == [ 'q' ]
+    for schema in (
+        { 'oneOf': [ { 'type': 'null' } ] },
+        { 'anyOf': [ { 'const': None } ] },
+    ):
+        with pytest.raises( exceptions.SchemaDialectInvalidity ):
+            dialects.adapt_schema( schema, 'anthropic' )
+
+
 def test_300_strict_requires_everything( ):
     ''' Strict: all required, optional nullable, closed objects. '''
     adapted = dialects.adapt_schema( _WEATHER, 'openai-strict' )
@@ -395,176 +416,6 @@ def test_340_strict_nulls_removed_from_arguments( ):
     assert dialects.normalize_strict_arguments( _WEATHER, arguments ) == {
         'place': { 'city': 'Oslo' }, 'days': None, 'note': None }
     assert dialects.normalize_strict_arguments( _WEATHER, 'text' ) == 'text'
-
-
-def test_400_gemini_inlines_and_rewrites( ):
-    ''' Gemini: refs inlined, null unions nullable, bounds inclusive. '''
-    adapted = dialects.adapt_schema( _WEATHER, 'gemini' )
-    properties = adapted[ 'properties' ]
-    assert properties[ 'place' ] == {
-        'type': 'object',
-        'properties': {
-            'city': { 'type': 'string', 'minLength': 1 },
-            'unit': { 'type': 'string', 'enum': [ 'c', 'f' ] } },
-        'required': [ 'city' ], 'description': 'Where.' }
-    assert properties[ 'days' ] == {
-        'type': 'integer', 'nullable': True, 'minimum': 1, 'default': 1 }
-    assert properties[ 'mode' ] == { 'type': 'string', 'enum': [ 'fast' ] }
-    assert properties[ 'when' ][ 'format' ] == 'date-time'
-    assert properties[ 'note' ] == { 'type': 'string', 'nullable': True }
-    assert 'additionalProperties' not in adapted
-    assert '$defs' not in adapted
-
-
-def test_410_gemini_valid_for_sdk( ):
-    ''' Gemini-adapted schemas validate as google-genai Schema. '''
-    from google.genai import types
-    adapted = dialects.adapt_schema( _WEATHER, 'gemini' )
-    typed = types.Schema.model_validate( adapted )
-    assert typed.properties is not None
-    assert typed.properties[ 'days' ].nullable is True
-
-
-@pytest.mark.parametrize( 'schema, fragment', [
-    ( { '$defs': { 'N': { 'type': 'object', 'properties': {
-        'next': { '$ref': '#/$defs/N' } } } },
-        'type': 'object', 'properties': { 'n': { '$ref': '#/$defs/N' } } },
-      'recursive' ),
-    ( { 'type': 'object', 'properties': { 'm': {
-        'type': 'object', 'additionalProperties': { 'type': 'string' } } } },
-      'open-ended' ),
-    ( { 'type': 'object', 'properties': { 'a': { } } }, 'without a type' ),
-    ( { 'type': 'object', 'properties': { 'a': { 'type': 'array' } } },
-      'items' ),
-    ( { 'type': 'object', 'properties': { 'a': { 'type': 'array',
-        'prefixItems': [ { 'type': 'string' } ] } } }, 'tuples' ),
-    ( { 'type': 'object', 'properties': { 'a': { 'type': 'date' } } },
-      'unknown type' ),
-    ( { 'type': 'object', 'properties': { 'a': {
-        '$ref': '#/$defs/Missing' } } }, 'reference' ),
-] )
-def test_420_gemini_refusals( schema, fragment ):
-    ''' Gemini refuses what its subset cannot express. '''
-    with pytest.raises( exceptions.SchemaDialectInvalidity ) as caught:
-        dialects.adapt_schema( schema, 'gemini', 'tool' )
-    assert fragment in caught.value.rule
-
-
-def test_430_gemini_alternatives_and_enums( ):
-    ''' Type lists become anyOf; non-string enums are dropped with type. '''
-    schema = { 'type': 'object', 'properties': {
-        'a': { 'type': [ 'string', 'integer', 'null' ] },
-        'b': { 'enum': [ 1, 2, 3 ] },
-        'c': { 'type': 'string', 'enum': [ 'x', None ] },
-        'd': { 'oneOf': [ { 'type': 'string' }, { 'type': 'boolean' } ] },
-        'e': { 'type': 'integer', 'exclusiveMaximum': 10, 'format': 'int8' },
-        'f': { 'allOf': [ { 'type': 'string' } ], 'examples': [ 'x' ] } } }
-    adapted = dialects.adapt_schema( schema, 'gemini' )
-    properties = adapted[ 'properties' ]
-    assert properties[ 'a' ] == {
-        'nullable': True,
-        'anyOf': [ { 'type': 'string' }, { 'type': 'integer' } ] }
-    assert properties[ 'b' ] == { 'type': 'integer' }
-    assert properties[ 'c' ] == {
-        'type': 'string', 'enum': [ 'x' ], 'nullable': True }
-    assert properties[ 'd' ] == {
-        'anyOf': [ { 'type': 'string' }, { 'type': 'boolean' } ] }
-    assert properties[ 'e' ] == { 'type': 'integer', 'maximum': 9 }
-    assert properties[ 'f' ] == { 'type': 'string', 'example': 'x' }
-    assert verify_dialect( adapted, 'gemini' ) == [ ]
-
-
-def test_500_ollama_property_shapes( ):
-    ''' Ollama refuses properties its server cannot decode. '''
-    with pytest.raises( exceptions.SchemaDialectInvalidity ):
-        dialects.adapt_schema(
-            { 'type': 'object', 'properties': { 'a': True } }, 'ollama' )
-    with pytest.raises( exceptions.SchemaDialectInvalidity ):
-        dialects.adapt_schema(
-            { 'type': 'object', 'properties': { 'a': { 'type': 3 } } },
-            'ollama' )
-    adapted = dialects.adapt_schema( _WEATHER, 'ollama' )
-    assert adapted[ 'properties' ][ 'place' ][ '$ref' ] == '#/$defs/Place'
-
-
-def test_600_exclusion_warns_and_keeps_others( caplog ):
-    ''' A bad tool is left out alone, warned about and logged by name. '''
-    schemas = {
-        'good': { 'type': 'object', 'properties': { 'a': {
-            'type': 'string' } } },
-        'bad': { 'type': 'object', 'properties': { 'm': {
-            'type': 'object', 'additionalProperties': True } } },
-        'fine': { 'type': 'object' },
-    }
-    with caplog.at_level( logging.WARNING, logger = 'invocables' ):
-        with pytest.warns( exceptions.ToolExclusionWarning ) as caught:
-            adapted = dialects.adapt_schemas( schemas, 'gemini' )
-    assert list( adapted ) == [ 'good', 'fine' ]
-    warning, = caught
-    assert warning.message.name == 'bad'
-    assert warning.message.dialect == 'gemini'
-    assert 'open-ended' in warning.message.rule
-    assert warning.filename == __file__
-    assert any( 'bad' in record.getMessage( ) for record in caplog.records )
-    assert isinstance( warning.message, exceptions.Omniexception )
-
-
-def test_610_exclusion_from_pairs_and_single( ):
-    ''' Pairs are accepted; a single tool gives None when left out. '''
-    bad = { 'type': 'array' }
-    with warnings.catch_warnings( record = True ) as caught:
-        warnings.simplefilter( 'always' )
-        adapted = dialects.adapt_schemas(
-            [ ( 'a', { 'type': 'object' } ), ( 'b', bad ) ], 'anthropic' )
-        assert dialects.adapt_tool_schema( 'b', bad, 'anthropic' ) is None
-    assert list( adapted ) == [ 'a' ]
-    assert len( caught ) == 2
-    with warnings.catch_warnings( ):
-        warnings.simplefilter( 'error' )
-        with pytest.raises( exceptions.ToolExclusionWarning ):
-            dialects.adapt_tool_schema( 'b', bad, 'anthropic' )
-
-
-@pytest.mark.parametrize( 'dialect', sorted( dialects.DIALECTS ) )
-@pytest.mark.parametrize( 'schema', [
-    { 'required': None },
-    { '$defs': { 'A': { 'type': 'string', 'properties': None } } },
-    { 'properties': { 'a': { 'type': 'string', 'required': None } } },
-] )
-def test_700_malformed_keywords( dialect, schema ):
-    ''' Malformed keywords found by fuzzing are dropped or refused. '''
-    try: adapted = dialects.adapt_schema( schema, dialect, 'fuzzed' )
-    except exceptions.SchemaDialectInvalidity: return
-    assert verify_dialect( adapted, dialect ) == [ ]
-
-
-def test_240_root_optional_model_adapted( ):
-    ''' A root Optional[ Model ] (anyOf with null) is adapted as Model in
-        every dialect: tool arguments are never null.
-    '''
-    schema = {
-        '$defs': { 'Model': { 'type': 'object', 'properties': {
-            'q': { 'type': 'string' } }, 'required': [ 'q' ] } },
-        'anyOf': [ { '$ref': '#/$defs/Model' }, { 'type': 'null' } ] }
-    for dialect in sorted( dialects.DIALECTS ):
-        adapted = dialects.adapt_schema( schema, dialect )
-        assert verify_dialect( adapted, dialect ) == [ ]
-        assert adapted[ 'properties' ][ 'q' ][ 'type' ] == 'string'
-        assert adapted[ 'required' ] == [ 'q' ]
-    for schema in (
-        { 'oneOf': [ { 'type': 'null' } ] },
-        { 'anyOf': [ { 'const': None } ] },
-    ):
-        with pytest.raises( exceptions.SchemaDialectInvalidity ):
-            dialects.adapt_schema( schema, 'anthropic' )
-
-
-_FREE_FORM = {
-    'type': 'object',
-    'properties': {
-        'name': { 'type': 'string' },
-        'meta': { 'type': 'object', 'additionalProperties': { } } },
-    'required': [ 'name' ] }
 
 
 def test_350_strict_free_form_dictionary_refused( ):
@@ -740,6 +591,91 @@ async def test_395_strict_round_trip_through_processor( ):
         { 'rows': [ { 'id': 1 } ] }, { 'name': 'n', 'meta': { 'k': 1 } } ]
 
 
+def test_400_gemini_inlines_and_rewrites( ):
+    ''' Gemini: refs inlined, null unions nullable, bounds inclusive. '''
+    adapted = dialects.adapt_schema( _WEATHER, 'gemini' )
+    properties = adapted[ 'properties' ]
+    assert properties[ 'place' ] == {
+        'type': 'object',
+        'properties': {
+            'city': { 'type': 'string', 'minLength': 1 },
+            'unit': { 'type': 'string', 'enum': [ 'c', 'f' ] } },
+        'required': [ 'city' ], 'description': 'Where.' }
+    assert properties[ 'days' ] == {
+        'type': 'integer', 'nullable': True, 'minimum': 1, 'default': 1 }
+    assert properties[ 'mode' ] == { 'type': 'string', 'enum': [ 'fast' ] }
+    assert properties[ 'when' ][ 'format' ] == 'date-time'
+    assert properties[ 'note' ] == { 'type': 'string', 'nullable': True }
+    assert 'additionalProperties' not in adapted
+    assert '$defs' not in adapted
+
+
+_FREE_FORM = {
+    'type': 'object',
+    'properties': {
+        'name': { 'type': 'string' },
+        'meta': { 'type': 'object', 'additionalProperties': { } } },
+    'required': [ 'name' ] }
+
+
+def test_410_gemini_valid_for_sdk( ):
+    ''' Gemini-adapted schemas validate as google-genai Schema. '''
+    from google.genai import types
+    adapted = dialects.adapt_schema( _WEATHER, 'gemini' )
+    typed = types.Schema.model_validate( adapted )
+    assert typed.properties is not None
+    assert typed.properties[ 'days' ].nullable is True
+
+
+@pytest.mark.parametrize( 'schema, fragment', [
+    ( { '$defs': { 'N': { 'type': 'object', 'properties': {
+        'next': { '$ref': '#/$defs/N' } } } },
+        'type': 'object', 'properties': { 'n': { '$ref': '#/$defs/N' } } },
+      'recursive' ),
+    ( { 'type': 'object', 'properties': { 'm': {
+        'type': 'object', 'additionalProperties': { 'type': 'string' } } } },
+      'open-ended' ),
+    ( { 'type': 'object', 'properties': { 'a': { } } }, 'without a type' ),
+    ( { 'type': 'object', 'properties': { 'a': { 'type': 'array' } } },
+      'items' ),
+    ( { 'type': 'object', 'properties': { 'a': { 'type': 'array',
+        'prefixItems': [ { 'type': 'string' } ] } } }, 'tuples' ),
+    ( { 'type': 'object', 'properties': { 'a': { 'type': 'date' } } },
+      'unknown type' ),
+    ( { 'type': 'object', 'properties': { 'a': {
+        '$ref': '#/$defs/Missing' } } }, 'reference' ),
+] )
+def test_420_gemini_refusals( schema, fragment ):
+    ''' Gemini refuses what its subset cannot express. '''
+    with pytest.raises( exceptions.SchemaDialectInvalidity ) as caught:
+        dialects.adapt_schema( schema, 'gemini', 'tool' )
+    assert fragment in caught.value.rule
+
+
+def test_430_gemini_alternatives_and_enums( ):
+    ''' Type lists become anyOf; non-string enums are dropped with type. '''
+    schema = { 'type': 'object', 'properties': {
+        'a': { 'type': [ 'string', 'integer', 'null' ] },
+        'b': { 'enum': [ 1, 2, 3 ] },
+        'c': { 'type': 'string', 'enum': [ 'x', None ] },
+        'd': { 'oneOf': [ { 'type': 'string' }, { 'type': 'boolean' } ] },
+        'e': { 'type': 'integer', 'exclusiveMaximum': 10, 'format': 'int8' },
+        'f': { 'allOf': [ { 'type': 'string' } ], 'examples': [ 'x' ] } } }
+    adapted = dialects.adapt_schema( schema, 'gemini' )
+    properties = adapted[ 'properties' ]
+    assert properties[ 'a' ] == {
+        'nullable': True,
+        'anyOf': [ { 'type': 'string' }, { 'type': 'integer' } ] }
+    assert properties[ 'b' ] == { 'type': 'integer' }
+    assert properties[ 'c' ] == {
+        'type': 'string', 'enum': [ 'x' ], 'nullable': True }
+    assert properties[ 'd' ] == {
+        'anyOf': [ { 'type': 'string' }, { 'type': 'boolean' } ] }
+    assert properties[ 'e' ] == { 'type': 'integer', 'maximum': 9 }
+    assert properties[ 'f' ] == { 'type': 'string', 'example': 'x' }
+    assert verify_dialect( adapted, 'gemini' ) == [ ]
+
+
 def test_440_gemini_free_form_root_refused( ):
     ''' A root which takes any keys cannot be offered to Gemini as a tool
         without parameters; a root without properties still can.
@@ -767,6 +703,70 @@ def test_450_gemini_hostile_keywords( ):
     assert adapted[ 'properties' ][ 'a' ] == { 'type': 'string' }
     assert adapted[ 'properties' ][ 'b' ] == {
         'type': 'integer', 'minimum': 10 ** 400 + 1 }
+
+
+def test_500_ollama_property_shapes( ):
+    ''' Ollama refuses properties its server cannot decode. '''
+    with pytest.raises( exceptions.SchemaDialectInvalidity ):
+        dialects.adapt_schema(
+            { 'type': 'object', 'properties': { 'a': True } }, 'ollama' )
+    with pytest.raises( exceptions.SchemaDialectInvalidity ):
+        dialects.adapt_schema(
+            { 'type': 'object', 'properties': { 'a': { 'type': 3 } } },
+            'ollama' )
+    adapted = dialects.adapt_schema( _WEATHER, 'ollama' )
+    assert adapted[ 'properties' ][ 'place' ][ '$ref' ] == '#/$defs/Place'
+
+
+def test_600_exclusion_warns_and_keeps_others( caplog ):
+    ''' A bad tool is left out alone, warned about and logged by name. '''
+    schemas = {
+        'good': { 'type': 'object', 'properties': { 'a': {
+            'type': 'string' } } },
+        'bad': { 'type': 'object', 'properties': { 'm': {
+            'type': 'object', 'additionalProperties': True } } },
+        'fine': { 'type': 'object' },
+    }
+    with caplog.at_level( logging.WARNING, logger = 'invocables' ):
+        with pytest.warns( exceptions.ToolExclusionWarning ) as caught:
+            adapted = dialects.adapt_schemas( schemas, 'gemini' )
+    assert list( adapted ) == [ 'good', 'fine' ]
+    warning, = caught
+    assert warning.message.name == 'bad'
+    assert warning.message.dialect == 'gemini'
+    assert 'open-ended' in warning.message.rule
+    assert warning.filename == __file__
+    assert any( 'bad' in record.getMessage( ) for record in caplog.records )
+    assert isinstance( warning.message, exceptions.Omniexception )
+
+
+def test_610_exclusion_from_pairs_and_single( ):
+    ''' Pairs are accepted; a single tool gives None when left out. '''
+    bad = { 'type': 'array' }
+    with warnings.catch_warnings( record = True ) as caught:
+        warnings.simplefilter( 'always' )
+        adapted = dialects.adapt_schemas(
+            [ ( 'a', { 'type': 'object' } ), ( 'b', bad ) ], 'anthropic' )
+        assert dialects.adapt_tool_schema( 'b', bad, 'anthropic' ) is None
+    assert list( adapted ) == [ 'a' ]
+    assert len( caught ) == 2
+    with warnings.catch_warnings( ):
+        warnings.simplefilter( 'error' )
+        with pytest.raises( exceptions.ToolExclusionWarning ):
+            dialects.adapt_tool_schema( 'b', bad, 'anthropic' )
+
+
+@pytest.mark.parametrize( 'dialect', sorted( dialects.DIALECTS ) )
+@pytest.mark.parametrize( 'schema', [
+    { 'required': None },
+    { '$defs': { 'A': { 'type': 'string', 'properties': None } } },
+    { 'properties': { 'a': { 'type': 'string', 'required': None } } },
+] )
+def test_700_malformed_keywords( dialect, schema ):
+    ''' Malformed keywords found by fuzzing are dropped or refused. '''
+    try: adapted = dialects.adapt_schema( schema, dialect, 'fuzzed' )
+    except exceptions.SchemaDialectInvalidity: return
+    assert verify_dialect( adapted, dialect ) == [ ]
 
 
 def _deep( depth ):

@@ -18,6 +18,7 @@ from invocables.processors import (
     ProcessorBase,
     base,
     produce_processor,
+    wire,
 )
 
 
@@ -63,7 +64,7 @@ def _ingest_all( accumulator, events ):
 
 def test_100_decode_text_object( ):
     ''' JSON text of an object is decoded. '''
-    arguments, invalidity = base.decode_arguments( '{"a": [1, {"b": null}]}' )
+    arguments, invalidity = wire.decode_arguments( '{"a": [1, {"b": null}]}' )
     assert arguments == { 'a': [ 1, { 'b': None } ] }
     assert invocables.__.is_absent( invalidity )
 
@@ -72,7 +73,7 @@ def test_100_decode_text_object( ):
     'value', [ '', '   ', 'null', ' null ', None, invocables.__.absent, '{}' ] )
 def test_110_decode_empty( value ):
     ''' Empty text, null, None and absence decode to an empty object. '''
-    arguments, invalidity = base.decode_arguments( value )
+    arguments, invalidity = wire.decode_arguments( value )
     assert arguments == { }
     assert invocables.__.is_absent( invalidity )
 
@@ -80,10 +81,10 @@ def test_110_decode_empty( value ):
 def test_120_decode_object_as_is( ):
     ''' An object is taken as it is; other mappings are copied to dicts. '''
     value = { 'x': 1 }
-    arguments, _ = base.decode_arguments( value )
+    arguments, _ = wire.decode_arguments( value )
     assert arguments is value
     proxy = types.MappingProxyType( { 'y': 2 } )
-    arguments, _ = base.decode_arguments( proxy )
+    arguments, _ = wire.decode_arguments( proxy )
     assert arguments == { 'y': 2 }
     assert isinstance( arguments, dict )
 
@@ -101,20 +102,20 @@ def test_120_decode_object_as_is( ):
 ] )
 def test_130_decode_invalid( value, fragment ):
     ''' Non-object JSON or invalid JSON gives an empty object and reason. '''
-    arguments, invalidity = base.decode_arguments( value )
+    arguments, invalidity = wire.decode_arguments( value )
     assert arguments == { }
     assert fragment in invalidity
 
 
 def test_140_decode_bytes( ):
     ''' Bytes are decoded as UTF-8 text. '''
-    arguments, _ = base.decode_arguments( b'{"a": "\xc3\xa9"}' )
+    arguments, _ = wire.decode_arguments( b'{"a": "\xc3\xa9"}' )
     assert arguments == { 'a': 'é' }
 
 
 def test_150_decode_deep( ):
     ''' Deeply nested text gives a reason, not a crash. '''
-    arguments, invalidity = base.decode_arguments(
+    arguments, invalidity = wire.decode_arguments(
         '{"a":' + '[' * 100_000 + ']' * 100_000 + '}' )
     assert arguments == { }
     assert isinstance( invalidity, str )
@@ -122,8 +123,8 @@ def test_150_decode_deep( ):
 
 def test_200_synthesize_identifier_stable( ):
     ''' Synthesized ids are stable and provider-safe. '''
-    first = base.synthesize_identifier( 0, 'f', { 'a': 1, 'b': 2 } )
-    second = base.synthesize_identifier( 0, 'f', { 'b': 2, 'a': 1 } )
+    first = wire.synthesize_identifier( 0, 'f', { 'a': 1, 'b': 2 } )
+    second = wire.synthesize_identifier( 0, 'f', { 'b': 2, 'a': 1 } )
     assert first == second
     assert _ID_SAFE.match( first )
     assert first == 'call_0_' + first.split( '_' )[ 2 ]
@@ -132,11 +133,11 @@ def test_200_synthesize_identifier_stable( ):
 def test_210_synthesize_identifier_distinct( ):
     ''' Position, name and arguments each change the id. '''
     identifiers = {
-        base.synthesize_identifier( 0, 'f', { } ),
-        base.synthesize_identifier( 1, 'f', { } ),
-        base.synthesize_identifier( 0, 'g', { } ),
-        base.synthesize_identifier( 0, 'f', { 'a': 1 } ),
-        base.synthesize_identifier( 0, 'f', 'not json' ),
+        wire.synthesize_identifier( 0, 'f', { } ),
+        wire.synthesize_identifier( 1, 'f', { } ),
+        wire.synthesize_identifier( 0, 'g', { } ),
+        wire.synthesize_identifier( 0, 'f', { 'a': 1 } ),
+        wire.synthesize_identifier( 0, 'f', 'not json' ),
     }
     assert len( identifiers ) == 5
 
@@ -144,15 +145,15 @@ def test_210_synthesize_identifier_distinct( ):
 @pytest.mark.parametrize( 'identifier', [ None, '', 5, invocables.__.absent ] )
 def test_220_produce_invocation_synthesizes( identifier ):
     ''' Missing or unusable ids are synthesized. '''
-    invocation = base.produce_invocation( identifier, 'f', '{"a":1}', 3 )
-    assert invocation.identifier == base.synthesize_identifier(
+    invocation = wire.produce_invocation( identifier, 'f', '{"a":1}', 3 )
+    assert invocation.identifier == wire.synthesize_identifier(
         3, 'f', { 'a': 1 } )
     assert invocation.arguments == { 'a': 1 }
 
 
 def test_230_produce_invocation_invalid( ):
     ''' Undecodable arguments give a canister with invalidity set. '''
-    invocation = base.produce_invocation( 'c1', 'f', '{"a":', 0 )
+    invocation = wire.produce_invocation( 'c1', 'f', '{"a":', 0 )
     assert invocation.identifier == 'c1'
     assert invocation.arguments == { }
     assert 'not valid JSON' in invocation.invalidity
@@ -312,8 +313,8 @@ def test_380_accumulate_tagless( ):
         'all',
     ] )
     assert [ i.name for i in emitted ] == [ 'f', 'g' ]
-    assert emitted[ 0 ].identifier == base.synthesize_identifier( 0, 'f', { } )
-    assert emitted[ 1 ].identifier == base.synthesize_identifier(
+    assert emitted[ 0 ].identifier == wire.synthesize_identifier( 0, 'f', { } )
+    assert emitted[ 1 ].identifier == wire.synthesize_identifier(
         1, 'g', { 'k': 1 } )
 
 
@@ -436,54 +437,54 @@ def test_430_processors_immutable( ):
 
 def test_500_produce_failure( ):
     ''' Error objects give failures with status, type and message. '''
-    failure = base.produce_failure(
+    failure = wire.produce_failure(
         'p', { 'type': 'invalid_request_error', 'message': 'bad' }, 400 )
     assert ( failure.status, failure.genus, failure.message ) == (
         400, 'invalid_request_error', 'bad' )
-    failure = base.produce_failure( 'p', { 'code': 429, 'message': 'slow' } )
+    failure = wire.produce_failure( 'p', { 'code': 429, 'message': 'slow' } )
     assert failure.status == 429
-    failure = base.produce_failure( 'p', { 'code': 'quota' } )
+    failure = wire.produce_failure( 'p', { 'code': 'quota' } )
     assert failure.genus == 'quota'
     assert 'quota' in failure.message
-    failure = base.produce_failure( 'p', 'model does not support tools' )
+    failure = wire.produce_failure( 'p', 'model does not support tools' )
     assert failure.message == 'model does not support tools'
     assert invocables.__.is_absent( failure.status )
-    failure = base.produce_failure( 'p', [ 1 ] )
+    failure = wire.produce_failure( 'p', [ 1 ] )
     assert failure.message == '[1]'
 
 
 def test_600_access_field( ):
     ''' Fields are read from dicts, mappings and objects alike. '''
-    assert base.access_field( { 'a': 1 }, 'a' ) == 1
-    assert base.access_field( types.MappingProxyType( { 'a': 1 } ), 'a' ) == 1
-    assert base.access_field( types.SimpleNamespace( a = 1 ), 'a' ) == 1
-    assert base.access_field( [ 1 ], 'a' ) is None
-    assert base.access_field( 'text', 'upper', 0 ) == 0
-    assert base.access_field( None, 'a' ) is None
+    assert wire.access_field( { 'a': 1 }, 'a' ) == 1
+    assert wire.access_field( types.MappingProxyType( { 'a': 1 } ), 'a' ) == 1
+    assert wire.access_field( types.SimpleNamespace( a = 1 ), 'a' ) == 1
+    assert wire.access_field( [ 1 ], 'a' ) is None
+    assert wire.access_field( 'text', 'upper', 0 ) == 0
+    assert wire.access_field( None, 'a' ) is None
 
 
 def test_610_access_items_and_text( ):
     ''' Arrays and strings are checked; other shapes are invalid. '''
-    assert base.access_items( None, 'p', 'x' ) == ( )
-    assert base.access_items( 'text', 'p', 'x' ) == ( )
-    assert base.access_items( [ 1 ], 'p', 'x' ) == [ 1 ]
+    assert wire.access_items( None, 'p', 'x' ) == ( )
+    assert wire.access_items( 'text', 'p', 'x' ) == ( )
+    assert wire.access_items( [ 1 ], 'p', 'x' ) == [ 1 ]
     with pytest.raises( exceptions.ResponseInvalidity ):
-        base.access_items( { }, 'p', 'x' )
-    assert base.access_text( None, 'p', 'x' ) == ''
+        wire.access_items( { }, 'p', 'x' )
+    assert wire.access_text( None, 'p', 'x' ) == ''
     with pytest.raises( exceptions.ResponseInvalidity ):
-        base.access_text( 1, 'p', 'x' )
+        wire.access_text( 1, 'p', 'x' )
 
 
 def test_620_access_index( ):
     ''' Indexes must be integers (not booleans), or the event is invalid.
     '''
-    assert base.access_index( { 'index': 3 }, 'p', 'event' ) == 3
-    assert base.access_index(
+    assert wire.access_index( { 'index': 3 }, 'p', 'event' ) == 3
+    assert wire.access_index(
         { 'output_index': 0 }, 'p', 'event', 'output_index' ) == 0
     for event in ( { }, { 'index': None }, { 'index': True },
                    { 'index': '1' } ):
         with pytest.raises( exceptions.ResponseInvalidity ) as caught:
-            base.access_index( event, 'p', 'the event' )
+            wire.access_index( event, 'p', 'the event' )
         assert "the event has no integer 'index'" in str( caught.value )
 
 
@@ -491,17 +492,17 @@ def test_630_validate_shape( ):
     ''' Payloads without any expected field raise, naming what they have.
     '''
     payload = { 'b': 1 }
-    assert base.validate_shape( 'p', payload, ( 'a', 'b' ), 'x' ) is payload
-    assert base.validate_shape(
+    assert wire.validate_shape( 'p', payload, ( 'a', 'b' ), 'x' ) is payload
+    assert wire.validate_shape(
         'p', types.SimpleNamespace( a = None ), ( 'a', ), 'x' ) is not None
     with pytest.raises( exceptions.ResponseInvalidity ) as caught:
-        base.validate_shape(
+        wire.validate_shape(
             'p', { 'choices': [ ] }, ( 'content', ), 'a message' )
     assert 'expected a message' in str( caught.value )
     assert 'got fields choices' in str( caught.value )
     for value in ( { }, [ ], types.SimpleNamespace( ) ):
         with pytest.raises( exceptions.ResponseInvalidity ):
-            base.validate_shape( 'p', value, ( 'content', ), 'a message' )
+            wire.validate_shape( 'p', value, ( 'content', ), 'a message' )
 
 
 @pytest.mark.parametrize( 'value, whole', [
@@ -512,14 +513,14 @@ def test_630_validate_shape( ):
 ] )
 def test_640_is_complete_arguments( value, whole ):
     ''' Arguments are whole when their text parses, or they are objects. '''
-    assert base.is_complete_arguments( value ) is whole
+    assert wire.is_complete_arguments( value ) is whole
 
 
 def test_650_validate_whole_calls( ):
     ''' Only calls whose arguments were cut off are named. '''
-    base.validate_whole_calls( 'p', [ ( 'f', '{}' ), ( 'g', { } ) ], 'x' )
+    wire.validate_whole_calls( 'p', [ ( 'f', '{}' ), ( 'g', { } ) ], 'x' )
     with pytest.raises( exceptions.InvocationTruncation ) as caught:
-        base.validate_whole_calls(
+        wire.validate_whole_calls(
             'p', [ ( 'f', '{}' ), ( 'g', '{"a' ), ( 'h', '' ) ], 'length' )
     assert caught.value.names == ( 'g', 'h' )
     assert isinstance( caught.value, exceptions.InvocationInterruption )
@@ -528,22 +529,22 @@ def test_650_validate_whole_calls( ):
 
 def test_660_render_arguments( ):
     ''' Arguments go back as sent: text kept, objects encoded. '''
-    assert base.render_arguments( '{"b": 1, "a": 2}' ) == '{"b": 1, "a": 2}'
-    assert base.render_arguments( { 'é': [ 1 ] } ) == '{"é": [1]}'
+    assert wire.render_arguments( '{"b": 1, "a": 2}' ) == '{"b": 1, "a": 2}'
+    assert wire.render_arguments( { 'é': [ 1 ] } ) == '{"é": [1]}'
     for value in ( None, '', ' ' ):
-        assert base.render_arguments( value ) == '{}'
+        assert wire.render_arguments( value ) == '{}'
 
 
 def test_670_nativize_object( ):
     ''' SDK objects become plain values; mappings and lists are copied. '''
     import anthropic.types
     block = anthropic.types.TextBlock( type = 'text', text = 'hi' )
-    assert base.nativize_object( block ) == { 'type': 'text', 'text': 'hi' }
+    assert wire.nativize_object( block ) == { 'type': 'text', 'text': 'hi' }
     mapping = { 'a': [ 1 ] }
-    copied = base.nativize_object( mapping )
+    copied = wire.nativize_object( mapping )
     assert copied == mapping and copied is not mapping
-    assert base.nativize_object( ( 1, 2 ) ) == [ 1, 2 ]
-    assert base.nativize_object( 'text' ) == 'text'
+    assert wire.nativize_object( ( 1, 2 ) ) == [ 1, 2 ]
+    assert wire.nativize_object( 'text' ) == 'text'
 
 
 def test_700_adapt_schema_plain( ):
@@ -566,9 +567,9 @@ def test_710_adapt_schema_refused( ):
 
 def test_720_validate_options( ):
     ''' Known options pass; unknown ones are named with the known. '''
-    base.validate_options( 'p', { 'strict': True }, ( 'strict', ) )
+    wire.validate_options( 'p', { 'strict': True }, ( 'strict', ) )
     with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
-        base.validate_options( 'p', { 'x': 1 }, ( ) )
+        wire.validate_options( 'p', { 'x': 1 }, ( ) )
     assert 'none' in str( caught.value )
 
 

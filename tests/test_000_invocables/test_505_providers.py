@@ -52,7 +52,7 @@ def test_100_rows_resolve( name ):
 
 def test_110_listings_read_registry( ):
     ''' Listings of processors, conversations and command read the rows. '''
-    from invocables.conversations import _command
+    from invocables.cli import converse as _command
     assert set( processors.PROVIDERS ) == set( _NAMES )
     assert set( conversations.PROVIDERS ) == set( _NAMES )
     assert set( _command.KEYS_VARIABLES ) == set( _NAMES )

@@ -154,16 +154,6 @@ def test_220_redactor( ):
     assert redactor.redact( 'a secret-long no' ) == 'a *** no'
 
 
-@pytest.mark.asyncio
-async def test_300_disconnect_unconnected( ):
-    ''' Disconnecting an ensemble never connected does nothing. '''
-    ensemble = invocables.mcp.produce_ensemble( 'idle', command = 'x' )
-    await ensemble.disconnect( )
-    assert not ensemble.is_connected( )
-    with pytest.raises( exceptions.ConnectionAbsence ):
-        ensemble.access_invoker( 'anything' )
-
-
 def test_230_references_in_url_resolved( monkeypatch ):
     ''' User, password and query values of a URL may be references.
 
@@ -198,3 +188,13 @@ async def test_240_unset_url_variable_named( monkeypatch ):
         await ensemble.connect( )
     assert "url query 'key'" in str( caught.value )
     assert 'INVOCABLES_TEST_ABSENT' in str( caught.value )
+
+
+@pytest.mark.asyncio
+async def test_300_disconnect_unconnected( ):
+    ''' Disconnecting an ensemble never connected does nothing. '''
+    ensemble = invocables.mcp.produce_ensemble( 'idle', command = 'x' )
+    await ensemble.disconnect( )
+    assert not ensemble.is_connected( )
+    with pytest.raises( exceptions.ConnectionAbsence ):
+        ensemble.access_invoker( 'anything' )

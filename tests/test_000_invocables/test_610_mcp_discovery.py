@@ -37,6 +37,11 @@ async def mutable( ):
     async with ensemble: yield ensemble
 
 
+async def _wait_listings( ensemble ):
+    ''' Waits until the ensemble's listings are done; bounded: no hang. '''
+    return await asyncio.wait_for( ensemble.wait_listings( ), 10 )
+
+
 async def test_100_invokers_from_tools( echo ):
     ''' Each tool becomes a function invoker bound to the ensemble. '''
     invokers = echo.survey_invokers( )
@@ -138,20 +143,17 @@ async def test_320_invalid_schema_left_out( mutable ):
 async def test_400_list_changed_refreshes_debounced( mutable ):
     ''' A burst of list-changed notes refreshes the tools once. '''
     before = mutable.survey_invokers( )
-    connection = mutable._state.connection
-    listings = connection.listings
+    listings = mutable.access_listings( )
     context = invocables.InvocationContext(
         auxdata = None, invoker = None, namespace = { } )
     await mutable.access_invoker( 'add_tool' )( context, { 'name': 'fresh' } )
-    for _ in range( 100 ):
-        if mutable.survey_invokers( ) is not before: break
-        await asyncio.sleep( 0.05 )
+    # The notifications arrive before the answer: wait until listed.
+    assert await _wait_listings( mutable ) == mutable.access_listings( )
     after = mutable.survey_invokers( )
     assert after is not before
     assert 'fresh' in { invoker.name for invoker in after }
-    await asyncio.sleep( 0.3 )
     # Five notifications, coalesced: one listing (two on a very busy host).
-    assert listings < connection.listings <= listings + 2
+    assert listings < mutable.access_listings( ) <= listings + 2
     content = await mutable.access_invoker( 'fresh' )( context, { } )
     assert content[ 0 ].text == 'fresh'
     assert mutable.access_invoker( 'echo' ) is before[
@@ -161,15 +163,11 @@ async def test_400_list_changed_refreshes_debounced( mutable ):
 async def test_410_unchanged_list_keeps_tuple( mutable ):
     ''' A notification without change keeps the same tuple object. '''
     before = mutable.survey_invokers( )
-    connection = mutable._state.connection
-    listings = connection.listings
+    listings = mutable.access_listings( )
     context = invocables.InvocationContext(
         auxdata = None, invoker = None, namespace = { } )
     await mutable.access_invoker( 'notify_unchanged' )( context, { } )
-    for _ in range( 100 ):
-        if connection.listings > listings: break
-        await asyncio.sleep( 0.05 )
-    assert connection.listings == listings + 1
+    assert await _wait_listings( mutable ) == listings + 1
     assert mutable.survey_invokers( ) is before
 
 
@@ -178,14 +176,10 @@ async def test_420_removed_tool_disappears( mutable ):
     context = invocables.InvocationContext(
         auxdata = None, invoker = None, namespace = { } )
     await mutable.access_invoker( 'add_tool' )( context, { 'name': 'brief' } )
-    for _ in range( 100 ):
-        if 'brief' in { i.name for i in mutable.survey_invokers( ) }: break
-        await asyncio.sleep( 0.05 )
+    await _wait_listings( mutable )
+    assert 'brief' in { i.name for i in mutable.survey_invokers( ) }
     await mutable.access_invoker( 'remove_tool' )( context, { 'name': 'brief' } )
-    for _ in range( 100 ):
-        if 'brief' not in { i.name for i in mutable.survey_invokers( ) }:
-            break
-        await asyncio.sleep( 0.05 )
+    await _wait_listings( mutable )
     assert 'brief' not in { i.name for i in mutable.survey_invokers( ) }
     with pytest.raises( invocables.exceptions.InvokerAbsence ):
         mutable.access_invoker( 'brief' )

@@ -17,7 +17,7 @@ from . import mcp_support
 
 
 pytestmark = pytest.mark.asyncio( loop_scope = 'module' )
-_progresses: list[ invocables.mcp.Progress ] = [ ]
+_progresses = mcp_support.Reports( )
 
 
 @pytest_asyncio.fixture( scope = 'module', loop_scope = 'module' )
@@ -90,9 +90,7 @@ async def test_300_progress_reaches_reporter( echo ):
     results = await invocables.execute_invocations(
         [ _invocation( 'p1', 'progress', { 'steps': 3 } ) ], [ echo ] )
     assert results[ 0 ].content[ 0 ].text == 'done'
-    for _ in range( 20 ):
-        if len( _progresses ) >= 3: break
-        await asyncio.sleep( 0.05 )
+    await _progresses.wait_count( 3 )
     assert [ item.progress for item in _progresses ] == [ 1, 2, 3 ]
     last = _progresses[ -1 ]
     assert last.total == 3

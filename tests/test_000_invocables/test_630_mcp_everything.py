@@ -3,8 +3,6 @@
 ''' The reference server-everything, over stdio and streamable HTTP. '''
 
 
-import asyncio
-
 import pytest
 import pytest_asyncio
 
@@ -17,7 +15,7 @@ from . import mcp_support
 
 
 pytestmark = pytest.mark.asyncio( loop_scope = 'module' )
-_progresses: list[ invocables.mcp.Progress ] = [ ]
+_progresses = mcp_support.Reports( )
 _PNG_SIGNATURE = b'\x89PNG\r\n\x1a\n'
 
 
@@ -114,9 +112,7 @@ async def test_150_progress( everything ):
         everything, 'trigger-long-running-operation',
         { 'duration': 0.4, 'steps': 2 } )
     assert 'completed' in content[ 0 ].text
-    for _ in range( 20 ):
-        if len( _progresses ) >= 2: break
-        await asyncio.sleep( 0.05 )
+    await _progresses.wait_count( 2 )
     assert [ item.progress for item in _progresses ] == [ 1, 2 ]
     assert _progresses[ 0 ].total == 2
 

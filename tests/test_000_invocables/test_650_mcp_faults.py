@@ -39,6 +39,14 @@ async def _access_pid( ensemble ) -> int:
     return int( content[ 0 ].text )
 
 
+async def _wait_disconnected( ensemble ) -> None:
+    ''' Waits until the ensemble noticed that its server died; bounded. '''
+    for _ in range( 1000 ):
+        if not ensemble.is_connected( ): return
+        await asyncio.sleep( 0.01 )
+    pytest.fail( "The death of the server went unnoticed." )
+
+
 @pytest.mark.asyncio
 async def test_100_call_timeout_cancels_on_server( ):
     ''' A call which outlives its timeout fails as refusal, session lives.
@@ -116,8 +124,7 @@ async def test_220_connect_timeout( ):
         await ensemble.connect( )
     assert time.monotonic( ) - began < 5
     assert 'within 0.5 seconds' in str( caught.value )
-    pid = ensemble._state.connection
-    assert pid is None
+    assert not ensemble.is_connected( )
 
 
 @pytest.mark.asyncio
@@ -148,13 +155,14 @@ async def test_300_killed_mid_call( ):
         The failure is the library's connection failure, naming the server
         and the signal; the grandchild of the dead server is killed too.
     '''
-    ensemble = _produce_echo( 'victim' )
+    reports = mcp_support.Reports( )
+    ensemble = _produce_echo( 'victim', reporter = reports.append )
     async with ensemble:
         pid = await _access_pid( ensemble )
         grandchild = int( ( await _call( ensemble, 'spawn_child' ) )[ 0 ].text )
         call = asyncio.create_task(
             _call( ensemble, 'sleep', { 'seconds': 3600 } ) )
-        await asyncio.sleep( 0.2 )
+        await reports.wait_count( 1 ) # the server runs the call
         began = time.monotonic( )
         os.kill( pid, signal.SIGKILL )
         with pytest.raises( exceptions.ConnectionFailure ) as caught:
@@ -178,7 +186,7 @@ async def test_310_killed_while_idle( ):
         pid = await _access_pid( ensemble )
         os.kill( pid, signal.SIGKILL )
         assert not mcp_support.wait_until_dead( { pid } )
-        await asyncio.sleep( 0.2 )
+        await _wait_disconnected( ensemble )
         content = await _call( ensemble, 'echo', { 'message': 'back' } )
         assert content[ 0 ].text == 'back'
 
@@ -201,7 +209,7 @@ async def test_320_reconnect_fails_clearly( monkeypatch, tmp_path ):
         monkeypatch.setenv( 'INVOCABLES_TEST_FAIL', '1' )
         os.kill( pid, signal.SIGKILL )
         assert not mcp_support.wait_until_dead( { pid } )
-        await asyncio.sleep( 0.2 )
+        await _wait_disconnected( ensemble )
         began = time.monotonic( )
         with pytest.raises( exceptions.ConnectionFailure ) as caught:
             await _call( ensemble, 'echo', { 'message': 'x' } )
@@ -217,7 +225,8 @@ async def test_320_reconnect_fails_clearly( monkeypatch, tmp_path ):
 @pytest.mark.asyncio
 async def test_330_killed_mid_call_through_engine( ):
     ''' Through the engine, a dead server raises or reports by policy. '''
-    ensemble = _produce_echo( 'engine' )
+    reports = mcp_support.Reports( )
+    ensemble = _produce_echo( 'engine', reporter = reports.append )
     async with ensemble:
         pid = await _access_pid( ensemble )
         call = invocables.InvocationCanister(
@@ -226,7 +235,7 @@ async def test_330_killed_mid_call_through_engine( ):
         execution = asyncio.create_task( invocables.execute_invocations(
             [ call ], [ ensemble ],
             failure_policy = invocables.FailurePolicies.Report ) )
-        await asyncio.sleep( 0.2 )
+        await reports.wait_count( 1 ) # the server runs the call
         os.kill( pid, signal.SIGKILL )
         results = await asyncio.wait_for( execution, 5 )
         assert results[ 0 ].error.genus is invocables.FaultGenera.Connection
@@ -263,7 +272,8 @@ async def test_410_stubborn_server_is_killed( ):
 async def test_420_cancelled_call_and_block( ):
     ''' Cancelling a block mid-call leaves no process; the call is cancelled.
     '''
-    ensemble = _produce_echo( 'cancelled' )
+    reports = mcp_support.Reports( )
+    ensemble = _produce_echo( 'cancelled', reporter = reports.append )
     pids: set[ int ] = set( )
 
     async def work( ):
@@ -273,8 +283,7 @@ async def test_420_cancelled_call_and_block( ):
             await _call( ensemble, 'sleep', { 'seconds': 3600 } )
 
     task = asyncio.create_task( work( ) )
-    while len( pids ) < 2 and not task.done( ): await asyncio.sleep( 0.05 )
-    await asyncio.sleep( 0.2 )
+    await reports.wait_count( 1 ) # the server runs the call
     task.cancel( )
     with pytest.raises( asyncio.CancelledError ):
         await task
@@ -287,11 +296,14 @@ async def test_430_cancelled_connect( ):
     ''' Cancelling connect leaves no process behind. '''
     ensemble = invocables.mcp.produce_ensemble(
         'mute', command = [ 'sleep', '3600' ], grace = 0.2 )
+    before = mcp_support.survey_descendants( os.getpid( ) )
     task = asyncio.create_task( ensemble.connect( ) )
-    await asyncio.sleep( 0.3 )
-    connection = ensemble._state.connection
-    assert connection is None
-    children = mcp_support.survey_descendants( os.getpid( ) )
+    for _ in range( 1000 ): # until the child runs; bounded
+        children = mcp_support.survey_descendants( os.getpid( ) ) - before
+        if children: break
+        await asyncio.sleep( 0.01 )
+    assert children
+    assert not ensemble.is_connected( )
     task.cancel( )
     with pytest.raises( asyncio.CancelledError ):
         await task
@@ -320,13 +332,15 @@ async def test_500_http_server_dies_and_returns( ):
     command = mcp_support.produce_server_command(
         'echo_server.py', '--http', str( port ) )
     with mcp_support.serve_http( command, port ) as url:
-        ensemble = invocables.mcp.produce_ensemble( 'remote', url = url )
+        reports = mcp_support.Reports( )
+        ensemble = invocables.mcp.produce_ensemble(
+            'remote', url = url, reporter = reports.append )
         await ensemble.connect( )
         content = await _call( ensemble, 'echo', { 'message': 'hi' } )
         assert content[ 0 ].text == 'hi'
         call = asyncio.create_task(
             _call( ensemble, 'sleep', { 'seconds': 3600 } ) )
-        await asyncio.sleep( 0.3 )
+        await reports.wait_count( 1 ) # the server runs the call
     began = time.monotonic( )
     with pytest.raises( exceptions.ConnectionFailure ) as caught:
         await call

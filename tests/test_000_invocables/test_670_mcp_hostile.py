@@ -309,14 +309,14 @@ def test_900_lines_split_at_any_chunking( lines, cuts, limit ):
     data = b''.join( line + b'\n' for line in lines )
     bounds = sorted( { 0, len( data ), *(
         cut for cut in cuts if cut < len( data ) ) } )
-    splitter = processes._Lines( limit )
+    splitter = processes.Lines( limit )
     found = [
         line for start, end in zip( bounds, bounds[ 1 : ] )
         for line in splitter.feed( data[ start : end ] ) ]
     assert len( found ) == len( lines )
     for line, item in zip( lines, found ):
         if limit is not None and len( line ) > limit:
-            assert isinstance( item, processes._Oversize )
+            assert isinstance( item, processes.Oversize )
             assert item.size == len( line )
             assert item.head == line[ : 4096 ]
             assert item.tail == line[ -4096 : ]
@@ -339,8 +339,8 @@ def test_900_lines_split_at_any_chunking( lines, cuts, limit ):
 def test_910_any_line_parses_or_is_skipped( line ):
     ''' No line from a server makes the reader raise. '''
     watch = processes.ProcessWatch( 'fuzz', configuration.Redactor( ) )
-    streams = processes._Streams( None, watch, 1 << 20 )
-    for item in processes._Lines( 1 << 20 ).feed( line + b'\n' ):
-        outcome = streams._parse( item )
+    streams = processes.Streams( None, watch, 1 << 20 )
+    for item in processes.Lines( 1 << 20 ).feed( line + b'\n' ):
+        outcome = streams.parse( item )
         assert outcome is None or isinstance(
             outcome, ( SessionMessage, Exception ) )

@@ -10,7 +10,7 @@ import pytest
 
 import invocables
 from invocables import descriptors
-from invocables import io as io_tools
+from invocables.builtins import io as io_tools
 
 from invocables import exceptions
 

@@ -374,8 +374,8 @@ def test_515_links_swapped_after_check_refused( tree ):
     ''' A path checked before a folder or the file itself was swapped for
         a link out of the root is refused when opened, never followed.
     '''
-    from invocables import _files
-    from invocables import io as io_tools
+    from invocables.builtins import files
+    from invocables.builtins import io as io_tools
     outside = tree.parent / 'outside'
     outside.mkdir( )
     ( outside / 'note.txt' ).write_text( 'outside\n' )
@@ -385,10 +385,10 @@ def test_515_links_swapped_after_check_refused( tree ):
     ( tree / 'docs' ).rename( tree / 'moved' )
     ( tree / 'docs' ).symlink_to( outside )
     with pytest.raises( OSError ):
-        _files.open_file( location, 'docs/note.txt' )
+        files.open_file( location, 'docs/note.txt' )
     with pytest.raises( exceptions.InvocationRefusal ):
-        _files.refuse_errors(
-            _files.write_location, ( 'docs/note.txt', ), location, b'x',
+        files.refuse_errors(
+            files.write_location, ( 'docs/note.txt', ), location, b'x',
             'docs/note.txt' )
     assert ( outside / 'note.txt' ).read_text( ) == 'outside\n'
     ( tree / 'docs' ).unlink( )
@@ -396,7 +396,7 @@ def test_515_links_swapped_after_check_refused( tree ):
     ( tree / 'docs' / 'note.txt' ).unlink( )
     ( tree / 'docs' / 'note.txt' ).symlink_to( outside / 'note.txt' )
     with pytest.raises( exceptions.InvocationRefusal ) as caught:
-        _files.open_file( location, 'docs/note.txt' )
+        files.open_file( location, 'docs/note.txt' )
     assert 'symbolic link' in str( caught.value )
 
 
@@ -470,7 +470,7 @@ async def test_710_paths_of_wrong_type_refused( tree, monkeypatch ):
     ''' Without a schema (a plain invoker), a path which is not a string
         is a refusal.
     '''
-    from invocables import io as io_tools
+    from invocables.builtins import io as io_tools
     monkeypatch.chdir( tree )
     invoker = invocables.produce_invoker(
         io_tools.read_file, name = 'read_file',

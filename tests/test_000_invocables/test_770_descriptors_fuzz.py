@@ -58,11 +58,12 @@ _TEXTS = (
 # Only these are ever imported: random names could name a module of the
 # standard library with effects when imported.
 _IMPLEMENTATIONS = (
-    'invocables.io:list_roots', 'invocables.io:nothing', 'os.path:basename',
-    'ast:walk', 'invocables_fuzz_absent:run', 'invocables.io',
-    'invocables.io:ENTRIES_MAXIMUM_DEFAULT', 'test_000_invocables.'
-    'descriptors_support:echo', 'test_000_invocables.descriptors_support:'
-    'whisper', 'invocables.io:list_roots\n', ':', 3,
+    'invocables.builtins.io:list_roots', 'invocables.builtins.io:nothing',
+    'os.path:basename', 'ast:walk', 'invocables_fuzz_absent:run',
+    'invocables.builtins.io', 'invocables.builtins.io:ENTRIES_MAXIMUM_DEFAULT',
+    'test_000_invocables.descriptors_support:echo',
+    'test_000_invocables.descriptors_support:whisper',
+    'invocables.builtins.io:list_roots\n', ':', 3,
 )
 
 _scalars = st.one_of(
@@ -115,7 +116,7 @@ _BASES = {
     'tool.toml': {
         'invoker': {
             'name': 'tool', 'description': 'Tool.', 'timeout': 3,
-            'implementation': 'invocables.io:list_roots',
+            'implementation': 'invocables.builtins.io:list_roots',
             'deduplicate': True, 'annotations': { 'readOnlyHint': True } },
         'arguments': {
             'type': 'object', 'required': [ 'path' ],

@@ -128,6 +128,25 @@ def test_140_conversation_is_immutable( ):
     assert conversation.processor.provider == 'anthropic'
 
 
+def test_150_no_sdk_imported( ):
+    ''' Loops of every provider import no provider SDK. '''
+    import subprocess
+    import sys
+    modules = ', '.join(
+        f"invocables.conversations.{name}" for name in (
+            'anthropic', 'cohere', 'gemini', 'ollama', 'openai',
+            'openai_responses' ) )
+    code = (
+        f"import sys, {modules}\n"
+        "sdks = ( 'anthropic', 'openai', 'google.genai', 'cohere', "
+        "'httpx', 'mcp', 'pydantic' )\n"
+        "print( [ name for name in sdks if name in sys.modules ] )\n" )
+    completed = subprocess.run(
+        [ sys.executable, '-c', code ], capture_output = True, text = True,
+        timeout = 60, check = True )
+    assert completed.stdout.strip( ) == '[]'
+
+
 def test_160_synchronous_client_refused( ):
     ''' A synchronous SDK client is refused, naming the asynchronous one.
     '''
@@ -177,25 +196,6 @@ def test_180_unknown_option_suggested( ):
     message = str( caught.value )
     assert "Did you mean 'tokens_maximum' for 'tokens_maximun'?" in message
     assert '_frigid' not in message
-
-
-def test_150_no_sdk_imported( ):
-    ''' Loops of every provider import no provider SDK. '''
-    import subprocess
-    import sys
-    modules = ', '.join(
-        f"invocables.conversations.{name}" for name in (
-            'anthropic', 'cohere', 'gemini', 'ollama', 'openai',
-            'openai_responses' ) )
-    code = (
-        f"import sys, {modules}\n"
-        "sdks = ( 'anthropic', 'openai', 'google.genai', 'cohere', "
-        "'httpx', 'mcp', 'pydantic' )\n"
-        "print( [ name for name in sdks if name in sys.modules ] )\n" )
-    completed = subprocess.run(
-        [ sys.executable, '-c', code ], capture_output = True, text = True,
-        timeout = 60, check = True )
-    assert completed.stdout.strip( ) == '[]'
 
 
 @pytest.mark.asyncio
@@ -501,6 +501,14 @@ async def test_310_streamed_truncated_call( ):
 
 
 @pytest.mark.asyncio
+async def test_320_provider_error_propagates( ):
+    ''' An error of the provider propagates as the SDK's own exception. '''
+    with pytest.raises( anthropic.BadRequestError ):
+        await _converse( [ scripted.anthropic_error(
+            400, 'invalid_request_error', 'Bad tool_result.' ) ] )
+
+
+@pytest.mark.asyncio
 async def test_330_streamed_invalid_arguments( ):
     ''' Streamed tool input which is not JSON is never run: the model
         receives an error result, and the stream goes on.
@@ -560,14 +568,6 @@ async def test_340_streamed_server_tools_and_thinking( ):
         event.text for event in events if isinstance( event, TextEvent ) )
     assert texts == blocks[ 1 ][ 'text' ] + blocks[ 4 ][ 'text' ]
     assert transcript.text == texts
-
-
-@pytest.mark.asyncio
-async def test_320_provider_error_propagates( ):
-    ''' An error of the provider propagates as the SDK's own exception. '''
-    with pytest.raises( anthropic.BadRequestError ):
-        await _converse( [ scripted.anthropic_error(
-            400, 'invalid_request_error', 'Bad tool_result.' ) ] )
 
 
 class _EchoConversation( conversations.ConversationBase ):

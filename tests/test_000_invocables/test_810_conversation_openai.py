@@ -253,6 +253,31 @@ async def test_220_streamed_invalid_arguments( ):
 
 
 @pytest.mark.asyncio
+async def test_230_streamed_loop_abandoned( ):
+    ''' A streamed loop left early (and closed) stops cleanly: no tool runs
+        and no further request is made.
+    '''
+    import contextlib
+    calls = [ ]
+    ensemble = _produce_ensemble( calls )
+    with scripted.ScriptedServer( [
+        scripted.openai_text_stream( [ 'One ', 'two ', 'three.' ] ),
+    ] ) as server:
+        conversation = conversations.produce_conversation(
+            'openai', _produce_client( server ), [ ensemble ], model = 'm' )
+        seen = [ ]
+        async with contextlib.aclosing(
+            conversation.converse_continuous( 'Count.' )
+        ) as events:
+            async for event in events:
+                seen.append( event )
+                if isinstance( event, TextEvent ): break
+    assert [ event.text for event in seen ] == [ 'One ' ]
+    assert len( server.requests ) == 1
+    assert calls == [ ]
+
+
+@pytest.mark.asyncio
 async def test_300_provider_error_propagates( ):
     ''' An error body of a real capture propagates as the SDK's error. '''
     with pytest.raises( openai.NotFoundError ):
@@ -282,28 +307,3 @@ def test_400_unknown_option_names_known( ):
     with pytest.raises( exceptions.ConfigurationInvalidity ):
         conversations.produce_conversation(
             'openai', None, [ ], model = 'm', max_tokens = 5 )
-
-
-@pytest.mark.asyncio
-async def test_230_streamed_loop_abandoned( ):
-    ''' A streamed loop left early (and closed) stops cleanly: no tool runs
-        and no further request is made.
-    '''
-    import contextlib
-    calls = [ ]
-    ensemble = _produce_ensemble( calls )
-    with scripted.ScriptedServer( [
-        scripted.openai_text_stream( [ 'One ', 'two ', 'three.' ] ),
-    ] ) as server:
-        conversation = conversations.produce_conversation(
-            'openai', _produce_client( server ), [ ensemble ], model = 'm' )
-        seen = [ ]
-        async with contextlib.aclosing(
-            conversation.converse_continuous( 'Count.' )
-        ) as events:
-            async for event in events:
-                seen.append( event )
-                if isinstance( event, TextEvent ): break
-    assert [ event.text for event in seen ] == [ 'One ' ]
-    assert len( server.requests ) == 1
-    assert calls == [ ]

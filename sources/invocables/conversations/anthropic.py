@@ -4,9 +4,10 @@
 
     Works with ``anthropic.AsyncAnthropic`` (and its Bedrock and Vertex
     variants): whole and streamed responses come from
-    ``client.messages.create`` (streams as raw events, assembled here, so
-    that arguments which are not JSON reach the model as an error result
-    rather than failing the stream). The transcript holds ``{ role,
+    ``client.messages.create`` (streams as raw events, which the
+    processor's accumulator reads and assembles, so that arguments which
+    are not JSON reach the model as an error result rather than failing the
+    stream). The transcript holds ``{ role,
     content }`` messages; the system prompt goes in ``system``. The SDK is
     never imported here.
 '''
@@ -18,13 +19,6 @@ from . import base as _base
 
 PROVIDER = 'anthropic'
 TOKENS_MAXIMUM = 4096
-
-_DELTAS_FIELDS = ( # delta type, field of block which it extends
-    ( 'text_delta', 'text' ),
-    ( 'thinking_delta', 'thinking' ),
-    ( 'signature_delta', 'signature' ),
-    ( 'citations_delta', 'citation' ),
-)
 
 
 class AnthropicConversation( _base.ConversationBase ):
@@ -43,8 +37,12 @@ class AnthropicConversation( _base.ConversationBase ):
         ''' Calls ``client.messages.create``; returns its reply. '''
         response = await self.client.messages.create(
             **self._produce_request( messages, tools ) )
-        return self._produce_reply(
-            response, self.processor.normalize_invocations( response ) )
+        access = __.processors.wire.access_field
+        blocks = __.processors.wire.access_items(
+            access( response, 'content' ), PROVIDER, 'content' )
+        return _produce_reply(
+            response, blocks, access( response, 'stop_reason' ),
+            self.processor.normalize_invocations( response ) )
 
     async def request_continuous(
         self,
@@ -55,41 +53,21 @@ class AnthropicConversation( _base.ConversationBase ):
             deltas and tool calls as they come, then the reply.
         '''
         accumulator = self.processor.produce_accumulator( )
-        invocations: list[ __.canisters.InvocationCanister ] = [ ]
-        assembly = _Assembly( )
+
+        def reply(
+            events: tuple[ object, ... ], invocations: _base.Invocations
+        ) -> _base.Reply:
+            message = accumulator.produce_message( )
+            return _produce_reply(
+                events, message[ 'content' ], _access_stop( events ),
+                invocations )
+
         stream = await self.client.messages.create(
             **self._produce_request( messages, tools ), stream = True )
         async with stream: # closes the response, also when abandoned
-            async for event in stream:
-                text = assembly.ingest( event )
-                if text: yield text
-                for invocation in accumulator.ingest( event ):
-                    invocations.append( invocation )
-                    yield invocation
-        for invocation in accumulator.conclude( ):
-            invocations.append( invocation )
-            yield invocation
-        yield self._produce_reply( assembly.message, tuple( invocations ) )
-
-    def _produce_reply(
-        self, response: object, invocations: _base.Invocations
-    ) -> _base.Reply:
-        blocks = [
-            _base.nativize_object( block )
-            for block in __.processors.base.access_items(
-                __.processors.base.access_field( response, 'content' ),
-                PROVIDER, 'content' ) ]
-        text = ''.join(
-            block.get( 'text', '' ) for block in blocks
-            if block.get( 'type' ) == 'text' )
-        messages = (
-            ( { 'role': 'assistant', 'content': blocks }, ) if blocks
-            else ( ) )
-        stop = __.processors.base.access_field( response, 'stop_reason' )
-        return _base.Reply(
-            response = response, messages = messages,
-            invocations = invocations, text = text,
-            resumable = stop == 'pause_turn' )
+            async for portion in self.relay_continuous(
+                stream, accumulator, _access_delta, reply
+            ): yield portion
 
     def _produce_request(
         self,
@@ -110,72 +88,39 @@ class AnthropicConversation( _base.ConversationBase ):
         return request
 
 
-class _Assembly:
-    ''' Assembles raw stream events into the message they make.
+def _access_delta( event: object ) -> str:
+    ''' Returns text delta of raw stream event. '''
+    access = __.processors.wire.access_field
+    if access( event, 'type' ) != 'content_block_delta': return ''
+    delta = access( event, 'delta' )
+    if access( delta, 'type' ) != 'text_delta': return ''
+    text = access( delta, 'text' )
+    return text if isinstance( text, str ) else ''
 
-        Streamed tool input which is not JSON becomes an empty input in the
-        message (the API takes only objects); the accumulator marks such a
-        call, and the model receives an error result for it.
-    '''
 
-    __slots__ = ( 'blocks', 'fragments', 'message' )
+def _access_stop( events: __.cabc.Sequence[ object ] ) -> object:
+    ''' Returns stop reason of raw stream events. '''
+    access = __.processors.wire.access_field
+    for event in reversed( events ):
+        if access( event, 'type' ) == 'message_delta':
+            return access( access( event, 'delta' ), 'stop_reason' )
+    return None
 
-    def __init__( self ) -> None:
-        self.blocks: dict[ int, _base.NativeObject ] = { }
-        self.fragments: dict[ int, list[ str ] ] = { }
-        self.message: _base.NativeObject = {
-            'role': 'assistant', 'content': [ ] }
 
-    def ingest( self, event: object ) -> str:
-        ''' Ingests raw event; returns its text delta. '''
-        access = __.processors.base.access_field
-        match access( event, 'type' ):
-            case 'message_start':
-                self.message = _base.nativize_object(
-                    access( event, 'message' ) )
-                self.message[ 'content' ] = [ ]
-            case 'content_block_start':
-                block = _base.nativize_object(
-                    access( event, 'content_block' ) )
-                self.blocks[ access( event, 'index' ) ] = block
-                self.message[ 'content' ].append( block )
-            case 'content_block_delta':
-                return self._ingest_delta(
-                    access( event, 'index' ), access( event, 'delta' ) )
-            case 'content_block_stop':
-                self._complete( access( event, 'index' ) )
-            case 'message_delta':
-                delta = _base.nativize_object( access( event, 'delta' ) )
-                self.message.update( delta )
-            case _: pass
-        return ''
-
-    def _complete( self, index: int ) -> None:
-        fragments = self.fragments.pop( index, None )
-        block = self.blocks.get( index )
-        if fragments is None or block is None: return
-        text = ''.join( fragments )
-        arguments: object = { }
-        try: arguments = __.json.loads( text ) if text.strip( ) else { }
-        except ValueError: arguments = { }
-        block[ 'input' ] = arguments if isinstance( arguments, dict ) else { }
-
-    def _ingest_delta( self, index: int, delta: object ) -> str:
-        access = __.processors.base.access_field
-        block = self.blocks.get( index )
-        if block is None: return ''
-        genus = access( delta, 'type' )
-        if genus == 'input_json_delta':
-            self.fragments.setdefault( index, [ ] ).append(
-                access( delta, 'partial_json' ) or '' )
-            return ''
-        for kind, field in _DELTAS_FIELDS:
-            if genus != kind: continue
-            piece = access( delta, field )
-            if field == 'citation':
-                block.setdefault( 'citations', [ ] ).append(
-                    _base.nativize_object( piece ) )
-            elif isinstance( piece, str ):
-                block[ field ] = block.get( field, '' ) + piece
-                if field == 'text': return piece
-        return ''
+def _produce_reply(
+    response: object,
+    blocks: __.cabc.Sequence[ object ],
+    stop: object,
+    invocations: _base.Invocations,
+) -> _base.Reply:
+    blocks_ = [ _base.nativize_object( block ) for block in blocks ]
+    text = ''.join(
+        block.get( 'text', '' ) for block in blocks_
+        if block.get( 'type' ) == 'text' )
+    messages = (
+        ( { 'role': 'assistant', 'content': blocks_ }, ) if blocks_
+        else ( ) )
+    return _base.Reply(
+        response = response, messages = messages,
+        invocations = invocations, text = text,
+        resumable = stop == 'pause_turn' )

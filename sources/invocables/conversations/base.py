@@ -314,6 +314,43 @@ class ConversationBase( __.immut.DataclassObject ):
         '''
         raise NotImplementedError # pragma: no cover
 
+    async def relay_continuous(
+        self,
+        events: __.cabc.AsyncIterable[ object ],
+        accumulator: __.processors.InvocationsAccumulator,
+        texter: __.cabc.Callable[ [ object ], str ],
+        replier: __.cabc.Callable[
+            [ tuple[ object, ... ], Invocations ], Reply ],
+        finals: __.cabc.Sequence[ object ] = ( ),
+    ) -> __.cabc.AsyncIterator[ Portion ]:
+        ''' Relays stream: yields text deltas and tool calls, then reply.
+
+            Hands each event to the processor's accumulator, the one reader
+            of tool calls, and yields each call as soon as it completes;
+            ``texter`` gives the text delta of an event. After the stream,
+            the ``finals`` events (such as a closing ``[DONE]`` which the
+            SDK consumed) are ingested and the accumulator is concluded;
+            ``replier`` makes the reply from the events and the calls
+            (typically with the accumulator's ``produce_message``).
+        '''
+        received: list[ object ] = [ ]
+        invocations: list[ __.canisters.InvocationCanister ] = [ ]
+        async for event in events:
+            received.append( event )
+            text = texter( event )
+            if text: yield text
+            for invocation in accumulator.ingest( event ):
+                invocations.append( invocation )
+                yield invocation
+        for event in finals:
+            for invocation in accumulator.ingest( event ):
+                invocations.append( invocation )
+                yield invocation
+        for invocation in accumulator.conclude( ):
+            invocations.append( invocation )
+            yield invocation
+        yield replier( tuple( received ), tuple( invocations ) )
+
     async def _advance(
         self, messages: Messages, *, streaming: bool
     ) -> __.cabc.AsyncGenerator[ Event, None ]:
@@ -490,13 +527,9 @@ def nativize_object(
         with ``aliases``, fields are named as on the wire (such as
         ``functionCall``) rather than as in Python.
     '''
-    if isinstance( value, __.cabc.Mapping ):
-        return dict( __.typx.cast(
-            __.cabc.Mapping[ str, __.typx.Any ], value ) )
-    dump = getattr( value, 'model_dump', None )
-    if callable( dump ):
-        return __.typx.cast( NativeObject, dump(
-            mode = 'json', exclude_none = True, by_alias = aliases ) )
+    native = __.processors.wire.nativize_object( value, aliases = aliases )
+    if isinstance( native, dict ):
+        return __.typx.cast( NativeObject, native )
     raise __.exceptions.ResponseInvalidity(
         'unknown', "{genus} is neither a mapping nor an SDK object.".format(
             genus = type( value ).__name__ ) )

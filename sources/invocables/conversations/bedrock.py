@@ -40,7 +40,7 @@ class BedrockConversation( _base.ConversationBase ):
         response = await _call(
             self.client.converse, self._produce_request( messages, tools ) )
         invocations = self.processor.normalize_invocations( response )
-        access = __.processors.base.access_field
+        access = __.processors.wire.access_field
         message = _base.nativize_object(
             access( access( response, 'output' ), 'message' ) or {
                 'role': 'assistant', 'content': [ ] } )
@@ -56,7 +56,7 @@ class BedrockConversation( _base.ConversationBase ):
         ''' Calls ``client.converse_stream``; yields text deltas and tool
             calls as they come, then the reply.
         '''
-        access = __.processors.base.access_field
+        access = __.processors.wire.access_field
         accumulator = self.processor.produce_accumulator( )
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
         events: list[ object ] = [ ]

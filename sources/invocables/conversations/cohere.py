@@ -32,7 +32,7 @@ class CohereConversation( _base.ConversationBase ):
         tools: list[ _base.NativeObject ],
     ) -> _base.Reply:
         ''' Calls ``client.chat``; returns its reply. '''
-        access = __.processors.base.access_field
+        access = __.processors.wire.access_field
         response = await self.client.chat(
             **self._produce_request( messages, tools ) )
         invocations = self.processor.normalize_invocations( response )
@@ -52,31 +52,21 @@ class CohereConversation( _base.ConversationBase ):
             as they come, then the reply.
         '''
         accumulator = self.processor.produce_accumulator( )
-        invocations: list[ __.canisters.InvocationCanister ] = [ ]
-        events: list[ object ] = [ ]
-        texts: list[ str ] = [ ]
-        plans: list[ str ] = [ ]
-        async for event in self.client.chat_stream(
-            **self._produce_request( messages, tools )
-        ):
-            events.append( event )
-            text, plan = _access_deltas( event )
-            if plan: plans.append( plan )
-            if text:
-                texts.append( text )
-                yield text
-            for invocation in accumulator.ingest( event ):
-                invocations.append( invocation )
-                yield invocation
-        for invocation in accumulator.conclude( ):
-            invocations.append( invocation )
-            yield invocation
-        text = ''.join( texts )
-        yield _base.Reply(
-            response = events,
-            messages = ( _produce_message(
-                text, ''.join( plans ), invocations ), ),
-            invocations = tuple( invocations ), text = text )
+
+        def reply(
+            events: tuple[ object, ... ], invocations: _base.Invocations
+        ) -> _base.Reply:
+            message = accumulator.produce_message( )
+            return _base.Reply(
+                response = list( events ), messages = ( message, ),
+                invocations = invocations,
+                text = _access_text( message.get( 'content' ) ) )
+
+        async for portion in self.relay_continuous(
+            self.client.chat_stream(
+                **self._produce_request( messages, tools ) ),
+            accumulator, _access_delta, reply
+        ): yield portion
 
     def _produce_request(
         self,
@@ -93,54 +83,24 @@ class CohereConversation( _base.ConversationBase ):
         return request
 
 
-def _access_deltas( event: object ) -> tuple[ str, str ]:
-    ''' Returns text delta and tool plan delta of stream event. '''
-    access = __.processors.base.access_field
-    genus = access( event, 'type' )
+def _access_delta( event: object ) -> str:
+    ''' Returns text delta of stream event. '''
+    access = __.processors.wire.access_field
+    if access( event, 'type' ) != 'content-delta': return ''
     message = access( access( event, 'delta' ), 'message' )
-    if genus == 'content-delta':
-        text = access( access( message, 'content' ), 'text' )
-        return ( text if isinstance( text, str ) else '' ), ''
-    if genus == 'tool-plan-delta':
-        plan = access( message, 'tool_plan' )
-        return '', ( plan if isinstance( plan, str ) else '' )
-    return '', ''
+    text = access( access( message, 'content' ), 'text' )
+    return text if isinstance( text, str ) else ''
 
 
 def _access_text( content: object ) -> str:
     ''' Returns text of message content (text, or list of parts). '''
     if isinstance( content, str ): return content
-    access = __.processors.base.access_field
+    access = __.processors.wire.access_field
     texts: list[ str ] = [ ]
-    for part in __.processors.base.access_items(
+    for part in __.processors.wire.access_items(
         content, PROVIDER, 'content'
     ):
         text = access( part, 'text' )
         if access( part, 'type' ) == 'text' and isinstance( text, str ):
             texts.append( text )
     return ''.join( texts )
-
-
-def _produce_message(
-    text: str,
-    plan: str,
-    invocations: __.cabc.Sequence[ __.canisters.InvocationCanister ],
-) -> _base.NativeObject:
-    ''' Produces assistant message of streamed response. '''
-    message: _base.NativeObject = { 'role': 'assistant' }
-    if plan: message[ 'tool_plan' ] = plan
-    if invocations:
-        message[ 'tool_calls' ] = [
-            {
-                'id': invocation.identifier,
-                'type': 'function',
-                'function': {
-                    'name': invocation.name,
-                    'arguments': __.json.dumps(
-                        invocation.arguments, ensure_ascii = False ),
-                },
-            }
-            for invocation in invocations ]
-    if text or not invocations:
-        message[ 'content' ] = [ { 'type': 'text', 'text': text } ]
-    return message

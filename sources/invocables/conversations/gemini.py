@@ -59,25 +59,19 @@ class GeminiConversation( _base.ConversationBase ):
             text deltas and function calls as they come, then the reply.
         '''
         accumulator = self.processor.produce_accumulator( )
-        invocations: list[ __.canisters.InvocationCanister ] = [ ]
-        chunks: list[ object ] = [ ]
-        parts: list[ _base.NativeObject ] = [ ]
+
+        def reply(
+            events: tuple[ object, ... ], invocations: _base.Invocations
+        ) -> _base.Reply:
+            message = accumulator.produce_message( )
+            return _produce_reply(
+                list( events ), message[ 'parts' ], invocations )
+
         stream = await self.client.aio.models.generate_content_stream(
             **self._produce_request( messages, tools ) )
-        async for chunk in stream:
-            chunks.append( chunk )
-            for part in _access_parts( chunk ):
-                part_ = _base.nativize_object( part )
-                text = _access_text( part_ )
-                if text: yield text
-                _merge_part( parts, part_ )
-            for invocation in accumulator.ingest( chunk ):
-                invocations.append( invocation )
-                yield invocation
-        for invocation in accumulator.conclude( ):
-            invocations.append( invocation )
-            yield invocation
-        yield _produce_reply( chunks, parts, tuple( invocations ) )
+        async for portion in self.relay_continuous(
+            stream, accumulator, _access_delta, reply
+        ): yield portion
 
     def _produce_request(
         self,
@@ -97,14 +91,21 @@ class GeminiConversation( _base.ConversationBase ):
             'config': configuration }
 
 
+def _access_delta( chunk: object ) -> str:
+    ''' Returns text delta of streamed chunk (thoughts left out). '''
+    return ''.join(
+        _access_text( _base.nativize_object( part ) )
+        for part in _access_parts( chunk ) )
+
+
 def _access_parts( response: object ) -> __.cabc.Sequence[ object ]:
     ''' Returns parts of first candidate's content. '''
-    access = __.processors.base.access_field
-    candidates = __.processors.base.access_items(
+    access = __.processors.wire.access_field
+    candidates = __.processors.wire.access_items(
         access( response, 'candidates' ), PROVIDER, 'candidates' )
     if not candidates: return ( )
     content = access( candidates[ 0 ], 'content' )
-    return __.processors.base.access_items(
+    return __.processors.wire.access_items(
         access( content, 'parts' ), PROVIDER, 'parts' )
 
 
@@ -113,20 +114,6 @@ def _access_text( part: _base.NativeObject ) -> str:
     text = part.get( 'text' )
     if not isinstance( text, str ) or part.get( 'thought' ): return ''
     return text
-
-
-def _merge_part(
-    parts: list[ _base.NativeObject ], part: _base.NativeObject
-) -> None:
-    ''' Appends streamed part; joins plain text with plain text before. '''
-    if parts and _is_plain_text( part ) and _is_plain_text( parts[ -1 ] ):
-        parts[ -1 ] = { 'text': parts[ -1 ][ 'text' ] + part[ 'text' ] }
-        return
-    parts.append( part )
-
-
-def _is_plain_text( part: _base.NativeObject ) -> bool:
-    return set( part ) == { 'text' } and isinstance( part[ 'text' ], str )
 
 
 def _produce_reply(

@@ -53,7 +53,7 @@ class MistralConversation( _base.ConversationBase ):
         ''' Calls ``client.chat.stream_async``; yields text deltas and tool
             calls as they come, then the reply.
         '''
-        access = __.processors.base.access_field
+        access = __.processors.wire.access_field
         accumulator = self.processor.produce_accumulator( )
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
         events: list[ object ] = [ ]

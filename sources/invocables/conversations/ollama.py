@@ -42,8 +42,8 @@ class OllamaConversation( _base.ConversationBase ):
         body = _decode_body( response.content, response.status_code )
         invocations = self.processor.normalize_invocations( body )
         message = _base.nativize_object(
-            __.processors.base.access_field( body, 'message' ) or { } )
-        text = __.processors.base.access_text(
+            __.processors.wire.access_field( body, 'message' ) or { } )
+        text = __.processors.wire.access_text(
             message.get( 'content' ), PROVIDER, 'content' )
         return _base.Reply(
             response = body, messages = ( message, ),
@@ -58,29 +58,24 @@ class OllamaConversation( _base.ConversationBase ):
             tool calls as they come, then the reply.
         '''
         accumulator = self.processor.produce_accumulator( )
-        invocations: list[ __.canisters.InvocationCanister ] = [ ]
-        assembly = _Assembly( )
+
+        def reply(
+            events: tuple[ object, ... ], invocations: _base.Invocations
+        ) -> _base.Reply:
+            message = accumulator.produce_message( )
+            return _base.Reply(
+                response = list( events ), messages = ( message, ),
+                invocations = invocations, text = message[ 'content' ] )
+
         async with self.client.stream(
             'POST', _PATH,
             json = self._produce_request( messages, tools, streaming = True )
         ) as response:
             if response.status_code >= 400: # noqa: PLR2004
                 _decode_body( await response.aread( ), response.status_code )
-            async for line in response.aiter_lines( ):
-                if not line.strip( ): continue
-                chunk = _decode_body( line.encode( ), response.status_code )
-                text = assembly.ingest( chunk )
-                if text: yield text
-                for invocation in accumulator.ingest( chunk ):
-                    invocations.append( invocation )
-                    yield invocation
-        for invocation in accumulator.conclude( ):
-            invocations.append( invocation )
-            yield invocation
-        yield _base.Reply(
-            response = assembly.chunks, messages = ( assembly.message, ),
-            invocations = tuple( invocations ),
-            text = assembly.message[ 'content' ] )
+            async for portion in self.relay_continuous(
+                _decode_lines( response ), accumulator, _access_delta, reply
+            ): yield portion
 
     def _produce_request(
         self,
@@ -100,31 +95,11 @@ class OllamaConversation( _base.ConversationBase ):
         return request
 
 
-class _Assembly:
-    ''' Assembles streamed chunks into one assistant message. '''
-
-    __slots__ = ( 'chunks', 'message' )
-
-    def __init__( self ) -> None:
-        self.chunks: list[ object ] = [ ]
-        self.message: _base.NativeObject = {
-            'role': 'assistant', 'content': '' }
-
-    def ingest( self, chunk: object ) -> str:
-        ''' Ingests chunk; returns its text delta. '''
-        access = __.processors.base.access_field
-        self.chunks.append( chunk )
-        message = access( chunk, 'message' )
-        for field in ( 'content', 'thinking' ):
-            piece = access( message, field )
-            if isinstance( piece, str ) and piece:
-                self.message[ field ] = self.message.get( field, '' ) + piece
-        calls = access( message, 'tool_calls' )
-        if isinstance( calls, list ) and calls:
-            self.message.setdefault( 'tool_calls', [ ] ).extend(
-                __.typx.cast( list[ object ], calls ) )
-        text = access( message, 'content' )
-        return text if isinstance( text, str ) else ''
+def _access_delta( chunk: object ) -> str:
+    ''' Returns text delta of streamed chunk. '''
+    access = __.processors.wire.access_field
+    text = access( access( chunk, 'message' ), 'content' )
+    return text if isinstance( text, str ) else ''
 
 
 def _decode_body( content: bytes, status: int ) -> object:
@@ -134,9 +109,18 @@ def _decode_body( content: bytes, status: int ) -> object:
         raise __.exceptions.ResponseInvalidity(
             PROVIDER, f"body is not JSON (status {status}): {exception}"
         ) from exception
-    error = __.processors.base.access_field( body, 'error' )
+    error = __.processors.wire.access_field( body, 'error' )
     if error is not None:
-        failure = __.processors.base.produce_failure( PROVIDER, error )
+        failure = __.processors.wire.produce_failure( PROVIDER, error )
         raise __.exceptions.ProviderFailure(
             PROVIDER, status, failure.genus, failure.message )
     return body
+
+
+async def _decode_lines(
+    response: __.typx.Any
+) -> __.cabc.AsyncIterator[ object ]:
+    ''' Yields decoded chunk of each line of streamed body. '''
+    async for line in response.aiter_lines( ):
+        if not line.strip( ): continue
+        yield _decode_body( line.encode( ), response.status_code )

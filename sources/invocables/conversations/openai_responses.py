@@ -48,30 +48,13 @@ class OpenaiResponsesConversation( _base.ConversationBase ):
         ''' Calls ``client.responses.create`` with ``stream``; yields text
             deltas and function calls as they come, then the reply.
         '''
-        access = __.processors.base.access_field
         accumulator = self.processor.produce_accumulator( )
-        invocations: list[ __.canisters.InvocationCanister ] = [ ]
-        response: object = None
         stream = await self.client.responses.create(
             **self._produce_request( messages, tools ), stream = True )
         async with stream: # closes the response, also when abandoned
-            async for event in stream:
-                genus = access( event, 'type' )
-                if genus == 'response.output_text.delta':
-                    text = access( event, 'delta' )
-                    if isinstance( text, str ) and text: yield text
-                elif genus in _CONCLUSIONS:
-                    response = access( event, 'response' )
-                for invocation in accumulator.ingest( event ):
-                    invocations.append( invocation )
-                    yield invocation
-        for invocation in accumulator.conclude( ):
-            invocations.append( invocation )
-            yield invocation
-        if response is None:
-            raise __.exceptions.ResponseInvalidity(
-                PROVIDER, "the stream ended without a completed response." )
-        yield _produce_reply( response, tuple( invocations ) )
+            async for portion in self.relay_continuous(
+                stream, accumulator, _access_delta, _produce_stream_reply
+            ): yield portion
 
     def _produce_request(
         self,
@@ -87,6 +70,14 @@ class OpenaiResponsesConversation( _base.ConversationBase ):
             request[ 'max_output_tokens' ] = self.tokens_maximum
         request.update( self.parameters )
         return request
+
+
+def _access_delta( event: object ) -> str:
+    ''' Returns text delta of stream event. '''
+    access = __.processors.wire.access_field
+    if access( event, 'type' ) != 'response.output_text.delta': return ''
+    text = access( event, 'delta' )
+    return text if isinstance( text, str ) else ''
 
 
 def _access_text( items: __.cabc.Sequence[ _base.NativeObject ] ) -> str:
@@ -109,9 +100,22 @@ def _produce_reply(
 ) -> _base.Reply:
     items = tuple(
         _base.nativize_object( item )
-        for item in __.processors.base.access_items(
-            __.processors.base.access_field( response, 'output' ),
+        for item in __.processors.wire.access_items(
+            __.processors.wire.access_field( response, 'output' ),
             PROVIDER, 'output' ) )
     return _base.Reply(
         response = response, messages = items,
         invocations = invocations, text = _access_text( items ) )
+
+
+def _produce_stream_reply(
+    events: __.cabc.Sequence[ object ], invocations: _base.Invocations
+) -> _base.Reply:
+    ''' Returns reply of the response which concluded the stream. '''
+    access = __.processors.wire.access_field
+    for event in reversed( events ):
+        response = access( event, 'response' )
+        if access( event, 'type' ) in _CONCLUSIONS and response is not None:
+            return _produce_reply( response, invocations )
+    raise __.exceptions.ResponseInvalidity(
+        PROVIDER, "the stream ended without a completed response." )

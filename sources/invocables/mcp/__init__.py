@@ -14,6 +14,7 @@ from . import __
 from . import catalog as catalog
 from . import configuration as configuration
 from . import ensembles as ensembles
+from . import listings as listings
 from . import processes as processes
 from . import records as records
 from . import redaction as redaction

@@ -1,192 +1,162 @@
 # SPDX-License-Identifier: Apache-2.0
 
-''' Tool listings which one bad tool does not spoil.
+''' Tool catalog of an MCP ensemble: from a listing to invokers.
 
-    The SDK validates a ``tools/list`` result as a whole: one tool which
-    its models refuse (a real server lists tools whose ``inputSchema`` is
-    only ``{"$schema": ...}``) fails the whole listing, and with it the
-    connection. A catalog sits between the transport and the session, on
-    every transport: it notes the requests which list tools, and takes the
-    tools which the SDK would refuse out of their answers, one by one,
-    before the session sees them. Each left-out tool is logged as a warning
-    naming it, and kept as an omission; the other tools work.
+    Sessions hand each ``tools/list`` answer (and the tools which the
+    listing screen refused) to the catalog. It leaves out the tools which
+    the options exclude or which cannot be served, builds one invoker and
+    one description per remaining tool, and keeps them until the listing
+    changes: an unchanged listing (by fingerprint) keeps the same tuple
+    of invokers, and an unchanged tool keeps its invoker.
 '''
 
 
-import anyio as _anyio
 import mcp_types as _mcp_types
-
-from mcp.shared.message import SessionMessage as _SessionMessage
-from mcp_types import methods as _methods
 
 from . import __
 from . import records as _records
+from .. import exceptions as _exceptions
+from .. import invokers as _invokers
 
 
-_Item: __.typx.TypeAlias = _SessionMessage | Exception
+InvocableProducer: __.typx.TypeAlias = __.cabc.Callable[
+    [ str, __.Absential[ float | None ] ], _invokers.Invocable ]
+''' Produces the invocable of a tool from its name and timeout. '''
 
-_LIST = 'tools/list'
-_INITIALIZE = 'initialize'
-_REASONS_MAXIMUM = 3
-_VERSION_DEFAULT = '2025-11-25'
+_Entry: __.typx.TypeAlias = tuple[
+    _invokers.Invoker, _records.ToolDescription ]
+
 _scribe = __.produce_scribe( __name__ )
 
 
 class Catalog:
-    ''' Watches requests and answers of one session for tool listings. '''
+    ''' Invokers, descriptions and omissions of the tools of one server. '''
 
-    def __init__( self, name: str ):
+    def __init__(
+        self,
+        name: str,
+        options: _records.ServerOptions,
+        producer: InvocableProducer,
+    ):
         self.name = name
-        self.version = _VERSION_DEFAULT
-        self.pending: dict[ str | int, str ] = { }
-        self.refusals: list[ _records.Omission ] = [ ]
+        self.options = options
+        self.producer = producer
+        self.invokers: tuple[ _invokers.Invoker, ... ] = ( )
+        self.invokers_by_name: __.cabc.Mapping[ str, _invokers.Invoker ] = (
+            __.types.MappingProxyType( { } ) )
+        self.descriptions: tuple[ _records.ToolDescription, ... ] = ( )
+        self.omissions: tuple[ _records.Omission, ... ] = ( )
+        self.fingerprints: tuple[ str, ... ] = ( )
+        self.entries: dict[ str, _Entry ] = { }
 
-    def note_request( self, message: __.typx.Any ) -> None:
-        ''' Notes request which lists tools or initializes the session. '''
-        if not isinstance( message, _mcp_types.JSONRPCRequest ): return
-        if message.method in ( _LIST, _INITIALIZE ):
-            self.pending[ message.id ] = message.method
-
-    def amend_answer( self, message: __.typx.Any ) -> None:
-        ''' Removes refused tools from answer of a listing, in place. '''
-        if not isinstance( message, _mcp_types.JSONRPCResponse ): return
-        method = self.pending.pop( message.id, None )
-        if method is None: return
-        result = message.result
-        if method == _INITIALIZE:
-            version = result.get( 'protocolVersion' )
-            if isinstance( version, str ): self.version = version
-            return
-        tools = result.get( 'tools' )
-        if not isinstance( tools, list ) or not self._is_refused( result ):
-            return
-        entries = __.typx.cast( list[ __.typx.Any ], tools )
-        message.result = dict( result ) | {
-            'tools': [
-                tool for index, tool in enumerate( entries )
-                if self._is_accepted( result, index, tool ) ] }
-
-    def _is_accepted(
+    def absorb(
         self,
-        result: __.cabc.Mapping[ str, __.typx.Any ],
-        index: int,
-        tool: __.typx.Any,
-    ) -> bool:
-        single = dict( result ) | { 'tools': [ tool ] }
-        try: _methods.parse_server_result( _LIST, self.version, single )
-        except ValueError as exception:
-            name = _name_tool( tool, index )
-            reason = (
-                "the MCP SDK refuses its description: {reasons}".format(
-                    reasons = _describe_refusal( exception ) ) )
+        tools: __.cabc.Sequence[ _mcp_types.Tool ],
+        refusals: __.cabc.Sequence[ _records.Omission ] = ( ),
+    ) -> None:
+        ''' Builds invokers from listed tools, unless the list is unchanged.
+
+            Refusals are tools which the SDK refused, already left out.
+        '''
+        fingerprints = tuple(
+            tool.model_dump_json( by_alias = True, exclude_none = True )
+            for tool in tools ) + tuple(
+                f"refused:{refusal.name}" for refusal in refusals )
+        if fingerprints == self.fingerprints: return
+        entries: dict[ str, _Entry ] = { }
+        omissions: list[ _records.Omission ] = list( refusals )
+        for tool, fingerprint in zip( tools, fingerprints ):
+            reason = self._access_omission_reason( tool, entries )
+            if reason is not None:
+                omissions.append( _records.Omission(
+                    name = tool.name, reason = reason ) )
+                continue
+            earlier = self.entries.get( fingerprint )
+            try: entries[ fingerprint ] = earlier or self._produce( tool )
+            except _exceptions.SchemaInvalidity as exception:
+                _scribe.warning(
+                    "MCP server %r: tool %r left out: %s",
+                    self.name, tool.name, exception )
+                omissions.append( _records.Omission(
+                    name = tool.name, reason = str( exception ) ) )
+        self._warn_missing( tools )
+        self._replace( fingerprints, entries, omissions )
+
+    def _access_omission_reason(
+        self,
+        tool: _mcp_types.Tool,
+        entries: __.cabc.Mapping[ str, _Entry ],
+    ) -> str | None:
+        options = self.options
+        name = tool.name
+        if not __.is_absent( options.include ) and (
+            name not in options.include
+        ): return 'not in include list'
+        if name in options.exclude: return 'in exclude list'
+        execution = tool.execution
+        if execution is not None and execution.task_support == 'required':
+            _scribe.info(
+                "MCP server %r: tool %r left out: it requires task "
+                "augmentation, which is not supported.", self.name, name )
+            return 'requires task augmentation, which is not supported'
+        if any( invoker.name == name for invoker, _ in entries.values( ) ):
             _scribe.warning(
-                "MCP server %r: tool %r left out: %s; the other tools "
-                "work.", self.name, name, reason )
-            self.refusals.append(
-                _records.Omission( name = name, reason = reason ) )
-            return False
-        return True
+                "MCP server %r lists tool %r twice; the first is kept.",
+                self.name, name )
+            return 'listed twice by server'
+        return None
 
-    def _is_refused(
-        self, result: __.cabc.Mapping[ str, __.typx.Any ]
-    ) -> bool:
-        ''' Returns whether SDK refuses listing because of some tool. '''
-        try: _methods.parse_server_result( _LIST, self.version, result )
-        except ValueError: pass
-        else: return False
-        # When the listing without its tools is refused too, the fault is
-        # not with a tool: let the session report it.
-        empty: dict[ str, __.typx.Any ] = dict( result ) | { 'tools': [ ] }
-        try: _methods.parse_server_result( _LIST, self.version, empty )
-        except ValueError: return False
-        return True
+    def _produce( self, tool: _mcp_types.Tool ) -> _Entry:
+        ''' Produces invoker and description; checks schema of arguments. '''
+        argschema = __.types.MappingProxyType( dict( tool.input_schema ) )
+        outschema = (
+            __.absent if tool.output_schema is None
+            else __.types.MappingProxyType( dict( tool.output_schema ) ) )
+        annotations = __.immut.Dictionary[ str, __.typx.Any ](
+            { } if tool.annotations is None
+            else tool.annotations.model_dump(
+                by_alias = True, exclude_none = True ) )
+        timeout = self.options.timeouts.get( tool.name, __.absent )
+        invoker = _invokers.FunctionInvoker(
+            name = tool.name,
+            invocable = self.producer( tool.name, timeout ),
+            argschema = argschema,
+            description = tool.description or '',
+            ensemble = self.name,
+            timeout = timeout,
+            annotations = annotations,
+            outschema = outschema )
+        description = _records.ToolDescription(
+            name = tool.name,
+            title = __.absent if tool.title is None else tool.title,
+            description = tool.description or '',
+            argschema = argschema,
+            outschema = outschema,
+            annotations = annotations )
+        return invoker, description
 
-
-class ReadStream:
-    ''' Stream of messages from transport, with listings amended. '''
-
-    def __init__( self, inner: __.typx.Any, catalog: Catalog ):
-        self.inner = inner
-        self.catalog = catalog
-
-    @property
-    def last_context( self ) -> __.typx.Any:
-        ''' Context of the sender of the last message (HTTP), if any. '''
-        return getattr( self.inner, 'last_context', None )
-
-    async def receive( self ) -> _Item:
-        ''' Returns next message from transport. '''
-        item: _Item = await self.inner.receive( )
-        if isinstance( item, _SessionMessage ):
-            self.catalog.amend_answer( item.message )
-        return item
-
-    async def aclose( self ) -> None:
-        ''' Closes stream. '''
-        await self.inner.aclose( )
-
-    def __aiter__( self ) -> __.typx.Self:
-        return self
-
-    async def __anext__( self ) -> _Item:
-        try: return await self.receive( )
-        except _anyio.EndOfStream: raise StopAsyncIteration from None
-
-    async def __aenter__( self ) -> __.typx.Self:
-        return self
-
-    async def __aexit__(
+    def _replace(
         self,
-        exc_type: type[ BaseException ] | None,
-        exc_val: BaseException | None,
-        exc_tb: __.types.TracebackType | None,
+        fingerprints: tuple[ str, ... ],
+        entries: dict[ str, _Entry ],
+        omissions: __.cabc.Sequence[ _records.Omission ],
     ) -> None:
-        await self.aclose( )
+        self.entries = entries
+        self.fingerprints = fingerprints
+        self.invokers = tuple( invoker for invoker, _ in entries.values( ) )
+        self.invokers_by_name = __.types.MappingProxyType( {
+            invoker.name: invoker for invoker in self.invokers } )
+        self.descriptions = tuple(
+            description for _, description in entries.values( ) )
+        self.omissions = tuple( omissions )
 
-
-class WriteStream:
-    ''' Stream of messages to transport, with listing requests noted. '''
-
-    def __init__( self, inner: __.typx.Any, catalog: Catalog ):
-        self.inner = inner
-        self.catalog = catalog
-
-    async def send( self, item: _SessionMessage, / ) -> None:
-        ''' Sends message to transport. '''
-        self.catalog.note_request( item.message )
-        await self.inner.send( item )
-
-    async def aclose( self ) -> None:
-        ''' Closes stream. '''
-        await self.inner.aclose( )
-
-    async def __aenter__( self ) -> __.typx.Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[ BaseException ] | None,
-        exc_val: BaseException | None,
-        exc_tb: __.types.TracebackType | None,
+    def _warn_missing(
+        self, tools: __.cabc.Sequence[ _mcp_types.Tool ]
     ) -> None:
-        await self.aclose( )
-
-
-def _describe_refusal( exception: ValueError ) -> str:
-    errors = getattr( exception, 'errors', None )
-    if not callable( errors ): return str( exception )
-    parts: list[ str ] = [ ]
-    for error in __.typx.cast(
-        list[ dict[ str, __.typx.Any ] ], errors( )
-    )[ : _REASONS_MAXIMUM ]:
-        location = '.'.join( str( part ) for part in error[ 'loc' ][ 2 : ] )
-        parts.append( f"{location or 'tool'}: {error[ 'msg' ]}" )
-    return '; '.join( parts )
-
-
-def _name_tool( tool: __.typx.Any, index: int ) -> str:
-    if isinstance( tool, __.cabc.Mapping ):
-        name = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], tool ).get(
-            'name' )
-        if isinstance( name, str ): return name
-    return f"#{index} (no name)"
+        names = { tool.name for tool in tools }
+        include = self.options.include
+        wanted = set[ str ]( ) if __.is_absent( include ) else set( include )
+        for name in sorted( wanted - names ):
+            _scribe.warning(
+                "MCP server %r offers no tool %r from the include list.",
+                self.name, name )

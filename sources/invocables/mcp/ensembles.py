@@ -19,10 +19,12 @@ from mcp import ClientSession as _ClientSession
 from mcp import MCPError as _MCPError
 
 from . import __
+from . import catalog as _catalog
 from . import configuration as _configuration
 from . import processes as _processes
 from . import records as _records
 from . import results as _results
+from . import sessions as _sessions
 from .. import canisters as _canisters
 from .. import deadlines as _deadlines
 from .. import ensembles as _ensembles
@@ -62,14 +64,15 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
         self.parameters = parameters
         self.configuration = configuration
         self.options = options
-        self._state = _State( )
+        self._state = _State( _catalog.Catalog(
+            name, options, self._produce_invocable ) )
 
     def __repr__( self ) -> str:
         return "{cls}( name = {name!r}, parameters = {parameters!r}, "\
             "tools = {count} )".format(
                 cls = type( self ).__name__, name = self.name,
                 parameters = self.parameters,
-                count = len( self._state.invokers ) )
+                count = len( self._state.catalog.invokers ) )
 
     def access_invoker( self, name: str ) -> _invokers.Invoker:
         ''' Returns invoker by name. Raises absence error if unknown.
@@ -78,10 +81,19 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
             the ensemble is not connected.
         '''
         self._validate_connection( )
-        try: return self._state.invokers_by_name[ name ]
+        try: return self._state.catalog.invokers_by_name[ name ]
         except KeyError as exception:
             raise _exceptions.InvokerAbsence(
                 name, self.name ) from exception
+
+    def access_listings( self ) -> int:
+        ''' Returns how many tool listings the current session has read.
+
+            A hook for tests and diagnostics: list-changed notifications
+            are debounced, so a burst of them costs one listing.
+        '''
+        connection = self._state.connection
+        return 0 if connection is None else connection.listings
 
     def is_connected( self ) -> bool:
         ''' Returns whether a live session to the server exists. '''
@@ -97,7 +109,7 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
             offering none would leave the model with unknown tools.
         '''
         self._validate_connection( )
-        return self._state.invokers
+        return self._state.catalog.invokers
 
     def survey_omissions( self ) -> tuple[ _records.Omission, ... ]:
         ''' Returns tools of the server which were left out, with reasons.
@@ -106,7 +118,7 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
             the ensemble is not connected.
         '''
         self._validate_connection( )
-        return self._state.omissions
+        return self._state.catalog.omissions
 
     def survey_tools( self ) -> tuple[ _records.ToolDescription, ... ]:
         ''' Returns descriptions of offered tools: schemas, annotations.
@@ -115,7 +127,7 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
             the ensemble is not connected.
         '''
         self._validate_connection( )
-        return self._state.descriptions
+        return self._state.catalog.descriptions
 
     async def connect( self ) -> None:
         ''' Starts or reaches server, initializes session, lists tools.
@@ -131,7 +143,7 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
             if state.connection is not None and state.connection.is_usable( ):
                 return
             if state.connection is not None:
-                await _settle( state.connection, self.options.grace )
+                await state.connection.settle( self.options.grace )
             state.connection = None
             state.connection = await self._start( )
             state.connected = True
@@ -147,7 +159,7 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
         connection, state.connection = state.connection, None
         if connection is None: return
         connection.request_stop( 'the ensemble was disconnected' )
-        await _settle( connection, self.options.grace )
+        await connection.settle( self.options.grace )
 
     async def invoke_tool(
         self,
@@ -167,9 +179,24 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
             return await self._call(
                 connection, invocable, context, arguments, retry = False )
 
+    async def wait_listings( self ) -> int:
+        ''' Waits until no tool listing is due or running; returns count.
+
+            A hook for tests and diagnostics: once the server's list-changed
+            notifications have arrived, the tools it lists afterwards are
+            those of :py:meth:`survey_invokers` when this returns. Raises
+            :py:class:`invocables.exceptions.ConnectionAbsence` if the
+            ensemble is not connected.
+        '''
+        self._validate_connection( )
+        connection = self._state.connection
+        if connection is None: return 0
+        await connection.quiet.wait( )
+        return connection.listings
+
     async def _call(
         self,
-        connection: '_Connection',
+        connection: _sessions.Connection,
         invocable: '_ToolInvocable',
         context: _invokers.Context,
         arguments: __.Arguments,
@@ -224,7 +251,7 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
 
     async def _handle_error(
         self,
-        connection: '_Connection',
+        connection: _sessions.Connection,
         invocable: '_ToolInvocable',
         exception: _MCPError,
         *,
@@ -244,7 +271,7 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
             connection.request_stop(
                 f"the server no longer knows the session "
                 f"({exception.error.message})" )
-            await _await_end( connection, _SETTLE_TIMEOUT )
+            await connection.wait_end( _SETTLE_TIMEOUT )
             if retry: raise _Undelivery
             code = _CONNECTION_CLOSED
         if code == _CONNECTION_CLOSED:
@@ -252,7 +279,7 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
             # When a watched process died, why is known already: fail at
             # once; the runner still terminates the process group.
             if connection.watch is None or not connection.watch.unexpected:
-                await _await_end( connection, _SETTLE_TIMEOUT )
+                await connection.wait_end( _SETTLE_TIMEOUT )
             if retry and connection.undelivered: raise _Undelivery
             advice = (
                 'The next call reconnects.' if self._state.connected
@@ -264,6 +291,11 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
         raise _exceptions.InvocationRefusal( connection.redactor.redact(
             f"Server {self.name!r} refused the call of tool {name!r}: "
             f"{exception.error.message} (code {code})." ) ) from exception
+
+    def _produce_invocable(
+        self, name: str, timeout: __.Absential[ float | None ]
+    ) -> _invokers.Invocable:
+        return _ToolInvocable( self, name, timeout )
 
     def _produce_progress(
         self,
@@ -295,7 +327,7 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
 
         return report
 
-    async def _reconnect( self ) -> '_Connection':
+    async def _reconnect( self ) -> _sessions.Connection:
         state = self._state
         async with state.lock:
             connection = state.connection
@@ -304,7 +336,7 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
             if not state.connected:
                 raise _exceptions.ConnectionAbsence( self.name )
             if connection is not None:
-                await _settle( connection, self.options.grace )
+                await connection.settle( self.options.grace )
             state.connection = None
             _scribe.info( "Reconnecting to MCP server %r.", self.name )
             try: state.connection = await self._start( )
@@ -315,12 +347,13 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
                     f"{exception.reason}" ) from exception
             return state.connection
 
-    async def _start( self ) -> '_Connection':
+    async def _start( self ) -> _sessions.Connection:
         ''' Starts session task; returns once session is ready. '''
         resolution = self.parameters.resolve( self.name )
-        connection = _Connection( self.name, resolution.redactor )
-        from . import sessions as _sessions
-        runner = _sessions.Runner( self, connection, resolution )
+        connection = _sessions.Connection( self.name, resolution.redactor )
+        runner = _sessions.Runner(
+            connection, self.parameters, self.options, resolution,
+            self._state.catalog.absorb )
         connection.task = __.asyncio.get_running_loop( ).create_task(
             runner.run( ), name = f"invocables.mcp:{self.name}" )
         bound = self.options.connect_timeout + 2 * self.options.grace + 2
@@ -331,18 +364,18 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
             # Before the session is ready, the runner is cancelled at once;
             # its transport still terminates the server (shielded).
             connection.task.cancel( )
-            await _settle( connection, self.options.grace )
-            _retrieve( connection.ready )
+            await connection.settle( self.options.grace )
+            connection.retrieve_readiness( )
             raise
         except __.asyncio.TimeoutError:
             connection.task.cancel( )
-            await _settle( connection, self.options.grace )
-            _retrieve( connection.ready )
+            await connection.settle( self.options.grace )
+            connection.retrieve_readiness( )
             raise _exceptions.ConnectionFailure(
                 self.name,
                 f"no session after {bound} seconds." ) from None
         except _exceptions.ConnectionFailure:
-            await _settle( connection, self.options.grace )
+            await connection.settle( self.options.grace )
             raise
         return connection
 
@@ -354,62 +387,11 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
 class _State:
     ''' Mutable state of a server ensemble. '''
 
-    def __init__( self ) -> None:
+    def __init__( self, catalog: _catalog.Catalog ) -> None:
         self.connected = False
-        self.connection: _Connection | None = None
+        self.connection: _sessions.Connection | None = None
         self.lock = __.asyncio.Lock( )
-        self.invokers: tuple[ _invokers.Invoker, ... ] = ( )
-        self.invokers_by_name: dict[ str, _invokers.Invoker ] = { }
-        self.descriptions: tuple[ _records.ToolDescription, ... ] = ( )
-        self.omissions: tuple[ _records.Omission, ... ] = ( )
-        self.fingerprints: tuple[ str, ... ] = ( )
-        self.known: dict[
-            str, tuple[ _invokers.Invoker, _records.ToolDescription ] ]
-        self.known = { }
-
-
-class _Connection:
-    ''' One session with a server, held by its runner task. '''
-
-    def __init__( self, name: str, redactor: _configuration.Redactor ):
-        self.name = name
-        self.redactor = redactor
-        self.task: __.asyncio.Task[ None ] | None = None
-        self.ready: __.asyncio.Future[ None ] = (
-            __.asyncio.get_running_loop( ).create_future( ) )
-        self.session: _ClientSession | None = None
-        self.wake = __.asyncio.Event( )
-        self.stopping = False
-        self.refreshing = False
-        self.closed = False
-        self.undelivered = False
-        self.listings = 0
-        self.failure: str | None = None
-        self.watch: _processes.ProcessWatch | None = None
-
-    def describe_failure( self ) -> str:
-        ''' Returns why the session ended, as far as known. '''
-        if self.failure is not None: return self.failure
-        if self.watch is not None: return self.watch.describe_exit( )
-        return 'the connection closed'
-
-    def is_usable( self ) -> bool:
-        ''' Returns whether calls may use the session. '''
-        return (
-            self.session is not None
-            and not self.stopping and not self.closed )
-
-    def request_refresh( self ) -> None:
-        ''' Asks the runner to list tools again (debounced). '''
-        self.refreshing = True
-        self.wake.set( )
-
-    def request_stop( self, failure: str | None = None ) -> None:
-        ''' Asks the runner to end the session. '''
-        if failure is not None and self.failure is None:
-            self.failure = self.redactor.redact( failure )
-        self.stopping = True
-        self.wake.set( )
+        self.catalog = catalog
 
 
 class _ToolInvocable:
@@ -437,13 +419,6 @@ class _Undelivery( Exception ):
     ''' Internal signal: the request never reached the server. '''
 
 
-async def _await_end( connection: _Connection, timeout: float ) -> None:
-    ''' Waits, within timeout and without cancelling it, for the runner. '''
-    task = connection.task
-    if task is None or task.done( ): return
-    await __.asyncio.wait( { task }, timeout = timeout )
-
-
 def _is_oversize( exception: _MCPError ) -> bool:
     ''' Returns whether answer was discarded for being over the limit. '''
     error = exception.error
@@ -461,39 +436,6 @@ def _is_session_lost( exception: _MCPError ) -> bool:
     return (
         error.code == _INVALID_REQUEST
         and _session_loss.search( error.message ) is not None )
-
-
-def _retrieve( future: __.asyncio.Future[ None ] ) -> None:
-    ''' Marks outcome of future as seen, so asyncio does not log it. '''
-    if future.done( ) and not future.cancelled( ): future.exception( )
-
-
-async def _settle( connection: _Connection, grace: float ) -> None:
-    ''' Waits until runner has ended, even if cancelled meanwhile.
-
-        The runner terminates the server within about two grace periods;
-        should it not, it is cancelled. A cancellation of the caller is
-        re-raised once the runner has ended.
-    '''
-    task = connection.task
-    if task is None: return
-    cancelled = False
-    loop = __.asyncio.get_running_loop( )
-    deadline = loop.time( ) + 2 * grace + 2
-    escalated = False
-    while not task.done( ):
-        remainder = deadline - loop.time( )
-        if remainder <= 0:
-            if escalated: # pragma: no cover
-                _scribe.warning( "MCP session task would not end." )
-                break
-            escalated = True
-            task.cancel( )
-            deadline = loop.time( ) + 2 * grace + 2
-            continue
-        try: await __.asyncio.wait( { task }, timeout = remainder )
-        except __.asyncio.CancelledError: cancelled = True
-    if cancelled: raise __.asyncio.CancelledError
 
 
 def produce_ensemble( # noqa: PLR0913

@@ -113,67 +113,87 @@ class ProcessWatch(
                 noise = self.redactor.redact( self.noise ) ) )
 
 
-@__.ctxl.asynccontextmanager
-async def open_stdio(
-    parameters: _configuration.ServerParameters,
-    environment: __.cabc.Mapping[ str, str ],
-    watch: ProcessWatch,
-    grace: float = GRACE_DEFAULT,
-    limit: int | None = RESULT_LIMIT_DEFAULT,
-) -> __.cabc.AsyncGenerator[ tuple[ __.typx.Any, __.typx.Any ], None ]:
-    ''' Starts server process; yields read and write streams of messages.
+class Oversize:
+    ''' Line over the limit: its size, its first and last bytes. '''
 
-        A message longer than ``limit`` bytes (``None``: no limit) is not
-        read whole. On exit, whatever the cause, the process group is
-        terminated.
+    __slots__ = ( 'head', 'size', 'tail' )
+
+    def __init__( self, head: bytes, tail: bytes, size: int ):
+        self.head = head
+        self.tail = tail
+        self.size = size
+
+
+class Lines:
+    ''' Splits chunks of bytes into lines, in linear time.
+
+        A line within one chunk is a slice of it; a longer one grows in a
+        buffer, in amortized linear time, and is handed over without a
+        copy. A line over the limit is not kept: only its first and last
+        bytes and its size, for an error.
     '''
-    command = [
-        __.typx.cast( str, parameters.command ), *parameters.arguments ]
-    process = await _anyio.open_process(
-        command,
-        env = _get_default_environment( ) | dict( environment ),
-        cwd = None if __.is_absent( parameters.cwd ) else parameters.cwd,
-        stderr = _subprocess.PIPE,
-        start_new_session = True )
-    watch.pid = process.pid
-    _scribe.debug(
-        "Started MCP server %r (pid %d).", watch.name, process.pid )
-    streams = _Streams( process, watch, limit )
-    try:
-        async with _anyio.create_task_group( ) as group:
-            group.start_soon( streams.read_stdout )
-            group.start_soon( streams.read_stderr )
-            group.start_soon( streams.write_stdin )
-            group.start_soon( streams.watch_exit )
-            try: yield streams.read_receiver, streams.write_sender
-            finally:
-                watch.stopping = True
-                with _anyio.CancelScope( shield = True ):
-                    await streams.shut_down( grace )
-                group.cancel_scope.cancel( )
-    finally:
-        # Also reached when the task group never started (cancellation).
-        with _anyio.CancelScope( shield = True ):
-            await _terminate_group( process, grace )
+
+    def __init__( self, limit: int | None ):
+        self.limit = limit
+        self.first: bytes | None = None
+        self.buffer = bytearray( )
+        self.size = 0
+        self.head = b''
+        self.tail = b''
+        self.oversize = False
+
+    def feed(
+        self, chunk: bytes
+    ) -> __.cabc.Iterator[ 'bytes | bytearray | Oversize' ]:
+        ''' Yields lines completed by chunk. '''
+        start = 0
+        while True:
+            end = chunk.find( b'\n', start )
+            if end < 0:
+                if start < len( chunk ): self._keep( chunk[ start : ] )
+                return
+            self._keep( chunk[ start : end ] )
+            yield self._take( )
+            start = end + 1
+
+    def _keep( self, piece: bytes ) -> None:
+        self.size += len( piece )
+        if self.oversize:
+            if len( self.head ) < _OVERSIZE_EDGE:
+                self.head += piece[ : _OVERSIZE_EDGE - len( self.head ) ]
+            self.tail = (
+                piece if len( piece ) >= _OVERSIZE_EDGE
+                else self.tail + piece )[ - _OVERSIZE_EDGE : ]
+            return
+        if self.first is None and not self.buffer: self.first = piece
+        else:
+            if self.first is not None:
+                self.buffer += self.first
+                self.first = None
+            self.buffer += piece
+        if self.limit is not None and self.size > self.limit:
+            kept = self.buffer if self.first is None else self.first
+            self.head = bytes( kept[ : _OVERSIZE_EDGE ] )
+            self.tail = bytes( kept[ - _OVERSIZE_EDGE : ] )
+            self.oversize = True
+            self.first = None
+            self.buffer = bytearray( )
+
+    def _take( self ) -> 'bytes | bytearray | Oversize':
+        line: bytes | bytearray | Oversize
+        if self.oversize:
+            line = Oversize( self.head, self.tail, self.size )
+            self.oversize = False
+            self.head = self.tail = b''
+        elif self.first is not None: line = self.first
+        else: line = self.buffer
+        self.first = None
+        self.buffer = bytearray( )
+        self.size = 0
+        return line
 
 
-def survey_group( pgid: int ) -> tuple[ int, ... ]:
-    ''' Returns living members of process group, via procfs if present. '''
-    root = __.Path( '/proc' )
-    if not root.is_dir( ): # pragma: no cover
-        return ( pgid, ) if _probe_group( pgid ) else ( )
-    members: list[ int ] = [ ]
-    for entry in root.iterdir( ):
-        if not entry.name.isdigit( ): continue
-        try: stat = ( entry / 'stat' ).read_text( encoding = 'utf-8' )
-        except OSError: continue
-        fields = stat.rsplit( ')', maxsplit = 1 )[ -1 ].split( )
-        if fields[ 0 ] != 'Z' and int( fields[ 3 ] ) == pgid:
-            members.append( int( entry.name ) )
-    return tuple( members )
-
-
-class _Streams:
+class Streams:
     ''' Pumps between the process pipes and the session's streams. '''
 
     def __init__(
@@ -193,12 +213,12 @@ class _Streams:
 
     async def read_stdout( self ) -> None:
         ''' Parses stdout into messages, one per line. '''
-        lines = _Lines( self.limit )
+        lines = Lines( self.limit )
         try:
             async with self.read_sender:
                 async for chunk in _receive_chunks( self.process.stdout ):
                     for line in lines.feed( chunk ):
-                        message = self._parse( line )
+                        message = self.parse( line )
                         del line # a large one need not outlive its parse
                         if message is not None:
                             await self.read_sender.send( message )
@@ -214,12 +234,12 @@ class _Streams:
 
     async def read_stderr( self ) -> None:
         ''' Keeps the last stderr lines and logs them at debug level. '''
-        lines = _Lines( _STDERR_LINE_MAXIMUM )
+        lines = Lines( _STDERR_LINE_MAXIMUM )
         try:
             async for chunk in _receive_chunks( self.process.stderr ):
                 for line in lines.feed( chunk ):
                     text = _decode_leniently(
-                        line.head + b'...' if isinstance( line, _Oversize )
+                        line.head + b'...' if isinstance( line, Oversize )
                         else line ).strip( )
                     if not text: continue
                     self.watch.stderr.append( text )
@@ -232,15 +252,15 @@ class _Streams:
         ): return
         finally: self.stderr_done.set( )
 
-    def _parse(
-        self, line: 'bytes | bytearray | _Oversize'
+    def parse(
+        self, line: 'bytes | bytearray | Oversize'
     ) -> _SessionMessage | Exception | None:
         ''' Returns message from line; None for a line to skip.
 
             A line which is not UTF-8 is read again with replacement
             characters, so that one bad byte in a result loses no answer.
         '''
-        if isinstance( line, _Oversize ): return self._refuse( line )
+        if isinstance( line, Oversize ): return self._refuse( line )
         if not line or line.isspace( ): return None
         try: return _SessionMessage( _validate( line ) )
         except ValueError as exception: failure = exception
@@ -255,7 +275,7 @@ class _Streams:
             self.watch.name, self.watch.redactor.redact( text ) )
         return failure
 
-    def _refuse( self, line: '_Oversize' ) -> _SessionMessage | None:
+    def _refuse( self, line: 'Oversize' ) -> _SessionMessage | None:
         ''' Answers request of an oversized line with an error. '''
         match = None
         if _request_head.match( line.head ) is None:
@@ -342,6 +362,66 @@ class _Streams:
             ): await stream.aclose( )
 
 
+@__.ctxl.asynccontextmanager
+async def open_stdio(
+    parameters: _configuration.ServerParameters,
+    environment: __.cabc.Mapping[ str, str ],
+    watch: ProcessWatch,
+    grace: float = GRACE_DEFAULT,
+    limit: int | None = RESULT_LIMIT_DEFAULT,
+) -> __.cabc.AsyncGenerator[ tuple[ __.typx.Any, __.typx.Any ], None ]:
+    ''' Starts server process; yields read and write streams of messages.
+
+        A message longer than ``limit`` bytes (``None``: no limit) is not
+        read whole. On exit, whatever the cause, the process group is
+        terminated.
+    '''
+    command = [
+        __.typx.cast( str, parameters.command ), *parameters.arguments ]
+    process = await _anyio.open_process(
+        command,
+        env = _get_default_environment( ) | dict( environment ),
+        cwd = None if __.is_absent( parameters.cwd ) else parameters.cwd,
+        stderr = _subprocess.PIPE,
+        start_new_session = True )
+    watch.pid = process.pid
+    _scribe.debug(
+        "Started MCP server %r (pid %d).", watch.name, process.pid )
+    streams = Streams( process, watch, limit )
+    try:
+        async with _anyio.create_task_group( ) as group:
+            group.start_soon( streams.read_stdout )
+            group.start_soon( streams.read_stderr )
+            group.start_soon( streams.write_stdin )
+            group.start_soon( streams.watch_exit )
+            try: yield streams.read_receiver, streams.write_sender
+            finally:
+                watch.stopping = True
+                with _anyio.CancelScope( shield = True ):
+                    await streams.shut_down( grace )
+                group.cancel_scope.cancel( )
+    finally:
+        # Also reached when the task group never started (cancellation).
+        with _anyio.CancelScope( shield = True ):
+            await _terminate_group( process, grace )
+
+
+def survey_group( pgid: int ) -> tuple[ int, ... ]:
+    ''' Returns living members of process group, via procfs if present. '''
+    root = __.Path( '/proc' )
+    if not root.is_dir( ): # pragma: no cover
+        return ( pgid, ) if _probe_group( pgid ) else ( )
+    members: list[ int ] = [ ]
+    for entry in root.iterdir( ):
+        if not entry.name.isdigit( ): continue
+        try: stat = ( entry / 'stat' ).read_text( encoding = 'utf-8' )
+        except OSError: continue
+        fields = stat.rsplit( ')', maxsplit = 1 )[ -1 ].split( )
+        if fields[ 0 ] != 'Z' and int( fields[ 3 ] ) == pgid:
+            members.append( int( entry.name ) )
+    return tuple( members )
+
+
 def _decode_leniently( data: bytes | bytearray ) -> str:
     return data.decode( 'utf-8', errors = 'replace' )
 
@@ -410,86 +490,6 @@ async def _terminate_group( process: __.typx.Any, grace: float ) -> None:
 async def _reap( process: __.typx.Any ) -> None:
     await _wait_until(
         lambda: process.returncode is not None, _WRITER_FLUSH_TIMEOUT * 4 )
-
-
-class _Oversize:
-    ''' Line over the limit: its size, its first and last bytes. '''
-
-    __slots__ = ( 'head', 'size', 'tail' )
-
-    def __init__( self, head: bytes, tail: bytes, size: int ):
-        self.head = head
-        self.tail = tail
-        self.size = size
-
-
-class _Lines:
-    ''' Splits chunks of bytes into lines, in linear time.
-
-        A line within one chunk is a slice of it; a longer one grows in a
-        buffer, in amortized linear time, and is handed over without a
-        copy. A line over the limit is not kept: only its first and last
-        bytes and its size, for an error.
-    '''
-
-    def __init__( self, limit: int | None ):
-        self.limit = limit
-        self.first: bytes | None = None
-        self.buffer = bytearray( )
-        self.size = 0
-        self.head = b''
-        self.tail = b''
-        self.oversize = False
-
-    def feed(
-        self, chunk: bytes
-    ) -> __.cabc.Iterator[ 'bytes | bytearray | _Oversize' ]:
-        ''' Yields lines completed by chunk. '''
-        start = 0
-        while True:
-            end = chunk.find( b'\n', start )
-            if end < 0:
-                if start < len( chunk ): self._keep( chunk[ start : ] )
-                return
-            self._keep( chunk[ start : end ] )
-            yield self._take( )
-            start = end + 1
-
-    def _keep( self, piece: bytes ) -> None:
-        self.size += len( piece )
-        if self.oversize:
-            if len( self.head ) < _OVERSIZE_EDGE:
-                self.head += piece[ : _OVERSIZE_EDGE - len( self.head ) ]
-            self.tail = (
-                piece if len( piece ) >= _OVERSIZE_EDGE
-                else self.tail + piece )[ - _OVERSIZE_EDGE : ]
-            return
-        if self.first is None and not self.buffer: self.first = piece
-        else:
-            if self.first is not None:
-                self.buffer += self.first
-                self.first = None
-            self.buffer += piece
-        if self.limit is not None and self.size > self.limit:
-            kept = self.buffer if self.first is None else self.first
-            self.head = bytes( kept[ : _OVERSIZE_EDGE ] )
-            self.tail = bytes( kept[ - _OVERSIZE_EDGE : ] )
-            self.oversize = True
-            self.first = None
-            self.buffer = bytearray( )
-
-    def _take( self ) -> 'bytes | bytearray | _Oversize':
-        line: bytes | bytearray | _Oversize
-        if self.oversize:
-            line = _Oversize( self.head, self.tail, self.size )
-            self.oversize = False
-            self.head = self.tail = b''
-        elif self.first is not None: line = self.first
-        else: line = self.buffer
-        self.first = None
-        self.buffer = bytearray( )
-        self.size = 0
-        return line
 
 
 async def _receive_chunks(

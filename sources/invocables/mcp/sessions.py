@@ -7,7 +7,8 @@
     probe timeout), lists every page of tools, then serves list-changed
     refreshes until asked to stop or until the transport dies; on every way
     out it closes the session and the transport (which terminates a child
-    process group).
+    process group). Each listing goes to the ensemble through a callback,
+    the listener; the session knows nothing of ensembles.
 '''
 
 
@@ -18,15 +19,22 @@ from mcp import ClientSession as _ClientSession
 from mcp import MCPError as _MCPError
 
 from . import __
-from . import catalog as _catalog
 from . import configuration as _configuration
-from . import ensembles as _ensembles
+from . import listings as _listings
 from . import processes as _processes
 from . import records as _records
 from . import redaction as _redaction
 from .. import exceptions as _exceptions
-from .. import invokers as _invokers
 
+
+Listener: __.typx.TypeAlias = __.cabc.Callable[
+    [
+        __.cabc.Sequence[ _mcp_types.Tool ],
+        __.cabc.Sequence[ _records.Omission ],
+    ],
+    None,
+]
+''' Takes each listing of tools, with the tools the screen refused. '''
 
 _PAGES_MAXIMUM = 1000
 _scribe = __.produce_scribe( __name__ )
@@ -38,19 +46,109 @@ def _access_client_information( ) -> _mcp_types.Implementation:
         name = __.package_name, version = __version__ )
 
 
+class Connection:
+    ''' One session with a server, held by its runner task. '''
+
+    def __init__( self, name: str, redactor: _configuration.Redactor ):
+        self.name = name
+        self.redactor = redactor
+        self.task: __.asyncio.Task[ None ] | None = None
+        self.ready: __.asyncio.Future[ None ] = (
+            __.asyncio.get_running_loop( ).create_future( ) )
+        self.session: _ClientSession | None = None
+        self.wake = __.asyncio.Event( )
+        self.quiet = __.asyncio.Event( )
+        self.stopping = False
+        self.refreshing = False
+        self.closed = False
+        self.undelivered = False
+        self.listings = 0
+        self.failure: str | None = None
+        self.watch: _processes.ProcessWatch | None = None
+
+    def describe_failure( self ) -> str:
+        ''' Returns why the session ended, as far as known. '''
+        if self.failure is not None: return self.failure
+        if self.watch is not None: return self.watch.describe_exit( )
+        return 'the connection closed'
+
+    def is_usable( self ) -> bool:
+        ''' Returns whether calls may use the session. '''
+        return (
+            self.session is not None
+            and not self.stopping and not self.closed )
+
+    def request_refresh( self ) -> None:
+        ''' Asks the runner to list tools again (debounced). '''
+        self.refreshing = True
+        self.quiet.clear( )
+        self.wake.set( )
+
+    def request_stop( self, failure: str | None = None ) -> None:
+        ''' Asks the runner to end the session. '''
+        if failure is not None and self.failure is None:
+            self.failure = self.redactor.redact( failure )
+        self.stopping = True
+        self.wake.set( )
+
+    def retrieve_readiness( self ) -> None:
+        ''' Marks outcome of readiness as seen, so asyncio does not log it.
+        '''
+        ready = self.ready
+        if ready.done( ) and not ready.cancelled( ): ready.exception( )
+
+    async def wait_end( self, timeout: float ) -> None:
+        ''' Waits, within timeout and without cancelling it, for runner. '''
+        task = self.task
+        if task is None or task.done( ): return
+        await __.asyncio.wait( { task }, timeout = timeout )
+
+    async def settle( self, grace: float ) -> None:
+        ''' Waits until runner has ended, even if cancelled meanwhile.
+
+            The runner terminates the server within about two grace periods;
+            should it not, it is cancelled. A cancellation of the caller is
+            re-raised once the runner has ended.
+        '''
+        task = self.task
+        if task is None: return
+        cancelled = False
+        loop = __.asyncio.get_running_loop( )
+        deadline = loop.time( ) + 2 * grace + 2
+        escalated = False
+        while not task.done( ):
+            remainder = deadline - loop.time( )
+            if remainder <= 0:
+                if escalated: # pragma: no cover
+                    _scribe.warning( "MCP session task would not end." )
+                    break
+                escalated = True
+                task.cancel( )
+                deadline = loop.time( ) + 2 * grace + 2
+                continue
+            try: await __.asyncio.wait( { task }, timeout = remainder )
+            except __.asyncio.CancelledError: cancelled = True
+        if cancelled: raise __.asyncio.CancelledError
+
+
 class Runner:
     ''' Holds the session of one connection, in its own task. '''
 
     def __init__(
         self,
-        ensemble: '_ensembles.ServerEnsemble',
-        connection: '_ensembles._Connection',
+        connection: Connection,
+        parameters: _configuration.ServerParameters,
+        options: _records.ServerOptions,
         resolution: _configuration.Resolution,
+        listener: Listener,
     ):
-        self.ensemble = ensemble
+        self.name = connection.name
         self.connection = connection
+        self.parameters = parameters
+        self.options = options
         self.resolution = resolution
-        self.catalog = _catalog.Catalog( ensemble.name )
+        self.listener = listener
+        self.screen = _listings.ListingScreen( connection.name )
 
     async def run( self ) -> None:
         ''' Runs session until stopped; records why it ended.
@@ -64,7 +162,7 @@ class Runner:
         except BaseException as exception:
             connection.undelivered = _is_undelivered( exception )
             _scribe.debug(
-                "Session with MCP server %r failed.", self.ensemble.name,
+                "Session with MCP server %r failed.", self.name,
                 exc_info = exception )
             if connection.failure is None:
                 connection.failure = connection.redactor.redact(
@@ -75,22 +173,23 @@ class Runner:
         finally:
             connection.closed = True
             connection.session = None
+            connection.quiet.set( )
             if not connection.ready.done( ):
                 connection.ready.set_exception(
                     _exceptions.ConnectionFailure(
-                        self.ensemble.name, connection.describe_failure( ) ) )
+                        self.name, connection.describe_failure( ) ) )
             _scribe.debug(
-                "Session with MCP server %r ended.", self.ensemble.name )
+                "Session with MCP server %r ended.", self.name )
             _redaction.deactivate_redactor( connection.redactor )
 
     async def _run( self ) -> None:
         connection = self.connection
-        options = self.ensemble.options
+        options = self.options
         async with __.ctxl.AsyncExitStack( ) as stack:
             read, write = await stack.enter_async_context(
                 self._open_transport( ) )
-            read = _catalog.ReadStream( read, self.catalog )
-            write = _catalog.WriteStream( write, self.catalog )
+            read = _listings.ReadStream( read, self.screen )
+            write = _listings.WriteStream( write, self.screen )
             session = await stack.enter_async_context( _ClientSession(
                 read, write,
                 message_handler = self._handle_message,
@@ -101,13 +200,14 @@ class Runner:
             connection.session = session
             connection.ready.set_result( None )
             _scribe.debug(
-                "Connected to MCP server %r.", self.ensemble.name )
+                "Connected to MCP server %r.", self.name )
             await self._serve( session )
 
     async def _serve( self, session: _ClientSession ) -> None:
         connection = self.connection
-        options = self.ensemble.options
+        options = self.options
         while True:
+            if not connection.refreshing: connection.quiet.set( )
             await connection.wake.wait( )
             connection.wake.clear( )
             if connection.stopping: return
@@ -122,7 +222,7 @@ class Runner:
             except ( _MCPError, TimeoutError, ValueError ) as exception:
                 _scribe.warning(
                     "Listing tools of MCP server %r failed: %s",
-                    self.ensemble.name,
+                    self.name,
                     connection.redactor.redact( str( exception ) ) )
 
     async def _handle_message( self, message: __.typx.Any ) -> None:
@@ -131,20 +231,20 @@ class Runner:
         elif isinstance( message, Exception ):
             _scribe.debug(
                 "MCP server %r: transport reported %s.",
-                self.ensemble.name, type( message ).__name__ )
+                self.name, type( message ).__name__ )
 
     def _open_transport(
         self
     ) -> __.typx.AsyncContextManager[ tuple[ __.typx.Any, __.typx.Any ] ]:
-        parameters = self.ensemble.parameters
-        options = self.ensemble.options
+        parameters = self.parameters
+        options = self.options
         resolution = self.resolution
         transports = _configuration.Transports
         url = __.typx.cast( str, resolution.url )
         match parameters.transport:
             case transports.Stdio:
                 watch = _processes.ProcessWatch(
-                    self.ensemble.name, self.connection.redactor,
+                    self.name, self.connection.redactor,
                     self._report_exit )
                 self.connection.watch = watch
                 return _processes.open_stdio(
@@ -166,15 +266,15 @@ class Runner:
         self.connection.request_stop( f"{watch.describe_exit( )}{noise}" )
 
     async def _refresh( self, session: _ClientSession ) -> None:
-        self.catalog.refusals.clear( )
-        tools = await _list_tools( self.ensemble.name, session )
+        self.screen.refusals.clear( )
+        tools = await _list_tools( self.name, session )
         self.connection.listings += 1
-        _absorb_tools( self.ensemble, tools, self.catalog.refusals )
+        self.listener( tools, tuple( self.screen.refusals ) )
 
     def _describe( self, exception: BaseException ) -> str:
         ''' Returns why the session ended, for error messages. '''
         primary = _select_primary( _flatten( exception ) )
-        target = self.ensemble.parameters.describe_target( )
+        target = self.parameters.describe_target( )
         watch = self.connection.watch
         if isinstance( primary, FileNotFoundError ):
             return (
@@ -186,79 +286,11 @@ class Runner:
             return (
                 "the server did not complete the handshake and tool "
                 "listing within {timeout} seconds{noise}.".format(
-                    timeout = self.ensemble.options.connect_timeout,
+                    timeout = self.options.connect_timeout,
                     noise = noise ) )
         if watch is not None and watch.unexpected:
             return f"{watch.describe_exit( )}{noise}"
         return _describe_exception( primary, target )
-
-
-def _absorb_tools(
-    ensemble: '_ensembles.ServerEnsemble',
-    tools: __.cabc.Sequence[ _mcp_types.Tool ],
-    refusals: __.cabc.Sequence[ _records.Omission ] = ( ),
-) -> None:
-    ''' Builds invokers from listed tools, unless the list is unchanged.
-
-        Refusals are tools which the SDK refused, already left out.
-    '''
-    state = ensemble._state
-    fingerprints = tuple(
-        tool.model_dump_json( by_alias = True, exclude_none = True )
-        for tool in tools ) + tuple(
-            f"refused:{refusal.name}" for refusal in refusals )
-    if fingerprints == state.fingerprints: return
-    known: dict[
-        str, tuple[ _invokers.Invoker, _records.ToolDescription ] ] = { }
-    omissions: list[ _records.Omission ] = list( refusals )
-    for tool, fingerprint in zip( tools, fingerprints ):
-        reason = _access_omission_reason( ensemble, tool, known )
-        if reason is not None:
-            omissions.append( _records.Omission(
-                name = tool.name, reason = reason ) )
-            continue
-        earlier = state.known.get( fingerprint )
-        try: known[ fingerprint ] = earlier or _produce_tool( ensemble, tool )
-        except _exceptions.SchemaInvalidity as exception:
-            _scribe.warning(
-                "MCP server %r: tool %r left out: %s",
-                ensemble.name, tool.name, exception )
-            omissions.append( _records.Omission(
-                name = tool.name, reason = str( exception ) ) )
-    _warn_missing( ensemble, tools )
-    state.known = known
-    state.fingerprints = fingerprints
-    state.invokers = tuple( invoker for invoker, _ in known.values( ) )
-    state.invokers_by_name = {
-        invoker.name: invoker for invoker in state.invokers }
-    state.descriptions = tuple(
-        description for _, description in known.values( ) )
-    state.omissions = tuple( omissions )
-
-
-def _access_omission_reason(
-    ensemble: '_ensembles.ServerEnsemble',
-    tool: _mcp_types.Tool,
-    known: __.cabc.Mapping[
-        str, tuple[ _invokers.Invoker, __.typx.Any ] ],
-) -> str | None:
-    options = ensemble.options
-    name = tool.name
-    if not __.is_absent( options.include ) and name not in options.include:
-        return 'not in include list'
-    if name in options.exclude: return 'in exclude list'
-    execution = tool.execution
-    if execution is not None and execution.task_support == 'required':
-        _scribe.info(
-            "MCP server %r: tool %r left out: it requires task "
-            "augmentation, which is not supported.", ensemble.name, name )
-        return 'requires task augmentation, which is not supported'
-    if any( invoker.name == name for invoker, _ in known.values( ) ):
-        _scribe.warning(
-            "MCP server %r lists tool %r twice; the first is kept.",
-            ensemble.name, name )
-        return 'listed twice by server'
-    return None
 
 
 def _describe_exception( exception: BaseException, target: str ) -> str:
@@ -330,38 +362,6 @@ async def _open_streamable_http_(
 _open_streamable_http = __.ctxl.asynccontextmanager( _open_streamable_http_ )
 
 
-def _produce_tool(
-    ensemble: '_ensembles.ServerEnsemble', tool: _mcp_types.Tool
-) -> tuple[ _invokers.Invoker, '_records.ToolDescription' ]:
-    ''' Produces invoker and description; checks schema of arguments. '''
-    argschema = __.types.MappingProxyType( dict( tool.input_schema ) )
-    outschema = (
-        __.absent if tool.output_schema is None
-        else __.types.MappingProxyType( dict( tool.output_schema ) ) )
-    annotations = __.immut.Dictionary[ str, __.typx.Any ](
-        { } if tool.annotations is None
-        else tool.annotations.model_dump(
-            by_alias = True, exclude_none = True ) )
-    timeout = ensemble.options.timeouts.get( tool.name, __.absent )
-    invoker = _invokers.FunctionInvoker(
-        name = tool.name,
-        invocable = _ensembles._ToolInvocable( ensemble, tool.name, timeout ),
-        argschema = argschema,
-        description = tool.description or '',
-        ensemble = ensemble.name,
-        timeout = timeout,
-        annotations = annotations,
-        outschema = outschema )
-    description = _records.ToolDescription(
-        name = tool.name,
-        title = __.absent if tool.title is None else tool.title,
-        description = tool.description or '',
-        argschema = argschema,
-        outschema = outschema,
-        annotations = annotations )
-    return invoker, description
-
-
 def _select_primary(
     exceptions: __.cabc.Sequence[ BaseException ]
 ) -> BaseException:
@@ -373,16 +373,3 @@ def _select_primary(
         if not isinstance( exception, __.asyncio.CancelledError ):
             return exception
     return exceptions[ 0 ]
-
-
-def _warn_missing(
-    ensemble: '_ensembles.ServerEnsemble',
-    tools: __.cabc.Sequence[ _mcp_types.Tool ],
-) -> None:
-    names = { tool.name for tool in tools }
-    include = ensemble.options.include
-    wanted = set[ str ]( ) if __.is_absent( include ) else set( include )
-    for name in sorted( wanted - names ):
-        _scribe.warning(
-            "MCP server %r offers no tool %r from the include list.",
-            ensemble.name, name )

@@ -14,6 +14,8 @@
 from . import __
 from . import base as base
 from . import natives as natives
+from . import streaming as streaming
+from . import wire as wire
 from .. import providers as _providers
 
 # Type checkers see through 'module.TYPE_CHECKING', not through the hub;
@@ -21,11 +23,13 @@ from .. import providers as _providers
 import typing_extensions as _typx
 
 from .base import (
-    AccumulatorBase as AccumulatorBase,
     InvocationsAccumulator as InvocationsAccumulator,
     InvocationsProcessor as InvocationsProcessor,
-    PartialInvocation as PartialInvocation,
     ProcessorBase as ProcessorBase,
+)
+from .streaming import (
+    AccumulatorBase as AccumulatorBase,
+    PartialInvocation as PartialInvocation,
     StreamedInvocation as StreamedInvocation,
 )
 

@@ -15,6 +15,8 @@
 from . import __
 from . import base as _base
 from . import natives as _natives
+from . import streaming as _streaming
+from . import wire as _wire
 
 # Type checkers see through 'module.TYPE_CHECKING', not through the hub.
 import typing_extensions as _typx
@@ -22,8 +24,6 @@ import typing_extensions as _typx
 
 PROVIDER = 'anthropic'
 
-_IMAGE_MEDIA_TYPES = frozenset( (
-    'image/gif', 'image/jpeg', 'image/png', 'image/webp' ) )
 _STATUSES = __.types.MappingProxyType( {
     'api_error': 500,
     'authentication_error': 401,
@@ -54,10 +54,8 @@ _DELTAS_FIELDS = __.types.MappingProxyType( {
 } )
 
 _MessageBlock: __.typx.TypeAlias = dict[ str, __.typx.Any ]
-_ImageMediaType: __.typx.TypeAlias = __.typx.Literal[
-    'image/gif', 'image/jpeg', 'image/png', 'image/webp' ]
 if not _typx.TYPE_CHECKING: # plain dictionaries; the SDK's types below
-    _Block = _ResultBlock = _base.NativeObject
+    _Block = _ResultBlock = _wire.NativeObject
 else:
     from anthropic import types as _sdk
     _Block = (
@@ -65,7 +63,7 @@ else:
     _ResultBlock = _sdk.ToolResultBlockParam
 
 
-class AnthropicAccumulator( _base.AccumulatorBase ):
+class AnthropicAccumulator( _streaming.AccumulatorBase ):
     ''' Accumulates raw Messages stream events into tool calls.
 
         A ``tool_use`` block is complete at its ``content_block_stop``; a
@@ -89,9 +87,9 @@ class AnthropicAccumulator( _base.AccumulatorBase ):
 
     def ingest_event(
         self, event: object, label: __.Absential[ str ]
-    ) -> _base.Invocations:
+    ) -> _wire.Invocations:
         ''' Maps one raw stream event onto the accumulator. '''
-        access = _base.access_field
+        access = _wire.access_field
         genus = access( event, 'type' )
         if genus is None and not __.is_absent( label ): genus = label
         if genus not in _GENERA_KNOWN and (
@@ -115,14 +113,14 @@ class AnthropicAccumulator( _base.AccumulatorBase ):
                     return ( )
                 return self._release_stopped( )
             case 'message_stop':
-                if self.reason == _base.REASON_DEFAULT:
+                if self.reason == _streaming.REASON_DEFAULT:
                     return self._release_stopped( )
             case 'error':
                 raise _produce_failure( access( event, 'error' ) )
             case _: pass # New event types must not break a stream.
         return ( )
 
-    def produce_message( self ) -> _base.NativeObject:
+    def produce_message( self ) -> _wire.NativeObject:
         ''' Returns ``{ role: 'assistant', content: [ ... ] }``.
 
             Holds every content block of the stream (text, thinking with
@@ -145,8 +143,8 @@ class AnthropicAccumulator( _base.AccumulatorBase ):
         return { 'role': 'assistant', 'content': content }
 
     def _ingest_delta( self, event: object ) -> None:
-        access = _base.access_field
-        index = _base.access_index( event, PROVIDER, 'content_block_delta' )
+        access = _wire.access_field
+        index = _wire.access_index( event, PROVIDER, 'content_block_delta' )
         delta = access( event, 'delta' )
         genus = access( delta, 'type' )
         if genus == 'input_json_delta' and self.is_open( index ) and (
@@ -175,17 +173,17 @@ class AnthropicAccumulator( _base.AccumulatorBase ):
     def _append_citation( self, index: int, citation: object ) -> None:
         if index not in self._blocks or citation is None: return
         self._pieces.setdefault( index, { } ).setdefault(
-            'citations', [ ] ).append( _base.nativize_object( citation ) )
+            'citations', [ ] ).append( _wire.nativize_object( citation ) )
 
-    def _ingest_start( self, event: object ) -> _base.Invocations:
-        access = _base.access_field
-        index = _base.access_index( event, PROVIDER, 'content_block_start' )
+    def _ingest_start( self, event: object ) -> _wire.Invocations:
+        access = _wire.access_field
+        index = _wire.access_index( event, PROVIDER, 'content_block_start' )
         block = access( event, 'content_block' )
         genus = access( block, 'type' )
         if not isinstance( genus, str ):
             raise __.exceptions.ResponseInvalidity(
                 PROVIDER, "content_block_start has no typed content_block." )
-        block_ = _base.nativize_object( block )
+        block_ = _wire.nativize_object( block )
         if isinstance( block_, dict ):
             self._blocks[ index ] = __.typx.cast( _MessageBlock, block_ )
             self._pieces.pop( index, None )
@@ -195,17 +193,17 @@ class AnthropicAccumulator( _base.AccumulatorBase ):
             index,
             identifier if isinstance( identifier, str ) and identifier
             else None,
-            _base.access_text( access( block, 'name' ), PROVIDER, 'name' ),
+            _wire.access_text( access( block, 'name' ), PROVIDER, 'name' ),
             initial = access( block, 'input' ) )
 
-    def _ingest_stop( self, event: object ) -> _base.Invocations:
-        index = _base.access_index( event, PROVIDER, 'content_block_stop' )
+    def _ingest_stop( self, event: object ) -> _wire.Invocations:
+        index = _wire.access_index( event, PROVIDER, 'content_block_stop' )
         if not self.is_open( index ) or index in self._stopped: return ( )
         if self.is_whole( index ): return self.complete_call( index )
         self._stopped.append( index )
         return ( )
 
-    def _release_stopped( self ) -> _base.Invocations:
+    def _release_stopped( self ) -> _wire.Invocations:
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
         for index in self._stopped:
             invocations.extend( self.complete_call( index ) )
@@ -223,7 +221,7 @@ class AnthropicProcessor(
     accumulator_class = AnthropicAccumulator
 
     def produce_tool(
-        self, name: str, description: str, schema: _base.NativeObject
+        self, name: str, description: str, schema: _wire.NativeObject
     ) -> _natives.AnthropicTool:
         ''' Returns tool as ``{ name, description, input_schema }``. '''
         if description:
@@ -241,14 +239,14 @@ class AnthropicProcessor(
             Error bodies raise provider failure; a ``tool_use`` block cut off
             by the token limit raises invocation interruption.
         '''
-        access = _base.access_field
+        access = _wire.access_field
         if access( native_message, 'type' ) == 'error':
             raise _produce_failure( access( native_message, 'error' ) )
         if isinstance( native_message, ( list, tuple ) ):
             blocks = __.typx.cast( __.cabc.Sequence[ object ], native_message )
         else:
             _validate_message( native_message )
-            blocks = _base.access_items(
+            blocks = _wire.access_items(
                 access( native_message, 'content' ), PROVIDER, 'content' )
         stop = access( __.typx.cast( object, native_message ), 'stop_reason' )
         if (
@@ -262,9 +260,9 @@ class AnthropicProcessor(
             block for block in blocks
             if access( block, 'type' ) == 'tool_use' ]
         return tuple(
-            _base.produce_invocation(
+            _wire.produce_invocation(
                 access( block, 'id' ),
-                _base.access_text( access( block, 'name' ), PROVIDER, 'name' ),
+                _wire.access_text( access( block, 'name' ), PROVIDER, 'name' ),
                 access( block, 'input' ), position )
             for position, block in enumerate( uses ) )
 
@@ -286,7 +284,7 @@ class AnthropicProcessor(
 
 def produce_processor( **options: __.typx.Any ) -> AnthropicProcessor:
     ''' Produces processor for the Anthropic Messages API (no options). '''
-    _base.validate_options( PROVIDER, options, ( ) )
+    _wire.validate_options( PROVIDER, options, ( ) )
     return AnthropicProcessor( )
 
 
@@ -308,7 +306,7 @@ def _assemble_block(
                 prefix + text if isinstance( prefix, str ) else text )
             continue
         if not text.strip( ): continue
-        arguments, invalidity = _base.decode_arguments( text )
+        arguments, invalidity = _wire.decode_arguments( text )
         if __.is_absent( invalidity ): block_[ 'input' ] = arguments
     return block_
 
@@ -316,18 +314,18 @@ def _assemble_block(
 def _nativize_binary(
     data: bytes, media_type: str, content: __.canisters.Content
 ) -> _Block | None:
-    if _is_image_media_type( media_type ):
+    if _wire.is_image_media_type( media_type ):
         return {
             'type': 'image',
             'source': {
                 'type': 'base64', 'media_type': media_type,
-                'data': _base.encode_base64( data ) } }
+                'data': _wire.encode_base64( data ) } }
     if media_type == 'application/pdf':
         return {
             'type': 'document',
             'source': {
                 'type': 'base64', 'media_type': media_type,
-                'data': _base.encode_base64( data ) } }
+                'data': _wire.encode_base64( data ) } }
     return _nativize_text( content )
 
 
@@ -345,12 +343,6 @@ def _nativize_content( content: __.canisters.Content ) -> _Block | None:
                 return _nativize_text( content )
             return _nativize_binary( data, content.media_type, content )
         case _: return _nativize_text( content )
-
-
-def _is_image_media_type(
-    media_type: str
-) -> __.typx.TypeIs[ _ImageMediaType ]:
-    return media_type in _IMAGE_MEDIA_TYPES
 
 
 def _nativize_result(
@@ -377,18 +369,18 @@ def _nativize_text( content: __.canisters.Content ) -> _Block | None:
 
 
 def _produce_failure( error: object ) -> __.exceptions.ProviderFailure:
-    genus = _base.access_field( error, 'type' )
+    genus = _wire.access_field( error, 'type' )
     status = _STATUSES.get( genus, __.absent ) if isinstance(
         genus, str ) else __.absent
-    return _base.produce_failure( PROVIDER, error, status )
+    return _wire.produce_failure( PROVIDER, error, status )
 
 
 def _validate_message( message: object ) -> None:
     ''' Raises response invalidity unless message has Anthropic's shape.
     '''
-    _base.validate_shape(
+    _wire.validate_shape(
         PROVIDER, message, ( 'content', ), 'a Messages API message' )
-    if _base.access_field( message, 'tool_calls' ) is not None:
+    if _wire.access_field( message, 'tool_calls' ) is not None:
         raise __.exceptions.ResponseInvalidity(
             PROVIDER, "the message has 'tool_calls': it is a message of "
             "another provider, not of the Messages API." )

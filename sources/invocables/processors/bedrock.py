@@ -22,6 +22,8 @@
 
 from . import __
 from . import base as _base
+from . import streaming as _streaming
+from . import wire as _wire
 
 
 PROVIDER = 'bedrock'
@@ -39,7 +41,7 @@ _STOPS_TRUNCATING = frozenset( (
     'max_tokens', 'model_context_window_exceeded' ) )
 
 
-class BedrockAccumulator( _base.AccumulatorBase ):
+class BedrockAccumulator( _streaming.AccumulatorBase ):
     ''' Accumulates ``converse_stream`` events into tool calls.
 
         Calls are keyed by content block index; a call is complete at its
@@ -63,9 +65,9 @@ class BedrockAccumulator( _base.AccumulatorBase ):
         ''' Maps one event onto the accumulator. '''
         if not __.is_absent( label ): event = { label: event }
         _raise_on_exception( event )
-        _base.validate_shape(
+        _wire.validate_shape(
             PROVIDER, event, _EVENTS, 'a Converse stream event' )
-        access = _base.access_field
+        access = _wire.access_field
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
         start = access( event, 'contentBlockStart' )
         if start is not None: self._commence( start )
@@ -73,7 +75,7 @@ class BedrockAccumulator( _base.AccumulatorBase ):
         if delta is not None: self._extend( delta )
         stop = access( event, 'contentBlockStop' )
         if stop is not None:
-            index = _base.access_index(
+            index = _wire.access_index(
                 stop, PROVIDER, 'contentBlockStop', 'contentBlockIndex' )
             invocations.extend( self.complete_call( index ) )
         ending = access( event, 'messageStop' )
@@ -107,20 +109,20 @@ class BedrockAccumulator( _base.AccumulatorBase ):
         return { 'role': 'assistant', 'content': content }
 
     def _commence( self, start: object ) -> None:
-        access = _base.access_field
-        index = _base.access_index(
+        access = _wire.access_field
+        index = _wire.access_index(
             start, PROVIDER, 'contentBlockStart', 'contentBlockIndex' )
         use = access( access( start, 'start' ), 'toolUse' )
         if use is None or access( use, 'type' ) == _SERVER_TOOL: return
         tag = access( use, 'toolUseId' )
         self.commence_call(
             index, tag if isinstance( tag, str ) and tag else None,
-            _base.access_text( access( use, 'name' ), PROVIDER, 'name' ) )
+            _wire.access_text( access( use, 'name' ), PROVIDER, 'name' ) )
         self._blocks.append( ( index, 'call' ) )
 
     def _extend( self, delta: object ) -> None:
-        access = _base.access_field
-        index = _base.access_index(
+        access = _wire.access_field
+        index = _wire.access_index(
             delta, PROVIDER, 'contentBlockDelta', 'contentBlockIndex' )
         piece = access( delta, 'delta' )
         text = access( piece, 'text' )
@@ -166,21 +168,21 @@ class BedrockProcessor(
         message, stop = _access_message( native_message )
         calls = [
             access_use( block )
-            for block in _base.access_items(
-                _base.access_field( message, 'content' ), PROVIDER,
+            for block in _wire.access_items(
+                _wire.access_field( message, 'content' ), PROVIDER,
                 'content' )
             if access_use( block ) is not None ]
         calls = [
             call for call in calls
-            if _base.access_field( call, 'type' ) != _SERVER_TOOL ]
+            if _wire.access_field( call, 'type' ) != _SERVER_TOOL ]
         if calls and stop in _STOPS_TRUNCATING:
-            _base.validate_whole_calls( PROVIDER, (
-                ( _access_name( call ), _base.access_field( call, 'input' ) )
+            _wire.validate_whole_calls( PROVIDER, (
+                ( _access_name( call ), _wire.access_field( call, 'input' ) )
                 for call in calls ), stop )
         return tuple(
-            _base.produce_invocation(
-                _base.access_field( call, 'toolUseId' ), _access_name( call ),
-                _base.access_field( call, 'input' ), position )
+            _wire.produce_invocation(
+                _wire.access_field( call, 'toolUseId' ), _access_name( call ),
+                _wire.access_field( call, 'input' ), position )
             for position, call in enumerate( calls ) )
 
     def nativize_results(
@@ -204,34 +206,34 @@ class BedrockProcessor(
 
 def access_use( block: object ) -> object:
     ''' Returns ``toolUse`` of content block, if any. '''
-    return _base.access_field( block, 'toolUse' )
+    return _wire.access_field( block, 'toolUse' )
 
 
 def produce_processor( **options: __.typx.Any ) -> BedrockProcessor:
     ''' Produces processor for the Converse API (no options). '''
-    _base.validate_options( PROVIDER, options, ( ) )
+    _wire.validate_options( PROVIDER, options, ( ) )
     return BedrockProcessor( )
 
 
 def _access_message( native: object ) -> tuple[ object, object ]:
     ''' Returns message and stop reason of response, or message itself. '''
-    access = _base.access_field
+    access = _wire.access_field
     output = access( native, 'output' )
     if output is not None:
         return access( output, 'message' ), access( native, 'stopReason' )
     if access( native, 'content' ) is not None: return native, None
     message = access( native, 'message' )
     if isinstance( message, str ):
-        raise _base.produce_failure( PROVIDER, message )
-    _base.validate_shape(
+        raise _wire.produce_failure( PROVIDER, message )
+    _wire.validate_shape(
         PROVIDER, native, ( 'output', 'content' ),
         'a Converse response or message' )
     return None, None # pragma: no cover
 
 
 def _access_name( call: object ) -> str:
-    return _base.access_text(
-        _base.access_field( call, 'name' ), PROVIDER, 'name' )
+    return _wire.access_text(
+        _wire.access_field( call, 'name' ), PROVIDER, 'name' )
 
 
 def _nativize_content(
@@ -277,7 +279,7 @@ def _raise_on_exception( event: object ) -> None:
         __.cabc.Mapping[ object, object ], event
     ).items( ):
         if isinstance( key, str ) and key.endswith( 'Exception' ):
-            message = _base.access_field( value, 'message' )
+            message = _wire.access_field( value, 'message' )
             raise __.exceptions.ProviderFailure(
                 PROVIDER, __.absent, key[ 0 ].upper( ) + key[ 1 : ],
                 message if isinstance( message, str ) else key )

@@ -17,6 +17,8 @@
 from . import __
 from . import base as _base
 from . import natives as _natives
+from . import streaming as _streaming
+from . import wire as _wire
 
 
 PROVIDER = 'cohere'
@@ -28,7 +30,7 @@ _STOPS_TRUNCATING = frozenset( ( 'MAX_TOKENS', 'ERROR', 'TIMEOUT' ) )
 _EMPTY_TEXT = 'The tool returned no content.'
 
 
-class CohereAccumulator( _base.AccumulatorBase ):
+class CohereAccumulator( _streaming.AccumulatorBase ):
     ''' Accumulates Cohere v2 stream events into tool calls.
 
         A call opens at ``tool-call-start``, grows with ``tool-call-delta``
@@ -48,9 +50,9 @@ class CohereAccumulator( _base.AccumulatorBase ):
 
     def ingest_event(
         self, event: object, label: __.Absential[ str ]
-    ) -> _base.Invocations:
+    ) -> _wire.Invocations:
         ''' Maps one stream event onto the accumulator. '''
-        access = _base.access_field
+        access = _wire.access_field
         if isinstance( event, ( str, bytes, bytearray ) ):
             event = _decode_event( event )
             if event is None: return ( )
@@ -85,7 +87,7 @@ class CohereAccumulator( _base.AccumulatorBase ):
             case _: pass # New event types must not break a stream.
         return ( )
 
-    def produce_message( self ) -> _base.NativeObject:
+    def produce_message( self ) -> _wire.NativeObject:
         ''' Returns ``{ role: 'assistant', tool_plan, tool_calls }`` (or
             ``content``, without calls).
 
@@ -93,17 +95,17 @@ class CohereAccumulator( _base.AccumulatorBase ):
             emitted so far, with its id and its arguments as sent, so that
             the message can start the next turn.
         '''
-        calls: list[ _base.NativeObject ] = [
+        calls: list[ _wire.NativeObject ] = [
             {
                 'id': emission.invocation.identifier,
                 'type': 'function',
                 'function': {
                     'name': emission.invocation.name,
-                    'arguments': _base.render_arguments( emission.arguments ),
+                    'arguments': _wire.render_arguments( emission.arguments ),
                 },
             }
             for emission in self.survey_invocations( ) ]
-        message: _base.NativeObject = { 'role': 'assistant' }
+        message: _wire.NativeObject = { 'role': 'assistant' }
         plan = ''.join( self._plans )
         text = ''.join( self._texts )
         if plan: message[ 'tool_plan' ] = plan
@@ -115,18 +117,18 @@ class CohereAccumulator( _base.AccumulatorBase ):
     def _append(
         self, pieces: list[ str ], value: object, field: str
     ) -> None:
-        piece = _base.access_field( value, field )
+        piece = _wire.access_field( value, field )
         if isinstance( piece, str ) and piece: pieces.append( piece )
 
-    def _commence( self, event: object ) -> _base.Invocations:
-        access = _base.access_field
+    def _commence( self, event: object ) -> _wire.Invocations:
+        access = _wire.access_field
         index = _access_index( event )
         call = _access_call( event )
         tag = access( call, 'id' )
         tag_ = tag if isinstance( tag, str ) and tag else None
         if self.is_repeated( index, tag_ ): return ( )
         function = access( call, 'function' )
-        name = _base.access_text(
+        name = _wire.access_text(
             access( function, 'name' ), PROVIDER, 'name' )
         emitted = self.commence_call( index, tag_, name )
         self.extend_call( index, access( function, 'arguments' ) )
@@ -143,10 +145,10 @@ class CohereProcessor(
     accumulator_class = CohereAccumulator
 
     def produce_tool(
-        self, name: str, description: str, schema: _base.NativeObject
+        self, name: str, description: str, schema: _wire.NativeObject
     ) -> _natives.CohereTool:
         ''' Returns tool as ``{ type: 'function', function: ... }``. '''
-        return _base.produce_function_tool( name, description, schema )
+        return _wire.produce_function_tool( name, description, schema )
 
     def produce_invocations(
         self, native_message: object
@@ -156,20 +158,20 @@ class CohereProcessor(
             Error bodies raise provider failure; calls of a response cut
             off by the token limit raise invocation interruption.
         '''
-        access = _base.access_field
+        access = _wire.access_field
         _raise_on_error( native_message, None )
         _validate_response( native_message )
         message = access( native_message, 'message' )
         if message is None: message = native_message
-        calls = _base.access_items(
+        calls = _wire.access_items(
             access( message, 'tool_calls' ), PROVIDER, 'tool_calls' )
         stop = access( native_message, 'finish_reason' )
         if calls and stop in _STOPS_TRUNCATING:
-            _base.validate_whole_calls( PROVIDER, (
+            _wire.validate_whole_calls( PROVIDER, (
                 ( _access_name( call ), _access_arguments( call ) )
                 for call in calls ), stop )
         return tuple(
-            _base.produce_invocation(
+            _wire.produce_invocation(
                 access( call, 'id' ), _access_name( call ),
                 _access_arguments( call ), position )
             for position, call in enumerate( calls ) )
@@ -195,31 +197,31 @@ class CohereProcessor(
 
 def produce_processor( **options: __.typx.Any ) -> CohereProcessor:
     ''' Produces processor for Cohere Chat v2 (no options). '''
-    _base.validate_options( PROVIDER, options, ( ) )
+    _wire.validate_options( PROVIDER, options, ( ) )
     return CohereProcessor( )
 
 
 def _access_arguments( call: object ) -> object:
-    access = _base.access_field
+    access = _wire.access_field
     return access( access( call, 'function' ), 'arguments' )
 
 
 def _access_call( event: object ) -> __.typx.Any:
-    return _base.access_field( _access_message( event ), 'tool_calls' )
+    return _wire.access_field( _access_message( event ), 'tool_calls' )
 
 
 def _access_index( event: object ) -> int:
-    return _base.access_index( event, PROVIDER, 'tool call event' )
+    return _wire.access_index( event, PROVIDER, 'tool call event' )
 
 
 def _access_message( event: object ) -> __.typx.Any:
-    access = _base.access_field
+    access = _wire.access_field
     return access( access( event, 'delta' ), 'message' )
 
 
 def _access_name( call: object ) -> str:
-    access = _base.access_field
-    return _base.access_text(
+    access = _wire.access_field
+    return _wire.access_text(
         access( access( call, 'function' ), 'name' ), PROVIDER, 'name' )
 
 
@@ -265,7 +267,7 @@ def _raise_on_error( body: object, genus: object ) -> None:
         ``message`` is an object instead. A ``message-end`` event may carry
         ``delta.error``.
     '''
-    access = _base.access_field
+    access = _wire.access_field
     message = access( body, 'message' )
     if isinstance( message, str ) and access( body, 'finish_reason' ) is None:
         raise __.exceptions.ProviderFailure(
@@ -274,16 +276,16 @@ def _raise_on_error( body: object, genus: object ) -> None:
     if error is None and genus == 'message-end':
         error = access( access( body, 'delta' ), 'error' )
     if error is not None:
-        raise _base.produce_failure( PROVIDER, error )
+        raise _wire.produce_failure( PROVIDER, error )
 
 
 def _validate_response( body: object ) -> None:
     ''' Raises response invalidity unless body is a response or message.
     '''
-    _base.validate_shape(
+    _wire.validate_shape(
         PROVIDER, body, ( 'message', 'tool_calls', 'content', 'tool_plan' ),
         'a Cohere v2 chat response or message' )
-    if _base.access_field( body, 'type' ) is not None:
+    if _wire.access_field( body, 'type' ) is not None:
         raise __.exceptions.ResponseInvalidity(
             PROVIDER, "the payload has a 'type': it is not a Cohere v2 chat "
             "response or message (the payload of another provider?)." )

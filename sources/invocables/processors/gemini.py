@@ -24,6 +24,8 @@
 from . import __
 from . import base as _base
 from . import natives as _natives
+from . import streaming as _streaming
+from . import wire as _wire
 
 # Type checkers see through 'module.TYPE_CHECKING', not through the hub.
 import typing_extensions as _typx
@@ -44,7 +46,7 @@ _path_step = __.re.compile(
 
 _Step: __.typx.TypeAlias = str | int
 if not _typx.TYPE_CHECKING: # plain dictionaries; the SDK's types below
-    _Blob = _Response = _Schema = _base.NativeObject
+    _Blob = _Response = _Schema = _wire.NativeObject
 else:
     from google.genai import types as _sdk
     _Blob = _sdk.FunctionResponseBlobDict
@@ -52,7 +54,7 @@ else:
     _Schema = _sdk.SchemaDict
 
 
-class GeminiAccumulator( _base.AccumulatorBase ):
+class GeminiAccumulator( _streaming.AccumulatorBase ):
     ''' Accumulates streamed Gemini chunks into function calls.
 
         A whole ``functionCall`` in a chunk is complete at once. A call
@@ -79,18 +81,18 @@ class GeminiAccumulator( _base.AccumulatorBase ):
 
     def ingest_event(
         self, event: object, label: __.Absential[ str ]
-    ) -> _base.Invocations:
+    ) -> _wire.Invocations:
         ''' Maps one chunk (object, or JSON text) onto the accumulator. '''
         event = _decode_event( event )
         _raise_on_error( event )
-        _base.validate_shape(
+        _wire.validate_shape(
             PROVIDER, event, _CHUNK_FIELDS, 'a Gemini response chunk' )
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
         for position, candidate in enumerate( _access_candidates( event ) ):
             # Like whole responses, only the first candidate is read.
             if _access_ordinal( candidate, position ) != 0: continue
             content = _access( candidate, 'content' )
-            for part in _base.access_items(
+            for part in _wire.access_items(
                 _access( content, 'parts' ), PROVIDER, 'parts'
             ): invocations.extend( self._ingest_part( part ) )
             stop = _access( candidate, 'finishReason', 'finish_reason' )
@@ -102,7 +104,7 @@ class GeminiAccumulator( _base.AccumulatorBase ):
                         stop = _render_enum( stop ) ) )
         return tuple( invocations )
 
-    def produce_message( self ) -> _base.NativeObject:
+    def produce_message( self ) -> _wire.NativeObject:
         ''' Returns ``{ role: 'model', parts: [ ... ] }``.
 
             Holds the parts of the first candidate (text and thoughts,
@@ -113,7 +115,7 @@ class GeminiAccumulator( _base.AccumulatorBase ):
         emitted = {
             emission.index: emission
             for emission in self.survey_invocations( ) }
-        parts: list[ _base.NativeObject ] = [ ]
+        parts: list[ _wire.NativeObject ] = [ ]
         for part in self._parts:
             native = part.produce_native( emitted )
             if native is not None: parts.append( native )
@@ -125,7 +127,7 @@ class GeminiAccumulator( _base.AccumulatorBase ):
         if arguments is None: return super( ).produce_partial_text( index )
         return __.json.dumps( arguments.assemble( ), ensure_ascii = False )
 
-    def _ingest_part( self, part: object ) -> _base.Invocations:
+    def _ingest_part( self, part: object ) -> _wire.Invocations:
         call = _access( part, 'functionCall', 'function_call' )
         if call is None:
             self._record_part( part, None )
@@ -134,7 +136,7 @@ class GeminiAccumulator( _base.AccumulatorBase ):
             raise __.exceptions.ResponseInvalidity(
                 PROVIDER, "a function call came after the candidate "
                 "finished." )
-        name = _base.access_text( _access( call, 'name' ), PROVIDER, 'name' )
+        name = _wire.access_text( _access( call, 'name' ), PROVIDER, 'name' )
         partials = _access( call, 'partialArgs', 'partial_args' )
         continues = bool( _access( call, 'willContinue', 'will_continue' ) )
         if name and not continues and partials is None:
@@ -147,7 +149,7 @@ class GeminiAccumulator( _base.AccumulatorBase ):
             emitted.extend( self._commence( part, call, name ) )
         key = self._streamed
         if key is None:
-            if _base.access_items( partials, PROVIDER, 'partialArgs' ):
+            if _wire.access_items( partials, PROVIDER, 'partialArgs' ):
                 raise __.exceptions.ResponseInvalidity(
                     PROVIDER, "partial arguments came for no open call." )
             return tuple( emitted )
@@ -157,7 +159,7 @@ class GeminiAccumulator( _base.AccumulatorBase ):
 
     def _commence(
         self, part: object, call: object, name: str
-    ) -> _base.Invocations:
+    ) -> _wire.Invocations:
         key = ( 0, 'streamed', self._serial )
         self._serial += 1
         identifier = _access( call, 'id' )
@@ -169,14 +171,14 @@ class GeminiAccumulator( _base.AccumulatorBase ):
         self._record_part( part, key )
         return emitted
 
-    def _complete( self, key: __.cabc.Hashable ) -> _base.Invocations:
+    def _complete( self, key: __.cabc.Hashable ) -> _wire.Invocations:
         self._streamed = None
         partial = self._arguments.pop( key )
         return self.complete_call( key, arguments = partial.assemble( ) )
 
     def _emit_whole(
         self, part: object, call: object, name: str
-    ) -> _base.Invocations:
+    ) -> _wire.Invocations:
         arguments = _access( call, 'args' )
         key = ( 0, 'whole', self._serial )
         self._serial += 1
@@ -190,9 +192,9 @@ class GeminiAccumulator( _base.AccumulatorBase ):
     def _record_part(
         self, part: object, key: __.cabc.Hashable | None
     ) -> None:
-        native = _base.nativize_object( part, aliases = True )
+        native = _wire.nativize_object( part, aliases = True )
         if not isinstance( native, dict ): return
-        native_ = __.typx.cast( _base.NativeObject, native )
+        native_ = __.typx.cast( _wire.NativeObject, native )
         if key is None and self._parts and self._parts[ -1 ].absorb( native_ ):
             return
         self._parts.append( _Part( native = native_, key = key ) )
@@ -246,14 +248,14 @@ class GeminiProcessor(
         return self.produce_declaration( name, description, schema_ )
 
     def produce_tool(
-        self, name: str, description: str, schema: _base.NativeObject
+        self, name: str, description: str, schema: _wire.NativeObject
     ) -> _natives.GeminiTool:
         ''' Returns one tool which declares one function. '''
         declaration = self.produce_declaration( name, description, schema )
         return { 'function_declarations': [ declaration ] }
 
     def produce_declaration(
-        self, name: str, description: str, schema: _base.NativeObject
+        self, name: str, description: str, schema: _wire.NativeObject
     ) -> _natives.GeminiDeclaration:
         ''' Returns ``{ name, description, parameters }``.
 
@@ -285,9 +287,9 @@ class GeminiProcessor(
                 for part in parts )
             if call is not None ]
         return tuple(
-            _base.produce_invocation(
+            _wire.produce_invocation(
                 _access( call, 'id' ),
-                _base.access_text( _access( call, 'name' ), PROVIDER, 'name' ),
+                _wire.access_text( _access( call, 'name' ), PROVIDER, 'name' ),
                 _access( call, 'args' ), position )
             for position, call in enumerate( calls ) )
 
@@ -332,7 +334,7 @@ class GeminiProcessor(
 
 def produce_processor( **options: __.typx.Any ) -> GeminiProcessor:
     ''' Produces processor for Gemini; options ``json_schema``, ``media``. '''
-    _base.validate_options( PROVIDER, options, ( 'json_schema', 'media' ) )
+    _wire.validate_options( PROVIDER, options, ( 'json_schema', 'media' ) )
     return GeminiProcessor( **options )
 
 
@@ -383,10 +385,10 @@ class _PartialArguments:
 
     def ingest( self, partials: object ) -> None:
         ''' Records values of one chunk's ``partialArgs``. '''
-        for partial in _base.access_items(
+        for partial in _wire.access_items(
             partials, PROVIDER, 'partialArgs'
         ):
-            path = _base.access_text(
+            path = _wire.access_text(
                 _access( partial, 'jsonPath', 'json_path' ),
                 PROVIDER, 'jsonPath' )
             self.count += 1
@@ -398,11 +400,11 @@ class _PartialArguments:
 class _Part:
     ''' Part of the streamed content, for the assistant message. '''
 
-    native: _base.NativeObject
+    native: _wire.NativeObject
     key: __.cabc.Hashable | None = None
     texts: list[ str ] = __.dcls.field( default_factory = list[ str ] )
 
-    def absorb( self, native: _base.NativeObject ) -> bool:
+    def absorb( self, native: _wire.NativeObject ) -> bool:
         ''' Joins text part into this one, if both are text alike. '''
         text = native.get( 'text' )
         if self.key is not None or not isinstance( text, str ): return False
@@ -420,8 +422,8 @@ class _Part:
 
     def produce_native(
         self, emitted: __.cabc.Mapping[
-            __.cabc.Hashable, _base.StreamedInvocation ]
-    ) -> _base.NativeObject | None:
+            __.cabc.Hashable, _streaming.StreamedInvocation ]
+    ) -> _wire.NativeObject | None:
         ''' Returns part for the message; ``None`` if its call was not
             emitted.
         '''
@@ -433,7 +435,7 @@ class _Part:
         emission = emitted.get( self.key )
         if emission is None: return None
         invocation = emission.invocation
-        call: _base.NativeObject = { 'name': invocation.name }
+        call: _wire.NativeObject = { 'name': invocation.name }
         if not invocation.identifier_synthesized:
             call[ 'id' ] = invocation.identifier
         call[ 'args' ] = invocation.arguments
@@ -446,14 +448,14 @@ def _access(
     value: object, name: str, alias: __.Absential[ str ] = __.absent
 ) -> __.typx.Any:
     ''' Returns field by wire name (camelCase) or Python name. '''
-    found = _base.access_field( value, name )
+    found = _wire.access_field( value, name )
     if found is None and not __.is_absent( alias ):
-        found = _base.access_field( value, alias )
+        found = _wire.access_field( value, alias )
     return found
 
 
 def _access_candidates( event: object ) -> __.cabc.Sequence[ __.typx.Any ]:
-    return _base.access_items(
+    return _wire.access_items(
         _access( event, 'candidates' ), PROVIDER, 'candidates' )
 
 
@@ -523,12 +525,12 @@ def _access_parts( message: object ) -> __.cabc.Sequence[ __.typx.Any ]:
 
         Raises response invalidity for payloads of another shape.
     '''
-    _base.validate_shape(
+    _wire.validate_shape(
         PROVIDER, message, ( *_CHUNK_FIELDS, 'content', 'parts' ),
         'a Gemini response, candidate or content' )
     candidates = _access( message, 'candidates' )
     if candidates is not None:
-        items = _base.access_items( candidates, PROVIDER, 'candidates' )
+        items = _wire.access_items( candidates, PROVIDER, 'candidates' )
         selected = [
             item for position, item in enumerate( items )
             if _access_ordinal( item, position ) == 0 ]
@@ -541,7 +543,7 @@ def _access_parts( message: object ) -> __.cabc.Sequence[ __.typx.Any ]:
                 PROVIDER, "content is not an object of parts (the payload "
                 "of another provider?)." )
         message = content
-    return _base.access_items( _access( message, 'parts' ), PROVIDER, 'parts' )
+    return _wire.access_items( _access( message, 'parts' ), PROVIDER, 'parts' )
 
 
 def _assemble_node( node: __.typx.Any ) -> __.typx.Any:
@@ -603,7 +605,7 @@ def _produce_blob( media_type: str, data: bytes ) -> _Blob:
         Text, not bytes, so that messages stay JSON: google-genai decodes
         base64 text into its bytes fields, and the REST API takes it.
     '''
-    blob = { 'mime_type': media_type, 'data': _base.encode_base64( data ) }
+    blob = { 'mime_type': media_type, 'data': _wire.encode_base64( data ) }
     return __.typx.cast( _Blob, blob )
 
 
@@ -643,7 +645,7 @@ def _raise_on_error( body: object ) -> None:
         else __.absent,
         status if isinstance( status, str ) and status else __.absent,
         message if isinstance( message, str ) and message
-        else _base.produce_failure( PROVIDER, error ).message )
+        else _wire.produce_failure( PROVIDER, error ).message )
 
 
 def _render_enum( value: object ) -> str | None:

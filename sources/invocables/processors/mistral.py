@@ -25,6 +25,7 @@
 
 from . import __
 from . import base as _base
+from . import wire as _wire
 from . import openai as _openai
 
 # Type checkers see through 'module.TYPE_CHECKING', not through the hub.
@@ -74,8 +75,8 @@ class MistralAccumulator( _openai.OpenaiAccumulator ):
             Takes the SDK's events (``CompletionEvent``, whose ``data`` is
             the chunk), chunks, and their JSON text.
         '''
-        data = _base.access_field( event, 'data' )
-        if data is not None and _base.access_field(
+        data = _wire.access_field( event, 'data' )
+        if data is not None and _wire.access_field(
             event, 'choices'
         ) is None: event = data
         event = _nativize( event )
@@ -138,7 +139,7 @@ class MistralProcessor( _base.ProcessorBase[ MistralTool, MistralMessage ] ):
         invocations = self.normalize_invocations( native_message )
         message, _ = _access_message(
             _nativize( native_message ), self.choice )
-        text = _base.access_field( message, 'content' )
+        text = _wire.access_field( message, 'content' )
         native: MistralAssistantMessage = {
             'role': 'assistant',
             'content': text if isinstance( text, str ) else '' }
@@ -198,18 +199,18 @@ def produce_processor( **options: __.typx.Any ) -> MistralProcessor:
     ''' Produces processor for Mistral's chat API; option ``choice`` (the
         index of the choice to read, default 0).
     '''
-    _base.validate_options( PROVIDER, options, ( 'choice', ) )
+    _wire.validate_options( PROVIDER, options, ( 'choice', ) )
     return MistralProcessor( **options )
 
 
 def _access_message(
     native_message: object, choice: int
 ) -> tuple[ object, object ]:
-    access = _base.access_field
+    access = _wire.access_field
     choices = access( native_message, 'choices' )
     if choices is not None:
         for position, item in enumerate(
-            _base.access_items( choices, PROVIDER, 'choices' )
+            _wire.access_items( choices, PROVIDER, 'choices' )
         ):
             ordinal = access( item, 'index' )
             if ( position if ordinal is None else ordinal ) == choice:
@@ -226,14 +227,14 @@ def _nativize( value: object ) -> object:
     if isinstance( value, ( dict, list, str, bytes, bytearray ) ):
         return __.typx.cast( object, value )
     if not callable( getattr( value, 'model_dump', None ) ): return value
-    native = _base.nativize_object( value, aliases = True )
+    native = _wire.nativize_object( value, aliases = True )
     # The SDK gives calls sent without id the id 'null' (a string).
-    for choice in _base.access_items(
-        _base.access_field( native, 'choices' ), PROVIDER, 'choices'
+    for choice in _wire.access_items(
+        _wire.access_field( native, 'choices' ), PROVIDER, 'choices'
     ):
         for field in ( 'delta', 'message' ):
-            calls = _base.access_field(
-                _base.access_field( choice, field ), 'tool_calls' )
+            calls = _wire.access_field(
+                _wire.access_field( choice, field ), 'tool_calls' )
             if not isinstance( calls, list ): continue
             for call in __.typx.cast( list[ object ], calls ):
                 if not isinstance( call, dict ): continue
@@ -263,4 +264,4 @@ def _raise_on_error( body: object ) -> None:
         raise __.exceptions.ProviderFailure(
             PROVIDER, __.absent, __.absent, message )
     if body_.get( 'object' ) == 'error':
-        raise _base.produce_failure( PROVIDER, body_ )
+        raise _wire.produce_failure( PROVIDER, body_ )

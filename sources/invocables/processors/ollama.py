@@ -18,14 +18,16 @@
 from . import __
 from . import base as _base
 from . import natives as _natives
+from . import streaming as _streaming
 from . import textcalls as _textcalls
+from . import wire as _wire
 
 
 PROVIDER = 'ollama'
 
 
 
-class OllamaAccumulator( _base.AccumulatorBase ):
+class OllamaAccumulator( _streaming.AccumulatorBase ):
     ''' Accumulates streamed ``/api/chat`` chunks into tool calls.
 
         Each chunk carries whole calls, so each call is complete in the
@@ -51,36 +53,36 @@ class OllamaAccumulator( _base.AccumulatorBase ):
 
     def ingest_event(
         self, event: object, label: __.Absential[ str ]
-    ) -> _base.Invocations:
+    ) -> _wire.Invocations:
         ''' Maps one chunk onto the accumulator. '''
         if isinstance( event, ( str, bytes, bytearray ) ):
             event = _decode_chunk( event )
             if event is None: return ( )
         _raise_on_error( event )
         _validate_body( event )
-        message = _base.access_field( event, 'message' )
-        thought = _base.access_field( message, 'thinking' )
+        message = _wire.access_field( event, 'message' )
+        thought = _wire.access_field( message, 'thinking' )
         if isinstance( thought, str ) and thought:
             self._thoughts.append( thought )
         invocations = list( self._ingest_text(
-            _base.access_field( message, 'content' ) ) )
+            _wire.access_field( message, 'content' ) ) )
         calls = _access_calls( event )
         if calls and self._done:
             raise __.exceptions.ResponseInvalidity(
                 PROVIDER, "tool calls came after the final chunk." )
-        if _base.access_field( event, 'done' ) is True:
+        if _wire.access_field( event, 'done' ) is True:
             self._done = True
             invocations.extend( self._conclude_text( event ) )
         for call in calls:
             key = ( 'call', self._serial )
             self._serial += 1
-            function = _base.access_field( call, 'function' )
-            tag = _base.access_field( call, 'id' )
+            function = _wire.access_field( call, 'function' )
+            tag = _wire.access_field( call, 'id' )
             self.commence_call(
                 key, tag if isinstance( tag, str ) and tag else None,
                 _access_name( function ) )
             invocations.extend( self.complete_call(
-                key, arguments = _base.access_field(
+                key, arguments = _wire.access_field(
                     function, 'arguments' ) ) )
         return tuple( invocations )
 
@@ -96,36 +98,36 @@ class OllamaAccumulator( _base.AccumulatorBase ):
         self._calls.validate( self.reason, ended = ended )
         return invocations
 
-    def _conclude_text( self, event: object ) -> _base.Invocations:
+    def _conclude_text( self, event: object ) -> _wire.Invocations:
         if self._calls is None: return ( )
-        stop = _base.access_field( event, 'done_reason' )
+        stop = _wire.access_field( event, 'done_reason' )
         if stop == 'length':
             self._calls.truncated = True
             self.reason = f"the response stopped for reason {stop!r}."
         return self._calls.conclude( self._texts )
 
-    def _ingest_text( self, text: object ) -> _base.Invocations:
+    def _ingest_text( self, text: object ) -> _wire.Invocations:
         if not isinstance( text, str ) or not text: return ( )
         if self._calls is None:
             self._texts.append( text )
             return ( )
         return self._calls.feed( text, self._texts )
 
-    def produce_message( self ) -> _base.NativeObject:
+    def produce_message( self ) -> _wire.NativeObject:
         ''' Returns ``{ role: 'assistant', content, tool_calls }``.
 
             Holds the text (and thinking) of the stream and each call
             emitted so far, with its arguments as an object, so that the
             message can start the next turn.
         '''
-        message: _base.NativeObject = {
+        message: _wire.NativeObject = {
             'role': 'assistant', 'content': ''.join( self._texts ) }
         thinking = ''.join( self._thoughts )
         if thinking: message[ 'thinking' ] = thinking
-        calls: list[ _base.NativeObject ] = [ ]
+        calls: list[ _wire.NativeObject ] = [ ]
         for emission in self.survey_invocations( ):
             invocation = emission.invocation
-            call: _base.NativeObject = { 'function': {
+            call: _wire.NativeObject = { 'function': {
                 'name': invocation.name,
                 'arguments': invocation.arguments } }
             if not invocation.identifier_synthesized:
@@ -164,10 +166,10 @@ class OllamaProcessor(
         return OllamaAccumulator( text_calls = self.text_calls )
 
     def produce_tool(
-        self, name: str, description: str, schema: _base.NativeObject
+        self, name: str, description: str, schema: _wire.NativeObject
     ) -> _natives.OllamaTool:
         ''' Returns tool as ``{ type: 'function', function: ... }``. '''
-        return _base.produce_function_tool( name, description, schema )
+        return _wire.produce_function_tool( name, description, schema )
 
     def produce_invocations(
         self, native_message: object
@@ -179,20 +181,20 @@ class OllamaProcessor(
         _raise_on_error( native_message )
         _validate_body( native_message )
         invocations = tuple(
-            _base.produce_invocation(
-                _base.access_field( call, 'id' ),
-                _access_name( _base.access_field( call, 'function' ) ),
-                _base.access_field(
-                    _base.access_field( call, 'function' ), 'arguments' ),
+            _wire.produce_invocation(
+                _wire.access_field( call, 'id' ),
+                _access_name( _wire.access_field( call, 'function' ) ),
+                _wire.access_field(
+                    _wire.access_field( call, 'function' ), 'arguments' ),
                 position )
             for position, call in enumerate(
                 _access_calls( native_message ) ) )
         if not self.text_calls.is_enabled( ): return invocations
-        message = _base.access_field( native_message, 'message' )
+        message = _wire.access_field( native_message, 'message' )
         if message is None: message = native_message
         return invocations + self.text_calls.read(
-            _base.access_field( message, 'content' ), len( invocations ),
-            truncated = _base.access_field(
+            _wire.access_field( message, 'content' ), len( invocations ),
+            truncated = _wire.access_field(
                 native_message, 'done_reason' ) == 'length' )
 
     def nativize_results(
@@ -222,20 +224,20 @@ def produce_processor( **options: __.typx.Any ) -> OllamaProcessor:
         ``text_calls`` (read tool calls written as text: 'auto' or a format
         of :py:mod:`invocables.processors.textcalls`).
     '''
-    _base.validate_options( PROVIDER, options, ( 'text_calls', ) )
+    _wire.validate_options( PROVIDER, options, ( 'text_calls', ) )
     return OllamaProcessor( **options )
 
 
 def _access_calls( body: object ) -> __.cabc.Sequence[ __.typx.Any ]:
-    message = _base.access_field( body, 'message' )
+    message = _wire.access_field( body, 'message' )
     if message is None: message = body
-    return _base.access_items(
-        _base.access_field( message, 'tool_calls' ), PROVIDER, 'tool_calls' )
+    return _wire.access_items(
+        _wire.access_field( message, 'tool_calls' ), PROVIDER, 'tool_calls' )
 
 
 def _access_name( function: object ) -> str:
-    return _base.access_text(
-        _base.access_field( function, 'name' ), PROVIDER, 'name' )
+    return _wire.access_text(
+        _wire.access_field( function, 'name' ), PROVIDER, 'name' )
 
 
 def _decode_chunk( chunk: str | bytes | bytearray ) -> object:
@@ -250,19 +252,19 @@ def _decode_chunk( chunk: str | bytes | bytearray ) -> object:
 
 
 def _raise_on_error( body: object ) -> None:
-    error = _base.access_field( body, 'error' )
+    error = _wire.access_field( body, 'error' )
     if error is None: return
-    raise _base.produce_failure( PROVIDER, error )
+    raise _wire.produce_failure( PROVIDER, error )
 
 
 def _validate_body( body: object ) -> None:
     ''' Raises response invalidity unless body is a chat response, chunk or
         message.
     '''
-    _base.validate_shape(
+    _wire.validate_shape(
         PROVIDER, body, ( 'message', 'done', 'tool_calls', 'content' ),
         'an Ollama chat response or message' )
-    if _base.access_field( body, 'type' ) is not None:
+    if _wire.access_field( body, 'type' ) is not None:
         raise __.exceptions.ResponseInvalidity(
             PROVIDER, "the payload has a 'type': it is not an Ollama chat "
             "response or message (the payload of another provider?)." )

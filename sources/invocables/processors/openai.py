@@ -16,7 +16,9 @@
 from . import __
 from . import base as _base
 from . import natives as _natives
+from . import streaming as _streaming
 from . import textcalls as _textcalls
+from . import wire as _wire
 from .. import dialects as _dialects
 
 
@@ -26,7 +28,7 @@ _DONE = '[DONE]'
 _STOPS_TRUNCATING = frozenset( ( 'content_filter', 'length' ) )
 
 
-class OpenaiAccumulator( _base.AccumulatorBase ):
+class OpenaiAccumulator( _streaming.AccumulatorBase ):
     ''' Accumulates Chat Completions chunks into tool calls.
 
         Reads one choice (the first, unless another is asked for), as
@@ -63,7 +65,7 @@ class OpenaiAccumulator( _base.AccumulatorBase ):
 
     def ingest_event(
         self, event: object, label: __.Absential[ str ]
-    ) -> _base.Invocations:
+    ) -> _wire.Invocations:
         ''' Maps one chunk (or ``[DONE]``) onto the accumulator. '''
         if isinstance( event, ( str, bytes, bytearray ) ):
             event = _decode_chunk( event )
@@ -72,12 +74,12 @@ class OpenaiAccumulator( _base.AccumulatorBase ):
                 if self._truncated: return texts
                 return self.complete_calls( ) + texts
         error = _access_error( event )
-        if error is not None: raise _base.produce_failure( PROVIDER, error )
-        choices = _base.access_field( event, 'choices' )
+        if error is not None: raise _wire.produce_failure( PROVIDER, error )
+        choices = _wire.access_field( event, 'choices' )
         if choices is None:
-            _base.validate_shape(
+            _wire.validate_shape(
                 PROVIDER, event, ( 'choices', ), 'a Chat Completions chunk' )
-        choices = _base.access_items( choices, PROVIDER, 'choices' )
+        choices = _wire.access_items( choices, PROVIDER, 'choices' )
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
         for position, choice in enumerate( choices ):
             if _access_ordinal( choice, position ) != self._choice:
@@ -103,33 +105,33 @@ class OpenaiAccumulator( _base.AccumulatorBase ):
         self._calls.validate( self.reason, ended = ended )
         return invocations
 
-    def produce_message( self ) -> _base.NativeObject:
+    def produce_message( self ) -> _wire.NativeObject:
         ''' Returns ``{ role: 'assistant', content, tool_calls }``.
 
             Holds the text of the choice and each call emitted so far, with
             its id (synthesized ones included) and its arguments as sent, so
             that the message can start the next turn.
         '''
-        calls: list[ _base.NativeObject ] = [
+        calls: list[ _wire.NativeObject ] = [
             {
                 'id': emission.invocation.identifier,
                 'type': 'function',
                 'function': {
                     'name': emission.invocation.name,
-                    'arguments': _base.render_arguments( emission.arguments ),
+                    'arguments': _wire.render_arguments( emission.arguments ),
                 },
             }
             for emission in self.survey_invocations( ) ]
         text = ''.join( self._texts )
-        message: _base.NativeObject = {
+        message: _wire.NativeObject = {
             'role': 'assistant', 'content': text or ( None if calls else '' ) }
         refusal = ''.join( self._refusals )
         if refusal: message[ 'refusal' ] = refusal
         if calls: message[ 'tool_calls' ] = calls
         return message
 
-    def _ingest_choice( self, choice: object ) -> _base.Invocations:
-        access = _base.access_field
+    def _ingest_choice( self, choice: object ) -> _wire.Invocations:
+        access = _wire.access_field
         delta = access( choice, 'delta' )
         text = access( delta, 'content' )
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
@@ -142,7 +144,7 @@ class OpenaiAccumulator( _base.AccumulatorBase ):
             if isinstance( refusal, str ) and refusal:
                 self._refusals.append( refusal )
         else:
-            calls = _base.access_items( calls, PROVIDER, 'tool_calls' )
+            calls = _wire.access_items( calls, PROVIDER, 'tool_calls' )
             for position, call in enumerate( calls ):
                 invocations.extend( self._ingest_call( position, call ) )
         stop = access( choice, 'finish_reason' )
@@ -158,14 +160,14 @@ class OpenaiAccumulator( _base.AccumulatorBase ):
         invocations.extend( self._conclude_text_calls( ) )
         return tuple( invocations )
 
-    def _conclude_text_calls( self ) -> _base.Invocations:
+    def _conclude_text_calls( self ) -> _wire.Invocations:
         if self._calls is None: return ( )
         return self._calls.conclude( self._texts )
 
     def _ingest_call(
         self, position: int, call: object
-    ) -> _base.Invocations:
-        access = _base.access_field
+    ) -> _wire.Invocations:
+        access = _wire.access_field
         index = access( call, 'index' )
         key = position if index is None else index
         tag = access( call, 'id' )
@@ -182,7 +184,7 @@ class OpenaiAccumulator( _base.AccumulatorBase ):
         # repeat the id in every delta): nothing of it is taken again.
         if self.is_repeated( key, tag_ ): return ( )
         emitted = self.commence_call(
-            key, tag_, _base.access_text( name, PROVIDER, 'name' ) )
+            key, tag_, _wire.access_text( name, PROVIDER, 'name' ) )
         self.extend_call( key, arguments )
         return emitted
 
@@ -229,7 +231,7 @@ class StrictProcessorBase(
         self,
         name: str,
         description: str,
-        schema: _base.NativeObject,
+        schema: _wire.NativeObject,
         strict: bool = False, # noqa: FBT001,FBT002
     ) -> _natives.Tool:
         ''' Hook: returns one tool in native format. '''
@@ -291,11 +293,11 @@ class OpenaiProcessor(
         self,
         name: str,
         description: str,
-        schema: _base.NativeObject,
+        schema: _wire.NativeObject,
         strict: bool = False, # noqa: FBT001,FBT002
     ) -> _natives.OpenaiTool:
         ''' Returns tool as ``{ type: 'function', function: ... }``. '''
-        return _base.produce_function_tool(
+        return _wire.produce_function_tool(
             name, description, schema, strict = strict )
 
     def produce_invocations(
@@ -310,16 +312,16 @@ class OpenaiProcessor(
             naming them. Payloads of another shape raise response
             invalidity.
         '''
-        access = _base.access_field
+        access = _wire.access_field
         error = access( native_message, 'error' )
-        if error is not None: raise _base.produce_failure( PROVIDER, error )
+        if error is not None: raise _wire.produce_failure( PROVIDER, error )
         message, stop = _access_message( native_message, self.choice )
         calls = [
-            call for call in _base.access_items(
+            call for call in _wire.access_items(
                 access( message, 'tool_calls' ), PROVIDER, 'tool_calls' )
             if access( call, 'type' ) in ( None, 'function' ) ]
         if calls and stop in _STOPS_TRUNCATING:
-            _base.validate_whole_calls( PROVIDER, (
+            _wire.validate_whole_calls( PROVIDER, (
                 ( _access_name( call ), _access_arguments( call ) )
                 for call in calls ), stop )
         invocations = tuple(
@@ -348,7 +350,7 @@ class OpenaiProcessor(
 
 def adapt_schema_strictly(
     provider: str, name: str, schema: __.Schema
-) -> _base.NativeObject | None:
+) -> _wire.NativeObject | None:
     ''' Returns schema in OpenAI strict dialect, or ``None`` if it has none.
 
         The caller then offers the tool without strict mode, after a
@@ -388,13 +390,13 @@ def produce_processor( **options: __.typx.Any ) -> OpenaiProcessor:
         ``text_calls`` (read tool calls written as text: 'auto' or a format
         of :py:mod:`invocables.processors.textcalls`).
     '''
-    _base.validate_options(
+    _wire.validate_options(
         PROVIDER, options, ( 'choice', 'strict', 'text_calls' ) )
     return OpenaiProcessor( **options )
 
 
 def _access_arguments( call: object ) -> object:
-    access = _base.access_field
+    access = _wire.access_field
     return access( access( call, 'function' ), 'arguments' )
 
 
@@ -410,8 +412,8 @@ def _access_message(
     native_message: object, choice: int
 ) -> tuple[ object, object ]:
     ''' Returns message and finish reason of completion or choice. '''
-    access = _base.access_field
-    _base.validate_shape(
+    access = _wire.access_field
+    _wire.validate_shape(
         PROVIDER, native_message,
         ( 'choices', 'message', 'tool_calls', 'content' ),
         'a Chat Completions response, choice or message' )
@@ -422,7 +424,7 @@ def _access_message(
             "another provider?)." )
     choices = access( native_message, 'choices' )
     if choices is not None:
-        items = _base.access_items( choices, PROVIDER, 'choices' )
+        items = _wire.access_items( choices, PROVIDER, 'choices' )
         selected = [
             item for position, item in enumerate( items )
             if _access_ordinal( item, position ) == choice ]
@@ -441,14 +443,14 @@ def _access_message(
 
 
 def _access_name( call: object ) -> str:
-    access = _base.access_field
-    return _base.access_text(
+    access = _wire.access_field
+    return _wire.access_text(
         access( access( call, 'function' ), 'name' ), PROVIDER, 'name' )
 
 
 def _access_ordinal( choice: object, position: int ) -> object:
     ''' Returns index of choice; its position when it has none. '''
-    ordinal = _base.access_field( choice, 'index' )
+    ordinal = _wire.access_field( choice, 'index' )
     return position if ordinal is None else ordinal
 
 
@@ -467,6 +469,6 @@ def _decode_chunk( event: str | bytes | bytearray ) -> object:
 def _produce_invocation(
     call: object, position: int
 ) -> __.canisters.InvocationCanister:
-    return _base.produce_invocation(
-        _base.access_field( call, 'id' ), _access_name( call ),
+    return _wire.produce_invocation(
+        _wire.access_field( call, 'id' ), _access_name( call ),
         _access_arguments( call ), position )

@@ -14,10 +14,11 @@
 
 
 from . import __
-from . import base as _base
 from . import natives as _natives
 from . import openai as _openai
+from . import streaming as _streaming
 from . import textcalls as _textcalls
+from . import wire as _wire
 
 # Type checkers see through 'module.TYPE_CHECKING', not through the hub.
 import typing_extensions as _typx
@@ -28,19 +29,17 @@ PROVIDER = 'openai-responses'
 # Other APIs name their event types with dashes, or with underscores and
 # no dots (all types but 'error' of this API start with 'response.').
 _GENERA_FOREIGN = __.re.compile( r'-|^[^.]*_[^.]*$' )
-_IMAGE_MEDIA_TYPES = frozenset( (
-    'image/gif', 'image/jpeg', 'image/png', 'image/webp' ) )
 
 if not _typx.TYPE_CHECKING: # plain dictionaries; the SDK's types below
-    _Output = str | list[ _base.NativeObject ]
-    _Part = _base.NativeObject
+    _Output = str | list[ _wire.NativeObject ]
+    _Part = _wire.NativeObject
 else:
     from openai.types import responses as _sdk
     _Output = str | _sdk.ResponseFunctionCallOutputItemListParam
     _Part = _sdk.ResponseFunctionCallOutputItemParam
 
 
-class OpenaiResponsesAccumulator( _base.AccumulatorBase ):
+class OpenaiResponsesAccumulator( _streaming.AccumulatorBase ):
     ''' Accumulates Responses stream events into function calls.
 
         A call is complete at ``response.function_call_arguments.done`` or
@@ -75,9 +74,9 @@ class OpenaiResponsesAccumulator( _base.AccumulatorBase ):
 
     def ingest_event(
         self, event: object, label: __.Absential[ str ]
-    ) -> _base.Invocations:
+    ) -> _wire.Invocations:
         ''' Maps one stream event onto the accumulator. '''
-        access = _base.access_field
+        access = _wire.access_field
         genus = access( event, 'type' )
         if genus is None and not __.is_absent( label ): genus = label
         if not isinstance( genus, str ) or _GENERA_FOREIGN.search( genus ):
@@ -108,7 +107,7 @@ class OpenaiResponsesAccumulator( _base.AccumulatorBase ):
                 return self._ingest_text_event( 'response.completed', event )
             case 'response.failed':
                 error = access( access( event, 'response' ), 'error' )
-                raise _base.produce_failure( PROVIDER, error )
+                raise _wire.produce_failure( PROVIDER, error )
             case 'error':
                 raise _produce_event_failure( event )
             case _: # New event types must not break a stream.
@@ -117,21 +116,21 @@ class OpenaiResponsesAccumulator( _base.AccumulatorBase ):
 
     def _ingest_text_event(
         self, genus: str, event: object
-    ) -> _base.Invocations:
+    ) -> _wire.Invocations:
         ''' Reads text deltas, and the end of the text, for text calls. '''
         if genus == 'response.completed':
             if self._calls is None: return ( )
             return self._calls.conclude( self._texts )
         if genus != 'response.output_text.delta': return ( )
-        delta = _base.access_field( event, 'delta' )
+        delta = _wire.access_field( event, 'delta' )
         if not isinstance( delta, str ) or not delta: return ( )
         if self._calls is None:
             self._texts.append( delta )
             return ( )
         return self._calls.feed( delta, self._texts )
 
-    def _commence_item( self, event: object ) -> _base.Invocations:
-        access = _base.access_field
+    def _commence_item( self, event: object ) -> _wire.Invocations:
+        access = _wire.access_field
         item = access( event, 'item' )
         if access( item, 'type' ) != 'function_call': return ( )
         index = _access_index( event )
@@ -139,13 +138,13 @@ class OpenaiResponsesAccumulator( _base.AccumulatorBase ):
         if self.is_repeated( index, tag ): return ( )
         emitted = self.commence_call(
             index, tag,
-            _base.access_text( access( item, 'name' ), PROVIDER, 'name' ),
+            _wire.access_text( access( item, 'name' ), PROVIDER, 'name' ),
             identifier = _access_tag( access( item, 'call_id' ) ) )
         self.extend_call( index, access( item, 'arguments' ), tag )
         return emitted
 
-    def _complete_item( self, event: object ) -> _base.Invocations:
-        access = _base.access_field
+    def _complete_item( self, event: object ) -> _wire.Invocations:
+        access = _wire.access_field
         item = access( event, 'item' )
         if access( item, 'type' ) != 'function_call': return ( )
         index = _access_index( event )
@@ -156,7 +155,7 @@ class OpenaiResponsesAccumulator( _base.AccumulatorBase ):
         if self.is_repeated( index, tag ): return ( )
         emitted = self.commence_call(
             index, tag,
-            _base.access_text( access( item, 'name' ), PROVIDER, 'name' ),
+            _wire.access_text( access( item, 'name' ), PROVIDER, 'name' ),
             identifier = _access_tag( access( item, 'call_id' ) ) )
         if access( item, 'status' ) == 'incomplete':
             self.reason = "the function call item is incomplete."
@@ -184,7 +183,7 @@ class OpenaiResponsesProcessor(
         self,
         name: str,
         description: str,
-        schema: _base.NativeObject,
+        schema: _wire.NativeObject,
         strict: bool = False, # noqa: FBT001,FBT002
     ) -> _natives.OpenaiResponsesTool:
         ''' Returns tool as ``{ type: 'function', name, ... }``. '''
@@ -199,17 +198,17 @@ class OpenaiResponsesProcessor(
             responses raise provider failure; an incomplete function call
             raises invocation interruption.
         '''
-        access = _base.access_field
+        access = _wire.access_field
         if isinstance( native_message, ( list, tuple ) ): items = __.typx.cast(
             __.cabc.Sequence[ object ], native_message )
         else:
             error = access( native_message, 'error' )
             if error is not None:
-                raise _base.produce_failure( PROVIDER, error )
-            _base.validate_shape(
+                raise _wire.produce_failure( PROVIDER, error )
+            _wire.validate_shape(
                 PROVIDER, native_message, ( 'output', ),
                 'a Responses API response' )
-            items = _base.access_items(
+            items = _wire.access_items(
                 access( native_message, 'output' ), PROVIDER, 'output' )
         calls = [
             item for item in items
@@ -221,9 +220,9 @@ class OpenaiResponsesProcessor(
             raise __.exceptions.InvocationTruncation(
                 incomplete, "the function call item is incomplete." )
         invocations = tuple(
-            _base.produce_invocation(
+            _wire.produce_invocation(
                 access( call, 'call_id' ),
-                _base.access_text( access( call, 'name' ), PROVIDER, 'name' ),
+                _wire.access_text( access( call, 'name' ), PROVIDER, 'name' ),
                 access( call, 'arguments' ), position )
             for position, call in enumerate( calls ) )
         if not self.text_calls.is_enabled( ): return invocations
@@ -256,17 +255,17 @@ def produce_processor( **options: __.typx.Any ) -> OpenaiResponsesProcessor:
         ``text_calls`` (read tool calls written as text: 'auto' or a
         format of :py:mod:`invocables.processors.textcalls`).
     '''
-    _base.validate_options( PROVIDER, options, ( 'strict', 'text_calls' ) )
+    _wire.validate_options( PROVIDER, options, ( 'strict', 'text_calls' ) )
     return OpenaiResponsesProcessor( **options )
 
 
 def _join_output_texts( items: __.cabc.Sequence[ object ] ) -> str:
     ''' Returns text of the output messages (``output_text`` parts). '''
-    access = _base.access_field
+    access = _wire.access_field
     texts: list[ str ] = [ ]
     for item in items:
         if access( item, 'type' ) != 'message': continue
-        for part in _base.access_items(
+        for part in _wire.access_items(
             access( item, 'content' ), PROVIDER, 'content'
         ):
             text = access( part, 'text' )
@@ -277,7 +276,7 @@ def _join_output_texts( items: __.cabc.Sequence[ object ] ) -> str:
 
 
 def _access_index( event: object ) -> int:
-    return _base.access_index(
+    return _wire.access_index(
         event, PROVIDER, 'function call event', 'output_index' )
 
 
@@ -288,7 +287,7 @@ def _access_tag( value: object ) -> str | None:
 def _is_image( content: __.canisters.Content ) -> bool:
     return (
         isinstance( content, __.canisters.ImageContent )
-        and content.media_type in _IMAGE_MEDIA_TYPES )
+        and _wire.is_image_media_type( content.media_type ) )
 
 
 def _nativize_output( result: __.canisters.ResultCanister ) -> _Output:
@@ -302,9 +301,7 @@ def _nativize_output( result: __.canisters.ResultCanister ) -> _Output:
         if isinstance( content, __.canisters.ImageContent ) and _is_image(
             content
         ):
-            url = "data:{media_type};base64,{data}".format(
-                media_type = content.media_type,
-                data = _base.encode_base64( content.data ) )
+            url = _wire.produce_data_url( content.media_type, content.data )
             parts.append( { 'type': 'input_image', 'image_url': url } )
             continue
         text = __.canisters.render_content_text( content )
@@ -315,7 +312,7 @@ def _nativize_output( result: __.canisters.ResultCanister ) -> _Output:
 def _produce_event_failure(
     event: object
 ) -> __.exceptions.ProviderFailure:
-    access = _base.access_field
+    access = _wire.access_field
     code = access( event, 'code' )
     message = access( event, 'message' )
     return __.exceptions.ProviderFailure(
@@ -327,7 +324,7 @@ def _produce_event_failure(
 def _produce_tool(
     name: str,
     description: str,
-    schema: _base.NativeObject,
+    schema: _wire.NativeObject,
     *,
     strict: bool,
 ) -> _natives.OpenaiResponsesTool:

@@ -42,7 +42,7 @@ import ast as _ast
 import math as _math
 
 from . import __
-from . import base as _base
+from . import wire as _wire
 
 
 DEPTH_MAXIMUM = 64
@@ -399,7 +399,7 @@ class TextCallsReader:
             if __.is_absent( invalidity ) and not isinstance( decoded, dict ):
                 invalidity = "arguments are JSON, but not an object"
             arguments = __.typx.cast( object, decoded )
-        invocation = _base.produce_invocation(
+        invocation = _wire.produce_invocation(
             None, name, arguments, self._count, invalidity = invalidity )
         self._count += 1
         return invocation

@@ -41,8 +41,10 @@ def echo_structured( message: str ) -> str:
 
 
 @server.tool( structured_output = False )
-async def sleep( seconds: float ) -> str:
+async def sleep( seconds: float, context: Context ) -> str:
     ''' Sleeps, then answers. '''
+    # Progress 0, if asked for: tests wait on it to know the call runs.
+    await context.report_progress( 0 )
     try: await asyncio.sleep( seconds )
     except asyncio.CancelledError:
         print( f"sleep({seconds}) cancelled", file = sys.stderr, flush = True )

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 
-''' The ``converse`` subcommand of the ``invocables`` command.
+''' The ``converse`` command of ``invocables``.
 
     Produces the provider's SDK client from the environment (or for a
     local OpenAI-compatible server given by ``--base-url``), runs the
@@ -10,8 +10,16 @@
 '''
 
 
+import argparse as _argparse
+import sys as _sys
+
 from . import __
-from . import base as _base
+from . import commands as _commands
+from .. import canisters as _canisters
+from .. import conversations as _conversations
+from .. import descriptors as _descriptors
+from .. import exceptions as _exceptions
+from .. import execution as _execution
 from .. import providers as _providers
 
 
@@ -41,7 +49,7 @@ def access_model(
     '''
     if model: return model
     if base_url or provider not in MODELS_DEFAULT:
-        raise __.exceptions.ConfigurationInvalidity(
+        raise _exceptions.ConfigurationInvalidity(
             '--model', "name the model which the server at "
             "{url} serves (such as --model qwen3:8b).".format(
                 url = base_url or OLLAMA_URL_DEFAULT ) )
@@ -50,7 +58,7 @@ def access_model(
 
 async def converse(
     client: __.typx.Any,
-    ensembles: __.execution.Ensembles,
+    ensembles: _execution.Ensembles,
     provider: str,
     model: str,
     prompt: str,
@@ -65,21 +73,20 @@ async def converse(
         Returns whether the model finished (``False`` if the bound on
         rounds stopped it).
     '''
-    from . import produce_conversation
     options: dict[ str, __.typx.Any ] = { }
     if confirmation is not None:
         options[ 'approver' ] = _Confirmer( confirmation, streams[ 1 ] )
-    conversation = produce_conversation(
+    conversation = _conversations.produce_conversation(
         provider, client, ensembles, model = model, rounds_maximum = rounds,
-        failure_policy = __.execution.FailurePolicies.Report, **options )
+        failure_policy = _execution.FailurePolicies.Report, **options )
     display = _Display( *streams )
-    termination = _base.Terminations.Completion
+    termination = _conversations.base.Terminations.Completion
     async for event in conversation.converse_continuous( prompt ):
         display.show( event )
-        if isinstance( event, _base.ConclusionEvent ):
+        if isinstance( event, _conversations.base.ConclusionEvent ):
             termination = event.transcript.termination
     display.conclude( )
-    return termination is _base.Terminations.Completion
+    return termination is _conversations.base.Terminations.Completion
 
 
 def produce_client( provider: str, base_url: str | None ) -> __.typx.Any:
@@ -94,12 +101,39 @@ def produce_client( provider: str, base_url: str | None ) -> __.typx.Any:
     variables = entry.keys
     key = next( filter( None, map( os.environ.get, variables ) ), None )
     if variables and not key and not base_url:
-        raise __.exceptions.CredentialsAbsence(
+        raise _exceptions.CredentialsAbsence(
             provider, "set {names}, or give --base-url of a local "
             "OpenAI-compatible server (with --provider openai).".format(
                 names = ' or '.join( variables ) ) )
     producer = _client_producers[ entry.sdk ]
     return producer( entry, key or _LOCAL_KEY, base_url )
+
+
+def produce_parser(
+    commands: __.typx.Any, common: _argparse.ArgumentParser
+) -> None:
+    ''' Adds parser of the converse command. '''
+    converse = commands.add_parser(
+        'converse', parents = [ common ],
+        help = "run a conversation with the tools; streams the reply" )
+    converse.add_argument( 'prompt', help = "what to ask the model" )
+    converse.add_argument(
+        '--provider', default = 'anthropic',
+        help = _commands.describe_providers( 'anthropic' ) )
+    converse.add_argument(
+        '--model', help = "model name (default: the provider's default; "
+        "required with --base-url and for ollama)" )
+    converse.add_argument(
+        '--base-url', help = "URL of an OpenAI-compatible server, such as "
+        "http://127.0.0.1:11434/v1 for Ollama (no key needed)" )
+    converse.add_argument(
+        '--rounds', type = int, default = 10,
+        help = "most calls of the model (default: 10)" )
+    converse.add_argument(
+        '--confirm', action = 'store_true',
+        help = "ask before each tool call; answers (y or n) are read from "
+        "the standard input" )
+    converse.set_defaults( execute = _execute_converse )
 
 
 class _Confirmer:
@@ -110,7 +144,7 @@ class _Confirmer:
         self.errors = errors
 
     async def __call__(
-        self, invocation: __.canisters.InvocationCanister
+        self, invocation: _canisters.InvocationCanister
     ) -> bool:
         self.errors.write( _summarize( "[confirm] {name} {arguments}".format(
             name = invocation.name,
@@ -137,19 +171,19 @@ class _Display:
         self.fresh = True
         self.output.flush( )
 
-    def show( self, event: _base.Event ) -> None:
+    def show( self, event: _conversations.base.Event ) -> None:
         ''' Shows one event of the loop. '''
         match event:
-            case _base.TextEvent( ):
+            case _conversations.base.TextEvent( ):
                 self.output.write( event.text )
                 self.output.flush( )
                 self.fresh = event.text.endswith( '\n' )
-            case _base.InvocationEvent( ):
+            case _conversations.base.InvocationEvent( ):
                 self._show_line( "[tool] {name} {arguments}".format(
                     name = event.invocation.name,
                     arguments = __.json.dumps(
                         event.invocation.arguments, ensure_ascii = False ) ) )
-            case _base.ResultEvent( ):
+            case _conversations.base.ResultEvent( ):
                 result = event.result
                 genus = 'error' if result.is_error( ) else 'result'
                 self._show_line( "[{genus}] {name}: {text}".format(
@@ -236,7 +270,7 @@ def _import_sdk( provider: _providers.Provider ) -> __.typx.Any:
     from importlib import import_module
     try: return import_module( provider.sdk )
     except ImportError as exception:
-        raise __.exceptions.ProviderNoSupport(
+        raise _exceptions.ProviderNoSupport(
             provider.sdk, f"its SDK is not installed; install "
             f"'invocables[{provider.extra}]'." ) from exception
 
@@ -246,3 +280,23 @@ def _summarize( text: str ) -> str:
     line = ' '.join( text.split( ) )
     if len( line ) <= _SUMMARY_LENGTH_MAXIMUM: return line
     return line[ : _SUMMARY_LENGTH_MAXIMUM - 3 ] + '...'
+
+
+async def _execute_converse( options: _argparse.Namespace ) -> int:
+    client = produce_client( options.provider, options.base_url )
+    model = access_model(
+        options.provider, options.model, options.base_url )
+    configuration = _commands.produce_configuration( options )
+    ensembles = await _descriptors.prepare_ensembles(
+        configuration, connect = True )
+    try:
+        finished = await converse(
+            client, ensembles, options.provider, model, options.prompt,
+            options.rounds, ( _sys.stdout, _sys.stderr ),
+            _sys.stdin if options.confirm else None )
+    finally: await _commands.disconnect( ensembles )
+    if finished: return 0
+    _sys.stderr.write(
+        f"{_commands.PROGRAM}: stopped after {options.rounds} rounds, "
+        "with tool calls answered but no final reply; raise --rounds.\n" )
+    return _commands.EXIT_FAILURE

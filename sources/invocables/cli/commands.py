@@ -1,44 +1,33 @@
 # SPDX-License-Identifier: Apache-2.0
 
-''' The ``invocables`` command: survey, invoke, schemas and snapshot.
+''' The survey, invoke, schemas and snapshot commands of ``invocables``.
 
     The configuration is the file given with ``--configuration``, else the
     file named by the ``INVOCABLES_CONFIGURATION`` environment variable,
     else ``invocables/invocables.toml`` in the user's configuration folder
     (``$XDG_CONFIG_HOME``, by default ``~/.config``), else the shipped
     defaults (the built-in ``io`` ensemble, reading the current directory).
-    Errors print one line on the standard error stream (for a descriptor,
-    naming its file and key) and exit with a non-zero status: never a
-    traceback, never a silent exit, also when a tool or an imported module
-    asks the program to exit.
 '''
 
 
 import argparse as _argparse
 import os as _os
 import sys as _sys
-import warnings as _warnings
 
 from . import __
-from . import canisters as _canisters
-from . import descriptors as _descriptors
-from . import ensembles as _ensembles
-from . import exceptions as _exceptions
-from . import execution as _execution
-from . import naming as _naming
-from .descriptors import access_data_location as _access_data_location
+from .. import canisters as _canisters
+from .. import descriptors as _descriptors
+from .. import ensembles as _ensembles
+from .. import exceptions as _exceptions
+from .. import execution as _execution
+from .. import mcp as _mcp
+from .. import naming as _naming
+from .. import providers as _providers
 
 
 CONFIGURATION_VARIABLE = 'INVOCABLES_CONFIGURATION'
 EXIT_FAILURE = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTION = 130
-
-_PROGRAM = 'invocables'
-
-
-class UsageInvalidity( _exceptions.Omnierror, ValueError ):
-    ''' Command was used wrongly (exit status 2). '''
+PROGRAM = 'invocables'
 
 
 def locate_configuration(
@@ -57,49 +46,8 @@ def locate_configuration(
     user = __.Path( home ) / 'invocables' / _descriptors.CONFIGURATION_NAME
     if user.is_file( ): return user
     return (
-        _access_data_location( ) / 'configuration'
+        _descriptors.access_data_location( ) / 'configuration'
         / _descriptors.CONFIGURATION_NAME )
-
-
-def main( arguments: __.cabc.Sequence[ str ] | None = None ) -> None:
-    ''' Runs command line; exits with its status. '''
-    parser = _produce_parser( )
-    options = parser.parse_args( arguments )
-    _warnings.showwarning = _show_warning
-    for stream in ( _sys.stdout, _sys.stderr ):
-        # Text which the terminal cannot show (such as undecodable file
-        # names) is escaped rather than fatal.
-        reconfigure = getattr( stream, 'reconfigure', None )
-        if reconfigure is not None: reconfigure( errors = 'backslashreplace' )
-    try: status = __.asyncio.run( options.execute( options ) )
-    except SystemExit as exception: # from a tool or an imported module
-        _sys.stderr.write(
-            f"{_PROGRAM}: error: something called sys.exit( "
-            f"{exception.code!r} ) while the command ran (a tool, or a "
-            "module imported for one); the command stopped.\n" )
-        status = _access_exit_status( exception )
-    except KeyboardInterrupt:
-        _sys.stderr.write( f"{_PROGRAM}: interrupted.\n" )
-        status = EXIT_INTERRUPTION
-    except BrokenPipeError: # reader went away, as with 'head'
-        devnull = _os.open( _os.devnull, _os.O_WRONLY )
-        _os.dup2( devnull, _sys.stdout.fileno( ) )
-        status = EXIT_FAILURE
-    except UsageInvalidity as exception:
-        _sys.stderr.write( f"{_PROGRAM}: error: {exception}\n" )
-        status = EXIT_USAGE
-    except Exception as exception: # one line, no traceback
-        _sys.stderr.write( _describe_exception( exception ) )
-        status = EXIT_FAILURE
-    raise SystemExit( status )
-
-
-def _access_exit_status( exception: SystemExit ) -> int:
-    ''' Returns non-zero status for exit request: its own, or failure. '''
-    code = exception.code
-    if isinstance( code, int ) and not isinstance( code, bool ) and code:
-        return code
-    return EXIT_FAILURE
 
 
 async def _connect_quietly(
@@ -110,17 +58,19 @@ async def _connect_quietly(
     return __.absent
 
 
-def _describe_exception( exception: BaseException ) -> str:
+def describe_exception( exception: BaseException ) -> str:
+    ''' Returns one line for the error stream, naming the error. '''
     message = ' '.join( str( exception ).split( ) )
     if not isinstance( exception, _exceptions.Omnierror ):
         message = "{genus}: {message}".format(
             genus = type( exception ).__name__, message = message )
-    return f"{_PROGRAM}: error: {message}\n"
+    return f"{PROGRAM}: error: {message}\n"
 
 
-async def _disconnect(
+async def disconnect(
     ensembles: __.cabc.Sequence[ _ensembles.Ensemble ]
 ) -> None:
+    ''' Disconnects ensembles in reverse order; reports failures. '''
     for ensemble in reversed( ensembles ):
         await _disconnect_quietly( ensemble )
 
@@ -128,40 +78,15 @@ async def _disconnect(
 async def _disconnect_quietly( ensemble: _ensembles.Ensemble ) -> None:
     try: await ensemble.disconnect( )
     except Exception as exception:
-        _sys.stderr.write( _describe_exception( exception ) )
+        _sys.stderr.write( describe_exception( exception ) )
 
 
 def _describe_kind( ensemble: _ensembles.Ensemble ) -> str:
-    server = getattr( ensemble, 'server', None )
-    parameters = getattr( ensemble, 'parameters', None )
-    if isinstance( server, _descriptors.ServerDescriptor ):
-        return f"MCP {server.transport}, pinned"
-    if parameters is not None:
-        transport = getattr( parameters, 'transport', None )
-        genus = getattr( transport, 'value', transport )
-        return f"MCP {genus}"
+    if isinstance( ensemble, _descriptors.PinnedEnsemble ):
+        return f"MCP {ensemble.server.transport}, pinned"
+    if isinstance( ensemble, _mcp.ServerEnsemble ):
+        return f"MCP {ensemble.parameters.transport.value}"
     return 'local'
-
-
-async def _execute_converse( options: _argparse.Namespace ) -> int:
-    from .conversations import _command as _conversing
-    client = _conversing.produce_client( options.provider, options.base_url )
-    model = _conversing.access_model(
-        options.provider, options.model, options.base_url )
-    configuration = _produce_configuration( options )
-    ensembles = await _descriptors.prepare_ensembles(
-        configuration, connect = True )
-    try:
-        finished = await _conversing.converse(
-            client, ensembles, options.provider, model, options.prompt,
-            options.rounds, ( _sys.stdout, _sys.stderr ),
-            _sys.stdin if options.confirm else None )
-    finally: await _disconnect( ensembles )
-    if finished: return 0
-    _sys.stderr.write(
-        f"{_PROGRAM}: stopped after {options.rounds} rounds, with tool "
-        "calls answered but no final reply; raise --rounds.\n" )
-    return EXIT_FAILURE
 
 
 async def _execute_invoke( options: _argparse.Namespace ) -> int:
@@ -170,10 +95,10 @@ async def _execute_invoke( options: _argparse.Namespace ) -> int:
         reason = (
             "it nests too deeply" if isinstance( exception, RecursionError )
             else str( exception ) )
-        raise UsageInvalidity(
+        raise _exceptions.UsageInvalidity(
             f"--arguments is not valid JSON ({reason}); give one JSON "
             "object, such as '{\"path\": \".\"}'." ) from exception
-    configuration = _produce_configuration( options )
+    configuration = produce_configuration( options )
     ensembles = await _descriptors.prepare_ensembles(
         configuration, connect = True )
     try:
@@ -183,7 +108,7 @@ async def _execute_invoke( options: _argparse.Namespace ) -> int:
         results = await _execution.execute_invocations(
             [ invocation ], ensembles,
             failure_policy = _execution.FailurePolicies.Report )
-    finally: await _disconnect( ensembles )
+    finally: await disconnect( ensembles )
     result = results[ 0 ]
     if options.json:
         _sys.stdout.write( __.json.dumps(
@@ -196,38 +121,38 @@ async def _execute_invoke( options: _argparse.Namespace ) -> int:
     if __.is_absent( result.error ): return 0
     if not options.json:
         _sys.stderr.write( "{program}: error: {message}\n".format(
-            program = _PROGRAM,
+            program = PROGRAM,
             message = ' '.join( result.error.message.split( ) ) ) )
     return EXIT_FAILURE
 
 
 async def _execute_schemas( options: _argparse.Namespace ) -> int:
-    from . import processors as _processors
+    from .. import processors as _processors
     provider: str = options.provider
     processor = _processors.produce_processor( provider )
-    configuration = _produce_configuration( options )
+    configuration = produce_configuration( options )
     ensembles = await _descriptors.prepare_ensembles(
         configuration, connect = True )
     try: tools = processor.prepare_tools( ensembles )
-    finally: await _disconnect( ensembles )
+    finally: await disconnect( ensembles )
     _sys.stdout.write(
         __.json.dumps( tools, indent = 2, ensure_ascii = False ) + '\n' )
     return 0
 
 
 async def _execute_snapshot( options: _argparse.Namespace ) -> int:
-    configuration = _produce_configuration( options )
+    configuration = produce_configuration( options )
     try: descriptor = configuration.access_ensemble( options.name )
     except _exceptions.EnsembleAbsence as exception:
         names = ', '.join(
             item.name for item in configuration.ensembles
             if not __.is_absent( item.server ) ) or 'none'
-        raise UsageInvalidity(
+        raise _exceptions.UsageInvalidity(
             f"no ensemble named {options.name!r} in "
             f"{configuration.location}; MCP servers there: "
             f"{names}." ) from exception
     if __.is_absent( descriptor.server ):
-        raise UsageInvalidity(
+        raise _exceptions.UsageInvalidity(
             f"ensemble {options.name!r} is not an MCP server; only "
             "servers can be snapshot." )
     target = options.folder / f"{descriptor.name}.toml"
@@ -243,7 +168,7 @@ async def _execute_snapshot( options: _argparse.Namespace ) -> int:
             ensemble, options.folder, server = descriptor.server,
             replace = options.replace )
         count = len( ensemble.survey_invokers( ) )
-    finally: await _disconnect( [ ensemble ] )
+    finally: await disconnect( [ ensemble ] )
     _sys.stdout.write(
         "Wrote {path} ({count} tools). To offer the pinned "
         "tools, name this file as 'source' of an [[ensembles]] entry of "
@@ -253,7 +178,7 @@ async def _execute_snapshot( options: _argparse.Namespace ) -> int:
 
 
 async def _execute_survey( options: _argparse.Namespace ) -> int:
-    configuration = _produce_configuration( options )
+    configuration = produce_configuration( options )
     ensembles = await _descriptors.prepare_ensembles( configuration )
     failures: list[ __.Absential[ Exception ] ] = [ ]
     try:
@@ -268,7 +193,7 @@ async def _execute_survey( options: _argparse.Namespace ) -> int:
         report = _produce_survey(
             configuration, ensembles, failures, nomenclature )
     finally:
-        await _disconnect( [
+        await disconnect( [
             ensemble for ensemble, failure in zip( ensembles, failures )
             if __.is_absent( failure ) ] )
     if options.json:
@@ -278,26 +203,61 @@ async def _execute_survey( options: _argparse.Namespace ) -> int:
         not __.is_absent( failure ) for failure in failures ) else 0
 
 
-def _produce_configuration(
+def produce_configuration(
     options: _argparse.Namespace
 ) -> _descriptors.Configuration:
+    ''' Returns configuration which the options locate. '''
     option = getattr( options, 'configuration', None )
     path = locate_configuration( __.absent if option is None else option )
     return _descriptors.produce_configuration( path )
 
 
-def _produce_parser( ) -> _argparse.ArgumentParser:
-    common = _argparse.ArgumentParser( add_help = False )
-    common.add_argument(
-        '--configuration', metavar = 'PATH', default = _argparse.SUPPRESS,
-        help = "configuration file (default: $INVOCABLES_CONFIGURATION, "
-        "then $XDG_CONFIG_HOME/invocables/invocables.toml, then the "
-        "shipped defaults)" )
-    parser = _argparse.ArgumentParser(
-        prog = _PROGRAM, parents = [ common ],
-        description = "Survey, try and export the tools of a configuration." )
-    commands = parser.add_subparsers(
-        dest = 'command', required = True, metavar = 'COMMAND' )
+def describe_providers( default: str = '' ) -> str:
+    ''' Returns names of providers for help, with notes and default. '''
+    names = [
+        provider.name + ''.join(
+            f" ({note})" for note in (
+                'default' if provider.name == default else '',
+                provider.description ) if note )
+        for provider in _providers.PROVIDERS.values( ) ]
+    return ', '.join( names[ : -1 ] ) + ' or ' + names[ -1 ]
+
+
+def produce_parsers(
+    commands: __.typx.Any, common: _argparse.ArgumentParser
+) -> None:
+    ''' Adds parsers of survey, invoke, schemas and snapshot. '''
+    _produce_parsers_tools( commands, common )
+    _produce_parsers_exports( commands, common )
+
+
+def _produce_parsers_exports(
+    commands: __.typx.Any, common: _argparse.ArgumentParser
+) -> None:
+    schemas = commands.add_parser(
+        'schemas', parents = [ common ],
+        help = "print tool definitions as a provider receives them" )
+    schemas.add_argument(
+        '--provider', required = True,
+        help = "provider: {names}".format(
+            names = describe_providers( ) ) )
+    schemas.set_defaults( execute = _execute_schemas )
+    snapshot = commands.add_parser(
+        'snapshot', parents = [ common ],
+        help = "write descriptors of the tools of a configured MCP server" )
+    snapshot.add_argument( 'name', help = "ensemble name of the server" )
+    snapshot.add_argument(
+        '--folder', default = '.', type = __.Path,
+        help = "folder which receives the descriptors (default: .)" )
+    snapshot.add_argument(
+        '--replace', action = 'store_true',
+        help = "replace descriptors written before" )
+    snapshot.set_defaults( execute = _execute_snapshot )
+
+
+def _produce_parsers_tools(
+    commands: __.typx.Any, common: _argparse.ArgumentParser
+) -> None:
     survey = commands.add_parser(
         'survey', parents = [ common ],
         help = "list ensembles and tools, with provider-facing names" )
@@ -315,71 +275,6 @@ def _produce_parser( ) -> _argparse.ArgumentParser:
         '--json', action = 'store_true',
         help = "print the result as JSON (content and error)" )
     invoke.set_defaults( execute = _execute_invoke )
-    _produce_parser_extras( commands, common )
-    _produce_parser_converse( commands, common )
-    return parser
-
-
-def _describe_providers( default: str = '' ) -> str:
-    ''' Returns names of providers for help, with notes and default. '''
-    from . import providers
-    names = [
-        provider.name + ''.join(
-            f" ({note})" for note in (
-                'default' if provider.name == default else '',
-                provider.description ) if note )
-        for provider in providers.PROVIDERS.values( ) ]
-    return ', '.join( names[ : -1 ] ) + ' or ' + names[ -1 ]
-
-
-def _produce_parser_converse(
-    commands: __.typx.Any, common: _argparse.ArgumentParser
-) -> None:
-    converse = commands.add_parser(
-        'converse', parents = [ common ],
-        help = "run a conversation with the tools; streams the reply" )
-    converse.add_argument( 'prompt', help = "what to ask the model" )
-    converse.add_argument(
-        '--provider', default = 'anthropic',
-        help = _describe_providers( 'anthropic' ) )
-    converse.add_argument(
-        '--model', help = "model name (default: the provider's default; "
-        "required with --base-url and for ollama)" )
-    converse.add_argument(
-        '--base-url', help = "URL of an OpenAI-compatible server, such as "
-        "http://127.0.0.1:11434/v1 for Ollama (no key needed)" )
-    converse.add_argument(
-        '--rounds', type = int, default = 10,
-        help = "most calls of the model (default: 10)" )
-    converse.add_argument(
-        '--confirm', action = 'store_true',
-        help = "ask before each tool call; answers (y or n) are read from "
-        "the standard input" )
-    converse.set_defaults( execute = _execute_converse )
-
-
-def _produce_parser_extras(
-    commands: __.typx.Any, common: _argparse.ArgumentParser
-) -> None:
-    schemas = commands.add_parser(
-        'schemas', parents = [ common ],
-        help = "print tool definitions as a provider receives them" )
-    schemas.add_argument(
-        '--provider', required = True,
-        help = "provider: {names}".format(
-            names = _describe_providers( ) ) )
-    schemas.set_defaults( execute = _execute_schemas )
-    snapshot = commands.add_parser(
-        'snapshot', parents = [ common ],
-        help = "write descriptors of the tools of a configured MCP server" )
-    snapshot.add_argument( 'name', help = "ensemble name of the server" )
-    snapshot.add_argument(
-        '--folder', default = '.', type = __.Path,
-        help = "folder which receives the descriptors (default: .)" )
-    snapshot.add_argument(
-        '--replace', action = 'store_true',
-        help = "replace descriptors written before" )
-    snapshot.set_defaults( execute = _execute_snapshot )
 
 
 def _produce_survey(
@@ -395,7 +290,7 @@ def _produce_survey(
             'description': ensemble.configuration.description,
             'tools': [ ] }
         if not __.is_absent( failure ):
-            entry[ 'error' ] = _describe_exception( failure ).strip( )
+            entry[ 'error' ] = describe_exception( failure ).strip( )
         else:
             entry[ 'tools' ] = [ {
                 'name': invoker.name,
@@ -413,19 +308,6 @@ def _produce_survey(
             { 'path': str( root.path ), 'writable': root.writable }
             for root in configuration.roots ],
         'ensembles': entries, 'disabled': disabled }
-
-
-def _show_warning(
-    message: Warning | str,
-    category: type[ Warning ],
-    filename: str,
-    lineno: int,
-    file: __.typx.Any = None,
-    line: str | None = None,
-) -> None:
-    ''' Prints warning as one line. '''
-    text = ' '.join( str( message ).split( ) )
-    _sys.stderr.write( f"{_PROGRAM}: warning: {text}\n" )
 
 
 def _render_result( result: _canisters.ResultCanister ) -> __.typx.Any:
@@ -477,6 +359,3 @@ def _summarize( description: str ) -> str:
     text = ' '.join( description.split( ) )
     sentence, separator, _ = text.partition( '. ' )
     return sentence + ( '.' if separator else '' )
-
-
-if __name__ == '__main__': main( )

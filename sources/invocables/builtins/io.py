@@ -35,14 +35,14 @@ from datetime import datetime as _datetime
 from datetime import timezone as _timezone
 
 from . import __
-from . import _files
-from . import canisters as _canisters
-from . import exceptions as _exceptions
-from . import invokers as _invokers
-from . import schemata as _schemata
-from . import workers as _workers
-from ._files import Location as Location
-from .descriptors import Root as _Root
+from . import files as _files
+from .. import canisters as _canisters
+from .. import exceptions as _exceptions
+from .. import invokers as _invokers
+from .. import schemata as _schemata
+from .. import workers as _workers
+from ..descriptors import Root as _Root
+from .files import Location as Location
 
 
 ENTRIES_MAXIMUM_DEFAULT = 1000

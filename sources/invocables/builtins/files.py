@@ -26,8 +26,8 @@ import stat as _stat
 from secrets import token_hex as _token_hex
 
 from . import __
-from . import exceptions as _exceptions
-from .descriptors import Root as _Root
+from .. import exceptions as _exceptions
+from ..descriptors import Root as _Root
 
 
 CHUNK_SIZE = 65_536 # characters read at once when reading by lines
@@ -336,7 +336,7 @@ def write_location(
             if not overwrite:
                 raise _exceptions.InvocationRefusal(
                     f"File {quote( path )} exists and 'overwrite' is false." )
-        _write_atomically( folder, name, content, status )
+        _write_durably( folder, name, content, status )
     finally: close( folder )
 
 
@@ -395,12 +395,15 @@ def _validate_regular( status: _os.stat_result, path: str ) -> None:
             "pipe)." )
 
 
-def _write_atomically(
+def _write_durably(
     folder: int,
     name: str,
     content: bytes,
     status: _os.stat_result | None,
 ) -> None:
+    ''' Writes content to name in folder atomically and durably: a
+        temporary file, synced, then renamed over the target.
+    '''
     temporary = ".invocables.{token}.tmp".format( token = _token_hex( 6 ) )
     descriptor = _os.open( temporary, _WRITE_FLAGS, 0o666, dir_fd = folder )
     try:

@@ -1,0 +1,192 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Tool listings which one bad tool does not spoil.
+
+    The SDK validates a ``tools/list`` result as a whole: one tool which
+    its models refuse (a real server lists tools whose ``inputSchema`` is
+    only ``{"$schema": ...}``) fails the whole listing, and with it the
+    connection. A screen sits between the transport and the session, on
+    every transport: it notes the requests which list tools, and takes the
+    tools which the SDK would refuse out of their answers, one by one,
+    before the session sees them. Each left-out tool is logged as a warning
+    naming it, and kept as an omission; the other tools work.
+'''
+
+
+import anyio as _anyio
+import mcp_types as _mcp_types
+
+from mcp.shared.message import SessionMessage as _SessionMessage
+from mcp_types import methods as _methods
+
+from . import __
+from . import records as _records
+
+
+_Item: __.typx.TypeAlias = _SessionMessage | Exception
+
+_LIST = 'tools/list'
+_INITIALIZE = 'initialize'
+_REASONS_MAXIMUM = 3
+_VERSION_DEFAULT = '2025-11-25'
+_scribe = __.produce_scribe( __name__ )
+
+
+class ListingScreen:
+    ''' Watches requests and answers of one session for tool listings. '''
+
+    def __init__( self, name: str ):
+        self.name = name
+        self.version = _VERSION_DEFAULT
+        self.pending: dict[ str | int, str ] = { }
+        self.refusals: list[ _records.Omission ] = [ ]
+
+    def note_request( self, message: __.typx.Any ) -> None:
+        ''' Notes request which lists tools or initializes the session. '''
+        if not isinstance( message, _mcp_types.JSONRPCRequest ): return
+        if message.method in ( _LIST, _INITIALIZE ):
+            self.pending[ message.id ] = message.method
+
+    def amend_answer( self, message: __.typx.Any ) -> None:
+        ''' Removes refused tools from answer of a listing, in place. '''
+        if not isinstance( message, _mcp_types.JSONRPCResponse ): return
+        method = self.pending.pop( message.id, None )
+        if method is None: return
+        result = message.result
+        if method == _INITIALIZE:
+            version = result.get( 'protocolVersion' )
+            if isinstance( version, str ): self.version = version
+            return
+        tools = result.get( 'tools' )
+        if not isinstance( tools, list ) or not self._is_refused( result ):
+            return
+        entries = __.typx.cast( list[ __.typx.Any ], tools )
+        message.result = dict( result ) | {
+            'tools': [
+                tool for index, tool in enumerate( entries )
+                if self._is_accepted( result, index, tool ) ] }
+
+    def _is_accepted(
+        self,
+        result: __.cabc.Mapping[ str, __.typx.Any ],
+        index: int,
+        tool: __.typx.Any,
+    ) -> bool:
+        single = dict( result ) | { 'tools': [ tool ] }
+        try: _methods.parse_server_result( _LIST, self.version, single )
+        except ValueError as exception:
+            name = _name_tool( tool, index )
+            reason = (
+                "the MCP SDK refuses its description: {reasons}".format(
+                    reasons = _describe_refusal( exception ) ) )
+            _scribe.warning(
+                "MCP server %r: tool %r left out: %s; the other tools "
+                "work.", self.name, name, reason )
+            self.refusals.append(
+                _records.Omission( name = name, reason = reason ) )
+            return False
+        return True
+
+    def _is_refused(
+        self, result: __.cabc.Mapping[ str, __.typx.Any ]
+    ) -> bool:
+        ''' Returns whether SDK refuses listing because of some tool. '''
+        try: _methods.parse_server_result( _LIST, self.version, result )
+        except ValueError: pass
+        else: return False
+        # When the listing without its tools is refused too, the fault is
+        # not with a tool: let the session report it.
+        empty: dict[ str, __.typx.Any ] = dict( result ) | { 'tools': [ ] }
+        try: _methods.parse_server_result( _LIST, self.version, empty )
+        except ValueError: return False
+        return True
+
+
+class ReadStream:
+    ''' Stream of messages from transport, with listings amended. '''
+
+    def __init__( self, inner: __.typx.Any, screen: ListingScreen ):
+        self.inner = inner
+        self.screen = screen
+
+    @property
+    def last_context( self ) -> __.typx.Any:
+        ''' Context of the sender of the last message (HTTP), if any. '''
+        return getattr( self.inner, 'last_context', None )
+
+    async def receive( self ) -> _Item:
+        ''' Returns next message from transport. '''
+        item: _Item = await self.inner.receive( )
+        if isinstance( item, _SessionMessage ):
+            self.screen.amend_answer( item.message )
+        return item
+
+    async def aclose( self ) -> None:
+        ''' Closes stream. '''
+        await self.inner.aclose( )
+
+    def __aiter__( self ) -> __.typx.Self:
+        return self
+
+    async def __anext__( self ) -> _Item:
+        try: return await self.receive( )
+        except _anyio.EndOfStream: raise StopAsyncIteration from None
+
+    async def __aenter__( self ) -> __.typx.Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[ BaseException ] | None,
+        exc_val: BaseException | None,
+        exc_tb: __.types.TracebackType | None,
+    ) -> None:
+        await self.aclose( )
+
+
+class WriteStream:
+    ''' Stream of messages to transport, with listing requests noted. '''
+
+    def __init__( self, inner: __.typx.Any, screen: ListingScreen ):
+        self.inner = inner
+        self.screen = screen
+
+    async def send( self, item: _SessionMessage, / ) -> None:
+        ''' Sends message to transport. '''
+        self.screen.note_request( item.message )
+        await self.inner.send( item )
+
+    async def aclose( self ) -> None:
+        ''' Closes stream. '''
+        await self.inner.aclose( )
+
+    async def __aenter__( self ) -> __.typx.Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[ BaseException ] | None,
+        exc_val: BaseException | None,
+        exc_tb: __.types.TracebackType | None,
+    ) -> None:
+        await self.aclose( )
+
+
+def _describe_refusal( exception: ValueError ) -> str:
+    errors = getattr( exception, 'errors', None )
+    if not callable( errors ): return str( exception )
+    parts: list[ str ] = [ ]
+    for error in __.typx.cast(
+        list[ dict[ str, __.typx.Any ] ], errors( )
+    )[ : _REASONS_MAXIMUM ]:
+        location = '.'.join( str( part ) for part in error[ 'loc' ][ 2 : ] )
+        parts.append( f"{location or 'tool'}: {error[ 'msg' ]}" )
+    return '; '.join( parts )
+
+
+def _name_tool( tool: __.typx.Any, index: int ) -> str:
+    if isinstance( tool, __.cabc.Mapping ):
+        name = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], tool ).get(
+            'name' )
+        if isinstance( name, str ): return name
+    return f"#{index} (no name)"
