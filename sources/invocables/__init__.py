@@ -36,12 +36,17 @@ from .canisters import (
 from .deduplicators import (
     Deduplicator as Deduplicator,
     ExactDeduplicator as ExactDeduplicator,
+    ResultCache as ResultCache,
+    SemanticDeduplicator as SemanticDeduplicator,
+    TimeWindowDeduplicator as TimeWindowDeduplicator,
 )
 from .ensembles import (
     Ensemble as Ensemble,
     EnsembleConfiguration as EnsembleConfiguration,
+    EnsemblesPreparation as EnsemblesPreparation,
     LocalEnsemble as LocalEnsemble,
     connect_ensembles as connect_ensembles,
+    execute_invoker as execute_invoker,
     produce_ensemble as produce_ensemble,
 )
 from .execution import (

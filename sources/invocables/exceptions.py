@@ -185,6 +185,16 @@ class InvocationRefusal( Omnierror, RuntimeError ):
         super( ).__init__( message )
 
 
+class InvocationTransience( InvocationRefusal ):
+    ''' Raised by a tool for a failure which may pass if tried again.
+
+        The call is retried, with backoff and jitter, up to the
+        ``max_retries`` of its invoker, ensemble or execution; if every try
+        fails, the message reaches the model as an error result, as for
+        :py:class:`InvocationRefusal`.
+    '''
+
+
 class InvocationTruncation( InvocationInterruption ):
     ''' Tool calls of a whole response were cut off by its stop reason.
 
@@ -394,3 +404,7 @@ class ToolStrictnessWarning( ToolExclusionWarning ):
 
 class UsageInvalidity( Omnierror, ValueError ):
     ''' Command was used wrongly (exit status 2). '''
+
+
+# The design documents' name of the execution failure (000).
+ToolExecutionFailure = InvocationExecutionFailure

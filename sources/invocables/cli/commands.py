@@ -179,7 +179,8 @@ async def _execute_snapshot( options: _argparse.Namespace ) -> int:
 
 async def _execute_survey( options: _argparse.Namespace ) -> int:
     configuration = produce_configuration( options )
-    ensembles = await _descriptors.prepare_ensembles( configuration )
+    ensembles = await _descriptors.prepare_ensembles(
+        configuration, connect = False )
     failures: list[ __.Absential[ Exception ] ] = [ ]
     try:
         # One by one, so that those connected before a cancellation are

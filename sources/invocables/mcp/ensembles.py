@@ -65,7 +65,7 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
         self.configuration = configuration
         self.options = options
         self._state = _State( _catalog.Catalog(
-            name, options, self._produce_invocable ) )
+            name, options, self._produce_invocable, self ) )
 
     def __repr__( self ) -> str:
         return "{cls}( name = {name!r}, parameters = {parameters!r}, "\
@@ -73,6 +73,13 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
                 cls = type( self ).__name__, name = self.name,
                 parameters = self.parameters,
                 count = len( self._state.catalog.invokers ) )
+
+    @property
+    def connection( self ) -> __.Absential[ __.typx.Any ]:
+        ''' MCP client session while connected; absent otherwise. '''
+        connection = self._state.connection
+        session = None if connection is None else connection.session
+        return __.absent if session is None else session
 
     def access_invoker( self, name: str ) -> _invokers.Invoker:
         ''' Returns invoker by name. Raises absence error if unknown.
