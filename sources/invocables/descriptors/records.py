@@ -53,6 +53,9 @@ class ServerDescriptor( __.immut.DataclassObject ):
     tool_timeout: __.Absential[ float ] = __.absent
     enabled_tools: __.Absential[ tuple[ str, ... ] ] = __.absent
     disabled_tools: tuple[ str, ... ] = ( )
+    # authorization: the [mcp.authorization] table, checked.
+    authorization: __.cabc.Mapping[ str, __.typx.Any ] = __.dcls.field(
+        default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
 
 
 class InvokerDescriptor( __.immut.DataclassObject ):
