@@ -132,6 +132,23 @@ PROVIDERS: __.typx.Annotated[
         method = ( 'post', ),
         description = 'native API, at --base-url, by default '
         'http://127.0.0.1:11434' ),
+    Provider(
+        name = 'bedrock', dialect = 'anthropic',
+        processor = 'bedrock', conversation = 'bedrock',
+        conversation_class = 'BedrockConversation',
+        extra = 'bedrock', sdk = 'boto3',
+        client = "boto3.client( 'bedrock-runtime' ) (or aiobotocore's)",
+        method = ( 'converse', ),
+        model = 'us.amazon.nova-2-lite-v1:0',
+        description = 'Converse API; AWS credentials as boto3 finds them' ),
+    Provider(
+        name = 'mistral', dialect = 'openai',
+        processor = 'mistral', conversation = 'mistral',
+        conversation_class = 'MistralConversation',
+        extra = 'mistral', sdk = 'mistralai.client',
+        client = 'mistralai.client.Mistral( api_key = ... )',
+        method = ( 'chat', 'complete_async' ),
+        keys = ( 'MISTRAL_API_KEY', ), model = 'mistral-medium-latest' ),
 ) } )
 
 

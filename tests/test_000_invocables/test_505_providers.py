@@ -44,7 +44,8 @@ def test_100_rows_resolve( name ):
     conversation_class = getattr( conversation_module, row.conversation_class )
     assert issubclass( conversation_class, conversations.ConversationBase )
     assert conversation_class.provider == name
-    assert row.extra in ( 'anthropic', 'openai', 'gemini', 'cohere' )
+    assert row.extra in (
+        'anthropic', 'openai', 'gemini', 'cohere', 'bedrock', 'mistral' )
     assert row.method
     assert all( key.isupper( ) for key in row.keys )
 

@@ -204,6 +204,13 @@ def _produce_anthropic_client(
     return anthropic.AsyncAnthropic( api_key = key, base_url = base_url )
 
 
+def _produce_bedrock_client(
+    provider: _providers.Provider, key: str, base_url: str | None
+) -> __.typx.Any:
+    boto3 = _import_sdk( provider )
+    return boto3.client( 'bedrock-runtime', endpoint_url = base_url )
+
+
 def _produce_cohere_client(
     provider: _providers.Provider, key: str, base_url: str | None
 ) -> __.typx.Any:
@@ -219,6 +226,13 @@ def _produce_gemini_client(
     genai = _import_sdk( provider )
     options = { 'base_url': base_url } if base_url else None
     return genai.Client( api_key = key, http_options = options )
+
+
+def _produce_mistral_client(
+    provider: _providers.Provider, key: str, base_url: str | None
+) -> __.typx.Any:
+    mistralai = _import_sdk( provider )
+    return mistralai.Mistral( api_key = key, server_url = base_url )
 
 
 def _produce_ollama_client(
@@ -243,9 +257,11 @@ _client_producers: __.cabc.Mapping[
         [ _providers.Provider, str, str | None ], __.typx.Any ],
 ] = __.types.MappingProxyType( {
     'anthropic': _produce_anthropic_client,
+    'boto3': _produce_bedrock_client,
     'cohere': _produce_cohere_client,
     'google.genai': _produce_gemini_client,
     'httpx': _produce_ollama_client,
+    'mistralai.client': _produce_mistral_client,
     'openai': _produce_openai_client,
 } )
 

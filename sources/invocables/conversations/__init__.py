@@ -72,8 +72,10 @@ class ConversationOptions( _typx.TypedDict, total = False ):
 
 if _typx.TYPE_CHECKING:
     from . import anthropic as _anthropic
+    from . import bedrock as _bedrock
     from . import cohere as _cohere
     from . import gemini as _gemini
+    from . import mistral as _mistral
     from . import ollama as _ollama
     from . import openai as _openai
     from . import openai_responses as _openai_responses
@@ -131,6 +133,24 @@ def produce_conversation(
     ensembles: __.execution.Ensembles,
     **options: _typx.Unpack[ ConversationOptions ],
 ) -> '_ollama.OllamaConversation': ...
+
+
+@_typx.overload
+def produce_conversation(
+    provider: _typx.Literal[ 'bedrock' ],
+    client: __.typx.Any,
+    ensembles: __.execution.Ensembles,
+    **options: _typx.Unpack[ ConversationOptions ],
+) -> '_bedrock.BedrockConversation': ...
+
+
+@_typx.overload
+def produce_conversation(
+    provider: _typx.Literal[ 'mistral' ],
+    client: __.typx.Any,
+    ensembles: __.execution.Ensembles,
+    **options: _typx.Unpack[ ConversationOptions ],
+) -> '_mistral.MistralConversation': ...
 
 
 @_typx.overload

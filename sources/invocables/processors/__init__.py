@@ -45,8 +45,10 @@ PROVIDERS: __.typx.Annotated[
 
 if _typx.TYPE_CHECKING:
     from . import anthropic as _anthropic
+    from . import bedrock as _bedrock
     from . import cohere as _cohere
     from . import gemini as _gemini
+    from . import mistral as _mistral
     from . import ollama as _ollama
     from . import openai as _openai
     from . import openai_responses as _openai_responses
@@ -93,6 +95,18 @@ def produce_processor(
 
 @_typx.overload
 def produce_processor(
+    provider: _typx.Literal[ 'bedrock' ]
+) -> '_bedrock.BedrockProcessor': ...
+
+
+@_typx.overload
+def produce_processor(
+    provider: _typx.Literal[ 'mistral' ], *, choice: int = ...
+) -> '_mistral.MistralProcessor': ...
+
+
+@_typx.overload
+def produce_processor(
     provider: str, **options: __.typx.Any
 ) -> InvocationsProcessor: ...
 
@@ -101,7 +115,7 @@ def produce_processor(
     provider: __.typx.Annotated[
         str,
         __.ddoc.Doc( ''' One of 'anthropic', 'openai', 'openai-responses',
-            'gemini', 'cohere', 'ollama'. ''' ),
+            'gemini', 'cohere', 'ollama', 'bedrock', 'mistral'. ''' ),
     ],
     **options: __.typx.Annotated[
         __.typx.Any,

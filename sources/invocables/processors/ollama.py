@@ -19,6 +19,7 @@ from . import __
 from . import base as _base
 from . import natives as _natives
 from . import streaming as _streaming
+from . import textcalls as _textcalls
 from . import wire as _wire
 
 
@@ -35,12 +36,16 @@ class OllamaAccumulator( _streaming.AccumulatorBase ):
         invalidity. The text is kept for :py:meth:`produce_message`.
     '''
 
-    __slots__ = ( '_done', '_serial', '_texts', '_thoughts' )
+    __slots__ = ( '_calls', '_done', '_serial', '_texts', '_thoughts' )
 
     provider = PROVIDER
 
-    def __init__( self ) -> None:
+    def __init__(
+        self, text_calls: _textcalls.TextCallsOption | None = None
+    ) -> None:
         super( ).__init__( )
+        self._calls = (
+            None if text_calls is None else text_calls.produce_stream( ) )
         self._done = False
         self._serial = 0
         self._texts: list[ str ] = [ ]
@@ -56,17 +61,18 @@ class OllamaAccumulator( _streaming.AccumulatorBase ):
         _raise_on_error( event )
         _validate_body( event )
         message = _wire.access_field( event, 'message' )
-        for pieces, field in (
-            ( self._texts, 'content' ), ( self._thoughts, 'thinking' )
-        ):
-            piece = _wire.access_field( message, field )
-            if isinstance( piece, str ) and piece: pieces.append( piece )
+        thought = _wire.access_field( message, 'thinking' )
+        if isinstance( thought, str ) and thought:
+            self._thoughts.append( thought )
+        invocations = list( self._ingest_text(
+            _wire.access_field( message, 'content' ) ) )
         calls = _access_calls( event )
         if calls and self._done:
             raise __.exceptions.ResponseInvalidity(
                 PROVIDER, "tool calls came after the final chunk." )
-        if _wire.access_field( event, 'done' ) is True: self._done = True
-        invocations: list[ __.canisters.InvocationCanister ] = [ ]
+        if _wire.access_field( event, 'done' ) is True:
+            self._done = True
+            invocations.extend( self._conclude_text( event ) )
         for call in calls:
             key = ( 'call', self._serial )
             self._serial += 1
@@ -79,6 +85,33 @@ class OllamaAccumulator( _streaming.AccumulatorBase ):
                 key, arguments = _wire.access_field(
                     function, 'arguments' ) ) )
         return tuple( invocations )
+
+    def conclude_stream(
+        self
+    ) -> __.cabc.Sequence[ __.canisters.InvocationCanister ]:
+        ''' Returns calls written as text which the end completes; raises
+            interruption for those cut off.
+        '''
+        if self._calls is None: return ( )
+        ended = self._calls.concluded
+        invocations = self._calls.conclude( self._texts )
+        self._calls.validate( self.reason, ended = ended )
+        return invocations
+
+    def _conclude_text( self, event: object ) -> _wire.Invocations:
+        if self._calls is None: return ( )
+        stop = _wire.access_field( event, 'done_reason' )
+        if stop == 'length':
+            self._calls.truncated = True
+            self.reason = f"the response stopped for reason {stop!r}."
+        return self._calls.conclude( self._texts )
+
+    def _ingest_text( self, text: object ) -> _wire.Invocations:
+        if not isinstance( text, str ) or not text: return ( )
+        if self._calls is None:
+            self._texts.append( text )
+            return ( )
+        return self._calls.feed( text, self._texts )
 
     def produce_message( self ) -> _wire.NativeObject:
         ''' Returns ``{ role: 'assistant', content, tool_calls }``.
@@ -113,6 +146,29 @@ class OllamaProcessor(
     dialect = __.providers.PROVIDERS[ PROVIDER ].dialect
     accumulator_class = OllamaAccumulator
 
+    def __init__( self, *, text_calls: str | None = None ):
+        self.text_calls = _textcalls.TextCallsOption( text_calls )
+
+    def prepare_tools(
+        self,
+        ensembles: _base.Ensembles,
+        selection: __.Absential[ __.cabc.Iterable[ str ] ] = __.absent,
+    ) -> list[ _natives.OllamaTool ]:
+        ''' Returns tool definitions in native format.
+
+            With a selection (provider-facing names), only those tools. With
+            option ``text_calls``, also records the names of the tools of
+            the ensembles: only calls written as text which name them are
+            read.
+        '''
+        tools = super( ).prepare_tools( ensembles, selection )
+        self.text_calls.record_ensembles( ensembles )
+        return tools
+
+    def produce_accumulator( self ) -> OllamaAccumulator:
+        ''' Produces accumulator for one streamed response. '''
+        return OllamaAccumulator( text_calls = self.text_calls )
+
     def produce_tool(
         self, name: str, description: str, schema: _wire.NativeObject
     ) -> _natives.OllamaTool:
@@ -128,7 +184,7 @@ class OllamaProcessor(
         '''
         _raise_on_error( native_message )
         _validate_body( native_message )
-        return tuple(
+        invocations = tuple(
             _wire.produce_invocation(
                 _wire.access_field( call, 'id' ),
                 _access_name( _wire.access_field( call, 'function' ) ),
@@ -137,6 +193,13 @@ class OllamaProcessor(
                 position )
             for position, call in enumerate(
                 _access_calls( native_message ) ) )
+        if not self.text_calls.is_enabled( ): return invocations
+        message = _wire.access_field( native_message, 'message' )
+        if message is None: message = native_message
+        return invocations + self.text_calls.read(
+            _wire.access_field( message, 'content' ), len( invocations ),
+            truncated = _wire.access_field(
+                native_message, 'done_reason' ) == 'length' )
 
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
@@ -161,9 +224,12 @@ class OllamaProcessor(
 
 
 def produce_processor( **options: __.typx.Any ) -> OllamaProcessor:
-    ''' Produces processor for Ollama's native chat API (no options). '''
-    _wire.validate_options( PROVIDER, options, ( ) )
-    return OllamaProcessor( )
+    ''' Produces processor for Ollama's native chat API; option
+        ``text_calls`` (read tool calls written as text: 'auto' or a format
+        of :py:mod:`invocables.processors.textcalls`).
+    '''
+    _wire.validate_options( PROVIDER, options, ( 'text_calls', ) )
+    return OllamaProcessor( **options )
 
 
 def _access_calls( body: object ) -> __.cabc.Sequence[ __.typx.Any ]:

@@ -17,6 +17,7 @@ from . import __
 from . import base as _base
 from . import natives as _natives
 from . import streaming as _streaming
+from . import textcalls as _textcalls
 from . import wire as _wire
 from .. import dialects as _dialects
 
@@ -41,12 +42,20 @@ class OpenaiAccumulator( _streaming.AccumulatorBase ):
     '''
 
     __slots__ = (
-        '_choice', '_others', '_refusals', '_seen', '_texts', '_truncated' )
+        '_calls', '_choice', '_others', '_refusals', '_seen', '_texts',
+        '_truncated',
+    )
 
     provider = PROVIDER
 
-    def __init__( self, choice: int = 0 ) -> None:
+    def __init__(
+        self,
+        choice: int = 0,
+        text_calls: _textcalls.TextCallsOption | None = None,
+    ) -> None:
         super( ).__init__( )
+        self._calls = (
+            None if text_calls is None else text_calls.produce_stream( ) )
         self._choice = choice
         self._others = False
         self._seen = False
@@ -61,8 +70,9 @@ class OpenaiAccumulator( _streaming.AccumulatorBase ):
         if isinstance( event, ( str, bytes, bytearray ) ):
             event = _wire.decode_event( PROVIDER, event, ( _DONE, ) )
             if event is None:
-                if self._truncated: return ( )
-                return self.complete_calls( )
+                texts = self._conclude_text_calls( )
+                if self._truncated: return texts
+                return self.complete_calls( ) + texts
         error = _access_error( event )
         if error is not None: raise _wire.produce_failure( PROVIDER, error )
         choices = _wire.access_field( event, 'choices' )
@@ -89,7 +99,11 @@ class OpenaiAccumulator( _streaming.AccumulatorBase ):
             raise __.exceptions.ResponseInvalidity(
                 PROVIDER, f"the stream carried no choice {self._choice}; "
                 "ask for more choices (n), or read another one." )
-        return ( )
+        if self._calls is None: return ( )
+        ended = self._calls.concluded
+        invocations = self._conclude_text_calls( )
+        self._calls.validate( self.reason, ended = ended )
+        return invocations
 
     def produce_message( self ) -> _wire.NativeObject:
         ''' Returns ``{ role: 'assistant', content, tool_calls }``.
@@ -120,9 +134,11 @@ class OpenaiAccumulator( _streaming.AccumulatorBase ):
         access = _wire.access_field
         delta = access( choice, 'delta' )
         text = access( delta, 'content' )
-        if isinstance( text, str ) and text: self._texts.append( text )
-        calls = access( delta, 'tool_calls' )
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
+        if isinstance( text, str ) and text:
+            if self._calls is None: self._texts.append( text )
+            else: invocations.extend( self._calls.feed( text, self._texts ) )
+        calls = access( delta, 'tool_calls' )
         if calls is None:
             refusal = access( delta, 'refusal' )
             if isinstance( refusal, str ) and refusal:
@@ -136,10 +152,17 @@ class OpenaiAccumulator( _streaming.AccumulatorBase ):
         if stop in _STOPS_TRUNCATING:
             self._truncated = True
             self.reason = f"the response stopped for reason {stop!r}."
+            if self._calls is not None: self._calls.truncated = True
             invocations.extend( self.complete_calls( truncated = True ) )
+            invocations.extend( self._conclude_text_calls( ) )
             return tuple( invocations )
         invocations.extend( self.complete_calls( ) )
+        invocations.extend( self._conclude_text_calls( ) )
         return tuple( invocations )
+
+    def _conclude_text_calls( self ) -> _wire.Invocations:
+        if self._calls is None: return ( )
+        return self._calls.conclude( self._texts )
 
     def _ingest_call(
         self, position: int, call: object
@@ -171,8 +194,27 @@ class StrictProcessorBase(
 ):
     ''' OpenAI processors, with strict mode where schemas allow it. '''
 
-    def __init__( self, *, strict: bool = False ):
+    def __init__(
+        self, *, strict: bool = False, text_calls: str | None = None
+    ):
         self.strict = strict
+        self.text_calls = _textcalls.TextCallsOption( text_calls )
+
+    def prepare_tools(
+        self,
+        ensembles: _base.Ensembles,
+        selection: __.Absential[ __.cabc.Iterable[ str ] ] = __.absent,
+    ) -> list[ _natives.Tool ]:
+        ''' Returns tool definitions in native format.
+
+            With a selection (provider-facing names), only those tools. With
+            option ``text_calls``, also records the names of the tools of
+            the ensembles: only calls written as text which name them are
+            read.
+        '''
+        tools = super( ).prepare_tools( ensembles, selection )
+        self.text_calls.record_ensembles( ensembles )
+        return tools
 
     def prepare_tool(
         self, name: str, description: str, schema: __.Schema
@@ -226,8 +268,14 @@ class OpenaiProcessor(
     dialect = __.providers.PROVIDERS[ PROVIDER ].dialect
     accumulator_class = OpenaiAccumulator
 
-    def __init__( self, *, strict: bool = False, choice: int = 0 ):
-        super( ).__init__( strict = strict )
+    def __init__(
+        self,
+        *,
+        strict: bool = False,
+        choice: int = 0,
+        text_calls: str | None = None,
+    ):
+        super( ).__init__( strict = strict, text_calls = text_calls )
         if not isinstance( choice, int ) or isinstance( choice, bool ) or (
             choice < 0
         ):
@@ -242,7 +290,8 @@ class OpenaiProcessor(
 
             It reads the same choice as ``normalize_invocations``.
         '''
-        return OpenaiAccumulator( choice = self.choice )
+        return OpenaiAccumulator(
+            choice = self.choice, text_calls = self.text_calls )
 
     def produce_tool(
         self,
@@ -279,9 +328,12 @@ class OpenaiProcessor(
             _wire.validate_whole_calls( PROVIDER, (
                 ( _access_name( call ), _access_arguments( call ) )
                 for call in calls ), stop )
-        return tuple(
+        invocations = tuple(
             _produce_invocation( call, position )
             for position, call in enumerate( calls ) )
+        return invocations + self.text_calls.read(
+            access( message, 'content' ), len( invocations ),
+            truncated = stop in _STOPS_TRUNCATING )
 
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
@@ -337,10 +389,13 @@ def normalize_strict_invocations(
 
 
 def produce_processor( **options: __.typx.Any ) -> OpenaiProcessor:
-    ''' Produces processor for Chat Completions; options ``strict`` and
-        ``choice`` (the index of the choice to read, default 0).
+    ''' Produces processor for Chat Completions; options ``strict``,
+        ``choice`` (the index of the choice to read, default 0) and
+        ``text_calls`` (read tool calls written as text: 'auto' or a format
+        of :py:mod:`invocables.processors.textcalls`).
     '''
-    _wire.validate_options( PROVIDER, options, ( 'choice', 'strict' ) )
+    _wire.validate_options(
+        PROVIDER, options, ( 'choice', 'strict', 'text_calls' ) )
     return OpenaiProcessor( **options )
 
 

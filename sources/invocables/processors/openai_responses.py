@@ -17,6 +17,7 @@ from . import __
 from . import natives as _natives
 from . import openai as _openai
 from . import streaming as _streaming
+from . import textcalls as _textcalls
 from . import wire as _wire
 
 # Type checkers see through 'module.TYPE_CHECKING', not through the hub.
@@ -47,9 +48,29 @@ class OpenaiResponsesAccumulator( _streaming.AccumulatorBase ):
         with status ``incomplete`` is never emitted.
     '''
 
-    __slots__ = ( )
+    __slots__ = ( '_calls', '_texts' )
 
     provider = PROVIDER
+
+    def __init__(
+        self, text_calls: _textcalls.TextCallsOption | None = None
+    ) -> None:
+        super( ).__init__( )
+        self._calls = (
+            None if text_calls is None else text_calls.produce_stream( ) )
+        self._texts: list[ str ] = [ ]
+
+    def conclude_stream(
+        self
+    ) -> __.cabc.Sequence[ __.canisters.InvocationCanister ]:
+        ''' Returns calls written as text which the end completes; raises
+            interruption for those cut off.
+        '''
+        if self._calls is None: return ( )
+        ended = self._calls.concluded
+        invocations = self._calls.conclude( self._texts )
+        self._calls.validate( self.reason, ended = ended )
+        return invocations
 
     def ingest_event(
         self, event: object, label: __.Absential[ str ]
@@ -82,13 +103,31 @@ class OpenaiResponsesAccumulator( _streaming.AccumulatorBase ):
                     access( event, 'response' ), 'incomplete_details' )
                 stop = access( details, 'reason' )
                 self.reason = f"the response is incomplete ({stop!r})."
+                if self._calls is not None: self._calls.truncated = True
+                return self._ingest_text_event( 'response.completed', event )
             case 'response.failed':
                 error = access( access( event, 'response' ), 'error' )
                 raise _wire.produce_failure( PROVIDER, error )
             case 'error':
                 raise _produce_event_failure( event )
-            case _: pass # New event types must not break a stream.
+            case _: # New event types must not break a stream.
+                return self._ingest_text_event( genus, event )
         return ( )
+
+    def _ingest_text_event(
+        self, genus: str, event: object
+    ) -> _wire.Invocations:
+        ''' Reads text deltas, and the end of the text, for text calls. '''
+        if genus == 'response.completed':
+            if self._calls is None: return ( )
+            return self._calls.conclude( self._texts )
+        if genus != 'response.output_text.delta': return ( )
+        delta = _wire.access_field( event, 'delta' )
+        if not isinstance( delta, str ) or not delta: return ( )
+        if self._calls is None:
+            self._texts.append( delta )
+            return ( )
+        return self._calls.feed( delta, self._texts )
 
     def _commence_item( self, event: object ) -> _wire.Invocations:
         access = _wire.access_field
@@ -136,6 +175,10 @@ class OpenaiResponsesProcessor(
     dialect = __.providers.PROVIDERS[ PROVIDER ].dialect
     accumulator_class = OpenaiResponsesAccumulator
 
+    def produce_accumulator( self ) -> OpenaiResponsesAccumulator:
+        ''' Produces accumulator for one streamed response. '''
+        return OpenaiResponsesAccumulator( text_calls = self.text_calls )
+
     def produce_tool(
         self,
         name: str,
@@ -176,12 +219,18 @@ class OpenaiResponsesProcessor(
         if incomplete:
             raise __.exceptions.InvocationTruncation(
                 incomplete, "the function call item is incomplete." )
-        return tuple(
+        invocations = tuple(
             _wire.produce_invocation(
                 access( call, 'call_id' ),
                 _wire.access_text( access( call, 'name' ), PROVIDER, 'name' ),
                 access( call, 'arguments' ), position )
             for position, call in enumerate( calls ) )
+        if not self.text_calls.is_enabled( ): return invocations
+        incomplete = access( native_message, 'status' ) == 'incomplete' if (
+            not isinstance( native_message, ( list, tuple ) ) ) else False
+        return invocations + self.text_calls.read(
+            _join_output_texts( items ), len( invocations ),
+            truncated = incomplete )
 
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
@@ -202,9 +251,28 @@ class OpenaiResponsesProcessor(
 
 
 def produce_processor( **options: __.typx.Any ) -> OpenaiResponsesProcessor:
-    ''' Produces processor for the Responses API; option ``strict``. '''
-    _wire.validate_options( PROVIDER, options, ( 'strict', ) )
+    ''' Produces processor for the Responses API; options ``strict`` and
+        ``text_calls`` (read tool calls written as text: 'auto' or a
+        format of :py:mod:`invocables.processors.textcalls`).
+    '''
+    _wire.validate_options( PROVIDER, options, ( 'strict', 'text_calls' ) )
     return OpenaiResponsesProcessor( **options )
+
+
+def _join_output_texts( items: __.cabc.Sequence[ object ] ) -> str:
+    ''' Returns text of the output messages (``output_text`` parts). '''
+    access = _wire.access_field
+    texts: list[ str ] = [ ]
+    for item in items:
+        if access( item, 'type' ) != 'message': continue
+        for part in _wire.access_items(
+            access( item, 'content' ), PROVIDER, 'content'
+        ):
+            text = access( part, 'text' )
+            if access( part, 'type' ) == 'output_text' and isinstance(
+                text, str
+            ): texts.append( text )
+    return ''.join( texts )
 
 
 def _access_index( event: object ) -> int:

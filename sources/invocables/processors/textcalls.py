@@ -1,0 +1,867 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Reader of tool calls which local models write as text.
+
+    Small local models (served by llama.cpp, vLLM without a tool parser,
+    Ollama's raw mode, LM Studio) often write their tool calls into the
+    message text rather than as native tool calls. This reader finds them,
+    whole or streamed, in these formats:
+
+    * ``hermes``: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``
+      (Hermes 2 Pro, Qwen 2.5 and 3, Granite 4);
+    * ``json``: bare or fenced JSON objects ``{"name": ..., "arguments":
+      ...}``, one or several, or a JSON list of them;
+    * ``llama``: Llama 3.x JSON ``{"name": ..., "parameters": ...}``, bare
+      or after ``<|python_tag|>``, several joined by ``;``;
+    * ``mistral``: ``[TOOL_CALLS][{...}, ...]`` and, from tokenizer v11,
+      ``[TOOL_CALLS]name{...}``;
+    * ``pythonic``: ``[tool(a=1, b='x'), ...]`` (Llama 3.2 and 4, maybe in
+      ``<|python_start|>`` ... ``<|python_end|>``), read with :py:mod:`ast`
+      as literals only, never evaluated.
+
+    ``auto`` reads them all. Only complete calls which name an offered tool
+    are read; everything else stays text. Nothing partial or repaired is
+    ever run: a call which names an offered tool but does not parse (JSON
+    with doubled braces or repeated keys, broken Python) becomes an
+    invocation with ``invalidity`` set, which the engine answers with an
+    error result the model can act on; a call cut off by the end of the
+    text is never read (its name is reported in ``truncations``, and its
+    text is withheld). Separators around calls (spaces, ``[``, ``]``, ``,``,
+    ``;``, code fences) are dropped with them.
+
+    Streaming: :py:class:`TextCallsReader` withholds text which may be the
+    start of a call until it is known, and releases it as text otherwise;
+    the result does not depend on how the text is split. Sizes are
+    bounded: a candidate call longer than :py:data:`REGION_SIZE_MAXIMUM`
+    characters, or nested deeper than :py:data:`DEPTH_MAXIMUM`, is released
+    as text; every scan is linear in the length of the text.
+'''
+
+
+import ast as _ast
+import math as _math
+
+from . import __
+from . import wire as _wire
+
+
+DEPTH_MAXIMUM = 64
+FORMATS = frozenset( (
+    'auto', 'hermes', 'json', 'llama', 'mistral', 'pythonic' ) )
+REGION_SIZE_MAXIMUM = 1 << 20
+
+_GLUE_MAXIMUM = 4096
+_STREAM_POSITION = 1000 # apart from the positions of native calls
+_LOOKAHEAD_MAXIMUM = 128
+_MARKERS: __.cabc.Mapping[ str, tuple[ str, bool ] ] = (
+    __.types.MappingProxyType( {
+        '<tool_call>': ( 'hermes', True ),
+        '</tool_call>': ( 'hermes', False ),
+        '[TOOL_CALLS]': ( 'mistral', True ),
+        '[/TOOL_CALLS]': ( 'mistral', False ),
+        '<|python_tag|>': ( 'llama', True ),
+        '<|python_start|>': ( 'pythonic', True ),
+        '<|python_end|>': ( 'pythonic', False ),
+    } ) )
+_brackets = __.re.compile( r'\[+' )
+_fence = __.re.compile( r'```[A-Za-z0-9_+-]{0,32}' )
+_fence_prefix = __.re.compile( r'```[A-Za-z0-9_+-]{0,32}|`{1,2}' )
+_glue = __.re.compile( r'[\s\],;]+' )
+_json_special = __.re.compile( r'[{}"]' )
+_json_string_special = __.re.compile( r'["\\]' )
+_mistral_head = __.re.compile( r'\s*([A-Za-z0-9_.-]{1,64})\s*\{' )
+_mistral_prefix = __.re.compile( r'\s*(?:[A-Za-z0-9_.-]{1,64}\s*)?' )
+_name_field = __.re.compile( r'"name"\s{0,8}:\s{0,8}"([A-Za-z0-9_.-]{1,64})"' )
+_python_head = __.re.compile( r'\[\s*([A-Za-z_][A-Za-z0-9_]{0,63})\s*\(' )
+_python_name = __.re.compile( r'\s*([A-Za-z_][A-Za-z0-9_]{0,63})\s*\(' )
+_python_prefix = __.re.compile( r'\[\s*(?:[A-Za-z_][A-Za-z0-9_]{0,63}\s*)?' )
+_python_special = __.re.compile( r'''[\[\](){}'",\\]''' )
+_python_strings = {
+    "'": __.re.compile( r"['\\]" ), '"': __.re.compile( r'["\\]' ) }
+_python_closers = { '[': ']', '(': ')', '{': '}' }
+_text = __.re.compile( r'[^{\[<`\s\],;]+' )
+
+Invocations: __.typx.TypeAlias = tuple[
+    __.canisters.InvocationCanister, ... ]
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class TextCallsRelease:
+    ''' What one step of streamed text releases: text and complete calls.
+    '''
+
+    text: str
+    invocations: Invocations
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class TextCallsReading:
+    ''' Calls read from whole text, the text beside them, and the names of
+        calls which the end of the text cut off (never read).
+    '''
+
+    text: str
+    invocations: Invocations
+    truncations: tuple[ str, ... ]
+
+
+class TextCallsReader:
+    ''' Reads tool calls written as text, streamed piece by piece.
+
+        ``feed`` takes the next piece of text and returns the text it can
+        release and the calls it completed; text which may start a call is
+        withheld until known. ``conclude`` ends the text and releases the
+        rest. A plain class, not a frigid object: it changes with every
+        piece.
+    '''
+
+    __slots__ = (
+        '_buffer', '_concluded', '_count', '_format', '_glue', '_invocations',
+        '_names', '_previous', '_scanner', '_tagged', '_texts',
+        '_truncations', '_written',
+    )
+
+    def __init__(
+        self,
+        names: __.cabc.Iterable[ str ],
+        format: str = 'auto', # noqa: A002
+        position: int = 0,
+    ) -> None:
+        self._format = validate_format( format )
+        self._names = frozenset( names )
+        self._buffer = ''
+        self._concluded = False
+        self._count = position
+        self._glue = ''
+        self._invocations: list[ __.canisters.InvocationCanister ] = [ ]
+        self._previous = ''
+        self._scanner: _BraceScanner | _ListScanner | None = None
+        self._tagged = False
+        self._texts: list[ str ] = [ ]
+        self._truncations: list[ str ] = [ ]
+        self._written = False
+
+    @property
+    def truncations( self ) -> tuple[ str, ... ]:
+        ''' Names of calls which the end of the text cut off. '''
+        return tuple( self._truncations )
+
+    def feed( self, text: str ) -> TextCallsRelease:
+        ''' Takes next piece of text; returns what it releases. '''
+        if self._concluded:
+            raise __.exceptions.AccumulatorReuseInvalidity( 'text calls' )
+        if self._scanner is not None:
+            consumed = self._scanner.feed( text )
+            if consumed is None: return self._release( )
+            self._settle_scanner( )
+            text = text[ consumed : ]
+        self._buffer += text
+        self._advance( )
+        return self._release( )
+
+    def conclude( self ) -> TextCallsRelease:
+        ''' Ends the text; returns the rest of what it releases. '''
+        if self._concluded:
+            return TextCallsRelease( text = '', invocations = ( ) )
+        self._concluded = True
+        while True:
+            if self._scanner is not None: self._settle_scanner( )
+            self._advance( )
+            if self._scanner is None: break
+        if self._glue and self._previous != 'call': self._emit_text( '' )
+        self._glue = ''
+        return self._release( )
+
+    def _advance( self ) -> None:
+        ''' Reads buffer from its start as far as it is known. '''
+        buffer = self._buffer
+        cursor = 0
+        while cursor < len( buffer ) and self._scanner is None:
+            step = self._step( buffer, cursor )
+            if step is None: break
+            cursor = step
+        self._buffer = '' if self._scanner is not None else buffer[ cursor : ]
+
+    def _step( self, buffer: str, cursor: int ) -> int | None:
+        ''' Reads one token at cursor; returns next cursor, or ``None`` to
+            wait for more text.
+        '''
+        character = buffer[ cursor ]
+        if character == '{': return self._step_object( buffer, cursor )
+        if character in '<[':
+            return self._step_opening( buffer, cursor, character )
+        if character == '`': return self._step_fence( buffer, cursor )
+        match = _glue.match( buffer, cursor )
+        if match is not None: self._emit_glue( match.group( ) )
+        else:
+            match = __.typx.cast(
+                __.re.Match[ str ], _text.match( buffer, cursor ) )
+            self._emit_text( match.group( ) )
+        return match.end( )
+
+    def _step_opening(
+        self, buffer: str, cursor: int, character: str
+    ) -> int | None:
+        step = self._step_marker( buffer, cursor )
+        if step is not None: return step if step >= 0 else None
+        if character == '[': return self._step_bracket( buffer, cursor )
+        self._emit_text( '<' )
+        return cursor + 1
+
+    def _step_bracket( self, buffer: str, cursor: int ) -> int | None:
+        run = _brackets.match( buffer, cursor )
+        if run is not None and run.end( ) - cursor > 1:
+            # Each bracket followed by another starts nothing.
+            self._emit_glue( buffer[ cursor : run.end( ) - 1 ] )
+            return run.end( ) - 1
+        if self._format in ( 'auto', 'pythonic' ):
+            if _python_head.match( buffer, cursor ):
+                return self._commence( _ListScanner( ), buffer, cursor )
+            prefix = _python_prefix.match( buffer, cursor )
+            if self._is_undecided( prefix, buffer, cursor ): return None
+        self._emit_glue( '[' )
+        return cursor + 1
+
+    def _step_fence( self, buffer: str, cursor: int ) -> int | None:
+        end = self._concluded
+        match = _fence.match( buffer, cursor )
+        if match is not None and ( end or match.end( ) < len( buffer ) ):
+            self._emit_glue( match.group( ) )
+            return match.end( )
+        if not end and _fence_prefix.fullmatch( buffer, cursor ):
+            return None
+        self._emit_text( '`' )
+        return cursor + 1
+
+    def _step_marker( self, buffer: str, cursor: int ) -> int | None:
+        ''' Returns cursor after marker, -1 to wait, ``None`` for none. '''
+        rest = buffer[ cursor : cursor + 16 ]
+        for marker, ( genus, opening ) in _MARKERS.items( ):
+            if self._format not in ( 'auto', genus ): continue
+            if rest.startswith( marker ):
+                following = cursor + len( marker )
+                if genus == 'mistral' and opening:
+                    return self._step_mistral( buffer, following )
+                self._emit_marker( )
+                self._tagged = opening
+                return following
+            if not self._concluded and marker.startswith( rest ) and len(
+                rest
+            ) < len( marker ): return -1
+        return None
+
+    def _step_mistral( self, buffer: str, cursor: int ) -> int:
+        ''' Reads marker of Mistral calls and ``name{...}`` (tokenizer v11)
+            after it, if there; returns -1 to wait for more text.
+        '''
+        match = _mistral_head.match( buffer, cursor )
+        if match is None:
+            prefix = _mistral_prefix.match( buffer, cursor )
+            if self._is_undecided( prefix, buffer, cursor ): return -1
+        self._emit_marker( )
+        self._tagged = True
+        if match is None: return cursor
+        scanner = _BraceScanner( match.group( 1 ) )
+        return self._commence( scanner, buffer, match.end( ) - 1 )
+
+    def _is_undecided(
+        self,
+        prefix: __.re.Match[ str ] | None,
+        buffer: str,
+        cursor: int,
+    ) -> bool:
+        ''' Returns whether a prefix which reaches the end of the text so
+            far may still become a call (bounded lookahead).
+        '''
+        return not self._concluded and prefix is not None and (
+            prefix.end( ) == len( buffer )
+            and len( buffer ) - cursor < _LOOKAHEAD_MAXIMUM )
+
+    def _step_object( self, buffer: str, cursor: int ) -> int:
+        if self._format in ( 'auto', 'json', 'llama' ) or self._tagged:
+            return self._commence( _BraceScanner( ), buffer, cursor )
+        self._emit_text( '{' )
+        return cursor + 1
+
+    def _commence(
+        self, scanner: '_BraceScanner | _ListScanner', buffer: str, cursor: int
+    ) -> int:
+        consumed = scanner.feed( buffer[ cursor : ] )
+        self._scanner = scanner
+        if consumed is None: return len( buffer )
+        self._settle_scanner( )
+        return cursor + consumed
+
+    def _settle_scanner( self ) -> None:
+        scanner = self._scanner
+        self._scanner = None
+        if scanner is None: return # pragma: no cover
+        region = scanner.produce_region( )
+        if scanner.abandoned:
+            self._emit_text( region )
+            return
+        if isinstance( scanner, _BraceScanner ):
+            self._settle_object( scanner, region )
+        else: self._settle_list( scanner, region )
+
+    def _settle_object( self, scanner: '_BraceScanner', region: str ) -> None:
+        if scanner.is_closed( ):
+            self._classify_object( region, scanner.name )
+            return
+        if scanner.name is not None:
+            if scanner.name in self._names:
+                self._truncations.append( scanner.name )
+            else: self._emit_text( scanner.name + region )
+            return
+        name = _access_named( region )
+        if name is None or name not in self._names:
+            # Not a call: read again what follows its brace (bounded: only
+            # at the end, once per brace left open).
+            self._emit_text( '{' )
+            self._buffer = region[ 1 : ] + self._buffer
+            return
+        # A call cut off by the end of the text: only complete objects
+        # inside it are read.
+        self._truncations.append( name )
+        for start, stop in scanner.survey_inner( ):
+            value, invalidity = _decode_json( region[ start : stop ] )
+            if not __.is_absent( invalidity ): continue
+            invocation = self._read_json_call( value )
+            if invocation is not None: self._emit_invocation( invocation )
+
+    def _settle_list( self, scanner: '_ListScanner', region: str ) -> None:
+        spans = [
+            ( start, stop ) for start, stop in scanner.survey_items( )
+            if _access_python_name( region[ start : stop ] ) in self._names ]
+        cursor = 0
+        for start, stop in spans:
+            self._emit_remnant( region[ cursor : start ] )
+            self._emit_invocation(
+                self._read_python_call( region[ start : stop ] ) )
+            cursor = stop
+        if not scanner.is_closed( ) and not scanner.broken:
+            # Cut off by the end of the text.
+            name = _access_python_name( region[ scanner.start : ] )
+            if name in self._names:
+                self._emit_remnant( region[ cursor : scanner.start ] )
+                self._truncations.append( __.typx.cast( str, name ) )
+                return
+        if spans: self._emit_remnant( region[ cursor : ] )
+        else: self._emit_text( region )
+
+    def _classify_object( self, region: str, name: str | None ) -> None:
+        if name is not None:
+            if name not in self._names:
+                self._emit_text( name + region )
+                return
+            self._emit_invocation( self._produce( name, region ) )
+            return
+        value, invalidity = _decode_json( region )
+        if __.is_absent( invalidity ):
+            invocation = self._read_json_call( value )
+            if invocation is None: self._emit_text( region )
+            else: self._emit_invocation( invocation )
+            return
+        named = _access_named( region )
+        if named is None or named not in self._names:
+            self._emit_text( region )
+            return
+        self._emit_invocation( self._produce( named, { }, invalidity ) )
+
+    def _read_json_call(
+        self, value: object
+    ) -> __.canisters.InvocationCanister | None:
+        if not isinstance( value, dict ): return None
+        value_ = __.typx.cast( dict[ str, object ], value )
+        name = value_.get( 'name' )
+        if not isinstance( name, str ) or name not in self._names:
+            return None
+        for key in ( 'arguments', 'parameters' ):
+            if key in value_: return self._produce( name, value_[ key ] )
+        if self._tagged: return self._produce( name, { } )
+        return None
+
+    def _read_python_call(
+        self, item: str
+    ) -> __.canisters.InvocationCanister:
+        name = __.typx.cast( str, _access_python_name( item ) )
+        arguments, invalidity = _parse_python_call( item, name )
+        return self._produce( name, arguments, invalidity )
+
+    def _produce(
+        self,
+        name: str,
+        arguments: object,
+        invalidity: __.Absential[ str ] = __.absent,
+    ) -> __.canisters.InvocationCanister:
+        if isinstance( arguments, str ) and __.is_absent( invalidity ):
+            decoded, invalidity = _decode_json( arguments )
+            if __.is_absent( invalidity ) and not isinstance( decoded, dict ):
+                invalidity = "arguments are JSON, but not an object"
+            arguments = __.typx.cast( object, decoded )
+        invocation = _wire.produce_invocation(
+            None, name, arguments, self._count, invalidity = invalidity )
+        self._count += 1
+        return invocation
+
+    def _emit_glue( self, glue: str ) -> None:
+        self._glue += glue
+        if len( self._glue ) > _GLUE_MAXIMUM and self._previous != 'call':
+            self._emit_text( '' )
+
+    def _emit_invocation(
+        self, invocation: __.canisters.InvocationCanister
+    ) -> None:
+        self._glue = ''
+        self._invocations.append( invocation )
+        self._previous = 'call'
+
+    def _emit_marker( self ) -> None:
+        self._glue = ''
+        self._previous = 'call'
+
+    def _emit_remnant( self, text: str ) -> None:
+        ''' Emits text between calls of one region, less its separators. '''
+        stripped = text.strip( ' \t\r\n[],;' )
+        if stripped: self._emit_text( stripped )
+
+    def _emit_text( self, text: str ) -> None:
+        glue = self._glue
+        self._glue = ''
+        if glue and self._previous == 'call':
+            glue = ''.join( filter( str.isspace, glue ) ) if (
+                self._written and text ) else ''
+        if not glue and not text: return
+        self._texts.append( glue + text )
+        self._previous = 'text'
+        self._written = True
+
+    def _release( self ) -> TextCallsRelease:
+        release = TextCallsRelease(
+            text = ''.join( self._texts ),
+            invocations = tuple( self._invocations ) )
+        self._texts.clear( )
+        self._invocations.clear( )
+        return release
+
+
+class _BraceScanner:
+    ''' Finds the end of a JSON object, string-aware, in linear time. '''
+
+    __slots__ = (
+        'abandoned', 'closed', 'escape', 'name', 'offset', 'pieces', 'stack',
+        'string',
+    )
+
+    def __init__( self, name: str | None = None ) -> None:
+        self.name = name
+        self.abandoned = False
+        self.closed = False
+        self.escape = False
+        self.offset = 0
+        self.pieces: list[ str ] = [ ]
+        self.stack: list[ tuple[ int, list[ tuple[ int, int ] ] ] ] = [ ]
+        self.string = False
+
+    def feed( self, text: str ) -> int | None:
+        ''' Returns length of text consumed once the object closes (or is
+            abandoned as too large or deep); ``None`` while it is open.
+        '''
+        index = 0
+        size = len( text )
+        while index < size:
+            if self.escape or self.string:
+                index = self._skip_string( text, index )
+                continue
+            match = _json_special.search( text, index )
+            if match is None: break
+            index = match.end( )
+            character = match.group( )
+            if character == '"': self.string = True
+            elif character == '{':
+                self.stack.append( ( self.offset + index - 1, [ ] ) )
+                if len( self.stack ) > DEPTH_MAXIMUM:
+                    self.abandoned = True
+                    return self._keep( text, index )
+            elif self._close( index ): return self._keep( text, index )
+        return self._hold( text )
+
+    def _hold( self, text: str ) -> int | None:
+        self.pieces.append( text )
+        self.offset += len( text )
+        if self.offset <= REGION_SIZE_MAXIMUM: return None
+        self.abandoned = True
+        return len( text )
+
+    def _skip_string( self, text: str, index: int ) -> int:
+        ''' Returns index after string contents (or text) from index. '''
+        if self.escape:
+            self.escape = False
+            return index + 1
+        match = _json_string_special.search( text, index )
+        if match is None: return len( text )
+        if match.group( ) == '\\': self.escape = True
+        else: self.string = False
+        return match.end( )
+
+    def is_closed( self ) -> bool:
+        ''' Returns whether the object closed. '''
+        return self.closed
+
+    def produce_region( self ) -> str:
+        ''' Returns text of region scanned. '''
+        return ''.join( self.pieces )
+
+    def survey_inner( self ) -> tuple[ tuple[ int, int ], ... ]:
+        ''' Returns spans of complete objects inside open ones, in order.
+        '''
+        spans = [ span for _, inner in self.stack for span in inner ]
+        return tuple( sorted( spans ) )
+
+    def _close( self, index: int ) -> bool:
+        start, _ = self.stack.pop( )
+        if not self.stack:
+            self.closed = True
+            return True
+        self.stack[ -1 ][ 1 ].append( ( start, self.offset + index ) )
+        return False
+
+    def _keep( self, text: str, index: int ) -> int:
+        self.pieces.append( text[ : index ] )
+        self.offset += index
+        return index
+
+
+class _ListScanner:
+    ''' Finds the end of a Python list of calls, quote-aware, in linear
+        time, with the spans of its items.
+    '''
+
+    __slots__ = (
+        'abandoned', 'broken', 'closed', 'escape', 'items', 'offset',
+        'pieces', 'quote', 'stack', 'start',
+    )
+
+    def __init__( self ) -> None:
+        self.abandoned = False
+        self.broken = False
+        self.closed = False
+        self.escape = False
+        self.items: list[ tuple[ int, int ] ] = [ ]
+        self.offset = 0
+        self.pieces: list[ str ] = [ ]
+        self.quote = ''
+        self.stack: list[ str ] = [ ]
+        self.start = 1
+
+    def feed( self, text: str ) -> int | None:
+        ''' Returns length of text consumed once the list closes, breaks or
+            is abandoned; ``None`` while it is open.
+        '''
+        index = 0
+        size = len( text )
+        while index < size:
+            if self.escape or self.quote:
+                index = self._skip_string( text, index )
+                continue
+            match = _python_special.search( text, index )
+            if match is None: break
+            index = match.end( )
+            if self._consume( match.group( ), self.offset + index - 1 ):
+                return self._keep( text, index )
+        self.pieces.append( text )
+        self.offset += size
+        if self.offset <= REGION_SIZE_MAXIMUM: return None
+        self.abandoned = True
+        return size
+
+    def _skip_string( self, text: str, index: int ) -> int:
+        ''' Returns index after string contents (or text) from index. '''
+        if self.escape:
+            self.escape = False
+            return index + 1
+        match = _python_strings[ self.quote ].search( text, index )
+        if match is None: return len( text )
+        if match.group( ) == '\\': self.escape = True
+        else: self.quote = ''
+        return match.end( )
+
+    def is_closed( self ) -> bool:
+        ''' Returns whether the list closed. '''
+        return self.closed
+
+    def produce_region( self ) -> str:
+        ''' Returns text of region scanned. '''
+        return ''.join( self.pieces )
+
+    def survey_items( self ) -> tuple[ tuple[ int, int ], ... ]:
+        ''' Returns spans of complete items. '''
+        return tuple( self.items )
+
+    def _consume( self, character: str, position: int ) -> bool:
+        ''' Takes one special character; returns whether scan ends. '''
+        if character in '\'"': self.quote = character
+        elif character in _python_closers:
+            self.stack.append( _python_closers[ character ] )
+            if len( self.stack ) > DEPTH_MAXIMUM: self.abandoned = True
+            return self.abandoned
+        elif character == ',':
+            if len( self.stack ) == 1:
+                self.items.append( ( self.start, position ) )
+                self.start = position + 1
+        elif character != '\\': return self._close( character, position )
+        return False
+
+    def _close( self, character: str, position: int ) -> bool:
+        if not self.stack or self.stack[ -1 ] != character:
+            self.broken = True
+            return True
+        self.stack.pop( )
+        if self.stack: return False
+        self.items.append( ( self.start, position ) )
+        self.closed = True
+        return True
+
+    def _keep( self, text: str, index: int ) -> int:
+        self.pieces.append( text[ : index ] )
+        self.offset += index
+        return index
+
+
+def read_text_calls(
+    text: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Whole text of a model's message. ''' ) ],
+    names: __.typx.Annotated[
+        __.cabc.Iterable[ str ],
+        __.ddoc.Doc( ''' Provider-facing names of the offered tools. ''' ),
+    ],
+    format: __.typx.Annotated[ # noqa: A002
+        str,
+        __.ddoc.Doc( ''' 'auto' or one of 'hermes', 'json', 'llama',
+            'mistral', 'pythonic'. ''' ),
+    ] = 'auto',
+    position: __.typx.Annotated[
+        int,
+        __.ddoc.Doc( ''' Ordinal of the first call (for synthesized ids).
+        ''' ),
+    ] = 0,
+) -> TextCallsReading:
+    ''' Returns tool calls written in text, the text beside them, and the
+        names of calls cut off by the end of the text.
+    '''
+    reader = TextCallsReader( names, format, position )
+    first = reader.feed( text )
+    last = reader.conclude( )
+    return TextCallsReading(
+        text = first.text + last.text,
+        invocations = first.invocations + last.invocations,
+        truncations = reader.truncations )
+
+
+def validate_format( format: str ) -> str: # noqa: A002
+    ''' Returns format of text calls; raises configuration invalidity if it
+        is unknown.
+    '''
+    if format in FORMATS: return format
+    raise __.exceptions.ConfigurationInvalidity(
+        "option 'text_calls'",
+        "unknown format {format!r}; known formats are {known}.".format(
+            format = format, known = ', '.join( sorted( FORMATS ) ) ) )
+
+
+def _access_python_name( item: str ) -> str | None:
+    match = _python_name.match( item )
+    return None if match is None else match.group( 1 )
+
+
+def _access_named( region: str ) -> str | None:
+    match = _name_field.search( region )
+    return None if match is None else match.group( 1 )
+
+
+def _decode_json(
+    text: str
+) -> tuple[ __.typx.Any, __.Absential[ str ] ]:
+    ''' Decodes JSON strictly: repeated keys are refused, not resolved. '''
+    try: return __.json.loads(
+        text, object_pairs_hook = _refuse_repetitions ), __.absent
+    except _RepetitionError as exception: return { }, str( exception )
+    except ValueError as exception:
+        return { }, "arguments are not valid JSON: {message}".format(
+            message = exception )
+    except RecursionError: return { }, "arguments are nested too deeply"
+
+
+def _parse_python_call(
+    item: str, name: str
+) -> tuple[ dict[ str, __.typx.Any ], __.Absential[ str ] ]:
+    ''' Parses one pythonic call with literal arguments; never evaluates.
+    '''
+    try: tree = _ast.parse( item.strip( ), mode = 'eval' )
+    except ( SyntaxError, ValueError, RecursionError, MemoryError ):
+        return { }, f"the call of {name!r} is not valid Python"
+    call = tree.body
+    if not isinstance( call, _ast.Call ) or not isinstance(
+        call.func, _ast.Name
+    ): return { }, f"the call of {name!r} is not a plain call"
+    if call.args:
+        return { }, "arguments must be given by keyword, not by position"
+    return _evaluate_keywords( call.keywords )
+
+
+def _evaluate_keywords(
+    keywords: __.cabc.Sequence[ _ast.keyword ]
+) -> tuple[ dict[ str, __.typx.Any ], __.Absential[ str ] ]:
+    ''' Returns values of keyword arguments, literals only. '''
+    arguments: dict[ str, __.typx.Any ] = { }
+    for keyword in keywords:
+        if keyword.arg is None:
+            return { }, "arguments must be given by keyword, not unpacked"
+        try: value = _ast.literal_eval( keyword.value )
+        except (
+            ValueError, TypeError, SyntaxError, RecursionError, MemoryError
+        ): return { }, f"argument {keyword.arg!r} is not a literal"
+        value_ = _jsonify( value, 0 )
+        if __.is_absent( value_ ):
+            return { }, f"argument {keyword.arg!r} has no JSON form"
+        arguments[ keyword.arg ] = value_
+    return arguments, __.absent
+
+
+def _jsonify( value: object, depth: int ) -> object:
+    ''' Returns JSON value of Python literal; absent if it has none. '''
+    if depth > DEPTH_MAXIMUM: return __.absent
+    if value is None or isinstance( value, ( bool, int, str ) ): return value
+    if isinstance( value, float ):
+        return value if _math.isfinite( value ) else __.absent
+    if isinstance( value, ( list, tuple, dict ) ):
+        return _jsonify_container(
+            __.typx.cast( __.cabc.Collection[ object ], value ), depth )
+    return __.absent
+
+
+def _jsonify_container(
+    value: __.cabc.Collection[ object ], depth: int
+) -> object:
+    if isinstance( value, dict ):
+        mapping = __.typx.cast( dict[ object, object ], value )
+        result: dict[ str, object ] = { }
+        for key, item in mapping.items( ):
+            item_ = _jsonify( item, depth + 1 )
+            if not isinstance( key, str ) or __.is_absent( item_ ):
+                return __.absent
+            result[ key ] = item_
+        return result
+    items = [ _jsonify( item, depth + 1 ) for item in value ]
+    if any( __.is_absent( item ) for item in items ): return __.absent
+    return items
+
+
+class _RepetitionError( ValueError ):
+    ''' JSON object repeats a key (internal: becomes an invalidity). '''
+
+
+def _refuse_repetitions(
+    pairs: list[ tuple[ str, __.typx.Any ] ]
+) -> dict[ str, __.typx.Any ]:
+    result = dict( pairs )
+    if len( result ) != len( pairs ):
+        seen: set[ str ] = set( )
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepetitionError(
+                    f"the JSON repeats key {key!r}: which value is meant "
+                    "is unknown" )
+            seen.add( key )
+    return result
+
+
+class TextCallsOption:
+    ''' Opt-in reading of text calls by a processor.
+
+        Holds the format (none: off) and the names of the tools which the
+        processor prepared last (only calls naming them are read). A plain
+        class: the names change when the processor prepares tools.
+    '''
+
+    __slots__ = ( 'format', 'names' )
+
+    def __init__( self, format: str | None = None ) -> None: # noqa: A002
+        self.format = None if format is None else validate_format( format )
+        self.names: set[ str ] = set( )
+
+    def is_enabled( self ) -> bool:
+        ''' Returns whether text calls are read. '''
+        return self.format is not None
+
+    def record_names( self, names: __.cabc.Iterable[ str ] ) -> None:
+        ''' Records names of the offered tools. '''
+        self.names.clear( )
+        self.names.update( names )
+
+    def record_ensembles( self, ensembles: __.execution.Ensembles ) -> None:
+        ''' Records provider-facing names of the tools of ensembles. '''
+        if self.format is None: return
+        self.record_names(
+            designation.name for designation in
+            __.naming.access_nomenclature( ensembles ).designations )
+
+    def read(
+        self, text: object, position: int, *, truncated: bool
+    ) -> Invocations:
+        ''' Returns calls written in text of a whole response.
+
+            Raises :py:class:`invocables.exceptions.InvocationTruncation`,
+            naming them, for calls cut off when the response was truncated.
+        '''
+        if self.format is None or not isinstance( text, str ) or not text:
+            return ( )
+        reading = read_text_calls( text, self.names, self.format, position )
+        if truncated and reading.truncations:
+            raise __.exceptions.InvocationTruncation(
+                reading.truncations,
+                "the response stopped before the call written as text was "
+                "complete." )
+        return reading.invocations
+
+    def produce_stream( self ) -> 'TextCallsStream | None':
+        ''' Produces reader of one stream, if text calls are read. '''
+        if self.format is None: return None
+        return TextCallsStream(
+            TextCallsReader( self.names, self.format, _STREAM_POSITION ) )
+
+
+class TextCallsStream:
+    ''' Text calls of one streamed response, inside an accumulator. '''
+
+    __slots__ = ( 'concluded', 'reader', 'truncated' )
+
+    def __init__( self, reader: TextCallsReader ) -> None:
+        self.reader = reader
+        self.concluded = False
+        self.truncated = False
+
+    def feed( self, text: str, texts: list[ str ] ) -> Invocations:
+        ''' Feeds text delta; appends released text to texts; returns
+            calls completed.
+        '''
+        if self.concluded: return ( )
+        release = self.reader.feed( text )
+        if release.text: texts.append( release.text )
+        return release.invocations
+
+    def conclude( self, texts: list[ str ] ) -> Invocations:
+        ''' Ends the text; appends released text; returns last calls. '''
+        if self.concluded: return ( )
+        self.concluded = True
+        release = self.reader.conclude( )
+        if release.text: texts.append( release.text )
+        return release.invocations
+
+    def validate( self, reason: str, *, ended: bool ) -> None:
+        ''' Raises invocation interruption for calls cut off, when the
+            response was truncated or the stream ended without a stop.
+        '''
+        truncations = self.reader.truncations
+        if truncations and ( self.truncated or not ended ):
+            raise __.exceptions.InvocationInterruption( truncations, reason )
