@@ -332,7 +332,7 @@ def _load( source: object ) -> None:
     ''' Loads configuration and produces its ensembles, unconnected. '''
     try:
         configuration = descriptors.produce_configuration( source )
-        asyncio.run( descriptors.prepare_ensembles( configuration ) )
+        asyncio.run( _prepare( configuration ) )
     except Exception as exception: _assert_family( exception )
 
 
@@ -405,3 +405,8 @@ def test_120_bytes_raise_only_descriptor_errors( content ):
             except exceptions.DescriptorInvalidity as exception:
                 assert exception.location == str( path )
 
+
+
+async def _prepare( configuration ):
+    return await descriptors.prepare_ensembles(
+        configuration, connect = False )

@@ -426,7 +426,8 @@ def _produce_implementation(
     elif not required: return __.absent, __.absent
     else:
         header.fail(
-            'implementation', "missing: give implementation = "
+            'implementation', "missing required key 'implementation': give "
+            "implementation = "
             "'package.module:function' here, or implementation = "
             "'package.module' in the [ensemble] table, whose function "
             f"{name!r} implements this tool." )
