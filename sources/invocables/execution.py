@@ -178,7 +178,7 @@ async def execute_invocations( # noqa: PLR0913
         interceptor = _produce_interceptor( policy, namespace_ ) )
     if len( invocations_ ) == 1:
         result = await _execute_alone( execution, invocations_[ 0 ], alerter )
-        return ( result, )
+        return _mark_synthesized( invocations_, ( result, ) )
     loop = __.asyncio.get_running_loop( )
     tasks = [
         loop.create_task( execution.execute( invocation ) )
@@ -189,7 +189,24 @@ async def execute_invocations( # noqa: PLR0913
     except __.asyncio.CancelledError:
         await _cancel_tasks( tasks )
         raise
-    return await _collect_results( invocations_, tasks, alerter )
+    return _mark_synthesized(
+        invocations_, await _collect_results( invocations_, tasks, alerter ) )
+
+
+def _mark_synthesized(
+    invocations: __.cabc.Sequence[ _canisters.InvocationCanister ],
+    results: __.cabc.Sequence[ _canisters.ResultCanister ],
+) -> tuple[ _canisters.ResultCanister, ... ]:
+    ''' Returns results, each marked if its invocation's id was synthesized.
+
+        Processors which send results back by name only (Gemini, Ollama)
+        leave synthesized ids out.
+    '''
+    return tuple(
+        __.dcls.replace( result, invocation_id_synthesized = True )
+        if invocation.identifier_synthesized
+        and not result.invocation_id_synthesized else result
+        for invocation, result in zip( invocations, results, strict = True ) )
 
 
 async def _cancel_tasks(

@@ -140,3 +140,24 @@ async def test_230_synthesized_ids_not_sent_back( name ):
     assert result.invocation_id_synthesized
     native = str( processor.nativize_results( [ result ] ) )
     assert invocation.identifier not in native
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize( 'count', ( 1, 2 ) )
+async def test_240_engine_marks_synthesized_ids( count ):
+    ''' Results of the engine itself (not only of a processor) know that
+        the id of their invocation was synthesized, alone and in batches,
+        so that Gemini does not send a made-up id back.
+    '''
+    processor = produce_processor( 'gemini' )
+    message = { 'candidates': [ { 'content': { 'parts': [
+        { 'functionCall': { 'name': 'echo', 'args': { 'text': str( i ) } } }
+        for i in range( count ) ] } } ] }
+    invocations = processor.normalize_invocations( message )
+    assert all( item.identifier_synthesized for item in invocations )
+    async with _ensemble( ) as ensemble:
+        results = await invocables.execute_invocations(
+            invocations, [ ensemble ] )
+    assert all( result.invocation_id_synthesized for result in results )
+    native = str( processor.nativize_results( results ) )
+    assert all( item.identifier not in native for item in invocations )
