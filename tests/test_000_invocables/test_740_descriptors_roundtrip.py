@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hypothesis import given, settings, strategies
+from hypothesis import example, given, settings, strategies
 
 import invocables
 from invocables import descriptors
@@ -288,6 +288,7 @@ _texts = strategies.text(
             allow_nan = False, allow_infinity = False ),
         max_size = 3 ),
 )
+@example( description = '\r\n', properties = { 'a': 'x\ry' }, numbers = [ ] )
 def test_300_any_text_round_trips( description, properties, numbers ):
     ''' Any descriptions and schema values survive writing and loading. '''
     schema = {

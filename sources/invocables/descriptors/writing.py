@@ -283,8 +283,25 @@ def _render(
     ensemble: _ensembles.Ensemble, document: dict[ str, __.typx.Any ]
 ) -> str:
     import tomli_w
+    # tomli-w writes a carriage return inside a multi-line string as is,
+    # which TOML readers turn into a plain newline: escape such texts.
     return _HEADER.format( name = ensemble.name ) + tomli_w.dumps(
-        document, multiline_strings = True )
+        document, multiline_strings = not _is_carrying_return( document ) )
+
+
+def _is_carrying_return( value: object ) -> bool:
+    ''' Whether any text within value holds a carriage return. '''
+    if isinstance( value, str ): return '\r' in value
+    if isinstance( value, dict ):
+        items = __.typx.cast( dict[ object, object ], value )
+        return any(
+            _is_carrying_return( key ) or _is_carrying_return( item )
+            for key, item in items.items( ) )
+    if isinstance( value, ( list, tuple ) ):
+        return any(
+            _is_carrying_return( item )
+            for item in __.typx.cast( __.cabc.Sequence[ object ], value ) )
+    return False
 
 
 def _render_checked(
