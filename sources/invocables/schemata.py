@@ -216,7 +216,6 @@ def validate_schema( name: str, schema: object ) -> __.Schema:
         Raises :py:class:`invocables.exceptions.SchemaInvalidity`, naming the
         tool, otherwise.
     '''
-    from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
     if not isinstance( schema, __.cabc.Mapping ):
         raise _exceptions.SchemaInvalidity(
@@ -226,7 +225,12 @@ def validate_schema( name: str, schema: object ) -> __.Schema:
     if genus != 'object':
         raise _exceptions.SchemaInvalidity(
             name, f"tool arguments must be an object, not {genus!r}." )
-    try: Draft202012Validator.check_schema( thaw_json( schema_ ) )
+    try:
+        # Most schemas (all which pydantic generates) use only keywords
+        # whose meta-schema rules are simple: checked here in microseconds.
+        # Whatever this check is not sure of, the meta-schema decides.
+        if not _is_schema_surely_valid( schema_ ):
+            _access_metavalidator( ).check( thaw_json( schema_ ) )
     except SchemaError as exception:
         raise _exceptions.SchemaInvalidity(
             name, exception.message ) from exception
@@ -330,6 +334,118 @@ def _produce_plan( schema: __.Schema ) -> _Plan | None:
         checks = checks,
         required = __.typx.cast( tuple[ str, ... ], names ),
         closed = not additional )
+
+
+_METAKEYWORDS_ANY = frozenset( ( 'const', 'default' ) )
+_METAKEYWORDS_ARRAY = frozenset( ( 'enum', 'examples' ) )
+_METAKEYWORDS_BOOLEAN = frozenset( (
+    'deprecated', 'readOnly', 'uniqueItems', 'writeOnly' ) )
+_METAKEYWORDS_COUNT = frozenset( (
+    'maxItems', 'maxLength', 'maxProperties', 'minItems', 'minLength',
+    'minProperties' ) )
+_METAKEYWORDS_NUMBER = frozenset( (
+    'exclusiveMaximum', 'exclusiveMinimum', 'maximum', 'minimum' ) )
+_METAKEYWORDS_SCHEMA = frozenset( (
+    'additionalProperties', 'items', 'not' ) )
+_METAKEYWORDS_SCHEMAS = frozenset( ( 'allOf', 'anyOf', 'oneOf' ) )
+_METAKEYWORDS_SCHEMATA = frozenset( ( '$defs', 'properties' ) )
+_METAKEYWORDS_TEXT = frozenset( (
+    '$comment', 'description', 'format', 'title' ) )
+_REFERENCE_LOCAL = __.re.compile( r'^#(?:/[A-Za-z0-9_.~$%-]+)*$' )
+_TYPE_NAMES = frozenset( _TYPE_CHECKS )
+
+
+def _is_schema_surely_valid( schema: object ) -> bool:
+    ''' Returns True if schema is surely valid against the meta-schema.
+
+        False means "not sure": only keywords whose Draft 2020-12 rules are
+        simple shapes are judged here (exact types; no formats but local
+        references); anything else is for the meta-schema to decide.
+    '''
+    try: return _is_subschema_surely_valid( schema )
+    except RecursionError: return False
+
+
+def _is_subschema_surely_valid( # noqa: C901,PLR0911,PLR0912,PLR0915
+    schema: object
+) -> bool:
+    if type( schema ) is bool: return True
+    if not isinstance( schema, __.cabc.Mapping ): return False
+    schema_ = __.typx.cast( __.cabc.Mapping[ str, object ], schema )
+    for keyword, value in schema_.items( ):
+        if keyword in _METAKEYWORDS_TEXT:
+            if type( value ) is not str: return False
+        elif keyword in _METAKEYWORDS_SCHEMATA:
+            if not isinstance( value, __.cabc.Mapping ): return False
+            for subschema in __.typx.cast(
+                __.cabc.Mapping[ str, object ], value
+            ).values( ):
+                if not _is_subschema_surely_valid( subschema ): return False
+        elif keyword == 'type':
+            if not _is_type_surely_valid( value ): return False
+        elif keyword == 'required':
+            if not _is_names_surely_valid( value ): return False
+        elif keyword in _METAKEYWORDS_SCHEMA:
+            if not _is_subschema_surely_valid( value ): return False
+        elif keyword in _METAKEYWORDS_SCHEMAS:
+            if type( value ) not in ( list, tuple ) or not value: return False
+            for subschema in __.typx.cast( __.cabc.Sequence[ object ], value ):
+                if not _is_subschema_surely_valid( subschema ): return False
+        elif keyword in _METAKEYWORDS_ANY: continue
+        elif keyword in _METAKEYWORDS_ARRAY:
+            if type( value ) not in ( list, tuple ): return False
+        elif keyword in _METAKEYWORDS_COUNT:
+            if type( value ) is not int or value < 0: return False
+        elif keyword in _METAKEYWORDS_NUMBER:
+            if type( value ) not in ( int, float ): return False
+        elif keyword in _METAKEYWORDS_BOOLEAN:
+            if type( value ) is not bool: return False
+        elif keyword == '$ref':
+            if type( value ) is not str: return False
+            if _REFERENCE_LOCAL.match( value ) is None: return False
+        else: return False
+    return True
+
+
+def _is_names_surely_valid( value: object ) -> bool:
+    if type( value ) not in ( list, tuple ): return False
+    names = __.typx.cast( __.cabc.Sequence[ object ], value )
+    if not all( type( name ) is str for name in names ): return False
+    return len( set( names ) ) == len( names )
+
+
+def _is_type_surely_valid( value: object ) -> bool:
+    if type( value ) is str: return value in _TYPE_NAMES
+    if type( value ) not in ( list, tuple ) or not value: return False
+    names = __.typx.cast( __.cabc.Sequence[ object ], value )
+    if not all(
+        type( name ) is str and name in _TYPE_NAMES for name in names
+    ): return False
+    return len( set( names ) ) == len( names )
+
+
+class _Metavalidator:
+    ''' Draft 2020-12 meta-schema validator, made once and shared. '''
+
+    def __init__( self ) -> None:
+        from jsonschema import Draft202012Validator
+        from jsonschema.validators import validator_for
+        metaschema = Draft202012Validator.META_SCHEMA
+        genus: __.typx.Any = validator_for(
+            metaschema, default = Draft202012Validator )
+        self._validator: __.typx.Any = genus(
+            metaschema, format_checker = genus.FORMAT_CHECKER )
+
+    def check( self, schema: object ) -> None:
+        ''' Raises ``SchemaError`` if schema not valid, as jsonschema does. '''
+        from jsonschema.exceptions import SchemaError
+        for error in self._validator.iter_errors( schema ):
+            raise SchemaError.create_from( error )
+
+
+@__.funct.cache
+def _access_metavalidator( ) -> _Metavalidator:
+    return _Metavalidator( )
 
 
 @__.funct.cache
