@@ -52,11 +52,12 @@ _deadline: _contextvars.ContextVar[ float | None ] = _contextvars.ContextVar(
     'invocables.schemata.deadline', default = None )
 
 
-class Validator( __.immut.Object ):
+class Validator( __.immut.Object, instances_mutables = ( '_validator', ) ):
     ''' Compiled validator of arguments against one JSON Schema.
 
-        Compiled once, when the invoker is produced, and reused for every
-        invocation.
+        Its fast plan is made when the invoker is produced; the general
+        (jsonschema) validator is compiled when first needed, then reused
+        for every invocation.
     '''
 
     name: str
@@ -66,8 +67,7 @@ class Validator( __.immut.Object ):
         self.name = name
         self.schema = schema
         # jsonschema's validator methods are only partly typed.
-        self._validator: __.typx.Any = _access_validator_class( )(
-            thaw_json( schema ) )
+        self._validator: __.typx.Any = None
         self._plan = _produce_plan( schema )
 
     def validate_arguments( self, arguments: object ) -> __.Arguments:
@@ -85,9 +85,10 @@ class Validator( __.immut.Object ):
         plan = self._plan
         if plan is not None and plan.is_certainly_valid( arguments_ ):
             return arguments_
+        validator = self._access_validator( )
         token = _deadline.set( __.time.monotonic( ) + PATTERNS_TIMEOUT )
         try:
-            if self._validator.is_valid( arguments_ ): return arguments_
+            if validator.is_valid( arguments_ ): return arguments_
             reason = self._describe_errors( arguments_ )
         except _exceptions.PatternInterruption as exception:
             reason = (
@@ -98,10 +99,18 @@ class Validator( __.immut.Object ):
         finally: _deadline.reset( token )
         raise _exceptions.ArgumentsInvalidity( self.name, reason )
 
+    def _access_validator( self ) -> __.typx.Any:
+        validator = self._validator
+        if validator is None:
+            validator = self._validator = _access_validator_class( )(
+                thaw_json( self.schema ) )
+        return validator
+
     def _describe_errors( self, arguments: object ) -> str:
         from jsonschema.exceptions import relevance
         errors = sorted(
-            self._validator.iter_errors( arguments ), key = relevance )
+            self._access_validator( ).iter_errors( arguments ),
+            key = relevance )
         lines: list[ str ] = [ ]
         for error in errors[ : _ERRORS_MAXIMUM ]:
             path = '.'.join( str( part ) for part in error.absolute_path )
