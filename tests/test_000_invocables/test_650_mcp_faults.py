@@ -172,7 +172,10 @@ async def test_300_killed_mid_call( ):
         message = str( caught.value )
         assert "'victim'" in message
         assert 'SIGKILL' in message
-        assert not mcp_support.wait_until_dead( { pid, grandchild } )
+        # In a thread: the event loop must run for the runner to end the
+        # process group of the dead server.
+        assert not await asyncio.to_thread(
+            mcp_support.wait_until_dead, { pid, grandchild } )
         content = await _call( ensemble, 'echo', { 'message': 'again' } )
         assert content[ 0 ].text == 'again'
         assert await _access_pid( ensemble ) != pid
