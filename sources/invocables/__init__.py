@@ -17,7 +17,9 @@ from . import exceptions as exceptions
 from . import execution as execution
 from . import invokers as invokers
 from . import naming as naming
+from . import policies as policies
 from . import schemata as schemata
+from . import telemetry as telemetry
 
 from .canisters import (
     AudioContent as AudioContent,
@@ -36,12 +38,17 @@ from .canisters import (
 from .deduplicators import (
     Deduplicator as Deduplicator,
     ExactDeduplicator as ExactDeduplicator,
+    ResultCache as ResultCache,
+    SemanticDeduplicator as SemanticDeduplicator,
+    TimeWindowDeduplicator as TimeWindowDeduplicator,
 )
 from .ensembles import (
     Ensemble as Ensemble,
     EnsembleConfiguration as EnsembleConfiguration,
+    EnsemblesPreparation as EnsemblesPreparation,
     LocalEnsemble as LocalEnsemble,
     connect_ensembles as connect_ensembles,
+    execute_invoker as execute_invoker,
     produce_ensemble as produce_ensemble,
 )
 from .execution import (
@@ -71,6 +78,7 @@ if __.typx.TYPE_CHECKING:
     from . import dialects as dialects
     from . import mcp as mcp
     from . import processors as processors
+    from . import serving as serving
     from .descriptors import prepare_ensembles as prepare_ensembles
     from .processors import produce_processor as produce_processor
 
@@ -81,7 +89,7 @@ __version__ = '1.0a0'
 
 _lazy_modules = frozenset( (
     'builtins', 'conversations', 'descriptors', 'dialects', 'mcp',
-    'processors' ) )
+    'processors', 'serving' ) )
 _lazy_names: __.cabc.Mapping[ str, str ] = __.types.MappingProxyType( {
     'prepare_ensembles': 'descriptors', 'produce_processor': 'processors' } )
 

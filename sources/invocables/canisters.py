@@ -8,6 +8,8 @@
 '''
 
 
+from datetime import datetime as _datetime
+from datetime import timezone as _timezone
 from itertools import islice as _islice
 
 from . import __
@@ -138,27 +140,58 @@ class InvocationCanister:
     identifier: str
     name: str
     arguments: __.Arguments
-    timestamp: float = __.dcls.field( default_factory = __.time.time )
+    timestamp: _datetime = __.dcls.field(
+        default_factory = lambda: _datetime.now( _timezone.utc ) )
     invalidity: __.Absential[ str ] = __.absent
     identifier_synthesized: bool = False
 
 
-@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+@__.dcls.dataclass(
+    frozen = True, slots = True, kw_only = True, init = False )
 class ResultCanister:
     ''' Normalized tool result, one per invocation.
 
-        ``error`` is absent when the invocation succeeded. ``name`` is the
-        provider-facing name of the invoked tool (some providers need it).
+        ``content`` is a tuple of content canisters; one content canister,
+        or a list of them, is taken as well (as the design documents write
+        ``content = TextContent( ... )``). ``error`` is absent when the
+        invocation succeeded. ``timestamp`` is a timezone-aware datetime,
+        now unless given. ``name`` is the provider-facing name of the
+        invoked tool (some providers need it).
         ``invocation_id_synthesized`` is the invocation's
         ``identifier_synthesized``.
     '''
 
     invocation_id: str
-    content: ContentSequence = ( )
-    error: __.Absential[ Fault ] = __.absent
-    timestamp: float = __.dcls.field( default_factory = __.time.time )
-    name: str = ''
-    invocation_id_synthesized: bool = False
+    content: ContentSequence
+    error: __.Absential[ Fault ]
+    timestamp: _datetime
+    name: str
+    invocation_id_synthesized: bool
+
+    def __init__(
+        self, *,
+        invocation_id: str,
+        content: ContentSequence | Content | __.cabc.Sequence[ Content ] = (
+            ),
+        error: __.Absential[ Fault ] = __.absent,
+        timestamp: __.Absential[ _datetime ] = __.absent,
+        name: str = '',
+        invocation_id_synthesized: bool = False,
+    ):
+        setter = object.__setattr__
+        setter( self, 'invocation_id', invocation_id )
+        if type( content ) is not tuple:
+            content = (
+                ( content, ) if is_content( content )
+                else tuple( __.typx.cast(
+                    __.cabc.Sequence[ Content ], content ) ) )
+        setter( self, 'content', content )
+        setter( self, 'error', error )
+        setter( self, 'timestamp', (
+            _datetime.now( _timezone.utc )
+            if __.is_absent( timestamp ) else timestamp ) )
+        setter( self, 'name', name )
+        setter( self, 'invocation_id_synthesized', invocation_id_synthesized )
 
     def as_text( self ) -> str:
         ''' Returns text rendering of result, for text-only providers. '''

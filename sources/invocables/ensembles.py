@@ -8,6 +8,8 @@
 '''
 
 
+from abc import ABCMeta as _ABCMeta
+
 from . import __
 from . import canisters as _canisters
 from . import deadlines as _deadlines
@@ -18,8 +20,9 @@ from . import schemata as _schemata
 
 _ARGUMENTS_EMPTY: __.Arguments = __.types.MappingProxyType( { } )
 _E = __.typx.TypeVar( '_E', bound = 'Ensemble' )
-_INVOKER_MEMBERS = (
-    'name', 'argschema', 'validate_arguments', 'with_ensemble' )
+_INVOKER_MEMBERS = ( 'name', 'validate_arguments', 'with_ensemble' )
+_INVOKER_MEMBERS_DOCUMENTED = ( 'name', 'invocable', 'arguments_schema' )
+_T = __.typx.TypeVar( '_T' )
 _name_ensemble = __.re.compile( r'^[a-zA-Z0-9_-]{1,64}$' )
 _scribe = __.produce_scribe( __name__ )
 
@@ -27,8 +30,11 @@ _scribe = __.produce_scribe( __name__ )
 class EnsembleConfiguration( __.immut.DataclassObject ):
     ''' Configuration shared by invokers of an ensemble.
 
-        Checked when made: a ``timeout`` which is not a positive number of
-        seconds (or ``None``) raises
+        Read as attributes (``configuration.timeout``) or as a read-only
+        mapping of the keys which are set (``configuration[ 'timeout' ]``),
+        as the design documents do. Checked when made: a ``timeout`` which
+        is not a positive number of seconds (or ``None``), or a
+        ``max_retries`` which is not a whole number from 0, raises
         :py:class:`invocables.exceptions.ConfigurationInvalidity`.
     '''
 
@@ -38,16 +44,57 @@ class EnsembleConfiguration( __.immut.DataclassObject ):
             ''' Seconds before an invocation is cancelled, for invokers
                 without their own timeout; ``None`` for no limit. ''' ),
     ] = __.absent
+    max_retries: __.typx.Annotated[
+        __.Absential[ int ],
+        __.ddoc.Doc(
+            ''' Retries of a call which failed for a transient reason
+                (timeout, lost connection, a tool's transience), for
+                invokers without their own. ''' ),
+    ] = __.absent
     description: str = ''
 
     def __post_init__( self ) -> None:
         _invokers.validate_timeout(
             self.timeout, "ensemble configuration key 'timeout'" )
+        _invokers.validate_retries(
+            self.max_retries, "ensemble configuration key 'max_retries'" )
         if not isinstance( self.description, str ):
             raise _exceptions.ConfigurationInvalidity(
                 "ensemble configuration key 'description'",
                 "expected a string, got {kind}.".format(
                     kind = type( self.description ).__name__ ) )
+
+    def __contains__( self, key: object ) -> bool:
+        return key in self.keys( )
+
+    def __getitem__( self, key: str ) -> __.typx.Any:
+        if key not in self.keys( ): raise KeyError( key )
+        return getattr( self, key )
+
+    def __iter__( self ) -> __.cabc.Iterator[ str ]:
+        return iter( self.keys( ) )
+
+    def __len__( self ) -> int:
+        return len( self.keys( ) )
+
+    def get( self, key: str, default: __.typx.Any = None ) -> __.typx.Any:
+        ''' Returns value of key if set, else default. '''
+        return self[ key ] if key in self.keys( ) else default
+
+    def items( self ) -> tuple[ tuple[ str, __.typx.Any ], ... ]:
+        ''' Returns keys which are set, with their values. '''
+        return tuple( ( key, getattr( self, key ) ) for key in self.keys( ) )
+
+    def keys( self ) -> tuple[ str, ... ]:
+        ''' Returns keys which are set, in declaration order. '''
+        return tuple(
+            field.name for field in __.dcls.fields( self )
+            if not field.name.startswith( '_' )
+            and not __.is_absent( getattr( self, field.name ) ) )
+
+    def values( self ) -> tuple[ __.typx.Any, ... ]:
+        ''' Returns values of keys which are set. '''
+        return tuple( getattr( self, key ) for key in self.keys( ) )
 
     @classmethod
     def from_mapping(
@@ -70,10 +117,20 @@ class EnsembleConfiguration( __.immut.DataclassObject ):
                 "{known}.".format(
                     key = key, suggestion = _suggest( str( key ), known ),
                     known = ', '.join( known ) ) )
+        # A dict: frigid mappings take 'get( key, absent )' as no default.
+        entries = dict( mapping )
         _invokers.validate_timeout(
-            mapping.get( 'timeout', __.absent ),
+            entries.get( 'timeout', __.absent ),
             f"ensemble {name!r} key 'timeout'" )
+        _invokers.validate_retries(
+            entries.get( 'max_retries', __.absent ),
+            f"ensemble {name!r} key 'max_retries'" )
         return cls( ** mapping )
+
+
+# Registered, not derived: frigid's metaclass and ABCMeta conflict.
+__.typx.cast( _ABCMeta, __.cabc.Mapping ).register(
+    EnsembleConfiguration )
 
 
 class Ensemble( __.typx.Protocol ):
@@ -85,8 +142,18 @@ class Ensemble( __.typx.Protocol ):
         raise NotImplementedError  # pragma: no cover
 
     @property
+    def invokers( self ) -> __.cabc.Mapping[ str, _invokers.Invoker ]:
+        ''' Name-to-invoker mapping, read-only, in stable order. '''
+        raise NotImplementedError  # pragma: no cover
+
+    @property
     def configuration( self ) -> EnsembleConfiguration:
-        ''' Configuration shared by invokers of ensemble. '''
+        ''' Configuration shared by invokers of ensemble (a mapping). '''
+        raise NotImplementedError  # pragma: no cover
+
+    @property
+    def connection( self ) -> __.Absential[ __.typx.Any ]:
+        ''' Connection, such as the MCP client session; absent if none. '''
         raise NotImplementedError  # pragma: no cover
 
     def access_invoker( self, name: str ) -> _invokers.Invoker:
@@ -143,6 +210,17 @@ class EnsembleBase( __.immut.Object ):
 
     name: str
     configuration: EnsembleConfiguration
+
+    @property
+    def connection( self ) -> __.Absential[ __.typx.Any ]:
+        ''' Connection of ensemble; absent for local ensembles. '''
+        return __.absent
+
+    @property
+    def invokers( self ) -> __.cabc.Mapping[ str, _invokers.Invoker ]:
+        ''' Name-to-invoker mapping, read-only, in stable order. '''
+        return __.types.MappingProxyType( {
+            invoker.name: invoker for invoker in self.survey_invokers( ) } )
 
     def access_invoker( self, name: str ) -> _invokers.Invoker:
         ''' Returns invoker by name. Raises absence error if unknown. '''
@@ -241,29 +319,46 @@ class LocalEnsemble(
 
         Takes any name, as the naming layer makes every name safe for
         providers; :py:func:`produce_ensemble` holds Python-side names
-        to the rule of TOML descriptors.
+        to the rule of TOML descriptors. Invokers come as a sequence or,
+        as the design documents write it, as a mapping of names to
+        invokers; configuration as :py:class:`EnsembleConfiguration` or as
+        a mapping of its keys. A connection, if given, is kept and, if it
+        has them, its ``connect`` and ``disconnect`` coroutine methods are
+        awaited with those of the ensemble.
     '''
 
     def __init__(
         self,
         name: str,
-        invokers: __.cabc.Iterable[ _invokers.Invoker ],
-        configuration: EnsembleConfiguration,
+        invokers: __.typx.Annotated[
+            __.cabc.Iterable[ _invokers.Invoker ]
+            | __.cabc.Mapping[ str, _invokers.Invoker ],
+            __.ddoc.Doc( ''' Invokers, or mapping of names to them. ''' ),
+        ],
+        configuration: __.typx.Annotated[
+            __.Absential[
+                EnsembleConfiguration | __.cabc.Mapping[ str, __.typx.Any ] ],
+            __.ddoc.Doc( ''' Shared configuration, such as timeout. ''' ),
+        ] = __.absent,
+        connection: __.typx.Annotated[
+            __.Absential[ __.typx.Any ],
+            __.ddoc.Doc( ''' Resource of ensemble, if any. ''' ),
+        ] = __.absent,
     ):
         if not isinstance( name, str ):
             raise _exceptions.ConfigurationInvalidity(
                 f"ensemble name {name!r}", "expected a string." )
         self.name = name
-        self.configuration = configuration
-        bound = tuple( invoker.with_ensemble( name ) for invoker in invokers )
+        self.configuration = _produce_configuration( name, configuration )
+        self._connection = connection
         invokers_by_name: dict[ str, _invokers.Invoker ] = { }
-        for invoker in bound:
+        for invoker in _survey_members( name, invokers ):
             if invoker.name in invokers_by_name:
                 raise _exceptions.EnsemblesInvalidity(
                     f"ensemble {name!r} has two tools named "
                     f"{invoker.name!r}; rename one of them." )
-            invokers_by_name[ invoker.name ] = invoker
-        self._invokers = bound
+            invokers_by_name[ invoker.name ] = invoker.with_ensemble( self )
+        self._invokers = tuple( invokers_by_name.values( ) )
         self._invokers_by_name = __.types.MappingProxyType( invokers_by_name )
         self._connected = False
 
@@ -271,6 +366,16 @@ class LocalEnsemble(
         return "{cls}( name = {name!r}, invokers = {count} )".format(
             cls = type( self ).__name__, name = self.name,
             count = len( self._invokers ) )
+
+    @property
+    def connection( self ) -> __.Absential[ __.typx.Any ]:
+        ''' Connection given to ensemble; absent if none. '''
+        return self._connection
+
+    @property
+    def invokers( self ) -> __.cabc.Mapping[ str, _invokers.Invoker ]:
+        ''' Name-to-invoker mapping, read-only, in order given. '''
+        return self._invokers_by_name
 
     def access_invoker( self, name: str ) -> _invokers.Invoker:
         ''' Returns invoker by name. Raises absence error if unknown. '''
@@ -288,12 +393,71 @@ class LocalEnsemble(
         return self._invokers
 
     async def connect( self ) -> None:
-        ''' Connects ensemble. Local ensembles need no resources. '''
+        ''' Connects ensemble, and its connection if it has one. '''
+        await _call_connection( self._connection, 'connect' )
         self._connected = True
 
     async def disconnect( self ) -> None:
-        ''' Disconnects ensemble. '''
+        ''' Disconnects ensemble, and its connection if it has one. '''
         self._connected = False
+        await _call_connection( self._connection, 'disconnect' )
+
+
+class EnsemblesPreparation( __.immut.Object ):
+    ''' Ensembles being prepared: awaitable, or an async context manager.
+
+        ``ensembles = await preparation`` gives the ensembles, connected
+        unless asked otherwise; the caller disconnects them.
+        ``async with preparation as ensembles:`` connects them for the body
+        and disconnects them all after it, also after an error or a
+        cancellation (as :py:func:`connect_ensembles` does).
+    '''
+
+    def __init__(
+        self,
+        producer: __.cabc.Callable[
+            [ ], __.cabc.Awaitable[ tuple[ Ensemble, ... ] ] ],
+        *,
+        connect: bool = True,
+    ):
+        self.producer = producer
+        self.connect = connect
+        self._manager: __.cabc.MutableSequence[
+            __.typx.Any ] = [ ] # the context manager, once entered
+
+    def __await__(
+        self
+    ) -> __.cabc.Generator[ __.typx.Any, None, tuple[ Ensemble, ... ] ]:
+        return self._prepare( ).__await__( )
+
+    async def __aenter__( self ) -> tuple[ Ensemble, ... ]:
+        ensembles = await self.producer( )
+        manager = connect_ensembles( ensembles )
+        connected = await manager.__aenter__( )
+        self._manager.append( manager )
+        return connected
+
+    async def __aexit__(
+        self,
+        kind: type[ BaseException ] | None,
+        exception: BaseException | None,
+        traceback: __.types.TracebackType | None,
+    ) -> bool | None:
+        manager = self._manager.pop( )
+        return await manager.__aexit__( kind, exception, traceback )
+
+    async def _prepare( self ) -> tuple[ Ensemble, ... ]:
+        ensembles = await self.producer( )
+        if not self.connect: return ensembles
+        attempted: list[ Ensemble ] = [ ]
+        try:
+            for ensemble in ensembles:
+                attempted.append( ensemble )
+                await ensemble.connect( )
+        except BaseException:
+            await _disconnect_ensembles( attempted, strict = False )
+            raise
+        return ensembles
 
 
 @__.ctxl.asynccontextmanager
@@ -330,6 +494,50 @@ async def connect_ensembles(
     await _disconnect_ensembles( ensembles_, strict = True )
 
 
+async def execute_invoker(
+    invoker: __.typx.Annotated[
+        _invokers.Invoker,
+        __.ddoc.Doc( ''' Invoker to run, grouped in an ensemble or not. ''' ),
+    ],
+    arguments: __.typx.Annotated[
+        __.Arguments,
+        __.ddoc.Doc( ''' Arguments, any mapping (a frigid one too). ''' ),
+    ],
+    context: __.typx.Annotated[
+        __.Absential[ _invokers.Context ],
+        __.ddoc.Doc( ''' Context whose auxdata and namespace the call
+            receives. Default: empty ones. ''' ),
+    ] = __.absent,
+) -> _canisters.ResultCanister:
+    ''' Executes invoker with the engine's error handling; returns result.
+
+        The design documents' ``execute_invoker`` (000, Example 3): invalid
+        arguments and timeouts become error results (``result.error``); a
+        tool which raises anything else raises
+        :py:class:`invocables.exceptions.InvocationExecutionFailure`
+        (``ToolExecutionFailure``), chained to the cause. Timeouts and
+        retries are those of the invoker and its ensemble.
+    '''
+    from . import execution as _execution
+    # Alone in an ensemble with the configuration of its parent: the
+    # parent may not hold it (as in the documents' Example 1).
+    parent = invoker.ensemble
+    ensemble = (
+        LocalEnsemble( invoker.name, [ invoker ] ) if __.is_absent( parent )
+        else LocalEnsemble(
+            parent.name, [ invoker ], parent.configuration ) )
+    invocation = _canisters.InvocationCanister(
+        identifier = 'call', name = invoker.name, arguments = arguments )
+    if __.is_absent( context ):
+        results = await _execution.execute_invocations(
+            [ invocation ], [ ensemble ] )
+    else:
+        results = await _execution.execute_invocations(
+            [ invocation ], [ ensemble ],
+            auxdata = context.auxdata, namespace = context.namespace )
+    return results[ 0 ]
+
+
 def produce_ensemble(
     name: __.typx.Annotated[
         str,
@@ -339,9 +547,11 @@ def produce_ensemble(
     ],
     invokers: __.typx.Annotated[
         __.cabc.Iterable[
-            _invokers.Invoker | __.cabc.Callable[ ..., __.typx.Any ] ],
+            _invokers.Invoker | __.cabc.Callable[ ..., __.typx.Any ] ]
+        | __.cabc.Mapping[ str, _invokers.Invoker ],
         __.ddoc.Doc(
-            ''' Invokers, or typed functions to make invokers of. ''' ),
+            ''' Invokers, or typed functions to make invokers of; or a
+                mapping of tool names to invokers. ''' ),
     ],
     configuration: __.typx.Annotated[
         __.Absential[
@@ -357,11 +567,10 @@ def produce_ensemble(
         name or configuration which is not valid.
     '''
     validate_ensemble_name( name )
-    if __.is_absent( configuration ):
-        configuration = EnsembleConfiguration( )
-    elif not isinstance( configuration, EnsembleConfiguration ):
-        configuration = EnsembleConfiguration.from_mapping(
-            name, configuration )
+    if isinstance( invokers, __.cabc.Mapping ):
+        mapping = __.typx.cast(
+            __.cabc.Mapping[ str, _invokers.Invoker ], invokers )
+        return LocalEnsemble( name, mapping, configuration )
     return LocalEnsemble(
         name, tuple( _produce_member( item ) for item in invokers ),
         configuration )
@@ -404,8 +613,42 @@ async def _disconnect_ensemble( ensemble: Ensemble ) -> Exception | None:
     return None
 
 
+async def _call_connection(
+    connection: __.Absential[ __.typx.Any ], name: str
+) -> None:
+    ''' Awaits coroutine method of connection by name, if it has one. '''
+    if __.is_absent( connection ) or connection is None: return
+    method = getattr( connection, name, None )
+    if method is None or not callable( method ): return
+    result = method( )
+    if __.inspect.isawaitable( result ): await result
+
+
 def _is_invoker( value: object ) -> bool:
-    return all( hasattr( value, name ) for name in _INVOKER_MEMBERS )
+    return all( hasattr( value, name ) for name in _INVOKER_MEMBERS ) and (
+        hasattr( value, 'arguments_schema' ) or hasattr( value, 'argschema' ) )
+
+
+def _is_invoker_documented( value: object ) -> bool:
+    ''' Returns whether value has the members of the documents' invoker. '''
+    return all(
+        hasattr( value, name ) for name in _INVOKER_MEMBERS_DOCUMENTED )
+
+
+def _produce_invoker_documented( value: __.typx.Any ) -> _invokers.Invoker:
+    ''' Returns invoker of object written after the documents' protocol.
+
+        Such an object has a name, an invocable and an argument schema
+        (perhaps a description and a deduplicator), and none of the
+        library's further members; its invocable is what runs.
+    '''
+    deduplicator = getattr( value, 'deduplicator', None )
+    description = getattr( value, 'description', '' )
+    return _invokers.FunctionInvoker(
+        name = value.name, invocable = value.invocable,
+        arguments_schema = value.arguments_schema,
+        description = description if isinstance( description, str ) else '',
+        deduplicator = __.absent if deduplicator is None else deduplicator )
 
 
 def _produce_member( item: object ) -> _invokers.Invoker:
@@ -413,9 +656,48 @@ def _produce_member( item: object ) -> _invokers.Invoker:
     if _is_invoker( item ):
         # Members checked above; protocols have no complete runtime check.
         return __.typx.cast( _invokers.Invoker, item )
+    if _is_invoker_documented( item ):
+        return _produce_invoker_documented( item )
     if callable( item ): return _invokers.produce_invoker( item )
     raise _exceptions.InvokerInvalidity(
         repr( item ), "an ensemble takes invokers or callables only." )
+
+
+def _produce_configuration(
+    name: str,
+    configuration: __.Absential[
+        EnsembleConfiguration | __.cabc.Mapping[ str, __.typx.Any ] ],
+) -> EnsembleConfiguration:
+    ''' Returns configuration, made from mapping if needed. '''
+    if __.is_absent( configuration ): return EnsembleConfiguration( )
+    if isinstance( configuration, EnsembleConfiguration ):
+        return configuration
+    if not isinstance( configuration, __.cabc.Mapping ):
+        raise _exceptions.ConfigurationInvalidity(
+            f"ensemble {name!r} configuration",
+            "expected a mapping, got {kind}.".format(
+                kind = type( configuration ).__name__ ) )
+    return EnsembleConfiguration.from_mapping( name, configuration )
+
+
+def _survey_members(
+    name: str,
+    invokers: __.cabc.Iterable[ _invokers.Invoker ]
+    | __.cabc.Mapping[ str, _invokers.Invoker ],
+) -> tuple[ _invokers.Invoker, ... ]:
+    ''' Returns invokers; those of a mapping must be under their names. '''
+    if not isinstance( invokers, __.cabc.Mapping ):
+        return tuple( _produce_member( item ) for item in invokers )
+    mapping = __.typx.cast( __.cabc.Mapping[ str, object ], invokers )
+    members: list[ _invokers.Invoker ] = [ ]
+    for key, item in mapping.items( ):
+        invoker = _produce_member( item )
+        members.append( invoker )
+        if key == invoker.name: continue
+        raise _exceptions.EnsemblesInvalidity(
+            f"ensemble {name!r} holds tool {invoker.name!r} under the key "
+            f"{key!r}; use the tool's name as its key." )
+    return tuple( members )
 
 
 def _suggest( name: str, candidates: __.cabc.Iterable[ str ] ) -> str:

@@ -185,6 +185,16 @@ class InvocationRefusal( Omnierror, RuntimeError ):
         super( ).__init__( message )
 
 
+class InvocationTransience( InvocationRefusal ):
+    ''' Raised by a tool for a failure which may pass if tried again.
+
+        The call is retried, with backoff and jitter, up to the
+        ``max_retries`` of its invoker, ensemble or execution; if every try
+        fails, the message reaches the model as an error result, as for
+        :py:class:`InvocationRefusal`.
+    '''
+
+
 class InvocationTruncation( InvocationInterruption ):
     ''' Tool calls of a whole response were cut off by its stop reason.
 
@@ -251,6 +261,18 @@ class PatternInvalidity( Omnierror, ValueError ):
             "expression." )
 
 
+class PromptAbsence( Omnierror, LookupError ):
+    ''' MCP server offers no prompt by requested name, or refused it. '''
+
+    def __init__( self, ensemble: str, name: str, reason: str ):
+        self.ensemble = ensemble
+        self.name = name
+        self.reason = reason
+        super( ).__init__(
+            f"MCP server {ensemble!r} returned no prompt {name!r}: "
+            f"{reason}" )
+
+
 class ProviderFailure( Omnierror, RuntimeError ):
     ''' Provider returned an error body instead of a response. '''
 
@@ -282,6 +304,18 @@ class ProviderNoSupport( Omnierror, ValueError ):
         self.provider = provider
         self.reason = reason
         super( ).__init__( f"Provider {provider!r} not supported: {reason}" )
+
+
+class ResourceAbsence( Omnierror, LookupError ):
+    ''' MCP server knows no resource at requested URI, or refused it. '''
+
+    def __init__( self, ensemble: str, uri: str, reason: str ):
+        self.ensemble = ensemble
+        self.uri = uri
+        self.reason = reason
+        super( ).__init__(
+            f"MCP server {ensemble!r} returned no resource at {uri!r}: "
+            f"{reason}" )
 
 
 class ResponseInvalidity( Omnierror, ValueError ):
@@ -334,6 +368,18 @@ class SchemaInvalidity( Omnierror, ValueError ):
         super( ).__init__(
             f"Invalid JSON Schema for tool {name!r}: {reason} "
             "Fix the schema so that it is valid JSON Schema Draft 2020-12." )
+
+
+class AuthorizationFailure( ConnectionFailure ):
+    ''' Authorization with an MCP server (OAuth, tokens) failed.
+
+        The message names the server and never holds a token or secret.
+    '''
+
+    def __init__( self, ensemble: str, reason: str ):
+        super( ).__init__( ensemble, reason )
+        self.args = (
+            f"Authorization with MCP server {ensemble!r} failed: {reason}", )
 
 
 class SecretReferenceWarning( Omniexception, UserWarning ):
@@ -394,3 +440,7 @@ class ToolStrictnessWarning( ToolExclusionWarning ):
 
 class UsageInvalidity( Omnierror, ValueError ):
     ''' Command was used wrongly (exit status 2). '''
+
+
+# The design documents' name of the execution failure (000).
+ToolExecutionFailure = InvocationExecutionFailure

@@ -12,11 +12,15 @@
 from . import __
 from . import canisters as _canisters
 from . import deadlines as _deadlines
+from . import deduplicators as _deduplicators
 from . import ensembles as _ensembles
 from . import exceptions as _exceptions
+from . import interception as _interception
 from . import invokers as _invokers
 from . import naming as _naming
+from . import policies as _policies
 from . import schemata as _schemata
+from . import telemetry as _telemetry
 from . import workers as _workers
 
 
@@ -24,20 +28,20 @@ from . import workers as _workers
 # tens of calls at once, not thousands); sync tools are bounded separately by
 # the thread pool in ``workers``.
 CONCURRENCY_DEFAULT = 1024
+RETRY_DELAY_INITIAL = 0.05
+RETRY_DELAY_MAXIMUM = 2.0
 TIMEOUT_DEFAULT = _deadlines.TIMEOUT_DEFAULT
 
-_DEDUPLICATIONS_KEY = 'invocables.deduplications'
 _INFINITY = float( 'inf' )
 _NAMESPACE_GENERA = frozenset( ( dict, type( __.absent ) ) )
 _TIMEOUT_GENERA = frozenset( ( int, float, type( None ) ) )
+_T = __.typx.TypeVar( '_T' )
 _scribe = __.produce_scribe( __name__ )
 
 Alerter: __.typx.TypeAlias = __.cabc.Callable[
     [ _canisters.InvocationCanister, BaseException ], None ]
 Ensembles: __.typx.TypeAlias = (
     __.cabc.Sequence[ _ensembles.Ensemble ] | _naming.Nomenclature )
-_Outcome: __.typx.TypeAlias = tuple[
-    _canisters.ContentSequence, __.Absential[ _canisters.Fault ] ]
 
 
 class Limits( __.immut.DataclassObject ):
@@ -117,6 +121,14 @@ async def execute_invocations( # noqa: PLR0913
             are further bounded by the threads for sync tools
             (:py:func:`invocables.workers.configure_threads`). ''' )
     ] = CONCURRENCY_DEFAULT,
+    max_retries: __.typx.Annotated[
+        int,
+        __.ddoc.Doc( ''' Retries of a call which failed for a transient
+            reason (timeout, lost connection, the tool's
+            :py:class:`invocables.exceptions.InvocationTransience`), for
+            invocations whose invoker and ensemble set none. Invalid
+            arguments are never retried. ''' ),
+    ] = 0,
     failure_policy: __.typx.Annotated[
         FailurePolicies,
         __.ddoc.Doc( ''' Whether a tool which raises fails the execution
@@ -132,6 +144,11 @@ async def execute_invocations( # noqa: PLR0913
         __.ddoc.Doc( ''' Bounds on depth and size of arguments and
             results. ''' ),
     ] = LIMITS_DEFAULT,
+    policy: __.typx.Annotated[
+        __.Absential[ _policies.Policy ],
+        __.ddoc.Doc( ''' Permission policy: which tools run, which are
+            denied, which wait for approval. Default: every tool runs. ''' ),
+    ] = __.absent,
 ) -> tuple[ _canisters.ResultCanister, ... ]:
     ''' Executes invocations; returns one result per invocation, in order.
 
@@ -150,16 +167,21 @@ async def execute_invocations( # noqa: PLR0913
     if not invocations_: return ( )
     timeout_ = TIMEOUT_DEFAULT if __.is_absent( timeout ) else timeout
     _validate_options( concurrency, timeout_, namespace, limits )
+    namespace_: __.Namespace = (
+        { } if __.is_absent( namespace ) else namespace )
     execution = _Execution(
         nomenclature = _naming.access_nomenclature( ensembles ),
         auxdata = auxdata,
-        namespace = { } if __.is_absent( namespace ) else namespace,
+        namespace = namespace_,
         timeout = timeout_,
         semaphore = (
             __.asyncio.Semaphore( concurrency )
             if len( invocations_ ) > concurrency else None ),
         failure_policy = failure_policy,
-        limits = limits )
+        limits = limits,
+        max_retries = __.typx.cast( int, _invokers.validate_retries(
+            max_retries, 'max_retries' ) ),
+        interceptor = _produce_interceptor( policy, namespace_ ) )
     if len( invocations_ ) == 1:
         result = await _execute_alone( execution, invocations_[ 0 ], alerter )
         return ( result, )
@@ -243,6 +265,8 @@ class _Execution:
     semaphore: __.asyncio.Semaphore | None # None: no bound needed
     failure_policy: FailurePolicies
     limits: Limits
+    max_retries: int = 0
+    interceptor: _interception.Interceptor | None = None
 
     async def execute(
         self, invocation: _canisters.InvocationCanister
@@ -270,17 +294,25 @@ class _Execution:
             return _produce_error_result(
                 invocation, _canisters.FaultGenera.Invalidity,
                 str( exception ) )
+        if self.interceptor is not None: # policies, telemetry
+            return await self.interceptor(
+                invocation, designation, arguments, self._proceed )
+        return await self._proceed( invocation, designation, arguments )
+
+    async def _proceed(
+        self,
+        invocation: _canisters.InvocationCanister,
+        designation: _naming.Designation,
+        arguments: __.Arguments,
+    ) -> _canisters.ResultCanister:
+        ''' Runs invocation, deduplicated if its invoker says so. '''
         deduplicator = designation.invoker.deduplicator
         if __.is_absent( deduplicator ):
             return await self._run( invocation, designation, arguments )
-        try:
-            signature = deduplicator.produce_signature(
-                designation.name, arguments )
-            hash( signature )
-        except Exception as exception:
-            return self._handle_exception( invocation, exception )
-        return await self._run_once(
-            invocation, designation, arguments, signature )
+        return await _deduplicators.execute_deduplicated(
+            deduplicator, self.namespace, invocation, designation.name,
+            arguments, lambda: self._run( invocation, designation, arguments ),
+            self._handle_exception )
 
     def _access_designation(
         self, invocation: _canisters.InvocationCanister
@@ -315,8 +347,10 @@ class _Execution:
             deadline = _deadlines.access_deadline( timeout ) )
         with _workers.observe_fates( ) as fates:
             try:
-                content = await _deadlines.await_within(
-                    invoker( context, arguments ), timeout, invoker.name )
+                content = await _attempt_retrying(
+                    lambda context: _deadlines.await_within(
+                        invoker( context, arguments ), timeout, invoker.name ),
+                    context, timeout, designation, self.max_retries )
             except _exceptions.InvocationExpiry:
                 return _produce_error_result(
                     invocation, _canisters.FaultGenera.Timeout,
@@ -372,39 +406,42 @@ class _Execution:
             invocation_id = invocation.identifier, content = content_,
             name = invocation.name )
 
-    async def _run_once(
-        self,
-        invocation: _canisters.InvocationCanister,
-        designation: _naming.Designation,
-        arguments: __.Arguments,
-        signature: __.cabc.Hashable,
-    ) -> _canisters.ResultCanister:
-        ''' Runs invocation unless an identical one ran or is running. '''
-        store: dict[ __.cabc.Hashable, __.asyncio.Future[ _Outcome ] ] = (
-            self.namespace.setdefault( _DEDUPLICATIONS_KEY, { } ) )
-        earlier = store.get( signature )
-        if earlier is not None:
-            content, error = await __.asyncio.shield( earlier )
-            return _canisters.ResultCanister(
-                invocation_id = invocation.identifier, content = content,
-                error = error, name = invocation.name )
-        future: __.asyncio.Future[ _Outcome ] = (
-            __.asyncio.get_running_loop( ).create_future( ) )
-        store[ signature ] = future
-        try: result = await self._run( invocation, designation, arguments )
-        except __.asyncio.CancelledError:
-            del store[ signature ]
-            future.cancel( ) # waiters report cancellation too
-            raise
-        except Exception as exception:
-            del store[ signature ]
-            future.set_exception( exception )
-            future.exception( ) # retrieved: waiters re-raise it themselves
-            raise
-        future.set_result( ( result.content, result.error ) )
-        if result.is_error( ): del store[ signature ]
-        return result
 
+async def _attempt_retrying(
+    attempt: __.cabc.Callable[
+        [ _invokers.InvocationContext ], __.cabc.Awaitable[ _T ] ],
+    context: _invokers.InvocationContext,
+    timeout: float | None,
+    designation: _naming.Designation,
+    retries_default: int,
+) -> _T:
+    ''' Awaits attempt; retries transient failures with backoff and jitter.
+
+        Transient: a timeout, a lost connection, a tool's transience. The
+        retries are the invoker's, else the ensemble's, else the call's;
+        the delays double from the initial one, bounded by the maximum,
+        each a random part of that (full jitter). Each try has its whole
+        timeout, and a context with its own deadline.
+    '''
+    retries: object = getattr( designation.invoker, 'max_retries', __.absent )
+    if __.is_absent( retries ):
+        retries = getattr(
+            designation.ensemble.configuration, 'max_retries', __.absent )
+    count = retries_default if __.is_absent( retries ) else retries
+    for index in range( __.typx.cast( int, count ) ):
+        try: return await attempt( context )
+        except (
+            _exceptions.ConnectionFailure, _exceptions.InvocationExpiry,
+            _exceptions.InvocationTransience, ConnectionError, TimeoutError,
+            __.asyncio.TimeoutError,
+        ): pass
+        from random import uniform
+        ceiling = min(
+            RETRY_DELAY_MAXIMUM, RETRY_DELAY_INITIAL * 2 ** index )
+        await __.asyncio.sleep( uniform( 0, ceiling ) ) # noqa: S311
+        context = __.dcls.replace(
+            context, deadline = _deadlines.access_deadline( timeout ) )
+    return await attempt( context )
 
 def _describe_expiry(
     name: str, timeout: float | None, fates: list[ _workers.Fates ]
@@ -451,6 +488,17 @@ def _produce_unsendable_result(
         invocation, _canisters.FaultGenera.Failure,
         f"Tool {invocation.name!r} ran, but its result cannot be sent: "
         f"{reason}. Ask for less, or for another form of the result." )
+
+
+def _produce_interceptor(
+    policy: __.Absential[ _policies.Policy ], namespace: __.Namespace
+) -> _interception.Interceptor | None:
+    ''' Returns hooks around each invocation: telemetry, then policy. '''
+    inner = (
+        None if __.is_absent( policy )
+        else policy.produce_interceptor( namespace ) )
+    return _interception.chain_interceptors(
+        _telemetry.access_interceptor( ), inner )
 
 
 def _validate_options(

@@ -17,10 +17,18 @@ from . import schemata as _schemata
 from . import workers as _workers
 
 
+if __.typx.TYPE_CHECKING:
+    from . import ensembles as _ensembles
+
 Invocable: __.typx.TypeAlias = __.cabc.Callable[
     [ 'Context', __.Arguments ], __.cabc.Awaitable[ object ] ]
 Annotations: __.typx.TypeAlias = __.cabc.Mapping[ str, __.typx.Any ]
 _Function: __.typx.TypeAlias = __.cabc.Callable[ ..., __.typx.Any ]
+
+RETRIES_MAXIMUM = 100
+
+AUXDATA_EMPTY: __.cabc.Mapping[ str, __.typx.Any ] = (
+    __.types.MappingProxyType( { } ) )
 
 _CONTEXT_MEMBERS = ( 'auxdata', 'invoker', 'namespace' )
 _INVOCATION_ARITY = 2 # context, arguments
@@ -33,8 +41,8 @@ class Context( __.typx.Protocol ):
     ''' What an invocable receives besides its arguments. '''
 
     @property
-    def auxdata( self ) -> __.typx.Any:
-        ''' Data from the application, passed through unchanged. '''
+    def auxdata( self ) -> __.cabc.Mapping[ str, __.typx.Any ]:
+        ''' Data from the application; an empty mapping when none. '''
         raise NotImplementedError  # pragma: no cover
 
     @property
@@ -61,13 +69,21 @@ class Context( __.typx.Protocol ):
 
 @__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
 class InvocationContext:
-    ''' Concrete context, made by the execution engine per invocation. '''
+    ''' Concrete context, made by the execution engine per invocation.
+
+        ``auxdata`` is what the application gave, unchanged; ``None`` (the
+        default of every entry point) becomes an empty read-only mapping.
+    '''
 
     auxdata: __.typx.Any
     invoker: 'Invoker'
     namespace: __.Namespace
     invocation: __.Absential[ _canisters.InvocationCanister ] = __.absent
     deadline: __.Absential[ float | None ] = __.absent
+
+    def __post_init__( self ) -> None:
+        if self.auxdata is None:
+            object.__setattr__( self, 'auxdata', AUXDATA_EMPTY )
 
 
 class Invoker( __.typx.Protocol ):
@@ -88,13 +104,26 @@ class Invoker( __.typx.Protocol ):
         raise NotImplementedError  # pragma: no cover
 
     @property
-    def argschema( self ) -> __.Schema:
+    def invocable( self ) -> Invocable:
+        ''' Async callable implementing the tool. '''
+        raise NotImplementedError  # pragma: no cover
+
+    @property
+    def arguments_schema( self ) -> __.Schema:
         ''' JSON Schema (Draft 2020-12) of arguments. '''
         raise NotImplementedError  # pragma: no cover
 
     @property
-    def ensemble( self ) -> __.Absential[ str ]:
-        ''' Name of ensemble which holds the invoker, if grouped. '''
+    def argschema( self ) -> __.Schema:
+        ''' JSON Schema of arguments. Deprecated: ``arguments_schema``. '''
+        raise NotImplementedError  # pragma: no cover
+
+    @property
+    def ensemble( self ) -> __.Absential[ '_ensembles.Ensemble' ]:
+        ''' Parent ensemble, providing lifecycle and configuration.
+
+            Absent until the invoker is grouped in an ensemble.
+        '''
         raise NotImplementedError  # pragma: no cover
 
     @property
@@ -123,8 +152,10 @@ class Invoker( __.typx.Protocol ):
         ''' Returns arguments if valid. Raises invalidity error otherwise. '''
         raise NotImplementedError  # pragma: no cover
 
-    def with_ensemble( self, ensemble: str ) -> __.typx.Self:
-        ''' Returns copy of invoker which belongs to named ensemble. '''
+    def with_ensemble(
+        self, ensemble: '_ensembles.Ensemble'
+    ) -> __.typx.Self:
+        ''' Returns copy of invoker which belongs to ensemble. '''
         raise NotImplementedError  # pragma: no cover
 
     async def __call__(
@@ -167,42 +198,54 @@ class FunctionInvoker(
         self, *,
         name: str,
         invocable: Invocable,
-        argschema: __.Absential[ __.Schema ] = __.absent,
+        arguments_schema: __.Absential[ __.Schema ] = __.absent,
+        ensemble: '__.Absential[ _ensembles.Ensemble ]' = __.absent,
         description: str = '',
-        ensemble: __.Absential[ str ] = __.absent,
         timeout: __.Absential[ float | None ] = __.absent,
+        max_retries: __.Absential[ int ] = __.absent,
         deduplicator: __.Absential[ _deduplicators.Deduplicator ] = __.absent,
         annotations: __.Absential[ Annotations ] = __.absent,
         outschema: __.Absential[ __.Schema ] = __.absent,
         validator: __.Absential[ _schemata.Validator ] = __.absent,
         function: __.Absential[ _Function ] = __.absent,
+        argschema: __.Absential[ __.Schema ] = __.absent,
     ):
         _validate_fields( name, invocable, description, annotations )
-        if __.is_absent( argschema ):
-            argschema = _schemata.access_schema_empty( )
+        arguments_schema = _reconcile_schema(
+            name, arguments_schema, argschema )
+        if __.is_absent( arguments_schema ):
+            arguments_schema = _schemata.access_schema_empty( )
         self.name = name
         self.invocable = invocable
-        self.argschema = argschema
+        self.arguments_schema = arguments_schema
         self.description = description
         self.ensemble = ensemble
         self.timeout = validate_timeout(
             timeout, f"tool {name!r} option 'timeout'" )
+        self.max_retries = validate_retries(
+            max_retries, f"tool {name!r} option 'max_retries'" )
         self.deduplicator = deduplicator
         self.annotations: Annotations = __.immut.Dictionary(
             { } if __.is_absent( annotations ) else annotations )
         self.outschema = outschema
         self.validator = (
-            _schemata.produce_validator( name, argschema )
+            _schemata.produce_validator( name, arguments_schema )
             if __.is_absent( validator ) else validator )
         # Typed by the class parameters; dynadoc cannot document a
         # parameter annotated with a ParamSpec.
         self.function: __.Absential[
             __.cabc.Callable[ _Parameters, _Result ] ] = function
 
+    @property
+    def argschema( self ) -> __.Schema:
+        ''' JSON Schema of arguments. Deprecated: ``arguments_schema``. '''
+        return self.arguments_schema
+
     def __repr__( self ) -> str:
+        ensemble = self.ensemble
+        label = ensemble if __.is_absent( ensemble ) else ensemble.name
         return "{cls}( name = {name!r}, ensemble = {ensemble!r} )".format(
-            cls = type( self ).__name__, name = self.name,
-            ensemble = self.ensemble )
+            cls = type( self ).__name__, name = self.name, ensemble = label )
 
     @__.typx.overload
     async def __call__(
@@ -227,13 +270,16 @@ class FunctionInvoker(
         ''' Returns arguments if valid. Raises invalidity error otherwise. '''
         return self.validator.validate_arguments( arguments )
 
-    def with_ensemble( self, ensemble: str ) -> __.typx.Self:
-        ''' Returns copy of invoker which belongs to named ensemble. '''
+    def with_ensemble(
+        self, ensemble: '_ensembles.Ensemble'
+    ) -> __.typx.Self:
+        ''' Returns copy of invoker which belongs to ensemble. '''
         return type( self )(
             name = self.name, invocable = self.invocable,
-            argschema = self.argschema, description = self.description,
+            arguments_schema = self.arguments_schema,
+            description = self.description,
             ensemble = ensemble, timeout = self.timeout,
-            deduplicator = self.deduplicator,
+            max_retries = self.max_retries, deduplicator = self.deduplicator,
             annotations = self.annotations, outschema = self.outschema,
             validator = self.validator, function = self.function )
 
@@ -255,28 +301,32 @@ class _Decorator( __.typx.Protocol ):
 
 
 @__.typx.overload
-def produce_invoker(
+def produce_invoker( # noqa: PLR0913
     function: __.cabc.Callable[ _P, _T ], /, *,
     name: __.Absential[ str ] = ...,
     description: __.Absential[ str ] = ...,
+    arguments_schema: __.Absential[ __.Schema ] = ...,
     argschema: __.Absential[ __.Schema ] = ...,
     timeout: __.Absential[ float | None ] = ...,
+    max_retries: __.Absential[ int ] = ...,
     deduplicator: __.Absential[ _deduplicators.Deduplicator ] = ...,
     annotations: __.Absential[ Annotations ] = ...,
     outschema: __.Absential[ __.Schema ] = ...,
 ) -> FunctionInvoker[ _P, _T ]: ...
 @__.typx.overload
-def produce_invoker( # noqa: F811
+def produce_invoker( # noqa: F811, PLR0913
     *,
     name: __.Absential[ str ] = ...,
     description: __.Absential[ str ] = ...,
+    arguments_schema: __.Absential[ __.Schema ] = ...,
     argschema: __.Absential[ __.Schema ] = ...,
     timeout: __.Absential[ float | None ] = ...,
+    max_retries: __.Absential[ int ] = ...,
     deduplicator: __.Absential[ _deduplicators.Deduplicator ] = ...,
     annotations: __.Absential[ Annotations ] = ...,
     outschema: __.Absential[ __.Schema ] = ...,
 ) -> _Decorator: ...
-def produce_invoker( # noqa: F811
+def produce_invoker( # noqa: F811, PLR0913
     function: __.Absential[ _Function ] = __.absent, /, *,
     name: __.typx.Annotated[
         __.Absential[ str ],
@@ -288,18 +338,31 @@ def produce_invoker( # noqa: F811
         __.Absential[ str ],
         __.ddoc.Doc( ''' Tool description. Default: from docstring. ''' ),
     ] = __.absent,
-    argschema: __.typx.Annotated[
+    arguments_schema: __.typx.Annotated[
         __.Absential[ __.Schema ],
         __.ddoc.Doc(
             ''' Explicit JSON Schema of arguments. When given, function is
                 an invocable taking ``( context, arguments )``. Default:
                 derived from the signature of the function. ''' ),
     ] = __.absent,
+    argschema: __.typx.Annotated[
+        __.Absential[ __.Schema ],
+        __.ddoc.Doc( ''' Deprecated name of ``arguments_schema``. ''' ),
+    ] = __.absent,
     timeout: __.typx.Annotated[
         __.Absential[ float | None ],
         __.ddoc.Doc(
             ''' Seconds before invocation is cancelled; ``None`` for no
                 limit. Default: inherited from ensemble or call. ''' ),
+    ] = __.absent,
+    max_retries: __.typx.Annotated[
+        __.Absential[ int ],
+        __.ddoc.Doc(
+            ''' Retries of a call which failed for a transient reason
+                (timeout, lost connection, the tool's
+                :py:class:`invocables.exceptions.InvocationTransience`),
+                with backoff and jitter. Default: inherited from ensemble
+                or call, else none. ''' ),
     ] = __.absent,
     deduplicator: __.typx.Annotated[
         __.Absential[ _deduplicators.Deduplicator ],
@@ -339,8 +402,11 @@ def produce_invoker( # noqa: F811
         number.
     '''
     options: dict[ str, __.typx.Any ] = {
-        'name': name, 'description': description, 'argschema': argschema,
-        'timeout': timeout, 'deduplicator': deduplicator,
+        'name': name, 'description': description,
+        'arguments_schema': _reconcile_schema(
+            str( name ), arguments_schema, argschema ),
+        'timeout': timeout, 'max_retries': max_retries,
+        'deduplicator': deduplicator,
         'annotations': annotations, 'outschema': outschema }
     if __.is_absent( function ):
 
@@ -375,6 +441,23 @@ def validate_invocable(
             f"({exception}). Drop the schema to derive it from the "
             "signature, or change the signature." ) from exception
     return invocable
+
+
+def validate_retries(
+    retries: __.Absential[ object ], location: str
+) -> __.Absential[ int ]:
+    ''' Returns number of retries if a whole number from 0; absent passes.
+
+        Raises :py:class:`invocables.exceptions.ConfigurationInvalidity` at
+        location otherwise.
+    '''
+    if __.is_absent( retries ): return retries
+    if isinstance( retries, int ) and not isinstance( retries, bool ) and (
+        0 <= retries <= RETRIES_MAXIMUM
+    ): return retries
+    raise _exceptions.ConfigurationInvalidity(
+        location, "expected a whole number of retries from 0 to {maximum}, "
+        "got {value!r}.".format( maximum = RETRIES_MAXIMUM, value = retries ) )
 
 
 def validate_timeout(
@@ -455,12 +538,13 @@ def _is_invocation(
         arguments, __.cabc.Mapping )
 
 
-def _produce_invoker(
+def _produce_invoker( # noqa: PLR0913
     function: __.cabc.Callable[ _P, _T ], *,
     name: __.Absential[ str ],
     description: __.Absential[ str ],
-    argschema: __.Absential[ __.Schema ],
+    arguments_schema: __.Absential[ __.Schema ],
     timeout: __.Absential[ float | None ],
+    max_retries: __.Absential[ int ],
     deduplicator: __.Absential[ _deduplicators.Deduplicator ],
     annotations: __.Absential[ Annotations ],
     outschema: __.Absential[ __.Schema ],
@@ -474,18 +558,20 @@ def _produce_invoker(
         else validate_tool_name( name ) )
     target = _expose_coroutine( function )
     summary, descriptions = _signatures.parse_docstring( function )
-    if __.is_absent( argschema ):
-        argschema, invocable = _signatures.produce_signature_invocable(
-            name_, target, descriptions )
+    if __.is_absent( arguments_schema ):
+        arguments_schema, invocable = (
+            _signatures.produce_signature_invocable(
+                name_, target, descriptions ) )
     else:
         invocable = _produce_explicit_invocable(
             validate_invocable( name_, target ) )
     invoker = FunctionInvoker(
         name = name_,
         invocable = invocable,
-        argschema = argschema,
+        arguments_schema = arguments_schema,
         description = summary if __.is_absent( description ) else description,
         timeout = timeout,
+        max_retries = max_retries,
         deduplicator = deduplicator,
         annotations = annotations,
         outschema = outschema,
@@ -518,6 +604,19 @@ def _validate_fields(
         raise _exceptions.InvokerInvalidity(
             name, "the annotations must be a mapping, got "
             f"{type( annotations ).__name__}." )
+
+
+def _reconcile_schema(
+    name: str,
+    arguments_schema: __.Absential[ __.Schema ],
+    argschema: __.Absential[ __.Schema ],
+) -> __.Absential[ __.Schema ]:
+    ''' Returns schema given under either name; refuses two schemas. '''
+    if __.is_absent( argschema ): return arguments_schema
+    if __.is_absent( arguments_schema ): return argschema
+    raise _exceptions.InvokerInvalidity(
+        name, "give 'arguments_schema' only; 'argschema' is its "
+        "deprecated name." )
 
 
 def _is_context( value: object ) -> bool:

@@ -458,12 +458,12 @@ def _validate_parameter(
         raise _exceptions.InvokerInvalidity(
             name, f"parameter *{parameter.name} takes any number of values, "
             "which a JSON object cannot name; declare a list parameter "
-            "instead, or give an explicit argschema." )
+            "instead, or give an explicit arguments_schema." )
     if parameter.kind is _Parameter.VAR_KEYWORD:
         raise _exceptions.InvokerInvalidity(
             name, f"parameter **{parameter.name} takes any keywords, which "
             "a JSON Schema cannot describe; declare named parameters (or a "
-            "dict parameter), or give an explicit argschema." )
+            "dict parameter), or give an explicit arguments_schema." )
     if (
         index == 0 and parameter.name in _RECEIVER_NAMES
         and parameter.annotation is _Parameter.empty

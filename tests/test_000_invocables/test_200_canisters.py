@@ -21,7 +21,7 @@ def test_200_invocation_fields( ):
         identifier = 'c1', name = 'add', arguments = { 'a': 1 } )
     assert canister.identifier == 'c1'
     assert canister.arguments == { 'a': 1 }
-    assert canister.timestamp > 0
+    assert canister.timestamp.tzinfo is not None
     assert invocables.__.is_absent( canister.invalidity )
 
 

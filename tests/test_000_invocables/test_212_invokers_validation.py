@@ -170,7 +170,7 @@ def test_160_variadic_parameters( ):
     with pytest.raises( exceptions.InvokerInvalidity ) as caught:
         invocables.produce_invoker( options )
     assert '**extra' in str( caught.value )
-    assert 'argschema' in str( caught.value )
+    assert 'arguments_schema' in str( caught.value )
 
 
 def test_170_defaults_not_json( ):

@@ -37,7 +37,7 @@ def test_110_functions_and_invokers( ):
     ensemble = invocables.produce_ensemble( 'math', [ add, invoker ] )
     names = [ item.name for item in ensemble.survey_invokers( ) ]
     assert names == [ 'add', 'negate' ]
-    assert ensemble.access_invoker( 'negate' ).ensemble == 'math'
+    assert ensemble.access_invoker( 'negate' ).ensemble.name == 'math'
     assert invocables.__.is_absent( invoker.ensemble )
     assert ensemble.survey_invokers( ) is ensemble.survey_invokers( )
 

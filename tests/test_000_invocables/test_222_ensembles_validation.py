@@ -70,7 +70,7 @@ def test_120_unknown_keys( ):
     message = str( caught.value )
     assert "unknown key 'timout'" in message
     assert "Did you mean 'timeout'?" in message
-    assert 'description, timeout' in message
+    assert 'description, max_retries, timeout' in message
     assert '_frigid' not in message
     with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
         invocables.produce_ensemble(

@@ -114,7 +114,10 @@ async def test_230_opt_in_only( ):
 async def test_240_in_flight_failure_shared( ):
     ''' A failure of the one running call fails its duplicates too. '''
 
+    runs = [ ]
+
     async def explode( key: str ) -> str:
+        runs.append( key )
         await asyncio.sleep( 0.02 )
         raise ValueError( key )
 
@@ -127,7 +130,12 @@ async def test_240_in_flight_failure_shared( ):
             [ _call( '1', 'explode', { 'key': 'k' } ),
               _call( '2', 'explode', { 'key': 'k' } ) ],
             [ ensemble ], namespace = namespace )
-    assert namespace[ 'invocables.deduplications' ] == { }
+    assert runs == [ 'k' ]
+    with pytest.raises( invocables.exceptions.InvocationExecutionFailure ):
+        await invocables.execute_invocations(
+            [ _call( '3', 'explode', { 'key': 'k' } ) ],
+            [ ensemble ], namespace = namespace )
+    assert runs == [ 'k', 'k' ] # the failure was not kept
 
 
 class _Unhashable:

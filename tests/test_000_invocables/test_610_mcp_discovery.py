@@ -50,7 +50,7 @@ async def test_100_invokers_from_tools( echo ):
     assert 'echo_structured' in names
     for invoker in invokers:
         assert isinstance( invoker, invocables.FunctionInvoker )
-        assert invoker.ensemble == 'echo'
+        assert invoker.ensemble.name == 'echo'
     invoker = echo.access_invoker( 'echo' )
     assert invoker.description.strip( ) == 'Returns the message unchanged.'
     assert invoker.argschema[ 'required' ] == [ 'message' ]

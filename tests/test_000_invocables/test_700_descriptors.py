@@ -27,9 +27,13 @@ def _call( name, arguments, identifier = 'call-1' ):
 
 @pytest.mark.asyncio
 async def test_100_prepare_from_path( tmp_path ):
-    ''' Configuration file gives unconnected ensembles of its descriptors. '''
+    ''' Configuration file gives connected ensembles of its descriptors
+        (unconnected on request).
+    '''
     path = support.write_sample( tmp_path )
     ensembles = await descriptors.prepare_ensembles( path )
+    assert ensembles[ 0 ].is_connected( )
+    ensembles = await descriptors.prepare_ensembles( path, connect = False )
     assert [ ensemble.name for ensemble in ensembles ] == [ 'sample' ]
     ensemble = ensembles[ 0 ]
     assert not ensemble.is_connected( )
@@ -40,7 +44,7 @@ async def test_100_prepare_from_path( tmp_path ):
     echo = ensemble.access_invoker( 'echo' )
     assert echo.description == 'Echoes text back.'
     assert echo.argschema[ 'required' ] == [ 'text' ]
-    assert echo.ensemble == 'sample'
+    assert echo.ensemble.name == 'sample'
 
 
 @pytest.mark.asyncio
@@ -499,7 +503,7 @@ async def test_730_pinned_tool_gone( tmp_path ):
         ''' } )
     path = _write_time_server(
         tmp_path, pinned = "\n[[invokers]]\nsource = 'time/gone.toml'\n" )
-    ensembles = await descriptors.prepare_ensembles( path )
+    ensembles = await descriptors.prepare_ensembles( path, connect = False )
     with pytest.raises( exceptions.DescriptorInvalidity ) as caught:
         await ensembles[ 1 ].connect( )
     assert "'tell_time'" in caught.value.reason

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 
-''' The ``invocables`` command: survey, invoke, schemas, snapshot, converse.
+''' The ``invocables`` command: survey, invoke, schemas, snapshot, converse,
+    serve.
 
     :py:mod:`invocables.cli.commands` holds the commands over a
     configuration, :py:mod:`invocables.cli.converse` the conversation with
@@ -19,6 +20,7 @@ import warnings as _warnings
 from . import __
 from . import commands as _commands
 from . import converse as _converse
+from .. import serving_command as _serving_command
 from ..exceptions import UsageInvalidity as UsageInvalidity
 
 from .commands import (
@@ -87,6 +89,12 @@ def _produce_parser( ) -> _argparse.ArgumentParser:
         dest = 'command', required = True, metavar = 'COMMAND' )
     _commands.produce_parsers( commands, common )
     _converse.produce_parser( commands, common )
+    # serving: the serve command lives in its own module.
+    serve = commands.add_parser(
+        'serve', parents = [ common ],
+        help = "serve the tools as one MCP server (stdio or HTTP)" )
+    _serving_command.add_arguments( serve, configuration = False )
+    serve.set_defaults( execute = _serving_command.execute_command )
     return parser
 
 

@@ -107,7 +107,8 @@ async def _execute_invoke( options: _argparse.Namespace ) -> int:
             arguments = arguments )
         results = await _execution.execute_invocations(
             [ invocation ], ensembles,
-            failure_policy = _execution.FailurePolicies.Report )
+            failure_policy = _execution.FailurePolicies.Report,
+            policy = _produce_policy( options ) )
     finally: await disconnect( ensembles )
     result = results[ 0 ]
     if options.json:
@@ -179,7 +180,8 @@ async def _execute_snapshot( options: _argparse.Namespace ) -> int:
 
 async def _execute_survey( options: _argparse.Namespace ) -> int:
     configuration = produce_configuration( options )
-    ensembles = await _descriptors.prepare_ensembles( configuration )
+    ensembles = await _descriptors.prepare_ensembles(
+        configuration, connect = False )
     failures: list[ __.Absential[ Exception ] ] = [ ]
     try:
         # One by one, so that those connected before a cancellation are
@@ -274,7 +276,19 @@ def _produce_parsers_tools(
     invoke.add_argument(
         '--json', action = 'store_true',
         help = "print the result as JSON (content and error)" )
+    invoke.add_argument( # serving: permission policies
+        '--policies', metavar = 'PATH',
+        help = "TOML file of [[policies]]; calls which a rule asks about "
+        "are confirmed in the terminal (y or n on the standard input)" )
     invoke.set_defaults( execute = _execute_invoke )
+
+
+def _produce_policy( options: _argparse.Namespace ) -> __.typx.Any:
+    ''' Returns policy of --policies, asking in the terminal; or absence. '''
+    from .. import policies as _policies # serving: permission policies
+    if options.policies is None: return __.absent
+    return _policies.load_policy(
+        options.policies, approver = _policies.produce_terminal_approver( ) )
 
 
 def _produce_survey(

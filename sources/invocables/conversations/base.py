@@ -17,6 +17,7 @@
 
 
 from . import __
+from .. import policies as _policies # serving: permission policies
 from .. import providers as _providers
 
 
@@ -220,6 +221,11 @@ class ConversationBase( __.immut.DataclassObject ):
         __.Absential[ __.execution.Alerter ],
         __.ddoc.Doc( ''' Called when a tool raises, before the loop
             fails. ''' ),
+    ] = __.absent
+    policy: __.typx.Annotated[ # serving: permission policies
+        __.Absential[ _policies.Policy ],
+        __.ddoc.Doc( ''' Permission policy applied to every tool call
+            (after the approver). ''' ),
     ] = __.absent
 
     def __post_init__( self ) -> None:
@@ -453,6 +459,8 @@ class ConversationBase( __.immut.DataclassObject ):
             options[ 'timeout' ] = self.timeout
         if not __.is_absent( self.alerter ):
             options[ 'alerter' ] = self.alerter
+        if not __.is_absent( self.policy ): # serving: permission policies
+            options[ 'policy' ] = self.policy
         return options
 
     def _produce_transcript(

@@ -36,7 +36,7 @@ class DescriptorInvoker( _invokers.FunctionInvoker ):
         configuration: __.cabc.Mapping[ str, __.typx.Any ] = (
             _CONFIGURATION_EMPTY ),
         roots: tuple[ _records.Root, ... ] = ( ),
-        ensemble: __.Absential[ str ] = __.absent,
+        ensemble: __.Absential[ _ensembles.Ensemble ] = __.absent,
         validator: __.Absential[ _schemata.Validator ] = __.absent,
     ):
         self.descriptor = descriptor
@@ -48,17 +48,18 @@ class DescriptorInvoker( _invokers.FunctionInvoker ):
         super( ).__init__(
             name = descriptor.name,
             invocable = _produce_invocable( function ),
-            argschema = descriptor.argschema,
+            arguments_schema = descriptor.argschema,
             description = descriptor.description,
             ensemble = ensemble,
             timeout = descriptor.timeout,
+            max_retries = descriptor.max_retries,
             deduplicator = _produce_deduplicator( descriptor ),
             annotations = descriptor.annotations,
             outschema = descriptor.outschema,
             validator = validator )
 
-    def with_ensemble( self, ensemble: str ) -> __.typx.Self:
-        ''' Returns copy of invoker which belongs to named ensemble. '''
+    def with_ensemble( self, ensemble: _ensembles.Ensemble ) -> __.typx.Self:
+        ''' Returns copy of invoker which belongs to ensemble. '''
         return type( self )(
             self.descriptor, configuration = self.configuration,
             roots = self.roots, ensemble = ensemble,
@@ -96,7 +97,7 @@ class PinnedEnsemble(
         self.location = location
         self.descriptors = tuple( invokers )
         self._invokers = tuple(
-            _produce_pinned_invoker( self, descriptor ).with_ensemble( name )
+            _produce_pinned_invoker( self, descriptor ).with_ensemble( self )
             for descriptor in invokers )
         self._invokers_by_name = __.types.MappingProxyType(
             { invoker.name: invoker for invoker in self._invokers } )
@@ -146,7 +147,7 @@ class PinnedEnsemble(
         await self.inner.disconnect( )
 
 
-async def prepare_ensembles(
+def prepare_ensembles(
     configuration: __.typx.Annotated[
         _records.ConfigurationSource | _records.Configuration,
         __.ddoc.Doc(
@@ -160,20 +161,27 @@ async def prepare_ensembles(
             ''' Whether to connect the ensembles before returning them. If
                 one fails, those already connected are disconnected and the
                 failure is raised. ''' ),
-    ] = False,
-) -> tuple[ _ensembles.Ensemble, ... ]:
-    ''' Loads every enabled ensemble of a configuration.
+    ] = True,
+) -> _ensembles.EnsemblesPreparation:
+    ''' Loads every enabled ensemble of a configuration, and connects them.
 
-        Raises :py:class:`invocables.exceptions.DescriptorInvalidity` for
-        any invalid file, before anything is produced or connected.
+        ``ensembles = await prepare_ensembles( configuration )`` gives them
+        connected, as the design documents do (disconnect each when done);
+        ``async with prepare_ensembles( configuration ) as ensembles:``
+        disconnects them all after the body. Raises
+        :py:class:`invocables.exceptions.DescriptorInvalidity` for any
+        invalid file, before anything is produced or connected.
     '''
-    if not isinstance( configuration, _records.Configuration ):
-        configuration = _loading.produce_configuration( configuration )
-    ensembles = tuple(
-        produce_ensemble( descriptor, configuration.roots )
-        for descriptor in configuration.ensembles if descriptor.enabled )
-    if connect: await _connect_ensembles( ensembles )
-    return ensembles
+    async def produce( ) -> tuple[ _ensembles.Ensemble, ... ]:
+        configuration_ = configuration
+        if not isinstance( configuration_, _records.Configuration ):
+            configuration_ = _loading.produce_configuration( configuration_ )
+        return tuple(
+            produce_ensemble( descriptor, configuration_.roots )
+            for descriptor in configuration_.ensembles
+            if descriptor.enabled )
+
+    return _ensembles.EnsemblesPreparation( produce, connect = connect )
 
 
 def produce_ensemble(
@@ -185,7 +193,8 @@ def produce_ensemble(
         Without roots, file tools may read the current directory only.
     '''
     configuration = _ensembles.EnsembleConfiguration(
-        timeout = descriptor.timeout, description = descriptor.description )
+        timeout = descriptor.timeout, max_retries = descriptor.max_retries,
+        description = descriptor.description )
     if not __.is_absent( descriptor.server ):
         inner = _servers.produce_server_ensemble( descriptor )
         if not descriptor.invokers: return inner
@@ -202,27 +211,6 @@ def produce_ensemble(
         for invoker in descriptor.invokers if invoker.enabled )
     return _ensembles.LocalEnsemble(
         descriptor.name, invokers, configuration )
-
-
-async def _connect_ensembles(
-    ensembles: __.cabc.Sequence[ _ensembles.Ensemble ]
-) -> None:
-    ''' Connects ensembles in order; on failure, disconnects those done. '''
-    connected: list[ _ensembles.Ensemble ] = [ ]
-    try:
-        for ensemble in ensembles:
-            await ensemble.connect( )
-            connected.append( ensemble )
-    except BaseException:
-        for ensemble in reversed( connected ):
-            await _disconnect_quietly( ensemble )
-        raise
-
-
-async def _disconnect_quietly( ensemble: _ensembles.Ensemble ) -> None:
-    try: await ensemble.disconnect( )
-    except Exception: # the first failure matters more
-        _scribe.exception( "Failed to disconnect ensemble %r.", ensemble.name )
 
 
 def _produce_invocable(
@@ -256,8 +244,10 @@ def _produce_pinned_invoker(
         return list( await invoker( context, arguments ) ) or None
 
     return _invokers.FunctionInvoker(
-        name = name, invocable = invoke, argschema = descriptor.argschema,
+        name = name, invocable = invoke,
+        arguments_schema = descriptor.argschema,
         description = descriptor.description, timeout = descriptor.timeout,
+        max_retries = descriptor.max_retries,
         deduplicator = _produce_deduplicator( descriptor ),
         annotations = descriptor.annotations,
         outschema = descriptor.outschema )

@@ -25,7 +25,9 @@ from .. import exceptions as _exceptions
 _name_builtin = __.re.compile( r'[a-z][a-z0-9_]*' )
 _implementation_path = __.re.compile(
     r'[A-Za-z_][\w.]*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*' )
+_implementation_module = __.re.compile( r'[A-Za-z_]\w*(\.[A-Za-z_]\w*)*' )
 _absence = object( )
+_RETRIES_MAXIMUM = 100
 
 
 def complete_function(
@@ -123,7 +125,7 @@ def produce_invoker_descriptor(
     '''
     path_ = __.Path( path ).absolute( )
     return _produce_invoker_descriptor(
-        path_, _reading.read_toml( path_ ), local = local )
+        path_, _reading.read_toml( path_ ), local = local, required = False )
 
 
 def produce_server_descriptors(
@@ -171,6 +173,7 @@ def _produce_ensembles_entry(
 ) -> tuple[ _records.EnsembleDescriptor, ... ]:
     enabled = entry.access( 'enabled', bool, default = __.absent )
     configuration = entry.access( 'configuration', dict, default = { } )
+    module = _access_module( entry )
     kinds = [
         key for key in ( 'source', 'builtin', 'mcp_servers' )
         if key in entry.table ]
@@ -189,7 +192,8 @@ def _produce_ensembles_entry(
                 entry, 'source', folder, confined = confined )
         else: path = _resolve_builtin( entry )
         descriptors = ( _produce_ensemble_descriptor(
-            path, _reading.read_toml( path ), enabled = enabled ), )
+            path, _reading.read_toml( path ), enabled = enabled,
+            module = module ), )
     if configuration:
         if any( not __.is_absent( item.server ) for item in descriptors ):
             entry.fail(
@@ -212,11 +216,13 @@ def _produce_ensemble_descriptor(
     document: __.cabc.Mapping[ str, __.typx.Any ],
     *,
     enabled: __.Absential[ bool ] = __.absent,
+    module: __.Absential[ str ] = __.absent,
 ) -> _records.EnsembleDescriptor:
     ''' Produces ensemble descriptor; imports implementations if enabled.
 
         The entry of a configuration may enable or disable the ensemble
-        (``enabled``), over its own descriptor.
+        (``enabled``), and name the module which implements its tools
+        (``implementation``), over its own descriptor.
     '''
     location = str( path )
     table = _Table( location, '', document )
@@ -224,8 +230,10 @@ def _produce_ensemble_descriptor(
     name = header.access_name( 'name', _records.name_provider )
     enabled_ = header.access( 'enabled', bool, default = True )
     description = header.access( 'description', str, default = '' )
+    module_ = _access_module( header )
+    if __.is_absent( module ): module = module_
     header.finish( )
-    timeout = _produce_defaults( table )
+    timeout, max_retries = _produce_defaults( table )
     server_table = table.access_table( 'mcp', default = __.absent )
     server = (
         __.absent if __.is_absent( server_table )
@@ -237,7 +245,8 @@ def _produce_ensemble_descriptor(
             "configuration table; remove it." )
     invokers = _produce_invokers_entries(
         table, path.parent, local = __.is_absent( server ),
-        importing = enabled_ if __.is_absent( enabled ) else enabled )
+        importing = enabled_ if __.is_absent( enabled ) else enabled,
+        module = module )
     table.finish( )
     if not __.is_absent( server ) and not (
         __.is_absent( timeout ) or __.is_absent( server.tool_timeout )
@@ -248,34 +257,78 @@ def _produce_ensemble_descriptor(
     if __.is_absent( server ) and not invokers:
         table.fail(
             'invokers', "the ensemble has no tools: add [[invokers]] "
-            "entries with a 'source', or an [mcp] table." )
+            "entries with a 'source' or a 'name', or an [mcp] table." )
     return _records.EnsembleDescriptor(
         name = name, location = location, enabled = enabled_,
-        description = description, timeout = timeout,
+        description = description, implementation = module,
+        timeout = timeout, max_retries = max_retries,
         configuration = __.immut.Dictionary( configuration ),
         invokers = invokers, server = server )
 
 
-def _produce_defaults( table: _Table ) -> __.Absential[ float | None ]:
+def _access_module( header: _Table ) -> __.Absential[ str ]:
+    ''' Returns module which implements the tools of an ensemble, if any.
+
+        Its functions, named after the tools, implement those tools whose
+        descriptors name no implementation of their own.
+    '''
+    module = header.access( 'implementation', str, default = __.absent )
+    if not __.is_absent( module ) and not (
+        _implementation_module.fullmatch( module )
+    ):
+        header.fail(
+            'implementation', f"{module!r} is not a module path; write "
+            "'package.module', whose functions, named after the tools, "
+            "implement them." )
+    return module
+
+
+def _access_retries( table: _Table ) -> __.Absential[ int ]:
+    retries = table.access( 'max_retries', int, default = __.absent )
+    if not __.is_absent( retries ) and not (
+        0 <= retries <= _RETRIES_MAXIMUM
+    ):
+        table.fail(
+            'max_retries', f"expected a whole number from 0 to "
+            f"{_RETRIES_MAXIMUM}, got {retries!r}." )
+    return retries
+
+
+def _produce_defaults(
+    table: _Table
+) -> tuple[ __.Absential[ float | None ], __.Absential[ int ] ]:
     defaults = table.access_table( 'defaults', default = __.absent )
-    if __.is_absent( defaults ): return __.absent
+    if __.is_absent( defaults ): return __.absent, __.absent
     timeout = defaults.access_timeout( 'timeout', unbounded = True )
+    max_retries = _access_retries( defaults )
     defaults.finish( )
-    return timeout
+    return timeout, max_retries
 
 
 def _produce_invokers_entries(
-    table: _Table, folder: __.Path, *, local: bool, importing: bool
+    table: _Table,
+    folder: __.Path,
+    *,
+    local: bool,
+    importing: bool,
+    module: __.Absential[ str ] = __.absent,
 ) -> tuple[ _records.InvokerDescriptor, ... ]:
     entries = table.access_tables( 'invokers', default = ( ) )
     descriptors: list[ _records.InvokerDescriptor ] = [ ]
     sources: dict[ str, str ] = { }
     for entry in entries:
-        path = _paths.resolve_source( entry, 'source', folder )
-        entry.finish( )
-        descriptor = _produce_invoker_descriptor(
-            path, _reading.read_toml( path ),
-            local = local, importing = importing )
+        if 'source' not in entry.table and 'name' in entry.table:
+            # Inline form: the entry is the descriptor.
+            path = __.Path( entry.location )
+            descriptor = _produce_invoker_record(
+                entry.location, entry, entry,
+                local = local, importing = importing, module = module )
+        else:
+            path = _paths.resolve_source( entry, 'source', folder )
+            entry.finish( )
+            descriptor = _produce_invoker_descriptor(
+                path, _reading.read_toml( path ),
+                local = local, importing = importing, module = module )
         if descriptor.name in sources:
             entry.fail(
                 'source', "tool name {name!r} is also given by {other}; "
@@ -293,36 +346,65 @@ def _produce_invoker_descriptor(
     *,
     local: bool,
     importing: bool = True,
+    module: __.Absential[ str ] = __.absent,
+    required: bool = True,
 ) -> _records.InvokerDescriptor:
     ''' Produces invoker descriptor; imports implementation if enabled. '''
     location = str( path )
     table = _Table( location, '', document )
     header = table.access_table( 'invoker' )
+    return _produce_invoker_record(
+        location, table, header, local = local, importing = importing,
+        module = module, required = required )
+
+
+def _produce_invoker_record(
+    location: str,
+    table: _Table,
+    header: _Table,
+    *,
+    local: bool,
+    importing: bool,
+    module: __.Absential[ str ],
+    required: bool = True,
+) -> _records.InvokerDescriptor:
+    ''' Produces invoker descriptor from header and table (the same table
+        for an inline ``[[invokers]]`` entry).
+    '''
     name = header.access_name(
         'name',
         _records.name_provider if local else _records.name_tool_server )
     enabled = header.access( 'enabled', bool, default = True )
     description = header.access( 'description', str, default = '' )
     implementation, function = _produce_implementation(
-        header, local = local, importing = importing and enabled )
+        header, name, local = local, importing = importing and enabled,
+        module = module, required = required )
     timeout = header.access_timeout( 'timeout', unbounded = True )
+    max_retries = _access_retries( header )
     deduplicate = header.access( 'deduplicate', bool, default = False )
     annotations = header.access( 'annotations', dict, default = { } )
-    header.finish( )
     argschema = table.access_schema( 'arguments', name )
     outschema = table.access_schema( 'results', name, required = False )
+    header.finish( )
     table.finish( )
     return _records.InvokerDescriptor(
         name = name, location = location, enabled = enabled,
         description = description,
         argschema = __.typx.cast( __.Schema, argschema ),
         outschema = outschema, implementation = implementation,
-        function = function, timeout = timeout, deduplicate = deduplicate,
+        function = function, timeout = timeout, max_retries = max_retries,
+        deduplicate = deduplicate,
         annotations = __.immut.Dictionary( annotations ) )
 
 
 def _produce_implementation(
-    header: _Table, *, local: bool, importing: bool
+    header: _Table,
+    name: str,
+    *,
+    local: bool,
+    importing: bool,
+    module: __.Absential[ str ],
+    required: bool,
 ) -> tuple[
     __.Absential[ str ],
     __.Absential[ __.cabc.Callable[ ..., __.typx.Any ] ],
@@ -333,7 +415,16 @@ def _produce_implementation(
                 'implementation', "tools of an MCP server run on the "
                 "server; remove 'implementation'." )
         return __.absent, __.absent
-    implementation = header.access( 'implementation', str )
+    if 'implementation' in header.table:
+        implementation = header.access( 'implementation', str )
+    elif not __.is_absent( module ): implementation = f"{module}:{name}"
+    elif not required: return __.absent, __.absent
+    else:
+        header.fail(
+            'implementation', "missing: give implementation = "
+            "'package.module:function' here, or implementation = "
+            "'package.module' in the [ensemble] table, whose function "
+            f"{name!r} implements this tool." )
     if not _implementation_path.fullmatch( implementation ):
         header.fail(
             'implementation', f"{implementation!r} is not an import path; "

@@ -53,6 +53,9 @@ class ServerDescriptor( __.immut.DataclassObject ):
     tool_timeout: __.Absential[ float ] = __.absent
     enabled_tools: __.Absential[ tuple[ str, ... ] ] = __.absent
     disabled_tools: tuple[ str, ... ] = ( )
+    # authorization: the [mcp.authorization] table, checked.
+    authorization: __.cabc.Mapping[ str, __.typx.Any ] = __.dcls.field(
+        default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
 
 
 class InvokerDescriptor( __.immut.DataclassObject ):
@@ -69,6 +72,7 @@ class InvokerDescriptor( __.immut.DataclassObject ):
     function: __.Absential[ __.cabc.Callable[ ..., __.typx.Any ] ] = (
         __.absent )
     timeout: __.Absential[ float | None ] = __.absent
+    max_retries: __.Absential[ int ] = __.absent
     deduplicate: bool = False
     annotations: __.cabc.Mapping[ str, __.typx.Any ] = __.dcls.field(
         default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
@@ -81,7 +85,9 @@ class EnsembleDescriptor( __.immut.DataclassObject ):
     location: str
     enabled: bool = True
     description: str = ''
+    implementation: __.Absential[ str ] = __.absent
     timeout: __.Absential[ float | None ] = __.absent
+    max_retries: __.Absential[ int ] = __.absent
     configuration: __.cabc.Mapping[ str, __.typx.Any ] = __.dcls.field(
         default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
     invokers: tuple[ InvokerDescriptor, ... ] = ( )

@@ -138,6 +138,10 @@ def produce_server_ensemble(
         if not __.is_absent( server.cwd ): options[ 'cwd' ] = server.cwd
     else:
         options.update( url = server.url, headers = dict( server.headers ) )
+        if server.authorization: # authorization
+            options[ 'authorization' ] = (
+                _mcp.authorization.produce_authorization_from_table(
+                    server.authorization ) )
     options.update( _produce_lifecycle_options( descriptor ) )
     return _mcp.produce_ensemble(
         name, description = descriptor.description, ** options )
@@ -172,10 +176,42 @@ def produce_server_descriptor(
         enabled_tools = table.access_strings(
             'enabled_tools', default = __.absent ),
         disabled_tools = table.access_strings(
-            'disabled_tools', default = ( ) ) )
+            'disabled_tools', default = ( ) ),
+        authorization = _read_authorization( table ) ) # authorization
     table.finish( )
     _validate_transport( table, descriptor )
     return descriptor
+
+
+# authorization: keys of [mcp.authorization], by kind (required, optional).
+_authorization_keys = __.immut.Dictionary( {
+    'bearer': ( ( 'token', ), ( ) ),
+    'client-credentials': (
+        ( 'client_id', 'client_secret' ), ( 'scope', 'issuer', 'storage' ) ),
+    'oauth': ( ( ), ( 'scope', 'storage', 'port' ) ),
+} )
+
+
+def _read_authorization(
+    table: _Table
+) -> __.immut.Dictionary[ str, __.typx.Any ]:
+    ''' Reads ``[mcp.authorization]``: kind, then the keys of the kind. '''
+    section = table.access_table( 'authorization', default = None )
+    if section is None: return __.immut.Dictionary[ str, __.typx.Any ]( )
+    kind = section.access( 'kind', str )
+    if kind not in _authorization_keys:
+        section.fail(
+            'kind', "unknown kind {kind!r}; use one of {known}.".format(
+                kind = kind, known = ', '.join( _authorization_keys ) ) )
+    required, optional = _authorization_keys[ kind ]
+    values: dict[ str, __.typx.Any ] = { 'kind': kind }
+    for key in required: values[ key ] = section.access( key, str )
+    for key in optional:
+        genus = int if key == 'port' else str
+        value = section.access( key, genus, default = __.absent )
+        if not __.is_absent( value ): values[ key ] = value
+    section.finish( )
+    return __.immut.Dictionary[ str, __.typx.Any ]( values )
 
 
 def produce_server_ensemble_descriptor(
@@ -379,6 +415,10 @@ def _validate_transport( table: _Table, server: _ServerDescriptor ) -> None:
                 'url' if not __.is_absent( server.url ) else 'headers',
                 "the stdio transport takes no 'url' or 'headers'; remove "
                 "them or set transport = 'http'." )
+        if server.authorization: # authorization
+            table.fail(
+                'authorization', "the stdio transport takes no "
+                "authorization; remove it or set transport = 'http'." )
         return
     if __.is_absent( server.url ):
         table.fail(

@@ -11,6 +11,8 @@
 
 
 from . import __
+from . import authorization as authorization
+from . import callbacks as callbacks
 from . import catalog as catalog
 from . import configuration as configuration
 from . import ensembles as ensembles
@@ -18,9 +20,31 @@ from . import listings as listings
 from . import processes as processes
 from . import records as records
 from . import redaction as redaction
+from . import resources as resources
 from . import results as results
 from . import sessions as sessions
 
+from .authorization import (
+    BearerAuthorization as BearerAuthorization,
+    ClientCredentialsAuthorization as ClientCredentialsAuthorization,
+    CodeAuthorization as CodeAuthorization,
+    FileTokenStorage as FileTokenStorage,
+    MemoryTokenStorage as MemoryTokenStorage,
+    TokenStorage as TokenStorage,
+    produce_loopback_authorization as produce_loopback_authorization,
+)
+from .callbacks import (
+    ElicitationActions as ElicitationActions,
+    ElicitationRequest as ElicitationRequest,
+    ElicitationResponse as ElicitationResponse,
+    Elicitor as Elicitor,
+    Sampler as Sampler,
+    SamplingLimits as SamplingLimits,
+    SamplingMessage as SamplingMessage,
+    SamplingRequest as SamplingRequest,
+    SamplingResponse as SamplingResponse,
+    produce_sampler as produce_sampler,
+)
 from .configuration import (
     ServerParameters as ServerParameters,
     Transports as Transports,
@@ -40,4 +64,11 @@ from .records import (
     Reporter as Reporter,
     ServerOptions as ServerOptions,
     ToolDescription as ToolDescription,
+)
+from .resources import (
+    PromptArgument as PromptArgument,
+    PromptDescription as PromptDescription,
+    PromptMessage as PromptMessage,
+    ResourceDescription as ResourceDescription,
+    ResourceTemplateDescription as ResourceTemplateDescription,
 )

@@ -15,6 +15,7 @@ import mcp_types as _mcp_types
 
 from . import __
 from . import records as _records
+from .. import ensembles as _ensembles
 from .. import exceptions as _exceptions
 from .. import invokers as _invokers
 
@@ -37,8 +38,10 @@ class Catalog:
         name: str,
         options: _records.ServerOptions,
         producer: InvocableProducer,
+        ensemble: __.Absential[ _ensembles.Ensemble ] = __.absent,
     ):
         self.name = name
+        self.ensemble = ensemble
         self.options = options
         self.producer = producer
         self.invokers: tuple[ _invokers.Invoker, ... ] = ( )
@@ -120,9 +123,9 @@ class Catalog:
         invoker = _invokers.FunctionInvoker(
             name = tool.name,
             invocable = self.producer( tool.name, timeout ),
-            argschema = argschema,
+            arguments_schema = argschema,
             description = tool.description or '',
-            ensemble = self.name,
+            ensemble = self.ensemble,
             timeout = timeout,
             annotations = annotations,
             outschema = outschema )

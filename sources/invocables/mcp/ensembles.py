@@ -19,9 +19,12 @@ from mcp import ClientSession as _ClientSession
 from mcp import MCPError as _MCPError
 
 from . import __
+from . import authorization as _authorization # authorization
+from . import callbacks as _callbacks # authorization
 from . import catalog as _catalog
 from . import configuration as _configuration
 from . import processes as _processes
+from . import resources as _resources # authorization
 from . import records as _records
 from . import results as _results
 from . import sessions as _sessions
@@ -30,6 +33,7 @@ from .. import deadlines as _deadlines
 from .. import ensembles as _ensembles
 from .. import exceptions as _exceptions
 from .. import invokers as _invokers
+from .. import telemetry as _telemetry
 
 
 # Defaults, also importable from here (descriptors use them).
@@ -50,8 +54,15 @@ _TIMEOUTS_EMPTY: __.cabc.Mapping[ str, float | None ] = (
 _scribe = __.produce_scribe( __name__ )
 
 
-class ServerEnsemble( _ensembles.EnsembleBase ):
-    ''' Ensemble of the tools of one MCP server. '''
+class ServerEnsemble(
+    _resources.FeaturesExtension, _ensembles.EnsembleBase
+):
+    ''' Ensemble of the tools of one MCP server.
+
+        Also offers the server's resources and prompts, and its roots and
+        log level (see
+        :py:class:`invocables.mcp.resources.FeaturesExtension`).
+    '''
 
     def __init__(
         self,
@@ -59,13 +70,32 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
         parameters: _configuration.ServerParameters,
         configuration: _ensembles.EnsembleConfiguration,
         options: _records.ServerOptions,
+        features: _callbacks.Features | None = None, # authorization
     ):
         self.name = name
         self.parameters = parameters
         self.configuration = configuration
         self.options = options
+        self.features = features or _callbacks.Features( name )
         self._state = _State( _catalog.Catalog(
-            name, options, self._produce_invocable ) )
+            name, options, self._produce_invocable, self ) )
+
+    # authorization: session access for resources, prompts, roots, logs.
+    def access_session_for_features( self ) -> __.typx.Any:
+        ''' Returns live session and its redactor.
+
+            Raises :py:class:`invocables.exceptions.ConnectionAbsence` if
+            the ensemble is not connected or its session was lost.
+        '''
+        self._validate_connection( )
+        connection = self._state.connection
+        if connection is None or not connection.is_usable( ):
+            raise _exceptions.ConnectionAbsence( self.name )
+        return connection.session, connection.redactor
+
+    def access_list_timeout( self ) -> float:
+        ''' Returns seconds allowed to one listing request. '''
+        return self.options.list_timeout
 
     def __repr__( self ) -> str:
         return "{cls}( name = {name!r}, parameters = {parameters!r}, "\
@@ -73,6 +103,13 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
                 cls = type( self ).__name__, name = self.name,
                 parameters = self.parameters,
                 count = len( self._state.catalog.invokers ) )
+
+    @property
+    def connection( self ) -> __.Absential[ __.typx.Any ]:
+        ''' MCP client session while connected; absent otherwise. '''
+        connection = self._state.connection
+        session = None if connection is None else connection.session
+        return __.absent if session is None else session
 
     def access_invoker( self, name: str ) -> _invokers.Invoker:
         ''' Returns invoker by name. Raises absence error if unknown.
@@ -147,6 +184,7 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
             state.connection = None
             state.connection = await self._start( )
             state.connected = True
+            _telemetry.record_connection( self.name ) # serving: metrics
 
     async def disconnect( self ) -> None:
         ''' Ends session; terminates server process group, if any.
@@ -345,6 +383,8 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
                     self.name,
                     f"the session was lost and reconnecting failed: "
                     f"{exception.reason}" ) from exception
+            _telemetry.record_connection( # serving: metrics
+                self.name, reconnection = True )
             return state.connection
 
     async def _start( self ) -> _sessions.Connection:
@@ -353,7 +393,8 @@ class ServerEnsemble( _ensembles.EnsembleBase ):
         connection = _sessions.Connection( self.name, resolution.redactor )
         runner = _sessions.Runner(
             connection, self.parameters, self.options, resolution,
-            self._state.catalog.absorb )
+            self._state.catalog.absorb,
+            features = self.features ) # authorization
         connection.task = __.asyncio.get_running_loop( ).create_task(
             runner.run( ), name = f"invocables.mcp:{self.name}" )
         bound = self.options.connect_timeout + 2 * self.options.grace + 2
@@ -530,6 +571,47 @@ def produce_ensemble( # noqa: PLR0913
                 the limit. ``None`` for no limit. ''' ),
     ] = _records.RESULT_LIMIT_DEFAULT,
     description: str = '',
+    # authorization: features offered to the server (callbacks.py).
+    elicitor: __.typx.Annotated[
+        __.Absential[ _callbacks.Elicitor ],
+        __.ddoc.Doc(
+            ''' Async callable which asks the user for the input a server
+                requests (``elicitation/create``); without it, the server
+                is told that elicitation is not supported. ''' ),
+    ] = __.absent,
+    sampler: __.typx.Annotated[
+        __.Absential[ _callbacks.Sampler ],
+        __.ddoc.Doc(
+            ''' Async callable which answers a server's request for a
+                completion (``sampling/createMessage``), for example one
+                from ``produce_sampler``. ''' ),
+    ] = __.absent,
+    sampling_limits: __.typx.Annotated[
+        __.Absential[ _callbacks.SamplingLimits ],
+        __.ddoc.Doc(
+            ''' Most sampling requests per session and most tokens per
+                request (default: 100 and 4096); beyond them, requests are
+                refused. ''' ),
+    ] = __.absent,
+    roots: __.typx.Annotated[
+        __.Absential[ __.cabc.Iterable[ _callbacks.Root ] ],
+        __.ddoc.Doc(
+            ''' Directories (paths or URIs) the server may work in;
+                change them later with ``configure_roots``. ''' ),
+    ] = __.absent,
+    authorization: __.typx.Annotated[
+        __.Absential[ '_authorization.Authorization' ],
+        __.ddoc.Doc(
+            ''' How to authorize with an HTTP server: a bearer token, OAuth
+                client credentials, or the OAuth authorization code grant
+                (see :py:mod:`invocables.mcp.authorization`). ''' ),
+    ] = __.absent,
+    log_level: __.typx.Annotated[
+        __.Absential[ _callbacks.LoggingLevels ],
+        __.ddoc.Doc(
+            ''' Least severe level of the log messages the server should
+                send (to logger ``invocables.mcp.servers.<name>``). ''' ),
+    ] = __.absent,
 ) -> ServerEnsemble:
     ''' Produces ensemble for an MCP server; not connected yet.
 
@@ -557,7 +639,16 @@ def produce_ensemble( # noqa: PLR0913
             __.absent if __.is_absent( include ) else frozenset( include ) ),
         exclude = frozenset( exclude ), reporter = reporter,
         grace = grace, result_limit = result_limit )
-    return ServerEnsemble( name, parameters, configuration, options )
+    features = _callbacks.Features(
+        name, elicitor = elicitor, sampler = sampler,
+        sampling_limits = sampling_limits, roots = roots,
+        log_level = log_level, authorization = authorization )
+    if not __.is_absent( authorization ) and __.is_absent( url ):
+        raise _exceptions.ConfigurationInvalidity(
+            f"MCP ensemble {name!r} 'authorization'",
+            "applies to HTTP servers only (give 'url')." )
+    return ServerEnsemble(
+        name, parameters, configuration, options, features )
 
 
 def _validate_limit( name: str, value: object ) -> None:

@@ -49,6 +49,18 @@ def produce_contents(
     return tuple( _redact_content( redactor, item ) for item in contents )
 
 
+def produce_content( block: __.typx.Any ) -> _canisters.Content:
+    ''' Maps one MCP content block into a canister (authorization). '''
+    return _produce_content( block )
+
+
+def redact_content(
+    redactor: _redaction.Redactor, content: _canisters.Content
+) -> _canisters.Content:
+    ''' Returns content with secrets redacted (authorization). '''
+    return _redact_content( redactor, content )
+
+
 class _Repeats( __.enum.Enum ):
     ''' Which part of a result repeats the other. '''
 

@@ -19,6 +19,7 @@ from mcp import ClientSession as _ClientSession
 from mcp import MCPError as _MCPError
 
 from . import __
+from . import callbacks as _callbacks # authorization
 from . import configuration as _configuration
 from . import listings as _listings
 from . import processes as _processes
@@ -141,6 +142,7 @@ class Runner:
         options: _records.ServerOptions,
         resolution: _configuration.Resolution,
         listener: Listener,
+        features: '_callbacks.Features | None' = None, # authorization
     ):
         self.name = connection.name
         self.connection = connection
@@ -148,6 +150,7 @@ class Runner:
         self.options = options
         self.resolution = resolution
         self.listener = listener
+        self.features = features or _callbacks.Features( connection.name )
         self.screen = _listings.ListingScreen( connection.name )
 
     async def run( self ) -> None:
@@ -167,6 +170,14 @@ class Runner:
             if connection.failure is None:
                 connection.failure = connection.redactor.redact(
                     self._describe( exception ) )
+            # authorization: its failure reaches connect( ) as it is.
+            primary = _select_primary( _flatten( exception ) )
+            if isinstance( primary, (
+                _exceptions.AuthorizationFailure,
+                _exceptions.ConfigurationInvalidity,
+            ) ) and (
+                not connection.ready.done( )
+            ): connection.ready.set_exception( primary )
             if not isinstance( exception, (
                 Exception, __.asyncio.CancelledError )
             ): raise
@@ -190,12 +201,16 @@ class Runner:
                 self._open_transport( ) )
             read = _listings.ReadStream( read, self.screen )
             write = _listings.WriteStream( write, self.screen )
+            features = self.features # authorization
             session = await stack.enter_async_context( _ClientSession(
                 read, write,
                 message_handler = self._handle_message,
-                client_info = _access_client_information( ) ) )
+                client_info = _access_client_information( ),
+                **features.produce_session_arguments(
+                    connection.redactor ) ) )
             with _anyio.fail_after( options.connect_timeout ):
                 await session.initialize( )
+                await features.prepare_session( session ) # authorization
                 await self._refresh( session )
             connection.session = session
             connection.ready.set_result( None )
@@ -252,12 +267,14 @@ class Runner:
                     options.grace, options.result_limit )
             case transports.StreamableHttp:
                 return _open_streamable_http(
-                    url, resolution.headers, options.result_limit )
+                    url, resolution.headers, options.result_limit,
+                    self.features.produce_auth( url ) )
             case transports.Sse:
                 from mcp.client.sse import sse_client
                 return sse_client(
                     url, headers = dict( resolution.headers ),
-                    timeout = options.connect_timeout )
+                    timeout = options.connect_timeout,
+                    auth = self.features.produce_auth( url ) )
 
     def _report_exit( self ) -> None:
         watch = __.typx.cast( _processes.ProcessWatch, self.connection.watch )
@@ -347,11 +364,14 @@ async def _list_tools(
 
 
 async def _open_streamable_http_(
-    url: str, headers: __.cabc.Mapping[ str, str ], limit: int | None
+    url: str,
+    headers: __.cabc.Mapping[ str, str ],
+    limit: int | None,
+    auth: __.typx.Any = None, # authorization: an httpx2.Auth
 ) -> __.cabc.AsyncGenerator[ tuple[ __.typx.Any, __.typx.Any ], None ]:
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
-    client = create_mcp_http_client( headers = dict( headers ) )
+    client = create_mcp_http_client( headers = dict( headers ), auth = auth )
     # The SDK's own limit of one event (1 MiB) would end the session on a
     # larger result; the result limit applies instead.
     async with client, streamable_http_client(

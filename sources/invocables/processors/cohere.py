@@ -54,7 +54,7 @@ class CohereAccumulator( _streaming.AccumulatorBase ):
         ''' Maps one stream event onto the accumulator. '''
         access = _wire.access_field
         if isinstance( event, ( str, bytes, bytearray ) ):
-            event = _decode_event( event )
+            event = _wire.decode_event( PROVIDER, event, ( _DONE, ) )
             if event is None: return ( )
         genus = access( event, 'type' )
         if genus is None and not __.is_absent( label ): genus = label
@@ -223,17 +223,6 @@ def _access_name( call: object ) -> str:
     access = _wire.access_field
     return _wire.access_text(
         access( access( call, 'function' ), 'name' ), PROVIDER, 'name' )
-
-
-def _decode_event( event: str | bytes | bytearray ) -> object:
-    ''' Decodes event given as JSON text; ``None`` for ``[DONE]``. '''
-    if isinstance( event, ( bytes, bytearray ) ):
-        event = bytes( event ).decode( 'utf-8' )
-    if event.strip( ) == _DONE: return None
-    try: return __.json.loads( event )
-    except ValueError as exception:
-        raise __.exceptions.ResponseInvalidity(
-            PROVIDER, f"event is not JSON: {exception}" ) from exception
 
 
 def _produce_blocks(

@@ -83,7 +83,8 @@ class GeminiAccumulator( _streaming.AccumulatorBase ):
         self, event: object, label: __.Absential[ str ]
     ) -> _wire.Invocations:
         ''' Maps one chunk (object, or JSON text) onto the accumulator. '''
-        event = _decode_event( event )
+        if isinstance( event, ( str, bytes, bytearray ) ):
+            event = _wire.decode_event( PROVIDER, event )
         _raise_on_error( event )
         _wire.validate_shape(
             PROVIDER, event, _CHUNK_FIELDS, 'a Gemini response chunk' )
@@ -559,17 +560,6 @@ def _assemble_node( node: __.typx.Any ) -> __.typx.Any:
     members = __.typx.cast( dict[ str, __.typx.Any ], node )
     return {
         name: _assemble_node( value ) for name, value in members.items( ) }
-
-
-def _decode_event( event: object ) -> object:
-    ''' Decodes event given as JSON text (such as SSE data). '''
-    if isinstance( event, ( bytes, bytearray ) ):
-        event = bytes( event ).decode( 'utf-8' )
-    if not isinstance( event, str ): return event
-    try: return __.json.loads( event )
-    except ValueError as exception:
-        raise __.exceptions.ResponseInvalidity(
-            PROVIDER, f"event is not JSON: {exception}" ) from exception
 
 
 def _parse_path( path: str ) -> tuple[ _Step, ... ]:

@@ -51,7 +51,7 @@ class OllamaAccumulator( _streaming.AccumulatorBase ):
     ) -> _wire.Invocations:
         ''' Maps one chunk onto the accumulator. '''
         if isinstance( event, ( str, bytes, bytearray ) ):
-            event = _decode_chunk( event )
+            event = _wire.decode_event( PROVIDER, event, ( '', ) )
             if event is None: return ( )
         _raise_on_error( event )
         _validate_body( event )
@@ -176,17 +176,6 @@ def _access_calls( body: object ) -> __.cabc.Sequence[ __.typx.Any ]:
 def _access_name( function: object ) -> str:
     return _wire.access_text(
         _wire.access_field( function, 'name' ), PROVIDER, 'name' )
-
-
-def _decode_chunk( chunk: str | bytes | bytearray ) -> object:
-    ''' Decodes one NDJSON line; ``None`` for a blank line. '''
-    if isinstance( chunk, ( bytes, bytearray ) ):
-        chunk = bytes( chunk ).decode( 'utf-8' )
-    if not chunk.strip( ): return None
-    try: return __.json.loads( chunk )
-    except ValueError as exception:
-        raise __.exceptions.ResponseInvalidity(
-            PROVIDER, f"chunk is not JSON: {exception}" ) from exception
 
 
 def _raise_on_error( body: object ) -> None:

@@ -60,7 +60,7 @@ class OpenaiAccumulator( _streaming.AccumulatorBase ):
     ) -> _wire.Invocations:
         ''' Maps one chunk (or ``[DONE]``) onto the accumulator. '''
         if isinstance( event, ( str, bytes, bytearray ) ):
-            event = _decode_chunk( event )
+            event = _wire.decode_event( PROVIDER, event, ( _DONE, ) )
             if event is None:
                 if self._truncated: return ( )
                 return self.complete_calls( )
@@ -405,18 +405,6 @@ def _access_ordinal( choice: object, position: int ) -> object:
     ''' Returns index of choice; its position when it has none. '''
     ordinal = _wire.access_field( choice, 'index' )
     return position if ordinal is None else ordinal
-
-
-def _decode_chunk( event: str | bytes | bytearray ) -> object:
-    ''' Decodes chunk given as JSON text; ``None`` for ``[DONE]``. '''
-    if isinstance( event, ( bytes, bytearray ) ):
-        event = bytes( event ).decode( 'utf-8', errors = 'replace' )
-    if event.strip( ) == _DONE: return None
-    try: return __.json.loads( event )
-    except ValueError as exception:
-        raise __.exceptions.ResponseInvalidity(
-            PROVIDER, "event is neither JSON nor [DONE]: {exception}".format(
-                exception = exception ) ) from exception
 
 
 def _produce_invocation(

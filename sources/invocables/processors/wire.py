@@ -122,6 +122,32 @@ def decode_arguments(
     return _decode_text( value )
 
 
+def decode_event(
+    provider: str,
+    event: str | bytes | bytearray,
+    ends: __.cabc.Collection[ str ] = ( ),
+) -> object:
+    ''' Returns JSON value of event text (SSE data, NDJSON line).
+
+        Returns ``None`` for text which, stripped, is one of ``ends`` (such
+        as ``[DONE]``). Raises
+        :py:class:`invocables.exceptions.ResponseInvalidity` for text which
+        is not UTF-8 or not JSON.
+    '''
+    try:
+        text = (
+            bytes( event ).decode( 'utf-8' )
+            if isinstance( event, ( bytes, bytearray ) ) else event )
+    except UnicodeDecodeError as exception:
+        raise __.exceptions.ResponseInvalidity(
+            provider, f"event is not UTF-8: {exception}" ) from exception
+    if text.strip( ) in ends: return None
+    try: return __.json.loads( text )
+    except ValueError as exception:
+        raise __.exceptions.ResponseInvalidity(
+            provider, f"event is not JSON: {exception}" ) from exception
+
+
 def deduplicate_invocations(
     provider: str, invocations: Invocations
 ) -> Invocations:

@@ -1,0 +1,649 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Authorization with HTTP MCP servers: OAuth 2.1 and bearer tokens.
+
+    ``produce_ensemble( ..., authorization = ... )`` takes one of:
+
+    * :py:class:`BearerAuthorization`: a static token (``env:NAME``);
+    * :py:class:`ClientCredentialsAuthorization`: machine to machine;
+    * :py:class:`CodeAuthorization`: authorization code with PKCE, server
+      metadata discovery and dynamic client registration, through an
+      application's redirect handler (shows or opens the authorization URL)
+      and callback handler (returns the URL the browser was sent back to).
+      :py:func:`produce_loopback_authorization` gives both, listening on
+      127.0.0.1 for the redirect.
+
+    The flows are the ``mcp`` SDK's (``OAuthClientProvider``). Tokens and
+    client registrations are kept by a :py:class:`TokenStorage`; by default
+    a file per server under the user's state directory, mode 0600. An
+    expired token is refreshed; a token the server rejects (401) is
+    refreshed once, then authorization starts again. Tokens and secrets
+    never appear in reprs, errors or log records.
+'''
+
+
+import os as _os
+import sys as _sys
+
+from urllib.parse import parse_qs as _parse_qs
+from urllib.parse import urlsplit as _urlsplit
+
+from . import __
+from . import configuration as _configuration
+from . import redaction as _redaction
+from .. import exceptions as _exceptions
+
+
+LOOPBACK_PORT_DEFAULT = 33418
+STATE_DIRECTORY_VARIABLE = 'INVOCABLES_STATE_DIRECTORY'
+
+# A public client (PKCE, no secret), as the MCP specification advises.
+_AUTH_METHOD_PUBLIC = 'none'
+_FILE_MODE = 0o600
+_UNAUTHORIZED = 401
+_DIRECTORY_MODE = 0o700
+_scribe = __.produce_scribe( __name__ )
+
+
+class TokenStorage( __.typx.Protocol ):
+    ''' Keeps tokens and client registration of one server.
+
+        The ``mcp`` SDK's protocol: values are its ``OAuthToken`` and
+        ``OAuthClientInformationFull`` models.
+    '''
+
+    async def get_tokens( self ) -> __.typx.Any: ...
+
+    async def set_tokens( self, tokens: __.typx.Any ) -> None: ...
+
+    async def get_client_info( self ) -> __.typx.Any: ...
+
+    async def set_client_info( self, client_info: __.typx.Any ) -> None: ...
+
+
+RedirectHandler: __.typx.TypeAlias = __.cabc.Callable[
+    [ str ], __.cabc.Awaitable[ None ] ]
+CallbackHandler: __.typx.TypeAlias = __.cabc.Callable[
+    [ ], __.cabc.Awaitable[ str ] ]
+Storage: __.typx.TypeAlias = TokenStorage | str | _os.PathLike[ str ]
+
+
+class BearerAuthorization( __.immut.DataclassObject ):
+    ''' Static bearer token, sent in the ``Authorization`` header.
+
+        ``token`` is best written ``env:NAME``: it is read from the
+        environment at connect time.
+    '''
+
+    token: str
+
+    def __repr__( self ) -> str:
+        return f"{type( self ).__name__}( token = {_show( self.token )} )"
+
+
+class ClientCredentialsAuthorization( __.immut.DataclassObject ):
+    ''' OAuth client credentials grant (machine to machine).
+
+        ``client_secret`` is best written ``env:NAME``.
+    '''
+
+    client_id: str
+    client_secret: str
+    scope: __.Absential[ str ] = __.absent
+    issuer: __.Absential[ str ] = __.absent
+    storage: __.Absential[ Storage ] = __.absent
+
+    def __repr__( self ) -> str:
+        return (
+            f"{type( self ).__name__}( client_id = {self.client_id!r}, "
+            f"client_secret = {_show( self.client_secret )} )" )
+
+
+class CodeAuthorization( __.immut.DataclassObject ):
+    ''' OAuth authorization code grant with PKCE, for a user.
+
+        ``redirect_handler`` receives the authorization URL to show or open;
+        ``callback_handler`` returns the URL (with ``code`` and ``state``)
+        the browser was redirected to, at ``redirect_uri``.
+    '''
+
+    redirect_handler: RedirectHandler
+    callback_handler: CallbackHandler
+    redirect_uri: str
+    scope: __.Absential[ str ] = __.absent
+    client_name: str = __.package_name
+    storage: __.Absential[ Storage ] = __.absent
+
+    def __repr__( self ) -> str:
+        return (
+            f"{type( self ).__name__}( redirect_uri = "
+            f"{self.redirect_uri!r} )" )
+
+
+Authorization: __.typx.TypeAlias = (
+    BearerAuthorization | ClientCredentialsAuthorization | CodeAuthorization )
+
+
+class FileTokenStorage:
+    ''' Keeps tokens of one server in a JSON file, mode 0600.
+
+        The file lives in ``directory`` (default: ``$INVOCABLES_STATE_
+        DIRECTORY``, else ``$XDG_STATE_HOME/invocables/mcp-tokens``, else
+        ``~/.local/state/invocables/mcp-tokens``), named by a digest of the
+        server's URL. The time a token expires is kept, so that a token
+        loaded later is refreshed when due.
+    '''
+
+    def __init__(
+        self,
+        url: str,
+        directory: __.Absential[ str | _os.PathLike[ str ] ] = __.absent,
+    ):
+        location = (
+            access_state_directory( ) if __.is_absent( directory )
+            else __.Path( directory ) )
+        digest = __.hashlib.sha256(
+            _configuration.strip_url( url ).encode( ) ).hexdigest( )
+        self.path = location / f"{digest[ : 24 ]}.json"
+
+    def __repr__( self ) -> str:
+        return f"{type( self ).__name__}( path = {str( self.path )!r} )"
+
+    async def get_tokens( self ) -> __.typx.Any:
+        from mcp.shared.auth import OAuthToken
+        record = self._read( ).get( 'tokens' )
+        if not isinstance( record, dict ): return None
+        record = dict( __.typx.cast( dict[ str, __.typx.Any ], record ) )
+        expiry = record.pop( 'expires_at', None )
+        if isinstance( expiry, ( int, float ) ):
+            record[ 'expires_in' ] = max( 0, int( expiry - __.time.time( ) ) )
+        return OAuthToken.model_validate( record )
+
+    async def set_tokens( self, tokens: __.typx.Any ) -> None:
+        record = tokens.model_dump( mode = 'json', exclude_none = True )
+        if tokens.expires_in is not None:
+            record[ 'expires_at' ] = __.time.time( ) + int( tokens.expires_in )
+            record.pop( 'expires_in' )
+        self._write( 'tokens', record )
+
+    async def get_client_info( self ) -> __.typx.Any:
+        from mcp.shared.auth import OAuthClientInformationFull
+        record = self._read( ).get( 'client' )
+        if not isinstance( record, dict ): return None
+        return OAuthClientInformationFull.model_validate( record )
+
+    async def set_client_info( self, client_info: __.typx.Any ) -> None:
+        self._write( 'client', client_info.model_dump(
+            mode = 'json', exclude_none = True ) )
+
+    def _read( self ) -> dict[ str, __.typx.Any ]:
+        try: text = self.path.read_text( encoding = 'utf-8' )
+        except FileNotFoundError: return { }
+        try: data = __.json.loads( text )
+        except ValueError:
+            _scribe.warning(
+                "Token file %s is not JSON; it is ignored.", self.path )
+            return { }
+        if not isinstance( data, dict ): return { }
+        return __.typx.cast( dict[ str, __.typx.Any ], data )
+
+    def _write( self, key: str, value: __.typx.Any ) -> None:
+        data = self._read( )
+        data[ key ] = value
+        self.path.parent.mkdir(
+            mode = _DIRECTORY_MODE, parents = True, exist_ok = True )
+        temporary = self.path.with_suffix( '.tmp' )
+        descriptor = _os.open(
+            temporary, _os.O_WRONLY | _os.O_CREAT | _os.O_TRUNC, _FILE_MODE )
+        with _os.fdopen( descriptor, 'w', encoding = 'utf-8' ) as stream:
+            __.json.dump( data, stream )
+        _os.chmod( temporary, _FILE_MODE )
+        _os.replace( temporary, self.path )
+
+
+class MemoryTokenStorage:
+    ''' Keeps tokens in memory only: each process authorizes anew. '''
+
+    def __init__( self ) -> None:
+        self.tokens: __.typx.Any = None
+        self.client: __.typx.Any = None
+
+    def __repr__( self ) -> str:
+        return f"{type( self ).__name__}( )"
+
+    async def get_tokens( self ) -> __.typx.Any: return self.tokens
+
+    async def set_tokens( self, tokens: __.typx.Any ) -> None:
+        self.tokens = tokens
+
+    async def get_client_info( self ) -> __.typx.Any: return self.client
+
+    async def set_client_info( self, client_info: __.typx.Any ) -> None:
+        self.client = client_info
+
+
+class LoopbackRedirect:
+    ''' Receives the OAuth redirect on 127.0.0.1, for the command line.
+
+        The redirect handler prints the authorization URL (to standard
+        error, or through ``opener``); the callback handler waits for the
+        browser's request to ``redirect_uri`` and answers it with a short
+        page.
+    '''
+
+    def __init__(
+        self,
+        port: int = LOOPBACK_PORT_DEFAULT,
+        opener: __.Absential[ RedirectHandler ] = __.absent,
+        timeout: float = 300.0,
+    ):
+        self.port = port
+        self.opener = opener
+        self.timeout = timeout
+        self.redirect_uri = f"http://127.0.0.1:{port}/callback"
+        self._server: __.asyncio.Server | None = None
+        self._received: __.asyncio.Future[ str ] | None = None
+
+    async def redirect( self, url: str ) -> None:
+        ''' Listens for the redirect, then shows the authorization URL. '''
+        await self._listen( )
+        if __.is_absent( self.opener ):
+            print(
+                f"Open this URL to authorize access:\n{url}",
+                file = _sys.stderr, flush = True )
+        else: await self.opener( url )
+
+    async def receive( self ) -> str:
+        ''' Returns URL of the redirect, once the browser sent it. '''
+        await self._listen( )
+        received = __.typx.cast( __.asyncio.Future[ str ], self._received )
+        try:
+            return await __.asyncio.wait_for(
+                __.asyncio.shield( received ), self.timeout )
+        except __.asyncio.TimeoutError:
+            raise TimeoutError(
+                f"No redirect arrived within {self.timeout} seconds." ) \
+                from None
+        finally: await self._close( )
+
+    async def _listen( self ) -> None:
+        if self._server is not None: return
+        loop = __.asyncio.get_running_loop( )
+        self._received = loop.create_future( )
+        self._server = await __.asyncio.start_server(
+            self._serve, '127.0.0.1', self.port )
+
+    async def _close( self ) -> None:
+        server, self._server = self._server, None
+        if server is None: return
+        server.close( )
+        await server.wait_closed( )
+
+    async def _serve(
+        self,
+        reader: __.asyncio.StreamReader,
+        writer: __.asyncio.StreamWriter,
+    ) -> None:
+        try:
+            line = await __.asyncio.wait_for( reader.readline( ), 10 )
+            parts = line.decode( 'latin-1' ).split( )
+            target = parts[ 1 ] if len( parts ) > 1 else '/'
+            found = target.startswith( '/callback' )
+            body = (
+                b'Authorization received; you may close this window.'
+                if found else b'Not found.' )
+            status = b'200 OK' if found else b'404 Not Found'
+            writer.write(
+                b'HTTP/1.1 ' + status + b'\r\nContent-Type: text/plain\r\n'
+                b'Content-Length: ' + str( len( body ) ).encode( )
+                + b'\r\nConnection: close\r\n\r\n' + body )
+            await writer.drain( )
+            received = self._received
+            if found and received is not None and not received.done( ):
+                received.set_result(
+                    f"http://127.0.0.1:{self.port}{target}" )
+        except ( OSError, __.asyncio.TimeoutError ): pass
+        finally: writer.close( )
+
+
+def access_state_directory( ) -> __.Path:
+    ''' Returns directory of stored tokens of the current user. '''
+    explicit = _os.environ.get( STATE_DIRECTORY_VARIABLE )
+    if explicit: return __.Path( explicit )
+    base = _os.environ.get( 'XDG_STATE_HOME' ) or str(
+        __.Path.home( ) / '.local' / 'state' )
+    return __.Path( base ) / __.package_name / 'mcp-tokens'
+
+
+def produce_auth(
+    ensemble: str, authorization: Authorization, url: str
+) -> __.typx.Any:
+    ''' Returns an ``httpx2.Auth`` for the server at URL.
+
+        Raises :py:class:`invocables.exceptions.ConfigurationInvalidity` if
+        an ``env:`` reference names an unset variable.
+    '''
+    match authorization:
+        case BearerAuthorization( ):
+            token = _resolve( ensemble, 'token', authorization.token )
+            return _produce_bearer_auth( token )
+        case ClientCredentialsAuthorization( ):
+            return _produce_credentials_auth( ensemble, authorization, url )
+        case CodeAuthorization( ):
+            return _produce_code_auth( ensemble, authorization, url )
+
+
+def produce_authorization_from_table(
+    table: __.cabc.Mapping[ str, __.typx.Any ]
+) -> Authorization:
+    ''' Produces authorization from a checked ``[mcp.authorization]``.
+
+        ``kind`` is 'bearer' (``token``), 'client-credentials'
+        (``client_id``, ``client_secret``, ``scope``, ``issuer``) or 'oauth'
+        (the loopback code grant: ``port``, ``scope``); ``storage`` names a
+        directory of tokens.
+    '''
+    storage = table.get( 'storage', __.absent )
+    if not __.is_absent( storage ):
+        storage = __.Path( storage ).expanduser( )
+    match table[ 'kind' ]:
+        case 'bearer': return BearerAuthorization( token = table[ 'token' ] )
+        case 'client-credentials':
+            return ClientCredentialsAuthorization(
+                client_id = table[ 'client_id' ],
+                client_secret = table[ 'client_secret' ],
+                scope = table.get( 'scope', __.absent ),
+                issuer = table.get( 'issuer', __.absent ),
+                storage = storage )
+        case _:
+            return produce_loopback_authorization(
+                table.get( 'port', LOOPBACK_PORT_DEFAULT ),
+                scope = table.get( 'scope', __.absent ), storage = storage )
+
+
+def produce_loopback_authorization(
+    port: __.typx.Annotated[
+        int, __.ddoc.Doc( ''' Port on 127.0.0.1 for the redirect. ''' )
+    ] = LOOPBACK_PORT_DEFAULT,
+    *,
+    opener: __.typx.Annotated[
+        __.Absential[ RedirectHandler ],
+        __.ddoc.Doc(
+            ''' Shows or opens the authorization URL; default: prints it
+                to standard error. ''' ),
+    ] = __.absent,
+    scope: __.Absential[ str ] = __.absent,
+    storage: __.Absential[ Storage ] = __.absent,
+    timeout: __.typx.Annotated[
+        float,
+        __.ddoc.Doc( ''' Seconds to wait for the user's approval. ''' ),
+    ] = 300.0,
+) -> CodeAuthorization:
+    ''' Produces authorization code grant which listens on 127.0.0.1. '''
+    loopback = LoopbackRedirect( port, opener, timeout )
+    return CodeAuthorization(
+        redirect_handler = loopback.redirect,
+        callback_handler = loopback.receive,
+        redirect_uri = loopback.redirect_uri, scope = scope,
+        storage = storage )
+
+
+def _access_storage(
+    storage: __.Absential[ Storage ], url: str
+) -> __.typx.Any:
+    if __.is_absent( storage ): return FileTokenStorage( url )
+    if isinstance( storage, ( str, _os.PathLike ) ):
+        return FileTokenStorage( url, storage )
+    return storage
+
+
+def _produce_bearer_auth( token: str ) -> __.typx.Any:
+    import httpx2
+
+    class _BearerAuth( httpx2.Auth ):
+        ''' Sends a static bearer token. '''
+
+        def __repr__( self ) -> str: return '_BearerAuth( *** )'
+
+        def auth_flow(
+            self, request: httpx2.Request
+        ) -> __.cabc.Generator[ httpx2.Request, httpx2.Response, None ]:
+            request.headers[ 'Authorization' ] = f"Bearer {token}"
+            yield request
+
+    _register_secrets( token )
+    return _BearerAuth( )
+
+
+def _produce_code_auth(
+    ensemble: str, authorization: CodeAuthorization, url: str
+) -> __.typx.Any:
+    from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
+
+    async def receive( ) -> AuthorizationCodeResult:
+        try: redirect = await authorization.callback_handler( )
+        except TimeoutError as exception:
+            raise _exceptions.AuthorizationFailure(
+                ensemble, f"{exception} Authorize again." ) from None
+        query = _parse_qs( _urlsplit( redirect ).query )
+        if 'error' in query:
+            raise _exceptions.AuthorizationFailure(
+                ensemble,
+                "the authorization server refused: {error}.".format(
+                    error = query[ 'error' ][ 0 ] ) )
+        code = query.get( 'code', [ '' ] )[ 0 ]
+        state = query.get( 'state', [ None ] )[ 0 ]
+        _register_secrets( code )
+        return AuthorizationCodeResult( code = code, state = state )
+
+    metadata = OAuthClientMetadata(
+        redirect_uris = [
+            __.typx.cast( __.typx.Any, authorization.redirect_uri ) ],
+        client_name = authorization.client_name,
+        grant_types = [ 'authorization_code', 'refresh_token' ],
+        response_types = [ 'code' ],
+        token_endpoint_auth_method = _AUTH_METHOD_PUBLIC,
+        scope = _presentify( authorization.scope ) )
+    provider_class = _produce_provider_class( )
+    return provider_class(
+        ensemble,
+        server_url = url, client_metadata = metadata,
+        storage = _RedactingStorage(
+            _access_storage( authorization.storage, url ) ),
+        redirect_handler = authorization.redirect_handler,
+        callback_handler = receive )
+
+
+def _produce_credentials_auth(
+    ensemble: str, authorization: ClientCredentialsAuthorization, url: str
+) -> __.typx.Any:
+    secret = _resolve(
+        ensemble, 'client_secret', authorization.client_secret )
+    _register_secrets( secret )
+    from mcp.client.auth.extensions.client_credentials import (
+        ClientCredentialsOAuthProvider )
+    import warnings
+    base = _produce_provider_class( ClientCredentialsOAuthProvider )
+    with warnings.catch_warnings( ):
+        # Without an issuer, the SDK 2.x warns; the server's metadata then
+        # names the authorization server, as in SDK 1.x.
+        warnings.filterwarnings( 'ignore', message = r'Omitting `issuer`' )
+        return base(
+            ensemble,
+            server_url = url,
+            storage = _RedactingStorage(
+                _access_storage( authorization.storage, url ) ),
+            client_id = authorization.client_id, client_secret = secret,
+            scope = _presentify( authorization.scope ),
+            issuer = _presentify( authorization.issuer ) )
+
+
+@__.funct.cache
+def _produce_provider_class( base: __.typx.Any = None ) -> __.typx.Any:
+    ''' Returns subclass of SDK provider which refreshes on 401 and raises
+        the library's errors, without secrets.
+    '''
+    import httpx2
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.client.auth.exceptions import OAuthFlowError
+    from pydantic import ValidationError
+    parent: type[ OAuthClientProvider ] = base or OAuthClientProvider
+    failures = ( OAuthFlowError, ValidationError, httpx2.HTTPError, KeyError )
+
+    class Provider( parent ):
+        ''' OAuth provider of one ensemble. '''
+
+        def __init__(
+            self, ensemble: str, **arguments: __.typx.Any
+        ) -> None:
+            super( ).__init__( **arguments )
+            self.ensemble = ensemble
+
+        def __repr__( self ) -> str:
+            return f"OAuthProvider( ensemble = {self.ensemble!r} )"
+
+        async def _initialize( self ) -> None:
+            await super( )._initialize( )
+            tokens = self.context.current_tokens
+            # Stored tokens carry their remaining lifetime: due ones are
+            # refreshed before use.
+            if tokens is not None: self.context.update_token_expiry( tokens )
+
+        async def _auth_flow(
+            self, request: httpx2.Request
+        ) -> __.cabc.AsyncGenerator[ httpx2.Request, httpx2.Response ]:
+            refreshed = False
+            flow = super( )._auth_flow( request )
+            try:
+                outgoing = await flow.__anext__( )
+                while True:
+                    response = yield outgoing
+                    if (
+                        outgoing is request
+                        and response.status_code == _UNAUTHORIZED
+                        and not refreshed
+                        and self.context.can_refresh_token( )
+                    ):
+                        # A token rejected before its time: refresh once
+                        # before authorizing anew.
+                        refreshed = True
+                        await flow.aclose( )
+                        self.context.token_expiry_time = 1.0
+                        flow = super( )._auth_flow( request )
+                        outgoing = await flow.__anext__( )
+                        continue
+                    outgoing = await flow.asend( response )
+            except StopAsyncIteration: return
+            except _exceptions.AuthorizationFailure: raise
+            except failures as exception:
+                raise _exceptions.AuthorizationFailure(
+                    self.ensemble, _describe_failure( exception ) ) from None
+
+    return Provider
+
+
+class _RedactingStorage:
+    ''' Storage which hides every token it passes from log records. '''
+
+    def __init__( self, storage: __.typx.Any ):
+        self.storage = storage
+
+    async def get_tokens( self ) -> __.typx.Any:
+        tokens = await self.storage.get_tokens( )
+        _register_token( tokens )
+        return tokens
+
+    async def set_tokens( self, tokens: __.typx.Any ) -> None:
+        _register_token( tokens )
+        await self.storage.set_tokens( tokens )
+
+    async def get_client_info( self ) -> __.typx.Any:
+        client = await self.storage.get_client_info( )
+        _register_client( client )
+        return client
+
+    async def set_client_info( self, client_info: __.typx.Any ) -> None:
+        _register_client( client_info )
+        await self.storage.set_client_info( client_info )
+
+
+_secrets: list[ str ] = [ ]
+_redactor: list[ _redaction.Redactor ] = [ ]
+
+
+def _describe_failure( exception: BaseException ) -> str:
+    ''' Returns why a flow failed, without values the server sent. '''
+    from mcp.client.auth.exceptions import (
+        OAuthRegistrationError,
+        OAuthTokenError,
+    )
+    from pydantic import ValidationError
+    name = type( exception ).__name__
+    text = str( exception )
+    if 'State parameter mismatch' in text:
+        return (
+            "the redirect carried a wrong 'state' (not the one of this "
+            "authorization request); authorize again from the start." )
+    if isinstance( exception, ValidationError ):
+        return (
+            "the authorization server sent invalid metadata or an invalid "
+            "answer; check the server's OAuth configuration." )
+    if isinstance( exception, OAuthRegistrationError ):
+        return f"client registration was refused ({name})."
+    if isinstance( exception, OAuthTokenError ):
+        return f"the token request was refused ({name})."
+    if isinstance( exception, KeyError ):
+        return "the authorization server's answer lacks a field."
+    return _redact_secrets( f"{name}: {text}" )
+
+
+def _presentify( value: __.Absential[ str ] ) -> str | None:
+    return None if __.is_absent( value ) else value
+
+
+def _redact_secrets( text: str ) -> str:
+    for secret in sorted( _secrets, key = len, reverse = True ):
+        text = text.replace( secret, _redaction.REDACTION )
+    return text
+
+
+def _register_client( client: __.typx.Any ) -> None:
+    if client is None: return
+    secret = getattr( client, 'client_secret', None )
+    if secret: _register_secrets( secret )
+
+
+def _register_secrets( *values: str | None ) -> None:
+    ''' Adds values to the secrets hidden from log records. '''
+    fresh = [ value for value in values if value and value not in _secrets ]
+    if not fresh: return
+    _secrets.extend( fresh )
+    # Keep only recent ones: tokens rotate.
+    del _secrets[ : max( 0, len( _secrets ) - 64 ) ]
+    redactor = _redaction.Redactor( _secrets )
+    if _redactor: _redaction.deactivate_redactor( _redactor.pop( ) )
+    _redaction.activate_redactor( redactor )
+    _redactor.append( redactor )
+
+
+def _register_token( tokens: __.typx.Any ) -> None:
+    if tokens is None: return
+    _register_secrets( tokens.access_token, tokens.refresh_token )
+
+
+def _resolve( ensemble: str, label: str, value: str ) -> str:
+    if not value.startswith( _configuration.ENVIRONMENT_PREFIX ): return value
+    variable = value[ len( _configuration.ENVIRONMENT_PREFIX ) : ]
+    found = _os.environ.get( variable )
+    if found is None:
+        raise _exceptions.ConfigurationInvalidity(
+            f"MCP ensemble {ensemble!r} authorization {label!r}",
+            f"environment variable {variable!r} is not set; set it "
+            "before connecting, or change the value." )
+    return found
+
+
+def _show( value: str ) -> str:
+    if value.startswith( _configuration.ENVIRONMENT_PREFIX ):
+        return repr( value )
+    return "'***'"

@@ -1,0 +1,440 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Requests of servers to the client: elicitation, sampling, roots, logs.
+
+    A server may ask the application for input (elicitation), ask its model
+    for a completion (sampling), ask which directories it may work in
+    (roots), and send log messages. Each is served by what the application
+    gave to ``produce_ensemble``: an ``elicitor``, a ``sampler``, ``roots``;
+    log messages go to the Python logger ``invocables.mcp.servers.<name>``.
+    Without an elicitor or a sampler, the server is told that the client
+    does not support them (and the capability is not advertised).
+'''
+
+
+import os as _os
+
+from urllib.parse import quote as _quote
+
+import mcp_types as _mcp_types
+
+from . import __
+from . import redaction as _redaction
+from .. import canisters as _canisters
+
+
+LOGGER_PREFIX = 'invocables.mcp.servers'
+SAMPLING_REQUESTS_DEFAULT = 100
+SAMPLING_TOKENS_DEFAULT = 4096
+
+_LEVELS = __.types.MappingProxyType( {
+    'debug': __.logging.DEBUG, 'info': __.logging.INFO,
+    'notice': __.logging.INFO + 5, 'warning': __.logging.WARNING,
+    'error': __.logging.ERROR, 'critical': __.logging.CRITICAL,
+    'alert': __.logging.CRITICAL + 5, 'emergency': __.logging.CRITICAL + 10,
+} )
+_scribe = __.produce_scribe( __name__ )
+
+
+class ElicitationActions( __.enum.Enum ):
+    ''' Answers of the user to an elicitation. '''
+
+    Accept = 'accept'       # content given, matching the requested schema
+    Cancel = 'cancel'       # dismissed without a choice
+    Decline = 'decline'     # refused explicitly
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class ElicitationRequest:
+    ''' Request of a server for input from the user.
+
+        ``schema`` is the JSON schema of the requested content (a flat
+        object); for a request to visit a URL, ``url`` is given instead and
+        ``schema`` is empty.
+    '''
+
+    ensemble: str
+    message: str
+    schema: __.cabc.Mapping[ str, __.typx.Any ] = __.dcls.field(
+        default_factory = lambda: __.types.MappingProxyType( { } ) )
+    url: __.Absential[ str ] = __.absent
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class ElicitationResponse:
+    ''' Answer to an elicitation: action and, on accept, content. '''
+
+    action: ElicitationActions
+    content: __.cabc.Mapping[ str, __.typx.Any ] | None = None
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class SamplingMessage:
+    ''' One message of a sampling request, as neutral canisters. '''
+
+    role: str
+    content: _canisters.ContentSequence
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class SamplingRequest:
+    ''' Request of a server for a completion by the application's model. '''
+
+    ensemble: str
+    messages: tuple[ SamplingMessage, ... ]
+    max_tokens: int
+    system: __.Absential[ str ] = __.absent
+    temperature: __.Absential[ float ] = __.absent
+    stop_sequences: tuple[ str, ... ] = ( )
+    model_hints: tuple[ str, ... ] = ( )
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class SamplingResponse:
+    ''' Completion for a sampling request. '''
+
+    text: str
+    model: str
+    stop_reason: str = 'endTurn'
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class SamplingLimits:
+    ''' Bounds on the sampling requests of one ensemble.
+
+        ``requests`` is the number of requests served per connection;
+        ``tokens`` the largest ``maxTokens`` a request may ask for. A request
+        beyond either is refused with an error which the server sees.
+        ``None`` for no bound.
+    '''
+
+    requests: int | None = SAMPLING_REQUESTS_DEFAULT
+    tokens: int | None = SAMPLING_TOKENS_DEFAULT
+
+
+Elicitor: __.typx.TypeAlias = __.cabc.Callable[
+    [ ElicitationRequest ], __.cabc.Awaitable[ ElicitationResponse ] ]
+Sampler: __.typx.TypeAlias = __.cabc.Callable[
+    [ SamplingRequest ], __.cabc.Awaitable[ SamplingResponse ] ]
+Root: __.typx.TypeAlias = str | _os.PathLike[ str ]
+LoggingLevels: __.typx.TypeAlias = __.typx.Literal[
+    'debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert',
+    'emergency' ]
+
+
+class Features:
+    ''' What the client offers one server: callbacks, roots, log level.
+
+        Mutable: roots change at run time (``configure_roots``); the count
+        of sampling requests restarts with each connection.
+    '''
+
+    def __init__(
+        self,
+        ensemble: str,
+        *,
+        elicitor: __.Absential[ Elicitor ] = __.absent,
+        sampler: __.Absential[ Sampler ] = __.absent,
+        sampling_limits: __.Absential[ SamplingLimits ] = __.absent,
+        roots: __.Absential[ __.cabc.Iterable[ Root ] ] = __.absent,
+        log_level: __.Absential[ LoggingLevels ] = __.absent,
+        authorization: __.typx.Any = __.absent,
+    ):
+        self.ensemble = ensemble
+        self.elicitor = elicitor
+        self.sampler = sampler
+        self.sampling_limits = (
+            SamplingLimits( ) if __.is_absent( sampling_limits )
+            else sampling_limits )
+        self.roots: __.Absential[ tuple[ str, ... ] ] = (
+            __.absent if __.is_absent( roots )
+            else produce_root_uris( roots ) )
+        self.log_level = log_level
+        self.authorization = authorization
+        self.auth: __.typx.Any = None
+        self.samplings = 0
+        self.redactor = _redaction.Redactor( )
+        self.scribe = __.logging.getLogger( f"{LOGGER_PREFIX}.{ensemble}" )
+
+    def produce_session_arguments(
+        self, redactor: _redaction.Redactor
+    ) -> dict[ str, __.typx.Any ]:
+        ''' Returns keyword arguments of the SDK's ``ClientSession``.
+
+            Passing a callback advertises its capability to the server; the
+            logging callback is always given.
+        '''
+        self.redactor = redactor
+        self.samplings = 0
+        arguments: dict[ str, __.typx.Any ] = {
+            'logging_callback': self._receive_log }
+        if not __.is_absent( self.elicitor ):
+            arguments[ 'elicitation_callback' ] = self._elicit
+        if not __.is_absent( self.sampler ):
+            arguments[ 'sampling_callback' ] = self._sample
+        if not __.is_absent( self.roots ):
+            arguments[ 'list_roots_callback' ] = self._list_roots
+        return arguments
+
+    def produce_auth( self, url: str ) -> __.typx.Any:
+        ''' Returns ``httpx2.Auth`` for an HTTP transport, or None.
+
+            The same one serves every connection of the ensemble, so that
+            tokens obtained once are reused after a reconnection.
+        '''
+        if __.is_absent( self.authorization ): return None
+        if self.auth is None:
+            from . import authorization as _authorization
+            self.auth = _authorization.produce_auth(
+                self.ensemble, self.authorization, url )
+        return self.auth
+
+    async def prepare_session( self, session: __.typx.Any ) -> None:
+        ''' Asks server for the chosen log level, if it offers logging. '''
+        if __.is_absent( self.log_level ): return
+        capabilities = access_server_capabilities( session )
+        if capabilities is None or capabilities.logging is None:
+            _scribe.info(
+                "MCP server %r offers no logging; its level is not set.",
+                self.ensemble )
+            return
+        await set_logging_level(
+            session, __.typx.cast( LoggingLevels, self.log_level ) )
+
+    async def _elicit(
+        self, context: __.typx.Any, params: __.typx.Any
+    ) -> __.typx.Any:
+        elicitor = __.typx.cast( Elicitor, self.elicitor )
+        url = getattr( params, 'url', None )
+        schema: dict[ str, __.typx.Any ] = (
+            getattr( params, 'requested_schema', None ) or { } )
+        request = ElicitationRequest(
+            ensemble = self.ensemble, message = params.message,
+            schema = __.types.MappingProxyType( dict( schema ) ),
+            url = __.absent if url is None else url )
+        try: response = await elicitor( request )
+        except Exception as exception:
+            _scribe.exception(
+                "Elicitor of MCP ensemble %r raised.", self.ensemble )
+            return _produce_error(
+                f"The client failed to elicit input: "
+                f"{type( exception ).__name__}." )
+        return self._validate_elicitation( request, response )
+
+    def _validate_elicitation(
+        self, request: ElicitationRequest, response: object
+    ) -> __.typx.Any:
+        if not isinstance( response, ElicitationResponse ):
+            _scribe.error(
+                "Elicitor of MCP ensemble %r returned %s, not an "
+                "ElicitationResponse.", self.ensemble,
+                type( response ).__name__ )
+            return _produce_error( "The client returned no valid answer." )
+        if response.action is not ElicitationActions.Accept:
+            return _mcp_types.ElicitResult( action = response.action.value )
+        content = dict( response.content or { } )
+        reason = _validate_content( request.schema, content )
+        if reason is not None:
+            _scribe.error(
+                "Elicitor of MCP ensemble %r accepted with content which "
+                "does not match the requested schema: %s", self.ensemble,
+                reason )
+            return _produce_error(
+                "The answer of the user does not match the requested "
+                f"schema: {reason}" )
+        return _mcp_types.ElicitResult( action = 'accept', content = content )
+
+    async def _list_roots( self, context: __.typx.Any ) -> __.typx.Any:
+        roots = __.typx.cast( tuple[ str, ... ], self.roots )
+        return _mcp_types.ListRootsResult( roots = [
+            _mcp_types.Root( uri = __.typx.cast( __.typx.Any, uri ) )
+            for uri in roots ] )
+
+    async def _receive_log( self, params: __.typx.Any ) -> None:
+        level = _LEVELS.get( str( params.level ), __.logging.INFO )
+        if not self.scribe.isEnabledFor( level ): return
+        data = params.data
+        text = data if isinstance( data, str ) else __.json.dumps(
+            data, default = str )
+        origin = '' if params.logger is None else f"[{params.logger}] "
+        self.scribe.log(
+            level, "%s%s", origin, self.redactor.redact( text ),
+            extra = { 'mcp_level': str( params.level ) } )
+
+    async def _sample(
+        self, context: __.typx.Any, params: __.typx.Any
+    ) -> __.typx.Any:
+        refusal = self._check_sampling( params )
+        if refusal is not None:
+            _scribe.warning(
+                "MCP ensemble %r: sampling request refused: %s",
+                self.ensemble, refusal )
+            return _produce_error( refusal )
+        self.samplings += 1
+        request = _produce_sampling_request( self.ensemble, params )
+        sampler = __.typx.cast( Sampler, self.sampler )
+        try: response = await sampler( request )
+        except Exception as exception:
+            _scribe.exception(
+                "Sampler of MCP ensemble %r raised.", self.ensemble )
+            return _produce_error(
+                f"The client failed to sample: "
+                f"{type( exception ).__name__}." )
+        if not isinstance( response, SamplingResponse ):
+            return _produce_error( "The client returned no valid answer." )
+        return _mcp_types.CreateMessageResult(
+            role = 'assistant', model = response.model,
+            content = _mcp_types.TextContent(
+                type = 'text', text = response.text ),
+            stop_reason = response.stop_reason )
+
+    def _check_sampling( self, params: __.typx.Any ) -> str | None:
+        limits = self.sampling_limits
+        if limits.requests is not None and self.samplings >= limits.requests:
+            return (
+                f"The client serves at most {limits.requests} sampling "
+                "requests per session; this one was refused." )
+        if limits.tokens is not None and params.max_tokens > limits.tokens:
+            return (
+                f"The request asks for {params.max_tokens} tokens; the "
+                f"client allows at most {limits.tokens}." )
+        return None
+
+
+def access_server_capabilities( session: __.typx.Any ) -> __.typx.Any:
+    ''' Returns capabilities the server declared (SDK 1.x and 2.x). '''
+    getter = getattr( session, 'get_server_capabilities', None )
+    if callable( getter ): return getter( )
+    return session.server_capabilities
+
+
+async def set_logging_level(
+    session: __.typx.Any, level: LoggingLevels
+) -> None:
+    ''' Sends ``logging/setLevel``. '''
+    with suppress_deprecation( ): await session.set_logging_level( level )
+
+
+@__.ctxl.contextmanager
+def suppress_deprecation( ) -> __.cabc.Generator[ None, None, None ]:
+    ''' Silences the SDK 2.x warnings on logging and roots.
+
+        They are deprecated from protocol 2026-07-28 on; sessions here
+        speak 2025-11-25, where both are current.
+    '''
+    import warnings
+    with warnings.catch_warnings( ):
+        warnings.filterwarnings(
+            'ignore',
+            message = r'.*(?:logging|roots) capability is deprecated' )
+        yield
+
+
+def produce_sampler(
+    provider: __.typx.Annotated[
+        str,
+        __.ddoc.Doc(
+            ''' Provider of the conversation loop: 'anthropic', 'openai',
+                'openai-responses', 'gemini', 'cohere', 'ollama'. ''' ),
+    ],
+    client: __.typx.Annotated[
+        __.typx.Any,
+        __.ddoc.Doc( ''' The application's own asynchronous SDK client. ''' ),
+    ],
+    *,
+    model: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Model which answers sampling requests. ''' )
+    ],
+) -> Sampler:
+    ''' Produces sampler served by the application's provider and model.
+
+        Each request becomes one response of the model, without tools:
+        its messages (as text), its system prompt as instructions, its
+        ``maxTokens`` as the bound on tokens.
+    '''
+    from .. import canisters as canisters_
+    from .. import conversations as conversations_
+
+    async def sample( request: SamplingRequest ) -> SamplingResponse:
+        options: dict[ str, __.typx.Any ] = {
+            'model': model, 'tokens_maximum': request.max_tokens }
+        if not __.is_absent( request.system ):
+            options[ 'instructions' ] = request.system
+        conversation = conversations_.produce_conversation(
+            provider, client, [ ], **options )
+        messages: list[ __.typx.Any ] = [ ]
+        for message in request.messages:
+            text = '\n'.join(
+                canisters_.render_content_text( item )
+                for item in message.content )
+            native = dict( conversation.produce_message( text ) )
+            if message.role != 'user':
+                native[ 'role' ] = (
+                    'model' if provider == 'gemini' else 'assistant' )
+            messages.append( native )
+        transcript = await conversation.converse( messages )
+        return SamplingResponse( text = transcript.text, model = model )
+
+    return sample
+
+
+def produce_root_uris( roots: __.cabc.Iterable[ Root ] ) -> tuple[ str, ... ]:
+    ''' Returns URIs of roots: paths become absolute ``file://`` URIs. '''
+    uris: list[ str ] = [ ]
+    for root in roots:
+        text = _os.fspath( root )
+        if '://' in text: uris.append( text )
+        else:
+            path = __.Path( text ).expanduser( ).resolve( )
+            uris.append( 'file://' + _quote( path.as_posix( ) ) )
+    return tuple( uris )
+
+
+def _produce_error( message: str ) -> _mcp_types.ErrorData:
+    return _mcp_types.ErrorData(
+        code = _mcp_types.INVALID_REQUEST, message = message )
+
+
+def _produce_sampling_request(
+    ensemble: str, params: __.typx.Any
+) -> SamplingRequest:
+    from . import results as _results
+    messages: list[ SamplingMessage ] = [ ]
+    for message in params.messages:
+        content: __.typx.Any = message.content
+        blocks: __.cabc.Sequence[ __.typx.Any ] = (
+            __.typx.cast( list[ __.typx.Any ], content )
+            if isinstance( content, list ) else [ content ] )
+        messages.append( SamplingMessage(
+            role = message.role,
+            content = tuple(
+                _results.produce_content( block ) for block in blocks ) ) )
+    preferences = params.model_preferences
+    hints = ( ) if preferences is None or not preferences.hints else tuple(
+        hint.name for hint in preferences.hints if hint.name )
+    return SamplingRequest(
+        ensemble = ensemble, messages = tuple( messages ),
+        max_tokens = params.max_tokens,
+        system = (
+            __.absent if params.system_prompt is None
+            else params.system_prompt ),
+        temperature = (
+            __.absent if params.temperature is None else params.temperature ),
+        stop_sequences = tuple( params.stop_sequences or ( ) ),
+        model_hints = hints )
+
+
+def _validate_content(
+    schema: __.cabc.Mapping[ str, __.typx.Any ],
+    content: __.cabc.Mapping[ str, __.typx.Any ],
+) -> str | None:
+    ''' Returns why content breaks schema, or None if it matches. '''
+    import jsonschema
+    validator: __.typx.Any = jsonschema.Draft202012Validator( dict( schema ) )
+    errors: list[ __.typx.Any ] = sorted(
+        validator.iter_errors( dict( content ) ),
+        key = lambda error: tuple( str( part ) for part in error.path ) )
+    if not errors: return None
+    error = errors[ 0 ]
+    where = '/'.join( str( part ) for part in error.path ) or '(top)'
+    return f"at {where}: {error.message}"

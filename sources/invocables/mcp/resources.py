@@ -1,0 +1,274 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Resources and prompts of MCP servers, and the features of a session.
+
+    :py:class:`FeaturesExtension` gives server ensembles their methods for
+    resources (``survey_resources``, ``survey_resource_templates``,
+    ``retrieve_resource``), prompts (``survey_prompts``,
+    ``retrieve_prompt``), roots and the log level of the server. Listings
+    follow every page. Each request is bounded by the list timeout of the
+    ensemble.
+'''
+
+
+import anyio as _anyio
+import mcp_types as _mcp_types
+
+from mcp import MCPError as _MCPError
+
+from . import __
+from . import callbacks as _callbacks
+from . import results as _results
+from .. import canisters as _canisters
+from .. import exceptions as _exceptions
+
+
+_CONNECTION_CLOSED = -32000
+_PAGES_MAXIMUM = 1000
+_scribe = __.produce_scribe( __name__ )
+
+
+class ResourceDescription( __.immut.DataclassObject ):
+    ''' What a server says of one of its resources. '''
+
+    uri: str
+    name: str
+    title: __.Absential[ str ] = __.absent
+    description: str = ''
+    media_type: __.Absential[ str ] = __.absent
+    size: __.Absential[ int ] = __.absent
+
+
+class ResourceTemplateDescription( __.immut.DataclassObject ):
+    ''' What a server says of a template of resource URIs (RFC 6570). '''
+
+    uri_template: str
+    name: str
+    title: __.Absential[ str ] = __.absent
+    description: str = ''
+    media_type: __.Absential[ str ] = __.absent
+
+
+class PromptArgument( __.immut.DataclassObject ):
+    ''' Argument of a prompt. '''
+
+    name: str
+    description: str = ''
+    required: bool = False
+
+
+class PromptDescription( __.immut.DataclassObject ):
+    ''' What a server says of one of its prompts. '''
+
+    name: str
+    title: __.Absential[ str ] = __.absent
+    description: str = ''
+    arguments: tuple[ PromptArgument, ... ] = ( )
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class PromptMessage:
+    ''' Message of a prompt: role and neutral content canisters. '''
+
+    role: str
+    content: _canisters.ContentSequence
+
+
+class FeaturesExtension:
+    ''' Resources, prompts, roots and logging of an MCP server ensemble. '''
+
+    name: str
+    features: _callbacks.Features
+
+    def access_session_for_features( self ) -> __.typx.Any:
+        ''' Returns live session and its redactor. '''
+        raise NotImplementedError # pragma: no cover
+
+    def access_list_timeout( self ) -> float:
+        ''' Returns seconds allowed to one listing request. '''
+        raise NotImplementedError # pragma: no cover
+
+    async def configure_logging(
+        self,
+        level: __.typx.Annotated[
+            _callbacks.LoggingLevels,
+            __.ddoc.Doc( ''' Least severe level the server should send. ''' ),
+        ],
+    ) -> None:
+        ''' Asks server to send log messages of level and above.
+
+            The level is kept and asked again after each reconnection.
+        '''
+        self.features.log_level = level
+        session, _ = self.access_session_for_features( )
+        await self._request(
+            _callbacks.set_logging_level( session, level ) )
+
+    async def configure_roots(
+        self,
+        roots: __.typx.Annotated[
+            __.cabc.Iterable[ _callbacks.Root ],
+            __.ddoc.Doc( ''' Paths or URIs the server may work in. ''' ),
+        ],
+    ) -> None:
+        ''' Replaces roots and notifies server (``roots/list_changed``).
+
+            Only for ensembles produced with ``roots``: the capability is
+            declared when the session begins.
+        '''
+        if __.is_absent( self.features.roots ):
+            raise _exceptions.ConfigurationInvalidity(
+                f"MCP ensemble {self.name!r} 'roots'",
+                "give roots to produce_ensemble to change them later; the "
+                "roots capability is declared when the session begins." )
+        self.features.roots = _callbacks.produce_root_uris( roots )
+        session, _ = self.access_session_for_features( )
+        with _callbacks.suppress_deprecation( ):
+            await self._request( session.send_roots_list_changed( ) )
+
+    async def retrieve_prompt(
+        self,
+        name: __.typx.Annotated[
+            str, __.ddoc.Doc( ''' Name of prompt on server. ''' ) ],
+        arguments: __.typx.Annotated[
+            __.cabc.Mapping[ str, str ] | None,
+            __.ddoc.Doc( ''' Values of the prompt's arguments. ''' ),
+        ] = None,
+    ) -> tuple[ PromptMessage, ...]:
+        ''' Returns messages of prompt, with arguments filled in.
+
+            Raises :py:class:`invocables.exceptions.PromptAbsence` if the
+            server knows no such prompt or refuses the arguments.
+        '''
+        session, redactor = self.access_session_for_features( )
+        try:
+            result = await self._request( session.get_prompt(
+                name, None if arguments is None else dict( arguments ) ) )
+        except _MCPError as exception:
+            raise _exceptions.PromptAbsence(
+                self.name, name,
+                redactor.redact( exception.error.message ) ) from None
+        return tuple(
+            PromptMessage(
+                role = message.role,
+                content = _redact( redactor, (
+                    _results.produce_content( message.content ), ) ) )
+            for message in result.messages )
+
+    async def retrieve_resource(
+        self,
+        uri: __.typx.Annotated[
+            str, __.ddoc.Doc( ''' URI of resource on server. ''' ) ],
+    ) -> _canisters.ContentSequence:
+        ''' Returns contents of resource, as resource canisters.
+
+            Raises :py:class:`invocables.exceptions.ResourceAbsence` if the
+            server knows no resource at the URI.
+        '''
+        session, redactor = self.access_session_for_features( )
+        try: result = await self._request( session.read_resource( uri ) )
+        except _MCPError as exception:
+            raise _exceptions.ResourceAbsence(
+                self.name, redactor.redact( uri ),
+                redactor.redact( exception.error.message ) ) from None
+        return _redact( redactor, tuple(
+            _results.produce_content( _mcp_types.EmbeddedResource(
+                type = 'resource', resource = contents ) )
+            for contents in result.contents ) )
+
+    async def survey_prompts( self ) -> tuple[ PromptDescription, ... ]:
+        ''' Returns descriptions of the prompts of server, every page. '''
+        session, _ = self.access_session_for_features( )
+        prompts = await self._list( session.list_prompts, 'prompts' )
+        return tuple(
+            PromptDescription(
+                name = prompt.name, title = _absentify( prompt.title ),
+                description = prompt.description or '',
+                arguments = tuple(
+                    PromptArgument(
+                        name = argument.name,
+                        description = argument.description or '',
+                        required = bool( argument.required ) )
+                    for argument in prompt.arguments or ( ) ) )
+            for prompt in prompts )
+
+    async def survey_resource_templates(
+        self
+    ) -> tuple[ ResourceTemplateDescription, ... ]:
+        ''' Returns templates of resource URIs of server, every page. '''
+        session, _ = self.access_session_for_features( )
+        templates = await self._list(
+            session.list_resource_templates, 'resource_templates' )
+        return tuple(
+            ResourceTemplateDescription(
+                uri_template = template.uri_template, name = template.name,
+                title = _absentify( template.title ),
+                description = template.description or '',
+                media_type = _absentify( template.mime_type ) )
+            for template in templates )
+
+    async def survey_resources( self ) -> tuple[ ResourceDescription, ... ]:
+        ''' Returns descriptions of the resources of server, every page. '''
+        session, _ = self.access_session_for_features( )
+        resources = await self._list( session.list_resources, 'resources' )
+        return tuple(
+            ResourceDescription(
+                uri = str( resource.uri ), name = resource.name,
+                title = _absentify( resource.title ),
+                description = resource.description or '',
+                media_type = _absentify( resource.mime_type ),
+                size = _absentify( resource.size ) )
+            for resource in resources )
+
+    async def _list(
+        self,
+        lister: __.cabc.Callable[ ..., __.typx.Any ],
+        attribute: str,
+    ) -> list[ __.typx.Any ]:
+        ''' Lists every page, stopping at a repeated cursor. '''
+        items: list[ __.typx.Any ] = [ ]
+        cursor: str | None = None
+        seen: set[ str ] = set( )
+        for _ in range( _PAGES_MAXIMUM ):
+            params = (
+                None if cursor is None
+                else _mcp_types.PaginatedRequestParams( cursor = cursor ) )
+            result = await self._request( lister( params = params ) )
+            items.extend( getattr( result, attribute ) )
+            cursor = result.next_cursor
+            if cursor is None or cursor in seen: break
+            seen.add( cursor )
+        return items
+
+    async def _request(
+        self, awaitable: __.cabc.Awaitable[ __.typx.Any ]
+    ) -> __.typx.Any:
+        ''' Awaits request within the list timeout; maps lost sessions. '''
+        timeout = self.access_list_timeout( )
+        try:
+            with _anyio.fail_after( timeout ): return await awaitable
+        except TimeoutError:
+            raise _exceptions.ConnectionFailure(
+                self.name,
+                f"the server did not answer within {timeout} "
+                "seconds." ) from None
+        except _MCPError as exception:
+            if exception.error.code != _CONNECTION_CLOSED: raise
+            raise _exceptions.ConnectionFailure(
+                self.name, "the session was closed." ) from None
+        except ( _anyio.ClosedResourceError, _anyio.BrokenResourceError ):
+            raise _exceptions.ConnectionFailure(
+                self.name, "the session was closed." ) from None
+
+
+def _absentify( value: __.typx.Any ) -> __.typx.Any:
+    return __.absent if value is None else value
+
+
+def _redact(
+    redactor: __.typx.Any, contents: _canisters.ContentSequence
+) -> _canisters.ContentSequence:
+    if redactor.is_vacant( ): return contents
+    return tuple(
+        _results.redact_content( redactor, content )
+        for content in contents )

@@ -1,0 +1,534 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Permission policies: which tools may run, which need approval.
+
+    A policy is a sequence of rules, each ``allow``, ``ask`` or ``deny``,
+    matching tools by ensemble, by name (glob patterns) and by the hints of
+    their annotations (read-only, destructive, idempotent, open-world: MCP
+    tools carry them; local tools get them from the application, as the
+    ``annotations`` of their invokers). The first rule which matches
+    decides; when none does, the policy's default does. ``deny`` gives the
+    model an error result naming the rule; ``ask`` calls the application's
+    approver, which may allow, deny or suspend the call: a suspended call
+    gets a record (:py:class:`ApprovalRequest`, serialisable as JSON) from
+    which :py:func:`resume_invocation` runs it later.
+'''
+
+
+import fnmatch as _fnmatch
+import sys as _sys
+
+from . import __
+from . import canisters as _canisters
+from . import exceptions as _exceptions
+from . import interception as _interception
+from . import naming as _naming
+
+
+Hints: __.typx.TypeAlias = __.cabc.Mapping[ str, __.typx.Any ]
+
+SUSPENSIONS_KEY = 'invocables.suspensions'
+
+# Hint keys of MCP tool annotations, and their defaults by the MCP
+# specification (a tool which says nothing may destroy and reach out).
+_HINTS = __.types.MappingProxyType( {
+    'read_only': ( 'readOnlyHint', False ),
+    'destructive': ( 'destructiveHint', True ),
+    'idempotent': ( 'idempotentHint', False ),
+    'open_world': ( 'openWorldHint', True ),
+} )
+_RULE_KEYS = frozenset( ( 'action', 'ensemble', 'tool', 'name', *_HINTS ) )
+_pattern_valid = __.re.compile( r'^[A-Za-z0-9_.*?!\[\]/-]{1,128}$' )
+
+
+class Actions( __.enum.Enum ):
+    ''' What a rule does with the calls it matches. '''
+
+    Allow = 'allow'
+    Ask = 'ask'
+    Deny = 'deny'
+
+
+class Approvals( __.enum.Enum ):
+    ''' What an approver answers. '''
+
+    Allow = 'allow'
+    Deny = 'deny'
+    Suspend = 'suspend'     # decide later: see resume_invocation
+
+
+class Rule( __.immut.DataclassObject ):
+    ''' One rule: an action and what it matches (all given must match).
+
+        Patterns are globs (``*``, ``?``, ``[...]``) over the ensemble
+        name and the tool name (the name within its ensemble). Hints match
+        the tool's annotations, MCP defaults applying to a tool which says
+        nothing (``destructive`` unless read-only, ``open_world``).
+    '''
+
+    action: Actions
+    ensemble: __.Absential[ str ] = __.absent
+    tool: __.Absential[ str ] = __.absent
+    read_only: __.Absential[ bool ] = __.absent
+    destructive: __.Absential[ bool ] = __.absent
+    idempotent: __.Absential[ bool ] = __.absent
+    open_world: __.Absential[ bool ] = __.absent
+    name: __.Absential[ str ] = __.absent
+
+    def __post_init__( self ) -> None:
+        if not isinstance( self.action, Actions ):
+            raise _exceptions.ConfigurationInvalidity(
+                'rule action', f"{self.action!r} is not one of "
+                "'allow', 'ask', 'deny'." )
+        for key in ( 'ensemble', 'tool' ):
+            value = getattr( self, key )
+            if __.is_absent( value ): continue
+            reason = _describe_pattern_flaw( value )
+            if reason: raise _exceptions.ConfigurationInvalidity(
+                f"rule {key}", reason )
+
+    def describe( self ) -> str:
+        ''' Returns short description of rule, for messages. '''
+        parts = [ self.action.value ]
+        for key in ( 'ensemble', 'tool', *_HINTS ):
+            value = getattr( self, key )
+            if __.is_absent( value ): continue
+            parts.append( f"{key} = {value!r}" )
+        text = ' '.join( parts )
+        if __.is_absent( self.name ): return text
+        return f"{self.name!r} ({text})"
+
+    def is_match( self, ensemble: str, tool: str, hints: Hints ) -> bool:
+        ''' Returns whether rule matches tool of ensemble. '''
+        if not __.is_absent( self.ensemble ) and not _fnmatch.fnmatchcase(
+            ensemble, self.ensemble
+        ): return False
+        if not __.is_absent( self.tool ) and not _fnmatch.fnmatchcase(
+            tool, self.tool
+        ): return False
+        for key in _HINTS:
+            wanted = getattr( self, key )
+            if __.is_absent( wanted ): continue
+            if access_hint( hints, key ) is not wanted: return False
+        return True
+
+
+class ApprovalRequest( __.immut.DataclassObject ):
+    ''' Call which waits for approval; also its serialisable record.
+
+        ``name`` is the name which the model used; ``ensemble`` and
+        ``tool`` say what it stands for, so that the call can be resumed
+        even if names were scoped differently since.
+    '''
+
+    invocation_id: str
+    name: str
+    ensemble: str
+    tool: str
+    arguments: __.cabc.Mapping[ str, __.typx.Any ]
+    rule: str
+    timestamp: float
+
+    def as_dictionary( self ) -> dict[ str, __.typx.Any ]:
+        ''' Returns record as plain JSON-compatible dictionary. '''
+        return {
+            'invocation_id': self.invocation_id, 'name': self.name,
+            'ensemble': self.ensemble, 'tool': self.tool,
+            'arguments': _thaw( self.arguments ), 'rule': self.rule,
+            'timestamp': self.timestamp }
+
+    @classmethod
+    def from_dictionary(
+        cls, data: __.cabc.Mapping[ str, __.typx.Any ]
+    ) -> __.typx.Self:
+        ''' Returns request from its record (as :py:meth:`as_dictionary`).
+
+            Raises :py:class:`invocables.exceptions.ConfigurationInvalidity`
+            for a record which lacks a field or has one of a wrong type.
+        '''
+        fields = {
+            'invocation_id': str, 'name': str, 'ensemble': str,
+            'tool': str, 'arguments': dict, 'rule': str,
+            'timestamp': ( int, float ) }
+        for key, genus in fields.items( ):
+            if not isinstance( data.get( key ), genus ):
+                raise _exceptions.ConfigurationInvalidity(
+                    f"approval record {key!r}", "missing or of wrong type." )
+        return cls( **{ key: data[ key ] for key in fields } )
+
+
+Approver: __.typx.TypeAlias = __.cabc.Callable[
+    [ ApprovalRequest ], __.cabc.Awaitable[ Approvals | bool ] ]
+
+
+class Policy( __.immut.DataclassObject ):
+    ''' Rules, first match wins; the default when none matches. '''
+
+    rules: __.typx.Annotated[
+        __.cabc.Sequence[ Rule ],
+        __.ddoc.Doc( ''' Rules, in order of precedence. ''' ),
+    ] = ( )
+    default: __.typx.Annotated[
+        Actions,
+        __.ddoc.Doc( ''' Action when no rule matches. ''' ),
+    ] = Actions.Allow
+    approver: __.typx.Annotated[
+        __.Absential[ Approver ],
+        __.ddoc.Doc( ''' Async callable deciding calls which a rule asks
+            about. Without one, such calls are suspended. ''' ),
+    ] = __.absent
+
+    def __post_init__( self ) -> None:
+        rules = tuple( self.rules )
+        for index, rule in enumerate( rules ):
+            if not isinstance( rule, Rule ):
+                raise _exceptions.ConfigurationInvalidity(
+                    f"policy rules[{index}]", "expected a Rule." )
+        object.__setattr__( self, 'rules', rules )
+
+    def access_action(
+        self, ensemble: str, tool: str, hints: Hints
+    ) -> tuple[ Actions, Rule | None ]:
+        ''' Returns action for tool, and the rule which decided it. '''
+        for rule in self.rules:
+            if rule.is_match( ensemble, tool, hints ):
+                return rule.action, rule
+        return self.default, None
+
+    def produce_interceptor(
+        self, namespace: __.Namespace
+    ) -> _interception.Interceptor:
+        ''' Produces interceptor which applies policy in the engine.
+
+            Suspended calls are recorded in the namespace (see
+            :py:func:`survey_suspensions`).
+        '''
+        async def intercept(
+            invocation: _canisters.InvocationCanister,
+            designation: _naming.Designation,
+            arguments: __.Arguments,
+            continuation: _interception.Continuation,
+        ) -> _canisters.ResultCanister:
+            refusal = await self.adjudicate(
+                invocation, designation, arguments, namespace )
+            if refusal is not None: return refusal
+            return await continuation( invocation, designation, arguments )
+
+        return intercept
+
+    def with_approver( self, approver: Approver ) -> __.typx.Self:
+        ''' Returns copy of policy with approver. '''
+        return __.dcls.replace( self, approver = approver )
+
+    async def adjudicate(
+        self,
+        invocation: _canisters.InvocationCanister,
+        designation: _naming.Designation,
+        arguments: __.Arguments,
+        namespace: __.Namespace,
+    ) -> _canisters.ResultCanister | None:
+        ''' Returns refusal result, or ``None`` if the call may run. '''
+        invoker = designation.invoker
+        ensemble = designation.ensemble.name
+        action, rule = self.access_action(
+            ensemble, invoker.name, invoker.annotations )
+        if action is Actions.Allow: return None
+        label = 'the default' if rule is None else f"rule {rule.describe( )}"
+        if action is Actions.Deny:
+            return _produce_refusal(
+                invocation, f"Tool {invocation.name!r} is denied by the "
+                f"permission policy ({label}). Do not call it again; use "
+                "another tool or ask the user." )
+        # Nobody should be asked about a call which cannot run.
+        try: arguments = invoker.validate_arguments( _thaw( arguments ) )
+        except _exceptions.ArgumentsInvalidity as exception:
+            return _produce_refusal(
+                invocation, str( exception ),
+                _canisters.FaultGenera.Invalidity )
+        request = ApprovalRequest(
+            invocation_id = invocation.identifier, name = invocation.name,
+            ensemble = ensemble, tool = invoker.name,
+            arguments = _thaw( arguments ), rule = label,
+            timestamp = __.time.time( ) )
+        approval = await self._ask( request )
+        if approval is Approvals.Allow: return None
+        if approval is Approvals.Deny:
+            return _produce_refusal(
+                invocation, f"The user did not approve the call of tool "
+                f"{invocation.name!r} ({label}). Do not repeat it unless "
+                "the user asks." )
+        namespace.setdefault( SUSPENSIONS_KEY, [ ] ).append( request )
+        return _produce_refusal(
+            invocation, f"The call of tool {invocation.name!r} awaits the "
+            f"user's approval ({label}); its result will follow when the "
+            "user decides." )
+
+    async def _ask( self, request: ApprovalRequest ) -> Approvals:
+        approver = self.approver
+        if __.is_absent( approver ): return Approvals.Suspend
+        answer = await approver( request )
+        if answer is True: return Approvals.Allow
+        if answer is False: return Approvals.Deny
+        if isinstance( answer, Approvals ): return answer
+        raise _exceptions.ConfigurationInvalidity(
+            'policy approver', f"returned {answer!r}; expected an "
+            "Approvals member or a boolean." )
+
+
+# Policy which asks before tools that may destroy (per their hints); offered,
+# never imposed. (A comment, not a docstring: its value would show absences.)
+POLICY_CAUTIOUS = Policy(
+    rules = ( Rule(
+        action = Actions.Ask, destructive = True,
+        name = 'ask before destructive tools' ), ) )
+
+
+def access_hint( hints: Hints, key: str ) -> bool:
+    ''' Returns hint of annotations, with the MCP default if not given.
+
+        Keys are ``read_only``, ``destructive``, ``idempotent``,
+        ``open_world``; annotations may use them or MCP's names
+        (``readOnlyHint`` ...). A read-only tool is never destructive.
+    '''
+    wire, default = _HINTS[ key ]
+    value = hints.get( wire, hints.get( key ) )
+    if isinstance( value, bool ): return value
+    if key == 'destructive' and access_hint( hints, 'read_only' ):
+        return False
+    return default
+
+
+def load_policy(
+    path: __.typx.Annotated[
+        str | __.Path, __.ddoc.Doc( ''' TOML file with policies. ''' )
+    ],
+    *,
+    approver: __.typx.Annotated[
+        __.Absential[ Approver ],
+        __.ddoc.Doc( ''' Approver for rules which ask. ''' ),
+    ] = __.absent,
+) -> Policy:
+    ''' Loads policy from the ``[[policies]]`` tables of a TOML file.
+
+        Each table has ``action`` (``allow``, ``ask``, ``deny``) and
+        optionally ``name``, ``ensemble``, ``tool`` (globs) and hints
+        ``read_only``, ``destructive``, ``idempotent``, ``open_world``
+        (booleans). An optional ``[policy]`` table sets ``default``. Raises
+        :py:class:`invocables.exceptions.ConfigurationInvalidity` naming
+        the file and key of anything not valid; nothing is half-loaded.
+    '''
+    if _sys.version_info >= ( 3, 11 ): import tomllib as _tomllib
+    else: import tomli as _tomllib # pyright: ignore[reportMissingModuleSource]
+    path_ = __.Path( path )
+    try: text = path_.read_text( encoding = 'utf-8' )
+    except OSError as exception:
+        raise _exceptions.ConfigurationInvalidity(
+            str( path_ ), f"cannot read: {exception}." ) from exception
+    try: document = _tomllib.loads( text )
+    except _tomllib.TOMLDecodeError as exception:
+        raise _exceptions.ConfigurationInvalidity(
+            str( path_ ), f"not valid TOML: {exception}." ) from exception
+    return produce_policy( document, str( path_ ), approver = approver )
+
+
+def produce_terminal_approver(
+    reader: __.typx.Annotated[
+        __.typx.Any,
+        __.ddoc.Doc( ''' Text stream of answers. Default: stdin. ''' ),
+    ] = None,
+    writer: __.typx.Annotated[
+        __.typx.Any,
+        __.ddoc.Doc( ''' Text stream of questions. Default: stderr. ''' ),
+    ] = None,
+) -> Approver:
+    ''' Produces approver which asks the user in the terminal.
+
+        Shows the tool, its ensemble, the rule and the arguments, and
+        allows the call only on an answer of ``y`` or ``yes``; anything
+        else (also the end of input) denies it. Used by the ``invocables``
+        command.
+    '''
+    async def approve( request: ApprovalRequest ) -> Approvals:
+        reader_ = _sys.stdin if reader is None else reader
+        writer_ = _sys.stderr if writer is None else writer
+        arguments = __.json.dumps(
+            _thaw( request.arguments ), ensure_ascii = False )
+        writer_.write(
+            f"Allow tool {request.tool!r} of ensemble {request.ensemble!r} "
+            f"({request.rule}) with arguments {arguments}? [y/N] " )
+        writer_.flush( )
+        answer = await __.asyncio.to_thread( reader_.readline )
+        if answer.strip( ).lower( ) in ( 'y', 'yes' ): return Approvals.Allow
+        return Approvals.Deny
+
+    return approve
+
+
+def produce_policy(
+    document: __.typx.Annotated[
+        __.cabc.Mapping[ str, __.typx.Any ],
+        __.ddoc.Doc( ''' Data as in a TOML file: ``policies`` (a list of
+            tables) and optionally ``policy``, a table with
+            ``default``. ''' ),
+    ],
+    location: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Where the data came from, for errors. ''' )
+    ] = '<policy>',
+    *,
+    approver: __.Absential[ Approver ] = __.absent,
+) -> Policy:
+    ''' Produces policy from data of a TOML document.
+
+        Raises :py:class:`invocables.exceptions.ConfigurationInvalidity`
+        naming location and key of anything which is not valid.
+    '''
+    tables = document.get( 'policies', [ ] )
+    if not isinstance( tables, list ):
+        raise _exceptions.ConfigurationInvalidity(
+            f"{location} at policies", "expected an array of tables." )
+    rules = tuple(
+        _produce_rule( table, f"{location} at policies[{index}]" )
+        for index, table in enumerate(
+            __.typx.cast( list[ __.typx.Any ], tables ) ) )
+    settings: __.typx.Any = document.get( 'policy', { } )
+    if not isinstance( settings, dict ):
+        raise _exceptions.ConfigurationInvalidity(
+            f"{location} at policy", "expected a table." )
+    default = _produce_action(
+        __.typx.cast( dict[ str, __.typx.Any ], settings ).get(
+            'default', 'allow' ),
+        f"{location} at policy.default" )
+    return Policy( rules = rules, default = default, approver = approver )
+
+
+async def resume_invocation(
+    request: __.typx.Annotated[
+        ApprovalRequest | __.cabc.Mapping[ str, __.typx.Any ],
+        __.ddoc.Doc( ''' Suspended call, or its record. ''' ),
+    ],
+    ensembles: __.typx.Annotated[
+        __.cabc.Sequence[ __.typx.Any ] | _naming.Nomenclature,
+        __.ddoc.Doc( ''' Ensembles (connected) which offer the tool. ''' ),
+    ],
+    approval: __.typx.Annotated[
+        bool, __.ddoc.Doc( ''' Whether the user approved the call. ''' )
+    ],
+    **options: __.typx.Annotated[
+        __.typx.Any,
+        __.ddoc.Doc( ''' Options of ``execute_invocations`` (auxdata,
+            namespace, timeout, ...), except ``policy``. ''' ),
+    ],
+) -> _canisters.ResultCanister:
+    ''' Runs a suspended call if approved; returns its result.
+
+        The result answers the invocation of the record: send it to the
+        model in place of the interim result. A call not approved gets an
+        error result saying so. The call runs without the policy (the user
+        has decided), under the other options given.
+    '''
+    from . import execution as _execution
+    request_ = (
+        request if isinstance( request, ApprovalRequest )
+        else ApprovalRequest.from_dictionary( request ) )
+    nomenclature = _naming.access_nomenclature( ensembles )
+    try: name = nomenclature.access_name( request_.ensemble, request_.tool )
+    except _exceptions.InvokerAbsence: name = request_.name
+    invocation = _canisters.InvocationCanister(
+        identifier = request_.invocation_id, name = name,
+        arguments = request_.arguments )
+    if not approval:
+        return _produce_refusal(
+            invocation, f"The user did not approve the call of tool "
+            f"{name!r}. Do not repeat it unless the user asks." )
+    results = await _execution.execute_invocations(
+        ( invocation, ), nomenclature, **options )
+    return results[ 0 ]
+
+
+def survey_suspensions(
+    namespace: __.Namespace, *, clear: bool = False
+) -> tuple[ ApprovalRequest, ... ]:
+    ''' Returns calls suspended within namespace; forgets them if clear. '''
+    requests = tuple( namespace.get( SUSPENSIONS_KEY, ( ) ) )
+    if clear: namespace.pop( SUSPENSIONS_KEY, None )
+    return requests
+
+
+def _describe_pattern_flaw( value: object ) -> str:
+    if not isinstance( value, str ): return "expected a glob pattern text."
+    if not _pattern_valid.fullmatch( value ):
+        return (
+            f"{value!r} is not a valid pattern: use 1 to 128 letters, "
+            "digits, '_', '-', '.', '/' and the wildcards '*', '?', "
+            "'[...]'." )
+    depth = 0
+    for character in value:
+        if character == '[': depth += 1
+        elif character == ']': depth -= 1
+        if depth not in ( 0, 1 ):
+            return f"{value!r} is not a valid pattern: unbalanced brackets."
+    if depth:
+        return f"{value!r} is not a valid pattern: unbalanced brackets."
+    return ''
+
+
+def _produce_action( value: object, location: str ) -> Actions:
+    try: return Actions( value )
+    except ValueError:
+        raise _exceptions.ConfigurationInvalidity(
+            location, f"{value!r} is not one of 'allow', 'ask', "
+            "'deny'." ) from None
+
+
+def _produce_refusal(
+    invocation: _canisters.InvocationCanister,
+    message: str,
+    genus: _canisters.FaultGenera = _canisters.FaultGenera.Refusal,
+) -> _canisters.ResultCanister:
+    return _canisters.ResultCanister(
+        invocation_id = invocation.identifier, name = invocation.name,
+        error = _canisters.Fault( genus = genus, message = message ) )
+
+
+def _produce_rule( table: object, location: str ) -> Rule:
+    if not isinstance( table, dict ):
+        raise _exceptions.ConfigurationInvalidity(
+            location, "expected a table." )
+    table_ = __.typx.cast( dict[ str, __.typx.Any ], table )
+    for key in table_:
+        if key not in _RULE_KEYS:
+            raise _exceptions.ConfigurationInvalidity(
+                f"{location}.{key}", "unknown key; expected one of "
+                "{keys}.".format( keys = ', '.join( sorted( _RULE_KEYS ) ) ) )
+    if 'action' not in table_:
+        raise _exceptions.ConfigurationInvalidity(
+            f"{location}.action", "missing; expected 'allow', 'ask' or "
+            "'deny'." )
+    fields: dict[ str, __.typx.Any ] = {
+        'action': _produce_action(
+            table_[ 'action' ], f"{location}.action" ) }
+    for key in ( 'ensemble', 'tool' ):
+        if key not in table_: continue
+        reason = _describe_pattern_flaw( table_[ key ] )
+        if reason: raise _exceptions.ConfigurationInvalidity(
+            f"{location}.{key}", reason )
+        fields[ key ] = table_[ key ]
+    for key in ( 'name', *_HINTS ):
+        if key not in table_: continue
+        genus = str if key == 'name' else bool
+        if not isinstance( table_[ key ], genus ):
+            raise _exceptions.ConfigurationInvalidity(
+                f"{location}.{key}", "expected a {genus}.".format(
+                    genus = 'text' if genus is str else 'boolean' ) )
+        fields[ key ] = table_[ key ]
+    return Rule( **fields )
+
+
+def _thaw( value: __.typx.Any ) -> __.typx.Any:
+    if isinstance( value, __.cabc.Mapping ):
+        mapping = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], value )
+        return { key: _thaw( item ) for key, item in mapping.items( ) }
+    if isinstance( value, ( list, tuple ) ):
+        sequence = __.typx.cast( __.cabc.Sequence[ __.typx.Any ], value )
+        return [ _thaw( item ) for item in sequence ]
+    return value

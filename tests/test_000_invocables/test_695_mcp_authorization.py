@@ -1,0 +1,299 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Authorization with a protected MCP server and its OAuth authorization
+    server (the mcp SDK's server-side auth components) on 127.0.0.1,
+    driven by a headless redirect handler.
+'''
+
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import stat
+import sys
+
+import httpx2
+import pytest
+
+import invocables
+import invocables.mcp
+
+from invocables import exceptions
+from invocables.mcp import authorization
+
+from . import mcp_support
+
+
+pytestmark = pytest.mark.asyncio
+_BOUND = 30.0
+_SECRET = 'client-secret-value-42'
+
+
+@contextlib.contextmanager
+def _serve( *options ):
+    port = mcp_support.select_port( )
+    command = mcp_support.produce_server_command(
+        'oauth_server.py', '--port', str( port ),
+        '--client', f"svc:{_SECRET}", *options )
+    with mcp_support.serve_http( command, port ) as url: yield url
+
+
+class _Browser:
+    ''' Headless user agent: follows the authorization URL's redirect to
+        the loopback listener, optionally tampering with it.
+    '''
+
+    def __init__( self, tamper = None ):
+        self.visits = 0
+        self.tamper = tamper
+
+    async def open( self, url ):
+        self.visits += 1
+        async with httpx2.AsyncClient( ) as client:
+            answer = await client.get( url )
+            location = answer.headers[ 'location' ]
+            if self.tamper: location = self.tamper( location )
+            await client.get( location )
+
+
+def _produce( url, browser, directory, name = 'oauth' ):
+    grant = authorization.produce_loopback_authorization(
+        mcp_support.select_port( ), opener = browser.open,
+        storage = directory, timeout = _BOUND )
+    return invocables.mcp.produce_ensemble(
+        name, url = url, authorization = grant )
+
+
+async def _call( ensemble, name ):
+    context = invocables.InvocationContext(
+        auxdata = None, invoker = None, namespace = { } )
+    contents = await asyncio.wait_for(
+        ensemble.access_invoker( name )( context, { } ), _BOUND )
+    return contents[ 0 ].text
+
+
+async def test_100_code_flow_and_storage( tmp_path ):
+    ''' The code flow with discovery, registration and PKCE authorizes
+        once; tokens are stored in a 0600 file and reused by a new
+        ensemble without asking the user again.
+    '''
+    browser = _Browser( )
+    with _serve( ) as url:
+        async with _produce( url, browser, tmp_path ) as ensemble:
+            client = await _call( ensemble, 'whoami' )
+        async with _produce( url, browser, tmp_path ) as ensemble:
+            again = await _call( ensemble, 'whoami' )
+    assert client == again != 'anonymous'
+    assert browser.visits == 1
+    path, = tmp_path.iterdir( )
+    assert stat.S_IMODE( path.stat( ).st_mode ) == 0o600
+    stored = json.loads( path.read_text( ) )
+    assert stored[ 'tokens' ][ 'access_token' ].startswith( 'at-' )
+    assert stored[ 'client' ][ 'client_id' ] == client
+
+
+async def test_110_refresh_on_rejection( tmp_path ):
+    ''' A token the server stops accepting (401) is refreshed, without
+        asking the user again.
+    '''
+    browser = _Browser( )
+    with _serve( ) as url:
+        async with _produce( url, browser, tmp_path ) as ensemble:
+            assert await _call( ensemble, 'forget_tokens' ) == 'forgotten'
+            assert await _call( ensemble, 'whoami' ) != 'anonymous'
+            assert await _call( ensemble, 'count_refreshes' ) == '1'
+    assert browser.visits == 1
+
+
+async def test_120_expired_tokens_refreshed( tmp_path ):
+    ''' A stored token past its expiry is refreshed before use, without
+        asking the user again.
+    '''
+    browser = _Browser( )
+    with _serve( ) as url:
+        async with _produce( url, browser, tmp_path ): pass
+        path, = tmp_path.iterdir( )
+        stored = json.loads( path.read_text( ) )
+        stored[ 'tokens' ][ 'access_token' ] = 'at-stale'
+        stored[ 'tokens' ][ 'expires_at' ] -= 7200
+        path.write_text( json.dumps( stored ) )
+        async with _produce( url, browser, tmp_path ) as ensemble:
+            assert await _call( ensemble, 'whoami' ) != 'anonymous'
+            assert await _call( ensemble, 'count_refreshes' ) == '1'
+    assert browser.visits == 1
+
+
+async def test_130_wrong_state( tmp_path ):
+    ''' A redirect with a wrong state is refused with an authorization
+        failure naming the server and showing no code.
+    '''
+    codes = [ ]
+
+    def tamper( location ):
+        codes.append( location.split( 'code=' )[ 1 ].split( '&' )[ 0 ] )
+        return location.replace( 'state=', 'state=forged' )
+
+    with _serve( ) as url:
+        ensemble = _produce( url, _Browser( tamper ), tmp_path )
+        with pytest.raises( exceptions.AuthorizationFailure ) as caught:
+            await asyncio.wait_for( ensemble.connect( ), _BOUND )
+    message = str( caught.value )
+    assert "'oauth'" in message and 'state' in message
+    assert codes and codes[ 0 ] not in message
+    assert isinstance( caught.value, exceptions.ConnectionFailure )
+
+
+async def test_140_wrong_audience( tmp_path ):
+    ''' Tokens issued for another resource are refused by the server: the
+        connection fails, bounded, without looping on the user.
+    '''
+    browser = _Browser( )
+    with _serve( '--audience', 'http://127.0.0.1:9/elsewhere' ) as url:
+        ensemble = _produce( url, browser, tmp_path )
+        with pytest.raises( exceptions.ConnectionFailure ):
+            await asyncio.wait_for( ensemble.connect( ), _BOUND )
+    assert 1 <= browser.visits <= 2
+
+
+async def test_200_client_credentials( monkeypatch ):
+    ''' Client credentials from the environment authorize; a wrong secret
+        fails without showing it.
+    '''
+    monkeypatch.setenv( 'TEST_OAUTH_SECRET', _SECRET )
+    storage = authorization.MemoryTokenStorage( )
+    grant = authorization.ClientCredentialsAuthorization(
+        client_id = 'svc', client_secret = 'env:TEST_OAUTH_SECRET',
+        storage = storage )
+    with _serve( ) as url:
+        async with invocables.mcp.produce_ensemble(
+            'machine', url = url, authorization = grant
+        ) as ensemble:
+            assert await _call( ensemble, 'whoami' ) == 'svc'
+        monkeypatch.setenv( 'TEST_OAUTH_SECRET', 'wrong-secret-value' )
+        refused = invocables.mcp.produce_ensemble(
+            'machine', url = url,
+            authorization = authorization.ClientCredentialsAuthorization(
+                client_id = 'svc', client_secret = 'env:TEST_OAUTH_SECRET',
+                storage = authorization.MemoryTokenStorage( ) ) )
+        with pytest.raises( exceptions.AuthorizationFailure ) as caught:
+            await asyncio.wait_for( refused.connect( ), _BOUND )
+    assert 'wrong-secret-value' not in str( caught.value )
+    assert "'machine'" in str( caught.value )
+    assert storage.tokens is not None
+
+
+async def test_210_bearer_token( monkeypatch ):
+    ''' A static bearer token from the environment is sent; an unknown one
+        fails the connection.
+    '''
+    storage = authorization.MemoryTokenStorage( )
+    monkeypatch.setenv( 'TEST_OAUTH_SECRET', _SECRET )
+    with _serve( ) as url:
+        async with invocables.mcp.produce_ensemble(
+            'machine', url = url,
+            authorization = authorization.ClientCredentialsAuthorization(
+                client_id = 'svc', client_secret = 'env:TEST_OAUTH_SECRET',
+                storage = storage ) ): pass
+        monkeypatch.setenv( 'TEST_BEARER', storage.tokens.access_token )
+        async with invocables.mcp.produce_ensemble(
+            'bearer', url = url,
+            authorization = authorization.BearerAuthorization(
+                token = 'env:TEST_BEARER' )
+        ) as ensemble:
+            assert await _call( ensemble, 'whoami' ) == 'svc'
+        monkeypatch.setenv( 'TEST_BEARER', 'unknown-token-value' )
+        refused = invocables.mcp.produce_ensemble(
+            'bearer', url = url,
+            authorization = authorization.BearerAuthorization(
+                token = 'env:TEST_BEARER' ) )
+        with pytest.raises( exceptions.ConnectionFailure ) as caught:
+            await asyncio.wait_for( refused.connect( ), _BOUND )
+    assert 'unknown-token-value' not in str( caught.value )
+
+
+async def test_300_secrets_hidden( tmp_path, caplog ):
+    ''' Tokens and secrets appear in no repr and no log record. '''
+    caplog.set_level( logging.DEBUG )
+    browser = _Browser( )
+    with _serve( ) as url:
+        async with _produce( url, browser, tmp_path ) as ensemble:
+            await _call( ensemble, 'forget_tokens' )
+            await _call( ensemble, 'whoami' )
+            shown = repr( ensemble ) + repr( ensemble.features.authorization )
+    path, = tmp_path.iterdir( )
+    tokens = json.loads( path.read_text( ) )[ 'tokens' ]
+    texts = [ record.getMessage( ) for record in caplog.records ]
+    for secret in ( tokens[ 'access_token' ], tokens[ 'refresh_token' ] ):
+        assert secret not in shown
+        assert not any( secret in text for text in texts )
+    literal = authorization.BearerAuthorization( token = 'literal-secret' )
+    assert 'literal-secret' not in repr( literal )
+    credentials = authorization.ClientCredentialsAuthorization(
+        client_id = 'svc', client_secret = 'literal-secret' )
+    assert 'literal-secret' not in repr( credentials )
+
+
+async def test_310_configuration( ):
+    ''' Authorization applies to HTTP servers only; an unset variable
+        names itself at connect time.
+    '''
+    with pytest.raises( exceptions.ConfigurationInvalidity ):
+        invocables.mcp.produce_ensemble(
+            'local', command = [ sys.executable, '-c', 'pass' ],
+            authorization = authorization.BearerAuthorization(
+                token = 'x' ) )
+    os.environ.pop( 'TEST_UNSET_TOKEN', None )
+    ensemble = invocables.mcp.produce_ensemble(
+        'remote', url = 'http://127.0.0.1:9/mcp',
+        authorization = authorization.BearerAuthorization(
+            token = 'env:TEST_UNSET_TOKEN' ) )
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        await asyncio.wait_for( ensemble.connect( ), _BOUND )
+    assert 'TEST_UNSET_TOKEN' in str( caught.value )
+
+
+
+async def test_400_descriptor( tmp_path, monkeypatch ):
+    ''' A server descriptor's [mcp.authorization] table authorizes. '''
+    from invocables import descriptors
+    monkeypatch.setenv( 'TEST_OAUTH_SECRET', _SECRET )
+    path = tmp_path / 'server.toml'
+    with _serve( ) as url:
+        path.write_text(
+            "[ensemble]\nname = 'secured'\n\n[mcp]\n"
+            f"url = '{url}'\n\n[mcp.authorization]\n"
+            "kind = 'client-credentials'\nclient_id = 'svc'\n"
+            "client_secret = 'env:TEST_OAUTH_SECRET'\n"
+            f"storage = '{tmp_path / 'tokens'}'\n" )
+        descriptor = descriptors.produce_ensemble_descriptor( path )
+        assert descriptor.server.authorization[ 'kind' ] == (
+            'client-credentials' )
+        ensemble = descriptors.produce_ensemble( descriptor )
+        async with ensemble:
+            assert await _call( ensemble, 'whoami' ) == 'svc'
+    assert _SECRET not in repr( ensemble )
+    assert ( tmp_path / 'tokens' ).is_dir( )
+
+
+async def test_410_descriptor_invalid( tmp_path ):
+    ''' An unknown kind, a missing key and authorization for a stdio
+        server are refused at their key paths.
+    '''
+    from invocables import descriptors
+    path = tmp_path / 'server.toml'
+    cases = (
+        ( "url = 'http://127.0.0.1:9/mcp'\n\n[mcp.authorization]\n"
+          "kind = 'magic'\n", 'mcp.authorization.kind' ),
+        ( "url = 'http://127.0.0.1:9/mcp'\n\n[mcp.authorization]\n"
+          "kind = 'bearer'\n", 'mcp.authorization.token' ),
+        ( "command = [ 'server' ]\n\n[mcp.authorization]\n"
+          "kind = 'bearer'\ntoken = 'env:X'\n", 'mcp.authorization' ),
+    )
+    for table, keypath in cases:
+        path.write_text(
+            f"[ensemble]\nname = 'secured'\n\n[mcp]\n{table}" )
+        with pytest.raises( exceptions.DescriptorInvalidity ) as caught:
+            descriptors.produce_ensemble_descriptor( path )
+        assert keypath in str( caught.value ), str( caught.value )
