@@ -24,7 +24,10 @@ from . import telemetry as _telemetry
 from . import workers as _workers
 
 
-CONCURRENCY_DEFAULT = 16
+# High enough not to slow a batch of I/O-bound async tools (models ask for
+# tens of calls at once, not thousands); sync tools are bounded separately by
+# the thread pool in ``workers``.
+CONCURRENCY_DEFAULT = 1024
 RETRY_DELAY_INITIAL = 0.05
 RETRY_DELAY_MAXIMUM = 2.0
 TIMEOUT_DEFAULT = _deadlines.TIMEOUT_DEFAULT
@@ -113,7 +116,10 @@ async def execute_invocations( # noqa: PLR0913
             set none; ``None`` for no limit. Default: 60 seconds. ''' ),
     ] = __.absent,
     concurrency: __.typx.Annotated[
-        int, __.ddoc.Doc( ''' Most invocations running at once. ''' )
+        int, __.ddoc.Doc( ''' Most invocations running at once. Default:
+            1024, so that I/O-bound async tools all run at once; sync tools
+            are further bounded by the threads for sync tools
+            (:py:func:`invocables.workers.configure_threads`). ''' )
     ] = CONCURRENCY_DEFAULT,
     max_retries: __.typx.Annotated[
         int,

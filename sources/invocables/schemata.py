@@ -52,11 +52,12 @@ _deadline: _contextvars.ContextVar[ float | None ] = _contextvars.ContextVar(
     'invocables.schemata.deadline', default = None )
 
 
-class Validator( __.immut.Object ):
+class Validator( __.immut.Object, instances_mutables = ( '_validator', ) ):
     ''' Compiled validator of arguments against one JSON Schema.
 
-        Compiled once, when the invoker is produced, and reused for every
-        invocation.
+        Its fast plan is made when the invoker is produced; the general
+        (jsonschema) validator is compiled when first needed, then reused
+        for every invocation.
     '''
 
     name: str
@@ -66,8 +67,7 @@ class Validator( __.immut.Object ):
         self.name = name
         self.schema = schema
         # jsonschema's validator methods are only partly typed.
-        self._validator: __.typx.Any = _access_validator_class( )(
-            thaw_json( schema ) )
+        self._validator: __.typx.Any = None
         self._plan = _produce_plan( schema )
 
     def validate_arguments( self, arguments: object ) -> __.Arguments:
@@ -85,9 +85,10 @@ class Validator( __.immut.Object ):
         plan = self._plan
         if plan is not None and plan.is_certainly_valid( arguments_ ):
             return arguments_
+        validator = self._access_validator( )
         token = _deadline.set( __.time.monotonic( ) + PATTERNS_TIMEOUT )
         try:
-            if self._validator.is_valid( arguments_ ): return arguments_
+            if validator.is_valid( arguments_ ): return arguments_
             reason = self._describe_errors( arguments_ )
         except _exceptions.PatternInterruption as exception:
             reason = (
@@ -98,10 +99,18 @@ class Validator( __.immut.Object ):
         finally: _deadline.reset( token )
         raise _exceptions.ArgumentsInvalidity( self.name, reason )
 
+    def _access_validator( self ) -> __.typx.Any:
+        validator = self._validator
+        if validator is None:
+            validator = self._validator = _access_validator_class( )(
+                thaw_json( self.schema ) )
+        return validator
+
     def _describe_errors( self, arguments: object ) -> str:
         from jsonschema.exceptions import relevance
         errors = sorted(
-            self._validator.iter_errors( arguments ), key = relevance )
+            self._access_validator( ).iter_errors( arguments ),
+            key = relevance )
         lines: list[ str ] = [ ]
         for error in errors[ : _ERRORS_MAXIMUM ]:
             path = '.'.join( str( part ) for part in error.absolute_path )
@@ -216,7 +225,6 @@ def validate_schema( name: str, schema: object ) -> __.Schema:
         Raises :py:class:`invocables.exceptions.SchemaInvalidity`, naming the
         tool, otherwise.
     '''
-    from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
     if not isinstance( schema, __.cabc.Mapping ):
         raise _exceptions.SchemaInvalidity(
@@ -226,7 +234,12 @@ def validate_schema( name: str, schema: object ) -> __.Schema:
     if genus != 'object':
         raise _exceptions.SchemaInvalidity(
             name, f"tool arguments must be an object, not {genus!r}." )
-    try: Draft202012Validator.check_schema( thaw_json( schema_ ) )
+    try:
+        # Most schemas (all which pydantic generates) use only keywords
+        # whose meta-schema rules are simple: checked here in microseconds.
+        # Whatever this check is not sure of, the meta-schema decides.
+        if not _is_schema_surely_valid( schema_ ):
+            _access_metavalidator( ).check( thaw_json( schema_ ) )
     except SchemaError as exception:
         raise _exceptions.SchemaInvalidity(
             name, exception.message ) from exception
@@ -330,6 +343,118 @@ def _produce_plan( schema: __.Schema ) -> _Plan | None:
         checks = checks,
         required = __.typx.cast( tuple[ str, ... ], names ),
         closed = not additional )
+
+
+_METAKEYWORDS_ANY = frozenset( ( 'const', 'default' ) )
+_METAKEYWORDS_ARRAY = frozenset( ( 'enum', 'examples' ) )
+_METAKEYWORDS_BOOLEAN = frozenset( (
+    'deprecated', 'readOnly', 'uniqueItems', 'writeOnly' ) )
+_METAKEYWORDS_COUNT = frozenset( (
+    'maxItems', 'maxLength', 'maxProperties', 'minItems', 'minLength',
+    'minProperties' ) )
+_METAKEYWORDS_NUMBER = frozenset( (
+    'exclusiveMaximum', 'exclusiveMinimum', 'maximum', 'minimum' ) )
+_METAKEYWORDS_SCHEMA = frozenset( (
+    'additionalProperties', 'items', 'not' ) )
+_METAKEYWORDS_SCHEMAS = frozenset( ( 'allOf', 'anyOf', 'oneOf' ) )
+_METAKEYWORDS_SCHEMATA = frozenset( ( '$defs', 'properties' ) )
+_METAKEYWORDS_TEXT = frozenset( (
+    '$comment', 'description', 'format', 'title' ) )
+_REFERENCE_LOCAL = __.re.compile( r'^#(?:/[A-Za-z0-9_.~$%-]+)*$' )
+_TYPE_NAMES = frozenset( _TYPE_CHECKS )
+
+
+def _is_schema_surely_valid( schema: object ) -> bool:
+    ''' Returns True if schema is surely valid against the meta-schema.
+
+        False means "not sure": only keywords whose Draft 2020-12 rules are
+        simple shapes are judged here (exact types; no formats but local
+        references); anything else is for the meta-schema to decide.
+    '''
+    try: return _is_subschema_surely_valid( schema )
+    except RecursionError: return False
+
+
+def _is_subschema_surely_valid( # noqa: C901,PLR0911,PLR0912,PLR0915
+    schema: object
+) -> bool:
+    if type( schema ) is bool: return True
+    if not isinstance( schema, __.cabc.Mapping ): return False
+    schema_ = __.typx.cast( __.cabc.Mapping[ str, object ], schema )
+    for keyword, value in schema_.items( ):
+        if keyword in _METAKEYWORDS_TEXT:
+            if type( value ) is not str: return False
+        elif keyword in _METAKEYWORDS_SCHEMATA:
+            if not isinstance( value, __.cabc.Mapping ): return False
+            for subschema in __.typx.cast(
+                __.cabc.Mapping[ str, object ], value
+            ).values( ):
+                if not _is_subschema_surely_valid( subschema ): return False
+        elif keyword == 'type':
+            if not _is_type_surely_valid( value ): return False
+        elif keyword == 'required':
+            if not _is_names_surely_valid( value ): return False
+        elif keyword in _METAKEYWORDS_SCHEMA:
+            if not _is_subschema_surely_valid( value ): return False
+        elif keyword in _METAKEYWORDS_SCHEMAS:
+            if type( value ) not in ( list, tuple ) or not value: return False
+            for subschema in __.typx.cast( __.cabc.Sequence[ object ], value ):
+                if not _is_subschema_surely_valid( subschema ): return False
+        elif keyword in _METAKEYWORDS_ANY: continue
+        elif keyword in _METAKEYWORDS_ARRAY:
+            if type( value ) not in ( list, tuple ): return False
+        elif keyword in _METAKEYWORDS_COUNT:
+            if type( value ) is not int or value < 0: return False
+        elif keyword in _METAKEYWORDS_NUMBER:
+            if type( value ) not in ( int, float ): return False
+        elif keyword in _METAKEYWORDS_BOOLEAN:
+            if type( value ) is not bool: return False
+        elif keyword == '$ref':
+            if type( value ) is not str: return False
+            if _REFERENCE_LOCAL.match( value ) is None: return False
+        else: return False
+    return True
+
+
+def _is_names_surely_valid( value: object ) -> bool:
+    if type( value ) not in ( list, tuple ): return False
+    names = __.typx.cast( __.cabc.Sequence[ object ], value )
+    if not all( type( name ) is str for name in names ): return False
+    return len( set( names ) ) == len( names )
+
+
+def _is_type_surely_valid( value: object ) -> bool:
+    if type( value ) is str: return value in _TYPE_NAMES
+    if type( value ) not in ( list, tuple ) or not value: return False
+    names = __.typx.cast( __.cabc.Sequence[ object ], value )
+    if not all(
+        type( name ) is str and name in _TYPE_NAMES for name in names
+    ): return False
+    return len( set( names ) ) == len( names )
+
+
+class _Metavalidator:
+    ''' Draft 2020-12 meta-schema validator, made once and shared. '''
+
+    def __init__( self ) -> None:
+        from jsonschema import Draft202012Validator
+        from jsonschema.validators import validator_for
+        metaschema = Draft202012Validator.META_SCHEMA
+        genus: __.typx.Any = validator_for(
+            metaschema, default = Draft202012Validator )
+        self._validator: __.typx.Any = genus(
+            metaschema, format_checker = genus.FORMAT_CHECKER )
+
+    def check( self, schema: object ) -> None:
+        ''' Raises ``SchemaError`` if schema not valid, as jsonschema does. '''
+        from jsonschema.exceptions import SchemaError
+        for error in self._validator.iter_errors( schema ):
+            raise SchemaError.create_from( error )
+
+
+@__.funct.cache
+def _access_metavalidator( ) -> _Metavalidator:
+    return _Metavalidator( )
 
 
 @__.funct.cache

@@ -128,3 +128,53 @@ def test_140_patterns_agree_with_jsonschema( index, arguments ):
     except exceptions.ArgumentsInvalidity: valid = False
     else: valid = True
     assert valid == reference.is_valid( arguments )
+
+
+_SCHEMAS_INVALID = [
+    { 'type': 'object', 'required': [ 'a', 'a' ] },
+    { 'type': 'object', 'properties': { 'a': { 'type': [ 'string', 'string' ] } } },
+    { 'type': 'object', 'properties': { 'a': { 'type': [ ] } } },
+    { 'type': 'object', 'properties': { 'a': { 'type': 'text' } } },
+    { 'type': 'object', 'properties': { 'a': { 'minLength': -1 } } },
+    { 'type': 'object', 'properties': { 'a': { 'anyOf': [ ] } } },
+    { 'type': 'object', 'properties': { 'a': { 'items': 3 } } },
+    { 'type': 'object', 'properties': { 'a': { 'enum': 'x' } } },
+    { 'type': 'object', 'properties': { 'a': { 'maximum': '3' } } },
+    { 'type': 'object', 'properties': { 'a': { 'description': 3 } } },
+    { 'type': 'object', 'properties': { 'a': { 'pattern': '(' } } },
+    { 'type': 'object', 'properties': { 'a': { 'multipleOf': 0 } } },
+    { 'type': 'object', '$defs': { 'a': { 'uniqueItems': 'yes' } } },
+]
+
+
+@pytest.mark.parametrize( 'schema', _SCHEMAS_INVALID )
+def test_150_quick_meta_check_refuses_what_metaschema_refuses( schema ):
+    ''' Schemas the meta-schema refuses are refused, quick check or not. '''
+    with pytest.raises( jsonschema.SchemaError ):
+        jsonschema.Draft202012Validator.check_schema( schema )
+    with pytest.raises( exceptions.SchemaInvalidity ):
+        schemata.produce_validator( 'tool', schema )
+
+
+def test_160_quick_meta_check_accepts_generated_schemas( ):
+    ''' Schemas pydantic generates, with references, pass the check. '''
+    schema = {
+        'type': 'object',
+        '$defs': { 'Point': {
+            'type': 'object',
+            'properties': {
+                'x': { 'type': 'number', 'minimum': 0 },
+                'y': { 'anyOf': [ { 'type': 'integer' }, { 'type': 'null' } ],
+                       'default': None } },
+            'required': [ 'x' ] } },
+        'properties': {
+            'point': { '$ref': '#/$defs/Point' },
+            'tags': { 'type': 'array', 'items': { 'type': 'string' },
+                      'maxItems': 3 },
+            'mode': { 'enum': [ 'a', 'b' ], 'description': 'Mode.' } },
+        'required': [ 'point' ],
+        'additionalProperties': False }
+    jsonschema.Draft202012Validator.check_schema( schema )
+    validator = schemata.produce_validator( 'tool', schema )
+    assert validator.validate_arguments(
+        { 'point': { 'x': 1 } } ) == { 'point': { 'x': 1 } }

@@ -207,6 +207,27 @@ async def test_310_runs_concurrently( ):
 
 
 @pytest.mark.asyncio
+async def test_320_default_concurrency_runs_hundred_at_once( ):
+    ''' Under default settings, 100 async tools all run at once. '''
+    started = 0
+    everyone = asyncio.Event( )
+
+    async def gather( ) -> None:
+        nonlocal started
+        started += 1
+        if started == 100: everyone.set( )
+        await everyone.wait( )
+
+    ensemble = invocables.produce_ensemble( 'e', [ gather ] )
+    results = await asyncio.wait_for(
+        invocables.execute_invocations(
+            [ _call( str( index ), 'gather' ) for index in range( 100 ) ],
+            [ ensemble ], timeout = 10 ),
+        timeout = 10 )
+    assert not any( result.is_error( ) for result in results )
+
+
+@pytest.mark.asyncio
 async def test_400_fail_fast( ):
     ''' A tool that raises fails the execution, alerting first, chained. '''
     alerts = [ ]

@@ -598,3 +598,26 @@ def test_810_prepare_tools_quiet( ):
         for provider in _PROVIDERS_MINE:
             tools = produce_processor( provider ).prepare_tools( [ ensemble ] )
             assert len( tools ) == 1
+
+
+def test_820_prepare_tools_remembered( ):
+    ''' Repeated preparation reuses adapted schemas in fresh containers.
+
+        Containers may be changed by the caller without effect on later
+        calls; the schemas inside are shared between calls.
+    '''
+    def echo( text: str ) -> str:
+        ''' Echoes text. '''
+        return text
+    ensemble = invocables.produce_ensemble( 'e', [ echo ] )
+    processor = produce_processor( 'anthropic' )
+    first = processor.prepare_tools( [ ensemble ] )
+    first[ 0 ][ 'cache_control' ] = { 'type': 'ephemeral' }
+    first.append( { 'name': 'other' } )
+    second = produce_processor( 'anthropic' ).prepare_tools( [ ensemble ] )
+    assert len( second ) == 1
+    assert 'cache_control' not in second[ 0 ]
+    assert second[ 0 ] is not first[ 0 ]
+    assert second[ 0 ][ 'input_schema' ] is first[ 0 ][ 'input_schema' ]
+    assert second[ 0 ][ 'input_schema' ][ 'properties' ] == {
+        'text': { 'type': 'string' } }

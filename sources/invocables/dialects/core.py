@@ -20,6 +20,8 @@ Node: __.typx.TypeAlias = dict[ str, __.typx.Any ]
 DEPTH_MAXIMUM = 100
 NODES_MAXIMUM = 20_000
 
+_DEPTH_PLAIN_MAXIMUM = DEPTH_MAXIMUM // 2 # well within the careful bound
+
 _KEYS_ANNOTATION = frozenset( ( 'description', 'title' ) )
 _KINDS_KEYWORD = __.types.MappingProxyType( {
     'description': 'text', 'title': 'text', 'pattern': 'text',
@@ -93,9 +95,12 @@ def copy_schema( schema: object ) -> Node:
     '''
     if not isinstance( schema, __.cabc.Mapping ):
         raise Refusal( "the schema must be a JSON object" )
-    return _copy_mapping(
-        __.typx.cast( __.cabc.Mapping[ __.typx.Any, object ], schema ),
-        '', 0 )
+    # Most schemas are plain JSON: copied without paths for messages. At
+    # the first doubt, the careful copy below decides, and says where.
+    schema_ = __.typx.cast( __.cabc.Mapping[ __.typx.Any, object ], schema )
+    try: return _copy_plain( schema_, 0 )
+    except _Unplain: pass
+    return _copy_mapping( schema_, '', 0 )
 
 
 def fold_all_of( node: Node, path: str ) -> Node:
@@ -283,6 +288,33 @@ def _copy_mapping(
             f"{path}/{key}" if _is_container( item ) else path,
             depth )
     return copied
+
+
+class _Unplain( Exception ):
+    ''' Value is not surely plain JSON: the careful copy decides. '''
+
+
+def _copy_plain( value: object, depth: int ) -> __.typx.Any:
+    genus = type( value )
+    if genus is str or genus is bool or genus is int or value is None:
+        return value
+    if genus is float:
+        if _isfinite( __.typx.cast( float, value ) ): return value
+        raise _Unplain
+    if depth >= _DEPTH_PLAIN_MAXIMUM: raise _Unplain
+    if genus is list or genus is tuple:
+        return [
+            _copy_plain( item, depth + 1 )
+            for item in __.typx.cast( __.cabc.Sequence[ object ], value ) ]
+    if genus is dict or isinstance( value, __.cabc.Mapping ):
+        copied: Node = { }
+        for key, item in __.typx.cast(
+            __.cabc.Mapping[ object, object ], value
+        ).items( ):
+            if type( key ) is not str: raise _Unplain
+            copied[ __.typx.cast( str, key ) ] = _copy_plain( item, depth + 1 )
+        return copied
+    raise _Unplain
 
 
 def _copy_scalar( value: object, path: str ) -> __.typx.Any:

@@ -20,6 +20,7 @@
 
 
 from . import __
+from . import memos as _memos
 from . import natives as _natives
 from . import streaming as _streaming
 from . import wire as _wire
@@ -241,7 +242,9 @@ def adapt_schema(
         copy passes through. ``provider`` names the caller in logs.
     '''
     if not dialect: return __.schemata.thaw_json( schema )
-    return _dialects.adapt_tool_schema( name, schema, dialect )
+    return _memos.adapt_schema_once( # shared between calls: see memos
+        schema, dialect,
+        lambda: _dialects.adapt_tool_schema( name, schema, dialect ) )
 
 
 def produce_tools(

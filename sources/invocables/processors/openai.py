@@ -15,6 +15,7 @@
 
 from . import __
 from . import base as _base
+from . import memos as _memos
 from . import natives as _natives
 from . import streaming as _streaming
 from . import textcalls as _textcalls
@@ -362,7 +363,10 @@ def adapt_schema_strictly(
         which cannot be made strict never fails the request, and no partly
         converted schema is ever sent.
     '''
-    return _dialects.adapt_tool_schema_strictly( name, schema, provider )
+    return _memos.adapt_schema_once( # shared between calls: see memos
+        schema, 'openai-strict',
+        lambda: _dialects.adapt_tool_schema_strictly(
+            name, schema, provider ) )
 
 
 def normalize_strict_invocations(
