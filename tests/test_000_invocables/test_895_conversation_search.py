@@ -10,8 +10,10 @@
 
 
 import contextlib
+import json
 
 import anthropic
+import boto3
 import cohere
 import httpx
 import openai
@@ -52,6 +54,14 @@ async def _produce_client( provider, server ):
         from google import genai
         yield genai.Client(
             api_key = 'test', http_options = { 'base_url': server.url } )
+    elif provider == 'bedrock':
+        yield boto3.client(
+            'bedrock-runtime', endpoint_url = server.url,
+            region_name = 'us-east-1', aws_access_key_id = 'testing',
+            aws_secret_access_key = 'testing' )
+    elif provider == 'mistral':
+        from mistralai.client import Mistral
+        yield Mistral( api_key = 'testing', server_url = server.url )
     elif provider == 'cohere':
         yield cohere.AsyncClientV2(
             api_key = 'test', base_url = server.url, max_retries = 0,
@@ -61,9 +71,36 @@ async def _produce_client( provider, server ):
             yield client
 
 
+def _answer_bedrock( content, stop ):
+    body = {
+        'metrics': { 'latencyMs': 100 },
+        'output': { 'message': { 'role': 'assistant', 'content': content } },
+        'stopReason': stop,
+        'usage': { 'inputTokens': 10, 'outputTokens': 4, 'totalTokens': 14 },
+    }
+    return scripted.Answer(
+        200, 'application/json', json.dumps( body ).encode( ) )
+
+
+def _bedrock_tool_uses( calls ):
+    ''' Returns a Converse reply whose message uses tools. '''
+    return _answer_bedrock( [
+        { 'toolUse': {
+            'toolUseId': f"tooluse_{identifier}", 'name': name,
+            'input': arguments } }
+        for identifier, name, arguments in calls ], 'tool_use' )
+
+
+def _bedrock_text( text ):
+    ''' Returns a Converse reply of text only. '''
+    return _answer_bedrock( [ { 'text': text } ], 'end_turn' )
+
+
 def _script( provider ):
     ''' Returns answers: search, call of the found tool, final text. '''
     calls = {
+        'bedrock': _bedrock_tool_uses,
+        'mistral': scripted.openai_tool_calls,
         'anthropic': scripted.anthropic_tool_uses,
         'openai': scripted.openai_tool_calls,
         'openai-responses': scripted.responses_function_calls,
@@ -72,6 +109,8 @@ def _script( provider ):
         'ollama': scripted.ollama_tool_calls,
     }[ provider ]
     text = {
+        'bedrock': _bedrock_text,
+        'mistral': scripted.openai_text,
         'anthropic': scripted.anthropic_text,
         'openai': scripted.openai_text,
         'openai-responses': scripted.responses_text,
@@ -94,6 +133,10 @@ def _survey_tool_names( body ):
         shape.
     '''
     names = [ ]
+    if 'toolConfig' in body: # Bedrock Converse
+        return [
+            tool[ 'toolSpec' ][ 'name' ]
+            for tool in body[ 'toolConfig' ][ 'tools' ] ]
     for tool in body.get( 'tools' ) or [ ]:
         declarations = (
             tool.get( 'functionDeclarations' )
@@ -109,6 +152,8 @@ _MODELS = {
     'anthropic': 'claude-haiku-4-5', 'openai': 'gpt-4o',
     'openai-responses': 'gpt-4o', 'gemini': 'gemini-2.5-flash',
     'cohere': 'command-a-03-2025', 'ollama': 'qwen3:8b',
+    'bedrock': 'us.amazon.nova-2-lite-v1:0',
+    'mistral': 'mistral-small-latest',
 }
 
 
