@@ -421,7 +421,14 @@ class PinnedEnsemble( WrapperBase ):
             if invoker.name not in offered ]
         if not missing: return
         await self.inner.disconnect( )
-        raise _exceptions.ConnectionFailure(
+        raise self.produce_absence_failure( missing )
+
+    def produce_absence_failure(
+        self, missing: __.cabc.Sequence[ str ]
+    ) -> _exceptions.Omnierror:
+        ''' Returns error to raise when pinned tools are no longer offered.
+        '''
+        return _exceptions.ConnectionFailure(
             self.name, "the inner ensemble no longer offers pinned tool(s) "
             "{names}; take a new snapshot or unpin them.".format(
                 names = ', '.join( map( repr, missing ) ) ) )
@@ -491,6 +498,8 @@ def _produce_pinned_invoker(
 ) -> _invokers.Invoker:
     ''' Produces invoker of snapshot which calls inner tool of its name. '''
     name = invoker.name
+    # Not a member of the Invoker protocol; function invokers have it.
+    retries: object = getattr( invoker, 'max_retries', __.absent )
 
     async def invoke(
         context: _invokers.Context, arguments: __.Arguments
@@ -501,7 +510,9 @@ def _produce_pinned_invoker(
     return _invokers.FunctionInvoker(
         name = name, invocable = invoke, argschema = invoker.argschema,
         description = invoker.description, ensemble = ensemble,
-        timeout = invoker.timeout, deduplicator = invoker.deduplicator,
+        timeout = invoker.timeout,
+        max_retries = retries if isinstance( retries, int ) else __.absent,
+        deduplicator = invoker.deduplicator,
         annotations = invoker.annotations, outschema = invoker.outschema )
 
 

@@ -15,6 +15,7 @@ from .. import exceptions as _exceptions
 from .. import invokers as _invokers
 from .. import schemata as _schemata
 from .. import workers as _workers
+from .. import wrappers as _wrappers
 
 
 _CONFIGURATION_EMPTY: __.cabc.Mapping[ str, __.typx.Any ] = (
@@ -66,14 +67,16 @@ class DescriptorInvoker( _invokers.FunctionInvoker ):
             validator = self.validator )
 
 
-class PinnedEnsemble(
-    _ensembles.EnsembleBase, instances_mutables = ( '_connected', )
-):
+class PinnedEnsemble( _wrappers.PinnedEnsemble ):
     ''' MCP server ensemble whose tools are pinned by descriptors.
 
-        It offers exactly the described tools, with their described names,
-        descriptions and schemas, even before it is connected; calls go to
-        the server's tools of the same names.
+        The pinned ensemble of :py:mod:`invocables.wrappers`, made from
+        TOML: it offers exactly the described tools, with their described
+        names, descriptions and schemas, even before it is connected; calls
+        go to the server's tools of the same names. A tool the server no
+        longer offers makes connecting raise
+        :py:class:`invocables.exceptions.DescriptorInvalidity`, naming the
+        descriptor.
     '''
 
     def __init__(
@@ -85,66 +88,31 @@ class PinnedEnsemble(
         server: _records.ServerDescriptor,
         location: str,
     ):
-        self.name = name
+        super( ).__init__(
+            inner,
+            tuple( _produce_snapshot_invoker( item ) for item in invokers ),
+            name = name )
         # Under the engine, the timeouts of pinned tools are the engine's
         # to apply: the tool's own, else the server's, else the caller's.
         if not __.is_absent( server.tool_timeout ):
             configuration = __.dcls.replace(
                 configuration, timeout = server.tool_timeout )
         self.configuration = configuration
-        self.inner = inner
         self.server = server
         self.location = location
         self.descriptors = tuple( invokers )
-        self._invokers = tuple(
-            _produce_pinned_invoker( self, descriptor ).with_ensemble( self )
-            for descriptor in invokers )
-        self._invokers_by_name = __.types.MappingProxyType(
-            { invoker.name: invoker for invoker in self._invokers } )
-        self._connected = False
 
-    def __repr__( self ) -> str:
-        return "{cls}( name = {name!r}, invokers = {count} )".format(
-            cls = type( self ).__name__, name = self.name,
-            count = len( self._invokers ) )
-
-    def access_invoker( self, name: str ) -> _invokers.Invoker:
-        ''' Returns invoker by name. Raises absence error if unknown. '''
-        try: return self._invokers_by_name[ name ]
-        except KeyError as exception:
-            raise _exceptions.InvokerAbsence(
-                name, self.name ) from exception
-
-    def is_connected( self ) -> bool:
-        ''' Returns whether ensemble is connected. '''
-        return self._connected and self.inner.is_connected( )
-
-    def survey_invokers( self ) -> tuple[ _invokers.Invoker, ... ]:
-        ''' Returns pinned invokers, in order of descriptors. '''
-        return self._invokers
-
-    async def connect( self ) -> None:
-        ''' Connects server; checks that it offers every pinned tool. '''
-        await self.inner.connect( )
-        offered = { invoker.name for invoker in self.inner.survey_invokers( ) }
-        missing = [
-            invoker.name for invoker in self._invokers
-            if invoker.name not in offered ]
-        if missing:
-            await self.inner.disconnect( )
-            raise _exceptions.DescriptorInvalidity(
-                self.location, 'invokers',
-                "MCP server {server!r} no longer offers pinned tool(s) "
-                "{names}; delete their descriptors or take a new "
-                "snapshot.".format(
-                    server = self.name,
-                    names = ', '.join( map( repr, missing ) ) ) )
-        self._connected = True
-
-    async def disconnect( self ) -> None:
-        ''' Disconnects server. '''
-        self._connected = False
-        await self.inner.disconnect( )
+    def produce_absence_failure(
+        self, missing: __.cabc.Sequence[ str ]
+    ) -> _exceptions.Omnierror:
+        ''' Returns descriptor error naming the tools no longer offered. '''
+        return _exceptions.DescriptorInvalidity(
+            self.location, 'invokers',
+            "MCP server {server!r} no longer offers pinned tool(s) "
+            "{names}; delete their descriptors or take a new "
+            "snapshot.".format(
+                server = self.name,
+                names = ', '.join( map( repr, missing ) ) ) )
 
 
 def prepare_ensembles(
@@ -196,7 +164,6 @@ def produce_ensemble(
     '''
     ensemble = _produce_ensemble_bare( descriptor, roots )
     if not descriptor.wrapping: return ensemble
-    from .. import wrappers as _wrappers
     return _wrappers.produce_wrapped_ensemble(
         ensemble, ** descriptor.wrapping )
 
@@ -245,19 +212,18 @@ def _produce_invocable(
     return invoke
 
 
-def _produce_pinned_invoker(
-    ensemble: PinnedEnsemble, descriptor: _records.InvokerDescriptor
+def _produce_snapshot_invoker(
+    descriptor: _records.InvokerDescriptor
 ) -> _invokers.FunctionInvoker:
-    name = descriptor.name
+    ''' Returns invoker as described, for a snapshot: never called. '''
 
     async def invoke(
         context: _invokers.Context, arguments: __.Arguments
-    ) -> object:
-        invoker = ensemble.inner.access_invoker( name )
-        return list( await invoker( context, arguments ) ) or None
+    ) -> object: # The pinned ensemble calls the server's tool instead.
+        raise _exceptions.InvokerAbsence( descriptor.name, descriptor.name )
 
     return _invokers.FunctionInvoker(
-        name = name, invocable = invoke,
+        name = descriptor.name, invocable = invoke,
         arguments_schema = descriptor.argschema,
         description = descriptor.description, timeout = descriptor.timeout,
         max_retries = descriptor.max_retries,
