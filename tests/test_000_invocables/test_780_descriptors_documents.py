@@ -8,6 +8,7 @@
 
 
 import shutil
+import sys
 
 from pathlib import Path
 
@@ -150,7 +151,8 @@ def test_160_shipped_io_descriptor_in_documents_shape( ):
         module, [defaults] timeout and max_retries, [[invokers]] sources
         whose descriptors name no implementation).
     '''
-    import tomllib
+    if sys.version_info >= ( 3, 11 ): import tomllib
+    else: import tomli as tomllib
     folder = descriptors.access_data_location( ) / 'ensembles'
     document = tomllib.loads( ( folder / 'io.toml' ).read_text( ) )
     assert document[ 'ensemble' ][ 'enabled' ] is True
