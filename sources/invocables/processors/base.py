@@ -154,7 +154,15 @@ class ProcessorBase(
             :py:mod:`invocables.selection`), only those tools are prepared,
             under the names they have among all the tools.
         '''
+        self.observe_ensembles( ensembles )
         return produce_tools( ensembles, self.prepare_tool, selection )
+
+    def observe_ensembles( self, ensembles: Ensembles ) -> None:
+        ''' Hook: notes the ensembles whose tools are being prepared.
+
+            Processors reading calls written as text note the names of
+            the tools they may read.
+        '''
 
     def prepare_tool(
         self, name: str, description: str, schema: __.Schema

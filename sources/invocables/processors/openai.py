@@ -201,21 +201,12 @@ class StrictProcessorBase(
         self.strict = strict
         self.text_calls = _textcalls.TextCallsOption( text_calls )
 
-    def prepare_tools(
-        self,
-        ensembles: _base.Ensembles,
-        selection: __.Absential[ __.cabc.Iterable[ str ] ] = __.absent,
-    ) -> list[ _natives.Tool ]:
-        ''' Returns tool definitions in native format.
-
-            With a selection (provider-facing names), only those tools. With
-            option ``text_calls``, also records the names of the tools of
-            the ensembles: only calls written as text which name them are
+    def observe_ensembles( self, ensembles: _base.Ensembles ) -> None:
+        ''' Records the names of the tools of the ensembles: with option
+            ``text_calls``, only calls written as text which name them are
             read.
         '''
-        tools = super( ).prepare_tools( ensembles, selection )
         self.text_calls.record_ensembles( ensembles )
-        return tools
 
     def prepare_tool(
         self, name: str, description: str, schema: __.Schema
