@@ -22,46 +22,13 @@
 
 import asyncio
 import json
-import random
 
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from streaming import produce_arguments, produce_fragments
+
 from . import common as _common
-
-
-_FRAGMENT_MINIMUM = 20
-_FRAGMENT_MAXIMUM = 50
-
-
-def produce_arguments( size: int ) -> str:
-    ''' Returns JSON text of an object of about size bytes. '''
-    generator = random.Random( 1 )
-    rows: list[ dict[ str, Any ] ] = [ ]
-    length = 2
-    while length < size:
-        row = {
-            'id': len( rows ),
-            'name': ''.join(
-                generator.choice( 'abcdefghij "\\é' ) for _ in range( 24 ) ),
-            'value': generator.random( ),
-            'tags': [ 'x', 'y' ],
-        }
-        length += len( json.dumps( row ) ) + 2
-        rows.append( row )
-    return json.dumps( { 'rows': rows } )
-
-
-def produce_fragments( text: str ) -> list[ str ]:
-    ''' Splits text into fragments of 20 to 50 characters. '''
-    generator = random.Random( 2 )
-    fragments: list[ str ] = [ ]
-    start = 0
-    while start < len( text ):
-        size = generator.randint( _FRAGMENT_MINIMUM, _FRAGMENT_MAXIMUM )
-        fragments.append( text[ start : start + size ] )
-        start += size
-    return fragments
 
 
 def produce_openai_dicts( fragments: Sequence[ str ] ) -> list[ Any ]:
