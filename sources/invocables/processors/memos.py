@@ -16,18 +16,36 @@
     At most :py:data:`ADAPTATIONS_MAXIMUM` adaptations are remembered, the
     least recently used forgotten first. A schema which a dialect cannot
     take is not remembered, so that its warning is given at every call.
+
+    Above the schemas, each processor's recipes for a whole tool list (the
+    arguments of its ``produce_tool`` for each tool) are remembered per
+    nomenclature (see :py:mod:`invocables.naming`: a new one whenever an
+    ensemble's tools change) and per processor options: a repeated
+    ``prepare_tools`` on unchanged ensembles only assembles the list. A list
+    in which some tool was refused, or offered without strict mode, is not
+    remembered, so that its warnings are given at every call.
 '''
 
+
+import threading as _threading
+import weakref as _weakref
 
 from . import __
 
 
-ADAPTATIONS_MAXIMUM = 65_536
-
+Recipe: __.typx.TypeAlias = tuple[ __.typx.Any, ... ]
+Recipes: __.typx.TypeAlias = tuple[ Recipe, ... ]
 _Adaptation: __.typx.TypeAlias = tuple[ object, __.typx.Any ]
+
+ADAPTATIONS_MAXIMUM = 65_536
 
 _adaptations: __.collections.OrderedDict[
     tuple[ int, str ], _Adaptation ] = __.collections.OrderedDict( )
+_recipes: _weakref.WeakKeyDictionary[
+    object, dict[ __.cabc.Hashable, Recipes ] ] = (
+        _weakref.WeakKeyDictionary( ) )
+_refusals_lock = _threading.Lock( )
+_refusals = 0
 
 
 def adapt_schema_once(
@@ -46,8 +64,41 @@ def adapt_schema_once(
         _adaptations.move_to_end( key )
         return entry[ 1 ]
     adapted = adapter( )
-    if adapted is None: return None
+    if adapted is None:
+        _count_refusal( )
+        return None
     _adaptations[ key ] = ( schema, adapted )
     if len( _adaptations ) > ADAPTATIONS_MAXIMUM:
         _adaptations.popitem( last = False )
     return adapted
+
+
+def access_recipes(
+    nomenclature: object,
+    options: __.cabc.Hashable,
+    producer: __.cabc.Callable[ [ ], __.cabc.Iterable[ Recipe | None ] ],
+) -> Recipes:
+    ''' Returns recipes of tool list, remembered if made before.
+
+        Remembered per nomenclature (weakly: forgotten with it) and per
+        processor options. The producer gives one recipe per tool, ``None``
+        for a tool left out; a list made while some adaptation was refused
+        (a warning was given) is returned but not remembered.
+    '''
+    entries = _recipes.get( nomenclature )
+    if entries is not None:
+        recipes = entries.get( options )
+        if recipes is not None: return recipes
+    refusals = _refusals
+    recipes = tuple(
+        recipe for recipe in producer( ) if recipe is not None )
+    if refusals != _refusals: return recipes
+    if entries is None:
+        entries = _recipes.setdefault( nomenclature, { } )
+    entries[ options ] = recipes
+    return recipes
+
+
+def _count_refusal( ) -> None:
+    global _refusals # noqa: PLW0603
+    with _refusals_lock: _refusals += 1
