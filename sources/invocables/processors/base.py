@@ -284,7 +284,8 @@ def adapt_schema(
     if not dialect: return __.schemata.thaw_json( schema )
     return _memos.adapt_schema_once( # shared between calls: see memos
         schema, dialect,
-        lambda: _dialects.adapt_tool_schema( name, schema, dialect ) )
+        lambda: _dialects.adapt_tool_schema(
+            name, schema, dialect, share = True ) )
 
 
 def produce_tools(
