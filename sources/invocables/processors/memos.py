@@ -13,8 +13,8 @@
     change the tool containers which ``prepare_tools`` returns (add
     ``cache_control``, say) but must copy a schema before changing it.
 
-    At most :py:data:`ADAPTATIONS_MAXIMUM` adaptations are remembered, the
-    least recently used forgotten first. A schema which a dialect cannot
+    At most :py:data:`ADAPTATIONS_MAXIMUM` adaptations are remembered per
+    dialect, the least recently used forgotten first. A schema which a dialect cannot
     take is not remembered, so that its warning is given at every call.
 
     Above the schemas, each processor's recipes for a whole tool list (the
@@ -39,8 +39,9 @@ _Adaptation: __.typx.TypeAlias = tuple[ object, __.typx.Any ]
 
 ADAPTATIONS_MAXIMUM = 65_536
 
-_adaptations: __.collections.OrderedDict[
-    tuple[ int, str ], _Adaptation ] = __.collections.OrderedDict( )
+# Per dialect, by identity of schema: integer keys are no garbage to collect.
+_adaptations: dict[
+    str, __.collections.OrderedDict[ int, _Adaptation ] ] = { }
 _recipes: _weakref.WeakKeyDictionary[
     object, dict[ __.cabc.Hashable, Recipes ] ] = (
         _weakref.WeakKeyDictionary( ) )
@@ -58,18 +59,22 @@ def adapt_schema_once(
         The adapter makes the adaptation when none is remembered; ``None``
         from it (the tool is left out) is never remembered.
     '''
-    key = ( id( schema ), dialect )
-    entry = _adaptations.get( key )
+    adaptations = _adaptations.get( dialect )
+    if adaptations is None:
+        adaptations = _adaptations.setdefault(
+            dialect, __.collections.OrderedDict( ) )
+    key = id( schema )
+    entry = adaptations.get( key )
     if entry is not None and entry[ 0 ] is schema:
-        _adaptations.move_to_end( key )
+        adaptations.move_to_end( key )
         return entry[ 1 ]
     adapted = adapter( )
     if adapted is None:
         _count_refusal( )
         return None
-    _adaptations[ key ] = ( schema, adapted )
-    if len( _adaptations ) > ADAPTATIONS_MAXIMUM:
-        _adaptations.popitem( last = False )
+    adaptations[ key ] = ( schema, adapted )
+    if len( adaptations ) > ADAPTATIONS_MAXIMUM:
+        adaptations.popitem( last = False )
     return adapted
 
 
