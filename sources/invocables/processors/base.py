@@ -161,23 +161,29 @@ class ProcessorBase(
         self.observe_ensembles( ensembles )
         if not __.is_absent( selection ):
             return produce_tools( ensembles, self.prepare_tool, selection )
-        produce = self.produce_tool
-        return [
-            produce( *recipe ) for recipe in self.access_recipes( ensembles ) ]
+        recipes = self.access_recipes( ensembles )
+        if not recipes: return [ ]
+        return list( map( self.produce_tool, *recipes ) )
 
     def access_recipes( self, ensembles: Ensembles ) -> _memos.Recipes:
-        ''' Returns arguments of ``produce_tool`` for each tool, in order.
+        ''' Returns arguments of ``produce_tool`` for the tools, by column.
 
-            Remembered per nomenclature and per the options named by
+            Each column (the names, the descriptions, the schemas ...) has
+            one value per tool, in order; no tools, no columns. Remembered
+            per nomenclature and per the options named by
             ``tool_options``, so that a repeated call on unchanged
             ensembles does no work per tool but assembling its container.
         '''
         nomenclature = __.naming.access_nomenclature( ensembles )
         options = ( type( self ), *(
             getattr( self, name ) for name in self.tool_options ) )
+        adapt = self.adapt_tool
         return _memos.access_recipes(
-            nomenclature, options,
-            lambda: produce_tools( nomenclature, self.adapt_tool ) )
+            nomenclature, options, lambda: (
+                adapt(
+                    designation.name, designation.invoker.description,
+                    designation.invoker.argschema )
+                for designation in nomenclature.designations ) )
 
     def observe_ensembles( self, ensembles: Ensembles ) -> None:
         ''' Hook: notes the ensembles whose tools are being prepared.
@@ -190,7 +196,7 @@ class ProcessorBase(
         self, name: str, description: str, schema: __.Schema
     ) -> _memos.Recipe | None:
         ''' Returns arguments of ``produce_tool`` for one tool, or ``None``
-            if refused.
+            if refused. Every recipe of a processor has the same length.
         '''
         schema_ = adapt_schema( self.provider, name, schema, self.dialect )
         if schema_ is None: return None

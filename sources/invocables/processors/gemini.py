@@ -230,13 +230,14 @@ class GeminiProcessor(
             ``parameters_json_schema``); a tool whose schema cannot be
             adapted is left out alone, with a warning.
         '''
-        produce = self.produce_declaration
-        declarations = (
-            _base.produce_tools(
+        if not __.is_absent( selection ):
+            declarations = _base.produce_tools(
                 ensembles, self.prepare_declaration, selection )
-            if not __.is_absent( selection ) else [
-                produce( *recipe )
-                for recipe in self.access_recipes( ensembles ) ] )
+        else:
+            recipes = self.access_recipes( ensembles )
+            declarations = (
+                list( map( self.produce_declaration, *recipes ) )
+                if recipes else [ ] )
         if not declarations: return [ ]
         return [ { 'function_declarations': declarations } ]
 

@@ -34,14 +34,16 @@ from . import __
 
 
 Recipe: __.typx.TypeAlias = tuple[ __.typx.Any, ... ]
-Recipes: __.typx.TypeAlias = tuple[ Recipe, ... ]
-_Adaptation: __.typx.TypeAlias = tuple[ object, __.typx.Any ]
+Recipes: __.typx.TypeAlias = tuple[ tuple[ __.typx.Any, ... ], ... ]
 
 ADAPTATIONS_MAXIMUM = 65_536
 
-# Per dialect, by identity of schema: integer keys are no garbage to collect.
+# Per dialect, by identity of schema, the adaptation (least recently used
+# first) and the original (which keeps its identity): integer keys and no
+# pair per schema, so nothing more for the collector to scan.
 _adaptations: dict[
-    str, __.collections.OrderedDict[ int, _Adaptation ] ] = { }
+    str, __.collections.OrderedDict[ int, __.typx.Any ] ] = { }
+_originals: dict[ str, dict[ int, object ] ] = { }
 _recipes: _weakref.WeakKeyDictionary[
     object, dict[ __.cabc.Hashable, Recipes ] ] = (
         _weakref.WeakKeyDictionary( ) )
@@ -60,21 +62,26 @@ def adapt_schema_once(
         from it (the tool is left out) is never remembered.
     '''
     adaptations = _adaptations.get( dialect )
-    if adaptations is None:
+    originals = _originals.get( dialect )
+    if adaptations is None or originals is None:
         adaptations = _adaptations.setdefault(
             dialect, __.collections.OrderedDict( ) )
+        originals = _originals.setdefault( dialect, { } )
     key = id( schema )
-    entry = adaptations.get( key )
-    if entry is not None and entry[ 0 ] is schema:
-        adaptations.move_to_end( key )
-        return entry[ 1 ]
+    if originals.get( key ) is schema:
+        adapted = adaptations.get( key )
+        if adapted is not None:
+            adaptations.move_to_end( key )
+            return adapted
     adapted = adapter( )
     if adapted is None:
         _count_refusal( )
         return None
-    adaptations[ key ] = ( schema, adapted )
+    originals[ key ] = schema
+    adaptations[ key ] = adapted
     if len( adaptations ) > ADAPTATIONS_MAXIMUM:
-        adaptations.popitem( last = False )
+        forgotten, _ = adaptations.popitem( last = False )
+        originals.pop( forgotten, None )
     return adapted
 
 
@@ -83,20 +90,28 @@ def access_recipes(
     options: __.cabc.Hashable,
     producer: __.cabc.Callable[ [ ], __.cabc.Iterable[ Recipe | None ] ],
 ) -> Recipes:
-    ''' Returns recipes of tool list, remembered if made before.
+    ''' Returns recipes of tool list, by column, remembered if made before.
 
         Remembered per nomenclature (weakly: forgotten with it) and per
-        processor options. The producer gives one recipe per tool, ``None``
-        for a tool left out; a list made while some adaptation was refused
-        (a warning was given) is returned but not remembered.
+        processor options. The producer gives one recipe per tool (all of
+        one length), ``None`` for a tool left out; they are kept as columns
+        (the names, the descriptions, the schemas ...), so that thousands
+        of tools leave a few tuples, not one each, for the collector. A
+        list made while some adaptation was refused (a warning was given)
+        is returned but not remembered. No tools: no columns.
     '''
     entries = _recipes.get( nomenclature )
     if entries is not None:
         recipes = entries.get( options )
         if recipes is not None: return recipes
     refusals = _refusals
-    recipes = tuple(
-        recipe for recipe in producer( ) if recipe is not None )
+    columns: list[ list[ __.typx.Any ] ] = [ ]
+    for recipe in producer( ):
+        if recipe is None: continue
+        if not columns: columns = [ [ ] for _ in recipe ]
+        for column, value in zip( columns, recipe, strict = True ):
+            column.append( value )
+    recipes = tuple( tuple( column ) for column in columns )
     if refusals != _refusals: return recipes
     if entries is None:
         entries = _recipes.setdefault( nomenclature, { } )

@@ -223,7 +223,9 @@ class StrictProcessorBase(
             schema_ = adapt_schema_strictly( self.provider, name, schema )
             if schema_ is not None:
                 return ( name, description, schema_, True )
-        return super( ).adapt_tool( name, description, schema )
+        recipe = super( ).adapt_tool( name, description, schema )
+        if recipe is None: return None
+        return ( *recipe, False )
 
     def produce_tool(
         self,
