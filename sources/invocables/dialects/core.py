@@ -129,13 +129,13 @@ def has_type( node: Node, name: str ) -> bool:
     return genus == name
 
 
-def is_plain( value: __.typx.Any, depth: int = 0 ) -> bool:
+def is_plain( value: __.typx.Any, depth: int = 0 ) -> bool: # noqa: PLR0911
     ''' Returns whether value is plain JSON (dicts with text keys, lists,
         finite numbers), nested within half of :py:data:`DEPTH_MAXIMUM`.
 
         Reads without copying: what passes may be shared as it is.
     '''
-    genus = type( value )
+    genus = value.__class__ # typed Any, as value is
     if genus in _TYPES_SCALAR: return True
     if genus is float: return _isfinite( value )
     if depth >= _DEPTH_PLAIN_MAXIMUM: return False
@@ -325,7 +325,7 @@ class _Unplain( Exception ):
 def _copy_plain( value: __.typx.Any, depth: int ) -> __.typx.Any:
     # Hot path of every first preparation: scalars are taken inline, and
     # values typed 'Any' need no casts (each a call at run time).
-    genus = type( value )
+    genus = value.__class__ # typed Any, as value is
     if genus in _TYPES_SCALAR: return value
     if genus is float:
         if _isfinite( value ): return value
@@ -338,8 +338,10 @@ def _copy_plain( value: __.typx.Any, depth: int ) -> __.typx.Any:
             item if type( item ) in scalars else _copy_plain( item, depth )
             for item in value ]
     if genus is dict or isinstance( value, __.cabc.Mapping ):
+        mapping = __.typx.cast( # once per mapping, not per value
+            __.cabc.Mapping[ __.typx.Any, __.typx.Any ], value )
         copied: Node = { }
-        for key, item in value.items( ):
+        for key, item in mapping.items( ):
             if type( key ) is not str: raise _Unplain
             copied[ key ] = (
                 item if type( item ) in scalars

@@ -251,7 +251,8 @@ class ServerEnsemble(
         try:
             calling = session.call_tool(
                 invocable.name,
-                arguments if type( arguments ) is dict else dict( arguments ),
+                arguments if isinstance( arguments, dict )
+                else dict( arguments ),
                 None,
                 self._produce_progress(
                     invocable, context, connection.redactor ) )

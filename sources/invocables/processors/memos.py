@@ -14,8 +14,9 @@
     ``cache_control``, say) but must copy a schema before changing it.
 
     At most :py:data:`ADAPTATIONS_MAXIMUM` adaptations are remembered per
-    dialect, the least recently used forgotten first. A schema which a dialect cannot
-    take is not remembered, so that its warning is given at every call.
+    dialect, the least recently used forgotten first. A schema which a
+    dialect cannot take is not remembered, so that its warning is given at
+    every call.
 
     Above the schemas, each processor's recipes for a whole tool list (the
     arguments of its ``produce_tool`` for each tool) are remembered per

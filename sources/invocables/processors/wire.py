@@ -46,7 +46,7 @@ def access_field(
         path: plain dictionaries first, then the kind of each other type,
         classified once; no call but the lookup itself.
     '''
-    genus = type( value )
+    genus = value.__class__ # typed Any, as value is
     if genus is dict: return value.get( name, default )
     kind = _kinds.get( genus )
     if kind is None: kind = _classify_kind( genus )
@@ -204,7 +204,7 @@ def is_image_media_type(
 
 def is_field_present( value: __.typx.Any, name: str ) -> bool:
     ''' Returns whether JSON object has key, or SDK object attribute. '''
-    genus = type( value )
+    genus = value.__class__ # typed Any, as value is
     if genus is dict: return name in value
     kind = _kinds.get( genus )
     if kind is None: kind = _classify_kind( genus )
