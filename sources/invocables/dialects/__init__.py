@@ -48,7 +48,7 @@ STRICT_PROPERTIES_MAXIMUM = _strict.PROPERTIES_MAXIMUM
 
 _DIALECTS_ROOT = frozenset( ( 'anthropic', 'cohere', 'ollama', 'openai' ) )
 # Keys whose resolution at the root may merge nested nodes into it.
-_KEYS_ROOT_RESOLVED = ( '$ref', 'allOf', 'anyOf', 'oneOf' )
+_KEYS_ROOT_RESOLVED = frozenset( ( '$ref', 'allOf', 'anyOf', 'oneOf' ) )
 
 _scribe = __.produce_scribe( __name__ )
 
@@ -241,7 +241,7 @@ def _is_shareable( schema: __.Schema, dialect: str ) -> bool:
     if dialect not in _DIALECTS_ROOT or type( schema ) is not dict:
         return False
     root = __.typx.cast( Node, schema )
-    if any( key in root for key in _KEYS_ROOT_RESOLVED ): return False
+    if not root.keys( ).isdisjoint( _KEYS_ROOT_RESOLVED ): return False
     return _core.is_plain( root )
 
 
