@@ -21,7 +21,7 @@ DEPTH_MAXIMUM = 100
 NODES_MAXIMUM = 20_000
 
 _DEPTH_PLAIN_MAXIMUM = DEPTH_MAXIMUM // 2 # well within the careful bound
-_TYPES_NAME = frozenset( ( str, ) )
+_TYPES_NAME: frozenset[ type ] = frozenset( ( str, ) )
 _TYPES_SCALAR = frozenset( ( str, bool, int, type( None ) ) )
 
 _KEYS_ANNOTATION = frozenset( ( 'description', 'title' ) )
@@ -162,11 +162,11 @@ def is_member( value: object, members: frozenset[ str ] ) -> bool:
 
 def is_names( value: object ) -> bool:
     ''' Returns whether value is a list of strings. '''
-    if type( value ) is not list:
-        if not isinstance( value, list ): return False
+    if not isinstance( value, list ): return False
     items = __.typx.cast( list[ object ], value )
     # Types in C first: no Python step per item in the common case.
-    if not items or set( map( type, items ) ) == _TYPES_NAME: return True
+    if not items or _TYPES_NAME.issuperset( map( type, items ) ):
+        return True
     return all( isinstance( item, str ) for item in items )
 
 
