@@ -16,6 +16,7 @@ from . import callbacks as callbacks
 from . import catalog as catalog
 from . import configuration as configuration
 from . import ensembles as ensembles
+from . import exposure as exposure
 from . import listings as listings
 from . import processes as processes
 from . import records as records
