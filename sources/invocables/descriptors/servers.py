@@ -162,7 +162,9 @@ def produce_authorization_table(
 
 
 def produce_server_ensemble(
-    descriptor: _EnsembleDescriptor
+    descriptor: _EnsembleDescriptor,
+    *,
+    elicitor: __.Absential[ __.typx.Any ] = __.absent,
 ) -> _ensembles.Ensemble:
     ''' Produces unconnected ensemble of MCP server from its descriptor.
 
@@ -192,6 +194,7 @@ def produce_server_ensemble(
                     server.authorization ) )
     options.update( _produce_lifecycle_options( descriptor ) )
     if server.resources_as_tools: options[ 'resources_as_tools' ] = True
+    if not __.is_absent( elicitor ): options[ 'elicitor' ] = elicitor
     return _mcp.produce_ensemble(
         name, description = descriptor.description, ** options )
 

@@ -15,6 +15,7 @@ from . import authorization as authorization
 from . import callbacks as callbacks
 from . import catalog as catalog
 from . import configuration as configuration
+from . import elicitation as elicitation
 from . import ensembles as ensembles
 from . import exposure as exposure
 from . import listings as listings
@@ -49,6 +50,10 @@ from .callbacks import (
 from .configuration import (
     ServerParameters as ServerParameters,
     Transports as Transports,
+)
+from .elicitation import (
+    TerminalElicitor as TerminalElicitor,
+    produce_terminal_elicitor as produce_terminal_elicitor,
 )
 from .ensembles import (
     ServerEnsemble as ServerEnsemble,
