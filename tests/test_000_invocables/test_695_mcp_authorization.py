@@ -397,3 +397,100 @@ async def test_430_written_back_without_secrets( tmp_path, monkeypatch ):
         'kind': 'oauth', 'port': 33999, 'scope': 'mcp',
         'storage': str( tmp_path / 'tokens' ) }
     assert written[ 'resources_as_tools' ] is True
+
+
+def _produce_credentials( url, name = 'machine', **options ):
+    return invocables.mcp.produce_ensemble(
+        name, url = url, **options,
+        authorization = authorization.ClientCredentialsAuthorization(
+            client_id = 'svc', client_secret = 'env:TEST_OAUTH_SECRET',
+            storage = authorization.MemoryTokenStorage( ) ) )
+
+
+class _Orphans( logging.Handler ):
+    ''' Keeps asyncio's reports of tasks which failed unobserved. '''
+
+    def __init__( self ):
+        super( ).__init__( logging.ERROR )
+        self.records = [ ]
+
+    def emit( self, record ):
+        self.records.append( record.getMessage( ) )
+
+
+async def test_500_token_endpoint_timeout( tmp_path, monkeypatch ):
+    ''' A token endpoint which does not answer fails the connection with
+        an authorization failure within the connect timeout, naming the
+        server and the endpoint, showing no secret, leaving no task.
+
+        Before, the connect timeout ended it with a plain connection
+        failure, and the SDK's flow, closed in another task, reported
+        "The current task is not holding this lock".
+    '''
+    monkeypatch.setenv( 'TEST_OAUTH_SECRET', _SECRET )
+    orphans = _Orphans( )
+    logging.getLogger( 'asyncio' ).addHandler( orphans )
+    try:
+        with _serve( '--token-delay', '600' ) as url:
+            for ensemble in (
+                _produce_credentials( url, 'slow', connect_timeout = 4 ),
+                invocables.mcp.produce_ensemble(
+                    'slow', url = url, connect_timeout = 4,
+                    authorization = _produce(
+                        url, _Browser( ), tmp_path
+                    ).features.authorization ),
+            ):
+                with pytest.raises( exceptions.AuthorizationFailure ) as caught:
+                    await asyncio.wait_for( ensemble.connect( ), 40 )
+                message = str( caught.value )
+                assert "'slow'" in message and '/token' in message
+                assert 'did not answer in time' in message
+                assert _SECRET not in message
+                assert not ensemble.is_connected( )
+            await asyncio.sleep( 0 )
+        import gc
+        gc.collect( )
+        await asyncio.sleep( 0 )
+    finally: logging.getLogger( 'asyncio' ).removeHandler( orphans )
+    assert not orphans.records, orphans.records
+    assert not [
+        task for task in asyncio.all_tasks( )
+        if task.get_name( ).startswith( 'invocables.mcp:' ) ]
+
+
+async def test_510_invalid_metadata( tmp_path, monkeypatch ):
+    ''' Metadata of the authorization server which are not valid, with
+        no endpoints at the default paths, fail with an authorization
+        failure which says so, for both grants.
+    '''
+    monkeypatch.setenv( 'TEST_OAUTH_SECRET', _SECRET )
+    with _serve( '--invalid-metadata' ) as url:
+        for ensemble in (
+            _produce_credentials( url, 'broken' ),
+            _produce( url, _Browser( ), tmp_path, name = 'broken' ),
+        ):
+            with pytest.raises( exceptions.AuthorizationFailure ) as caught:
+                await asyncio.wait_for( ensemble.connect( ), _BOUND )
+            message = str( caught.value )
+            assert "'broken'" in message
+            assert 'are not valid OAuthMetadata' in message
+            assert _SECRET not in message
+
+
+async def test_520_revoked_tokens( tmp_path, monkeypatch ):
+    ''' Tokens revoked by the server (access and refresh): the refresh
+        fails, and authorization starts again (the user is asked once
+        more; client credentials are sent again).
+    '''
+    monkeypatch.setenv( 'TEST_OAUTH_SECRET', _SECRET )
+    browser = _Browser( )
+    with _serve( ) as url:
+        async with _produce( url, browser, tmp_path ) as ensemble:
+            client = await _call( ensemble, 'whoami' )
+            assert await _call( ensemble, 'revoke_tokens' ) == 'revoked'
+            assert await _call( ensemble, 'whoami' ) == client
+            assert await _call( ensemble, 'count_refreshes' ) == '0'
+        async with _produce_credentials( url ) as ensemble:
+            assert await _call( ensemble, 'revoke_tokens' ) == 'revoked'
+            assert await _call( ensemble, 'whoami' ) == 'svc'
+    assert browser.visits == 2

@@ -652,7 +652,9 @@ def produce_ensemble( # noqa: PLR0913
     features = _callbacks.Features(
         name, elicitor = elicitor, sampler = sampler,
         sampling_limits = sampling_limits, roots = roots,
-        log_level = log_level, authorization = authorization )
+        log_level = log_level, authorization = authorization,
+        # expose: one hung OAuth request fails within the connect timeout.
+        authorization_timeout = connect_timeout / 2 )
     if not __.is_absent( authorization ) and __.is_absent( url ):
         raise _exceptions.ConfigurationInvalidity(
             f"MCP ensemble {name!r} 'authorization'",
