@@ -156,6 +156,9 @@ class TerminalElicitor:
         if line is None:
             self._write( '\n' )
             raise _Outcome( _callbacks.ElicitationActions.Cancel )
+        # A terminal echoes the answer; for other streams, show it.
+        if not _is_interactive( self.reader ):
+            self._write( line if line.endswith( '\n' ) else f"{line}\n" )
         return line
 
     def _start_reading(
@@ -350,6 +353,12 @@ def _intercept_interruption(
         return
     try: yield
     finally: _signal.signal( _signal.SIGINT, previous )
+
+
+def _is_interactive( stream: __.typx.Any ) -> bool:
+    probe = getattr( stream, 'isatty', None )
+    try: return bool( probe( ) ) if callable( probe ) else False
+    except ( OSError, ValueError ): return False
 
 
 def _settle( future: __.asyncio.Future[ None ] ) -> None:
