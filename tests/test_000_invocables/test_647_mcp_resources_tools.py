@@ -176,3 +176,17 @@ async def test_300_processor_round_trip( ):
 
 def _is_success( result ):
     return is_absent( result.error )
+
+
+async def test_220_server_without_resources( ):
+    ''' A server which offers no resources gets the tools too; listing
+        says it has none, as a result, not an error.
+    '''
+    ensemble = invocables.mcp.produce_ensemble(
+        'clock', command = [ mcp_support.locate_time_server( ) ],
+        resources_as_tools = True )
+    async with ensemble:
+        result, = await invocables.execute_invocations(
+            [ _invocation( 'list_resources', { } ) ], [ ensemble ] )
+    assert _is_success( result )
+    assert result.content[ 0 ].text == "Resources of MCP server 'clock': 0."
