@@ -9,6 +9,7 @@
 
 
 from . import __
+from . import derivations as _derivations
 from . import exceptions as _exceptions
 from . import invokers as _invokers
 from . import workers as _workers
@@ -79,14 +80,21 @@ def produce_signature_invocable(
         parameter for parameter in parameters
         if parameter.name != _CONTEXT_PARAMETER )
     _validate_defaults( name, schematic )
-    model = _produce_model( name, function, schematic, descriptions )
-    schema = _clean_schema( model.model_json_schema( ) )
+    schema = _derivations.derive_schema( tuple(
+        ( parameter.name, parameter.annotation, parameter.default,
+          _access_description( parameter, descriptions ) )
+        for parameter in schematic ) )
+    model: __.typx.Any = None
+    if schema is None:
+        model = _produce_model( name, function, schematic, descriptions )
+        schema = _clean_schema( model.model_json_schema( ) )
     plain = all(
         _is_plain_annotation( parameter.annotation )
         for parameter in schematic )
-    names = tuple( parameter.name for parameter in schematic )
-    convert = _pass_arguments if plain else (
-        _produce_converter( name, model, names ) )
+    if plain: convert = _pass_arguments
+    else:
+        convert = _produce_converter(
+            name, function, schematic, descriptions, model )
     invocable = _produce_invocable(
         _adapt_positional( function, parameters ), convert, accepts_context )
     return __.types.MappingProxyType( schema ), invocable
@@ -322,12 +330,25 @@ def _pass_arguments( arguments: __.Arguments ) -> __.Arguments:
 
 
 def _produce_converter(
-    name: str, model: __.typx.Any, names: tuple[ str, ... ]
+    name: str,
+    function: _Function,
+    parameters: tuple[ _Parameter, ... ],
+    descriptions: Descriptions,
+    model: __.typx.Any,
 ) -> __.cabc.Callable[ [ __.Arguments ], __.Arguments ]:
-    from pydantic import ValidationError
+    ''' Returns converter of arguments by the pydantic model of function,
+        made on first use unless given (most tools are never called with
+        every one of their siblings, and a model holds some 17 KB).
+    '''
+    names = tuple( parameter.name for parameter in parameters )
+    models: list[ __.typx.Any ] = [ ] if model is None else [ model ]
 
     def convert( arguments: __.Arguments ) -> __.Arguments:
-        try: instance = model.model_validate( arguments )
+        from pydantic import ValidationError
+        if not models:
+            models.append(
+                _produce_model( name, function, parameters, descriptions ) )
+        try: instance = models[ 0 ].model_validate( arguments )
         except ValidationError as exception:
             raise _exceptions.ArgumentsInvalidity(
                 name, str( exception ) ) from exception
@@ -372,8 +393,7 @@ def _produce_model(
     for parameter in parameters:
         annotation = parameter.annotation
         if annotation is _Parameter.empty: annotation = __.typx.Any
-        description = _access_doc( annotation ) or descriptions.get(
-            parameter.name )
+        description = _access_description( parameter, descriptions )
         default = (
             ... if parameter.default is _Parameter.empty
             else parameter.default )
@@ -392,6 +412,16 @@ def _produce_model(
         raise _exceptions.InvokerInvalidity(
             name, f"cannot derive a JSON Schema from the signature of "
             f"{function!r}: {exception}" ) from exception
+
+
+def _access_description(
+    parameter: _Parameter, descriptions: Descriptions
+) -> str | None:
+    ''' Returns description of parameter: its ``Doc``, else from the
+        docstring, else None.
+    '''
+    return _access_doc( parameter.annotation ) or descriptions.get(
+        parameter.name )
 
 
 def _access_doc( annotation: __.typx.Any ) -> str | None:
