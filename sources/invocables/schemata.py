@@ -63,12 +63,15 @@ class Validator( __.immut.Object, instances_mutables = ( '_validator', ) ):
     name: str
     schema: __.Schema
 
+    # jsonschema's validator methods are only partly typed.
+    _validator: __.typx.Any
+    _plan: '_Plan | None'
+
     def __init__( self, name: str, schema: __.Schema ):
-        self.name = name
-        self.schema = schema
-        # jsonschema's validator methods are only partly typed.
-        self._validator: __.typx.Any = None
-        self._plan = _produce_plan( schema )
+        # In one pass: see FunctionInvoker.__init__.
+        vars( self ).update(
+            name = name, schema = schema, _validator = None,
+            _plan = _produce_plan( schema ) )
 
     def validate_arguments( self, arguments: object ) -> __.Arguments:
         ''' Returns arguments if valid. Raises invalidity error otherwise.
