@@ -359,7 +359,8 @@ _METAKEYWORDS_NUMBER = frozenset( (
     'exclusiveMaximum', 'exclusiveMinimum', 'maximum', 'minimum' ) )
 _METAKEYWORDS_SCHEMA = frozenset( (
     'additionalProperties', 'items', 'not' ) )
-_METAKEYWORDS_SCHEMAS = frozenset( ( 'allOf', 'anyOf', 'oneOf' ) )
+_METAKEYWORDS_SCHEMAS = frozenset( (
+    'allOf', 'anyOf', 'oneOf', 'prefixItems' ) )
 _METAKEYWORDS_SCHEMATA = frozenset( ( '$defs', 'properties' ) )
 _METAKEYWORDS_TEXT = frozenset( (
     '$comment', 'description', 'format', 'title' ) )
@@ -412,10 +413,25 @@ def _is_subschema_surely_valid( # noqa: C901,PLR0911,PLR0912,PLR0915
             if type( value ) not in ( int, float ): return False
         elif keyword in _METAKEYWORDS_BOOLEAN:
             if type( value ) is not bool: return False
+        elif keyword == 'multipleOf':
+            if type( value ) not in ( int, float ) or not value > 0:
+                return False
+        elif keyword == 'pattern':
+            if not _is_pattern_surely_valid( value ): return False
         elif keyword == '$ref':
             if type( value ) is not str: return False
             if _REFERENCE_LOCAL.match( value ) is None: return False
         else: return False
+    return True
+
+
+def _is_pattern_surely_valid( value: object ) -> bool:
+    ''' Returns whether the meta-schema's format check of a regular
+        expression (compiled by Python's ``re``) surely passes.
+    '''
+    if type( value ) is not str: return False
+    try: __.re.compile( value )
+    except __.re.error: return False
     return True
 
 
