@@ -414,8 +414,7 @@ def _is_subschema_surely_valid( # noqa: C901,PLR0911,PLR0912,PLR0915
         elif keyword in _METAKEYWORDS_BOOLEAN:
             if type( value ) is not bool: return False
         elif keyword == 'multipleOf':
-            if type( value ) not in ( int, float ) or not value > 0:
-                return False
+            if not _is_divisor_surely_valid( value ): return False
         elif keyword == 'pattern':
             if not _is_pattern_surely_valid( value ): return False
         elif keyword == '$ref':
@@ -423,6 +422,11 @@ def _is_subschema_surely_valid( # noqa: C901,PLR0911,PLR0912,PLR0915
             if _REFERENCE_LOCAL.match( value ) is None: return False
         else: return False
     return True
+
+
+def _is_divisor_surely_valid( value: object ) -> bool:
+    if type( value ) is not int and type( value ) is not float: return False
+    return __.typx.cast( float, value ) > 0
 
 
 def _is_pattern_surely_valid( value: object ) -> bool:
