@@ -20,6 +20,9 @@ from . import __
 Parameter: __.typx.TypeAlias = tuple[
     str, __.typx.Any, __.typx.Any, str | None ]
 _Schema: __.typx.TypeAlias = dict[ str, __.typx.Any ]
+# Enumerations by name: each class, and its definition.
+_Definitions: __.typx.TypeAlias = dict[
+    str, tuple[ type[ __.enum.Enum ], _Schema ] ]
 
 _ARRAYS = frozenset( ( list, tuple, set, frozenset ) )
 _CONSTRAINTS_ARRAY = { 'MinLen': 'minItems', 'MaxLen': 'maxItems' }
@@ -35,6 +38,14 @@ _CONSTRAINTS_OBJECT = {
 _CONSTRAINTS_STRING = {
     'MinLen': 'minLength', 'MaxLen': 'maxLength', 'pattern': 'pattern' }
 _EMPTY = __.inspect.Parameter.empty
+_ENUMERATION_KINDS = frozenset( ( str, int, float, bool ) )
+# By module and name: so that neither module need be imported here.
+_FORMATS: __.cabc.Mapping[ tuple[ str, str ], str ] = (
+    __.types.MappingProxyType( {
+        ( 'datetime', 'date' ): 'date',
+        ( 'datetime', 'datetime' ): 'date-time',
+        ( 'datetime', 'time' ): 'time',
+        ( 'uuid', 'UUID' ): 'uuid' } ) )
 _LITERAL_KINDS: frozenset[ type ] = frozenset( (
     str, int, bool, type( None ) ) )
 _LITERAL_TYPES: __.cabc.Mapping[ type, str ] = __.types.MappingProxyType( {
@@ -58,25 +69,35 @@ def derive_schema(
     '''
     properties: _Schema = { }
     required: list[ str ] = [ ]
+    definitions: _Definitions = { }
     for name, annotation, default, description in parameters:
         if name in _ORDERED_KEYS: return None
-        schema = _derive_parameter( annotation, default, description )
+        schema = _derive_parameter(
+            annotation, default, description, definitions )
         if schema is None: return None
         properties[ name ] = _sort( schema, name )
         if default is _EMPTY: required.append( name )
-    schema_: _Schema = {
-        'additionalProperties': False, 'properties': properties }
+    schema_: _Schema = { }
+    if definitions:
+        schema_[ '$defs' ] = {
+            name: _sort( definitions[ name ][ 1 ], name )
+            for name in sorted( definitions ) }
+    schema_[ 'additionalProperties' ] = False
+    schema_[ 'properties' ] = properties
     if required: schema_[ 'required' ] = required
     schema_[ 'type' ] = 'object'
     return schema_
 
 
 def _derive_parameter(
-    annotation: __.typx.Any, default: __.typx.Any, description: str | None
+    annotation: __.typx.Any,
+    default: __.typx.Any,
+    description: str | None,
+    definitions: _Definitions,
 ) -> _Schema | None:
     base, constraints, described = _unwrap_annotated( annotation )
     if constraints is None: return None
-    schema = _derive( base )
+    schema = _derive( base, definitions )
     if schema is None: return None
     if constraints and not _constrain( schema, base, constraints ):
         return None
@@ -89,36 +110,74 @@ def _derive_parameter(
     return schema
 
 
-def _derive( annotation: __.typx.Any ) -> _Schema | None: # noqa: PLR0911
+def _derive( # noqa: PLR0911
+    annotation: __.typx.Any, definitions: _Definitions
+) -> _Schema | None:
     ''' Returns schema of annotation, or None if not sure. '''
     if annotation is None: return { 'type': 'null' }
     if annotation is __.typx.Any or annotation is object: return { }
     if isinstance( annotation, type ):
         scalar = _SCALARS.get( annotation )
         if scalar is not None: return { 'type': scalar }
-        return _derive_container( annotation, ( ) )
+        formatted = _FORMATS.get(
+            ( annotation.__module__, annotation.__qualname__ ) )
+        if formatted is not None:
+            return { 'format': formatted, 'type': 'string' }
+        if issubclass( annotation, __.enum.Enum ):
+            return _derive_enumeration( annotation, definitions )
+        return _derive_container( annotation, ( ), definitions )
     origin = __.typx.get_origin( annotation )
     if origin is None: return None
     arguments = __.typx.get_args( annotation )
-    if origin in _UNIONS: return _derive_union( arguments )
+    if origin in _UNIONS: return _derive_union( arguments, definitions )
     if origin is __.typx.Literal: return _derive_literal( arguments )
     if not arguments: return None # bare List, Tuple[ () ]: ambiguous
-    return _derive_container( origin, arguments )
+    return _derive_container( origin, arguments, definitions )
 
 
 def _derive_container(
-    origin: __.typx.Any, arguments: tuple[ __.typx.Any, ... ]
+    origin: __.typx.Any,
+    arguments: tuple[ __.typx.Any, ... ],
+    definitions: _Definitions,
 ) -> _Schema | None:
-    if origin is dict: return _derive_mapping( arguments )
+    if origin is dict: return _derive_mapping( arguments, definitions )
     if origin not in _ARRAYS: return None
     if origin is tuple and arguments:
-        return _derive_tuple( arguments )
+        return _derive_tuple( arguments, definitions )
     if len( arguments ) > 1: return None
-    items = _derive( arguments[ 0 ] ) if arguments else { }
+    items = _derive( arguments[ 0 ], definitions ) if arguments else { }
     if items is None: return None
     schema: _Schema = { 'items': items, 'type': 'array' }
     if origin is set or origin is frozenset: schema[ 'uniqueItems' ] = True
     return schema
+
+
+def _derive_enumeration(
+    enumeration: type[ __.enum.Enum ], definitions: _Definitions
+) -> _Schema | None:
+    ''' Returns reference to definition of enumeration, which it adds
+        (titled, as pydantic makes it); None if not sure.
+    '''
+    name = enumeration.__name__
+    reference: _Schema = { '$ref': f"#/$defs/{name}" }
+    known = definitions.get( name )
+    if known is not None:
+        return reference if known[ 0 ] is enumeration else None
+    if issubclass( enumeration, __.enum.Flag ): return None
+    values = [ member.value for member in enumeration.__members__.values( ) ]
+    if not values or not all(
+        type( value ) in _ENUMERATION_KINDS for value in values
+    ): return None
+    schema: _Schema = { 'enum': values, 'title': name }
+    documentation = enumeration.__doc__
+    if documentation:
+        description = __.inspect.cleandoc( documentation )
+        if description != 'An enumeration.':
+            schema[ 'description' ] = description
+    kinds: set[ type ] = { type( value ) for value in values }
+    if len( kinds ) == 1: schema[ 'type' ] = _SCALARS[ kinds.pop( ) ]
+    definitions[ name ] = ( enumeration, schema )
+    return reference
 
 
 def _derive_literal(
@@ -135,27 +194,27 @@ def _derive_literal(
 
 
 def _derive_mapping(
-    arguments: tuple[ __.typx.Any, ... ]
+    arguments: tuple[ __.typx.Any, ... ], definitions: _Definitions
 ) -> _Schema | None:
     if not arguments:
         return { 'additionalProperties': True, 'type': 'object' }
     if len( arguments ) != 2 or arguments[ 0 ] is not str: return None # noqa: PLR2004
-    values = _derive( arguments[ 1 ] )
+    values = _derive( arguments[ 1 ], definitions )
     if values is None: return None
     return { 'additionalProperties': values or True, 'type': 'object' }
 
 
 def _derive_tuple(
-    arguments: tuple[ __.typx.Any, ... ]
+    arguments: tuple[ __.typx.Any, ... ], definitions: _Definitions
 ) -> _Schema | None:
     if len( arguments ) == 2 and arguments[ 1 ] is Ellipsis: # noqa: PLR2004
-        items = _derive( arguments[ 0 ] )
+        items = _derive( arguments[ 0 ], definitions )
         if items is None: return None
         return { 'items': items, 'type': 'array' }
     if Ellipsis in arguments: return None
     prefix: list[ _Schema ] = [ ]
     for argument in arguments:
-        item = _derive( argument )
+        item = _derive( argument, definitions )
         if item is None: return None
         prefix.append( item )
     return {
@@ -164,7 +223,7 @@ def _derive_tuple(
 
 
 def _derive_union(
-    arguments: tuple[ __.typx.Any, ... ]
+    arguments: tuple[ __.typx.Any, ... ], definitions: _Definitions
 ) -> _Schema | None:
     ''' Returns schema of union as pydantic makes it: ``None`` members
         become one null schema at the end; equal schemas appear once.
@@ -175,7 +234,7 @@ def _derive_union(
         if argument is None or argument is type( None ):
             nullable = True
             continue
-        choice = _derive( argument )
+        choice = _derive( argument, definitions )
         if choice is None: return None
         choices.append( choice )
     if nullable:
@@ -230,14 +289,26 @@ def _encode_default( value: __.typx.Any ) -> __.typx.Any: # noqa: PLR0911
         try: ordered = sorted( value )
         except TypeError: return _EMPTY
         return _encode_items( ordered )
+    if isinstance( value, __.enum.Enum ) and not isinstance(
+        value, __.enum.Flag
+    ):
+        member = __.typx.cast( __.enum.Enum, value )
+        if type( member.value ) in _ENUMERATION_KINDS:
+            return _encode_default( member.value )
+        return _EMPTY
     if kind is dict:
-        encoded: dict[ str, __.typx.Any ] = { }
-        for key, item in value.items( ):
-            if type( key ) is not str: return _EMPTY
-            encoded[ key ] = _encode_default( item )
-            if encoded[ key ] is _EMPTY: return _EMPTY
-        return encoded
+        return _encode_mapping(
+            __.typx.cast( dict[ __.typx.Any, __.typx.Any ], value ) )
     return _EMPTY
+
+
+def _encode_mapping( value: dict[ __.typx.Any, __.typx.Any ] ) -> __.typx.Any:
+    encoded: dict[ str, __.typx.Any ] = { }
+    for key, item in value.items( ):
+        if type( key ) is not str: return _EMPTY
+        encoded[ key ] = _encode_default( item )
+        if encoded[ key ] is _EMPTY: return _EMPTY
+    return encoded
 
 
 def _encode_items( items: __.cabc.Iterable[ __.typx.Any ] ) -> __.typx.Any:

@@ -88,6 +88,7 @@ def produce_signature_invocable(
     if schema is None:
         model = _produce_model( name, function, schematic, descriptions )
         schema = _clean_schema( model.model_json_schema( ) )
+    elif '$defs' in schema: schema = _clean_schema( schema ) # enumerations
     plain = all(
         _is_plain_annotation( parameter.annotation )
         for parameter in schematic )

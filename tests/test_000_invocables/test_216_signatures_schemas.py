@@ -12,6 +12,7 @@ import json
 import os
 import threading
 import typing
+import uuid
 import warnings
 
 from typing import Optional
@@ -287,13 +288,29 @@ async def test_150_context_parameter_typed( ):
 # property with that many signatures.
 
 _FUZZ_EXAMPLES = int( os.environ.get( 'INVOCABLES_FUZZ_EXAMPLES', '60' ) )
+
+
+class Priority( enum.IntEnum ):
+    Low = 1
+    High = 2
+
+
+class _Shadow:
+    ''' Holds an enumeration named as another, which pydantic renames. '''
+
+    class Color( enum.Enum ):
+        ''' Other colours. '''
+
+        Green = 'green'
+
 _LITERALS = st.one_of(
     st.text( max_size = 3 ), st.integers( -3, 3 ), st.booleans( ),
     st.none( ) )
 _LEAVES = st.sampled_from( (
     str, int, float, bool, None, type( None ), typing.Any, object, list,
     dict, tuple, set, frozenset, typing.List, typing.Dict, # noqa: UP006
-    Color, datetime.date, bytes ) ) | st.lists(
+    Color, Priority, _Shadow.Color, datetime.date, datetime.datetime,
+    uuid.UUID, bytes, Point ) ) | st.lists(
         _LITERALS, min_size = 1, max_size = 3
     ).map( lambda values: typing.Literal[ tuple( values ) ] )
 
@@ -328,7 +345,9 @@ _DEFAULTS = st.one_of(
     st.lists( st.integers( -3, 3 ), max_size = 3 ).map( tuple ),
     st.sets( st.integers( -3, 3 ), max_size = 3 ),
     st.frozensets( st.text( max_size = 2 ), max_size = 3 ),
-    st.sampled_from( ( Color.Red, float( 'inf' ), b'x' ) ) )
+    st.sampled_from( (
+        Color.Red, Priority.High, float( 'inf' ), b'x',
+        datetime.date( 2026, 1, 1 ) ) ) )
 _NUMBERS = st.integers( -5, 5 ) | st.floats( -5, 5, width = 32 )
 _FIELDS = st.one_of(
     st.builds(
@@ -466,7 +485,7 @@ def test_301_common_signatures_derived( ):
         'required': [ 'city' ],
         'type': 'object' }
     assert derivations.derive_schema(
-        ( ( 'color', Color, empty, None ), ) ) is None
+        ( ( 'point', Point, empty, None ), ) ) is None
 
 
 @settings(
@@ -530,3 +549,43 @@ async def test_320_conversion_model_made_on_first_call( ):
     assert received == [ ( ( 1, 'a' ), frozenset( { 'x' } ) ) ] * 2
     with pytest.raises( exceptions.ArgumentsInvalidity ):
         await invoker( _context( invoker ), { 'pair': [ 1 ], 'tags': [ ] } )
+
+
+def _enumerated( ):
+    ''' Returns signatures with enumerations, dates and identifiers. '''
+    empty = inspect.Parameter.empty
+    optional = typing.Optional # noqa: UP045
+    return [
+        ( ( 'color', Color, empty ), ),
+        ( ( 'color', Color, Color.Blue ), ),
+        ( ( 'color', Color, empty ), ( 'other', optional[ Color ], None ) ),
+        ( ( 'colors', list[ Color ], empty ),
+          ( 'level', Priority, Priority.High ) ),
+        ( ( 'color', Color, empty ), ( 'shade', _Shadow.Color, empty ) ),
+        ( ( 'by', dict[ str, Color ], empty ),
+          ( 'pair', tuple[ Color, Priority ], empty ) ),
+        ( ( 'day', datetime.date, empty ),
+          ( 'at', optional[ datetime.datetime ], None ),
+          ( 'key', uuid.UUID, empty ) ),
+        ( ( 'level', typing.Annotated[
+            Priority, invocables.Doc( 'Level.' ) ], 1 ), ),
+    ]
+
+
+@pytest.mark.parametrize( 'case', _enumerated( ) )
+def test_302_enumerated_signatures_equal_pydantic( case ):
+    ''' Enumerations (inlined when used once, defined when shared),
+        dates and identifiers derive as pydantic derives them.
+    '''
+    signature = inspect.Signature( [
+        inspect.Parameter(
+            name, inspect.Parameter.KEYWORD_ONLY,
+            annotation = annotation, default = default )
+        for name, annotation, default in case ] )
+    docstring = 'Does.\n\n    Args:\n        color: The colour.\n'
+    for text in ( None, docstring ):
+        function, _ = _produce_function( signature, text )
+        expected, _ = _derive_by_pydantic( function )
+        schema = invocables.produce_invoker(
+            function, name = 'tool' ).arguments_schema
+        assert json.dumps( dict( schema ) ) == json.dumps( expected )
