@@ -6,7 +6,7 @@
     about a millisecond and keeps the model alive. Most tools take strings,
     numbers, flags, choices and lists of them: for those, the schema is
     derived here in microseconds, equal (keys in the same order) to the one
-    pydantic makes once :py:mod:`invocables.signatures` has cleaned it.
+    pydantic makes once ``invocables.signatures`` has cleaned it.
     Whatever is not understood completely here (models, enums, dates,
     unknown metadata, defaults which are not plain JSON) gives ``None``, and
     pydantic derives the schema as before.

@@ -2,9 +2,10 @@
 
 ''' JSON Schemas and invocables from signatures of typed Python functions.
 
-    Uses pydantic's schema generation and ``docstring_parser``, imported
-    only when a function-based invoker is produced, so that
-    ``import invocables`` stays light.
+    Uses pydantic's schema generation (for what
+    ``invocables.derivations`` does not derive itself) and
+    ``docstring_parser``, imported only when a function-based invoker is
+    produced, so that ``import invocables`` stays light.
 '''
 
 
@@ -71,9 +72,12 @@ def produce_signature_invocable(
 ) -> tuple[ __.Schema, __.cabc.Callable[ ..., __.typx.Any ] ]:
     ''' Returns argument schema and invocable for typed function.
 
+        The schema of common signatures is derived directly (see
+        ``invocables.derivations``), of others by a pydantic model.
         Arguments that JSON values represent exactly are passed as they are
-        (validated by the schema); others (models, enums, dates) are
-        converted by a pydantic model built once for the function.
+        (validated by the schema); others (models, enums, dates, tuples)
+        are converted by a pydantic model of the function, made once, at
+        the first call unless the schema needed it.
     '''
     parameters, accepts_context = _survey_parameters( name, function )
     schematic = tuple(
