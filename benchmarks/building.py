@@ -15,7 +15,9 @@
     docstring); ``constrained`` (``Annotated`` fields with descriptions and
     bounds, optional lists); ``converted`` (a tuple and a set, which
     invocables converts with a pydantic model made at the first call);
-    ``enumerated`` (an enum and a date, whose schema pydantic derives).
+    ``enumerated`` (an enum and a date); ``modelled`` (a pydantic model,
+    whose schema pydantic derives, and whose model invocables keeps to
+    convert arguments).
 '''
 
 
@@ -57,6 +59,11 @@ def {name}( pair: tuple[ int, str ], tags: set[ str ] = set( ) ) -> str:
         tags: Some tags.
     """
     return str( pair )
+''',
+    'modelled': '''
+def {name}( place: Place, note: str = '' ) -> str:
+    """ Places a note ({index}). """
+    return place.city
 ''',
     'enumerated': '''
 def {name}( color: Color, day: datetime.date, count: int = 1 ) -> str:
@@ -145,7 +152,7 @@ def produce_functions(
     import enum
     import typing
 
-    from pydantic import Field
+    from pydantic import BaseModel, Field
     global _serial
     _serial += 1
 
@@ -155,9 +162,16 @@ def produce_functions(
         Red = 'red'
         Blue = 'blue'
 
+    class Place( BaseModel ):
+        ''' A place. '''
+
+        city: str
+        country: str = 'FR'
+
     namespace: dict[ str, Any ] = {
         'Annotated': typing.Annotated, 'Optional': typing.Optional,
-        'Field': Field, 'Color': Color, 'datetime': datetime }
+        'Field': Field, 'Color': Color, 'Place': Place,
+        'datetime': datetime }
     names = [ f"{shape}_{_serial}_{index}" for index in range( count ) ]
     for start in range( 0, count, 100 ):
         source = ''.join(
