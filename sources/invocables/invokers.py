@@ -195,22 +195,6 @@ class FunctionInvoker(
         canisters. The function is also available as ``function``.
     '''
 
-    name: str
-    invocable: Invocable
-    arguments_schema: __.Schema
-    description: str
-    ensemble: '__.Absential[ _ensembles.Ensemble ]'
-    timeout: __.Absential[ float | None ]
-    max_retries: __.Absential[ int ]
-    deduplicator: __.Absential[ _deduplicators.Deduplicator ]
-    annotations: Annotations
-    outschema: __.Absential[ __.Schema ]
-    validator: _schemata.Validator
-    if __.typx.TYPE_CHECKING:
-        # Typed by the class parameters; hidden from dynadoc at run time,
-        # as it cannot document an annotation with a ParamSpec.
-        function: __.Absential[ __.cabc.Callable[ _Parameters, _Result ] ]
-
     def __init__( # noqa: PLR0913
         self, *,
         name: str,
@@ -232,6 +216,23 @@ class FunctionInvoker(
             name, arguments_schema, argschema )
         if __.is_absent( arguments_schema ):
             arguments_schema = _schemata.access_schema_empty( )
+        if __.typx.TYPE_CHECKING:
+            # Declared here, not in the class, where type checkers would
+            # take the callables for methods; the function is typed by the
+            # class parameters (which dynadoc cannot document).
+            self.name: str
+            self.invocable: Invocable
+            self.arguments_schema: __.Schema
+            self.description: str
+            self.ensemble = ensemble
+            self.timeout: __.Absential[ float | None ]
+            self.max_retries: __.Absential[ int ]
+            self.deduplicator: __.Absential[ _deduplicators.Deduplicator ]
+            self.annotations: Annotations
+            self.outschema: __.Absential[ __.Schema ]
+            self.validator: _schemata.Validator
+            self.function: __.Absential[
+                __.cabc.Callable[ _Parameters, _Result ] ]
         # All attributes in one pass: frigid would check each assignment
         # (some 7 µs apiece) only to allow it, as it allows any during
         # __init__. The instance is frozen after __init__ all the same.
