@@ -7,8 +7,9 @@
     flags, choices, enumerations, dates and lists of them: for those, the
     schema is derived here in microseconds, equal (keys in the same order)
     to the one pydantic makes once ``invocables.signatures`` has cleaned
-    it. Whatever is not understood completely here (models, dataclasses,
-    unknown metadata, defaults which are not plain JSON, enumerations which
+    it; a pydantic model parameter takes the schema of its class. Whatever
+    is not understood completely here (dataclasses, recursive models,
+    unknown metadata, defaults which are not plain JSON, classes which
     share a name) gives ``None``, and pydantic derives the schema as before.
 '''
 
@@ -20,9 +21,9 @@ from . import __
 Parameter: __.typx.TypeAlias = tuple[
     str, __.typx.Any, __.typx.Any, str | None ]
 _Schema: __.typx.TypeAlias = dict[ str, __.typx.Any ]
-# Enumerations by name: each class, and its definition.
-_Definitions: __.typx.TypeAlias = dict[
-    str, tuple[ type[ __.enum.Enum ], _Schema ] ]
+# Definitions by name: each class (None for the models a model holds),
+# and its schema.
+_Definitions: __.typx.TypeAlias = dict[ str, tuple[ type | None, _Schema ] ]
 
 _ARRAYS = frozenset( ( list, tuple, set, frozenset ) )
 _CONSTRAINTS_ARRAY = { 'MinLen': 'minItems', 'MaxLen': 'maxItems' }
@@ -117,6 +118,7 @@ def _derive( # noqa: PLR0911
     ''' Returns schema of annotation, or None if not sure. '''
     if annotation is None: return { 'type': 'null' }
     if annotation is __.typx.Any or annotation is object: return { }
+    if _is_model( annotation ): return _derive_model( annotation, definitions )
     if isinstance( annotation, type ):
         scalar = _SCALARS.get( annotation )
         if scalar is not None: return { 'type': scalar }
@@ -180,6 +182,31 @@ def _derive_enumeration(
     kinds: set[ type ] = { type( value ) for value in values }
     if len( kinds ) == 1: schema[ 'type' ] = _SCALARS[ kinds.pop( ) ]
     definitions[ name ] = ( enumeration, schema )
+    return reference
+
+
+def _derive_model(
+    model: type[ __.typx.Any ], definitions: _Definitions
+) -> _Schema | None:
+    ''' Returns reference to definition of pydantic model, which it adds
+        with the models it holds (as pydantic's schema of the model gives
+        them); None if not sure.
+    '''
+    name = model.__name__
+    if not _name_definition.match( name ): return None
+    reference: _Schema = { '$ref': f"#/$defs/{name}" }
+    known = definitions.get( name )
+    if known is not None:
+        return reference if known[ 0 ] is model else None
+    try: schema: _Schema = model.model_json_schema( )
+    except Exception: return None
+    # A recursive model refers to itself: left to pydantic.
+    if '$ref' in schema: return None
+    held: _Schema = schema.pop( '$defs', { } )
+    if name in held or any( key in definitions for key in held ):
+        return None
+    for key, body in held.items( ): definitions[ key ] = ( None, body )
+    definitions[ name ] = ( model, schema )
     return reference
 
 
@@ -321,6 +348,15 @@ def _encode_items( items: __.cabc.Iterable[ __.typx.Any ] ) -> __.typx.Any:
         if item_ is _EMPTY: return _EMPTY
         encoded.append( item_ )
     return encoded
+
+
+def _is_model( annotation: object ) -> __.typx.TypeIs[ type[ __.typx.Any ] ]:
+    ''' Returns whether annotation is a pydantic model class. '''
+    # No pydantic model can exist before pydantic is imported.
+    main = __.sys.modules.get( 'pydantic.main' )
+    return (
+        main is not None and isinstance( annotation, type )
+        and issubclass( annotation, main.BaseModel ) )
 
 
 def _hash_json( value: __.typx.Any ) -> __.typx.Any:

@@ -310,7 +310,7 @@ _LEAVES = st.sampled_from( (
     str, int, float, bool, None, type( None ), typing.Any, object, list,
     dict, tuple, set, frozenset, typing.List, typing.Dict, # noqa: UP006
     Color, Priority, _Shadow.Color, datetime.date, datetime.datetime,
-    uuid.UUID, bytes, Point ) ) | st.lists(
+    uuid.UUID, bytes, Point, Segment, Label, Tree ) ) | st.lists(
         _LITERALS, min_size = 1, max_size = 3
     ).map( lambda values: typing.Literal[ tuple( values ) ] )
 
@@ -485,7 +485,7 @@ def test_301_common_signatures_derived( ):
         'required': [ 'city' ],
         'type': 'object' }
     assert derivations.derive_schema(
-        ( ( 'point', Point, empty, None ), ) ) is None
+        ( ( 'tree', Tree, empty, None ), ) ) is None
 
 
 @settings(
@@ -569,13 +569,20 @@ def _enumerated( ):
           ( 'key', uuid.UUID, empty ) ),
         ( ( 'level', typing.Annotated[
             Priority, invocables.Doc( 'Level.' ) ], 1 ), ),
+        ( ( 'point', Point, empty ), ),
+        ( ( 'label', Label, empty ), ( 'color', Color, empty ) ),
+        ( ( 'segment', Segment, empty ),
+          ( 'points', optional[ list[ Point ] ], None ) ),
+        ( ( 'label', Label, empty ), ( 'other', optional[ Label ], None ),
+          ( 'color', Color, Color.Red ) ),
+        ( ( 'point', Point, empty ), ( 'segment', Segment, empty ) ),
     ]
 
 
 @pytest.mark.parametrize( 'case', _enumerated( ) )
 def test_302_enumerated_signatures_equal_pydantic( case ):
-    ''' Enumerations (inlined when used once, defined when shared),
-        dates and identifiers derive as pydantic derives them.
+    ''' Enumerations and models (inlined when used once, defined when
+        shared), dates and identifiers derive as pydantic derives them.
     '''
     signature = inspect.Signature( [
         inspect.Parameter(
