@@ -379,6 +379,11 @@ def _produce_converter(
         except ValidationError as exception:
             raise _exceptions.ArgumentsInvalidity(
                 name, str( exception ) ) from exception
+        except TypeError as exception: # a constraint pydantic cannot apply
+            raise _exceptions.InvokerInvalidity(
+                name, f"cannot convert arguments by its annotations "
+                f"({exception}); fix the annotations of {name!r}."
+            ) from exception
         return { name_: getattr( instance, name_ ) for name_ in names }
 
     return convert

@@ -551,6 +551,22 @@ async def test_320_conversion_model_made_on_first_call( ):
         await invoker( _context( invoker ), { 'pair': [ 1 ], 'tags': [ ] } )
 
 
+@pytest.mark.asyncio
+async def test_330_inapplicable_constraint_named( ):
+    ''' A constraint pydantic applies only when it validates (a pattern on
+        a tuple) fails the call with the library's invoker error naming
+        the tool, not with pydantic's bare TypeError.
+    '''
+    def tag( pair: typing.Annotated[
+        tuple[ int, ... ], pydantic.Field( pattern = '^a' ) ],
+    ) -> str:
+        return 'ok'
+
+    invoker = invocables.produce_invoker( tag )
+    with pytest.raises( exceptions.InvokerInvalidity, match = "'tag'" ):
+        await invoker( _context( invoker ), { 'pair': [ 1 ] } )
+
+
 def _enumerated( ):
     ''' Returns signatures with enumerations, dates and identifiers. '''
     empty = inspect.Parameter.empty
