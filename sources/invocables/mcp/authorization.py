@@ -31,6 +31,7 @@ from urllib.parse import urlsplit as _urlsplit
 from . import __
 from . import configuration as _configuration
 from . import redaction as _redaction
+from . import sdk as _sdk
 from .. import exceptions as _exceptions
 
 
@@ -318,7 +319,7 @@ def access_state_directory( ) -> __.Path:
 def produce_auth(
     ensemble: str, authorization: Authorization, url: str
 ) -> __.typx.Any:
-    ''' Returns an ``httpx2.Auth`` for the server at URL.
+    ''' Returns an ``httpx2.Auth`` (SDK 1.x: ``httpx.Auth``) for URL.
 
         Raises :py:class:`invocables.exceptions.ConfigurationInvalidity` if
         an ``env:`` reference names an unset variable.
@@ -398,16 +399,16 @@ def _access_storage(
 
 
 def _produce_bearer_auth( token: str ) -> __.typx.Any:
-    import httpx2
-
-    class _BearerAuth( httpx2.Auth ):
+    class _BearerAuth( _sdk.http.Auth ):
         ''' Sends a static bearer token. '''
 
         def __repr__( self ) -> str: return '_BearerAuth( *** )'
 
         def auth_flow(
-            self, request: httpx2.Request
-        ) -> __.cabc.Generator[ httpx2.Request, httpx2.Response, None ]:
+            self, request: _sdk.http.Request
+        ) -> __.cabc.Generator[
+            _sdk.http.Request, _sdk.http.Response, None
+        ]:
             request.headers[ 'Authorization' ] = f"Bearer {token}"
             yield request
 
@@ -464,6 +465,8 @@ def _produce_credentials_auth(
         ClientCredentialsOAuthProvider )
     import warnings
     base = _produce_provider_class( ClientCredentialsOAuthProvider )
+    # SDK 1.x names the scope 'scopes'.
+    scope = 'scope' if _sdk.MAJOR >= 2 else 'scopes' # noqa: PLR2004
     with warnings.catch_warnings( ):
         # Without an issuer, the SDK 2.x warns; the server's metadata then
         # names the authorization server, as in SDK 1.x.
@@ -474,8 +477,8 @@ def _produce_credentials_auth(
             storage = _RedactingStorage(
                 _access_storage( authorization.storage, url ) ),
             client_id = authorization.client_id, client_secret = secret,
-            scope = _presentify( authorization.scope ),
-            issuer = _presentify( authorization.issuer ) )
+            issuer = _presentify( authorization.issuer ),
+            **{ scope: _presentify( authorization.scope ) } )
 
 
 @__.funct.cache
@@ -483,12 +486,12 @@ def _produce_provider_class( base: __.typx.Any = None ) -> __.typx.Any:
     ''' Returns subclass of SDK provider which refreshes on 401 and raises
         the library's errors, without secrets.
     '''
-    import httpx2
     from mcp.client.auth import OAuthClientProvider
     from mcp.client.auth.exceptions import OAuthFlowError
     from pydantic import ValidationError
     parent: type[ OAuthClientProvider ] = base or OAuthClientProvider
-    failures = ( OAuthFlowError, ValidationError, httpx2.HTTPError, KeyError )
+    failures = (
+        OAuthFlowError, ValidationError, _sdk.http.HTTPError, KeyError )
 
     class Provider( parent ):
         ''' OAuth provider of one ensemble. '''
@@ -510,8 +513,10 @@ def _produce_provider_class( base: __.typx.Any = None ) -> __.typx.Any:
             if tokens is not None: self.context.update_token_expiry( tokens )
 
         async def _auth_flow(
-            self, request: httpx2.Request
-        ) -> __.cabc.AsyncGenerator[ httpx2.Request, httpx2.Response ]:
+            self, request: _sdk.http.Request
+        ) -> __.cabc.AsyncGenerator[
+            _sdk.http.Request, _sdk.http.Response
+        ]:
             refreshed = False
             flow = super( )._auth_flow( request )
             try:

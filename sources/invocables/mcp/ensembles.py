@@ -16,7 +16,6 @@ import os as _os
 
 import anyio as _anyio
 from mcp import ClientSession as _ClientSession
-from mcp import MCPError as _MCPError
 
 from . import __
 from . import authorization as _authorization # authorization
@@ -28,6 +27,7 @@ from . import resources as _resources # authorization
 from . import records as _records
 from . import results as _results
 from . import sessions as _sessions
+from .sdk import Error as _MCPError
 from .. import canisters as _canisters
 from .. import deadlines as _deadlines
 from .. import ensembles as _ensembles

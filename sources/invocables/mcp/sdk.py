@@ -1,0 +1,345 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' The ``mcp`` SDK, major 1 or 2, behind one interface.
+
+    The major installed is detected at import (``MAJOR``). Both name the
+    protocol's models ``mcp.types`` (``types`` here); they differ in the
+    names of the models' fields (camelCase in 1.x, snake_case in 2.x: read
+    them with :py:func:`access_field`, build models with
+    :py:func:`produce_model`), in the name and constructor of the error
+    class (``Error``, :py:func:`produce_error`), in the HTTP client library
+    (``http``: ``httpx`` or ``httpx2``), in the wrapping of JSON-RPC
+    messages (:py:func:`access_message`, :py:func:`produce_message`), and
+    in the server side (:py:func:`produce_server`,
+    :py:func:`produce_application`). Type checkers see the 2.x SDK.
+'''
+
+
+import importlib as _importlib
+
+from importlib.metadata import version as _version
+from typing import TYPE_CHECKING
+
+from mcp import types
+
+from pydantic import BaseModel as _BaseModel
+
+from . import __
+
+
+MAJOR = int( _version( 'mcp' ).split( '.' )[ 0 ] )
+''' Major version of the installed ``mcp`` SDK: 1 or 2. '''
+
+if TYPE_CHECKING:
+    import httpx2 as http
+
+    from mcp import MCPError as Error
+    from mcp.server.lowlevel import Server as _Server
+
+    ServerBase: __.typx.TypeAlias = _Server[ __.typx.Any ]
+else:
+    # Run time: the installed major's names.
+    if MAJOR >= 2: # noqa: PLR2004
+        http = _importlib.import_module( 'httpx2' )
+        from mcp import MCPError as Error
+    else:
+        http = _importlib.import_module( 'httpx' )
+        from mcp.shared.exceptions import McpError as Error
+    from mcp.server.lowlevel import Server as ServerBase
+
+
+__all__ = (
+    'HTTP_LOGGERS',
+    'MAJOR',
+    'Error',
+    'ServerBase',
+    'access_field',
+    'access_message',
+    'http',
+    'open_streamable_http',
+    'produce_application',
+    'produce_error',
+    'produce_message',
+    'produce_model',
+    'produce_server',
+    'types',
+    'validate_listing',
+    'validate_message',
+)
+
+_ModelT = __.typx.TypeVar( '_ModelT', bound = _BaseModel )
+_ServerT = __.typx.TypeVar( '_ServerT', bound = ServerBase )
+
+HTTP_LOGGERS = (
+    ( 'httpx2', 'httpcore2' ) if MAJOR >= 2 # noqa: PLR2004
+    else ( 'httpx', 'httpcore' ) )
+''' Loggers of the SDK's HTTP client library. '''
+
+_CURRENT = MAJOR >= 2 # noqa: PLR2004
+_LOOPBACK_HOSTS = ( '127.0.0.1', 'localhost', '::1' )
+
+
+def access_field(
+    model: object, name: str, default: __.typx.Any = __.absent
+) -> __.typx.Any:
+    ''' Returns field of SDK model by its snake_case (2.x) name.
+
+        Without a default, a missing field raises ``AttributeError``.
+    '''
+    if not _CURRENT: name = _produce_wire_name( name )
+    if __.is_absent( default ): return getattr( model, name )
+    return getattr( model, name, default )
+
+
+def access_message( message: object ) -> __.typx.Any:
+    ''' Returns JSON-RPC message or notification out of its 1.x wrapper.
+
+        The 1.x SDK wraps messages (``JSONRPCMessage``) and notifications
+        (``ServerNotification``) in root models; 2.x does not.
+    '''
+    if _CURRENT: return message
+    return getattr( message, 'root', message )
+
+
+def produce_error(
+    code: int, message: str, data: __.typx.Any = None
+) -> Error:
+    ''' Produces the SDK's error for a JSON-RPC error. '''
+    if _CURRENT: return Error( code, message, data )
+    factory: __.typx.Any = Error
+    return factory( types.ErrorData(
+        code = code, message = message, data = data ) )
+
+
+def produce_message( message: __.typx.Any ) -> __.typx.Any:
+    ''' Returns JSON-RPC message as the SDK's session messages hold it. '''
+    if _CURRENT: return message
+    wrapper: __.typx.Any = types.JSONRPCMessage
+    return wrapper( message )
+
+
+def produce_model(
+    model: type[ _ModelT ], /, **fields: __.typx.Any
+) -> _ModelT:
+    ''' Produces SDK model from fields named in snake_case (2.x). '''
+    if _CURRENT: return model( **fields )
+    return model( **{
+        _produce_wire_name( name ): value
+        for name, value in fields.items( ) } )
+
+
+@__.ctxl.asynccontextmanager
+async def open_streamable_http(
+    url: str, client: __.typx.Any, limit: int | None
+) -> __.cabc.AsyncGenerator[ tuple[ __.typx.Any, __.typx.Any ], None ]:
+    ''' Opens streamable HTTP transport over client; yields its streams.
+
+        With 2.x, one server-sent event may be as large as the limit (the
+        SDK's own limit of 1 MiB would end the session on a larger result);
+        1.x has no such limit.
+    '''
+    from mcp.client.streamable_http import streamable_http_client
+    if _CURRENT:
+        async with streamable_http_client(
+            url, http_client = client, max_sse_event_size = limit
+        ) as streams: yield streams[ 0 ], streams[ 1 ]
+        return
+    async with streamable_http_client(
+        url, http_client = client
+    ) as streams: yield streams[ 0 ], streams[ 1 ]
+
+
+def produce_application(
+    server: __.typx.Any,
+    *,
+    path: str,
+    stateless: bool,
+    host: str,
+    auth: __.typx.Any,
+    token_verifier: __.typx.Any,
+) -> __.typx.Any:
+    ''' Produces ASGI application serving low-level server at path.
+
+        Streamable HTTP; with a token verifier, every request must carry a
+        token it accepts. The 2.x low-level server builds it; for 1.x, the
+        same parts are assembled here.
+    '''
+    if _CURRENT:
+        return server.streamable_http_app(
+            streamable_http_path = path, stateless_http = stateless,
+            host = host, auth = auth, token_verifier = token_verifier )
+    return _produce_application_legacy(
+        server, path, stateless, host, auth, token_verifier )
+
+
+def produce_server(
+    model: type[ _ServerT ],
+    name: str,
+    *,
+    version: str,
+    instructions: str | None,
+    on_list_tools: __.cabc.Callable[ ..., __.typx.Any ],
+    on_call_tool: __.cabc.Callable[ ..., __.typx.Any ],
+) -> _ServerT:
+    ''' Produces low-level server (class ``model``) with tool handlers.
+
+        Each handler takes the request context and the request parameters.
+    '''
+    if _CURRENT:
+        return model(
+            name, version = version, instructions = instructions,
+            on_list_tools = on_list_tools, on_call_tool = on_call_tool )
+    server: __.typx.Any = model(
+        name, version = version, instructions = instructions )
+    requests: __.typx.Any = types
+
+    def adapt(
+        handler: __.cabc.Callable[ ..., __.typx.Any ]
+    ) -> __.cabc.Callable[ ..., __.typx.Any ]:
+        async def handle( request: __.typx.Any ) -> __.typx.Any:
+            context = _ContextLegacy( server.request_context )
+            result = await handler( context, request.params )
+            return requests.ServerResult( result )
+        return handle
+
+    server.request_handlers[ requests.ListToolsRequest ] = (
+        adapt( on_list_tools ) )
+    server.request_handlers[ requests.CallToolRequest ] = (
+        adapt( on_call_tool ) )
+    return server
+
+
+def validate_listing(
+    version: str, result: __.cabc.Mapping[ str, __.typx.Any ]
+) -> None:
+    ''' Validates ``tools/list`` result; raises ``ValueError`` if refused.
+
+        2.x validates by protocol version; 1.x knows one model.
+    '''
+    if _CURRENT:
+        from mcp.types import methods
+        methods.parse_server_result( 'tools/list', version, result )
+        return
+    types.ListToolsResult.model_validate( result )
+
+
+def validate_message( data: bytes | bytearray | str, *, parse: bool ) -> (
+    __.typx.Any
+):
+    ''' Returns JSON-RPC message of a line; raises ``ValueError`` if not.
+
+        With ``parse``, the standard JSON parser reads the text first.
+    '''
+    if _CURRENT:
+        adapter = types.jsonrpc_message_adapter
+        if parse:
+            return adapter.validate_python(
+                __.json.loads( data ), by_name = False )
+        return adapter.validate_json( data, by_name = False )
+    wrapper: __.typx.Any = types.JSONRPCMessage
+    if parse: return wrapper.model_validate( __.json.loads( data ) )
+    return wrapper.model_validate_json( data )
+
+
+class _ContextLegacy:
+    ''' Request context of the 1.x server, as the 2.x handlers see it. '''
+
+    def __init__( self, context: __.typx.Any ):
+        self.context = context
+        self.session = _SessionLegacy( context )
+
+
+class _SessionLegacy:
+    ''' Session of one 1.x request, as a 2.x request's session. '''
+
+    def __init__( self, context: __.typx.Any ):
+        # The connection lasts beyond the request, and notifies.
+        self._connection = context.session
+        self.context = context
+
+    async def report_progress(
+        self,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+    ) -> None:
+        ''' Sends progress of the request, if its client asked for it. '''
+        meta = self.context.meta
+        token = None if meta is None else meta.progressToken
+        if token is None: return
+        await self._connection.send_progress_notification(
+            token, progress, total, message,
+            related_request_id = self.context.request_id )
+
+    async def send_tool_list_changed( self ) -> None:
+        ''' Tells client that the tools changed. '''
+        await self._connection.send_tool_list_changed( )
+
+
+class _EndpointLegacy:
+    ''' ASGI endpoint of the 1.x session manager. '''
+
+    def __init__( self, manager: __.typx.Any ):
+        self.manager = manager
+
+    async def __call__(
+        self, scope: __.typx.Any, receive: __.typx.Any, send: __.typx.Any
+    ) -> None:
+        await self.manager.handle_request( scope, receive, send )
+
+
+def _produce_application_legacy(
+    server: __.typx.Any,
+    path: str,
+    stateless: bool, # noqa: FBT001
+    host: str,
+    auth: __.typx.Any,
+    token_verifier: __.typx.Any,
+) -> __.typx.Any:
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.middleware.authentication import AuthenticationMiddleware
+    from starlette.routing import Route
+    from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+    from mcp.server.auth.middleware.bearer_auth import (
+        BearerAuthBackend,
+        RequireAuthMiddleware,
+    )
+    from mcp.server.streamable_http_manager import (
+        StreamableHTTPSessionManager )
+    manager: __.typx.Any = StreamableHTTPSessionManager(
+        app = server, stateless = stateless,
+        security_settings = _produce_security( host ) )
+    endpoint: __.typx.Any = _EndpointLegacy( manager )
+    middleware: list[ Middleware ] = [ ]
+    if token_verifier is not None:
+        middleware = [
+            Middleware(
+                AuthenticationMiddleware,
+                backend = BearerAuthBackend( token_verifier ) ),
+            Middleware( AuthContextMiddleware ) ]
+        scopes: list[ str ] = (
+            None if auth is None else auth.required_scopes ) or [ ]
+        endpoint = RequireAuthMiddleware( endpoint, scopes, None )
+    return Starlette(
+        routes = [ Route( path, endpoint = endpoint ) ],
+        middleware = middleware,
+        lifespan = lambda application: manager.run( ) )
+
+
+def _produce_security( host: str ) -> __.typx.Any:
+    ''' Returns protection against DNS rebinding, for a loopback host. '''
+    if host not in _LOOPBACK_HOSTS: return None
+    from mcp.server.transport_security import TransportSecuritySettings
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection = True,
+        allowed_hosts = [ '127.0.0.1:*', 'localhost:*', '[::1]:*' ],
+        allowed_origins = [
+            'http://127.0.0.1:*', 'http://localhost:*', 'http://[::1]:*' ] )
+
+
+@__.funct.cache
+def _produce_wire_name( name: str ) -> str:
+    ''' Returns camelCase name of a snake_case field name. '''
+    head, *tail = name.split( '_' )
+    return head + ''.join( part.capitalize( ) for part in tail )
