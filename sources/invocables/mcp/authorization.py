@@ -419,9 +419,9 @@ def _produce_bearer_auth( token: str ) -> __.typx.Any:
 def _produce_code_auth(
     ensemble: str, authorization: CodeAuthorization, url: str
 ) -> __.typx.Any:
-    from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
+    from mcp.shared.auth import OAuthClientMetadata
 
-    async def receive( ) -> AuthorizationCodeResult:
+    async def receive( ) -> __.typx.Any:
         try: redirect = await authorization.callback_handler( )
         except TimeoutError as exception:
             raise _exceptions.AuthorizationFailure(
@@ -435,7 +435,7 @@ def _produce_code_auth(
         code = query.get( 'code', [ '' ] )[ 0 ]
         state = query.get( 'state', [ None ] )[ 0 ]
         _register_secrets( code )
-        return AuthorizationCodeResult( code = code, state = state )
+        return _sdk.produce_code_result( code, state )
 
     metadata = OAuthClientMetadata(
         redirect_uris = [

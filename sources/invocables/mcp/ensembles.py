@@ -474,8 +474,9 @@ def _is_oversize( exception: _MCPError ) -> bool:
 def _is_session_lost( exception: _MCPError ) -> bool:
     ''' Returns whether an HTTP server rejected the session as unknown. '''
     error = exception.error
+    # SDK 1.x gives this error a positive code.
     return (
-        error.code == _INVALID_REQUEST
+        error.code in ( _INVALID_REQUEST, - _INVALID_REQUEST )
         and _session_loss.search( error.message ) is not None )
 
 

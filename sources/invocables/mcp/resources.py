@@ -238,7 +238,7 @@ class FeaturesExtension:
                 None if cursor is None
                 else _mcp_types.PaginatedRequestParams( cursor = cursor ) )
             result = await self._request( lister( params = params ) )
-            items.extend( getattr( result, attribute ) )
+            items.extend( _sdk.access_field( result, attribute ) )
             cursor = _sdk.access_field( result, 'next_cursor' )
             if cursor is None or cursor in seen: break
             seen.add( cursor )

@@ -58,6 +58,7 @@ __all__ = (
     'http',
     'open_streamable_http',
     'produce_application',
+    'produce_code_result',
     'produce_error',
     'produce_message',
     'produce_model',
@@ -99,6 +100,14 @@ def access_message( message: object ) -> __.typx.Any:
     '''
     if _CURRENT: return message
     return getattr( message, 'root', message )
+
+
+def produce_code_result( code: str, state: str | None ) -> __.typx.Any:
+    ''' Produces what an OAuth callback handler returns: code and state.
+    '''
+    if not _CURRENT: return ( code, state )
+    from mcp.shared.auth import AuthorizationCodeResult
+    return AuthorizationCodeResult( code = code, state = state )
 
 
 def produce_error(
