@@ -223,13 +223,16 @@ def validate_listing(
 ) -> None:
     ''' Validates ``tools/list`` result; raises ``ValueError`` if refused.
 
-        2.x validates by protocol version; 1.x knows one model.
+        2.x validates by protocol version; 1.x knows one model, which does
+        not require an object schema of arguments as 2.x does: that is
+        required here too.
     '''
     if _CURRENT:
         from mcp.types import methods
         methods.parse_server_result( 'tools/list', version, result )
         return
     types.ListToolsResult.model_validate( result )
+    _ListingLegacy.model_validate( result )
 
 
 def validate_message( data: bytes | bytearray | str, *, parse: bool ) -> (
@@ -248,6 +251,24 @@ def validate_message( data: bytes | bytearray | str, *, parse: bool ) -> (
     wrapper: __.typx.Any = types.JSONRPCMessage
     if parse: return wrapper.model_validate( __.json.loads( data ) )
     return wrapper.model_validate_json( data )
+
+
+class _SchemaLegacy( _BaseModel, extra = 'allow' ):
+    ''' Schema of arguments, as SDK 2.x requires it. '''
+
+    type: __.typx.Literal[ 'object' ]
+
+
+class _ToolLegacy( _BaseModel, extra = 'allow' ):
+    ''' Tool of a listing, as SDK 2.x requires it. '''
+
+    inputSchema: _SchemaLegacy # the SDK's wire name
+
+
+class _ListingLegacy( _BaseModel, extra = 'allow' ):
+    ''' Tool listing, as SDK 2.x requires it. '''
+
+    tools: list[ _ToolLegacy ]
 
 
 class _ContextLegacy:
