@@ -44,20 +44,10 @@ class _ClientLegacy:
     def __init__( self, session ):
         self.session = session
 
-    async def call_tool( self, name, arguments, **options ):
-        # The 1.x session does not tell the server of a cancellation.
-        identifier = self.session._request_id
-        try:
-            result = await self.session.call_tool(
-                name, arguments, **options )
-        except asyncio.CancelledError:
-            types = sdk.types
-            await self.session.send_notification( types.ClientNotification(
-                types.CancelledNotification(
-                    params = types.CancelledNotificationParams(
-                        requestId = identifier ) ) ) )
-            raise
-        return _view( result )
+    async def call_tool( self, name, arguments, progress_callback = None ):
+        # As the 2.x client, tells the server of a cancellation.
+        return _view( await sdk.call_tool(
+            self.session, name, arguments, None, progress_callback ) )
 
     async def list_tools( self ):
         return _view( await self.session.list_tools( ) )

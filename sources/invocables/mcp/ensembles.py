@@ -27,6 +27,7 @@ from . import resources as _resources # authorization
 from . import records as _records
 from . import results as _results
 from . import sessions as _sessions
+from . import sdk as _sdk
 from .sdk import Error as _MCPError
 from .. import canisters as _canisters
 from .. import deadlines as _deadlines
@@ -249,8 +250,8 @@ class ServerEnsemble(
             if __.is_absent( context.deadline ) else None )
         session = __.typx.cast( _ClientSession, connection.session )
         try:
-            result = await _deadlines.await_within( session.call_tool(
-                invocable.name,
+            result = await _deadlines.await_within( _sdk.call_tool(
+                session, invocable.name,
                 arguments if isinstance( arguments, dict )
                 else dict( arguments ),
                 None,

@@ -55,6 +55,7 @@ __all__ = (
     'ServerBase',
     'access_field',
     'access_message',
+    'call_tool',
     'http',
     'open_streamable_http',
     'produce_application',
@@ -135,6 +136,28 @@ def produce_model(
     return model( **{
         _produce_wire_name( name ): value
         for name, value in fields.items( ) } )
+
+
+async def call_tool(
+    session: __.typx.Any,
+    name: str,
+    arguments: dict[ str, __.typx.Any ],
+    timeout: __.typx.Any,
+    progress: __.typx.Any,
+) -> __.typx.Any:
+    ''' Calls tool through session; tells server if the call is cancelled.
+
+        The 2.x session sends ``notifications/cancelled`` itself; the 1.x
+        session does not, so it is sent here.
+    '''
+    if _CURRENT:
+        return await session.call_tool( name, arguments, timeout, progress )
+    # The identifier which the session gives its next request.
+    identifier = __.typx.cast( int, vars( session )[ '_request_id' ] )
+    try: return await session.call_tool( name, arguments, timeout, progress )
+    except __.asyncio.CancelledError:
+        await _notify_cancellation( session, identifier )
+        raise
 
 
 @__.ctxl.asynccontextmanager
@@ -366,6 +389,23 @@ def _produce_security( host: str ) -> __.typx.Any:
         allowed_hosts = [ '127.0.0.1:*', 'localhost:*', '[::1]:*' ],
         allowed_origins = [
             'http://127.0.0.1:*', 'http://localhost:*', 'http://[::1]:*' ] )
+
+
+async def _notify_cancellation(
+    session: __.typx.Any, identifier: int
+) -> None:
+    import anyio
+    legacy: __.typx.Any = types # 1.x wraps notifications in a root model
+    notification = legacy.ClientNotification( legacy.CancelledNotification(
+        params = legacy.CancelledNotificationParams(
+            requestId = identifier ) ) )
+    # Also within a cancelled scope, never for long; a closed session has
+    # nothing to cancel.
+    with (
+        anyio.CancelScope( shield = True ), anyio.move_on_after( 1.0 ),
+        __.ctxl.suppress(
+            anyio.ClosedResourceError, anyio.BrokenResourceError ),
+    ): await session.send_notification( notification )
 
 
 @__.funct.cache
