@@ -147,17 +147,21 @@ async def call_tool(
 ) -> __.typx.Any:
     ''' Calls tool through session; tells server if the call is cancelled.
 
-        The 2.x session sends ``notifications/cancelled`` itself; the 1.x
-        session does not, so it is sent here.
+        The 2.x session sends ``notifications/cancelled`` itself, and
+        records the request as an OpenTelemetry span; with 1.x, both are
+        done here.
     '''
     if _CURRENT:
         return await session.call_tool( name, arguments, timeout, progress )
     # The identifier which the session gives its next request.
     identifier = __.typx.cast( int, vars( session )[ '_request_id' ] )
-    try: return await session.call_tool( name, arguments, timeout, progress )
-    except __.asyncio.CancelledError:
-        await _notify_cancellation( session, identifier )
-        raise
+    with _produce_span( name, identifier ):
+        try:
+            return await session.call_tool(
+                name, arguments, timeout, progress )
+        except __.asyncio.CancelledError:
+            await _notify_cancellation( session, identifier )
+            raise
 
 
 @__.ctxl.asynccontextmanager
@@ -378,6 +382,21 @@ def _produce_application_legacy(
         routes = [ Route( path, endpoint = endpoint ) ],
         middleware = middleware,
         lifespan = lambda application: manager.run( ) )
+
+
+def _produce_span(
+    name: str, identifier: int
+) -> __.typx.ContextManager[ object ]:
+    ''' Returns span of a tools/call request, as the 2.x SDK names it. '''
+    from .. import telemetry
+    if not telemetry.is_available( ): return __.ctxl.nullcontext( )
+    from opentelemetry import trace
+    tracer = trace.get_tracer( __.package_name )
+    return tracer.start_as_current_span(
+        f"MCP send tools/call {name}", kind = trace.SpanKind.CLIENT,
+        attributes = {
+            'mcp.method.name': 'tools/call',
+            'jsonrpc.request.id': str( identifier ) } )
 
 
 def _produce_security( host: str ) -> __.typx.Any:
