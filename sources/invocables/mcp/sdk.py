@@ -64,6 +64,7 @@ __all__ = (
     'produce_message',
     'produce_model',
     'produce_server',
+    'release_requests',
     'types',
     'validate_listing',
     'validate_message',
@@ -243,6 +244,30 @@ def produce_server(
     server.request_handlers[ requests.CallToolRequest ] = (
         adapt( on_call_tool ) )
     return server
+
+
+def release_requests( session: __.typx.Any ) -> None:
+    ''' Fails the pending requests of an ending session: connection closed.
+
+        A 1.x session which ends while requests wait leaves them waiting;
+        a 2.x session fails them itself.
+    '''
+    if _CURRENT: return
+    import anyio
+    streams = __.typx.cast(
+        dict[ __.typx.Any, __.typx.Any ],
+        vars( session ).get( '_response_streams', { } ) )
+    for identifier, stream in tuple( streams.items( ) ):
+        error = types.JSONRPCError(
+            jsonrpc = '2.0', id = identifier,
+            error = types.ErrorData(
+                code = types.CONNECTION_CLOSED,
+                message = 'Connection closed' ) )
+        # A full stream holds an answer already; a closed one has no reader.
+        with __.ctxl.suppress(
+            anyio.WouldBlock, anyio.ClosedResourceError,
+            anyio.BrokenResourceError,
+        ): stream.send_nowait( error )
 
 
 def validate_listing(

@@ -217,7 +217,8 @@ class Runner:
             connection.ready.set_result( None )
             _scribe.debug(
                 "Connected to MCP server %r.", self.name )
-            await self._serve( session )
+            try: await self._serve( session )
+            finally: _sdk.release_requests( session ) # SDK 1.x
 
     async def _serve( self, session: _ClientSession ) -> None:
         connection = self.connection
