@@ -256,7 +256,7 @@ def release_requests( session: __.typx.Any ) -> None:
     import anyio
     streams = __.typx.cast(
         dict[ __.typx.Any, __.typx.Any ],
-        vars( session ).get( '_response_streams', { } ) )
+        getattr( session, '_response_streams', { } ) )
     for identifier, stream in tuple( streams.items( ) ):
         error = types.JSONRPCError(
             jsonrpc = '2.0', id = identifier,
