@@ -16,6 +16,7 @@
 
 
 import importlib as _importlib
+import weakref as _weakref
 
 from importlib.metadata import version as _version
 from typing import TYPE_CHECKING
@@ -61,6 +62,7 @@ __all__ = (
     'produce_application',
     'produce_code_result',
     'produce_error',
+    'produce_http_client',
     'produce_message',
     'produce_model',
     'produce_server',
@@ -79,6 +81,8 @@ HTTP_LOGGERS = (
 ''' Loggers of the SDK's HTTP client library. '''
 
 _CURRENT = MAJOR >= 2 # noqa: PLR2004
+_transports: _weakref.WeakKeyDictionary[ __.typx.Any, __.typx.Any ] = (
+    _weakref.WeakKeyDictionary( ) )
 _LOOPBACK_HOSTS = ( '127.0.0.1', 'localhost', '::1' )
 
 
@@ -181,9 +185,42 @@ async def open_streamable_http(
             url, http_client = client, max_sse_event_size = limit
         ) as streams: yield streams[ 0 ], streams[ 1 ]
         return
+    transport = _transports.get( client )
     async with streamable_http_client(
         url, http_client = client
-    ) as streams: yield streams[ 0 ], streams[ 1 ]
+    ) as streams:
+        if transport is None:
+            yield streams[ 0 ], streams[ 1 ]
+            return
+        async with _merge_streams(
+            streams[ 0 ], transport.receiver
+        ) as read: yield read, streams[ 1 ]
+
+
+def produce_http_client(
+    headers: __.cabc.Mapping[ str, str ],
+    auth: __.typx.Any,
+    limit: int | None,
+) -> __.typx.Any:
+    ''' Produces HTTP client of the SDK's streamable HTTP transport.
+
+        With 1.x, a request whose answer breaks off (the server died) or
+        grows over the limit fails at once, as with 2.x; its transport
+        would leave it waiting.
+    '''
+    from mcp.shared import _httpx_utils
+    if _CURRENT:
+        return _httpx_utils.create_mcp_http_client(
+            headers = dict( headers ), auth = auth )
+    legacy: __.typx.Any = http
+    transport = _TransportLegacy( legacy.AsyncHTTPTransport( ), limit )
+    client = legacy.AsyncClient(
+        headers = dict( headers ), auth = auth, transport = transport,
+        timeout = legacy.Timeout(
+            _httpx_utils.MCP_DEFAULT_TIMEOUT,
+            read = _httpx_utils.MCP_DEFAULT_SSE_READ_TIMEOUT ) )
+    _transports[ client ] = transport
+    return client
 
 
 def produce_application(
@@ -323,6 +360,108 @@ class _ListingLegacy( _BaseModel, extra = 'allow' ):
     tools: list[ _ToolLegacy ]
 
 
+class _TransportLegacy( http.AsyncBaseTransport ):
+    ''' HTTP transport of 1.x which fails broken and oversized answers.
+
+        The failures (JSON-RPC errors for the requests) come out of
+        ``receiver``, to be merged into the session's read stream.
+    '''
+
+    def __init__( self, inner: __.typx.Any, limit: int | None ):
+        import anyio
+        self.inner = inner
+        self.limit = limit
+        self.sender, self.receiver = (
+            anyio.create_memory_object_stream[ __.typx.Any ]( 1000 ) )
+
+    async def handle_async_request( self, request: __.typx.Any ) -> (
+        __.typx.Any
+    ):
+        ''' Sends request; watches the answer of a JSON-RPC request. '''
+        identifier = _access_identifier( request )
+        try: response = await self.inner.handle_async_request( request )
+        except Exception:
+            if identifier is not None: self.fail( identifier )
+            raise
+        if identifier is not None:
+            response.stream = _StreamLegacy(
+                response.stream, self, identifier )
+        return response
+
+    def fail(
+        self, identifier: __.typx.Any, size: int | None = None
+    ) -> None:
+        ''' Fails request: connection closed, or answer of size too big. '''
+        from mcp.shared.message import SessionMessage
+        from . import processes
+        legacy: __.typx.Any = types
+        if size is None:
+            error = legacy.ErrorData(
+                code = legacy.CONNECTION_CLOSED,
+                message = 'Connection closed' )
+        else:
+            error = legacy.ErrorData(
+                code = legacy.INTERNAL_ERROR,
+                message = (
+                    f"The answer of the server was larger than "
+                    f"{self.limit} bytes, the limit set by the application "
+                    "('result_limit'); it was discarded." ),
+                data = { processes.RESULT_OVERSIZE: size } )
+        message = legacy.JSONRPCMessage( legacy.JSONRPCError(
+            jsonrpc = '2.0', id = identifier, error = error ) )
+        import anyio
+        with __.ctxl.suppress(
+            anyio.WouldBlock, anyio.ClosedResourceError,
+            anyio.BrokenResourceError,
+        ): self.sender.send_nowait( SessionMessage( message ) )
+
+    async def aclose( self ) -> None:
+        ''' Closes inner transport. '''
+        await self.inner.aclose( )
+
+    async def __aenter__( self ) -> __.typx.Self:
+        await self.inner.__aenter__( )
+        return self
+
+    async def __aexit__( self, *exception: __.typx.Any ) -> None:
+        await self.inner.__aexit__( *exception )
+
+
+class _StreamLegacy( http.AsyncByteStream ):
+    ''' Body of an answer, which fails its request if it breaks off or
+        grows over the limit.
+    '''
+
+    def __init__(
+        self,
+        inner: __.typx.Any,
+        transport: _TransportLegacy,
+        identifier: __.typx.Any,
+    ):
+        self.inner = inner
+        self.transport = transport
+        self.identifier = identifier
+
+    async def __aiter__( self ) -> __.cabc.AsyncIterator[ bytes ]:
+        limit = self.transport.limit
+        size = 0
+        try:
+            async for chunk in self.inner:
+                size += len( chunk )
+                if limit is not None and size > limit:
+                    self.transport.fail( self.identifier, size )
+                    raise http.ReadError( "Answer over the result limit." )
+                yield chunk
+        except http.TransportError as exception:
+            if limit is None or size <= limit:
+                self.transport.fail( self.identifier )
+            raise exception from None
+
+    async def aclose( self ) -> None:
+        ''' Closes body. '''
+        await self.inner.aclose( )
+
+
 class _ContextLegacy:
     ''' Request context of the 1.x server, as the 2.x handlers see it. '''
 
@@ -433,6 +572,45 @@ def _produce_security( host: str ) -> __.typx.Any:
         allowed_hosts = [ '127.0.0.1:*', 'localhost:*', '[::1]:*' ],
         allowed_origins = [
             'http://127.0.0.1:*', 'http://localhost:*', 'http://[::1]:*' ] )
+
+
+def _access_identifier( request: __.typx.Any ) -> __.typx.Any:
+    ''' Returns identifier of the JSON-RPC request an HTTP request posts. '''
+    if request.method != 'POST': return None
+    try: data = __.json.loads( request.content )
+    # Not JSON, or a streamed body (not read: a RuntimeError).
+    except ( ValueError, RuntimeError ): return None
+    if not isinstance( data, dict ): return None
+    message = __.typx.cast( dict[ str, __.typx.Any ], data )
+    if 'method' not in message: return None
+    return message.get( 'id' )
+
+
+@__.ctxl.asynccontextmanager
+async def _merge_streams(
+    primary: __.typx.Any, secondary: __.typx.Any
+) -> __.cabc.AsyncGenerator[ __.typx.Any, None ]:
+    ''' Yields stream of the items of both streams. '''
+    import anyio
+    sender, receiver = anyio.create_memory_object_stream[ __.typx.Any ]( )
+
+    async def forward( stream: __.typx.Any ) -> None:
+        with __.ctxl.suppress(
+            anyio.ClosedResourceError, anyio.BrokenResourceError,
+            anyio.EndOfStream,
+        ):
+            async for item in stream: await sender.send( item )
+
+    async def forward_primary( ) -> None:
+        # The end of the transport's stream ends the merged one.
+        async with sender: await forward( primary )
+
+    async with anyio.create_task_group( ) as group:
+        group.start_soon( forward_primary )
+        group.start_soon( forward, secondary )
+        try:
+            async with receiver: yield receiver
+        finally: group.cancel_scope.cancel( )
 
 
 async def _notify_cancellation(

@@ -373,8 +373,7 @@ async def _open_streamable_http_(
     limit: int | None,
     auth: __.typx.Any = None, # authorization: an httpx2.Auth
 ) -> __.cabc.AsyncGenerator[ tuple[ __.typx.Any, __.typx.Any ], None ]:
-    from mcp.shared._httpx_utils import create_mcp_http_client
-    client = create_mcp_http_client( headers = dict( headers ), auth = auth )
+    client = _sdk.produce_http_client( headers, auth, limit )
     # The SDK's own limit of one event (1 MiB) would end the session on a
     # larger result; the result limit applies instead.
     async with client, _sdk.open_streamable_http(
