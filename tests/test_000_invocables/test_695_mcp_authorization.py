@@ -297,3 +297,200 @@ async def test_410_descriptor_invalid( tmp_path ):
         with pytest.raises( exceptions.DescriptorInvalidity ) as caught:
             descriptors.produce_ensemble_descriptor( path )
         assert keypath in str( caught.value ), str( caught.value )
+
+
+async def test_420_json_import( tmp_path, monkeypatch ):
+    ''' The mcpServers JSON takes an authorization object of the shapes of
+        [mcp.authorization] (``${NAME}`` references become ``env:NAME``),
+        and authorizes; a bad one is refused at its key path.
+    '''
+    from invocables import descriptors
+    monkeypatch.setenv( 'TEST_OAUTH_SECRET', _SECRET )
+    with _serve( ) as url:
+        document = { 'mcpServers': { 'secured': {
+            'url': url, 'resourcesAsTools': True,
+            'authorization': {
+                'kind': 'client-credentials', 'client_id': 'svc',
+                'client_secret': '${TEST_OAUTH_SECRET}',
+                'storage': str( tmp_path / 'tokens' ) } } } }
+        descriptor, = descriptors.produce_server_descriptors( document )
+        server = descriptor.server
+        assert server.authorization[ 'client_secret' ] == (
+            'env:TEST_OAUTH_SECRET' )
+        assert server.resources_as_tools
+        ensemble = descriptors.produce_ensemble( descriptor )
+        async with ensemble:
+            assert await _call( ensemble, 'whoami' ) == 'svc'
+            assert 'read_resource' in {
+                invoker.name for invoker in ensemble.survey_invokers( ) }
+    oauth = { 'mcpServers': { 'user': {
+        'url': 'http://127.0.0.1:9/mcp',
+        'authorization': { 'kind': 'oauth', 'port': 33999 } } } }
+    descriptor, = descriptors.produce_server_descriptors( oauth )
+    assert dict( descriptor.server.authorization ) == {
+        'kind': 'oauth', 'port': 33999 }
+    cases = (
+        ( { 'kind': 'bearer' }, 'mcpServers.bad.authorization.token' ),
+        ( { 'kind': 'magic' }, 'mcpServers.bad.authorization.kind' ),
+        ( 'env:TOKEN', 'mcpServers.bad.authorization' ),
+    )
+    for value, keypath in cases:
+        bad = { 'mcpServers': { 'bad': {
+            'url': 'http://127.0.0.1:9/mcp', 'authorization': value } } }
+        with pytest.raises( exceptions.DescriptorInvalidity ) as caught:
+            descriptors.produce_server_descriptors( bad )
+        assert keypath in str( caught.value ), str( caught.value )
+
+
+@pytest.mark.filterwarnings( 'ignore::invocables.exceptions.'
+                             'SecretReferenceWarning' )
+async def test_430_written_back_without_secrets( tmp_path, monkeypatch ):
+    ''' Writing descriptors of a server (as the snapshot command does)
+        writes [mcp.authorization] back, with references only: a literal
+        token or client secret, given in a descriptor or to
+        produce_ensemble, is never written; loading what was written gives
+        the same table.
+    '''
+    import tomllib
+    from invocables import descriptors
+    from invocables.descriptors import servers
+    monkeypatch.setenv( 'TEST_OAUTH_SECRET', _SECRET )
+    bearer = servers.access_server_descriptor(
+        invocables.mcp.produce_ensemble(
+            'keyed', url = 'http://127.0.0.1:9/mcp',
+            authorization = authorization.BearerAuthorization(
+                token = 'literal-token-value' ) ) )
+    oauth = servers.access_server_descriptor(
+        invocables.mcp.produce_ensemble(
+            'user', url = 'http://127.0.0.1:9/mcp', resources_as_tools = True,
+            authorization = authorization.produce_loopback_authorization(
+                33999, scope = 'mcp', storage = tmp_path / 'tokens' ) ) )
+    with _serve( ) as url:
+        literal = descriptors.produce_server_descriptors( { 'mcpServers': {
+            'secured': { 'url': url, 'authorization': {
+                'kind': 'client-credentials', 'client_id': 'svc',
+                'client_secret': _SECRET, 'scope': 'mcp',
+                'storage': str( tmp_path / 'tokens' ) } } } } )[ 0 ]
+        ensemble = descriptors.produce_ensemble( literal )
+        async with ensemble:
+            path = descriptors.create_descriptors(
+                ensemble, tmp_path / 'out', server = literal.server )
+            direct = descriptors.produce_documents( ensemble )
+            keyed = descriptors.produce_documents( ensemble, server = bearer )
+            user = descriptors.produce_documents( ensemble, server = oauth )
+    text = path.read_text( )
+    assert _SECRET not in text
+    table = tomllib.loads( text )[ 'mcp' ][ 'authorization' ]
+    assert table == {
+        'kind': 'client-credentials', 'client_id': 'svc',
+        'client_secret': 'env:SECURED_CLIENT_SECRET', 'scope': 'mcp',
+        'storage': str( tmp_path / 'tokens' ) }
+    loaded = descriptors.produce_ensemble_descriptor( path )
+    assert dict( loaded.server.authorization ) == table
+    assert direct[ 'secured.toml' ][ 'mcp' ][ 'authorization' ] == table
+    assert _SECRET not in json.dumps( direct, default = str )
+    assert keyed[ 'secured.toml' ][ 'mcp' ][ 'authorization' ] == {
+        'kind': 'bearer', 'token': 'env:SECURED_TOKEN' }
+    assert 'literal-token-value' not in json.dumps( keyed, default = str )
+    written = user[ 'secured.toml' ][ 'mcp' ]
+    assert written[ 'authorization' ] == {
+        'kind': 'oauth', 'port': 33999, 'scope': 'mcp',
+        'storage': str( tmp_path / 'tokens' ) }
+    assert written[ 'resources_as_tools' ] is True
+
+
+def _produce_credentials( url, name = 'machine', **options ):
+    return invocables.mcp.produce_ensemble(
+        name, url = url, **options,
+        authorization = authorization.ClientCredentialsAuthorization(
+            client_id = 'svc', client_secret = 'env:TEST_OAUTH_SECRET',
+            storage = authorization.MemoryTokenStorage( ) ) )
+
+
+class _Orphans( logging.Handler ):
+    ''' Keeps asyncio's reports of tasks which failed unobserved. '''
+
+    def __init__( self ):
+        super( ).__init__( logging.ERROR )
+        self.records = [ ]
+
+    def emit( self, record ):
+        self.records.append( record.getMessage( ) )
+
+
+async def test_500_token_endpoint_timeout( tmp_path, monkeypatch ):
+    ''' A token endpoint which does not answer fails the connection with
+        an authorization failure within the connect timeout, naming the
+        server and the endpoint, showing no secret, leaving no task.
+
+        Before, the connect timeout ended it with a plain connection
+        failure, and the SDK's flow, closed in another task, reported
+        "The current task is not holding this lock".
+    '''
+    monkeypatch.setenv( 'TEST_OAUTH_SECRET', _SECRET )
+    orphans = _Orphans( )
+    logging.getLogger( 'asyncio' ).addHandler( orphans )
+    try:
+        with _serve( '--token-delay', '600' ) as url:
+            for ensemble in (
+                _produce_credentials( url, 'slow', connect_timeout = 4 ),
+                invocables.mcp.produce_ensemble(
+                    'slow', url = url, connect_timeout = 4,
+                    authorization = _produce(
+                        url, _Browser( ), tmp_path
+                    ).features.authorization ),
+            ):
+                with pytest.raises( exceptions.AuthorizationFailure ) as caught:
+                    await asyncio.wait_for( ensemble.connect( ), 40 )
+                message = str( caught.value )
+                assert "'slow'" in message and '/token' in message
+                assert 'did not answer in time' in message
+                assert _SECRET not in message
+                assert not ensemble.is_connected( )
+            await asyncio.sleep( 0 )
+        import gc
+        gc.collect( )
+        await asyncio.sleep( 0 )
+    finally: logging.getLogger( 'asyncio' ).removeHandler( orphans )
+    assert not orphans.records, orphans.records
+    assert not [
+        task for task in asyncio.all_tasks( )
+        if task.get_name( ).startswith( 'invocables.mcp:' ) ]
+
+
+async def test_510_invalid_metadata( tmp_path, monkeypatch ):
+    ''' Metadata of the authorization server which are not valid, with
+        no endpoints at the default paths, fail with an authorization
+        failure which says so, for both grants.
+    '''
+    monkeypatch.setenv( 'TEST_OAUTH_SECRET', _SECRET )
+    with _serve( '--invalid-metadata' ) as url:
+        for ensemble in (
+            _produce_credentials( url, 'broken' ),
+            _produce( url, _Browser( ), tmp_path, name = 'broken' ),
+        ):
+            with pytest.raises( exceptions.AuthorizationFailure ) as caught:
+                await asyncio.wait_for( ensemble.connect( ), _BOUND )
+            message = str( caught.value )
+            assert "'broken'" in message
+            assert 'are not valid OAuthMetadata' in message
+            assert _SECRET not in message
+
+
+async def test_520_revoked_tokens( tmp_path, monkeypatch ):
+    ''' Tokens revoked by the server (access and refresh): the refresh
+        fails, and authorization starts again (the user is asked once
+        more; client credentials are sent again).
+    '''
+    monkeypatch.setenv( 'TEST_OAUTH_SECRET', _SECRET )
+    browser = _Browser( )
+    with _serve( ) as url:
+        async with _produce( url, browser, tmp_path ) as ensemble:
+            client = await _call( ensemble, 'whoami' )
+            assert await _call( ensemble, 'revoke_tokens' ) == 'revoked'
+            assert await _call( ensemble, 'whoami' ) == client
+            assert await _call( ensemble, 'count_refreshes' ) == '0'
+        async with _produce_credentials( url ) as ensemble:
+            assert await _call( ensemble, 'revoke_tokens' ) == 'revoked'
+            assert await _call( ensemble, 'whoami' ) == 'svc'
+    assert browser.visits == 2

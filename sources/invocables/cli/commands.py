@@ -100,7 +100,7 @@ async def _execute_invoke( options: _argparse.Namespace ) -> int:
             "object, such as '{\"path\": \".\"}'." ) from exception
     configuration = produce_configuration( options )
     ensembles = await _descriptors.prepare_ensembles(
-        configuration, connect = True )
+        configuration, connect = True, elicitor = produce_elicitor( ) )
     try:
         invocation = _canisters.InvocationCanister(
             identifier = 'invocables-cli', name = options.name,
@@ -212,6 +212,16 @@ def produce_configuration(
     option = getattr( options, 'configuration', None )
     path = locate_configuration( __.absent if option is None else option )
     return _descriptors.produce_configuration( path )
+
+
+def produce_elicitor( ) -> _mcp.Elicitor:
+    ''' Returns elicitor of the interactive commands (invoke, converse).
+
+        When an MCP server asks the user for input, the questions go to
+        the standard error stream and the answers come from the standard
+        input; at its end, the request is cancelled.
+    '''
+    return _mcp.produce_terminal_elicitor( _sys.stdin, _sys.stderr )
 
 
 def describe_providers( default: str = '' ) -> str:

@@ -288,7 +288,8 @@ async def _execute_converse( options: _argparse.Namespace ) -> int:
         options.provider, options.model, options.base_url )
     configuration = _commands.produce_configuration( options )
     ensembles = await _descriptors.prepare_ensembles(
-        configuration, connect = True )
+        configuration, connect = True,
+        elicitor = _commands.produce_elicitor( ) )
     try:
         finished = await converse(
             client, ensembles, options.provider, model, options.prompt,

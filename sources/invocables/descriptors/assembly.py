@@ -130,6 +130,13 @@ def prepare_ensembles(
                 one fails, those already connected are disconnected and the
                 failure is raised. ''' ),
     ] = True,
+    elicitor: __.typx.Annotated[
+        __.Absential[ __.typx.Any ],
+        __.ddoc.Doc(
+            ''' Elicitor given to every MCP server, which asks the user
+                for the input a server requests (such as
+                ``invocables.mcp.produce_terminal_elicitor( )``). ''' ),
+    ] = __.absent,
 ) -> _ensembles.EnsemblesPreparation:
     ''' Loads every enabled ensemble of a configuration, and connects them.
 
@@ -145,7 +152,8 @@ def prepare_ensembles(
         if not isinstance( configuration_, _records.Configuration ):
             configuration_ = _loading.produce_configuration( configuration_ )
         return tuple(
-            produce_ensemble( descriptor, configuration_.roots )
+            produce_ensemble(
+                descriptor, configuration_.roots, elicitor = elicitor )
             for descriptor in configuration_.ensembles
             if descriptor.enabled )
 
@@ -155,14 +163,17 @@ def prepare_ensembles(
 def produce_ensemble(
     descriptor: _records.EnsembleDescriptor,
     roots: __.cabc.Sequence[ _records.Root ] = ( ),
+    *,
+    elicitor: __.Absential[ __.typx.Any ] = __.absent,
 ) -> _ensembles.Ensemble:
     ''' Produces unconnected ensemble from validated descriptor.
 
         Without roots, file tools may read the current directory only. The
         ``include``, ``exclude``, ``prefix`` and ``rename`` of its
-        configuration entry wrap it (:py:mod:`invocables.wrappers`).
+        configuration entry wrap it (:py:mod:`invocables.wrappers`). An
+        elicitor goes to an MCP server (see ``prepare_ensembles``).
     '''
-    ensemble = _produce_ensemble_bare( descriptor, roots )
+    ensemble = _produce_ensemble_bare( descriptor, roots, elicitor )
     if not descriptor.wrapping: return ensemble
     return _wrappers.produce_wrapped_ensemble(
         ensemble, ** descriptor.wrapping )
@@ -171,12 +182,14 @@ def produce_ensemble(
 def _produce_ensemble_bare(
     descriptor: _records.EnsembleDescriptor,
     roots: __.cabc.Sequence[ _records.Root ],
+    elicitor: __.Absential[ __.typx.Any ] = __.absent,
 ) -> _ensembles.Ensemble:
     configuration = _ensembles.EnsembleConfiguration(
         timeout = descriptor.timeout, max_retries = descriptor.max_retries,
         description = descriptor.description )
     if not __.is_absent( descriptor.server ):
-        inner = _servers.produce_server_ensemble( descriptor )
+        inner = _servers.produce_server_ensemble(
+            descriptor, elicitor = elicitor )
         if not descriptor.invokers: return inner
         return PinnedEnsemble(
             descriptor.name, inner,

@@ -135,8 +135,10 @@ def produce_server_descriptors(
     ''' Produces ensemble descriptors from the common ``mcpServers`` JSON.
 
         Understands ``command``, ``args``, ``env``, ``cwd``, ``url``,
-        ``headers``, ``type`` (or ``transport``) and ``disabled`` of each
-        server; ``${NAME}`` and ``${env:NAME}`` values become ``env:NAME``.
+        ``headers``, ``type`` (or ``transport``), ``authorization`` (an
+        object with the keys of ``[mcp.authorization]``),
+        ``resourcesAsTools`` and ``disabled`` of each server; ``${NAME}``
+        and ``${env:NAME}`` values become ``env:NAME``.
     '''
     if isinstance( source, __.cabc.Mapping ):
         location_ = (

@@ -56,6 +56,8 @@ class ServerDescriptor( __.immut.DataclassObject ):
     # authorization: the [mcp.authorization] table, checked.
     authorization: __.cabc.Mapping[ str, __.typx.Any ] = __.dcls.field(
         default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
+    # expose: offer the server's resources to the model as tools.
+    resources_as_tools: bool = False
 
 
 class InvokerDescriptor( __.immut.DataclassObject ):

@@ -9,6 +9,8 @@
 '''
 
 
+import os as _os
+
 from . import __
 from .. import ensembles as _ensembles
 from .. import exceptions as _exceptions
@@ -43,6 +45,8 @@ _transports_descriptors = tuple( dict.fromkeys(
 _reference = __.re.compile( r'^\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}$' )
 _reference_embedded = __.re.compile(
     r'\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}' )
+_keys_aliased = __.immut.Dictionary( {
+    'resourcesAsTools': 'resources_as_tools' } )
 _keys_ignored = frozenset( (
     'alwaysAllow', 'autoApprove', 'description', 'disabledTools',
     'timeout',
@@ -58,7 +62,11 @@ _keys_understood = __.immut.Dictionary( {
     'type': ( str, 'a string (stdio, http or sse)' ),
     'transport': ( str, 'a string (stdio, http or sse)' ),
     'disabled': ( bool, 'true or false' ),
+    'authorization': ( __.cabc.Mapping, 'an object with \'kind\'' ),
+    'resourcesAsTools': ( bool, 'true or false' ),
+    'resources_as_tools': ( bool, 'true or false' ),
 } )
+_scribe = __.produce_scribe( __name__ )
 _json_labels: tuple[ tuple[ type | tuple[ type, ... ], str ], ... ] = (
     ( bool, 'a boolean' ),
     ( ( int, float ), 'a number' ),
@@ -96,7 +104,10 @@ def access_server_descriptor(
         enabled_tools = (
             __.absent if __.is_absent( options.include )
             else tuple( sorted( options.include ) ) ),
-        disabled_tools = tuple( sorted( options.exclude ) ) )
+        disabled_tools = tuple( sorted( options.exclude ) ),
+        authorization = produce_authorization_table( # expose
+            ensemble.features.authorization ),
+        resources_as_tools = options.resources_as_tools ) # expose
 
 
 def access_tool_timeouts(
@@ -113,8 +124,47 @@ def access_tool_timeouts(
     return ensemble.options.timeouts
 
 
+def produce_authorization_table(
+    authorization: __.typx.Any
+) -> __.immut.Dictionary[ str, __.typx.Any ]:
+    ''' Returns ``[mcp.authorization]`` table of an ensemble's authorization.
+
+        The reverse of the table's reading. Values are as given (``env:``
+        references, or literal secrets which writing replaces by
+        references); a token storage object, or an authorization code grant
+        whose redirect is not the loopback one, cannot be written: the
+        storage is left out, and such a grant gives an empty table (with a
+        warning in the log).
+    '''
+    from ..mcp import authorization as _authorization
+    values: dict[ str, __.typx.Any ] = { }
+    match authorization:
+        case _authorization.BearerAuthorization( ):
+            values.update( kind = 'bearer', token = authorization.token )
+        case _authorization.ClientCredentialsAuthorization( ):
+            values.update(
+                kind = 'client-credentials',
+                client_id = authorization.client_id,
+                client_secret = authorization.client_secret )
+            for key in ( 'scope', 'issuer' ):
+                # None too: a frigid dictionary's get gives None for an
+                # absent default.
+                value = getattr( authorization, key )
+                if value is not None and not __.is_absent( value ):
+                    values[ key ] = value
+        case _authorization.CodeAuthorization( ):
+            values.update( _produce_code_table( authorization ) )
+        case _: return __.immut.Dictionary[ str, __.typx.Any ]( )
+    storage = getattr( authorization, 'storage', __.absent )
+    if values and isinstance( storage, ( str, _os.PathLike ) ):
+        values[ 'storage' ] = _os.fspath( storage )
+    return __.immut.Dictionary[ str, __.typx.Any ]( values )
+
+
 def produce_server_ensemble(
-    descriptor: _EnsembleDescriptor
+    descriptor: _EnsembleDescriptor,
+    *,
+    elicitor: __.Absential[ __.typx.Any ] = __.absent,
 ) -> _ensembles.Ensemble:
     ''' Produces unconnected ensemble of MCP server from its descriptor.
 
@@ -143,6 +193,8 @@ def produce_server_ensemble(
                 _mcp.authorization.produce_authorization_from_table(
                     server.authorization ) )
     options.update( _produce_lifecycle_options( descriptor ) )
+    if server.resources_as_tools: options[ 'resources_as_tools' ] = True
+    if not __.is_absent( elicitor ): options[ 'elicitor' ] = elicitor
     return _mcp.produce_ensemble(
         name, description = descriptor.description, ** options )
 
@@ -177,7 +229,9 @@ def produce_server_descriptor(
             'enabled_tools', default = __.absent ),
         disabled_tools = table.access_strings(
             'disabled_tools', default = ( ) ),
-        authorization = _read_authorization( table ) ) # authorization
+        authorization = _read_authorization( table ), # authorization
+        resources_as_tools = table.access( # expose
+            'resources_as_tools', bool, default = False ) )
     table.finish( )
     _validate_transport( table, descriptor )
     return descriptor
@@ -258,6 +312,26 @@ def survey_servers(
     return tuple( entries )
 
 
+def _produce_code_table(
+    authorization: __.typx.Any
+) -> dict[ str, __.typx.Any ]:
+    ''' Returns keys of the loopback code grant; empty for another. '''
+    from urllib.parse import urlsplit
+    parts = urlsplit( str( authorization.redirect_uri ) )
+    if parts.hostname != '127.0.0.1' or parts.path != '/callback':
+        _scribe.warning(
+            "The authorization of an MCP server redirects to %s, not to "
+            "the loopback listener: it cannot be written as a descriptor "
+            "and is left out.", authorization.redirect_uri )
+        return { }
+    values: dict[ str, __.typx.Any ] = { 'kind': 'oauth' }
+    if parts.port is not None: values[ 'port' ] = parts.port
+    scope = authorization.scope
+    if scope is not None and not __.is_absent( scope ):
+        values[ 'scope' ] = scope
+    return values
+
+
 def _produce_lifecycle_options(
     descriptor: _EnsembleDescriptor
 ) -> dict[ str, __.typx.Any ]:
@@ -322,15 +396,19 @@ def _translate_server(
                 table[ 'transport' ] = _transports[ value ][ 0 ]
             case 'url':
                 table[ key ] = _translate_url( value )
-            case 'cwd' | 'disabled':
-                table[ key ] = value
+            case 'cwd' | 'disabled' | 'resourcesAsTools' | (
+                'resources_as_tools'
+            ): table[ _keys_aliased.get( key, key ) ] = value
+            case 'authorization': # expose
+                table[ key ] = _translate_authorization( value )
             case _ if key in _keys_ignored: pass
             case _:
                 raise _exceptions.DescriptorInvalidity(
                     location, f"{keypath}.{key}",
                     "unknown key {key!r}.{hint} The keys understood are "
-                    "command, args, env, cwd, url, headers, type and "
-                    "disabled; remove it or correct its spelling.".format(
+                    "command, args, env, cwd, url, headers, type, "
+                    "authorization, resourcesAsTools and disabled; remove "
+                    "it or correct its spelling.".format(
                         key = key,
                         hint = _suggest_key( key, _keys_understood ) ) )
     if 'args' in server and 'command' not in server:
@@ -338,6 +416,13 @@ def _translate_server(
             location, f"{keypath}.command",
             "'args' without 'command'; add the program as 'command'." )
     return table
+
+
+def _translate_authorization( value: object ) -> object:
+    ''' Translates ``${NAME}`` references of an authorization object. '''
+    mapping = __.typx.cast( __.cabc.Mapping[ str, object ], value )
+    return {
+        key: _translate_reference( item ) for key, item in mapping.items( ) }
 
 
 def _translate_url( value: object ) -> object:
@@ -386,7 +471,7 @@ def _validate_server_value(
                     location, f"{keypath}.{key}[{index}]",
                     f"expected a string, got {_describe_json( item )}; "
                     "quote the value." )
-    if isinstance( value, __.cabc.Mapping ):
+    if isinstance( value, __.cabc.Mapping ) and key != 'authorization':
         mapping = __.typx.cast( __.cabc.Mapping[ object, object ], value )
         for name, item in mapping.items( ):
             if not isinstance( item, str ):

@@ -260,7 +260,26 @@ def _produce_server_table(
         table[ 'enabled_tools' ] = list( server.enabled_tools )
     if server.disabled_tools:
         table[ 'disabled_tools' ] = list( server.disabled_tools )
+    if server.resources_as_tools: table[ 'resources_as_tools' ] = True
+    if server.authorization: # expose
+        table[ 'authorization' ] = _produce_authorization_table(
+            name, server.authorization, secrets )
     secrets.warn( )
+    return table
+
+
+def _produce_authorization_table(
+    name: str,
+    authorization: __.cabc.Mapping[ str, __.typx.Any ],
+    secrets: '_SecretReferences',
+) -> dict[ str, __.typx.Any ]:
+    ''' Returns ``[mcp.authorization]``; a literal token or client secret
+        becomes an ``env:`` reference: no secret is ever written.
+    '''
+    table = dict( authorization )
+    for key in ( 'token', 'client_secret' ):
+        if key in table:
+            table[ key ] = secrets.refer( table[ key ], f"{name}_{key}" )
     return table
 
 
@@ -384,6 +403,11 @@ class _SecretReferences:
                 for item in query.split( '&' ) )
         return urlunsplit( (
             parts.scheme, netloc, parts.path, query, parts.fragment ) )
+
+    def refer( self, value: str, variable: str ) -> str:
+        ''' Returns value if a reference, else a reference in its place. '''
+        if value.startswith( __.ENVIRONMENT_PREFIX ): return value
+        return self._refer( variable )
 
     def warn( self ) -> None:
         ''' Warns of the references made, if any. '''

@@ -15,7 +15,9 @@ from . import authorization as authorization
 from . import callbacks as callbacks
 from . import catalog as catalog
 from . import configuration as configuration
+from . import elicitation as elicitation
 from . import ensembles as ensembles
+from . import exposure as exposure
 from . import listings as listings
 from . import processes as processes
 from . import records as records
@@ -48,6 +50,10 @@ from .callbacks import (
 from .configuration import (
     ServerParameters as ServerParameters,
     Transports as Transports,
+)
+from .elicitation import (
+    TerminalElicitor as TerminalElicitor,
+    produce_terminal_elicitor as produce_terminal_elicitor,
 )
 from .ensembles import (
     ServerEnsemble as ServerEnsemble,

@@ -41,6 +41,12 @@ STATE_DIRECTORY_VARIABLE = 'INVOCABLES_STATE_DIRECTORY'
 # A public client (PKCE, no secret), as the MCP specification advises.
 _AUTH_METHOD_PUBLIC = 'none'
 _FILE_MODE = 0o600
+_METADATA_PATHS = (
+    '/.well-known/oauth-protected-resource',
+    '/.well-known/oauth-authorization-server',
+    '/.well-known/openid-configuration',
+)
+_OK = 200
 _UNAUTHORIZED = 401
 _DIRECTORY_MODE = 0o700
 _scribe = __.produce_scribe( __name__ )
@@ -317,21 +323,29 @@ def access_state_directory( ) -> __.Path:
 
 
 def produce_auth(
-    ensemble: str, authorization: Authorization, url: str
+    ensemble: str,
+    authorization: Authorization,
+    url: str,
+    timeout: float | None = None,
 ) -> __.typx.Any:
     ''' Returns an ``httpx2.Auth`` (SDK 1.x: ``httpx.Auth``) for URL.
 
-        Raises :py:class:`invocables.exceptions.ConfigurationInvalidity` if
-        an ``env:`` reference names an unset variable.
+        Each request of an OAuth flow (discovery, registration, token) is
+        allowed ``timeout`` seconds, if given. Raises
+        :py:class:`invocables.exceptions.ConfigurationInvalidity` if an
+        ``env:`` reference names an unset variable.
     '''
     match authorization:
         case BearerAuthorization( ):
             token = _resolve( ensemble, 'token', authorization.token )
             return _produce_bearer_auth( token )
         case ClientCredentialsAuthorization( ):
-            return _produce_credentials_auth( ensemble, authorization, url )
+            provider = _produce_credentials_auth(
+                ensemble, authorization, url )
         case CodeAuthorization( ):
-            return _produce_code_auth( ensemble, authorization, url )
+            provider = _produce_code_auth( ensemble, authorization, url )
+    provider.timeout = timeout # expose
+    return provider
 
 
 def produce_authorization_from_table(
@@ -501,6 +515,10 @@ def _produce_provider_class( base: __.typx.Any = None ) -> __.typx.Any:
         ) -> None:
             super( ).__init__( **arguments )
             self.ensemble = ensemble
+            self.timeout: float | None = None
+            self.flaws: list[ str ] = [ ] # expose: what went wrong early
+            # expose: OAuth request unanswered when the flow was closed.
+            self.stalled: __.typx.Any = None
 
         def __repr__( self ) -> str:
             return f"OAuthProvider( ensemble = {self.ensemble!r} )"
@@ -518,11 +536,18 @@ def _produce_provider_class( base: __.typx.Any = None ) -> __.typx.Any:
             _sdk.http.Request, _sdk.http.Response
         ]:
             refreshed = False
+            self.stalled = None
             flow = super( )._auth_flow( request )
             try:
                 outgoing = await flow.__anext__( )
                 while True:
-                    response = yield outgoing
+                    _bound_request(
+                        outgoing,
+                        None if outgoing is request else self.timeout )
+                    with _note_stall( self, outgoing, request ):
+                        response = yield outgoing
+                    self.flaws.extend(
+                        await _observe_metadata( outgoing, response ) )
                     if (
                         outgoing is request
                         and response.status_code == _UNAUTHORIZED
@@ -542,7 +567,13 @@ def _produce_provider_class( base: __.typx.Any = None ) -> __.typx.Any:
             except _exceptions.AuthorizationFailure: raise
             except failures as exception:
                 raise _exceptions.AuthorizationFailure(
-                    self.ensemble, _describe_failure( exception ) ) from None
+                    self.ensemble, ' '.join( (
+                        _describe_failure( exception ), *self.flaws ) )
+                ) from None
+            finally:
+                # expose: closed here, in this task; left to the finalizer,
+                # the SDK's flow releases its lock in another task and fails.
+                await flow.aclose( )
 
     return Provider
 
@@ -599,7 +630,101 @@ def _describe_failure( exception: BaseException ) -> str:
         return f"the token request was refused ({name})."
     if isinstance( exception, KeyError ):
         return "the authorization server's answer lacks a field."
-    return _redact_secrets( f"{name}: {text}" )
+    return _describe_http_failure( exception ) or _redact_secrets(
+        f"{name}: {text}" )
+
+
+def explain_failure(
+    ensemble: str,
+    auth: __.typx.Any,
+    exceptions: __.cabc.Sequence[ BaseException ],
+) -> _exceptions.AuthorizationFailure | None:
+    ''' Returns authorization failure for a request error of the flow of
+        auth, which was raised out of it (expose); None for others.
+    '''
+    import httpx2
+    stalled = auth.stalled
+    for exception in exceptions:
+        if not isinstance( exception, httpx2.RequestError ): continue
+        reason = _describe_http_failure( exception, stalled ) or ''
+        flaws: list[ str ] = list( auth.flaws )
+        return _exceptions.AuthorizationFailure(
+            ensemble, ' '.join( ( reason, *flaws ) ) )
+    return None
+
+
+def _bound_request( request: __.typx.Any, timeout: float | None ) -> None:
+    ''' Bounds one request of an OAuth flow by timeout (expose). '''
+    if timeout is None: return
+    import httpx2
+    request.extensions = {
+        **request.extensions,
+        'timeout': httpx2.Timeout( timeout ).as_dict( ) }
+
+
+async def _observe_metadata(
+    request: __.typx.Any, response: __.typx.Any
+) -> tuple[ str, ... ]:
+    ''' Returns why metadata are invalid, which the SDK skips silently
+        (expose); nothing for valid ones and other requests.
+    '''
+    path: str = request.url.path
+    if response.status_code != _OK or not path.startswith(
+        _METADATA_PATHS
+    ): return ( )
+    from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
+    from pydantic import ValidationError
+    model: __.typx.Any = (
+        ProtectedResourceMetadata
+        if path.startswith( _METADATA_PATHS[ 0 ] ) else OAuthMetadata )
+    try: model.model_validate_json( await response.aread( ) )
+    except ValidationError:
+        return ( (
+            f"The metadata at {_locate( request )} are not valid "
+            f"{model.__name__}; the client fell back to the default "
+            "endpoints." ), )
+    return ( )
+
+
+def _describe_http_failure(
+    exception: BaseException, request: __.typx.Any = None
+) -> str | None:
+    ''' Returns why an OAuth request failed on the wire (expose). '''
+    import httpx2
+    if not isinstance( exception, httpx2.RequestError ): return None
+    if request is None:
+        try: request = exception.request
+        except RuntimeError: request = None
+    where = (
+        'the authorization server' if request is None
+        else _locate( request ) )
+    if isinstance( exception, httpx2.TimeoutException ):
+        return (
+            f"{where} did not answer in time ({type( exception ).__name__}); "
+            "check that the authorization server is up, or raise "
+            "connect_timeout." )
+    return (
+        f"{where} could not be reached ({type( exception ).__name__}); "
+        "check the server's URL and the network." )
+
+
+@__.ctxl.contextmanager
+def _note_stall(
+    provider: __.typx.Any, outgoing: __.typx.Any, request: __.typx.Any
+) -> __.cabc.Generator[ None, None, None ]:
+    ''' Notes an OAuth request left unanswered when the flow is closed
+        (its error is raised out of the flow, to the transport).
+    '''
+    try: yield
+    except GeneratorExit:
+        if outgoing is not request: provider.stalled = outgoing
+        raise
+
+
+def _locate( request: __.typx.Any ) -> str:
+    ''' Returns URL of request without query or fragment. '''
+    url = request.url
+    return f"{url.scheme}://{url.netloc.decode( 'ascii' )}{url.path}"
 
 
 def _presentify( value: __.Absential[ str ] ) -> str | None:

@@ -139,6 +139,7 @@ class Features:
         roots: __.Absential[ __.cabc.Iterable[ Root ] ] = __.absent,
         log_level: __.Absential[ LoggingLevels ] = __.absent,
         authorization: __.typx.Any = __.absent,
+        authorization_timeout: float | None = None, # expose
     ):
         self.ensemble = ensemble
         self.elicitor = elicitor
@@ -151,6 +152,8 @@ class Features:
             else produce_root_uris( roots ) )
         self.log_level = log_level
         self.authorization = authorization
+        # expose: seconds allowed to each request of an OAuth flow.
+        self.authorization_timeout = authorization_timeout
         self.auth: __.typx.Any = None
         self.samplings = 0
         self.redactor = _redaction.Redactor( )
@@ -186,8 +189,22 @@ class Features:
         if self.auth is None:
             from . import authorization as _authorization
             self.auth = _authorization.produce_auth(
-                self.ensemble, self.authorization, url )
+                self.ensemble, self.authorization, url,
+                timeout = self.authorization_timeout ) # expose
         return self.auth
+
+    def explain_failure(
+        self,
+        exceptions: __.cabc.Sequence[ BaseException ],
+        primary: BaseException,
+    ) -> BaseException:
+        ''' Returns authorization failure for a session which ended while
+            an OAuth request was unanswered (expose); else primary.
+        '''
+        if getattr( self.auth, 'stalled', None ) is None: return primary
+        from . import authorization as _authorization
+        return _authorization.explain_failure(
+            self.ensemble, self.auth, exceptions ) or primary
 
     async def prepare_session( self, session: __.typx.Any ) -> None:
         ''' Asks server for the chosen log level, if it offers logging. '''

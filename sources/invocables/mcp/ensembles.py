@@ -22,6 +22,7 @@ from . import authorization as _authorization # authorization
 from . import callbacks as _callbacks # authorization
 from . import catalog as _catalog
 from . import configuration as _configuration
+from . import exposure as _exposure # expose
 from . import processes as _processes
 from . import resources as _resources # authorization
 from . import records as _records
@@ -78,7 +79,7 @@ class ServerEnsemble(
         self.configuration = configuration
         self.options = options
         self.features = features or _callbacks.Features( name )
-        self._state = _State( _catalog.Catalog(
+        self._state = _State( _exposure.produce_catalog( # expose
             name, options, self._produce_invocable, self ) )
 
     # authorization: session access for resources, prompts, roots, logs.
@@ -614,6 +615,14 @@ def produce_ensemble( # noqa: PLR0913
             ''' Least severe level of the log messages the server should
                 send (to logger ``invocables.mcp.servers.<name>``). ''' ),
     ] = __.absent,
+    resources_as_tools: __.typx.Annotated[
+        bool,
+        __.ddoc.Doc(
+            ''' Also offer the model two tools which list the server's
+                resources and read one by URI (``list_resources``,
+                ``read_resource``; renamed if the server has such
+                tools). ''' ),
+    ] = False,
 ) -> ServerEnsemble:
     ''' Produces ensemble for an MCP server; not connected yet.
 
@@ -640,11 +649,14 @@ def produce_ensemble( # noqa: PLR0913
         include = (
             __.absent if __.is_absent( include ) else frozenset( include ) ),
         exclude = frozenset( exclude ), reporter = reporter,
-        grace = grace, result_limit = result_limit )
+        grace = grace, result_limit = result_limit,
+        resources_as_tools = resources_as_tools ) # expose
     features = _callbacks.Features(
         name, elicitor = elicitor, sampler = sampler,
         sampling_limits = sampling_limits, roots = roots,
-        log_level = log_level, authorization = authorization )
+        log_level = log_level, authorization = authorization,
+        # expose: one hung OAuth request fails within the connect timeout.
+        authorization_timeout = connect_timeout / 2 )
     if not __.is_absent( authorization ) and __.is_absent( url ):
         raise _exceptions.ConfigurationInvalidity(
             f"MCP ensemble {name!r} 'authorization'",

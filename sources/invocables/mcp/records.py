@@ -70,3 +70,4 @@ class ServerOptions( __.immut.DataclassObject ):
     grace: float = _processes.GRACE_DEFAULT
     debounce: float = DEBOUNCE_DEFAULT
     result_limit: int | None = RESULT_LIMIT_DEFAULT
+    resources_as_tools: bool = False # expose: offer resources as tools

@@ -173,6 +173,8 @@ class Runner:
                     self._describe( exception ) )
             # authorization: its failure reaches connect( ) as it is.
             primary = _select_primary( _flatten( exception ) )
+            primary = self.features.explain_failure( # expose
+                _flatten( exception ), primary )
             if isinstance( primary, (
                 _exceptions.AuthorizationFailure,
                 _exceptions.ConfigurationInvalidity,

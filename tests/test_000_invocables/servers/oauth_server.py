@@ -9,9 +9,12 @@
     lives); ``--audience URL`` (resource for which tokens are issued; a
     wrong one makes the server refuse them); ``--client ID:SECRET`` (a
     preregistered confidential client which may use the client credentials
-    grant). Tools: ``whoami`` (client of the token), ``count_refreshes``,
-    ``forget_tokens``
-    (the server forgets every access token: the next request gets 401).
+    grant); ``--token-delay S`` (the token endpoint answers after S
+    seconds); ``--invalid-metadata`` (the authorization server's metadata
+    is not valid, and its endpoints are not at the default paths). Tools: ``whoami`` (client of the token),
+    ``count_refreshes``, ``forget_tokens`` (the server forgets every
+    access token: the next request gets 401), ``revoke_tokens`` (the
+    server forgets every access and refresh token: refreshing fails).
 '''
 
 
@@ -165,6 +168,34 @@ class ClientCredentialsGrant:
             send, 200, token.model_dump( exclude_none = True ) )
 
 
+class Faults:
+    ''' ASGI middleware which slows the token endpoint or serves invalid
+        metadata of the authorization server.
+    '''
+
+    def __init__( self, app: Any, delay: float, invalid: bool ):
+        self.app = app
+        self.delay = delay
+        self.invalid = invalid
+
+    async def __call__( self, scope: Any, receive: Any, send: Any ) -> None:
+        path = scope.get( 'path', '' )
+        if scope[ 'type' ] == 'http' and path == '/token' and self.delay:
+            import asyncio
+            await asyncio.sleep( self.delay )
+        if scope[ 'type' ] == 'http' and self.invalid and path.startswith(
+            '/.well-known/oauth-authorization-server'
+        ):
+            await _answer( send, 200, {
+                'issuer': 'not a url', 'response_types_supported': 42 } )
+            return
+        if self.invalid and path in ( '/register', '/token' ):
+            # The endpoints are not where a client falls back to.
+            await _answer( send, 404, { 'error': 'not_found' } )
+            return
+        await self.app( scope, receive, send )
+
+
 def _replay( body: bytes ) -> Any:
     sent = False
 
@@ -194,6 +225,8 @@ def main( ) -> None:
     parser.add_argument( '--audience', default = None )
     parser.add_argument( '--client', default = None )
     parser.add_argument( '--announced', type = int, default = None )
+    parser.add_argument( '--token-delay', type = float, default = 0.0 )
+    parser.add_argument( '--invalid-metadata', action = 'store_true' )
     options = parser.parse_args( )
     base = f"http://127.0.0.1:{options.port}"
     provider = Provider(
@@ -228,6 +261,13 @@ def main( ) -> None:
         provider.access.clear( )
         return 'forgotten'
 
+    @server.tool( structured_output = False )
+    def revoke_tokens( ) -> str:
+        ''' Forgets every access and refresh token. '''
+        provider.access.clear( )
+        provider.refresh.clear( )
+        return 'revoked'
+
     if options.client:
         client_id, _, secret = options.client.partition( ':' )
         provider.clients[ client_id ] = OAuthClientInformationFull(
@@ -239,6 +279,8 @@ def main( ) -> None:
     app: Any = server.streamable_http_app( )
     if options.client:
         app = ClientCredentialsGrant( app, provider, options.client )
+    if options.token_delay or options.invalid_metadata:
+        app = Faults( app, options.token_delay, options.invalid_metadata )
     uvicorn.run(
         app, host = '127.0.0.1', port = options.port, log_level = 'warning' )
 

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 
 ''' MCP server which lists five resources, two templates and five prompts,
-    two per page.
+    two per page; its one tool is named ``list_resources``, as a tool
+    which lists resources for the model would be.
 '''
 
 
@@ -75,6 +76,12 @@ def _blob( key: str ) -> bytes:
 @server.resource( 'item://{key}', name = 'item' )
 def _item( key: str ) -> str:
     return f"item {key}"
+
+
+@server.tool( name = 'list_resources', structured_output = False )
+def _list_resources( ) -> str:
+    ''' Returns a word: a tool of the server named as the resource tool. '''
+    return 'own tool'
 
 
 if __name__ == '__main__': server.run( )
