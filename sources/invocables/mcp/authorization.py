@@ -642,10 +642,9 @@ def explain_failure(
     ''' Returns authorization failure for a request error of the flow of
         auth, which was raised out of it (expose); None for others.
     '''
-    import httpx2
     stalled = auth.stalled
     for exception in exceptions:
-        if not isinstance( exception, httpx2.RequestError ): continue
+        if not isinstance( exception, _sdk.http.RequestError ): continue
         reason = _describe_http_failure( exception, stalled ) or ''
         flaws: list[ str ] = list( auth.flaws )
         return _exceptions.AuthorizationFailure(
@@ -656,10 +655,9 @@ def explain_failure(
 def _bound_request( request: __.typx.Any, timeout: float | None ) -> None:
     ''' Bounds one request of an OAuth flow by timeout (expose). '''
     if timeout is None: return
-    import httpx2
     request.extensions = {
         **request.extensions,
-        'timeout': httpx2.Timeout( timeout ).as_dict( ) }
+        'timeout': _sdk.http.Timeout( timeout ).as_dict( ) }
 
 
 async def _observe_metadata(
@@ -690,15 +688,14 @@ def _describe_http_failure(
     exception: BaseException, request: __.typx.Any = None
 ) -> str | None:
     ''' Returns why an OAuth request failed on the wire (expose). '''
-    import httpx2
-    if not isinstance( exception, httpx2.RequestError ): return None
+    if not isinstance( exception, _sdk.http.RequestError ): return None
     if request is None:
         try: request = exception.request
         except RuntimeError: request = None
     where = (
         'the authorization server' if request is None
         else _locate( request ) )
-    if isinstance( exception, httpx2.TimeoutException ):
+    if isinstance( exception, _sdk.http.TimeoutException ):
         return (
             f"{where} did not answer in time ({type( exception ).__name__}); "
             "check that the authorization server is up, or raise "
