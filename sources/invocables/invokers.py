@@ -30,6 +30,7 @@ RETRIES_MAXIMUM = 100
 AUXDATA_EMPTY: __.cabc.Mapping[ str, __.typx.Any ] = (
     __.types.MappingProxyType( { } ) )
 
+_ANNOTATIONS_EMPTY: Annotations = __.immut.Dictionary[ str, __.typx.Any ]( )
 _CONTEXT_MEMBERS = ( 'auxdata', 'invoker', 'namespace' )
 _INVOCATION_ARITY = 2 # context, arguments
 _name_tool = __.re.compile( r'^[a-zA-Z0-9_-]{1,64}$' )
@@ -215,26 +216,43 @@ class FunctionInvoker(
             name, arguments_schema, argschema )
         if __.is_absent( arguments_schema ):
             arguments_schema = _schemata.access_schema_empty( )
-        self.name = name
-        self.invocable = invocable
-        self.arguments_schema = arguments_schema
-        self.description = description
-        self.ensemble = ensemble
-        self.timeout = validate_timeout(
-            timeout, f"tool {name!r} option 'timeout'" )
-        self.max_retries = validate_retries(
-            max_retries, f"tool {name!r} option 'max_retries'" )
-        self.deduplicator = deduplicator
-        self.annotations: Annotations = __.immut.Dictionary(
-            { } if __.is_absent( annotations ) else annotations )
-        self.outschema = outschema
-        self.validator = (
-            _schemata.produce_validator( name, arguments_schema )
-            if __.is_absent( validator ) else validator )
-        # Typed by the class parameters; dynadoc cannot document a
-        # parameter annotated with a ParamSpec.
-        self.function: __.Absential[
-            __.cabc.Callable[ _Parameters, _Result ] ] = function
+        if __.typx.TYPE_CHECKING:
+            # Declared here, not in the class, where type checkers would
+            # take the callables for methods; the function is typed by the
+            # class parameters (which dynadoc cannot document).
+            self.name: str
+            self.invocable: Invocable
+            self.arguments_schema: __.Schema
+            self.description: str
+            self.ensemble = ensemble
+            self.timeout: __.Absential[ float | None ]
+            self.max_retries: __.Absential[ int ]
+            self.deduplicator: __.Absential[ _deduplicators.Deduplicator ]
+            self.annotations: Annotations
+            self.outschema: __.Absential[ __.Schema ]
+            self.validator: _schemata.Validator
+            self.function: __.Absential[
+                __.cabc.Callable[ _Parameters, _Result ] ]
+        # All attributes in one pass: frigid would check each assignment
+        # (some 7 µs apiece) only to allow it, as it allows any during
+        # __init__. The instance is frozen after __init__ all the same.
+        vars( self ).update(
+            name = name,
+            invocable = invocable,
+            arguments_schema = arguments_schema,
+            description = description,
+            ensemble = ensemble,
+            timeout = validate_timeout(
+                timeout, f"tool {name!r} option 'timeout'" ),
+            max_retries = validate_retries(
+                max_retries, f"tool {name!r} option 'max_retries'" ),
+            deduplicator = deduplicator,
+            annotations = _freeze_annotations( annotations ),
+            outschema = outschema,
+            validator = (
+                _schemata.produce_validator( name, arguments_schema )
+                if __.is_absent( validator ) else validator ),
+            function = function )
 
     @property
     def argschema( self ) -> __.Schema:
@@ -617,6 +635,16 @@ def _reconcile_schema(
     raise _exceptions.InvokerInvalidity(
         name, "give 'arguments_schema' only; 'argschema' is its "
         "deprecated name." )
+
+
+def _freeze_annotations(
+    annotations: __.Absential[ Annotations ]
+) -> Annotations:
+    ''' Returns read-only annotations; shares the frozen and the empty. '''
+    if __.is_absent( annotations ) or not annotations:
+        return _ANNOTATIONS_EMPTY
+    if isinstance( annotations, __.immut.Dictionary ): return annotations
+    return __.immut.Dictionary( annotations )
 
 
 def _is_context( value: object ) -> bool:

@@ -55,10 +55,8 @@ class Nomenclature( __.immut.Object ):
         self.designations = designations
         self._by_name = __.types.MappingProxyType(
             { designation.name: designation for designation in designations } )
-        self._by_origin = __.types.MappingProxyType( {
-            ( designation.ensemble.name, designation.invoker.name ):
-                designation.name
-            for designation in designations } )
+        # Made at first use: most nomenclatures only ever map names.
+        self._by_origin: dict[ tuple[ str, str ], str ] = { }
 
     def access_designation( self, name: str ) -> Designation:
         ''' Returns designation for provider-facing name.
@@ -72,7 +70,13 @@ class Nomenclature( __.immut.Object ):
 
     def access_name( self, ensemble: str, invoker: str ) -> str:
         ''' Returns provider-facing name of invoker in ensemble. '''
-        try: return self._by_origin[ ( ensemble, invoker ) ]
+        origins = self._by_origin
+        if not origins and self.designations:
+            origins.update( {
+                ( designation.ensemble.name, designation.invoker.name ):
+                    designation.name
+                for designation in self.designations } )
+        try: return origins[ ( ensemble, invoker ) ]
         except KeyError as exception:
             raise _exceptions.InvokerAbsence(
                 invoker, ensemble ) from exception
@@ -117,21 +121,27 @@ def produce_nomenclature(
     '''
     ensembles_ = tuple( ensembles )
     _validate_ensemble_names( ensembles_ )
-    pairs = [
-        ( ensemble, invoker )
-        for ensemble in ensembles_
-        for invoker in ensemble.survey_invokers( ) ]
-    counts = __.collections.Counter( invoker.name for _, invoker in pairs )
+    invokerses = tuple(
+        ensemble.survey_invokers( ) for ensemble in ensembles_ )
+    # No pair per tool: at thousands of tools, short-lived tuples which
+    # outlive a young collection weigh on the next full one.
+    counts = __.collections.Counter(
+        invoker.name for invokers in invokerses for invoker in invokers )
     names = [
         produce_safe_name(
             invoker.name if counts[ invoker.name ] == 1
             else f"{ensemble.name}{SCOPE_SEPARATOR}{invoker.name}" )
-        for ensemble, invoker in pairs ]
-    names = _resolve_collisions( names, pairs )
-    designations = tuple(
-        Designation( name, ensemble, invoker )
-        for name, ( ensemble, invoker ) in zip( names, pairs ) )
-    return Nomenclature( ensembles_, designations )
+        for ensemble, invokers in zip( ensembles_, invokerses )
+        for invoker in invokers ]
+    names = _resolve_collisions( names, ensembles_, invokerses )
+    designations: list[ Designation ] = [ ]
+    position = 0
+    for ensemble, invokers in zip( ensembles_, invokerses ):
+        for invoker in invokers:
+            designations.append(
+                Designation( names[ position ], ensemble, invoker ) )
+            position += 1
+    return Nomenclature( ensembles_, tuple( designations ) )
 
 
 def produce_safe_name( name: str, *, force_digest: bool = False ) -> str:
@@ -156,12 +166,16 @@ def produce_safe_name( name: str, *, force_digest: bool = False ) -> str:
 
 def _resolve_collisions(
     names: list[ str ],
-    pairs: __.cabc.Sequence[
-        tuple[ _ensembles.Ensemble, _invokers.Invoker ] ],
+    ensembles: tuple[ _ensembles.Ensemble, ... ],
+    invokerses: tuple[ tuple[ _invokers.Invoker, ... ], ... ],
 ) -> list[ str ]:
     ''' Gives distinct hashed names where cleaning made names collide. '''
+    if len( set( names ) ) == len( names ): return names
     counts = __.collections.Counter( names )
-    if all( count == 1 for count in counts.values( ) ): return names
+    pairs = [
+        ( ensemble, invoker )
+        for ensemble, invokers in zip( ensembles, invokerses )
+        for invoker in invokers ]
     resolved = [
         name if counts[ name ] == 1 else produce_safe_name(
             f"{ensemble.name}/{invoker.name}", force_digest = True )

@@ -63,12 +63,15 @@ class Validator( __.immut.Object, instances_mutables = ( '_validator', ) ):
     name: str
     schema: __.Schema
 
+    # jsonschema's validator methods are only partly typed.
+    _validator: __.typx.Any
+    _plan: '_Plan | None'
+
     def __init__( self, name: str, schema: __.Schema ):
-        self.name = name
-        self.schema = schema
-        # jsonschema's validator methods are only partly typed.
-        self._validator: __.typx.Any = None
-        self._plan = _produce_plan( schema )
+        # In one pass: see FunctionInvoker.__init__.
+        vars( self ).update(
+            name = name, schema = schema, _validator = None,
+            _plan = _produce_plan( schema ) )
 
     def validate_arguments( self, arguments: object ) -> __.Arguments:
         ''' Returns arguments if valid. Raises invalidity error otherwise.
@@ -356,7 +359,8 @@ _METAKEYWORDS_NUMBER = frozenset( (
     'exclusiveMaximum', 'exclusiveMinimum', 'maximum', 'minimum' ) )
 _METAKEYWORDS_SCHEMA = frozenset( (
     'additionalProperties', 'items', 'not' ) )
-_METAKEYWORDS_SCHEMAS = frozenset( ( 'allOf', 'anyOf', 'oneOf' ) )
+_METAKEYWORDS_SCHEMAS = frozenset( (
+    'allOf', 'anyOf', 'oneOf', 'prefixItems' ) )
 _METAKEYWORDS_SCHEMATA = frozenset( ( '$defs', 'properties' ) )
 _METAKEYWORDS_TEXT = frozenset( (
     '$comment', 'description', 'format', 'title' ) )
@@ -409,10 +413,29 @@ def _is_subschema_surely_valid( # noqa: C901,PLR0911,PLR0912,PLR0915
             if type( value ) not in ( int, float ): return False
         elif keyword in _METAKEYWORDS_BOOLEAN:
             if type( value ) is not bool: return False
+        elif keyword == 'multipleOf':
+            if not _is_divisor_surely_valid( value ): return False
+        elif keyword == 'pattern':
+            if not _is_pattern_surely_valid( value ): return False
         elif keyword == '$ref':
             if type( value ) is not str: return False
             if _REFERENCE_LOCAL.match( value ) is None: return False
         else: return False
+    return True
+
+
+def _is_divisor_surely_valid( value: object ) -> bool:
+    if type( value ) is not int and type( value ) is not float: return False
+    return __.typx.cast( float, value ) > 0
+
+
+def _is_pattern_surely_valid( value: object ) -> bool:
+    ''' Returns whether the meta-schema's format check of a regular
+        expression (compiled by Python's ``re``) surely passes.
+    '''
+    if type( value ) is not str: return False
+    try: __.re.compile( value )
+    except __.re.error: return False
     return True
 
 

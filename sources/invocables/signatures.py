@@ -2,13 +2,15 @@
 
 ''' JSON Schemas and invocables from signatures of typed Python functions.
 
-    Uses pydantic's schema generation and ``docstring_parser``, imported
-    only when a function-based invoker is produced, so that
-    ``import invocables`` stays light.
+    Uses pydantic's schema generation (for what
+    ``invocables.derivations`` does not derive itself) and
+    ``docstring_parser``, imported only when a function-based invoker is
+    produced, so that ``import invocables`` stays light.
 '''
 
 
 from . import __
+from . import derivations as _derivations
 from . import exceptions as _exceptions
 from . import invokers as _invokers
 from . import workers as _workers
@@ -21,6 +23,7 @@ Descriptions: __.typx.TypeAlias = __.cabc.Mapping[ str, str ]
 _CONTEXT_PARAMETER = 'context'
 _CONTEXT_ANNOTATIONS = ( _invokers.Context, _invokers.InvocationContext )
 _DEFS_PREFIX = '#/$defs/'
+_DOCSTRING_MARKERS = ( ':', '@', '-', '..' )
 _NOTES_SECTIONS = frozenset( ( 'note', 'notes' ) )
 _PLAIN_TYPES = frozenset( ( str, int, float, bool, type( None ), object ) )
 _RECEIVER_NAMES = frozenset( ( 'self', 'cls' ) )
@@ -43,11 +46,10 @@ def parse_docstring( function: _Function ) -> tuple[ str, Descriptions ]:
         ``Returns``, ``Raises``, ``Yields`` and ``Examples`` sections are
         left out of the description; the rest of the text is kept.
     '''
-    from docstring_parser import parse
     docstring = _access_docstring( function )
     # Besides its ParseError, the parser raises assorted errors (such as
     # IndexError) on odd text: then the whole docstring is the description.
-    try: parsed = parse( docstring )
+    try: parsed = _parse_docstring( docstring )
     except Exception: return docstring.strip( ), { }
     descriptions = {
         parameter.arg_name: ' '.join( parameter.description.split( ) )
@@ -70,23 +72,34 @@ def produce_signature_invocable(
 ) -> tuple[ __.Schema, __.cabc.Callable[ ..., __.typx.Any ] ]:
     ''' Returns argument schema and invocable for typed function.
 
+        The schema of common signatures is derived directly (see
+        ``invocables.derivations``), of others by a pydantic model.
         Arguments that JSON values represent exactly are passed as they are
-        (validated by the schema); others (models, enums, dates) are
-        converted by a pydantic model built once for the function.
+        (validated by the schema); others (models, enums, dates, tuples)
+        are converted by a pydantic model of the function, made once, at
+        the first call unless the schema needed it.
     '''
     parameters, accepts_context = _survey_parameters( name, function )
     schematic = tuple(
         parameter for parameter in parameters
         if parameter.name != _CONTEXT_PARAMETER )
     _validate_defaults( name, schematic )
-    model = _produce_model( name, function, schematic, descriptions )
-    schema = _clean_schema( model.model_json_schema( ) )
+    schema = _derivations.derive_schema( tuple(
+        ( parameter.name, parameter.annotation, parameter.default,
+          _access_description( parameter, descriptions ) )
+        for parameter in schematic ) )
+    model: __.typx.Any = None
+    if schema is None:
+        model = _produce_model( name, function, schematic, descriptions )
+        schema = _clean_schema( model.model_json_schema( ) )
+    elif '$defs' in schema: schema = _clean_schema( schema ) # enumerations
     plain = all(
         _is_plain_annotation( parameter.annotation )
         for parameter in schematic )
-    names = tuple( parameter.name for parameter in schematic )
-    convert = _pass_arguments if plain else (
-        _produce_converter( name, model, names ) )
+    if plain: convert = _pass_arguments
+    else:
+        convert = _produce_converter(
+            name, function, schematic, descriptions, model )
     invocable = _produce_invocable(
         _adapt_positional( function, parameters ), convert, accepts_context )
     return __.types.MappingProxyType( schema ), invocable
@@ -317,17 +330,52 @@ def _is_plain_annotation( annotation: __.typx.Any ) -> bool:
     return False
 
 
+def _parse_docstring( docstring: str ) -> __.typx.Any:
+    ''' Returns docstring parsed as ``docstring_parser.parse`` does.
+
+        That parses with each of four styles and keeps the result with the
+        most sections (the first on a tie: reST). Where no line starts as a
+        reST field (``:``), an epydoc field (``@``), a numpydoc rule or
+        directive (``-``, ``..``), those three find no section, so a Google
+        result with some sections is the one kept: parsed alone, at a
+        fourth of the cost.
+    '''
+    from docstring_parser import DocstringStyle, ParseError, parse
+    if not any(
+        line.lstrip( ).startswith( _DOCSTRING_MARKERS )
+        for line in docstring.splitlines( )
+    ):
+        try: parsed = parse( docstring, style = DocstringStyle.GOOGLE )
+        except ParseError: pass # as parse does: other styles may do
+        else:
+            if parsed.meta: return parsed
+    return parse( docstring )
+
+
 def _pass_arguments( arguments: __.Arguments ) -> __.Arguments:
     return arguments
 
 
 def _produce_converter(
-    name: str, model: __.typx.Any, names: tuple[ str, ... ]
+    name: str,
+    function: _Function,
+    parameters: tuple[ _Parameter, ... ],
+    descriptions: Descriptions,
+    model: __.typx.Any,
 ) -> __.cabc.Callable[ [ __.Arguments ], __.Arguments ]:
-    from pydantic import ValidationError
+    ''' Returns converter of arguments by the pydantic model of function,
+        made on first use unless given (most tools are never called with
+        every one of their siblings, and a model holds some 17 KB).
+    '''
+    names = tuple( parameter.name for parameter in parameters )
+    models: list[ __.typx.Any ] = [ ] if model is None else [ model ]
 
     def convert( arguments: __.Arguments ) -> __.Arguments:
-        try: instance = model.model_validate( arguments )
+        from pydantic import ValidationError
+        if not models:
+            models.append(
+                _produce_model( name, function, parameters, descriptions ) )
+        try: instance = models[ 0 ].model_validate( arguments )
         except ValidationError as exception:
             raise _exceptions.ArgumentsInvalidity(
                 name, str( exception ) ) from exception
@@ -372,8 +420,7 @@ def _produce_model(
     for parameter in parameters:
         annotation = parameter.annotation
         if annotation is _Parameter.empty: annotation = __.typx.Any
-        description = _access_doc( annotation ) or descriptions.get(
-            parameter.name )
+        description = _access_description( parameter, descriptions )
         default = (
             ... if parameter.default is _Parameter.empty
             else parameter.default )
@@ -392,6 +439,16 @@ def _produce_model(
         raise _exceptions.InvokerInvalidity(
             name, f"cannot derive a JSON Schema from the signature of "
             f"{function!r}: {exception}" ) from exception
+
+
+def _access_description(
+    parameter: _Parameter, descriptions: Descriptions
+) -> str | None:
+    ''' Returns description of parameter: its ``Doc``, else from the
+        docstring, else None.
+    '''
+    return _access_doc( parameter.annotation ) or descriptions.get(
+        parameter.name )
 
 
 def _access_doc( annotation: __.typx.Any ) -> str | None:

@@ -258,3 +258,30 @@ def test_240_repr( ):
         return None
 
     assert "'noop'" in repr( invocables.produce_invoker( noop ) )
+
+
+def test_250_invokers_immutable( ):
+    ''' Invokers and their validators refuse assignment and deletion after
+        construction; annotations are a read-only copy, kept by copies.
+    '''
+
+    def add( a: int ) -> int:
+        return a
+
+    given = { 'readOnlyHint': True }
+    invoker = invocables.produce_invoker( add, annotations = given )
+    for target in ( invoker, invoker.validator ):
+        with pytest.raises( AttributeError ):
+            target.name = 'other'
+        with pytest.raises( AttributeError ):
+            del target.name
+    with pytest.raises( AttributeError ):
+        invoker.extra = 1
+    given[ 'readOnlyHint' ] = False
+    assert invoker.annotations == { 'readOnlyHint': True }
+    with pytest.raises( TypeError ):
+        invoker.annotations[ 'readOnlyHint' ] = False # type: ignore[index]
+    copy = invoker.with_ensemble( 'math' )
+    assert copy.annotations is invoker.annotations
+    assert copy.name == 'add' and copy.ensemble == 'math'
+    assert invocables.produce_invoker( add ).annotations == { }

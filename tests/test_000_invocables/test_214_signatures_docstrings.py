@@ -274,3 +274,33 @@ def test_910_styles_agree( style ):
     add.__doc__ = f"Adds.\n\n{sections[ style ]}\n"
     assert parse_docstring( add ) == (
         'Adds.', { 'a': 'First term.', 'b': 'Second.' } )
+
+
+def _parse_every_style( docstring ):
+    ''' Returns what docstring_parser's own choice of style gives. '''
+    import docstring_parser
+    try: parsed = docstring_parser.parse( docstring )
+    except Exception as exception: return type( exception )
+    return (
+        parsed.short_description, parsed.long_description,
+        parsed.blank_after_short_description,
+        [ ( meta.args, meta.description ) for meta in parsed.meta ] )
+
+
+@settings( max_examples = _FUZZ_EXAMPLES, deadline = None )
+@given( st.lists(
+    st.one_of( _lines, st.text( max_size = 30 ) ), max_size = 12 ) )
+def test_920_parsed_as_every_style( lines ):
+    ''' Docstrings parse as docstring_parser's choice among its styles,
+        also where Google style alone is parsed.
+    '''
+    from invocables import signatures
+    docstring = '\n'.join( lines )
+    try: parsed = signatures._parse_docstring( docstring )
+    except Exception as exception: result = type( exception )
+    else:
+        result = (
+            parsed.short_description, parsed.long_description,
+            parsed.blank_after_short_description,
+            [ ( meta.args, meta.description ) for meta in parsed.meta ] )
+    assert result == _parse_every_style( docstring )

@@ -231,3 +231,21 @@ async def test_220_gemini_calls_renamed_tool( ):
     result, = await processor.execute_invocations( invocations, ensembles )
     assert not result.is_error( )
     assert result.as_text( ) == 'ok 123'
+
+
+def test_230_names_stable_and_reversible_across_calls( ):
+    ''' Names are the same at every call; both directions of the map
+        agree, including for names which were scoped or cleaned.
+    '''
+    ensembles = [
+        _ensemble( 'a', 'echo', 'x.y', 'only' ),
+        _ensemble( 'b', 'echo', 'x_y' ) ]
+    first = naming.produce_nomenclature( ensembles )
+    second = naming.produce_nomenclature( ensembles )
+    assert _names( first ) == _names( second )
+    for item in first.designations:
+        assert first.access_name(
+            item.ensemble.name, item.invoker.name ) == item.name
+        assert first.access_designation( item.name ) is item
+    assert first.access_name( 'a', 'echo' ) == 'a__echo'
+    assert first.access_name( 'a', 'only' ) == 'only'

@@ -3,6 +3,8 @@
 ''' Compiled validators: the fast path agrees with jsonschema, always. '''
 
 
+import os
+
 import jsonschema
 import pytest
 
@@ -13,6 +15,8 @@ from invocables import exceptions
 from invocables import schemata
 
 
+# INVOCABLES_FUZZ_EXAMPLES=10000 runs the meta check property that long.
+_FUZZ_EXAMPLES = int( os.environ.get( 'INVOCABLES_FUZZ_EXAMPLES', '300' ) )
 _SCHEMAS = [
     { 'type': 'object',
       'properties': { 'message': { 'type': 'string' } },
@@ -178,3 +182,44 @@ def test_160_quick_meta_check_accepts_generated_schemas( ):
     validator = schemata.produce_validator( 'tool', schema )
     assert validator.validate_arguments(
         { 'point': { 'x': 1 } } ) == { 'point': { 'x': 1 } }
+
+
+_META_VALUES = st.one_of(
+    st.none( ), st.booleans( ), st.integers( -2, 3 ),
+    st.floats( -1, 1, allow_nan = False ),
+    st.sampled_from( ( '^a', '(', 'a{2}', '[', 'string', 'x', '#/$defs/a' ) ),
+    st.lists( st.sampled_from( ( 'a', 'b', 'string', 'integer' ) ),
+              max_size = 3 ) )
+_META_KEYWORDS = st.sampled_from( (
+    'type', 'minimum', 'multipleOf', 'pattern', 'minItems', 'maxLength',
+    'uniqueItems', 'enum', 'const', 'required', 'description', '$ref' ) )
+_META_SCHEMAS = st.recursive(
+    st.dictionaries( _META_KEYWORDS, _META_VALUES, max_size = 3 ),
+    lambda inner: st.one_of(
+        st.builds(
+            lambda keyword, items, rest: { **rest, keyword: items },
+            st.sampled_from( ( 'prefixItems', 'anyOf', 'allOf' ) ),
+            st.lists( inner, max_size = 2 ), inner ),
+        st.builds(
+            lambda keyword, item, rest: { **rest, keyword: item },
+            st.sampled_from( ( 'items', 'additionalProperties', 'not' ) ),
+            inner, inner ),
+        st.builds(
+            lambda members, rest: { **rest, 'properties': members },
+            st.dictionaries(
+                st.sampled_from( ( 'a', 'b' ) ), inner, max_size = 2 ),
+            inner ) ),
+    max_leaves = 6 )
+
+
+@settings( max_examples = _FUZZ_EXAMPLES, deadline = None )
+@given( _META_SCHEMAS )
+def test_170_quick_meta_check_agrees_with_metaschema( schema ):
+    ''' Whatever the quick meta check accepts (prefixItems, multipleOf and
+        pattern included), the Draft 2020-12 meta-schema accepts.
+    '''
+    if not schemata._is_schema_surely_valid( schema ): return
+    jsonschema.Draft202012Validator(
+        jsonschema.Draft202012Validator.META_SCHEMA,
+        format_checker = jsonschema.Draft202012Validator.FORMAT_CHECKER,
+    ).validate( schema )

@@ -867,3 +867,38 @@ def test_840_strict_nullable_keeps_alternatives( ):
     assert validator.is_valid( { 'a': None } )
     assert validator.is_valid( { 'a': 'xa' } )
     assert not validator.is_valid( { 'a': 'za' } )
+
+
+def test_850_shared_adaptation( ):
+    ''' With share, a plain schema whose root alone changes is copied at
+        the root only; the input is unchanged; other schemas are copied
+        whole, as without share.
+    '''
+    schema = {
+        'properties': { 'a': { 'type': 'string', 'enum': [ 'x', 'y' ] } },
+        'required': [ 'a' ], '$schema': 'x' }
+    original = copy.deepcopy( schema )
+    for dialect in ( 'anthropic', 'cohere', 'ollama', 'openai' ):
+        adapted = dialects.adapt_schema( schema, dialect, share = True )
+        assert adapted == {
+            'type': 'object', 'properties': schema[ 'properties' ],
+            'required': [ 'a' ] }
+        assert adapted is not schema
+        assert adapted[ 'properties' ] is schema[ 'properties' ]
+        assert schema == original
+    whole = dialects.adapt_schema( schema, 'openai' )
+    assert whole[ 'properties' ] is not schema[ 'properties' ]
+    for other in (
+        { 'anyOf': [ { 'properties': schema[ 'properties' ] } ] },
+        { 'type': 'object', 'properties': { 'a': { 'enum': ( 1, 2 ) } } },
+    ):
+        adapted = dialects.adapt_schema( other, 'openai', share = True )
+        assert adapted[ 'properties' ] is not schema[ 'properties' ]
+        assert adapted[ 'properties' ][ 'a' ] is not (
+            other.get( 'properties', { } ).get( 'a' ) )
+    gemini = dialects.adapt_schema( schema, 'gemini', share = True )
+    assert gemini[ 'properties' ] is not schema[ 'properties' ]
+    with pytest.raises( exceptions.SchemaDialectInvalidity ):
+        dialects.adapt_schema(
+            { 'type': 'object', 'properties': { 1: { } } }, 'openai',
+            share = True )

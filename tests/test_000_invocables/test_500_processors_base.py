@@ -621,3 +621,107 @@ def test_820_prepare_tools_remembered( ):
     assert second[ 0 ][ 'input_schema' ] is first[ 0 ][ 'input_schema' ]
     assert second[ 0 ][ 'input_schema' ][ 'properties' ] == {
         'text': { 'type': 'string' } }
+
+
+class _ChangingEnsemble( invocables.ensembles.EnsembleBase ):
+    ''' Local ensemble whose tools change, as an MCP server's may. '''
+
+    def __init__( self, name, invokers ):
+        self.name = name
+        self.configuration = invocables.EnsembleConfiguration( )
+        self._invokerses = [ tuple( invokers ) ]
+
+    def replace_invokers( self, invokers ):
+        ''' Replaces the tools, as a tools/list_changed would. '''
+        self._invokerses.append( tuple( invokers ) )
+
+    def access_invoker( self, name ):
+        ''' Returns invoker by name. '''
+        return { item.name: item for item in self.survey_invokers( ) }[ name ]
+
+    def survey_invokers( self ):
+        ''' Returns current invokers. '''
+        return self._invokerses[ -1 ]
+
+
+def _produce_invoker( name, schema = None ):
+    return invocables.FunctionInvoker(
+        name = name, invocable = lambda context, arguments: name,
+        description = f"Tool {name}.",
+        argschema = schema or {
+            'type': 'object',
+            'properties': { 'text': { 'type': 'string' } } } )
+
+
+def test_830_prepare_tools_follows_tool_changes( ):
+    ''' A change of an ensemble's tools shows in the next preparation;
+        the schemas of the tools which stayed are reused, not re-adapted.
+    '''
+    kept = _produce_invoker( 'kept' )
+    ensemble = _ChangingEnsemble( 'e', [ kept, _produce_invoker( 'gone' ) ] )
+    for provider in _PROVIDERS:
+        first = produce_processor( provider ).prepare_tools( [ ensemble ] )
+        assert first == produce_processor( provider ).prepare_tools(
+            [ ensemble ] )
+    first = produce_processor( 'anthropic' ).prepare_tools( [ ensemble ] )
+    assert [ tool[ 'name' ] for tool in first ] == [ 'kept', 'gone' ]
+    ensemble.replace_invokers( [ kept, _produce_invoker( 'new' ) ] )
+    second = produce_processor( 'anthropic' ).prepare_tools( [ ensemble ] )
+    assert [ tool[ 'name' ] for tool in second ] == [ 'kept', 'new' ]
+    assert second[ 0 ][ 'input_schema' ] is first[ 0 ][ 'input_schema' ]
+    ensemble.replace_invokers( [ ] )
+    assert produce_processor( 'anthropic' ).prepare_tools( [ ensemble ] ) == [ ]
+    assert produce_processor( 'gemini' ).prepare_tools( [ ensemble ] ) == [ ]
+
+
+def test_840_prepare_tools_warns_at_every_call( ):
+    ''' A tool left out (or offered without strict mode) is warned about at
+        every preparation: such a list is never remembered.
+    '''
+    free = _produce_invoker(
+        'free', { 'type': 'object', 'additionalProperties': True } )
+    loose = _produce_invoker( 'loose', {
+        'type': 'object', 'patternProperties': {
+            '^x': { 'type': 'string' } } } )
+    ensemble = _ChangingEnsemble( 'e', [ _produce_invoker( 'good' ), free ] )
+    for _ in range( 2 ):
+        with pytest.warns( exceptions.ToolExclusionWarning ):
+            tools = produce_processor( 'gemini' ).prepare_tools( [ ensemble ] )
+        names = [
+            item[ 'name' ] for item in tools[ 0 ][ 'function_declarations' ] ]
+        assert names == [ 'good' ]
+    ensemble = _ChangingEnsemble( 'f', [ _produce_invoker( 'good' ), loose ] )
+    for _ in range( 2 ):
+        with pytest.warns( exceptions.ToolStrictnessWarning ):
+            tools = produce_processor( 'openai', strict = True ).prepare_tools(
+                [ ensemble ] )
+        assert [ tool[ 'function' ].get( 'strict', False ) for tool in tools ] \
+            == [ True, False ]
+
+
+def test_850_prepare_tools_per_options( ):
+    ''' Processors with different options on the same ensembles each get
+        their own form; names and contents are stable across calls, and the
+        containers are fresh at every call.
+    '''
+    ensemble = _ChangingEnsemble(
+        'e', [ _produce_invoker( 'one' ), _produce_invoker( '2two' ) ] )
+    loose = produce_processor( 'openai' ).prepare_tools( [ ensemble ] )
+    strict = produce_processor( 'openai', strict = True ).prepare_tools(
+        [ ensemble ] )
+    assert [ tool[ 'function' ][ 'name' ] for tool in strict ] == [
+        'one', '_2two' ]
+    assert all( tool[ 'function' ][ 'strict' ] for tool in strict )
+    assert not any( 'strict' in tool[ 'function' ] for tool in loose )
+    assert strict[ 0 ][ 'function' ][ 'parameters' ][ 'required' ] == [
+        'text' ]
+    again = produce_processor( 'openai' ).prepare_tools( [ ensemble ] )
+    assert again == loose
+    assert again[ 0 ] is not loose[ 0 ]
+    assert again[ 0 ][ 'function' ] is not loose[ 0 ][ 'function' ]
+    plain = produce_processor( 'gemini' ).prepare_tools( [ ensemble ] )
+    schemas = produce_processor( 'gemini', json_schema = True ).prepare_tools(
+        [ ensemble ] )
+    assert 'parameters' in plain[ 0 ][ 'function_declarations' ][ 0 ]
+    assert 'parameters_json_schema' in (
+        schemas[ 0 ][ 'function_declarations' ][ 0 ] )

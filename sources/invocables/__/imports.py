@@ -14,7 +14,9 @@ import hashlib
 import inspect
 import json
 import logging
+import math
 import re
+import sys
 import time
 import types
 
@@ -45,7 +47,9 @@ __all__ = (
     'is_absent',
     'json',
     'logging',
+    'math',
     're',
+    'sys',
     'time',
     'types',
     'typx',

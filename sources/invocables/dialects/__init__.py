@@ -46,6 +46,10 @@ STRICT_ENUM_VALUES_MAXIMUM = _strict.ENUM_VALUES_MAXIMUM
 STRICT_NESTING_MAXIMUM = _strict.NESTING_MAXIMUM
 STRICT_PROPERTIES_MAXIMUM = _strict.PROPERTIES_MAXIMUM
 
+_DIALECTS_ROOT = frozenset( ( 'anthropic', 'cohere', 'ollama', 'openai' ) )
+# Keys whose resolution at the root may merge nested nodes into it.
+_KEYS_ROOT_RESOLVED = frozenset( ( '$ref', 'allOf', 'anyOf', 'oneOf' ) )
+
 _scribe = __.produce_scribe( __name__ )
 
 
@@ -61,6 +65,13 @@ def adapt_schema(
     name: __.typx.Annotated[
         str, __.ddoc.Doc( ''' Name of tool, for error messages. ''' )
     ] = 'tool',
+    *,
+    share: __.typx.Annotated[
+        bool,
+        __.ddoc.Doc( ''' Whether the result may share the nested nodes of
+            the schema which the dialect leaves as they are: neither may
+            then be changed. ''' ),
+    ] = False,
 ) -> Node:
     ''' Returns copy of schema which dialect accepts.
 
@@ -69,7 +80,9 @@ def adapt_schema(
         expressed in the dialect; raises
         :py:class:`invocables.exceptions.ProviderNoSupport` for an unknown
         dialect. The input schema is never modified and no partly
-        transformed schema is ever returned.
+        transformed schema is ever returned. With ``share``, a plain schema
+        whose root alone the dialect changes is copied at the root only
+        (processors do so: their adapted schemas are never changed).
     '''
     adapter = _adapters.get( dialect )
     if adapter is None:
@@ -77,7 +90,10 @@ def adapt_schema(
         raise __.exceptions.ProviderNoSupport(
             dialect, "no JSON Schema dialect of that name; use one of "
             "{names}.".format( names = names ) )
-    try: return adapter( _core.copy_schema( schema ) )
+    try:
+        if share and _is_shareable( schema, dialect ):
+            return adapter( dict( __.typx.cast( Node, schema ) ) )
+        return adapter( _core.copy_schema( schema ) )
     except _core.Refusal as refusal:
         raise __.exceptions.SchemaDialectInvalidity(
             name, dialect, refusal.describe( ) ) from None
@@ -130,6 +146,10 @@ def adapt_tool_schema(
     dialect: __.typx.Annotated[
         str, __.ddoc.Doc( ''' Target dialect (see adapt_schema). ''' )
     ],
+    *,
+    share: __.typx.Annotated[
+        bool, __.ddoc.Doc( ''' As for adapt_schema. ''' )
+    ] = False,
 ) -> Node | None:
     ''' Returns adapted schema of one tool, or ``None`` to leave it out.
 
@@ -138,7 +158,7 @@ def adapt_tool_schema(
         tool and the rule, logs it, and returns ``None``, so that the tool
         is left out alone rather than failing the whole request.
     '''
-    return _adapt_or_warn( name, schema, dialect, 3 )
+    return _adapt_or_warn( name, schema, dialect, 3, share = share )
 
 
 def adapt_tool_schema_strictly(
@@ -201,15 +221,28 @@ def normalize_strict_arguments(
 
 
 def _adapt_or_warn(
-    name: str, schema: __.Schema, dialect: str, level: int
+    name: str,
+    schema: __.Schema,
+    dialect: str,
+    level: int,
+    share: bool = False, # noqa: FBT001,FBT002
 ) -> Node | None:
-    try: return adapt_schema( schema, dialect, name )
+    try: return adapt_schema( schema, dialect, name, share = share )
     except __.exceptions.SchemaDialectInvalidity as exception:
         warning = __.exceptions.ToolExclusionWarning(
             name, dialect, exception.rule )
         _scribe.warning( str( warning ) )
         _warnings.warn( warning, stacklevel = level )
     return None
+
+
+def _is_shareable( schema: __.Schema, dialect: str ) -> bool:
+    ''' Returns whether dialect changes only the root of plain schema. '''
+    if dialect not in _DIALECTS_ROOT or type( schema ) is not dict:
+        return False
+    root = __.typx.cast( Node, schema )
+    if not root.keys( ).isdisjoint( _KEYS_ROOT_RESOLVED ): return False
+    return _core.is_plain( root )
 
 
 def _adapt_anthropic( schema: Node ) -> Node:

@@ -21,6 +21,8 @@ DEPTH_MAXIMUM = 100
 NODES_MAXIMUM = 20_000
 
 _DEPTH_PLAIN_MAXIMUM = DEPTH_MAXIMUM // 2 # well within the careful bound
+_TYPES_NAME: frozenset[ type ] = frozenset( ( str, ) )
+_TYPES_SCALAR = frozenset( ( str, bool, int, type( None ) ) )
 
 _KEYS_ANNOTATION = frozenset( ( 'description', 'title' ) )
 _KINDS_KEYWORD = __.types.MappingProxyType( {
@@ -93,14 +95,16 @@ def copy_schema( schema: object ) -> Node:
         sequences, text, numbers, booleans, null), and nesting at most
         :py:data:`DEPTH_MAXIMUM` levels deep (which also ends cycles).
     '''
-    if not isinstance( schema, __.cabc.Mapping ):
-        raise Refusal( "the schema must be a JSON object" )
+    if type( schema ) is not dict and not isinstance(
+        schema, __.cabc.Mapping
+    ): raise Refusal( "the schema must be a JSON object" )
     # Most schemas are plain JSON: copied without paths for messages. At
     # the first doubt, the careful copy below decides, and says where.
-    schema_ = __.typx.cast( __.cabc.Mapping[ __.typx.Any, object ], schema )
-    try: return _copy_plain( schema_, 0 )
+    try: return _copy_plain( schema, 0 )
     except _Unplain: pass
-    return _copy_mapping( schema_, '', 0 )
+    return _copy_mapping(
+        __.typx.cast( __.cabc.Mapping[ __.typx.Any, object ], schema ),
+        '', 0 )
 
 
 def fold_all_of( node: Node, path: str ) -> Node:
@@ -126,6 +130,31 @@ def has_type( node: Node, name: str ) -> bool:
     return genus == name
 
 
+def is_plain( value: __.typx.Any, depth: int = 0 ) -> bool: # noqa: PLR0911
+    ''' Returns whether value is plain JSON (dicts with text keys, lists,
+        finite numbers), nested within half of :py:data:`DEPTH_MAXIMUM`.
+
+        Reads without copying: what passes may be shared as it is.
+    '''
+    genus = value.__class__ # typed Any, as value is
+    if genus in _TYPES_SCALAR: return True
+    if genus is float: return _isfinite( value )
+    if depth >= _DEPTH_PLAIN_MAXIMUM: return False
+    depth += 1
+    scalars = _TYPES_SCALAR
+    if genus is list:
+        for item in value:
+            if type( item ) not in scalars and not is_plain( item, depth ):
+                return False
+        return True
+    if genus is not dict: return False
+    for key, item in value.items( ):
+        if type( key ) is not str: return False
+        if type( item ) not in scalars and not is_plain( item, depth ):
+            return False
+    return True
+
+
 def is_member( value: object, members: frozenset[ str ] ) -> bool:
     ''' Returns whether value is text among members. '''
     return isinstance( value, str ) and value in members
@@ -134,9 +163,11 @@ def is_member( value: object, members: frozenset[ str ] ) -> bool:
 def is_names( value: object ) -> bool:
     ''' Returns whether value is a list of strings. '''
     if not isinstance( value, list ): return False
-    return all(
-        isinstance( item, str )
-        for item in __.typx.cast( list[ object ], value ) )
+    items = __.typx.cast( list[ object ], value )
+    # Types in C first: no Python step per item in the common case.
+    if not items or _TYPES_NAME.issuperset( map( type, items ) ):
+        return True
+    return all( isinstance( item, str ) for item in items )
 
 
 def is_null_schema( value: object ) -> bool:
@@ -294,25 +325,30 @@ class _Unplain( Exception ):
     ''' Value is not surely plain JSON: the careful copy decides. '''
 
 
-def _copy_plain( value: object, depth: int ) -> __.typx.Any:
-    genus = type( value )
-    if genus is str or genus is bool or genus is int or value is None:
-        return value
+def _copy_plain( value: __.typx.Any, depth: int ) -> __.typx.Any:
+    # Hot path of every first preparation: scalars are taken inline, and
+    # values typed 'Any' need no casts (each a call at run time).
+    genus = value.__class__ # typed Any, as value is
+    if genus in _TYPES_SCALAR: return value
     if genus is float:
-        if _isfinite( __.typx.cast( float, value ) ): return value
+        if _isfinite( value ): return value
         raise _Unplain
     if depth >= _DEPTH_PLAIN_MAXIMUM: raise _Unplain
+    depth += 1
+    scalars = _TYPES_SCALAR
     if genus is list or genus is tuple:
         return [
-            _copy_plain( item, depth + 1 )
-            for item in __.typx.cast( __.cabc.Sequence[ object ], value ) ]
+            item if type( item ) in scalars else _copy_plain( item, depth )
+            for item in value ]
     if genus is dict or isinstance( value, __.cabc.Mapping ):
+        mapping = __.typx.cast( # once per mapping, not per value
+            __.cabc.Mapping[ __.typx.Any, __.typx.Any ], value )
         copied: Node = { }
-        for key, item in __.typx.cast(
-            __.cabc.Mapping[ object, object ], value
-        ).items( ):
+        for key, item in mapping.items( ):
             if type( key ) is not str: raise _Unplain
-            copied[ __.typx.cast( str, key ) ] = _copy_plain( item, depth + 1 )
+            copied[ key ] = (
+                item if type( item ) in scalars
+                else _copy_plain( item, depth ) )
         return copied
     raise _Unplain
 

@@ -251,14 +251,16 @@ class ServerEnsemble(
             if __.is_absent( context.deadline ) else None )
         session = __.typx.cast( _ClientSession, connection.session )
         try:
-            result = await _deadlines.await_within( _sdk.call_tool(
+            calling = _sdk.call_tool(
                 session, invocable.name,
                 arguments if isinstance( arguments, dict )
                 else dict( arguments ),
                 None,
                 self._produce_progress(
-                    invocable, context, connection.redactor ) ),
-                timeout, invocable.name )
+                    invocable, context, connection.redactor ) )
+            result = await ( # no wrapper when the caller keeps the time
+                calling if timeout is None else _deadlines.await_within(
+                    calling, timeout, invocable.name ) )
         except _exceptions.InvocationExpiry:
             raise _exceptions.InvocationRefusal(
                 f"Tool {invocable.name!r} did not answer within {timeout} "

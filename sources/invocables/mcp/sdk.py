@@ -143,30 +143,23 @@ def produce_model(
         for name, value in fields.items( ) } )
 
 
-async def call_tool(
+def call_tool(
     session: __.typx.Any,
     name: str,
     arguments: dict[ str, __.typx.Any ],
     timeout: __.typx.Any,
     progress: __.typx.Any,
-) -> __.typx.Any:
-    ''' Calls tool through session; tells server if the call is cancelled.
+) -> __.cabc.Coroutine[ __.typx.Any, __.typx.Any, __.typx.Any ]:
+    ''' Returns call of tool through session, which tells the server if
+        the call is cancelled.
 
         The 2.x session sends ``notifications/cancelled`` itself, and
-        records the request as an OpenTelemetry span; with 1.x, both are
-        done here.
+        records the request as an OpenTelemetry span: its own call is
+        returned, without a further frame. With 1.x, both are done here.
     '''
     if _CURRENT:
-        return await session.call_tool( name, arguments, timeout, progress )
-    # The identifier which the session gives its next request.
-    identifier = __.typx.cast( int, vars( session )[ '_request_id' ] )
-    with _produce_span( name, identifier ):
-        try:
-            return await session.call_tool(
-                name, arguments, timeout, progress )
-        except __.asyncio.CancelledError:
-            await _notify_cancellation( session, identifier )
-            raise
+        return session.call_tool( name, arguments, timeout, progress )
+    return _call_tool_legacy( session, name, arguments, timeout, progress )
 
 
 @__.ctxl.asynccontextmanager
@@ -611,6 +604,24 @@ async def _merge_streams(
         try:
             async with receiver: yield receiver
         finally: group.cancel_scope.cancel( )
+
+
+async def _call_tool_legacy(
+    session: __.typx.Any,
+    name: str,
+    arguments: dict[ str, __.typx.Any ],
+    timeout: __.typx.Any,
+    progress: __.typx.Any,
+) -> __.typx.Any:
+    # The identifier which the session gives its next request.
+    identifier = __.typx.cast( int, vars( session )[ '_request_id' ] )
+    with _produce_span( name, identifier ):
+        try:
+            return await session.call_tool(
+                name, arguments, timeout, progress )
+        except __.asyncio.CancelledError:
+            await _notify_cancellation( session, identifier )
+            raise
 
 
 async def _notify_cancellation(

@@ -139,6 +139,8 @@ class ProcessorBase(
     provider: __.typx.ClassVar[ str ] = 'unknown'
     dialect: __.typx.ClassVar[ str ] = ''
     accumulator_class: __.typx.ClassVar[ type[ _streaming.AccumulatorBase ] ]
+    # Attributes which change the tools produced: recipes per their values.
+    tool_options: __.typx.ClassVar[ tuple[ str, ... ] ] = ( )
 
     def prepare_tools(
         self,
@@ -152,10 +154,36 @@ class ProcessorBase(
             out, with a warning, rather than failing the whole request.
             With a selection (provider-facing names; see
             :py:mod:`invocables.selection`), only those tools are prepared,
-            under the names they have among all the tools.
+            under the names they have among all the tools. The containers
+            are fresh at every call; the schemas inside are shared between
+            calls (see :py:mod:`invocables.processors.memos`).
         '''
         self.observe_ensembles( ensembles )
-        return produce_tools( ensembles, self.prepare_tool, selection )
+        if not __.is_absent( selection ):
+            return produce_tools( ensembles, self.prepare_tool, selection )
+        recipes = self.access_recipes( ensembles )
+        if not recipes: return [ ]
+        return list( map( self.produce_tool, *recipes ) )
+
+    def access_recipes( self, ensembles: Ensembles ) -> _memos.Recipes:
+        ''' Returns arguments of ``produce_tool`` for the tools, by column.
+
+            Each column (the names, the descriptions, the schemas ...) has
+            one value per tool, in order; no tools, no columns. Remembered
+            per nomenclature and per the options named by
+            ``tool_options``, so that a repeated call on unchanged
+            ensembles does no work per tool but assembling its container.
+        '''
+        nomenclature = __.naming.access_nomenclature( ensembles )
+        options = ( type( self ), *(
+            getattr( self, name ) for name in self.tool_options ) )
+        adapt = self.adapt_tool
+        return _memos.access_recipes(
+            nomenclature, options, lambda: (
+                adapt(
+                    designation.name, designation.invoker.description,
+                    designation.invoker.argschema )
+                for designation in nomenclature.designations ) )
 
     def observe_ensembles( self, ensembles: Ensembles ) -> None:
         ''' Hook: notes the ensembles whose tools are being prepared.
@@ -164,13 +192,23 @@ class ProcessorBase(
             the tools they may read.
         '''
 
+    def adapt_tool(
+        self, name: str, description: str, schema: __.Schema
+    ) -> _memos.Recipe | None:
+        ''' Returns arguments of ``produce_tool`` for one tool, or ``None``
+            if refused. Every recipe of a processor has the same length.
+        '''
+        schema_ = adapt_schema( self.provider, name, schema, self.dialect )
+        if schema_ is None: return None
+        return ( name, description, schema_ )
+
     def prepare_tool(
         self, name: str, description: str, schema: __.Schema
     ) -> _natives.Tool | None:
         ''' Returns one tool in native format, or ``None`` if refused. '''
-        schema_ = adapt_schema( self.provider, name, schema, self.dialect )
-        if schema_ is None: return None
-        return self.produce_tool( name, description, schema_ )
+        recipe = self.adapt_tool( name, description, schema )
+        if recipe is None: return None
+        return self.produce_tool( *recipe )
 
     def produce_tool(
         self, name: str, description: str, schema: NativeObject
@@ -252,7 +290,8 @@ def adapt_schema(
     if not dialect: return __.schemata.thaw_json( schema )
     return _memos.adapt_schema_once( # shared between calls: see memos
         schema, dialect,
-        lambda: _dialects.adapt_tool_schema( name, schema, dialect ) )
+        lambda: _dialects.adapt_tool_schema(
+            name, schema, dialect, share = True ) )
 
 
 def produce_tools(

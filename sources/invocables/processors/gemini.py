@@ -23,6 +23,7 @@
 
 from . import __
 from . import base as _base
+from . import memos as _memos
 from . import natives as _natives
 from . import streaming as _streaming
 from . import wire as _wire
@@ -209,6 +210,7 @@ class GeminiProcessor(
     provider = PROVIDER
     dialect = __.providers.PROVIDERS[ PROVIDER ].dialect
     accumulator_class = GeminiAccumulator
+    tool_options = ( 'json_schema', )
 
     def __init__(
         self, *, json_schema: bool = False, media: bool = False
@@ -228,10 +230,25 @@ class GeminiProcessor(
             ``parameters_json_schema``); a tool whose schema cannot be
             adapted is left out alone, with a warning.
         '''
-        declarations = _base.produce_tools(
-            ensembles, self.prepare_declaration, selection )
+        if not __.is_absent( selection ):
+            declarations = _base.produce_tools(
+                ensembles, self.prepare_declaration, selection )
+        else:
+            recipes = self.access_recipes( ensembles )
+            declarations = (
+                list( map( self.produce_declaration, *recipes ) )
+                if recipes else [ ] )
         if not declarations: return [ ]
         return [ { 'function_declarations': declarations } ]
+
+    def adapt_tool(
+        self, name: str, description: str, schema: __.Schema
+    ) -> _memos.Recipe | None:
+        ''' Returns arguments of ``produce_declaration``, or ``None``. '''
+        dialect = 'openai' if self.json_schema else self.dialect
+        schema_ = _base.adapt_schema( PROVIDER, name, schema, dialect )
+        if schema_ is None: return None
+        return ( name, description, schema_ )
 
     def prepare_tool(
         self, name: str, description: str, schema: __.Schema
@@ -245,10 +262,9 @@ class GeminiProcessor(
         self, name: str, description: str, schema: __.Schema
     ) -> _natives.GeminiDeclaration | None:
         ''' Returns one function declaration, or ``None`` if refused. '''
-        dialect = 'openai' if self.json_schema else self.dialect
-        schema_ = _base.adapt_schema( PROVIDER, name, schema, dialect )
-        if schema_ is None: return None
-        return self.produce_declaration( name, description, schema_ )
+        recipe = self.adapt_tool( name, description, schema )
+        if recipe is None: return None
+        return self.produce_declaration( *recipe )
 
     def produce_tool(
         self, name: str, description: str, schema: _wire.NativeObject

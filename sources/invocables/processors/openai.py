@@ -195,6 +195,8 @@ class StrictProcessorBase(
 ):
     ''' OpenAI processors, with strict mode where schemas allow it. '''
 
+    tool_options = ( 'strict', )
+
     def __init__(
         self, *, strict: bool = False, text_calls: str | None = None
     ):
@@ -208,10 +210,11 @@ class StrictProcessorBase(
         '''
         self.text_calls.record_ensembles( ensembles )
 
-    def prepare_tool(
+    def adapt_tool(
         self, name: str, description: str, schema: __.Schema
-    ) -> _natives.Tool | None:
-        ''' Returns one tool; strict when asked and the schema allows it.
+    ) -> _memos.Recipe | None:
+        ''' Returns arguments of ``produce_tool``; strict when asked and
+            the schema allows it.
 
             A schema which cannot be made strict is offered without strict
             mode (with a warning) rather than failing the request.
@@ -219,9 +222,10 @@ class StrictProcessorBase(
         if self.strict:
             schema_ = adapt_schema_strictly( self.provider, name, schema )
             if schema_ is not None:
-                return self.produce_tool(
-                    name, description, schema_, strict = True )
-        return super( ).prepare_tool( name, description, schema )
+                return ( name, description, schema_, True )
+        recipe = super( ).adapt_tool( name, description, schema )
+        if recipe is None: return None
+        return ( *recipe, False )
 
     def produce_tool(
         self,
