@@ -22,11 +22,7 @@ import os as _os
 import uuid as _uuid
 import weakref as _weakref
 
-import mcp_types as _mcp_types
-
-from mcp import MCPError as _MCPError
 from mcp.server.lowlevel import NotificationOptions as _NotificationOptions
-from mcp.server.lowlevel import Server as _Server
 
 from . import __
 from . import canisters as _canisters
@@ -35,6 +31,8 @@ from . import exceptions as _exceptions
 from . import execution as _execution
 from . import naming as _naming
 from . import policies as _policies
+from .mcp import sdk as _sdk
+from .mcp.sdk import types as _mcp_types
 
 
 NAME_DEFAULT = 'invocables'
@@ -52,20 +50,20 @@ _Signature: __.typx.TypeAlias = tuple[ int, ... ]
 _scribe = __.produce_scribe( __name__ )
 
 
-class _AnnouncingServer( _Server[ __.typx.Any ] ):
+class _AnnouncingServer( _sdk.ServerBase ):
     ''' Low-level server which announces that its tools may change. '''
 
     def create_initialization_options(
         self,
         notification_options: _NotificationOptions | None = None,
-        experimental_capabilities: __.typx.Any = None,
-        extensions: __.typx.Any = None,
+        *arguments: __.typx.Any, # SDK 2.x: also extensions
+        **keywords: __.typx.Any,
     ) -> __.typx.Any:
         if notification_options is None:
             notification_options = _NotificationOptions(
                 tools_changed = True )
         return super( ).create_initialization_options(
-            notification_options, experimental_capabilities, extensions )
+            notification_options, *arguments, **keywords )
 
 
 class ToolServer( __.immut.Object, instances_mutables = ( '_listing', ) ):
@@ -100,11 +98,11 @@ class ToolServer( __.immut.Object, instances_mutables = ( '_listing', ) ):
             _naming.Nomenclature | None, _mcp_types.ListToolsResult | None
         ] = ( None, None )
 
-    def produce_server( self ) -> _Server[ __.typx.Any ]:
+    def produce_server( self ) -> _sdk.ServerBase:
         ''' Produces low-level server of the ``mcp`` SDK for the tools. '''
         from . import __version__
-        return _AnnouncingServer(
-            self.name, version = __version__,
+        return _sdk.produce_server(
+            _AnnouncingServer, self.name, version = __version__,
             instructions = (
                 None if __.is_absent( self.instructions )
                 else self.instructions ),
@@ -125,7 +123,7 @@ class ToolServer( __.immut.Object, instances_mutables = ( '_listing', ) ):
         nomenclature = _naming.access_nomenclature( self.ensembles )
         try: designation = nomenclature.access_designation( parameters.name )
         except _exceptions.InvokerAbsence:
-            raise _MCPError(
+            raise _sdk.produce_error(
                 _mcp_types.INVALID_PARAMS,
                 f"Unknown tool {parameters.name!r}. List the tools for the "
                 "names which this server offers." ) from None
@@ -261,8 +259,8 @@ def produce_application(
     auth = None if token_verifier is None else AuthSettings.model_validate( {
         'issuer_url': f"http://{host}", 'resource_server_url': None } )
     mcp_server = server.produce_server( )
-    application = mcp_server.streamable_http_app(
-        streamable_http_path = path, stateless_http = stateless,
+    application = _sdk.produce_application(
+        mcp_server, path = path, stateless = stateless,
         host = host, auth = auth, token_verifier = token_verifier )
     inner = application.router.lifespan_context
 
@@ -303,9 +301,10 @@ def produce_call_result(
 ) -> _mcp_types.CallToolResult:
     ''' Produces MCP result of a result canister. '''
     if not __.is_absent( result.error ):
-        return _mcp_types.CallToolResult(
-            content = [
-                _mcp_types.TextContent( text = result.error.message ) ],
+        return _sdk.produce_model(
+            _mcp_types.CallToolResult,
+            content = [ _mcp_types.TextContent(
+                type = 'text', text = result.error.message ) ],
             is_error = True )
     blocks: list[ __.typx.Any ] = [ ]
     structure: __.typx.Any = None
@@ -315,13 +314,15 @@ def produce_call_result(
             if structure is None and isinstance( data, dict ):
                 structure = __.typx.cast( dict[ str, __.typx.Any ], data )
             blocks.append( _mcp_types.TextContent(
+                type = 'text',
                 text = __.json.dumps( data, ensure_ascii = False ) ) )
             continue
         blocks.append( _produce_block( item ) )
     outschema = getattr( invoker, 'outschema', __.absent )
     if structure is None and not __.is_absent( outschema ):
         structure = _derive_structure( result.content, outschema )
-    return _mcp_types.CallToolResult(
+    return _sdk.produce_model(
+        _mcp_types.CallToolResult,
         content = blocks, structured_content = structure )
 
 
@@ -349,7 +350,8 @@ def produce_tool( designation: _naming.Designation ) -> _mcp_types.Tool:
     ''' Produces MCP tool description of a designation. '''
     invoker = designation.invoker
     outschema = invoker.outschema
-    return _mcp_types.Tool(
+    return _sdk.produce_model(
+        _mcp_types.Tool,
         name = designation.name,
         description = invoker.description or None,
         input_schema = _thaw( invoker.argschema ),
@@ -434,34 +436,39 @@ def _produce_annotations(
 def _produce_block( item: _canisters.Content ) -> __.typx.Any:
     match item:
         case _canisters.TextContent( ):
-            return _mcp_types.TextContent( text = item.text )
+            return _mcp_types.TextContent( type = 'text', text = item.text )
         case _canisters.ImageContent( ):
-            return _mcp_types.ImageContent(
+            return _sdk.produce_model(
+                _mcp_types.ImageContent, type = 'image',
                 data = _encode( item.data ), mime_type = item.media_type )
         case _canisters.AudioContent( ):
-            return _mcp_types.AudioContent(
+            return _sdk.produce_model(
+                _mcp_types.AudioContent, type = 'audio',
                 data = _encode( item.data ), mime_type = item.media_type )
         case _canisters.ResourceContent( ):
             return _mcp_types.EmbeddedResource(
                 type = 'resource', resource = _produce_resource( item ) )
         case _canisters.ResourceLinkContent( ):
-            return _mcp_types.ResourceLink(
+            return _sdk.produce_model(
+                _mcp_types.ResourceLink,
                 type = 'resource_link', uri = item.uri,
                 name = item.uri if __.is_absent( item.name ) else item.name,
                 description = _nullify( item.description ),
                 mime_type = _nullify( item.media_type ) )
         case _: # pragma: no cover
             return _mcp_types.TextContent(
-                text = _canisters.render_content_text( item ) )
+                type = 'text', text = _canisters.render_content_text( item ) )
 
 
 def _produce_resource( item: _canisters.ResourceContent ) -> __.typx.Any:
     media_type = _nullify( item.media_type )
     if not __.is_absent( item.text ):
-        return _mcp_types.TextResourceContents(
+        return _sdk.produce_model(
+            _mcp_types.TextResourceContents,
             uri = item.uri, mime_type = media_type, text = item.text )
     data = b'' if __.is_absent( item.data ) else item.data
-    return _mcp_types.BlobResourceContents(
+    return _sdk.produce_model(
+        _mcp_types.BlobResourceContents,
         uri = item.uri, mime_type = media_type, blob = _encode( data ) )
 
 

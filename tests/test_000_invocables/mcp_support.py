@@ -27,6 +27,14 @@ PROJECT = Path( __file__ ).resolve( ).parents[ 2 ]
 NPM_BINS = PROJECT / '.auxiliary' / 'caches' / 'npm' / 'node_modules' / '.bin'
 SERVERS = Path( __file__ ).resolve( ).parent / 'servers'
 VENV_BINS = Path( sys.executable ).parent
+# The test servers are programs of their own, built on the mcp SDK 2.x (as
+# is mcp-server-time): where the library runs on mcp 1.x, they run from an
+# environment with mcp 2.x, whose bin folder this variable names.
+SERVERS_BINS = Path(
+    os.environ.get( 'INVOCABLES_TEST_SERVERS_BINS' ) or VENV_BINS )
+SERVERS_PYTHON = (
+    str( SERVERS_BINS / 'python' )
+    if os.environ.get( 'INVOCABLES_TEST_SERVERS_BINS' ) else sys.executable )
 
 
 class Reports( list ):
@@ -64,9 +72,16 @@ def locate_npm_server( name: str ) -> str:
     return str( path )
 
 
+def access_time_server( ) -> Path:
+    ''' Returns where mcp-server-time should be: beside the interpreter
+        of the test servers.
+    '''
+    return SERVERS_BINS / 'mcp-server-time'
+
+
 def locate_time_server( ) -> str:
-    ''' Returns path of mcp-server-time beside the interpreter. '''
-    path = VENV_BINS / 'mcp-server-time'
+    ''' Returns path of mcp-server-time, or fails clearly. '''
+    path = access_time_server( )
     if not path.exists( ):
         pytest.fail(
             f"MCP test server 'mcp-server-time' is not installed at {path}. "
@@ -77,7 +92,7 @@ def locate_time_server( ) -> str:
 
 def produce_server_command( name: str, *arguments: str ) -> list[ str ]:
     ''' Returns command which runs one of our test servers. '''
-    return [ sys.executable, str( SERVERS / name ), *arguments ]
+    return [ SERVERS_PYTHON, str( SERVERS / name ), *arguments ]
 
 
 def probe_process( pid: int ) -> bool:

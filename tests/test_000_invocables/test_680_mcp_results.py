@@ -4,15 +4,26 @@
 
 
 import base64
+import functools
 import json
 
-import mcp_types
 import pytest
 
 import invocables
 
 from invocables import exceptions
-from invocables.mcp import configuration, results
+from invocables.mcp import configuration, results, sdk
+
+
+class _Models:
+    ''' SDK models, built from snake_case fields on both SDK majors. '''
+
+    def __getattr__( self, name ):
+        return functools.partial(
+            sdk.produce_model, getattr( sdk.types, name ) )
+
+
+mcp_types = _Models( )
 
 
 _PNG = b'\x89PNG\r\n\x1a\n' + b'\x00' * 8

@@ -17,6 +17,7 @@ import invocables
 import invocables.mcp
 
 from invocables import descriptors, exceptions
+from invocables.mcp import sdk
 
 from . import mcp_support
 
@@ -131,7 +132,7 @@ async def test_200_url_credentials_from_environment( monkeypatch, caplog ):
                 '127.0.0.1', 'alice:literal-password@127.0.0.1' )
             + f"?token=env:{_VARIABLE}&v=2" )
         async with ensemble:
-            assert _filters_installed( 'httpx2' )
+            assert _filters_installed( sdk.HTTP_LOGGERS[ 0 ] )
             content = await _call( ensemble, 'request_query' )
     query, authorization = content[ 0 ].text.split( '|' )
     assert query == 'token=***&v=2'
@@ -140,7 +141,7 @@ async def test_200_url_credentials_from_environment( monkeypatch, caplog ):
     assert 'token=***' in caplog.text
     assert _SECRET not in caplog.text
     assert 'literal-password' not in caplog.text
-    assert not _filters_installed( 'httpx2' )
+    assert not _filters_installed( sdk.HTTP_LOGGERS[ 0 ] )
     assert not _filters_installed( 'invocables.mcp.processes' )
 
 

@@ -5,7 +5,6 @@
 
 import json
 import os
-import sys
 
 from pathlib import Path
 
@@ -411,7 +410,7 @@ def test_650_server_ensemble_unconnected( tmp_path ):
 
 
 def _write_time_server( folder: Path, *, pinned: str = '' ) -> Path:
-    server = Path( sys.executable ).parent / 'mcp-server-time'
+    server = mcp_support.access_time_server( )
     assert server.exists( ), "install the test extra (mcp-server-time)"
     folder.mkdir( parents = True, exist_ok = True )
     ( folder / 'time.toml' ).write_text(

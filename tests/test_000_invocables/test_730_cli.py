@@ -17,11 +17,12 @@ try: import tomllib
 except ModuleNotFoundError: import tomli as tomllib # Python 3.10
 
 from . import descriptors_support as support
+from . import mcp_support
 
 
 _PROJECT = Path( __file__ ).resolve( ).parents[ 2 ]
 _SCRIPT = Path( sys.executable ).parent / 'invocables'
-_TIME_SERVER = Path( sys.executable ).parent / 'mcp-server-time'
+_TIME_SERVER = mcp_support.access_time_server( )
 
 
 def _run( *arguments, cwd, home, environment = None, script = False ):

@@ -5,7 +5,6 @@
 
 import dataclasses
 import json
-import sys
 import tempfile
 
 from pathlib import Path
@@ -20,6 +19,7 @@ from invocables import descriptors
 from invocables import exceptions
 
 from . import descriptors_support as support
+from . import mcp_support
 
 
 def _describe( ensemble ):
@@ -231,7 +231,7 @@ async def test_180_invokers_folder_link_out_refused( tmp_path ):
 @pytest.mark.asyncio
 async def test_200_server_round_trip( tmp_path, monkeypatch ):
     ''' MCP server snapshot pins the discovered tools; they still run. '''
-    server = Path( sys.executable ).parent / 'mcp-server-time'
+    server = mcp_support.access_time_server( )
     assert server.exists( ), "install the test extra (mcp-server-time)"
     ( tmp_path / 'time.toml' ).write_text(
         "[ensemble]\nname = 'time'\n\n[mcp]\n"

@@ -5,18 +5,69 @@
 
 import asyncio
 import base64
+import contextlib
 import os
 import signal
 
 import pytest
 
-from mcp import Client, MCPError
-
 import invocables
 
 from invocables import policies, serving
+from invocables.mcp import sdk
 
 from . import mcp_support
+
+
+MCPError = sdk.Error
+
+
+class _View:
+    ''' SDK 1.x model, read by the snake_case names of SDK 2.x. '''
+
+    def __init__( self, model ):
+        self._model = model
+
+    def __getattr__( self, name ):
+        return _view( sdk.access_field( self._model, name ) )
+
+
+def _view( value ):
+    if isinstance( value, list ): return [ _view( item ) for item in value ]
+    if hasattr( type( value ), 'model_fields' ): return _View( value )
+    return value
+
+
+class _ClientLegacy:
+    ''' The in-memory client of SDK 2.x, over the memory streams of 1.x. '''
+
+    def __init__( self, session ):
+        self.session = session
+
+    async def call_tool( self, name, arguments, progress_callback = None ):
+        # As the 2.x client, tells the server of a cancellation.
+        return _view( await sdk.call_tool(
+            self.session, name, arguments, None, progress_callback ) )
+
+    async def list_tools( self ):
+        return _view( await self.session.list_tools( ) )
+
+
+@contextlib.asynccontextmanager
+async def _connect_legacy( server, message_handler = None, mode = None ):
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    async def handle( message ):
+        if message_handler is not None:
+            await message_handler( sdk.access_message( message ) )
+
+    async with create_connected_server_and_client_session(
+        server, message_handler = handle
+    ) as session: yield _ClientLegacy( session )
+
+
+if sdk.MAJOR >= 2: from mcp import Client
+else: Client = _connect_legacy
 
 
 _PNG_SIGNATURE = b'\x89PNG\r\n\x1a\n'
@@ -214,7 +265,7 @@ async def test_300_tools_list_changed( ):
     ''' A change of an upstream's tools reaches the client as
         tools/list_changed; the new tool is then listed.
     '''
-    import mcp_types
+    mcp_types = sdk.types
     echo = invocables.mcp.produce_ensemble(
         'echo', command = mcp_support.produce_server_command(
             'echo_server.py' ) )

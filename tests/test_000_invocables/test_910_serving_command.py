@@ -13,13 +13,13 @@ import time
 
 from pathlib import Path
 
-import httpx2
 import pytest
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 
 import invocables
+
+from invocables.mcp import sdk
 
 from . import mcp_support
 
@@ -36,7 +36,8 @@ def _produce_command( *arguments: str ) -> list[ str ]:
 def _produce_environment( ) -> dict[ str, str ]:
     return {
         'PATH': os.pathsep.join( (
-            str( mcp_support.VENV_BINS ), os.environ.get( 'PATH', '' ) ) ),
+            str( mcp_support.VENV_BINS ), str( mcp_support.SERVERS_BINS ),
+            os.environ.get( 'PATH', '' ) ) ),
         'PYTHONPATH': str( _DATA / 'modules' ),
         'HOME': os.environ.get( 'HOME', '/tmp' ),
         'SERVE_TOKEN': _TOKEN,
@@ -106,16 +107,17 @@ async def test_100_stdio_official_client( ):
                     for tool in ( await session.list_tools( ) ).tools }
                 assert { 'greet', 'worker', 'get_current_time' } <= set(
                     tools )
-                assert tools[ 'greet' ].annotations.read_only_hint
+                assert sdk.access_field(
+                    tools[ 'greet' ].annotations, 'read_only_hint' )
                 result = await session.call_tool(
                     'greet', { 'name': 'Ada' } )
                 assert result.content[ 0 ].text == 'Hello, Ada!'
                 result = await session.call_tool(
                     'get_current_time', { 'timezone': 'UTC' } )
-                assert not result.is_error
+                assert not sdk.access_field( result, 'is_error' )
                 assert 'UTC' in result.content[ 0 ].text
                 result = await session.call_tool( 'greet', { 'name': 1 } )
-                assert result.is_error
+                assert sdk.access_field( result, 'is_error' )
 
 
 @pytest.mark.asyncio
@@ -143,15 +145,15 @@ async def test_200_http_token( ):
         clients work.
     '''
     with _serve_http( '--token-variable', 'SERVE_TOKEN' ) as ( url, _ ):
-        async with httpx2.AsyncClient( ) as http:
+        async with sdk.http.AsyncClient( ) as http:
             answer = await http.post( url, json = {
                 'jsonrpc': '2.0', 'id': 1, 'method': 'tools/list' } )
             assert answer.status_code == 401
         headers = { 'Authorization': f"Bearer {_TOKEN}" }
         async with (
-            httpx2.AsyncClient( headers = headers ) as http,
-            streamable_http_client( url, http_client = http ) as streams,
-            ClientSession( *streams[ : 2 ] ) as session,
+            sdk.http.AsyncClient( headers = headers ) as http,
+            sdk.open_streamable_http( url, http, None ) as streams,
+            ClientSession( *streams ) as session,
         ):
             await session.initialize( )
             result = await session.call_tool( 'greet', { 'name': 'Ada' } )
@@ -255,7 +257,7 @@ async def test_120_stdio_progress_relayed( tmp_path ):
                     'trigger-long-running-operation',
                     { 'duration': 0.4, 'steps': 2 },
                     progress_callback = note )
-                assert not result.is_error
+                assert not sdk.access_field( result, 'is_error' )
     assert progresses == [ 1, 2 ]
 
 

@@ -31,6 +31,7 @@ from urllib.parse import urlsplit as _urlsplit
 from . import __
 from . import configuration as _configuration
 from . import redaction as _redaction
+from . import sdk as _sdk
 from .. import exceptions as _exceptions
 
 
@@ -327,7 +328,7 @@ def produce_auth(
     url: str,
     timeout: float | None = None,
 ) -> __.typx.Any:
-    ''' Returns an ``httpx2.Auth`` for the server at URL.
+    ''' Returns an ``httpx2.Auth`` (SDK 1.x: ``httpx.Auth``) for URL.
 
         Each request of an OAuth flow (discovery, registration, token) is
         allowed ``timeout`` seconds, if given. Raises
@@ -412,16 +413,16 @@ def _access_storage(
 
 
 def _produce_bearer_auth( token: str ) -> __.typx.Any:
-    import httpx2
-
-    class _BearerAuth( httpx2.Auth ):
+    class _BearerAuth( _sdk.http.Auth ):
         ''' Sends a static bearer token. '''
 
         def __repr__( self ) -> str: return '_BearerAuth( *** )'
 
         def auth_flow(
-            self, request: httpx2.Request
-        ) -> __.cabc.Generator[ httpx2.Request, httpx2.Response, None ]:
+            self, request: _sdk.http.Request
+        ) -> __.cabc.Generator[
+            _sdk.http.Request, _sdk.http.Response, None
+        ]:
             request.headers[ 'Authorization' ] = f"Bearer {token}"
             yield request
 
@@ -432,9 +433,9 @@ def _produce_bearer_auth( token: str ) -> __.typx.Any:
 def _produce_code_auth(
     ensemble: str, authorization: CodeAuthorization, url: str
 ) -> __.typx.Any:
-    from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
+    from mcp.shared.auth import OAuthClientMetadata
 
-    async def receive( ) -> AuthorizationCodeResult:
+    async def receive( ) -> __.typx.Any:
         try: redirect = await authorization.callback_handler( )
         except TimeoutError as exception:
             raise _exceptions.AuthorizationFailure(
@@ -448,7 +449,7 @@ def _produce_code_auth(
         code = query.get( 'code', [ '' ] )[ 0 ]
         state = query.get( 'state', [ None ] )[ 0 ]
         _register_secrets( code )
-        return AuthorizationCodeResult( code = code, state = state )
+        return _sdk.produce_code_result( code, state )
 
     metadata = OAuthClientMetadata(
         redirect_uris = [
@@ -478,6 +479,8 @@ def _produce_credentials_auth(
         ClientCredentialsOAuthProvider )
     import warnings
     base = _produce_provider_class( ClientCredentialsOAuthProvider )
+    # SDK 1.x names the scope 'scopes'.
+    scope = 'scope' if _sdk.MAJOR >= 2 else 'scopes' # noqa: PLR2004
     with warnings.catch_warnings( ):
         # Without an issuer, the SDK 2.x warns; the server's metadata then
         # names the authorization server, as in SDK 1.x.
@@ -488,8 +491,8 @@ def _produce_credentials_auth(
             storage = _RedactingStorage(
                 _access_storage( authorization.storage, url ) ),
             client_id = authorization.client_id, client_secret = secret,
-            scope = _presentify( authorization.scope ),
-            issuer = _presentify( authorization.issuer ) )
+            issuer = _presentify( authorization.issuer ),
+            **{ scope: _presentify( authorization.scope ) } )
 
 
 @__.funct.cache
@@ -497,12 +500,12 @@ def _produce_provider_class( base: __.typx.Any = None ) -> __.typx.Any:
     ''' Returns subclass of SDK provider which refreshes on 401 and raises
         the library's errors, without secrets.
     '''
-    import httpx2
     from mcp.client.auth import OAuthClientProvider
     from mcp.client.auth.exceptions import OAuthFlowError
     from pydantic import ValidationError
     parent: type[ OAuthClientProvider ] = base or OAuthClientProvider
-    failures = ( OAuthFlowError, ValidationError, httpx2.HTTPError, KeyError )
+    failures = (
+        OAuthFlowError, ValidationError, _sdk.http.HTTPError, KeyError )
 
     class Provider( parent ):
         ''' OAuth provider of one ensemble. '''
@@ -528,8 +531,10 @@ def _produce_provider_class( base: __.typx.Any = None ) -> __.typx.Any:
             if tokens is not None: self.context.update_token_expiry( tokens )
 
         async def _auth_flow(
-            self, request: httpx2.Request
-        ) -> __.cabc.AsyncGenerator[ httpx2.Request, httpx2.Response ]:
+            self, request: _sdk.http.Request
+        ) -> __.cabc.AsyncGenerator[
+            _sdk.http.Request, _sdk.http.Response
+        ]:
             refreshed = False
             self.stalled = None
             flow = super( )._auth_flow( request )
@@ -637,10 +642,9 @@ def explain_failure(
     ''' Returns authorization failure for a request error of the flow of
         auth, which was raised out of it (expose); None for others.
     '''
-    import httpx2
     stalled = auth.stalled
     for exception in exceptions:
-        if not isinstance( exception, httpx2.RequestError ): continue
+        if not isinstance( exception, _sdk.http.RequestError ): continue
         reason = _describe_http_failure( exception, stalled ) or ''
         flaws: list[ str ] = list( auth.flaws )
         return _exceptions.AuthorizationFailure(
@@ -651,10 +655,9 @@ def explain_failure(
 def _bound_request( request: __.typx.Any, timeout: float | None ) -> None:
     ''' Bounds one request of an OAuth flow by timeout (expose). '''
     if timeout is None: return
-    import httpx2
     request.extensions = {
         **request.extensions,
-        'timeout': httpx2.Timeout( timeout ).as_dict( ) }
+        'timeout': _sdk.http.Timeout( timeout ).as_dict( ) }
 
 
 async def _observe_metadata(
@@ -685,15 +688,14 @@ def _describe_http_failure(
     exception: BaseException, request: __.typx.Any = None
 ) -> str | None:
     ''' Returns why an OAuth request failed on the wire (expose). '''
-    import httpx2
-    if not isinstance( exception, httpx2.RequestError ): return None
+    if not isinstance( exception, _sdk.http.RequestError ): return None
     if request is None:
         try: request = exception.request
         except RuntimeError: request = None
     where = (
         'the authorization server' if request is None
         else _locate( request ) )
-    if isinstance( exception, httpx2.TimeoutException ):
+    if isinstance( exception, _sdk.http.TimeoutException ):
         return (
             f"{where} did not answer in time ({type( exception ).__name__}); "
             "check that the authorization server is up, or raise "

@@ -16,10 +16,10 @@ import os as _os
 
 from urllib.parse import quote as _quote
 
-import mcp_types as _mcp_types
-
 from . import __
 from . import redaction as _redaction
+from . import sdk as _sdk
+from .sdk import types as _mcp_types
 from .. import canisters as _canisters
 
 
@@ -224,7 +224,7 @@ class Features:
         elicitor = __.typx.cast( Elicitor, self.elicitor )
         url = getattr( params, 'url', None )
         schema: dict[ str, __.typx.Any ] = (
-            getattr( params, 'requested_schema', None ) or { } )
+            _sdk.access_field( params, 'requested_schema', None ) or { } )
         request = ElicitationRequest(
             ensemble = self.ensemble, message = params.message,
             schema = __.types.MappingProxyType( dict( schema ) ),
@@ -299,7 +299,8 @@ class Features:
                 f"{type( exception ).__name__}." )
         if not isinstance( response, SamplingResponse ):
             return _produce_error( "The client returned no valid answer." )
-        return _mcp_types.CreateMessageResult(
+        return _sdk.produce_model(
+            _mcp_types.CreateMessageResult,
             role = 'assistant', model = response.model,
             content = _mcp_types.TextContent(
                 type = 'text', text = response.text ),
@@ -311,10 +312,11 @@ class Features:
             return (
                 f"The client serves at most {limits.requests} sampling "
                 "requests per session; this one was refused." )
-        if limits.tokens is not None and params.max_tokens > limits.tokens:
+        tokens = _sdk.access_field( params, 'max_tokens' )
+        if limits.tokens is not None and tokens > limits.tokens:
             return (
-                f"The request asks for {params.max_tokens} tokens; the "
-                f"client allows at most {limits.tokens}." )
+                f"The request asks for {tokens} tokens; the client allows "
+                f"at most {limits.tokens}." )
         return None
 
 
@@ -426,18 +428,18 @@ def _produce_sampling_request(
             role = message.role,
             content = tuple(
                 _results.produce_content( block ) for block in blocks ) ) )
-    preferences = params.model_preferences
+    preferences = _sdk.access_field( params, 'model_preferences' )
     hints = ( ) if preferences is None or not preferences.hints else tuple(
         hint.name for hint in preferences.hints if hint.name )
+    system = _sdk.access_field( params, 'system_prompt' )
     return SamplingRequest(
         ensemble = ensemble, messages = tuple( messages ),
-        max_tokens = params.max_tokens,
-        system = (
-            __.absent if params.system_prompt is None
-            else params.system_prompt ),
+        max_tokens = _sdk.access_field( params, 'max_tokens' ),
+        system = __.absent if system is None else system,
         temperature = (
             __.absent if params.temperature is None else params.temperature ),
-        stop_sequences = tuple( params.stop_sequences or ( ) ),
+        stop_sequences = tuple(
+            _sdk.access_field( params, 'stop_sequences' ) or ( ) ),
         model_hints = hints )
 
 

@@ -11,10 +11,10 @@
 '''
 
 
-import mcp_types as _mcp_types
-
 from . import __
 from . import records as _records
+from . import sdk as _sdk
+from .sdk import types as _mcp_types
 from .. import ensembles as _ensembles
 from .. import exceptions as _exceptions
 from .. import invokers as _invokers
@@ -96,8 +96,11 @@ class Catalog:
             name not in options.include
         ): return 'not in include list'
         if name in options.exclude: return 'in exclude list'
-        execution = tool.execution
-        if execution is not None and execution.task_support == 'required':
+        # Older 1.x SDKs know no execution properties.
+        execution = getattr( tool, 'execution', None )
+        if execution is not None and _sdk.access_field(
+            execution, 'task_support'
+        ) == 'required':
             _scribe.info(
                 "MCP server %r: tool %r left out: it requires task "
                 "augmentation, which is not supported.", self.name, name )
@@ -111,10 +114,12 @@ class Catalog:
 
     def _produce( self, tool: _mcp_types.Tool ) -> _Entry:
         ''' Produces invoker and description; checks schema of arguments. '''
-        argschema = __.types.MappingProxyType( dict( tool.input_schema ) )
+        argschema = __.types.MappingProxyType(
+            dict( _sdk.access_field( tool, 'input_schema' ) ) )
+        output_schema = _sdk.access_field( tool, 'output_schema' )
         outschema = (
-            __.absent if tool.output_schema is None
-            else __.types.MappingProxyType( dict( tool.output_schema ) ) )
+            __.absent if output_schema is None
+            else __.types.MappingProxyType( dict( output_schema ) ) )
         annotations = __.immut.Dictionary[ str, __.typx.Any ](
             { } if tool.annotations is None
             else tool.annotations.model_dump(

@@ -16,7 +16,6 @@ import os as _os
 
 import anyio as _anyio
 from mcp import ClientSession as _ClientSession
-from mcp import MCPError as _MCPError
 
 from . import __
 from . import authorization as _authorization # authorization
@@ -29,6 +28,8 @@ from . import resources as _resources # authorization
 from . import records as _records
 from . import results as _results
 from . import sessions as _sessions
+from . import sdk as _sdk
+from .sdk import Error as _MCPError
 from .. import canisters as _canisters
 from .. import deadlines as _deadlines
 from .. import ensembles as _ensembles
@@ -250,8 +251,8 @@ class ServerEnsemble(
             if __.is_absent( context.deadline ) else None )
         session = __.typx.cast( _ClientSession, connection.session )
         try:
-            calling = session.call_tool(
-                invocable.name,
+            calling = _sdk.call_tool(
+                session, invocable.name,
                 arguments if isinstance( arguments, dict )
                 else dict( arguments ),
                 None,
@@ -477,8 +478,9 @@ def _is_oversize( exception: _MCPError ) -> bool:
 def _is_session_lost( exception: _MCPError ) -> bool:
     ''' Returns whether an HTTP server rejected the session as unknown. '''
     error = exception.error
+    # SDK 1.x gives this error a positive code.
     return (
-        error.code == _INVALID_REQUEST
+        error.code in ( _INVALID_REQUEST, - _INVALID_REQUEST )
         and _session_loss.search( error.message ) is not None )
 
 

@@ -14,13 +14,13 @@
 
 
 import anyio as _anyio
-import mcp_types as _mcp_types
 
 from mcp.shared.message import SessionMessage as _SessionMessage
-from mcp_types import methods as _methods
 
 from . import __
 from . import records as _records
+from . import sdk as _sdk
+from .sdk import types as _mcp_types
 
 
 _Item: __.typx.TypeAlias = _SessionMessage | Exception
@@ -43,12 +43,14 @@ class ListingScreen:
 
     def note_request( self, message: __.typx.Any ) -> None:
         ''' Notes request which lists tools or initializes the session. '''
+        message = _sdk.access_message( message )
         if not isinstance( message, _mcp_types.JSONRPCRequest ): return
         if message.method in ( _LIST, _INITIALIZE ):
             self.pending[ message.id ] = message.method
 
     def amend_answer( self, message: __.typx.Any ) -> None:
         ''' Removes refused tools from answer of a listing, in place. '''
+        message = _sdk.access_message( message )
         if not isinstance( message, _mcp_types.JSONRPCResponse ): return
         method = self.pending.pop( message.id, None )
         if method is None: return
@@ -73,7 +75,7 @@ class ListingScreen:
         tool: __.typx.Any,
     ) -> bool:
         single = dict( result ) | { 'tools': [ tool ] }
-        try: _methods.parse_server_result( _LIST, self.version, single )
+        try: _sdk.validate_listing( self.version, single )
         except ValueError as exception:
             name = _name_tool( tool, index )
             reason = (
@@ -91,13 +93,13 @@ class ListingScreen:
         self, result: __.cabc.Mapping[ str, __.typx.Any ]
     ) -> bool:
         ''' Returns whether SDK refuses listing because of some tool. '''
-        try: _methods.parse_server_result( _LIST, self.version, result )
+        try: _sdk.validate_listing( self.version, result )
         except ValueError: pass
         else: return False
         # When the listing without its tools is refused too, the fault is
         # not with a tool: let the session report it.
         empty: dict[ str, __.typx.Any ] = dict( result ) | { 'tools': [ ] }
-        try: _methods.parse_server_result( _LIST, self.version, empty )
+        try: _sdk.validate_listing( self.version, empty )
         except ValueError: return False
         return True
 

@@ -24,7 +24,6 @@ import signal as _signal
 import subprocess as _subprocess
 
 import anyio as _anyio
-import mcp_types as _mcp_types
 
 from mcp.client.stdio import (
     get_default_environment as _get_default_environment,
@@ -33,6 +32,8 @@ from mcp.shared.message import SessionMessage as _SessionMessage
 
 from . import __
 from . import configuration as _configuration
+from . import sdk as _sdk
+from .sdk import types as _mcp_types
 
 
 GRACE_DEFAULT = 1.0
@@ -293,15 +294,17 @@ class Streams:
             "bytes; the answer was discarded.",
             self.watch.name, line.size, self.limit )
         identifier = __.json.loads( match[ 1 ] )
-        return _SessionMessage( _mcp_types.JSONRPCError(
-            jsonrpc = '2.0', id = identifier,
-            error = _mcp_types.ErrorData(
-                code = _OVERSIZE_CODE,
-                message = (
-                    f"The answer of the server was larger than "
-                    f"{self.limit} bytes, the limit set by the application "
-                    "('result_limit'); it was discarded." ),
-                data = { RESULT_OVERSIZE: line.size } ) ) )
+        return _SessionMessage( _sdk.produce_message(
+            _mcp_types.JSONRPCError(
+                jsonrpc = '2.0', id = identifier,
+                error = _mcp_types.ErrorData(
+                    code = _OVERSIZE_CODE,
+                    message = (
+                        f"The answer of the server was larger than "
+                        f"{self.limit} bytes, the limit set by the "
+                        "application ('result_limit'); it was "
+                        "discarded." ),
+                    data = { RESULT_OVERSIZE: line.size } ) ) ) )
 
     async def write_stdin( self ) -> None:
         ''' Serializes messages onto stdin, one per line. '''
@@ -431,13 +434,11 @@ def _decode_leniently( data: bytes | bytearray ) -> str:
 
 
 def _validate( data: bytes | bytearray | str ) -> __.typx.Any:
-    adapter = _mcp_types.jsonrpc_message_adapter
-    if len( data ) < _PARSE_STANDARD_MINIMUM:
-        return adapter.validate_json( data, by_name = False )
     # For a large message, the standard parser takes a quarter of the
     # memory which pydantic's takes (one copy of its text, not four), and
     # less time.
-    return adapter.validate_python( __.json.loads( data ), by_name = False )
+    return _sdk.validate_message(
+        data, parse = len( data ) >= _PARSE_STANDARD_MINIMUM )
 
 
 def _probe_group( pgid: int ) -> bool: # pragma: no cover

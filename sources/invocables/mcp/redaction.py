@@ -11,21 +11,22 @@
 
     While a connection is open, its redactor is active: a filter on the
     library's loggers, and on the loggers of the ``mcp`` SDK's client and
-    of its HTTP client (``httpx2``), applies every active redactor to each
-    record, its arguments and its traceback. The filter leaves the loggers
-    of others once no connection is open.
+    of its HTTP client (``httpx2``; ``httpx`` with SDK 1.x), applies every
+    active redactor to each record, its arguments and its traceback. The
+    filter leaves the loggers of others once no connection is open.
 '''
 
 
 import threading as _threading
 
 from . import __
+from . import sdk as _sdk
 
 
 REDACTION = '***'
 
 _LENGTH_MINIMUM = 4
-_LOGGERS_FOREIGN = ( 'httpx2', 'httpcore2', 'mcp.client', 'mcp.shared' )
+_LOGGERS_FOREIGN = ( *_sdk.HTTP_LOGGERS, 'mcp.client', 'mcp.shared' )
 _key_secret = __.re.compile(
     r'auth|token|secret|passw|credential|cookie|signature|apikey'
     r'|api[-_]key|(?:private|access|client)[-_]?key|(?:^|[-_])key$',
@@ -176,7 +177,8 @@ def _strip_port( host: str ) -> str:
 def _survey_loggers( ) -> list[ __.logging.Logger ]:
     ''' Returns loggers of the library, the SDK's client, the HTTP client.
     '''
-    __.logging.getLogger( 'httpx2' ) # exists before its first request
+    # exists before its first request
+    __.logging.getLogger( _sdk.HTTP_LOGGERS[ 0 ] )
     manager = __.logging.Logger.manager
     loggers: list[ __.logging.Logger ] = [ ]
     for name, logger in tuple( manager.loggerDict.items( ) ):

@@ -12,13 +12,13 @@
 
 
 import anyio as _anyio
-import mcp_types as _mcp_types
-
-from mcp import MCPError as _MCPError
 
 from . import __
 from . import callbacks as _callbacks
 from . import results as _results
+from . import sdk as _sdk
+from .sdk import Error as _MCPError
+from .sdk import types as _mcp_types
 from .. import canisters as _canisters
 from .. import exceptions as _exceptions
 
@@ -172,7 +172,8 @@ class FeaturesExtension:
                 self.name, redactor.redact( uri ),
                 redactor.redact( exception.error.message ) ) from None
         return _redact( redactor, tuple(
-            _results.produce_content( _mcp_types.EmbeddedResource(
+            _results.produce_content( _sdk.produce_model(
+                _mcp_types.EmbeddedResource,
                 type = 'resource', resource = contents ) )
             for contents in result.contents ) )
 
@@ -201,10 +202,12 @@ class FeaturesExtension:
             session.list_resource_templates, 'resource_templates' )
         return tuple(
             ResourceTemplateDescription(
-                uri_template = template.uri_template, name = template.name,
+                uri_template = _sdk.access_field( template, 'uri_template' ),
+                name = template.name,
                 title = _absentify( template.title ),
                 description = template.description or '',
-                media_type = _absentify( template.mime_type ) )
+                media_type = _absentify(
+                    _sdk.access_field( template, 'mime_type' ) ) )
             for template in templates )
 
     async def survey_resources( self ) -> tuple[ ResourceDescription, ... ]:
@@ -216,7 +219,8 @@ class FeaturesExtension:
                 uri = str( resource.uri ), name = resource.name,
                 title = _absentify( resource.title ),
                 description = resource.description or '',
-                media_type = _absentify( resource.mime_type ),
+                media_type = _absentify(
+                    _sdk.access_field( resource, 'mime_type' ) ),
                 size = _absentify( resource.size ) )
             for resource in resources )
 
@@ -234,8 +238,8 @@ class FeaturesExtension:
                 None if cursor is None
                 else _mcp_types.PaginatedRequestParams( cursor = cursor ) )
             result = await self._request( lister( params = params ) )
-            items.extend( getattr( result, attribute ) )
-            cursor = result.next_cursor
+            items.extend( _sdk.access_field( result, attribute ) )
+            cursor = _sdk.access_field( result, 'next_cursor' )
             if cursor is None or cursor in seen: break
             seen.add( cursor )
         return items

@@ -5,10 +5,10 @@
 
 from base64 import b64decode as _b64decode
 
-import mcp_types as _mcp_types
-
 from . import __
 from . import redaction as _redaction
+from . import sdk as _sdk
+from .sdk import types as _mcp_types
 from .. import canisters as _canisters
 from .. import exceptions as _exceptions
 
@@ -31,11 +31,11 @@ def produce_contents(
         text of the result when the server reports a tool error, so that the
         model receives an error result.
     '''
-    if result.is_error:
+    if _sdk.access_field( result, 'is_error' ):
         raise _exceptions.InvocationRefusal(
             redactor.redact( _produce_error_text( result ) ) )
     blocks = list( result.content )
-    structure = result.structured_content
+    structure = _sdk.access_field( result, 'structured_content' )
     if structure is not None:
         repeat = _find_repeat( blocks, structure )
         if repeat is _Repeats.Text: blocks = [
@@ -79,10 +79,12 @@ def _produce_content( block: __.typx.Any ) -> _canisters.Content:
             return _canisters.TextContent( text = block.text )
         case _mcp_types.ImageContent( ):
             return _canisters.ImageContent(
-                data = _decode( block.data ), media_type = block.mime_type )
+                data = _decode( block.data ),
+                media_type = _sdk.access_field( block, 'mime_type' ) )
         case _mcp_types.AudioContent( ):
             return _canisters.AudioContent(
-                data = _decode( block.data ), media_type = block.mime_type )
+                data = _decode( block.data ),
+                media_type = _sdk.access_field( block, 'mime_type' ) )
         case _mcp_types.EmbeddedResource( ):
             return _produce_resource( block.resource )
         case _mcp_types.ResourceLink( ):
@@ -90,14 +92,15 @@ def _produce_content( block: __.typx.Any ) -> _canisters.Content:
                 uri = str( block.uri ),
                 name = block.name,
                 description = _absentify( block.description ),
-                media_type = _absentify( block.mime_type ) )
+                media_type = _absentify(
+                    _sdk.access_field( block, 'mime_type' ) ) )
         case _: # future block kinds: keep them visible as JSON
             return _canisters.StructureContent(
                 data = block.model_dump( mode = 'json', by_alias = True ) )
 
 
 def _produce_resource( resource: __.typx.Any ) -> _canisters.Content:
-    media_type = _absentify( resource.mime_type )
+    media_type = _absentify( _sdk.access_field( resource, 'mime_type' ) )
     if isinstance( resource, _mcp_types.TextResourceContents ):
         return _canisters.ResourceContent(
             uri = str( resource.uri ), media_type = media_type,

@@ -13,10 +13,8 @@
 
 
 import anyio as _anyio
-import mcp_types as _mcp_types
 
 from mcp import ClientSession as _ClientSession
-from mcp import MCPError as _MCPError
 
 from . import __
 from . import callbacks as _callbacks # authorization
@@ -25,6 +23,9 @@ from . import listings as _listings
 from . import processes as _processes
 from . import records as _records
 from . import redaction as _redaction
+from . import sdk as _sdk
+from .sdk import Error as _MCPError
+from .sdk import types as _mcp_types
 from .. import exceptions as _exceptions
 
 
@@ -218,7 +219,8 @@ class Runner:
             connection.ready.set_result( None )
             _scribe.debug(
                 "Connected to MCP server %r.", self.name )
-            await self._serve( session )
+            try: await self._serve( session )
+            finally: _sdk.release_requests( session ) # SDK 1.x
 
     async def _serve( self, session: _ClientSession ) -> None:
         connection = self.connection
@@ -243,7 +245,10 @@ class Runner:
                     connection.redactor.redact( str( exception ) ) )
 
     async def _handle_message( self, message: __.typx.Any ) -> None:
-        if isinstance( message, _mcp_types.ToolListChangedNotification ):
+        if isinstance(
+            _sdk.access_message( message ),
+            _mcp_types.ToolListChangedNotification,
+        ):
             self.connection.request_refresh( )
         elif isinstance( message, Exception ):
             _scribe.debug(
@@ -337,9 +342,8 @@ def _flatten( exception: BaseException ) -> list[ BaseException ]:
 
 def _is_undelivered( exception: BaseException ) -> bool:
     ''' Returns whether an HTTP transport could not reach the server. '''
-    import httpx2
     return any(
-        isinstance( item, httpx2.ConnectError )
+        isinstance( item, _sdk.http.ConnectError )
         for item in _flatten( exception ) )
 
 
@@ -356,7 +360,7 @@ async def _list_tools(
             else _mcp_types.PaginatedRequestParams( cursor = cursor ) )
         result = await session.list_tools( params = params )
         tools.extend( result.tools )
-        cursor = result.next_cursor
+        cursor = _sdk.access_field( result, 'next_cursor' )
         if cursor is None: return tools
         if cursor in seen: break
         seen.add( cursor )
@@ -371,13 +375,11 @@ async def _open_streamable_http_(
     limit: int | None,
     auth: __.typx.Any = None, # authorization: an httpx2.Auth
 ) -> __.cabc.AsyncGenerator[ tuple[ __.typx.Any, __.typx.Any ], None ]:
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
-    client = create_mcp_http_client( headers = dict( headers ), auth = auth )
+    client = _sdk.produce_http_client( headers, auth, limit )
     # The SDK's own limit of one event (1 MiB) would end the session on a
     # larger result; the result limit applies instead.
-    async with client, streamable_http_client(
-        url, http_client = client, max_sse_event_size = limit
+    async with client, _sdk.open_streamable_http(
+        url, client, limit
     ) as streams: yield streams
 
 

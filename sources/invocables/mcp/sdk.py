@@ -1,0 +1,648 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' The ``mcp`` SDK, major 1 or 2, behind one interface.
+
+    The major installed is detected at import (``MAJOR``). Both name the
+    protocol's models ``mcp.types`` (``types`` here); they differ in the
+    names of the models' fields (camelCase in 1.x, snake_case in 2.x: read
+    them with :py:func:`access_field`, build models with
+    :py:func:`produce_model`), in the name and constructor of the error
+    class (``Error``, :py:func:`produce_error`), in the HTTP client library
+    (``http``: ``httpx`` or ``httpx2``), in the wrapping of JSON-RPC
+    messages (:py:func:`access_message`, :py:func:`produce_message`), and
+    in the server side (:py:func:`produce_server`,
+    :py:func:`produce_application`). Type checkers see the 2.x SDK.
+'''
+
+
+import importlib as _importlib
+import weakref as _weakref
+
+from importlib.metadata import version as _version
+from typing import TYPE_CHECKING
+
+from mcp import types
+
+from pydantic import BaseModel as _BaseModel
+
+from . import __
+
+
+MAJOR = int( _version( 'mcp' ).split( '.' )[ 0 ] )
+''' Major version of the installed ``mcp`` SDK: 1 or 2. '''
+
+if TYPE_CHECKING:
+    import httpx2 as http
+
+    from mcp import MCPError as Error
+    from mcp.server.lowlevel import Server as _Server
+
+    ServerBase: __.typx.TypeAlias = _Server[ __.typx.Any ]
+else:
+    # Run time: the installed major's names.
+    if MAJOR >= 2: # noqa: PLR2004
+        http = _importlib.import_module( 'httpx2' )
+        from mcp import MCPError as Error
+    else:
+        http = _importlib.import_module( 'httpx' )
+        from mcp.shared.exceptions import McpError as Error
+    from mcp.server.lowlevel import Server as ServerBase
+
+
+__all__ = (
+    'HTTP_LOGGERS',
+    'MAJOR',
+    'Error',
+    'ServerBase',
+    'access_field',
+    'access_message',
+    'call_tool',
+    'http',
+    'open_streamable_http',
+    'produce_application',
+    'produce_code_result',
+    'produce_error',
+    'produce_http_client',
+    'produce_message',
+    'produce_model',
+    'produce_server',
+    'release_requests',
+    'types',
+    'validate_listing',
+    'validate_message',
+)
+
+_ModelT = __.typx.TypeVar( '_ModelT', bound = _BaseModel )
+_ServerT = __.typx.TypeVar( '_ServerT', bound = ServerBase )
+
+HTTP_LOGGERS = (
+    ( 'httpx2', 'httpcore2' ) if MAJOR >= 2 # noqa: PLR2004
+    else ( 'httpx', 'httpcore' ) )
+''' Loggers of the SDK's HTTP client library. '''
+
+_CURRENT = MAJOR >= 2 # noqa: PLR2004
+_transports: _weakref.WeakKeyDictionary[ __.typx.Any, __.typx.Any ] = (
+    _weakref.WeakKeyDictionary( ) )
+_LOOPBACK_HOSTS = ( '127.0.0.1', 'localhost', '::1' )
+
+
+def access_field(
+    model: object, name: str, default: __.typx.Any = __.absent
+) -> __.typx.Any:
+    ''' Returns field of SDK model by its snake_case (2.x) name.
+
+        Without a default, a missing field raises ``AttributeError``.
+    '''
+    if not _CURRENT: name = _produce_wire_name( name )
+    if __.is_absent( default ): return getattr( model, name )
+    return getattr( model, name, default )
+
+
+def access_message( message: object ) -> __.typx.Any:
+    ''' Returns JSON-RPC message or notification out of its 1.x wrapper.
+
+        The 1.x SDK wraps messages (``JSONRPCMessage``) and notifications
+        (``ServerNotification``) in root models; 2.x does not.
+    '''
+    if _CURRENT: return message
+    return getattr( message, 'root', message )
+
+
+def produce_code_result( code: str, state: str | None ) -> __.typx.Any:
+    ''' Produces what an OAuth callback handler returns: code and state.
+    '''
+    if not _CURRENT: return ( code, state )
+    from mcp.shared.auth import AuthorizationCodeResult
+    return AuthorizationCodeResult( code = code, state = state )
+
+
+def produce_error(
+    code: int, message: str, data: __.typx.Any = None
+) -> Error:
+    ''' Produces the SDK's error for a JSON-RPC error. '''
+    if _CURRENT: return Error( code, message, data )
+    factory: __.typx.Any = Error
+    return factory( types.ErrorData(
+        code = code, message = message, data = data ) )
+
+
+def produce_message( message: __.typx.Any ) -> __.typx.Any:
+    ''' Returns JSON-RPC message as the SDK's session messages hold it. '''
+    if _CURRENT: return message
+    wrapper: __.typx.Any = types.JSONRPCMessage
+    return wrapper( message )
+
+
+def produce_model(
+    model: type[ _ModelT ], /, **fields: __.typx.Any
+) -> _ModelT:
+    ''' Produces SDK model from fields named in snake_case (2.x). '''
+    if _CURRENT: return model( **fields )
+    return model( **{
+        _produce_wire_name( name ): value
+        for name, value in fields.items( ) } )
+
+
+def call_tool(
+    session: __.typx.Any,
+    name: str,
+    arguments: dict[ str, __.typx.Any ],
+    timeout: __.typx.Any,
+    progress: __.typx.Any,
+) -> __.cabc.Coroutine[ __.typx.Any, __.typx.Any, __.typx.Any ]:
+    ''' Returns call of tool through session, which tells the server if
+        the call is cancelled.
+
+        The 2.x session sends ``notifications/cancelled`` itself, and
+        records the request as an OpenTelemetry span: its own call is
+        returned, without a further frame. With 1.x, both are done here.
+    '''
+    if _CURRENT:
+        return session.call_tool( name, arguments, timeout, progress )
+    return _call_tool_legacy( session, name, arguments, timeout, progress )
+
+
+@__.ctxl.asynccontextmanager
+async def open_streamable_http(
+    url: str, client: __.typx.Any, limit: int | None
+) -> __.cabc.AsyncGenerator[ tuple[ __.typx.Any, __.typx.Any ], None ]:
+    ''' Opens streamable HTTP transport over client; yields its streams.
+
+        With 2.x, one server-sent event may be as large as the limit (the
+        SDK's own limit of 1 MiB would end the session on a larger result);
+        1.x has no such limit.
+    '''
+    from mcp.client.streamable_http import streamable_http_client
+    if _CURRENT:
+        async with streamable_http_client(
+            url, http_client = client, max_sse_event_size = limit
+        ) as streams: yield streams[ 0 ], streams[ 1 ]
+        return
+    transport = _transports.get( client )
+    async with streamable_http_client(
+        url, http_client = client
+    ) as streams:
+        if transport is None:
+            yield streams[ 0 ], streams[ 1 ]
+            return
+        async with _merge_streams(
+            streams[ 0 ], transport.receiver
+        ) as read: yield read, streams[ 1 ]
+
+
+def produce_http_client(
+    headers: __.cabc.Mapping[ str, str ],
+    auth: __.typx.Any,
+    limit: int | None,
+) -> __.typx.Any:
+    ''' Produces HTTP client of the SDK's streamable HTTP transport.
+
+        With 1.x, a request whose answer breaks off (the server died) or
+        grows over the limit fails at once, as with 2.x; its transport
+        would leave it waiting.
+    '''
+    from mcp.shared import _httpx_utils
+    if _CURRENT:
+        return _httpx_utils.create_mcp_http_client(
+            headers = dict( headers ), auth = auth )
+    legacy: __.typx.Any = http
+    transport = _TransportLegacy( legacy.AsyncHTTPTransport( ), limit )
+    client = legacy.AsyncClient(
+        headers = dict( headers ), auth = auth, transport = transport,
+        timeout = legacy.Timeout(
+            _httpx_utils.MCP_DEFAULT_TIMEOUT,
+            read = _httpx_utils.MCP_DEFAULT_SSE_READ_TIMEOUT ) )
+    _transports[ client ] = transport
+    return client
+
+
+def produce_application(
+    server: __.typx.Any,
+    *,
+    path: str,
+    stateless: bool,
+    host: str,
+    auth: __.typx.Any,
+    token_verifier: __.typx.Any,
+) -> __.typx.Any:
+    ''' Produces ASGI application serving low-level server at path.
+
+        Streamable HTTP; with a token verifier, every request must carry a
+        token it accepts. The 2.x low-level server builds it; for 1.x, the
+        same parts are assembled here.
+    '''
+    if _CURRENT:
+        return server.streamable_http_app(
+            streamable_http_path = path, stateless_http = stateless,
+            host = host, auth = auth, token_verifier = token_verifier )
+    return _produce_application_legacy(
+        server, path, stateless, host, auth, token_verifier )
+
+
+def produce_server(
+    model: type[ _ServerT ],
+    name: str,
+    *,
+    version: str,
+    instructions: str | None,
+    on_list_tools: __.cabc.Callable[ ..., __.typx.Any ],
+    on_call_tool: __.cabc.Callable[ ..., __.typx.Any ],
+) -> _ServerT:
+    ''' Produces low-level server (class ``model``) with tool handlers.
+
+        Each handler takes the request context and the request parameters.
+    '''
+    if _CURRENT:
+        return model(
+            name, version = version, instructions = instructions,
+            on_list_tools = on_list_tools, on_call_tool = on_call_tool )
+    server: __.typx.Any = model(
+        name, version = version, instructions = instructions )
+    requests: __.typx.Any = types
+
+    def adapt(
+        handler: __.cabc.Callable[ ..., __.typx.Any ]
+    ) -> __.cabc.Callable[ ..., __.typx.Any ]:
+        async def handle( request: __.typx.Any ) -> __.typx.Any:
+            context = _ContextLegacy( server.request_context )
+            result = await handler( context, request.params )
+            return requests.ServerResult( result )
+        return handle
+
+    server.request_handlers[ requests.ListToolsRequest ] = (
+        adapt( on_list_tools ) )
+    server.request_handlers[ requests.CallToolRequest ] = (
+        adapt( on_call_tool ) )
+    return server
+
+
+def release_requests( session: __.typx.Any ) -> None:
+    ''' Fails the pending requests of an ending session: connection closed.
+
+        A 1.x session which ends while requests wait leaves them waiting;
+        a 2.x session fails them itself.
+    '''
+    if _CURRENT: return
+    import anyio
+    streams = __.typx.cast(
+        dict[ __.typx.Any, __.typx.Any ],
+        getattr( session, '_response_streams', { } ) )
+    for identifier, stream in tuple( streams.items( ) ):
+        error = types.JSONRPCError(
+            jsonrpc = '2.0', id = identifier,
+            error = types.ErrorData(
+                code = types.CONNECTION_CLOSED,
+                message = 'Connection closed' ) )
+        # A full stream holds an answer already; a closed one has no reader.
+        with __.ctxl.suppress(
+            anyio.WouldBlock, anyio.ClosedResourceError,
+            anyio.BrokenResourceError,
+        ): stream.send_nowait( error )
+
+
+def validate_listing(
+    version: str, result: __.cabc.Mapping[ str, __.typx.Any ]
+) -> None:
+    ''' Validates ``tools/list`` result; raises ``ValueError`` if refused.
+
+        2.x validates by protocol version; 1.x knows one model, which does
+        not require an object schema of arguments as 2.x does: that is
+        required here too.
+    '''
+    if _CURRENT:
+        from mcp.types import methods
+        methods.parse_server_result( 'tools/list', version, result )
+        return
+    types.ListToolsResult.model_validate( result )
+    _ListingLegacy.model_validate( result )
+
+
+def validate_message( data: bytes | bytearray | str, *, parse: bool ) -> (
+    __.typx.Any
+):
+    ''' Returns JSON-RPC message of a line; raises ``ValueError`` if not.
+
+        With ``parse``, the standard JSON parser reads the text first.
+    '''
+    if _CURRENT:
+        adapter = types.jsonrpc_message_adapter
+        if parse:
+            return adapter.validate_python(
+                __.json.loads( data ), by_name = False )
+        return adapter.validate_json( data, by_name = False )
+    wrapper: __.typx.Any = types.JSONRPCMessage
+    if parse: return wrapper.model_validate( __.json.loads( data ) )
+    return wrapper.model_validate_json( data )
+
+
+class _SchemaLegacy( _BaseModel, extra = 'allow' ):
+    ''' Schema of arguments, as SDK 2.x requires it. '''
+
+    type: __.typx.Literal[ 'object' ]
+
+
+class _ToolLegacy( _BaseModel, extra = 'allow' ):
+    ''' Tool of a listing, as SDK 2.x requires it. '''
+
+    inputSchema: _SchemaLegacy # the SDK's wire name
+
+
+class _ListingLegacy( _BaseModel, extra = 'allow' ):
+    ''' Tool listing, as SDK 2.x requires it. '''
+
+    tools: list[ _ToolLegacy ]
+
+
+class _TransportLegacy( http.AsyncBaseTransport ):
+    ''' HTTP transport of 1.x which fails broken and oversized answers.
+
+        The failures (JSON-RPC errors for the requests) come out of
+        ``receiver``, to be merged into the session's read stream.
+    '''
+
+    def __init__( self, inner: __.typx.Any, limit: int | None ):
+        import anyio
+        self.inner = inner
+        self.limit = limit
+        self.sender, self.receiver = (
+            anyio.create_memory_object_stream[ __.typx.Any ]( 1000 ) )
+
+    async def handle_async_request( self, request: __.typx.Any ) -> (
+        __.typx.Any
+    ):
+        ''' Sends request; watches the answer of a JSON-RPC request. '''
+        identifier = _access_identifier( request )
+        try: response = await self.inner.handle_async_request( request )
+        except Exception:
+            if identifier is not None: self.fail( identifier )
+            raise
+        if identifier is not None:
+            response.stream = _StreamLegacy(
+                response.stream, self, identifier )
+        return response
+
+    def fail(
+        self, identifier: __.typx.Any, size: int | None = None
+    ) -> None:
+        ''' Fails request: connection closed, or answer of size too big. '''
+        from mcp.shared.message import SessionMessage
+        from . import processes
+        legacy: __.typx.Any = types
+        if size is None:
+            error = legacy.ErrorData(
+                code = legacy.CONNECTION_CLOSED,
+                message = 'Connection closed' )
+        else:
+            error = legacy.ErrorData(
+                code = legacy.INTERNAL_ERROR,
+                message = (
+                    f"The answer of the server was larger than "
+                    f"{self.limit} bytes, the limit set by the application "
+                    "('result_limit'); it was discarded." ),
+                data = { processes.RESULT_OVERSIZE: size } )
+        message = legacy.JSONRPCMessage( legacy.JSONRPCError(
+            jsonrpc = '2.0', id = identifier, error = error ) )
+        import anyio
+        with __.ctxl.suppress(
+            anyio.WouldBlock, anyio.ClosedResourceError,
+            anyio.BrokenResourceError,
+        ): self.sender.send_nowait( SessionMessage( message ) )
+
+    async def aclose( self ) -> None:
+        ''' Closes inner transport. '''
+        await self.inner.aclose( )
+
+    async def __aenter__( self ) -> __.typx.Self:
+        await self.inner.__aenter__( )
+        return self
+
+    async def __aexit__( self, *exception: __.typx.Any ) -> None:
+        await self.inner.__aexit__( *exception )
+
+
+class _StreamLegacy( http.AsyncByteStream ):
+    ''' Body of an answer, which fails its request if it breaks off or
+        grows over the limit.
+    '''
+
+    def __init__(
+        self,
+        inner: __.typx.Any,
+        transport: _TransportLegacy,
+        identifier: __.typx.Any,
+    ):
+        self.inner = inner
+        self.transport = transport
+        self.identifier = identifier
+
+    async def __aiter__( self ) -> __.cabc.AsyncIterator[ bytes ]:
+        limit = self.transport.limit
+        size = 0
+        try:
+            async for chunk in self.inner:
+                size += len( chunk )
+                if limit is not None and size > limit:
+                    self.transport.fail( self.identifier, size )
+                    raise http.ReadError( "Answer over the result limit." )
+                yield chunk
+        except http.TransportError as exception:
+            if limit is None or size <= limit:
+                self.transport.fail( self.identifier )
+            raise exception from None
+
+    async def aclose( self ) -> None:
+        ''' Closes body. '''
+        await self.inner.aclose( )
+
+
+class _ContextLegacy:
+    ''' Request context of the 1.x server, as the 2.x handlers see it. '''
+
+    def __init__( self, context: __.typx.Any ):
+        self.context = context
+        self.session = _SessionLegacy( context )
+
+
+class _SessionLegacy:
+    ''' Session of one 1.x request, as a 2.x request's session. '''
+
+    def __init__( self, context: __.typx.Any ):
+        # The connection lasts beyond the request, and notifies.
+        self._connection = context.session
+        self.context = context
+
+    async def report_progress(
+        self,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+    ) -> None:
+        ''' Sends progress of the request, if its client asked for it. '''
+        meta = self.context.meta
+        token = None if meta is None else meta.progressToken
+        if token is None: return
+        await self._connection.send_progress_notification(
+            token, progress, total, message,
+            related_request_id = self.context.request_id )
+
+    async def send_tool_list_changed( self ) -> None:
+        ''' Tells client that the tools changed. '''
+        await self._connection.send_tool_list_changed( )
+
+
+class _EndpointLegacy:
+    ''' ASGI endpoint of the 1.x session manager. '''
+
+    def __init__( self, manager: __.typx.Any ):
+        self.manager = manager
+
+    async def __call__(
+        self, scope: __.typx.Any, receive: __.typx.Any, send: __.typx.Any
+    ) -> None:
+        await self.manager.handle_request( scope, receive, send )
+
+
+def _produce_application_legacy(
+    server: __.typx.Any,
+    path: str,
+    stateless: bool, # noqa: FBT001
+    host: str,
+    auth: __.typx.Any,
+    token_verifier: __.typx.Any,
+) -> __.typx.Any:
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.middleware.authentication import AuthenticationMiddleware
+    from starlette.routing import Route
+    from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+    from mcp.server.auth.middleware.bearer_auth import (
+        BearerAuthBackend,
+        RequireAuthMiddleware,
+    )
+    from mcp.server.streamable_http_manager import (
+        StreamableHTTPSessionManager )
+    manager: __.typx.Any = StreamableHTTPSessionManager(
+        app = server, stateless = stateless,
+        security_settings = _produce_security( host ) )
+    endpoint: __.typx.Any = _EndpointLegacy( manager )
+    middleware: list[ Middleware ] = [ ]
+    if token_verifier is not None:
+        middleware = [
+            Middleware(
+                AuthenticationMiddleware,
+                backend = BearerAuthBackend( token_verifier ) ),
+            Middleware( AuthContextMiddleware ) ]
+        scopes: list[ str ] = (
+            None if auth is None else auth.required_scopes ) or [ ]
+        endpoint = RequireAuthMiddleware( endpoint, scopes, None )
+    return Starlette(
+        routes = [ Route( path, endpoint = endpoint ) ],
+        middleware = middleware,
+        lifespan = lambda application: manager.run( ) )
+
+
+def _produce_span(
+    name: str, identifier: int
+) -> __.typx.ContextManager[ object ]:
+    ''' Returns span of a tools/call request, as the 2.x SDK names it. '''
+    from .. import telemetry
+    if not telemetry.is_available( ): return __.ctxl.nullcontext( )
+    from opentelemetry import trace
+    tracer = trace.get_tracer( __.package_name )
+    return tracer.start_as_current_span(
+        f"MCP send tools/call {name}", kind = trace.SpanKind.CLIENT,
+        attributes = {
+            'mcp.method.name': 'tools/call',
+            'jsonrpc.request.id': str( identifier ) } )
+
+
+def _produce_security( host: str ) -> __.typx.Any:
+    ''' Returns protection against DNS rebinding, for a loopback host. '''
+    if host not in _LOOPBACK_HOSTS: return None
+    from mcp.server.transport_security import TransportSecuritySettings
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection = True,
+        allowed_hosts = [ '127.0.0.1:*', 'localhost:*', '[::1]:*' ],
+        allowed_origins = [
+            'http://127.0.0.1:*', 'http://localhost:*', 'http://[::1]:*' ] )
+
+
+def _access_identifier( request: __.typx.Any ) -> __.typx.Any:
+    ''' Returns identifier of the JSON-RPC request an HTTP request posts. '''
+    if request.method != 'POST': return None
+    try: data = __.json.loads( request.content )
+    # Not JSON, or a streamed body (not read: a RuntimeError).
+    except ( ValueError, RuntimeError ): return None
+    if not isinstance( data, dict ): return None
+    message = __.typx.cast( dict[ str, __.typx.Any ], data )
+    if 'method' not in message: return None
+    return message.get( 'id' )
+
+
+@__.ctxl.asynccontextmanager
+async def _merge_streams(
+    primary: __.typx.Any, secondary: __.typx.Any
+) -> __.cabc.AsyncGenerator[ __.typx.Any, None ]:
+    ''' Yields stream of the items of both streams. '''
+    import anyio
+    sender, receiver = anyio.create_memory_object_stream[ __.typx.Any ]( )
+
+    async def forward( stream: __.typx.Any ) -> None:
+        with __.ctxl.suppress(
+            anyio.ClosedResourceError, anyio.BrokenResourceError,
+            anyio.EndOfStream,
+        ):
+            async for item in stream: await sender.send( item )
+
+    async def forward_primary( ) -> None:
+        # The end of the transport's stream ends the merged one.
+        async with sender: await forward( primary )
+
+    async with anyio.create_task_group( ) as group:
+        group.start_soon( forward_primary )
+        group.start_soon( forward, secondary )
+        try:
+            async with receiver: yield receiver
+        finally: group.cancel_scope.cancel( )
+
+
+async def _call_tool_legacy(
+    session: __.typx.Any,
+    name: str,
+    arguments: dict[ str, __.typx.Any ],
+    timeout: __.typx.Any,
+    progress: __.typx.Any,
+) -> __.typx.Any:
+    # The identifier which the session gives its next request.
+    identifier = __.typx.cast( int, vars( session )[ '_request_id' ] )
+    with _produce_span( name, identifier ):
+        try:
+            return await session.call_tool(
+                name, arguments, timeout, progress )
+        except __.asyncio.CancelledError:
+            await _notify_cancellation( session, identifier )
+            raise
+
+
+async def _notify_cancellation(
+    session: __.typx.Any, identifier: int
+) -> None:
+    import anyio
+    legacy: __.typx.Any = types # 1.x wraps notifications in a root model
+    notification = legacy.ClientNotification( legacy.CancelledNotification(
+        params = legacy.CancelledNotificationParams(
+            requestId = identifier ) ) )
+    # Also within a cancelled scope, never for long; a closed session has
+    # nothing to cancel.
+    with (
+        anyio.CancelScope( shield = True ), anyio.move_on_after( 1.0 ),
+        __.ctxl.suppress(
+            anyio.ClosedResourceError, anyio.BrokenResourceError ),
+    ): await session.send_notification( notification )
+
+
+@__.funct.cache
+def _produce_wire_name( name: str ) -> str:
+    ''' Returns camelCase name of a snake_case field name. '''
+    head, *tail = name.split( '_' )
+    return head + ''.join( part.capitalize( ) for part in tail )
