@@ -494,3 +494,32 @@ async def test_520_revoked_tokens( tmp_path, monkeypatch ):
             assert await _call( ensemble, 'revoke_tokens' ) == 'revoked'
             assert await _call( ensemble, 'whoami' ) == 'svc'
     assert browser.visits == 2
+
+
+class _SlowBrowser( _Browser ):
+    ''' Headless user agent of a user who takes a while to log in. '''
+
+    def __init__( self, delay ):
+        super( ).__init__( )
+        self.delay = delay
+
+    async def open( self, url ):
+        await asyncio.sleep( self.delay ) # the user reads and logs in
+        await super( ).open( url )
+
+
+async def test_530_user_time_not_counted( tmp_path ):
+    ''' The user's time at the authorization page does not count against
+        the connect timeout: a login slower than it still connects.
+    '''
+    browser = _SlowBrowser( delay = 5.0 )
+    grant = authorization.produce_loopback_authorization(
+        mcp_support.select_port( ), opener = browser.open,
+        storage = tmp_path, timeout = _BOUND )
+    with _serve( ) as url:
+        async with invocables.mcp.produce_ensemble(
+            'patient', url = url, authorization = grant,
+            connect_timeout = 4.0,
+        ) as ensemble:
+            assert await _call( ensemble, 'whoami' ) != 'anonymous'
+    assert browser.visits == 1

@@ -73,6 +73,8 @@ RedirectHandler: __.typx.TypeAlias = __.cabc.Callable[
 CallbackHandler: __.typx.TypeAlias = __.cabc.Callable[
     [ ], __.cabc.Awaitable[ str ] ]
 Storage: __.typx.TypeAlias = TokenStorage | str | _os.PathLike[ str ]
+Suspension: __.typx.TypeAlias = __.cabc.Callable[
+    [ ], __.ctxl.AbstractContextManager[ None ] ]
 
 
 class BearerAuthorization( __.immut.DataclassObject ):
@@ -327,11 +329,14 @@ def produce_auth(
     authorization: Authorization,
     url: str,
     timeout: float | None = None,
+    suspension: Suspension = __.ctxl.nullcontext,
 ) -> __.typx.Any:
     ''' Returns an ``httpx2.Auth`` (SDK 1.x: ``httpx.Auth``) for URL.
 
         Each request of an OAuth flow (discovery, registration, token) is
-        allowed ``timeout`` seconds, if given. Raises
+        allowed ``timeout`` seconds, if given. The user's time at the
+        redirect and callback handlers of the code grant is spent within
+        ``suspension`` (which stops the connect deadline). Raises
         :py:class:`invocables.exceptions.ConfigurationInvalidity` if an
         ``env:`` reference names an unset variable.
     '''
@@ -343,7 +348,8 @@ def produce_auth(
             provider = _produce_credentials_auth(
                 ensemble, authorization, url )
         case CodeAuthorization( ):
-            provider = _produce_code_auth( ensemble, authorization, url )
+            provider = _produce_code_auth(
+                ensemble, authorization, url, suspension )
     provider.timeout = timeout # expose
     return provider
 
@@ -431,12 +437,20 @@ def _produce_bearer_auth( token: str ) -> __.typx.Any:
 
 
 def _produce_code_auth(
-    ensemble: str, authorization: CodeAuthorization, url: str
+    ensemble: str,
+    authorization: CodeAuthorization,
+    url: str,
+    suspension: Suspension,
 ) -> __.typx.Any:
     from mcp.shared.auth import OAuthClientMetadata
 
+    async def redirect( url: str ) -> None:
+        with suspension( ): await authorization.redirect_handler( url )
+
     async def receive( ) -> __.typx.Any:
-        try: redirect = await authorization.callback_handler( )
+        try:
+            with suspension( ):
+                redirect = await authorization.callback_handler( )
         except TimeoutError as exception:
             raise _exceptions.AuthorizationFailure(
                 ensemble, f"{exception} Authorize again." ) from None
@@ -465,7 +479,7 @@ def _produce_code_auth(
         server_url = url, client_metadata = metadata,
         storage = _RedactingStorage(
             _access_storage( authorization.storage, url ) ),
-        redirect_handler = authorization.redirect_handler,
+        redirect_handler = redirect,
         callback_handler = receive )
 
 

@@ -16,6 +16,8 @@ import os as _os
 
 from urllib.parse import quote as _quote
 
+import anyio as _anyio
+
 from . import __
 from . import redaction as _redaction
 from . import sdk as _sdk
@@ -155,6 +157,7 @@ class Features:
         # expose: seconds allowed to each request of an OAuth flow.
         self.authorization_timeout = authorization_timeout
         self.auth: __.typx.Any = None
+        self.deadline: _anyio.CancelScope | None = None # while connecting
         self.samplings = 0
         self.redactor = _redaction.Redactor( )
         self.scribe = __.logging.getLogger( f"{LOGGER_PREFIX}.{ensemble}" )
@@ -190,8 +193,32 @@ class Features:
             from . import authorization as _authorization
             self.auth = _authorization.produce_auth(
                 self.ensemble, self.authorization, url,
-                timeout = self.authorization_timeout ) # expose
+                timeout = self.authorization_timeout, # expose
+                suspension = self.suspend_deadline )
         return self.auth
+
+    def is_interactive( self ) -> bool:
+        ''' Whether connecting may wait for a user (the code grant). '''
+        if __.is_absent( self.authorization ): return False
+        from . import authorization as _authorization
+        return isinstance(
+            self.authorization, _authorization.CodeAuthorization )
+
+    @__.ctxl.contextmanager
+    def suspend_deadline( self ) -> __.cabc.Generator[ None, None, None ]:
+        ''' Stops the connect deadline while the user authorizes.
+
+            A user needs more than a connect timeout to log in; the
+            handlers of the code grant bound their own wait.
+        '''
+        scope = self.deadline
+        if scope is None:
+            yield
+            return
+        remainder = max( scope.deadline - _anyio.current_time( ), 0.0 )
+        scope.deadline = __.math.inf
+        try: yield
+        finally: scope.deadline = _anyio.current_time( ) + remainder
 
     def explain_failure(
         self,

@@ -401,7 +401,10 @@ class ServerEnsemble(
             features = self.features ) # authorization
         connection.task = __.asyncio.get_running_loop( ).create_task(
             runner.run( ), name = f"invocables.mcp:{self.name}" )
-        bound = self.options.connect_timeout + 2 * self.options.grace + 2
+        # A user logging in is bounded by the grant's handlers instead.
+        bound = (
+            None if self.features.is_interactive( )
+            else self.options.connect_timeout + 2 * self.options.grace + 2 )
         try:
             await __.asyncio.wait_for(
                 __.asyncio.shield( connection.ready ), bound )

@@ -211,10 +211,13 @@ class Runner:
                 client_info = _access_client_information( ),
                 **features.produce_session_arguments(
                     connection.redactor ) ) )
-            with _anyio.fail_after( options.connect_timeout ):
-                await session.initialize( )
-                await features.prepare_session( session ) # authorization
-                await self._refresh( session )
+            with _anyio.fail_after( options.connect_timeout ) as deadline:
+                features.deadline = deadline # stopped while a user logs in
+                try:
+                    await session.initialize( )
+                    await features.prepare_session( session )
+                    await self._refresh( session )
+                finally: features.deadline = None
             connection.session = session
             connection.ready.set_result( None )
             _scribe.debug(
