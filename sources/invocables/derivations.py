@@ -119,7 +119,7 @@ def _derive( # noqa: PLR0911
     if annotation is None: return { 'type': 'null' }
     if annotation is __.typx.Any or annotation is object: return { }
     if _is_model( annotation ): return _derive_model( annotation, definitions )
-    if isinstance( annotation, type ):
+    if _is_class( annotation ):
         scalar = _SCALARS.get( annotation )
         if scalar is not None: return { 'type': scalar }
         formatted = _FORMATS.get(
@@ -136,6 +136,14 @@ def _derive( # noqa: PLR0911
     if origin is __.typx.Literal: return _derive_literal( arguments )
     if not arguments: return None # bare List, Tuple[ () ]: ambiguous
     return _derive_container( origin, arguments, definitions )
+
+
+def _is_class( annotation: object ) -> bool:
+    ''' Returns whether annotation is a class, not a generic alias (which
+        Python 3.10 takes for a class too: ``list[ str ]``).
+    '''
+    return isinstance( annotation, type ) and not isinstance(
+        annotation, __.types.GenericAlias )
 
 
 def _derive_container(

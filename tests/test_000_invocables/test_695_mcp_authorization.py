@@ -351,7 +351,8 @@ async def test_430_written_back_without_secrets( tmp_path, monkeypatch ):
         produce_ensemble, is never written; loading what was written gives
         the same table.
     '''
-    import tomllib
+    if sys.version_info >= ( 3, 11 ): import tomllib
+    else: import tomli as tomllib
     from invocables import descriptors
     from invocables.descriptors import servers
     monkeypatch.setenv( 'TEST_OAUTH_SECRET', _SECRET )
