@@ -193,13 +193,19 @@ def summarize_contents(
     return tuple( summaries )
 
 
-class _Listing:
-    ''' Invocable which lists resources and templates of a server. '''
+class _Resourcing:
+    ''' Invocable over the resources of a server. '''
 
     __slots__ = ( 'ensemble', )
 
     def __init__( self, ensemble: Resourceful ):
         self.ensemble = ensemble
+
+
+class _Listing( _Resourcing ):
+    ''' Invocable which lists resources and templates of a server. '''
+
+    __slots__ = ( )
 
     async def __call__(
         self, context: _invokers.Context, arguments: __.Arguments
@@ -218,13 +224,10 @@ class _Listing:
             ensemble.name, resources, templates ) ), )
 
 
-class _Reading:
+class _Reading( _Resourcing ):
     ''' Invocable which reads one resource of a server. '''
 
-    __slots__ = ( 'ensemble', )
-
-    def __init__( self, ensemble: Resourceful ):
-        self.ensemble = ensemble
+    __slots__ = ( )
 
     async def __call__(
         self, context: _invokers.Context, arguments: __.Arguments
