@@ -186,9 +186,15 @@ async def execute_invocations( # noqa: PLR0913
         interceptor = (
             _telemetry.access_interceptor( ) if __.is_absent( policy )
             else _produce_interceptor( policy, namespace_ ) ) )
-    if len( invocations_ ) == 1:
+    if len( invocations_ ) == 1: # in the current task: no task to start
         invocation = invocations_[ 0 ]
-        result = await _execute_alone( execution, invocation, alerter )
+        try: result = await execution.execute( invocation )
+        except __.asyncio.CancelledError:
+            if _deadlines.is_cancel_requested( ): raise
+            result = _produce_cancellation_result( invocation )
+        except Exception as exception:
+            _alert( alerter, invocation, exception )
+            raise
         if invocation.identifier_synthesized:
             return _mark_synthesized( invocations_, ( result, ) )
         return ( result, )
@@ -228,21 +234,6 @@ async def _cancel_tasks(
     ''' Cancels tasks and waits until every one has finished. '''
     for task in tasks: task.cancel( )
     await __.asyncio.gather( *tasks, return_exceptions = True )
-
-
-async def _execute_alone(
-    execution: '_Execution',
-    invocation: _canisters.InvocationCanister,
-    alerter: __.Absential[ Alerter ],
-) -> _canisters.ResultCanister:
-    ''' Executes a lone invocation in the current task: no task to start. '''
-    try: return await execution.execute( invocation )
-    except __.asyncio.CancelledError:
-        if _deadlines.is_cancel_requested( ): raise
-        return _produce_cancellation_result( invocation )
-    except Exception as exception:
-        _alert( alerter, invocation, exception )
-        raise
 
 
 async def _collect_results(
@@ -340,25 +331,22 @@ class _Execution:
             arguments, lambda: self._run( invocation, designation, arguments ),
             self._handle_exception )
 
-    def _access_retries( self, designation: _naming.Designation ) -> int:
-        ''' Returns retries: the invoker's, else ensemble's, else call's. '''
-        retries: object = getattr(
-            designation.invoker, 'max_retries', __.absent )
-        if __.is_absent( retries ):
-            retries = getattr(
-                designation.ensemble.configuration, 'max_retries',
-                __.absent )
-        if __.is_absent( retries ): return self.max_retries
-        return __.typx.cast( int, retries )
-
-    def _access_timeout(
+    def _access_bounds(
         self, designation: _naming.Designation
-    ) -> float | None:
-        timeout = designation.invoker.timeout
-        if not __.is_absent( timeout ): return timeout
-        timeout = designation.ensemble.configuration.timeout
-        if not __.is_absent( timeout ): return timeout
-        return self.timeout
+    ) -> tuple[ float | None, int ]:
+        ''' Returns timeout and retries: the invoker's, else the
+            ensemble's, else the call's. '''
+        invoker = designation.invoker
+        configuration = designation.ensemble.configuration
+        timeout = invoker.timeout
+        if __.is_absent( timeout ):
+            timeout = configuration.timeout
+            if __.is_absent( timeout ): timeout = self.timeout
+        retries: object = getattr( invoker, 'max_retries', __.absent )
+        if __.is_absent( retries ):
+            retries = getattr( configuration, 'max_retries', __.absent )
+            if __.is_absent( retries ): return timeout, self.max_retries
+        return timeout, __.typx.cast( int, retries )
 
     async def _run(
         self,
@@ -367,14 +355,13 @@ class _Execution:
         arguments: __.Arguments,
     ) -> _canisters.ResultCanister:
         invoker = designation.invoker
-        timeout = self._access_timeout( designation )
+        timeout, retries = self._access_bounds( designation )
         semaphore = self.semaphore
         if semaphore is not None: await semaphore.acquire( )
         context = _invokers.InvocationContext(
             auxdata = self.auxdata, invoker = invoker,
             namespace = self.namespace, invocation = invocation,
             deadline = _deadlines.access_deadline( timeout ) )
-        retries = self._access_retries( designation )
         with _workers.FatesObservation( ) as fates:
             try:
                 content = await (
