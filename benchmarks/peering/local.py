@@ -178,7 +178,7 @@ async def _produce_anthropic_call( ) -> Callable[ [ ], Awaitable[ Any ] ]:
     client = AsyncAnthropic(
         api_key = 'unused', base_url = 'http://127.0.0.1:9' )
     runner = client.beta.messages.tool_runner(
-        model = 'claude-sonnet-4-5', max_tokens = 64,
+        model = 'claude-sonnet-4-6', max_tokens = 64,
         messages = [ { 'role': 'user', 'content': 'Echo hello.' } ],
         tools = [ beta_async_tool( echo ) ] )
 
