@@ -10,7 +10,10 @@
       same way: openai-agents' ``Converter.tool_to_openai`` (what its Chat
       Completions model calls) on ``FunctionTool`` objects; pydantic-ai's
       toolsets' ``get_tools``, then its OpenAI model's ``prepare_request``
-      and ``_map_tool_definition`` (what its agent calls per request).
+      and ``_map_tool_definition`` (what its agent calls per request). The
+      parent's objects are frozen for the collector before the children
+      are forked (``gc.freeze``), so that a child's full collection walks
+      only its own, not every library's tools.
     * Memory for 10,000 tools from typed functions in 100 groups (the
       library's own grouping: ensembles, toolsets, agents, FastMCP
       servers, lists for anthropic), each library in a fresh interpreter:
@@ -184,6 +187,23 @@ def _sample_forked(
     firsts: dict[ str, _common.Samples ] = { name: [ ] for name in cases }
     repeats: dict[ str, _common.Samples ] = { name: [ ] for name in cases }
     names = list( cases )
+    # The parent holds every library's tools. Frozen for the collector (as
+    # pre-fork servers do), they are not walked by a child's full
+    # collection, so that no library pays for the others' objects.
+    gc.collect( )
+    gc.freeze( )
+    try: _sample_rounds( cases, settings, names, firsts, repeats )
+    finally: gc.unfreeze( )
+    return firsts, repeats
+
+
+def _sample_rounds(
+    cases: dict[ str, Callable[ [ ], Any ] ],
+    settings: _common.Settings,
+    names: list[ str ],
+    firsts: dict[ str, _common.Samples ],
+    repeats: dict[ str, _common.Samples ],
+) -> None:
     for round_ in range( settings.rounds ):
         for name in ( names if round_ % 2 == 0 else names[ : : -1 ] ):
             first = firsts[ name ]
@@ -198,7 +218,6 @@ def _sample_forked(
                 continue
             first.append( values[ 0 ] )
             repeat.append( values[ 1 ] )
-    return firsts, repeats
 
 
 def _produce_preparation_rows(
