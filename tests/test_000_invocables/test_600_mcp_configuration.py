@@ -59,7 +59,7 @@ def test_120_transport_from_url( ):
     { 'command': 'x', 'timeouts': { 'tool': -1 } },
     { 'command': 'x', 'result_limit': 0 },
     { 'command': 'x', 'result_limit': 1.5 },
-    { 'url': 'http://127.0.0.1:1/env:PATH/mcp' },
+    { 'url': 'http://127.0.0.1:1/key-env:PATH/mcp' },
     { 'url': 'http://127.0.0.1:1/mcp?token=Bearer%20env:TOKEN' },
 ] )
 def test_130_contradictory_options( options ):
@@ -176,6 +176,29 @@ def test_230_references_in_url_resolved( monkeypatch ):
         'GET https://***@example.com/mcp?token=***&v=*** 200' )
     assert redactor.redact( 'https://other.org/?q=1' ) == (
         'https://other.org/?q=1' )
+
+
+def test_235_keys_in_url_path( monkeypatch ):
+    ''' A path segment may be a reference; a literal segment which looks
+        like a key is a secret too. Neither shows in the ensemble's repr,
+        nor in what its redactor lets through. '''
+    key = 'Zk4Tq9vX2mLp7RsW1yB8nC3d'
+    monkeypatch.setenv( 'INVOCABLES_TEST_PATH_KEY', 'a1b2/c3d4' )
+    ensemble = invocables.mcp.produce_ensemble(
+        'hosted', url = f"https://mcp.example.com/api/{key}/s/"
+        'env:INVOCABLES_TEST_PATH_KEY/mcp' )
+    text = repr( ensemble.parameters )
+    assert key not in text and 'env:' not in text
+    assert "'https://mcp.example.com/api/***/s/***/mcp'" in text
+    resolution = ensemble.parameters.resolve( 'hosted' )
+    assert resolution.url == (
+        f"https://mcp.example.com/api/{key}/s/a1b2%2Fc3d4/mcp" )
+    assert resolution.redactor.redact(
+        f"POST {resolution.url} 200" ) == (
+        'POST https://mcp.example.com/api/***/s/***/mcp 200' )
+    plain = invocables.mcp.produce_ensemble(
+        'plain', url = 'https://example.com/v2/mcp-server-filesystem/mcp' )
+    assert 'mcp-server-filesystem' in repr( plain.parameters )
 
 
 @pytest.mark.asyncio

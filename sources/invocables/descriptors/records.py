@@ -6,8 +6,6 @@
 
 
 from os import PathLike as _PathLike
-from urllib.parse import urlsplit as _urlsplit
-from urllib.parse import urlunsplit as _urlunsplit
 
 from . import __
 from .. import exceptions as _exceptions
@@ -80,9 +78,8 @@ class ServerDescriptor( __.immut.DataclassObject ):
     def _describe_target( self ) -> str:
         if self.command: return __.Path( self.command[ 0 ] ).name
         if __.is_absent( self.url ): return '?'
-        parts = _urlsplit( self.url )
-        netloc = parts.netloc.rsplit( '@', maxsplit = 1 )[ -1 ]
-        return _urlunsplit( ( parts.scheme, netloc, parts.path, '', '' ) )
+        from ..mcp.configuration import describe_url
+        return describe_url( self.url )
 
 
 class InvokerDescriptor( __.immut.DataclassObject ):

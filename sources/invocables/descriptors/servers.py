@@ -426,7 +426,8 @@ def _translate_authorization( value: object ) -> object:
 
 
 def _translate_url( value: object ) -> object:
-    ''' Translates ``${NAME}`` in URL (as a password or a query value). '''
+    ''' Translates ``${NAME}`` in URL (password, path segment, query value).
+    '''
     if not isinstance( value, str ): return value
     return _reference_embedded.sub(
         lambda match: __.ENVIRONMENT_PREFIX + match[ 1 ], value )

@@ -31,6 +31,10 @@ from .redaction import Redactor as Redactor
 ENVIRONMENT_PREFIX = __.ENVIRONMENT_PREFIX
 
 _reference = __.re.compile( r'^env:([A-Za-z_][A-Za-z0-9_]*)$' )
+# A path segment of a key's alphabet and length, letters and digits mixed,
+# is taken for a key (hosted servers put keys in paths: /s/<key>/mcp).
+_segment_key = __.re.compile(
+    r'(?=[^0-9]*[0-9])(?=[^A-Za-z]*[A-Za-z])[A-Za-z0-9._~+=-]{20,}' )
 _userinfo = __.re.compile(
     r'^(?P<user>env:[A-Za-z_][A-Za-z0-9_]*|[^:]*)(?P<colon>:?)(?P<password>.*)$',
     __.re.DOTALL )
@@ -77,18 +81,23 @@ class ServerParameters( __.immut.DataclassObject ):
                 headers = _describe_keys( self.headers ) ) )
 
     def describe_target( self ) -> str:
-        ''' Returns command name or URL without query and credentials. '''
+        ''' Returns command name, or URL as :py:func:`describe_url` does. '''
         if not __.is_absent( self.command ):
             return __.Path( self.command ).name
         if __.is_absent( self.url ): return '?' # pragma: no cover
-        return strip_url( self.url )
+        return describe_url( self.url )
 
     def survey_url_secrets( self ) -> tuple[ str, ... ]:
-        ''' Returns parts of URL which may be secret: query, credentials. '''
+        ''' Returns parts of URL which may be secret: query, credentials,
+            path segments which look like keys.
+        '''
         if __.is_absent( self.url ): return ( )
         parts = _urlsplit( self.url )
         return tuple( part for part in (
             parts.query, parts.fragment, parts.username, parts.password,
+            *(
+                segment for segment in parts.path.split( '/' )
+                if is_path_key( segment ) ),
         ) if part )
 
     def resolve( self, ensemble: str ) -> Resolution:
@@ -152,6 +161,28 @@ def produce_parameters(
         headers = _freeze_strings( location, 'headers', headers ) )
 
 
+def describe_url( url: str ) -> str:
+    ''' Returns URL to show: without credentials, query and fragment, and
+        with path segments which look like keys (or are ``env:``
+        references) shown as ``***``.
+    '''
+    parts = _urlsplit( url )
+    netloc = parts.netloc.rsplit( '@', maxsplit = 1 )[ -1 ]
+    path = '/'.join(
+        _redaction.REDACTION
+        if is_path_key( segment ) or segment.startswith( ENVIRONMENT_PREFIX )
+        else segment for segment in parts.path.split( '/' ) )
+    return _urlunsplit( ( parts.scheme, netloc, path, '', '' ) )
+
+
+def is_path_key( segment: str ) -> bool:
+    ''' Returns whether segment of URL path looks like a key or token:
+        twenty or more characters of a key's alphabet, letters and digits
+        mixed (as hosted MCP servers put keys in their paths).
+    '''
+    return _segment_key.fullmatch( _unquote( segment ) ) is not None
+
+
 def strip_url( url: str ) -> str:
     ''' Returns URL without credentials, query and fragment. '''
     parts = _urlsplit( url )
@@ -170,7 +201,7 @@ def split_userinfo( userinfo: str ) -> tuple[ str, str, str ]:
 
 def survey_url_references( url: str ) -> tuple[ tuple[ str, str ], ... ]:
     ''' Returns place and raw value of each part of URL which may be a
-        reference: user, password and query values.
+        reference: user, password, path segments and query values.
     '''
     parts = _urlsplit( url )
     found: list[ tuple[ str, str ] ] = [ ]
@@ -179,6 +210,10 @@ def survey_url_references( url: str ) -> tuple[ tuple[ str, str ], ... ]:
             parts.netloc.rsplit( '@', maxsplit = 1 )[ 0 ] )
         found.append( ( 'user', user ) )
         if colon: found.append( ( 'password', password ) )
+    found.extend(
+        ( f"path segment {index}", segment )
+        for index, segment in enumerate( parts.path.split( '/' ) )
+        if segment )
     for item in parts.query.split( '&' ) if parts.query else ( ):
         key, _, value = item.partition( '=' )
         found.append( ( f"query {_unquote( key )!r}", value ) )
@@ -264,14 +299,24 @@ def _resolve_reference( location: str, value: str ) -> str:
 
 
 def _resolve_url( ensemble: str, url: str, secrets: list[ str ] ) -> str:
-    ''' Resolves references in user, password and query values of URL.
+    ''' Resolves references in user, password, path segments and query
+        values of URL.
 
-        Resolved values are percent-encoded into the URL. The password, and
-        query values under secret keys, are secrets even when literal.
+        Resolved values are percent-encoded into the URL. The password,
+        path segments which look like keys, and query values under secret
+        keys, are secrets even when literal.
     '''
     location = f"MCP ensemble {ensemble!r} url"
     parts = _urlsplit( url )
     netloc, query = parts.netloc, parts.query
+    segments: list[ str ] = [ ]
+    for segment in parts.path.split( '/' ):
+        segment_ = _resolve_url_part(
+            f"{location} path segment", segment, secrets )
+        if segment_ is segment and is_path_key( segment ):
+            secrets.append( _unquote( segment ) )
+        segments.append( segment_ )
+    path = '/'.join( segments )
     if '@' in netloc:
         userinfo, host = netloc.rsplit( '@', maxsplit = 1 )
         user, colon, password = split_userinfo( userinfo )
@@ -295,8 +340,7 @@ def _resolve_url( ensemble: str, url: str, secrets: list[ str ] ) -> str:
                 secrets.append( _unquote( value ) )
             pairs.append( f"{key}{equal}{value}" )
         query = '&'.join( pairs )
-    return _urlunsplit( (
-        parts.scheme, netloc, parts.path, query, parts.fragment ) )
+    return _urlunsplit( ( parts.scheme, netloc, path, query, parts.fragment ) )
 
 
 def _resolve_url_part(
@@ -304,8 +348,10 @@ def _resolve_url_part(
 ) -> str:
     if _reference.match( value ) is None: return value
     found = _resolve_reference( location, value )
-    secrets.append( found )
-    return _quote( found, safe = '' )
+    quoted = _quote( found, safe = '' )
+    # As the value is sent, and as logs show it: percent-encoded.
+    secrets.extend( ( found, quoted ) if quoted != found else ( found, ) )
+    return quoted
 
 
 def _split_command(
@@ -351,6 +397,6 @@ def _validate_url_references( location: str, url: str ) -> None:
         raise _exceptions.ConfigurationInvalidity(
             f"{location} 'url'",
             "'env:NAME' references are read only as the whole user, the "
-            "whole password or a whole query value (as in "
-            "'https://host/mcp?token=env:TOKEN'); move the others there "
-            "or into 'headers'." )
+            "whole password, a whole path segment or a whole query value "
+            "(as in 'https://host/mcp?token=env:TOKEN'); move the others "
+            "there or into 'headers'." )
