@@ -42,6 +42,7 @@ RESULT_OVERSIZE = 'invocables.result_oversize'
 
 _CHUNK_SIZE = 1 << 20
 _EXIT_NOTICE_TIMEOUT = 0.25
+_LINE_WHOLE_MAXIMUM = 1 << 16 # parsed as it came, without the splitter
 _NOISE_LENGTH_MAXIMUM = 200
 _OVERSIZE_CODE = -32603 # internal error; told apart by its data
 _OVERSIZE_EDGE = 4096
@@ -157,6 +158,10 @@ class Lines:
             yield self._take( )
             start = end + 1
 
+    def is_idle( self ) -> bool:
+        ''' Returns whether no part of a line is held. '''
+        return self.size == 0 and self.first is None and not self.oversize
+
     def _keep( self, piece: bytes ) -> None:
         self.size += len( piece )
         if self.oversize:
@@ -194,15 +199,32 @@ class Lines:
         return line
 
 
+class Screen( __.typx.Protocol ):
+    ''' Sees each request sent and may amend each answer received. '''
+
+    def note_request( self, message: __.typx.Any ) -> None:
+        ''' Notes request before it is written. '''
+        raise NotImplementedError # pragma: no cover
+
+    def amend_answer( self, message: __.typx.Any ) -> None:
+        ''' Amends answer, in place, before the session receives it. '''
+        raise NotImplementedError # pragma: no cover
+
+
 class Streams:
     ''' Pumps between the process pipes and the session's streams. '''
 
     def __init__(
-        self, process: __.typx.Any, watch: ProcessWatch, limit: int | None
+        self,
+        process: __.typx.Any,
+        watch: ProcessWatch,
+        limit: int | None,
+        screen: Screen | None = None,
     ):
         self.process = process
         self.watch = watch
         self.limit = limit
+        self.screen = screen
         self.read_sender, self.read_receiver = (
             _anyio.create_memory_object_stream[
                 _SessionMessage | Exception ]( 0 ) )
@@ -215,14 +237,28 @@ class Streams:
     async def read_stdout( self ) -> None:
         ''' Parses stdout into messages, one per line. '''
         lines = Lines( self.limit )
+        # Every answer wakes this loop: it awaits the pipe directly, and a
+        # chunk which is one whole line (the usual case) is parsed at once.
+        receive = self.process.stdout.receive
+        send = self.read_sender.send
+        limit = _LINE_WHOLE_MAXIMUM if self.limit is None else min(
+            self.limit, _LINE_WHOLE_MAXIMUM )
         try:
             async with self.read_sender:
-                async for chunk in _receive_chunks( self.process.stdout ):
+                while True:
+                    try: chunk = await receive( _CHUNK_SIZE )
+                    except _anyio.EndOfStream: break
+                    if (
+                        len( chunk ) <= limit and lines.is_idle( )
+                        and chunk.find( b'\n' ) == len( chunk ) - 1
+                    ):
+                        message = self.parse( chunk[ : -1 ] )
+                        if message is not None: await send( message )
+                        continue
                     for line in lines.feed( chunk ):
                         message = self.parse( line )
                         del line # a large one need not outlive its parse
-                        if message is not None:
-                            await self.read_sender.send( message )
+                        if message is not None: await send( message )
                 self.stdout_done.set( )
                 # End of output: let the watcher learn how the server ended
                 # before the session sees the connection close.
@@ -263,12 +299,19 @@ class Streams:
         '''
         if isinstance( line, Oversize ): return self._refuse( line )
         if not line or line.isspace( ): return None
-        try: return _SessionMessage( _validate( line ) )
+        try: message = _validate( line )
         except ValueError as exception: failure = exception
+        else:
+            if self.screen is not None: self.screen.amend_answer( message )
+            return _SessionMessage( message )
         text = _decode_leniently( line )
         if '\ufffd' in text:
-            try: return _SessionMessage( _validate( text ) )
+            try: message = _validate( text )
             except ValueError as exception: failure = exception
+            else:
+                if self.screen is not None:
+                    self.screen.amend_answer( message )
+                return _SessionMessage( message )
         text = text[ : _NOISE_LENGTH_MAXIMUM ]
         if self.watch.noise is None: self.watch.noise = text
         _scribe.debug(
@@ -308,9 +351,12 @@ class Streams:
 
     async def write_stdin( self ) -> None:
         ''' Serializes messages onto stdin, one per line. '''
+        screen = self.screen
         try:
             async with self.write_receiver:
                 async for message in self.write_receiver:
+                    if screen is not None:
+                        screen.note_request( message.message )
                     data = message.message.model_dump_json(
                         by_alias = True, exclude_unset = True )
                     await self.process.stdin.send(
@@ -376,12 +422,15 @@ async def open_stdio(
     watch: ProcessWatch,
     grace: float = GRACE_DEFAULT,
     limit: int | None = RESULT_LIMIT_DEFAULT,
+    screen: Screen | None = None,
 ) -> __.cabc.AsyncGenerator[ tuple[ __.typx.Any, __.typx.Any ], None ]:
     ''' Starts server process; yields read and write streams of messages.
 
         A message longer than ``limit`` bytes (``None``: no limit) is not
-        read whole. On exit, whatever the cause, the process group is
-        terminated.
+        read whole. A screen sees each request before it is written and
+        each answer before it is yielded (without a stream wrapped around
+        these, which every message would pass through). On exit, whatever
+        the cause, the process group is terminated.
     '''
     command = [
         __.typx.cast( str, parameters.command ), *parameters.arguments ]
@@ -394,7 +443,7 @@ async def open_stdio(
     watch.pid = process.pid
     _scribe.debug(
         "Started MCP server %r (pid %d).", watch.name, process.pid )
-    streams = Streams( process, watch, limit )
+    streams = Streams( process, watch, limit, screen )
     try:
         async with _anyio.create_task_group( ) as group:
             group.start_soon( streams.read_stdout )
