@@ -205,8 +205,11 @@ class ServerEnsemble(
         invocable: '_ToolInvocable',
         context: _invokers.Context,
         arguments: __.Arguments,
-    ) -> _canisters.ContentSequence | None:
-        ''' Calls tool on server; reconnects once if session was lost. '''
+    ) -> _canisters.Content | _canisters.ContentSequence | None:
+        ''' Calls tool on server; reconnects once if session was lost.
+
+            Returns its content: one canister, several, or none.
+        '''
         # One frame between the invoker and the SDK's call: each resumption
         # of the call (several per call) passes through every frame.
         connection = self._state.connection
@@ -221,12 +224,14 @@ class ServerEnsemble(
         name = invocable.name
         payload: dict[ str, __.typx.Any ] = (
             arguments if isinstance( arguments, dict ) else dict( arguments ) )
+        reporting = not __.is_absent( self.options.reporter )
         retry = True
         while True:
             calling = _sdk.call_tool(
                 connection.session, name, payload, None,
                 self._produce_progress(
-                    invocable, context, connection.redactor ) )
+                    invocable, context, connection.redactor )
+                if reporting else None )
             try:
                 result = await ( # no wrapper when the caller keeps the time
                     calling if timeout is None
@@ -260,8 +265,11 @@ class ServerEnsemble(
                         f"Server {self.name!r} returned a result which is "
                         f"not a valid MCP result: {exception}" )
                 ) from exception
-            return _results.produce_contents(
-                result, connection.redactor ) or None
+            contents = _results.produce_contents( result, connection.redactor )
+            # One canister alone, the usual result, goes as it is: the
+            # invoker takes it without looking into a sequence.
+            if len( contents ) == 1: return contents[ 0 ]
+            return contents or None
 
     async def wait_listings( self ) -> int:
         ''' Waits until no tool listing is due or running; returns count.
@@ -455,7 +463,8 @@ class _ToolInvocable:
     def __call__(
         self, context: _invokers.Context, arguments: __.Arguments
     ) -> __.cabc.Coroutine[
-        __.typx.Any, __.typx.Any, _canisters.ContentSequence | None
+        __.typx.Any, __.typx.Any,
+        _canisters.Content | _canisters.ContentSequence | None,
     ]:
         # The ensemble's coroutine itself: no frame of its own.
         return self.ensemble.invoke_tool( self, context, arguments )

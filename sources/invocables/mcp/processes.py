@@ -42,7 +42,6 @@ RESULT_OVERSIZE = 'invocables.result_oversize'
 
 _CHUNK_SIZE = 1 << 20
 _EXIT_NOTICE_TIMEOUT = 0.25
-_LINE_WHOLE_MAXIMUM = 1 << 16 # parsed as it came, without the splitter
 _NOISE_LENGTH_MAXIMUM = 200
 _OVERSIZE_CODE = -32603 # internal error; told apart by its data
 _OVERSIZE_EDGE = 4096
@@ -200,7 +199,15 @@ class Lines:
 
 
 class Screen( __.typx.Protocol ):
-    ''' Sees each request sent and may amend each answer received. '''
+    ''' Sees each request sent and may amend each answer received.
+
+        Answers go to it only while it has requests pending.
+    '''
+
+    @property
+    def pending( self ) -> __.cabc.Sized:
+        ''' Requests noted whose answers have not come yet. '''
+        raise NotImplementedError # pragma: no cover
 
     def note_request( self, message: __.typx.Any ) -> None:
         ''' Notes request before it is written. '''
@@ -236,29 +243,9 @@ class Streams:
 
     async def read_stdout( self ) -> None:
         ''' Parses stdout into messages, one per line. '''
-        lines = Lines( self.limit )
-        # Every answer wakes this loop: it awaits the pipe directly, and a
-        # chunk which is one whole line (the usual case) is parsed at once.
-        receive = self.process.stdout.receive
-        send = self.read_sender.send
-        limit = _LINE_WHOLE_MAXIMUM if self.limit is None else min(
-            self.limit, _LINE_WHOLE_MAXIMUM )
         try:
             async with self.read_sender:
-                while True:
-                    try: chunk = await receive( _CHUNK_SIZE )
-                    except _anyio.EndOfStream: break
-                    if (
-                        len( chunk ) <= limit and lines.is_idle( )
-                        and chunk.find( b'\n' ) == len( chunk ) - 1
-                    ):
-                        message = self.parse( chunk[ : -1 ] )
-                        if message is not None: await send( message )
-                        continue
-                    for line in lines.feed( chunk ):
-                        message = self.parse( line )
-                        del line # a large one need not outlive its parse
-                        if message is not None: await send( message )
+                await self._pump_stdout( )
                 self.stdout_done.set( )
                 # End of output: let the watcher learn how the server ended
                 # before the session sees the connection close.
@@ -268,6 +255,37 @@ class Streams:
             _anyio.ClosedResourceError, _anyio.BrokenResourceError,
             _anyio.EndOfStream, OSError,
         ): return
+
+    async def _pump_stdout( self ) -> None:
+        ''' Sends messages of stdout to the session until its end. '''
+        lines = Lines( self.limit )
+        # Every answer wakes this loop: it awaits the pipe directly, and a
+        # chunk which is one whole line (the usual case) is parsed at once.
+        receive = self.process.stdout.receive
+        send = self.read_sender.send
+        screen = self.screen
+        limit = _PARSE_STANDARD_MINIMUM if self.limit is None else min(
+            self.limit, _PARSE_STANDARD_MINIMUM )
+        while True:
+            try: chunk = await receive( _CHUNK_SIZE )
+            except _anyio.EndOfStream: return
+            if (
+                len( chunk ) <= limit and lines.is_idle( )
+                and chunk.find( b'\n' ) == len( chunk ) - 1
+            ):
+                line = chunk[ : -1 ]
+                try: answer = _parse_message( line )
+                except ValueError: message = self.parse( line )
+                else:
+                    if screen is not None and screen.pending:
+                        screen.amend_answer( answer )
+                    message = _SessionMessage( answer )
+                if message is not None: await send( message )
+                continue
+            for line in lines.feed( chunk ):
+                message = self.parse( line )
+                del line # a large one need not outlive its parse
+                if message is not None: await send( message )
 
     async def read_stderr( self ) -> None:
         ''' Keeps the last stderr lines and logs them at debug level. '''
@@ -302,14 +320,15 @@ class Streams:
         try: message = _validate( line )
         except ValueError as exception: failure = exception
         else:
-            if self.screen is not None: self.screen.amend_answer( message )
+            if self.screen is not None and self.screen.pending:
+                self.screen.amend_answer( message )
             return _SessionMessage( message )
         text = _decode_leniently( line )
         if '\ufffd' in text:
             try: message = _validate( text )
             except ValueError as exception: failure = exception
             else:
-                if self.screen is not None:
+                if self.screen is not None and self.screen.pending:
                     self.screen.amend_answer( message )
                 return _SessionMessage( message )
         text = text[ : _NOISE_LENGTH_MAXIMUM ]
@@ -480,6 +499,9 @@ def survey_group( pgid: int ) -> tuple[ int, ... ]:
 
 def _decode_leniently( data: bytes | bytearray ) -> str:
     return data.decode( 'utf-8', errors = 'replace' )
+
+
+_parse_message = _sdk.produce_message_parser( )
 
 
 def _validate( data: bytes | bytearray | str ) -> __.typx.Any:

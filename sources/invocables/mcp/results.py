@@ -43,8 +43,10 @@ def produce_contents(
     blocks = result.content
     structure = getattr( result, _STRUCTURED_CONTENT )
     if structure is None:
-        # The usual result: content blocks alone.
-        contents = [ _produce_content( block ) for block in blocks ]
+        # The usual result: content blocks alone, often one.
+        contents = (
+            [ _produce_content( blocks[ 0 ] ) ] if len( blocks ) == 1
+            else [ _produce_content( block ) for block in blocks ] )
     else:
         repeat = _find_repeat( blocks, structure )
         if repeat is _Repeats.Text: blocks = [
