@@ -146,8 +146,10 @@ class ServerEnsemble(
             the ensemble is not connected: it knows no tools then, and
             offering none would leave the model with unknown tools.
         '''
-        self._validate_connection( )
-        return self._state.catalog.invokers
+        state = self._state # asked at every execution: checked in place
+        if not state.connected:
+            raise _exceptions.ConnectionAbsence( self.name )
+        return state.catalog.invokers
 
     def survey_omissions( self ) -> tuple[ _records.Omission, ... ]:
         ''' Returns tools of the server which were left out, with reasons.
