@@ -7,7 +7,11 @@
       (decoding, canister, validation, run); openai-agents'
       ``FunctionTool.on_invoke_tool``; pydantic-ai's
       ``ToolManager.handle_call`` (what its agent graph calls); the
-      anthropic SDK's ``beta_async_tool( ).call``.
+      anthropic SDK's tool runner's step for one ``tool_use`` block (the
+      tool found by name, ``_run_tool``: the call and its ``tool_result``
+      block). The bare tool calls (an invoker called with a context and
+      arguments; ``beta_async_tool( ).call``) are measured beside them, in
+      the details.
     * Building tools from typed functions, their JSON Schema computed.
     * 100 concurrent tools which sleep 50 ms, default settings: one
       ``execute_invocations``; pydantic-ai's ``Agent.run`` and
@@ -33,6 +37,12 @@ from . import tools as _tools
 _LOCAL_PEERS = ( 'openai-agents', 'pydantic-ai', 'anthropic' )
 _AGENT_PEERS = ( 'pydantic-ai', 'openai-agents' )
 _ARGUMENTS = '{"text": "hello", "count": 2}'
+# Bare tool calls, beside the row: no name, no result block.
+_BARE = {
+    'invocables-bare':
+        'bare call, invocables (invoker( context, arguments ))',
+    'anthropic-bare': 'bare call, anthropic (beta_async_tool( ).call)',
+}
 
 
 async def echo( text: str, count: int = 1 ) -> str:
@@ -50,6 +60,7 @@ def measure_local_call( settings: _common.Settings ) -> list[ _common.Row ]:
     count = 100 if settings.quick else 2000
     samples = asyncio.run( _sample_local_call( settings, count ) )
     ours = samples.pop( 'invocables' )
+    bare = { name: samples.pop( name ) for name in _BARE if name in samples }
     row = _common.Row(
         key = 'local-call',
         title = 'one local call, validated (`execute_invocations`)',
@@ -60,6 +71,9 @@ def measure_local_call( settings: _common.Settings ) -> list[ _common.Row ]:
     row.notes.extend(
         _common.describe_samples( name, values, 's' )
         for name, values in ( ( 'invocables', ours ), *samples.items( ) ) )
+    row.notes.extend(
+        _common.describe_samples( _BARE[ name ], values, 's' )
+        for name, values in bare.items( ) )
     return [ row ]
 
 
@@ -71,11 +85,14 @@ async def _sample_local_call(
         'openai-agents': _produce_agents_call,
         'pydantic-ai': _produce_pydantic_ai_call,
         'anthropic': _produce_anthropic_call,
+        'invocables-bare': _produce_invocables_bare_call,
+        'anthropic-bare': _produce_anthropic_bare_call,
     }
     cases: dict[ str, Callable[ [ ], Awaitable[ float ] ] ] = { }
     failures: dict[ str, _common.Samples ] = { }
     for name, producer in producers.items( ):
-        if name != 'invocables' and not settings.is_available( name ):
+        library = name.removesuffix( '-bare' )
+        if library != 'invocables' and not settings.is_available( library ):
             continue
         try: call = await producer( )
         except Exception as exception:
@@ -141,7 +158,40 @@ async def _produce_pydantic_ai_call( ) -> Callable[ [ ], Awaitable[ Any ] ]:
     return await _warm_up( call )
 
 
+async def _produce_invocables_bare_call(
+) -> Callable[ [ ], Awaitable[ Any ] ]:
+    import invocables
+    from invocables.invokers import InvocationContext
+    invoker = invocables.produce_invoker( echo )
+
+    async def call( ) -> Any:
+        context = InvocationContext(
+            auxdata = None, invoker = invoker, namespace = { } )
+        return await invoker( context, json.loads( _ARGUMENTS ) )
+    return await _warm_up( call )
+
+
 async def _produce_anthropic_call( ) -> Callable[ [ ], Awaitable[ Any ] ]:
+    from anthropic import AsyncAnthropic, beta_async_tool
+    from anthropic.types.beta import BetaToolUseBlock
+    # No request is sent: the runner only runs the tool of a block.
+    client = AsyncAnthropic(
+        api_key = 'unused', base_url = 'http://127.0.0.1:9' )
+    runner = client.beta.messages.tool_runner(
+        model = 'claude-sonnet-4-6', max_tokens = 64,
+        messages = [ { 'role': 'user', 'content': 'Echo hello.' } ],
+        tools = [ beta_async_tool( echo ) ] )
+
+    async def call( ) -> Any:
+        block = BetaToolUseBlock(
+            type = 'tool_use', id = 'c1', name = 'echo',
+            input = json.loads( _ARGUMENTS ) )
+        tool = runner._runnable_tools( )[ block.name ]
+        return await runner._run_tool( tool, block )
+    return await _warm_up( call )
+
+
+async def _produce_anthropic_bare_call( ) -> Callable[ [ ], Awaitable[ Any ] ]:
     from anthropic import beta_async_tool
     tool = beta_async_tool( echo )
 

@@ -126,7 +126,8 @@ class Fault:
     message: str
 
 
-@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+@__.dcls.dataclass(
+    frozen = True, slots = True, kw_only = True, init = False )
 class InvocationCanister:
     ''' Normalized tool call, as extracted from a provider response.
 
@@ -140,10 +141,29 @@ class InvocationCanister:
     identifier: str
     name: str
     arguments: __.Arguments
-    timestamp: _datetime = __.dcls.field(
-        default_factory = lambda: _datetime.now( _timezone.utc ) )
-    invalidity: __.Absential[ str ] = __.absent
-    identifier_synthesized: bool = False
+    timestamp: _datetime
+    invalidity: __.Absential[ str ]
+    identifier_synthesized: bool
+
+    def __init__(
+        self, *,
+        identifier: str,
+        name: str,
+        arguments: __.Arguments,
+        timestamp: __.Absential[ _datetime ] = __.absent,
+        invalidity: __.Absential[ str ] = __.absent,
+        identifier_synthesized: bool = False,
+    ):
+        # By hand, as ResultCanister: one per tool call, on the hot path.
+        setter = object.__setattr__
+        setter( self, 'identifier', identifier )
+        setter( self, 'name', name )
+        setter( self, 'arguments', arguments )
+        setter( self, 'timestamp', (
+            _datetime.now( _timezone.utc )
+            if __.is_absent( timestamp ) else timestamp ) )
+        setter( self, 'invalidity', invalidity )
+        setter( self, 'identifier_synthesized', identifier_synthesized )
 
 
 @__.dcls.dataclass(
@@ -227,9 +247,9 @@ def produce_arguments(
         values which are not JSON, or exceed the limits.
     '''
     if arguments is None: return { }
-    if type( arguments ) is dict and _is_flat(
-        __.typx.cast( dict[ object, object ], arguments ), size_maximum
-    ): return __.typx.cast( dict[ str, __.typx.Any ], arguments )
+    if type( arguments ) is dict:
+        plain = __.typx.cast( dict[ str, __.typx.Any ], arguments )
+        if _is_flat( plain, size_maximum ): return plain
     if not isinstance( arguments, __.cabc.Mapping ):
         raise _exceptions.ArgumentsInvalidity(
             name, "the arguments must be a JSON object, not {genus}.".format(
@@ -547,18 +567,18 @@ def _is_dataclass_plain( value: object ) -> bool:
 
 
 def _is_flat(
-    arguments: dict[ object, object ], size_maximum: int | None
+    arguments: dict[ str, object ], size_maximum: int | None
 ) -> bool:
     ''' Returns whether arguments are text keys to scalars, within size.
 
-        The common case, checked without a walker.
+        The common case, checked without a walker. The keys' type is
+        checked too: the annotation is what the caller hopes for.
     '''
     size = 0
     for key, value in arguments.items( ):
         if type( key ) is not str: return False
-        genus = type( value )
-        if genus is str: size += len( __.typx.cast( str, value ) )
-        elif genus not in _SCALARS_FLAT: return False
+        if type( value ) is str: size += len( value )
+        elif type( value ) not in _SCALARS_FLAT: return False
         size += len( key ) + 2
     return size_maximum is None or size <= size_maximum
 

@@ -179,12 +179,25 @@ async def execute_invocations( # noqa: PLR0913
             if len( invocations_ ) > concurrency else None ),
         failure_policy = failure_policy,
         limits = limits,
-        max_retries = __.typx.cast( int, _invokers.validate_retries(
-            max_retries, 'max_retries' ) ),
-        interceptor = _produce_interceptor( policy, namespace_ ) )
-    if len( invocations_ ) == 1:
-        result = await _execute_alone( execution, invocations_[ 0 ], alerter )
-        return _mark_synthesized( invocations_, ( result, ) )
+        max_retries = (
+            max_retries if max_retries == 0 and type( max_retries ) is int
+            else __.typx.cast( int, _invokers.validate_retries(
+                max_retries, 'max_retries' ) ) ),
+        interceptor = (
+            _telemetry.access_interceptor( ) if __.is_absent( policy )
+            else _produce_interceptor( policy, namespace_ ) ) )
+    if len( invocations_ ) == 1: # in the current task: no task to start
+        invocation = invocations_[ 0 ]
+        try: result = await execution.execute( invocation )
+        except __.asyncio.CancelledError:
+            if _deadlines.is_cancel_requested( ): raise
+            result = _produce_cancellation_result( invocation )
+        except Exception as exception:
+            _alert( alerter, invocation, exception )
+            raise
+        if invocation.identifier_synthesized:
+            return _mark_synthesized( invocations_, ( result, ) )
+        return ( result, )
     loop = __.asyncio.get_running_loop( )
     tasks = [
         loop.create_task( execution.execute( invocation ) )
@@ -221,21 +234,6 @@ async def _cancel_tasks(
     ''' Cancels tasks and waits until every one has finished. '''
     for task in tasks: task.cancel( )
     await __.asyncio.gather( *tasks, return_exceptions = True )
-
-
-async def _execute_alone(
-    execution: '_Execution',
-    invocation: _canisters.InvocationCanister,
-    alerter: __.Absential[ Alerter ],
-) -> _canisters.ResultCanister:
-    ''' Executes a lone invocation in the current task: no task to start. '''
-    try: return await execution.execute( invocation )
-    except __.asyncio.CancelledError:
-        if _deadlines.is_cancel_requested( ): raise
-        return _produce_cancellation_result( invocation )
-    except Exception as exception:
-        _alert( alerter, invocation, exception )
-        raise
 
 
 async def _collect_results(
@@ -295,7 +293,7 @@ class _Execution:
                 f"The arguments of tool {invocation.name!r} are not valid "
                 f"JSON ({invocation.invalidity}). Send the arguments as one "
                 "JSON object." )
-        designation = self._access_designation( invocation )
+        designation = self.nomenclature.query_designation( invocation.name )
         if designation is None:
             return _produce_error_result(
                 invocation, _canisters.FaultGenera.Absence,
@@ -314,6 +312,8 @@ class _Execution:
         if self.interceptor is not None: # policies, telemetry
             return await self.interceptor(
                 invocation, designation, arguments, self._proceed )
+        if __.is_absent( designation.invoker.deduplicator ):
+            return await self._run( invocation, designation, arguments )
         return await self._proceed( invocation, designation, arguments )
 
     async def _proceed(
@@ -331,22 +331,22 @@ class _Execution:
             arguments, lambda: self._run( invocation, designation, arguments ),
             self._handle_exception )
 
-    def _access_designation(
-        self, invocation: _canisters.InvocationCanister
-    ) -> _naming.Designation | None:
-        name: object = invocation.name
-        if not isinstance( name, str ): return None
-        try: return self.nomenclature.access_designation( name )
-        except _exceptions.InvokerAbsence: return None
-
-    def _access_timeout(
+    def _access_bounds(
         self, designation: _naming.Designation
-    ) -> float | None:
-        timeout = designation.invoker.timeout
-        if not __.is_absent( timeout ): return timeout
-        timeout = designation.ensemble.configuration.timeout
-        if not __.is_absent( timeout ): return timeout
-        return self.timeout
+    ) -> tuple[ float | None, int ]:
+        ''' Returns timeout and retries: the invoker's, else the
+            ensemble's, else the call's. '''
+        invoker = designation.invoker
+        configuration = designation.ensemble.configuration
+        timeout = invoker.timeout
+        if __.is_absent( timeout ):
+            timeout = configuration.timeout
+            if __.is_absent( timeout ): timeout = self.timeout
+        retries: object = getattr( invoker, 'max_retries', __.absent )
+        if __.is_absent( retries ):
+            retries = getattr( configuration, 'max_retries', __.absent )
+            if __.is_absent( retries ): return timeout, self.max_retries
+        return timeout, __.typx.cast( int, retries )
 
     async def _run(
         self,
@@ -355,19 +355,23 @@ class _Execution:
         arguments: __.Arguments,
     ) -> _canisters.ResultCanister:
         invoker = designation.invoker
-        timeout = self._access_timeout( designation )
+        timeout, retries = self._access_bounds( designation )
         semaphore = self.semaphore
         if semaphore is not None: await semaphore.acquire( )
         context = _invokers.InvocationContext(
             auxdata = self.auxdata, invoker = invoker,
             namespace = self.namespace, invocation = invocation,
             deadline = _deadlines.access_deadline( timeout ) )
-        with _workers.observe_fates( ) as fates:
+        with _workers.FatesObservation( ) as fates:
             try:
-                content = await _attempt_retrying(
-                    lambda context: _deadlines.await_within(
-                        invoker( context, arguments ), timeout, invoker.name ),
-                    context, timeout, designation, self.max_retries )
+                content = await (
+                    _deadlines.await_within(
+                        invoker( context, arguments ), timeout, invoker.name )
+                    if retries == 0 else _attempt_retrying(
+                        lambda context: _deadlines.await_within(
+                            invoker( context, arguments ), timeout,
+                            invoker.name ),
+                        context, timeout, retries ) )
             except _exceptions.InvocationExpiry:
                 return _produce_error_result(
                     invocation, _canisters.FaultGenera.Timeout,
@@ -429,23 +433,16 @@ async def _attempt_retrying(
         [ _invokers.InvocationContext ], __.cabc.Awaitable[ _T ] ],
     context: _invokers.InvocationContext,
     timeout: float | None,
-    designation: _naming.Designation,
-    retries_default: int,
+    retries: int,
 ) -> _T:
     ''' Awaits attempt; retries transient failures with backoff and jitter.
 
         Transient: a timeout, a lost connection, a tool's transience. The
-        retries are the invoker's, else the ensemble's, else the call's;
-        the delays double from the initial one, bounded by the maximum,
-        each a random part of that (full jitter). Each try has its whole
-        timeout, and a context with its own deadline.
+        delays double from the initial one, bounded by the maximum, each a
+        random part of that (full jitter). Each try has its whole timeout,
+        and a context with its own deadline.
     '''
-    retries: object = getattr( designation.invoker, 'max_retries', __.absent )
-    if __.is_absent( retries ):
-        retries = getattr(
-            designation.ensemble.configuration, 'max_retries', __.absent )
-    count = retries_default if __.is_absent( retries ) else retries
-    for index in range( __.typx.cast( int, count ) ):
+    for index in range( retries ):
         try: return await attempt( context )
         except (
             _exceptions.ConnectionFailure, _exceptions.InvocationExpiry,
@@ -508,14 +505,12 @@ def _produce_unsendable_result(
 
 
 def _produce_interceptor(
-    policy: __.Absential[ _policies.Policy ], namespace: __.Namespace
+    policy: _policies.Policy, namespace: __.Namespace
 ) -> _interception.Interceptor | None:
     ''' Returns hooks around each invocation: telemetry, then policy. '''
-    inner = (
-        None if __.is_absent( policy )
-        else policy.produce_interceptor( namespace ) )
     return _interception.chain_interceptors(
-        _telemetry.access_interceptor( ), inner )
+        _telemetry.access_interceptor( ),
+        policy.produce_interceptor( namespace ) )
 
 
 def _validate_options(

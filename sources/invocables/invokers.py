@@ -68,7 +68,8 @@ class Context( __.typx.Protocol ):
         raise NotImplementedError  # pragma: no cover
 
 
-@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+@__.dcls.dataclass(
+    frozen = True, slots = True, kw_only = True, init = False )
 class InvocationContext:
     ''' Concrete context, made by the execution engine per invocation.
 
@@ -79,12 +80,26 @@ class InvocationContext:
     auxdata: __.typx.Any
     invoker: 'Invoker'
     namespace: __.Namespace
-    invocation: __.Absential[ _canisters.InvocationCanister ] = __.absent
-    deadline: __.Absential[ float | None ] = __.absent
+    invocation: __.Absential[ _canisters.InvocationCanister ]
+    deadline: __.Absential[ float | None ]
 
-    def __post_init__( self ) -> None:
-        if self.auxdata is None:
-            object.__setattr__( self, 'auxdata', AUXDATA_EMPTY )
+    def __init__(
+        self, *,
+        auxdata: __.typx.Any,
+        invoker: 'Invoker',
+        namespace: __.Namespace,
+        invocation: __.Absential[ _canisters.InvocationCanister ] = (
+            __.absent ),
+        deadline: __.Absential[ float | None ] = __.absent,
+    ):
+        # By hand, as ResultCanister: one per invocation, on the hot path.
+        setter = object.__setattr__
+        setter( self, 'auxdata',
+            AUXDATA_EMPTY if auxdata is None else auxdata )
+        setter( self, 'invoker', invoker )
+        setter( self, 'namespace', namespace )
+        setter( self, 'invocation', invocation )
+        setter( self, 'deadline', deadline )
 
 
 class Invoker( __.typx.Protocol ):
@@ -279,6 +294,12 @@ class FunctionInvoker(
         # A context and a mapping make an invocation, as the Invoker
         # protocol requires; any other call goes to the wrapped function.
         # The overloads above give type checkers the same rule.
+        values = posargs # the checks narrow this alias, not posargs
+        if ( # the engine's call, told quickly
+            not nomargs and len( values ) == _INVOCATION_ARITY
+            and type( values[ 0 ] ) is InvocationContext
+            and type( values[ 1 ] ) is dict
+        ): return self._invoke( posargs[ 0 ], posargs[ 1 ] )
         function = self.function
         if __.is_absent( function ) or _is_invocation( posargs, nomargs ):
             return self._invoke( *posargs, **nomargs )

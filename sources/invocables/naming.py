@@ -68,6 +68,11 @@ class Nomenclature( __.immut.Object ):
         except KeyError as exception:
             raise _exceptions.InvokerAbsence( name ) from exception
 
+    def query_designation( self, name: object ) -> Designation | None:
+        ''' Returns designation for provider-facing name, if known. '''
+        if type( name ) is not str: return None
+        return self._by_name.get( name )
+
     def access_name( self, ensemble: str, invoker: str ) -> str:
         ''' Returns provider-facing name of invoker in ensemble. '''
         origins = self._by_origin

@@ -22,6 +22,9 @@
 
 
 import contextvars as _contextvars
+import weakref as _weakref
+
+from math import isfinite as _isfinite
 
 from . import __
 from . import canisters as _canisters
@@ -31,6 +34,7 @@ from . import exceptions as _exceptions
 ARGUMENTS_DEPTH_MAXIMUM_DEFAULT = 64
 ARGUMENTS_SIZE_MAXIMUM_DEFAULT = 4_194_304
 PATTERNS_TIMEOUT = 0.25
+PLAIN_DEPTH_MAXIMUM = 50
 
 _Check: __.typx.TypeAlias = __.cabc.Callable[ [ object ], bool ]
 
@@ -48,6 +52,7 @@ _KEYWORDS_DATA = frozenset( ( 'const', 'default', 'enum', 'examples' ) )
 _KEYWORDS_NAMING = frozenset( (
     '$defs', 'definitions', 'dependentSchemas', 'properties' ) )
 _PATTERNS_CACHE_SIZE = 1024
+_TYPES_SCALAR_PLAIN = frozenset( ( str, bool, int, type( None ) ) )
 _deadline: _contextvars.ContextVar[ float | None ] = _contextvars.ContextVar(
     'invocables.schemata.deadline', default = None )
 
@@ -72,6 +77,7 @@ class Validator( __.immut.Object, instances_mutables = ( '_validator', ) ):
         vars( self ).update(
             name = name, schema = schema, _validator = None,
             _plan = _produce_plan( schema ) )
+        if is_plain( schema ): _plain_validators[ id( schema ) ] = self
 
     def validate_arguments( self, arguments: object ) -> __.Arguments:
         ''' Returns arguments if valid. Raises invalidity error otherwise.
@@ -202,6 +208,46 @@ class _Plan( __.typx.NamedTuple ):
             check = checks[ key ]
             if check is not None and not check( value ): return False
         return True
+
+
+# Validators of schemas found plain, by identity of the schema; each entry
+# goes with its validator (and so with its tool).
+_plain_validators: _weakref.WeakValueDictionary[ int, Validator ] = (
+    _weakref.WeakValueDictionary( ) )
+
+
+def is_plain( value: __.typx.Any, depth: int = 0 ) -> bool: # noqa: PLR0911
+    ''' Returns whether value is plain JSON (dicts with text keys, lists,
+        finite numbers), nested within :py:data:`PLAIN_DEPTH_MAXIMUM`.
+
+        Reads without copying: what passes may be shared as it is.
+    '''
+    genus = value.__class__ # typed Any, as value is
+    if genus in _TYPES_SCALAR_PLAIN: return True
+    if genus is float: return _isfinite( value )
+    if depth >= PLAIN_DEPTH_MAXIMUM: return False
+    depth += 1
+    scalars = _TYPES_SCALAR_PLAIN
+    if genus is list:
+        for item in value:
+            if type( item ) not in scalars and not is_plain( item, depth ):
+                return False
+        return True
+    if genus is not dict: return False
+    for key, item in value.items( ):
+        if type( key ) is not str: return False
+        if type( item ) not in scalars and not is_plain( item, depth ):
+            return False
+    return True
+
+
+def is_plain_known( schema: object ) -> bool:
+    ''' Returns whether schema is known to be plain JSON, with no walk: it
+        is the arguments schema of a live tool, found plain when the tool
+        was made (schemas are not to be changed after that).
+    '''
+    validator = _plain_validators.get( id( schema ) )
+    return validator is not None and validator.schema is schema
 
 
 def produce_validator( name: str, schema: __.Schema ) -> Validator:

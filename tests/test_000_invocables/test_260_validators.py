@@ -223,3 +223,33 @@ def test_170_quick_meta_check_agrees_with_metaschema( schema ):
         jsonschema.Draft202012Validator.META_SCHEMA,
         format_checker = jsonschema.Draft202012Validator.FORMAT_CHECKER,
     ).validate( schema )
+
+
+def test_180_plain_schemas_known_while_their_tool_lives( ):
+    ''' A tool's plain schema is known plain, by identity, until the tool
+        goes; an equal copy, or a schema holding a tuple or NaN, is not. '''
+    import gc
+    import invocables
+
+    async def forecast( context: object, arguments: object ) -> str:
+        return 'sunny'
+    plain = { 'type': 'object',
+              'properties': { 'city': { 'type': 'string' } },
+              'required': [ 'city' ] }
+    unplain = { 'type': 'object',
+                'properties': { 'units': {
+                    'type': 'string', 'enum': ( 'metric', 'imperial' ) } } }
+    unfinite = { 'type': 'object',
+                 'properties': { 'days': {
+                     'type': 'number', 'maximum': float( 'nan' ) } } }
+    invokers = [
+        invocables.produce_invoker(
+            forecast, name = f"forecast{index}", arguments_schema = schema )
+        for index, schema in enumerate( ( plain, unplain, unfinite ) ) ]
+    assert schemata.is_plain_known( plain )
+    assert not schemata.is_plain_known( dict( plain ) )
+    assert not schemata.is_plain_known( unplain )
+    assert not schemata.is_plain_known( unfinite )
+    del invokers
+    gc.collect( )
+    assert not schemata.is_plain_known( plain )

@@ -6,6 +6,8 @@
 
 
 from os import PathLike as _PathLike
+from urllib.parse import urlsplit as _urlsplit
+from urllib.parse import urlunsplit as _urlunsplit
 
 from . import __
 from .. import exceptions as _exceptions
@@ -58,6 +60,29 @@ class ServerDescriptor( __.immut.DataclassObject ):
         default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
     # expose: offer the server's resources to the model as tools.
     resources_as_tools: bool = False
+
+    def __repr__( self ) -> str:
+        # Values may be secrets (a token in a header, an argument, a URL's
+        # query, a client secret): only their names are shown.
+        return (
+            "{cls}( transport = {transport!r}, target = {target!r}, "
+            "arguments = {arguments}, environment = {environment}, "
+            "headers = {headers}, authorization = {authorization}, "
+            "resources_as_tools = {resources} )".format(
+                cls = type( self ).__name__, transport = self.transport,
+                target = self._describe_target( ),
+                arguments = max( len( self.command ) - 1, 0 ),
+                environment = _describe_keys( self.environment ),
+                headers = _describe_keys( self.headers ),
+                authorization = _describe_keys( self.authorization ),
+                resources = self.resources_as_tools ) )
+
+    def _describe_target( self ) -> str:
+        if self.command: return __.Path( self.command[ 0 ] ).name
+        if __.is_absent( self.url ): return '?'
+        parts = _urlsplit( self.url )
+        netloc = parts.netloc.rsplit( '@', maxsplit = 1 )[ -1 ]
+        return _urlunsplit( ( parts.scheme, netloc, parts.path, '', '' ) )
 
 
 class InvokerDescriptor( __.immut.DataclassObject ):
@@ -113,3 +138,9 @@ class Configuration( __.immut.DataclassObject ):
         for ensemble in self.ensembles:
             if ensemble.name == name: return ensemble
         raise _exceptions.EnsembleAbsence( name )
+
+
+def _describe_keys( mapping: __.cabc.Mapping[ str, __.typx.Any ] ) -> str:
+    if not mapping: return '[ ]'
+    return '[ {keys} ]'.format(
+        keys = ', '.join( repr( key ) for key in sorted( mapping ) ) )

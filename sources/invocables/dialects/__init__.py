@@ -242,7 +242,8 @@ def _is_shareable( schema: __.Schema, dialect: str ) -> bool:
         return False
     root = __.typx.cast( Node, schema )
     if not root.keys( ).isdisjoint( _KEYS_ROOT_RESOLVED ): return False
-    return _core.is_plain( root )
+    # Known plain from when its tool was made, or walked now.
+    return __.schemata.is_plain_known( root ) or _core.is_plain( root )
 
 
 def _adapt_anthropic( schema: Node ) -> Node:

@@ -20,7 +20,8 @@ Node: __.typx.TypeAlias = dict[ str, __.typx.Any ]
 DEPTH_MAXIMUM = 100
 NODES_MAXIMUM = 20_000
 
-_DEPTH_PLAIN_MAXIMUM = DEPTH_MAXIMUM // 2 # well within the careful bound
+# Well within the careful bound; shared with the check of validation.
+_DEPTH_PLAIN_MAXIMUM = __.schemata.PLAIN_DEPTH_MAXIMUM
 _TYPES_NAME: frozenset[ type ] = frozenset( ( str, ) )
 _TYPES_SCALAR = frozenset( ( str, bool, int, type( None ) ) )
 
@@ -130,29 +131,8 @@ def has_type( node: Node, name: str ) -> bool:
     return genus == name
 
 
-def is_plain( value: __.typx.Any, depth: int = 0 ) -> bool: # noqa: PLR0911
-    ''' Returns whether value is plain JSON (dicts with text keys, lists,
-        finite numbers), nested within half of :py:data:`DEPTH_MAXIMUM`.
-
-        Reads without copying: what passes may be shared as it is.
-    '''
-    genus = value.__class__ # typed Any, as value is
-    if genus in _TYPES_SCALAR: return True
-    if genus is float: return _isfinite( value )
-    if depth >= _DEPTH_PLAIN_MAXIMUM: return False
-    depth += 1
-    scalars = _TYPES_SCALAR
-    if genus is list:
-        for item in value:
-            if type( item ) not in scalars and not is_plain( item, depth ):
-                return False
-        return True
-    if genus is not dict: return False
-    for key, item in value.items( ):
-        if type( key ) is not str: return False
-        if type( item ) not in scalars and not is_plain( item, depth ):
-            return False
-    return True
+# Plain JSON, as validation tells it (which notes the schemas it found so).
+is_plain = __.schemata.is_plain
 
 
 def is_member( value: object, members: frozenset[ str ] ) -> bool:

@@ -11,6 +11,10 @@ _COMBINATORS_ROOT = ( 'allOf', 'anyOf', 'oneOf' )
 _KEYS_BRANCH_LOOSE = frozenset( ( 'required', 'description', 'title' ) )
 _KEYS_ROOT_DROPPED = (
     '$schema', '$id', 'not', 'enum', 'const', 'if', 'then', 'else' )
+# A root with only these keys has nothing to resolve and nothing to drop.
+_KEYS_ROOT_PLAIN = frozenset( (
+    'additionalProperties', 'description', 'properties', 'required',
+    'title', 'type' ) )
 
 
 def normalize_root( schema: _core.Node ) -> _core.Node:
@@ -20,6 +24,13 @@ def normalize_root( schema: _core.Node ) -> _core.Node:
         null are dropped: tool arguments are always an object (so the root
         of ``Optional[ Model ]`` is ``Model``).
     '''
+    if ( # the common root, told at once: an object, its properties
+        schema.keys( ) <= _KEYS_ROOT_PLAIN
+        and schema.get( 'type' ) == 'object'
+        and type( schema.get( 'properties' ) ) is dict
+        and ( 'required' not in schema
+              or _core.is_names( schema[ 'required' ] ) )
+    ): return schema
     _core.verify_references( schema )
     root = _resolve_root_reference( schema )
     for key in _COMBINATORS_ROOT:
