@@ -157,6 +157,10 @@ class Lines:
             yield self._take( )
             start = end + 1
 
+    def hold( self, piece: bytes ) -> None:
+        ''' Keeps piece, with no end of line, as the start of a line. '''
+        self._keep( piece )
+
     def is_idle( self ) -> bool:
         ''' Returns whether no part of a line is held. '''
         return self.size == 0 and self.first is None and not self.oversize
@@ -259,8 +263,9 @@ class Streams:
     async def _pump_stdout( self ) -> None:
         ''' Sends messages of stdout to the session until its end. '''
         lines = Lines( self.limit )
-        # Every answer wakes this loop: it awaits the pipe directly, and a
-        # chunk which is one whole line (the usual case) is parsed at once.
+        # Every answer wakes this loop: it awaits the pipe directly, and the
+        # lines of a small chunk (the usual answers, one or several at once)
+        # are parsed at once, each in one call.
         receive = self.process.stdout.receive
         send = self.read_sender.send
         screen = self.screen
@@ -269,18 +274,17 @@ class Streams:
         while True:
             try: chunk = await receive( _CHUNK_SIZE )
             except _anyio.EndOfStream: return
-            if (
-                len( chunk ) <= limit and lines.is_idle( )
-                and chunk.find( b'\n' ) == len( chunk ) - 1
-            ):
-                line = chunk[ : -1 ]
-                try: answer = _parse_message( line )
-                except ValueError: message = self.parse( line )
-                else:
-                    if screen is not None and screen.pending:
-                        screen.amend_answer( answer )
-                    message = _SessionMessage( answer )
-                if message is not None: await send( message )
+            if len( chunk ) <= limit and lines.is_idle( ):
+                *whole, rest = chunk.split( b'\n' )
+                for line in whole:
+                    try: answer = _parse_message( line )
+                    except ValueError: message = self.parse( line )
+                    else:
+                        if screen is not None and screen.pending:
+                            screen.amend_answer( answer )
+                        message = _SessionMessage( answer )
+                    if message is not None: await send( message )
+                if rest: lines.hold( rest ) # a line yet to end
                 continue
             for line in lines.feed( chunk ):
                 message = self.parse( line )
