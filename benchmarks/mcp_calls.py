@@ -8,9 +8,11 @@
     ``ClientSession.call_tool`` loop, one for an ensemble. Measures, in the
     same run and interleaved over rounds:
 
-    * 500 sequential trivial calls: raw, through the invoker directly
-      (client-side validation on), through ``execute_invocations`` (one
-      invocation per execution);
+    * 500 sequential trivial calls: raw, through the ensemble's own
+      session (``ClientSession.call_tool`` over the ensemble's transport:
+      what the transport costs), through the invoker directly (client-side
+      validation on), through ``execute_invocations`` (one invocation per
+      execution);
     * 500 concurrent calls: raw with ``asyncio.gather``, invokers with
       ``asyncio.gather``, one ``execute_invocations`` of 500 invocations.
 
@@ -71,6 +73,11 @@ def _produce_cases( session, ensemble ):
     async def raw_sequential( ):
         for _ in range( _CALLS ): await session.call_tool( 'echo', arguments )
 
+    own = ensemble.connection
+
+    async def session_sequential( ):
+        for _ in range( _CALLS ): await own.call_tool( 'echo', arguments )
+
     async def invoker_sequential( ):
         for _ in range( _CALLS ): await invoker( context, arguments )
 
@@ -94,6 +101,7 @@ def _produce_cases( session, ensemble ):
     return {
         'sequential': (
             ( 'raw', raw_sequential ),
+            ( 'session', session_sequential ),
             ( 'invoker', invoker_sequential ),
             ( 'execute_invocations', engine_sequential ) ),
         'concurrent': (
@@ -148,7 +156,8 @@ def _report( label, samples ):
         raw_wall = statistics.median( wall for wall, _ in raws )
         raw_best = min( wall for wall, _ in raws )
         raw_cpu = statistics.median( cpu for _, cpu in raws )
-        for name in ( 'raw', 'invoker', 'execute_invocations' ):
+        for name in ( 'raw', 'session', 'invoker', 'execute_invocations' ):
+            if ( mode, name ) not in samples: continue
             values = samples[ ( mode, name ) ]
             wall = statistics.median( value for value, _ in values )
             best = min( value for value, _ in values )

@@ -15,7 +15,6 @@
 import os as _os
 
 import anyio as _anyio
-from mcp import ClientSession as _ClientSession
 
 from . import __
 from . import authorization as _authorization # authorization
@@ -147,8 +146,10 @@ class ServerEnsemble(
             the ensemble is not connected: it knows no tools then, and
             offering none would leave the model with unknown tools.
         '''
-        self._validate_connection( )
-        return self._state.catalog.invokers
+        state = self._state # asked at every execution: checked in place
+        if not state.connected:
+            raise _exceptions.ConnectionAbsence( self.name )
+        return state.catalog.invokers
 
     def survey_omissions( self ) -> tuple[ _records.Omission, ... ]:
         ''' Returns tools of the server which were left out, with reasons.
@@ -206,18 +207,71 @@ class ServerEnsemble(
         invocable: '_ToolInvocable',
         context: _invokers.Context,
         arguments: __.Arguments,
-    ) -> _canisters.ContentSequence | None:
-        ''' Calls tool on server; reconnects once if session was lost. '''
+    ) -> _canisters.Content | _canisters.ContentSequence | None:
+        ''' Calls tool on server; reconnects once if session was lost.
+
+            Returns its content: one canister, several, or none.
+        '''
+        # One frame between the invoker and the SDK's call: each resumption
+        # of the call (several per call) passes through every frame.
         connection = self._state.connection
         if connection is None or not connection.is_usable( ):
             connection = await self._reconnect( )
-        try:
-            return await self._call(
-                connection, invocable, context, arguments )
-        except _Undelivery:
-            connection = await self._reconnect( )
-            return await self._call(
-                connection, invocable, context, arguments, retry = False )
+        # A caller which enforces a deadline (the execution engine, a direct
+        # invocation) leaves none to set here: a second would race with it.
+        # On cancellation, the SDK sends 'notifications/cancelled'.
+        timeout = (
+            self._access_call_timeout( invocable )
+            if __.is_absent( context.deadline ) else None )
+        name = invocable.name
+        payload: dict[ str, __.typx.Any ] = (
+            arguments if isinstance( arguments, dict ) else dict( arguments ) )
+        reporting = not __.is_absent( self.options.reporter )
+        retry = True
+        while True:
+            calling = _sdk.call_tool(
+                connection.session, name, payload, None,
+                self._produce_progress(
+                    invocable, context, connection.redactor )
+                if reporting else None )
+            try:
+                result = await ( # no wrapper when the caller keeps the time
+                    calling if timeout is None
+                    else _deadlines.await_within( calling, timeout, name ) )
+            except _exceptions.InvocationExpiry:
+                raise _exceptions.InvocationRefusal(
+                    f"Tool {name!r} did not answer within {timeout} "
+                    "seconds; the call was cancelled." ) from None
+            except _MCPError as exception:
+                with __.ctxl.suppress( _Undelivery ):
+                    await self._handle_error(
+                        connection, invocable, exception, retry = retry )
+                # Undelivered: the server never saw it; send it once more.
+                connection = await self._reconnect( )
+                retry = False
+                continue
+            except (
+                _anyio.ClosedResourceError, _anyio.BrokenResourceError
+            ):
+                raise _exceptions.ConnectionFailure(
+                    self.name, "the session was closed." ) from None
+            except RuntimeError as exception:
+                raise _exceptions.InvocationRefusal(
+                    connection.redactor.redact(
+                        f"Server {self.name!r} returned a result which "
+                        f"breaks its own declaration: {exception}" )
+                ) from exception
+            except ValueError as exception:
+                raise _exceptions.InvocationRefusal(
+                    connection.redactor.redact(
+                        f"Server {self.name!r} returned a result which is "
+                        f"not a valid MCP result: {exception}" )
+                ) from exception
+            contents = _results.produce_contents( result, connection.redactor )
+            # One canister alone, the usual result, goes as it is: the
+            # invoker takes it without looking into a sequence.
+            if len( contents ) == 1: return contents[ 0 ]
+            return contents or None
 
     async def wait_listings( self ) -> int:
         ''' Waits until no tool listing is due or running; returns count.
@@ -233,55 +287,6 @@ class ServerEnsemble(
         if connection is None: return 0
         await connection.quiet.wait( )
         return connection.listings
-
-    async def _call(
-        self,
-        connection: _sessions.Connection,
-        invocable: '_ToolInvocable',
-        context: _invokers.Context,
-        arguments: __.Arguments,
-        *,
-        retry: bool = True,
-    ) -> _canisters.ContentSequence | None:
-        # A caller which enforces a deadline (the execution engine, a direct
-        # invocation) leaves none to set here: a second would race with it.
-        # On cancellation, the SDK sends 'notifications/cancelled'.
-        timeout = (
-            self._access_call_timeout( invocable )
-            if __.is_absent( context.deadline ) else None )
-        session = __.typx.cast( _ClientSession, connection.session )
-        try:
-            calling = _sdk.call_tool(
-                session, invocable.name,
-                arguments if isinstance( arguments, dict )
-                else dict( arguments ),
-                None,
-                self._produce_progress(
-                    invocable, context, connection.redactor ) )
-            result = await ( # no wrapper when the caller keeps the time
-                calling if timeout is None else _deadlines.await_within(
-                    calling, timeout, invocable.name ) )
-        except _exceptions.InvocationExpiry:
-            raise _exceptions.InvocationRefusal(
-                f"Tool {invocable.name!r} did not answer within {timeout} "
-                "seconds; the call was cancelled." ) from None
-        except _MCPError as exception:
-            await self._handle_error(
-                connection, invocable, exception, retry = retry )
-            raise # pragma: no cover
-        except ( _anyio.ClosedResourceError, _anyio.BrokenResourceError ):
-            raise _exceptions.ConnectionFailure(
-                self.name, "the session was closed." ) from None
-        except RuntimeError as exception:
-            raise _exceptions.InvocationRefusal( connection.redactor.redact(
-                f"Server {self.name!r} returned a result which breaks its "
-                f"own declaration: {exception}" ) ) from exception
-        except ValueError as exception:
-            raise _exceptions.InvocationRefusal( connection.redactor.redact(
-                f"Server {self.name!r} returned a result which is not a "
-                f"valid MCP result: {exception}" ) ) from exception
-        return _results.produce_contents(
-            result, connection.redactor ) or None
 
     def _access_call_timeout(
         self, invocable: '_ToolInvocable'
@@ -457,10 +462,14 @@ class _ToolInvocable:
         self.name = name
         self.timeout = timeout
 
-    async def __call__(
+    def __call__(
         self, context: _invokers.Context, arguments: __.Arguments
-    ) -> _canisters.ContentSequence | None:
-        return await self.ensemble.invoke_tool( self, context, arguments )
+    ) -> __.cabc.Coroutine[
+        __.typx.Any, __.typx.Any,
+        _canisters.Content | _canisters.ContentSequence | None,
+    ]:
+        # The ensemble's coroutine itself: no frame of its own.
+        return self.ensemble.invoke_tool( self, context, arguments )
 
 
 class _Undelivery( Exception ):

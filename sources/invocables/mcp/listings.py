@@ -25,7 +25,9 @@ from .sdk import types as _mcp_types
 
 _Item: __.typx.TypeAlias = _SessionMessage | Exception
 
+_CURRENT = _sdk.MAJOR >= 2 # noqa: PLR2004
 _LIST = 'tools/list'
+_Request = _mcp_types.JSONRPCRequest
 _INITIALIZE = 'initialize'
 _REASONS_MAXIMUM = 3
 _VERSION_DEFAULT = '2025-11-25'
@@ -43,13 +45,15 @@ class ListingScreen:
 
     def note_request( self, message: __.typx.Any ) -> None:
         ''' Notes request which lists tools or initializes the session. '''
-        message = _sdk.access_message( message )
-        if not isinstance( message, _mcp_types.JSONRPCRequest ): return
-        if message.method in ( _LIST, _INITIALIZE ):
-            self.pending[ message.id ] = message.method
+        if not _CURRENT: message = _sdk.access_message( message )
+        if not isinstance( message, _Request ): return
+        method = message.method
+        if method in ( _LIST, _INITIALIZE ):
+            self.pending[ message.id ] = method
 
     def amend_answer( self, message: __.typx.Any ) -> None:
         ''' Removes refused tools from answer of a listing, in place. '''
+        if not self.pending: return # the usual case: nothing to amend
         message = _sdk.access_message( message )
         if not isinstance( message, _mcp_types.JSONRPCResponse ): return
         method = self.pending.pop( message.id, None )
@@ -119,7 +123,7 @@ class ReadStream:
     async def receive( self ) -> _Item:
         ''' Returns next message from transport. '''
         item: _Item = await self.inner.receive( )
-        if isinstance( item, _SessionMessage ):
+        if self.screen.pending and isinstance( item, _SessionMessage ):
             self.screen.amend_answer( item.message )
         return item
 

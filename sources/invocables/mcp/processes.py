@@ -157,6 +157,14 @@ class Lines:
             yield self._take( )
             start = end + 1
 
+    def hold( self, piece: bytes ) -> None:
+        ''' Keeps piece, with no end of line, as the start of a line. '''
+        self._keep( piece )
+
+    def is_idle( self ) -> bool:
+        ''' Returns whether no part of a line is held. '''
+        return self.size == 0 and self.first is None and not self.oversize
+
     def _keep( self, piece: bytes ) -> None:
         self.size += len( piece )
         if self.oversize:
@@ -194,15 +202,40 @@ class Lines:
         return line
 
 
+class Screen( __.typx.Protocol ):
+    ''' Sees each request sent and may amend each answer received.
+
+        Answers go to it only while it has requests pending.
+    '''
+
+    @property
+    def pending( self ) -> __.cabc.Sized:
+        ''' Requests noted whose answers have not come yet. '''
+        raise NotImplementedError # pragma: no cover
+
+    def note_request( self, message: __.typx.Any ) -> None:
+        ''' Notes request before it is written. '''
+        raise NotImplementedError # pragma: no cover
+
+    def amend_answer( self, message: __.typx.Any ) -> None:
+        ''' Amends answer, in place, before the session receives it. '''
+        raise NotImplementedError # pragma: no cover
+
+
 class Streams:
     ''' Pumps between the process pipes and the session's streams. '''
 
     def __init__(
-        self, process: __.typx.Any, watch: ProcessWatch, limit: int | None
+        self,
+        process: __.typx.Any,
+        watch: ProcessWatch,
+        limit: int | None,
+        screen: Screen | None = None,
     ):
         self.process = process
         self.watch = watch
         self.limit = limit
+        self.screen = screen
         self.read_sender, self.read_receiver = (
             _anyio.create_memory_object_stream[
                 _SessionMessage | Exception ]( 0 ) )
@@ -214,15 +247,9 @@ class Streams:
 
     async def read_stdout( self ) -> None:
         ''' Parses stdout into messages, one per line. '''
-        lines = Lines( self.limit )
         try:
             async with self.read_sender:
-                async for chunk in _receive_chunks( self.process.stdout ):
-                    for line in lines.feed( chunk ):
-                        message = self.parse( line )
-                        del line # a large one need not outlive its parse
-                        if message is not None:
-                            await self.read_sender.send( message )
+                await self._pump_stdout( )
                 self.stdout_done.set( )
                 # End of output: let the watcher learn how the server ended
                 # before the session sees the connection close.
@@ -232,6 +259,37 @@ class Streams:
             _anyio.ClosedResourceError, _anyio.BrokenResourceError,
             _anyio.EndOfStream, OSError,
         ): return
+
+    async def _pump_stdout( self ) -> None:
+        ''' Sends messages of stdout to the session until its end. '''
+        lines = Lines( self.limit )
+        # Every answer wakes this loop: it awaits the pipe directly, and the
+        # lines of a small chunk (the usual answers, one or several at once)
+        # are parsed at once, each in one call.
+        receive = self.process.stdout.receive
+        send = self.read_sender.send
+        screen = self.screen
+        limit = _PARSE_STANDARD_MINIMUM if self.limit is None else min(
+            self.limit, _PARSE_STANDARD_MINIMUM )
+        while True:
+            try: chunk = await receive( _CHUNK_SIZE )
+            except _anyio.EndOfStream: return
+            if len( chunk ) <= limit and lines.is_idle( ):
+                *whole, rest = chunk.split( b'\n' )
+                for line in whole:
+                    try: answer = _parse_message( line )
+                    except ValueError: message = self.parse( line )
+                    else:
+                        if screen is not None and screen.pending:
+                            screen.amend_answer( answer )
+                        message = _SessionMessage( answer )
+                    if message is not None: await send( message )
+                if rest: lines.hold( rest ) # a line yet to end
+                continue
+            for line in lines.feed( chunk ):
+                message = self.parse( line )
+                del line # a large one need not outlive its parse
+                if message is not None: await send( message )
 
     async def read_stderr( self ) -> None:
         ''' Keeps the last stderr lines and logs them at debug level. '''
@@ -263,12 +321,20 @@ class Streams:
         '''
         if isinstance( line, Oversize ): return self._refuse( line )
         if not line or line.isspace( ): return None
-        try: return _SessionMessage( _validate( line ) )
+        try: message = _validate( line )
         except ValueError as exception: failure = exception
+        else:
+            if self.screen is not None and self.screen.pending:
+                self.screen.amend_answer( message )
+            return _SessionMessage( message )
         text = _decode_leniently( line )
         if '\ufffd' in text:
-            try: return _SessionMessage( _validate( text ) )
+            try: message = _validate( text )
             except ValueError as exception: failure = exception
+            else:
+                if self.screen is not None and self.screen.pending:
+                    self.screen.amend_answer( message )
+                return _SessionMessage( message )
         text = text[ : _NOISE_LENGTH_MAXIMUM ]
         if self.watch.noise is None: self.watch.noise = text
         _scribe.debug(
@@ -308,9 +374,12 @@ class Streams:
 
     async def write_stdin( self ) -> None:
         ''' Serializes messages onto stdin, one per line. '''
+        screen = self.screen
         try:
             async with self.write_receiver:
                 async for message in self.write_receiver:
+                    if screen is not None:
+                        screen.note_request( message.message )
                     data = message.message.model_dump_json(
                         by_alias = True, exclude_unset = True )
                     await self.process.stdin.send(
@@ -376,12 +445,15 @@ async def open_stdio(
     watch: ProcessWatch,
     grace: float = GRACE_DEFAULT,
     limit: int | None = RESULT_LIMIT_DEFAULT,
+    screen: Screen | None = None,
 ) -> __.cabc.AsyncGenerator[ tuple[ __.typx.Any, __.typx.Any ], None ]:
     ''' Starts server process; yields read and write streams of messages.
 
         A message longer than ``limit`` bytes (``None``: no limit) is not
-        read whole. On exit, whatever the cause, the process group is
-        terminated.
+        read whole. A screen sees each request before it is written and
+        each answer before it is yielded (without a stream wrapped around
+        these, which every message would pass through). On exit, whatever
+        the cause, the process group is terminated.
     '''
     command = [
         __.typx.cast( str, parameters.command ), *parameters.arguments ]
@@ -394,7 +466,7 @@ async def open_stdio(
     watch.pid = process.pid
     _scribe.debug(
         "Started MCP server %r (pid %d).", watch.name, process.pid )
-    streams = Streams( process, watch, limit )
+    streams = Streams( process, watch, limit, screen )
     try:
         async with _anyio.create_task_group( ) as group:
             group.start_soon( streams.read_stdout )
@@ -431,6 +503,9 @@ def survey_group( pgid: int ) -> tuple[ int, ... ]:
 
 def _decode_leniently( data: bytes | bytearray ) -> str:
     return data.decode( 'utf-8', errors = 'replace' )
+
+
+_parse_message = _sdk.produce_message_parser( )
 
 
 def _validate( data: bytes | bytearray | str ) -> __.typx.Any:

@@ -14,6 +14,12 @@ from .. import exceptions as _exceptions
 
 
 _REDACTOR_VACANT = _redaction.Redactor( )
+# Field names of the installed SDK major (camelCase in 1.x): read directly,
+# once per call.
+_IS_ERROR = 'is_error' if _sdk.MAJOR >= 2 else 'isError' # noqa: PLR2004
+_STRUCTURED_CONTENT = (
+    'structured_content' if _sdk.MAJOR >= 2 # noqa: PLR2004
+    else 'structuredContent' )
 
 
 def produce_contents(
@@ -31,20 +37,25 @@ def produce_contents(
         text of the result when the server reports a tool error, so that the
         model receives an error result.
     '''
-    if _sdk.access_field( result, 'is_error' ):
+    if getattr( result, _IS_ERROR ):
         raise _exceptions.InvocationRefusal(
             redactor.redact( _produce_error_text( result ) ) )
-    blocks = list( result.content )
-    structure = _sdk.access_field( result, 'structured_content' )
-    if structure is not None:
+    blocks = result.content
+    structure = getattr( result, _STRUCTURED_CONTENT )
+    if structure is None:
+        # The usual result: content blocks alone, often one.
+        contents = (
+            [ _produce_content( blocks[ 0 ] ) ] if len( blocks ) == 1
+            else [ _produce_content( block ) for block in blocks ] )
+    else:
         repeat = _find_repeat( blocks, structure )
         if repeat is _Repeats.Text: blocks = [
             block for block in blocks
             if not isinstance( block, _mcp_types.TextContent ) ]
         elif repeat is _Repeats.Structure: structure = None
-    contents = [ _produce_content( block ) for block in blocks ]
-    if structure is not None:
-        contents.append( _canisters.StructureContent( data = structure ) )
+        contents = [ _produce_content( block ) for block in blocks ]
+        if structure is not None:
+            contents.append( _canisters.StructureContent( data = structure ) )
     if redactor.is_vacant( ): return tuple( contents )
     return tuple( _redact_content( redactor, item ) for item in contents )
 

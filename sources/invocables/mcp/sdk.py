@@ -64,6 +64,7 @@ __all__ = (
     'produce_error',
     'produce_http_client',
     'produce_message',
+    'produce_message_parser',
     'produce_model',
     'produce_server',
     'release_requests',
@@ -315,6 +316,21 @@ def validate_listing(
         return
     types.ListToolsResult.model_validate( result )
     _ListingLegacy.model_validate( result )
+
+
+def produce_message_parser( ) -> __.cabc.Callable[
+    [ bytes | bytearray | str ], __.typx.Any
+]:
+    ''' Returns the SDK's own parser of a JSON-RPC message from JSON text.
+
+        As :py:func:`validate_message` without ``parse``, in one call: for
+        the many small messages of a session.
+    '''
+    if _CURRENT:
+        return __.funct.partial(
+            types.jsonrpc_message_adapter.validate_json, by_name = False )
+    wrapper: __.typx.Any = types.JSONRPCMessage
+    return wrapper.model_validate_json
 
 
 def validate_message( data: bytes | bytearray | str, *, parse: bool ) -> (

@@ -202,8 +202,11 @@ class Runner:
         async with __.ctxl.AsyncExitStack( ) as stack:
             read, write = await stack.enter_async_context(
                 self._open_transport( ) )
-            read = _listings.ReadStream( read, self.screen )
-            write = _listings.WriteStream( write, self.screen )
+            if self.parameters.transport is not (
+                _configuration.Transports.Stdio
+            ): # the stdio transport applies the screen itself
+                read = _listings.ReadStream( read, self.screen )
+                write = _listings.WriteStream( write, self.screen )
             features = self.features # authorization
             session = await stack.enter_async_context( _ClientSession(
                 read, write,
@@ -274,7 +277,7 @@ class Runner:
                 self.connection.watch = watch
                 return _processes.open_stdio(
                     parameters, resolution.environment, watch,
-                    options.grace, options.result_limit )
+                    options.grace, options.result_limit, self.screen )
             case transports.StreamableHttp:
                 return _open_streamable_http(
                     url, resolution.headers, options.result_limit,
