@@ -255,17 +255,15 @@ class ServerEnsemble(
             ):
                 raise _exceptions.ConnectionFailure(
                     self.name, "the session was closed." ) from None
-            except RuntimeError as exception:
+            except ( RuntimeError, ValueError ) as exception:
+                flaw = (
+                    'breaks its own declaration'
+                    if isinstance( exception, RuntimeError )
+                    else 'is not a valid MCP result' )
                 raise _exceptions.InvocationRefusal(
                     connection.redactor.redact(
                         f"Server {self.name!r} returned a result which "
-                        f"breaks its own declaration: {exception}" )
-                ) from exception
-            except ValueError as exception:
-                raise _exceptions.InvocationRefusal(
-                    connection.redactor.redact(
-                        f"Server {self.name!r} returned a result which is "
-                        f"not a valid MCP result: {exception}" )
+                        f"{flaw}: {exception}" )
                 ) from exception
             contents = _results.produce_contents( result, connection.redactor )
             # One canister alone, the usual result, goes as it is: the
