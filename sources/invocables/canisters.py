@@ -22,6 +22,9 @@ RESULTS_SIZE_MAXIMUM_DEFAULT = 16_777_216
 _KEYS_SCALAR = ( bool, int, float, type( None ) )
 _PATH_PARTS_MAXIMUM = 8
 _SCALARS_FLAT = frozenset( ( bool, int, float, type( None ) ) )
+# The exact type of a value typed Any, without narrowing it to a partly
+# unknown type: hot paths check values this way, with no casts.
+_access_genus: __.cabc.Callable[ [ object ], object ] = type
 _image_signatures = (
     ( b'\x89PNG\r\n\x1a\n', 'image/png' ),
     ( b'\xff\xd8\xff', 'image/jpeg' ),
@@ -155,15 +158,16 @@ class InvocationCanister:
         identifier_synthesized: bool = False,
     ):
         # By hand, as ResultCanister: one per tool call, on the hot path.
-        setter = object.__setattr__
-        setter( self, 'identifier', identifier )
-        setter( self, 'name', name )
-        setter( self, 'arguments', arguments )
-        setter( self, 'timestamp', (
+        ( set_identifier, set_name, set_arguments, set_timestamp,
+          set_invalidity, set_synthesized ) = _INVOCATION_SETTERS
+        set_identifier( self, identifier )
+        set_name( self, name )
+        set_arguments( self, arguments )
+        set_timestamp( self, (
             _datetime.now( _timezone.utc )
-            if __.is_absent( timestamp ) else timestamp ) )
-        setter( self, 'invalidity', invalidity )
-        setter( self, 'identifier_synthesized', identifier_synthesized )
+            if timestamp is __.absent else timestamp ) )
+        set_invalidity( self, invalidity )
+        set_synthesized( self, identifier_synthesized )
 
 
 @__.dcls.dataclass(
@@ -198,20 +202,21 @@ class ResultCanister:
         name: str = '',
         invocation_id_synthesized: bool = False,
     ):
-        setter = object.__setattr__
-        setter( self, 'invocation_id', invocation_id )
+        ( set_identifier, set_content, set_error, set_timestamp,
+          set_name, set_synthesized ) = _RESULT_SETTERS
+        set_identifier( self, invocation_id )
         if type( content ) is not tuple:
             content = (
                 ( content, ) if is_content( content )
                 else tuple( __.typx.cast(
                     __.cabc.Sequence[ Content ], content ) ) )
-        setter( self, 'content', content )
-        setter( self, 'error', error )
-        setter( self, 'timestamp', (
+        set_content( self, content )
+        set_error( self, error )
+        set_timestamp( self, (
             _datetime.now( _timezone.utc )
-            if __.is_absent( timestamp ) else timestamp ) )
-        setter( self, 'name', name )
-        setter( self, 'invocation_id_synthesized', invocation_id_synthesized )
+            if timestamp is __.absent else timestamp ) )
+        set_name( self, name )
+        set_synthesized( self, invocation_id_synthesized )
 
     def as_text( self ) -> str:
         ''' Returns text rendering of result, for text-only providers. '''
@@ -223,6 +228,17 @@ class ResultCanister:
     def is_error( self ) -> bool:
         ''' Returns whether result reports an error. '''
         return not __.is_absent( self.error )
+
+
+# Constructors above set slots by their own setters: see produce_slot_setters.
+_INVOCATION_SETTERS = __.produce_slot_setters(
+    InvocationCanister, (
+        'identifier', 'name', 'arguments', 'timestamp', 'invalidity',
+        'identifier_synthesized' ) )
+_RESULT_SETTERS = __.produce_slot_setters(
+    ResultCanister, (
+        'invocation_id', 'content', 'error', 'timestamp', 'name',
+        'invocation_id_synthesized' ) )
 
 
 def is_content( value: object ) -> __.typx.TypeIs[ Content ]:
@@ -247,9 +263,7 @@ def produce_arguments(
         values which are not JSON, or exceed the limits.
     '''
     if arguments is None: return { }
-    if type( arguments ) is dict:
-        plain = __.typx.cast( dict[ str, __.typx.Any ], arguments )
-        if _is_flat( plain, size_maximum ): return plain
+    if _is_flat( arguments, size_maximum ): return arguments
     if not isinstance( arguments, __.cabc.Mapping ):
         raise _exceptions.ArgumentsInvalidity(
             name, "the arguments must be a JSON object, not {genus}.".format(
@@ -351,7 +365,7 @@ def validate_content(
         :py:class:`invocables.exceptions.ResultInvalidity` otherwise.
     '''
     if _is_text_alone( content, size_maximum ): # the common case
-        return __.typx.cast( ContentSequence, content )
+        return content
     items = (
         __.typx.cast( ContentSequence, content )
         if _is_content_sequence( content ) else produce_content( content ) )
@@ -567,13 +581,14 @@ def _is_dataclass_plain( value: object ) -> bool:
 
 
 def _is_flat(
-    arguments: dict[ str, object ], size_maximum: int | None
-) -> bool:
-    ''' Returns whether arguments are text keys to scalars, within size.
+    arguments: __.typx.Any, size_maximum: int | None
+) -> __.typx.TypeGuard[ dict[ str, __.typx.Any ] ]:
+    ''' Returns whether arguments are a dict of text keys to scalars,
+        within size.
 
-        The common case, checked without a walker. The keys' type is
-        checked too: the annotation is what the caller hopes for.
+        The common case, checked without a walker.
     '''
+    if _access_genus( arguments ) is not dict: return False
     size = 0
     for key, value in arguments.items( ):
         if type( key ) is not str: return False
@@ -583,13 +598,15 @@ def _is_flat(
     return size_maximum is None or size <= size_maximum
 
 
-def _is_text_alone( content: object, size_maximum: int | None ) -> bool:
+def _is_text_alone(
+    content: __.typx.Any, size_maximum: int | None
+) -> __.typx.TypeGuard[ tuple[ TextContent ] ]:
     ''' Returns whether content is one text within size. '''
-    if type( content ) is not tuple: return False
-    items = __.typx.cast( tuple[ object, ... ], content )
-    if len( items ) != 1 or type( items[ 0 ] ) is not TextContent: return False
-    text = __.typx.cast( TextContent, items[ 0 ] ).text
-    return size_maximum is None or len( text ) <= size_maximum
+    if _access_genus( content ) is not tuple or len( content ) != 1:
+        return False
+    item = content[ 0 ]
+    if _access_genus( item ) is not TextContent: return False
+    return size_maximum is None or len( item.text ) <= size_maximum
 
 
 def _is_finite( value: float ) -> bool:

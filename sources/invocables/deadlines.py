@@ -46,7 +46,7 @@ async def await_within(
     if timeout is None: return await coroutine
     try: yielded = coroutine.send( None )
     except StopIteration as completion:
-        return __.typx.cast( _T, completion.value )
+        return completion.value
     task = __.asyncio.current_task( )
     if task is None: # pragma: no cover
         raise RuntimeError( "No current task." )
@@ -98,8 +98,8 @@ def _continue(
         except BaseException as exception: # forwarded, as yield from does
             try: yielded = coroutine.throw( exception )
             except StopIteration as completion:
-                return __.typx.cast( _T, completion.value )
+                return completion.value
             continue
         try: yielded = coroutine.send( sent )
         except StopIteration as completion:
-            return __.typx.cast( _T, completion.value )
+            return completion.value

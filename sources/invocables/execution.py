@@ -36,6 +36,9 @@ _INFINITY = float( 'inf' )
 _NAMESPACE_GENERA = frozenset( ( dict, type( __.absent ) ) )
 _TIMEOUT_GENERA = frozenset( ( int, float, type( None ) ) )
 _T = __.typx.TypeVar( '_T' )
+_Outcome: __.typx.TypeAlias = (
+    _canisters.ResultCanister
+    | __.cabc.Awaitable[ _canisters.ResultCanister ] )
 _scribe = __.produce_scribe( __name__ )
 
 Alerter: __.typx.TypeAlias = __.cabc.Callable[
@@ -188,7 +191,11 @@ async def execute_invocations( # noqa: PLR0913
             else _produce_interceptor( policy, namespace_ ) ) )
     if len( invocations_ ) == 1: # in the current task: no task to start
         invocation = invocations_[ 0 ]
-        try: result = await execution.execute( invocation )
+        try:
+            outcome = execution.begin( invocation )
+            result = (
+                outcome if isinstance( outcome, _canisters.ResultCanister )
+                else await outcome )
         except __.asyncio.CancelledError:
             if _deadlines.is_cancel_requested( ): raise
             result = _produce_cancellation_result( invocation )
@@ -287,7 +294,19 @@ class _Execution:
         self, invocation: _canisters.InvocationCanister
     ) -> _canisters.ResultCanister:
         ''' Executes one invocation; returns its result. '''
-        if not __.is_absent( invocation.invalidity ):
+        outcome = self.begin( invocation )
+        if isinstance( outcome, _canisters.ResultCanister ): return outcome
+        return await outcome
+
+    def begin(
+        self, invocation: _canisters.InvocationCanister
+    ) -> _Outcome:
+        ''' Returns result of invocation which cannot run, else what runs it.
+
+            The lone invocation awaits what runs it in the caller's own
+            coroutine, one frame fewer on every step of the tool.
+        '''
+        if invocation.invalidity is not __.absent:
             return _produce_error_result(
                 invocation, _canisters.FaultGenera.Invalidity,
                 f"The arguments of tool {invocation.name!r} are not valid "
@@ -310,11 +329,11 @@ class _Execution:
                 invocation, _canisters.FaultGenera.Invalidity,
                 str( exception ) )
         if self.interceptor is not None: # policies, telemetry
-            return await self.interceptor(
+            return self.interceptor(
                 invocation, designation, arguments, self._proceed )
-        if __.is_absent( designation.invoker.deduplicator ):
-            return await self._run( invocation, designation, arguments )
-        return await self._proceed( invocation, designation, arguments )
+        if designation.invoker.deduplicator is __.absent:
+            return self._run( invocation, designation, arguments )
+        return self._proceed( invocation, designation, arguments )
 
     async def _proceed(
         self,
@@ -342,11 +361,12 @@ class _Execution:
         if __.is_absent( timeout ):
             timeout = configuration.timeout
             if __.is_absent( timeout ): timeout = self.timeout
-        retries: object = getattr( invoker, 'max_retries', __.absent )
-        if __.is_absent( retries ):
+        # Validated integers where present; not every invoker has them.
+        retries: __.typx.Any = getattr( invoker, 'max_retries', __.absent )
+        if retries is __.absent:
             retries = getattr( configuration, 'max_retries', __.absent )
-            if __.is_absent( retries ): return timeout, self.max_retries
-        return timeout, __.typx.cast( int, retries )
+            if retries is __.absent: return timeout, self.max_retries
+        return timeout, retries
 
     async def _run(
         self,

@@ -93,13 +93,18 @@ class InvocationContext:
         deadline: __.Absential[ float | None ] = __.absent,
     ):
         # By hand, as ResultCanister: one per invocation, on the hot path.
-        setter = object.__setattr__
-        setter( self, 'auxdata',
-            AUXDATA_EMPTY if auxdata is None else auxdata )
-        setter( self, 'invoker', invoker )
-        setter( self, 'namespace', namespace )
-        setter( self, 'invocation', invocation )
-        setter( self, 'deadline', deadline )
+        ( set_auxdata, set_invoker, set_namespace, set_invocation,
+          set_deadline ) = _CONTEXT_SETTERS
+        set_auxdata( self, AUXDATA_EMPTY if auxdata is None else auxdata )
+        set_invoker( self, invoker )
+        set_namespace( self, namespace )
+        set_invocation( self, invocation )
+        set_deadline( self, deadline )
+
+
+_CONTEXT_SETTERS = __.produce_slot_setters(
+    InvocationContext,
+    ( 'auxdata', 'invoker', 'namespace', 'invocation', 'deadline' ) )
 
 
 class Invoker( __.typx.Protocol ):

@@ -86,11 +86,11 @@ class Validator( __.immut.Object, instances_mutables = ( '_validator', ) ):
             are first made plain JSON, within the default limits of depth
             and size (the execution engine does so with its own limits).
         '''
-        if type( arguments ) is not dict:
-            arguments = _canisters.produce_arguments(
+        arguments_: __.Arguments = (
+            arguments if _is_dict( arguments )
+            else _canisters.produce_arguments(
                 self.name, arguments, ARGUMENTS_DEPTH_MAXIMUM_DEFAULT,
-                ARGUMENTS_SIZE_MAXIMUM_DEFAULT )
-        arguments_ = __.typx.cast( __.Arguments, arguments )
+                ARGUMENTS_SIZE_MAXIMUM_DEFAULT ) )
         plan = self._plan
         if plan is not None and plan.is_certainly_valid( arguments_ ):
             return arguments_
@@ -196,8 +196,8 @@ class _Plan( __.typx.NamedTuple ):
 
     def is_certainly_valid( self, arguments: object ) -> bool:
         ''' Returns True if valid for sure; False means "ask jsonschema". '''
-        if type( arguments ) is not dict: return False
-        values = __.typx.cast( dict[ str, object ], arguments )
+        if not _is_dict( arguments ): return False
+        values = arguments
         for name in self.required:
             if name not in values: return False
         checks = self.checks
@@ -321,6 +321,14 @@ def thaw_json( value: __.typx.Any ) -> __.typx.Any:
 
 
 def _is_array( value: object ) -> bool: return type( value ) is list
+
+
+def _is_dict(
+    value: __.typx.Any
+) -> __.typx.TypeGuard[ dict[ str, __.typx.Any ] ]:
+    ''' Returns whether value is exactly a dict (its keys are not checked:
+        the validator which follows does). Narrows without a cast. '''
+    return type( value ) is dict
 
 
 def _is_boolean( value: object ) -> bool: return type( value ) is bool
