@@ -89,7 +89,13 @@ def _continue(
     coroutine: __.cabc.Coroutine[ __.typx.Any, __.typx.Any, _T ],
     yielded: __.typx.Any,
 ) -> __.cabc.Generator[ __.typx.Any, __.typx.Any, _T ]:
-    ''' Resumes a coroutine already stepped once, as ``yield from`` would. '''
+    ''' Resumes a coroutine already stepped once, as ``yield from`` would.
+
+        What the coroutine yielded first is handed on by hand; once the
+        task resumes, as tasks do, with ``None``, ``yield from`` delegates
+        the rest, with no step of Python on each resumption (an MCP call
+        suspends several times).
+    '''
     while True:
         try: sent = yield yielded
         except GeneratorExit:
@@ -100,6 +106,8 @@ def _continue(
             except StopIteration as completion:
                 return completion.value
             continue
+        if sent is None: break
         try: yielded = coroutine.send( sent )
         except StopIteration as completion:
             return completion.value
+    return ( yield from coroutine.__await__( ) )

@@ -175,6 +175,32 @@ async def test_220_suspending_tools_under_timeout( ):
 
 
 @pytest.mark.asyncio
+async def test_230_timeout_after_many_suspensions( ):
+    ''' A tool past its first suspensions is still cancelled at timeout,
+        alone or in a batch, and sees the cancellation where it waits. '''
+    observed = [ ]
+
+    async def wanderer( index: int ) -> str:
+        for _ in range( 5 ): await asyncio.sleep( 0 )
+        try: await asyncio.sleep( 10 )
+        except asyncio.CancelledError:
+            observed.append( index )
+            raise
+        return 'late'
+
+    ensemble = invocables.produce_ensemble(
+        'e', [ invocables.produce_invoker( wanderer, timeout = 0.05 ) ] )
+    alone = await invocables.execute_invocations(
+        [ _call( '1', 'wanderer', { 'index': 1 } ) ], [ ensemble ] )
+    batch = await invocables.execute_invocations(
+        [ _call( str( index ), 'wanderer', { 'index': index } )
+          for index in ( 2, 3 ) ], [ ensemble ] )
+    assert [ result.error.genus for result in ( *alone, *batch ) ] == (
+        [ FaultGenera.Timeout ] * 3 )
+    assert sorted( observed ) == [ 1, 2, 3 ]
+
+
+@pytest.mark.asyncio
 async def test_300_concurrency_bounded( ):
     ''' No more invocations run at once than the bound. '''
     running = 0
