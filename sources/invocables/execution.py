@@ -382,24 +382,26 @@ class _Execution:
             auxdata = self.auxdata, invoker = invoker,
             namespace = self.namespace, invocation = invocation,
             deadline = _deadlines.access_deadline( timeout ) )
-        with _workers.FatesObservation( ) as fates:
-            try:
-                content = await (
-                    _deadlines.await_within(
-                        invoker( context, arguments ), timeout, invoker.name )
-                    if retries == 0 else _attempt_retrying(
-                        lambda context: _deadlines.await_within(
-                            invoker( context, arguments ), timeout,
-                            invoker.name ),
-                        context, timeout, retries ) )
-            except _exceptions.InvocationExpiry:
-                return _produce_error_result(
-                    invocation, _canisters.FaultGenera.Timeout,
-                    _describe_expiry( invocation.name, timeout, fates ) )
-            except Exception as exception:
-                return self._handle_exception( invocation, exception )
-            finally:
-                if semaphore is not None: semaphore.release( )
+        fates: list[ _workers.Fates ] = [ ] # of sync calls, if any
+        token = _workers.FATES_OBSERVED.set( fates )
+        try:
+            content = await (
+                _deadlines.await_within(
+                    invoker( context, arguments ), timeout, invoker.name )
+                if retries == 0 else _attempt_retrying(
+                    lambda context: _deadlines.await_within(
+                        invoker( context, arguments ), timeout,
+                        invoker.name ),
+                    context, timeout, retries ) )
+        except _exceptions.InvocationExpiry:
+            return _produce_error_result(
+                invocation, _canisters.FaultGenera.Timeout,
+                _describe_expiry( invocation.name, timeout, fates ) )
+        except Exception as exception:
+            return self._handle_exception( invocation, exception )
+        finally:
+            _workers.FATES_OBSERVED.reset( token )
+            if semaphore is not None: semaphore.release( )
         return self._produce_result( invocation, content )
 
     def _handle_exception(

@@ -45,7 +45,9 @@ class Fates( __.enum.Enum ):
     Withdrawn = 'withdrawn' # waiting for a thread: it never starts
 
 
-_fates: _contextvars.ContextVar[ list[ Fates ] | None ] = (
+# The list which collects fates in the current context, if any: set by
+# FatesObservation, or by the execution engine itself for each invocation.
+FATES_OBSERVED: _contextvars.ContextVar[ list[ Fates ] | None ] = (
     _contextvars.ContextVar( 'invocables.workers.fates', default = None ) )
 
 
@@ -138,8 +140,8 @@ class _Executor:
 class FatesObservation:
     ''' Collects fates of sync calls abandoned or withdrawn within.
 
-        A plain class, not a generator: the engine enters one for every
-        invocation.
+        A plain class, not a generator. The engine sets
+        :py:data:`FATES_OBSERVED` itself, for every invocation.
     '''
 
     __slots__ = ( '_token', 'fates' )
@@ -149,11 +151,11 @@ class FatesObservation:
         self._token: _contextvars.Token[ list[ Fates ] | None ] | None = None
 
     def __enter__( self ) -> list[ Fates ]:
-        self._token = _fates.set( self.fates )
+        self._token = FATES_OBSERVED.set( self.fates )
         return self.fates
 
     def __exit__( self, *exception: object ) -> None:
-        if self._token is not None: _fates.reset( self._token )
+        if self._token is not None: FATES_OBSERVED.reset( self._token )
 
 
 _executor: _Executor | None = None
@@ -210,7 +212,7 @@ async def execute_in_thread(
     try: return await future
     except __.asyncio.CancelledError:
         fate = executor.withdraw( job )
-        fates = _fates.get( )
+        fates = FATES_OBSERVED.get( )
         if fate is not None and fates is not None: fates.append( fate )
         raise
 
