@@ -194,14 +194,15 @@ class _Plan( __.typx.NamedTuple ):
     required: tuple[ str, ... ]
     closed: bool
 
-    def is_certainly_valid( self, arguments: object ) -> bool:
-        ''' Returns True if valid for sure; False means "ask jsonschema". '''
-        if not _is_dict( arguments ): return False
-        values = arguments
+    def is_certainly_valid( self, arguments: __.Arguments ) -> bool:
+        ''' Returns True if valid for sure; False means "ask jsonschema".
+
+            The validator hands over arguments already made a plain dict.
+        '''
         for name in self.required:
-            if name not in values: return False
+            if name not in arguments: return False
         checks = self.checks
-        for key, value in values.items( ):
+        for key, value in arguments.items( ):
             if key not in checks:
                 if self.closed: return False
                 continue
