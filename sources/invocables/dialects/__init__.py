@@ -47,6 +47,8 @@ STRICT_NESTING_MAXIMUM = _strict.NESTING_MAXIMUM
 STRICT_PROPERTIES_MAXIMUM = _strict.PROPERTIES_MAXIMUM
 
 _DIALECTS_ROOT = frozenset( ( 'anthropic', 'cohere', 'ollama', 'openai' ) )
+# Dialects which take some schemas as they are, told by a quick read.
+_DIALECTS_SHORTCUT = _DIALECTS_ROOT | { 'gemini' }
 # Keys whose resolution at the root may merge nested nodes into it.
 _KEYS_ROOT_RESOLVED = frozenset( ( '$ref', 'allOf', 'anyOf', 'oneOf' ) )
 
@@ -159,6 +161,58 @@ def adapt_tool_schema(
         is left out alone rather than failing the whole request.
     '''
     return _adapt_or_warn( name, schema, dialect, 3, share = share )
+
+
+def adapt_tool_schemas(
+    names: __.typx.Annotated[
+        __.cabc.Sequence[ str ],
+        __.ddoc.Doc( ''' Provider-facing names of tools. ''' ),
+    ],
+    schemas: __.typx.Annotated[
+        __.cabc.Sequence[ __.Schema ],
+        __.ddoc.Doc( ''' JSON Schemas of their arguments, in order. ''' ),
+    ],
+    dialect: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Target dialect (see adapt_schema). ''' )
+    ],
+    *,
+    share: __.typx.Annotated[
+        bool, __.ddoc.Doc( ''' As for adapt_schema. ''' )
+    ] = False,
+) -> list[ Node | None ]:
+    ''' Returns adapted schemas of tools, in order; ``None`` for each
+        tool to leave out.
+
+        As :py:func:`adapt_tool_schema` for each tool, in one pass. With
+        ``share``, a schema known plain (see
+        :py:func:`invocables.schemata.is_plain_known`) which the dialect
+        takes as it is (a plain object root; for Gemini, nothing outside
+        its subset) is copied at the root without further steps.
+    '''
+    if not share or dialect not in _DIALECTS_SHORTCUT:
+        return [
+            _adapt_or_warn( name, schema, dialect, 3, share = share )
+            for name, schema in zip( names, schemas, strict = True ) ]
+    is_plain = __.schemata.is_plain_known
+    is_ready, dropped = _shortcuts[ dialect ]
+    finish = _finishers.get( dialect )
+    adapted: list[ Node | None ] = [ ]
+    for name, schema in zip( names, schemas, strict = True ):
+        # Known plain first: its depth is bounded for the read.
+        if schema.__class__ is dict and is_plain( schema ) and is_ready(
+            schema # typed Any, as its class was told above
+        ):
+            root = dict( schema )
+            for key in dropped: root.pop( key, None )
+            if finish is None:
+                adapted.append( root )
+                continue
+            try: adapted.append( finish( root ) )
+            except _core.Refusal: pass
+            else: continue
+        adapted.append(
+            _adapt_or_warn( name, schema, dialect, 3, share = share ) )
+    return adapted
 
 
 def adapt_tool_schema_strictly(
@@ -292,3 +346,21 @@ _adapters: __.cabc.Mapping[ str, __.cabc.Callable[ [ Node ], Node ] ] = (
         'openai': _adapt_openai,
         'openai-strict': _adapt_openai_strict,
     } ) )
+# Whether a plain schema is taken as it is, by dialect, and the keys then
+# dropped from its root copy; then a finisher (if any) checks or changes it.
+_shortcut_root = (
+    __.funct.partial(
+        _roots.is_root_plain,
+        keys = _roots.KEYS_ROOT_PLAIN | _roots.KEYS_ROOT_DROPPED_ONLY ),
+    tuple( _roots.KEYS_ROOT_DROPPED_ONLY ) )
+_shortcuts: __.cabc.Mapping[
+    str, tuple[ __.cabc.Callable[ [ __.Schema ], bool ], tuple[ str, ... ] ]
+] = __.types.MappingProxyType( {
+    'anthropic': _shortcut_root,
+    'cohere': _shortcut_root,
+    'gemini': ( _gemini.is_ready, _gemini.KEYS_ROOT_DROPPED ),
+    'ollama': _shortcut_root,
+    'openai': _shortcut_root,
+} )
+_finishers: __.cabc.Mapping[ str, __.cabc.Callable[ [ Node ], Node ] ] = (
+    __.types.MappingProxyType( { 'ollama': _adapt_ollama } ) )

@@ -21,6 +21,18 @@ _KEYS = frozenset( (
 ) )
 _TYPES = frozenset( (
     'array', 'boolean', 'integer', 'null', 'number', 'object', 'string' ) )
+# What a node may hold to be taken as it is (alternatives and orderings
+# are rewritten or checked by the adapter).
+_KEYS_READY = _KEYS - { 'anyOf', 'propertyOrdering' }
+# The adapter drops these keys of the root (the last unless it refuses).
+KEYS_ROOT_DROPPED = ( '$schema', 'additionalProperties' )
+_KEYS_READY_ROOT = frozenset( (
+    *KEYS_ROOT_DROPPED,
+    'description', 'properties', 'required', 'title', 'type' ) )
+_KEYS_CHILDREN = ( 'properties', 'required', 'items' )
+_KINDS_READY = __.types.MappingProxyType( {
+    key: kind for key, kind in _core.KINDS_KEYWORD.items( )
+    if key in _KEYS_READY } )
 
 
 def adapt_gemini( schema: _core.Node ) -> _core.Node:
@@ -36,6 +48,26 @@ def adapt_gemini( schema: _core.Node ) -> _core.Node:
     adapted[ 'type' ] = 'object'
     adapted.setdefault( 'properties', { } )
     return adapted
+
+
+def is_ready( schema: __.cabc.Mapping[ str, __.typx.Any ] ) -> bool:
+    ''' Returns whether plain schema is already in Gemini's subset, so
+        that the adapter would return an equal schema once the keys of
+        :py:data:`KEYS_ROOT_DROPPED` are dropped from the root: a root
+        object with typed, well-formed properties, without references or
+        alternatives. Reads without copying; a false answer only means
+        that the adapter decides.
+    '''
+    if not schema.keys( ) <= _KEYS_READY_ROOT: return False
+    if schema.get( 'type' ) != 'object': return False
+    if not _is_annotation_ready( schema ): return False
+    properties = schema.get( 'properties' )
+    if properties.__class__ is not dict: return False
+    if not properties and schema.get( 'additionalProperties', False ) is not (
+        False
+    ): return False
+    counter = [ 1 ]
+    return _is_object_ready( schema, properties, counter )
 
 
 class _GeminiAdapter:
@@ -245,3 +277,64 @@ def _infer_values_type( values: list[ object ] ) -> str:
     if all( isinstance( value, ( int, float ) ) and not isinstance(
         value, bool ) for value in values ): return 'number'
     raise _core.Refusal( "enumerations of mixed or structured values" )
+
+
+def _is_annotation_ready(
+    node: __.cabc.Mapping[ str, __.typx.Any ]
+) -> bool:
+    ''' Returns whether keywords checked for form are well formed. '''
+    for key, kind in _KINDS_READY.items( ):
+        if key in node and not _core.is_kind( node[ key ], kind ):
+            return False
+    return True
+
+
+def _is_node_ready( node: __.typx.Any, counter: list[ int ] ) -> bool:
+    if node.__class__ is not dict: return False
+    counter[ 0 ] += 1
+    node_ = __.typx.cast( _core.Node, node )
+    genus = node_.get( 'type' )
+    if not (
+        counter[ 0 ] <= _core.NODES_MAXIMUM
+        and node_.keys( ) <= _KEYS_READY
+        and genus.__class__ is str and genus in _TYPES
+        and node_.get( 'nullable', True ) is True
+        and _is_annotation_ready( node_ )
+    ): return False
+    if 'format' in node_ and not _core.is_member(
+        node_[ 'format' ], _FORMATS.get( genus, frozenset( ) )
+    ): return False
+    if 'enum' in node_ and not (
+        genus == 'string' and _core.is_names( node_[ 'enum' ] )
+    ): return False
+    return _is_typed_ready( node_, genus, counter )
+
+
+def _is_object_ready(
+    node: __.cabc.Mapping[ str, __.typx.Any ],
+    properties: object,
+    counter: list[ int ],
+) -> bool:
+    properties_ = __.typx.cast( _core.Node, properties )
+    if 'required' in node:
+        required = node[ 'required' ]
+        if not _core.is_names( required ) or not required: return False
+        names = __.typx.cast( list[ str ], required )
+        if len( set( names ) ) != len( names ): return False
+        if not properties_.keys( ) >= set( names ): return False
+    for value in properties_.values( ):
+        if not _is_node_ready( value, counter ): return False
+    return True
+
+
+def _is_typed_ready(
+    node: _core.Node, genus: str, counter: list[ int ]
+) -> bool:
+    if genus == 'object':
+        properties = node.get( 'properties' )
+        return properties.__class__ is dict and bool( properties ) and (
+            _is_object_ready( node, properties, counter ) )
+    if genus == 'array':
+        if 'properties' in node or 'required' in node: return False
+        return _is_node_ready( node.get( 'items' ), counter )
+    return not any( key in node for key in _KEYS_CHILDREN )

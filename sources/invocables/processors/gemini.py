@@ -241,6 +241,15 @@ class GeminiProcessor(
         if not declarations: return [ ]
         return [ { 'function_declarations': declarations } ]
 
+    def produce_recipes(
+        self, nomenclature: __.naming.Nomenclature
+    ) -> _memos.Recipes:
+        ''' Returns arguments of ``produce_declaration``, by column, in
+            one pass.
+        '''
+        dialect = 'openai' if self.json_schema else self.dialect
+        return _base.produce_recipes( PROVIDER, nomenclature, dialect )
+
     def adapt_tool(
         self, name: str, description: str, schema: __.Schema
     ) -> _memos.Recipe | None:

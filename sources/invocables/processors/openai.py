@@ -227,6 +227,18 @@ class StrictProcessorBase(
         if recipe is None: return None
         return ( *recipe, False )
 
+    def produce_recipes(
+        self, nomenclature: __.naming.Nomenclature
+    ) -> _memos.Recipes:
+        ''' Returns arguments of ``produce_tool`` for the tools, by
+            column; without strict mode, in one pass.
+        '''
+        if self.strict: return super( ).produce_recipes( nomenclature )
+        recipes = _base.produce_recipes(
+            self.provider, nomenclature, self.dialect )
+        if not recipes: return recipes
+        return ( *recipes, ( False, ) * len( recipes[ 0 ] ) )
+
     def produce_tool(
         self,
         name: str,
@@ -299,6 +311,12 @@ class OpenaiProcessor(
         ''' Returns tool as ``{ type: 'function', function: ... }``. '''
         return _wire.produce_function_tool(
             name, description, schema, strict = strict )
+
+    def produce_tool_list(
+        self, recipes: _memos.Recipes
+    ) -> list[ _natives.OpenaiTool ]:
+        ''' Returns the tools of recipes, in one pass. '''
+        return _wire.produce_function_tools( *recipes )
 
     def produce_invocations(
         self, native_message: object
