@@ -3,6 +3,7 @@
 ''' Common processor core: decoding, ids, accumulation, dispatch. '''
 
 
+import copy
 import re
 import types
 import warnings
@@ -725,3 +726,42 @@ def test_850_prepare_tools_per_options( ):
     assert 'parameters' in plain[ 0 ][ 'function_declarations' ][ 0 ]
     assert 'parameters_json_schema' in (
         schemas[ 0 ][ 'function_declarations' ][ 0 ] )
+
+
+def _mutate_containers( tools ):
+    ''' Changes every container of a tool list above the schemas. '''
+    for tool in tools:
+        for key, value in list( tool.items( ) ):
+            if isinstance( value, dict ) and 'name' in value:
+                value[ 'name' ] = 'changed'
+                value.pop( 'description', None )
+            if isinstance( value, list ):
+                for item in value: item[ 'name' ] = 'changed'
+                value.append( { 'name': 'added' } )
+            if key in ( 'name', 'description' ): tool[ key ] = 'changed'
+        tool[ 'cache_control' ] = { 'type': 'ephemeral' }
+    tools.append( { 'name': 'added' } )
+
+
+def test_860_first_list_changed_leaves_later_ones( ):
+    ''' Changing the containers of a first tool list (the list, each tool,
+        its function or declarations) changes no later list, for every
+        provider, with and without options.
+    '''
+    for provider, options in (
+        *( ( provider, { } ) for provider in _PROVIDERS ),
+        ( 'openai', { 'strict': True } ), ( 'gemini', { 'json_schema': True } ),
+    ):
+        ensemble = _ChangingEnsemble(
+            'e', [ _produce_invoker( 'one' ), _produce_invoker( 'two' ) ] )
+        first = produce_processor( provider, **options ).prepare_tools(
+            [ ensemble ] )
+        expected = copy.deepcopy( first )
+        _mutate_containers( first )
+        second = produce_processor( provider, **options ).prepare_tools(
+            [ ensemble ] )
+        assert second == expected, provider
+        _mutate_containers( second )
+        third = produce_processor( provider, **options ).prepare_tools(
+            [ ensemble ] )
+        assert third == expected, provider
