@@ -49,6 +49,8 @@ STRICT_PROPERTIES_MAXIMUM = _strict.PROPERTIES_MAXIMUM
 _DIALECTS_ROOT = frozenset( ( 'anthropic', 'cohere', 'ollama', 'openai' ) )
 # Dialects which take some schemas as they are, told by a quick read.
 _DIALECTS_SHORTCUT = _DIALECTS_ROOT | { 'gemini' }
+_NAMES_NONE: list[ str ] = [ ] # never changed: 'required' not given
+_TYPES_NAME: frozenset[ type ] = frozenset( ( str, ) )
 # Keys whose resolution at the root may merge nested nodes into it.
 _KEYS_ROOT_RESOLVED = frozenset( ( '$ref', 'allOf', 'anyOf', 'oneOf' ) )
 
@@ -193,26 +195,10 @@ def adapt_tool_schemas(
         return [
             _adapt_or_warn( name, schema, dialect, 3, share = share )
             for name, schema in zip( names, schemas, strict = True ) ]
-    is_plain = __.schemata.is_plain_known
-    is_ready, dropped = _shortcuts[ dialect ]
-    finish = _finishers.get( dialect )
-    adapted: list[ Node | None ] = [ ]
-    for name, schema in zip( names, schemas, strict = True ):
-        # Known plain first: its depth is bounded for the read.
-        if schema.__class__ is dict and is_plain( schema ) and is_ready(
-            schema # typed Any, as its class was told above
-        ):
-            root = dict( schema )
-            for key in dropped: root.pop( key, None )
-            if finish is None:
-                adapted.append( root )
-                continue
-            try: adapted.append( finish( root ) )
-            except _core.Refusal: pass
-            else: continue
-        adapted.append(
-            _adapt_or_warn( name, schema, dialect, 3, share = share ) )
-    return adapted
+    plains = __.schemata.survey_plain_known( schemas )
+    if dialect == 'gemini':
+        return _adapt_gemini_at_once( names, schemas, plains )
+    return _adapt_roots_at_once( names, schemas, plains, dialect )
 
 
 def adapt_tool_schema_strictly(
@@ -300,6 +286,67 @@ def _is_shareable( schema: __.Schema, dialect: str ) -> bool:
     return __.schemata.is_plain_known( root ) or _core.is_plain( root )
 
 
+def _adapt_gemini_at_once(
+    names: __.cabc.Sequence[ str ],
+    schemas: __.cabc.Sequence[ __.Schema ],
+    plains: list[ bool ],
+) -> list[ Node | None ]:
+    ''' Copies at the root each plain schema already in Gemini's subset;
+        adapts the others one by one.
+    '''
+    is_ready = _gemini.is_ready
+    dropped = _gemini.KEYS_ROOT_DROPPED
+    adapted: list[ Node | None ] = [ ]
+    for name, schema, plain in zip( names, schemas, plains, strict = True ):
+        # Known plain first: its depth is bounded for the read.
+        if plain and is_ready( schema ):
+            root = dict( schema )
+            for key in dropped: root.pop( key, None )
+            adapted.append( root )
+        else:
+            adapted.append(
+                _adapt_or_warn( name, schema, 'gemini', 4, share = True ) )
+    return adapted
+
+
+def _adapt_roots_at_once(
+    names: __.cabc.Sequence[ str ],
+    schemas: __.cabc.Sequence[ __.Schema ],
+    plains: list[ bool ],
+    dialect: str,
+) -> list[ Node | None ]:
+    ''' Copies at the root each plain schema whose root is a plain
+        object schema (but for a ``$schema`` dropped); adapts the others
+        one by one. The check reads the copy, which the copying has just
+        brought into the processor's caches.
+    '''
+    keys = _roots.KEYS_ROOT_PLAIN
+    names_types = _TYPES_NAME
+    finish = _finishers.get( dialect )
+    adapted: list[ Node | None ] = [ ]
+    for name, schema, plain in zip( names, schemas, plains, strict = True ):
+        if plain: # hence a dict, whose values are plain JSON
+            root = dict( schema )
+            root.pop( '$schema', None )
+            if (
+                root.keys( ) <= keys
+                and root.get( 'type' ) == 'object'
+                and root.get( 'properties' ).__class__ is dict
+                and ( required := root.get( 'required', _NAMES_NONE ) )
+                .__class__ is list
+                and names_types.issuperset( map( type, required ) )
+            ):
+                if finish is None:
+                    adapted.append( root )
+                    continue
+                try: adapted.append( finish( root ) )
+                except _core.Refusal: pass
+                else: continue
+        adapted.append(
+            _adapt_or_warn( name, schema, dialect, 4, share = True ) )
+    return adapted
+
+
 def _adapt_anthropic( schema: Node ) -> Node:
     ''' Anthropic: object root, no top-level combinators or enum. '''
     return _roots.normalize_root( schema )
@@ -346,21 +393,6 @@ _adapters: __.cabc.Mapping[ str, __.cabc.Callable[ [ Node ], Node ] ] = (
         'openai': _adapt_openai,
         'openai-strict': _adapt_openai_strict,
     } ) )
-# Whether a plain schema is taken as it is, by dialect, and the keys then
-# dropped from its root copy; then a finisher (if any) checks or changes it.
-_shortcut_root = (
-    __.funct.partial(
-        _roots.is_root_plain,
-        keys = _roots.KEYS_ROOT_PLAIN | _roots.KEYS_ROOT_DROPPED_ONLY ),
-    tuple( _roots.KEYS_ROOT_DROPPED_ONLY ) )
-_shortcuts: __.cabc.Mapping[
-    str, tuple[ __.cabc.Callable[ [ __.Schema ], bool ], tuple[ str, ... ] ]
-] = __.types.MappingProxyType( {
-    'anthropic': _shortcut_root,
-    'cohere': _shortcut_root,
-    'gemini': ( _gemini.is_ready, _gemini.KEYS_ROOT_DROPPED ),
-    'ollama': _shortcut_root,
-    'openai': _shortcut_root,
-} )
+# Checks or changes the root copy of a schema taken at once, by dialect.
 _finishers: __.cabc.Mapping[ str, __.cabc.Callable[ [ Node ], Node ] ] = (
     __.types.MappingProxyType( { 'ollama': _adapt_ollama } ) )

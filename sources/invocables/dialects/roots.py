@@ -12,9 +12,6 @@ KEYS_ROOT_PLAIN = frozenset( (
     'additionalProperties', 'description', 'properties', 'required',
     'title', 'type' ) )
 
-# Keys of a root which only a drop separates from a plain one.
-KEYS_ROOT_DROPPED_ONLY = frozenset( ( '$schema', ) )
-
 _COMBINATORS_ROOT = ( 'allOf', 'anyOf', 'oneOf' )
 _KEYS_BRANCH_LOOSE = frozenset( ( 'required', 'description', 'title' ) )
 _TYPES_NAME: frozenset[ type ] = frozenset( ( str, ) )
@@ -64,16 +61,12 @@ def normalize_root( schema: _core.Node ) -> _core.Node:
     return root
 
 
-def is_root_plain(
-    schema: __.cabc.Mapping[ str, __.typx.Any ],
-    keys: __.cabc.Set[ str ] = KEYS_ROOT_PLAIN,
-) -> bool:
+def is_root_plain( schema: __.cabc.Mapping[ str, __.typx.Any ] ) -> bool:
     ''' Returns whether root is already a plain object schema: an object
-        with properties, nothing to resolve and nothing to drop (beyond
-        what ``keys`` allows besides the plain keys).
+        with properties, nothing to resolve and nothing to drop.
     '''
     if not (
-        schema.keys( ) <= keys
+        schema.keys( ) <= KEYS_ROOT_PLAIN
         and schema.get( 'type' ) == 'object'
         and type( schema.get( 'properties' ) ) is dict
     ): return False
