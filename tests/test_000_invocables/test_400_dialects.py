@@ -932,8 +932,9 @@ def _produce_random_node( chooser, depth, rate = 0.12 ):
     node = { } if genus is None else { 'type': genus }
     extras = {
         'description': ( 'text', 3 ), 'title': ( 'Title', ),
-        'format': ( 'date-time', 'int32', 'float', 'email' ),
-        'enum': ( [ 'a', 'b' ], [ 'a', None ], [ 1, 2 ], [ ], 'a' ),
+        'format': ( 'date-time', 'int32', 'float', 'email', [ 'x' ] ),
+        'enum': (
+            [ 'a', 'b' ], [ 'a', None ], [ 1, 2 ], [ ], 'a', [ [ 'a' ] ] ),
         'minimum': ( 0, 1.5, True ), 'maxLength': ( 3, -1 ),
         'nullable': ( True, False ), 'default': ( 'x', { 'a': [ 1 ] } ),
         'example': ( 'x', ), 'examples': ( [ 'x' ], ),

@@ -51,6 +51,7 @@ _DIALECTS_ROOT = frozenset( ( 'anthropic', 'cohere', 'ollama', 'openai' ) )
 _DIALECTS_SHORTCUT = _DIALECTS_ROOT | { 'gemini' }
 _NAMES_NONE: list[ str ] = [ ] # never changed: 'required' not given
 _TYPES_NAME: frozenset[ type ] = frozenset( ( str, ) )
+_TYPES_NAME_OR_NONE: frozenset[ type ] = frozenset( ( str, type( None ) ) )
 # Keys whose resolution at the root may merge nested nodes into it.
 _KEYS_ROOT_RESOLVED = frozenset( ( '$ref', 'allOf', 'anyOf', 'oneOf' ) )
 
@@ -359,19 +360,8 @@ def _adapt_cohere( schema: Node ) -> Node:
 
 def _adapt_ollama( schema: Node ) -> Node:
     ''' Ollama: object root; each property an object with string type. '''
-    root = _roots.normalize_root( schema )
-    properties = __.typx.cast( Node, root[ 'properties' ] )
-    for key, value in properties.items( ):
-        path = f"/properties/{key}"
-        if not isinstance( value, dict ):
-            raise _core.Refusal(
-                "each property must be a schema object, not a boolean", path )
-        genus = __.typx.cast( Node, value ).get( 'type' )
-        if genus is not None and not _core.is_type_names( genus ):
-            raise _core.Refusal(
-                "property 'type' must be a string or a list of strings",
-                path )
-    return root
+    return _verify_ollama_properties( _roots.normalize_root( schema ) )
+
 
 
 def _adapt_openai( schema: Node ) -> Node:
@@ -382,6 +372,27 @@ def _adapt_openai( schema: Node ) -> Node:
 def _adapt_openai_strict( schema: Node ) -> Node:
     ''' OpenAI strict: closed objects, all required, limited keywords. '''
     return _strict.adapt_strict( schema )[ 0 ]
+
+
+def _verify_ollama_properties( root: Node ) -> Node:
+    ''' Refuses a property of a plain object root which Ollama cannot
+        take: each must be an object, with string type if any.
+    '''
+    properties = __.typx.cast( Node, root[ 'properties' ] )
+    for key, value in properties.items( ):
+        if value.__class__ is dict and (
+            value.get( 'type' ).__class__ in _TYPES_NAME_OR_NONE
+        ): continue # the common property, told at once
+        path = f"/properties/{key}"
+        if not isinstance( value, dict ):
+            raise _core.Refusal(
+                "each property must be a schema object, not a boolean", path )
+        genus = __.typx.cast( Node, value ).get( 'type' )
+        if genus is not None and not _core.is_type_names( genus ):
+            raise _core.Refusal(
+                "property 'type' must be a string or a list of strings",
+                path )
+    return root
 
 
 _adapters: __.cabc.Mapping[ str, __.cabc.Callable[ [ Node ], Node ] ] = (
@@ -395,4 +406,4 @@ _adapters: __.cabc.Mapping[ str, __.cabc.Callable[ [ Node ], Node ] ] = (
     } ) )
 # Checks or changes the root copy of a schema taken at once, by dialect.
 _finishers: __.cabc.Mapping[ str, __.cabc.Callable[ [ Node ], Node ] ] = (
-    __.types.MappingProxyType( { 'ollama': _adapt_ollama } ) )
+    __.types.MappingProxyType( { 'ollama': _verify_ollama_properties } ) )

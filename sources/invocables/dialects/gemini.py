@@ -29,7 +29,9 @@ KEYS_ROOT_DROPPED = ( '$schema', 'additionalProperties' )
 _KEYS_READY_ROOT = frozenset( (
     *KEYS_ROOT_DROPPED,
     'description', 'properties', 'required', 'title', 'type' ) )
-_KEYS_CHILDREN = ( 'properties', 'required', 'items' )
+_KEYS_CHILDREN = frozenset( ( 'properties', 'required', 'items' ) )
+_FORMATS_NONE: frozenset[ str ] = frozenset( )
+_TYPES_NAME: frozenset[ type ] = frozenset( ( str, ) )
 _KINDS_READY = __.types.MappingProxyType( {
     key: kind for key, kind in _core.KINDS_KEYWORD.items( )
     if key in _KEYS_READY } )
@@ -56,7 +58,9 @@ def is_ready( schema: __.cabc.Mapping[ str, __.typx.Any ] ) -> bool:
         :py:data:`KEYS_ROOT_DROPPED` are dropped from the root: a root
         object with typed, well-formed properties, without references or
         alternatives. Reads without copying; a false answer only means
-        that the adapter decides.
+        that the adapter decides. The schema must be known plain (see
+        :py:func:`invocables.schemata.is_plain_known`): of JSON's own
+        classes, and not deeply nested.
     '''
     if not schema.keys( ) <= _KEYS_READY_ROOT: return False
     if schema.get( 'type' ) != 'object': return False
@@ -283,52 +287,58 @@ def _is_annotation_ready(
     node: __.cabc.Mapping[ str, __.typx.Any ]
 ) -> bool:
     ''' Returns whether keywords checked for form are well formed. '''
-    for key, kind in _KINDS_READY.items( ):
-        if key in node and not _core.is_kind( node[ key ], kind ):
-            return False
+    kinds = _KINDS_READY
+    for key, value in node.items( ):
+        kind = kinds.get( key )
+        if kind is None or ( kind == 'text' and value.__class__ is str ):
+            continue
+        if not _core.is_kind( value, kind ): return False
     return True
 
 
+def _is_names( value: __.typx.Any ) -> bool:
+    ''' Returns whether plain value is a list of text, told in C. '''
+    return value.__class__ is list and _TYPES_NAME.issuperset(
+        map( type, value ) )
+
+
 def _is_node_ready( node: __.typx.Any, counter: list[ int ] ) -> bool:
+    # Typed Any: a plain value, read without casts (each a call).
     if node.__class__ is not dict: return False
     counter[ 0 ] += 1
-    node_ = __.typx.cast( _core.Node, node )
-    genus = node_.get( 'type' )
+    genus = node.get( 'type' )
     if not (
         counter[ 0 ] <= _core.NODES_MAXIMUM
-        and node_.keys( ) <= _KEYS_READY
+        and node.keys( ) <= _KEYS_READY
         and genus.__class__ is str and genus in _TYPES
-        and node_.get( 'nullable', True ) is True
-        and _is_annotation_ready( node_ )
+        and node.get( 'nullable', True ) is True
+        and _is_annotation_ready( node )
     ): return False
-    if 'format' in node_ and not _core.is_member(
-        node_[ 'format' ], _FORMATS.get( genus, frozenset( ) )
+    if 'format' in node and not _core.is_member(
+        node[ 'format' ], _FORMATS.get( genus, _FORMATS_NONE )
     ): return False
-    if 'enum' in node_ and not (
-        genus == 'string' and _core.is_names( node_[ 'enum' ] )
+    if 'enum' in node and not (
+        genus == 'string' and _is_names( node[ 'enum' ] )
     ): return False
-    return _is_typed_ready( node_, genus, counter )
+    return _is_typed_ready( node, genus, counter )
 
 
 def _is_object_ready(
     node: __.cabc.Mapping[ str, __.typx.Any ],
-    properties: object,
+    properties: __.typx.Any,
     counter: list[ int ],
 ) -> bool:
-    properties_ = __.typx.cast( _core.Node, properties )
     if 'required' in node:
         required = node[ 'required' ]
-        if not _core.is_names( required ) or not required: return False
-        names = __.typx.cast( list[ str ], required )
-        if len( set( names ) ) != len( names ): return False
-        if not properties_.keys( ) >= set( names ): return False
-    for value in properties_.values( ):
-        if not _is_node_ready( value, counter ): return False
-    return True
+        if not _is_names( required ) or not required: return False
+        if len( set( required ) ) != len( required ): return False
+        if not properties.keys( ) >= set( required ): return False
+    return all(
+        _is_node_ready( value, counter ) for value in properties.values( ) )
 
 
 def _is_typed_ready(
-    node: _core.Node, genus: str, counter: list[ int ]
+    node: __.typx.Any, genus: str, counter: list[ int ]
 ) -> bool:
     if genus == 'object':
         properties = node.get( 'properties' )
@@ -337,4 +347,4 @@ def _is_typed_ready(
     if genus == 'array':
         if 'properties' in node or 'required' in node: return False
         return _is_node_ready( node.get( 'items' ), counter )
-    return not any( key in node for key in _KEYS_CHILDREN )
+    return node.keys( ).isdisjoint( _KEYS_CHILDREN )
