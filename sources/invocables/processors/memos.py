@@ -13,8 +13,11 @@
     change the tool containers which ``prepare_tools`` returns (add
     ``cache_control``, say) but must copy a schema before changing it.
 
-    At most :py:data:`ADAPTATIONS_MAXIMUM` adaptations are remembered per
-    dialect, the least recently used forgotten first. A schema which a
+    The adaptations of a whole tool list are looked up, made and remembered
+    in bulk (:py:func:`adapt_schemas_once`): a first list costs a few passes
+    over the tools, not a call per tool. At most
+    :py:data:`ADAPTATIONS_MAXIMUM` adaptations are remembered per dialect,
+    the least recently used forgotten first. A schema which a
     dialect cannot take is not remembered, so that its warning is given at
     every call.
 
