@@ -34,8 +34,6 @@ _DIGEST_LENGTH = 8
 _name_safe = __.re.compile( r'^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$' )
 _characters_unsafe = __.re.compile( r'[^a-zA-Z0-9_-]+' )
 _initial_safe = __.re.compile( r'^[a-zA-Z_]' )
-_names_safe = __.re.compile(
-    r'[a-zA-Z_][a-zA-Z0-9_-]{0,63}(?:\n[a-zA-Z_][a-zA-Z0-9_-]{0,63})*' )
 _designations_lock = _threading.RLock( )
 # Keyed by identities of ensembles; entries check their ensembles' tools.
 _nomenclatures: dict[ tuple[ int, ... ], 'Nomenclature' ] = { }
@@ -225,15 +223,12 @@ def produce_safe_name( name: str, *, force_digest: bool = False ) -> str:
 
 
 def _is_final( names: list[ str ] ) -> bool:
-    ''' Returns whether names are distinct and safe, in a few passes in C
+    ''' Returns whether names are distinct and safe, in passes in C
         rather than steps per name.
     '''
-    if not names: return True
-    try: text = '\n'.join( names )
-    except TypeError: return False
-    if text.count( '\n' ) + 1 != len( names ): return False
-    if _names_safe.fullmatch( text ) is None: return False
-    return len( set( names ) ) == len( names )
+    try: safe = all( map( _name_safe.fullmatch, names ) )
+    except TypeError: return False # not text: produce_safe_name decides
+    return safe and len( set( names ) ) == len( names )
 
 
 def _produce_names(

@@ -8,6 +8,9 @@ from . import core as _core
 from . import roots as _roots
 
 
+# The adapter drops these keys of the root (the last unless it refuses).
+KEYS_ROOT_DROPPED = ( '$schema', 'additionalProperties' )
+
 _FORMATS = __.types.MappingProxyType( {
     'string': frozenset( ( 'enum', 'date-time' ) ),
     'integer': frozenset( ( 'int32', 'int64' ) ),
@@ -24,8 +27,6 @@ _TYPES = frozenset( (
 # What a node may hold to be taken as it is (alternatives and orderings
 # are rewritten or checked by the adapter).
 _KEYS_READY = _KEYS - { 'anyOf', 'propertyOrdering' }
-# The adapter drops these keys of the root (the last unless it refuses).
-KEYS_ROOT_DROPPED = ( '$schema', 'additionalProperties' )
 _KEYS_READY_ROOT = frozenset( (
     *KEYS_ROOT_DROPPED,
     'description', 'properties', 'required', 'title', 'type' ) )
@@ -35,6 +36,8 @@ _TYPES_NAME: frozenset[ type ] = frozenset( ( str, ) )
 _KINDS_READY = __.types.MappingProxyType( {
     key: kind for key, kind in _core.KINDS_KEYWORD.items( )
     if key in _KEYS_READY } )
+_KEYS_TEXT = frozenset( (
+    key for key, kind in _KINDS_READY.items( ) if kind == 'text' ) )
 
 
 def adapt_gemini( schema: _core.Node ) -> _core.Node:
@@ -287,12 +290,11 @@ def _is_annotation_ready(
     node: __.cabc.Mapping[ str, __.typx.Any ]
 ) -> bool:
     ''' Returns whether keywords checked for form are well formed. '''
-    kinds = _KINDS_READY
-    for key, value in node.items( ):
-        kind = kinds.get( key )
-        if kind is None or ( kind == 'text' and value.__class__ is str ):
-            continue
-        if not _core.is_kind( value, kind ): return False
+    for key in node.keys( ) & _KINDS_READY.keys( ): # mostly, a description
+        value = node[ key ]
+        if key in _KEYS_TEXT:
+            if value.__class__ is not str: return False
+        elif not _core.is_kind( value, _KINDS_READY[ key ] ): return False
     return True
 
 
