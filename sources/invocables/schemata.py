@@ -53,6 +53,7 @@ _KEYWORDS_NAMING = frozenset( (
     '$defs', 'definitions', 'dependentSchemas', 'properties' ) )
 _PATTERNS_CACHE_SIZE = 1024
 _TYPES_SCALAR_PLAIN = frozenset( ( str, bool, int, type( None ) ) )
+_UNKNOWN = object( ) # what no schema is, not even None
 _deadline: _contextvars.ContextVar[ float | None ] = _contextvars.ContextVar(
     'invocables.schemata.deadline', default = None )
 
@@ -215,7 +216,6 @@ class _Plan( __.typx.NamedTuple ):
 # the entry. Looking a schema up reads neither the validator nor the
 # reference: many tools are looked up at once, at the first tool list.
 _plain_schemas: dict[ int, object ] = { }
-_UNKNOWN = object( ) # what no schema is, not even None
 _plain_references: dict[ int, _weakref.KeyedRef[ int, Validator ] ] = { }
 
 

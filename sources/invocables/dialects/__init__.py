@@ -363,7 +363,6 @@ def _adapt_ollama( schema: Node ) -> Node:
     return _verify_ollama_properties( _roots.normalize_root( schema ) )
 
 
-
 def _adapt_openai( schema: Node ) -> Node:
     ''' OpenAI (non-strict): object root, anything else is accepted. '''
     return _roots.normalize_root( schema )

@@ -199,7 +199,6 @@ def _count_refusal( ) -> None:
     with _refusals_lock: _refusals += 1
 
 
-
 def _recall_adaptations(
     adaptations: __.collections.OrderedDict[ int, __.typx.Any ],
     originals: dict[ int, object ],
