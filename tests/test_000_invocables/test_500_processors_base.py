@@ -765,3 +765,44 @@ def test_860_first_list_changed_leaves_later_ones( ):
         third = produce_processor( provider, **options ).prepare_tools(
             [ ensemble ] )
         assert third == expected, provider
+
+
+def test_870_subclass_hooks_honoured( ):
+    ''' A processor subclass which produces each tool, or adapts each
+        tool, its own way still has its hook called for every tool.
+    '''
+    from invocables.processors import anthropic, gemini, ollama, openai
+
+    class Tagged( anthropic.AnthropicProcessor ):
+        def produce_tool( self, name, description, schema ):
+            tool = super( ).produce_tool( name, description, schema )
+            tool[ 'cache_control' ] = { 'type': 'ephemeral' }
+            return tool
+
+    class Described( openai.OpenaiProcessor ):
+        def adapt_tool( self, name, description, schema ):
+            return super( ).adapt_tool( name, 'Adapted.', schema )
+
+    class Named( ollama.OllamaProcessor ):
+        def produce_tool( self, name, description, schema ):
+            return super( ).produce_tool( f"x_{name}", description, schema )
+
+    class Declared( gemini.GeminiProcessor ):
+        def adapt_tool( self, name, description, schema ):
+            return super( ).adapt_tool( name, 'Adapted.', schema )
+
+    ensemble = _ChangingEnsemble(
+        'e', [ _produce_invoker( 'one' ), _produce_invoker( 'two' ) ] )
+    tagged = Tagged( ).prepare_tools( [ ensemble ] )
+    assert all( 'cache_control' in tool for tool in tagged )
+    described = Described( ).prepare_tools( [ ensemble ] )
+    assert all(
+        tool[ 'function' ][ 'description' ] == 'Adapted.'
+        for tool in described )
+    named = Named( ).prepare_tools( [ ensemble ] )
+    assert [ tool[ 'function' ][ 'name' ] for tool in named ] == [
+        'x_one', 'x_two' ]
+    declared = Declared( ).prepare_tools( [ ensemble ] )
+    assert all(
+        item[ 'description' ] == 'Adapted.'
+        for item in declared[ 0 ][ 'function_declarations' ] )

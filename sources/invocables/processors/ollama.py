@@ -170,7 +170,11 @@ class OllamaProcessor(
     def produce_tool_list(
         self, recipes: _memos.Recipes
     ) -> list[ _natives.OllamaTool ]:
-        ''' Returns the tools of recipes, in one pass. '''
+        ''' Returns the tools of recipes, in one pass (unless a subclass
+            produces each tool its own way).
+        '''
+        if type( self ).produce_tool is not OllamaProcessor.produce_tool:
+            return super( ).produce_tool_list( recipes )
         return _wire.produce_function_tools( *recipes )
 
     def produce_invocations(

@@ -231,9 +231,12 @@ class StrictProcessorBase(
         self, nomenclature: __.naming.Nomenclature
     ) -> _memos.Recipes:
         ''' Returns arguments of ``produce_tool`` for the tools, by
-            column; without strict mode, in one pass.
+            column; without strict mode (and unless a subclass adapts each
+            tool its own way), in one pass.
         '''
-        if self.strict: return super( ).produce_recipes( nomenclature )
+        own = StrictProcessorBase.adapt_tool
+        if self.strict or type( self ).adapt_tool is not own:
+            return super( ).produce_recipes( nomenclature )
         recipes = _base.produce_recipes(
             self.provider, nomenclature, self.dialect )
         if not recipes: return recipes
@@ -315,7 +318,11 @@ class OpenaiProcessor(
     def produce_tool_list(
         self, recipes: _memos.Recipes
     ) -> list[ _natives.OpenaiTool ]:
-        ''' Returns the tools of recipes, in one pass. '''
+        ''' Returns the tools of recipes, in one pass (unless a subclass
+            produces each tool its own way).
+        '''
+        if type( self ).produce_tool is not OpenaiProcessor.produce_tool:
+            return super( ).produce_tool_list( recipes )
         return _wire.produce_function_tools( *recipes )
 
     def produce_invocations(
