@@ -15,6 +15,7 @@
 
 
 import threading as _threading
+import weakref as _weakref
 
 from itertools import chain as _chain
 
@@ -289,19 +290,27 @@ class _DesignationsPending( __.cabc.Mapping[ str, Designation ] ):
     ''' Stands for the designations by name until they are first read.
 
         Its nomenclature then holds the map itself: reading a name costs
-        the same as if the map had been made with the nomenclature.
+        the same as if the map had been made with the nomenclature. Held
+        weakly, so that a nomenclature never read by name makes no cycle
+        and goes as soon as it is dropped.
     '''
 
     __slots__ = ( '_nomenclature', )
 
     def __init__( self, nomenclature: Nomenclature ):
-        self._nomenclature = nomenclature
+        self._nomenclature = _weakref.ref( nomenclature )
 
     def __getitem__( self, name: str ) -> Designation:
-        return self._nomenclature.access_designations_by_name( )[ name ]
+        return self._access( )[ name ]
 
     def __iter__( self ) -> __.cabc.Iterator[ str ]:
-        return iter( self._nomenclature.access_designations_by_name( ) )
+        return iter( self._access( ) )
 
     def __len__( self ) -> int:
-        return len( self._nomenclature.access_designations_by_name( ) )
+        return len( self._access( ) )
+
+    def _access( self ) -> __.cabc.Mapping[ str, Designation ]:
+        nomenclature = self._nomenclature( )
+        # Only its nomenclature holds this stand-in: it lives while read.
+        if nomenclature is None: return { } # pragma: no cover
+        return nomenclature.access_designations_by_name( )

@@ -319,3 +319,18 @@ def test_320_designations_given( ):
     assert part.designations == tuple( chosen )
     assert part.query_designation( 'x' ) is None
     assert part.access_designation( 'z' ) is chosen[ 1 ]
+
+
+def test_330_nomenclature_freed_when_dropped( ):
+    ''' A nomenclature never read by name holds no cycle: it goes as soon
+        as it is dropped, with what processors remember of it.
+    '''
+    import gc
+    import weakref
+    nomenclature = naming.produce_nomenclature( [ _ensemble( 'a', 'x' ) ] )
+    reference = weakref.ref( nomenclature )
+    gc.disable( )
+    try:
+        del nomenclature
+        assert reference( ) is None
+    finally: gc.enable( )
