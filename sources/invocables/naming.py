@@ -14,11 +14,18 @@
 '''
 
 
+import threading as _threading
+import weakref as _weakref
+
+from itertools import chain as _chain
+
 from . import __
 from . import ensembles as _ensembles
 from . import exceptions as _exceptions
 from . import invokers as _invokers
 
+
+Invokerses: __.typx.TypeAlias = tuple[ tuple[ _invokers.Invoker, ... ], ... ]
 
 NAME_LENGTH_MAXIMUM = 64
 SCOPE_SEPARATOR = '__'
@@ -28,6 +35,7 @@ _DIGEST_LENGTH = 8
 _name_safe = __.re.compile( r'^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$' )
 _characters_unsafe = __.re.compile( r'[^a-zA-Z0-9_-]+' )
 _initial_safe = __.re.compile( r'^[a-zA-Z_]' )
+_designations_lock = _threading.RLock( )
 # Keyed by identities of ensembles; entries check their ensembles' tools.
 _nomenclatures: dict[ tuple[ int, ... ], 'Nomenclature' ] = { }
 
@@ -41,22 +49,54 @@ class Designation:
     invoker: _invokers.Invoker
 
 
-class Nomenclature( __.immut.Object ):
-    ''' Exact two-way map between provider-facing names and invokers. '''
+class Nomenclature(
+    __.immut.Object, instances_mutables = ( '_by_name', '_designations' )
+):
+    ''' Exact two-way map between provider-facing names and invokers.
+
+        ``names`` and ``invokers`` hold the tools in order, one column
+        each: what preparing tool lists reads. Designations (and the map by
+        name) are made at their first use, so that a first tool list pays
+        for no object per tool which only calls need.
+    '''
 
     def __init__(
         self,
         ensembles: tuple[ _ensembles.Ensemble, ... ],
-        designations: tuple[ Designation, ... ],
+        designations: __.Absential[
+            __.cabc.Sequence[ Designation ] ] = __.absent,
+        *,
+        invokerses: __.Absential[ Invokerses ] = __.absent,
+        names: __.cabc.Sequence[ str ] = ( ),
     ):
+        ''' Takes the designations; or, instead, the invokers of each
+            ensemble (as surveyed once) and one name per invoker, in order.
+        '''
+        if __.is_absent( invokerses ):
+            invokerses = tuple(
+                ensemble.survey_invokers( ) for ensemble in ensembles )
         self.ensembles = ensembles
-        self.invokerses = tuple(
-            ensemble.survey_invokers( ) for ensemble in ensembles )
-        self.designations = designations
-        self._by_name = __.types.MappingProxyType(
-            { designation.name: designation for designation in designations } )
+        self.invokerses = invokerses
+        if __.is_absent( designations ):
+            self.names = tuple( names )
+            self.invokers = tuple( _chain.from_iterable( invokerses ) )
+            self._designations: tuple[ Designation, ... ] | None = None
+        else:
+            designations_ = tuple( designations )
+            self.names = tuple( item.name for item in designations_ )
+            self.invokers = tuple( item.invoker for item in designations_ )
+            self._designations = designations_
+        self._by_name: __.cabc.Mapping[ str, Designation ] = (
+            _DesignationsPending( self ) )
         # Made at first use: most nomenclatures only ever map names.
         self._by_origin: dict[ tuple[ str, str ], str ] = { }
+
+    @property
+    def designations( self ) -> tuple[ Designation, ... ]:
+        ''' Designations of the tools, in order. '''
+        designations = self._designations
+        if designations is None: designations = self._produce_designations( )
+        return designations
 
     def access_designation( self, name: str ) -> Designation:
         ''' Returns designation for provider-facing name.
@@ -76,7 +116,7 @@ class Nomenclature( __.immut.Object ):
     def access_name( self, ensemble: str, invoker: str ) -> str:
         ''' Returns provider-facing name of invoker in ensemble. '''
         origins = self._by_origin
-        if not origins and self.designations:
+        if not origins and self.names:
             origins.update( {
                 ( designation.ensemble.name, designation.invoker.name ):
                     designation.name
@@ -85,6 +125,33 @@ class Nomenclature( __.immut.Object ):
         except KeyError as exception:
             raise _exceptions.InvokerAbsence(
                 invoker, ensemble ) from exception
+
+    def access_designations_by_name(
+        self
+    ) -> __.cabc.Mapping[ str, Designation ]:
+        ''' Returns designations by provider-facing name, made once. '''
+        by_name = self._by_name
+        if type( by_name ) is not _DesignationsPending: return by_name
+        with _designations_lock:
+            by_name = self._by_name
+            if type( by_name ) is _DesignationsPending:
+                by_name = __.types.MappingProxyType( dict( zip(
+                    self.names, self.designations ) ) )
+                self._by_name = by_name
+        return by_name
+
+    def _produce_designations( self ) -> tuple[ Designation, ... ]:
+        with _designations_lock:
+            designations = self._designations
+            if designations is None:
+                members = [
+                    ensemble for ensemble, invokers
+                    in zip( self.ensembles, self.invokerses )
+                    for _ in invokers ]
+                designations = tuple( map(
+                    Designation, self.names, members, self.invokers ) )
+                self._designations = designations
+        return designations
 
 
 def access_nomenclature(
@@ -128,25 +195,12 @@ def produce_nomenclature(
     _validate_ensemble_names( ensembles_ )
     invokerses = tuple(
         ensemble.survey_invokers( ) for ensemble in ensembles_ )
-    # No pair per tool: at thousands of tools, short-lived tuples which
-    # outlive a young collection weigh on the next full one.
-    counts = __.collections.Counter(
-        invoker.name for invokers in invokerses for invoker in invokers )
     names = [
-        produce_safe_name(
-            invoker.name if counts[ invoker.name ] == 1
-            else f"{ensemble.name}{SCOPE_SEPARATOR}{invoker.name}" )
-        for ensemble, invokers in zip( ensembles_, invokerses )
-        for invoker in invokers ]
-    names = _resolve_collisions( names, ensembles_, invokerses )
-    designations: list[ Designation ] = [ ]
-    position = 0
-    for ensemble, invokers in zip( ensembles_, invokerses ):
-        for invoker in invokers:
-            designations.append(
-                Designation( names[ position ], ensemble, invoker ) )
-            position += 1
-    return Nomenclature( ensembles_, tuple( designations ) )
+        invoker.name for invokers in invokerses for invoker in invokers ]
+    # Mostly, tools' names are already distinct and safe: kept as they are.
+    if not _is_final( names ):
+        names = _produce_names( names, ensembles_, invokerses )
+    return Nomenclature( ensembles_, invokerses = invokerses, names = names )
 
 
 def produce_safe_name( name: str, *, force_digest: bool = False ) -> str:
@@ -169,10 +223,39 @@ def produce_safe_name( name: str, *, force_digest: bool = False ) -> str:
     return f"{cleaned}_{digest[ : _DIGEST_LENGTH ]}"
 
 
+def _is_final( names: list[ str ] ) -> bool:
+    ''' Returns whether names are distinct and safe, in passes in C
+        rather than steps per name.
+    '''
+    try: safe = all( map( _name_safe.fullmatch, names ) )
+    except TypeError: return False # not text: produce_safe_name decides
+    return safe and len( set( names ) ) == len( names )
+
+
+def _produce_names(
+    names: list[ str ],
+    ensembles: tuple[ _ensembles.Ensemble, ... ],
+    invokerses: Invokerses,
+) -> list[ str ]:
+    ''' Scopes repeated names by ensemble, makes them safe, and resolves
+        what collides after that.
+    '''
+    counts = __.collections.Counter( names )
+    # No pair per tool: at thousands of tools, short-lived tuples which
+    # outlive a young collection weigh on the next full one.
+    names = [
+        produce_safe_name(
+            invoker.name if counts[ invoker.name ] == 1
+            else f"{ensemble.name}{SCOPE_SEPARATOR}{invoker.name}" )
+        for ensemble, invokers in zip( ensembles, invokerses )
+        for invoker in invokers ]
+    return _resolve_collisions( names, ensembles, invokerses )
+
+
 def _resolve_collisions(
     names: list[ str ],
     ensembles: tuple[ _ensembles.Ensemble, ... ],
-    invokerses: tuple[ tuple[ _invokers.Invoker, ... ], ... ],
+    invokerses: Invokerses,
 ) -> list[ str ]:
     ''' Gives distinct hashed names where cleaning made names collide. '''
     if len( set( names ) ) == len( names ): return names
@@ -201,3 +284,33 @@ def _validate_ensemble_names(
             "several ensembles are named {names}; give each ensemble a "
             "distinct name.".format(
                 names = ', '.join( repr( name ) for name in duplicates ) ) )
+
+
+class _DesignationsPending( __.cabc.Mapping[ str, Designation ] ):
+    ''' Stands for the designations by name until they are first read.
+
+        Its nomenclature then holds the map itself: reading a name costs
+        the same as if the map had been made with the nomenclature. Held
+        weakly, so that a nomenclature never read by name makes no cycle
+        and goes as soon as it is dropped.
+    '''
+
+    __slots__ = ( '_nomenclature', )
+
+    def __init__( self, nomenclature: Nomenclature ):
+        self._nomenclature = _weakref.ref( nomenclature )
+
+    def __getitem__( self, name: str ) -> Designation:
+        return self._access( )[ name ]
+
+    def __iter__( self ) -> __.cabc.Iterator[ str ]:
+        return iter( self._access( ) )
+
+    def __len__( self ) -> int:
+        return len( self._access( ) )
+
+    def _access( self ) -> __.cabc.Mapping[ str, Designation ]:
+        nomenclature = self._nomenclature( )
+        # Only its nomenclature holds this stand-in: it lives while read.
+        if nomenclature is None: return { } # pragma: no cover
+        return nomenclature.access_designations_by_name( )

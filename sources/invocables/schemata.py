@@ -53,6 +53,7 @@ _KEYWORDS_NAMING = frozenset( (
     '$defs', 'definitions', 'dependentSchemas', 'properties' ) )
 _PATTERNS_CACHE_SIZE = 1024
 _TYPES_SCALAR_PLAIN = frozenset( ( str, bool, int, type( None ) ) )
+_UNKNOWN = object( ) # what no schema is, not even None
 _deadline: _contextvars.ContextVar[ float | None ] = _contextvars.ContextVar(
     'invocables.schemata.deadline', default = None )
 
@@ -77,7 +78,7 @@ class Validator( __.immut.Object, instances_mutables = ( '_validator', ) ):
         vars( self ).update(
             name = name, schema = schema, _validator = None,
             _plan = _produce_plan( schema ) )
-        if is_plain( schema ): _plain_validators[ id( schema ) ] = self
+        if is_plain( schema ): _remember_plain( self, schema )
 
     def validate_arguments( self, arguments: object ) -> __.Arguments:
         ''' Returns arguments if valid. Raises invalidity error otherwise.
@@ -211,10 +212,12 @@ class _Plan( __.typx.NamedTuple ):
         return True
 
 
-# Validators of schemas found plain, by identity of the schema; each entry
-# goes with its validator (and so with its tool).
-_plain_validators: _weakref.WeakValueDictionary[ int, Validator ] = (
-    _weakref.WeakValueDictionary( ) )
+# Schemas found plain, by identity, while the validator of each lives (and
+# so its tool); with the weak reference to that validator which forgets
+# the entry. Looking a schema up reads neither the validator nor the
+# reference: many tools are looked up at once, at the first tool list.
+_plain_schemas: dict[ int, object ] = { }
+_plain_references: dict[ int, _weakref.KeyedRef[ int, Validator ] ] = { }
 
 
 def is_plain( value: __.typx.Any, depth: int = 0 ) -> bool: # noqa: PLR0911
@@ -247,8 +250,18 @@ def is_plain_known( schema: object ) -> bool:
         is the arguments schema of a live tool, found plain when the tool
         was made (schemas are not to be changed after that).
     '''
-    validator = _plain_validators.get( id( schema ) )
-    return validator is not None and validator.schema is schema
+    return _plain_schemas.get( id( schema ), _UNKNOWN ) is schema
+
+
+def survey_plain_known(
+    schemas: __.cabc.Iterable[ object ]
+) -> list[ bool ]:
+    ''' Returns, for each schema, whether it is known to be plain JSON
+        (see :py:func:`is_plain_known`), in one pass.
+    '''
+    known = _plain_schemas.get
+    return [
+        known( id( schema ), _UNKNOWN ) is schema for schema in schemas ]
 
 
 def produce_validator( name: str, schema: __.Schema ) -> Validator:
@@ -766,3 +779,18 @@ def _survey_patterns( schema: object ) -> __.cabc.Iterator[ str ]:
                 __.cabc.Mapping[ str, object ], value
             ).values( ): yield from _survey_patterns( subschema )
         else: yield from _survey_patterns( value )
+
+
+def _forget_plain( reference: '_weakref.KeyedRef[ int, Validator ]' ) -> None:
+    ''' Forgets schema of a validator gone, unless another took it. '''
+    key = reference.key
+    if _plain_references.get( key ) is reference:
+        _plain_references.pop( key, None )
+        _plain_schemas.pop( key, None )
+
+
+def _remember_plain( validator: Validator, schema: __.Schema ) -> None:
+    key = id( schema )
+    _plain_references[ key ] = _weakref.KeyedRef(
+        validator, _forget_plain, key )
+    _plain_schemas[ key ] = schema

@@ -249,3 +249,88 @@ def test_230_names_stable_and_reversible_across_calls( ):
         assert first.access_designation( item.name ) is item
     assert first.access_name( 'a', 'echo' ) == 'a__echo'
     assert first.access_name( 'a', 'only' ) == 'only'
+
+
+def test_300_columns_and_designations_on_demand( ):
+    ''' Names and invokers are columns in order; the designations, made
+        at first use, agree with them and are the same objects which the
+        map by name returns, whichever is read first.
+    '''
+    for reader in ( 'query', 'designations', 'access_name' ):
+        ensembles = [
+            _ensemble( 'a', 'echo', 'only' ), _ensemble( 'b', 'echo' ) ]
+        nomenclature = naming.produce_nomenclature( ensembles )
+        assert nomenclature.names == ( 'a__echo', 'only', 'b__echo' )
+        assert nomenclature.invokers == (
+            *ensembles[ 0 ].survey_invokers( ),
+            *ensembles[ 1 ].survey_invokers( ) )
+        match reader:
+            case 'query':
+                found = nomenclature.query_designation( 'only' )
+                assert found is not None
+                assert found.invoker is nomenclature.invokers[ 1 ]
+            case 'designations':
+                assert nomenclature.designations[ 2 ].ensemble is (
+                    ensembles[ 1 ] )
+            case _:
+                assert nomenclature.access_name( 'b', 'echo' ) == 'b__echo'
+        designations = nomenclature.designations
+        assert designations is nomenclature.designations
+        assert [ item.name for item in designations ] == list(
+            nomenclature.names )
+        for item in designations:
+            assert nomenclature.query_designation( item.name ) is item
+            assert nomenclature.access_designation( item.name ) is item
+        assert nomenclature.query_designation( 'echo' ) is None
+        assert nomenclature.query_designation( 3 ) is None
+
+
+def test_310_names_checked_at_once_as_one_by_one( ):
+    ''' The quick check of already distinct, safe names agrees with the
+        rule of each name: a line break, an unsafe character, a repeat
+        or an overlong name still gets its own treatment.
+    '''
+    cases = (
+        ( 'plain', 'other_1', 'x-y' ),
+        ( 'a\nb', 'c' ), ( 'echo\n', 'x' ), ( 'x.y', 'z' ),
+        ( 'x' * 64, 'y' ), ( 'x' * 65, 'y' ), ( '2fa', 'ok' ), ( '', ),
+    )
+    for tools in cases:
+        nomenclature = naming.produce_nomenclature(
+            [ _ensemble( 'e', *tools ) ] )
+        assert list( nomenclature.names ) == [
+            naming.produce_safe_name( tool ) for tool in tools ]
+        assert all( _rule.fullmatch( name ) for name in nomenclature.names )
+    nomenclature = naming.produce_nomenclature( [
+        _ensemble( 'a', 'same' ), _ensemble( 'b', 'same' ) ] )
+    assert nomenclature.names == ( 'a__same', 'b__same' )
+
+
+def test_320_designations_given( ):
+    ''' A nomenclature made from designations (as a selection makes it)
+        holds their names and invokers as columns.
+    '''
+    ensemble = _ensemble( 'a', 'x', 'y', 'z' )
+    whole = naming.produce_nomenclature( [ ensemble ] )
+    chosen = whole.designations[ 1 : ]
+    part = naming.Nomenclature( ( ensemble, ), chosen )
+    assert part.names == ( 'y', 'z' )
+    assert part.invokers == tuple( item.invoker for item in chosen )
+    assert part.designations == tuple( chosen )
+    assert part.query_designation( 'x' ) is None
+    assert part.access_designation( 'z' ) is chosen[ 1 ]
+
+
+def test_330_nomenclature_freed_when_dropped( ):
+    ''' A nomenclature never read by name holds no cycle: it goes as soon
+        as it is dropped, with what processors remember of it.
+    '''
+    import gc
+    import weakref
+    nomenclature = naming.produce_nomenclature( [ _ensemble( 'a', 'x' ) ] )
+    reference = weakref.ref( nomenclature )
+    gc.disable( )
+    try:
+        del nomenclature
+        assert reference( ) is None
+    finally: gc.enable( )

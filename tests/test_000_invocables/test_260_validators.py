@@ -253,3 +253,26 @@ def test_180_plain_schemas_known_while_their_tool_lives( ):
     del invokers
     gc.collect( )
     assert not schemata.is_plain_known( plain )
+
+
+def test_190_plain_schemas_surveyed_at_once( ):
+    ''' Surveying many schemas agrees with asking of each; what is no
+        schema (None, text) is never known plain; a schema stays known
+        while the last validator made of it lives.
+    '''
+    import gc
+    plain = { 'type': 'object',
+              'properties': { 'city': { 'type': 'string' } } }
+    first = schemata.Validator( 'first', plain )
+    second = schemata.Validator( 'second', plain )
+    others = [ None, 'text', dict( plain ), { 'type': 'object' } ]
+    assert schemata.survey_plain_known( [ plain, *others ] ) == [
+        True, False, False, False, False ]
+    assert not any( schemata.is_plain_known( other ) for other in others )
+    del first
+    gc.collect( )
+    assert schemata.survey_plain_known( [ plain ] ) == [ True ]
+    assert second.schema is plain
+    del second
+    gc.collect( )
+    assert not schemata.is_plain_known( plain )

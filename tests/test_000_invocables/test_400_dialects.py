@@ -10,11 +10,14 @@
 import copy
 import json
 import logging
+import random
 import warnings
+
+from pathlib import Path
 
 import pytest
 
-from invocables import __, dialects, exceptions
+from invocables import __, dialects, exceptions, schemata
 
 
 ROOT_FORBIDDEN = ( 'allOf', 'anyOf', 'const', 'enum', 'not', 'oneOf', '$ref' )
@@ -902,3 +905,133 @@ def test_850_shared_adaptation( ):
         dialects.adapt_schema(
             { 'type': 'object', 'properties': { 1: { } } }, 'openai',
             share = True )
+
+
+_DATA = Path( __file__ ).resolve( ).parents[ 1 ] / 'data'
+_DIALECTS_SHARED = ( 'anthropic', 'cohere', 'gemini', 'ollama', 'openai' )
+
+
+def _survey_real_schemas( ):
+    schemas = [ ]
+    for path in sorted( ( _DATA / 'toolsets' / 'mcp' ).glob( '*.json' ) ):
+        answer = json.loads( path.read_text( encoding = 'utf-8' ) )
+        schemas.extend(
+            ( tool[ 'name' ], tool[ 'inputSchema' ] )
+            for tool in answer[ 'result' ][ 'tools' ] )
+    for path in sorted( ( _DATA / 'schemas' ).glob( '*.json' ) ):
+        schemas.extend( sorted( json.loads(
+            path.read_text( encoding = 'utf-8' ) ).items( ) ) )
+    return schemas
+
+
+def _produce_random_node( chooser, depth, rate = 0.12 ):
+    ''' Returns a small schema node near Gemini's subset, often off it. '''
+    genus = chooser.choice( (
+        'string', 'integer', 'number', 'boolean', 'array', 'object',
+        'null', 'date', [ 'string', 'null' ], None ) )
+    node = { } if genus is None else { 'type': genus }
+    extras = {
+        'description': ( 'text', 3 ), 'title': ( 'Title', ),
+        'format': ( 'date-time', 'int32', 'float', 'email', [ 'x' ] ),
+        'enum': (
+            [ 'a', 'b' ], [ 'a', None ], [ 1, 2 ], [ ], 'a', [ [ 'a' ] ] ),
+        'minimum': ( 0, 1.5, True ), 'maxLength': ( 3, -1 ),
+        'nullable': ( True, False ), 'default': ( 'x', { 'a': [ 1 ] } ),
+        'example': ( 'x', ), 'examples': ( [ 'x' ], ),
+        'additionalProperties': ( False, ), 'pattern': ( '^a', ),
+        'anyOf': ( [ { 'type': 'string' }, { 'type': 'null' } ], ),
+        'propertyOrdering': ( [ 'a' ], ), 'exclusiveMinimum': ( 0, ),
+        'const': ( 'a', ),
+    }
+    for key, values in extras.items( ):
+        if chooser.random( ) < rate: node[ key ] = chooser.choice( values )
+    if genus in ( 'object', None ) and depth < 3 and chooser.random( ) < 0.8:
+        names = [ f"p{index}" for index in range( chooser.randint( 0, 3 ) ) ]
+        node[ 'properties' ] = {
+            name: _produce_random_node( chooser, depth + 1, rate )
+            for name in names }
+        if chooser.random( ) < 0.5:
+            node[ 'required' ] = chooser.choice( (
+                names[ : 1 ], names + names[ : 1 ], [ 'zz' ], [ ], 'p0' ) )
+    if genus in ( 'array', None ) and depth < 3 and chooser.random( ) < 0.8:
+        node[ 'items' ] = chooser.choice( (
+            _produce_random_node( chooser, depth + 1, rate ), True ) )
+    if genus == 'string' and chooser.random( ) < 0.1:
+        node[ 'items' ] = { 'type': 'string' }
+    return node
+
+
+def _produce_random_schemas( count ):
+    chooser = random.Random( 20261127 )
+    schemas = [ ]
+    for index in range( count ):
+        rate = chooser.choice( ( 0.01, 0.12 ) )
+        root = _produce_random_node( chooser, 1, rate )
+        if chooser.random( ) < 0.7: root[ 'type' ] = 'object'
+        if chooser.random( ) < 0.3: root[ '$schema' ] = 'x'
+        if chooser.random( ) < 0.7:
+            root.setdefault( 'properties', {
+                'a': _produce_random_node( chooser, 2, rate ) } )
+        schemas.append( ( f"t{index}", root ) )
+    return schemas
+
+
+def test_900_tool_schemas_as_tool_schema( ):
+    ''' Adapting many tools in one pass, with share, gives for each tool
+        what adapting it alone gives (the same refusals too), on the
+        schemas of real servers and on random ones; inputs are unchanged.
+    '''
+    tools = _survey_real_schemas( ) + _produce_random_schemas( 1500 )
+    # Known plain, as the schemas of live tools are.
+    validators = [
+        schemata.Validator( name, schema ) for name, schema in tools ]
+    originals = copy.deepcopy( tools )
+    names = [ name for name, _ in tools ]
+    schemas = [ schema for _, schema in tools ]
+    with warnings.catch_warnings( ):
+        warnings.simplefilter( 'ignore' )
+        for dialect in ( *_DIALECTS_SHARED, 'openai-strict' ):
+            together = dialects.adapt_tool_schemas(
+                names, schemas, dialect, share = True )
+            alone = [
+                dialects.adapt_tool_schema( name, schema, dialect )
+                for name, schema in tools ]
+            assert together == alone, dialect
+            assert sum( item is not None for item in together ) > 0
+    assert tools == originals
+    assert len( validators ) == len( tools )
+
+
+def test_910_tool_schemas_share_what_is_taken( ):
+    ''' A plain schema which a dialect takes as it is shares its nested
+        nodes with the result; the root is a copy, without the keys the
+        dialect drops. Not known plain, a schema is copied whole for
+        Gemini; without share, for every dialect.
+    '''
+    schema = {
+        '$schema': 'https://json-schema.org/draft/2020-12/schema',
+        'type': 'object', 'additionalProperties': False,
+        'properties': {
+            'city': { 'type': 'string', 'description': 'City.' },
+            'days': { 'type': 'integer', 'minimum': 1 } },
+        'required': [ 'city' ] }
+    validator = schemata.Validator( 'forecast', schema )
+    for dialect in _DIALECTS_SHARED:
+        adapted, = dialects.adapt_tool_schemas(
+            [ 'forecast' ], [ schema ], dialect, share = True )
+        assert adapted is not schema
+        assert adapted[ 'properties' ] is schema[ 'properties' ]
+        assert '$schema' not in adapted
+        kept = 'additionalProperties' in adapted
+        assert kept is ( dialect != 'gemini' )
+        assert '$schema' in schema
+    other = copy.deepcopy( schema )
+    adapted, = dialects.adapt_tool_schemas(
+        [ 'forecast' ], [ other ], 'gemini', share = True )
+    assert adapted == dialects.adapt_schema( other, 'gemini' )
+    assert adapted[ 'properties' ] is not other[ 'properties' ]
+    for dialect in _DIALECTS_SHARED:
+        unshared, = dialects.adapt_tool_schemas(
+            [ 'forecast' ], [ schema ], dialect )
+        assert unshared[ 'properties' ] is not schema[ 'properties' ]
+    assert validator.schema is schema

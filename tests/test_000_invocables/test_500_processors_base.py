@@ -3,6 +3,7 @@
 ''' Common processor core: decoding, ids, accumulation, dispatch. '''
 
 
+import copy
 import re
 import types
 import warnings
@@ -725,3 +726,83 @@ def test_850_prepare_tools_per_options( ):
     assert 'parameters' in plain[ 0 ][ 'function_declarations' ][ 0 ]
     assert 'parameters_json_schema' in (
         schemas[ 0 ][ 'function_declarations' ][ 0 ] )
+
+
+def _mutate_containers( tools ):
+    ''' Changes every container of a tool list above the schemas. '''
+    for tool in tools:
+        for key, value in list( tool.items( ) ):
+            if isinstance( value, dict ) and 'name' in value:
+                value[ 'name' ] = 'changed'
+                value.pop( 'description', None )
+            if isinstance( value, list ):
+                for item in value: item[ 'name' ] = 'changed'
+                value.append( { 'name': 'added' } )
+            if key in ( 'name', 'description' ): tool[ key ] = 'changed'
+        tool[ 'cache_control' ] = { 'type': 'ephemeral' }
+    tools.append( { 'name': 'added' } )
+
+
+def test_860_first_list_changed_leaves_later_ones( ):
+    ''' Changing the containers of a first tool list (the list, each tool,
+        its function or declarations) changes no later list, for every
+        provider, with and without options.
+    '''
+    for provider, options in (
+        *( ( provider, { } ) for provider in _PROVIDERS ),
+        ( 'openai', { 'strict': True } ), ( 'gemini', { 'json_schema': True } ),
+    ):
+        ensemble = _ChangingEnsemble(
+            'e', [ _produce_invoker( 'one' ), _produce_invoker( 'two' ) ] )
+        first = produce_processor( provider, **options ).prepare_tools(
+            [ ensemble ] )
+        expected = copy.deepcopy( first )
+        _mutate_containers( first )
+        second = produce_processor( provider, **options ).prepare_tools(
+            [ ensemble ] )
+        assert second == expected, provider
+        _mutate_containers( second )
+        third = produce_processor( provider, **options ).prepare_tools(
+            [ ensemble ] )
+        assert third == expected, provider
+
+
+def test_870_subclass_hooks_honoured( ):
+    ''' A processor subclass which produces each tool, or adapts each
+        tool, its own way still has its hook called for every tool.
+    '''
+    from invocables.processors import anthropic, gemini, ollama, openai
+
+    class Tagged( anthropic.AnthropicProcessor ):
+        def produce_tool( self, name, description, schema ):
+            tool = super( ).produce_tool( name, description, schema )
+            tool[ 'cache_control' ] = { 'type': 'ephemeral' }
+            return tool
+
+    class Described( openai.OpenaiProcessor ):
+        def adapt_tool( self, name, description, schema ):
+            return super( ).adapt_tool( name, 'Adapted.', schema )
+
+    class Named( ollama.OllamaProcessor ):
+        def produce_tool( self, name, description, schema ):
+            return super( ).produce_tool( f"x_{name}", description, schema )
+
+    class Declared( gemini.GeminiProcessor ):
+        def adapt_tool( self, name, description, schema ):
+            return super( ).adapt_tool( name, 'Adapted.', schema )
+
+    ensemble = _ChangingEnsemble(
+        'e', [ _produce_invoker( 'one' ), _produce_invoker( 'two' ) ] )
+    tagged = Tagged( ).prepare_tools( [ ensemble ] )
+    assert all( 'cache_control' in tool for tool in tagged )
+    described = Described( ).prepare_tools( [ ensemble ] )
+    assert all(
+        tool[ 'function' ][ 'description' ] == 'Adapted.'
+        for tool in described )
+    named = Named( ).prepare_tools( [ ensemble ] )
+    assert [ tool[ 'function' ][ 'name' ] for tool in named ] == [
+        'x_one', 'x_two' ]
+    declared = Declared( ).prepare_tools( [ ensemble ] )
+    assert all(
+        item[ 'description' ] == 'Adapted.'
+        for item in declared[ 0 ][ 'function_declarations' ] )

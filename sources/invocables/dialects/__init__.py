@@ -47,6 +47,11 @@ STRICT_NESTING_MAXIMUM = _strict.NESTING_MAXIMUM
 STRICT_PROPERTIES_MAXIMUM = _strict.PROPERTIES_MAXIMUM
 
 _DIALECTS_ROOT = frozenset( ( 'anthropic', 'cohere', 'ollama', 'openai' ) )
+# Dialects which take some schemas as they are, told by a quick read.
+_DIALECTS_SHORTCUT = _DIALECTS_ROOT | { 'gemini' }
+_NAMES_NONE: list[ str ] = [ ] # never changed: 'required' not given
+_TYPES_NAME: frozenset[ type ] = frozenset( ( str, ) )
+_TYPES_NAME_OR_NONE: frozenset[ type ] = frozenset( ( str, type( None ) ) )
 # Keys whose resolution at the root may merge nested nodes into it.
 _KEYS_ROOT_RESOLVED = frozenset( ( '$ref', 'allOf', 'anyOf', 'oneOf' ) )
 
@@ -161,6 +166,42 @@ def adapt_tool_schema(
     return _adapt_or_warn( name, schema, dialect, 3, share = share )
 
 
+def adapt_tool_schemas(
+    names: __.typx.Annotated[
+        __.cabc.Sequence[ str ],
+        __.ddoc.Doc( ''' Provider-facing names of tools. ''' ),
+    ],
+    schemas: __.typx.Annotated[
+        __.cabc.Sequence[ __.Schema ],
+        __.ddoc.Doc( ''' JSON Schemas of their arguments, in order. ''' ),
+    ],
+    dialect: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Target dialect (see adapt_schema). ''' )
+    ],
+    *,
+    share: __.typx.Annotated[
+        bool, __.ddoc.Doc( ''' As for adapt_schema. ''' )
+    ] = False,
+) -> list[ Node | None ]:
+    ''' Returns adapted schemas of tools, in order; ``None`` for each
+        tool to leave out.
+
+        As :py:func:`adapt_tool_schema` for each tool, in one pass. With
+        ``share``, a schema known plain (see
+        :py:func:`invocables.schemata.is_plain_known`) which the dialect
+        takes as it is (a plain object root; for Gemini, nothing outside
+        its subset) is copied at the root without further steps.
+    '''
+    if not share or dialect not in _DIALECTS_SHORTCUT:
+        return [
+            _adapt_or_warn( name, schema, dialect, 3, share = share )
+            for name, schema in zip( names, schemas, strict = True ) ]
+    plains = __.schemata.survey_plain_known( schemas )
+    if dialect == 'gemini':
+        return _adapt_gemini_at_once( names, schemas, plains )
+    return _adapt_roots_at_once( names, schemas, plains, dialect )
+
+
 def adapt_tool_schema_strictly(
     name: __.typx.Annotated[
         str, __.ddoc.Doc( ''' Provider-facing name of tool. ''' )
@@ -246,6 +287,67 @@ def _is_shareable( schema: __.Schema, dialect: str ) -> bool:
     return __.schemata.is_plain_known( root ) or _core.is_plain( root )
 
 
+def _adapt_gemini_at_once(
+    names: __.cabc.Sequence[ str ],
+    schemas: __.cabc.Sequence[ __.Schema ],
+    plains: list[ bool ],
+) -> list[ Node | None ]:
+    ''' Copies at the root each plain schema already in Gemini's subset;
+        adapts the others one by one.
+    '''
+    is_ready = _gemini.is_ready
+    dropped = _gemini.KEYS_ROOT_DROPPED
+    adapted: list[ Node | None ] = [ ]
+    for name, schema, plain in zip( names, schemas, plains, strict = True ):
+        # Known plain first: its depth is bounded for the read.
+        if plain and is_ready( schema ):
+            root = dict( schema )
+            for key in dropped: root.pop( key, None )
+            adapted.append( root )
+        else:
+            adapted.append(
+                _adapt_or_warn( name, schema, 'gemini', 4, share = True ) )
+    return adapted
+
+
+def _adapt_roots_at_once(
+    names: __.cabc.Sequence[ str ],
+    schemas: __.cabc.Sequence[ __.Schema ],
+    plains: list[ bool ],
+    dialect: str,
+) -> list[ Node | None ]:
+    ''' Copies at the root each plain schema whose root is a plain
+        object schema (but for a ``$schema`` dropped); adapts the others
+        one by one. The check reads the copy, which the copying has just
+        brought into the processor's caches.
+    '''
+    keys = _roots.KEYS_ROOT_PLAIN
+    names_types = _TYPES_NAME
+    finish = _finishers.get( dialect )
+    adapted: list[ Node | None ] = [ ]
+    for name, schema, plain in zip( names, schemas, plains, strict = True ):
+        if plain: # hence a dict, whose values are plain JSON
+            root = dict( schema )
+            root.pop( '$schema', None )
+            if (
+                root.keys( ) <= keys
+                and root.get( 'type' ) == 'object'
+                and root.get( 'properties' ).__class__ is dict
+                and ( required := root.get( 'required', _NAMES_NONE ) )
+                .__class__ is list
+                and names_types.issuperset( map( type, required ) )
+            ):
+                if finish is None:
+                    adapted.append( root )
+                    continue
+                try: adapted.append( finish( root ) )
+                except _core.Refusal: pass
+                else: continue
+        adapted.append(
+            _adapt_or_warn( name, schema, dialect, 4, share = True ) )
+    return adapted
+
+
 def _adapt_anthropic( schema: Node ) -> Node:
     ''' Anthropic: object root, no top-level combinators or enum. '''
     return _roots.normalize_root( schema )
@@ -258,19 +360,7 @@ def _adapt_cohere( schema: Node ) -> Node:
 
 def _adapt_ollama( schema: Node ) -> Node:
     ''' Ollama: object root; each property an object with string type. '''
-    root = _roots.normalize_root( schema )
-    properties = __.typx.cast( Node, root[ 'properties' ] )
-    for key, value in properties.items( ):
-        path = f"/properties/{key}"
-        if not isinstance( value, dict ):
-            raise _core.Refusal(
-                "each property must be a schema object, not a boolean", path )
-        genus = __.typx.cast( Node, value ).get( 'type' )
-        if genus is not None and not _core.is_type_names( genus ):
-            raise _core.Refusal(
-                "property 'type' must be a string or a list of strings",
-                path )
-    return root
+    return _verify_ollama_properties( _roots.normalize_root( schema ) )
 
 
 def _adapt_openai( schema: Node ) -> Node:
@@ -283,6 +373,27 @@ def _adapt_openai_strict( schema: Node ) -> Node:
     return _strict.adapt_strict( schema )[ 0 ]
 
 
+def _verify_ollama_properties( root: Node ) -> Node:
+    ''' Refuses a property of a plain object root which Ollama cannot
+        take: each must be an object, with string type if any.
+    '''
+    properties = __.typx.cast( Node, root[ 'properties' ] )
+    for key, value in properties.items( ):
+        if value.__class__ is dict and (
+            value.get( 'type' ).__class__ in _TYPES_NAME_OR_NONE
+        ): continue # the common property, told at once
+        path = f"/properties/{key}"
+        if not isinstance( value, dict ):
+            raise _core.Refusal(
+                "each property must be a schema object, not a boolean", path )
+        genus = __.typx.cast( Node, value ).get( 'type' )
+        if genus is not None and not _core.is_type_names( genus ):
+            raise _core.Refusal(
+                "property 'type' must be a string or a list of strings",
+                path )
+    return root
+
+
 _adapters: __.cabc.Mapping[ str, __.cabc.Callable[ [ Node ], Node ] ] = (
     __.types.MappingProxyType( {
         'anthropic': _adapt_anthropic,
@@ -292,3 +403,6 @@ _adapters: __.cabc.Mapping[ str, __.cabc.Callable[ [ Node ], Node ] ] = (
         'openai': _adapt_openai,
         'openai-strict': _adapt_openai_strict,
     } ) )
+# Checks or changes the root copy of a schema taken at once, by dialect.
+_finishers: __.cabc.Mapping[ str, __.cabc.Callable[ [ Node ], Node ] ] = (
+    __.types.MappingProxyType( { 'ollama': _verify_ollama_properties } ) )

@@ -26,7 +26,7 @@ _TYPES_NAME: frozenset[ type ] = frozenset( ( str, ) )
 _TYPES_SCALAR = frozenset( ( str, bool, int, type( None ) ) )
 
 _KEYS_ANNOTATION = frozenset( ( 'description', 'title' ) )
-_KINDS_KEYWORD = __.types.MappingProxyType( {
+KINDS_KEYWORD = __.types.MappingProxyType( {
     'description': 'text', 'title': 'text', 'pattern': 'text',
     'minLength': 'count', 'maxLength': 'count', 'minItems': 'count',
     'maxItems': 'count', 'minProperties': 'count', 'maxProperties': 'count',
@@ -135,6 +135,21 @@ def has_type( node: Node, name: str ) -> bool:
 is_plain = __.schemata.is_plain
 
 
+def is_kind( value: object, kind: str ) -> bool:
+    ''' Returns whether value is of the kind of a keyword (see
+        :py:data:`KINDS_KEYWORD`): 'text', 'count', 'number', 'positive'
+        or 'names'.
+    '''
+    if isinstance( value, bool ): return False
+    match kind:
+        case 'text': return isinstance( value, str )
+        case 'count': return isinstance( value, int ) and value >= 0
+        case 'number': return isinstance( value, ( int, float ) )
+        case 'positive':
+            return isinstance( value, ( int, float ) ) and value > 0
+        case _: return is_names( value )
+
+
 def is_member( value: object, members: frozenset[ str ] ) -> bool:
     ''' Returns whether value is text among members. '''
     return isinstance( value, str ) and value in members
@@ -211,8 +226,8 @@ def remove_malformed( node: Node ) -> None:
         ``description``, a negative ``minLength``); each of these keywords
         only describes or restricts values, so dropping it is safe.
     '''
-    for key in [ key for key in node if key in _KINDS_KEYWORD ]:
-        if not _is_kind( node[ key ], _KINDS_KEYWORD[ key ] ): del node[ key ]
+    for key in [ key for key in node if key in KINDS_KEYWORD ]:
+        if not is_kind( node[ key ], KINDS_KEYWORD[ key ] ): del node[ key ]
 
 
 def select_keys( node: Node, keys: __.cabc.Iterable[ str ] ) -> Node:
@@ -250,17 +265,6 @@ def _is_container( value: object ) -> bool:
     if genus is dict or genus is list: return True
     if genus is str or genus is int or genus is bool: return False
     return isinstance( value, _CONTAINERS )
-
-
-def _is_kind( value: object, kind: str ) -> bool:
-    if isinstance( value, bool ): return False
-    match kind:
-        case 'text': return isinstance( value, str )
-        case 'count': return isinstance( value, int ) and value >= 0
-        case 'number': return isinstance( value, ( int, float ) )
-        case 'positive':
-            return isinstance( value, ( int, float ) ) and value > 0
-        case _: return is_names( value )
 
 
 def _copy_json( value: object, path: str, depth: int ) -> __.typx.Any:

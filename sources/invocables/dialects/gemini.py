@@ -8,6 +8,9 @@ from . import core as _core
 from . import roots as _roots
 
 
+# The adapter drops these keys of the root (the last unless it refuses).
+KEYS_ROOT_DROPPED = ( '$schema', 'additionalProperties' )
+
 _FORMATS = __.types.MappingProxyType( {
     'string': frozenset( ( 'enum', 'date-time' ) ),
     'integer': frozenset( ( 'int32', 'int64' ) ),
@@ -21,6 +24,20 @@ _KEYS = frozenset( (
 ) )
 _TYPES = frozenset( (
     'array', 'boolean', 'integer', 'null', 'number', 'object', 'string' ) )
+# What a node may hold to be taken as it is (alternatives and orderings
+# are rewritten or checked by the adapter).
+_KEYS_READY = _KEYS - { 'anyOf', 'propertyOrdering' }
+_KEYS_READY_ROOT = frozenset( (
+    *KEYS_ROOT_DROPPED,
+    'description', 'properties', 'required', 'title', 'type' ) )
+_KEYS_CHILDREN = frozenset( ( 'properties', 'required', 'items' ) )
+_FORMATS_NONE: frozenset[ str ] = frozenset( )
+_TYPES_NAME: frozenset[ type ] = frozenset( ( str, ) )
+_KINDS_READY = __.types.MappingProxyType( {
+    key: kind for key, kind in _core.KINDS_KEYWORD.items( )
+    if key in _KEYS_READY } )
+_KEYS_TEXT = frozenset( (
+    key for key, kind in _KINDS_READY.items( ) if kind == 'text' ) )
 
 
 def adapt_gemini( schema: _core.Node ) -> _core.Node:
@@ -36,6 +53,28 @@ def adapt_gemini( schema: _core.Node ) -> _core.Node:
     adapted[ 'type' ] = 'object'
     adapted.setdefault( 'properties', { } )
     return adapted
+
+
+def is_ready( schema: __.cabc.Mapping[ str, __.typx.Any ] ) -> bool:
+    ''' Returns whether plain schema is already in Gemini's subset, so
+        that the adapter would return an equal schema once the keys of
+        :py:data:`KEYS_ROOT_DROPPED` are dropped from the root: a root
+        object with typed, well-formed properties, without references or
+        alternatives. Reads without copying; a false answer only means
+        that the adapter decides. The schema must be known plain (see
+        :py:func:`invocables.schemata.is_plain_known`): of JSON's own
+        classes, and not deeply nested.
+    '''
+    if not schema.keys( ) <= _KEYS_READY_ROOT: return False
+    if schema.get( 'type' ) != 'object': return False
+    if not _is_annotation_ready( schema ): return False
+    properties = schema.get( 'properties' )
+    if properties.__class__ is not dict: return False
+    if not properties and schema.get( 'additionalProperties', False ) is not (
+        False
+    ): return False
+    counter = [ 1 ]
+    return _is_object_ready( schema, properties, counter )
 
 
 class _GeminiAdapter:
@@ -245,3 +284,69 @@ def _infer_values_type( values: list[ object ] ) -> str:
     if all( isinstance( value, ( int, float ) ) and not isinstance(
         value, bool ) for value in values ): return 'number'
     raise _core.Refusal( "enumerations of mixed or structured values" )
+
+
+def _is_annotation_ready(
+    node: __.cabc.Mapping[ str, __.typx.Any ]
+) -> bool:
+    ''' Returns whether keywords checked for form are well formed. '''
+    for key in node.keys( ) & _KINDS_READY.keys( ): # mostly, a description
+        value = node[ key ]
+        if key in _KEYS_TEXT:
+            if value.__class__ is not str: return False
+        elif not _core.is_kind( value, _KINDS_READY[ key ] ): return False
+    return True
+
+
+def _is_names( value: __.typx.Any ) -> bool:
+    ''' Returns whether plain value is a list of text, told in C. '''
+    return value.__class__ is list and _TYPES_NAME.issuperset(
+        map( type, value ) )
+
+
+def _is_node_ready( node: __.typx.Any, counter: list[ int ] ) -> bool:
+    # Typed Any: a plain value, read without casts (each a call).
+    if node.__class__ is not dict: return False
+    counter[ 0 ] += 1
+    genus = node.get( 'type' )
+    if not (
+        counter[ 0 ] <= _core.NODES_MAXIMUM
+        and node.keys( ) <= _KEYS_READY
+        and genus.__class__ is str and genus in _TYPES
+        and node.get( 'nullable', True ) is True
+        and _is_annotation_ready( node )
+    ): return False
+    if 'format' in node and not _core.is_member(
+        node[ 'format' ], _FORMATS.get( genus, _FORMATS_NONE )
+    ): return False
+    if 'enum' in node and not (
+        genus == 'string' and _is_names( node[ 'enum' ] )
+    ): return False
+    return _is_typed_ready( node, genus, counter )
+
+
+def _is_object_ready(
+    node: __.cabc.Mapping[ str, __.typx.Any ],
+    properties: __.typx.Any,
+    counter: list[ int ],
+) -> bool:
+    if 'required' in node:
+        required = node[ 'required' ]
+        if not _is_names( required ) or not required: return False
+        if len( set( required ) ) != len( required ): return False
+        if not properties.keys( ) >= set( required ): return False
+    return all(
+        _is_node_ready( value, counter ) for value in properties.values( ) )
+
+
+def _is_typed_ready(
+    node: __.typx.Any, genus: str, counter: list[ int ]
+) -> bool:
+    if genus == 'object':
+        properties = node.get( 'properties' )
+        return properties.__class__ is dict and bool( properties ) and (
+            _is_object_ready( node, properties, counter ) )
+    if genus == 'array':
+        if 'properties' in node or 'required' in node: return False
+        return _is_node_ready( node.get( 'items' ), counter )
+    return node.keys( ).isdisjoint( _KEYS_CHILDREN )

@@ -7,14 +7,16 @@ from . import __
 from . import core as _core
 
 
-_COMBINATORS_ROOT = ( 'allOf', 'anyOf', 'oneOf' )
-_KEYS_BRANCH_LOOSE = frozenset( ( 'required', 'description', 'title' ) )
-_KEYS_ROOT_DROPPED = (
-    '$schema', '$id', 'not', 'enum', 'const', 'if', 'then', 'else' )
 # A root with only these keys has nothing to resolve and nothing to drop.
-_KEYS_ROOT_PLAIN = frozenset( (
+KEYS_ROOT_PLAIN = frozenset( (
     'additionalProperties', 'description', 'properties', 'required',
     'title', 'type' ) )
+
+_COMBINATORS_ROOT = ( 'allOf', 'anyOf', 'oneOf' )
+_KEYS_BRANCH_LOOSE = frozenset( ( 'required', 'description', 'title' ) )
+_TYPES_NAME: frozenset[ type ] = frozenset( ( str, ) )
+_KEYS_ROOT_DROPPED = (
+    '$schema', '$id', 'not', 'enum', 'const', 'if', 'then', 'else' )
 
 
 def normalize_root( schema: _core.Node ) -> _core.Node:
@@ -24,13 +26,8 @@ def normalize_root( schema: _core.Node ) -> _core.Node:
         null are dropped: tool arguments are always an object (so the root
         of ``Optional[ Model ]`` is ``Model``).
     '''
-    if ( # the common root, told at once: an object, its properties
-        schema.keys( ) <= _KEYS_ROOT_PLAIN
-        and schema.get( 'type' ) == 'object'
-        and type( schema.get( 'properties' ) ) is dict
-        and ( 'required' not in schema
-              or _core.is_names( schema[ 'required' ] ) )
-    ): return schema
+    # The common root, told at once: an object, its properties.
+    if is_root_plain( schema ): return schema
     _core.verify_references( schema )
     root = _resolve_root_reference( schema )
     for key in _COMBINATORS_ROOT:
@@ -62,6 +59,24 @@ def normalize_root( schema: _core.Node ) -> _core.Node:
         raise _core.Refusal(
             "'required' must be a list of names", '/required' )
     return root
+
+
+def is_root_plain( schema: __.cabc.Mapping[ str, __.typx.Any ] ) -> bool:
+    ''' Returns whether root is already a plain object schema: an object
+        with properties, nothing to resolve and nothing to drop.
+    '''
+    if not (
+        schema.keys( ) <= KEYS_ROOT_PLAIN
+        and schema.get( 'type' ) == 'object'
+        and type( schema.get( 'properties' ) ) is dict
+    ): return False
+    if 'required' not in schema: return True
+    required = schema[ 'required' ]
+    # A list of text, told in C; is_names decides anything else.
+    if required.__class__ is list and _TYPES_NAME.issuperset(
+        map( type, required )
+    ): return True
+    return _core.is_names( required )
 
 
 def survey_alternatives( schema: _core.Node ) -> list[ frozenset[ str ] ]:

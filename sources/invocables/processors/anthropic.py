@@ -14,6 +14,7 @@
 
 from . import __
 from . import base as _base
+from . import memos as _memos
 from . import natives as _natives
 from . import streaming as _streaming
 from . import wire as _wire
@@ -229,6 +230,22 @@ class AnthropicProcessor(
                 'name': name, 'description': description,
                 'input_schema': schema }
         return { 'name': name, 'input_schema': schema }
+
+    def produce_tool_list(
+        self, recipes: _memos.Recipes
+    ) -> list[ _natives.AnthropicTool ]:
+        ''' Returns the tools of recipes, in one pass (unless a subclass
+            produces each tool its own way).
+        '''
+        if type( self ).produce_tool is not AnthropicProcessor.produce_tool:
+            return super( ).produce_tool_list( recipes )
+        names, descriptions, schemas = recipes
+        return [
+            { 'name': name, 'description': description,
+              'input_schema': schema }
+            if description else { 'name': name, 'input_schema': schema }
+            for name, description, schema in zip(
+                names, descriptions, schemas, strict = True ) ]
 
     def produce_invocations(
         self, native_message: object

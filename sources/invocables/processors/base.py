@@ -163,7 +163,7 @@ class ProcessorBase(
             return produce_tools( ensembles, self.prepare_tool, selection )
         recipes = self.access_recipes( ensembles )
         if not recipes: return [ ]
-        return list( map( self.produce_tool, *recipes ) )
+        return self.produce_tool_list( recipes )
 
     def access_recipes( self, ensembles: Ensembles ) -> _memos.Recipes:
         ''' Returns arguments of ``produce_tool`` for the tools, by column.
@@ -177,13 +177,27 @@ class ProcessorBase(
         nomenclature = __.naming.access_nomenclature( ensembles )
         options = ( type( self ), *(
             getattr( self, name ) for name in self.tool_options ) )
-        adapt = self.adapt_tool
         return _memos.access_recipes(
-            nomenclature, options, lambda: (
-                adapt(
-                    designation.name, designation.invoker.description,
-                    designation.invoker.argschema )
-                for designation in nomenclature.designations ) )
+            nomenclature, options,
+            lambda: self.produce_recipes( nomenclature ) )
+
+    def produce_recipes(
+        self, nomenclature: __.naming.Nomenclature
+    ) -> _memos.Recipes:
+        ''' Returns arguments of ``produce_tool`` for the tools of
+            nomenclature, by column, leaving out refused tools.
+
+            Adapts the schemas in one pass (see :py:func:`adapt_schemas`);
+            a processor which overrides ``adapt_tool`` has it called for
+            each tool instead.
+        '''
+        if type( self ).adapt_tool is not ProcessorBase.adapt_tool:
+            adapt = self.adapt_tool
+            return _memos.transpose_recipes(
+                adapt( name, invoker.description, invoker.arguments_schema )
+                for name, invoker in zip(
+                    nomenclature.names, nomenclature.invokers ) )
+        return produce_recipes( self.provider, nomenclature, self.dialect )
 
     def observe_ensembles( self, ensembles: Ensembles ) -> None:
         ''' Hook: notes the ensembles whose tools are being prepared.
@@ -215,6 +229,17 @@ class ProcessorBase(
     ) -> _natives.Tool:
         ''' Hook: returns one tool in native format. '''
         raise NotImplementedError  # pragma: no cover
+
+    def produce_tool_list(
+        self, recipes: _memos.Recipes
+    ) -> list[ _natives.Tool ]:
+        ''' Returns the tools of recipes (columns, as from
+            ``access_recipes``) in native format, in fresh containers.
+
+            Calls ``produce_tool`` for each; processors may build the
+            containers in one pass instead.
+        '''
+        return list( map( self.produce_tool, *recipes ) )
 
     def normalize_invocations( self, native_message: object ) -> Invocations:
         ''' Returns tool calls of whole native response or message.
@@ -294,6 +319,38 @@ def adapt_schema(
             name, schema, dialect, share = True ) )
 
 
+def adapt_schemas(
+    provider: str,
+    names: __.cabc.Sequence[ str ],
+    schemas: __.cabc.Sequence[ __.Schema ],
+    dialect: str,
+) -> list[ NativeObject | None ]:
+    ''' Returns schemas in dialect of provider, in order; ``None`` for
+        each tool to leave out.
+
+        As :py:func:`adapt_schema`, for many tools in one pass.
+    '''
+    if not dialect: return list( map( __.schemata.thaw_json, schemas ) )
+    return _memos.adapt_schemas_once( # shared between calls: see memos
+        names, schemas, dialect,
+        lambda names_, schemas_: _dialects.adapt_tool_schemas(
+            names_, schemas_, dialect, share = True ) )
+
+
+def produce_recipes(
+    provider: str, nomenclature: __.naming.Nomenclature, dialect: str
+) -> _memos.Recipes:
+    ''' Returns names, descriptions and adapted schemas of the tools of
+        nomenclature, one column each, leaving out refused tools.
+    '''
+    names = nomenclature.names
+    invokers = nomenclature.invokers
+    schemas = adapt_schemas( provider, names, [
+        invoker.arguments_schema for invoker in invokers ], dialect )
+    descriptions = [ invoker.description for invoker in invokers ]
+    return _memos.compose_recipes( names, descriptions, schemas )
+
+
 def produce_tools(
     ensembles: Ensembles,
     producer: __.cabc.Callable[ [ str, str, __.Schema ], _Product | None ],
@@ -310,9 +367,8 @@ def produce_tools(
         ensembles = _selection.produce_selection( ensembles, selection )
     nomenclature = __.naming.access_nomenclature( ensembles )
     products: list[ _Product ] = [ ]
-    for designation in nomenclature.designations:
-        invoker = designation.invoker
+    for name, invoker in zip( nomenclature.names, nomenclature.invokers ):
         product = producer(
-            designation.name, invoker.description, invoker.argschema )
+            name, invoker.description, invoker.arguments_schema )
         if product is not None: products.append( product )
     return products

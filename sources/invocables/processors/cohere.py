@@ -16,6 +16,7 @@
 
 from . import __
 from . import base as _base
+from . import memos as _memos
 from . import natives as _natives
 from . import streaming as _streaming
 from . import wire as _wire
@@ -149,6 +150,16 @@ class CohereProcessor(
     ) -> _natives.CohereTool:
         ''' Returns tool as ``{ type: 'function', function: ... }``. '''
         return _wire.produce_function_tool( name, description, schema )
+
+    def produce_tool_list(
+        self, recipes: _memos.Recipes
+    ) -> list[ _natives.CohereTool ]:
+        ''' Returns the tools of recipes, in one pass (unless a subclass
+            produces each tool its own way).
+        '''
+        if type( self ).produce_tool is not CohereProcessor.produce_tool:
+            return super( ).produce_tool_list( recipes )
+        return _wire.produce_function_tools( *recipes )
 
     def produce_invocations(
         self, native_message: object

@@ -13,8 +13,11 @@
     change the tool containers which ``prepare_tools`` returns (add
     ``cache_control``, say) but must copy a schema before changing it.
 
-    At most :py:data:`ADAPTATIONS_MAXIMUM` adaptations are remembered per
-    dialect, the least recently used forgotten first. A schema which a
+    The adaptations of a whole tool list are looked up, made and remembered
+    in bulk (:py:func:`adapt_schemas_once`): a first list costs a few passes
+    over the tools, not a call per tool. At most
+    :py:data:`ADAPTATIONS_MAXIMUM` adaptations are remembered per dialect,
+    the least recently used forgotten first. A schema which a
     dialect cannot take is not remembered, so that its warning is given at
     every call.
 
@@ -62,12 +65,7 @@ def adapt_schema_once(
         The adapter makes the adaptation when none is remembered; ``None``
         from it (the tool is left out) is never remembered.
     '''
-    adaptations = _adaptations.get( dialect )
-    originals = _originals.get( dialect )
-    if adaptations is None or originals is None:
-        adaptations = _adaptations.setdefault(
-            dialect, __.collections.OrderedDict( ) )
-        originals = _originals.setdefault( dialect, { } )
+    adaptations, originals = _access_memory( dialect )
     key = id( schema )
     if originals.get( key ) is schema:
         adapted = adaptations.get( key )
@@ -89,30 +87,23 @@ def adapt_schema_once(
 def access_recipes(
     nomenclature: object,
     options: __.cabc.Hashable,
-    producer: __.cabc.Callable[ [ ], __.cabc.Iterable[ Recipe | None ] ],
+    producer: __.cabc.Callable[ [ ], Recipes ],
 ) -> Recipes:
     ''' Returns recipes of tool list, by column, remembered if made before.
 
         Remembered per nomenclature (weakly: forgotten with it) and per
-        processor options. The producer gives one recipe per tool (all of
-        one length), ``None`` for a tool left out; they are kept as columns
-        (the names, the descriptions, the schemas ...), so that thousands
-        of tools leave a few tuples, not one each, for the collector. A
-        list made while some adaptation was refused (a warning was given)
-        is returned but not remembered. No tools: no columns.
+        processor options. The producer gives the recipes as columns (the
+        names, the descriptions, the schemas ...), so that thousands of
+        tools leave a few tuples, not one each, for the collector. A list
+        made while some adaptation was refused (a warning was given) is
+        returned but not remembered. No tools: no columns.
     '''
     entries = _recipes.get( nomenclature )
     if entries is not None:
         recipes = entries.get( options )
         if recipes is not None: return recipes
     refusals = _refusals
-    columns: list[ list[ __.typx.Any ] ] = [ ]
-    for recipe in producer( ):
-        if recipe is None: continue
-        if not columns: columns = [ [ ] for _ in recipe ]
-        for column, value in zip( columns, recipe, strict = True ):
-            column.append( value )
-    recipes = tuple( tuple( column ) for column in columns )
+    recipes = producer( )
     if refusals != _refusals: return recipes
     if entries is None:
         entries = _recipes.setdefault( nomenclature, { } )
@@ -120,6 +111,132 @@ def access_recipes(
     return recipes
 
 
+def adapt_schemas_once(
+    names: __.cabc.Sequence[ str ],
+    schemas: __.cabc.Sequence[ __.Schema ],
+    dialect: str,
+    adapter: __.cabc.Callable[
+        [ __.cabc.Sequence[ str ], __.cabc.Sequence[ __.Schema ] ],
+        __.cabc.Sequence[ __.typx.Any ],
+    ],
+) -> list[ __.typx.Any ]:
+    ''' Returns adaptations of schemas to dialect, in order, each
+        remembered if made before.
+
+        As :py:func:`adapt_schema_once`, for many schemas: the adapter
+        takes the names and schemas of those with no adaptation
+        remembered and returns theirs (``None`` for each refused), in one
+        pass.
+    '''
+    adaptations, originals = _access_memory( dialect )
+    keys = list( map( id, schemas ) )
+    if originals.keys( ).isdisjoint( keys ): # none to recall: made at once
+        made = list( adapter( names, schemas ) )
+        _remember_adaptations( adaptations, originals, keys, schemas, made )
+        return made
+    adapted: list[ __.typx.Any ] = [ None ] * len( keys )
+    missing = _recall_adaptations(
+        adaptations, originals, keys, schemas, adapted )
+    if not missing: return adapted
+    schemas_ = [ schemas[ index ] for index in missing ]
+    made = list( adapter( [ names[ index ] for index in missing ], schemas_ ) )
+    for index, value in zip( missing, made ): adapted[ index ] = value
+    _remember_adaptations(
+        adaptations, originals,
+        [ keys[ index ] for index in missing ], schemas_, made )
+    return adapted
+
+
+def compose_recipes(
+    names: __.cabc.Sequence[ str ],
+    descriptions: __.cabc.Sequence[ str ],
+    schemas: __.cabc.Sequence[ __.typx.Any ],
+    *columns: __.cabc.Sequence[ __.typx.Any ],
+) -> Recipes:
+    ''' Returns recipes from their columns, leaving out each tool whose
+        schema is ``None`` (refused). No tools: no columns.
+    '''
+    columns_ = ( names, descriptions, schemas, *columns )
+    if None in schemas:
+        kept = [
+            index for index, schema in enumerate( schemas )
+            if schema is not None ]
+        columns_ = tuple(
+            [ column[ index ] for index in kept ] for column in columns_ )
+    if not columns_[ 0 ]: return ( )
+    return tuple( map( tuple, columns_ ) )
+
+
+def transpose_recipes(
+    recipes: __.cabc.Iterable[ Recipe | None ]
+) -> Recipes:
+    ''' Returns recipes of tools (one tuple per tool, all of one length,
+        ``None`` for a tool left out) as columns. No tools: no columns.
+    '''
+    columns: list[ list[ __.typx.Any ] ] = [ ]
+    for recipe in recipes:
+        if recipe is None: continue
+        if not columns: columns = [ [ ] for _ in recipe ]
+        for column, value in zip( columns, recipe, strict = True ):
+            column.append( value )
+    return tuple( tuple( column ) for column in columns )
+
+
+def _access_memory( dialect: str ) -> tuple[
+    __.collections.OrderedDict[ int, __.typx.Any ], dict[ int, object ]
+]:
+    adaptations = _adaptations.get( dialect )
+    originals = _originals.get( dialect )
+    if adaptations is None or originals is None:
+        adaptations = _adaptations.setdefault(
+            dialect, __.collections.OrderedDict( ) )
+        originals = _originals.setdefault( dialect, { } )
+    return adaptations, originals
+
+
 def _count_refusal( ) -> None:
     global _refusals # noqa: PLW0603
     with _refusals_lock: _refusals += 1
+
+
+def _recall_adaptations(
+    adaptations: __.collections.OrderedDict[ int, __.typx.Any ],
+    originals: dict[ int, object ],
+    keys: list[ int ],
+    schemas: __.cabc.Sequence[ __.Schema ],
+    adapted: list[ __.typx.Any ],
+) -> list[ int ]:
+    ''' Fills in remembered adaptations; returns positions of others. '''
+    missing: list[ int ] = [ ]
+    for index, key in enumerate( keys ):
+        if originals.get( key ) is schemas[ index ]:
+            value = adaptations.get( key )
+            if value is not None:
+                adaptations.move_to_end( key )
+                adapted[ index ] = value
+                continue
+        missing.append( index )
+    return missing
+
+
+def _remember_adaptations(
+    adaptations: __.collections.OrderedDict[ int, __.typx.Any ],
+    originals: dict[ int, object ],
+    keys: __.cabc.Sequence[ int ],
+    schemas: __.cabc.Sequence[ __.Schema ],
+    adapted: list[ __.typx.Any ],
+) -> None:
+    ''' Remembers adaptations made, in bulk; counts the refused ones. '''
+    if None in adapted:
+        kept = [
+            index for index, value in enumerate( adapted )
+            if value is not None ]
+        for _ in range( len( adapted ) - len( kept ) ): _count_refusal( )
+        keys = [ keys[ index ] for index in kept ]
+        schemas = [ schemas[ index ] for index in kept ]
+        adapted = [ adapted[ index ] for index in kept ]
+    originals.update( zip( keys, schemas ) )
+    adaptations.update( zip( keys, adapted ) )
+    while len( adaptations ) > ADAPTATIONS_MAXIMUM:
+        forgotten, _ = adaptations.popitem( last = False )
+        originals.pop( forgotten, None )

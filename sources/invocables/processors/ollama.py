@@ -17,6 +17,7 @@
 
 from . import __
 from . import base as _base
+from . import memos as _memos
 from . import natives as _natives
 from . import streaming as _streaming
 from . import textcalls as _textcalls
@@ -165,6 +166,16 @@ class OllamaProcessor(
     ) -> _natives.OllamaTool:
         ''' Returns tool as ``{ type: 'function', function: ... }``. '''
         return _wire.produce_function_tool( name, description, schema )
+
+    def produce_tool_list(
+        self, recipes: _memos.Recipes
+    ) -> list[ _natives.OllamaTool ]:
+        ''' Returns the tools of recipes, in one pass (unless a subclass
+            produces each tool its own way).
+        '''
+        if type( self ).produce_tool is not OllamaProcessor.produce_tool:
+            return super( ).produce_tool_list( recipes )
+        return _wire.produce_function_tools( *recipes )
 
     def produce_invocations(
         self, native_message: object

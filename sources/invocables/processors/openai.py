@@ -227,6 +227,21 @@ class StrictProcessorBase(
         if recipe is None: return None
         return ( *recipe, False )
 
+    def produce_recipes(
+        self, nomenclature: __.naming.Nomenclature
+    ) -> _memos.Recipes:
+        ''' Returns arguments of ``produce_tool`` for the tools, by
+            column; without strict mode (and unless a subclass adapts each
+            tool its own way), in one pass.
+        '''
+        own = StrictProcessorBase.adapt_tool
+        if self.strict or type( self ).adapt_tool is not own:
+            return super( ).produce_recipes( nomenclature )
+        recipes = _base.produce_recipes(
+            self.provider, nomenclature, self.dialect )
+        if not recipes: return recipes
+        return ( *recipes, ( False, ) * len( recipes[ 0 ] ) )
+
     def produce_tool(
         self,
         name: str,
@@ -299,6 +314,16 @@ class OpenaiProcessor(
         ''' Returns tool as ``{ type: 'function', function: ... }``. '''
         return _wire.produce_function_tool(
             name, description, schema, strict = strict )
+
+    def produce_tool_list(
+        self, recipes: _memos.Recipes
+    ) -> list[ _natives.OpenaiTool ]:
+        ''' Returns the tools of recipes, in one pass (unless a subclass
+            produces each tool its own way).
+        '''
+        if type( self ).produce_tool is not OpenaiProcessor.produce_tool:
+            return super( ).produce_tool_list( recipes )
+        return _wire.produce_function_tools( *recipes )
 
     def produce_invocations(
         self, native_message: object

@@ -14,6 +14,7 @@
 
 
 from . import __
+from . import memos as _memos
 from . import natives as _natives
 from . import openai as _openai
 from . import streaming as _streaming
@@ -188,6 +189,25 @@ class OpenaiResponsesProcessor(
     ) -> _natives.OpenaiResponsesTool:
         ''' Returns tool as ``{ type: 'function', name, ... }``. '''
         return _produce_tool( name, description, schema, strict = strict )
+
+    def produce_tool_list(
+        self, recipes: _memos.Recipes
+    ) -> list[ _natives.OpenaiResponsesTool ]:
+        ''' Returns the tools of recipes, in one pass (unless a subclass
+            produces each tool its own way).
+        '''
+        own = OpenaiResponsesProcessor.produce_tool
+        if type( self ).produce_tool is not own:
+            return super( ).produce_tool_list( recipes )
+        names, descriptions, schemas, stricts = recipes
+        return [
+            { 'type': 'function', 'name': name, 'description': description,
+              'parameters': schema, 'strict': strict }
+            if description else {
+                'type': 'function', 'name': name, 'parameters': schema,
+                'strict': strict }
+            for name, description, schema, strict in zip(
+                names, descriptions, schemas, stricts, strict = True ) ]
 
     def produce_invocations(
         self, native_message: object

@@ -802,9 +802,7 @@ class TextCallsOption:
     def record_ensembles( self, ensembles: __.execution.Ensembles ) -> None:
         ''' Records provider-facing names of the tools of ensembles. '''
         if self.format is None: return
-        self.record_names(
-            designation.name for designation in
-            __.naming.access_nomenclature( ensembles ).designations )
+        self.record_names( __.naming.access_nomenclature( ensembles ).names )
 
     def read(
         self, text: object, position: int, *, truncated: bool

@@ -285,6 +285,28 @@ def produce_function_tool(
     return { 'type': 'function', 'function': function }
 
 
+def produce_function_tools(
+    names: __.cabc.Sequence[ str ],
+    descriptions: __.cabc.Sequence[ str ],
+    schemas: __.cabc.Sequence[ NativeObject ],
+    stricts: __.cabc.Sequence[ bool ] = ( ),
+) -> list[ _natives.FunctionTool ]:
+    ''' Returns tools as :py:func:`produce_function_tool` does, one per
+        name, in one pass (no call per tool).
+    '''
+    if True in stricts:
+        return [
+            produce_function_tool( name, description, schema, strict = strict )
+            for name, description, schema, strict in zip(
+                names, descriptions, schemas, stricts, strict = True ) ]
+    return [
+        { 'type': 'function', 'function': {
+            'name': name, 'description': description, 'parameters': schema }
+          if description else { 'name': name, 'parameters': schema } }
+        for name, description, schema in zip(
+            names, descriptions, schemas, strict = True ) ]
+
+
 def produce_invalidity(
     provider: str, exception: Exception
 ) -> __.exceptions.ResponseInvalidity:
