@@ -234,11 +234,7 @@ class AnthropicProcessor(
     def produce_tool_list(
         self, recipes: _memos.Recipes
     ) -> list[ _natives.AnthropicTool ]:
-        ''' Returns the tools of recipes, in one pass (unless a subclass
-            produces each tool its own way).
-        '''
-        if type( self ).produce_tool is not AnthropicProcessor.produce_tool:
-            return super( ).produce_tool_list( recipes )
+        ''' Returns the tools of recipes, in one pass. '''
         names, descriptions, schemas = recipes
         return [
             { 'name': name, 'description': description,

@@ -163,7 +163,10 @@ class ProcessorBase(
             return produce_tools( ensembles, self.prepare_tool, selection )
         recipes = self.access_recipes( ensembles )
         if not recipes: return [ ]
-        return self.produce_tool_list( recipes )
+        if _is_defined_together(
+            type( self ), 'produce_tool', 'produce_tool_list'
+        ): return self.produce_tool_list( recipes )
+        return list( map( self.produce_tool, *recipes ) )
 
     def access_recipes( self, ensembles: Ensembles ) -> _memos.Recipes:
         ''' Returns arguments of ``produce_tool`` for the tools, by column.
@@ -177,27 +180,37 @@ class ProcessorBase(
         nomenclature = __.naming.access_nomenclature( ensembles )
         options = ( type( self ), *(
             getattr( self, name ) for name in self.tool_options ) )
+        together = _is_defined_together(
+            type( self ), 'adapt_tool', 'produce_recipes' )
         return _memos.access_recipes(
             nomenclature, options,
-            lambda: self.produce_recipes( nomenclature ) )
+            lambda: self.produce_recipes( nomenclature ) if together
+            else self.adapt_tools( nomenclature ) )
+
+    def adapt_tools(
+        self, nomenclature: __.naming.Nomenclature
+    ) -> _memos.Recipes:
+        ''' Returns arguments of ``produce_tool`` for the tools of
+            nomenclature, by column, from ``adapt_tool`` called for each.
+        '''
+        adapt = self.adapt_tool
+        return _memos.transpose_recipes(
+            adapt( name, invoker.description, invoker.arguments_schema )
+            for name, invoker in zip(
+                nomenclature.names, nomenclature.invokers ) )
 
     def produce_recipes(
         self, nomenclature: __.naming.Nomenclature
     ) -> _memos.Recipes:
         ''' Returns arguments of ``produce_tool`` for the tools of
-            nomenclature, by column, leaving out refused tools.
+            nomenclature, by column, leaving out refused tools: what
+            ``adapt_tool`` gives, in one pass (see :py:func:`adapt_schemas`).
 
-            Adapts the schemas in one pass (see :py:func:`adapt_schemas`);
-            a processor which overrides ``adapt_tool`` has it called for
-            each tool instead.
+            Used only when the class which defines ``adapt_tool`` defines
+            this too: a subclass which overrides ``adapt_tool`` alone has it
+            called for each tool (``adapt_tools``).
         '''
-        if type( self ).adapt_tool is not ProcessorBase.adapt_tool:
-            adapt = self.adapt_tool
-            return _memos.transpose_recipes(
-                adapt( name, invoker.description, invoker.arguments_schema )
-                for name, invoker in zip(
-                    nomenclature.names, nomenclature.invokers ) )
-        return produce_recipes( self.provider, nomenclature, self.dialect )
+        return produce_recipes( nomenclature, self.dialect )
 
     def observe_ensembles( self, ensembles: Ensembles ) -> None:
         ''' Hook: notes the ensembles whose tools are being prepared.
@@ -234,10 +247,13 @@ class ProcessorBase(
         self, recipes: _memos.Recipes
     ) -> list[ _natives.Tool ]:
         ''' Returns the tools of recipes (columns, as from
-            ``access_recipes``) in native format, in fresh containers.
+            ``access_recipes``) in native format, in fresh containers: what
+            ``produce_tool`` gives for each.
 
-            Calls ``produce_tool`` for each; processors may build the
-            containers in one pass instead.
+            Processors may build the containers in one pass instead. Used
+            only when the class which defines ``produce_tool`` defines this
+            too: a subclass which overrides ``produce_tool`` alone has it
+            called for each tool.
         '''
         return list( map( self.produce_tool, *recipes ) )
 
@@ -320,13 +336,12 @@ def adapt_schema(
 
 
 def adapt_schemas(
-    provider: str,
     names: __.cabc.Sequence[ str ],
     schemas: __.cabc.Sequence[ __.Schema ],
     dialect: str,
 ) -> list[ NativeObject | None ]:
-    ''' Returns schemas in dialect of provider, in order; ``None`` for
-        each tool to leave out.
+    ''' Returns schemas in dialect, in order; ``None`` for each tool to
+        leave out (with its warning, which names the tool).
 
         As :py:func:`adapt_schema`, for many tools in one pass.
     '''
@@ -338,14 +353,14 @@ def adapt_schemas(
 
 
 def produce_recipes(
-    provider: str, nomenclature: __.naming.Nomenclature, dialect: str
+    nomenclature: __.naming.Nomenclature, dialect: str
 ) -> _memos.Recipes:
     ''' Returns names, descriptions and adapted schemas of the tools of
         nomenclature, one column each, leaving out refused tools.
     '''
     names = nomenclature.names
     invokers = nomenclature.invokers
-    schemas = adapt_schemas( provider, names, [
+    schemas = adapt_schemas( names, [
         invoker.arguments_schema for invoker in invokers ], dialect )
     descriptions = [ invoker.description for invoker in invokers ]
     return _memos.compose_recipes( names, descriptions, schemas )
@@ -372,3 +387,14 @@ def produce_tools(
             name, invoker.description, invoker.arguments_schema )
         if product is not None: products.append( product )
     return products
+
+
+def _is_defined_together( genus: type, method: str, together: str ) -> bool:
+    ''' Returns whether the class from which genus takes method also
+        defines together, its one-pass counterpart: which a subclass that
+        overrides method alone must not bypass.
+    '''
+    for base in genus.__mro__:
+        members = vars( base )
+        if method in members: return together in members
+    return False

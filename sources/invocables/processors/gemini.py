@@ -245,12 +245,10 @@ class GeminiProcessor(
         self, nomenclature: __.naming.Nomenclature
     ) -> _memos.Recipes:
         ''' Returns arguments of ``produce_declaration``, by column, in
-            one pass (unless a subclass adapts each tool its own way).
+            one pass.
         '''
-        if type( self ).adapt_tool is not GeminiProcessor.adapt_tool:
-            return super( ).produce_recipes( nomenclature )
         dialect = 'openai' if self.json_schema else self.dialect
-        return _base.produce_recipes( PROVIDER, nomenclature, dialect )
+        return _base.produce_recipes( nomenclature, dialect )
 
     def adapt_tool(
         self, name: str, description: str, schema: __.Schema

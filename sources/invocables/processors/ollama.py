@@ -170,11 +170,7 @@ class OllamaProcessor(
     def produce_tool_list(
         self, recipes: _memos.Recipes
     ) -> list[ _natives.OllamaTool ]:
-        ''' Returns the tools of recipes, in one pass (unless a subclass
-            produces each tool its own way).
-        '''
-        if type( self ).produce_tool is not OllamaProcessor.produce_tool:
-            return super( ).produce_tool_list( recipes )
+        ''' Returns the tools of recipes, in one pass. '''
         return _wire.produce_function_tools( *recipes )
 
     def produce_invocations(

@@ -231,14 +231,10 @@ class StrictProcessorBase(
         self, nomenclature: __.naming.Nomenclature
     ) -> _memos.Recipes:
         ''' Returns arguments of ``produce_tool`` for the tools, by
-            column; without strict mode (and unless a subclass adapts each
-            tool its own way), in one pass.
+            column; without strict mode, in one pass.
         '''
-        own = StrictProcessorBase.adapt_tool
-        if self.strict or type( self ).adapt_tool is not own:
-            return super( ).produce_recipes( nomenclature )
-        recipes = _base.produce_recipes(
-            self.provider, nomenclature, self.dialect )
+        if self.strict: return self.adapt_tools( nomenclature )
+        recipes = _base.produce_recipes( nomenclature, self.dialect )
         if not recipes: return recipes
         return ( *recipes, ( False, ) * len( recipes[ 0 ] ) )
 
@@ -318,11 +314,7 @@ class OpenaiProcessor(
     def produce_tool_list(
         self, recipes: _memos.Recipes
     ) -> list[ _natives.OpenaiTool ]:
-        ''' Returns the tools of recipes, in one pass (unless a subclass
-            produces each tool its own way).
-        '''
-        if type( self ).produce_tool is not OpenaiProcessor.produce_tool:
-            return super( ).produce_tool_list( recipes )
+        ''' Returns the tools of recipes, in one pass. '''
         return _wire.produce_function_tools( *recipes )
 
     def produce_invocations(

@@ -193,12 +193,7 @@ class OpenaiResponsesProcessor(
     def produce_tool_list(
         self, recipes: _memos.Recipes
     ) -> list[ _natives.OpenaiResponsesTool ]:
-        ''' Returns the tools of recipes, in one pass (unless a subclass
-            produces each tool its own way).
-        '''
-        own = OpenaiResponsesProcessor.produce_tool
-        if type( self ).produce_tool is not own:
-            return super( ).produce_tool_list( recipes )
+        ''' Returns the tools of recipes, in one pass. '''
         names, descriptions, schemas, stricts = recipes
         return [
             { 'type': 'function', 'name': name, 'description': description,
