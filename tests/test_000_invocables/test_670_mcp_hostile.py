@@ -232,6 +232,41 @@ async def test_500_unconnected_ensemble_refused( ):
 
 
 @pytest.mark.asyncio
+async def test_250_large_requests_through_full_pipe( ):
+    ''' Concurrent requests larger than the pipe each get their own answer.
+
+        Each request is written by the task which sends it; while the pipe
+        is full, the senders wait for it to drain one at a time.
+    '''
+    size = 300_000 # over the 64 KiB of a pipe
+    ensemble = _produce_hostile( 'wide' )
+    async with ensemble:
+        messages = [ str( index ) * size for index in range( 8 ) ]
+        contents = await asyncio.wait_for( asyncio.gather( *(
+            _call( ensemble, 'echo', { 'message': message } )
+            for message in messages ) ), 30 )
+        assert [ content[ 0 ].text for content in contents ] == messages
+
+
+@pytest.mark.asyncio
+async def test_260_request_to_deaf_server_fails_at_once( ):
+    ''' A server which closed its stdin fails the next call at once.
+
+        The request cannot be written: the call fails with the library's
+        connection failure, not after a timeout; the server, still alive,
+        is ended with the connection.
+    '''
+    ensemble = _produce_hostile( 'deaf', timeout = 3600 )
+    async with ensemble:
+        pid = int( ( await _call( ensemble, 'deaf' ) )[ 0 ].text )
+        with pytest.raises( exceptions.ConnectionFailure ):
+            await asyncio.wait_for(
+                _call( ensemble, 'echo', { 'message': 'x' } ), 20 )
+    assert not await asyncio.to_thread(
+        mcp_support.wait_until_dead, { pid } )
+
+
+@pytest.mark.asyncio
 async def test_600_caller_timeout_bounds_mcp_tools( ):
     ''' The caller's timeout applies to MCP tools with none of their own.
 

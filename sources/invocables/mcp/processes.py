@@ -50,7 +50,7 @@ _POLL_INTERVAL = 0.02
 _POLL_INTERVAL_EXITING = 0.002
 _STDERR_LINE_MAXIMUM = 2000
 _STDERR_LINES_MAXIMUM = 20
-_WRITER_FLUSH_TIMEOUT = 0.5
+_REAP_TIMEOUT = 2.0
 _identifier = r'(-?\d+|"(?:[^"\\]|\\.)*")'
 _identifier_head = __.re.compile(
     rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*'
@@ -223,7 +223,14 @@ class Screen( __.typx.Protocol ):
 
 
 class Streams:
-    ''' Pumps between the process pipes and the session's streams. '''
+    ''' Carries messages between the session and the process pipes.
+
+        No task relays messages: the session's receive loop reads stdout
+        through :py:class:`MessageReceiver`, and the task which sends a
+        request writes it through :py:class:`MessageSender`. The SDK's
+        ``stdio_client`` relays each message through a task and a memory
+        stream each way, two more task switches per call.
+    '''
 
     def __init__(
         self,
@@ -236,60 +243,10 @@ class Streams:
         self.watch = watch
         self.limit = limit
         self.screen = screen
-        self.read_sender, self.read_receiver = (
-            _anyio.create_memory_object_stream[
-                _SessionMessage | Exception ]( 0 ) )
-        self.write_sender, self.write_receiver = (
-            _anyio.create_memory_object_stream[ _SessionMessage ]( 0 ) )
-        self.writer_done = _anyio.Event( )
+        self.receiver = MessageReceiver( self )
+        self.sender = MessageSender( self )
         self.stderr_done = _anyio.Event( )
         self.stdout_done = _anyio.Event( )
-
-    async def read_stdout( self ) -> None:
-        ''' Parses stdout into messages, one per line. '''
-        try:
-            async with self.read_sender:
-                await self._pump_stdout( )
-                self.stdout_done.set( )
-                # End of output: let the watcher learn how the server ended
-                # before the session sees the connection close.
-                with _anyio.move_on_after( _EXIT_NOTICE_TIMEOUT ):
-                    await self.watch.exited.wait( )
-        except (
-            _anyio.ClosedResourceError, _anyio.BrokenResourceError,
-            _anyio.EndOfStream, OSError,
-        ): return
-
-    async def _pump_stdout( self ) -> None:
-        ''' Sends messages of stdout to the session until its end. '''
-        lines = Lines( self.limit )
-        # Every answer wakes this loop: it awaits the pipe directly, and the
-        # lines of a small chunk (the usual answers, one or several at once)
-        # are parsed at once, each in one call.
-        receive = self.process.stdout.receive
-        send = self.read_sender.send
-        screen = self.screen
-        limit = _PARSE_STANDARD_MINIMUM if self.limit is None else min(
-            self.limit, _PARSE_STANDARD_MINIMUM )
-        while True:
-            try: chunk = await receive( _CHUNK_SIZE )
-            except _anyio.EndOfStream: return
-            if len( chunk ) <= limit and lines.is_idle( ):
-                *whole, rest = chunk.split( b'\n' )
-                for line in whole:
-                    try: answer = _parse_message( line )
-                    except ValueError: message = self.parse( line )
-                    else:
-                        if screen is not None and screen.pending:
-                            screen.amend_answer( answer )
-                        message = _SessionMessage( answer )
-                    if message is not None: await send( message )
-                if rest: lines.hold( rest ) # a line yet to end
-                continue
-            for line in lines.feed( chunk ):
-                message = self.parse( line )
-                del line # a large one need not outlive its parse
-                if message is not None: await send( message )
 
     async def read_stderr( self ) -> None:
         ''' Keeps the last stderr lines and logs them at debug level. '''
@@ -305,10 +262,7 @@ class Streams:
                     _scribe.debug(
                         "MCP server %r: %s", self.watch.name,
                         self.watch.redactor.redact( text ) )
-        except (
-            _anyio.ClosedResourceError, _anyio.BrokenResourceError,
-            _anyio.EndOfStream, OSError,
-        ): return
+        except ( _Closure, OSError ): return
         finally: self.stderr_done.set( )
 
     def parse(
@@ -372,23 +326,6 @@ class Streams:
                         "discarded." ),
                     data = { RESULT_OVERSIZE: line.size } ) ) ) )
 
-    async def write_stdin( self ) -> None:
-        ''' Serializes messages onto stdin, one per line. '''
-        screen = self.screen
-        try:
-            async with self.write_receiver:
-                async for message in self.write_receiver:
-                    if screen is not None:
-                        screen.note_request( message.message )
-                    data = message.message.model_dump_json(
-                        by_alias = True, exclude_unset = True )
-                    await self.process.stdin.send(
-                        ( data + '\n' ).encode( ) )
-        except (
-            _anyio.ClosedResourceError, _anyio.BrokenResourceError, OSError,
-        ): await self.read_sender.aclose( )
-        finally: self.writer_done.set( )
-
     async def watch_exit( self ) -> None:
         ''' Notices exit of server, even when a grandchild holds stdout.
 
@@ -419,23 +356,171 @@ class Streams:
                 "MCP server %r: %s.",
                 self.watch.name, self.watch.describe_exit( ) )
             self.watch.callback( )
-        await self.read_sender.aclose( )
+        self.receiver.close( )
 
     async def shut_down( self, grace: float ) -> None:
-        ''' Stops traffic, then the process group. '''
-        self.read_receiver.close( )
-        self.write_sender.close( )
-        with _anyio.move_on_after( _WRITER_FLUSH_TIMEOUT ):
-            await self.writer_done.wait( )
+        ''' Stops traffic, then the process group.
+
+            Requests written already reach the server: closing its stdin
+            flushes them first.
+        '''
+        self.receiver.close( )
+        self.sender.close( )
         await _terminate_group( self.process, grace )
-        for stream in (
-            self.read_sender, self.write_receiver,
-            self.process.stdout, self.process.stderr,
-        ):
-            with __.ctxl.suppress(
-                OSError, _anyio.BrokenResourceError,
-                _anyio.ClosedResourceError,
-            ): await stream.aclose( )
+
+
+class MessageReceiver:
+    ''' Messages of the server's stdout, read when the session asks.
+
+        Each chunk read is split into lines and parsed at once; its
+        messages are handed out in order. Closing ends the stream after
+        the messages parsed already, and wakes a pending read.
+    '''
+
+    def __init__( self, streams: Streams ):
+        self.streams = streams
+        self.lines = Lines( streams.limit )
+        self.messages: __.collections.deque[
+            _SessionMessage | Exception ] = __.collections.deque( )
+        self.closed = False
+        # Small chunks (the usual answers, one or several at once) are
+        # split with one call and each line parsed with one call.
+        self.small = _PARSE_STANDARD_MINIMUM if streams.limit is None else (
+            min( streams.limit, _PARSE_STANDARD_MINIMUM ) )
+
+    def close( self ) -> None:
+        ''' Ends stream once messages parsed already are received. '''
+        if self.closed: return
+        self.closed = True
+        process = self.streams.process
+        if process is not None: process.stdout.set_exception( _Closure( ) )
+
+    async def receive( self ) -> _SessionMessage | Exception:
+        ''' Returns next message; raises ``EndOfStream`` at the end. '''
+        messages = self.messages
+        while not messages:
+            if self.closed: raise _anyio.EndOfStream
+            await self._read( )
+        return messages.popleft( )
+
+    async def aclose( self ) -> None:
+        ''' Closes stream. '''
+        self.close( )
+
+    def __aiter__( self ) -> __.typx.Self:
+        return self
+
+    async def __anext__( self ) -> _SessionMessage | Exception:
+        messages = self.messages
+        while not messages:
+            if self.closed: raise StopAsyncIteration
+            await self._read( )
+        return messages.popleft( )
+
+    async def __aenter__( self ) -> __.typx.Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[ BaseException ] | None,
+        exc_val: BaseException | None,
+        exc_tb: __.types.TracebackType | None,
+    ) -> None:
+        self.close( )
+
+    async def _read( self ) -> None:
+        streams = self.streams
+        try: chunk = await streams.process.stdout.read( _CHUNK_SIZE )
+        except ( _Closure, OSError ): chunk = b''
+        if not chunk:
+            self.closed = True
+            streams.stdout_done.set( )
+            # End of output: let the watcher learn how the server ended
+            # before the session sees the connection close.
+            with _anyio.move_on_after( _EXIT_NOTICE_TIMEOUT ):
+                await streams.watch.exited.wait( )
+            return
+        self._take( chunk )
+
+    def _take( self, chunk: bytes ) -> None:
+        streams = self.streams
+        messages = self.messages
+        lines = self.lines
+        if len( chunk ) <= self.small and lines.is_idle( ):
+            screen = streams.screen
+            *whole, rest = chunk.split( b'\n' )
+            for line in whole:
+                try: answer = _parse_message( line )
+                except ValueError: message = streams.parse( line )
+                else:
+                    if screen is not None and screen.pending:
+                        screen.amend_answer( answer )
+                    message = _SessionMessage( answer )
+                if message is not None: messages.append( message )
+            if rest: lines.hold( rest ) # a line yet to end
+            return
+        for line in lines.feed( chunk ):
+            message = streams.parse( line )
+            del line # a large one need not outlive its parse
+            if message is not None: messages.append( message )
+
+
+class MessageSender:
+    ''' Writes each message onto the server's stdin, in the sending task.
+
+        A write completes at once unless the pipe is full; then senders
+        wait for it to drain, one at a time. A failed write ends the
+        session: its read stream closes, as the server cannot be reached.
+    '''
+
+    def __init__( self, streams: Streams ):
+        self.streams = streams
+        self.closed = False
+        self.draining = __.asyncio.Lock( )
+
+    def close( self ) -> None:
+        ''' Refuses further messages. '''
+        self.closed = True
+
+    async def send( self, item: _SessionMessage, / ) -> None:
+        ''' Writes message; raises ``ClosedResourceError`` once closed. '''
+        if self.closed: raise _anyio.ClosedResourceError
+        streams = self.streams
+        screen = streams.screen
+        if screen is not None: screen.note_request( item.message )
+        data = item.message.model_dump_json(
+            by_alias = True, exclude_unset = True )
+        stdin = streams.process.stdin
+        stdin.write( ( data + '\n' ).encode( ) )
+        transport = stdin.transport
+        if not (
+            transport.is_closing( ) or transport.get_write_buffer_size( )
+        ): return
+        try:
+            async with self.draining: await stdin.drain( )
+        except OSError as exception:
+            self.closed = True
+            streams.receiver.close( )
+            raise _anyio.BrokenResourceError from exception
+
+    async def aclose( self ) -> None:
+        ''' Closes stream. '''
+        self.close( )
+
+    async def __aenter__( self ) -> __.typx.Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[ BaseException ] | None,
+        exc_val: BaseException | None,
+        exc_tb: __.types.TracebackType | None,
+    ) -> None:
+        self.close( )
+
+
+class _Closure( Exception ):
+    ''' Ends a pending read of a pipe which its stream no longer reads. '''
 
 
 @__.ctxl.asynccontextmanager
@@ -457,10 +542,12 @@ async def open_stdio(
     '''
     command = [
         __.typx.cast( str, parameters.command ), *parameters.arguments ]
-    process = await _anyio.open_process(
-        command,
+    process = await __.asyncio.create_subprocess_exec(
+        *command,
         env = _get_default_environment( ) | dict( environment ),
         cwd = None if __.is_absent( parameters.cwd ) else parameters.cwd,
+        stdin = _subprocess.PIPE,
+        stdout = _subprocess.PIPE,
         stderr = _subprocess.PIPE,
         start_new_session = True )
     watch.pid = process.pid
@@ -469,11 +556,9 @@ async def open_stdio(
     streams = Streams( process, watch, limit, screen )
     try:
         async with _anyio.create_task_group( ) as group:
-            group.start_soon( streams.read_stdout )
             group.start_soon( streams.read_stderr )
-            group.start_soon( streams.write_stdin )
             group.start_soon( streams.watch_exit )
-            try: yield streams.read_receiver, streams.write_sender
+            try: yield streams.receiver, streams.sender
             finally:
                 watch.stopping = True
                 with _anyio.CancelScope( shield = True ):
@@ -568,9 +653,8 @@ async def _terminate_group( process: __.typx.Any, grace: float ) -> None:
     '''
     pgid = process.pid
     if process.returncode is None:
-        with __.ctxl.suppress(
-            OSError, _anyio.BrokenResourceError, _anyio.ClosedResourceError,
-        ): await process.stdin.aclose( )
+        # Closing flushes what was written already, then ends the pipe.
+        with __.ctxl.suppress( OSError ): process.stdin.close( )
         await _wait_until( lambda: process.returncode is not None, grace )
     if not survey_group( pgid ):
         await _reap( process )
@@ -585,12 +669,11 @@ async def _terminate_group( process: __.typx.Any, grace: float ) -> None:
 
 async def _reap( process: __.typx.Any ) -> None:
     await _wait_until(
-        lambda: process.returncode is not None, _WRITER_FLUSH_TIMEOUT * 4 )
+        lambda: process.returncode is not None, _REAP_TIMEOUT )
 
 
 async def _receive_chunks(
-    stream: __.typx.Any
+    stream: __.asyncio.StreamReader
 ) -> __.cabc.AsyncIterator[ bytes ]:
     ''' Yields chunks of bytes of stream until its end. '''
-    with __.ctxl.suppress( _anyio.EndOfStream ):
-        while True: yield await stream.receive( _CHUNK_SIZE )
+    while chunk := await stream.read( _CHUNK_SIZE ): yield chunk

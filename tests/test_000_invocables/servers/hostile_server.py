@@ -22,7 +22,9 @@
     the variable ``name`` to stdout and stderr, then answers with an error
     result quoting it; ``reject( name )``, which answers with a protocol
     error quoting it; ``reveal( name )``, which answers with it;
-    ``structured( )``, with the same JSON as text and as structure.
+    ``structured( )``, with the same JSON as text and as structure;
+    ``deaf( )``, which closes its stdin, answers with its pid, and sleeps,
+    so that the next request cannot be written.
 '''
 
 
@@ -30,6 +32,7 @@ import argparse
 import json
 import os
 import sys
+import time
 
 
 _CHUNK = 1 << 20
@@ -65,6 +68,8 @@ _GOOD_TOOLS = [
       'inputSchema': {
           'type': 'object',
           'properties': { 'name': { 'type': 'string' } } } },
+    { 'name': 'deaf', 'description': 'Answers, then reads no more.',
+      'inputSchema': { 'type': 'object', 'properties': { } } },
     { 'name': 'structured', 'description': 'Same JSON, twice.',
       'inputSchema': { 'type': 'object', 'properties': { } },
       'outputSchema': {
@@ -167,6 +172,10 @@ def _call( options, identifier, params ) -> None:
                     { 'type': 'resource', 'resource': {
                         'uri': 'file:///value.txt', 'text': value } } ],
                 'structuredContent': { 'value': value } } )
+        case 'deaf':
+            os.close( 0 ) # before answering: the next request meets no one
+            _respond_text( options, identifier, str( os.getpid( ) ) )
+            time.sleep( 3600 )
         case 'structured':
             data = { 'answer': 42 }
             _respond( options, identifier, {
