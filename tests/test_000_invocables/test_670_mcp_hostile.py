@@ -158,6 +158,30 @@ async def test_230_http_result_over_sse_event_limit( ):
 
 
 @pytest.mark.asyncio
+async def test_240_http_plain_json_result_held_to_limit( ):
+    ''' Over streamable HTTP, a plain JSON answer is held to the limit too.
+
+        Before, the SDK read such an answer whole, whatever its size. Now
+        the call is refused naming the limit, the rest of the answer is not
+        read, and the session lives.
+    '''
+    port = mcp_support.select_port( )
+    command = mcp_support.produce_server_command(
+        'echo_server.py', '--http', str( port ), '--json' )
+    with mcp_support.serve_http( command, port ) as url:
+        ensemble = invocables.mcp.produce_ensemble(
+            'plain', url = url, result_limit = _MEBIBYTE )
+        async with ensemble:
+            content = await _call( ensemble, 'big', { 'size': 900_000 } )
+            assert len( content[ 0 ].text ) == 900_000
+            with pytest.raises( exceptions.InvocationRefusal ) as caught:
+                await _call( ensemble, 'big', { 'size': 64 * _MEBIBYTE } )
+            assert f"larger than {_MEBIBYTE} bytes" in str( caught.value )
+            content = await _call( ensemble, 'echo', { 'message': 'alive' } )
+            assert content[ 0 ].text == 'alive'
+
+
+@pytest.mark.asyncio
 async def test_300_refused_tools_left_out( caplog ):
     ''' Tools which the SDK's models refuse are left out, one by one.
 

@@ -33,7 +33,6 @@ from mcp.shared.message import SessionMessage as _SessionMessage
 from . import __
 from . import configuration as _configuration
 from . import sdk as _sdk
-from .sdk import types as _mcp_types
 
 
 GRACE_DEFAULT = 1.0
@@ -43,7 +42,6 @@ RESULT_OVERSIZE = 'invocables.result_oversize'
 _CHUNK_SIZE = 1 << 20
 _EXIT_NOTICE_TIMEOUT = 0.25
 _NOISE_LENGTH_MAXIMUM = 200
-_OVERSIZE_CODE = -32603 # internal error; told apart by its data
 _OVERSIZE_EDGE = 4096
 _PARSE_STANDARD_MINIMUM = 1 << 16
 _POLL_INTERVAL = 0.02
@@ -314,17 +312,9 @@ class Streams:
             "bytes; the answer was discarded.",
             self.watch.name, line.size, self.limit )
         identifier = __.json.loads( match[ 1 ] )
-        return _SessionMessage( _sdk.produce_message(
-            _mcp_types.JSONRPCError(
-                jsonrpc = '2.0', id = identifier,
-                error = _mcp_types.ErrorData(
-                    code = _OVERSIZE_CODE,
-                    message = (
-                        f"The answer of the server was larger than "
-                        f"{self.limit} bytes, the limit set by the "
-                        "application ('result_limit'); it was "
-                        "discarded." ),
-                    data = { RESULT_OVERSIZE: line.size } ) ) ) )
+        answer = _sdk.produce_oversize_error(
+            identifier, self.limit, line.size )
+        return _SessionMessage( _sdk.produce_message( answer ) )
 
     async def watch_exit( self ) -> None:
         ''' Notices exit of server, even when a grandchild holds stdout.

@@ -66,6 +66,7 @@ __all__ = (
     'produce_message',
     'produce_message_parser',
     'produce_model',
+    'produce_oversize_error',
     'produce_server',
     'release_requests',
     'types',
@@ -85,6 +86,7 @@ _CURRENT = MAJOR >= 2 # noqa: PLR2004
 _transports: _weakref.WeakKeyDictionary[ __.typx.Any, __.typx.Any ] = (
     _weakref.WeakKeyDictionary( ) )
 _LOOPBACK_HOSTS = ( '127.0.0.1', 'localhost', '::1' )
+_OVERSIZE_CODE = -32603 # internal error; told apart by its data
 
 
 def access_field(
@@ -132,6 +134,26 @@ def produce_message( message: __.typx.Any ) -> __.typx.Any:
     if _CURRENT: return message
     wrapper: __.typx.Any = types.JSONRPCMessage
     return wrapper( message )
+
+
+def produce_oversize_error(
+    identifier: __.typx.Any, limit: int | None, size: int
+) -> __.typx.Any:
+    ''' Returns JSON-RPC error answering request whose answer was too big.
+
+        The same on every transport: an internal error, told apart by its
+        data (:py:data:`invocables.mcp.RESULT_OVERSIZE`: the bytes seen).
+    '''
+    from . import processes
+    return types.JSONRPCError(
+        jsonrpc = '2.0', id = identifier,
+        error = types.ErrorData(
+            code = _OVERSIZE_CODE,
+            message = (
+                f"The answer of the server was larger than {limit} bytes, "
+                "the limit set by the application ('result_limit'); it was "
+                "discarded." ),
+            data = { processes.RESULT_OVERSIZE: size } ) )
 
 
 def produce_model(
@@ -204,8 +226,17 @@ def produce_http_client(
     '''
     from mcp.shared import _httpx_utils
     if _CURRENT:
-        return _httpx_utils.create_mcp_http_client(
-            headers = dict( headers ), auth = auth )
+        if limit is None:
+            return _httpx_utils.create_mcp_http_client(
+                headers = dict( headers ), auth = auth )
+        # As the SDK's own client, with JSON answers held to the limit.
+        return http.AsyncClient(
+            headers = { 'accept-encoding': 'identity' } | dict( headers ),
+            auth = auth,
+            transport = _TransportBounded( http.AsyncHTTPTransport( ), limit ),
+            timeout = http.Timeout(
+                _httpx_utils.MCP_DEFAULT_TIMEOUT,
+                read = _httpx_utils.MCP_DEFAULT_SSE_READ_TIMEOUT ) )
     legacy: __.typx.Any = http
     transport = _TransportLegacy( legacy.AsyncHTTPTransport( ), limit )
     client = legacy.AsyncClient(
@@ -402,22 +433,16 @@ class _TransportLegacy( http.AsyncBaseTransport ):
     ) -> None:
         ''' Fails request: connection closed, or answer of size too big. '''
         from mcp.shared.message import SessionMessage
-        from . import processes
         legacy: __.typx.Any = types
-        if size is None:
-            error = legacy.ErrorData(
-                code = legacy.CONNECTION_CLOSED,
-                message = 'Connection closed' )
-        else:
-            error = legacy.ErrorData(
-                code = legacy.INTERNAL_ERROR,
-                message = (
-                    f"The answer of the server was larger than "
-                    f"{self.limit} bytes, the limit set by the application "
-                    "('result_limit'); it was discarded." ),
-                data = { processes.RESULT_OVERSIZE: size } )
-        message = legacy.JSONRPCMessage( legacy.JSONRPCError(
-            jsonrpc = '2.0', id = identifier, error = error ) )
+        answer = (
+            legacy.JSONRPCError(
+                jsonrpc = '2.0', id = identifier,
+                error = legacy.ErrorData(
+                    code = legacy.CONNECTION_CLOSED,
+                    message = 'Connection closed' ) )
+            if size is None
+            else produce_oversize_error( identifier, self.limit, size ) )
+        message = legacy.JSONRPCMessage( answer )
         import anyio
         with __.ctxl.suppress(
             anyio.WouldBlock, anyio.ClosedResourceError,
@@ -465,6 +490,90 @@ class _StreamLegacy( http.AsyncByteStream ):
             if limit is None or size <= limit:
                 self.transport.fail( self.identifier )
             raise exception from None
+
+    async def aclose( self ) -> None:
+        ''' Closes body. '''
+        await self.inner.aclose( )
+
+
+class _TransportBounded( http.AsyncBaseTransport ):
+    ''' HTTP transport of 2.x which holds plain JSON answers to the limit.
+
+        The SDK reads a JSON answer whole (only server-sent events have a
+        limit there). An answer to a request which grows over the limit is
+        read no further: the request gets instead the error which an
+        answer over the limit gets on every transport.
+    '''
+
+    def __init__( self, inner: __.typx.Any, limit: int ):
+        self.inner = inner
+        self.limit = limit
+
+    async def handle_async_request( self, request: __.typx.Any ) -> (
+        __.typx.Any
+    ):
+        ''' Sends request; bounds a JSON answer to a JSON-RPC request. '''
+        response = await self.inner.handle_async_request( request )
+        genus = response.headers.get( 'content-type', '' ).lower( )
+        if genus.startswith( 'application/json' ):
+            identifier = _access_identifier( request )
+            if identifier is not None:
+                encoding = response.headers.get(
+                    'content-encoding', 'identity' ).strip( ).lower( )
+                response.stream = _BodyBounded(
+                    response.stream, self.limit, identifier,
+                    encoded = encoding != 'identity' )
+        return response
+
+    async def aclose( self ) -> None:
+        ''' Closes inner transport. '''
+        await self.inner.aclose( )
+
+    async def __aenter__( self ) -> __.typx.Self:
+        await self.inner.__aenter__( )
+        return self
+
+    async def __aexit__( self, *exception: __.typx.Any ) -> None:
+        await self.inner.__aexit__( *exception )
+
+
+class _BodyBounded( http.AsyncByteStream ):
+    ''' JSON answer, kept up to the limit; over it, an error answer.
+
+        A compressed answer (against the client's ``identity``) cannot be
+        replaced: over the limit, it fails as a stream error, which the SDK
+        reports as an error for its request.
+    '''
+
+    def __init__(
+        self, inner: __.typx.Any, limit: int, identifier: __.typx.Any,
+        *, encoded: bool,
+    ):
+        self.inner = inner
+        self.limit = limit
+        self.identifier = identifier
+        self.encoded = encoded
+
+    async def __aiter__( self ) -> __.cabc.AsyncIterator[ bytes ]:
+        limit = self.limit
+        chunks: list[ bytes ] = [ ]
+        size = 0
+        async for chunk in self.inner:
+            size += len( chunk )
+            if size <= limit:
+                chunks.append( chunk )
+                continue
+            if self.encoded:
+                raise http.StreamError(
+                    f"The compressed answer of the server was larger than "
+                    f"{limit} bytes, the limit set by the application "
+                    "('result_limit'); it was discarded." )
+            chunks.clear( )
+            error = produce_oversize_error( self.identifier, limit, size )
+            yield error.model_dump_json(
+                by_alias = True, exclude_none = True ).encode( )
+            return
+        yield b''.join( chunks )
 
     async def aclose( self ) -> None:
         ''' Closes body. '''

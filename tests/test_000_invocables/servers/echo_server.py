@@ -3,7 +3,7 @@
 ''' Small MCP server for tests: echo, sleeps, faults, changing tools.
 
     Flags: ``--http PORT`` serves streamable HTTP on 127.0.0.1 instead of
-    stdio; ``--stubborn`` ignores SIGTERM and stdin EOF (only SIGKILL ends
+    stdio (``--json``: answers as plain JSON, not server-sent events); ``--stubborn`` ignores SIGTERM and stdin EOF (only SIGKILL ends
     it); ``--invalid-schema`` adds a tool whose input schema is not valid
     JSON Schema.
 '''
@@ -155,6 +155,7 @@ def _make_stubborn( ) -> None:
 def main( ) -> None:
     parser = argparse.ArgumentParser( )
     parser.add_argument( '--http', type = int, default = 0 )
+    parser.add_argument( '--json', action = 'store_true' )
     parser.add_argument( '--stubborn', action = 'store_true' )
     parser.add_argument( '--invalid-schema', action = 'store_true' )
     arguments = parser.parse_args( )
@@ -168,7 +169,8 @@ def main( ) -> None:
     if arguments.http:
         server.settings.log_level = 'WARNING'
         server.run(
-            'streamable-http', host = '127.0.0.1', port = arguments.http )
+            'streamable-http', host = '127.0.0.1', port = arguments.http,
+            json_response = arguments.json )
     else: server.run( )
 
 
