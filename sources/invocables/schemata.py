@@ -54,6 +54,13 @@ _KEYWORDS_NAMING = frozenset( (
 _PATTERNS_CACHE_SIZE = 1024
 _TYPES_SCALAR_PLAIN = frozenset( ( str, bool, int, type( None ) ) )
 _UNKNOWN = object( ) # what no schema is, not even None
+
+KEYS_ROOT_PLAIN = frozenset( (
+    'additionalProperties', 'description', 'properties', 'required',
+    'title', 'type' ) )
+''' Keys of a root with nothing to resolve and nothing to drop. '''
+_KEYS_ROOT_DECLARED = KEYS_ROOT_PLAIN | { '$schema' }
+_TYPES_NAME: frozenset[ type ] = frozenset( ( str, ) )
 _deadline: _contextvars.ContextVar[ float | None ] = _contextvars.ContextVar(
     'invocables.schemata.deadline', default = None )
 
@@ -218,6 +225,8 @@ class _Plan( __.typx.NamedTuple ):
 # reference: many tools are looked up at once, at the first tool list.
 _plain_schemas: dict[ int, object ] = { }
 _plain_references: dict[ int, _weakref.KeyedRef[ int, Validator ] ] = { }
+# Of those, the schemas whose root is a plain object root (see below).
+_plain_roots: dict[ int, object ] = { }
 
 
 def is_plain( value: __.typx.Any, depth: int = 0 ) -> bool: # noqa: PLR0911
@@ -260,6 +269,23 @@ def survey_plain_known(
         (see :py:func:`is_plain_known`), in one pass.
     '''
     known = _plain_schemas.get
+    return [
+        known( id( schema ), _UNKNOWN ) is schema for schema in schemas ]
+
+
+def survey_plain_roots_known(
+    schemas: __.cabc.Iterable[ object ]
+) -> list[ bool ]:
+    ''' Returns, for each schema, whether it is known to be plain JSON with
+        a plain object root, in one pass.
+
+        A plain object root has only the keys of :py:data:`KEYS_ROOT_PLAIN`
+        (and perhaps ``$schema``), ``type`` ``object``, its ``properties``
+        an object, and its ``required`` (if any) a list of text: every
+        dialect which changes only roots takes it as it is (less
+        ``$schema``). Found when the tool was made, as plainness is.
+    '''
+    known = _plain_roots.get
     return [
         known( id( schema ), _UNKNOWN ) is schema for schema in schemas ]
 
@@ -787,6 +813,7 @@ def _forget_plain( reference: '_weakref.KeyedRef[ int, Validator ]' ) -> None:
     if _plain_references.get( key ) is reference:
         _plain_references.pop( key, None )
         _plain_schemas.pop( key, None )
+        _plain_roots.pop( key, None )
 
 
 def _remember_plain( validator: Validator, schema: __.Schema ) -> None:
@@ -794,3 +821,17 @@ def _remember_plain( validator: Validator, schema: __.Schema ) -> None:
     _plain_references[ key ] = _weakref.KeyedRef(
         validator, _forget_plain, key )
     _plain_schemas[ key ] = schema
+    if _is_root_plain( schema ): _plain_roots[ key ] = schema
+    else: _plain_roots.pop( key, None )
+
+
+def _is_root_plain( schema: __.Schema ) -> bool:
+    ''' Returns whether plain schema has a plain object root. '''
+    if not (
+        schema.keys( ) <= _KEYS_ROOT_DECLARED
+        and schema.get( 'type' ) == 'object'
+        and type( schema.get( 'properties' ) ) is dict
+    ): return False
+    required: object = schema.get( 'required', [ ] )
+    return type( required ) is list and _TYPES_NAME.issuperset( map(
+        type, __.typx.cast( list[ object ], required ) ) )

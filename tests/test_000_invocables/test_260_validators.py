@@ -276,3 +276,41 @@ def test_190_plain_schemas_surveyed_at_once( ):
     del second
     gc.collect( )
     assert not schemata.is_plain_known( plain )
+
+
+def test_195_plain_roots_surveyed_at_once( ):
+    ''' A plain schema is known to have a plain object root when every
+        dialect of roots would take its root as it is (less ``$schema``);
+        the entry goes with the last validator of the schema.
+    '''
+    import gc
+    rooted = [
+        { 'type': 'object', 'properties': { } },
+        { '$schema': 'https://json-schema.org/draft/2020-12/schema',
+          'type': 'object', 'title': 'Forecast', 'description': 'd',
+          'properties': { 'city': { 'type': 'string' } },
+          'required': [ 'city' ], 'additionalProperties': False },
+    ]
+    unrooted = [
+        { 'type': 'object', 'properties': { },
+          '$defs': { 'a': { 'type': 'string' } } },
+        { 'type': 'object',
+          'anyOf': [ { 'required': [ 'a' ] }, { 'required': [ 'b' ] } ],
+          'properties': { 'a': { }, 'b': { } } },
+        { 'properties': { 'city': { 'type': 'string' } } }, # no type
+        { 'type': 'object', 'properties': { }, 'required': [ 1 ] },
+        { 'type': 'object', 'properties': [ ] },
+        { 'type': 'object', 'properties': { }, 'enum': [ { } ] },
+    ]
+    validators = [
+        schemata.Validator( f"tool{index}", schema )
+        for index, schema in enumerate( rooted + unrooted ) ]
+    surveyed = schemata.survey_plain_roots_known( rooted + unrooted )
+    assert surveyed == [ True ] * len( rooted ) + [ False ] * len( unrooted )
+    # All of them plain JSON all the same: that is not about roots.
+    assert all( schemata.survey_plain_known( rooted + unrooted ) )
+    assert schemata.survey_plain_roots_known(
+        [ dict( rooted[ 0 ] ), None, 'text' ] ) == [ False, False, False ]
+    del validators
+    gc.collect( )
+    assert not any( schemata.survey_plain_roots_known( rooted ) )

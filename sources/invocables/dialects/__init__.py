@@ -49,8 +49,6 @@ STRICT_PROPERTIES_MAXIMUM = _strict.PROPERTIES_MAXIMUM
 _DIALECTS_ROOT = frozenset( ( 'anthropic', 'cohere', 'ollama', 'openai' ) )
 # Dialects which take some schemas as they are, told by a quick read.
 _DIALECTS_SHORTCUT = _DIALECTS_ROOT | { 'gemini' }
-_NAMES_NONE: list[ str ] = [ ] # never changed: 'required' not given
-_TYPES_NAME: frozenset[ type ] = frozenset( ( str, ) )
 _TYPES_NAME_OR_NONE: frozenset[ type ] = frozenset( ( str, type( None ) ) )
 # Keys whose resolution at the root may merge nested nodes into it.
 _KEYS_ROOT_RESOLVED = frozenset( ( '$ref', 'allOf', 'anyOf', 'oneOf' ) )
@@ -196,10 +194,12 @@ def adapt_tool_schemas(
         return [
             _adapt_or_warn( name, schema, dialect, 3, share = share )
             for name, schema in zip( names, schemas, strict = True ) ]
-    plains = __.schemata.survey_plain_known( schemas )
     if dialect == 'gemini':
-        return _adapt_gemini_at_once( names, schemas, plains )
-    return _adapt_roots_at_once( names, schemas, plains, dialect )
+        return _adapt_gemini_at_once(
+            names, schemas, __.schemata.survey_plain_known( schemas ) )
+    return _adapt_roots_at_once(
+        names, schemas, __.schemata.survey_plain_roots_known( schemas ),
+        dialect )
 
 
 def adapt_tool_schema_strictly(
@@ -313,36 +313,25 @@ def _adapt_gemini_at_once(
 def _adapt_roots_at_once(
     names: __.cabc.Sequence[ str ],
     schemas: __.cabc.Sequence[ __.Schema ],
-    plains: list[ bool ],
+    roots: list[ bool ],
     dialect: str,
 ) -> list[ Node | None ]:
-    ''' Copies at the root each plain schema whose root is a plain
-        object schema (but for a ``$schema`` dropped); adapts the others
-        one by one. The check reads the copy, which the copying has just
-        brought into the processor's caches.
+    ''' Copies at the root each schema known plain with a plain object
+        root (see :py:func:`invocables.schemata.survey_plain_roots_known`),
+        less its ``$schema``; adapts the others one by one.
     '''
-    keys = _roots.KEYS_ROOT_PLAIN
-    names_types = _TYPES_NAME
     finish = _finishers.get( dialect )
     adapted: list[ Node | None ] = [ ]
-    for name, schema, plain in zip( names, schemas, plains, strict = True ):
-        if plain: # hence a dict, whose values are plain JSON
+    for name, schema, plain in zip( names, schemas, roots, strict = True ):
+        if plain: # known when its tool was made: nothing to check now
             root = dict( schema )
             root.pop( '$schema', None )
-            if (
-                root.keys( ) <= keys
-                and root.get( 'type' ) == 'object'
-                and root.get( 'properties' ).__class__ is dict
-                and ( required := root.get( 'required', _NAMES_NONE ) )
-                .__class__ is list
-                and names_types.issuperset( map( type, required ) )
-            ):
-                if finish is None:
-                    adapted.append( root )
-                    continue
-                try: adapted.append( finish( root ) )
-                except _core.Refusal: pass
-                else: continue
+            if finish is None:
+                adapted.append( root )
+                continue
+            try: adapted.append( finish( root ) )
+            except _core.Refusal: pass
+            else: continue
         adapted.append(
             _adapt_or_warn( name, schema, dialect, 4, share = True ) )
     return adapted

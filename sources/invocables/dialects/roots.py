@@ -8,9 +8,7 @@ from . import core as _core
 
 
 # A root with only these keys has nothing to resolve and nothing to drop.
-KEYS_ROOT_PLAIN = frozenset( (
-    'additionalProperties', 'description', 'properties', 'required',
-    'title', 'type' ) )
+KEYS_ROOT_PLAIN = __.schemata.KEYS_ROOT_PLAIN
 
 _COMBINATORS_ROOT = ( 'allOf', 'anyOf', 'oneOf' )
 _KEYS_BRANCH_LOOSE = frozenset( ( 'required', 'description', 'title' ) )
