@@ -108,7 +108,7 @@ class ListingScreen:
         return True
 
 
-class ReadStream:
+class ReadStream( _sdk.MessageStream ):
     ''' Stream of messages from transport, with listings amended. '''
 
     def __init__( self, inner: __.typx.Any, screen: ListingScreen ):
@@ -138,19 +138,8 @@ class ReadStream:
         try: return await self.receive( )
         except _anyio.EndOfStream: raise StopAsyncIteration from None
 
-    async def __aenter__( self ) -> __.typx.Self:
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[ BaseException ] | None,
-        exc_val: BaseException | None,
-        exc_tb: __.types.TracebackType | None,
-    ) -> None:
-        await self.aclose( )
-
-
-class WriteStream:
+class WriteStream( _sdk.MessageStream ):
     ''' Stream of messages to transport, with listing requests noted. '''
 
     def __init__( self, inner: __.typx.Any, screen: ListingScreen ):
@@ -165,17 +154,6 @@ class WriteStream:
     async def aclose( self ) -> None:
         ''' Closes stream. '''
         await self.inner.aclose( )
-
-    async def __aenter__( self ) -> __.typx.Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[ BaseException ] | None,
-        exc_val: BaseException | None,
-        exc_tb: __.types.TracebackType | None,
-    ) -> None:
-        await self.aclose( )
 
 
 def _describe_refusal( exception: ValueError ) -> str:

@@ -359,7 +359,7 @@ class Streams:
         await _terminate_group( self.process, grace )
 
 
-class MessageReceiver:
+class MessageReceiver( _sdk.MessageStream ):
     ''' Messages of the server's stdout, read when the session asks.
 
         Each chunk read is split into lines and parsed at once; its
@@ -407,17 +407,6 @@ class MessageReceiver:
             await self._read( )
         return messages.popleft( )
 
-    async def __aenter__( self ) -> __.typx.Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[ BaseException ] | None,
-        exc_val: BaseException | None,
-        exc_tb: __.types.TracebackType | None,
-    ) -> None:
-        self.close( )
-
     async def _read( self ) -> None:
         streams = self.streams
         try: chunk = await streams.process.stdout.read( _CHUNK_SIZE )
@@ -455,7 +444,7 @@ class MessageReceiver:
             if message is not None: messages.append( message )
 
 
-class MessageSender:
+class MessageSender( _sdk.MessageStream ):
     ''' Writes each message onto the server's stdin, in the sending task.
 
         A write completes at once unless the pipe is full; then senders
@@ -495,17 +484,6 @@ class MessageSender:
 
     async def aclose( self ) -> None:
         ''' Closes stream. '''
-        self.close( )
-
-    async def __aenter__( self ) -> __.typx.Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[ BaseException ] | None,
-        exc_val: BaseException | None,
-        exc_tb: __.types.TracebackType | None,
-    ) -> None:
         self.close( )
 
 

@@ -53,6 +53,7 @@ __all__ = (
     'HTTP_LOGGERS',
     'MAJOR',
     'Error',
+    'MessageStream',
     'ServerBase',
     'access_field',
     'access_message',
@@ -400,7 +401,48 @@ class _ListingLegacy( _BaseModel, extra = 'allow' ):
     tools: list[ _ToolLegacy ]
 
 
-class _TransportLegacy( http.AsyncBaseTransport ):
+class MessageStream:
+    ''' Base of the streams of messages which a session is given.
+
+        An async context manager which closes the stream on exit, as the
+        SDK's memory streams are.
+    '''
+
+    async def aclose( self ) -> None:
+        ''' Closes stream. '''
+        raise NotImplementedError # pragma: no cover
+
+    async def __aenter__( self ) -> __.typx.Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[ BaseException ] | None,
+        exc_val: BaseException | None,
+        exc_tb: __.types.TracebackType | None,
+    ) -> None:
+        await self.aclose( )
+
+
+class _TransportWrapper( http.AsyncBaseTransport ):
+    ''' HTTP transport around another, which it opens and closes. '''
+
+    def __init__( self, inner: __.typx.Any ):
+        self.inner = inner
+
+    async def aclose( self ) -> None:
+        ''' Closes inner transport. '''
+        await self.inner.aclose( )
+
+    async def __aenter__( self ) -> __.typx.Self:
+        await self.inner.__aenter__( )
+        return self
+
+    async def __aexit__( self, *exception: __.typx.Any ) -> None:
+        await self.inner.__aexit__( *exception )
+
+
+class _TransportLegacy( _TransportWrapper ):
     ''' HTTP transport of 1.x which fails broken and oversized answers.
 
         The failures (JSON-RPC errors for the requests) come out of
@@ -409,7 +451,7 @@ class _TransportLegacy( http.AsyncBaseTransport ):
 
     def __init__( self, inner: __.typx.Any, limit: int | None ):
         import anyio
-        self.inner = inner
+        super( ).__init__( inner )
         self.limit = limit
         self.sender, self.receiver = (
             anyio.create_memory_object_stream[ __.typx.Any ]( 1000 ) )
@@ -449,17 +491,6 @@ class _TransportLegacy( http.AsyncBaseTransport ):
             anyio.BrokenResourceError,
         ): self.sender.send_nowait( SessionMessage( message ) )
 
-    async def aclose( self ) -> None:
-        ''' Closes inner transport. '''
-        await self.inner.aclose( )
-
-    async def __aenter__( self ) -> __.typx.Self:
-        await self.inner.__aenter__( )
-        return self
-
-    async def __aexit__( self, *exception: __.typx.Any ) -> None:
-        await self.inner.__aexit__( *exception )
-
 
 class _StreamLegacy( http.AsyncByteStream ):
     ''' Body of an answer, which fails its request if it breaks off or
@@ -496,7 +527,7 @@ class _StreamLegacy( http.AsyncByteStream ):
         await self.inner.aclose( )
 
 
-class _TransportBounded( http.AsyncBaseTransport ):
+class _TransportBounded( _TransportWrapper ):
     ''' HTTP transport of 2.x which holds plain JSON answers to the limit.
 
         The SDK reads a JSON answer whole (only server-sent events have a
@@ -506,7 +537,7 @@ class _TransportBounded( http.AsyncBaseTransport ):
     '''
 
     def __init__( self, inner: __.typx.Any, limit: int ):
-        self.inner = inner
+        super( ).__init__( inner )
         self.limit = limit
 
     async def handle_async_request( self, request: __.typx.Any ) -> (
@@ -524,17 +555,6 @@ class _TransportBounded( http.AsyncBaseTransport ):
                     response.stream, self.limit, identifier,
                     encoded = encoding != 'identity' )
         return response
-
-    async def aclose( self ) -> None:
-        ''' Closes inner transport. '''
-        await self.inner.aclose( )
-
-    async def __aenter__( self ) -> __.typx.Self:
-        await self.inner.__aenter__( )
-        return self
-
-    async def __aexit__( self, *exception: __.typx.Any ) -> None:
-        await self.inner.__aexit__( *exception )
 
 
 class _BodyBounded( http.AsyncByteStream ):
