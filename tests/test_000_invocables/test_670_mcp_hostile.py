@@ -291,6 +291,38 @@ async def test_260_request_to_deaf_server_fails_at_once( ):
 
 
 @pytest.mark.asyncio
+async def test_270_notifications_among_concurrent_calls( ):
+    ''' Progress notifications of many concurrent calls, interleaved with
+        their answers and with other calls, are each delivered once.
+
+        The session's receive loop reads and parses stdout itself: several
+        messages in one chunk are handed out in order, none lost.
+    '''
+    reports = mcp_support.Reports( )
+    ensemble = invocables.mcp.produce_ensemble(
+        'chatty', command = mcp_support.produce_server_command(
+            'echo_server.py' ), reporter = reports.append )
+    calls, steps = 20, 25
+    async with ensemble:
+        invocations = [
+            _invocation( 'progress', { 'steps': steps }, f"p{index}" )
+            for index in range( calls ) ] + [
+            _invocation( 'echo', { 'message': str( index ) }, f"e{index}" )
+            for index in range( calls ) ]
+        results = await asyncio.wait_for( invocables.execute_invocations(
+            invocations, [ ensemble ] ), 30 )
+        await reports.wait_count( calls * steps )
+    assert [ result.as_text( ) for result in results ] == (
+        [ 'done' ] * calls + [ str( index ) for index in range( calls ) ] )
+    assert len( reports ) == calls * steps
+    for index in range( calls ):
+        mine = [
+            report.progress for report in reports
+            if report.invocation_id == f"p{index}" ]
+        assert mine == list( range( 1, steps + 1 ) )
+
+
+@pytest.mark.asyncio
 async def test_600_caller_timeout_bounds_mcp_tools( ):
     ''' The caller's timeout applies to MCP tools with none of their own.
 
