@@ -235,10 +235,33 @@ _INVOCATION_SETTERS = __.produce_slot_setters(
     InvocationCanister, (
         'identifier', 'name', 'arguments', 'timestamp', 'invalidity',
         'identifier_synthesized' ) )
+_new = object.__new__
 _RESULT_SETTERS = __.produce_slot_setters(
     ResultCanister, (
         'invocation_id', 'content', 'error', 'timestamp', 'name',
         'invocation_id_synthesized' ) )
+
+
+def produce_result(
+    invocation_id: str, content: ContentSequence, name: str
+) -> ResultCanister:
+    ''' Returns result of invocation which succeeded, stamped now.
+
+        As the constructor with no error, for content already sealed (a
+        tuple of content canisters, as :py:func:`validate_content` returns
+        it), taken as it is: the execution engine's one result per call, at
+        about half the constructor's cost.
+    '''
+    result = _new( ResultCanister )
+    ( set_identifier, set_content, set_error, set_timestamp,
+      set_name, set_synthesized ) = _RESULT_SETTERS
+    set_identifier( result, invocation_id )
+    set_content( result, content )
+    set_error( result, __.absent )
+    set_timestamp( result, _datetime.now( _timezone.utc ) )
+    set_name( result, name )
+    set_synthesized( result, False ) # noqa: FBT003
+    return result
 
 
 def is_content( value: object ) -> __.typx.TypeIs[ Content ]:

@@ -172,23 +172,20 @@ async def execute_invocations( # noqa: PLR0913
     _validate_options( concurrency, timeout_, namespace, limits )
     namespace_: __.Namespace = (
         { } if __.is_absent( namespace ) else namespace )
+    retries = (
+        max_retries if max_retries == 0 and type( max_retries ) is int
+        else __.typx.cast( int, _invokers.validate_retries(
+            max_retries, 'max_retries' ) ) )
+    interceptor = (
+        _telemetry.access_interceptor( ) if __.is_absent( policy )
+        else _produce_interceptor( policy, namespace_ ) )
+    # In the order of the fields: positional costs half of keywords.
     execution = _Execution(
-        nomenclature = _naming.access_nomenclature( ensembles ),
-        auxdata = auxdata,
-        namespace = namespace_,
-        timeout = timeout_,
-        semaphore = (
+        _naming.access_nomenclature( ensembles ), auxdata, namespace_,
+        timeout_, (
             __.asyncio.Semaphore( concurrency )
             if len( invocations_ ) > concurrency else None ),
-        failure_policy = failure_policy,
-        limits = limits,
-        max_retries = (
-            max_retries if max_retries == 0 and type( max_retries ) is int
-            else __.typx.cast( int, _invokers.validate_retries(
-                max_retries, 'max_retries' ) ) ),
-        interceptor = (
-            _telemetry.access_interceptor( ) if __.is_absent( policy )
-            else _produce_interceptor( policy, namespace_ ) ) )
+        failure_policy, limits, retries, interceptor )
     if len( invocations_ ) == 1: # in the current task: no task to start
         invocation = invocations_[ 0 ]
         try:
@@ -276,7 +273,7 @@ def _alert(
         _scribe.exception( "Alerter raised while reporting a failure." )
 
 
-@__.dcls.dataclass( slots = True, kw_only = True )
+@__.dcls.dataclass( slots = True )
 class _Execution:
     ''' Shared state of one execution. '''
 
@@ -378,10 +375,9 @@ class _Execution:
         timeout, retries = self._access_bounds( designation )
         semaphore = self.semaphore
         if semaphore is not None: await semaphore.acquire( )
-        context = _invokers.InvocationContext(
-            auxdata = self.auxdata, invoker = invoker,
-            namespace = self.namespace, invocation = invocation,
-            deadline = _deadlines.access_deadline( timeout ) )
+        context = _invokers.produce_context(
+            self.auxdata, invoker, self.namespace, invocation,
+            _deadlines.access_deadline( timeout ) )
         fates: list[ _workers.Fates ] = [ ] # of sync calls, if any
         token = _workers.FATES_OBSERVED.set( fates )
         try:
@@ -445,9 +441,8 @@ class _Execution:
                 limits.results_size_maximum )
         except _exceptions.ResultInvalidity as exception:
             return _produce_unsendable_result( invocation, exception.reason )
-        return _canisters.ResultCanister(
-            invocation_id = invocation.identifier, content = content_,
-            name = invocation.name )
+        return _canisters.produce_result(
+            invocation.identifier, content_, invocation.name )
 
 
 async def _attempt_retrying(

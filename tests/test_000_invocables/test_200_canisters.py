@@ -130,3 +130,37 @@ def test_410_error_text( ):
             genus = invocables.FaultGenera.Timeout, message = 'Too slow.' ) )
     assert result.is_error( )
     assert result.as_text( ) == 'Error: Too slow.'
+
+
+def test_220_results_and_contexts_made_quickly_equal_constructed( ):
+    ''' The engine's quick makers give what the constructors give: every
+        field, frozen, the same class; the timestamp is now and aware.
+    '''
+    from datetime import datetime, timezone
+    from invocables import invokers
+    content = ( canisters.TextContent( text = 'sunny' ), )
+    before = datetime.now( timezone.utc )
+    quick = canisters.produce_result( 'c1', content, 'forecast' )
+    made = canisters.ResultCanister(
+        invocation_id = 'c1', content = content, name = 'forecast',
+        timestamp = quick.timestamp )
+    assert type( quick ) is canisters.ResultCanister
+    assert quick == made
+    assert before <= quick.timestamp <= datetime.now( timezone.utc )
+    assert not quick.is_error( )
+    assert quick.as_text( ) == 'sunny'
+    with pytest.raises( dataclasses.FrozenInstanceError ):
+        quick.name = 'other' # type: ignore[misc]
+    invoker = invocables.produce_invoker( lambda: None, name = 'nothing' )
+    invocation = canisters.InvocationCanister(
+        identifier = 'c1', name = 'nothing', arguments = { } )
+    namespace: dict[ str, object ] = { }
+    for auxdata in ( None, { 'user': 'ada' } ):
+        quick_context = invokers.produce_context(
+            auxdata, invoker, namespace, invocation, 12.5 )
+        made_context = invokers.InvocationContext(
+            auxdata = auxdata, invoker = invoker, namespace = namespace,
+            invocation = invocation, deadline = 12.5 )
+        assert type( quick_context ) is invokers.InvocationContext
+        assert quick_context == made_context
+        assert quick_context.auxdata == made_context.auxdata
