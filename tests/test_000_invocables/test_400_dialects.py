@@ -1002,6 +1002,39 @@ def test_900_tool_schemas_as_tool_schema( ):
     assert len( validators ) == len( tools )
 
 
+def test_905_plain_roots_copied_as_adapted( ):
+    ''' When every schema is known plain with a plain object root, the
+        root copies are what adapting them gives, for the dialects which
+        take such roots as they are; otherwise, or for another dialect,
+        there are none. Inputs are unchanged.
+    '''
+    tools = _survey_real_schemas( ) + _produce_random_schemas( 1500 )
+    validators = [
+        schemata.Validator( name, schema ) for name, schema in tools ]
+    rooted = [
+        ( name, schema ) for ( name, schema ), known in zip(
+            tools, schemata.survey_plain_roots_known(
+                [ schema for _, schema in tools ] ) )
+        if known ]
+    assert 100 < len( rooted ) < len( tools )
+    names = [ name for name, _ in rooted ]
+    schemas = [ schema for _, schema in rooted ]
+    originals = copy.deepcopy( schemas )
+    for dialect in _DIALECTS_SHARED:
+        copies = dialects.copy_plain_roots( schemas, dialect )
+        if dialect in ( 'anthropic', 'cohere', 'openai' ):
+            assert copies == dialects.adapt_tool_schemas(
+                names, schemas, dialect, share = True ), dialect
+            assert all(
+                copy_ is not schema
+                for copy_, schema in zip( copies, schemas ) )
+        else: assert copies is None, dialect
+        assert dialects.copy_plain_roots(
+            [ schema for _, schema in tools ], dialect ) is None
+    assert schemas == originals
+    assert len( validators ) == len( tools )
+
+
 def test_910_tool_schemas_share_what_is_taken( ):
     ''' A plain schema which a dialect takes as it is shares its nested
         nodes with the result; the root is a copy, without the keys the

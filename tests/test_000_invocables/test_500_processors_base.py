@@ -656,20 +656,38 @@ def _produce_invoker( name, schema = None ):
 
 def test_830_prepare_tools_follows_tool_changes( ):
     ''' A change of an ensemble's tools shows in the next preparation;
-        the schemas of the tools which stayed are reused, not re-adapted.
+        the schemas of the tools which stayed are reused, not re-adapted,
+        unless adapting them is only copying a plain root (then the copy
+        is made afresh: as cheap as looking it up).
     '''
-    kept = _produce_invoker( 'kept' )
-    ensemble = _ChangingEnsemble( 'e', [ kept, _produce_invoker( 'gone' ) ] )
+    kept = _produce_invoker( 'kept', {
+        'type': 'object', '$defs': { 'text': { 'type': 'string' } },
+        'properties': { 'text': { '$ref': '#/$defs/text' } } } )
+    plain = _produce_invoker( 'plain' )
+    ensemble = _ChangingEnsemble(
+        'e', [ kept, plain, _produce_invoker( 'gone' ) ] )
     for provider in _PROVIDERS:
         first = produce_processor( provider ).prepare_tools( [ ensemble ] )
         assert first == produce_processor( provider ).prepare_tools(
             [ ensemble ] )
     first = produce_processor( 'anthropic' ).prepare_tools( [ ensemble ] )
-    assert [ tool[ 'name' ] for tool in first ] == [ 'kept', 'gone' ]
-    ensemble.replace_invokers( [ kept, _produce_invoker( 'new' ) ] )
+    assert [ tool[ 'name' ] for tool in first ] == [ 'kept', 'plain', 'gone' ]
+    ensemble.replace_invokers( [ kept, plain, _produce_invoker( 'new' ) ] )
     second = produce_processor( 'anthropic' ).prepare_tools( [ ensemble ] )
-    assert [ tool[ 'name' ] for tool in second ] == [ 'kept', 'new' ]
+    assert [ tool[ 'name' ] for tool in second ] == [ 'kept', 'plain', 'new' ]
     assert second[ 0 ][ 'input_schema' ] is first[ 0 ][ 'input_schema' ]
+    assert second[ 1 ][ 'input_schema' ] == first[ 1 ][ 'input_schema' ]
+    assert second[ 1 ][ 'input_schema' ] is not plain.arguments_schema
+    plains = _ChangingEnsemble( 'p', [ plain, _produce_invoker( 'gone' ) ] )
+    first = produce_processor( 'anthropic' ).prepare_tools( [ plains ] )
+    plains.replace_invokers( [ plain, _produce_invoker( 'new' ) ] )
+    second = produce_processor( 'anthropic' ).prepare_tools( [ plains ] )
+    assert [ tool[ 'name' ] for tool in second ] == [ 'plain', 'new' ]
+    assert second[ 0 ][ 'input_schema' ] == first[ 0 ][ 'input_schema' ]
+    schema = plain.arguments_schema
+    assert second[ 0 ][ 'input_schema' ] is not schema
+    assert second[ 0 ][ 'input_schema' ][ 'properties' ] is (
+        schema[ 'properties' ] )
     ensemble.replace_invokers( [ ] )
     assert produce_processor( 'anthropic' ).prepare_tools( [ ensemble ] ) == [ ]
     assert produce_processor( 'gemini' ).prepare_tools( [ ensemble ] ) == [ ]

@@ -202,6 +202,32 @@ def adapt_tool_schemas(
         dialect )
 
 
+def copy_plain_roots(
+    schemas: __.typx.Annotated[
+        __.cabc.Sequence[ __.Schema ],
+        __.ddoc.Doc( ''' JSON Schemas of tools' arguments, in order. ''' ),
+    ],
+    dialect: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Target dialect (see adapt_schema). ''' )
+    ],
+) -> list[ Node ] | None:
+    ''' Returns adapted schemas, in order, when each is its root copied:
+        every schema known plain with a plain object root (see
+        :py:func:`invocables.schemata.survey_plain_roots_known`), for a
+        dialect which takes such a root as it is. ``None`` otherwise.
+
+        What :py:func:`adapt_tool_schemas` with ``share`` returns then, at
+        about the cost of looking the adaptations up: not worth
+        remembering.
+    '''
+    if dialect not in _DIALECTS_ROOT or dialect in _finishers: return None
+    if not all( __.schemata.survey_plain_roots_known( schemas ) ):
+        return None
+    copies = list( map( dict, schemas ) )
+    for copy in copies: copy.pop( '$schema', None )
+    return copies
+
+
 def adapt_tool_schema_strictly(
     name: __.typx.Annotated[
         str, __.ddoc.Doc( ''' Provider-facing name of tool. ''' )

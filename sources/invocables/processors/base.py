@@ -346,6 +346,8 @@ def adapt_schemas(
         As :py:func:`adapt_schema`, for many tools in one pass.
     '''
     if not dialect: return list( map( __.schemata.thaw_json, schemas ) )
+    copies = _dialects.copy_plain_roots( schemas, dialect )
+    if copies is not None: return list( copies )
     return _memos.adapt_schemas_once( # shared between calls: see memos
         names, schemas, dialect,
         lambda names_, schemas_: _dialects.adapt_tool_schemas(

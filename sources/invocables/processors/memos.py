@@ -13,6 +13,10 @@
     change the tool containers which ``prepare_tools`` returns (add
     ``cache_control``, say) but must copy a schema before changing it.
 
+    Where every adaptation of a list would be a copy of a plain root
+    (:py:func:`invocables.dialects.copy_plain_roots`), as cheap as a lookup,
+    the processors make the copies and remember none of them.
+
     The adaptations of a whole tool list are looked up, made and remembered
     in bulk (:py:func:`adapt_schemas_once`): a first list costs a few passes
     over the tools, not a call per tool. At most
