@@ -638,6 +638,14 @@ async def _terminate_group( process: __.typx.Any, grace: float ) -> None:
 async def _reap( process: __.typx.Any ) -> None:
     await _wait_until(
         lambda: process.returncode is not None, _REAP_TIMEOUT )
+    # Take how stdin ended (a broken pipe, say), which asyncio would log as
+    # never retrieved (Python 3.10) once the process is collected.
+    stdin = process.stdin
+    with __.ctxl.suppress( OSError ): stdin.close( )
+    with (
+        _anyio.move_on_after( _EXIT_NOTICE_TIMEOUT ),
+        __.ctxl.suppress( OSError ),
+    ): await stdin.wait_closed( )
 
 
 async def _receive_chunks(
