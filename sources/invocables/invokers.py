@@ -93,13 +93,8 @@ class InvocationContext:
         deadline: __.Absential[ float | None ] = __.absent,
     ):
         # By hand, as ResultCanister: one per invocation, on the hot path.
-        ( set_auxdata, set_invoker, set_namespace, set_invocation,
-          set_deadline ) = _CONTEXT_SETTERS
-        set_auxdata( self, AUXDATA_EMPTY if auxdata is None else auxdata )
-        set_invoker( self, invoker )
-        set_namespace( self, namespace )
-        set_invocation( self, invocation )
-        set_deadline( self, deadline )
+        _fill_context(
+            self, auxdata, invoker, namespace, invocation, deadline )
 
 
 _CONTEXT_SETTERS = __.produce_slot_setters(
@@ -120,6 +115,18 @@ def produce_context(
         about two thirds of the constructor's cost.
     '''
     context = _new( InvocationContext )
+    _fill_context( context, auxdata, invoker, namespace, invocation, deadline )
+    return context
+
+
+def _fill_context(
+    context: InvocationContext,
+    auxdata: __.typx.Any,
+    invoker: 'Invoker',
+    namespace: __.Namespace,
+    invocation: __.Absential[ _canisters.InvocationCanister ],
+    deadline: __.Absential[ float | None ],
+) -> None:
     ( set_auxdata, set_invoker, set_namespace, set_invocation,
       set_deadline ) = _CONTEXT_SETTERS
     set_auxdata( context, AUXDATA_EMPTY if auxdata is None else auxdata )
@@ -127,7 +134,6 @@ def produce_context(
     set_namespace( context, namespace )
     set_invocation( context, invocation )
     set_deadline( context, deadline )
-    return context
 
 
 _new = object.__new__
