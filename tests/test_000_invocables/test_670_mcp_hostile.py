@@ -278,14 +278,20 @@ async def test_260_request_to_deaf_server_fails_at_once( ):
 
         The request cannot be written: the call fails with the library's
         connection failure, not after a timeout; the server, still alive,
-        is ended with the connection.
+        is ended with the connection, and the next call reconnects.
     '''
     ensemble = _produce_hostile( 'deaf', timeout = 3600 )
     async with ensemble:
         pid = int( ( await _call( ensemble, 'deaf' ) )[ 0 ].text )
-        with pytest.raises( exceptions.ConnectionFailure ):
+        with pytest.raises( exceptions.ConnectionFailure ) as caught:
             await asyncio.wait_for(
                 _call( ensemble, 'echo', { 'message': 'x' } ), 20 )
+        assert 'The next call reconnects.' in str( caught.value )
+        # With either SDK, the failed write ended the session: the next
+        # call reconnects, to a new process.
+        content = await asyncio.wait_for(
+            _call( ensemble, 'echo', { 'message': 'again' } ), 20 )
+        assert content[ 0 ].text == 'again'
     assert not await asyncio.to_thread(
         mcp_support.wait_until_dead, { pid } )
 

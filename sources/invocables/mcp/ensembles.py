@@ -252,9 +252,13 @@ class ServerEnsemble(
                 continue
             except (
                 _anyio.ClosedResourceError, _anyio.BrokenResourceError
-            ):
-                raise _exceptions.ConnectionFailure(
-                    self.name, "the session was closed." ) from None
+            ): # SDK 1.x: the request could not be written (the server
+                # died): as the closed connection which 2.x reports.
+                await self._handle_error(
+                    connection, invocable,
+                    _sdk.produce_error(
+                        _CONNECTION_CLOSED, 'Connection closed' ),
+                    retry = False )
             except ( RuntimeError, ValueError ) as exception:
                 flaw = (
                     'breaks its own declaration'
