@@ -401,11 +401,8 @@ class MessageReceiver( _sdk.MessageStream ):
         return self
 
     async def __anext__( self ) -> _SessionMessage | Exception:
-        messages = self.messages
-        while not messages:
-            if self.closed: raise StopAsyncIteration
-            await self._read( )
-        return messages.popleft( )
+        try: return await self.receive( )
+        except _anyio.EndOfStream: raise StopAsyncIteration from None
 
     async def _read( self ) -> None:
         streams = self.streams
