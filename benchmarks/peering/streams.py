@@ -144,7 +144,7 @@ def produce_pydantic_ai_runner(
         from pydantic_ai.models.anthropic import AnthropicModel
         from pydantic_ai.providers.anthropic import AnthropicProvider
         model = AnthropicModel(
-            'claude-sonnet-4-5',
+            'claude-sonnet-4-6',
             provider = AnthropicProvider( api_key = 'unused' ) )
 
         async def open_( events: Sequence[ Any ] ) -> Any:

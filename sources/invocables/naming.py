@@ -277,7 +277,9 @@ def _resolve_collisions(
 def _validate_ensemble_names(
     ensembles: tuple[ _ensembles.Ensemble, ... ]
 ) -> None:
-    counts = __.collections.Counter( ensemble.name for ensemble in ensembles )
+    names = [ ensemble.name for ensemble in ensembles ]
+    if len( set( names ) ) == len( names ): return
+    counts = __.collections.Counter( names )
     duplicates = sorted( name for name, count in counts.items( ) if count > 1 )
     if duplicates:
         raise _exceptions.EnsemblesInvalidity(

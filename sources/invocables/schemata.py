@@ -25,6 +25,8 @@ import contextvars as _contextvars
 import weakref as _weakref
 
 from math import isfinite as _isfinite
+from operator import is_ as _is
+from operator import itemgetter as _itemgetter
 
 from . import __
 from . import canisters as _canisters
@@ -54,6 +56,9 @@ _KEYWORDS_NAMING = frozenset( (
 _PATTERNS_CACHE_SIZE = 1024
 _TYPES_SCALAR_PLAIN = frozenset( ( str, bool, int, type( None ) ) )
 _UNKNOWN = object( ) # what no schema is, not even None
+_ROOT_UNKNOWN: tuple[ object, dict[ str, __.typx.Any ] ] = ( _UNKNOWN, { } )
+_access_originals = _itemgetter( 0 )
+_access_copies = _itemgetter( 1 )
 
 KEYS_ROOT_PLAIN = frozenset( (
     'additionalProperties', 'description', 'properties', 'required',
@@ -225,8 +230,9 @@ class _Plan( __.typx.NamedTuple ):
 # reference: many tools are looked up at once, at the first tool list.
 _plain_schemas: dict[ int, object ] = { }
 _plain_references: dict[ int, _weakref.KeyedRef[ int, Validator ] ] = { }
-# Of those, the schemas whose root is a plain object root (see below).
-_plain_roots: dict[ int, object ] = { }
+# Of those, the schemas whose root is a plain object root (see below), each
+# with its root copied (less ``$schema``) when its tool was made.
+_plain_roots: dict[ int, tuple[ object, dict[ str, __.typx.Any ] ] ] = { }
 
 
 def is_plain( value: __.typx.Any, depth: int = 0 ) -> bool: # noqa: PLR0911
@@ -287,7 +293,27 @@ def survey_plain_roots_known(
     '''
     known = _plain_roots.get
     return [
-        known( id( schema ), _UNKNOWN ) is schema for schema in schemas ]
+        known( id( schema ), _ROOT_UNKNOWN )[ 0 ] is schema
+        for schema in schemas ]
+
+
+def access_plain_roots(
+    schemas: __.cabc.Sequence[ object ]
+) -> list[ dict[ str, __.typx.Any ] ] | None:
+    ''' Returns the root copies of schemas, in order, when every schema is
+        known plain with a plain object root (see
+        :py:func:`survey_plain_roots_known`); ``None`` otherwise.
+
+        Each copy was made when its tool was made, less ``$schema``, and
+        is the same object at every call: not to be changed (copy it
+        first). Its nested nodes are the schema's own.
+    '''
+    known = _plain_roots.get
+    entries = [
+        known( id( schema ), _ROOT_UNKNOWN ) for schema in schemas ]
+    if not all( map( _is, map( _access_originals, entries ), schemas ) ):
+        return None
+    return list( map( _access_copies, entries ) )
 
 
 def produce_validator( name: str, schema: __.Schema ) -> Validator:
@@ -821,7 +847,10 @@ def _remember_plain( validator: Validator, schema: __.Schema ) -> None:
     _plain_references[ key ] = _weakref.KeyedRef(
         validator, _forget_plain, key )
     _plain_schemas[ key ] = schema
-    if _is_root_plain( schema ): _plain_roots[ key ] = schema
+    if _is_root_plain( schema ):
+        root = dict( schema )
+        root.pop( '$schema', None )
+        _plain_roots[ key ] = ( schema, root )
     else: _plain_roots.pop( key, None )
 
 

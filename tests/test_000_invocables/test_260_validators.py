@@ -3,6 +3,7 @@
 ''' Compiled validators: the fast path agrees with jsonschema, always. '''
 
 
+import operator
 import os
 
 import jsonschema
@@ -280,8 +281,9 @@ def test_190_plain_schemas_surveyed_at_once( ):
 
 def test_195_plain_roots_surveyed_at_once( ):
     ''' A plain schema is known to have a plain object root when every
-        dialect of roots would take its root as it is (less ``$schema``);
-        the entry goes with the last validator of the schema.
+        dialect of roots would take its root as it is (less ``$schema``),
+        and that root is copied then, once; the entry goes with the last
+        validator of the schema.
     '''
     import gc
     rooted = [
@@ -311,6 +313,24 @@ def test_195_plain_roots_surveyed_at_once( ):
     assert all( schemata.survey_plain_known( rooted + unrooted ) )
     assert schemata.survey_plain_roots_known(
         [ dict( rooted[ 0 ] ), None, 'text' ] ) == [ False, False, False ]
+    # Root copies, made with the validator: less $schema, not the schema,
+    # the same objects at every call, nested nodes shared.
+    roots = schemata.access_plain_roots( rooted )
+    assert roots is not None
+    assert roots == [
+        { key: value for key, value in schema.items( )
+          if key != '$schema' } for schema in rooted ]
+    assert all( root is not schema for root, schema in zip( roots, rooted ) )
+    assert all(
+        root[ 'properties' ] is schema[ 'properties' ]
+        for root, schema in zip( roots, rooted ) )
+    again = schemata.access_plain_roots( rooted )
+    assert again is not None
+    assert all( map( operator.is_, again, roots ) )
+    assert schemata.access_plain_roots( [ ] ) == [ ]
+    assert schemata.access_plain_roots( [ *rooted, unrooted[ 0 ] ] ) is None
+    assert schemata.access_plain_roots( [ dict( rooted[ 0 ] ) ] ) is None
     del validators
     gc.collect( )
     assert not any( schemata.survey_plain_roots_known( rooted ) )
+    assert schemata.access_plain_roots( rooted ) is None

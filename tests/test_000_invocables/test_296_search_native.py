@@ -78,7 +78,7 @@ async def test_200_anthropic_round_trip( ):
         client = anthropic.AsyncAnthropic(
             base_url = server.url, api_key = 'test', max_retries = 0 )
         response = await client.messages.create(
-            model = 'claude-sonnet-4-5', max_tokens = 256, tools = tools,
+            model = 'claude-sonnet-4-6', max_tokens = 256, tools = tools,
             messages = [ { 'role': 'user', 'content': 'Paris weather?' } ] )
     sent = server.requests[ 0 ].body[ 'tools' ]
     assert sent[ 0 ][ 'type' ] == 'tool_search_tool_bm25_20251119'

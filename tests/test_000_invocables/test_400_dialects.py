@@ -10,6 +10,7 @@
 import copy
 import json
 import logging
+import operator
 import random
 import warnings
 
@@ -1005,8 +1006,9 @@ def test_900_tool_schemas_as_tool_schema( ):
 def test_905_plain_roots_copied_as_adapted( ):
     ''' When every schema is known plain with a plain object root, the
         root copies are what adapting them gives, for the dialects which
-        take such roots as they are; otherwise, or for another dialect,
-        there are none. Inputs are unchanged.
+        take such roots as they are, fresh or shared (made with the tools);
+        otherwise, or for another dialect, there are none. Inputs are
+        unchanged.
     '''
     tools = _survey_real_schemas( ) + _produce_random_schemas( 1500 )
     validators = [
@@ -1022,15 +1024,23 @@ def test_905_plain_roots_copied_as_adapted( ):
     originals = copy.deepcopy( schemas )
     for dialect in _DIALECTS_SHARED:
         copies = dialects.copy_plain_roots( schemas, dialect )
+        shared = dialects.share_plain_roots( schemas, dialect )
         if dialect in ( 'anthropic', 'cohere', 'openai' ):
             assert copies == dialects.adapt_tool_schemas(
                 names, schemas, dialect, share = True ), dialect
+            assert shared == copies
+            assert shared is not None
             assert all(
-                copy_ is not schema
-                for copy_, schema in zip( copies, schemas ) )
-        else: assert copies is None, dialect
-        assert dialects.copy_plain_roots(
-            [ schema for _, schema in tools ], dialect ) is None
+                copy_ is not schema and copy_ is not root
+                for copy_, schema, root in zip( copies, schemas, shared ) )
+            # Made with the tools: the same at every call.
+            again = dialects.share_plain_roots( schemas, dialect )
+            assert again is not None
+            assert all( map( operator.is_, again, shared ) )
+        else: assert copies is None and shared is None, dialect
+        everything = [ schema for _, schema in tools ]
+        assert dialects.copy_plain_roots( everything, dialect ) is None
+        assert dialects.share_plain_roots( everything, dialect ) is None
     assert schemas == originals
     assert len( validators ) == len( tools )
 

@@ -656,9 +656,9 @@ def _produce_invoker( name, schema = None ):
 
 def test_830_prepare_tools_follows_tool_changes( ):
     ''' A change of an ensemble's tools shows in the next preparation;
-        the schemas of the tools which stayed are reused, not re-adapted,
-        unless adapting them is only copying a plain root (then the copy
-        is made afresh: as cheap as looking it up).
+        the schemas of the tools which stayed are reused, not re-adapted;
+        a plain root is the copy made with its tool, offered by every
+        processor which takes it as it is.
     '''
     kept = _produce_invoker( 'kept', {
         'type': 'object', '$defs': { 'text': { 'type': 'string' } },
@@ -676,18 +676,21 @@ def test_830_prepare_tools_follows_tool_changes( ):
     second = produce_processor( 'anthropic' ).prepare_tools( [ ensemble ] )
     assert [ tool[ 'name' ] for tool in second ] == [ 'kept', 'plain', 'new' ]
     assert second[ 0 ][ 'input_schema' ] is first[ 0 ][ 'input_schema' ]
-    assert second[ 1 ][ 'input_schema' ] == first[ 1 ][ 'input_schema' ]
+    assert second[ 1 ][ 'input_schema' ] is first[ 1 ][ 'input_schema' ]
     assert second[ 1 ][ 'input_schema' ] is not plain.arguments_schema
     plains = _ChangingEnsemble( 'p', [ plain, _produce_invoker( 'gone' ) ] )
     first = produce_processor( 'anthropic' ).prepare_tools( [ plains ] )
     plains.replace_invokers( [ plain, _produce_invoker( 'new' ) ] )
     second = produce_processor( 'anthropic' ).prepare_tools( [ plains ] )
     assert [ tool[ 'name' ] for tool in second ] == [ 'plain', 'new' ]
-    assert second[ 0 ][ 'input_schema' ] == first[ 0 ][ 'input_schema' ]
+    assert second[ 0 ][ 'input_schema' ] is first[ 0 ][ 'input_schema' ]
     schema = plain.arguments_schema
     assert second[ 0 ][ 'input_schema' ] is not schema
     assert second[ 0 ][ 'input_schema' ][ 'properties' ] is (
         schema[ 'properties' ] )
+    offered = produce_processor( 'openai' ).prepare_tools( [ plains ] )
+    assert offered[ 0 ][ 'function' ][ 'parameters' ] is (
+        first[ 0 ][ 'input_schema' ] )
     ensemble.replace_invokers( [ ] )
     assert produce_processor( 'anthropic' ).prepare_tools( [ ensemble ] ) == [ ]
     assert produce_processor( 'gemini' ).prepare_tools( [ ensemble ] ) == [ ]

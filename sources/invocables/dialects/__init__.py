@@ -216,16 +216,33 @@ def copy_plain_roots(
         :py:func:`invocables.schemata.survey_plain_roots_known`), for a
         dialect which takes such a root as it is. ``None`` otherwise.
 
-        What :py:func:`adapt_tool_schemas` with ``share`` returns then, at
-        about the cost of looking the adaptations up: not worth
-        remembering.
+        What :py:func:`adapt_tool_schemas` with ``share`` returns then,
+        fresh copies at every call. :py:func:`share_plain_roots` returns
+        the same without copying.
+    '''
+    roots = share_plain_roots( schemas, dialect )
+    return None if roots is None else list( map( dict, roots ) )
+
+
+def share_plain_roots(
+    schemas: __.typx.Annotated[
+        __.cabc.Sequence[ __.Schema ],
+        __.ddoc.Doc( ''' JSON Schemas of tools' arguments, in order. ''' ),
+    ],
+    dialect: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Target dialect (see adapt_schema). ''' )
+    ],
+) -> list[ Node ] | None:
+    ''' Returns adapted schemas, in order, as :py:func:`copy_plain_roots`
+        does, but shared: each is the root copy made when its tool was made
+        (:py:func:`invocables.schemata.access_plain_roots`), the same
+        object at every call. Not to be changed: copy one first.
+
+        Processors offer these, so that the first tool list copies
+        nothing.
     '''
     if dialect not in _DIALECTS_ROOT or dialect in _finishers: return None
-    if not all( __.schemata.survey_plain_roots_known( schemas ) ):
-        return None
-    copies = list( map( dict, schemas ) )
-    for copy in copies: copy.pop( '$schema', None )
-    return copies
+    return __.schemata.access_plain_roots( schemas )
 
 
 def adapt_tool_schema_strictly(

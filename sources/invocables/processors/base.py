@@ -346,8 +346,8 @@ def adapt_schemas(
         As :py:func:`adapt_schema`, for many tools in one pass.
     '''
     if not dialect: return list( map( __.schemata.thaw_json, schemas ) )
-    copies = _dialects.copy_plain_roots( schemas, dialect )
-    if copies is not None: return list( copies )
+    roots = _dialects.share_plain_roots( schemas, dialect )
+    if roots is not None: return list( roots )
     return _memos.adapt_schemas_once( # shared between calls: see memos
         names, schemas, dialect,
         lambda names_, schemas_: _dialects.adapt_tool_schemas(

@@ -13,9 +13,10 @@
     change the tool containers which ``prepare_tools`` returns (add
     ``cache_control``, say) but must copy a schema before changing it.
 
-    Where every adaptation of a list would be a copy of a plain root
-    (:py:func:`invocables.dialects.copy_plain_roots`), as cheap as a lookup,
-    the processors make the copies and remember none of them.
+    Where every adaptation of a list would be a copy of a plain root, the
+    processors take the root copies made when the tools were made
+    (:py:func:`invocables.dialects.share_plain_roots`), shared the same
+    way, and remember nothing here.
 
     The adaptations of a whole tool list are looked up, made and remembered
     in bulk (:py:func:`adapt_schemas_once`): a first list costs a few passes
