@@ -72,6 +72,16 @@ def locate_npm_server( name: str ) -> str:
     return str( path )
 
 
+def locate_proxy( ) -> str:
+    ''' Returns path of the HTTP proxy of the test extra (proxy.py). '''
+    path = Path( sys.executable ).parent / 'proxy'
+    if not path.exists( ):
+        pytest.fail(
+            f"HTTP proxy 'proxy' (proxy.py) is not installed at {path}. "
+            "Install the test extra: 'pip install --editable .[test]'." )
+    return str( path )
+
+
 def access_time_server( ) -> Path:
     ''' Returns where mcp-server-time should be: beside the interpreter
         of the test servers.

@@ -182,6 +182,90 @@ async def test_240_http_plain_json_result_held_to_limit( ):
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize( 'coding', [ 'gzip', 'deflate', 'raw-deflate' ] )
+async def test_245_http_compressed_result_held_to_limit( coding ):
+    ''' A JSON answer compressed against the client's wishes is held to
+        the limit by its decoded size.
+
+        Before, a 16 MiB answer compressed to some 16 KiB passed a 1 MiB
+        limit, and was decoded whole. Now it is refused naming the limit,
+        as an uncompressed one; the answers under it pass; the session
+        lives.
+    '''
+    port = mcp_support.select_port( )
+    command = mcp_support.produce_server_command(
+        'echo_server.py', '--http', str( port ), '--json',
+        '--compress', coding )
+    with mcp_support.serve_http( command, port ) as url:
+        ensemble = invocables.mcp.produce_ensemble(
+            'packed', url = url, result_limit = _MEBIBYTE )
+        async with ensemble:
+            content = await _call( ensemble, 'big', { 'size': 900_000 } )
+            assert content[ 0 ].text == 'x' * 900_000
+            with pytest.raises( exceptions.InvocationRefusal ) as caught:
+                await _call( ensemble, 'big', { 'size': 16 * _MEBIBYTE } )
+            assert f"larger than {_MEBIBYTE} bytes" in str( caught.value )
+            content = await _call( ensemble, 'echo', { 'message': 'alive' } )
+            assert content[ 0 ].text == 'alive'
+
+
+@pytest.mark.asyncio
+async def test_246_http_unknown_coding_refused( ):
+    ''' An answer in a coding which the client neither asked for nor
+        decodes fails its call, naming the coding; the session lives for
+        the calls after it, whose answers are coded the same way.
+    '''
+    port = mcp_support.select_port( )
+    command = mcp_support.produce_server_command(
+        'echo_server.py', '--http', str( port ), '--json', '--compress', 'br' )
+    with mcp_support.serve_http( command, port ) as url:
+        ensemble = invocables.mcp.produce_ensemble(
+            'brotli', url = url, connect_timeout = 5 )
+        with pytest.raises( exceptions.Omnierror ) as caught:
+            await ensemble.connect( )
+        assert "'br'" in str( caught.value )
+        assert not ensemble.is_connected( )
+
+
+@pytest.mark.asyncio
+async def test_247_http_through_proxy_of_environment( monkeypatch, tmp_path ):
+    ''' An HTTP proxy named in the environment carries the session, as
+        with the SDK's own client, and answers through it are held to the
+        limit too.
+
+        Before, the client which holds answers to the limit left the
+        environment's proxies out, and went to the server directly.
+    '''
+    port = mcp_support.select_port( )
+    proxy_port = mcp_support.select_port( )
+    log = tmp_path / 'proxy.log'
+    proxy = [
+        mcp_support.locate_proxy( ), '--hostname', '127.0.0.1',
+        '--port', str( proxy_port ), '--num-acceptors', '1',
+        '--num-workers', '1', '--log-file', str( log ) ]
+    for name in (
+        'ALL_PROXY', 'HTTPS_PROXY', 'NO_PROXY',
+        'all_proxy', 'http_proxy', 'https_proxy', 'no_proxy',
+    ): monkeypatch.delenv( name, raising = False )
+    command = mcp_support.produce_server_command(
+        'echo_server.py', '--http', str( port ), '--json' )
+    with (
+        mcp_support.serve_http( command, port ) as url,
+        mcp_support.serve_http( proxy, proxy_port ),
+    ):
+        monkeypatch.setenv( 'HTTP_PROXY', f"http://127.0.0.1:{proxy_port}" )
+        ensemble = invocables.mcp.produce_ensemble(
+            'proxied', url = url, result_limit = _MEBIBYTE )
+        async with ensemble:
+            content = await _call( ensemble, 'echo', { 'message': 'hop' } )
+            assert content[ 0 ].text == 'hop'
+            with pytest.raises( exceptions.InvocationRefusal ) as caught:
+                await _call( ensemble, 'big', { 'size': 4 * _MEBIBYTE } )
+            assert f"larger than {_MEBIBYTE} bytes" in str( caught.value )
+    assert f"POST 127.0.0.1:{port}/mcp" in log.read_text( encoding = 'utf-8' )
+
+
+@pytest.mark.asyncio
 async def test_300_refused_tools_left_out( caplog ):
     ''' Tools which the SDK's models refuse are left out, one by one.
 

@@ -17,6 +17,7 @@
 
 import importlib as _importlib
 import weakref as _weakref
+import zlib as _zlib
 
 from importlib.metadata import version as _version
 from typing import TYPE_CHECKING
@@ -88,6 +89,15 @@ _transports: _weakref.WeakKeyDictionary[ __.typx.Any, __.typx.Any ] = (
     _weakref.WeakKeyDictionary( ) )
 _LOOPBACK_HOSTS = ( '127.0.0.1', 'localhost', '::1' )
 _OVERSIZE_CODE = -32603 # internal error; told apart by its data
+# Compressed answers are decoded here, a piece at most this large from one
+# step: a small body which expands a thousandfold never expands at once.
+_PIECE_SIZE_MAXIMUM = 65_536
+_WBITS_DEFLATE = _zlib.MAX_WBITS
+_WBITS = {
+    'deflate': _WBITS_DEFLATE,
+    'gzip': _WBITS_DEFLATE | 16,
+    'x-gzip': _WBITS_DEFLATE | 16,
+}
 
 
 def access_field(
@@ -230,21 +240,29 @@ def produce_http_client(
         if limit is None:
             return _httpx_utils.create_mcp_http_client(
                 headers = dict( headers ), auth = auth )
-        # As the SDK's own client, with JSON answers held to the limit.
+        # As the SDK's own client (proxies from the environment too), with
+        # JSON answers held to the limit.
         return http.AsyncClient(
             headers = { 'accept-encoding': 'identity' } | dict( headers ),
             auth = auth,
-            transport = _TransportBounded( http.AsyncHTTPTransport( ), limit ),
+            event_hooks = { 'response': [ _Bounder( limit ) ] },
             timeout = http.Timeout(
                 _httpx_utils.MCP_DEFAULT_TIMEOUT,
                 read = _httpx_utils.MCP_DEFAULT_SSE_READ_TIMEOUT ) )
     legacy: __.typx.Any = http
-    transport = _TransportLegacy( legacy.AsyncHTTPTransport( ), limit )
     client = legacy.AsyncClient(
-        headers = dict( headers ), auth = auth, transport = transport,
+        headers = { 'accept-encoding': 'identity' } | dict( headers ),
+        auth = auth,
         timeout = legacy.Timeout(
             _httpx_utils.MCP_DEFAULT_TIMEOUT,
             read = _httpx_utils.MCP_DEFAULT_SSE_READ_TIMEOUT ) )
+    # The client's own transports (proxies from the environment too) are
+    # wrapped; given a transport, httpx would leave out the proxies.
+    transport = _TransportLegacy( client._transport, limit )
+    client._transport = transport
+    client._mounts = {
+        pattern: None if mounted is None else transport.wrap( mounted )
+        for pattern, mounted in client._mounts.items( ) }
     _transports[ client ] = transport
     return client
 
@@ -424,11 +442,32 @@ class MessageStream:
         await self.aclose( )
 
 
-class _TransportWrapper( http.AsyncBaseTransport ):
-    ''' HTTP transport around another, which it opens and closes. '''
+class _TransportLegacy( http.AsyncBaseTransport ):
+    ''' HTTP transport of 1.x which fails broken and oversized answers.
 
-    def __init__( self, inner: __.typx.Any ):
+        Wraps another, which it opens and closes. The failures (JSON-RPC
+        errors for the requests) come out of ``receiver``, to be merged
+        into the session's read stream.
+    '''
+
+    def __init__(
+        self,
+        inner: __.typx.Any,
+        limit: int | None,
+        sender: __.typx.Any = None,
+    ):
         self.inner = inner
+        self.limit = limit
+        if sender is None:
+            import anyio
+            sender, self.receiver = (
+                anyio.create_memory_object_stream[ __.typx.Any ]( 1000 ) )
+        self.sender = sender
+
+    def wrap( self, inner: __.typx.Any ) -> '_TransportLegacy':
+        ''' Returns transport around another, whose failures come out of
+            the receiver of this one. '''
+        return _TransportLegacy( inner, self.limit, self.sender )
 
     async def aclose( self ) -> None:
         ''' Closes inner transport. '''
@@ -441,21 +480,6 @@ class _TransportWrapper( http.AsyncBaseTransport ):
     async def __aexit__( self, *exception: __.typx.Any ) -> None:
         await self.inner.__aexit__( *exception )
 
-
-class _TransportLegacy( _TransportWrapper ):
-    ''' HTTP transport of 1.x which fails broken and oversized answers.
-
-        The failures (JSON-RPC errors for the requests) come out of
-        ``receiver``, to be merged into the session's read stream.
-    '''
-
-    def __init__( self, inner: __.typx.Any, limit: int | None ):
-        import anyio
-        super( ).__init__( inner )
-        self.limit = limit
-        self.sender, self.receiver = (
-            anyio.create_memory_object_stream[ __.typx.Any ]( 1000 ) )
-
     async def handle_async_request( self, request: __.typx.Any ) -> (
         __.typx.Any
     ):
@@ -465,25 +489,31 @@ class _TransportLegacy( _TransportWrapper ):
         except Exception:
             if identifier is not None: self.fail( identifier )
             raise
+        stream = _decode_body( response )
         if identifier is not None:
-            response.stream = _StreamLegacy(
-                response.stream, self, identifier )
+            stream = _StreamLegacy( stream, self, identifier )
+        response.stream = stream
         return response
 
     def fail(
-        self, identifier: __.typx.Any, size: int | None = None
+        self,
+        identifier: __.typx.Any,
+        size: int | None = None,
+        reason: str | None = None,
     ) -> None:
-        ''' Fails request: connection closed, or answer of size too big. '''
+        ''' Fails request: connection closed, answer of size too big, or
+            answer which cannot be read for reason. '''
         from mcp.shared.message import SessionMessage
         legacy: __.typx.Any = types
-        answer = (
-            legacy.JSONRPCError(
+        if size is not None:
+            answer = produce_oversize_error( identifier, self.limit, size )
+        else:
+            code, text = (
+                ( legacy.CONNECTION_CLOSED, 'Connection closed' )
+                if reason is None else ( legacy.PARSE_ERROR, reason ) )
+            answer = legacy.JSONRPCError(
                 jsonrpc = '2.0', id = identifier,
-                error = legacy.ErrorData(
-                    code = legacy.CONNECTION_CLOSED,
-                    message = 'Connection closed' ) )
-            if size is None
-            else produce_oversize_error( identifier, self.limit, size ) )
+                error = legacy.ErrorData( code = code, message = text ) )
         message = legacy.JSONRPCMessage( answer )
         import anyio
         with __.ctxl.suppress(
@@ -517,6 +547,9 @@ class _StreamLegacy( http.AsyncByteStream ):
                     self.transport.fail( self.identifier, size )
                     raise http.ReadError( "Answer over the result limit." )
                 yield chunk
+        except http.StreamError as exception: # a coding not decoded
+            self.transport.fail( self.identifier, reason = str( exception ) )
+            raise exception from None
         except http.TransportError as exception:
             if limit is None or size <= limit:
                 self.transport.fail( self.identifier )
@@ -527,52 +560,40 @@ class _StreamLegacy( http.AsyncByteStream ):
         await self.inner.aclose( )
 
 
-class _TransportBounded( _TransportWrapper ):
-    ''' HTTP transport of 2.x which holds plain JSON answers to the limit.
+class _Bounder:
+    ''' Response hook of the 2.x HTTP client, which holds plain JSON
+        answers to the limit.
 
         The SDK reads a JSON answer whole (only server-sent events have a
         limit there). An answer to a request which grows over the limit is
         read no further: the request gets instead the error which an
-        answer over the limit gets on every transport.
+        answer over the limit gets on every transport. A hook, not a
+        transport: every transport the client picks (proxies named in the
+        environment) is bounded.
     '''
 
-    def __init__( self, inner: __.typx.Any, limit: int ):
-        super( ).__init__( inner )
+    def __init__( self, limit: int ):
         self.limit = limit
 
-    async def handle_async_request( self, request: __.typx.Any ) -> (
-        __.typx.Any
-    ):
-        ''' Sends request; bounds a JSON answer to a JSON-RPC request. '''
-        response = await self.inner.handle_async_request( request )
+    async def __call__( self, response: __.typx.Any ) -> None:
+        stream = _decode_body( response )
         genus = response.headers.get( 'content-type', '' ).lower( )
         if genus.startswith( 'application/json' ):
-            identifier = _access_identifier( request )
+            identifier = _access_identifier( response.request )
             if identifier is not None:
-                encoding = response.headers.get(
-                    'content-encoding', 'identity' ).strip( ).lower( )
-                response.stream = _BodyBounded(
-                    response.stream, self.limit, identifier,
-                    encoded = encoding != 'identity' )
-        return response
+                stream = _BodyBounded( stream, self.limit, identifier )
+        response.stream = stream
 
 
 class _BodyBounded( http.AsyncByteStream ):
-    ''' JSON answer, kept up to the limit; over it, an error answer.
-
-        A compressed answer (against the client's ``identity``) cannot be
-        replaced: over the limit, it fails as a stream error, which the SDK
-        reports as an error for its request.
-    '''
+    ''' JSON answer, kept up to the limit; over it, an error answer. '''
 
     def __init__(
-        self, inner: __.typx.Any, limit: int, identifier: __.typx.Any,
-        *, encoded: bool,
+        self, inner: __.typx.Any, limit: int, identifier: __.typx.Any
     ):
         self.inner = inner
         self.limit = limit
         self.identifier = identifier
-        self.encoded = encoded
 
     async def __aiter__( self ) -> __.cabc.AsyncIterator[ bytes ]:
         limit = self.limit
@@ -583,11 +604,6 @@ class _BodyBounded( http.AsyncByteStream ):
             if size <= limit:
                 chunks.append( chunk )
                 continue
-            if self.encoded:
-                raise http.StreamError(
-                    f"The compressed answer of the server was larger than "
-                    f"{limit} bytes, the limit set by the application "
-                    "('result_limit'); it was discarded." )
             chunks.clear( )
             error = produce_oversize_error( self.identifier, limit, size )
             yield error.model_dump_json(
@@ -598,6 +614,62 @@ class _BodyBounded( http.AsyncByteStream ):
     async def aclose( self ) -> None:
         ''' Closes body. '''
         await self.inner.aclose( )
+
+
+class _BodyDecoded( http.AsyncByteStream ):
+    ''' Compressed body, decoded in pieces of bounded size.
+
+        ``gzip`` and ``deflate`` (zlib or raw), as ``httpx`` decodes them;
+        any other coding fails as a stream error, which the SDK reports
+        as an error for its request.
+    '''
+
+    def __init__( self, inner: __.typx.Any, encoding: str ):
+        self.inner = inner
+        self.encoding = encoding
+
+    async def __aiter__( self ) -> __.cabc.AsyncIterator[ bytes ]:
+        wbits = _WBITS.get( self.encoding )
+        if wbits is None:
+            raise http.StreamError(
+                f"The server compressed its answer as {self.encoding!r}, "
+                "which this client did not ask for and does not decode." )
+        decoder = _zlib.decompressobj( wbits )
+        # As httpx: 'deflate' is zlib-wrapped, or else raw.
+        retry = wbits == _WBITS_DEFLATE
+        async for chunk in self.inner:
+            data = chunk
+            while data:
+                try: piece = decoder.decompress( data, _PIECE_SIZE_MAXIMUM )
+                except _zlib.error as exception:
+                    if not retry: raise http.StreamError(
+                        f"The server's {self.encoding!r} answer could not "
+                        f"be decoded: {exception}." ) from None
+                    retry = False
+                    decoder = _zlib.decompressobj( -_WBITS_DEFLATE )
+                    continue
+                retry = False
+                data = decoder.unconsumed_tail
+                if piece: yield piece
+        rest = decoder.flush( )
+        if rest: yield rest
+
+    async def aclose( self ) -> None:
+        ''' Closes body. '''
+        await self.inner.aclose( )
+
+
+def _decode_body( response: __.typx.Any ) -> __.typx.Any:
+    ''' Returns body of response, decoded here in bounded pieces if
+        compressed (and marked as no longer so), so that limits count the
+        decoded size.
+    '''
+    headers = response.headers
+    encoding = headers.get( 'content-encoding', 'identity' ).strip( ).lower( )
+    if encoding in ( '', 'identity' ): return response.stream
+    del headers[ 'content-encoding' ]
+    headers.pop( 'content-length', None )
+    return _BodyDecoded( response.stream, encoding )
 
 
 class _ContextLegacy:

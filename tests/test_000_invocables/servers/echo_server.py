@@ -3,20 +3,25 @@
 ''' Small MCP server for tests: echo, sleeps, faults, changing tools.
 
     Flags: ``--http PORT`` serves streamable HTTP on 127.0.0.1 instead of
-    stdio (``--json``: answers as plain JSON, not server-sent events); ``--stubborn`` ignores SIGTERM and stdin EOF (only SIGKILL ends
-    it); ``--invalid-schema`` adds a tool whose input schema is not valid
-    JSON Schema.
+    stdio (``--json``: answers as plain JSON, not server-sent events;
+    ``--compress CODING``: JSON answers compressed whatever the client
+    accepts, as ``gzip``, ``deflate``, ``raw-deflate`` (sent as
+    ``deflate``) or ``br`` (gzip, mislabelled)); ``--stubborn`` ignores
+    SIGTERM and stdin EOF (only SIGKILL ends it); ``--invalid-schema``
+    adds a tool whose input schema is not valid JSON Schema.
 '''
 
 
 import argparse
 import asyncio
+import gzip
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
+import zlib
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
@@ -145,6 +150,68 @@ def _add_invalid_schema_tool( ) -> None:
         'type': 'object', 'properties': { 'value': { 'type': 'nonsense' } } }
 
 
+def _compress_raw( data: bytes ) -> bytes:
+    compressor = zlib.compressobj( wbits = -zlib.MAX_WBITS )
+    return compressor.compress( data ) + compressor.flush( )
+
+
+_COMPRESSORS = {
+    'gzip': ( b'gzip', gzip.compress ),
+    'deflate': ( b'deflate', zlib.compress ),
+    'raw-deflate': ( b'deflate', _compress_raw ),
+    'br': ( b'br', gzip.compress ),
+}
+
+
+_HEADERS_LENGTH = ( b'content-length', b'content-encoding' )
+
+
+class _Compressing:
+    ''' Compresses every JSON answer, whatever the client accepts. '''
+
+    def __init__( self, application, coding: str ):
+        self.application = application
+        self.label, self.compress = _COMPRESSORS[ coding ]
+
+    async def __call__( self, scope, receive, send ):
+        if scope[ 'type' ] != 'http':
+            return await self.application( scope, receive, send )
+        start = None
+        body: list[ bytes ] = [ ]
+
+        async def relay( message ):
+            nonlocal start
+            if message[ 'type' ] == 'http.response.start':
+                headers = dict( message[ 'headers' ] )
+                genus = headers.get( b'content-type', b'' )
+                if genus.startswith( b'application/json' ):
+                    start = message
+                    return None
+                return await send( message )
+            if start is None: return await send( message )
+            body.append( message.get( 'body', b'' ) )
+            if message.get( 'more_body' ): return None
+            data = self.compress( b''.join( body ) )
+            headers = [
+                ( key, value ) for key, value in start[ 'headers' ]
+                if key.lower( ) not in _HEADERS_LENGTH ]
+            headers.append( ( b'content-encoding', self.label ) )
+            headers.append(
+                ( b'content-length', str( len( data ) ).encode( ) ) )
+            await send( { **start, 'headers': headers } )
+            await send( { 'type': 'http.response.body', 'body': data } )
+            return None
+        return await self.application( scope, receive, relay )
+
+
+def _serve_compressed( port: int, json_response: bool, coding: str ) -> None:
+    import uvicorn
+    application = server.streamable_http_app( json_response = json_response )
+    uvicorn.run(
+        _Compressing( application, coding ), host = '127.0.0.1', port = port,
+        log_level = 'warning' )
+
+
 def _make_stubborn( ) -> None:
     signal.signal( signal.SIGTERM, signal.SIG_IGN )
     def wedge( ) -> None:
@@ -156,6 +223,7 @@ def main( ) -> None:
     parser = argparse.ArgumentParser( )
     parser.add_argument( '--http', type = int, default = 0 )
     parser.add_argument( '--json', action = 'store_true' )
+    parser.add_argument( '--compress', choices = tuple( _COMPRESSORS ) )
     parser.add_argument( '--stubborn', action = 'store_true' )
     parser.add_argument( '--invalid-schema', action = 'store_true' )
     arguments = parser.parse_args( )
@@ -166,7 +234,9 @@ def main( ) -> None:
         sys.exit( 3 )
     if arguments.invalid_schema: _add_invalid_schema_tool( )
     if arguments.stubborn: _make_stubborn( )
-    if arguments.http:
+    if arguments.http and arguments.compress:
+        _serve_compressed( arguments.http, arguments.json, arguments.compress )
+    elif arguments.http:
         server.settings.log_level = 'WARNING'
         server.run(
             'streamable-http', host = '127.0.0.1', port = arguments.http,
