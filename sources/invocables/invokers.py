@@ -283,8 +283,12 @@ class FunctionInvoker(
             self.annotations: Annotations
             self.outschema: __.Absential[ __.Schema ]
             self.validator: _schemata.Validator
+            self._arguments_root: dict[ str, __.typx.Any ] | None
             self.function: __.Absential[
                 __.cabc.Callable[ _Parameters, _Result ] ]
+        validator_ = (
+            _schemata.produce_validator( name, arguments_schema )
+            if __.is_absent( validator ) else validator )
         # All attributes in one pass: frigid would check each assignment
         # (some 7 µs apiece) only to allow it, as it allows any during
         # __init__. The instance is frozen after __init__ all the same.
@@ -301,10 +305,12 @@ class FunctionInvoker(
             deduplicator = deduplicator,
             annotations = _freeze_annotations( annotations ),
             outschema = outschema,
-            validator = (
-                _schemata.produce_validator( name, arguments_schema )
-                if __.is_absent( validator ) else validator ),
-            function = function )
+            validator = validator_,
+            function = function,
+            # Read by processors without reading the schema itself.
+            _arguments_root = (
+                validator_.root if validator_.schema is arguments_schema
+                else None ) )
 
     @property
     def argschema( self ) -> __.Schema:
@@ -534,6 +540,23 @@ def validate_retries(
     raise _exceptions.ConfigurationInvalidity(
         location, "expected a whole number of retries from 0 to {maximum}, "
         "got {value!r}.".format( maximum = RETRIES_MAXIMUM, value = retries ) )
+
+
+def survey_arguments_roots(
+    invokers: __.cabc.Iterable[ 'Invoker' ]
+) -> list[ dict[ str, __.typx.Any ] ] | None:
+    ''' Returns the root copy of each invoker's arguments schema (see
+        :py:attr:`invocables.schemata.Validator.root`), in order, when
+        every invoker is a :py:class:`FunctionInvoker` whose schema has
+        one; ``None`` otherwise.
+
+        Reads neither schema: a first tool list of many tools touches as
+        few objects as it can.
+    '''
+    invokers_: __.cabc.Iterable[ __.typx.Any ] = invokers
+    try: roots = [ invoker._arguments_root for invoker in invokers_ ]
+    except AttributeError: return None # not a FunctionInvoker
+    return roots if all( roots ) else None
 
 
 def validate_timeout(

@@ -80,6 +80,14 @@ class Validator( __.immut.Object, instances_mutables = ( '_validator', ) ):
 
     name: str
     schema: __.Schema
+    root: __.typx.Annotated[
+        dict[ str, __.typx.Any ] | None,
+        __.ddoc.Doc( ''' The schema's root copied, less ``$schema``, when
+            the schema is plain JSON with a plain object root (see
+            :py:func:`survey_plain_roots_known`): what dialects which take
+            such a root as it is offer, the same object in every tool
+            list (not to be changed). ``None`` otherwise. ''' ),
+    ]
 
     # jsonschema's validator methods are only partly typed.
     _validator: __.typx.Any
@@ -89,8 +97,8 @@ class Validator( __.immut.Object, instances_mutables = ( '_validator', ) ):
         # In one pass: see FunctionInvoker.__init__.
         vars( self ).update(
             name = name, schema = schema, _validator = None,
-            _plan = _produce_plan( schema ) )
-        if is_plain( schema ): _remember_plain( self, schema )
+            _plan = _produce_plan( schema ),
+            root = _produce_root( self, schema ) )
 
     def validate_arguments( self, arguments: object ) -> __.Arguments:
         ''' Returns arguments if valid. Raises invalidity error otherwise.
@@ -842,16 +850,38 @@ def _forget_plain( reference: '_weakref.KeyedRef[ int, Validator ]' ) -> None:
         _plain_roots.pop( key, None )
 
 
-def _remember_plain( validator: Validator, schema: __.Schema ) -> None:
+def _produce_root(
+    validator: Validator, schema: __.Schema
+) -> dict[ str, __.typx.Any ] | None:
+    ''' Returns root copy of schema, if plain with a plain object root.
+
+        A read-only view of such a schema (what typed functions get) has
+        its root copied too, though the view is not remembered as plain.
+    '''
+    if is_plain( schema ): return _remember_plain( validator, schema )
+    genus = type( schema ) # not narrowed: the schema stays a Schema
+    if genus is not __.types.MappingProxyType: return None
+    root = dict( schema )
+    if not ( is_plain( root ) and _is_root_plain( root ) ): return None
+    root.pop( '$schema', None )
+    return root
+
+
+def _remember_plain(
+    validator: Validator, schema: __.Schema
+) -> dict[ str, __.typx.Any ] | None:
+    ''' Remembers plain schema; returns its root copy, if a plain root. '''
     key = id( schema )
     _plain_references[ key ] = _weakref.KeyedRef(
         validator, _forget_plain, key )
     _plain_schemas[ key ] = schema
-    if _is_root_plain( schema ):
-        root = dict( schema )
-        root.pop( '$schema', None )
-        _plain_roots[ key ] = ( schema, root )
-    else: _plain_roots.pop( key, None )
+    if not _is_root_plain( schema ):
+        _plain_roots.pop( key, None )
+        return None
+    root = dict( schema )
+    root.pop( '$schema', None )
+    _plain_roots[ key ] = ( schema, root )
+    return root
 
 
 def _is_root_plain( schema: __.Schema ) -> bool:

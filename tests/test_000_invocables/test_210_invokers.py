@@ -285,3 +285,63 @@ def test_250_invokers_immutable( ):
     assert copy.annotations is invoker.annotations
     assert copy.name == 'add' and copy.ensemble == 'math'
     assert invocables.produce_invoker( add ).annotations == { }
+
+
+def test_260_arguments_roots_made_once( ):
+    ''' A tool whose schema is plain with a plain object root has its root
+        copied once, with its validator (less ``$schema``), kept by its
+        copies; a list of such tools gives those copies without reading
+        the schemas; any other tool in the list gives none.
+    '''
+    from invocables import dialects, invokers, schemata
+
+    def add( a: int, b: int = 0 ) -> int:
+        return a + b
+
+    async def noop( context, arguments ) -> None:
+        return None
+
+    schema = {
+        '$schema': 'https://json-schema.org/draft/2020-12/schema',
+        'type': 'object', 'properties': { 'x': { 'type': 'string' } } }
+    given = invocables.produce_invoker(
+        noop, name = 'given', arguments_schema = schema )
+    typed = invocables.produce_invoker( add )
+    root = given.validator.root
+    assert root == { 'type': 'object', 'properties': schema[ 'properties' ] }
+    assert root is not schema
+    assert root[ 'properties' ] is schema[ 'properties' ]
+    # A typed function's schema, a read-only view, has its root too, as
+    # the dialects which take plain roots adapt it.
+    assert typed.validator.root == typed.arguments_schema
+    assert type( typed.validator.root ) is dict
+    for dialect in ( 'anthropic', 'cohere', 'openai' ):
+        assert typed.validator.root == dialects.adapt_schema(
+            typed.arguments_schema, dialect )
+    roots = invokers.survey_arguments_roots(
+        [ given, typed, given.with_ensemble( 'e' ) ] )
+    assert roots is not None
+    assert [ id( item ) for item in roots ] == [
+        id( root ), id( typed.validator.root ), id( root ) ]
+    assert invokers.survey_arguments_roots( [ ] ) == [ ]
+    # Not plain at the root ($defs to resolve): no root, no list.
+    nested = invocables.produce_invoker( noop, name = 'nested',
+        arguments_schema = {
+            'type': 'object', '$defs': { 't': { 'type': 'string' } },
+            'properties': { 'x': { '$ref': '#/$defs/t' } } } )
+    assert nested.validator.root is None
+    assert invokers.survey_arguments_roots( [ given, nested ] ) is None
+    # An invoker of another class: no list either.
+    class Own:
+        name = 'own'
+        description = ''
+        arguments_schema = schema
+
+    assert invokers.survey_arguments_roots( [ given, Own( ) ] ) is None
+    # A validator of another schema: its root is not offered.
+    other = schemata.Validator( 'other', {
+        'type': 'object', 'properties': { } } )
+    mismatched = invocables.FunctionInvoker(
+        name = 'mismatched', invocable = given.invocable,
+        arguments_schema = schema, validator = other )
+    assert invokers.survey_arguments_roots( [ mismatched ] ) is None

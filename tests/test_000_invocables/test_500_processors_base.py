@@ -691,6 +691,7 @@ def test_830_prepare_tools_follows_tool_changes( ):
     offered = produce_processor( 'openai' ).prepare_tools( [ plains ] )
     assert offered[ 0 ][ 'function' ][ 'parameters' ] is (
         first[ 0 ][ 'input_schema' ] )
+    assert first[ 0 ][ 'input_schema' ] is plain.validator.root
     ensemble.replace_invokers( [ ] )
     assert produce_processor( 'anthropic' ).prepare_tools( [ ensemble ] ) == [ ]
     assert produce_processor( 'gemini' ).prepare_tools( [ ensemble ] ) == [ ]

@@ -241,8 +241,22 @@ def share_plain_roots(
         Processors offer these, so that the first tool list copies
         nothing.
     '''
-    if dialect not in _DIALECTS_ROOT or dialect in _finishers: return None
+    if not takes_plain_roots( dialect ): return None
     return __.schemata.access_plain_roots( schemas )
+
+
+def takes_plain_roots(
+    dialect: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Target dialect (see adapt_schema). ''' )
+    ],
+) -> bool:
+    ''' Returns whether dialect takes a plain object root as it is, less
+        ``$schema``: then a schema known plain with such a root (see
+        :py:func:`invocables.schemata.survey_plain_roots_known`) adapts to
+        its root copied, and the copy made with its tool may be offered
+        (:py:attr:`invocables.schemata.Validator.root`).
+    '''
+    return dialect in _DIALECTS_ROOT and dialect not in _finishers
 
 
 def adapt_tool_schema_strictly(

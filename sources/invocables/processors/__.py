@@ -8,6 +8,7 @@ from ..__ import *
 from .. import canisters
 from .. import exceptions
 from .. import execution
+from .. import invokers
 from .. import naming
 from .. import providers
 from .. import schemata

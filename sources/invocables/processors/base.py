@@ -362,8 +362,14 @@ def produce_recipes(
     '''
     names = nomenclature.names
     invokers = nomenclature.invokers
-    schemas = adapt_schemas( names, [
-        invoker.arguments_schema for invoker in invokers ], dialect )
+    # Roots made with the tools, where the dialect takes them: no schema
+    # is read at all.
+    schemas = (
+        __.invokers.survey_arguments_roots( invokers )
+        if _dialects.takes_plain_roots( dialect ) else None )
+    if schemas is None:
+        schemas = adapt_schemas( names, [
+            invoker.arguments_schema for invoker in invokers ], dialect )
     descriptions = [ invoker.description for invoker in invokers ]
     return _memos.compose_recipes( names, descriptions, schemas )
 
