@@ -861,8 +861,14 @@ def _produce_root(
     if is_plain( schema ): return _remember_plain( validator, schema )
     genus = type( schema ) # not narrowed: the schema stays a Schema
     if genus is not __.types.MappingProxyType: return None
+    view = dict( schema )
+    if not ( is_plain( view ) and _is_root_plain( view ) ): return None
+    return _copy_root( view )
+
+
+def _copy_root( schema: __.Schema ) -> dict[ str, __.typx.Any ]:
+    ''' Returns root of schema copied, less ``$schema``. '''
     root = dict( schema )
-    if not ( is_plain( root ) and _is_root_plain( root ) ): return None
     root.pop( '$schema', None )
     return root
 
@@ -878,8 +884,7 @@ def _remember_plain(
     if not _is_root_plain( schema ):
         _plain_roots.pop( key, None )
         return None
-    root = dict( schema )
-    root.pop( '$schema', None )
+    root = _copy_root( schema )
     _plain_roots[ key ] = ( schema, root )
     return root
 
