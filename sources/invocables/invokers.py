@@ -307,7 +307,9 @@ class FunctionInvoker(
             outschema = outschema,
             validator = validator_,
             function = function,
-            # Read by processors without reading the schema itself.
+            # The validator's root, kept here too: a first tool list reads
+            # it from the invoker, touching neither validator nor schema
+            # (each a page to copy in a forked worker).
             _arguments_root = (
                 validator_.root if validator_.schema is arguments_schema
                 else None ) )
