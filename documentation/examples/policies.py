@@ -70,7 +70,8 @@ async def main( ) -> None:
         for request in survey_suspensions( namespace, clear = True ):
             record = json.dumps( request.as_dictionary( ) )
             result = await resume_invocation(
-                json.loads( record ), [ notes ], approval = True )
+                json.loads( record ), [ notes ], approval = True,
+                policy = POLICY )
             print( result.invocation_id, result.as_text( ) )
 
 

@@ -40,6 +40,24 @@ class AccumulatorReuseInvalidity( Omnierror, RuntimeError ):
             "response." )
 
 
+class ApprovalInvalidity( Omnierror, ValueError ):
+    ''' Approval record was not issued by a policy, or was altered.
+
+        A suspended call's record is sealed when the policy suspends it;
+        resuming a record whose seal does not match (a record edited to
+        name another tool or other arguments, or one made by hand) runs
+        nothing.
+    '''
+
+    def __init__( self, reason: str ):
+        self.reason = reason
+        super( ).__init__(
+            f"The approval record cannot be resumed: {reason} Resume only "
+            "records which a policy suspended, unchanged; across "
+            "processes, give each the same seal key (Policy.seal_key or "
+            "the INVOCABLES_APPROVAL_KEY environment variable)." )
+
+
 class ArgumentsInvalidity( Omnierror, ValueError ):
     ''' Arguments of invocation do not satisfy schema of invoker. '''
 

@@ -16,6 +16,10 @@
 
 
 import fnmatch as _fnmatch
+import hashlib as _hashlib
+import hmac as _hmac
+import os as _os
+import secrets as _secrets
 import sys as _sys
 
 from . import __
@@ -23,10 +27,12 @@ from . import canisters as _canisters
 from . import exceptions as _exceptions
 from . import interception as _interception
 from . import naming as _naming
+from . import wrappers as _wrappers
 
 
 Hints: __.typx.TypeAlias = __.cabc.Mapping[ str, __.typx.Any ]
 
+SEAL_KEY_VARIABLE = 'INVOCABLES_APPROVAL_KEY'
 SUSPENSIONS_KEY = 'invocables.suspensions'
 
 # Hint keys of MCP tool annotations, and their defaults by the MCP
@@ -39,6 +45,8 @@ _HINTS = __.types.MappingProxyType( {
 } )
 _RULE_KEYS = frozenset( ( 'action', 'ensemble', 'tool', 'name', *_HINTS ) )
 _pattern_valid = __.re.compile( r'^[A-Za-z0-9_.*?!\[\]/-]{1,128}$' )
+# Seals approval records of this process when no key is configured.
+_seal_key_process = _secrets.token_bytes( 32 )
 
 
 class Actions( __.enum.Enum ):
@@ -61,7 +69,10 @@ class Rule( __.immut.DataclassObject ):
     ''' One rule: an action and what it matches (all given must match).
 
         Patterns are globs (``*``, ``?``, ``[...]``) over the ensemble
-        name and the tool name (the name within its ensemble). Hints match
+        name and the tool name: the name of the tool as its source names
+        it (before any prefix or rename) or, as well, the name its
+        ensemble offers it under. Whatever a provider or a wrapper calls
+        a tool, a rule on its source name governs it. Hints match
         the tool's annotations, MCP defaults applying to a tool which says
         nothing (``destructive`` unless read-only, ``open_world``).
     '''
@@ -98,13 +109,20 @@ class Rule( __.immut.DataclassObject ):
         if __.is_absent( self.name ): return text
         return f"{self.name!r} ({text})"
 
-    def is_match( self, ensemble: str, tool: str, hints: Hints ) -> bool:
-        ''' Returns whether rule matches tool of ensemble. '''
+    def is_match(
+        self, ensemble: str, tool: str, hints: Hints, alias: str = ''
+    ) -> bool:
+        ''' Returns whether rule matches tool of ensemble.
+
+            ``tool`` is the name as the tool's source names it; ``alias``,
+            if given, the name under which its ensemble offers it.
+        '''
         if not __.is_absent( self.ensemble ) and not _fnmatch.fnmatchcase(
             ensemble, self.ensemble
         ): return False
-        if not __.is_absent( self.tool ) and not _fnmatch.fnmatchcase(
-            tool, self.tool
+        if not __.is_absent( self.tool ) and not (
+            _fnmatch.fnmatchcase( tool, self.tool )
+            or ( alias and _fnmatch.fnmatchcase( alias, self.tool ) )
         ): return False
         for key in _HINTS:
             wanted = getattr( self, key )
@@ -117,8 +135,10 @@ class ApprovalRequest( __.immut.DataclassObject ):
     ''' Call which waits for approval; also its serialisable record.
 
         ``name`` is the name which the model used; ``ensemble`` and
-        ``tool`` say what it stands for, so that the call can be resumed
-        even if names were scoped differently since.
+        ``tool`` say what it stands for (the tool as its source names it),
+        so that the call can be resumed even if names were scoped
+        differently since. ``seal`` authenticates the record: resuming
+        checks it, so that an edited record runs nothing.
     '''
 
     invocation_id: str
@@ -128,6 +148,7 @@ class ApprovalRequest( __.immut.DataclassObject ):
     arguments: __.cabc.Mapping[ str, __.typx.Any ]
     rule: str
     timestamp: float
+    seal: str = ''
 
     def as_dictionary( self ) -> dict[ str, __.typx.Any ]:
         ''' Returns record as plain JSON-compatible dictionary. '''
@@ -135,7 +156,7 @@ class ApprovalRequest( __.immut.DataclassObject ):
             'invocation_id': self.invocation_id, 'name': self.name,
             'ensemble': self.ensemble, 'tool': self.tool,
             'arguments': _thaw( self.arguments ), 'rule': self.rule,
-            'timestamp': self.timestamp }
+            'timestamp': self.timestamp, 'seal': self.seal }
 
     @classmethod
     def from_dictionary(
@@ -154,7 +175,21 @@ class ApprovalRequest( __.immut.DataclassObject ):
             if not isinstance( data.get( key ), genus ):
                 raise _exceptions.ConfigurationInvalidity(
                     f"approval record {key!r}", "missing or of wrong type." )
-        return cls( **{ key: data[ key ] for key in fields } )
+        seal = data.get( 'seal', '' )
+        if not isinstance( seal, str ):
+            raise _exceptions.ConfigurationInvalidity(
+                "approval record 'seal'", "expected a string." )
+        return cls(
+            **{ key: data[ key ] for key in fields }, seal = seal )
+
+    def is_sealed( self, key: bytes ) -> bool:
+        ''' Returns whether record carries the seal of key. '''
+        return bool( self.seal ) and _hmac.compare_digest(
+            self.seal, _produce_seal( self, key ) )
+
+    def with_seal( self, key: bytes ) -> __.typx.Self:
+        ''' Returns copy of record sealed with key. '''
+        return __.dcls.replace( self, seal = _produce_seal( self, key ) )
 
 
 Approver: __.typx.TypeAlias = __.cabc.Callable[
@@ -177,6 +212,13 @@ class Policy( __.immut.DataclassObject ):
         __.ddoc.Doc( ''' Async callable deciding calls which a rule asks
             about. Without one, such calls are suspended. ''' ),
     ] = __.absent
+    seal_key: __.typx.Annotated[
+        __.Absential[ str | bytes ],
+        __.ddoc.Doc( ''' Key sealing the records of suspended calls.
+            Default: the ``INVOCABLES_APPROVAL_KEY`` environment variable,
+            else a key of the process (records resume in the process which
+            suspended them only). ''' ),
+    ] = __.absent
 
     def __post_init__( self ) -> None:
         rules = tuple( self.rules )
@@ -187,13 +229,26 @@ class Policy( __.immut.DataclassObject ):
         object.__setattr__( self, 'rules', rules )
 
     def access_action(
-        self, ensemble: str, tool: str, hints: Hints
+        self, ensemble: str, tool: str, hints: Hints, alias: str = ''
     ) -> tuple[ Actions, Rule | None ]:
-        ''' Returns action for tool, and the rule which decided it. '''
+        ''' Returns action for tool, and the rule which decided it.
+
+            ``tool`` is the name as the tool's source names it; ``alias``,
+            if given, the name under which its ensemble offers it.
+        '''
         for rule in self.rules:
-            if rule.is_match( ensemble, tool, hints ):
+            if rule.is_match( ensemble, tool, hints, alias ):
                 return rule.action, rule
         return self.default, None
+
+    def access_seal_key( self ) -> bytes:
+        ''' Returns key which seals approval records of policy. '''
+        key = self.seal_key
+        if __.is_absent( key ):
+            variable = _os.environ.get( SEAL_KEY_VARIABLE )
+            if not variable: return _seal_key_process
+            key = variable
+        return key.encode( ) if isinstance( key, str ) else bytes( key )
 
     def produce_interceptor(
         self, namespace: __.Namespace
@@ -230,8 +285,10 @@ class Policy( __.immut.DataclassObject ):
         ''' Returns refusal result, or ``None`` if the call may run. '''
         invoker = designation.invoker
         ensemble = designation.ensemble.name
+        tool = _wrappers.access_source_name( invoker )
         action, rule = self.access_action(
-            ensemble, invoker.name, invoker.annotations )
+            ensemble, tool, invoker.annotations,
+            '' if tool == invoker.name else invoker.name )
         if action is Actions.Allow: return None
         label = 'the default' if rule is None else f"rule {rule.describe( )}"
         if action is Actions.Deny:
@@ -247,9 +304,9 @@ class Policy( __.immut.DataclassObject ):
                 _canisters.FaultGenera.Invalidity )
         request = ApprovalRequest(
             invocation_id = invocation.identifier, name = invocation.name,
-            ensemble = ensemble, tool = invoker.name,
+            ensemble = ensemble, tool = tool,
             arguments = _thaw( arguments ), rule = label,
-            timestamp = __.time.time( ) )
+            timestamp = __.time.time( ) ).with_seal( self.access_seal_key( ) )
         approval = await self._ask( request )
         if approval is Approvals.Allow: return None
         if approval is Approvals.Deny:
@@ -413,6 +470,14 @@ async def resume_invocation(
     approval: __.typx.Annotated[
         bool, __.ddoc.Doc( ''' Whether the user approved the call. ''' )
     ],
+    *,
+    policy: __.typx.Annotated[
+        __.Absential[ Policy ],
+        __.ddoc.Doc( ''' Policy which suspended the call: checked again
+            (a tool it denies stays denied) and its seal key checks the
+            record. Without it, the record is checked with the key of the
+            environment or of the process. ''' ),
+    ] = __.absent,
     **options: __.typx.Annotated[
         __.typx.Any,
         __.ddoc.Doc( ''' Options of ``execute_invocations`` (auxdata,
@@ -422,17 +487,26 @@ async def resume_invocation(
     ''' Runs a suspended call if approved; returns its result.
 
         The result answers the invocation of the record: send it to the
-        model in place of the interim result. A call not approved gets an
-        error result saying so. The call runs without the policy (the user
-        has decided), under the other options given.
+        model in place of the interim result. A call not approved, or one
+        which the policy now denies, gets an error result saying so; an
+        approved call runs without asking again, under the other options
+        given. Raises :py:class:`invocables.exceptions.ApprovalInvalidity`
+        for a record which no policy sealed (edited, or made by hand): it
+        runs nothing.
     '''
     from . import execution as _execution
     request_ = (
         request if isinstance( request, ApprovalRequest )
         else ApprovalRequest.from_dictionary( request ) )
+    key = (
+        Policy( ).access_seal_key( ) if __.is_absent( policy )
+        else policy.access_seal_key( ) )
+    if not request_.is_sealed( key ):
+        raise _exceptions.ApprovalInvalidity(
+            "its seal is missing or does not match its content." )
     nomenclature = _naming.access_nomenclature( ensembles )
-    try: name = nomenclature.access_name( request_.ensemble, request_.tool )
-    except _exceptions.InvokerAbsence: name = request_.name
+    designation = _find_designation( nomenclature, request_ )
+    name = request_.name if designation is None else designation.name
     invocation = _canisters.InvocationCanister(
         identifier = request_.invocation_id, name = name,
         arguments = request_.arguments )
@@ -440,6 +514,19 @@ async def resume_invocation(
         return _produce_refusal(
             invocation, f"The user did not approve the call of tool "
             f"{name!r}. Do not repeat it unless the user asks." )
+    if not __.is_absent( policy ) and designation is not None:
+        invoker = designation.invoker
+        action, rule = policy.access_action(
+            request_.ensemble, request_.tool, invoker.annotations,
+            invoker.name )
+        if action is Actions.Deny:
+            label = (
+                'the default' if rule is None
+                else f"rule {rule.describe( )}" )
+            return _produce_refusal(
+                invocation, f"Tool {name!r} is denied by the permission "
+                f"policy ({label}). Do not call it again; use another "
+                "tool or ask the user." )
     results = await _execution.execute_invocations(
         ( invocation, ), nomenclature, **options )
     return results[ 0 ]
@@ -532,3 +619,25 @@ def _thaw( value: __.typx.Any ) -> __.typx.Any:
         sequence = __.typx.cast( __.cabc.Sequence[ __.typx.Any ], value )
         return [ _thaw( item ) for item in sequence ]
     return value
+
+
+def _find_designation(
+    nomenclature: _naming.Nomenclature, request: ApprovalRequest
+) -> _naming.Designation | None:
+    ''' Returns designation of the tool a record names, if offered. '''
+    for designation in nomenclature.designations:
+        if designation.ensemble.name != request.ensemble: continue
+        invoker = designation.invoker
+        if _wrappers.access_source_name( invoker ) == request.tool:
+            return designation
+    return None
+
+
+def _produce_seal( request: ApprovalRequest, key: bytes ) -> str:
+    content = __.json.dumps( [
+        request.invocation_id, request.name, request.ensemble, request.tool,
+        _thaw( request.arguments ), request.rule, request.timestamp,
+    ], sort_keys = True, separators = ( ',', ':' ) )
+    return _hmac.new(
+        key, content.encode( 'utf-8', 'surrogatepass' ),
+        _hashlib.sha256 ).hexdigest( )

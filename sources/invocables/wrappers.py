@@ -60,8 +60,10 @@ class DelegateInvoker( __.immut.Object ):
 
     def __getattr__( self, name: str ) -> __.typx.Any:
         # Tools read attributes of their own invoker from the context (the
-        # io tools, its roots): those of the inner invoker are given.
-        if name == 'inner' or name.startswith( '__' ):
+        # io tools, its roots): those of the inner invoker are given. Not
+        # private ones: the immutability machinery keeps its state there,
+        # and a delegate of a delegate would read the inner's as its own.
+        if name == 'inner' or name.startswith( '_' ):
             raise AttributeError( name )
         return getattr( self.inner, name )
 
@@ -432,6 +434,17 @@ class PinnedEnsemble( WrapperBase ):
             self.name, "the inner ensemble no longer offers pinned tool(s) "
             "{names}; take a new snapshot or unpin them.".format(
                 names = ', '.join( map( repr, missing ) ) ) )
+
+
+def access_source_name( invoker: _invokers.Invoker ) -> str:
+    ''' Returns name of tool as its source names it.
+
+        Through every rename and prefix of wrappers, the name of the
+        innermost tool: with the ensemble's name, the tool's identity,
+        which policies and approvals match whatever the model calls it.
+    '''
+    while isinstance( invoker, DelegateInvoker ): invoker = invoker.inner
+    return invoker.name
 
 
 def produce_pinned_ensemble(
