@@ -141,6 +141,22 @@ class EnsemblesInvalidity( Omnierror, ValueError ):
         super( ).__init__( f"Invalid ensembles: {reason}" )
 
 
+class ExtraAbsence( Omnierror, ImportError ):
+    ''' Optional dependencies (an extra of the package) are not installed.
+
+        Says which extra to install, from the package index and from a
+        clone of the repository.
+    '''
+
+    def __init__( self, extra: str, user: str ):
+        self.extra = extra
+        self.user = user
+        super( ).__init__(
+            f"{user} needs the {extra} extra: pip install "
+            f"'invocables[{extra}]' (from a clone: pip install --editable "
+            f"'.[{extra}]')." )
+
+
 class InvocationExecutionFailure( Omnierror, RuntimeError ):
     ''' Tool raised an exception while executing (fail-fast policy).
 
@@ -315,6 +331,17 @@ class ProviderFailure( Omnierror, RuntimeError ):
             f"Provider {provider!r} returned an error{suffix}: {message}" )
 
 
+class ProviderInaccessibility( Omnierror, ConnectionError ):
+    ''' Provider's server cannot be reached (refused, unknown host). '''
+
+    def __init__( self, provider: str, url: str, reason: str ):
+        self.provider = provider
+        self.url = url
+        self.reason = reason
+        super( ).__init__(
+            f"cannot reach {url}: {reason} (provider {provider!r})." )
+
+
 class ProviderNoSupport( Omnierror, ValueError ):
     ''' Requested provider or provider feature is not supported. '''
 
@@ -416,6 +443,14 @@ class SecretReferenceWarning( Omniexception, UserWarning ):
             "Set them to the values before loading the descriptors.".format(
                 ensemble = ensemble,
                 names = ', '.join( self.references ) ) )
+
+
+class ServerActivateFailure( Omnierror, OSError ):
+    ''' Server cannot start serving (port in use, address unknown). '''
+
+    def __init__( self, reason: str ):
+        self.reason = reason
+        super( ).__init__( reason )
 
 
 class ToolExclusionWarning( Omniexception, UserWarning ):
