@@ -5,6 +5,16 @@
     Canisters are made for every invocation, so they are plain frozen,
     slotted dataclasses rather than frigid objects (which cost about ten times
     as much to construct): see the architecture decision on canisters.
+
+    What goes out is sendable, and this module is its one owner: every text
+    of a result (text content, structured data with its keys, URIs, names,
+    error messages) is made valid Unicode, which every provider's SDK can
+    encode as UTF-8, when its content is made (:py:func:`validate_content`,
+    which the execution engine applies to every result of every kind of
+    tool, and the constructor of :py:class:`ResultCanister`); see
+    :py:func:`normalize_text`. Names shown in listings go through
+    :py:func:`render_name`, which also escapes what could forge the
+    structure of a listing (line breaks and other control characters).
 '''
 
 
@@ -19,12 +29,28 @@ from . import exceptions as _exceptions
 RESULTS_DEPTH_MAXIMUM_DEFAULT = 128
 RESULTS_SIZE_MAXIMUM_DEFAULT = 16_777_216
 
+_ESCAPES_SHORT = __.types.MappingProxyType( {
+    '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' } )
+_FIELDS_TEXTUAL = ( 'description', 'media_type', 'name', 'text', 'uri' )
 _KEYS_SCALAR = ( bool, int, float, type( None ) )
+_NORMALIZATION_DEPTH_MAXIMUM = RESULTS_DEPTH_MAXIMUM_DEFAULT
 _PATH_PARTS_MAXIMUM = 8
 _SCALARS_FLAT = frozenset( ( bool, int, float, type( None ) ) )
 # The exact type of a value typed Any, without narrowing it to a partly
 # unknown type: hot paths check values this way, with no casts.
 _access_genus: __.cabc.Callable[ [ object ], object ] = type
+# Lone surrogates: what 'surrogateescape' makes of bytes which are not
+# UTF-8 (U+DC80 to U+DCFF), or halves of UTF-16 pairs (from JSON's escapes).
+# No UTF-8 encoder accepts them; a pair is one character, joined.
+_surrogates = __.re.compile(
+    r'[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]' )
+# What a name in a listing may not hold as it is: what is not Unicode, the
+# escape character itself, and what breaks or reorders lines (C0 and C1
+# controls, DEL, line and paragraph separators, bidirectional controls).
+_name_escapables = __.re.compile(
+    r'[\ud800-\udbff][\udc00-\udfff]'
+    r'|[\\\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e'
+    r'\u2066-\u2069\ud800-\udfff]' )
 _image_signatures = (
     ( b'\x89PNG\r\n\x1a\n', 'image/png' ),
     ( b'\xff\xd8\xff', 'image/jpeg' ),
@@ -177,10 +203,11 @@ class ResultCanister:
 
         ``content`` is a tuple of content canisters; one content canister,
         or a list of them, is taken as well (as the design documents write
-        ``content = TextContent( ... )``). ``error`` is absent when the
-        invocation succeeded. ``timestamp`` is a timezone-aware datetime,
-        now unless given. ``name`` is the provider-facing name of the
-        invoked tool (some providers need it).
+        ``content = TextContent( ... )``). Its texts, and the error's
+        message, are made sendable (see :py:func:`normalize_text`).
+        ``error`` is absent when the invocation succeeded. ``timestamp``
+        is a timezone-aware datetime, now unless given. ``name`` is the
+        provider-facing name of the invoked tool (some providers need it).
         ``invocation_id_synthesized`` is the invocation's
         ``identifier_synthesized``.
     '''
@@ -210,8 +237,11 @@ class ResultCanister:
                 ( content, ) if is_content( content )
                 else tuple( __.typx.cast(
                     __.cabc.Sequence[ Content ], content ) ) )
-        set_content( self, content )
-        set_error( self, error )
+        set_content( self, _normalize_content(
+            __.typx.cast( ContentSequence, content ) ) )
+        set_error( self, (
+            error if __.is_absent( error ) or error.message.isascii( )
+            else _normalize_fault( error ) ) )
         set_timestamp( self, (
             _datetime.now( _timezone.utc )
             if timestamp is __.absent else timestamp ) )
@@ -249,8 +279,8 @@ def produce_result(
 
         As the constructor with no error, for content already sealed (a
         tuple of content canisters, as :py:func:`validate_content` returns
-        it), taken as it is: the execution engine's one result per call, at
-        about half the constructor's cost.
+        it: sendable), taken as it is: the execution engine's one result
+        per call, at about half the constructor's cost.
     '''
     result = _new( ResultCanister )
     ( set_identifier, set_content, set_error, set_timestamp,
@@ -267,6 +297,25 @@ def produce_result(
 def is_content( value: object ) -> __.typx.TypeIs[ Content ]:
     ''' Returns whether value is a content canister. '''
     return isinstance( value, _content_classes )
+
+
+def normalize_text( text: str ) -> str:
+    ''' Returns text which every UTF-8 encoder accepts: text as it is, when
+        it is valid Unicode (the common case, checked quickly).
+
+        Lone surrogates, which no UTF-8 encoder accepts (what the
+        ``surrogateescape`` error handler makes of bytes which are not
+        UTF-8, as in file names, or halves of UTF-16 pairs from JSON's
+        escapes), are shown as escapes: a byte as ``\\xff``, another half
+        as ``\\udc00``. A pair of halves is joined into its character.
+        Line breaks and other characters are kept: this is content; names
+        in listings go through :py:func:`render_name`.
+    '''
+    if text.isascii( ): return text
+    try: text.encode( 'utf-8' )
+    except UnicodeEncodeError:
+        return _surrogates.sub( _escape_surrogate, text )
+    return text
 
 
 def produce_arguments(
@@ -352,6 +401,23 @@ def produce_json(
             flaw.describe( ) ) from flaw.__cause__
 
 
+def render_name( name: str ) -> str:
+    ''' Renders name (of a file, a folder, any entry of a listing) on one
+        line, sendable, and unambiguous.
+
+        A backslash is doubled; tabs, line feeds and carriage returns are
+        ``\\t``, ``\\n``, ``\\r``; other control characters (C0, DEL,
+        C1), line and paragraph separators and bidirectional controls,
+        which could forge or reorder lines of a listing, are ``\\x1b`` or
+        ``\\u2028``; bytes which are not UTF-8 (lone surrogates of
+        ``surrogateescape``) are ``\\xff``. Other names are returned as
+        they are.
+    '''
+    if name.isascii( ) and name.isprintable( ) and '\\' not in name:
+        return name
+    return _name_escapables.sub( _escape_character, name )
+
+
 def render_content_text( content: Content ) -> str:
     ''' Renders content as text, with clear stand-ins for binary data. '''
     match content:
@@ -378,11 +444,14 @@ def validate_content(
     depth_maximum: int = RESULTS_DEPTH_MAXIMUM_DEFAULT,
     size_maximum: int | None = RESULTS_SIZE_MAXIMUM_DEFAULT,
 ) -> ContentSequence:
-    ''' Returns content ready to be sent: structured data as plain JSON.
+    ''' Returns content ready to be sent: structured data as plain JSON,
+        every text sendable.
 
         Content which is not a tuple of content canisters is first
         normalized by :py:func:`produce_content`. Structured data goes
-        through :py:func:`produce_json`; the size of all items together
+        through :py:func:`produce_json`; every text (text content, keys
+        and texts of structured data, URIs, names) through
+        :py:func:`normalize_text`; the size of all items together
         (characters of text, bytes of binary data, size of JSON) is held to
         the maximum. Raises
         :py:class:`invocables.exceptions.ResultInvalidity` otherwise.
@@ -398,7 +467,7 @@ def validate_content(
         for item in items:
             if not isinstance( item, StructureContent ):
                 walker.count( _measure_content( item ) )
-                sealed.append( item )
+                sealed.append( _normalize_item( item ) )
                 continue
             data = walker.walk( item.data, 0 )
             sealed.append( item if data is item.data else (
@@ -410,12 +479,113 @@ def validate_content(
     return tuple( sealed )
 
 
+def _escape_character( match: __.re.Match[ str ] ) -> str:
+    ''' Returns escape of a character which a name may not hold as it is.
+    '''
+    text = match.group( )
+    short = _ESCAPES_SHORT.get( text )
+    if short is not None: return short
+    code = ord( text[ 0 ] )
+    if len( text ) > 1 or 0xd800 <= code <= 0xdfff: # noqa: PLR2004
+        return _escape_surrogate( match )
+    if code < 0x80: return "\\x{code:02x}".format( code = code ) # noqa: PLR2004
+    return "\\u{code:04x}".format( code = code )
+
+
+def _escape_surrogate( match: __.re.Match[ str ] ) -> str:
+    ''' Returns character of a pair of surrogates, else escape of one. '''
+    text = match.group( )
+    if len( text ) > 1:
+        return text.encode( 'utf-16-le', 'surrogatepass' ).decode(
+            'utf-16-le' )
+    code = ord( text )
+    if 0xdc80 <= code <= 0xdcff: # noqa: PLR2004 # a byte, escaped
+        return "\\x{byte:02x}".format( byte = code - 0xdc00 )
+    return "\\u{code:04x}".format( code = code )
+
+
 def _jsonify( value: object ) -> object:
     ''' Serializes models and dataclasses; passes other values through. '''
     if not callable( getattr( value, 'model_dump', None ) ) and not (
         __.dcls.is_dataclass( value ) and not isinstance( value, type )
     ): return value
     return produce_json( value )
+
+
+def _normalize_content( items: ContentSequence ) -> ContentSequence:
+    ''' Returns content with its texts sendable; the same, if they are. '''
+    for index, item in enumerate( items ):
+        item_ = _normalize_item( item )
+        if item_ is not item:
+            return (
+                *items[ : index ], item_,
+                *map( _normalize_item, items[ index + 1 : ] ) )
+    return items
+
+
+def _normalize_data( value: object, depth: int ) -> object:
+    ''' Returns data with its keys and texts sendable; the same, if they
+        are. Data deeper than the limit of results is left as it is (the
+        engine refuses such results).
+    '''
+    genus = type( value )
+    if genus is str:
+        text = __.typx.cast( str, value )
+        return text if text.isascii( ) else normalize_text( text )
+    if depth >= _NORMALIZATION_DEPTH_MAXIMUM: return value
+    if genus is list or genus is tuple:
+        items = __.typx.cast( __.cabc.Sequence[ object ], value )
+        items_ = [ _normalize_data( item, depth + 1 ) for item in items ]
+        if all( new is old for new, old in zip( items_, items ) ):
+            return value
+        return items_
+    if genus is not dict: return value
+    return _normalize_mapping(
+        __.typx.cast( dict[ object, object ], value ), depth )
+
+
+def _normalize_mapping(
+    mapping: dict[ object, object ], depth: int
+) -> dict[ object, object ]:
+    copy = {
+        normalize_text( key ) if type( key ) is str else key:
+            _normalize_data( item, depth + 1 )
+        for key, item in mapping.items( ) }
+    if len( copy ) == len( mapping ) and all(
+        key is key_ and copy[ key ] is item
+        for ( key, item ), key_ in zip( mapping.items( ), copy )
+    ): return mapping
+    return copy
+
+
+def _normalize_fault( fault: Fault ) -> Fault:
+    message = normalize_text( fault.message )
+    if message is fault.message: return fault
+    return Fault( genus = fault.genus, message = message )
+
+
+def _normalize_item( item: Content ) -> Content:
+    ''' Returns content canister with its texts sendable; the same, if they
+        are.
+    '''
+    if isinstance( item, TextContent ):
+        text = item.text
+        if text.isascii( ): return item
+        text_ = normalize_text( text )
+        return item if text_ is text else TextContent( text = text_ )
+    if isinstance( item, StructureContent ):
+        data = _normalize_data( item.data, 0 )
+        return item if data is item.data else StructureContent( data = data )
+    changes: dict[ str, str ] = { }
+    for name in _FIELDS_TEXTUAL:
+        value: object = getattr( item, name, None )
+        if type( value ) is not str: continue
+        text = __.typx.cast( str, value )
+        if text.isascii( ): continue
+        text_ = normalize_text( text )
+        if text_ is not text: changes[ name ] = text_
+    if not changes: return item
+    return __.dcls.replace( item, **changes )
 
 
 def _produce_content_from_bytes( data: bytes ) -> Content:
@@ -464,8 +634,11 @@ class _Walker:
         ''' Returns plain JSON for value at depth. '''
         genus = type( value )
         if genus is str:
-            self.count( len( __.typx.cast( str, value ) ) + 1 )
-            return value
+            text = __.typx.cast( str, value )
+            self.count( len( text ) + 1 )
+            return (
+                text if text.isascii( ) or not self.lenient
+                else normalize_text( text ) )
         if genus is int or genus is bool or value is None:
             self.count( 1 )
             return value
@@ -534,6 +707,8 @@ class _Walker:
         copy: dict[ str, object ] | None = None if plain else { }
         for position, ( key, item ) in enumerate( mapping.items( ) ):
             name = key if type( key ) is str else _name_key( key )
+            if self.lenient and not name.isascii( ):
+                name = normalize_text( name )
             self.count( len( name ) + 1 )
             try: item_ = self.walk( item, depth )
             except _Flaw as flaw:
@@ -629,7 +804,9 @@ def _is_text_alone(
         return False
     item = content[ 0 ]
     if _access_genus( item ) is not TextContent: return False
-    return size_maximum is None or len( item.text ) <= size_maximum
+    text = item.text
+    if not text.isascii( ): return False # checked by the slow path
+    return size_maximum is None or len( text ) <= size_maximum
 
 
 def _is_finite( value: float ) -> bool:
