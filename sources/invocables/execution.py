@@ -483,6 +483,11 @@ def _describe_expiry(
             "in a thread, which cannot be stopped: the thread was abandoned "
             "and may still be running. Try a smaller request or another "
             "approach." )
+    if _workers.Fates.Stranded in fates:
+        return (
+            f"Tool {name!r} did not finish within {timeout} seconds, nor "
+            "end once cancelled: it was abandoned. Try a smaller request or "
+            "another approach." )
     if _workers.Fates.Withdrawn in fates:
         return (
             f"Tool {name!r} did not start within {timeout} seconds: all "

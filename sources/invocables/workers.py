@@ -42,6 +42,7 @@ class Fates( __.enum.Enum ):
     ''' What became of a sync call which its caller stopped awaiting. '''
 
     Abandoned = 'abandoned' # running: its thread goes on to its end
+    Stranded = 'stranded'   # async, not ended within its grace: goes on
     Withdrawn = 'withdrawn' # waiting for a thread: it never starts
 
 
@@ -54,7 +55,7 @@ FATES_OBSERVED: _contextvars.ContextVar[ list[ Fates ] | None ] = (
 class _Job:
     ''' One call, from submission to delivery of its outcome. '''
 
-    __slots__ = ( 'call', 'future', 'loop', 'state' )
+    __slots__ = ( 'abandoned', 'call', 'future', 'loop', 'state' )
 
     def __init__(
         self,
@@ -66,6 +67,7 @@ class _Job:
         self.future = future
         self.loop = loop
         self.state = _QUEUED
+        self.abandoned = False # read by the function, in its thread
 
 
 class _Executor:
@@ -112,7 +114,9 @@ class _Executor:
             if job.state == _QUEUED:
                 job.state = _WITHDRAWN
                 return Fates.Withdrawn
-            if job.state == _RUNNING: return Fates.Abandoned
+            if job.state == _RUNNING:
+                job.abandoned = True
+                return Fates.Abandoned
             return None
 
     def _work( self ) -> None:
@@ -128,9 +132,11 @@ class _Executor:
                 else: self._idle += 1
 
     def _run( self, job: _Job ) -> None:
+        _local.job = job
         try: outcome = ( True, job.call( ) )
         except BaseException as exception: # delivered to the caller
             outcome = ( False, exception )
+        finally: _local.job = None
         with self._lock: job.state = _FINISHED
         # A closed loop raises: nobody awaits the outcome any more.
         with __.ctxl.suppress( RuntimeError ):
@@ -160,6 +166,7 @@ class FatesObservation:
 
 _executor: _Executor | None = None
 _executor_lock = _threading.Lock( )
+_local = _threading.local( ) # the job which a worker thread runs
 
 
 def access_threads_maximum( ) -> int:
@@ -215,6 +222,19 @@ async def execute_in_thread(
         fates = FATES_OBSERVED.get( )
         if fate is not None and fates is not None: fates.append( fate )
         raise
+
+
+def is_abandoned( ) -> bool:
+    ''' Returns whether the caller stopped awaiting the current sync call.
+
+        In the thread of a sync tool: true once its timeout passed or its
+        execution was cancelled, while the function still runs (a thread
+        cannot be stopped); the function should then return soon. Outside
+        the threads of sync tools, false. Tools usually ask
+        :py:func:`invocables.deadlines.is_expired`, which asks this too.
+    '''
+    job: _Job | None = getattr( _local, 'job', None )
+    return job is not None and job.abandoned
 
 
 def observe_fates( ) -> 'FatesObservation':
