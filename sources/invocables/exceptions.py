@@ -69,6 +69,29 @@ class ArgumentsInvalidity( Omnierror, ValueError ):
             "Correct the arguments to match the tool's schema and retry." )
 
 
+class CallbackAnswerInvalidity( Omnierror, TypeError, ValueError ):
+    ''' Callback of the application gave an answer of a wrong shape.
+
+        An elicitor or a sampler of an MCP ensemble returned (or built) an
+        answer which is neither the library's record, nor the MCP wire
+        shape, nor the SDK's result; or one whose fields have wrong types
+        or values. ``expected`` names the accepted shapes, ``received``
+        the type of what was given.
+    '''
+
+    def __init__(
+        self, callback: str, expected: str, received: str, reason: str
+    ):
+        self.callback = callback
+        self.expected = expected
+        self.received = received
+        self.reason = reason
+        message = (
+            f"Invalid answer of the {callback}: expected {expected}; "
+            f"received {received}." )
+        super( ).__init__( f"{message} {reason}" if reason else message )
+
+
 class ConfigurationInvalidity( Omnierror, ValueError ):
     ''' Configuration value is invalid. '''
 

@@ -9,6 +9,14 @@
     log messages go to the Python logger ``invocables.mcp.servers.<name>``.
     Without an elicitor or a sampler, the server is told that the client
     does not support them (and the capability is not advertised).
+
+    An elicitor or a sampler may be a coroutine function or a plain one; it
+    returns the library's record (``ElicitationResponse``,
+    ``SamplingResponse``), the MCP wire shape as a mapping, or the SDK's
+    result (``mcp.types.ElicitResult``, ``mcp.types.CreateMessageResult``),
+    converted once into the record. Any other answer is logged (on
+    ``invocables.mcp.callbacks``, naming the shapes expected and the type
+    received) and the server gets an error naming only its class.
 '''
 
 
@@ -18,11 +26,14 @@ from urllib.parse import quote as _quote
 
 import anyio as _anyio
 
+from pydantic import BaseModel as _BaseModel
+
 from . import __
 from . import redaction as _redaction
 from . import sdk as _sdk
 from .sdk import types as _mcp_types
 from .. import canisters as _canisters
+from .. import exceptions as _exceptions
 
 
 LOGGER_PREFIX = 'invocables.mcp.servers'
@@ -35,6 +46,23 @@ _LEVELS = __.types.MappingProxyType( {
     'error': __.logging.ERROR, 'critical': __.logging.CRITICAL,
     'alert': __.logging.CRITICAL + 5, 'emergency': __.logging.CRITICAL + 10,
 } )
+_ACTIONS = frozenset( ( 'accept', 'decline', 'cancel' ) )
+_CONTENT_EXPECTED = (
+    "a mapping of the requested fields to strings, numbers, booleans, "
+    "lists of strings or None as 'content'" )
+_ELICITATION_EXPECTED = (
+    "an ElicitationResponse, a mapping of MCP's ElicitResult "
+    "({'action': 'accept', 'content': {...}}) or mcp.types.ElicitResult" )
+_SAMPLING_CONTENT_EXPECTED = (
+    "text content ({'type': 'text', 'text': ...}) as 'content'" )
+_SAMPLING_EXPECTED = (
+    "a SamplingResponse, a mapping of MCP's CreateMessageResult "
+    "({'role': 'assistant', 'content': {'type': 'text', 'text': ...}, "
+    "'model': ...}) or mcp.types.CreateMessageResult" )
+_SAMPLING_MODELS: tuple[ type[ __.typx.Any ], ... ] = tuple(
+    getattr( _mcp_types, name )
+    for name in ( 'CreateMessageResult', 'CreateMessageResultWithTools' )
+    if hasattr( _mcp_types, name ) )
 _scribe = __.produce_scribe( __name__ )
 
 
@@ -64,10 +92,24 @@ class ElicitationRequest:
 
 @__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
 class ElicitationResponse:
-    ''' Answer to an elicitation: action and, on accept, content. '''
+    ''' Answer to an elicitation: action and, on accept, content.
+
+        ``action`` is an :py:class:`ElicitationActions` member; ``content``
+        maps the requested fields to strings, numbers, booleans, lists of
+        strings or None. Anything else is refused when the record is made,
+        with :py:class:`invocables.exceptions.CallbackAnswerInvalidity`.
+    '''
 
     action: ElicitationActions
     content: __.cabc.Mapping[ str, __.typx.Any ] | None = None
+
+    def __post_init__( self ) -> None:
+        action: object = self.action
+        if not isinstance( action, ElicitationActions ):
+            raise _produce_invalidity(
+                'elicitor', "an ElicitationActions member as 'action'",
+                action, _advise_action( action ) )
+        _validate_elicited_content( self.content )
 
 
 @__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
@@ -93,11 +135,26 @@ class SamplingRequest:
 
 @__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
 class SamplingResponse:
-    ''' Completion for a sampling request. '''
+    ''' Completion for a sampling request.
+
+        ``text``, ``model`` (the name of the model which answered) and
+        ``stop_reason`` (``'endTurn'``, ``'stopSequence'``, ``'maxTokens'``
+        or another reason) are strings; anything else is refused when the
+        record is made, with
+        :py:class:`invocables.exceptions.CallbackAnswerInvalidity`.
+    '''
 
     text: str
     model: str
     stop_reason: str = 'endTurn'
+
+    def __post_init__( self ) -> None:
+        for name in ( 'text', 'model', 'stop_reason' ):
+            value: object = getattr( self, name )
+            if isinstance( value, str ): continue
+            raise _produce_invalidity(
+                'sampler', f"a string as {name!r} of a SamplingResponse",
+                value )
 
 
 @__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
@@ -114,11 +171,25 @@ class SamplingLimits:
     tokens: int | None = SAMPLING_TOKENS_DEFAULT
 
 
+ElicitationAnswer: __.typx.TypeAlias = (
+    ElicitationResponse
+    | __.cabc.Mapping[ str, __.typx.Any ]
+    | _mcp_types.ElicitResult )
+SamplingAnswer: __.typx.TypeAlias = (
+    SamplingResponse
+    | __.cabc.Mapping[ str, __.typx.Any ]
+    | _mcp_types.CreateMessageResult )
 Elicitor: __.typx.TypeAlias = __.cabc.Callable[
-    [ ElicitationRequest ], __.cabc.Awaitable[ ElicitationResponse ] ]
+    [ ElicitationRequest ],
+    __.cabc.Awaitable[ ElicitationAnswer ] | ElicitationAnswer ]
 Sampler: __.typx.TypeAlias = __.cabc.Callable[
-    [ SamplingRequest ], __.cabc.Awaitable[ SamplingResponse ] ]
-Root: __.typx.TypeAlias = str | _os.PathLike[ str ]
+    [ SamplingRequest ],
+    __.cabc.Awaitable[ SamplingAnswer ] | SamplingAnswer ]
+Root: __.typx.TypeAlias = (
+    str
+    | _os.PathLike[ str ]
+    | __.cabc.Mapping[ str, __.typx.Any ]
+    | _mcp_types.Root )
 LoggingLevels: __.typx.TypeAlias = __.typx.Literal[
     'debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert',
     'emergency' ]
@@ -151,7 +222,8 @@ class Features:
             else sampling_limits )
         self.roots: __.Absential[ tuple[ str, ... ] ] = (
             __.absent if __.is_absent( roots )
-            else produce_root_uris( roots ) )
+            else produce_root_uris(
+                roots, f"MCP ensemble {ensemble!r} 'roots'" ) )
         self.log_level = log_level
         self.authorization = authorization
         # expose: seconds allowed to each request of an OAuth flow.
@@ -248,7 +320,6 @@ class Features:
     async def _elicit(
         self, context: __.typx.Any, params: __.typx.Any
     ) -> __.typx.Any:
-        elicitor = __.typx.cast( Elicitor, self.elicitor )
         url = getattr( params, 'url', None )
         schema: dict[ str, __.typx.Any ] = (
             _sdk.access_field( params, 'requested_schema', None ) or { } )
@@ -256,36 +327,50 @@ class Features:
             ensemble = self.ensemble, message = params.message,
             schema = __.types.MappingProxyType( dict( schema ) ),
             url = __.absent if url is None else url )
-        try: response = await elicitor( request )
+        try: answer = await _await_answer( self.elicitor, request )
         except Exception as exception:
             _scribe.exception(
                 "Elicitor of MCP ensemble %r raised.", self.ensemble )
             return _produce_error(
                 f"The client failed to elicit input: "
-                f"{type( exception ).__name__}." )
+                f"{type( exception ).__name__}.", internal = True )
+        try: response = produce_elicitation_response( answer )
+        except _exceptions.CallbackAnswerInvalidity as exception:
+            return self._refuse_answer( 'elicitor', answer, exception )
         return self._validate_elicitation( request, response )
 
+    def _refuse_answer(
+        self,
+        callback: str,
+        answer: object,
+        exception: _exceptions.CallbackAnswerInvalidity,
+    ) -> _mcp_types.ErrorData:
+        ''' Logs an invalid answer in full; tells server only its class. '''
+        _scribe.error(
+            "MCP ensemble %r: %s", self.ensemble, exception )
+        return _produce_error(
+            f"The client's {callback} returned an invalid answer "
+            f"({type( answer ).__name__}).", internal = True )
+
     def _validate_elicitation(
-        self, request: ElicitationRequest, response: object
+        self, request: ElicitationRequest, response: ElicitationResponse
     ) -> __.typx.Any:
-        if not isinstance( response, ElicitationResponse ):
-            _scribe.error(
-                "Elicitor of MCP ensemble %r returned %s, not an "
-                "ElicitationResponse.", self.ensemble,
-                type( response ).__name__ )
-            return _produce_error( "The client returned no valid answer." )
         if response.action is not ElicitationActions.Accept:
             return _mcp_types.ElicitResult( action = response.action.value )
-        content = dict( response.content or { } )
-        reason = _validate_content( request.schema, content )
-        if reason is not None:
+        content: dict[ str, __.typx.Any ] = {
+            name: _thaw_value( value )
+            for name, value in ( response.content or { } ).items( ) }
+        failure = _validate_content( request.schema, content )
+        if failure is not None:
+            where, keyword, reason = failure
             _scribe.error(
                 "Elicitor of MCP ensemble %r accepted with content which "
-                "does not match the requested schema: %s", self.ensemble,
-                reason )
+                "does not match the requested schema: at %s: %s",
+                self.ensemble, where, reason )
+            # The server learns where and which rule, never the value.
             return _produce_error(
                 "The answer of the user does not match the requested "
-                f"schema: {reason}" )
+                f"schema: at {where}, keyword {keyword!r}." )
         return _mcp_types.ElicitResult( action = 'accept', content = content )
 
     async def _list_roots( self, context: __.typx.Any ) -> __.typx.Any:
@@ -316,16 +401,16 @@ class Features:
             return _produce_error( refusal )
         self.samplings += 1
         request = _produce_sampling_request( self.ensemble, params )
-        sampler = __.typx.cast( Sampler, self.sampler )
-        try: response = await sampler( request )
+        try: answer = await _await_answer( self.sampler, request )
         except Exception as exception:
             _scribe.exception(
                 "Sampler of MCP ensemble %r raised.", self.ensemble )
             return _produce_error(
                 f"The client failed to sample: "
-                f"{type( exception ).__name__}." )
-        if not isinstance( response, SamplingResponse ):
-            return _produce_error( "The client returned no valid answer." )
+                f"{type( exception ).__name__}.", internal = True )
+        try: response = produce_sampling_response( answer )
+        except _exceptions.CallbackAnswerInvalidity as exception:
+            return self._refuse_answer( 'sampler', answer, exception )
         return _sdk.produce_model(
             _mcp_types.CreateMessageResult,
             role = 'assistant', model = response.model,
@@ -424,21 +509,208 @@ def produce_sampler(
     return sample
 
 
-def produce_root_uris( roots: __.cabc.Iterable[ Root ] ) -> tuple[ str, ... ]:
-    ''' Returns URIs of roots: paths become absolute ``file://`` URIs. '''
-    uris: list[ str ] = [ ]
-    for root in roots:
-        text = _os.fspath( root )
-        if '://' in text: uris.append( text )
-        else:
-            path = __.Path( text ).expanduser( ).resolve( )
-            uris.append( 'file://' + _quote( path.as_posix( ) ) )
-    return tuple( uris )
+def produce_elicitation_response(
+    answer: __.typx.Annotated[
+        object,
+        __.ddoc.Doc(
+            ''' What an elicitor returned: an ``ElicitationResponse``, a
+                mapping of MCP's ``ElicitResult`` (``{'action': 'accept',
+                'content': {...}}``) or ``mcp.types.ElicitResult``. ''' ),
+    ],
+) -> ElicitationResponse:
+    ''' Produces the record of an elicitor's answer, from any shape the
+        library accepts.
+
+        Raises :py:class:`invocables.exceptions.CallbackAnswerInvalidity`,
+        naming the shapes expected and the type received, for anything
+        else (and for a wrong action or content).
+    '''
+    if isinstance( answer, ElicitationResponse ): return answer
+    wire = _access_wire( 'elicitor', _ELICITATION_EXPECTED, answer, (
+        _mcp_types.ElicitResult, ) )
+    action: object = wire.get( 'action' )
+    if isinstance( action, str ) and action in _ACTIONS:
+        action = ElicitationActions( action )
+    if not isinstance( action, ElicitationActions ):
+        raise _produce_invalidity(
+            'elicitor', "'accept', 'decline' or 'cancel' as 'action'",
+            action, "The action is none of these." )
+    if action is not ElicitationActions.Accept:
+        return ElicitationResponse( action = action )
+    return ElicitationResponse(
+        action = action, content = wire.get( 'content' ) )
 
 
-def _produce_error( message: str ) -> _mcp_types.ErrorData:
-    return _mcp_types.ErrorData(
-        code = _mcp_types.INVALID_REQUEST, message = message )
+def produce_root_uris(
+    roots: __.cabc.Iterable[ Root ] | Root,
+    location: str = "MCP ensemble 'roots'",
+) -> tuple[ str, ... ]:
+    ''' Returns URIs of roots: paths become absolute ``file://`` URIs.
+
+        A root is a path, a ``file://`` URI, a mapping of MCP's wire shape
+        (``{'uri': 'file:///srv', 'name': ...}``) or ``mcp.types.Root``;
+        one root alone is taken as a list of one. Raises
+        :py:class:`invocables.exceptions.ConfigurationInvalidity` for
+        anything else, and for URIs of other schemes (MCP roots are
+        ``file://`` URIs).
+    '''
+    if isinstance(
+        roots, ( str, _os.PathLike, __.cabc.Mapping, _mcp_types.Root )
+    ): roots = ( __.typx.cast( Root, roots ), )
+    return tuple(
+        _produce_root_uri( root, location )
+        for root in __.typx.cast( __.cabc.Iterable[ Root ], roots ) )
+
+
+def produce_sampling_response(
+    answer: __.typx.Annotated[
+        object,
+        __.ddoc.Doc(
+            ''' What a sampler returned: a ``SamplingResponse``, a mapping
+                of MCP's ``CreateMessageResult`` (``{'role': 'assistant',
+                'content': {'type': 'text', 'text': ...}, 'model': ...}``,
+                ``stopReason`` or ``stop_reason``) or
+                ``mcp.types.CreateMessageResult``. ''' ),
+    ],
+) -> SamplingResponse:
+    ''' Produces the record of a sampler's answer, from any shape the
+        library accepts.
+
+        Only text content is accepted (a block or a list of blocks).
+        Raises :py:class:`invocables.exceptions.CallbackAnswerInvalidity`,
+        naming the shapes expected and the type received, for anything
+        else.
+    '''
+    if isinstance( answer, SamplingResponse ): return answer
+    wire = _access_wire(
+        'sampler', _SAMPLING_EXPECTED, answer, _SAMPLING_MODELS )
+    role: object = wire.get( 'role', 'assistant' )
+    if role != 'assistant':
+        raise _produce_invalidity( 'sampler', "'assistant' as 'role'", role )
+    if 'model' not in wire:
+        raise _produce_invalidity(
+            'sampler', "the name of the model as 'model'", None,
+            "The key 'model' is missing." )
+    reason: object = wire.get( 'stopReason', wire.get( 'stop_reason' ) )
+    return SamplingResponse(
+        text = _produce_sampled_text( wire.get( 'content' ) ),
+        model = wire[ 'model' ],
+        # The record refuses a reason which is not a string.
+        stop_reason = __.typx.cast(
+            str, 'endTurn' if reason is None else reason ) )
+
+
+def _access_wire(
+    callback: str,
+    expected: str,
+    answer: object,
+    models: tuple[ type[ __.typx.Any ], ... ],
+) -> __.cabc.Mapping[ str, __.typx.Any ]:
+    ''' Returns answer as a mapping of its wire shape, or raises. '''
+    if isinstance( answer, models ):
+        model = __.typx.cast( _BaseModel, answer )
+        return model.model_dump(
+            by_alias = True, mode = 'json', exclude_none = True )
+    if isinstance( answer, __.cabc.Mapping ):
+        return __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], answer )
+    raise _produce_invalidity( callback, expected, answer )
+
+
+def _access_text( block: object ) -> str | None:
+    ''' Returns text of a text block; None for any other block. '''
+    if not isinstance( block, __.cabc.Mapping ): return None
+    block_ = __.typx.cast( __.cabc.Mapping[ str, object ], block )
+    text = block_.get( 'text' )
+    if block_.get( 'type' ) != 'text' or not isinstance( text, str ):
+        return None
+    return text
+
+
+def _advise_action( action: object ) -> str:
+    if isinstance( action, str ) and action in _ACTIONS:
+        return (
+            f"Write ElicitationActions.{action.capitalize( )}, or return "
+            f"the MCP wire mapping {{'action': {action!r}, ...}}." )
+    return "Write ElicitationActions.Accept, .Decline or .Cancel."
+
+
+async def _await_answer( callback: __.typx.Any, request: object ) -> object:
+    ''' Returns answer of a callback, plain or asynchronous. '''
+    answer: object = callback( request )
+    if __.inspect.isawaitable( answer ): return await answer
+    return answer
+
+
+def _is_elicited_value( value: object ) -> bool:
+    if value is None or isinstance( value, ( str, int, float ) ):
+        return True
+    if isinstance( value, ( list, tuple ) ):
+        items = __.typx.cast( __.cabc.Sequence[ object ], value )
+        return all( isinstance( item, str ) for item in items )
+    return False
+
+
+def _produce_error(
+    message: str, *, internal: bool = False
+) -> _mcp_types.ErrorData:
+    code = (
+        _mcp_types.INTERNAL_ERROR if internal
+        else _mcp_types.INVALID_REQUEST )
+    return _mcp_types.ErrorData( code = code, message = message )
+
+
+def _produce_invalidity(
+    callback: str, expected: str, received: object, reason: str = ''
+) -> _exceptions.CallbackAnswerInvalidity:
+    ''' Returns invalidity naming the type received, never its value. '''
+    return _exceptions.CallbackAnswerInvalidity(
+        callback, expected, type( received ).__name__, reason )
+
+
+def _produce_root_uri( root: object, location: str ) -> str:
+    text: object = root
+    genus = type( root ).__name__
+    if isinstance( root, _mcp_types.Root ): text = str( root.uri )
+    elif isinstance( root, __.cabc.Mapping ):
+        text = __.typx.cast( __.cabc.Mapping[ str, object ], root ).get(
+            'uri' )
+    elif isinstance( root, _os.PathLike ):
+        text = _os.fspath( __.typx.cast( _os.PathLike[ str ], root ) )
+    if not isinstance( text, str ) or not text:
+        raise _exceptions.ConfigurationInvalidity(
+            location,
+            f"a root is a path, a file:// URI, a mapping {{'uri': ...}} or "
+            f"mcp.types.Root, not {genus}." )
+    if '://' not in text:
+        path = __.Path( text ).expanduser( ).resolve( )
+        return 'file://' + _quote( path.as_posix( ) )
+    try: _mcp_types.Root( uri = __.typx.cast( __.typx.Any, text ) )
+    except ValueError as exception: # pydantic's validation error
+        raise _exceptions.ConfigurationInvalidity(
+            location,
+            "a root given as a URI must be a file:// URI "
+            "(MCP roots are directories of the client's machine)."
+        ) from exception
+    return text
+
+
+def _produce_sampled_text( content: object ) -> str:
+    ''' Returns text of the content of a sampling answer, or raises. '''
+    blocks = _survey_blocks( content )
+    texts: list[ str ] = [ ]
+    for block in blocks:
+        text = _access_text( block )
+        if text is None:
+            raise _produce_invalidity(
+                'sampler', _SAMPLING_CONTENT_EXPECTED, block,
+                "Only text content is served (a block or a list of "
+                "blocks)." )
+        texts.append( text )
+    if not texts:
+        raise _produce_invalidity(
+            'sampler', _SAMPLING_CONTENT_EXPECTED, content,
+            "The content holds no block." )
+    return '\n'.join( texts )
 
 
 def _produce_sampling_request(
@@ -473,8 +745,10 @@ def _produce_sampling_request(
 def _validate_content(
     schema: __.cabc.Mapping[ str, __.typx.Any ],
     content: __.cabc.Mapping[ str, __.typx.Any ],
-) -> str | None:
-    ''' Returns why content breaks schema, or None if it matches. '''
+) -> tuple[ str, str, str ] | None:
+    ''' Returns where content breaks schema, the keyword it breaks and
+        why, or None if it matches.
+    '''
     import jsonschema
     validator: __.typx.Any = jsonschema.Draft202012Validator( dict( schema ) )
     errors: list[ __.typx.Any ] = sorted(
@@ -483,4 +757,38 @@ def _validate_content(
     if not errors: return None
     error = errors[ 0 ]
     where = '/'.join( str( part ) for part in error.path ) or '(top)'
-    return f"at {where}: {error.message}"
+    return where, str( error.validator ), str( error.message )
+
+
+def _survey_blocks( content: object ) -> tuple[ object, ... ]:
+    ''' Returns blocks of content: a list of blocks, or one block. '''
+    if isinstance( content, ( list, tuple ) ):
+        return tuple( __.typx.cast( __.cabc.Sequence[ object ], content ) )
+    return ( content, )
+
+
+def _thaw_value( value: object ) -> object:
+    ''' Returns a list for a tuple of strings; else value unchanged. '''
+    if isinstance( value, tuple ):
+        return list( __.typx.cast( tuple[ object, ... ], value ) )
+    return value
+
+
+def _validate_elicited_content( content: object ) -> None:
+    ''' Raises invalidity unless content maps names to primitive values. '''
+    if content is None: return
+    if not isinstance( content, __.cabc.Mapping ):
+        raise _produce_invalidity(
+            'elicitor', _CONTENT_EXPECTED, content,
+            "Give the answers as a mapping of the requested fields." )
+    for name, value in __.typx.cast(
+        __.cabc.Mapping[ object, object ], content
+    ).items( ):
+        if not isinstance( name, str ):
+            raise _produce_invalidity(
+                'elicitor', "names (strings) as keys of 'content'", name )
+        if _is_elicited_value( value ): continue
+        raise _produce_invalidity(
+            'elicitor', _CONTENT_EXPECTED, value,
+            f"The value of field {name!r} has a type MCP does not "
+            "carry in an elicitation." )
