@@ -23,7 +23,6 @@ _E = __.typx.TypeVar( '_E', bound = 'Ensemble' )
 _INVOKER_MEMBERS = ( 'name', 'validate_arguments', 'with_ensemble' )
 _INVOKER_MEMBERS_DOCUMENTED = ( 'name', 'invocable', 'arguments_schema' )
 _T = __.typx.TypeVar( '_T' )
-_name_ensemble = __.re.compile( r'^[a-zA-Z0-9_-]{1,64}$' )
 _scribe = __.produce_scribe( __name__ )
 
 
@@ -319,7 +318,8 @@ class LocalEnsemble(
 
         Takes any name, as the naming layer makes every name safe for
         providers; :py:func:`produce_ensemble` holds Python-side names
-        to the rule of TOML descriptors. Invokers come as a sequence or,
+        to the rule of :py:func:`validate_ensemble_name`. Invokers come as
+        a sequence or,
         as the design documents write it, as a mapping of names to
         invokers; configuration as :py:class:`EnsembleConfiguration` or as
         a mapping of its keys. A connection, if given, is kept and, if it
@@ -542,8 +542,9 @@ def produce_ensemble(
     name: __.typx.Annotated[
         str,
         __.ddoc.Doc(
-            ''' Name of ensemble; scopes colliding names. 1 to 64 letters,
-                digits, ``_`` or ``-``. ''' ),
+            ''' Name of ensemble; scopes colliding names. 1 to 256
+                printable characters, not only spaces
+                (``io.github.owner/server`` is fine). ''' ),
     ],
     invokers: __.typx.Annotated[
         __.cabc.Iterable[
@@ -577,16 +578,21 @@ def produce_ensemble(
 
 
 def validate_ensemble_name( name: object ) -> str:
-    ''' Returns ensemble name if 1 to 64 letters, digits, ``_`` or ``-``.
+    ''' Returns ensemble name if 1 to 256 printable characters, not only
+        spaces.
 
-        The rule of TOML descriptors. Raises
-        :py:class:`invocables.exceptions.ConfigurationInvalidity` otherwise.
+        Names as MCP clients give servers: a registry name
+        (``io.github.owner/server``), dots and spaces of ``mcpServers``
+        files (the rule of tool names, see
+        :py:func:`invocables.invokers.access_name_flaw`). Raises
+        :py:class:`invocables.exceptions.ConfigurationInvalidity`
+        otherwise.
     '''
-    if isinstance( name, str ) and _name_ensemble.match( name ): return name
+    flaw = _invokers.access_name_flaw( name )
+    if flaw is None: return __.typx.cast( str, name )
+    label = _invokers.produce_name_label( name )
     raise _exceptions.ConfigurationInvalidity(
-        f"ensemble name {name!r}",
-        "an ensemble name has 1 to 64 ASCII letters, digits, '_' or '-' "
-        "(pattern {pattern}).".format( pattern = _name_ensemble.pattern ) )
+        f"ensemble name {label!r}", f"the name is not allowed: {flaw}." )
 
 
 async def _disconnect_ensembles(

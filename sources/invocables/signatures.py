@@ -407,9 +407,14 @@ def _produce_invocable(
     async def invoke( context: object, arguments: __.Arguments ) -> object:
         arguments_ = convert( arguments )
         if accepts_context:
-            return await _workers.execute_in_thread(
+            result = await _workers.execute_in_thread(
                 function, context = context, ** arguments_ )
-        return await _workers.execute_in_thread( function, ** arguments_ )
+        else:
+            result = await _workers.execute_in_thread(
+                function, ** arguments_ )
+        # Such as a plain function which returns a coroutine.
+        if __.inspect.isawaitable( result ): return await result
+        return result
 
     return invoke
 

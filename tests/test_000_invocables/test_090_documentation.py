@@ -73,7 +73,7 @@ def test_200_sphinx_builds_without_warnings( tmp_path ):
     assert (
         'produce_invoker(function=..., /, *, name=..., description=...'
         in reference )
-    assert 'name (str) – Tool name: 1 to 64 letters, digits, _ or -.' in (
+    assert 'name (str) – Tool name: 1 to 256 printable characters' in (
         reference )
     assert 'failure_policy=FailurePolicies.Raise' in reference
 

@@ -35,14 +35,14 @@ def _define( source ):
 
 
 @pytest.mark.parametrize(
-    'name', [ '', 'my tool', 'files.read', 'files/read', 'x' * 65, 'größe' ] )
+    'name', [ '', '   ', 'my\ttool', 'files\nread', 'x' * 257, 'a\u200bb' ] )
 def test_100_tool_name_rule( name ):
-    ''' Names outside the descriptors' rule are refused, naming the rule. '''
+    ''' Names outside the rule are refused, naming the rule. '''
     with pytest.raises( exceptions.InvokerInvalidity ) as caught:
         invocables.produce_invoker( power, name = name )
     message = str( caught.value )
-    assert repr( name ) in message
-    assert '^[a-zA-Z0-9_-]{1,64}$' in message
+    assert repr( name[ : 80 ] )[ : -1 ] in message
+    assert '1 to 256 printable characters' in message
     invoker = invocables.produce_invoker( power, name = 'power-2_x' )
     assert invoker.name == 'power-2_x'
 
@@ -52,8 +52,6 @@ def test_110_derived_names( ):
     cases = (
         ( lambda base: base, 'lambda' ),
         ( functools.partial( power, exponent = 3 ), 'functools.partial' ),
-        ( _define( 'def größe( a: int ) -> int: return a\nprobe = größe' ),
-          "pass such a 'name'" ),
     )
     for function, reason in cases:
         with pytest.raises( exceptions.InvokerInvalidity ) as caught:

@@ -19,14 +19,14 @@ def add( a: int, b: int = 1 ) -> int:
 
 
 @pytest.mark.parametrize(
-    'name', [ '', 'my tools', 'srv.a', 'a/b', 'x' * 65, 'ünï' ] )
+    'name', [ '', ' ', 'my\ttools', 'srv\n', 'x' * 257, '\ud800', 3 ] )
 def test_100_name_rule( name ):
-    ''' Names outside the descriptors' rule are refused, naming the rule. '''
+    ''' Names outside the rule are refused, naming the rule. '''
     with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
         invocables.produce_ensemble( name, [ add ] )
     message = str( caught.value )
-    assert repr( name ) in message
-    assert '^[a-zA-Z0-9_-]{1,64}$' in message
+    assert repr( name )[ : 40 ] in message
+    assert '1 to 256 printable characters' in message
     assert invocables.produce_ensemble( 'math-2_x', [ add ] ).name == (
         'math-2_x' )
 

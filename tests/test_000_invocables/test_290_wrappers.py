@@ -116,7 +116,7 @@ def test_120_filter_options_checked( ):
     with pytest.raises( exceptions.ConfigurationInvalidity ):
         wrappers.FilteredEnsemble( 'files' )
     with pytest.raises( exceptions.ConfigurationInvalidity ):
-        wrappers.FilteredEnsemble( files, name = 'has space' )
+        wrappers.FilteredEnsemble( files, name = 'has\ttab' )
 
 
 @pytest.mark.asyncio

@@ -137,7 +137,7 @@ def test_230_options_checked( ):
     with pytest.raises( exceptions.ConfigurationInvalidity ):
         search.ToolSearch( ensembles, found_maximum = True )
     with pytest.raises( exceptions.InvokerInvalidity ):
-        search.ToolSearch( ensembles, name = 'has space' )
+        search.ToolSearch( ensembles, name = 'has\ttab' )
 
 
 class _PrefixIndex:

@@ -55,7 +55,7 @@ def test_110_mapping_with_single_pattern( ):
     ( { 'include': [ 1 ] }, 'include[0]' ),
     ( { 'exclude': 3 }, 'exclude' ),
     ( { 'prefix': 3 }, 'prefix' ),
-    ( { 'rename': { 'read_file': 'has space' } }, 'rename.read_file' ),
+    ( { 'rename': { 'read_file': 'has\ttab' } }, 'rename.read_file' ),
     ( { 'rename': { 'read_file': 2 } }, 'rename.read_file' ),
 ] )
 def test_200_invalid_entries( entry, keypath ):

@@ -44,8 +44,10 @@ class DescriptorInvoker( _invokers.FunctionInvoker ):
         self.implementation = __.typx.cast( str, descriptor.implementation )
         self.configuration = configuration
         self.roots = roots
-        function = __.typx.cast(
-            __.cabc.Callable[ ..., __.typx.Any ], descriptor.function )
+        function = _invokers.validate_function(
+            descriptor.name,
+            __.typx.cast(
+                __.cabc.Callable[ ..., __.typx.Any ], descriptor.function ) )
         super( ).__init__(
             name = descriptor.name,
             invocable = _produce_invocable( function ),

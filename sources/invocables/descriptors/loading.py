@@ -19,6 +19,7 @@ from . import records as _records
 from . import servers as _servers
 from .tables import Table as _Table
 from .. import exceptions as _exceptions
+from .. import invokers as _invokers
 
 
 # Matched whole (fullmatch): '$' would also accept a final newline.
@@ -234,7 +235,7 @@ def _produce_ensemble_descriptor(
     location = str( path )
     table = _Table( location, '', document )
     header = table.access_table( 'ensemble' )
-    name = header.access_name( 'name', _records.name_provider )
+    name = _access_name( header, 'ensemble' )
     enabled_ = header.access( 'enabled', bool, default = True )
     description = header.access( 'description', str, default = '' )
     module_ = _access_module( header )
@@ -288,6 +289,18 @@ def _access_module( header: _Table ) -> __.Absential[ str ]:
             "'package.module', whose functions, named after the tools, "
             "implement them." )
     return module
+
+
+def _access_name( header: _Table, kind: str ) -> str:
+    ''' Returns name of an ensemble or a tool, if allowed. '''
+    name = header.access( 'name', str )
+    flaw = _invokers.access_name_flaw( name )
+    if flaw is not None:
+        header.fail(
+            'name', "{kind} name {label!r} is not allowed: {flaw}.".format(
+                kind = kind, label = _invokers.produce_name_label( name ),
+                flaw = flaw ) )
+    return name
 
 
 def _access_retries( table: _Table ) -> __.Absential[ int ]:
@@ -378,9 +391,7 @@ def _produce_invoker_record(
     ''' Produces invoker descriptor from header and table (the same table
         for an inline ``[[invokers]]`` entry).
     '''
-    name = header.access_name(
-        'name',
-        _records.name_provider if local else _records.name_tool_server )
+    name = _access_name( header, 'tool' )
     enabled = header.access( 'enabled', bool, default = True )
     description = header.access( 'description', str, default = '' )
     implementation, function = _produce_implementation(
@@ -424,7 +435,14 @@ def _produce_implementation(
         return __.absent, __.absent
     if 'implementation' in header.table:
         implementation = header.access( 'implementation', str )
-    elif not __.is_absent( module ): implementation = f"{module}:{name}"
+    elif not __.is_absent( module ):
+        if not name.isidentifier( ):
+            header.fail(
+                'implementation', f"tool name {name!r} is not a Python "
+                f"identifier, so no function of module {module!r} is named "
+                "after it; give implementation = 'package.module:function' "
+                "here." )
+        implementation = f"{module}:{name}"
     elif not required: return __.absent, __.absent
     else:
         header.fail(
@@ -481,10 +499,13 @@ def _produce_wrapping(
     if prefix: wrapping[ 'prefix' ] = prefix
     rename = entry.access_strings_mapping( 'rename' )
     for name, value in rename.items( ):
-        if not _records.name_provider.fullmatch( value ):
+        flaw = _invokers.access_name_flaw( value )
+        if flaw is not None:
             entry.fail(
-                f"rename.{name}", f"new name {value!r} is not allowed; use "
-                "1 to 64 letters, digits, '_' and '-'." )
+                f"rename.{name}", "new name {label!r} is not allowed: "
+                "{flaw}.".format(
+                    label = _invokers.produce_name_label( value ),
+                    flaw = flaw ) )
     if rename: wrapping[ 'rename' ] = rename
     return __.immut.Dictionary( wrapping )
 
@@ -519,16 +540,16 @@ def _validate_ensemble_names(
 def _validate_signature(
     header: _Table, implementation: str, function: object
 ) -> None:
-    ''' Refuses callables which cannot take ( context, arguments ). '''
-    if __.inspect.isgeneratorfunction( function ) or (
-        __.inspect.isasyncgenfunction( function )
-    ):
+    ''' Refuses callables which cannot take ( context, arguments ), and
+        those whose calls give no value (generators, sync or async).
+    '''
+    function_ = __.typx.cast( __.cabc.Callable[ ..., __.typx.Any ], function )
+    try: _invokers.validate_function( implementation, function_ )
+    except _exceptions.InvokerInvalidity as exception:
         header.fail(
-            'implementation', f"{implementation!r} is a generator; an "
-            "implementation returns its result (with return, not "
-            "yield)." )
-    try: signature = __.inspect.signature(
-        __.typx.cast( __.cabc.Callable[ ..., __.typx.Any ], function ) )
+            'implementation', f"{implementation!r}: {exception.reason}",
+            cause = exception )
+    try: signature = __.inspect.signature( function_ )
     except ( TypeError, ValueError ): return # no signature to check
     try: signature.bind( None, None )
     except TypeError:

@@ -18,11 +18,11 @@ ConfigurationSource: __.typx.TypeAlias = (
 CONFIGURATION_NAME = 'invocables.toml'
 LOCATION_MAPPING = '<mapping>'
 
-# Names are matched whole (fullmatch): '$' would also accept a final newline.
-# Ensembles, local tools and MCP servers follow the rule of every provider.
+# Names of ensembles and tools follow invocables.invokers.access_name_flaw
+# (any printable text up to 256 characters); this stricter rule, matched
+# whole (fullmatch: '$' would also accept a final newline), is that of the
+# file names of descriptors written (see invocables.descriptors.writing).
 name_provider = __.re.compile( r'[a-zA-Z0-9_-]{1,64}' )
-# Tools of MCP servers keep the names which their servers give them.
-name_tool_server = __.re.compile( r'[a-zA-Z0-9_./-]{1,128}' )
 
 
 class Root( __.immut.DataclassObject ):

@@ -14,6 +14,7 @@ import os as _os
 from . import __
 from .. import ensembles as _ensembles
 from .. import exceptions as _exceptions
+from .. import invokers as _invokers
 from .paths import (
     expand_path as _expand_path,
     probe_folder as _probe_folder,
@@ -22,7 +23,6 @@ from .paths import (
 from .records import (
     EnsembleDescriptor as _EnsembleDescriptor,
     ServerDescriptor as _ServerDescriptor,
-    name_provider as _name_server,
 )
 from .tables import Table as _Table
 from .tables import suggest_key as _suggest_key
@@ -298,10 +298,13 @@ def survey_servers(
     entries: list[ _Entry ] = [ ]
     for name, server in servers.items( ):
         keypath = f"{key}.{name}"
-        if not isinstance( name, str ) or not _name_server.fullmatch( name ):
+        flaw = _invokers.access_name_flaw( name )
+        if flaw is not None:
             raise _exceptions.DescriptorInvalidity(
-                location, keypath, f"server name {name!r} is not allowed; "
-                "use letters, digits, '_' and '-' only (at most 64)." )
+                location, keypath, "server name {label!r} is not allowed: "
+                "{flaw}.".format(
+                    label = _invokers.produce_name_label( name ),
+                    flaw = flaw ) )
         if not isinstance( server, __.cabc.Mapping ):
             raise _exceptions.DescriptorInvalidity(
                 location, keypath, "expected an object with 'command' or "
