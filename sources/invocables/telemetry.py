@@ -122,16 +122,21 @@ class _Recorder:
             'gen_ai.tool.name': invoker.name,
             'invocables.ensemble': designation.ensemble.name }
         start = __.time.perf_counter( )
+        recorded = self.settings.content_recorded
+        # Exception messages may quote arguments: recorded only with them.
         with self.tracer.start_as_current_span(
             f"execute_tool {invoker.name}", kind = self.kind,
-            attributes = attributes,
+            attributes = attributes, record_exception = recorded,
+            set_status_on_exception = recorded,
         ) as span:
             try:
                 result = await continuation(
                     invocation, designation, arguments )
             except BaseException as exception:
-                self._record_failure(
-                    span, labels, type( exception ).__qualname__, start )
+                genus = type( exception ).__qualname__
+                if not recorded:
+                    span.set_status( self.status( self.status_error, genus ) )
+                self._record_failure( span, labels, genus, start )
                 raise
             if __.is_absent( result.error ):
                 if self.settings.content_recorded:
@@ -142,8 +147,11 @@ class _Recorder:
                 self._record( labels, start )
                 return result
             genus = result.error.genus.value
+            # The message may quote arguments (a validator's, a tool's).
             span.set_status( self.status(
-                self.status_error, result.error.message ) )
+                self.status_error,
+                redact_content( result.error.message ) if recorded
+                else genus ) )
             self._record_failure( span, labels, genus, start )
         return result
 

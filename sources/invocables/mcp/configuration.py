@@ -16,6 +16,7 @@ import os as _os
 import shlex as _shlex
 import shutil as _shutil
 
+from base64 import b64decode as _b64decode
 from base64 import b64encode as _b64encode
 from urllib.parse import quote as _quote
 from urllib.parse import unquote as _unquote
@@ -31,6 +32,13 @@ from .redaction import Redactor as Redactor
 ENVIRONMENT_PREFIX = __.ENVIRONMENT_PREFIX
 
 _reference = __.re.compile( r'^env:([A-Za-z_][A-Za-z0-9_]*)$' )
+# Placeholders as mcpServers files of other clients write them: ${NAME},
+# ${env:NAME}, ${NAME:-default}; and a scheme before a reference.
+_placeholder = __.re.compile(
+    r'\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}' )
+_reference_schemed = __.re.compile(
+    r'^([A-Za-z][A-Za-z0-9_-]*) +env:([A-Za-z_][A-Za-z0-9_]*)$' )
+_credentials = __.re.compile( r'^([A-Za-z][A-Za-z0-9_-]*) +(\S+)$' )
 # A path segment of a key's alphabet and length, letters and digits mixed,
 # is taken for a key (hosted servers put keys in paths: /s/<key>/mcp).
 _segment_key = __.re.compile(
@@ -100,13 +108,19 @@ class ServerParameters( __.immut.DataclassObject ):
                 if is_path_key( segment ) ),
         ) if part )
 
-    def resolve( self, ensemble: str ) -> Resolution:
+    def resolve(
+        self, ensemble: str, authorization: __.typx.Any = __.absent
+    ) -> Resolution:
         ''' Returns values for a connection, with references resolved.
 
-            Raises :py:class:`invocables.exceptions.ConfigurationInvalidity`
+            The redactor knows every secret of the connection: of its
+            environment, headers and URL, and of its authorization (a
+            bearer token, a client secret). Raises
+            :py:class:`invocables.exceptions.ConfigurationInvalidity`
             naming the key and the variable if a variable is not set.
         '''
-        secrets: list[ str ] = [ ]
+        secrets: list[ str ] = list(
+            survey_authorization_secrets( authorization ) )
         environment = _resolve_references(
             ensemble, 'environment', self.environment, secrets )
         headers = _resolve_references(
@@ -119,6 +133,23 @@ class ServerParameters( __.immut.DataclassObject ):
         return Resolution(
             environment = environment, headers = headers, url = url,
             redactor = Redactor( secrets, hosts ) )
+
+
+def survey_authorization_secrets( authorization: object ) -> tuple[ str, ... ]:
+    ''' Returns secret values of an authorization: its token or secret.
+
+        References (``env:NAME``) are resolved where their variable is set;
+        the authorization itself reports one which is not.
+    '''
+    secrets: list[ str ] = [ ]
+    for attribute in ( 'token', 'client_secret', 'private_key' ):
+        value = getattr( authorization, attribute, None )
+        if not isinstance( value, str ) or not value: continue
+        if value.startswith( ENVIRONMENT_PREFIX ):
+            value = _os.environ.get(
+                value[ len( ENVIRONMENT_PREFIX ) : ] ) or ''
+        if value: secrets.extend( ( value, *_survey_credentials( value ) ) )
+    return tuple( secrets )
 
 
 def produce_parameters(
@@ -274,17 +305,82 @@ def _resolve_references(
     mapping: __.cabc.Mapping[ str, str ],
     secrets: list[ str ],
 ) -> __.immut.Dictionary[ str, str ]:
-    ''' Resolves references; collects values which are secrets. '''
+    ''' Resolves references; collects values which are secrets.
+
+        A whole value ``env:NAME``, a scheme and a reference
+        (``Bearer env:NAME``) and placeholders (``${NAME}``,
+        ``${env:NAME}``, ``${NAME:-default}``) are read from the
+        environment; a variable which is not set is refused, naming the key.
+        What a reference gives is secret, and so is the value of a key
+        which names a secret; of a secret ``<scheme> <credentials>``, the
+        credentials alone are secret too (of ``Basic``, also decoded).
+    '''
     resolved: dict[ str, str ] = { }
     for key, value in mapping.items( ):
-        if not value.startswith( ENVIRONMENT_PREFIX ):
-            resolved[ key ] = value
-            if _redaction.is_secret_key( key ): secrets.append( value )
-            continue
-        resolved[ key ] = _resolve_reference(
-            f"MCP ensemble {ensemble!r} {label} {key!r}", value )
-        secrets.append( resolved[ key ] )
+        location = f"MCP ensemble {ensemble!r} {label} {key!r}"
+        found: list[ str ] = [ ]
+        resolved[ key ] = text = _resolve_value(
+            location, value, found, header = label == 'headers' )
+        if found or _redaction.is_secret_key( key ):
+            secrets.extend( ( text, *found ) )
+            secrets.extend( _survey_credentials( text ) )
     return __.immut.Dictionary[ str, str ]( resolved )
+
+
+def _resolve_value(
+    location: str, value: str, found: list[ str ], *, header: bool
+) -> str:
+    ''' Returns value with its references resolved; collects what they give.
+
+        In a header, ``env:`` elsewhere than at the start or after a scheme
+        is refused: it would be sent as it is.
+    '''
+    if value.startswith( ENVIRONMENT_PREFIX ):
+        found.append( _resolve_reference( location, value ) )
+        return found[ -1 ]
+    schemed = _reference_schemed.match( value )
+    if schemed:
+        found.append( _resolve_reference(
+            location, f"{ENVIRONMENT_PREFIX}{schemed[ 2 ]}" ) )
+        return f"{schemed[ 1 ]} {found[ -1 ]}"
+    if header and ENVIRONMENT_PREFIX in _placeholder.sub( '', value ):
+        raise _exceptions.ConfigurationInvalidity(
+            location,
+            "'env:NAME' is read only as the whole value or after a scheme "
+            "(as in 'Bearer env:TOKEN'); write '${NAME}' to put a variable "
+            "inside other text." )
+    if '${' not in value: return value
+
+    def substitute( match: __.re.Match[ str ] ) -> str:
+        variable, default = match[ 1 ], match[ 2 ]
+        text = _os.environ.get( variable )
+        if text is None and default is None:
+            raise _exceptions.ConfigurationInvalidity(
+                location,
+                f"environment variable {variable!r} (in the placeholder "
+                f"{match[ 0 ]!r}) is not set; set it before connecting, or "
+                "change the value." )
+        text = default if text is None else text
+        if default is None or text != default: found.append( text )
+        return text
+
+    result = _placeholder.sub( substitute, value )
+    if '${' in result and '${' in _placeholder.sub( '', value ):
+        raise _exceptions.ConfigurationInvalidity(
+            location, "it holds an unfinished placeholder ('${' without a "
+            "variable name and '}'); write '${NAME}'." )
+    return result
+
+
+def _survey_credentials( value: str ) -> tuple[ str, ... ]:
+    ''' Returns secret parts of ``<scheme> <credentials>``. '''
+    match = _credentials.match( value )
+    if match is None: return ( )
+    scheme, credentials = match[ 1 ], match[ 2 ]
+    if scheme.lower( ) != 'basic': return ( credentials, )
+    try: decoded = _b64decode( credentials, validate = True ).decode( )
+    except ( ValueError, UnicodeDecodeError ): return ( credentials, )
+    return ( credentials, decoded, decoded.partition( ':' )[ 2 ] )
 
 
 def _resolve_reference( location: str, value: str ) -> str:
@@ -393,6 +489,12 @@ def _validate_url_references( location: str, url: str ) -> None:
     resolvable = sum(
         1 for _, value in survey_url_references( url )
         if _reference.match( value ) )
+    if '${' in url:
+        raise _exceptions.ConfigurationInvalidity(
+            f"{location} 'url'",
+            "'${NAME}' placeholders are not read in URLs; write 'env:NAME' "
+            "as the whole user, password, path segment or query value, or "
+            "move the secret into 'headers'." )
     if url.count( ENVIRONMENT_PREFIX ) > resolvable:
         raise _exceptions.ConfigurationInvalidity(
             f"{location} 'url'",

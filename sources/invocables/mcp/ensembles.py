@@ -400,7 +400,8 @@ class ServerEnsemble(
 
     async def _start( self ) -> _sessions.Connection:
         ''' Starts session task; returns once session is ready. '''
-        resolution = self.parameters.resolve( self.name )
+        resolution = self.parameters.resolve(
+            self.name, self.features.authorization )
         connection = _sessions.Connection( self.name, resolution.redactor )
         runner = _sessions.Runner(
             connection, self.parameters, self.options, resolution,

@@ -291,14 +291,20 @@ class Runner:
 
     def _report_exit( self ) -> None:
         watch = __.typx.cast( _processes.ProcessWatch, self.connection.watch )
-        noise = (
-            '' if self.connection.ready.done( ) else watch.describe_noise( ) )
+        ready = self.connection.ready.done( )
+        noise = '' if ready else watch.describe_noise( )
+        if ready: # else the failure to connect says it
+            _scribe.warning(
+                "MCP server %r: %s.", self.name, watch.describe_exit( ) )
         self.connection.request_stop( f"{watch.describe_exit( )}{noise}" )
 
     async def _refresh( self, session: _ClientSession ) -> None:
         self.screen.refusals.clear( )
         tools = await _list_tools( self.name, session )
         self.connection.listings += 1
+        redactor = self.connection.redactor
+        if not redactor.is_vacant( ):
+            tools = [ _redact_tool( redactor, tool ) for tool in tools ]
         self.listener( tools, tuple( self.screen.refusals ) )
 
     def _describe( self, exception: BaseException ) -> str:
@@ -351,6 +357,22 @@ def _is_undelivered( exception: BaseException ) -> bool:
     return any(
         isinstance( item, _sdk.http.ConnectError )
         for item in _flatten( exception ) )
+
+
+def _redact_tool(
+    redactor: _configuration.Redactor, tool: _mcp_types.Tool
+) -> _mcp_types.Tool:
+    ''' Returns tool with secrets replaced in all but its name.
+
+        What a server lists reaches every provider's tool list, the list
+        which ``serve`` sends, descriptors written and spans: its secrets
+        are replaced once, here, where it enters.
+    '''
+    data = tool.model_dump( by_alias = True, exclude_none = True )
+    redacted = redactor.redact_data( data )
+    if redacted == data: return tool
+    redacted[ 'name' ] = tool.name
+    return type( tool ).model_validate( redacted )
 
 
 async def _list_tools(

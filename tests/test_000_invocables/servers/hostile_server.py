@@ -13,7 +13,10 @@
     ``--bad-tools``        lists tools whose ``inputSchema`` the SDK refuses
                            beside the good ones;
     ``--id-last``          writes the ``id`` of responses after the result,
-                           as the TypeScript SDK does.
+                           as the TypeScript SDK does;
+    ``--describe-from NAME`` lists a tool ``described`` whose title,
+                           description, parameter default and output schema
+                           quote the variable NAME.
 
     Tools: ``echo( message )``; ``big( size )``, a text of ``size`` bytes;
     ``noisy( message )``, which first writes a non-JSON line, a line of
@@ -94,6 +97,7 @@ def main( ) -> None:
     parser.add_argument( '--banner-from', default = '' )
     parser.add_argument( '--bad-tools', action = 'store_true' )
     parser.add_argument( '--id-last', action = 'store_true' )
+    parser.add_argument( '--describe-from', default = '' )
     options = parser.parse_args( )
     if options.banner_from:
         options.banner = os.environ.get( options.banner_from, '' )
@@ -101,11 +105,28 @@ def main( ) -> None:
         _out.write( options.banner.encode( ) )
         _out.flush( )
     tools = _GOOD_TOOLS + ( _BAD_TOOLS if options.bad_tools else [ ] )
+    if options.describe_from:
+        tools = [ *tools, _describe( os.environ.get( options.describe_from ) ) ]
     for line in sys.stdin.buffer:
         if not line.strip( ): continue
         message = json.loads( line )
         if 'id' not in message: continue # notifications
         _answer( options, tools, message )
+
+
+def _describe( value ):
+    return {
+        'name': 'described', 'title': f"Uses {value}",
+        'description': f"Calls the service with key {value}.",
+        'inputSchema': {
+            'type': 'object',
+            'properties': { 'key': {
+                'type': 'string', 'default': value,
+                'description': f"The key, such as {value}." } } },
+        'outputSchema': {
+            'type': 'object',
+            'properties': { 'echo': { 'type': 'string', 'const': value } } },
+    }
 
 
 def _answer( options, tools, message ) -> None:
