@@ -64,7 +64,9 @@ else:
     _ResultBlock = _sdk.ToolResultBlockParam
 
 
-class AnthropicAccumulator( _streaming.AccumulatorBase ):
+class AnthropicAccumulator(
+    _streaming.AccumulatorBase[ _natives.AnthropicMessage ]
+):
     ''' Accumulates raw Messages stream events into tool calls.
 
         A ``tool_use`` block is complete at its ``content_block_stop``; a
@@ -121,7 +123,7 @@ class AnthropicAccumulator( _streaming.AccumulatorBase ):
             case _: pass # New event types must not break a stream.
         return ( )
 
-    def produce_message( self ) -> _wire.NativeObject:
+    def produce_message( self ) -> _natives.AnthropicMessage:
         ''' Returns ``{ role: 'assistant', content: [ ... ] }``.
 
             Holds every content block of the stream (text, thinking with
@@ -141,7 +143,7 @@ class AnthropicAccumulator( _streaming.AccumulatorBase ):
                 block_[ 'id' ] = invocation.identifier
                 block_[ 'input' ] = invocation.arguments
             content.append( block_ )
-        return { 'role': 'assistant', 'content': content }
+        return _produce_message( content )
 
     def _ingest_delta( self, event: object ) -> None:
         access = _wire.access_field
@@ -213,13 +215,43 @@ class AnthropicAccumulator( _streaming.AccumulatorBase ):
 
 
 class AnthropicProcessor(
-    _base.ProcessorBase[ _natives.AnthropicTool, _natives.AnthropicMessage ]
+    _base.ProcessorBase[
+        _natives.AnthropicTool, _natives.AnthropicMessage,
+        _natives.AnthropicMessage ]
 ):
     ''' Processor for the Anthropic Messages API. '''
 
     provider = PROVIDER
     dialect = __.providers.PROVIDERS[ PROVIDER ].dialect
     accumulator_class = AnthropicAccumulator
+
+    def prepare_message(
+        self, native_message: object
+    ) -> _natives.AnthropicMessage:
+        ''' Returns ``{ role: 'assistant', content: [ ... ] }`` of whole
+            message (SDK ``Message``, dict, or list of content blocks).
+
+            Holds every content block (text, thinking with its signature,
+            server tools, ...), in order, as plain dictionaries, with the id
+            of each ``tool_use`` block as its canister has it. Raises as
+            ``normalize_invocations`` does.
+        '''
+        invocations = iter( self.access_invocations( native_message ) )
+        access = _wire.access_field
+        if isinstance( native_message, ( list, tuple ) ):
+            blocks = __.typx.cast( __.cabc.Sequence[ object ], native_message )
+        else:
+            blocks = _wire.access_items(
+                access( native_message, 'content' ), PROVIDER, 'content' )
+        content: list[ _MessageBlock ] = [ ]
+        for block in blocks:
+            block_ = _wire.nativize_object( block )
+            if not isinstance( block_, dict ): continue
+            block__ = __.typx.cast( _MessageBlock, block_ )
+            if block__.get( 'type' ) == 'tool_use':
+                block__[ 'id' ] = next( invocations ).identifier
+            content.append( block__ )
+        return _produce_message( content )
 
     def produce_tool(
         self, name: str, description: str, schema: _wire.NativeObject
@@ -322,6 +354,17 @@ def _assemble_block(
         arguments, invalidity = _wire.decode_arguments( text )
         if __.is_absent( invalidity ): block_[ 'input' ] = arguments
     return block_
+
+
+def _produce_message(
+    content: list[ _MessageBlock ]
+) -> _natives.AnthropicMessage:
+    ''' Returns assistant message of content blocks (plain dictionaries
+        of the API's blocks, which type checkers cannot follow).
+    '''
+    return __.typx.cast(
+        _natives.AnthropicMessage,
+        { 'role': 'assistant', 'content': content } )
 
 
 def _nativize_binary(

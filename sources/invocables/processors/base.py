@@ -41,10 +41,17 @@ from .wire import (
 Ensembles: __.typx.TypeAlias = __.execution.Ensembles
 
 _Product = __.typx.TypeVar( '_Product' )
+# Protocols only return assistant messages.
+_Assistant = __.typx.TypeVar(
+    '_Assistant', covariant = True, default = __.typx.Any )
 
 
-class InvocationsAccumulator( __.typx.Protocol ):
-    ''' Accumulates streamed events into complete tool calls. '''
+class InvocationsAccumulator( __.typx.Protocol[ _Assistant ] ):
+    ''' Accumulates streamed events into complete tool calls.
+
+        Generic in the native assistant message of the provider (see
+        :py:mod:`invocables.processors.natives`); unparameterized, ``Any``.
+    '''
 
     def ingest(
         self, event: object, label: __.Absential[ str ] = __.absent
@@ -69,18 +76,19 @@ class InvocationsAccumulator( __.typx.Protocol ):
         ''' Returns calls still being streamed, for display. '''
         raise NotImplementedError  # pragma: no cover
 
-    def produce_message( self ) -> NativeObject:
+    def produce_message( self ) -> _Assistant:
         ''' Returns assistant message of the stream, for the next turn. '''
         raise NotImplementedError  # pragma: no cover
 
 
 class InvocationsProcessor(
-    __.typx.Protocol[ _natives.Tool, _natives.Message ]
+    __.typx.Protocol[ _natives.Tool, _natives.Message, _Assistant ]
 ):
     ''' Converts tools, calls and results for one provider API.
 
-        Generic in the native tool and message of the provider (see
-        :py:mod:`invocables.processors.natives`); unparameterized, both are
+        Generic in the native tool, message of results and assistant
+        message of the provider (see
+        :py:mod:`invocables.processors.natives`); unparameterized, each is
         ``Any``.
     '''
 
@@ -120,25 +128,35 @@ class InvocationsProcessor(
         ''' Executes invocations; returns one result per invocation. '''
         raise NotImplementedError  # pragma: no cover
 
-    def produce_accumulator( self ) -> InvocationsAccumulator:
+    def prepare_message( self, native_message: object ) -> _Assistant:
+        ''' Returns assistant message of whole native response, for the
+            next request.
+        '''
+        raise NotImplementedError  # pragma: no cover
+
+    def produce_accumulator( self ) -> InvocationsAccumulator[ _Assistant ]:
         ''' Produces accumulator for one streamed response. '''
         raise NotImplementedError  # pragma: no cover
 
 
 class ProcessorBase(
-    __.immut.Object, __.typx.Generic[ _natives.Tool, _natives.Message ]
+    __.immut.Object,
+    __.typx.Generic[ _natives.Tool, _natives.Message, _natives.Assistant ],
 ):
     ''' Common behavior of processors: tools, execution, error handling.
 
-        Generic in the native tool and message of the provider: a provider
-        module names its SDK's parameter types (see
-        :py:mod:`invocables.processors.natives`), so that type checkers see
-        them in what ``prepare_tools`` and ``nativize_results`` return.
+        Generic in the native tool, message of results and assistant
+        message of the provider: a provider module names its SDK's
+        parameter types (see :py:mod:`invocables.processors.natives`), so
+        that type checkers see them in what ``prepare_tools``,
+        ``nativize_results``, ``prepare_message`` and the accumulator's
+        ``produce_message`` return.
     '''
 
     provider: __.typx.ClassVar[ str ] = 'unknown'
     dialect: __.typx.ClassVar[ str ] = ''
-    accumulator_class: __.typx.ClassVar[ type[ _streaming.AccumulatorBase ] ]
+    accumulator_class: __.typx.ClassVar[
+        type[ _streaming.AccumulatorBase[ __.typx.Any ] ] ]
     # Attributes which change the tools produced: recipes per their values.
     tool_options: __.typx.ClassVar[ tuple[ str, ... ] ] = ( )
 
@@ -265,17 +283,26 @@ class ProcessorBase(
             malformed input raises
             :py:class:`invocables.exceptions.ResponseInvalidity`.
         '''
+        return _wire.deduplicate_invocations(
+            self.provider, self.access_invocations( native_message ) )
+
+    def access_invocations( self, native_message: object ) -> Invocations:
+        ''' Returns tool calls of whole native response or message, in
+            order, each as its response has it: as
+            ``normalize_invocations`` reads them, with repetitions of an id
+            kept (for ``prepare_message``, which pairs calls with the
+            response's own).
+        '''
         if native_message is None or isinstance(
             native_message, ( str, bytes, int, float )
         ):
             raise __.exceptions.ResponseInvalidity(
                 self.provider, "the response is not a JSON object." )
-        try: invocations = tuple( self.produce_invocations( native_message ) )
+        try: return tuple( self.produce_invocations( native_message ) )
         except __.exceptions.Omnierror: raise
         except Exception as exception:
             raise _wire.produce_invalidity(
                 self.provider, exception ) from exception
-        return _wire.deduplicate_invocations( self.provider, invocations )
 
     def produce_invocations(
         self, native_message: object
@@ -312,7 +339,23 @@ class ProcessorBase(
             for invocation, result in zip(
                 invocations, results, strict = True ) )
 
-    def produce_accumulator( self ) -> _streaming.AccumulatorBase:
+    def prepare_message( self, native_message: object ) -> _natives.Assistant:
+        ''' Returns assistant message of whole native response (SDK typed
+            object or plain dictionary), for the next request: what the
+            model said, with each tool call under the id of its canister
+            (synthesized ids included), so that its result matches it.
+
+            Reads the response as ``normalize_invocations`` does, and raises
+            as it does. Raises
+            :py:class:`invocables.exceptions.ProviderNoSupport` for
+            providers whose processor does not assemble messages.
+        '''
+        raise __.exceptions.ProviderNoSupport(
+            self.provider, "its processor does not assemble messages." )
+
+    def produce_accumulator(
+        self
+    ) -> _streaming.AccumulatorBase[ _natives.Assistant ]:
         ''' Produces accumulator for one streamed response. '''
         return self.accumulator_class( )
 

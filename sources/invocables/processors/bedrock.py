@@ -22,6 +22,7 @@
 
 from . import __
 from . import base as _base
+from . import natives as _natives
 from . import streaming as _streaming
 from . import wire as _wire
 
@@ -41,7 +42,9 @@ _STOPS_TRUNCATING = frozenset( (
     'max_tokens', 'model_context_window_exceeded' ) )
 
 
-class BedrockAccumulator( _streaming.AccumulatorBase ):
+class BedrockAccumulator(
+    _streaming.AccumulatorBase[ _natives.BedrockMessage ]
+):
     ''' Accumulates ``converse_stream`` events into tool calls.
 
         Calls are keyed by content block index; a call is complete at its
@@ -87,14 +90,14 @@ class BedrockAccumulator( _streaming.AccumulatorBase ):
             invocations.extend( self.complete_calls( truncated = truncated ) )
         return tuple( invocations )
 
-    def produce_message( self ) -> _base.NativeObject:
+    def produce_message( self ) -> _natives.BedrockMessage:
         ''' Returns ``{ role: 'assistant', content: [ ... ] }``: the text
             and each call emitted so far, in the order of their blocks.
         '''
         calls = {
             emission.index: emission.invocation
             for emission in self.survey_invocations( ) }
-        content: list[ _base.NativeObject ] = [ ]
+        content: list[ _natives.BedrockBlock ] = [ ]
         for index, kind in self._blocks:
             if kind == 'text':
                 text = ''.join( self._texts.get( index, ( ) ) )
@@ -137,7 +140,8 @@ class BedrockAccumulator( _streaming.AccumulatorBase ):
 
 
 class BedrockProcessor(
-    _base.ProcessorBase[ _base.NativeObject, _base.NativeObject ]
+    _base.ProcessorBase[
+        _base.NativeObject, _natives.BedrockMessage, _natives.BedrockMessage ]
 ):
     ''' Processor for Amazon Bedrock's Converse API. '''
 
@@ -185,9 +189,37 @@ class BedrockProcessor(
                 _wire.access_field( call, 'input' ), position )
             for position, call in enumerate( calls ) )
 
+    def prepare_message(
+        self, native_message: object
+    ) -> _natives.BedrockMessage:
+        ''' Returns ``{ role: 'assistant', content: [ ... ] }`` of whole
+            Converse response or message.
+
+            Holds every content block (text, reasoning, tools which Bedrock
+            runs itself, ...), in order, with the ``toolUseId`` of each
+            call as its canister has it. Raises as
+            ``normalize_invocations`` does.
+        '''
+        invocations = iter( self.access_invocations( native_message ) )
+        message, _ = _access_message( native_message )
+        content: list[ _natives.BedrockBlock ] = [ ]
+        for block in _wire.access_items(
+            _wire.access_field( message, 'content' ), PROVIDER, 'content'
+        ):
+            native = _wire.nativize_object( block )
+            if not isinstance( native, dict ): continue
+            # A block of the API: a key of its own type.
+            block_ = __.typx.cast( _natives.BedrockBlock, native )
+            use = block_.get( 'toolUse' )
+            if use is not None and use.get( 'type' ) != _SERVER_TOOL:
+                block_[ 'toolUse' ] = {
+                    **use, 'toolUseId': next( invocations ).identifier }
+            content.append( block_ )
+        return { 'role': 'assistant', 'content': content }
+
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
-    ) -> list[ _base.NativeObject ]:
+    ) -> list[ _natives.BedrockMessage ]:
         ''' Returns one user message of ``toolResult`` blocks (or none).
 
             Text goes as text blocks, structured data as JSON blocks,
@@ -257,7 +289,7 @@ def _nativize_content(
 
 def _nativize_result(
     result: __.canisters.ResultCanister
-) -> _base.NativeObject:
+) -> _natives.BedrockToolResult:
     blocks: list[ _base.NativeObject ] = [ ]
     if not __.is_absent( result.error ):
         blocks.append( { 'text': f"Error: {result.error.message}" } )
@@ -266,7 +298,7 @@ def _nativize_result(
         if block is not None: blocks.append( block )
     # Bedrock refuses a result without content, and blank text blocks.
     if not blocks: blocks.append( { 'text': '(no output)' } )
-    native: _base.NativeObject = {
+    native: _natives.BedrockToolResult = {
         'toolUseId': result.invocation_id, 'content': blocks }
     if result.is_error( ): native[ 'status' ] = 'error'
     return native

@@ -31,7 +31,9 @@ _STOPS_TRUNCATING = frozenset( ( 'MAX_TOKENS', 'ERROR', 'TIMEOUT' ) )
 _EMPTY_TEXT = 'The tool returned no content.'
 
 
-class CohereAccumulator( _streaming.AccumulatorBase ):
+class CohereAccumulator(
+    _streaming.AccumulatorBase[ _natives.CohereAssistantMessage ]
+):
     ''' Accumulates Cohere v2 stream events into tool calls.
 
         A call opens at ``tool-call-start``, grows with ``tool-call-delta``
@@ -88,7 +90,7 @@ class CohereAccumulator( _streaming.AccumulatorBase ):
             case _: pass # New event types must not break a stream.
         return ( )
 
-    def produce_message( self ) -> _wire.NativeObject:
+    def produce_message( self ) -> _natives.CohereAssistantMessage:
         ''' Returns ``{ role: 'assistant', tool_plan, tool_calls }`` (or
             ``content``, without calls).
 
@@ -96,7 +98,7 @@ class CohereAccumulator( _streaming.AccumulatorBase ):
             emitted so far, with its id and its arguments as sent, so that
             the message can start the next turn.
         '''
-        calls: list[ _wire.NativeObject ] = [
+        calls: list[ _natives.CohereToolCall ] = [
             {
                 'id': emission.invocation.identifier,
                 'type': 'function',
@@ -106,14 +108,8 @@ class CohereAccumulator( _streaming.AccumulatorBase ):
                 },
             }
             for emission in self.survey_invocations( ) ]
-        message: _wire.NativeObject = { 'role': 'assistant' }
-        plan = ''.join( self._plans )
-        text = ''.join( self._texts )
-        if plan: message[ 'tool_plan' ] = plan
-        if calls: message[ 'tool_calls' ] = calls
-        if text or not calls:
-            message[ 'content' ] = [ { 'type': 'text', 'text': text } ]
-        return message
+        return _produce_message(
+            ''.join( self._plans ), calls, ''.join( self._texts ) )
 
     def _append(
         self, pieces: list[ str ], value: object, field: str
@@ -137,7 +133,9 @@ class CohereAccumulator( _streaming.AccumulatorBase ):
 
 
 class CohereProcessor(
-    _base.ProcessorBase[ _natives.CohereTool, _natives.CohereMessage ]
+    _base.ProcessorBase[
+        _natives.CohereTool, _natives.CohereMessage,
+        _natives.CohereAssistantMessage ]
 ):
     ''' Processor for Cohere Chat v2. '''
 
@@ -182,6 +180,46 @@ class CohereProcessor(
                 access( call, 'id' ), _access_name( call ),
                 _access_arguments( call ), position )
             for position, call in enumerate( calls ) )
+
+    def prepare_message(
+        self, native_message: object
+    ) -> _natives.CohereAssistantMessage:
+        ''' Returns ``{ role: 'assistant', tool_plan, tool_calls }`` (or
+            ``content``, without calls) of whole response or message.
+
+            Holds the tool plan, the text and each call, with the id of its
+            canister and its arguments as sent, as the accumulator's
+            message does. Raises as ``normalize_invocations`` does. Cohere's
+            SDK takes it through
+            ``cohere.AssistantChatMessageV2.model_validate``.
+        '''
+        access = _wire.access_field
+        invocations = self.access_invocations( native_message )
+        message = access( native_message, 'message' )
+        if message is None: message = native_message
+        calls = _wire.access_items(
+            access( message, 'tool_calls' ), PROVIDER, 'tool_calls' )
+        plan = access( message, 'tool_plan' )
+        texts = [
+            text for text in (
+                access( item, 'text' ) for item in _wire.access_items(
+                    access( message, 'content' ), PROVIDER, 'content' )
+                if access( item, 'type' ) == 'text' )
+            if isinstance( text, str ) ]
+        return _produce_message(
+            plan if isinstance( plan, str ) else '',
+            [
+                {
+                    'id': invocation.identifier,
+                    'type': 'function',
+                    'function': {
+                        'name': invocation.name,
+                        'arguments': _wire.render_arguments(
+                            _access_arguments( call ) ),
+                    },
+                }
+                for invocation, call in zip( invocations, calls ) ],
+            ''.join( texts ) )
 
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
@@ -230,6 +268,17 @@ def _access_name( call: object ) -> str:
     access = _wire.access_field
     return _wire.access_text(
         access( access( call, 'function' ), 'name' ), PROVIDER, 'name' )
+
+
+def _produce_message(
+    plan: str, calls: list[ _natives.CohereToolCall ], text: str
+) -> _natives.CohereAssistantMessage:
+    message: _natives.CohereAssistantMessage = { 'role': 'assistant' }
+    if plan: message[ 'tool_plan' ] = plan
+    if calls: message[ 'tool_calls' ] = calls
+    if text or not calls:
+        message[ 'content' ] = [ { 'type': 'text', 'text': text } ]
+    return message
 
 
 def _produce_blocks(

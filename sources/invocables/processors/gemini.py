@@ -55,7 +55,9 @@ else:
     _Schema = _sdk.SchemaDict
 
 
-class GeminiAccumulator( _streaming.AccumulatorBase ):
+class GeminiAccumulator(
+    _streaming.AccumulatorBase[ _natives.GeminiContent ]
+):
     ''' Accumulates streamed Gemini chunks into function calls.
 
         A whole ``functionCall`` in a chunk is complete at once. A call
@@ -106,7 +108,7 @@ class GeminiAccumulator( _streaming.AccumulatorBase ):
                         stop = _render_enum( stop ) ) )
         return tuple( invocations )
 
-    def produce_message( self ) -> _wire.NativeObject:
+    def produce_message( self ) -> _natives.GeminiContent:
         ''' Returns ``{ role: 'model', parts: [ ... ] }``.
 
             Holds the parts of the first candidate (text and thoughts,
@@ -121,7 +123,7 @@ class GeminiAccumulator( _streaming.AccumulatorBase ):
         for part in self._parts:
             native = part.produce_native( emitted )
             if native is not None: parts.append( native )
-        return { 'role': 'model', 'parts': parts }
+        return _produce_content( parts )
 
     def produce_partial_text( self, index: __.cabc.Hashable ) -> str:
         ''' Returns arguments so far of open call, as JSON text. '''
@@ -203,7 +205,8 @@ class GeminiAccumulator( _streaming.AccumulatorBase ):
 
 
 class GeminiProcessor(
-    _base.ProcessorBase[ _natives.GeminiTool, _natives.GeminiContent ]
+    _base.ProcessorBase[
+        _natives.GeminiTool, _natives.GeminiContent, _natives.GeminiContent ]
 ):
     ''' Processor for Gemini generateContent and streamGenerateContent. '''
 
@@ -320,6 +323,27 @@ class GeminiProcessor(
                 _wire.access_text( _access( call, 'name' ), PROVIDER, 'name' ),
                 _access( call, 'args' ), position )
             for position, call in enumerate( calls ) )
+
+    def prepare_message(
+        self, native_message: object
+    ) -> _natives.GeminiContent:
+        ''' Returns ``{ role: 'model', parts: [ ... ] }`` of whole response
+            (its first candidate), candidate or content.
+
+            Holds every part (text, thoughts with their signatures, function
+            calls, ...), in order, as plain dictionaries (google-genai's
+            typed objects with their Python names, as its typed
+            dictionaries have them); empty parts are left out. A call
+            without id keeps none, as its result does. Raises as
+            ``normalize_invocations`` does.
+        '''
+        self.access_invocations( native_message )
+        parts: list[ _wire.NativeObject ] = [ ]
+        for part in _access_parts( native_message ):
+            native = _wire.nativize_object( part )
+            if isinstance( native, dict ) and native:
+                parts.append( __.typx.cast( _wire.NativeObject, native ) )
+        return _produce_content( parts )
 
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
@@ -470,6 +494,16 @@ class _Part:
         native.pop( 'function_call', None )
         native[ 'functionCall' ] = call
         return native
+
+
+def _produce_content(
+    parts: list[ _wire.NativeObject ]
+) -> _natives.GeminiContent:
+    ''' Returns model content of parts (plain dictionaries of the API's
+        parts, which type checkers cannot follow).
+    '''
+    return __.typx.cast(
+        _natives.GeminiContent, { 'role': 'model', 'parts': parts } )
 
 
 def _access(

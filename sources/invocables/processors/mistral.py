@@ -56,7 +56,9 @@ _IDENTIFIER_LENGTH = 9
 _identifier = __.re.compile( r'[A-Za-z0-9]{9}' )
 
 
-class MistralAccumulator( _openai.OpenaiAccumulator ):
+class MistralAccumulator(
+    _openai.OpenaiAccumulator[ MistralAssistantMessage ]
+):
     ''' Accumulates Mistral chat chunks into tool calls.
 
         As for Chat Completions; the assistant message of the stream has
@@ -83,14 +85,16 @@ class MistralAccumulator( _openai.OpenaiAccumulator ):
         _raise_on_error( event )
         return super( ).ingest_event( event, label )
 
-    def produce_message( self ) -> _base.NativeObject:
+    def produce_message( self ) -> MistralAssistantMessage:
         ''' Returns ``{ role: 'assistant', content, tool_calls }`` with
             ids of Mistral's shape.
         '''
         return _nativize_calls( super( ).produce_message( ) )
 
 
-class MistralProcessor( _base.ProcessorBase[ MistralTool, MistralMessage ] ):
+class MistralProcessor(
+    _base.ProcessorBase[ MistralTool, MistralMessage, MistralAssistantMessage ]
+):
     ''' Processor for Mistral's chat API. '''
 
     provider = PROVIDER
@@ -243,12 +247,14 @@ def _nativize( value: object ) -> object:
     return native
 
 
-def _nativize_calls( message: _base.NativeObject ) -> _base.NativeObject:
+def _nativize_calls(
+    message: MistralAssistantMessage
+) -> MistralAssistantMessage:
     calls = message.get( 'tool_calls' )
     if not calls: return message
     message[ 'tool_calls' ] = [
-        { **call, 'id': nativize_identifier( call[ 'id' ] ) }
-        for call in __.typx.cast( list[ dict[ str, __.typx.Any ] ], calls ) ]
+        { **call, 'id': nativize_identifier( call.get( 'id' ) or '' ) }
+        for call in calls ]
     return message
 
 

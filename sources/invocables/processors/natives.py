@@ -10,26 +10,46 @@
     results ) )``. The SDKs are imported only by type checkers, never at run
     time; at run time, each alias below stands for ``dict[ str, Any ]``.
 
+    Three shapes per provider: the tool (what ``prepare_tools`` gives), the
+    message of results (what ``nativize_results`` gives) and the assistant
+    message (what the accumulator's ``produce_message`` and the processor's
+    ``prepare_message`` give); a fourth, the message of a conversation,
+    types :py:attr:`invocables.conversations.Transcript.messages`.
+
     * ``AnthropicTool``, ``AnthropicMessage``: ``ToolParam`` and
-      ``MessageParam`` of ``anthropic.types``.
-    * ``OpenaiTool``, ``OpenaiMessage``: ``ChatCompletionToolParam`` and
-      ``ChatCompletionToolMessageParam`` of ``openai.types.chat``.
+      ``MessageParam`` of ``anthropic.types`` (results, assistant message
+      and conversation alike).
+    * ``OpenaiTool``, ``OpenaiMessage``, ``OpenaiAssistantMessage``,
+      ``OpenaiChatMessage``: ``ChatCompletionToolParam``,
+      ``ChatCompletionToolMessageParam``,
+      ``ChatCompletionAssistantMessageParam`` and
+      ``ChatCompletionMessageParam`` of ``openai.types.chat``.
     * ``OpenaiResponsesTool``, ``OpenaiResponsesItem``:
       ``FunctionToolParam`` and ``ResponseInputItemParam`` of
-      ``openai.types.responses``.
+      ``openai.types.responses``; the assistant message is a list of items,
+      ``list[ OpenaiResponsesItem ]`` (``ResponseInputParam``).
     * ``GeminiTool``, ``GeminiDeclaration``, ``GeminiContent``:
       ``ToolUnionDict`` (what ``GenerateContentConfigDict`` takes in
       ``tools``), ``FunctionDeclarationDict`` and ``ContentDict`` of
-      ``google.genai.types``.
-    * ``CohereTool``, ``CohereMessage``: :py:class:`FunctionTool` and
-      :py:class:`CohereToolMessage`.
-    * ``OllamaTool``, ``OllamaMessage``: :py:class:`FunctionTool` and
-      :py:class:`OllamaToolMessage`.
+      ``google.genai.types`` (results, assistant content and conversation).
+    * ``CohereTool``, ``CohereMessage``, ``CohereAssistantMessage``,
+      ``CohereChatMessage``: :py:class:`FunctionTool`,
+      :py:class:`CohereToolMessage`, :py:class:`CohereAssistantMessage` and
+      the union of Cohere's messages.
+    * ``OllamaTool``, ``OllamaMessage``, ``OllamaAssistantMessage``,
+      ``OllamaChatMessage``: :py:class:`FunctionTool`,
+      :py:class:`OllamaToolMessage`, :py:class:`OllamaAssistantMessage` and
+      the union of Ollama's messages.
+    * ``BedrockMessage``: :py:class:`BedrockMessage`, a Converse message
+      (results, assistant message and conversation alike).
 
-    Cohere's SDK types its parameters as pydantic models only, and Ollama's
-    native API has no SDK here: their shapes are the typed dictionaries of
-    this module. Cohere's models take them through ``model_validate``, such
-    as ``cohere.ToolV2.model_validate( tool )``.
+    Cohere's SDK types its parameters as pydantic models only, Ollama's
+    native API has no SDK here, and boto3 has no typed parameters: their
+    shapes are the typed dictionaries of this module. Cohere's models take
+    them through ``model_validate``, such as
+    ``cohere.ToolV2.model_validate( tool )`` or
+    ``cohere.AssistantChatMessageV2.model_validate( message )``. Mistral's
+    own types are in :py:mod:`invocables.processors.mistral`.
 '''
 
 
@@ -42,9 +62,11 @@ import typing_extensions as _typx
 
 NativeObject: __.typx.TypeAlias = dict[ str, __.typx.Any ]
 
-# Native tool and message (or input item) of a processor.
+# Native tool, message (or input item) of results, and assistant message
+# (or input items) of a processor.
 Tool = __.typx.TypeVar( 'Tool', default = __.typx.Any )
 Message = __.typx.TypeVar( 'Message', default = __.typx.Any )
+Assistant = __.typx.TypeVar( 'Assistant', default = __.typx.Any )
 
 
 class FunctionSpecification( __.typx.TypedDict ):
@@ -95,6 +117,75 @@ class CohereToolMessage( __.typx.TypedDict ):
     content: list[ CohereTextBlock | CohereDocumentBlock ]
 
 
+class CohereFunctionCall( __.typx.TypedDict ):
+    ''' Function of a Cohere tool call: name and arguments as JSON text. '''
+
+    name: str
+    arguments: str
+
+
+class CohereToolCall( __.typx.TypedDict ):
+    ''' Tool call of a Cohere assistant message. '''
+
+    id: str
+    type: _typx.Literal[ 'function' ]
+    function: CohereFunctionCall
+
+
+class CohereAssistantMessage( __.typx.TypedDict, total = False ):
+    ''' Cohere v2 assistant message: ``{ role: 'assistant', tool_plan,
+        tool_calls, content }`` (each but ``role`` optional).
+    '''
+
+    role: __.typx.Required[ _typx.Literal[ 'assistant' ] ]
+    tool_plan: str
+    tool_calls: list[ CohereToolCall ]
+    content: list[ CohereTextBlock ]
+
+
+class CohereUserMessage( __.typx.TypedDict ):
+    ''' Cohere v2 user or system message: ``{ role, content }``. '''
+
+    role: _typx.Literal[ 'user', 'system' ]
+    content: str | list[ CohereTextBlock ]
+
+
+class OllamaFunctionCall( __.typx.TypedDict ):
+    ''' Function of an Ollama tool call: name and arguments (an object).
+    '''
+
+    name: str
+    arguments: __.cabc.Mapping[ str, __.typx.Any ]
+
+
+class OllamaToolCall( __.typx.TypedDict, total = False ):
+    ''' Tool call of an Ollama assistant message (``id`` when the server
+        gave one).
+    '''
+
+    function: __.typx.Required[ OllamaFunctionCall ]
+    id: str
+
+
+class OllamaAssistantMessage( __.typx.TypedDict, total = False ):
+    ''' Ollama assistant message: ``{ role: 'assistant', content,
+        thinking, tool_calls }``.
+    '''
+
+    role: __.typx.Required[ _typx.Literal[ 'assistant' ] ]
+    content: __.typx.Required[ str ]
+    thinking: str
+    tool_calls: list[ OllamaToolCall ]
+
+
+class OllamaUserMessage( __.typx.TypedDict, total = False ):
+    ''' Ollama user or system message: ``{ role, content, images }``. '''
+
+    role: __.typx.Required[ _typx.Literal[ 'user', 'system' ] ]
+    content: __.typx.Required[ str ]
+    images: list[ str ]
+
+
 class OllamaToolMessage( __.typx.TypedDict ):
     ''' Ollama tool message: ``{ role: 'tool', content, tool_name }``, with
         ``tool_call_id`` when the server gave the call an id.
@@ -106,6 +197,46 @@ class OllamaToolMessage( __.typx.TypedDict ):
     tool_call_id: __.typx.NotRequired[ str ]
 
 
+class BedrockToolUse( __.typx.TypedDict, total = False ):
+    ''' ``toolUse`` of a Converse content block (``type`` for tools which
+        Bedrock runs itself).
+    '''
+
+    toolUseId: __.typx.Required[ str ]
+    name: __.typx.Required[ str ]
+    input: __.typx.Required[ __.typx.Any ]
+    type: str
+
+
+class BedrockToolResult( __.typx.TypedDict, total = False ):
+    ''' ``toolResult`` of a Converse content block. '''
+
+    toolUseId: __.typx.Required[ str ]
+    content: __.typx.Required[ list[ dict[ str, __.typx.Any ] ] ]
+    status: _typx.Literal[ 'success', 'error' ]
+
+
+class BedrockBlock( __.typx.TypedDict, total = False ):
+    ''' Converse content block: one of its keys (``text``, ``toolUse``,
+        ``toolResult``, ...).
+    '''
+
+    text: str
+    toolUse: BedrockToolUse
+    toolResult: BedrockToolResult
+    image: dict[ str, __.typx.Any ]
+    document: dict[ str, __.typx.Any ]
+    reasoningContent: dict[ str, __.typx.Any ]
+    cachePoint: dict[ str, __.typx.Any ]
+
+
+class BedrockMessage( __.typx.TypedDict ):
+    ''' Converse message: ``{ role, content: [ blocks ] }``. '''
+
+    role: _typx.Literal[ 'user', 'assistant' ]
+    content: list[ BedrockBlock ]
+
+
 # Type checkers take the SDK's types (the last declaration); at run time,
 # each alias stands for plain dictionaries and no SDK is imported.
 if not _typx.TYPE_CHECKING:
@@ -114,6 +245,10 @@ if not _typx.TYPE_CHECKING:
         'AnthropicMessage', NativeObject )
     OpenaiTool = __.typx.TypeAliasType( 'OpenaiTool', NativeObject )
     OpenaiMessage = __.typx.TypeAliasType( 'OpenaiMessage', NativeObject )
+    OpenaiAssistantMessage = __.typx.TypeAliasType(
+        'OpenaiAssistantMessage', NativeObject )
+    OpenaiChatMessage = __.typx.TypeAliasType(
+        'OpenaiChatMessage', NativeObject )
     OpenaiResponsesTool = __.typx.TypeAliasType(
         'OpenaiResponsesTool', NativeObject )
     OpenaiResponsesItem = __.typx.TypeAliasType(
@@ -132,6 +267,8 @@ else:
     AnthropicMessage = _anthropic.MessageParam
     OpenaiTool = _openai.ChatCompletionToolParam
     OpenaiMessage = _openai.ChatCompletionToolMessageParam
+    OpenaiAssistantMessage = _openai.ChatCompletionAssistantMessageParam
+    OpenaiChatMessage = _openai.ChatCompletionMessageParam
     OpenaiResponsesTool = _openai_responses.FunctionToolParam
     OpenaiResponsesItem = _openai_responses.ResponseInputItemParam
     GeminiTool = _gemini.ToolUnionDict
@@ -140,5 +277,9 @@ else:
 
 CohereTool: __.typx.TypeAlias = FunctionTool
 CohereMessage: __.typx.TypeAlias = CohereToolMessage
+CohereChatMessage: __.typx.TypeAlias = (
+    CohereUserMessage | CohereAssistantMessage | CohereToolMessage )
 OllamaTool: __.typx.TypeAlias = FunctionTool
 OllamaMessage: __.typx.TypeAlias = OllamaToolMessage
+OllamaChatMessage: __.typx.TypeAlias = (
+    OllamaUserMessage | OllamaAssistantMessage | OllamaToolMessage )

@@ -28,7 +28,9 @@ PROVIDER = 'ollama'
 
 
 
-class OllamaAccumulator( _streaming.AccumulatorBase ):
+class OllamaAccumulator(
+    _streaming.AccumulatorBase[ _natives.OllamaAssistantMessage ]
+):
     ''' Accumulates streamed ``/api/chat`` chunks into tool calls.
 
         Each chunk carries whole calls, so each call is complete in the
@@ -114,32 +116,23 @@ class OllamaAccumulator( _streaming.AccumulatorBase ):
             return ( )
         return self._calls.feed( text, self._texts )
 
-    def produce_message( self ) -> _wire.NativeObject:
+    def produce_message( self ) -> _natives.OllamaAssistantMessage:
         ''' Returns ``{ role: 'assistant', content, tool_calls }``.
 
             Holds the text (and thinking) of the stream and each call
             emitted so far, with its arguments as an object, so that the
             message can start the next turn.
         '''
-        message: _wire.NativeObject = {
-            'role': 'assistant', 'content': ''.join( self._texts ) }
-        thinking = ''.join( self._thoughts )
-        if thinking: message[ 'thinking' ] = thinking
-        calls: list[ _wire.NativeObject ] = [ ]
-        for emission in self.survey_invocations( ):
-            invocation = emission.invocation
-            call: _wire.NativeObject = { 'function': {
-                'name': invocation.name,
-                'arguments': invocation.arguments } }
-            if not invocation.identifier_synthesized:
-                call[ 'id' ] = invocation.identifier
-            calls.append( call )
-        if calls: message[ 'tool_calls' ] = calls
-        return message
+        invocations = [
+            emission.invocation for emission in self.survey_invocations( ) ]
+        return _produce_message(
+            ''.join( self._texts ), ''.join( self._thoughts ), invocations )
 
 
 class OllamaProcessor(
-    _base.ProcessorBase[ _natives.OllamaTool, _natives.OllamaMessage ]
+    _base.ProcessorBase[
+        _natives.OllamaTool, _natives.OllamaMessage,
+        _natives.OllamaAssistantMessage ]
 ):
     ''' Processor for Ollama's native chat API. '''
 
@@ -199,6 +192,33 @@ class OllamaProcessor(
             truncated = _wire.access_field(
                 native_message, 'done_reason' ) == 'length' )
 
+    def prepare_message(
+        self, native_message: object
+    ) -> _natives.OllamaAssistantMessage:
+        ''' Returns ``{ role: 'assistant', content, tool_calls }`` of whole
+            chat response or message.
+
+            Holds the text (and thinking) and each call, with its arguments
+            as an object and its id when the server gave one, as the
+            accumulator's message does; calls written as text (option
+            ``text_calls``) are moved from the text into ``tool_calls``.
+            Raises as ``normalize_invocations`` does.
+        '''
+        access = _wire.access_field
+        invocations = self.access_invocations( native_message )
+        message = access( native_message, 'message' )
+        if message is None: message = native_message
+        text = access( message, 'content' )
+        text = text if isinstance( text, str ) else ''
+        if text and self.text_calls.format is not None:
+            text = _textcalls.read_text_calls(
+                text, self.text_calls.names, self.text_calls.format,
+                len( _access_calls( native_message ) ) ).text
+        thinking = access( message, 'thinking' )
+        return _produce_message(
+            text, thinking if isinstance( thinking, str ) else '',
+            invocations )
+
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
     ) -> list[ _natives.OllamaMessage ]:
@@ -240,6 +260,25 @@ def _access_calls( body: object ) -> __.cabc.Sequence[ __.typx.Any ]:
 def _access_name( function: object ) -> str:
     return _wire.access_text(
         _wire.access_field( function, 'name' ), PROVIDER, 'name' )
+
+
+def _produce_message(
+    text: str,
+    thinking: str,
+    invocations: __.cabc.Sequence[ __.canisters.InvocationCanister ],
+) -> _natives.OllamaAssistantMessage:
+    message: _natives.OllamaAssistantMessage = {
+        'role': 'assistant', 'content': text }
+    if thinking: message[ 'thinking' ] = thinking
+    calls: list[ _natives.OllamaToolCall ] = [ ]
+    for invocation in invocations:
+        call: _natives.OllamaToolCall = { 'function': {
+            'name': invocation.name, 'arguments': invocation.arguments } }
+        if not invocation.identifier_synthesized:
+            call[ 'id' ] = invocation.identifier
+        calls.append( call )
+    if calls: message[ 'tool_calls' ] = calls
+    return message
 
 
 def _raise_on_error( body: object ) -> None:

@@ -28,8 +28,13 @@ PROVIDER = 'openai'
 _DONE = '[DONE]'
 _STOPS_TRUNCATING = frozenset( ( 'content_filter', 'length' ) )
 
+# Assistant message of Chat Completions, as each API which speaks it names
+# its type (Mistral's accumulator shares this one).
+_Assistant = __.typx.TypeVar(
+    '_Assistant', default = _natives.OpenaiAssistantMessage )
 
-class OpenaiAccumulator( _streaming.AccumulatorBase ):
+
+class OpenaiAccumulator( _streaming.AccumulatorBase[ _Assistant ] ):
     ''' Accumulates Chat Completions chunks into tool calls.
 
         Reads one choice (the first, unless another is asked for), as
@@ -106,7 +111,7 @@ class OpenaiAccumulator( _streaming.AccumulatorBase ):
         self._calls.validate( self.reason, ended = ended )
         return invocations
 
-    def produce_message( self ) -> _wire.NativeObject:
+    def produce_message( self ) -> _Assistant:
         ''' Returns ``{ role: 'assistant', content, tool_calls }``.
 
             Holds the text of the choice and each call emitted so far, with
@@ -129,7 +134,8 @@ class OpenaiAccumulator( _streaming.AccumulatorBase ):
         refusal = ''.join( self._refusals )
         if refusal: message[ 'refusal' ] = refusal
         if calls: message[ 'tool_calls' ] = calls
-        return message
+        # The shape of Chat Completions, which the type argument names.
+        return __.typx.cast( _Assistant, message )
 
     def _ingest_choice( self, choice: object ) -> _wire.Invocations:
         access = _wire.access_field
@@ -191,7 +197,8 @@ class OpenaiAccumulator( _streaming.AccumulatorBase ):
 
 
 class StrictProcessorBase(
-    _base.ProcessorBase[ _natives.Tool, _natives.Message ]
+    _base.ProcessorBase[
+        _natives.Tool, _natives.Message, _natives.Assistant ]
 ):
     ''' OpenAI processors, with strict mode where schemas allow it. '''
 
@@ -267,7 +274,9 @@ class StrictProcessorBase(
 
 
 class OpenaiProcessor(
-    StrictProcessorBase[ _natives.OpenaiTool, _natives.OpenaiMessage ]
+    StrictProcessorBase[
+        _natives.OpenaiTool, _natives.OpenaiMessage,
+        _natives.OpenaiAssistantMessage ]
 ):
     ''' Processor for OpenAI Chat Completions (and compatible servers). '''
 
@@ -347,6 +356,51 @@ class OpenaiProcessor(
         return invocations + self.text_calls.read(
             access( message, 'content' ), len( invocations ),
             truncated = stop in _STOPS_TRUNCATING )
+
+    def prepare_message(
+        self, native_message: object
+    ) -> _natives.OpenaiAssistantMessage:
+        ''' Returns ``{ role: 'assistant', content, tool_calls }`` of
+            whole completion, choice or message (SDK typed or dict).
+
+            Reads the choice which ``normalize_invocations`` reads, and
+            raises as it does. Each function call has the id of its
+            canister (synthesized ones included) and its arguments as sent;
+            calls written as text (option ``text_calls``) are moved from
+            the text into ``tool_calls``. Holds ``refusal``, if any.
+        '''
+        access = _wire.access_field
+        invocations = self.access_invocations( native_message )
+        message, _ = _access_message( native_message, self.choice )
+        calls = [
+            call for call in _wire.access_items(
+                access( message, 'tool_calls' ), PROVIDER, 'tool_calls' )
+            if access( call, 'type' ) in ( None, 'function' ) ]
+        text = access( message, 'content' )
+        text = text if isinstance( text, str ) else ''
+        if text and self.text_calls.format is not None:
+            text = _textcalls.read_text_calls(
+                text, self.text_calls.names, self.text_calls.format,
+                len( calls ) ).text
+        native: _natives.OpenaiAssistantMessage = {
+            'role': 'assistant',
+            'content': text or ( None if invocations else '' ) }
+        refusal = access( message, 'refusal' )
+        if isinstance( refusal, str ) and refusal:
+            native[ 'refusal' ] = refusal
+        if invocations: native[ 'tool_calls' ] = [
+            {
+                'id': invocation.identifier,
+                'type': 'function',
+                'function': {
+                    'name': invocation.name,
+                    'arguments': _wire.render_arguments(
+                        _access_arguments( calls[ index ] )
+                        if index < len( calls ) else invocation.arguments ),
+                },
+            }
+            for index, invocation in enumerate( invocations ) ]
+        return native
 
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]

@@ -40,16 +40,20 @@ else:
     _Part = _sdk.ResponseFunctionCallOutputItemParam
 
 
-class OpenaiResponsesAccumulator( _streaming.AccumulatorBase ):
+_Items: __.typx.TypeAlias = list[ _natives.OpenaiResponsesItem ]
+
+
+class OpenaiResponsesAccumulator( _streaming.AccumulatorBase[ _Items ] ):
     ''' Accumulates Responses stream events into function calls.
 
         A call is complete at ``response.function_call_arguments.done`` or
         at ``response.output_item.done``, whichever comes first, and is
         emitted once, whether or not its item carries an id; an item done
-        with status ``incomplete`` is never emitted.
+        with status ``incomplete`` is never emitted. The items done are
+        kept for :py:meth:`produce_message`.
     '''
 
-    __slots__ = ( '_calls', '_texts' )
+    __slots__ = ( '_calls', '_items', '_texts' )
 
     provider = PROVIDER
 
@@ -59,6 +63,7 @@ class OpenaiResponsesAccumulator( _streaming.AccumulatorBase ):
         super( ).__init__( )
         self._calls = (
             None if text_calls is None else text_calls.produce_stream( ) )
+        self._items: dict[ int, _wire.NativeObject ] = { }
         self._texts: list[ str ] = [ ]
 
     def conclude_stream(
@@ -98,6 +103,7 @@ class OpenaiResponsesAccumulator( _streaming.AccumulatorBase ):
                     _access_tag( access( event, 'item_id' ) ),
                     __.absent if arguments is None else arguments )
             case 'response.output_item.done':
+                self._record_item( event )
                 return self._complete_item( event )
             case 'response.incomplete':
                 details = access(
@@ -114,6 +120,40 @@ class OpenaiResponsesAccumulator( _streaming.AccumulatorBase ):
             case _: # New event types must not break a stream.
                 return self._ingest_text_event( genus, event )
         return ( )
+
+    def produce_message( self ) -> _Items:
+        ''' Returns the output items of the stream, as input items.
+
+            Holds each item done (messages, reasoning, server tools, ...),
+            in order of output, and each function call emitted so far, with
+            the id of its canister and its arguments as sent (calls cut off
+            are left out; calls written as text follow, as function call
+            items), so that the items can start the next turn.
+        '''
+        emitted: dict[ int, _streaming.StreamedInvocation ] = { }
+        texts: list[ _streaming.StreamedInvocation ] = [ ]
+        for emission in self.survey_invocations( ):
+            if isinstance( emission.index, int ):
+                emitted[ emission.index ] = emission
+            else: texts.append( emission ) # written as text
+        items: list[ _wire.NativeObject ] = [ ]
+        for index in sorted( { *self._items, *emitted } ):
+            item = self._items.get( index )
+            emission = emitted.get( index )
+            if emission is not None:
+                items.append( _produce_call( emission, item ) )
+            elif item is not None and item.get( 'type' ) != 'function_call':
+                items.append( item )
+        items.extend( _produce_call( emission, None ) for emission in texts )
+        # Output items as the API sent them: input items of its own type.
+        return __.typx.cast( _Items, items )
+
+    def _record_item( self, event: object ) -> None:
+        item = _wire.nativize_object( _wire.access_field( event, 'item' ) )
+        index = _wire.access_field( event, 'output_index' )
+        if not isinstance( item, dict ) or not isinstance( index, int ):
+            return
+        self._items[ index ] = __.typx.cast( _wire.NativeObject, item )
 
     def _ingest_text_event(
         self, genus: str, event: object
@@ -168,7 +208,7 @@ class OpenaiResponsesAccumulator( _streaming.AccumulatorBase ):
 
 class OpenaiResponsesProcessor(
     _openai.StrictProcessorBase[
-        _natives.OpenaiResponsesTool, _natives.OpenaiResponsesItem ]
+        _natives.OpenaiResponsesTool, _natives.OpenaiResponsesItem, _Items ]
 ):
     ''' Processor for the OpenAI Responses API. '''
 
@@ -247,6 +287,37 @@ class OpenaiResponsesProcessor(
             _join_output_texts( items ), len( invocations ),
             truncated = incomplete )
 
+    def prepare_message( self, native_message: object ) -> _Items:
+        ''' Returns the output items of whole response (or the items
+            themselves), as input items for the next request.
+
+            Holds every item (messages, reasoning, server tools, ...), in
+            order, as plain dictionaries, with the ``call_id`` of each
+            function call as its canister has it; calls written as text
+            (option ``text_calls``) follow, as function call items. Raises
+            as ``normalize_invocations`` does.
+        '''
+        access = _wire.access_field
+        invocations = iter( self.access_invocations( native_message ) )
+        if isinstance( native_message, ( list, tuple ) ):
+            outputs = __.typx.cast(
+                __.cabc.Sequence[ object ], native_message )
+        else:
+            outputs = _wire.access_items(
+                access( native_message, 'output' ), PROVIDER, 'output' )
+        items: list[ _wire.NativeObject ] = [ ]
+        for output in outputs:
+            item = _wire.nativize_object( output )
+            if not isinstance( item, dict ): continue
+            item_ = __.typx.cast( _wire.NativeObject, item )
+            if item_.get( 'type' ) == 'function_call':
+                item_[ 'call_id' ] = next( invocations ).identifier
+            items.append( item_ )
+        items.extend(
+            _produce_text_call( invocation ) for invocation in invocations )
+        # Output items as the API sent them: input items of its own type.
+        return __.typx.cast( _Items, items )
+
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]
     ) -> list[ _natives.OpenaiResponsesItem ]:
@@ -322,6 +393,35 @@ def _nativize_output( result: __.canisters.ResultCanister ) -> _Output:
         text = __.canisters.render_content_text( content )
         if text: parts.append( { 'type': 'input_text', 'text': text } )
     return parts
+
+
+def _produce_call(
+    emission: _streaming.StreamedInvocation,
+    item: _wire.NativeObject | None,
+) -> _wire.NativeObject:
+    ''' Returns function call item of emitted call: its item done, if
+        any, with the id of the canister and the arguments as sent.
+    '''
+    invocation = emission.invocation
+    if item is None or item.get( 'type' ) != 'function_call':
+        return _produce_text_call(
+            invocation, _wire.render_arguments( emission.arguments ) )
+    return {
+        **item, 'call_id': invocation.identifier,
+        'arguments': _wire.render_arguments( emission.arguments ) }
+
+
+def _produce_text_call(
+    invocation: __.canisters.InvocationCanister,
+    arguments: __.Absential[ str ] = __.absent,
+) -> _wire.NativeObject:
+    ''' Returns function call item of call read without one. '''
+    return {
+        'type': 'function_call', 'call_id': invocation.identifier,
+        'name': invocation.name,
+        'arguments': (
+            _wire.render_arguments( invocation.arguments )
+            if __.is_absent( arguments ) else arguments ) }
 
 
 def _produce_event_failure(

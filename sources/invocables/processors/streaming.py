@@ -20,6 +20,7 @@
 
 
 from . import __
+from . import natives as _natives
 from . import wire as _wire
 
 
@@ -72,7 +73,7 @@ class _Slot:
     decoded: object = None  # JSON value of the one joined fragment
 
 
-class AccumulatorBase:
+class AccumulatorBase( __.typx.Generic[ _natives.Assistant ] ):
     ''' Generic accumulator of streamed tool calls, keyed by index and tag.
 
         A call is opened by ``commence_call``, grows by ``extend_call`` and
@@ -92,6 +93,9 @@ class AccumulatorBase:
         stream: once concluded, it refuses further events.
 
         A plain class, not a frigid object: it changes with every event.
+        Generic in the native assistant message of the provider, which
+        ``produce_message`` returns (see
+        :py:mod:`invocables.processors.natives`).
     '''
 
     __slots__ = (
@@ -154,7 +158,7 @@ class AccumulatorBase:
         if invocations: self._record( invocations )
         return invocations
 
-    def produce_message( self ) -> NativeObject:
+    def produce_message( self ) -> _natives.Assistant:
         ''' Returns assistant message of the stream, to append to the
             conversation: its text and the calls emitted so far.
 
