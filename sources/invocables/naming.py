@@ -2,15 +2,20 @@
 
 ''' Provider-facing tool names, unique across ensembles and reversible.
 
-    Every provider accepts names matching ``^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$``
+    Tools and ensembles have the names which their sources give them
+    (``math.sum``, ``get /users/{id}``, ``io.github.owner/server``); every
+    provider accepts names matching ``^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$``
     (Gemini wants a letter or an underscore first; the others take
     ``^[a-zA-Z0-9_-]{1,64}$``). A tool keeps its bare name when no other
     ensemble offers the same name; names which collide are scoped by
     ensemble (``ensemble__tool``). A name which is safe but for its first
     character gets a leading underscore (``2fa_verify`` becomes
     ``_2fa_verify``); other names which cannot be made safe are cleaned and
-    shortened with a stable hash of the original. The result depends only
-    on the names, never on the order of arrival, the process or the run.
+    shortened with a stable hash of the original (``math.sum`` becomes
+    ``math_sum_`` and 8 hex digits, apart from a ``math_sum`` beside it).
+    Names which are still equal get a hash of their ensemble and tool. The
+    result depends only on the names, never on the order of arrival, the
+    process or the run.
 '''
 
 
@@ -32,6 +37,7 @@ SCOPE_SEPARATOR = '__'
 
 _CACHE_SIZE_MAXIMUM = 32
 _DIGEST_LENGTH = 8
+_DIGEST_LENGTHS = ( _DIGEST_LENGTH, 16, 32 )
 _name_safe = __.re.compile( r'^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$' )
 _characters_unsafe = __.re.compile( r'[^a-zA-Z0-9_-]+' )
 _initial_safe = __.re.compile( r'^[a-zA-Z_]' )
@@ -215,12 +221,7 @@ def produce_safe_name( name: str, *, force_digest: bool = False ) -> str:
     if not force_digest:
         if is_name_safe( name ): return name
         if name and is_name_safe( f"_{name}" ): return f"_{name}"
-    digest = __.hashlib.sha256( name.encode( ) ).hexdigest( )
-    cleaned = _characters_unsafe.sub( '_', name ).strip( '_' )
-    if cleaned and not _initial_safe.match( cleaned ): cleaned = f"_{cleaned}"
-    limit = NAME_LENGTH_MAXIMUM - _DIGEST_LENGTH - 1
-    cleaned = cleaned[ : limit ] or 'tool'
-    return f"{cleaned}_{digest[ : _DIGEST_LENGTH ]}"
+    return _produce_hashed_name( name, name, _DIGEST_LENGTH )
 
 
 def _is_final( names: list[ str ] ) -> bool:
@@ -264,14 +265,29 @@ def _resolve_collisions(
         ( ensemble, invoker )
         for ensemble, invokers in zip( ensembles, invokerses )
         for invoker in invokers ]
-    resolved = [
-        name if counts[ name ] == 1 else produce_safe_name(
-            f"{ensemble.name}/{invoker.name}", force_digest = True )
-        for name, ( ensemble, invoker ) in zip( names, pairs ) ]
-    if len( set( resolved ) ) != len( resolved ):
-        raise _exceptions.EnsemblesInvalidity( # pragma: no cover
-            "tool names collide even after hashing; rename the tools." )
-    return resolved
+    # Hashed from the pair encoded without ambiguity: names may hold any
+    # separator ('a/b' and 'c' against 'a' and 'b/c'). A longer digest
+    # settles what a short one does not (a chance in billions).
+    for length in _DIGEST_LENGTHS:
+        resolved = [
+            name if counts[ name ] == 1 else _produce_hashed_name(
+                f"{ensemble.name}/{invoker.name}",
+                __.json.dumps( [ ensemble.name, invoker.name ] ), length )
+            for name, ( ensemble, invoker ) in zip( names, pairs ) ]
+        if len( set( resolved ) ) == len( resolved ): return resolved
+    raise _exceptions.EnsemblesInvalidity( # pragma: no cover
+        "tool names collide even after hashing; rename the tools." )
+
+
+def _produce_hashed_name( name: str, key: str, length: int ) -> str:
+    ''' Returns name cleaned and suffixed with a digest of key. '''
+    # Lone surrogates, which MCP servers may send, are hashed as they are.
+    digest = __.hashlib.sha256(
+        key.encode( 'utf-8', 'surrogatepass' ) ).hexdigest( )
+    cleaned = _characters_unsafe.sub( '_', name ).strip( '_' )
+    if cleaned and not _initial_safe.match( cleaned ): cleaned = f"_{cleaned}"
+    cleaned = cleaned[ : NAME_LENGTH_MAXIMUM - length - 1 ] or 'tool'
+    return f"{cleaned}_{digest[ : length ]}"
 
 
 def _validate_ensemble_names(
