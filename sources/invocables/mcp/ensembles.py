@@ -269,11 +269,29 @@ class ServerEnsemble(
                         f"Server {self.name!r} returned a result which "
                         f"{flaw}: {exception}" )
                 ) from exception
-            contents = _results.produce_contents( result, connection.redactor )
-            # One canister alone, the usual result, goes as it is: the
-            # invoker takes it without looking into a sequence.
-            if len( contents ) == 1: return contents[ 0 ]
-            return contents or None
+            return self._produce_contents( connection, name, result )
+
+    def _produce_contents(
+        self,
+        connection: _sessions.Connection,
+        name: str,
+        result: __.typx.Any,
+    ) -> _canisters.Content | _canisters.ContentSequence | None:
+        ''' Checks result against tool's output schema; returns content.
+
+            Checked here, with bounded patterns: the SDK's own check
+            (Python's ``re``, in the event loop) is turned off.
+        '''
+        invoker = self._state.catalog.invokers_by_name.get( name )
+        if invoker is not None:
+            _results.validate_result(
+                result, self.name, name, invoker.outschema,
+                connection.redactor )
+        contents = _results.produce_contents( result, connection.redactor )
+        # One canister alone, the usual result, goes as it is: the
+        # invoker takes it without looking into a sequence.
+        if len( contents ) == 1: return contents[ 0 ]
+        return contents or None
 
     async def wait_listings( self ) -> int:
         ''' Waits until no tool listing is due or running; returns count.

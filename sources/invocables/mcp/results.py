@@ -11,9 +11,12 @@ from . import sdk as _sdk
 from .sdk import types as _mcp_types
 from .. import canisters as _canisters
 from .. import exceptions as _exceptions
+from .. import schemata as _schemata
 
 
+_REASON_LENGTH_MAXIMUM = 1000 # characters of a validator's reason shown
 _REDACTOR_VACANT = _redaction.Redactor( )
+_VALIDATORS_MAXIMUM = 4096 # output schemas whose validators are kept
 # Field names of the installed SDK major (camelCase in 1.x): read directly,
 # once per call.
 _IS_ERROR = 'is_error' if _sdk.MAJOR >= 2 else 'isError' # noqa: PLR2004
@@ -60,6 +63,51 @@ def produce_contents(
     return tuple( _redact_content( redactor, item ) for item in contents )
 
 
+def validate_result(
+    result: _mcp_types.CallToolResult,
+    server: str,
+    name: str,
+    schema: __.Absential[ __.Schema ],
+    redactor: _redaction.Redactor = _REDACTOR_VACANT,
+) -> None:
+    ''' Checks structured content of result against tool's output schema.
+
+        The library's check, not the SDK's (see
+        :py:class:`invocables.mcp.sdk.ClientSession`): its patterns run on
+        RE2, or on ``regex`` within
+        :py:data:`invocables.schemata.PATTERNS_TIMEOUT`, so that no schema
+        can stall the event loop. A tool without an output schema, and an
+        error result, pass unchecked. Raises
+        :py:class:`invocables.exceptions.InvocationRefusal` (an error result
+        for the model) when a tool which declares an output schema returns
+        no structured content, or content which breaks the schema (or whose
+        check took too long), or when the schema itself is not valid.
+    '''
+    if __.is_absent( schema ) or getattr( result, _IS_ERROR ): return
+    structure = getattr( result, _STRUCTURED_CONTENT )
+    if structure is None:
+        reason = (
+            "it declares an output schema, but its result has no "
+            "structured content" )
+    else:
+        validator = _access_validator( name, schema )
+        if isinstance( validator, str ): reason = validator
+        else:
+            try: validator.validate_arguments( structure )
+            except _exceptions.ArgumentsInvalidity as exception:
+                reason = f"its structured content {exception.reason}"
+            except Exception as exception: # unresolvable references
+                reason = (
+                    "its structured content cannot be checked against its "
+                    f"output schema ({type( exception ).__name__})" )
+            else: return
+    if len( reason ) > _REASON_LENGTH_MAXIMUM:
+        reason = reason[ : _REASON_LENGTH_MAXIMUM ] + ' ...'
+    raise _exceptions.InvocationRefusal( redactor.redact(
+        f"Server {server!r} returned a result which breaks its own "
+        f"declaration: tool {name!r}: {reason}" ) )
+
+
 def produce_content( block: __.typx.Any ) -> _canisters.Content:
     ''' Maps one MCP content block into a canister (authorization). '''
     return _produce_content( block )
@@ -78,6 +126,26 @@ class _Repeats( __.enum.Enum ):
     Nothing = 'nothing'
     Structure = 'structure'     # structure wraps the text in one field
     Text = 'text'               # text is the JSON of the structure
+
+
+_validators: dict[
+    int, tuple[ __.Schema, '_schemata.Validator | str' ] ] = { }
+
+
+def _access_validator(
+    name: str, schema: __.Schema
+) -> _schemata.Validator | str:
+    ''' Returns validator of output schema, compiled once per schema, or
+        why the schema is not valid. '''
+    entry = _validators.get( id( schema ) )
+    if entry is not None and entry[ 0 ] is schema: return entry[ 1 ]
+    validator: _schemata.Validator | str
+    try: validator = _schemata.produce_validator( name, schema )
+    except _exceptions.SchemaInvalidity as exception:
+        validator = f"its output schema is not valid ({exception})"
+    if len( _validators ) >= _VALIDATORS_MAXIMUM: _validators.clear( )
+    _validators[ id( schema ) ] = ( schema, validator )
+    return validator
 
 
 def _decode( data: str ) -> bytes:

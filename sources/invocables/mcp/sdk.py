@@ -22,6 +22,7 @@ import zlib as _zlib
 from importlib.metadata import version as _version
 from typing import TYPE_CHECKING
 
+from mcp import ClientSession as _ClientSessionBase
 from mcp import types
 
 from pydantic import BaseModel as _BaseModel
@@ -53,6 +54,7 @@ else:
 __all__ = (
     'HTTP_LOGGERS',
     'MAJOR',
+    'ClientSession',
     'Error',
     'MessageStream',
     'ServerBase',
@@ -417,6 +419,32 @@ class _ListingLegacy( _BaseModel, extra = 'allow' ):
     ''' Tool listing, as SDK 2.x requires it. '''
 
     tools: list[ _ToolLegacy ]
+
+
+class ClientSession( _ClientSessionBase ):
+    ''' The SDK's client session, which leaves results unchecked.
+
+        The SDK checks the structured content of each result against the
+        tool's output schema with ``jsonschema``, whose patterns run on
+        Python's backtracking ``re``, in the event loop: a server could
+        freeze the process with a catastrophic pattern, beyond any timeout
+        (and, for a tool it had not listed, it lists the tools again first).
+        The library checks results itself, with the bounded patterns of
+        :py:mod:`invocables.schemata` (see
+        :py:func:`invocables.mcp.results.validate_result`). The SDK's hook
+        is ``validate_tool_result`` in 2.x, ``_validate_tool_result`` in
+        1.x (and early 2.x); both are overridden to check nothing.
+    '''
+
+    async def validate_tool_result(
+        self, name: str, result: types.CallToolResult
+    ) -> None:
+        ''' Checks nothing: the library checks results (2.x hook). '''
+
+    async def _validate_tool_result(
+        self, name: str, result: types.CallToolResult
+    ) -> None:
+        ''' Checks nothing: the library checks results (1.x hook). '''
 
 
 class MessageStream:

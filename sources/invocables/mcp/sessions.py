@@ -14,8 +14,6 @@
 
 import anyio as _anyio
 
-from mcp import ClientSession as _ClientSession
-
 from . import __
 from . import callbacks as _callbacks # authorization
 from . import configuration as _configuration
@@ -24,6 +22,7 @@ from . import processes as _processes
 from . import records as _records
 from . import redaction as _redaction
 from . import sdk as _sdk
+from .sdk import ClientSession as _ClientSession
 from .sdk import Error as _MCPError
 from .sdk import types as _mcp_types
 from .. import exceptions as _exceptions
