@@ -21,7 +21,9 @@ PROVIDER = 'anthropic'
 TOKENS_MAXIMUM = 4096
 
 
-class AnthropicConversation( _base.ConversationBase ):
+class AnthropicConversation(
+    _base.ConversationBase[ __.processors.natives.AnthropicMessage ]
+):
     ''' Conversation loop over an Anthropic client.
 
         ``tokens_maximum`` (Anthropic's ``max_tokens``) defaults to 4096.

@@ -34,6 +34,9 @@ Approver: __.typx.TypeAlias = __.cabc.Callable[
 Messages: __.typx.TypeAlias = (
     str | __.cabc.Sequence[ __.cabc.Mapping[ str, __.typx.Any ] ] )
 
+# Native message of a provider's conversation (see Transcript).
+_Message = __.typx.TypeVar( '_Message', default = __.typx.Any )
+
 
 class Terminations( __.enum.Enum ):
     ''' Why a conversation loop stopped. '''
@@ -43,16 +46,22 @@ class Terminations( __.enum.Enum ):
 
 
 @__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
-class Transcript:
+class Transcript( __.typx.Generic[ _Message ] ):
     ''' Outcome of a conversation loop.
 
         ``messages`` are the provider's native messages (plain
         dictionaries which its SDK accepts as input): those given, then
         those which the loop appended. Every tool call in them has its
         result. ``text`` is the text of the last response of the model.
+
+        Generic in the provider's message: type checkers see the SDK's own
+        parameter type of the conversation's provider (such as
+        ``MessageParam`` for Anthropic, ``ChatCompletionMessageParam`` for
+        OpenAI Chat; see :py:mod:`invocables.processors.natives`), so that
+        the messages continue a typed list of the application's own.
     '''
 
-    messages: list[ NativeObject ]
+    messages: list[ _Message ]
     termination: Terminations
     rounds: int
     text: str
@@ -134,7 +143,9 @@ Observer: __.typx.TypeAlias = __.cabc.Callable[
 Portion: __.typx.TypeAlias = str | __.canisters.InvocationCanister | Reply
 
 
-class ConversationBase( __.immut.DataclassObject ):
+class ConversationBase(
+    __.immut.DataclassObject, __.typx.Generic[ _Message ]
+):
     ''' Conversation loop with tools, over the application's SDK client.
 
         Each round calls the model with the prepared tools, collects its
@@ -146,6 +157,9 @@ class ConversationBase( __.immut.DataclassObject ):
         calls of the last round are still run and answered, so that the
         transcript can be continued. Ensembles are connected by the
         application. Errors of the SDK client propagate unchanged.
+
+        Generic in the native message of the provider, which its
+        transcript holds.
     '''
 
     provider: __.typx.ClassVar[ str ] = 'unknown'
@@ -262,7 +276,7 @@ class ConversationBase( __.immut.DataclassObject ):
                 (such as the messages of an earlier transcript, with a new
                 user message appended). ''' ),
         ],
-    ) -> Transcript:
+    ) -> Transcript[ _Message ]:
         ''' Runs loop with whole responses; returns transcript.
 
             The observer, if any, sees every event, as in

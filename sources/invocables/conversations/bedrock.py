@@ -22,7 +22,9 @@ from . import base as _base
 PROVIDER = 'bedrock'
 
 
-class BedrockConversation( _base.ConversationBase ):
+class BedrockConversation(
+    _base.ConversationBase[ __.processors.natives.BedrockMessage ]
+):
     ''' Conversation loop over a Bedrock Runtime client (Converse API). '''
 
     provider = PROVIDER

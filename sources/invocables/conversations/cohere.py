@@ -18,7 +18,9 @@ from . import base as _base
 PROVIDER = 'cohere'
 
 
-class CohereConversation( _base.ConversationBase ):
+class CohereConversation(
+    _base.ConversationBase[ __.processors.natives.CohereChatMessage ]
+):
     ''' Conversation loop over a Cohere Chat v2 client.
 
         ``tokens_maximum`` is sent as ``max_tokens``.

@@ -23,7 +23,9 @@ from . import base as _base
 PROVIDER = 'gemini'
 
 
-class GeminiConversation( _base.ConversationBase ):
+class GeminiConversation(
+    _base.ConversationBase[ __.processors.natives.GeminiContent ]
+):
     ''' Conversation loop over a google-genai client.
 
         ``parameters`` are entries of the request's ``config`` (such as

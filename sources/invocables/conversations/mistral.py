@@ -15,12 +15,15 @@
 
 from . import __
 from . import base as _base
+from ..processors import mistral as _mistral
 
 
 PROVIDER = 'mistral'
 
 
-class MistralConversation( _base.ConversationBase ):
+class MistralConversation(
+    _base.ConversationBase[ _mistral.MistralChatMessage ]
+):
     ''' Conversation loop over a Mistral client. '''
 
     provider = PROVIDER

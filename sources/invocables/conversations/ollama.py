@@ -25,7 +25,9 @@ PROVIDER = 'ollama'
 _PATH = '/api/chat'
 
 
-class OllamaConversation( _base.ConversationBase ):
+class OllamaConversation(
+    _base.ConversationBase[ __.processors.natives.OllamaChatMessage ]
+):
     ''' Conversation loop over Ollama's native chat API (httpx client). '''
 
     provider = PROVIDER

@@ -20,7 +20,9 @@ from . import base as _base
 PROVIDER = 'openai'
 
 
-class OpenaiConversation( _base.ConversationBase ):
+class OpenaiConversation(
+    _base.ConversationBase[ __.processors.natives.OpenaiChatMessage ]
+):
     ''' Conversation loop over an OpenAI Chat Completions client.
 
         ``tokens_maximum`` is sent as ``max_completion_tokens``; servers

@@ -21,7 +21,9 @@ PROVIDER = 'openai-responses'
 _CONCLUSIONS = frozenset( ( 'response.completed', 'response.incomplete' ) )
 
 
-class OpenaiResponsesConversation( _base.ConversationBase ):
+class OpenaiResponsesConversation(
+    _base.ConversationBase[ __.processors.natives.OpenaiResponsesItem ]
+):
     ''' Conversation loop over an OpenAI Responses client.
 
         ``tokens_maximum`` is sent as ``max_output_tokens``.

@@ -34,21 +34,24 @@ import typing_extensions as _typx
 
 PROVIDER = 'mistral'
 
-# Type checkers see the SDK's own parameter types (``Tool``, ``ToolMessage``
-# and ``AssistantMessage`` of ``mistralai.client.models``, as typed
-# dictionaries); at run time each alias stands for plain dictionaries and
-# no SDK is imported.
+# Type checkers see the SDK's own parameter types (``Tool``, ``ToolMessage``,
+# ``AssistantMessage`` and ``ChatCompletionRequestMessage`` of
+# ``mistralai.client.models``, as typed dictionaries); at run time each
+# alias stands for plain dictionaries and no SDK is imported.
 if not _typx.TYPE_CHECKING:
     MistralTool = __.typx.TypeAliasType( 'MistralTool', _base.NativeObject )
     MistralMessage = __.typx.TypeAliasType(
         'MistralMessage', _base.NativeObject )
     MistralAssistantMessage = __.typx.TypeAliasType(
         'MistralAssistantMessage', _base.NativeObject )
+    MistralChatMessage = __.typx.TypeAliasType(
+        'MistralChatMessage', _base.NativeObject )
 else:
     from mistralai.client import models as _models
     MistralTool = _models.ToolTypedDict
     MistralMessage = _models.ToolMessageTypedDict
     MistralAssistantMessage = _models.AssistantMessageTypedDict
+    MistralChatMessage = _models.ChatCompletionRequestMessageTypedDict
 
 _ALPHABET = (
     '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz' )
