@@ -13,7 +13,14 @@
 
     Failures which the model can act on raise
     :py:class:`invocables.exceptions.InvocationRefusal`; so do the errors
-    of the file system which its paths cause (:py:func:`refuse_errors`).
+    of the file system which its paths cause, and recursion too deep for
+    Python (:py:func:`refuse_errors`).
+
+    Work whose length the model's arguments decide (lines skipped, entries
+    of folders, files searched) goes in steps, each of which asks a
+    :py:class:`Deadline` first: a thread never runs on past its call's
+    timeout. Trees are walked without recursion, folder by folder from an
+    open folder, in time linear in their size (:py:func:`survey_tree`).
 '''
 
 
@@ -22,16 +29,22 @@ import errno as _errno
 import heapq as _heapq
 import os as _os
 import stat as _stat
+import threading as _threading
 
+from fnmatch import translate as _translate
 from secrets import token_hex as _token_hex
 
 from . import __
+from .. import canisters as _canisters
 from .. import exceptions as _exceptions
 from ..descriptors import Root as _Root
 
 
 CHUNK_SIZE = 65_536 # characters read at once when reading by lines
+ENTRIES_EXAMINED_MAXIMUM = 100_000 # entries of folders one walk reads
+FOLDERS_OPEN_MAXIMUM = 256 # folders one walk holds open (nested branches)
 
+_Entry: __.typx.TypeAlias = tuple[ str, bool, bool ] # name, folder, link
 _PATH_SHOWN_MAXIMUM = 160 # characters of a path repeated in a message
 _RECURSIONS_MAXIMUM = 2 # '**' in one glob pattern
 _FOLDER_FLAGS = (
@@ -72,6 +85,69 @@ _errors_refused = __.types.MappingProxyType( {
     _errno.EXDEV: "it cannot be moved to another file system; write a copy "
         "with read_file and write_file instead",
 } )
+
+
+class Deadline:
+    ''' When the work of one call must stop: at a time of the monotonic
+        clock, or once its caller stopped awaiting it (its timeout passed,
+        or it was cancelled), whichever comes first.
+
+        Made in the event loop, asked in the tool's thread between steps
+        of work (:py:meth:`verify`); never stops anything by itself.
+    '''
+
+    __slots__ = ( '_withdrawal', 'name', 'time', 'timeout' )
+
+    def __init__(
+        self, timeout: float | None = None, name: str = 'io'
+    ) -> None:
+        self.name = name
+        self.timeout = timeout
+        self.time = (
+            None if timeout is None else __.time.monotonic( ) + timeout )
+        self._withdrawal = _threading.Event( )
+
+    def is_passed( self ) -> bool:
+        ''' Returns whether the work must stop now. '''
+        if self._withdrawal.is_set( ): return True
+        return self.time is not None and __.time.monotonic( ) >= self.time
+
+    def verify( self ) -> None:
+        ''' Raises :py:class:`invocables.exceptions.InvocationExpiry` if
+            the work must stop now.
+        '''
+        if self.is_passed( ):
+            raise _exceptions.InvocationExpiry(
+                self.name, self.timeout or 0.0 )
+
+    def withdraw( self ) -> None:
+        ''' Tells the work to stop: its caller no longer awaits it. '''
+        self._withdrawal.set( )
+
+
+DEADLINE_NEVER = Deadline( )
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class Found:
+    ''' Entry of a tree which matched a pattern, found by a walk.
+
+        A plain slotted dataclass, not a frigid object: one is made for
+        every match, and frigid objects cost about ten times as much.
+
+        ``relative`` is its path from the folder walked, as the file system
+        names it (render it before showing it). For a regular file or a
+        folder, ``folder`` is the open folder which holds it (valid until
+        the walk goes on) and ``location`` is absent; for a symbolic link
+        whose target is inside the roots, ``location`` is that target.
+    '''
+
+    relative: str
+    name: str
+    folder: int
+    root: _Root
+    directory: bool
+    location: __.Absential[ 'Location' ] = __.absent
 
 
 class Location( __.immut.DataclassObject ):
@@ -180,7 +256,8 @@ def open_parent( location: Location ) -> tuple[ int, str ]:
     ''' Returns open parent folder of location and name within it. '''
     if not location.parts:
         raise _exceptions.InvocationRefusal(
-            f"'{location.path}' is a root folder; give a path inside it." )
+            "'{path}' is a root folder; give a path inside it.".format(
+                path = _canisters.render_name( str( location.path ) ) ) )
     parent = Location( path = location.path.parent, root = location.root )
     return open_folder( parent ), location.parts[ -1 ]
 
@@ -213,6 +290,34 @@ def quote( path: str ) -> str:
         head = path[ : half ], tail = path[ -half : ], size = len( path ) )
 
 
+def read_found( found: Found, maximum: int ) -> bytes | None:
+    ''' Returns content of a file found by a walk; none if a read would
+        refuse it (a folder, not a regular file, over maximum bytes, more
+        than one hard link where its root does not allow them, changed).
+
+        A file is opened from the open folder of the walk, without
+        following links; a link whose target is inside the roots, from
+        its root (:py:func:`open_file`).
+    '''
+    if found.directory: return None
+    if not __.is_absent( found.location ):
+        try: descriptor, _ = open_file( found.location, found.relative )
+        except ( _exceptions.InvocationRefusal, OSError ): return None
+    else:
+        try:
+            descriptor = _os.open(
+                found.name, _FILE_FLAGS, dir_fd = found.folder )
+        except OSError: return None
+    with _os.fdopen( descriptor, 'rb' ) as stream:
+        status = _os.fstat( descriptor )
+        if not _stat.S_ISREG( status.st_mode ) or (
+            status.st_size > maximum
+        ) or ( status.st_nlink > 1 and not found.root.hard_links ):
+            return None
+        data = stream.read( maximum + 1 )
+    return None if len( data ) > maximum else data
+
+
 def refuse_errors(
     function: __.cabc.Callable[ ..., __.typx.Any ],
     paths: __.cabc.Sequence[ object ],
@@ -224,6 +329,11 @@ def refuse_errors(
         (such as a full disk) propagate.
     '''
     try: return function( *posargs )
+    except RecursionError as exception:
+        raise _exceptions.InvocationRefusal(
+            "The call nests deeper than this tool can follow (a path or a "
+            "tree too deep, or links which point to links); use a shorter "
+            "path, or search a folder further down." ) from exception
     except OSError as exception:
         reason = _errors_refused.get( exception.errno or 0 )
         if reason is None: raise
@@ -269,18 +379,21 @@ def validate_encoding( encoding: str ) -> None:
 
 
 def survey_entries(
-    scanner: __.cabc.Iterator[ _os.DirEntry[ str ] ], maximum: int
+    scanner: __.cabc.Iterator[ _os.DirEntry[ str ] ],
+    maximum: int,
+    deadline: Deadline = DEADLINE_NEVER,
 ) -> tuple[ list[ _os.DirEntry[ str ] ], int ]:
     ''' Returns first entries by name, at most maximum, and their count.
 
         Holds no more than maximum entries at once, however large the
-        folder.
+        folder; asks the deadline before each entry.
     '''
     count = 0
 
     def count_entries( ) -> __.cabc.Iterator[ _os.DirEntry[ str ] ]:
         nonlocal count
         for entry in scanner:
+            deadline.verify( )
             count += 1
             yield entry
 
@@ -311,6 +424,189 @@ def validate_pattern( pattern: str ) -> str:
             f"{_RECURSIONS_MAXIMUM} times; use fewer." )
     # A final '/' asks for folders only.
     return '/'.join( parts ) + ( '/' if pattern.endswith( '/' ) else '' )
+
+
+class TreeWalk:
+    ''' Walk of the tree below a folder, for the entries which match a glob
+        pattern, in the order of their paths (as ``sorted`` orders paths).
+
+        :py:meth:`survey` yields :py:class:`Found` entries. The walk holds no
+        recursion of Python: a stack of open folders, each opened from the
+        one above without following links (so nothing is walked out of the
+        roots, even if a folder is swapped for a link meanwhile), and each
+        entry costs the same, however deep: linear in the size of the
+        tree. ``**`` (any folders, zero or more) does not enter symbolic
+        links; a link which matches is found if its target is inside the
+        roots. Names starting with a dot are left out unless a part of the
+        pattern starts with one. A pattern which ends with ``/`` finds
+        folders only.
+
+        Each entry asks the deadline first. At most
+        :py:data:`ENTRIES_EXAMINED_MAXIMUM` entries are read, and at most
+        :py:data:`FOLDERS_OPEN_MAXIMUM` folders held open (a folder is
+        closed as soon as nothing below it needs it, so that a deep chain
+        of folders holds few); ``truncation`` then says what was left out.
+    '''
+
+    __slots__ = (
+        'accept', 'closures', 'deadline', 'directories_only', 'examined',
+        'hidden', 'location', 'matchers', 'reading', 'roots',
+        'roots_by_path', 'truncation' )
+
+    def __init__(
+        self,
+        location: 'Location',
+        pattern: str,
+        roots: __.cabc.Sequence[ _Root ],
+        deadline: Deadline = DEADLINE_NEVER,
+        *,
+        reading: bool = False,
+    ) -> None:
+        parts = [ part for part in pattern.split( '/' ) if part ]
+        self.location = location
+        self.deadline = deadline
+        self.reading = reading
+        self.matchers = tuple( map( _produce_matcher, parts ) )
+        self.accept = len( parts )
+        self.closures = _produce_closures( self.matchers )
+        self.directories_only = pattern.endswith( '/' )
+        self.hidden = any( part.startswith( '.' ) for part in parts )
+        self.roots = tuple( map( resolve_root, roots ) )
+        self.roots_by_path = { str( root.path ): root for root in self.roots }
+        self.examined = 0
+        # Why entries were left out: 'entries' (too many), 'depth'.
+        self.truncation: str | None = None
+
+    def survey( self ) -> __.cabc.Generator[ Found, None, None ]:
+        ''' Yields entries which match, in the order of their paths.
+
+            Close the generator (or exhaust it) to close the folders which
+            the walk holds open.
+        '''
+        folder = open_folder( self.location )
+        try: entries, last = self._read( folder )
+        except BaseException:
+            close( folder )
+            raise
+        states = self.closures[ 0 ]
+        start = _Frame(
+            folder, '', str( self.location.path ), self.location.root,
+            states, entries, last )
+        if self.accept in states: # '**' alone: the folder itself too
+            yield Found(
+                relative = '.', name = '.', folder = folder,
+                root = self.location.root, directory = True )
+        stack = [ start ]
+        try: yield from self._walk( stack )
+        finally:
+            for frame in stack: close( frame.folder )
+
+    def _advance(
+        self, states: frozenset[ int ], name: str, folder: bool # noqa: FBT001
+    ) -> frozenset[ int ]:
+        ''' Returns states of the pattern after an entry. '''
+        following: set[ int ] = set( )
+        for index in states:
+            if index == self.accept: continue
+            matcher = self.matchers[ index ]
+            if matcher is None:
+                if folder: following |= self.closures[ index ]
+            elif matcher( name ): following |= self.closures[ index + 1 ]
+        return frozenset( following )
+
+    def _descend(
+        self,
+        stack: list[ '_Frame' ],
+        frame: '_Frame',
+        name: str,
+        states: frozenset[ int ],
+    ) -> None:
+        ''' Opens a folder below the frame and pushes it on the stack. '''
+        if self.truncation == 'entries': return
+        if len( stack ) >= FOLDERS_OPEN_MAXIMUM:
+            self.truncation = 'depth'
+            return
+        try: folder = _os.open( name, _FOLDER_FLAGS, dir_fd = frame.folder )
+        except OSError: return # gone, swapped for a link, or not readable
+        try: entries, last = self._read( folder )
+        except BaseException as exception:
+            close( folder )
+            if isinstance( exception, OSError ): return
+            raise
+        real = _join( frame.real, name )
+        child = _Frame(
+            folder, f"{frame.prefix}{name}/", real,
+            self.roots_by_path.get( real, frame.root ), states, entries,
+            last )
+        if frame.index > frame.last: # nothing left which needs its folder
+            close( frame.folder )
+            stack.pop( )
+        stack.append( child )
+
+    def _produce_found(
+        self, frame: '_Frame', name: str, directory: bool, link: bool # noqa: FBT001
+    ) -> Found | None:
+        relative = frame.prefix + name
+        if not link:
+            if self.directories_only and not directory: return None
+            return Found(
+                relative = relative, name = name, folder = frame.folder,
+                root = frame.root, directory = directory )
+        real = __.Path( _os.path.realpath( _join( frame.real, name ) ) )
+        root = access_root( self.roots, real )
+        if root is None: return None
+        directory = _os.path.isdir( real )
+        if self.directories_only and not directory: return None
+        return Found(
+            relative = relative, name = name, folder = frame.folder,
+            root = root, directory = directory,
+            location = Location( path = real, root = root ) )
+
+    def _read( self, folder: int ) -> tuple[ list[ _Entry ], int ]:
+        ''' Returns entries of an open folder, sorted by name, and the
+            index of the last one which needs the folder open.
+        '''
+        entries: list[ _Entry ] = [ ]
+        with _os.scandir( folder ) as scanner:
+            for entry in scanner:
+                self.deadline.verify( )
+                name = entry.name
+                if not self.hidden and name.startswith( '.' ): continue
+                self.examined += 1
+                if self.examined > ENTRIES_EXAMINED_MAXIMUM:
+                    self.truncation = 'entries'
+                    break
+                try:
+                    directory = entry.is_dir( follow_symlinks = False )
+                    link = entry.is_symlink( )
+                except OSError: continue
+                entries.append( ( name, directory, link ) )
+        entries.sort( )
+        last = -1
+        for index, ( _, directory, link ) in enumerate( entries ):
+            if not link and ( directory or self.reading ): last = index
+        return entries, last
+
+    def _walk( self, stack: list[ '_Frame' ] ) -> __.cabc.Iterator[ Found ]:
+        accept = self.accept
+        while stack:
+            frame = stack[ -1 ]
+            if frame.index >= len( frame.entries ):
+                close( frame.folder )
+                stack.pop( )
+                continue
+            name, directory, link = frame.entries[ frame.index ]
+            frame.index += 1
+            self.deadline.verify( )
+            states = self._advance(
+                frame.states, name, directory and not link )
+            if not states: continue
+            if accept in states:
+                found = self._produce_found( frame, name, directory, link )
+                if found is not None: yield found
+            if link or not directory: continue
+            if len( states ) == 1 and accept in states: continue
+            self._descend( stack, frame, name, states )
 
 
 def write_location(
@@ -419,3 +715,60 @@ def _write_durably(
         with __.ctxl.suppress( OSError ): # never made, or gone already
             _os.unlink( temporary, dir_fd = folder )
         raise
+
+
+class _Frame:
+    ''' Folder of a walk: open, with its entries and where the walk is. '''
+
+    __slots__ = (
+        'entries', 'folder', 'index', 'last', 'prefix', 'real', 'root',
+        'states' )
+
+    def __init__(
+        self,
+        folder: int,
+        prefix: str,
+        real: str,
+        root: _Root,
+        states: frozenset[ int ],
+        entries: list[ _Entry ],
+        last: int,
+    ) -> None:
+        self.folder = folder
+        self.prefix = prefix
+        self.real = real
+        self.root = root
+        self.states = states
+        self.entries = entries
+        self.last = last
+        self.index = 0
+
+
+def _join( folder: str, name: str ) -> str:
+    return f"{folder}{name}" if folder.endswith( '/' ) else f"{folder}/{name}"
+
+
+def _produce_closures(
+    matchers: tuple[ __.cabc.Callable[ [ str ], object ] | None, ... ]
+) -> tuple[ frozenset[ int ], ... ]:
+    ''' Returns, for each state of a pattern, the states it stands for:
+        itself and, past each '**' (which may match no folder), the next.
+    '''
+    closures: list[ frozenset[ int ] ] = [ frozenset( ( len( matchers ), ) ) ]
+    for index in range( len( matchers ) - 1, -1, -1 ):
+        closure = frozenset( ( index, ) )
+        if matchers[ index ] is None: closure |= closures[ 0 ]
+        closures.insert( 0, closure )
+    return tuple( closures )
+
+
+def _produce_matcher(
+    part: str
+) -> __.cabc.Callable[ [ str ], object ] | None:
+    ''' Returns matcher of names for a part of a glob pattern; none for
+        '**'.
+    '''
+    if part == '**': return None
+    if not any( character in part for character in '*?[' ):
+        return part.__eq__
+    return __.re.compile( _translate( part ) ).match

@@ -17,9 +17,21 @@
 
     Failures the model can act on, including the errors of the file system
     which its paths cause (missing file, name too long, not a folder,
-    permission denied), raise
+    permission denied) and trees or paths too deep to follow, raise
     :py:class:`invocables.exceptions.InvocationRefusal`, so that the model
     receives an error result; they never fail the execution.
+
+    Each tool runs in a thread, in steps (pieces of lines, entries of
+    folders, files, lines) which each ask the call's deadline first: at its
+    timeout, or once its caller stops awaiting it, a tool stops within a
+    step, and its thread is free for the next call. Searches walk a tree in
+    time linear in its size.
+
+    Names of files and paths in results (listings, searches, messages) go
+    through :py:func:`invocables.canisters.render_name`: on one line, with
+    line breaks, other control characters and bytes which are not UTF-8
+    shown as escapes (``bad\\xff.txt``), so that no name forges a line
+    of a listing or makes a result which cannot be sent.
 
     The tools reach the roots and the configuration of their ensemble
     through ``context.invoker`` (a descriptor invoker).
@@ -48,10 +60,13 @@ from .files import Location as Location
 ENTRIES_MAXIMUM_DEFAULT = 1000
 MATCHES_MAXIMUM_DEFAULT = 200
 READ_SIZE_MAXIMUM_DEFAULT = 1_048_576
-PATHS_MAXIMUM = 100_000 # paths which one search examines at most
+PATHS_MAXIMUM = _files.ENTRIES_EXAMINED_MAXIMUM # entries one search reads
 SEARCH_TIMEOUT = 5.0 # for expressions which RE2 cannot run
 
+_LINES_BETWEEN_CHECKS = 256 # lines searched between checks of the deadline
+
 _LIMITS = ( 'read_size_maximum', 'entries_maximum', 'matches_maximum' )
+_render_name = _canisters.render_name
 _PATH_KEYS = ( 'path', 'source', 'destination' )
 _image_signatures = (
     ( b'\x89PNG\r\n\x1a\n', 'image/png' ),
@@ -68,13 +83,15 @@ class Settings( __.immut.DataclassObject ):
     read_size_maximum: int = READ_SIZE_MAXIMUM_DEFAULT
     entries_maximum: int = ENTRIES_MAXIMUM_DEFAULT
     matches_maximum: int = MATCHES_MAXIMUM_DEFAULT
+    deadline: _files.Deadline = _files.DEADLINE_NEVER
 
     @classmethod
     def from_context( cls, context: _invokers.Context ) -> __.typx.Self:
         ''' Produces settings from invoker of context.
 
             Without roots (an invoker not made from a descriptor), the
-            current directory is the one root, read-only. Raises
+            current directory is the one root, read-only. The deadline is
+            the invocation's (in the event loop: call it there). Raises
             :py:class:`invocables.exceptions.ConfigurationInvalidity` for
             a limit of the configuration which is not a positive integer.
         '''
@@ -97,7 +114,9 @@ class Settings( __.immut.DataclassObject ):
                         key = key ),
                     f"expected a positive integer, got {value!r}." )
             limits[ key ] = value
-        return cls( roots = roots, ** limits )
+        return cls(
+            roots = roots, deadline = _produce_deadline( context ),
+            ** limits )
 
 
 async def create_directory(
@@ -135,7 +154,7 @@ async def list_roots(
     settings = Settings.from_context( context )
     return '\n'.join(
         "{path} ({mode})".format(
-            path = root.path,
+            path = _render_name( str( root.path ) ),
             mode = 'writable' if root.writable else 'read-only' )
         for root in settings.roots )
 
@@ -181,21 +200,27 @@ async def write_file(
 
 
 def resolve_location(
-    settings: Settings, path: str, *, writable: bool = False
+    settings: Settings,
+    path: str,
+    *,
+    writable: bool = False,
+    following: bool = True,
 ) -> Location:
     ''' Returns resolved path inside a root. Refuses any other path.
 
         Relative paths start at the first root. Symbolic links are
         followed before the check, so links which point out of the roots
-        are refused too. Paths to write may not hold backslashes (which
-        a model may mean as Windows separators).
+        are refused too; without ``following``, a link which is the last
+        name of the path is not followed (the link itself is meant, as
+        ``move_file`` moves it). Paths to write may not hold backslashes
+        (which a model may mean as Windows separators).
     '''
     if not isinstance( path, str ):
         raise _exceptions.InvocationRefusal(
             "The path must be a string, got {genus}.".format(
                 genus = type( path ).__name__ ) )
     base = _files.resolve_root( settings.roots[ 0 ] ).path
-    try: target = __.Path( _os.path.realpath( base / path ) )
+    try: target = _resolve_path( base / path, following = following )
     except ( ValueError, OSError ) as exception:
         raise _exceptions.InvocationRefusal(
             "Path {path} is not valid ({exception}).".format(
@@ -208,7 +233,8 @@ def resolve_location(
             "inside one of them (relative paths start at {base!r}).".format(
                 path = _files.quote( path ), base = str( base ),
                 roots = ', '.join(
-                    str( root.path ) for root in settings.roots ) ) )
+                    _render_name( str( root.path ) )
+                    for root in settings.roots ) ) )
     if writable and '\\' in path and _os.sep == '/':
         raise _exceptions.InvocationRefusal(
             f"Path {_files.quote( path )} holds '\\'; separate folders with "
@@ -219,7 +245,8 @@ def resolve_location(
             "written there. Writing needs a root declared with "
             "'writable = true' in the [[roots]] of the "
             "configuration.".format(
-                path = _files.quote( path ), root = root.path ) )
+                path = _files.quote( path ),
+                root = _render_name( str( root.path ) ) ) )
     return Location( path = target, root = root )
 
 
@@ -229,11 +256,35 @@ async def _execute(
     arguments: __.Arguments,
 ) -> __.typx.Any:
     ''' Runs tool in a thread; errors which its paths cause are refusals.
+
+        The thread's work stops at the deadline of the call, or as soon as
+        the call is cancelled (its timeout passed): the thread is then
+        free for the next call.
     '''
     settings = Settings.from_context( context )
     paths = tuple( arguments.get( key ) for key in _PATH_KEYS )
-    return await _workers.execute_in_thread(
-        _files.refuse_errors, function, paths, settings, arguments )
+    try:
+        return await _workers.execute_in_thread(
+            _files.refuse_errors, function, paths, settings, arguments )
+    except __.asyncio.CancelledError:
+        settings.deadline.withdraw( )
+        raise
+
+
+def _describe_truncation( walk: _files.TreeWalk ) -> list[ str ]:
+    ''' Returns lines which say what a search left out, if anything. '''
+    match walk.truncation:
+        case 'entries':
+            return [
+                "[... the search stopped after reading {count} entries of "
+                "folders; search a folder further down, or use a narrower "
+                "pattern]".format( count = _files.ENTRIES_EXAMINED_MAXIMUM ) ]
+        case 'depth':
+            return [
+                "[... folders nested more than {count} levels deep beside "
+                "others were not searched; search a folder further "
+                "down]".format( count = _files.FOLDERS_OPEN_MAXIMUM ) ]
+        case _: return [ ]
 
 
 def _access_image_type( data: bytes ) -> str | None:
@@ -248,7 +299,8 @@ def _create_directory( settings: Settings, arguments: __.Arguments ) -> str:
     path = arguments[ 'path' ]
     location = resolve_location( settings, path, writable = True )
     _files.close( _files.open_folder( location, create = True, path = path ) )
-    return f"Folder {location.path} exists."
+    return "Folder {path} exists.".format(
+        path = _render_name( str( location.path ) ) )
 
 
 def _edit_file( settings: Settings, arguments: __.Arguments ) -> str:
@@ -270,7 +322,8 @@ def _edit_file( settings: Settings, arguments: __.Arguments ) -> str:
                     "Include more of the surrounding text." ) ) )
     content = _files.encode( text.replace( old, new, 1 ), encoding )
     _files.write_location( location, content, path )
-    return f"Replaced 1 passage in {location.path}."
+    return "Replaced 1 passage in {path}.".format(
+        path = _render_name( str( location.path ) ) )
 
 
 def _get_file_info( settings: Settings, arguments: __.Arguments ) -> str:
@@ -284,7 +337,7 @@ def _get_file_info( settings: Settings, arguments: __.Arguments ) -> str:
         status.st_mtime, _timezone.utc ).isoformat( timespec = 'seconds' )
     permissions = _stat.filemode( status.st_mode )
     return '\n'.join( (
-        f"path: {location.path}",
+        "path: {path}".format( path = _render_name( str( location.path ) ) ),
         f"kind: {kind}",
         f"size: {status.st_size} bytes",
         f"modified: {modified}",
@@ -293,10 +346,6 @@ def _get_file_info( settings: Settings, arguments: __.Arguments ) -> str:
         "writable root: {writable}".format(
             writable = 'yes' if location.root.writable else 'no' ),
     ) )
-
-
-def _is_hidden( path: __.Path ) -> bool:
-    return any( part.startswith( '.' ) for part in path.parts )
 
 
 def _list_directory( settings: Settings, arguments: __.Arguments ) -> str:
@@ -311,7 +360,7 @@ def _list_directory( settings: Settings, arguments: __.Arguments ) -> str:
     try:
         with _os.scandir( descriptor ) as scanner:
             entries, count = _files.survey_entries(
-                scanner, settings.entries_maximum )
+                scanner, settings.entries_maximum, settings.deadline )
             lines = [
                 _render_entry( settings, location, entry )
                 for entry in entries ]
@@ -319,7 +368,9 @@ def _list_directory( settings: Settings, arguments: __.Arguments ) -> str:
     if count > settings.entries_maximum:
         lines.append( "... and {count} more entries.".format(
             count = count - settings.entries_maximum ) )
-    if not lines: return f"Folder {location.path} is empty."
+    if not lines:
+        return "Folder {path} is empty.".format(
+            path = _render_name( str( location.path ) ) )
     return '\n'.join( lines )
 
 
@@ -331,11 +382,42 @@ def _locate( settings: Settings, path: __.Path ) -> Location | None:
     return Location( path = real, root = root )
 
 
+def _produce_deadline( context: _invokers.Context ) -> _files.Deadline:
+    ''' Returns deadline of invocation, for its thread: the monotonic clock
+        at the invocation's deadline (a time of the event loop).
+    '''
+    name = str( getattr( context.invoker, 'name', 'io' ) )
+    deadline: object = getattr( context, 'deadline', None )
+    if not isinstance( deadline, ( int, float ) ):
+        return _files.Deadline( None, name )
+    remainder = deadline - __.asyncio.get_running_loop( ).time( )
+    return _files.Deadline( max( 0.0, remainder ), name )
+
+
+def _produce_walk(
+    settings: Settings,
+    location: Location,
+    pattern: str,
+    *,
+    reading: bool = False,
+) -> _files.TreeWalk:
+    if not _os.path.isdir( location.path ):
+        raise _exceptions.InvocationRefusal(
+            "{path} is not a folder.".format(
+                path = _files.quote( str( location.path ) ) ) )
+    pattern = _files.validate_pattern( pattern )
+    return _files.TreeWalk(
+        location, pattern, settings.roots, settings.deadline,
+        reading = reading )
+
+
 def _move_file( settings: Settings, arguments: __.Arguments ) -> str:
+    # A link is moved itself, as rename(2) does, never its target.
     source = resolve_location(
-        settings, arguments[ 'source' ], writable = True )
+        settings, arguments[ 'source' ], writable = True, following = False )
     target = resolve_location(
-        settings, arguments[ 'destination' ], writable = True )
+        settings, arguments[ 'destination' ], writable = True,
+        following = False )
     _validate_move( settings, source, target, arguments[ 'source' ] )
     source_folder, source_name = _files.open_parent( source )
     try:
@@ -355,7 +437,9 @@ def _move_file( settings: Settings, arguments: __.Arguments ) -> str:
                 src_dir_fd = source_folder, dst_dir_fd = target_folder )
         finally: _files.close( target_folder )
     finally: _files.close( source_folder )
-    return f"Moved {source.path} to {target.path}."
+    return "Moved {source} to {target}.".format(
+        source = _render_name( str( source.path ) ),
+        target = _render_name( str( target.path ) ) )
 
 
 def _read_bytes(
@@ -405,9 +489,11 @@ def _read_lines(
     total, number = 0, 1
     stream = _io.TextIOWrapper(
         _os.fdopen( descriptor, 'rb' ), encoding = encoding, newline = '' )
+    deadline = settings.deadline
     with stream:
         try:
             for piece, ends in _files.produce_pieces( stream ):
+                deadline.verify( ) # lines skipped cost time too
                 taken = number >= start
                 if taken:
                     total += len( piece )
@@ -429,18 +515,16 @@ def _read_lines(
     return ''.join( lines )
 
 
-def _read_text_quietly(
-    settings: Settings, location: Location | None
+def _read_found_text(
+    settings: Settings, found: _files.Found
 ) -> str | None:
     ''' Returns UTF-8 text of file for searches; none if it cannot be read.
 
         Files which a read would refuse (outside the roots, several hard
         links, not regular, too large, not UTF-8) are left out.
     '''
-    if location is None: return None
-    path = str( location.path )
-    try: data = _read_bytes( settings, location, path, 'read' )
-    except ( _exceptions.InvocationRefusal, OSError ): return None
+    data = _files.read_found( found, settings.read_size_maximum )
+    if data is None: return None
     try: return data.decode( 'utf-8' )
     except UnicodeDecodeError: return None
 
@@ -453,10 +537,10 @@ def _render_entry(
         A link is shown as its target when that is inside the roots;
         nothing of a target outside the roots is shown.
     '''
-    name = entry.name
+    name = _render_name( entry.name )
     try:
         if entry.is_symlink( ):
-            real = _locate( settings, location.path / name )
+            real = _locate( settings, location.path / entry.name )
             if real is None: return f"{name} (link out of the roots)"
             status = real.path.stat( )
         else: status = entry.stat( follow_symlinks = False )
@@ -468,14 +552,19 @@ def _render_entry(
 def _search_files( settings: Settings, arguments: __.Arguments ) -> str:
     pattern = arguments[ 'pattern' ]
     location = resolve_location( settings, arguments.get( 'path', '.' ) )
-    matches = _survey_matches( settings, location, pattern )
-    if not matches: return f"No path matches {pattern!r}."
-    lines = [
-        str( match.relative_to( location.path ) )
-        for match in matches[ : settings.entries_maximum ] ]
-    if len( matches ) > settings.entries_maximum:
+    walk = _produce_walk( settings, location, pattern )
+    lines: list[ str ] = [ ]
+    count = 0
+    with __.ctxl.closing( walk.survey( ) ) as entries:
+        for found in entries:
+            count += 1
+            if count > settings.entries_maximum: continue
+            lines.append( _render_name( found.relative ) )
+    if count > settings.entries_maximum:
         lines.append( "... and {count} more paths.".format(
-            count = len( matches ) - settings.entries_maximum ) )
+            count = count - settings.entries_maximum ) )
+    if not count: lines.append( f"No path matches {pattern!r}." )
+    lines.extend( _describe_truncation( walk ) )
     return '\n'.join( lines )
 
 
@@ -503,45 +592,33 @@ def _search_lines(
     deadline: float,
 ) -> str:
     location = resolve_location( settings, arguments.get( 'path', '.' ) )
-    files = _survey_matches(
-        settings, location, arguments.get( 'glob', '**/*' ) )
+    walk = _produce_walk(
+        settings, location, arguments.get( 'glob', '**/*' ), reading = True )
     lines: list[ str ] = [ ]
-    for file in files:
-        text = _read_text_quietly( settings, _locate( settings, file ) )
-        if text is None: continue
-        relative = file.relative_to( location.path )
-        for number, line in enumerate( text.splitlines( ), start = 1 ):
-            if not expression.search( line, deadline ): continue
-            if len( lines ) >= settings.matches_maximum:
-                lines.append( "[... more matches not shown]" )
-                return '\n'.join( lines )
-            lines.append( f"{relative}:{number}: {line}" )
+    with __.ctxl.closing( walk.survey( ) ) as entries:
+        for found in entries:
+            text = _read_found_text( settings, found )
+            if text is None: continue
+            relative = _render_name( found.relative )
+            for number, line in enumerate( text.splitlines( ), start = 1 ):
+                if not number % _LINES_BETWEEN_CHECKS:
+                    settings.deadline.verify( )
+                if not expression.search( line, deadline ): continue
+                if len( lines ) >= settings.matches_maximum:
+                    lines.append( "[... more matches not shown]" )
+                    return '\n'.join( lines )
+                lines.append( f"{relative}:{number}: {line}" )
+    lines.extend( _describe_truncation( walk ) )
     return '\n'.join( lines ) or "No line matches."
 
 
-def _survey_matches(
-    settings: Settings, location: Location, pattern: str
-) -> list[ __.Path ]:
-    ''' Returns sorted paths which match pattern, inside the roots.
-
-        Examines at most :py:data:`PATHS_MAXIMUM` paths.
+def _resolve_path( path: __.Path, *, following: bool ) -> __.Path:
+    ''' Returns real path; without following, the last name is kept as it
+        is (a link is not followed), unless it is '.' or '..'.
     '''
-    if not _os.path.isdir( location.path ):
-        raise _exceptions.InvocationRefusal(
-            f"'{location.path}' is not a folder." )
-    pattern = _files.validate_pattern( pattern )
-    hidden = any( part.startswith( '.' ) for part in __.Path( pattern ).parts )
-    found: list[ __.Path ] = [ ]
-    try:
-        for number, path in enumerate( location.path.glob( pattern ) ):
-            if number >= PATHS_MAXIMUM: break
-            relative = path.relative_to( location.path )
-            if not hidden and _is_hidden( relative ): continue
-            if _locate( settings, path ) is not None: found.append( path )
-    except ( ValueError, NotImplementedError ) as exception:
-        reason = f"Pattern {pattern!r} is not valid: {exception}."
-        raise _exceptions.InvocationRefusal( reason ) from exception
-    return sorted( found )
+    if following or path.name in ( '', '.', '..' ):
+        return __.Path( _os.path.realpath( path ) )
+    return __.Path( _os.path.realpath( path.parent ) ) / path.name
 
 
 def _validate_move(
@@ -550,8 +627,10 @@ def _validate_move(
     for root in settings.roots:
         if root.path == source.path or source.path in root.path.parents:
             raise _exceptions.InvocationRefusal(
-                f"{_files.quote( path )} is or holds the root "
-                f"'{root.path}'; roots cannot be moved." )
+                "{path} is or holds the root '{root}'; roots cannot be "
+                "moved.".format(
+                    path = _files.quote( path ),
+                    root = _render_name( str( root.path ) ) ) )
     if source.path in target.path.parents:
         raise _exceptions.InvocationRefusal(
             "A folder cannot be moved into itself." )
@@ -600,4 +679,4 @@ def _write_file( settings: Settings, arguments: __.Arguments ) -> str:
         location, content, path,
         overwrite = arguments.get( 'overwrite', True ) )
     return "Wrote {size} bytes to {path}.".format(
-        size = len( content ), path = location.path )
+        size = len( content ), path = _render_name( str( location.path ) ) )
