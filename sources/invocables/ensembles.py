@@ -317,9 +317,9 @@ class LocalEnsemble(
     ''' Ensemble of local invokers (Python functions, descriptors).
 
         Takes any name, as the naming layer makes every name safe for
-        providers; :py:func:`produce_ensemble` holds Python-side names
-        to the rule of :py:func:`validate_ensemble_name`. Invokers come as
-        a sequence or,
+        providers; :py:func:`produce_ensemble` holds Python-side names to
+        the rule of :py:func:`invocables.ensembles.validate_ensemble_name`.
+        Invokers come as a sequence or,
         as the design documents write it, as a mapping of names to
         invokers; configuration as :py:class:`EnsembleConfiguration` or as
         a mapping of its keys. A connection, if given, is kept and, if it

@@ -254,10 +254,11 @@ class FunctionInvoker(
         and its validator compiled once, here, and an invocable which is a
         generator function (sync or async, also behind partials, methods,
         decorators or ``__call__``) is refused (see
-        :py:func:`validate_function`). The constructor takes any name, as
-        MCP servers may send names which the naming layer must make safe;
-        :py:func:`produce_invoker` holds Python-side names to the rule of
-        :py:func:`validate_tool_name`.
+        :py:func:`invocables.invokers.validate_function`). The constructor
+        takes any name, as MCP servers may send names which the naming
+        layer must make safe; :py:func:`produce_invoker` holds Python-side
+        names to the rule of
+        :py:func:`invocables.invokers.validate_tool_name`.
 
         An invoker made from a Python function (``produce_invoker``) stays
         callable as that function: ``add( 2, 3 )`` calls ``add`` itself,
@@ -496,11 +497,15 @@ def produce_invoker( # noqa: F811, PLR0913
         The invoker stays callable as the function: ``add( 2, 3 )`` calls
         it, while ``await add( context, arguments )`` is the invocation.
 
-        Raises :py:class:`invocables.exceptions.InvokerInvalidity` if no
-        schema can be derived (``*args``, ``**kwargs``, defaults which are
-        not JSON, annotations which cannot be evaluated), or if, with an
-        explicit schema, the function cannot be called as
-        ``( context, arguments )``;
+        Raises :py:class:`invocables.exceptions.InvokerInvalidity` for a
+        name which is not allowed (see
+        :py:func:`invocables.invokers.validate_tool_name`), a function
+        whose calls give no value (a generator function, sync or async,
+        even behind partials, methods, decorators or ``__call__``: see
+        :py:func:`invocables.invokers.validate_function`), if no schema can
+        be derived (``*args``, ``**kwargs``, defaults which are not JSON,
+        annotations which cannot be evaluated), or if, with an explicit
+        schema, the function cannot be called as ``( context, arguments )``;
         :py:class:`invocables.exceptions.ConfigurationInvalidity` for an
         invalid option, such as a ``timeout`` which is not a positive
         number.
@@ -622,7 +627,7 @@ def access_name_flaw( name: object ) -> str | None:
     ''' Returns why name cannot name a tool or an ensemble, and the rule;
         ``None`` if it can.
 
-        A name has 1 to :py:data:`NAME_LENGTH_MAXIMUM` characters, each
+        A name has 1 to ``NAME_LENGTH_MAXIMUM`` (256) characters, each
         printable (no control, format or surrogate characters, no line or
         paragraph separators, no blank but the space), and is not only
         spaces.
