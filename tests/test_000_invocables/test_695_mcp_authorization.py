@@ -125,24 +125,144 @@ async def test_120_expired_tokens_refreshed( tmp_path ):
     assert browser.visits == 1
 
 
-async def test_130_wrong_state( tmp_path ):
-    ''' A redirect with a wrong state is refused with an authorization
-        failure naming the server and showing no code.
+class _ForgingBrowser( _Browser ):
+    ''' Headless user agent which first follows a redirect whose state was
+        forged, then the true one; keeps the listener's answers.
+    '''
+
+    def __init__( self, forgeries = 1, truthful = True ):
+        super( ).__init__( )
+        self.forgeries = forgeries
+        self.truthful = truthful
+        self.statuses = [ ]
+        self.locations = [ ]
+
+    async def open( self, url ):
+        self.visits += 1
+        async with httpx2.AsyncClient( ) as client:
+            answer = await client.get( url )
+            location = answer.headers[ 'location' ]
+            self.locations.append( location )
+            forged = location.replace( 'state=', 'state=forged' )
+            for _ in range( self.forgeries ):
+                reply = await client.get( forged )
+                self.statuses.append( reply.status_code )
+            if not self.truthful: return
+            reply = await client.get( location )
+            self.statuses.append( reply.status_code )
+
+
+async def test_130_wrong_state_then_right( tmp_path ):
+    ''' The loopback listener answers a redirect with a wrong state 400
+        and waits on: the redirect with the right state then authorizes.
+
+        Before, the listener took the first redirect whatever its state,
+        and the authorization failed.
+    '''
+    browser = _ForgingBrowser( forgeries = 2 )
+    with _serve( ) as url:
+        async with _produce( url, browser, tmp_path ) as ensemble:
+            assert await _call( ensemble, 'whoami' ) != 'anonymous'
+    assert browser.statuses == [ 400, 400, 200 ]
+    assert browser.visits == 1
+
+
+async def test_133_wrong_state_only( tmp_path ):
+    ''' Only redirects with a wrong state: the listener refuses them and
+        waits until its deadline; the connection then fails with an
+        authorization failure which names the server and the wrong state,
+        and shows no code.
+    '''
+    browser = _ForgingBrowser( truthful = False )
+    grant = authorization.produce_loopback_authorization(
+        mcp_support.select_port( ), opener = browser.open,
+        storage = tmp_path, timeout = 1.0 )
+    with _serve( ) as url:
+        ensemble = invocables.mcp.produce_ensemble(
+            'oauth', url = url, authorization = grant )
+        with pytest.raises( exceptions.AuthorizationFailure ) as caught:
+            await asyncio.wait_for( ensemble.connect( ), _BOUND )
+    message = str( caught.value )
+    assert "'oauth'" in message and "wrong 'state'" in message
+    code = browser.locations[ 0 ].split( 'code=' )[ 1 ].split( '&' )[ 0 ]
+    assert code not in message
+    assert browser.statuses == [ 400 ]
+    assert isinstance( caught.value, exceptions.ConnectionFailure )
+
+
+async def test_136_wrong_state_from_handler( tmp_path ):
+    ''' A callback handler of the application which returns a redirect
+        with a wrong state is refused (by the SDK's check) with an
+        authorization failure naming the server and showing no code.
     '''
     codes = [ ]
+    redirects = [ ]
 
-    def tamper( location ):
+    async def redirect( url ):
+        async with httpx2.AsyncClient( ) as client:
+            answer = await client.get( url )
+        location = answer.headers[ 'location' ]
         codes.append( location.split( 'code=' )[ 1 ].split( '&' )[ 0 ] )
-        return location.replace( 'state=', 'state=forged' )
+        redirects.append( location.replace( 'state=', 'state=forged' ) )
 
+    async def receive( ): return redirects[ -1 ]
+
+    grant = authorization.CodeAuthorization(
+        redirect_handler = redirect, callback_handler = receive,
+        redirect_uri = 'http://127.0.0.1:9/callback', storage = tmp_path )
     with _serve( ) as url:
-        ensemble = _produce( url, _Browser( tamper ), tmp_path )
+        ensemble = invocables.mcp.produce_ensemble(
+            'oauth', url = url, authorization = grant )
         with pytest.raises( exceptions.AuthorizationFailure ) as caught:
             await asyncio.wait_for( ensemble.connect( ), _BOUND )
     message = str( caught.value )
     assert "'oauth'" in message and 'state' in message
     assert codes and codes[ 0 ] not in message
-    assert isinstance( caught.value, exceptions.ConnectionFailure )
+
+
+async def test_150_loopback_listener( ):
+    ''' The listener answers only the state of the authorization URL it
+        was given: a wrong, missing or repeated state gets 400, another
+        path 404, and it keeps waiting; the right state gets 200 and is
+        returned. Alone, wrong states end at the listener's deadline.
+    '''
+    opened = [ ]
+
+    async def opener( url ): opened.append( url )
+
+    port = mcp_support.select_port( )
+    loopback = authorization.LoopbackRedirect( port, opener, timeout = _BOUND )
+    issued = 'https://as.example/authorize?client_id=c&state=s-42&x=1'
+    await loopback.redirect( issued )
+    assert opened == [ issued ]
+    receiving = asyncio.create_task( loopback.receive( ) )
+    base = loopback.redirect_uri
+    async with httpx2.AsyncClient( ) as client:
+        for target, status in (
+            ( f"{base}?code=c1&state=s-41", 400 ),
+            ( f"{base}?code=c1", 400 ),
+            ( f"{base}?code=c1&state=s-42&state=s-41", 400 ),
+            ( f"{base}?code=c1&state=", 400 ),
+            ( f"http://127.0.0.1:{port}/other?state=s-42", 404 ),
+            ( f"{base}?code=c2&state=s-42", 200 ),
+        ):
+            reply = await client.get( target )
+            assert reply.status_code == status, target
+            if status != 200: assert not receiving.done( )
+    received = await asyncio.wait_for( receiving, _BOUND )
+    assert received == f"{base}?code=c2&state=s-42"
+    assert loopback.refusals == 4
+    quick = authorization.LoopbackRedirect(
+        mcp_support.select_port( ), opener, timeout = 1.0 )
+    await quick.redirect( issued )
+    receiving = asyncio.create_task( quick.receive( ) )
+    async with httpx2.AsyncClient( ) as client:
+        reply = await client.get( f"{quick.redirect_uri}?code=c&state=bad" )
+    assert reply.status_code == 400
+    assert b'wrong state' in reply.content
+    with pytest.raises( TimeoutError ) as caught:
+        await asyncio.wait_for( receiving, _BOUND )
+    assert "1 with a wrong 'state'" in str( caught.value )
 
 
 async def test_140_wrong_audience( tmp_path ):

@@ -25,10 +25,12 @@
 import os as _os
 import sys as _sys
 
+from hmac import compare_digest as _compare_digest
 from urllib.parse import parse_qs as _parse_qs
 from urllib.parse import urlsplit as _urlsplit
 
 from . import __
+from . import _tokens
 from . import configuration as _configuration
 from . import redaction as _redaction
 from . import sdk as _sdk
@@ -40,15 +42,20 @@ STATE_DIRECTORY_VARIABLE = 'INVOCABLES_STATE_DIRECTORY'
 
 # A public client (PKCE, no secret), as the MCP specification advises.
 _AUTH_METHOD_PUBLIC = 'none'
-_FILE_MODE = 0o600
 _METADATA_PATHS = (
     '/.well-known/oauth-protected-resource',
     '/.well-known/oauth-authorization-server',
     '/.well-known/openid-configuration',
 )
 _OK = 200
+_QUERY_FIELDS_MAXIMUM = 64
 _UNAUTHORIZED = 401
-_DIRECTORY_MODE = 0o700
+_FORBIDDEN = 403
+_CHALLENGE_MAXIMUM = 4096
+_CHALLENGE_VALUE_MAXIMUM = 200
+# A parameter of a challenge: name=token or name="quoted string".
+_CHALLENGE_PARAMETER = __.re.compile(
+    r'([A-Za-z0-9_.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,"]*))' )
 _scribe = __.produce_scribe( __name__ )
 
 
@@ -141,6 +148,12 @@ class FileTokenStorage:
         ``~/.local/state/invocables/mcp-tokens``), named by a digest of the
         server's URL. The time a token expires is kept, so that a token
         loaded later is refreshed when due.
+
+        The file is replaced atomically, through a unique temporary file
+        beside it, by one process at a time (an advisory lock, where
+        ``fcntl`` exists); a symbolic link at its path is never followed.
+        A file which is not JSON, or holds invalid records, means no tokens
+        (with a warning naming it): authorization starts again.
     '''
 
     def __init__(
@@ -160,54 +173,51 @@ class FileTokenStorage:
 
     async def get_tokens( self ) -> __.typx.Any:
         from mcp.shared.auth import OAuthToken
-        record = self._read( ).get( 'tokens' )
+        record = ( await self._read( ) ).get( 'tokens' )
         if not isinstance( record, dict ): return None
         record = dict( __.typx.cast( dict[ str, __.typx.Any ], record ) )
         expiry = record.pop( 'expires_at', None )
         if isinstance( expiry, ( int, float ) ):
             record[ 'expires_in' ] = max( 0, int( expiry - __.time.time( ) ) )
-        return OAuthToken.model_validate( record )
+        return self._validate( OAuthToken, record, 'tokens' )
 
     async def set_tokens( self, tokens: __.typx.Any ) -> None:
         record = tokens.model_dump( mode = 'json', exclude_none = True )
         if tokens.expires_in is not None:
             record[ 'expires_at' ] = __.time.time( ) + int( tokens.expires_in )
             record.pop( 'expires_in' )
-        self._write( 'tokens', record )
+        await self._write( 'tokens', record )
 
     async def get_client_info( self ) -> __.typx.Any:
         from mcp.shared.auth import OAuthClientInformationFull
-        record = self._read( ).get( 'client' )
+        record = ( await self._read( ) ).get( 'client' )
         if not isinstance( record, dict ): return None
-        return OAuthClientInformationFull.model_validate( record )
+        return self._validate(
+            OAuthClientInformationFull, record, 'client registration' )
 
     async def set_client_info( self, client_info: __.typx.Any ) -> None:
-        self._write( 'client', client_info.model_dump(
+        await self._write( 'client', client_info.model_dump(
             mode = 'json', exclude_none = True ) )
 
-    def _read( self ) -> dict[ str, __.typx.Any ]:
-        try: text = self.path.read_text( encoding = 'utf-8' )
-        except FileNotFoundError: return { }
-        try: data = __.json.loads( text )
-        except ValueError:
-            _scribe.warning(
-                "Token file %s is not JSON; it is ignored.", self.path )
-            return { }
-        if not isinstance( data, dict ): return { }
-        return __.typx.cast( dict[ str, __.typx.Any ], data )
+    async def _read( self ) -> dict[ str, __.typx.Any ]:
+        return await __.asyncio.to_thread(
+            _tokens.retrieve_records, self.path )
 
-    def _write( self, key: str, value: __.typx.Any ) -> None:
-        data = self._read( )
-        data[ key ] = value
-        self.path.parent.mkdir(
-            mode = _DIRECTORY_MODE, parents = True, exist_ok = True )
-        temporary = self.path.with_suffix( '.tmp' )
-        descriptor = _os.open(
-            temporary, _os.O_WRONLY | _os.O_CREAT | _os.O_TRUNC, _FILE_MODE )
-        with _os.fdopen( descriptor, 'w', encoding = 'utf-8' ) as stream:
-            __.json.dump( data, stream )
-        _os.chmod( temporary, _FILE_MODE )
-        _os.replace( temporary, self.path )
+    def _validate(
+        self, model: __.typx.Any, record: __.typx.Any, label: str
+    ) -> __.typx.Any:
+        from pydantic import ValidationError
+        try: return model.model_validate( record )
+        except ValidationError:
+            _scribe.warning(
+                "Token file %s holds an invalid %s; it is ignored.",
+                self.path, label )
+            return None
+
+    async def _write( self, key: str, value: __.typx.Any ) -> None:
+        # In a thread: the lock may be held by another process a moment.
+        await __.asyncio.to_thread(
+            _tokens.update_records, self.path, key, value )
 
 
 class MemoryTokenStorage:
@@ -234,10 +244,13 @@ class MemoryTokenStorage:
 class LoopbackRedirect:
     ''' Receives the OAuth redirect on 127.0.0.1, for the command line.
 
-        The redirect handler prints the authorization URL (to standard
-        error, or through ``opener``); the callback handler waits for the
-        browser's request to ``redirect_uri`` and answers it with a short
-        page.
+        The redirect handler notes the ``state`` of the authorization URL,
+        listens, and prints the URL (to standard error, or through
+        ``opener``); the callback handler waits for the browser's request
+        to ``redirect_uri`` which carries that ``state``, and answers it
+        with a short page. A request with another ``state`` (or none) is
+        answered 400 and ignored: the listener waits on for the right one,
+        until its ``timeout``.
     '''
 
     def __init__(
@@ -250,11 +263,15 @@ class LoopbackRedirect:
         self.opener = opener
         self.timeout = timeout
         self.redirect_uri = f"http://127.0.0.1:{port}/callback"
+        self.refusals = 0 # expose: redirects refused for their state
         self._server: __.asyncio.Server | None = None
         self._received: __.asyncio.Future[ str ] | None = None
+        self._state: str | None = None
 
     async def redirect( self, url: str ) -> None:
         ''' Listens for the redirect, then shows the authorization URL. '''
+        self._state = _access_query_value( url, 'state' )
+        self.refusals = 0
         await self._listen( )
         if __.is_absent( self.opener ):
             print(
@@ -270,9 +287,12 @@ class LoopbackRedirect:
             return await __.asyncio.wait_for(
                 __.asyncio.shield( received ), self.timeout )
         except __.asyncio.TimeoutError:
+            refused = (
+                f" ({self.refusals} with a wrong 'state' were refused)"
+                if self.refusals else '' )
             raise TimeoutError(
-                f"No redirect arrived within {self.timeout} seconds." ) \
-                from None
+                f"No redirect of this authorization request arrived within "
+                f"{self.timeout} seconds{refused}." ) from None
         finally: await self._close( )
 
     async def _listen( self ) -> None:
@@ -288,6 +308,29 @@ class LoopbackRedirect:
         server.close( )
         await server.wait_closed( )
 
+    def _judge( self, target: str ) -> tuple[ bytes, bytes ]:
+        ''' Returns status and page for a request target; takes the
+            redirect of this authorization request.
+        '''
+        parts = _urlsplit( target )
+        if parts.path != '/callback':
+            return b'404 Not Found', b'Not found.'
+        states = _parse_query( parts.query ).get( 'state', [ ] )
+        expected = self._state
+        if expected is not None and not (
+            len( states ) == 1
+            and _compare_digest( states[ 0 ].encode( ), expected.encode( ) )
+        ):
+            self.refusals += 1
+            return b'400 Bad Request', (
+                b'This redirect does not belong to the pending authorization '
+                b'request (wrong state); it is ignored.' )
+        received = self._received
+        if received is not None and not received.done( ):
+            received.set_result( f"http://127.0.0.1:{self.port}{target}" )
+        return b'200 OK', (
+            b'Authorization received; you may close this window.' )
+
     async def _serve(
         self,
         reader: __.asyncio.StreamReader,
@@ -297,21 +340,13 @@ class LoopbackRedirect:
             line = await __.asyncio.wait_for( reader.readline( ), 10 )
             parts = line.decode( 'latin-1' ).split( )
             target = parts[ 1 ] if len( parts ) > 1 else '/'
-            found = target.startswith( '/callback' )
-            body = (
-                b'Authorization received; you may close this window.'
-                if found else b'Not found.' )
-            status = b'200 OK' if found else b'404 Not Found'
+            status, body = self._judge( target )
             writer.write(
                 b'HTTP/1.1 ' + status + b'\r\nContent-Type: text/plain\r\n'
                 b'Content-Length: ' + str( len( body ) ).encode( )
                 + b'\r\nConnection: close\r\n\r\n' + body )
             await writer.drain( )
-            received = self._received
-            if found and received is not None and not received.done( ):
-                received.set_result(
-                    f"http://127.0.0.1:{self.port}{target}" )
-        except ( OSError, __.asyncio.TimeoutError ): pass
+        except ( OSError, ValueError, __.asyncio.TimeoutError ): pass
         finally: writer.close( )
 
 
@@ -343,7 +378,7 @@ def produce_auth(
     match authorization:
         case BearerAuthorization( ):
             token = _resolve( ensemble, 'token', authorization.token )
-            return _produce_bearer_auth( token )
+            return _produce_bearer_auth( ensemble, token )
         case ClientCredentialsAuthorization( ):
             provider = _produce_credentials_auth(
                 ensemble, authorization, url )
@@ -418,7 +453,7 @@ def _access_storage(
     return storage
 
 
-def _produce_bearer_auth( token: str ) -> __.typx.Any:
+def _produce_bearer_auth( ensemble: str, token: str ) -> __.typx.Any:
     class _BearerAuth( _sdk.http.Auth ):
         ''' Sends a static bearer token. '''
 
@@ -430,7 +465,8 @@ def _produce_bearer_auth( token: str ) -> __.typx.Any:
             _sdk.http.Request, _sdk.http.Response, None
         ]:
             request.headers[ 'Authorization' ] = f"Bearer {token}"
-            yield request
+            response = yield request
+            _verify_answer( ensemble, response )
 
     _register_secrets( token )
     return _BearerAuth( )
@@ -550,6 +586,7 @@ def _produce_provider_class( base: __.typx.Any = None ) -> __.typx.Any:
             _sdk.http.Request, _sdk.http.Response
         ]:
             refreshed = False
+            answer: __.typx.Any = None
             self.stalled = None
             flow = super( )._auth_flow( request )
             try:
@@ -560,6 +597,7 @@ def _produce_provider_class( base: __.typx.Any = None ) -> __.typx.Any:
                         None if outgoing is request else self.timeout )
                     with _note_stall( self, outgoing, request ):
                         response = yield outgoing
+                    answer = response if outgoing is request else answer
                     self.flaws.extend(
                         await _observe_metadata( outgoing, response ) )
                     if (
@@ -577,7 +615,10 @@ def _produce_provider_class( base: __.typx.Any = None ) -> __.typx.Any:
                         outgoing = await flow.__anext__( )
                         continue
                     outgoing = await flow.asend( response )
-            except StopAsyncIteration: return
+            except StopAsyncIteration:
+                # The SDK hands a refused request back as it is (after
+                # authorizing anew, or a step-up of scope).
+                _verify_answer( self.ensemble, answer )
             except _exceptions.AuthorizationFailure: raise
             except failures as exception:
                 raise _exceptions.AuthorizationFailure(
@@ -732,6 +773,21 @@ def _note_stall(
         raise
 
 
+def _access_query_value( url: str, name: str ) -> str | None:
+    ''' Returns the one value of a query parameter of URL, or None. '''
+    values = _parse_query( _urlsplit( url ).query ).get( name, [ ] )
+    return values[ 0 ] if len( values ) == 1 else None
+
+
+def _parse_query( query: str ) -> dict[ str, list[ str ] ]:
+    ''' Parses query of a URL, with a bound on its fields (else empty). '''
+    try:
+        return _parse_qs(
+            query, keep_blank_values = True,
+            max_num_fields = _QUERY_FIELDS_MAXIMUM )
+    except ValueError: return { }
+
+
 def _locate( request: __.typx.Any ) -> str:
     ''' Returns URL of request without query or fragment. '''
     url = request.url
@@ -788,3 +844,49 @@ def _show( value: str ) -> str:
     if value.startswith( _configuration.ENVIRONMENT_PREFIX ):
         return repr( value )
     return "'***'"
+
+
+def _verify_answer( ensemble: str, response: __.typx.Any ) -> None:
+    ''' Raises authorization failure for a request the server refused
+        with its token (401, 403), naming the status and what the
+        ``WWW-Authenticate`` challenge says (error, scope, description).
+    '''
+    if response is None: return
+    status: int = response.status_code
+    if status not in ( _UNAUTHORIZED, _FORBIDDEN ): return
+    challenge = _parse_challenge(
+        response.headers.get( 'www-authenticate', '' ) )
+    error = challenge.get( 'error' )
+    scope = challenge.get( 'scope' )
+    description = challenge.get( 'error_description' )
+    phrase = 'Unauthorized' if status == _UNAUTHORIZED else 'Forbidden'
+    words = [ f"the server refused the request with {status} {phrase}" ]
+    if error: words.append( f"({error})" )
+    words[ -1 ] += ';'
+    if scope: words.append( f"it requires scope {scope!r};" )
+    if description: words.append( f"it says {description!r};" )
+    words.append(
+        "request that scope in the authorization's scope, or have it "
+        "granted to this client." if error == 'insufficient_scope' or scope
+        else "check the credentials and the server's access rules." )
+    raise _exceptions.AuthorizationFailure( ensemble, ' '.join( words ) )
+
+
+def _parse_challenge( header: str ) -> dict[ str, str ]:
+    ''' Returns parameters of a ``WWW-Authenticate`` challenge (the first
+        of each name), without control characters, each bounded.
+    '''
+    parameters: dict[ str, str ] = { }
+    for found in _CHALLENGE_PARAMETER.finditer(
+        header[ : _CHALLENGE_MAXIMUM ]
+    ):
+        name = found.group( 1 ).lower( )
+        if name in parameters: continue
+        quoted = found.group( 2 )
+        value = (
+            __.re.sub( r'\\(.)', r'\1', quoted ) if quoted is not None
+            else found.group( 3 ) )
+        value = ''.join( c for c in value if c.isprintable( ) )
+        parameters[ name ] = _redact_secrets(
+            value[ : _CHALLENGE_VALUE_MAXIMUM ] )
+    return parameters
