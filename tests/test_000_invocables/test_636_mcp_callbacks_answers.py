@@ -312,3 +312,14 @@ async def test_300_roots_shapes( tmp_path ):
         with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
             _produce( roots = wrong )
         assert "'callbacks'" in str( caught.value )
+
+
+def test_310_callbacks_not_callable( ):
+    ''' An elicitor or a sampler which cannot be called is refused when
+        the ensemble is produced, naming which and the type given.
+    '''
+    for option in ( 'elicitor', 'sampler' ):
+        with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+            _produce( **{ option: { 'action': 'accept' } } )
+        assert repr( option ) in str( caught.value )
+        assert 'not dict' in str( caught.value )

@@ -214,6 +214,15 @@ class Features:
         authorization: __.typx.Any = __.absent,
         authorization_timeout: float | None = None, # expose
     ):
+        for label, callback in (
+            ( 'elicitor', elicitor ), ( 'sampler', sampler ),
+        ):
+            if __.is_absent( callback ) or callable( callback ): continue
+            raise _exceptions.ConfigurationInvalidity(
+                f"MCP ensemble {ensemble!r} {label!r}",
+                "must be a function (async or plain) which takes the "
+                "request and returns the answer, not "
+                f"{type( callback ).__name__}." )
         self.ensemble = ensemble
         self.elicitor = elicitor
         self.sampler = sampler
