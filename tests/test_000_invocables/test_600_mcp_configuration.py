@@ -125,6 +125,27 @@ def test_200_repr_shows_no_secrets( ):
     assert 'https://example.com/mcp' in text
 
 
+@pytest.mark.parametrize(
+    'name', [ 'io.github.owner/server', 'My Server', 'files.v2', 'a' * 256 ] )
+def test_150_registry_names_accepted( name ):
+    ''' A server's ensemble may take its registry name, or its name in an
+        mcpServers file.
+    '''
+    ensemble = invocables.mcp.produce_ensemble(
+        name, command = 'mcp-server-time' )
+    assert ensemble.name == name
+
+
+@pytest.mark.parametrize( 'name', [ '', '  ', 'srv\n', 'a\x00', 'a' * 257, 7 ] )
+def test_160_names_refused( name ):
+    ''' Names which are empty, blank, unprintable or too long are refused
+        before anything starts, saying what is allowed.
+    '''
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        invocables.mcp.produce_ensemble( name, command = 'mcp-server-time' )
+    assert '1 to 256 printable characters' in str( caught.value )
+
+
 @pytest.mark.asyncio
 async def test_210_missing_variable_named_at_connect( monkeypatch ):
     ''' An unset ``env:`` variable fails connect, naming only the variable.

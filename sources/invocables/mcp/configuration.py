@@ -25,6 +25,7 @@ from urllib.parse import urlunsplit as _urlunsplit
 
 from . import __
 from . import redaction as _redaction
+from .. import ensembles as _ensembles
 from .. import exceptions as _exceptions
 from .redaction import Redactor as Redactor
 
@@ -162,7 +163,13 @@ def produce_parameters(
     headers: __.Absential[ __.cabc.Mapping[ str, str ] ],
     transport: __.Absential[ Transports | str ],
 ) -> ServerParameters:
-    ''' Checks connection options and returns server parameters. '''
+    ''' Checks name and connection options; returns server parameters.
+
+        The name follows the rule of every ensemble (see
+        :py:func:`invocables.ensembles.validate_ensemble_name`): a registry
+        name such as ``io.github.owner/server`` is fine.
+    '''
+    _ensembles.validate_ensemble_name( ensemble )
     location = f"MCP ensemble {ensemble!r}"
     transport_ = _infer_transport( location, command, url, transport )
     if transport_ is Transports.Stdio:
