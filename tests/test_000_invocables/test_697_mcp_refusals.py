@@ -228,3 +228,33 @@ async def test_210_code_grant_insufficient_scope( tmp_path ):
     assert "'files'" in message
     assert '403' in message and 'files:write' in message
     assert 1 <= len( visits ) <= 2
+
+
+async def test_300_refused_during_call( monkeypatch ):
+    ''' A tool call refused 403 with ``insufficient_scope`` once connected
+        fails with the library's connection failure naming 403 and the
+        scope; the next call reconnects and succeeds.
+    '''
+    monkeypatch.setenv( 'TEST_SCOPED_TOKEN', 'static-token-value-5' )
+    port = mcp_support.select_port( )
+    command = mcp_support.produce_server_command(
+        'scoped_server.py', '--port', str( port ) )
+    context = invocables.InvocationContext(
+        auxdata = None, invoker = None, namespace = { } )
+    with mcp_support.serve_http( command, port ) as url:
+        async with invocables.mcp.produce_ensemble(
+            'files', url = url,
+            authorization = authorization.BearerAuthorization(
+                token = 'env:TEST_SCOPED_TOKEN' )
+        ) as ensemble:
+            with pytest.raises( exceptions.ConnectionFailure ) as caught:
+                await asyncio.wait_for(
+                    ensemble.access_invoker( 'write' )( context, { } ),
+                    _BOUND )
+            contents = await asyncio.wait_for(
+                ensemble.access_invoker( 'read' )( context, { } ), _BOUND )
+    message = str( caught.value )
+    assert "'files'" in message
+    assert '403' in message and 'files:write' in message
+    assert 'static-token-value-5' not in message
+    assert contents[ 0 ].text == 'read'
