@@ -515,6 +515,8 @@ def _jsonify( value: object ) -> object:
 def _normalize_content( items: ContentSequence ) -> ContentSequence:
     ''' Returns content with its texts sendable; the same, if they are. '''
     for index, item in enumerate( items ):
+        if isinstance( item, TextContent ) and item.text.isascii( ):
+            continue # the common case, quickly
         item_ = _normalize_item( item )
         if item_ is not item:
             return (
@@ -805,7 +807,9 @@ def _is_text_alone(
     item = content[ 0 ]
     if _access_genus( item ) is not TextContent: return False
     text = item.text
-    if not text.isascii( ): return False # checked by the slow path
+    if not text.isascii( ): # valid Unicode, else made so by the slow path
+        try: text.encode( 'utf-8' )
+        except UnicodeEncodeError: return False
     return size_maximum is None or len( text ) <= size_maximum
 
 
