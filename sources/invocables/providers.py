@@ -44,7 +44,7 @@ class Provider( __.immut.DataclassObject ):
     extra: __.typx.Annotated[
         str,
         __.ddoc.Doc( ''' Extra of the package which installs its SDK
-            (``pip install 'invocables[extra]'``). ''' ),
+            (from a clone, ``pip install --editable '.[extra]'``). ''' ),
     ]
     sdk: __.typx.Annotated[
         str, __.ddoc.Doc( ''' Module of its SDK client. ''' ) ]
