@@ -330,6 +330,25 @@ def produce_validator( name: str, schema: __.Schema ) -> Validator:
     return Validator( name, schema )
 
 
+def produce_instance_validator(
+    schema: __.cabc.Mapping[ str, __.typx.Any ], *, formats: bool = False
+) -> __.typx.Any:
+    ''' Returns jsonschema validator of any value against schema.
+
+        Draft 2020-12, whose patterns match as arguments' do (see
+        :py:func:`produce_expression`): for schemas from elsewhere which
+        are no schema of arguments, such as the schema of an MCP server's
+        elicitation. A pattern which RE2 cannot run matches within
+        :py:data:`PATTERNS_TIMEOUT`; past it, validation raises
+        :py:class:`invocables.exceptions.PatternInterruption`. With
+        ``formats``, formats are checked too.
+    '''
+    genus = _access_validator_class( )
+    if not formats: return genus( thaw_json( schema ) )
+    from jsonschema import FormatChecker
+    return genus( thaw_json( schema ), format_checker = FormatChecker( ) )
+
+
 def produce_expression( pattern: str ) -> 'Expression':
     ''' Returns compiled regular expression, safe against backtracking.
 

@@ -758,11 +758,15 @@ def _validate_content(
     ''' Returns where content breaks schema, the keyword it breaks and
         why, or None if it matches.
     '''
-    import jsonschema
-    validator: __.typx.Any = jsonschema.Draft202012Validator( dict( schema ) )
-    errors: list[ __.typx.Any ] = sorted(
+    # A server's patterns never run on Python's backtracking re.
+    from .. import schemata
+    validator = schemata.produce_instance_validator( schema )
+    try: errors: list[ __.typx.Any ] = sorted(
         validator.iter_errors( dict( content ) ),
         key = lambda error: tuple( str( part ) for part in error.path ) )
+    except _exceptions.PatternInterruption as exception:
+        return '(unknown)', 'pattern', (
+            f"the pattern {exception.pattern!r} took too long to match" )
     if not errors: return None
     error = errors[ 0 ]
     where = '/'.join( str( part ) for part in error.path ) or '(top)'

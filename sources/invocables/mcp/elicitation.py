@@ -285,10 +285,14 @@ def validate_answer(
     '''
     genus = field.get( 'type', 'string' )
     value = _convert( field, genus, text )
-    import jsonschema
-    validator: __.typx.Any = jsonschema.Draft202012Validator(
-        dict( field ), format_checker = jsonschema.FormatChecker( ) )
-    errors: list[ __.typx.Any ] = list( validator.iter_errors( value ) )
+    # A server's patterns never run on Python's backtracking re.
+    from .. import exceptions, schemata
+    validator = schemata.produce_instance_validator( field, formats = True )
+    try: errors: list[ __.typx.Any ] = list( validator.iter_errors( value ) )
+    except exceptions.PatternInterruption as exception:
+        raise ValueError(
+            "The answer took too long to check against the pattern "
+            f"{exception.pattern!r}; give a shorter one." ) from exception
     if errors: raise ValueError( str( errors[ 0 ].message ) )
     return value
 

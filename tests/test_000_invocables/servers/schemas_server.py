@@ -15,7 +15,11 @@
     ``conforming( )``  the same schema, and content which matches it;
     ``bare( )``        the same schema, and no structured content at all;
     ``unbounded( )``   an output schema whose reference resolves nowhere;
-    ``shout( word )``  an input schema with the pattern ``^(a+)+$``.
+    ``shout( word )``  an input schema with the pattern ``^(a+)+$``;
+    ``elicit( )``      asks the client for a word whose requested schema
+                       holds the pattern ``^(a+)+$``, and answers with the
+                       client's answer: ``error CODE: MESSAGE``, or the
+                       JSON of the result.
 '''
 
 
@@ -25,6 +29,7 @@ import sys
 
 _HOSTILE = 'a' * 40 + 'b'
 _PATTERN = '^(a+)+$'
+_lines = iter( sys.stdin.buffer )
 _out = sys.stdout.buffer
 
 
@@ -51,6 +56,8 @@ _TOOLS = [
       'outputSchema': {
           'type': 'object',
           'properties': { 'word': { '$ref': '#/$defs/missing' } } } },
+    { 'name': 'elicit', 'description': 'Asks the user for a word.',
+      'inputSchema': _EMPTY },
     { 'name': 'shout', 'description': 'Shouts a word of a letters.',
       'inputSchema': {
           'type': 'object',
@@ -63,7 +70,7 @@ _WORDS = {
 
 
 def main( ) -> None:
-    for line in sys.stdin.buffer:
+    for line in _lines:
         if not line.strip( ): continue
         message = json.loads( line )
         if 'id' not in message: continue # notifications
@@ -96,6 +103,7 @@ def _call( identifier, params ) -> None:
         word = str( arguments.get( 'word' ) ).upper( )
         _respond( identifier, {
             'content': [ { 'type': 'text', 'text': word } ] } )
+    elif name == 'elicit': _elicit( identifier )
     elif name == 'bare':
         _respond( identifier, {
             'content': [ { 'type': 'text', 'text': 'no structure' } ] } )
@@ -108,6 +116,24 @@ def _call( identifier, params ) -> None:
         _respond( identifier, {
             'content': [ { 'type': 'text', 'text': f"No tool {name}." } ],
             'isError': True } )
+
+
+def _elicit( identifier ) -> None:
+    _write( {
+        'jsonrpc': '2.0', 'id': 'elicit-1', 'method': 'elicitation/create',
+        'params': {
+            'mode': 'form', 'message': 'Which word?',
+            'requestedSchema': _output_schema( _PATTERN ) } } )
+    answer = { }
+    for line in _lines:
+        if not line.strip( ): continue
+        answer = json.loads( line )
+        if answer.get( 'id' ) == 'elicit-1' and 'method' not in answer: break
+    if 'error' in answer:
+        error = answer[ 'error' ]
+        text = f"error {error.get( 'code' )}: {error.get( 'message' )}"
+    else: text = json.dumps( answer.get( 'result' ) )
+    _respond( identifier, { 'content': [ { 'type': 'text', 'text': text } ] } )
 
 
 def _respond( identifier, result ) -> None:
