@@ -156,15 +156,20 @@ async def execute_invocations( # noqa: PLR0913
     ''' Executes invocations; returns one result per invocation, in order.
 
         Unknown names, arguments which are not valid, and timeouts become
-        error results which the model can act on. A tool which raises fails
-        fast by default: other invocations are cancelled, the alerter is
-        called, and
+        error results which the model can act on. Every call ends within
+        its timeout plus a grace
+        (:py:func:`invocables.deadlines.access_grace`): a cancelled tool
+        which has not ended by then is abandoned, and one which swallows
+        its cancellation gets the timeout error all the same. A tool which
+        raises fails fast by default: other invocations are cancelled, the
+        alerter is called, and
         :py:class:`invocables.exceptions.InvocationExecutionFailure` is
         raised, chained to the cause. A result which cannot be serialized
         as JSON, or which exceeds the limits, is an error result. Cancelling
-        the execution cancels every task it started and waits for them;
-        sync tools (in threads, which cannot be stopped) which had not
-        started never start, and running ones are abandoned.
+        the execution cancels every task it started and waits for them,
+        each at most the grace; sync tools (in threads, which cannot be
+        stopped) which had not started never start, and running ones are
+        abandoned.
     '''
     invocations_ = tuple( invocations )
     if not invocations_: return ( )
