@@ -327,6 +327,49 @@ async def test_190_tool_own_timeouts_untouched( grace ):
     assert results[ 0 ].content == ( invocables.TextContent( text = 'done' ), )
 
 
+@pytest.mark.asyncio
+async def test_192_late_exception_is_timeout( grace, caplog ):
+    ''' A tool which turns its cancellation into another exception after
+        its timeout gets the timeout error, not a failure of the batch. '''
+    async def converter( ) -> str:
+        ''' Raises something else when cancelled. '''
+        try: await asyncio.Event( ).wait( )
+        except asyncio.CancelledError as exception:
+            raise LookupError( 'interrupted' ) from exception
+        return 'never'
+
+    ensemble = invocables.produce_ensemble( 'e', [ converter ] )
+    with caplog.at_level( logging.INFO, logger = 'invocables' ):
+        results = await asyncio.wait_for( invocables.execute_invocations(
+            [ _call( 'converter' ) ], [ ensemble ], timeout = _TIMEOUT ),
+            _BOUND )
+    assert results[ 0 ].error.genus is FaultGenera.Timeout
+    assert 'LookupError' in caplog.text
+
+
+@pytest.mark.asyncio
+async def test_194_spinning_tool_abandoned( grace ):
+    ''' A tool which swallows its cancellation and spins without waiting
+        on anything (bare yields) is abandoned after the grace too. '''
+    spins = [ ]
+
+    async def spinner( ) -> str:
+        ''' Yields forever, ignoring cancellation. '''
+        while True:
+            try: await asyncio.sleep( 0 )
+            except asyncio.CancelledError: pass
+            spins.append( None )
+
+    ensemble = invocables.produce_ensemble( 'e', [ spinner ] )
+    results = await asyncio.wait_for( invocables.execute_invocations(
+        [ _call( 'spinner' ) ], [ ensemble ], timeout = _TIMEOUT ), _BOUND )
+    assert results[ 0 ].error.genus is FaultGenera.Timeout
+    assert spins
+    for task in deadlines.survey_abandonments( ): task.cancel( )
+    await _finish_abandonments( )
+    assert deadlines.survey_abandonments( ) == ( )
+
+
 def test_200_grace_configuration( ):
     ''' The grace is a finite number of seconds, at least 0. '''
     before = deadlines.access_grace( )
