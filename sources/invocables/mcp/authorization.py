@@ -847,11 +847,14 @@ def _show( value: str ) -> str:
 
 
 def _verify_answer( ensemble: str, response: __.typx.Any ) -> None:
-    ''' Raises authorization failure for a request the server refused
+    ''' Raises authorization failure for a message the server refused
         with its token (401, 403), naming the status and what the
         ``WWW-Authenticate`` challenge says (error, scope, description).
+
+        Only messages (POST): the transport reports a refused GET stream
+        or session end itself, and goes on without them.
     '''
-    if response is None: return
+    if response is None or response.request.method != 'POST': return
     status: int = response.status_code
     if status not in ( _UNAUTHORIZED, _FORBIDDEN ): return
     challenge = _parse_challenge(
