@@ -178,6 +178,23 @@ async def test_310_not_a_regular_file( tmp_path, caplog ):
             for record in caplog.records )
 
 
+async def test_320_folder_not_writable( tmp_path, caplog ):
+    ''' A token folder which cannot be made (a file is in its place): a
+        write warns, naming the file, and does not fail; nothing is read.
+    '''
+    blocker = tmp_path / 'blocker'
+    blocker.write_text( 'a file, not a folder' )
+    storage = _produce_storage( blocker / 'tokens' )
+    with caplog.at_level( logging.WARNING ):
+        await storage.set_tokens( _produce_token( 'at-memory' ) )
+    assert any(
+        str( storage.path ) in record.getMessage( )
+        and 'cannot be written' in record.getMessage( )
+        for record in caplog.records )
+    assert await storage.get_tokens( ) is None
+    assert blocker.read_text( ) == 'a file, not a folder'
+
+
 def _write_concurrently( directory, index, start ):
     ''' Writes tokens (even writers) or client registrations (odd ones)
         many times, from a process of its own.

@@ -153,7 +153,8 @@ class FileTokenStorage:
         beside it, by one process at a time (an advisory lock, where
         ``fcntl`` exists); a symbolic link at its path is never followed.
         A file which is not JSON, or holds invalid records, means no tokens
-        (with a warning naming it): authorization starts again.
+        (with a warning naming it): authorization starts again. A file which
+        cannot be written is warned of; the process goes on without it.
     '''
 
     def __init__(
@@ -216,8 +217,14 @@ class FileTokenStorage:
 
     async def _write( self, key: str, value: __.typx.Any ) -> None:
         # In a thread: the lock may be held by another process a moment.
-        await __.asyncio.to_thread(
-            _tokens.update_records, self.path, key, value )
+        try:
+            await __.asyncio.to_thread(
+                _tokens.update_records, self.path, key, value )
+        except OSError as exception:
+            # The tokens still serve this process: it goes on without.
+            _scribe.warning(
+                "Token file %s cannot be written (%s); its %s are kept in "
+                "memory only.", self.path, type( exception ).__name__, key )
 
 
 class MemoryTokenStorage:
@@ -889,7 +896,8 @@ def _parse_challenge( header: str ) -> dict[ str, str ]:
         value = (
             __.re.sub( r'\\(.)', r'\1', quoted ) if quoted is not None
             else found.group( 3 ) )
-        value = ''.join( c for c in value if c.isprintable( ) )
+        value = ''.join(
+            character for character in value if character.isprintable( ) )
         parameters[ name ] = _redact_secrets(
             value[ : _CHALLENGE_VALUE_MAXIMUM ] )
     return parameters
