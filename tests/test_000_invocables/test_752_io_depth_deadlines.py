@@ -144,6 +144,44 @@ def test_120_walk_holds_few_folders_open( tmp_path ):
     assert walk.truncation is None
 
 
+@pytest.mark.asyncio
+async def test_125_files_beside_deep_folders_listed( tmp_path ):
+    ''' In a tree whose every level, 600 deep, holds a folder and then a
+        file, search_files lists every file, in the order of their paths
+        (folders closed early still give their later entries); search_text,
+        which needs each folder open for its file, reads as deep as it may
+        hold folders open.
+    '''
+    tree = tmp_path / 'tree'
+    tree.mkdir( )
+    folder = os.open( tree, os.O_RDONLY | os.O_DIRECTORY )
+    try:
+        for _ in range( 600 ):
+            descriptor = os.open(
+                'z.txt', os.O_WRONLY | os.O_CREAT, dir_fd = folder )
+            os.write( descriptor, b'needle\n' )
+            os.close( descriptor )
+            os.mkdir( 'a', dir_fd = folder )
+            inner = os.open( 'a', os.O_RDONLY | os.O_DIRECTORY,
+                dir_fd = folder )
+            os.close( folder )
+            folder = inner
+    finally: os.close( folder )
+    try:
+        ensembles = await _prepare( tree )
+        result = await _invoke(
+            ensembles, 'search_files', pattern = '**/z.txt' )
+        lines = result.as_text( ).splitlines( )
+        assert lines == sorted(
+            'a/' * depth + 'z.txt' for depth in range( 600 ) )
+        result = await _invoke( ensembles, 'search_text', pattern = 'needle' )
+        lines = result.as_text( ).splitlines( )
+        deepest = files.FOLDERS_OPEN_MAXIMUM - 1 # the walked folder is open
+        assert lines[ 0 ] == 'a/' * deepest + 'z.txt:1: needle'
+        assert lines[ -1 ] == '[... more matches not shown]'
+    finally: _remove_tree( tree )
+
+
 def test_130_walk_refuses_depth_beside_branches( tmp_path ):
     ''' A tree whose every level holds a folder and a file to read, deeper
         than the folders a walk may hold open, is walked to that depth,

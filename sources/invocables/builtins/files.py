@@ -138,8 +138,9 @@ class Found:
         ``relative`` is its path from the folder walked, as the file system
         names it (render it before showing it). For a regular file or a
         folder, ``folder`` is the open folder which holds it (valid until
-        the walk goes on) and ``location`` is absent; for a symbolic link
-        whose target is inside the roots, ``location`` is that target.
+        the walk goes on; -1 if the walk does not read files, and closed
+        it) and ``location`` is absent; for a symbolic link whose target is
+        inside the roots, ``location`` is that target.
     '''
 
     relative: str
@@ -299,7 +300,9 @@ def read_found( found: Found, maximum: int ) -> bytes | None:
         following links; a link whose target is inside the roots, from
         its root (:py:func:`open_file`).
     '''
-    if found.directory: return None
+    if found.directory or (
+        found.folder < 0 and __.is_absent( found.location )
+    ): return None
     if not __.is_absent( found.location ):
         try: descriptor, _ = open_file( found.location, found.relative )
         except ( _exceptions.InvocationRefusal, OSError ): return None
@@ -444,13 +447,14 @@ class TreeWalk:
         Each entry asks the deadline first. At most
         :py:data:`ENTRIES_EXAMINED_MAXIMUM` entries are read, and at most
         :py:data:`FOLDERS_OPEN_MAXIMUM` folders held open (a folder is
-        closed as soon as nothing below it needs it, so that a deep chain
-        of folders holds few); ``truncation`` then says what was left out.
+        closed as soon as nothing left in it needs it: a deep chain of
+        folders holds few, unless each folder holds files to read after its
+        folder); ``truncation`` then says what was left out.
     '''
 
     __slots__ = (
         'accept', 'closures', 'deadline', 'directories_only', 'examined',
-        'hidden', 'location', 'matchers', 'reading', 'roots',
+        'hidden', 'location', 'matchers', 'opened', 'reading', 'roots',
         'roots_by_path', 'truncation' )
 
     def __init__(
@@ -474,6 +478,7 @@ class TreeWalk:
         self.roots = tuple( map( resolve_root, roots ) )
         self.roots_by_path = { str( root.path ): root for root in self.roots }
         self.examined = 0
+        self.opened = 0 # folders open now
         # Why entries were left out: 'entries' (too many), 'depth'.
         self.truncation: str | None = None
 
@@ -488,6 +493,7 @@ class TreeWalk:
         except BaseException:
             close( folder )
             raise
+        self.opened = 1
         states = self.closures[ 0 ]
         start = _Frame(
             folder, '', str( self.location.path ), self.location.root,
@@ -499,7 +505,7 @@ class TreeWalk:
         stack = [ start ]
         try: yield from self._walk( stack )
         finally:
-            for frame in stack: close( frame.folder )
+            for frame in stack: self._close( frame )
 
     def _advance(
         self, states: frozenset[ int ], name: str, folder: bool # noqa: FBT001
@@ -523,14 +529,16 @@ class TreeWalk:
     ) -> None:
         ''' Opens a folder below the frame and pushes it on the stack. '''
         if self.truncation == 'entries': return
-        if len( stack ) >= FOLDERS_OPEN_MAXIMUM:
+        if self.opened >= FOLDERS_OPEN_MAXIMUM:
             self.truncation = 'depth'
             return
         try: folder = _os.open( name, _FOLDER_FLAGS, dir_fd = frame.folder )
         except OSError: return # gone, swapped for a link, or not readable
+        self.opened += 1
         try: entries, last = self._read( folder )
         except BaseException as exception:
             close( folder )
+            self.opened -= 1
             if isinstance( exception, OSError ): return
             raise
         real = _join( frame.real, name )
@@ -538,10 +546,16 @@ class TreeWalk:
             folder, f"{frame.prefix}{name}/", real,
             self.roots_by_path.get( real, frame.root ), states, entries,
             last )
-        if frame.index > frame.last: # nothing left which needs its folder
-            close( frame.folder )
-            stack.pop( )
+        # Nothing left in the frame needs its folder open: close it now, so
+        # that a deep chain of folders holds few open.
+        if frame.index > frame.last: self._close( frame )
         stack.append( child )
+
+    def _close( self, frame: '_Frame' ) -> None:
+        if frame.folder < 0: return
+        close( frame.folder )
+        frame.folder = -1
+        self.opened -= 1
 
     def _produce_found(
         self, frame: '_Frame', name: str, directory: bool, link: bool # noqa: FBT001
@@ -592,7 +606,7 @@ class TreeWalk:
         while stack:
             frame = stack[ -1 ]
             if frame.index >= len( frame.entries ):
-                close( frame.folder )
+                self._close( frame )
                 stack.pop( )
                 continue
             name, directory, link = frame.entries[ frame.index ]
