@@ -32,8 +32,10 @@ _key_secret = __.re.compile(
     r'|api[-_]key|(?:private|access|client)[-_]?key|(?:^|[-_])key$',
     __.re.IGNORECASE )
 _query_value = __.re.compile( r'=[^&;#]*' )
+# The scheme is bounded: unbounded, each of the many places where a word
+# starts in text such as 'a.a.a.' scanned to its end (quadratic time).
 _url = __.re.compile(
-    r'''(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)'''
+    r'''(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]{0,31}://)'''
     r'''(?P<userinfo>[^\s/?#@'"<>]*@)?'''
     r'''(?P<host>[^\s/?#'"<>]+)'''
     r'''(?P<path>[^\s?#'"<>]*)'''
