@@ -134,8 +134,8 @@ def _hold_lock( path: __.Path ) -> __.cabc.Generator[ None, None, None ]:
     finally:
         # Removed while held: a waiter on this file sees it gone and
         # locks the next one; no lock file outlives its writer.
-        _remove_quietly( location )
-        _os.close( descriptor )
+        try: _remove_quietly( location )
+        finally: _os.close( descriptor )
 
 
 def _prepare_directory( directory: __.Path ) -> None:
