@@ -1,0 +1,713 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Trimming of stale tool results from native histories.
+
+    :py:func:`trim_history` takes the native messages of a conversation
+    (as the application keeps them, for any provider of
+    :py:data:`invocables.providers.PROVIDERS`, plain dictionaries or SDK
+    typed objects) and returns them with old tool results replaced by a
+    short placeholder which says that they were removed and why. Calls
+    keep their results, ids, order and roles, so that every provider
+    still takes the history. Strategies, combinable:
+
+    * superseded: a later call makes an earlier result stale: by default,
+      the same tool with the same arguments; or a relation of the
+      application (:py:class:`Staleness`, such as
+      :py:class:`KeyedStaleness`: a ``write_file`` of a path makes the
+      earlier ``read_file`` results of that path stale), or a deduplicator
+      of the design documents' protocol;
+    * recency (``keep``): the last results are kept, older ones trimmed;
+    * budget: nothing is trimmed until the history passes a size
+      (characters, or tokens by the application's counter); then at least
+      ``clear_at_least`` at once, oldest first, so that a prompt cache
+      keeps its prefix between trims.
+
+    Tools may be excluded by name (glob patterns) or by ensemble; the
+    arguments of the calls whose results are trimmed may be cleared too.
+    Trimming is deterministic, linear in the size of the history, and
+    never changes a message it does not trim: those are returned as they
+    were given (the same objects). A message which it trims is returned
+    as a plain dictionary (SDK typed objects are dumped to the wire
+    format, which the SDKs take).
+'''
+
+
+from fnmatch import fnmatchcase as _fnmatchcase
+
+from . import __
+from . import deduplicators as _deduplicators
+from . import ensembles as _ensembles
+from . import exceptions as _exceptions
+from . import naming as _naming
+from . import providers as _providers
+from .processors import wire as _wire
+
+
+Counter: __.typx.TypeAlias = __.cabc.Callable[ [ str ], int ]
+Message: __.typx.TypeAlias = __.typx.Any
+_Keys = __.immut.Dictionary[ str, __.cabc.Sequence[ str ] ]
+
+PLACEHOLDER_PREFIX: __.typx.Annotated[
+    str,
+    __.ddoc.Doc( ''' How each placeholder starts; a result which starts so
+        is taken as trimmed already. ''' ),
+] = '[Tool result removed from history'
+_REASON_BUDGET = 'the history passed its size budget'
+_REASON_RECENCY = 'only the {keep} most recent tool results are kept'
+_REASON_SUPERSEDED = 'a later call of {name} superseded it'
+# Where each provider keeps calls and results (see _survey_*).
+_BLOCKS = __.types.MappingProxyType( {
+    'anthropic': ( 'content', ( 'tool_use', ), ( 'tool_result', ) ),
+    'bedrock': ( 'content', ( 'toolUse', ), ( 'toolResult', ) ),
+    'gemini': (
+        'parts', ( 'function_call', 'functionCall' ),
+        ( 'function_response', 'functionResponse' ) ),
+} )
+_FIELDS = __.types.MappingProxyType( {
+    # call id, call name, call arguments, result id, result content
+    'anthropic': ( 'id', 'name', 'input', 'tool_use_id', 'content' ),
+    'bedrock': ( 'toolUseId', 'name', 'input', 'toolUseId', 'content' ),
+    'gemini': ( 'id', 'name', 'args', 'id', 'response' ),
+} )
+
+
+class Staleness( __.typx.Protocol ):
+    ''' Tells which later calls make the result of a call stale.
+
+        The result of a call is stale when a later call reads or writes a
+        key which it reads (a later read shows newer state; a write
+        changes it).
+    '''
+
+    def survey_reads(
+        self, name: str, arguments: __.Arguments
+    ) -> __.cabc.Iterable[ __.cabc.Hashable ]:
+        ''' Returns keys of the state which the call's result shows. '''
+        raise NotImplementedError  # pragma: no cover
+
+    def survey_writes(
+        self, name: str, arguments: __.Arguments
+    ) -> __.cabc.Iterable[ __.cabc.Hashable ]:
+        ''' Returns keys of the state which the call changes. '''
+        raise NotImplementedError  # pragma: no cover
+
+
+class ExactStaleness( __.immut.DataclassObject ):
+    ''' A later call of the same tool with the same arguments (canonical
+        JSON) makes the result of an earlier one stale: the design
+        documents' exact deduplicator, applied to a history.
+    '''
+
+    def survey_reads(
+        self, name: str, arguments: __.Arguments
+    ) -> tuple[ __.cabc.Hashable, ... ]:
+        ''' Returns the call's identity: name and canonical arguments. '''
+        return ( ( name, _deduplicators.produce_canonical_json(
+            arguments ) ), )
+
+    def survey_writes(
+        self, name: str, arguments: __.Arguments
+    ) -> tuple[ __.cabc.Hashable, ... ]:
+        ''' Returns nothing: a call changes no state of its own. '''
+        return ( )
+
+
+class KeyedStaleness( __.immut.DataclassObject ):
+    ''' Keys from chosen arguments of the tools which read and write.
+
+        ``KeyedStaleness( reads = { 'read_file': ( 'path', ) }, writes = {
+        'write_file': ( 'path', ), 'edit_file': ( 'path', ) } )``: a later
+        ``read_file``, ``write_file`` or ``edit_file`` of a path makes the
+        results of earlier ``read_file`` calls of that path stale. A key is
+        the values of the chosen arguments, in order (as canonical JSON),
+        so tools which name the same thing share keys. Tools named in
+        neither mapping are compared exactly (same name and arguments),
+        unless ``exact`` is false.
+    '''
+
+    reads: __.typx.Annotated[
+        __.cabc.Mapping[ str, __.cabc.Sequence[ str ] ],
+        __.ddoc.Doc( ''' Arguments which key the state that each tool's
+            results show, by tool name. ''' ),
+    ] = __.dcls.field( default_factory = _Keys )
+    writes: __.typx.Annotated[
+        __.cabc.Mapping[ str, __.cabc.Sequence[ str ] ],
+        __.ddoc.Doc( ''' Arguments which key the state that each tool
+            changes, by tool name. ''' ),
+    ] = __.dcls.field( default_factory = _Keys )
+    exact: __.typx.Annotated[
+        bool,
+        __.ddoc.Doc( ''' Whether other tools are compared exactly. ''' ),
+    ] = True
+
+    def survey_reads(
+        self, name: str, arguments: __.Arguments
+    ) -> tuple[ __.cabc.Hashable, ... ]:
+        ''' Returns key of the state which the call's result shows. '''
+        chosen = self.reads.get( name )
+        if chosen is not None: return ( _produce_key( chosen, arguments ), )
+        if self.exact and name not in self.writes:
+            return ExactStaleness( ).survey_reads( name, arguments )
+        return ( )
+
+    def survey_writes(
+        self, name: str, arguments: __.Arguments
+    ) -> tuple[ __.cabc.Hashable, ... ]:
+        ''' Returns key of the state which the call changes. '''
+        chosen = self.writes.get( name )
+        if chosen is None: return ( )
+        return ( _produce_key( chosen, arguments ), )
+
+
+class TrimmedHistory( __.immut.DataclassObject ):
+    ''' Native messages after trimming, with what was trimmed. '''
+
+    messages: __.typx.Annotated[
+        list[ Message ],
+        __.ddoc.Doc( ''' Messages in the shape given; untouched ones are
+            the objects given, trimmed ones plain dictionaries. ''' ),
+    ]
+    trimmed: __.typx.Annotated[
+        tuple[ str, ... ],
+        __.ddoc.Doc( ''' Ids of the calls whose results were trimmed, in
+            order; a call without id is named by position: index of its
+            message, a colon, index of the call in it. ''' ),
+    ]
+    saved: __.typx.Annotated[
+        int, __.ddoc.Doc( ''' Characters of results removed. ''' ) ]
+
+
+class Trimming( __.immut.DataclassObject ):
+    ''' Options of :py:func:`trim_history`, as one record (for the
+        conversation loop and the command's ``converse``).
+    '''
+
+    superseded: __.typx.Annotated[
+        __.typx.Any,
+        __.ddoc.Doc( ''' False; true (exact: same tool, same arguments); a
+            :py:class:`Staleness`; or a deduplicator of the design
+            documents' protocol (or a function producing one). ''' ),
+    ] = True
+    keep: __.typx.Annotated[
+        __.Absential[ int ],
+        __.ddoc.Doc( ''' Most recent tool results kept. Alone: older ones
+            are trimmed. With a budget: they are never trimmed for it. ''' ),
+    ] = __.absent
+    budget: __.typx.Annotated[
+        __.Absential[ int ],
+        __.ddoc.Doc( ''' Size of the history (by ``counter``) past which
+            results are trimmed, oldest first. ''' ),
+    ] = __.absent
+    clear_at_least: __.typx.Annotated[
+        __.Absential[ int ],
+        __.ddoc.Doc( ''' Least amount (by ``counter``) trimmed at once
+            for the budget. Default: just enough. ''' ),
+    ] = __.absent
+    exclude: __.typx.Annotated[
+        __.cabc.Sequence[ str | _ensembles.Ensemble ],
+        __.ddoc.Doc( ''' Tools never trimmed: glob patterns of names as
+            the provider sees them, or ensembles (names of their tools,
+            plain or scoped by the ensemble). ''' ),
+    ] = ( )
+    clear_arguments: __.typx.Annotated[
+        bool,
+        __.ddoc.Doc( ''' Whether arguments of the calls whose results are
+            trimmed become empty too. ''' ),
+    ] = False
+    counter: __.typx.Annotated[
+        Counter,
+        __.ddoc.Doc( ''' Size of a text for the budget: characters by
+            default, or tokens by the application's tokenizer. ''' ),
+    ] = len
+
+    def __post_init__( self ) -> None:
+        for label in ( 'keep', 'budget', 'clear_at_least' ):
+            value = getattr( self, label )
+            if __.is_absent( value ): continue
+            if not isinstance( value, int ) or isinstance( value, bool ) or (
+                value < ( 0 if label == 'keep' else 1 )
+            ):
+                raise _exceptions.ConfigurationInvalidity(
+                    f"trimming option {label!r}",
+                    f"expected a whole number, got {value!r}." )
+
+    def trim_history(
+        self, messages: __.cabc.Sequence[ Message ], provider: str
+    ) -> TrimmedHistory:
+        ''' Returns messages of provider trimmed with these options. '''
+        _providers.access_provider( provider, 'providers of histories' )
+        calls = _survey_calls( tuple( messages ), provider )
+        excluded = _produce_exclusion( self.exclude )
+        answered = [ call for call in calls if call.result is not None ]
+        live = [
+            call for call in answered
+            if not _result_of( call ).trimmed and not excluded( call.name ) ]
+        reasons: dict[ int, str ] = { }
+        _mark_superseded( self.superseded, answered, live, reasons )
+        _mark_recency( self, live, reasons )
+        _mark_budget( self, messages, live, reasons )
+        return _rebuild( self, messages, provider, live, reasons )
+
+
+class _Result:
+
+    __slots__ = ( 'content', 'index', 'position', 'trimmed' )
+
+    def __init__( self, index: int, position: int, content: object ):
+        self.index = index
+        self.position = position
+        self.content = content
+        self.trimmed = _render( content ).startswith( PLACEHOLDER_PREFIX )
+
+
+class _Call:
+
+    __slots__ = (
+        'arguments', 'identifier', 'index', 'name', 'order', 'position',
+        'result' )
+
+    def __init__(
+        self, index: int, position: int, identifier: object, name: str,
+        arguments: object,
+    ):
+        self.index = index
+        self.position = position
+        self.identifier = identifier
+        self.name = name
+        self.arguments = arguments
+        self.order = 0
+        self.result: _Result | None = None
+
+    @property
+    def label( self ) -> str:
+        ''' Id of call, or its position. '''
+        if isinstance( self.identifier, str ) and self.identifier:
+            return self.identifier
+        return f"{self.index}:{self.position}"
+
+
+def trim_history(
+    messages: __.typx.Annotated[
+        __.cabc.Sequence[ Message ],
+        __.ddoc.Doc( ''' Native messages (for OpenAI Responses: input
+            items), dictionaries or SDK typed objects. ''' ),
+    ],
+    provider: __.typx.Annotated[
+        str,
+        __.ddoc.Doc( ''' Provider whose shapes the messages have: one of
+            :py:data:`invocables.providers.PROVIDERS`. ''' ),
+    ] = 'anthropic',
+    **options: __.typx.Annotated[
+        __.typx.Any,
+        __.ddoc.Doc( ''' Options of :py:class:`Trimming`: ``superseded``,
+            ``keep``, ``budget``, ``clear_at_least``, ``exclude``,
+            ``clear_arguments``, ``counter``. ''' ),
+    ],
+) -> TrimmedHistory:
+    ''' Returns messages with stale tool results replaced by placeholders.
+
+        Results are trimmed when a later call supersedes them (by default,
+        the same tool with the same arguments), when they are older than
+        the ``keep`` most recent, or, with a ``budget``, oldest first while
+        the history is over it. Raises
+        :py:class:`invocables.exceptions.ProviderNoSupport` for an unknown
+        provider and
+        :py:class:`invocables.exceptions.ConfigurationInvalidity` for an
+        invalid option.
+    '''
+    return Trimming( **options ).trim_history( messages, provider )
+
+
+def _access( value: object, names: __.cabc.Iterable[ str ] ) -> object:
+    for name in names:
+        found = _wire.access_field( value, name )
+        if found is not None: return found
+    return None
+
+
+def _dump_object( value: object ) -> object:
+    dumped = _wire.nativize_object( value )
+    if dumped is value: return repr( value )
+    return dumped
+
+
+def _mark_budget(
+    trimming: Trimming,
+    messages: __.cabc.Sequence[ Message ],
+    live: list[ _Call ],
+    reasons: dict[ int, str ],
+) -> None:
+    ''' Trims oldest results while the history is over its budget.
+
+        The amount trimmed is a multiple of ``clear_at_least``: the
+        history stays the same while it grows by less than that.
+    '''
+    budget = trimming.budget
+    if __.is_absent( budget ): return
+    count = trimming.counter
+    placeholder = count( _produce_placeholder( _REASON_BUDGET ) )
+    sizes = { id( call ): count( _render( _result_of( call ).content ) )
+              for call in live }
+    total = sum( count( _render( message ) ) for message in messages )
+    total -= sum(
+        max( sizes[ key ] - placeholder, 0 )
+        for key in reasons if key in sizes )
+    if total <= budget: return
+    step = 1 if __.is_absent( trimming.clear_at_least ) else (
+        trimming.clear_at_least )
+    target = -( -( total - budget ) // step ) * step
+    keep = 0 if __.is_absent( trimming.keep ) else trimming.keep
+    protected = frozenset(
+        id( call ) for call in live[ len( live ) - keep : ] )
+    cleared = 0
+    for call in live:
+        if cleared >= target: break
+        if id( call ) in reasons or id( call ) in protected: continue
+        if sizes[ id( call ) ] <= placeholder: continue
+        cleared += sizes[ id( call ) ] - placeholder
+        reasons[ id( call ) ] = _REASON_BUDGET
+
+
+def _mark_recency(
+    trimming: Trimming, live: list[ _Call ], reasons: dict[ int, str ]
+) -> None:
+    keep = trimming.keep
+    if __.is_absent( keep ) or not __.is_absent( trimming.budget ): return
+    reason = _REASON_RECENCY.format( keep = keep )
+    for call in live[ : max( len( live ) - keep, 0 ) ]:
+        reasons.setdefault( id( call ), reason )
+
+
+def _mark_superseded(
+    superseded: object,
+    answered: list[ _Call ],
+    live: list[ _Call ],
+    reasons: dict[ int, str ],
+) -> None:
+    ''' Marks results made stale by later calls, newest first.
+
+        Every answered call may supersede (excluded tools too); only the
+        live ones are marked.
+    '''
+    if superseded is False or superseded is None: return
+    staleness = _produce_staleness( superseded )
+    markable = frozenset( id( call ) for call in live )
+    if staleness is None:
+        deduplicator = _produce_deduplicator( superseded )
+        for call in reversed( answered ):
+            arguments = _decode( call.arguments )
+            if not deduplicator.is_duplicate( call.name, arguments ):
+                deduplicator.record( call.name, arguments )
+            elif id( call ) in markable:
+                reasons[ id( call ) ] = _REASON_SUPERSEDED.format(
+                    name = call.name )
+        return
+    seen: dict[ __.cabc.Hashable, str ] = { }
+    for call in reversed( answered ):
+        arguments = _decode( call.arguments )
+        reads = tuple( staleness.survey_reads( call.name, arguments ) )
+        later = next( ( seen[ key ] for key in reads if key in seen ), None )
+        if later is not None and id( call ) in markable:
+            reasons[ id( call ) ] = _REASON_SUPERSEDED.format( name = later )
+        for key in (
+            *reads, *staleness.survey_writes( call.name, arguments )
+        ): seen.setdefault( key, call.name )
+
+
+def _decode( arguments: object ) -> __.Arguments:
+    decoded, _ = _wire.decode_arguments( _wire.nativize_object( arguments ) )
+    return decoded
+
+
+def _produce_deduplicator(
+    superseded: object
+) -> _deduplicators.Deduplicator:
+    if not isinstance( superseded, type ) and callable(
+        getattr( superseded, 'is_duplicate', None )
+    ): return __.typx.cast( _deduplicators.Deduplicator, superseded )
+    if callable( superseded ):
+        produced = superseded( )
+        if callable( getattr( produced, 'is_duplicate', None ) ):
+            return __.typx.cast( _deduplicators.Deduplicator, produced )
+    raise _exceptions.ConfigurationInvalidity(
+        "trimming option 'superseded'",
+        "expected a boolean, a staleness (survey_reads, survey_writes) or "
+        "a deduplicator (is_duplicate, record), or a function producing "
+        "one." )
+
+
+def _produce_exclusion(
+    exclude: __.cabc.Iterable[ str | _ensembles.Ensemble ]
+) -> __.cabc.Callable[ [ str ], bool ]:
+    patterns: list[ str ] = [ ]
+    for item in exclude:
+        if isinstance( item, str ):
+            patterns.append( item )
+            continue
+        for name in item.invokers:
+            # A name repeated across ensembles is scoped by its ensemble.
+            scoped = f"{item.name}{_naming.SCOPE_SEPARATOR}{name}"
+            patterns.extend( (
+                _naming.produce_safe_name( name ),
+                _naming.produce_safe_name( scoped ) ) )
+    names = frozenset( patterns )
+    globs = tuple( p for p in patterns if _is_glob( p ) )
+    return lambda name: name in names or any(
+        _fnmatchcase( name, pattern ) for pattern in globs )
+
+
+def _produce_key(
+    chosen: __.cabc.Sequence[ str ], arguments: __.Arguments
+) -> __.cabc.Hashable:
+    return tuple(
+        _deduplicators.produce_canonical_json( arguments.get( name ) )
+        for name in chosen )
+
+
+def _produce_placeholder( reason: str ) -> str:
+    return (
+        f"{PLACEHOLDER_PREFIX}: {reason}. Call the tool again if its result "
+        "is needed.]" )
+
+
+def _produce_staleness( superseded: object ) -> Staleness | None:
+    if superseded is True: return ExactStaleness( )
+    if callable( getattr( superseded, 'survey_reads', None ) ):
+        return __.typx.cast( Staleness, superseded )
+    return None
+
+
+def _is_glob( pattern: str ) -> bool:
+    return any( character in pattern for character in '*?[' )
+
+
+def _rebuild(
+    trimming: Trimming,
+    messages: __.cabc.Sequence[ Message ],
+    provider: str,
+    live: list[ _Call ],
+    reasons: dict[ int, str ],
+) -> TrimmedHistory:
+    ''' Returns history with the marked results (and arguments) replaced.
+    '''
+    edits: dict[ int, dict[ tuple[ str, int ], object ] ] = { }
+    trimmed: list[ _Call ] = [ ]
+    saved = 0
+    for call in live:
+        reason = reasons.get( id( call ) )
+        if reason is None: continue
+        result = _result_of( call )
+        text = _produce_placeholder( reason )
+        length = len( _render( result.content ) )
+        if length <= len( text ): continue # shorter than its placeholder
+        saved += length - len( text )
+        trimmed.append( call )
+        edits.setdefault( result.index, { } )[
+            ( 'result', result.position ) ] = text
+        if trimming.clear_arguments:
+            edits.setdefault( call.index, { } )[
+                ( 'call', call.position ) ] = call.arguments
+    messages_ = list( messages )
+    for index, changes in edits.items( ):
+        messages_[ index ] = _edit_message(
+            messages_[ index ], provider, changes )
+    trimmed.sort( key = lambda call: call.order )
+    return TrimmedHistory(
+        messages = messages_,
+        trimmed = tuple( call.label for call in trimmed ), saved = saved )
+
+
+def _render( value: object ) -> str:
+    if isinstance( value, str ): return value
+    return __.json.dumps(
+        value, ensure_ascii = False, default = _dump_object )
+
+
+def _result_of( call: _Call ) -> _Result:
+    return __.typx.cast( _Result, call.result )
+
+
+# Reading and editing each provider's shapes.
+
+
+def _edit_message(
+    message: Message, provider: str, changes: dict[ tuple[ str, int ], object ]
+) -> dict[ str, __.typx.Any ]:
+    ''' Returns copy of message (plain) with results and calls replaced. '''
+    copy = __.typx.cast(
+        dict[ str, __.typx.Any ], _wire.nativize_object( message ) )
+    if provider in _BLOCKS:
+        container, calls, results = _BLOCKS[ provider ]
+        blocks = list( __.typx.cast(
+            list[ object ], _wire.nativize_object( copy[ container ] ) ) )
+        for ( kind, position ), value in changes.items( ):
+            keys = calls if kind == 'call' else results
+            blocks[ position ] = _edit_block(
+                blocks[ position ], provider, keys, kind, value )
+        copy[ container ] = blocks
+        return copy
+    for ( kind, position ), value in changes.items( ):
+        if kind == 'result':
+            field = 'output' if provider == 'openai-responses' else 'content'
+            copy[ field ] = value
+        elif provider == 'openai-responses':
+            copy[ 'arguments' ] = _empty_arguments( value )
+        else: copy[ 'tool_calls' ] = _edit_chat_calls(
+            copy[ 'tool_calls' ], position, value )
+    return copy
+
+
+def _edit_chat_calls(
+    calls: object, position: int, arguments: object
+) -> list[ object ]:
+    calls_ = list( __.typx.cast(
+        list[ object ], _wire.nativize_object( calls ) ) )
+    call = __.typx.cast(
+        dict[ str, __.typx.Any ], _wire.nativize_object( calls_[ position ] ) )
+    function = __.typx.cast(
+        dict[ str, __.typx.Any ], _wire.nativize_object( call[ 'function' ] ) )
+    function[ 'arguments' ] = _empty_arguments( arguments )
+    call[ 'function' ] = function
+    calls_[ position ] = call
+    return calls_
+
+
+def _edit_block(
+    block: object,
+    provider: str,
+    keys: tuple[ str, ... ],
+    kind: str,
+    value: object,
+) -> dict[ str, __.typx.Any ]:
+    copy = __.typx.cast(
+        dict[ str, __.typx.Any ], _wire.nativize_object( block ) )
+    fields = _FIELDS[ provider ]
+    if provider == 'anthropic': inner, key = copy, None
+    else:
+        key = next( k for k in keys if copy.get( k ) is not None )
+        inner = __.typx.cast(
+            dict[ str, __.typx.Any ], _wire.nativize_object( copy[ key ] ) )
+    if kind == 'call': inner[ fields[ 2 ] ] = _empty_arguments( value )
+    elif provider == 'bedrock': inner[ fields[ 4 ] ] = [ { 'text': value } ]
+    elif provider == 'gemini': inner[ fields[ 4 ] ] = { 'result': value }
+    else: inner[ fields[ 4 ] ] = value
+    if key is not None: copy[ key ] = inner
+    return copy
+
+
+def _empty_arguments( original: object ) -> object:
+    return '{}' if isinstance( original, str ) else { }
+
+
+def _survey_calls(
+    messages: tuple[ Message, ... ], provider: str
+) -> list[ _Call ]:
+    ''' Returns calls of history, in order, each with its result (if any).
+
+        Results name their calls by id; results without id (Gemini,
+        Ollama) take the first call of the round not yet answered, of the
+        same name if there is one.
+    '''
+    survey = _survey_blocks if provider in _BLOCKS else (
+        _survey_items if provider == 'openai-responses' else _survey_chat )
+    calls: list[ _Call ] = [ ]
+    by_id: dict[ object, _Call ] = { }
+    pending: list[ _Call ] = [ ]
+    for index, message in enumerate( messages ):
+        found, results = survey( message, index, provider )
+        if found:
+            if provider != 'openai-responses': pending = [ ]
+            for call in found:
+                call.order = len( calls )
+                calls.append( call )
+                pending.append( call )
+                if call.identifier is not None:
+                    by_id[ call.identifier ] = call
+        for identifier, name, result in results:
+            call = by_id.pop( identifier, None ) if identifier else None
+            if call is None: call = _pair_position( pending, name )
+            if call is None or call.result is not None: continue
+            call.result = result
+            if call in pending: pending.remove( call )
+    return calls
+
+
+def _pair_position( pending: list[ _Call ], name: object ) -> _Call | None:
+    for call in pending:
+        if call.result is None and call.name == name: return call
+    for call in pending:
+        if call.result is None: return call
+    return None
+
+
+_Survey: __.typx.TypeAlias = tuple[
+    list[ _Call ], list[ tuple[ object, object, _Result ] ] ]
+
+
+def _survey_blocks( message: Message, index: int, provider: str ) -> _Survey:
+    access = _wire.access_field
+    container, calls_keys, results_keys = _BLOCKS[ provider ]
+    fields = _FIELDS[ provider ]
+    blocks = access( message, container )
+    calls: list[ _Call ] = [ ]
+    results: list[ tuple[ object, object, _Result ] ] = [ ]
+    if not isinstance( blocks, ( list, tuple ) ): return calls, results
+    for position, block in enumerate( __.typx.cast(
+        __.cabc.Sequence[ object ], blocks
+    ) ):
+        genus = access( block, 'type' )
+        if provider == 'anthropic':
+            call = block if genus == calls_keys[ 0 ] else None
+            result = block if genus == results_keys[ 0 ] else None
+        else:
+            call = _access( block, calls_keys )
+            result = _access( block, results_keys )
+            if access( call, 'type' ) == 'server_tool_use': call = None
+        if call is not None:
+            calls.append( _Call(
+                index, position, access( call, fields[ 0 ] ),
+                str( access( call, fields[ 1 ] ) ),
+                access( call, fields[ 2 ] ) ) )
+        elif result is not None:
+            results.append( (
+                access( result, fields[ 3 ] ), access( result, 'name' ),
+                _Result( index, position, access( result, fields[ 4 ] ) ) ) )
+    return calls, results
+
+
+def _survey_chat( message: Message, index: int, provider: str ) -> _Survey:
+    access = _wire.access_field
+    role = access( message, 'role' )
+    if role == 'tool':
+        name = access( message, 'tool_name' ) or access( message, 'name' )
+        return [ ], [ (
+            access( message, 'tool_call_id' ), name,
+            _Result( index, 0, access( message, 'content' ) ) ) ]
+    items = access( message, 'tool_calls' )
+    if role != 'assistant' or not isinstance( items, ( list, tuple ) ):
+        return [ ], [ ]
+    calls: list[ _Call ] = [ ]
+    for position, item in enumerate( __.typx.cast(
+        __.cabc.Sequence[ object ], items
+    ) ):
+        function = access( item, 'function' )
+        calls.append( _Call(
+            index, position, access( item, 'id' ),
+            str( access( function, 'name' ) ),
+            access( function, 'arguments' ) ) )
+    return calls, [ ]
+
+
+def _survey_items( message: Message, index: int, provider: str ) -> _Survey:
+    access = _wire.access_field
+    genus = access( message, 'type' )
+    if genus == 'function_call':
+        return [ _Call(
+            index, 0, access( message, 'call_id' ),
+            str( access( message, 'name' ) ),
+            access( message, 'arguments' ) ) ], [ ]
+    if genus == 'function_call_output':
+        return [ ], [ (
+            access( message, 'call_id' ), None,
+            _Result( index, 0, access( message, 'output' ) ) ) ]
+    return [ ], [ ]
