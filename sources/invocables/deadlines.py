@@ -45,10 +45,9 @@ class _Expiry:
     ''' State of one bounded await: whether the timer fired, and when the
         grace of a cancelled tool ends. '''
 
-    __slots__ = ( 'cancelled', 'ending', 'expired', 'name', 'task' )
+    __slots__ = ( 'ending', 'expired', 'name', 'task' )
 
     def __init__( self, task: __.asyncio.Task[ __.typx.Any ], name: str ):
-        self.cancelled = False # a cancellation reached the coroutine
         self.ending: float | None = None # loop time; None: not cancelled
         self.expired = False
         self.name = name
@@ -63,10 +62,10 @@ class _Expiry:
         ''' Returns whether the tool must end: timed out or cancelled. '''
         if self.expired: return True
         cancelling = getattr( self.task, 'cancelling', None )
-        # Python 3.10 cannot tell a cancellation of the task from one of
-        # what the coroutine awaits: any is taken as the task's.
-        if cancelling is None: return self.cancelled
-        return cancelling( ) > 0
+        # Python 3.10 cannot tell a cancellation of the task from one which
+        # the tool made and withdrew (anyio's scopes, as in HTTP clients'
+        # timeouts): only the timer's counts there.
+        return cancelling is not None and cancelling( ) > 0
 
 
 def access_deadline( timeout: float | None ) -> float | None:
@@ -286,9 +285,9 @@ def _drive(
             coroutine.close( )
             raise
         except BaseException as exception: # forwarded to the coroutine
-            if isinstance( exception, __.asyncio.CancelledError ):
-                expiry.cancelled = True
-                if expiry.is_ending( ): expiry.ending = loop.time( ) + _grace
+            if isinstance(
+                exception, __.asyncio.CancelledError
+            ) and expiry.is_ending( ): expiry.ending = loop.time( ) + _grace
             try: yielded = coroutine.throw( exception )
             except StopIteration as completion:
                 return completion.value

@@ -32,6 +32,7 @@ RETRY_DELAY_INITIAL = 0.05
 RETRY_DELAY_MAXIMUM = 2.0
 TIMEOUT_DEFAULT = _deadlines.TIMEOUT_DEFAULT
 
+_GRACE_MARGIN = 0.5 # seconds after the grace for a cancelled task to end
 _INFINITY = float( 'inf' )
 _NAMESPACE_GENERA = frozenset( ( dict, type( __.absent ) ) )
 _TIMEOUT_GENERA = frozenset( ( int, float, type( None ) ) )
@@ -40,6 +41,8 @@ _Outcome: __.typx.TypeAlias = (
     _canisters.ResultCanister
     | __.cabc.Awaitable[ _canisters.ResultCanister ] )
 _scribe = __.produce_scribe( __name__ )
+# Tasks left to end by themselves after their execution was cancelled.
+_stragglers: set[ __.asyncio.Task[ __.typx.Any ] ] = set( )
 
 Alerter: __.typx.TypeAlias = __.cabc.Callable[
     [ _canisters.InvocationCanister, BaseException ], None ]
@@ -240,9 +243,36 @@ def _mark_synthesized(
 async def _cancel_tasks(
     tasks: __.cabc.Sequence[ __.asyncio.Task[ __.typx.Any ] ]
 ) -> None:
-    ''' Cancels tasks and waits until every one has finished. '''
+    ''' Cancels tasks and waits until every one has finished.
+
+        Each tool's own deadline abandons it if it has not ended within the
+        grace; on Python 3.10, which cannot tell a cancellation from
+        outside there, a task still running a little after the grace is
+        left to end by itself, so that the execution never waits for a
+        tool which ignores cancellation.
+    '''
     for task in tasks: task.cancel( )
-    await __.asyncio.gather( *tasks, return_exceptions = True )
+    pending = [ task for task in tasks if not task.done( ) ]
+    stragglers: set[ __.asyncio.Task[ __.typx.Any ] ] = set( )
+    if pending:
+        _, stragglers = await __.asyncio.wait(
+            pending, timeout = _deadlines.access_grace( ) + _GRACE_MARGIN )
+    for task in tasks:
+        if task in stragglers:
+            _stragglers.add( task )
+            task.add_done_callback( _release_straggler )
+        # Retrieved, as gather would: none is reported as never retrieved.
+        elif not task.cancelled( ): task.exception( )
+
+
+def _release_straggler( task: __.asyncio.Task[ __.typx.Any ] ) -> None:
+    _stragglers.discard( task )
+    if task.cancelled( ): return
+    exception = task.exception( )
+    if exception is not None:
+        _scribe.warning(
+            "An invocation left running after its execution was cancelled "
+            "ended with %s; it was discarded.", type( exception ).__name__ )
 
 
 async def _collect_results(
