@@ -39,7 +39,12 @@ _T = __.typx.TypeVar( '_T' )
 
 
 class Fates( __.enum.Enum ):
-    ''' What became of a sync call which its caller stopped awaiting. '''
+    ''' What became of a call which its caller stopped awaiting.
+
+        Sync calls are abandoned or withdrawn here; an async tool which did
+        not end within its grace once cancelled is stranded (see
+        :py:mod:`invocables.deadlines`).
+    '''
 
     Abandoned = 'abandoned' # running: its thread goes on to its end
     Stranded = 'stranded'   # async, not ended within its grace: goes on
