@@ -42,20 +42,17 @@ def _serve( *options ):
 
 class _Browser:
     ''' Headless user agent: follows the authorization URL's redirect to
-        the loopback listener, optionally tampering with it.
+        the loopback listener.
     '''
 
-    def __init__( self, tamper = None ):
+    def __init__( self ):
         self.visits = 0
-        self.tamper = tamper
 
     async def open( self, url ):
         self.visits += 1
         async with httpx2.AsyncClient( ) as client:
             answer = await client.get( url )
-            location = answer.headers[ 'location' ]
-            if self.tamper: location = self.tamper( location )
-            await client.get( location )
+            await client.get( answer.headers[ 'location' ] )
 
 
 def _produce( url, browser, directory, name = 'oauth' ):
@@ -267,14 +264,18 @@ async def test_150_loopback_listener( ):
 
 async def test_140_wrong_audience( tmp_path ):
     ''' Tokens issued for another resource are refused by the server: the
-        connection fails, bounded, without looping on the user.
+        connection fails, bounded, without looping on the user, with an
+        authorization failure naming the status and the server's error.
     '''
     browser = _Browser( )
     with _serve( '--audience', 'http://127.0.0.1:9/elsewhere' ) as url:
         ensemble = _produce( url, browser, tmp_path )
-        with pytest.raises( exceptions.ConnectionFailure ):
+        with pytest.raises( exceptions.AuthorizationFailure ) as caught:
             await asyncio.wait_for( ensemble.connect( ), _BOUND )
     assert 1 <= browser.visits <= 2
+    message = str( caught.value )
+    assert "'oauth'" in message and '401' in message, message
+    assert 'invalid_token' in message, message
 
 
 async def test_200_client_credentials( monkeypatch ):
