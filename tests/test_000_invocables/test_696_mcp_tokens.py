@@ -195,6 +195,23 @@ async def test_320_folder_not_writable( tmp_path, caplog ):
     assert blocker.read_text( ) == 'a file, not a folder'
 
 
+async def test_330_concurrent_in_process( tmp_path ):
+    ''' Two storages of one server in one process, writing tokens and
+        registrations at once (threads): no write undoes the other's
+        record, and nothing but the token file remains.
+    '''
+    tokens = _produce_storage( tmp_path )
+    clients = _produce_storage( tmp_path )
+    await asyncio.gather( *(
+        call for count in range( 25 ) for call in (
+            tokens.set_tokens( _produce_token( f"at-{count}" ) ),
+            clients.set_client_info( _produce_client( f"c-{count}" ) ) ) ) )
+    stored = json.loads( tokens.path.read_text( ) )
+    assert stored[ 'tokens' ][ 'access_token' ].startswith( 'at-' )
+    assert stored[ 'client' ][ 'client_id' ].startswith( 'c-' )
+    assert _survey_leftovers( tmp_path, tokens.path ) == [ ]
+
+
 def _write_concurrently( directory, index, start ):
     ''' Writes tokens (even writers) or client registrations (odd ones)
         many times, from a process of its own.
