@@ -41,7 +41,7 @@ async def converse(
         message = await client.messages.create(
             model = MODEL, max_tokens = 1024, messages = messages,
             tools = tools )
-        messages.append( { 'role': 'assistant', 'content': message.content } )
+        messages.append( processor.prepare_message( message ) )
         invocations = processor.normalize_invocations( message )
         if not invocations:
             return ''.join(
@@ -73,7 +73,8 @@ async def converse_streamed(
                 print( partial.name, len( partial.text ) )
         message = await stream.get_final_message( )
     invocations.extend( accumulator.conclude( ) )
-    messages.append( { 'role': 'assistant', 'content': message.content } )
+    messages.append( accumulator.produce_message( ) )
+    print( message.stop_reason )
     results = await processor.execute_invocations( invocations, ensembles )
     messages.extend( processor.nativize_results( results ) )
 

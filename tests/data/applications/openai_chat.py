@@ -11,11 +11,7 @@ import asyncio
 
 import openai
 
-from openai.types.chat import (
-    ChatCompletionMessage,
-    ChatCompletionMessageParam,
-    ChatCompletionMessageToolCallParam,
-)
+from openai.types.chat import ChatCompletionMessageParam
 
 import invocables
 
@@ -31,24 +27,6 @@ def survey_forecast( city: str, days: int = 1 ) -> dict[ str, object ]:
     return { 'city': city, 'days': days, 'sky': 'sunny' }
 
 
-def nativize_message(
-    message: ChatCompletionMessage
-) -> ChatCompletionMessageParam:
-    ''' Returns assistant message of completion as a request message. '''
-    calls: list[ ChatCompletionMessageToolCallParam ] = [
-        {
-            'id': call.id, 'type': 'function',
-            'function': {
-                'name': call.function.name,
-                'arguments': call.function.arguments },
-        }
-        for call in message.tool_calls or [ ] if call.type == 'function' ]
-    if not calls: return { 'role': 'assistant', 'content': message.content }
-    return {
-        'role': 'assistant', 'content': message.content,
-        'tool_calls': calls }
-
-
 async def converse(
     client: openai.AsyncOpenAI,
     ensembles: list[ invocables.Ensemble ],
@@ -62,10 +40,10 @@ async def converse(
     for _ in range( 8 ):
         completion = await client.chat.completions.create(
             model = MODEL, messages = messages, tools = tools )
-        message = completion.choices[ 0 ].message
-        messages.append( nativize_message( message ) )
+        messages.append( processor.prepare_message( completion ) )
         invocations = processor.normalize_invocations( completion )
-        if not invocations: return message.content or ''
+        if not invocations:
+            return completion.choices[ 0 ].message.content or ''
         results = await processor.execute_invocations(
             invocations, ensembles )
         messages.extend( processor.nativize_results( results ) )
@@ -89,6 +67,7 @@ async def converse_streamed(
             print( chunk.choices[ 0 ].delta.content, end = '' )
         invocations.extend( accumulator.ingest( chunk ) )
     invocations.extend( accumulator.conclude( ) )
+    messages.append( accumulator.produce_message( ) )
     results = await processor.execute_invocations( invocations, ensembles )
     messages.extend( processor.nativize_results( results ) )
 
