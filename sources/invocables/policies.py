@@ -26,6 +26,7 @@ from . import __
 from . import canisters as _canisters
 from . import exceptions as _exceptions
 from . import interception as _interception
+from . import invokers as _invokers
 from . import naming as _naming
 from . import wrappers as _wrappers
 
@@ -44,7 +45,6 @@ _HINTS = __.types.MappingProxyType( {
     'open_world': ( 'openWorldHint', True ),
 } )
 _RULE_KEYS = frozenset( ( 'action', 'ensemble', 'tool', 'name', *_HINTS ) )
-_pattern_valid = __.re.compile( r'^[A-Za-z0-9_.*?!\[\]/-]{1,128}$' )
 # Seals approval records of this process when no key is configured.
 _seal_key_process = _secrets.token_bytes( 32 )
 
@@ -543,11 +543,11 @@ def survey_suspensions(
 
 def _describe_pattern_flaw( value: object ) -> str:
     if not isinstance( value, str ): return "expected a glob pattern text."
-    if not _pattern_valid.fullmatch( value ):
+    flaw = _invokers.access_name_flaw( value )
+    if flaw is not None:
         return (
-            f"{value!r} is not a valid pattern: use 1 to 128 letters, "
-            "digits, '_', '-', '.', '/' and the wildcards '*', '?', "
-            "'[...]'." )
+            f"{value!r} is not a valid pattern: {flaw}; a pattern is a "
+            "name with the wildcards '*', '?', '[...]'." )
     depth = 0
     for character in value:
         if character == '[': depth += 1

@@ -346,6 +346,7 @@ class RenamedEnsemble( WrapperBase ):
                 "rename option 'prefix'", "expected a string." )
         self.prefix = prefix
         self.rename = _validate_strings_mapping( rename, 'rename' )
+        _validate_new_names( prefix, self.rename )
         self.descriptions = _validate_strings_mapping(
             descriptions, 'descriptions' )
 
@@ -527,6 +528,20 @@ def _produce_pinned_invoker(
         max_retries = retries if isinstance( retries, int ) else __.absent,
         deduplicator = invoker.deduplicator,
         annotations = invoker.annotations, outschema = invoker.outschema )
+
+
+def _validate_new_names(
+    prefix: str, rename: __.cabc.Mapping[ str, str ]
+) -> None:
+    ''' Refuses a prefix or new names which make names not allowed. '''
+    options = [ ( f"rename option 'rename' value {new!r}", new )
+        for new in rename.values( ) ]
+    if prefix: options.append( ( "rename option 'prefix'", 'x' ) )
+    for location, new in options:
+        flaw = _invokers.access_name_flaw( prefix + new )
+        if flaw is None: continue
+        raise _exceptions.ConfigurationInvalidity(
+            location, f"the new tool names would not be allowed: {flaw}." )
 
 
 def _validate_patterns( patterns: object, option: str ) -> tuple[ str, ... ]:

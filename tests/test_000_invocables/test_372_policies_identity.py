@@ -240,3 +240,38 @@ async def test_240_seal_key_across_processes( monkeypatch ):
     result = await resume_invocation( record, ensembles, approval = True )
     assert not result.is_error( ), result
     assert runs == [ 'write_file x' ]
+
+
+@pytest.mark.asyncio
+async def test_300_patterns_of_real_names( ):
+    ''' Rules match names as real tool sets give them (spaces, braces). '''
+    runs: list[ str ] = [ ]
+
+    async def get_user( identifier: str ) -> str:
+        ''' Gets a user. '''
+        runs.append( identifier )
+        return identifier
+
+    ensemble = invocables.produce_ensemble( 'My Server', [
+        invocables.produce_invoker( get_user, name = 'get /users/{id}' ) ] )
+    policy = Policy( rules = ( Rule(
+        action = Actions.Deny, ensemble = 'My *', tool = 'get /users/*' ), ) )
+    nomenclature = invocables.naming.produce_nomenclature( [ ensemble ] )
+    name = nomenclature.access_name( 'My Server', 'get /users/{id}' )
+    results = await invocables.execute_invocations(
+        [ _call( 'a', name, { 'identifier': 'u1' } ) ], nomenclature,
+        policy = policy )
+    assert results[ 0 ].error.genus is FaultGenera.Refusal
+    assert runs == [ ]
+    with pytest.raises( exceptions.ConfigurationInvalidity ):
+        Rule( action = Actions.Deny, tool = 'bad\npattern' )
+
+
+def test_310_renames_to_names_refused( ):
+    ''' A prefix or rename which would make names not allowed is refused
+        when the wrapper is made. '''
+    ensemble = _files( [ ] )
+    with pytest.raises( exceptions.ConfigurationInvalidity ):
+        wrappers.RenamedEnsemble( ensemble, prefix = 'bad\n' )
+    with pytest.raises( exceptions.ConfigurationInvalidity ):
+        wrappers.RenamedEnsemble( ensemble, rename = { 'read_file': 'x' * 300 } )
