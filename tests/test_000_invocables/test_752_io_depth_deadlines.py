@@ -57,26 +57,40 @@ def _make_chain( root, depth, name = 'd' ):
 
 def _remove_tree( path ):
     ''' Removes a tree of any depth without recursion (which pytest's
-        removal of temporary folders would exceed): each folder is first
-        moved up beside the tree.
+        removal of temporary folders would exceed), holding one folder
+        open: down to a folder without folders, then up by '..'.
     '''
-    pending = [ path ]
-    count = 0
-    while pending:
-        folder = pending.pop( )
-        for entry in os.scandir( folder ):
-            if entry.is_dir( follow_symlinks = False ):
-                count += 1
-                moved = path.parent / f"{path.name}.removed{count}"
-                os.rename( entry.path, moved )
-                pending.append( moved )
-            else: os.unlink( entry.path )
-        os.rmdir( folder )
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    folder = os.open( path, flags )
+    names = [ ]
+    try:
+        while True:
+            inner = None
+            with os.scandir( folder ) as scanner:
+                for entry in scanner:
+                    if entry.is_dir( follow_symlinks = False ):
+                        inner = entry.name
+                        break
+                    os.unlink( entry.name, dir_fd = folder )
+            if inner is not None:
+                following = os.open( inner, flags, dir_fd = folder )
+                os.close( folder )
+                folder = following
+                names.append( inner )
+                continue
+            if not names: break
+            following = os.open( '..', flags, dir_fd = folder )
+            os.close( folder )
+            folder = following
+            os.rmdir( names.pop( ), dir_fd = folder )
+    finally: os.close( folder )
+    os.rmdir( path )
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_100_deep_folders_searched( tmp_path ):
-    ''' A tree 1200 folders deep made by create_directory, and one 3000
+    ''' A tree 1200 folders deep made by create_directory, and one 1100
         deep (beyond Python's recursion and the length of a path), are
         searched: no RecursionError fails the batch, the leaf is found.
     '''
@@ -93,14 +107,15 @@ async def _search_deep_folders( tree ):
     assert not result.is_error( ), result
     result = await _invoke( ensembles, 'search_files', pattern = '**/leaf.txt' )
     assert result.as_text( ) == "No path matches '**/leaf.txt'."
-    parts = _make_chain( tree, 3000 )
+    parts = _make_chain( tree, 1100, 'dddd' ) # 5500 characters
     relative = '/'.join( [ *parts, 'leaf.txt' ] )
     result = await _invoke( ensembles, 'search_files', pattern = '**/leaf.txt' )
     assert result.as_text( ) == relative
     result = await _invoke( ensembles, 'search_text', pattern = 'needle' )
     assert result.as_text( ) == f"{relative}:1: needle"
-    result = await _invoke( ensembles, 'search_files', pattern = 'd/*/d' )
-    assert result.as_text( ) == 'd/d/d'
+    result = await _invoke(
+        ensembles, 'search_files', pattern = 'dddd/*/dddd' )
+    assert result.as_text( ) == 'dddd/dddd/dddd'
 
 
 @pytest.mark.asyncio
@@ -129,75 +144,68 @@ async def test_110_recursion_of_links_is_refusal( tmp_path ):
 
 
 def test_120_walk_holds_few_folders_open( tmp_path ):
-    ''' A walk down a chain of folders closes each folder once nothing
-        below needs it: a chain deeper than the folders a walk may hold
-        open is walked whole.
+    ''' A walk down a tree whose every level holds a folder and then a
+        file holds at most its maximum of folders open, and finds every
+        file, deeper than that maximum.
     '''
     depth = files.FOLDERS_OPEN_MAXIMUM * 3
-    parts = _make_chain( tmp_path, depth )
-    root = descriptors.Root( path = tmp_path )
-    location = files.Location( path = tmp_path, root = root )
-    walk = files.TreeWalk( location, '**/*.txt', ( root, ) )
-    try: found = [ entry.relative for entry in walk.survey( ) ]
-    finally: _remove_tree( tmp_path / 'd' )
-    assert found == [ '/'.join( [ *parts, 'leaf.txt' ] ) ]
-    assert walk.truncation is None
-
-
-@pytest.mark.asyncio
-async def test_125_files_beside_deep_folders_listed( tmp_path ):
-    ''' In a tree whose every level, 600 deep, holds a folder and then a
-        file, search_files lists every file, in the order of their paths
-        (folders closed early still give their later entries); search_text,
-        which needs each folder open for its file, reads as deep as it may
-        hold folders open.
-    '''
-    tree = tmp_path / 'tree'
-    tree.mkdir( )
-    folder = os.open( tree, os.O_RDONLY | os.O_DIRECTORY )
-    try:
-        for _ in range( 600 ):
-            descriptor = os.open(
-                'z.txt', os.O_WRONLY | os.O_CREAT, dir_fd = folder )
-            os.write( descriptor, b'needle\n' )
-            os.close( descriptor )
-            os.mkdir( 'a', dir_fd = folder )
-            inner = os.open( 'a', os.O_RDONLY | os.O_DIRECTORY,
-                dir_fd = folder )
-            os.close( folder )
-            folder = inner
-    finally: os.close( folder )
-    try:
-        ensembles = await _prepare( tree )
-        result = await _invoke(
-            ensembles, 'search_files', pattern = '**/z.txt' )
-        lines = result.as_text( ).splitlines( )
-        assert lines == sorted(
-            'a/' * depth + 'z.txt' for depth in range( 600 ) )
-        result = await _invoke( ensembles, 'search_text', pattern = 'needle' )
-        lines = result.as_text( ).splitlines( )
-        deepest = files.FOLDERS_OPEN_MAXIMUM - 1 # the walked folder is open
-        assert lines[ 0 ] == 'a/' * deepest + 'z.txt:1: needle'
-        assert lines[ -1 ] == '[... more matches not shown]'
-    finally: _remove_tree( tree )
-
-
-def test_130_walk_refuses_depth_beside_branches( tmp_path ):
-    ''' A tree whose every level holds a folder and a file to read, deeper
-        than the folders a walk may hold open, is walked to that depth,
-        and the walk says what it left out.
-    '''
-    folder = tmp_path
-    for _ in range( files.FOLDERS_OPEN_MAXIMUM + 10 ):
-        ( folder / 'z.txt' ).write_text( 'needle\n' )
+    folder = tmp_path / 'tree'
+    folder.mkdir( )
+    for _ in range( depth ):
         folder = folder / 'a'
         folder.mkdir( )
+        ( folder.parent / 'z.txt' ).write_text( 'needle\n' )
     root = descriptors.Root( path = tmp_path )
     location = files.Location( path = tmp_path, root = root )
-    walk = files.TreeWalk( location, '**/*.txt', ( root, ), reading = True )
-    found = list( walk.survey( ) )
-    assert len( found ) == files.FOLDERS_OPEN_MAXIMUM
-    assert walk.truncation == 'depth'
+    walk = files.TreeWalk( location, '**/z.txt', ( root, ) )
+    found = [ ]
+    opened = 0
+    try:
+        for entry in walk.survey( ):
+            opened = max( opened, walk.opened )
+            found.append( entry.relative )
+            assert files.read_found( entry, 100 ) == b'needle\n'
+    finally: _remove_tree( tmp_path / 'tree' )
+    assert len( found ) == depth
+    assert found == sorted( found, key = lambda path: path.split( '/' ) )
+    assert opened <= files.FOLDERS_OPEN_MAXIMUM + 1
+    assert walk.truncation is None
+    assert walk.opened == 0
+
+
+def test_130_walk_leaves_out_folders_moved_away( tmp_path ):
+    ''' A folder closed while the walk is deeper, and moved away before
+        the walk comes back, is not followed to its new place: the walk
+        leaves out the rest of the folders above it which it closed, and
+        says so.
+    '''
+    depth = files.FOLDERS_OPEN_MAXIMUM * 2
+    folder = tmp_path / 'tree'
+    folder.mkdir( )
+    for _ in range( depth ):
+        folder = folder / 'a'
+        folder.mkdir( )
+        ( folder.parent / 'z.txt' ).write_text( 'needle\n' )
+    root = descriptors.Root( path = tmp_path )
+    location = files.Location( path = tmp_path / 'tree', root = root )
+    walk = files.TreeWalk( location, '**/z.txt', ( root, ) )
+    walking = walk.survey( )
+    try:
+        first = next( walking ) # the deepest file: every folder entered
+        assert first.relative.count( 'a/' ) == depth - 1
+        # Deeper than the folders held open: closed, and moved away.
+        middle = tmp_path / 'tree' / ( 'a/' * 100 ).strip( '/' )
+        os.rename( middle, tmp_path / 'moved' ) # moved, and replaced
+        os.mkdir( middle )
+        found = [ entry.relative for entry in walking ]
+    finally:
+        walking.close( )
+        _remove_tree( tmp_path / 'tree' )
+        _remove_tree( tmp_path / 'moved' )
+    assert walk.truncation == 'changed'
+    assert len( found ) < depth - 1
+    assert found[ -1 ] == 'z.txt'
+    assert walk.opened == 0
 
 
 def test_140_walk_stops_at_deadline( tmp_path ):

@@ -42,7 +42,7 @@ from ..descriptors import Root as _Root
 
 CHUNK_SIZE = 65_536 # characters read at once when reading by lines
 ENTRIES_EXAMINED_MAXIMUM = 100_000 # entries of folders one walk reads
-FOLDERS_OPEN_MAXIMUM = 256 # folders one walk holds open (nested branches)
+FOLDERS_OPEN_MAXIMUM = 64 # folders one walk holds open at once
 
 _Entry: __.typx.TypeAlias = tuple[ str, bool, bool ] # name, folder, link
 _PATH_SHOWN_MAXIMUM = 160 # characters of a path repeated in a message
@@ -138,9 +138,8 @@ class Found:
         ``relative`` is its path from the folder walked, as the file system
         names it (render it before showing it). For a regular file or a
         folder, ``folder`` is the open folder which holds it (valid until
-        the walk goes on; -1 if the walk does not read files, and closed
-        it) and ``location`` is absent; for a symbolic link whose target is
-        inside the roots, ``location`` is that target.
+        the walk goes on) and ``location`` is absent; for a symbolic link
+        whose target is inside the roots, ``location`` is that target.
     '''
 
     relative: str
@@ -434,8 +433,8 @@ class TreeWalk:
         pattern, in the order of their paths (as ``sorted`` orders paths).
 
         :py:meth:`survey` yields :py:class:`Found` entries. The walk holds no
-        recursion of Python: a stack of open folders, each opened from the
-        one above without following links (so nothing is walked out of the
+        recursion of Python: a stack of folders, each opened from the one
+        above without following links (so nothing is walked out of the
         roots, even if a folder is swapped for a link meanwhile), and each
         entry costs the same, however deep: linear in the size of the
         tree. ``**`` (any folders, zero or more) does not enter symbolic
@@ -445,16 +444,18 @@ class TreeWalk:
         folders only.
 
         Each entry asks the deadline first. At most
-        :py:data:`ENTRIES_EXAMINED_MAXIMUM` entries are read, and at most
-        :py:data:`FOLDERS_OPEN_MAXIMUM` folders held open (a folder is
-        closed as soon as nothing left in it needs it: a deep chain of
-        folders holds few, unless each folder holds files to read after its
-        folder); ``truncation`` then says what was left out.
+        :py:data:`ENTRIES_EXAMINED_MAXIMUM` entries are read. At most
+        :py:data:`FOLDERS_OPEN_MAXIMUM` folders are held open: deeper, a
+        folder is closed when the walk enters a folder below it, and opened
+        again from that folder (``..``) when the walk comes back, only if
+        it is still the same folder (device and inode). ``truncation``
+        says what was left out: ``'entries'`` (too many), ``'changed'``
+        (a folder was moved away during the walk).
     '''
 
     __slots__ = (
         'accept', 'closures', 'deadline', 'directories_only', 'examined',
-        'hidden', 'location', 'matchers', 'opened', 'reading', 'roots',
+        'hidden', 'location', 'matchers', 'opened', 'roots',
         'roots_by_path', 'truncation' )
 
     def __init__(
@@ -463,13 +464,10 @@ class TreeWalk:
         pattern: str,
         roots: __.cabc.Sequence[ _Root ],
         deadline: Deadline = DEADLINE_NEVER,
-        *,
-        reading: bool = False,
     ) -> None:
         parts = [ part for part in pattern.split( '/' ) if part ]
         self.location = location
         self.deadline = deadline
-        self.reading = reading
         self.matchers = tuple( map( _produce_matcher, parts ) )
         self.accept = len( parts )
         self.closures = _produce_closures( self.matchers )
@@ -479,7 +477,7 @@ class TreeWalk:
         self.roots_by_path = { str( root.path ): root for root in self.roots }
         self.examined = 0
         self.opened = 0 # folders open now
-        # Why entries were left out: 'entries' (too many), 'depth'.
+        # Why entries were left out: 'entries', 'changed'.
         self.truncation: str | None = None
 
     def survey( self ) -> __.cabc.Generator[ Found, None, None ]:
@@ -489,7 +487,7 @@ class TreeWalk:
             the walk holds open.
         '''
         folder = open_folder( self.location )
-        try: entries, last = self._read( folder )
+        try: entries = self._read( folder )
         except BaseException:
             close( folder )
             raise
@@ -497,7 +495,7 @@ class TreeWalk:
         states = self.closures[ 0 ]
         start = _Frame(
             folder, '', str( self.location.path ), self.location.root,
-            states, entries, last )
+            states, entries )
         if self.accept in states: # '**' alone: the folder itself too
             yield Found(
                 relative = '.', name = '.', folder = folder,
@@ -529,13 +527,10 @@ class TreeWalk:
     ) -> None:
         ''' Opens a folder below the frame and pushes it on the stack. '''
         if self.truncation == 'entries': return
-        if self.opened >= FOLDERS_OPEN_MAXIMUM:
-            self.truncation = 'depth'
-            return
         try: folder = _os.open( name, _FOLDER_FLAGS, dir_fd = frame.folder )
         except OSError: return # gone, swapped for a link, or not readable
         self.opened += 1
-        try: entries, last = self._read( folder )
+        try: entries = self._read( folder )
         except BaseException as exception:
             close( folder )
             self.opened -= 1
@@ -544,12 +539,39 @@ class TreeWalk:
         real = _join( frame.real, name )
         child = _Frame(
             folder, f"{frame.prefix}{name}/", real,
-            self.roots_by_path.get( real, frame.root ), states, entries,
-            last )
-        # Nothing left in the frame needs its folder open: close it now, so
-        # that a deep chain of folders holds few open.
-        if frame.index > frame.last: self._close( frame )
+            self.roots_by_path.get( real, frame.root ), states, entries )
+        # Deep down, the folder above waits closed: it is opened again
+        # from this one when the walk comes back.
+        if self.opened > FOLDERS_OPEN_MAXIMUM:
+            frame.identity = _identify( frame.folder )
+            self._close( frame )
         stack.append( child )
+
+    def _ascend( self, stack: list[ '_Frame' ] ) -> None:
+        ''' Pops the frame done; opens the one above again if closed. '''
+        frame = stack.pop( )
+        above = stack[ -1 ] if stack else None
+        if above is not None and above.folder < 0:
+            above.folder = self._reopen( frame, above )
+            if above.folder < 0: # moved away: nothing more in it
+                above.index = len( above.entries )
+                self.truncation = self.truncation or 'changed'
+            else: self.opened += 1
+        self._close( frame )
+
+    def _reopen( self, frame: '_Frame', above: '_Frame' ) -> int:
+        ''' Returns folder above frame, opened from it; -1 if it is not
+            the folder which the walk left (or frame's is closed).
+        '''
+        if frame.folder < 0: return -1
+        try: folder = _os.open( '..', _FOLDER_FLAGS, dir_fd = frame.folder )
+        except OSError: return -1
+        try: identity = _identify( folder )
+        except OSError: identity = None
+        if identity is None or identity != above.identity:
+            close( folder )
+            return -1
+        return folder
 
     def _close( self, frame: '_Frame' ) -> None:
         if frame.folder < 0: return
@@ -576,10 +598,8 @@ class TreeWalk:
             root = root, directory = directory,
             location = Location( path = real, root = root ) )
 
-    def _read( self, folder: int ) -> tuple[ list[ _Entry ], int ]:
-        ''' Returns entries of an open folder, sorted by name, and the
-            index of the last one which needs the folder open.
-        '''
+    def _read( self, folder: int ) -> list[ _Entry ]:
+        ''' Returns entries of an open folder, sorted by name. '''
         entries: list[ _Entry ] = [ ]
         with _os.scandir( folder ) as scanner:
             for entry in scanner:
@@ -596,18 +616,14 @@ class TreeWalk:
                 except OSError: continue
                 entries.append( ( name, directory, link ) )
         entries.sort( )
-        last = -1
-        for index, ( _, directory, link ) in enumerate( entries ):
-            if not link and ( directory or self.reading ): last = index
-        return entries, last
+        return entries
 
     def _walk( self, stack: list[ '_Frame' ] ) -> __.cabc.Iterator[ Found ]:
         accept = self.accept
         while stack:
             frame = stack[ -1 ]
             if frame.index >= len( frame.entries ):
-                self._close( frame )
-                stack.pop( )
+                self._ascend( stack )
                 continue
             name, directory, link = frame.entries[ frame.index ]
             frame.index += 1
@@ -735,7 +751,7 @@ class _Frame:
     ''' Folder of a walk: open, with its entries and where the walk is. '''
 
     __slots__ = (
-        'entries', 'folder', 'index', 'last', 'prefix', 'real', 'root',
+        'entries', 'folder', 'identity', 'index', 'prefix', 'real', 'root',
         'states' )
 
     def __init__(
@@ -746,7 +762,6 @@ class _Frame:
         root: _Root,
         states: frozenset[ int ],
         entries: list[ _Entry ],
-        last: int,
     ) -> None:
         self.folder = folder
         self.prefix = prefix
@@ -754,8 +769,14 @@ class _Frame:
         self.root = root
         self.states = states
         self.entries = entries
-        self.last = last
         self.index = 0
+        self.identity: tuple[ int, int ] | None = None # while closed
+
+
+def _identify( folder: int ) -> tuple[ int, int ]:
+    ''' Returns device and inode of open folder. '''
+    status = _os.fstat( folder )
+    return status.st_dev, status.st_ino
 
 
 def _join( folder: str, name: str ) -> str:

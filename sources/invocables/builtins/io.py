@@ -279,11 +279,10 @@ def _describe_truncation( walk: _files.TreeWalk ) -> list[ str ]:
                 "[... the search stopped after reading {count} entries of "
                 "folders; search a folder further down, or use a narrower "
                 "pattern]".format( count = _files.ENTRIES_EXAMINED_MAXIMUM ) ]
-        case 'depth':
+        case 'changed':
             return [
-                "[... folders nested more than {count} levels deep beside "
-                "others were not searched; search a folder further "
-                "down]".format( count = _files.FOLDERS_OPEN_MAXIMUM ) ]
+                "[... folders were moved while the search ran, and what "
+                "they held was left out; search again]" ]
         case _: return [ ]
 
 
@@ -395,11 +394,7 @@ def _produce_deadline( context: _invokers.Context ) -> _files.Deadline:
 
 
 def _produce_walk(
-    settings: Settings,
-    location: Location,
-    pattern: str,
-    *,
-    reading: bool = False,
+    settings: Settings, location: Location, pattern: str
 ) -> _files.TreeWalk:
     if not _os.path.isdir( location.path ):
         raise _exceptions.InvocationRefusal(
@@ -407,8 +402,7 @@ def _produce_walk(
                 path = _files.quote( str( location.path ) ) ) )
     pattern = _files.validate_pattern( pattern )
     return _files.TreeWalk(
-        location, pattern, settings.roots, settings.deadline,
-        reading = reading )
+        location, pattern, settings.roots, settings.deadline )
 
 
 def _move_file( settings: Settings, arguments: __.Arguments ) -> str:
@@ -592,8 +586,7 @@ def _search_lines(
     deadline: float,
 ) -> str:
     location = resolve_location( settings, arguments.get( 'path', '.' ) )
-    walk = _produce_walk(
-        settings, location, arguments.get( 'glob', '**/*' ), reading = True )
+    walk = _produce_walk( settings, location, arguments.get( 'glob', '**/*' ) )
     lines: list[ str ] = [ ]
     with __.ctxl.closing( walk.survey( ) ) as entries:
         for found in entries:
