@@ -197,17 +197,25 @@ def test_160_unloadable_descriptors_write_nothing( tmp_path ):
     assert _survey_files( folder ) == [ ]
 
 
-def test_170_ensemble_name_which_escapes_refused( tmp_path ):
-    ''' An ensemble name which is no descriptor name (such as a path) is
-        refused; nothing is written, least of all outside the folder.
+@pytest.mark.asyncio
+@pytest.mark.parametrize( 'name', [
+    '../escape', 'io.github.owner/server', 'My Server', 'math.tools',
+] )
+async def test_170_ensemble_names_kept_files_safe( tmp_path, name ):
+    ''' An ensemble named as real tool sets name them (a registry name, a
+        path) is written under a safe file name inside the folder, never
+        outside it, and loads back with its real name.
     '''
     folder = tmp_path / 'out'
     folder.mkdir( )
-    with pytest.raises( exceptions.DescriptorInvalidity ) as caught:
-        descriptors.create_descriptors(
-            _produce_local_ensemble( name = '../escape' ), folder )
-    assert caught.value.keypath == 'ensemble.name'
-    assert _survey_files( tmp_path ) == [ 'out' ]
+    written = descriptors.create_descriptors(
+        _produce_local_ensemble( name = name ), folder )
+    assert written.parent == folder
+    assert written.name == descriptors.access_descriptor_path( name )
+    assert all(
+        path.startswith( 'out' ) for path in _survey_files( tmp_path ) )
+    copy = await _reload( written )
+    assert copy.name == name
 
 
 @pytest.mark.asyncio

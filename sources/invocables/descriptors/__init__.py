@@ -48,6 +48,7 @@ from .records import (
     ServerDescriptor as ServerDescriptor,
 )
 from .writing import (
+    access_descriptor_path as access_descriptor_path,
     create_descriptors as create_descriptors,
     produce_documents as produce_documents,
 )

@@ -18,12 +18,6 @@ ConfigurationSource: __.typx.TypeAlias = (
 CONFIGURATION_NAME = 'invocables.toml'
 LOCATION_MAPPING = '<mapping>'
 
-# Names of ensembles and tools follow invocables.invokers.access_name_flaw
-# (any printable text up to 256 characters); this stricter rule, matched
-# whole (fullmatch: '$' would also accept a final newline), is that of the
-# file names of descriptors written (see invocables.descriptors.writing).
-name_provider = __.re.compile( r'[a-zA-Z0-9_-]{1,64}' )
-
 
 class Root( __.immut.DataclassObject ):
     ''' Folder which file tools may touch, and what they may do there.

@@ -59,7 +59,10 @@ def create_descriptors(
     ''' Writes descriptors of ensemble; returns path of ensemble file.
 
         Writes ``<name>.toml`` and ``<name>/invokers/<tool>.toml`` into
-        the folder, each file atomically. Loading the ensemble file gives
+        the folder, each file atomically; ``<name>`` is the ensemble's name
+        where it is a safe file name (letters, digits, ``_`` and ``-``),
+        else a safe name made of it (see :py:func:`access_descriptor_path`);
+        the descriptor keeps the real name. Loading the ensemble file gives
         the same ensemble: for an MCP server, its tools are then pinned.
         Refuses to replace existing descriptors unless asked; when
         replacing, removes invoker descriptors of tools which are gone. The
@@ -70,13 +73,8 @@ def create_descriptors(
         is written.
     '''
     folder = __.Path( folder )
-    if not _records.name_provider.fullmatch( ensemble.name ):
-        raise _exceptions.DescriptorInvalidity(
-            f"ensemble {ensemble.name!r}", 'ensemble.name', "the name would "
-            "not load as a descriptor (letters, digits, '_' and '-' only, at "
-            "most 64); rename the ensemble." )
     documents = produce_documents( ensemble, server = server )
-    target = folder / f"{ensemble.name}.toml"
+    target = folder / access_descriptor_path( ensemble.name )
     if target.exists( ) and not replace:
         raise _exceptions.DescriptorInvalidity(
             str( target ), '', "the file exists already; choose another "
@@ -85,13 +83,14 @@ def create_descriptors(
         relative: _render_checked( folder / relative, ensemble, document )
         for relative, document in documents.items( ) }
     folder.mkdir( parents = True, exist_ok = True )
+    stem = target.stem
     staging = __.Path( _mkdtemp(
-        prefix = f".{ensemble.name}.", suffix = '.staging', dir = folder ) )
+        prefix = f".{stem}.", suffix = '.staging', dir = folder ) )
     try:
         for relative, text in texts.items( ):
             _write_staged( staging / relative, text )
         _validate_staged( staging, folder, target.name )
-        invokers_folder = _prepare_invokers_folder( folder, ensemble.name )
+        invokers_folder = _prepare_invokers_folder( folder, stem )
         if replace: _delete_stale( invokers_folder, folder, documents )
         # The ensemble file last: it names the others.
         for relative in sorted(
@@ -99,6 +98,17 @@ def create_descriptors(
         ): _os.replace( staging / relative, folder / relative )
     finally: _rmtree( staging, ignore_errors = True )
     return target
+
+
+def access_descriptor_path( name: str ) -> str:
+    ''' Returns file name of the descriptor of the ensemble of name.
+
+        The name itself where it is a safe file name (letters, digits,
+        ``_`` and ``-``, at most 64), else a safe name made of it, stable
+        and distinct for distinct names (``io.github.owner/server`` gives
+        ``io_github_owner_server_<digest>``).
+    '''
+    return f"{_naming.produce_safe_name( name )}.toml"
 
 
 def produce_documents(
@@ -124,11 +134,12 @@ def produce_documents(
     invokers = ensemble.survey_invokers( )
     if local: _add_configuration( document, invokers )
     else: document[ 'mcp' ] = _produce_server_table( ensemble.name, server )
-    documents: Documents = { f"{ensemble.name}.toml": document }
+    path = access_descriptor_path( ensemble.name )
+    documents: Documents = { path: document }
     entries: list[ dict[ str, str ] ] = [ ]
     for invoker in invokers:
         relative = "{ensemble}/invokers/{name}.toml".format(
-            ensemble = ensemble.name,
+            ensemble = path.removesuffix( '.toml' ),
             name = _naming.produce_safe_name( invoker.name ) )
         documents[ relative ] = _produce_invoker_document(
             ensemble, invoker, local = local )
