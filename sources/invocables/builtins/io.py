@@ -389,8 +389,10 @@ def _produce_deadline( context: _invokers.Context ) -> _files.Deadline:
     deadline: object = getattr( context, 'deadline', None )
     if not isinstance( deadline, ( int, float ) ):
         return _files.Deadline( None, name )
-    remainder = deadline - __.asyncio.get_running_loop( ).time( )
-    return _files.Deadline( max( 0.0, remainder ), name )
+    # The loop's clock is the monotonic clock (asyncio's default loops).
+    try: now = __.asyncio.get_running_loop( ).time( )
+    except RuntimeError: now = __.time.monotonic( )
+    return _files.Deadline( max( 0.0, deadline - now ), name )
 
 
 def _produce_walk(
