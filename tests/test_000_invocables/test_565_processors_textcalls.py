@@ -442,7 +442,8 @@ def test_430_ollama( ):
 
 def test_440_openai_responses( ):
     ''' The Responses processor reads text calls of output messages whole
-        and of ``output_text`` deltas streamed.
+        and of ``output_text`` deltas streamed, these at the end of the
+        response.
     '''
     processor = _produce_processor( 'openai-responses', 'pythonic' )
     text = "Sure: [add(a=1, b=2)]"
@@ -455,9 +456,10 @@ def test_440_openai_responses( ):
     for piece in ( text[ : 9 ], text[ 9 : 15 ], text[ 15 : ] ):
         streamed.extend( accumulator.ingest( {
             'type': 'response.output_text.delta', 'delta': piece } ) )
-    assert _summarize( streamed ) == _summarize( invocations )
+    assert streamed == [ ] # held until the end of the response
     streamed.extend( accumulator.ingest( {
         'type': 'response.completed', 'response': { } } ) )
+    assert _summarize( streamed ) == _summarize( invocations )
     assert accumulator.conclude( ) == ( )
     assert len( streamed ) == 1
 

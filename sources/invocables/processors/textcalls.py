@@ -42,13 +42,14 @@ import ast as _ast
 import math as _math
 
 from . import __
+from . import _textscans
 from . import wire as _wire
 
 
-DEPTH_MAXIMUM = 64
+DEPTH_MAXIMUM = _textscans.DEPTH_MAXIMUM
 FORMATS = frozenset( (
     'auto', 'hermes', 'json', 'llama', 'mistral', 'pythonic' ) )
-REGION_SIZE_MAXIMUM = 1 << 20
+REGION_SIZE_MAXIMUM = _textscans.REGION_SIZE_MAXIMUM
 
 _GLUE_MAXIMUM = 4096
 _STREAM_POSITION = 1000 # apart from the positions of native calls
@@ -67,22 +68,18 @@ _brackets = __.re.compile( r'\[+' )
 _fence = __.re.compile( r'```[A-Za-z0-9_+-]{0,32}' )
 _fence_prefix = __.re.compile( r'```[A-Za-z0-9_+-]{0,32}|`{1,2}' )
 _glue = __.re.compile( r'[\s\],;]+' )
-_json_special = __.re.compile( r'[{}"]' )
-_json_string_special = __.re.compile( r'["\\]' )
 _mistral_head = __.re.compile( r'\s*([A-Za-z0-9_.-]{1,64})\s*\{' )
 _mistral_prefix = __.re.compile( r'\s*(?:[A-Za-z0-9_.-]{1,64}\s*)?' )
 _name_field = __.re.compile( r'"name"\s{0,8}:\s{0,8}"([A-Za-z0-9_.-]{1,64})"' )
 _python_head = __.re.compile( r'\[\s*([A-Za-z_][A-Za-z0-9_]{0,63})\s*\(' )
 _python_name = __.re.compile( r'\s*([A-Za-z_][A-Za-z0-9_]{0,63})\s*\(' )
 _python_prefix = __.re.compile( r'\[\s*(?:[A-Za-z_][A-Za-z0-9_]{0,63}\s*)?' )
-_python_special = __.re.compile( r'''[\[\](){}'",\\]''' )
-_python_strings = {
-    "'": __.re.compile( r"['\\]" ), '"': __.re.compile( r'["\\]' ) }
-_python_closers = { '[': ']', '(': ')', '{': '}' }
 _text = __.re.compile( r'[^{\[<`\s\],;]+' )
 
 Invocations: __.typx.TypeAlias = tuple[
     __.canisters.InvocationCanister, ... ]
+_Scanner: __.typx.TypeAlias = (
+    _textscans.BraceScanner | _textscans.ListScanner )
 
 
 @__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
@@ -116,9 +113,9 @@ class TextCallsReader:
     '''
 
     __slots__ = (
-        '_buffer', '_concluded', '_count', '_format', '_glue', '_invocations',
-        '_names', '_previous', '_scanner', '_tagged', '_texts',
-        '_truncations', '_written',
+        '_buffer', '_concluded', '_count', '_ends', '_format', '_glue',
+        '_glue_size', '_invocations', '_named', '_names', '_previous',
+        '_scanner', '_tagged', '_texts', '_truncations', '_work', '_written',
     )
 
     def __init__(
@@ -132,13 +129,18 @@ class TextCallsReader:
         self._buffer = ''
         self._concluded = False
         self._count = position
-        self._glue = ''
+        self._ends: _textscans.BraceEnds | None = None
+        self._glue: list[ str ] = [ ]
+        self._glue_size = 0
         self._invocations: list[ __.canisters.InvocationCanister ] = [ ]
+        self._named: __.Absential[ __.re.Match[ str ] | None ] = (
+            __.absent )
         self._previous = ''
-        self._scanner: _BraceScanner | _ListScanner | None = None
+        self._scanner: _Scanner | None = None
         self._tagged = False
         self._texts: list[ str ] = [ ]
         self._truncations: list[ str ] = [ ]
+        self._work = 0 # characters scanned, for tests of linearity
         self._written = False
 
     @property
@@ -151,11 +153,13 @@ class TextCallsReader:
         if self._concluded:
             raise __.exceptions.AccumulatorReuseInvalidity( 'text calls' )
         if self._scanner is not None:
-            consumed = self._scanner.feed( text )
-            if consumed is None: return self._release( )
+            end = self._scanner.feed( text )
+            self._work += len( text ) if end is None else end
+            if end is None: return self._release( )
             self._settle_scanner( )
-            text = text[ consumed : ]
+            text = text[ end : ]
         self._buffer += text
+        self._work += len( self._buffer )
         self._advance( )
         return self._release( )
 
@@ -169,7 +173,8 @@ class TextCallsReader:
             self._advance( )
             if self._scanner is None: break
         if self._glue and self._previous != 'call': self._emit_text( '' )
-        self._glue = ''
+        self._clear_glue( )
+        self._ends = None
         return self._release( )
 
     def _advance( self ) -> None:
@@ -216,7 +221,8 @@ class TextCallsReader:
             return run.end( ) - 1
         if self._format in ( 'auto', 'pythonic' ):
             if _python_head.match( buffer, cursor ):
-                return self._commence( _ListScanner( ), buffer, cursor )
+                scanner = _textscans.ListScanner( )
+                return self._commence( scanner, buffer, cursor )
             prefix = _python_prefix.match( buffer, cursor )
             if self._is_undecided( prefix, buffer, cursor ): return None
         self._emit_glue( '[' )
@@ -261,7 +267,7 @@ class TextCallsReader:
         self._emit_marker( )
         self._tagged = True
         if match is None: return cursor
-        scanner = _BraceScanner( match.group( 1 ) )
+        scanner = _textscans.BraceScanner( match.group( 1 ) )
         return self._commence( scanner, buffer, match.end( ) - 1 )
 
     def _is_undecided(
@@ -279,18 +285,60 @@ class TextCallsReader:
 
     def _step_object( self, buffer: str, cursor: int ) -> int:
         if self._format in ( 'auto', 'json', 'llama' ) or self._tagged:
-            return self._commence( _BraceScanner( ), buffer, cursor )
+            return self._commence( _textscans.BraceScanner( ), buffer, cursor )
         self._emit_text( '{' )
         return cursor + 1
 
     def _commence(
-        self, scanner: '_BraceScanner | _ListScanner', buffer: str, cursor: int
+        self, scanner: _Scanner, buffer: str, cursor: int
     ) -> int:
-        consumed = scanner.feed( buffer[ cursor : ] )
+        if self._ends is not None and isinstance(
+            scanner, _textscans.BraceScanner
+        ): return self._replay( scanner, buffer, cursor )
+        end = scanner.feed( buffer, cursor )
+        self._work += ( len( buffer ) if end is None else end ) - cursor
         self._scanner = scanner
-        if consumed is None: return len( buffer )
+        if end is None: return len( buffer )
         self._settle_scanner( )
-        return cursor + consumed
+        return end
+
+    def _replay(
+        self, scanner: _textscans.BraceScanner, buffer: str, cursor: int
+    ) -> int:
+        ''' Reads object at cursor from the survey of the text after a
+            brace left open at its end, without scanning it again.
+        '''
+        ends = __.typx.cast( _textscans.BraceEnds, self._ends )
+        end = ends.closed.get( cursor )
+        scanner.closed = end is not None
+        if end is None:
+            end = ends.abandoned.get( cursor )
+            scanner.abandoned = end is not None
+        if end is None: # open to the end of the text
+            if scanner.name is None and (
+                self._access_name_field( buffer, cursor ) not in self._names
+            ):
+                self._emit_text( '{' )
+                return cursor + 1
+            # Takes the rest of the text: scanned once.
+            scanner.feed( buffer, cursor )
+            self._work += len( buffer ) - cursor
+            end = len( buffer )
+        else: scanner.pieces.append( buffer[ cursor : end ] )
+        self._scanner = scanner
+        self._settle_scanner( )
+        return end
+
+    def _access_name_field( self, buffer: str, cursor: int ) -> str | None:
+        ''' Returns name field of first object from cursor, searching each
+            stretch of text once (cursors only grow while replaying).
+        '''
+        match = self._named
+        if __.is_absent( match ) or (
+            match is not None and match.start( ) < cursor
+        ):
+            match = self._named = _name_field.search( buffer, cursor )
+        return None if match is None else match.group( 1 )
 
     def _settle_scanner( self ) -> None:
         scanner = self._scanner
@@ -300,11 +348,13 @@ class TextCallsReader:
         if scanner.abandoned:
             self._emit_text( region )
             return
-        if isinstance( scanner, _BraceScanner ):
+        if isinstance( scanner, _textscans.BraceScanner ):
             self._settle_object( scanner, region )
         else: self._settle_list( scanner, region )
 
-    def _settle_object( self, scanner: '_BraceScanner', region: str ) -> None:
+    def _settle_object(
+        self, scanner: _textscans.BraceScanner, region: str
+    ) -> None:
         if scanner.is_closed( ):
             self._classify_object( region, scanner.name )
             return
@@ -315,10 +365,13 @@ class TextCallsReader:
             return
         name = _access_named( region )
         if name is None or name not in self._names:
-            # Not a call: read again what follows its brace (bounded: only
-            # at the end, once per brace left open).
+            # Not a call: read again what follows its brace. Only at the
+            # end, once: where a scan from each later brace ends is
+            # surveyed in one pass, for the reading again.
             self._emit_text( '{' )
             self._buffer = region[ 1 : ] + self._buffer
+            self._ends = _textscans.survey_braces( self._buffer )
+            self._work += len( self._buffer )
             return
         # A call cut off by the end of the text: only complete objects
         # inside it are read.
@@ -329,7 +382,9 @@ class TextCallsReader:
             invocation = self._read_json_call( value )
             if invocation is not None: self._emit_invocation( invocation )
 
-    def _settle_list( self, scanner: '_ListScanner', region: str ) -> None:
+    def _settle_list(
+        self, scanner: _textscans.ListScanner, region: str
+    ) -> None:
         spans = [
             ( start, stop ) for start, stop in scanner.survey_items( )
             if _access_python_name( region[ start : stop ] ) in self._names ]
@@ -405,19 +460,20 @@ class TextCallsReader:
         return invocation
 
     def _emit_glue( self, glue: str ) -> None:
-        self._glue += glue
-        if len( self._glue ) > _GLUE_MAXIMUM and self._previous != 'call':
-            self._emit_text( '' )
+        self._glue.append( glue )
+        self._glue_size += len( glue )
+        if self._glue_size > 2 * _GLUE_MAXIMUM and self._previous != 'call':
+            self._trim_glue( )
 
     def _emit_invocation(
         self, invocation: __.canisters.InvocationCanister
     ) -> None:
-        self._glue = ''
+        self._settle_glue( )
         self._invocations.append( invocation )
         self._previous = 'call'
 
     def _emit_marker( self ) -> None:
-        self._glue = ''
+        self._settle_glue( )
         self._previous = 'call'
 
     def _emit_remnant( self, text: str ) -> None:
@@ -425,9 +481,33 @@ class TextCallsReader:
         stripped = text.strip( ' \t\r\n[],;' )
         if stripped: self._emit_text( stripped )
 
+    def _clear_glue( self ) -> None:
+        self._glue.clear( )
+        self._glue_size = 0
+
+    def _settle_glue( self ) -> None:
+        ''' Drops glue before a call: only its last part, as if it were
+            always trimmed (see ``_trim_glue``).
+        '''
+        if self._glue_size > _GLUE_MAXIMUM and self._previous != 'call':
+            self._trim_glue( )
+        self._clear_glue( )
+
+    def _trim_glue( self ) -> None:
+        ''' Emits all but the last part of glue as text. Glue is bounded;
+            trimmed at twice the bound, but as if at each step, so that what
+            is text does not depend on how the text was split.
+        '''
+        joined = ''.join( self._glue )
+        cut = len( joined ) - _GLUE_MAXIMUM
+        self._clear_glue( )
+        self._emit_text( joined[ : cut ] )
+        self._glue.append( joined[ cut : ] )
+        self._glue_size = _GLUE_MAXIMUM
+
     def _emit_text( self, text: str ) -> None:
-        glue = self._glue
-        self._glue = ''
+        glue = ''.join( self._glue )
+        self._clear_glue( )
         if glue and self._previous == 'call':
             glue = ''.join( filter( str.isspace, glue ) ) if (
                 self._written and text ) else ''
@@ -443,189 +523,6 @@ class TextCallsReader:
         self._texts.clear( )
         self._invocations.clear( )
         return release
-
-
-class _BraceScanner:
-    ''' Finds the end of a JSON object, string-aware, in linear time. '''
-
-    __slots__ = (
-        'abandoned', 'closed', 'escape', 'name', 'offset', 'pieces', 'stack',
-        'string',
-    )
-
-    def __init__( self, name: str | None = None ) -> None:
-        self.name = name
-        self.abandoned = False
-        self.closed = False
-        self.escape = False
-        self.offset = 0
-        self.pieces: list[ str ] = [ ]
-        self.stack: list[ tuple[ int, list[ tuple[ int, int ] ] ] ] = [ ]
-        self.string = False
-
-    def feed( self, text: str ) -> int | None:
-        ''' Returns length of text consumed once the object closes (or is
-            abandoned as too large or deep); ``None`` while it is open.
-        '''
-        index = 0
-        size = len( text )
-        while index < size:
-            if self.escape or self.string:
-                index = self._skip_string( text, index )
-                continue
-            match = _json_special.search( text, index )
-            if match is None: break
-            index = match.end( )
-            character = match.group( )
-            if character == '"': self.string = True
-            elif character == '{':
-                self.stack.append( ( self.offset + index - 1, [ ] ) )
-                if len( self.stack ) > DEPTH_MAXIMUM:
-                    self.abandoned = True
-                    return self._keep( text, index )
-            elif self._close( index ): return self._keep( text, index )
-        return self._hold( text )
-
-    def _hold( self, text: str ) -> int | None:
-        self.pieces.append( text )
-        self.offset += len( text )
-        if self.offset <= REGION_SIZE_MAXIMUM: return None
-        self.abandoned = True
-        return len( text )
-
-    def _skip_string( self, text: str, index: int ) -> int:
-        ''' Returns index after string contents (or text) from index. '''
-        if self.escape:
-            self.escape = False
-            return index + 1
-        match = _json_string_special.search( text, index )
-        if match is None: return len( text )
-        if match.group( ) == '\\': self.escape = True
-        else: self.string = False
-        return match.end( )
-
-    def is_closed( self ) -> bool:
-        ''' Returns whether the object closed. '''
-        return self.closed
-
-    def produce_region( self ) -> str:
-        ''' Returns text of region scanned. '''
-        return ''.join( self.pieces )
-
-    def survey_inner( self ) -> tuple[ tuple[ int, int ], ... ]:
-        ''' Returns spans of complete objects inside open ones, in order.
-        '''
-        spans = [ span for _, inner in self.stack for span in inner ]
-        return tuple( sorted( spans ) )
-
-    def _close( self, index: int ) -> bool:
-        start, _ = self.stack.pop( )
-        if not self.stack:
-            self.closed = True
-            return True
-        self.stack[ -1 ][ 1 ].append( ( start, self.offset + index ) )
-        return False
-
-    def _keep( self, text: str, index: int ) -> int:
-        self.pieces.append( text[ : index ] )
-        self.offset += index
-        return index
-
-
-class _ListScanner:
-    ''' Finds the end of a Python list of calls, quote-aware, in linear
-        time, with the spans of its items.
-    '''
-
-    __slots__ = (
-        'abandoned', 'broken', 'closed', 'escape', 'items', 'offset',
-        'pieces', 'quote', 'stack', 'start',
-    )
-
-    def __init__( self ) -> None:
-        self.abandoned = False
-        self.broken = False
-        self.closed = False
-        self.escape = False
-        self.items: list[ tuple[ int, int ] ] = [ ]
-        self.offset = 0
-        self.pieces: list[ str ] = [ ]
-        self.quote = ''
-        self.stack: list[ str ] = [ ]
-        self.start = 1
-
-    def feed( self, text: str ) -> int | None:
-        ''' Returns length of text consumed once the list closes, breaks or
-            is abandoned; ``None`` while it is open.
-        '''
-        index = 0
-        size = len( text )
-        while index < size:
-            if self.escape or self.quote:
-                index = self._skip_string( text, index )
-                continue
-            match = _python_special.search( text, index )
-            if match is None: break
-            index = match.end( )
-            if self._consume( match.group( ), self.offset + index - 1 ):
-                return self._keep( text, index )
-        self.pieces.append( text )
-        self.offset += size
-        if self.offset <= REGION_SIZE_MAXIMUM: return None
-        self.abandoned = True
-        return size
-
-    def _skip_string( self, text: str, index: int ) -> int:
-        ''' Returns index after string contents (or text) from index. '''
-        if self.escape:
-            self.escape = False
-            return index + 1
-        match = _python_strings[ self.quote ].search( text, index )
-        if match is None: return len( text )
-        if match.group( ) == '\\': self.escape = True
-        else: self.quote = ''
-        return match.end( )
-
-    def is_closed( self ) -> bool:
-        ''' Returns whether the list closed. '''
-        return self.closed
-
-    def produce_region( self ) -> str:
-        ''' Returns text of region scanned. '''
-        return ''.join( self.pieces )
-
-    def survey_items( self ) -> tuple[ tuple[ int, int ], ... ]:
-        ''' Returns spans of complete items. '''
-        return tuple( self.items )
-
-    def _consume( self, character: str, position: int ) -> bool:
-        ''' Takes one special character; returns whether scan ends. '''
-        if character in '\'"': self.quote = character
-        elif character in _python_closers:
-            self.stack.append( _python_closers[ character ] )
-            if len( self.stack ) > DEPTH_MAXIMUM: self.abandoned = True
-            return self.abandoned
-        elif character == ',':
-            if len( self.stack ) == 1:
-                self.items.append( ( self.start, position ) )
-                self.start = position + 1
-        elif character != '\\': return self._close( character, position )
-        return False
-
-    def _close( self, character: str, position: int ) -> bool:
-        if not self.stack or self.stack[ -1 ] != character:
-            self.broken = True
-            return True
-        self.stack.pop( )
-        if self.stack: return False
-        self.items.append( ( self.start, position ) )
-        self.closed = True
-        return True
-
-    def _keep( self, text: str, index: int ) -> int:
-        self.pieces.append( text[ : index ] )
-        self.offset += index
-        return index
 
 
 def read_text_calls(
@@ -830,31 +727,45 @@ class TextCallsOption:
 
 
 class TextCallsStream:
-    ''' Text calls of one streamed response, inside an accumulator. '''
+    ''' Text calls of one streamed response, inside an accumulator.
 
-    __slots__ = ( 'concluded', 'reader', 'truncated' )
+        Holds the calls it reads until the end of the response, so that a
+        streamed response gives the calls which the same response gives
+        whole: none, when the response was truncated (or the stream ended
+        without its end) with a call cut off; else every complete call.
+    '''
+
+    __slots__ = ( 'concluded', 'held', 'reader', 'truncated' )
 
     def __init__( self, reader: TextCallsReader ) -> None:
         self.reader = reader
         self.concluded = False
+        self.held: list[ __.canisters.InvocationCanister ] = [ ]
         self.truncated = False
 
     def feed( self, text: str, texts: list[ str ] ) -> Invocations:
-        ''' Feeds text delta; appends released text to texts; returns
-            calls completed.
+        ''' Feeds text delta; appends released text to texts; holds the
+            calls completed until the end (returns none).
         '''
         if self.concluded: return ( )
         release = self.reader.feed( text )
         if release.text: texts.append( release.text )
-        return release.invocations
+        self.held.extend( release.invocations )
+        return ( )
 
     def conclude( self, texts: list[ str ] ) -> Invocations:
-        ''' Ends the text; appends released text; returns last calls. '''
+        ''' Ends the text; appends released text; returns the calls held,
+            unless the response was truncated with a call cut off (then
+            ``validate`` raises).
+        '''
         if self.concluded: return ( )
         self.concluded = True
         release = self.reader.conclude( )
         if release.text: texts.append( release.text )
-        return release.invocations
+        held = ( *self.held, *release.invocations )
+        self.held.clear( )
+        if self.truncated and self.reader.truncations: return ( )
+        return held
 
     def validate( self, reason: str, *, ended: bool ) -> None:
         ''' Raises invocation interruption for calls cut off, when the

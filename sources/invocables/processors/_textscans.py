@@ -1,0 +1,307 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Scanners of the text-call reader: each finds the end of a candidate
+    call in one pass, quote-aware, bounded in size and depth.
+
+    Scanners are fed text from a start index and return the index where the
+    candidate ended (closed, broken or abandoned), or ``None`` while it is
+    open: nothing is copied but the candidate itself. :py:func:`survey_braces`
+    answers, in one pass, where a scan from each brace of a text would end,
+    so that the reader never scans the same text again from each brace
+    left open at its end.
+'''
+
+
+from . import __
+
+
+DEPTH_MAXIMUM = 64
+REGION_SIZE_MAXIMUM = 1 << 20
+
+_json_special = __.re.compile( r'[{}"]' )
+_json_special_all = __.re.compile( r'[{}"\\]' )
+_json_string_special = __.re.compile( r'["\\]' )
+_python_special = __.re.compile( r'''[\[\](){}'",\\]''' )
+_python_strings = {
+    "'": __.re.compile( r"['\\]" ), '"': __.re.compile( r'["\\]' ) }
+_python_closers = { '[': ']', '(': ')', '{': '}' }
+
+# String states of a JSON scan.
+_OUTSIDE = 0
+_INSIDE = 1
+_ESCAPED = 2
+
+Spans: __.typx.TypeAlias = tuple[ tuple[ int, int ], ... ]
+
+
+class BraceEnds:
+    ''' Where a JSON scan from each brace of a text ends: at the end of the
+        object (closed), where it was abandoned (too deep), or nowhere (open
+        at the end of the text).
+    '''
+
+    __slots__ = ( 'abandoned', 'closed' )
+
+    def __init__(
+        self, closed: dict[ int, int ], abandoned: dict[ int, int ]
+    ) -> None:
+        self.closed = closed
+        self.abandoned = abandoned
+
+
+class BraceScanner:
+    ''' Finds the end of a JSON object, string-aware, in linear time. '''
+
+    __slots__ = (
+        'abandoned', 'closed', 'escape', 'name', 'offset', 'pieces', 'stack',
+        'string',
+    )
+
+    def __init__( self, name: str | None = None ) -> None:
+        self.name = name
+        self.abandoned = False
+        self.closed = False
+        self.escape = False
+        self.offset = 0
+        self.pieces: list[ str ] = [ ]
+        self.stack: list[ tuple[ int, list[ tuple[ int, int ] ] ] ] = [ ]
+        self.string = False
+
+    def feed( self, text: str, start: int = 0 ) -> int | None:
+        ''' Scans text from start; returns index where the object closed
+            (or was abandoned as too large or deep), ``None`` while open.
+        '''
+        limit = min( len( text ), start + REGION_SIZE_MAXIMUM - self.offset )
+        index = start
+        while index < limit:
+            if self.escape or self.string:
+                index = self._skip_string( text, index, limit )
+                continue
+            match = _json_special.search( text, index, limit )
+            if match is None: break
+            index = match.end( )
+            character = match.group( )
+            position = self.offset + index - start - 1
+            if character == '"': self.string = True
+            elif character == '{':
+                self.stack.append( ( position, [ ] ) )
+                if len( self.stack ) > DEPTH_MAXIMUM:
+                    self.abandoned = True
+                    return self._keep( text, start, index )
+            elif self._close( position ):
+                return self._keep( text, start, index )
+        if limit < len( text ): # too large: ends at its maximum size
+            self.abandoned = True
+            return self._keep( text, start, limit )
+        self._keep( text, start, limit )
+        return None
+
+    def is_closed( self ) -> bool:
+        ''' Returns whether the object closed. '''
+        return self.closed
+
+    def produce_region( self ) -> str:
+        ''' Returns text of region scanned. '''
+        return ''.join( self.pieces )
+
+    def survey_inner( self ) -> Spans:
+        ''' Returns spans of complete objects inside open ones, in order.
+        '''
+        spans = [ span for _, inner in self.stack for span in inner ]
+        return tuple( sorted( spans ) )
+
+    def _close( self, position: int ) -> bool:
+        start, _ = self.stack.pop( )
+        if not self.stack:
+            self.closed = True
+            return True
+        self.stack[ -1 ][ 1 ].append( ( start, position + 1 ) )
+        return False
+
+    def _keep( self, text: str, start: int, end: int ) -> int:
+        self.pieces.append( text[ start : end ] )
+        self.offset += end - start
+        return end
+
+    def _skip_string( self, text: str, index: int, limit: int ) -> int:
+        ''' Returns index after string contents (or limit) from index. '''
+        if self.escape:
+            self.escape = False
+            return index + 1
+        match = _json_string_special.search( text, index, limit )
+        if match is None: return limit
+        if match.group( ) == '\\': self.escape = True
+        else: self.string = False
+        return match.end( )
+
+
+class ListScanner:
+    ''' Finds the end of a Python list of calls, quote-aware, in linear
+        time, with the spans of its items.
+    '''
+
+    __slots__ = (
+        'abandoned', 'broken', 'closed', 'escape', 'items', 'offset',
+        'pieces', 'quote', 'stack', 'start',
+    )
+
+    def __init__( self ) -> None:
+        self.abandoned = False
+        self.broken = False
+        self.closed = False
+        self.escape = False
+        self.items: list[ tuple[ int, int ] ] = [ ]
+        self.offset = 0
+        self.pieces: list[ str ] = [ ]
+        self.quote = ''
+        self.stack: list[ str ] = [ ]
+        self.start = 1
+
+    def feed( self, text: str, start: int = 0 ) -> int | None:
+        ''' Scans text from start; returns index where the list closed,
+            broke or was abandoned, ``None`` while it is open.
+        '''
+        limit = min( len( text ), start + REGION_SIZE_MAXIMUM - self.offset )
+        index = start
+        while index < limit:
+            if self.escape or self.quote:
+                index = self._skip_string( text, index, limit )
+                continue
+            match = _python_special.search( text, index, limit )
+            if match is None: break
+            index = match.end( )
+            position = self.offset + index - start - 1
+            if self._consume( match.group( ), position ):
+                return self._keep( text, start, index )
+        if limit < len( text ): # too large: ends at its maximum size
+            self.abandoned = True
+            return self._keep( text, start, limit )
+        self._keep( text, start, limit )
+        return None
+
+    def is_closed( self ) -> bool:
+        ''' Returns whether the list closed. '''
+        return self.closed
+
+    def produce_region( self ) -> str:
+        ''' Returns text of region scanned. '''
+        return ''.join( self.pieces )
+
+    def survey_items( self ) -> Spans:
+        ''' Returns spans of complete items. '''
+        return tuple( self.items )
+
+    def _close( self, character: str, position: int ) -> bool:
+        if not self.stack or self.stack[ -1 ] != character:
+            self.broken = True
+            return True
+        self.stack.pop( )
+        if self.stack: return False
+        self.items.append( ( self.start, position ) )
+        self.closed = True
+        return True
+
+    def _consume( self, character: str, position: int ) -> bool:
+        ''' Takes one special character; returns whether scan ends. '''
+        if character in '\'"': self.quote = character
+        elif character in _python_closers:
+            self.stack.append( _python_closers[ character ] )
+            if len( self.stack ) > DEPTH_MAXIMUM: self.abandoned = True
+            return self.abandoned
+        elif character == ',':
+            if len( self.stack ) == 1:
+                self.items.append( ( self.start, position ) )
+                self.start = position + 1
+        elif character != '\\': return self._close( character, position )
+        return False
+
+    def _keep( self, text: str, start: int, end: int ) -> int:
+        self.pieces.append( text[ start : end ] )
+        self.offset += end - start
+        return end
+
+    def _skip_string( self, text: str, index: int, limit: int ) -> int:
+        ''' Returns index after string contents (or limit) from index. '''
+        if self.escape:
+            self.escape = False
+            return index + 1
+        match = _python_strings[ self.quote ].search( text, index, limit )
+        if match is None: return limit
+        if match.group( ) == '\\': self.escape = True
+        else: self.quote = ''
+        return match.end( )
+
+
+_Stack: __.typx.TypeAlias = list[ list[ int ] ]
+
+
+def survey_braces( text: str ) -> BraceEnds:
+    ''' Returns where a JSON scan from each brace of text would end, in one
+        pass over its special characters.
+
+        A scan from a brace differs from a scan from an earlier one only in
+        its depth and its string state; scans in the same string state at
+        the same place go on alike. So the pass follows at most three
+        tracks, one per string state, each a stack of groups of braces (the
+        scans at one depth); tracks which meet are merged, groups aligned
+        from the top. Text must be shorter than the maximum size of a
+        region (no scan of it is abandoned as too large).
+    '''
+    closed: dict[ int, int ] = { }
+    abandoned: dict[ int, int ] = { }
+    tracks: dict[ int, _Stack ] = { }
+    backslash = -2
+    for match in _json_special_all.finditer( text ):
+        index = match.start( )
+        if _ESCAPED in tracks and backslash + 1 < index:
+            # The escape took the character after the backslash.
+            _merge_track( tracks, _INSIDE, tracks.pop( _ESCAPED ) )
+        character = match.group( )
+        following: dict[ int, _Stack ] = { }
+        for state, stack in tracks.items( ):
+            if state == _ESCAPED: target = _INSIDE
+            elif state == _INSIDE:
+                target = (
+                    _OUTSIDE if character == '"' else
+                    _ESCAPED if character == '\\' else _INSIDE )
+            else:
+                target = _INSIDE if character == '"' else _OUTSIDE
+                if character == '{':
+                    _push_brace( stack, index, abandoned )
+                elif character == '}' and stack:
+                    for position in stack.pop( ):
+                        closed[ position ] = index + 1
+            _merge_track( following, target, stack )
+        if character == '{' and _OUTSIDE not in tracks:
+            # A scan starts at this brace: a new track.
+            _merge_track( following, _OUTSIDE, [ [ index ] ] )
+        if character == '\\': backslash = index
+        tracks = following
+    return BraceEnds( closed, abandoned )
+
+
+def _merge_track(
+    tracks: dict[ int, _Stack ], state: int, stack: _Stack
+) -> None:
+    ''' Merges stack into the track of state: groups aligned from the top,
+        the smaller group moved into the larger.
+    '''
+    other = tracks.get( state )
+    if other is None:
+        tracks[ state ] = stack
+        return
+    if len( other ) < len( stack ): other, stack = stack, other
+    tracks[ state ] = other
+    for depth in range( 1, len( stack ) + 1 ):
+        larger, smaller = other[ - depth ], stack[ - depth ]
+        if len( larger ) < len( smaller ): larger, smaller = smaller, larger
+        larger.extend( smaller )
+        other[ - depth ] = larger
+
+
+def _push_brace(
+    stack: _Stack, index: int, abandoned: dict[ int, int ]
+) -> None:
+    stack.append( [ index ] )
+    if len( stack ) > DEPTH_MAXIMUM:
+        for position in stack.pop( 0 ): abandoned[ position ] = index + 1
