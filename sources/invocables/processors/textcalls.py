@@ -34,7 +34,16 @@
     the result does not depend on how the text is split. Sizes are
     bounded: a candidate call longer than :py:data:`REGION_SIZE_MAXIMUM`
     characters, or nested deeper than :py:data:`DEPTH_MAXIMUM`, is released
-    as text; every scan is linear in the length of the text.
+    as text. The work is linear in the length of the text: no text is
+    scanned again from each opener (the text after a brace left open at the
+    end is read again once, from a one-pass survey of where a scan from
+    each brace ends).
+
+    Truncation, one rule whole and streamed: when a response stopped on its
+    token limit and its text holds a call cut off, none of its text calls
+    is run (whole, :py:meth:`TextCallsOption.read` raises truncation;
+    streamed, :py:class:`TextCallsStream` holds its calls until the end of
+    the response, emits none, and raises interruption).
 '''
 
 
