@@ -6,7 +6,9 @@
     this package imports no provider SDK (processors need none: they read
     SDK typed objects by attribute and plain dictionaries alike). For type
     checkers, ``produce_processor`` returns the provider's own processor,
-    whose tools and results have the provider SDK's parameter types (see
+    whose tools, results and assistant messages (``prepare_message`` of a
+    whole response, ``produce_message`` of its accumulator) have the
+    provider SDK's parameter types (see
     :py:mod:`invocables.processors.natives`).
 '''
 
@@ -62,13 +64,20 @@ def produce_processor(
 
 @_typx.overload
 def produce_processor(
-    provider: _typx.Literal[ 'openai' ], *, strict: bool = ...
+    provider: _typx.Literal[ 'openai' ],
+    *,
+    strict: bool = ...,
+    choice: int = ...,
+    text_calls: str | None = ...,
 ) -> '_openai.OpenaiProcessor': ...
 
 
 @_typx.overload
 def produce_processor(
-    provider: _typx.Literal[ 'openai-responses' ], *, strict: bool = ...
+    provider: _typx.Literal[ 'openai-responses' ],
+    *,
+    strict: bool = ...,
+    text_calls: str | None = ...,
 ) -> '_openai_responses.OpenaiResponsesProcessor': ...
 
 
@@ -89,7 +98,7 @@ def produce_processor(
 
 @_typx.overload
 def produce_processor(
-    provider: _typx.Literal[ 'ollama' ]
+    provider: _typx.Literal[ 'ollama' ], *, text_calls: str | None = ...
 ) -> '_ollama.OllamaProcessor': ...
 
 
@@ -120,8 +129,10 @@ def produce_processor(
     **options: __.typx.Annotated[
         __.typx.Any,
         __.ddoc.Doc( ''' Options of the provider's processor: ``strict``
-            for 'openai' and 'openai-responses'; ``json_schema`` and
-            ``media`` for 'gemini'. ''' ),
+            and ``text_calls`` for 'openai' and 'openai-responses' (and
+            ``choice`` for 'openai'); ``text_calls`` for 'ollama';
+            ``json_schema`` and ``media`` for 'gemini'; ``choice`` for
+            'mistral'. ''' ),
     ],
 ) -> InvocationsProcessor:
     ''' Produces processor for provider API.

@@ -9,10 +9,15 @@
       (the name used in errors), ``dialect`` (from its row) and
       ``accumulator_class``, and implements ``produce_tool`` (one tool in
       native format), ``produce_invocations`` (native message to
-      canisters) and ``nativize_results``, with the helpers of
-      :py:mod:`invocables.processors.wire`.
+      canisters), ``nativize_results`` and ``prepare_message`` (assistant
+      message of a whole response, pairing its calls with those of
+      ``access_invocations``), with the helpers of
+      :py:mod:`invocables.processors.wire`. It names its native types as
+      arguments of ``ProcessorBase[ Tool, Message, Assistant ]``.
     * An accumulator subclasses
-      :py:class:`invocables.processors.streaming.AccumulatorBase`.
+      :py:class:`invocables.processors.streaming.AccumulatorBase`,
+      parameterized with the assistant message its ``produce_message``
+      returns.
     * Any exception other than the package's own, raised while reading
       malformed input, becomes
       :py:class:`invocables.exceptions.ResponseInvalidity`.

@@ -63,7 +63,7 @@ class OpenaiResponsesAccumulator( _streaming.AccumulatorBase[ _Items ] ):
         super( ).__init__( )
         self._calls = (
             None if text_calls is None else text_calls.produce_stream( ) )
-        self._items: dict[ int, _wire.NativeObject ] = { }
+        self._items: dict[ int, object ] = { }
         self._texts: list[ str ] = [ ]
 
     def conclude_stream(
@@ -138,7 +138,7 @@ class OpenaiResponsesAccumulator( _streaming.AccumulatorBase[ _Items ] ):
             else: texts.append( emission ) # written as text
         items: list[ _wire.NativeObject ] = [ ]
         for index in sorted( { *self._items, *emitted } ):
-            item = self._items.get( index )
+            item = _nativize_item( self._items.get( index ) )
             emission = emitted.get( index )
             if emission is not None:
                 items.append( _produce_call( emission, item ) )
@@ -149,11 +149,10 @@ class OpenaiResponsesAccumulator( _streaming.AccumulatorBase[ _Items ] ):
         return __.typx.cast( _Items, items )
 
     def _record_item( self, event: object ) -> None:
-        item = _wire.nativize_object( _wire.access_field( event, 'item' ) )
+        ''' Keeps item done, made plain only for ``produce_message``. '''
         index = _wire.access_field( event, 'output_index' )
-        if not isinstance( item, dict ) or not isinstance( index, int ):
-            return
-        self._items[ index ] = __.typx.cast( _wire.NativeObject, item )
+        if isinstance( index, int ):
+            self._items[ index ] = _wire.access_field( event, 'item' )
 
     def _ingest_text_event(
         self, genus: str, event: object
@@ -393,6 +392,12 @@ def _nativize_output( result: __.canisters.ResultCanister ) -> _Output:
         text = __.canisters.render_content_text( content )
         if text: parts.append( { 'type': 'input_text', 'text': text } )
     return parts
+
+
+def _nativize_item( item: object ) -> _wire.NativeObject | None:
+    native = _wire.nativize_object( item )
+    if not isinstance( native, dict ): return None
+    return __.typx.cast( _wire.NativeObject, native )
 
 
 def _produce_call(

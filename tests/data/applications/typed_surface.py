@@ -95,7 +95,13 @@ def assert_messages( reply: object ) -> None:
     assert_type( anthropic_.prepare_message( reply ), MessageParam )
     assert_type(
         anthropic_.produce_accumulator( ).produce_message( ), MessageParam )
-    openai_ = produce_processor( 'openai' )
+    openai_ = produce_processor( 'openai', choice = 1, text_calls = 'auto' )
+    assert_type( openai_, OpenaiProcessor )
+    assert_type(
+        produce_processor( 'openai-responses', text_calls = 'hermes' ),
+        OpenaiResponsesProcessor )
+    assert_type(
+        produce_processor( 'ollama', text_calls = 'auto' ), OllamaProcessor )
     assert_type(
         openai_.prepare_message( reply ),
         chat.ChatCompletionAssistantMessageParam )
