@@ -193,11 +193,7 @@ async def await_within(
         raise _conclude_expiry( expiry, timeout ) from exception
     finally:
         if handle is not None: handle.cancel( )
-    if expiry.expired:
-        _scribe.warning(
-            "Tool %r returned after its timeout; its result was discarded.",
-            name )
-        raise _conclude_expiry( expiry, timeout )
+    _validate_return( expiry, timeout )
     return value
 
 
@@ -423,3 +419,21 @@ def _step_graced(
         raise __.asyncio.CancelledError
     expiry.ending = None # the cancellation was withdrawn
     return False, yielded
+
+
+def _validate_return( expiry: _Expiry, timeout: float | None ) -> None:
+    ''' Raises unless a value returned by the tool may be its result.
+
+        Not after its timeout (the expiry), nor after a cancellation from
+        outside which it swallowed (the cancellation is honoured).
+    '''
+    if expiry.expired:
+        _scribe.warning(
+            "Tool %r returned after its timeout; its result was discarded.",
+            expiry.name )
+        raise _conclude_expiry( expiry, timeout )
+    if expiry.ending is not None and expiry.is_ending( ):
+        _scribe.warning(
+            "Tool %r returned after it was cancelled; its result was "
+            "discarded.", expiry.name )
+        raise __.asyncio.CancelledError

@@ -370,6 +370,36 @@ async def test_194_spinning_tool_abandoned( grace ):
     assert deadlines.survey_abandonments( ) == ( )
 
 
+@pytest.mark.asyncio
+async def test_196_swallowed_outer_cancellation_honoured( grace ):
+    ''' A tool which swallows the cancellation of its execution and
+        returns does not turn the cancellation into a success. '''
+    started = asyncio.Event( )
+
+    async def stubborn( ) -> str:
+        ''' Ignores its cancellation once, then answers. '''
+        started.set( )
+        try: await asyncio.Event( ).wait( )
+        except asyncio.CancelledError: pass
+        return 'late answer'
+
+    ensemble = invocables.produce_ensemble( 'e', [ stubborn ] )
+    task = asyncio.create_task( invocables.execute_invocations(
+        [ _call( 'stubborn' ) ], [ ensemble ], timeout = None ) )
+    await asyncio.wait_for( started.wait( ), _BOUND )
+    task.cancel( )
+    with pytest.raises( asyncio.CancelledError ):
+        await asyncio.wait_for( task, _BOUND )
+    started.clear( )
+    task = asyncio.create_task( invocables.execute_invocations(
+        [ _call( 'stubborn', 'a' ), _call( 'stubborn', 'b' ) ], [ ensemble ],
+        timeout = None ) )
+    await asyncio.wait_for( started.wait( ), _BOUND )
+    task.cancel( )
+    with pytest.raises( asyncio.CancelledError ):
+        await asyncio.wait_for( task, _BOUND )
+
+
 def test_200_grace_configuration( ):
     ''' The grace is a finite number of seconds, at least 0. '''
     before = deadlines.access_grace( )
