@@ -203,8 +203,9 @@ class ResultCanister:
 
         ``content`` is a tuple of content canisters; one content canister,
         or a list of them, is taken as well (as the design documents write
-        ``content = TextContent( ... )``). Its texts, and the error's
-        message, are made sendable (see :py:func:`normalize_text`).
+        ``content = TextContent( ... )``). Its texts, the error's message,
+        the invocation's id and the name are made sendable (see
+        :py:func:`normalize_text`): ids and names come from the model.
         ``error`` is absent when the invocation succeeded. ``timestamp``
         is a timezone-aware datetime, now unless given. ``name`` is the
         provider-facing name of the invoked tool (some providers need it).
@@ -231,7 +232,9 @@ class ResultCanister:
     ):
         ( set_identifier, set_content, set_error, set_timestamp,
           set_name, set_synthesized ) = _RESULT_SETTERS
-        set_identifier( self, invocation_id )
+        set_identifier( self, (
+            invocation_id if invocation_id.isascii( )
+            else normalize_text( invocation_id ) ) )
         if type( content ) is not tuple:
             content = (
                 ( content, ) if is_content( content )
@@ -245,7 +248,7 @@ class ResultCanister:
         set_timestamp( self, (
             _datetime.now( _timezone.utc )
             if timestamp is __.absent else timestamp ) )
-        set_name( self, name )
+        set_name( self, name if name.isascii( ) else normalize_text( name ) )
         set_synthesized( self, invocation_id_synthesized )
 
     def as_text( self ) -> str:
@@ -285,11 +288,13 @@ def produce_result(
     result = _new( ResultCanister )
     ( set_identifier, set_content, set_error, set_timestamp,
       set_name, set_synthesized ) = _RESULT_SETTERS
-    set_identifier( result, invocation_id )
+    set_identifier( result, (
+        invocation_id if invocation_id.isascii( )
+        else normalize_text( invocation_id ) ) )
     set_content( result, content )
     set_error( result, __.absent )
     set_timestamp( result, _datetime.now( _timezone.utc ) )
-    set_name( result, name )
+    set_name( result, name if name.isascii( ) else normalize_text( name ) )
     set_synthesized( result, False ) # noqa: FBT003
     return result
 

@@ -250,3 +250,28 @@ async def test_310_sdks_send_requests_with_results( ):
     assert len( server.requests ) == 2
     sent = json.dumps( server.requests )
     assert sent.count( 'bad\\\\xff.txt (3 bytes)' ) == 2
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize( 'provider', _PROVIDERS )
+async def test_320_ids_and_names_from_model_sendable( provider ):
+    ''' Ids and names of calls come from the model, and may hold lone
+        surrogates (JSON's escapes): results of such calls, known tools or
+        not, are sendable through every provider, which sends them back.
+    '''
+    def text( ) -> str:
+        ''' Returns a text. '''
+        return 'fine'
+
+    ensembles = [ _produce_ensemble( text ) ]
+    invocations = [
+        invocables.InvocationCanister(
+            identifier = 'call\udcff', name = 'text', arguments = { } ),
+        invocables.InvocationCanister(
+            identifier = 'call\ud800', name = 'te\udcffxt', arguments = { } ),
+    ]
+    results = await invocables.execute_invocations( invocations, ensembles )
+    assert results[ 0 ].invocation_id == 'call\\xff'
+    assert results[ 1 ].name == 'te\\xffxt'
+    processor = produce_processor( provider )
+    _assert_sendable( processor.nativize_results( results ) )
