@@ -257,7 +257,8 @@ class _Result:
         self.index = index
         self.position = position
         self.content = content
-        self.trimmed = _render( content ).startswith( PLACEHOLDER_PREFIX )
+        # Placeholders stand alone, or in one wrapper of their provider.
+        self.trimmed = PLACEHOLDER_PREFIX in _render( content )[ : 80 ]
 
 
 class _Call:
