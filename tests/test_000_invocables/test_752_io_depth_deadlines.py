@@ -262,10 +262,12 @@ def test_200_read_past_end_stops_at_timeout( tmp_path ):
         "    print( json.dumps( outcomes ) )\n"
         "asyncio.run( main( ) )\n" )
     environment = dict( os.environ, INVOCABLES_THREADS_MAXIMUM = '1' )
-    process = subprocess.run(
-        [ sys.executable, '-c', script, str( tmp_path ) ],
-        capture_output = True, text = True, timeout = 120, check = False,
-        env = environment )
+    try:
+        process = subprocess.run(
+            [ sys.executable, '-c', script, str( tmp_path ) ],
+            capture_output = True, text = True, timeout = 120,
+            check = False, env = environment )
+    finally: ( tmp_path / 'huge.txt' ).unlink( )
     assert process.returncode == 0, process.stderr
     assert json.loads( process.stdout ) == [ 'timeout', 'small\n' ]
 
