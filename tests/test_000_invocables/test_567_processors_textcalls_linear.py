@@ -9,6 +9,8 @@
 '''
 
 
+import random
+
 import pytest
 
 from invocables.processors import textcalls
@@ -131,3 +133,30 @@ def test_310_region_maximum_exact( ):
         for pieces in ( 3, 1000 ):
             assert _measure( text, pieces )[ 0 ] == whole
         assert whole[ 1 ][ -1 ][ : 2 ] == ( 'add', { 'a': 1 } )
+
+
+def test_400_survey_matches_scans( ):
+    ''' The one-pass survey of braces gives, for each brace, where a scan
+        from it ends (closed, abandoned as too deep, or open at the end),
+        exactly as scanning from that brace does.
+    '''
+    from invocables.processors import _textscans
+    generator = random.Random( 567 )
+    parts = (
+        '{', '{', '}', '}', '"', '\\', '\\"', ' ', 'x', '{"a": "',
+        '{' * 40, '}' * 20 )
+    for _ in range( 100 ):
+        text = ''.join(
+            generator.choice( parts )
+            for _ in range( generator.randint( 0, 40 ) ) )
+        ends = _textscans.survey_braces( text )
+        for position, character in enumerate( text ):
+            if character != '{': continue
+            scanner = _textscans.BraceScanner( )
+            end = scanner.feed( text, position )
+            if end is None: expected = ( None, None )
+            elif scanner.abandoned: expected = ( None, end )
+            else: expected = ( end, None )
+            assert (
+                ends.closed.get( position ), ends.abandoned.get( position )
+            ) == expected, ( text, position )
