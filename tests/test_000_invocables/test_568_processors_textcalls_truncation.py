@@ -183,3 +183,45 @@ def test_140_stream_without_end( ):
     with pytest.raises( exceptions.InvocationInterruption ) as caught:
         accumulator.conclude( )
     assert caught.value.names == ( 'add', )
+
+
+_LOOPS = json.loads(
+    ( _DATA / 'qwen2.5-coder-loops.json' ).read_text( encoding = 'utf-8' ) )
+_LOOP_REPLIES = sorted( {
+    round_[ 'text' ] for run in _LOOPS[ 'runs' ]
+    for round_ in run[ 'rounds' ] } )
+
+
+def _outcome( function ):
+    ''' Returns calls, or the names of the calls cut off when it raised. '''
+    try: return function( )
+    except exceptions.InvocationInterruption as exception:
+        return ( 'cut off', exception.names )
+
+
+@pytest.mark.parametrize( 'provider', _PROVIDERS )
+def test_200_loop_replies_same_both_ways( provider ):
+    ''' Every real reply of the tool loops, ended as stopped and as cut by
+        the token limit, gives the same calls whole and streamed event by
+        event, or none both ways (cut off, naming the same calls); no call
+        is emitted before the end of the reply.
+    '''
+    names = list( _LOOPS[ 'offered_tools' ] )
+    outcomes = set( )
+    for content in _LOOP_REPLIES:
+        reply = { 'content': content, 'offered_tools': names }
+        for truncated in ( False, True ):
+            whole = _outcome( lambda: _summarize(
+                _whole( provider, reply, truncated ) ) )
+            emitted, concluded = _stream( provider, reply, truncated )
+            assert all( not calls for calls in emitted[ : -2 ] )
+            if isinstance( concluded, Exception ):
+                streamed = ( 'cut off', concluded.names )
+                assert all( not calls for calls in emitted )
+            else:
+                streamed = [
+                    call for calls in emitted for call in calls ] + concluded
+            assert streamed == whole, ( content, truncated )
+            outcomes.add( ( truncated, isinstance( whole, tuple ) ) )
+    assert outcomes == {
+        ( False, False ), ( True, False ), ( True, True ) }
