@@ -37,6 +37,7 @@ from secrets import token_hex as _token_hex
 from . import __
 from .. import canisters as _canisters
 from .. import exceptions as _exceptions
+from .. import workers as _workers
 from ..descriptors import Root as _Root
 
 
@@ -90,7 +91,9 @@ _errors_refused = __.types.MappingProxyType( {
 class Deadline:
     ''' When the work of one call must stop: at a time of the monotonic
         clock, or once its caller stopped awaiting it (its timeout passed,
-        or it was cancelled), whichever comes first.
+        or it was cancelled: the engine's threads for sync tools tell,
+        as :py:func:`invocables.deadlines.is_expired` asks them, and so
+        does :py:meth:`withdraw`), whichever comes first.
 
         Made in the event loop, asked in the tool's thread between steps
         of work (:py:meth:`verify`); never stops anything by itself.
@@ -109,7 +112,7 @@ class Deadline:
 
     def is_passed( self ) -> bool:
         ''' Returns whether the work must stop now. '''
-        if self._withdrawal.is_set( ): return True
+        if self._withdrawal.is_set( ) or _workers.is_abandoned( ): return True
         return self.time is not None and __.time.monotonic( ) >= self.time
 
     def verify( self ) -> None:

@@ -49,6 +49,7 @@ from datetime import timezone as _timezone
 from . import __
 from . import files as _files
 from .. import canisters as _canisters
+from .. import deadlines as _deadlines
 from .. import exceptions as _exceptions
 from .. import invokers as _invokers
 from .. import schemata as _schemata
@@ -258,17 +259,13 @@ async def _execute(
     ''' Runs tool in a thread; errors which its paths cause are refusals.
 
         The thread's work stops at the deadline of the call, or as soon as
-        the call is cancelled (its timeout passed): the thread is then
-        free for the next call.
+        the call is cancelled (its timeout passed) and its thread
+        abandoned: the thread is then free for the next call.
     '''
     settings = Settings.from_context( context )
     paths = tuple( arguments.get( key ) for key in _PATH_KEYS )
-    try:
-        return await _workers.execute_in_thread(
-            _files.refuse_errors, function, paths, settings, arguments )
-    except __.asyncio.CancelledError:
-        settings.deadline.withdraw( )
-        raise
+    return await _workers.execute_in_thread(
+        _files.refuse_errors, function, paths, settings, arguments )
 
 
 def _describe_truncation( walk: _files.TreeWalk ) -> list[ str ]:
@@ -382,17 +379,11 @@ def _locate( settings: Settings, path: __.Path ) -> Location | None:
 
 
 def _produce_deadline( context: _invokers.Context ) -> _files.Deadline:
-    ''' Returns deadline of invocation, for its thread: the monotonic clock
-        at the invocation's deadline (a time of the event loop).
+    ''' Returns deadline of invocation, for its thread: the seconds left
+        before the engine's deadline of the invocation, from now.
     '''
     name = str( getattr( context.invoker, 'name', 'io' ) )
-    deadline: object = getattr( context, 'deadline', None )
-    if not isinstance( deadline, ( int, float ) ):
-        return _files.Deadline( None, name )
-    # The loop's clock is the monotonic clock (asyncio's default loops).
-    try: now = __.asyncio.get_running_loop( ).time( )
-    except RuntimeError: now = __.time.monotonic( )
-    return _files.Deadline( max( 0.0, deadline - now ), name )
+    return _files.Deadline( _deadlines.access_remainder( context ), name )
 
 
 def _produce_walk(
