@@ -274,6 +274,37 @@ async def test_210_streamed_items_sent_back_through_sdk( capture ):
     assert server.requests[ 0 ][ 'input' ] == messages
 
 
+@pytest.mark.asyncio
+@pytest.mark.parametrize( 'capture', _responses_streams, ids = _identify )
+async def test_215_typed_stream_items_sent_back_through_sdk( capture ):
+    ''' From the SDK's typed events, the Responses accumulator gives the
+        same calls, as plain items which go back through the SDK's client.
+    '''
+    processor = produce_processor( 'openai-responses' )
+    accumulator = processor.produce_accumulator( )
+    with replay.ReplayServer( ) as server:
+        server.respond_capture( capture )
+        client = openai.AsyncOpenAI(
+            base_url = server.url, api_key = 'test', max_retries = 0 )
+        stream = await client.responses.create(
+            model = 'gpt-4o', input = 'Weather?', stream = True )
+        async for event in stream:
+            assert not isinstance( event, dict )
+            accumulator.ingest( event )
+    accumulator.conclude( )
+    items = accumulator.produce_message( )
+    assert all( isinstance( item, dict ) for item in items )
+    emitted = [ e.invocation for e in accumulator.survey_invocations( ) ]
+    assert [ i.identifier for i in emitted ] == [
+        c[ 'id' ] for c in capture.expected ]
+    _check_calls( 'openai-responses', items, emitted )
+    messages = _compose( 'openai-responses', items, processor, emitted )
+    with replay.ReplayServer( ) as server:
+        await _send_back( 'openai-responses', server.url, messages )
+    assert server.requests[ 0 ][ 'input' ] == json.loads(
+        json.dumps( messages ) )
+
+
 @pytest.mark.parametrize(
     'capture',
     [ c for c in _whole if c.provider in ( 'cohere', 'gemini', 'mistral' ) ],
