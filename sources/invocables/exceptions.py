@@ -411,6 +411,18 @@ class ResultInvalidity( Omnierror, ValueError ):
             "limits of execution." )
 
 
+class SandboxNoSupport( ConnectionFailure ):
+    ''' Sandbox of an MCP server cannot be set up here.
+
+        The server is not started: never without its sandbox. The message
+        says why and what to install or allow.
+    '''
+
+    def __init__( self, ensemble: str, reason: str ):
+        super( ).__init__(
+            ensemble, f"the sandbox cannot be set up: {reason}" )
+
+
 class SchemaDialectInvalidity( Omnierror, ValueError ):
     ''' JSON Schema of tool cannot be expressed in dialect of provider.
 

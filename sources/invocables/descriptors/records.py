@@ -52,6 +52,10 @@ class ServerDescriptor( __.immut.DataclassObject ):
         default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
     # expose: offer the server's resources to the model as tools.
     resources_as_tools: bool = False
+    # sandbox: true (the default profile), or read, write (absolute paths),
+    # network and environment (names); absent: unconfined.
+    sandbox: __.Absential[ bool | __.cabc.Mapping[ str, __.typx.Any ] ] = (
+        __.absent )
 
     def __repr__( self ) -> str:
         # Values may be secrets (a token in a header, an argument, a URL's

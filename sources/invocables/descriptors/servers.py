@@ -52,7 +52,9 @@ _keys_ignored = frozenset( (
     'timeout',
 ) )
 # Keys of a server in the common JSON: the kind of value and its label.
-_keys_understood = __.immut.Dictionary( {
+_keys_understood: __.immut.Dictionary[
+    str, tuple[ type | tuple[ type, ... ], str ]
+] = __.immut.Dictionary( {
     'command': ( str, 'a string (the program)' ),
     'args': ( list, 'an array of strings' ),
     'env': ( __.cabc.Mapping, 'an object of strings' ),
@@ -65,6 +67,7 @@ _keys_understood = __.immut.Dictionary( {
     'authorization': ( __.cabc.Mapping, 'an object with \'kind\'' ),
     'resourcesAsTools': ( bool, 'true or false' ),
     'resources_as_tools': ( bool, 'true or false' ),
+    'sandbox': ( ( bool, __.cabc.Mapping ), 'true, false or an object' ),
 } )
 _scribe = __.produce_scribe( __name__ )
 _json_labels: tuple[ tuple[ type | tuple[ type, ... ], str ], ... ] = (
@@ -107,7 +110,11 @@ def access_server_descriptor(
         disabled_tools = tuple( sorted( options.exclude ) ),
         authorization = produce_authorization_table( # expose
             ensemble.features.authorization ),
-        resources_as_tools = options.resources_as_tools ) # expose
+        resources_as_tools = options.resources_as_tools, # expose
+        sandbox = (
+            __.absent if __.is_absent( options.sandbox )
+            else __.immut.Dictionary[ str, __.typx.Any ](
+                options.sandbox.as_dictionary( ) ) ) )
 
 
 def access_tool_timeouts(
@@ -194,6 +201,10 @@ def produce_server_ensemble(
                     server.authorization ) )
     options.update( _produce_lifecycle_options( descriptor ) )
     if server.resources_as_tools: options[ 'resources_as_tools' ] = True
+    if not __.is_absent( server.sandbox ):
+        options[ 'sandbox' ] = (
+            server.sandbox if isinstance( server.sandbox, bool )
+            else _mcp.Sandbox( **server.sandbox ) )
     if not __.is_absent( elicitor ): options[ 'elicitor' ] = elicitor
     return _mcp.produce_ensemble(
         name, description = descriptor.description, ** options )
@@ -231,10 +242,43 @@ def produce_server_descriptor(
             'disabled_tools', default = ( ) ),
         authorization = _read_authorization( table ), # authorization
         resources_as_tools = table.access( # expose
-            'resources_as_tools', bool, default = False ) )
+            'resources_as_tools', bool, default = False ),
+        sandbox = _read_sandbox( table, folder ) )
     table.finish( )
     _validate_transport( table, descriptor )
     return descriptor
+
+
+def _read_sandbox(
+    table: _Table, folder: __.Path
+) -> __.Absential[ bool | __.immut.Dictionary[ str, __.typx.Any ] ]:
+    ''' Reads ``sandbox``: true, false, or a table of read, write (paths
+        from the folder of the descriptor), network and environment.
+    '''
+    value = table.access( 'sandbox', object, default = __.absent )
+    if __.is_absent( value ) or value is False: return __.absent
+    if value is True: return True
+    if not isinstance( value, __.cabc.Mapping ):
+        table.fail(
+            'sandbox', "expected true, false or a table of read, write, "
+            "network and environment." )
+    section = table.access_table( 'sandbox' )
+    values: dict[ str, __.typx.Any ] = { }
+    for key in ( 'read', 'write' ):
+        paths = section.access_strings( key, default = ( ) )
+        values[ key ] = tuple(
+            str( folder / _expand_path( section, key, path ) )
+            for path in paths )
+    network = section.access( 'network', object, default = False )
+    if not isinstance( network, bool ):
+        section.fail(
+            'network', "a list of hosts (through a filtering proxy) is not "
+            "supported yet; write true (all hosts) or false (none)." )
+    values[ 'network' ] = network
+    values[ 'environment' ] = section.access_strings(
+        'environment', default = ( ) )
+    section.finish( )
+    return __.immut.Dictionary[ str, __.typx.Any ]( values )
 
 
 # authorization: keys of [mcp.authorization], by kind (required, optional).
@@ -401,7 +445,7 @@ def _translate_server(
                 table[ key ] = _translate_url( value )
             case 'cwd' | 'disabled' | 'resourcesAsTools' | (
                 'resources_as_tools'
-            ): table[ _keys_aliased.get( key, key ) ] = value
+            ) | 'sandbox': table[ _keys_aliased.get( key, key ) ] = value
             case 'authorization': # expose
                 table[ key ] = _translate_authorization( value )
             case _ if key in _keys_ignored: pass
@@ -410,8 +454,8 @@ def _translate_server(
                     location, f"{keypath}.{key}",
                     "unknown key {key!r}.{hint} The keys understood are "
                     "command, args, env, cwd, url, headers, type, "
-                    "authorization, resourcesAsTools and disabled; remove "
-                    "it or correct its spelling.".format(
+                    "authorization, resourcesAsTools, sandbox and "
+                    "disabled; remove it or correct its spelling.".format(
                         key = key,
                         hint = _suggest_key( key, _keys_understood ) ) )
     if 'args' in server and 'command' not in server:
@@ -461,7 +505,8 @@ def _validate_server_value(
     if key not in _keys_understood: return
     genus, label = _keys_understood[ key ]
     if not isinstance( value, genus ) or (
-        genus is not bool and isinstance( value, bool )
+        bool is not genus and isinstance( value, bool )
+        and not ( isinstance( genus, tuple ) and bool in genus )
     ):
         raise _exceptions.DescriptorInvalidity(
             location, f"{keypath}.{key}",
@@ -475,7 +520,9 @@ def _validate_server_value(
                     location, f"{keypath}.{key}[{index}]",
                     f"expected a string, got {_describe_json( item )}; "
                     "quote the value." )
-    if isinstance( value, __.cabc.Mapping ) and key != 'authorization':
+    if isinstance( value, __.cabc.Mapping ) and key not in (
+        'authorization', 'sandbox'
+    ):
         mapping = __.typx.cast( __.cabc.Mapping[ object, object ], value )
         for name, item in mapping.items( ):
             if not isinstance( item, str ):

@@ -272,11 +272,28 @@ def _produce_server_table(
     if server.disabled_tools:
         table[ 'disabled_tools' ] = list( server.disabled_tools )
     if server.resources_as_tools: table[ 'resources_as_tools' ] = True
+    table.update( _produce_sandbox_entry( server ) )
     if server.authorization: # expose
         table[ 'authorization' ] = _produce_authorization_table(
             name, server.authorization, secrets )
     secrets.warn( )
     return table
+
+
+def _produce_sandbox_entry(
+    server: _records.ServerDescriptor
+) -> dict[ str, __.typx.Any ]:
+    ''' Returns ``sandbox`` of ``[mcp]`` (true, or its keys), if any.
+
+        Never dropped: the server written runs as confined as read.
+    '''
+    sandbox = server.sandbox
+    if __.is_absent( sandbox ): return { }
+    if isinstance( sandbox, bool ): return { 'sandbox': sandbox }
+    return { 'sandbox': {
+        key: list( __.typx.cast( tuple[ str, ... ], value ) )
+        if isinstance( value, tuple ) else value
+        for key, value in sandbox.items( ) } }
 
 
 def _produce_authorization_table(

@@ -24,6 +24,7 @@ from . import records as records
 from . import redaction as redaction
 from . import resources as resources
 from . import results as results
+from . import sandbox as sandbox
 from . import sessions as sessions
 
 from .authorization import (
@@ -71,6 +72,7 @@ from .records import (
     ServerOptions as ServerOptions,
     ToolDescription as ToolDescription,
 )
+from .sandbox import Sandbox as Sandbox
 from .resources import (
     PromptArgument as PromptArgument,
     PromptDescription as PromptDescription,

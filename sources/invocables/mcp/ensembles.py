@@ -26,6 +26,7 @@ from . import processes as _processes
 from . import resources as _resources # authorization
 from . import records as _records
 from . import results as _results
+from . import sandbox as _sandbox
 from . import sessions as _sessions
 from . import sdk as _sdk
 from .sdk import Error as _MCPError
@@ -658,6 +659,16 @@ def produce_ensemble( # noqa: PLR0913
                 ``read_resource``; renamed if the server has such
                 tools). ''' ),
     ] = False,
+    sandbox: __.typx.Annotated[
+        __.Absential[ _sandbox.Sandbox | bool ],
+        __.ddoc.Doc(
+            ''' Confinement of a stdio server: a ``Sandbox`` (paths read
+                and written, network, variables passed), or ``True`` for
+                the default profile (reads the system and the server's
+                installation, writes a private temporary folder, no
+                network). Connecting fails if no sandbox can be set up
+                here. ''' ),
+    ] = __.absent,
 ) -> ServerEnsemble:
     ''' Produces ensemble for an MCP server; not connected yet.
 
@@ -685,7 +696,8 @@ def produce_ensemble( # noqa: PLR0913
             __.absent if __.is_absent( include ) else frozenset( include ) ),
         exclude = frozenset( exclude ), reporter = reporter,
         grace = grace, result_limit = result_limit,
-        resources_as_tools = resources_as_tools ) # expose
+        resources_as_tools = resources_as_tools, # expose
+        sandbox = _produce_sandbox( name, sandbox, url ) )
     features = _callbacks.Features(
         name, elicitor = elicitor, sampler = sampler,
         sampling_limits = sampling_limits, roots = roots,
@@ -698,6 +710,18 @@ def produce_ensemble( # noqa: PLR0913
             "applies to HTTP servers only (give 'url')." )
     return ServerEnsemble(
         name, parameters, configuration, options, features )
+
+
+def _produce_sandbox(
+    name: str, sandbox: object, url: __.Absential[ str ]
+) -> __.Absential[ _sandbox.Sandbox ]:
+    location = f"MCP ensemble {name!r} 'sandbox'"
+    sandbox_ = _sandbox.validate_sandbox( sandbox, location )
+    if not __.is_absent( sandbox_ ) and not __.is_absent( url ):
+        raise _exceptions.ConfigurationInvalidity(
+            location, "applies to stdio servers only (give 'command'); an "
+            "HTTP server runs where it is hosted." )
+    return sandbox_
 
 
 def _validate_limit( name: str, value: object ) -> None:

@@ -32,6 +32,7 @@ from mcp.shared.message import SessionMessage as _SessionMessage
 
 from . import __
 from . import configuration as _configuration
+from . import sandbox as _sandbox
 from . import sdk as _sdk
 
 
@@ -49,6 +50,7 @@ _POLL_INTERVAL_EXITING = 0.002
 _STDERR_LINE_MAXIMUM = 2000
 _STDERR_LINES_MAXIMUM = 20
 _REAP_TIMEOUT = 2.0
+_SIGNALED = 128
 _identifier = r'(-?\d+|"(?:[^"\\]|\\.)*")'
 _identifier_head = __.re.compile(
     rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*'
@@ -65,7 +67,8 @@ _scribe = __.produce_scribe( __name__ )
 class ProcessWatch(
     __.immut.Object,
     instances_mutables = (
-        'noise', 'pid', 'returncode', 'stopping', 'unexpected' ),
+        'noise', 'pid', 'returncode', 'sandboxed', 'stopping',
+        'unexpected' ),
 ):
     ''' What is known of a server process: pid, exit status, stderr tail. '''
 
@@ -79,6 +82,7 @@ class ProcessWatch(
         self.redactor = redactor
         self.callback = callback
         self.pid: int | None = None
+        self.sandboxed = False
         self.returncode: int | None = None
         self.stopping = False
         self.unexpected = False
@@ -334,7 +338,8 @@ class Streams:
                 continue
             with _anyio.move_on_after( _POLL_INTERVAL ):
                 await self.stdout_done.wait( )
-        self.watch.returncode = self.process.returncode
+        self.watch.returncode = _translate_status(
+            self.process.returncode, self.watch.sandboxed )
         # Let the readers deliver what the server wrote before it died.
         with _anyio.move_on_after( _EXIT_NOTICE_TIMEOUT ):
             await self.stderr_done.wait( )
@@ -496,25 +501,59 @@ async def open_stdio(
     grace: float = GRACE_DEFAULT,
     limit: int | None = RESULT_LIMIT_DEFAULT,
     screen: Screen | None = None,
+    sandbox: __.Absential[ _sandbox.Sandbox ] = __.absent,
 ) -> __.cabc.AsyncGenerator[ tuple[ __.typx.Any, __.typx.Any ], None ]:
     ''' Starts server process; yields read and write streams of messages.
 
         A message longer than ``limit`` bytes (``None``: no limit) is not
         read whole. A screen sees each request before it is written and
         each answer before it is yielded (without a stream wrapped around
-        these, which every message would pass through). On exit, whatever
+        these, which every message would pass through). With a sandbox,
+        the server runs confined (see :py:mod:`invocables.mcp.sandbox`),
+        with only the environment the sandbox passes. On exit, whatever
         the cause, the process group is terminated.
     '''
-    command = [
-        __.typx.cast( str, parameters.command ), *parameters.arguments ]
-    process = await __.asyncio.create_subprocess_exec(
-        *command,
-        env = _get_default_environment( ) | dict( environment ),
-        cwd = None if __.is_absent( parameters.cwd ) else parameters.cwd,
-        stdin = _subprocess.PIPE,
-        stdout = _subprocess.PIPE,
-        stderr = _subprocess.PIPE,
-        start_new_session = True )
+    program = __.typx.cast( str, parameters.command )
+    cwd = parameters.cwd
+    if __.is_absent( sandbox ):
+        command = ( program, *parameters.arguments )
+        variables = _get_default_environment( ) | dict( environment )
+        confinement = None
+    else:
+        confinement = await _sandbox.prepare_confinement(
+            watch.name, sandbox, program, parameters.arguments,
+            environment, cwd )
+        command, cwd = confinement.command, confinement.cwd
+        variables = dict( confinement.environment )
+        watch.sandboxed = True
+    try:
+        process = await __.asyncio.create_subprocess_exec(
+            *command,
+            env = variables,
+            cwd = None if __.is_absent( cwd ) else cwd,
+            stdin = _subprocess.PIPE,
+            stdout = _subprocess.PIPE,
+            stderr = _subprocess.PIPE,
+            start_new_session = True )
+    except BaseException:
+        if confinement is not None: confinement.release( )
+        raise
+    try:
+        async with _converse( process, watch, grace, limit, screen ) as (
+            streams
+        ): yield streams
+    finally:
+        if confinement is not None: confinement.release( )
+
+
+@__.ctxl.asynccontextmanager
+async def _converse(
+    process: __.typx.Any,
+    watch: ProcessWatch,
+    grace: float,
+    limit: int | None,
+    screen: Screen | None,
+) -> __.cabc.AsyncGenerator[ tuple[ __.typx.Any, __.typx.Any ], None ]:
     watch.pid = process.pid
     _scribe.debug(
         "Started MCP server %r (pid %d).", watch.name, process.pid )
@@ -549,6 +588,17 @@ def survey_group( pgid: int ) -> tuple[ int, ... ]:
         if fields[ 0 ] != 'Z' and int( fields[ 3 ] ) == pgid:
             members.append( int( entry.name ) )
     return tuple( members )
+
+
+def _translate_status( code: int, sandboxed: bool ) -> int: # noqa: FBT001
+    ''' Returns status of server: a sandbox exits with 128 + the number of
+        the signal which killed the server; as a negative number, that
+        signal, as for a server run unconfined.
+    '''
+    if not sandboxed or code <= _SIGNALED: return code
+    try: _signal.Signals( code - _SIGNALED )
+    except ValueError: return code
+    return _SIGNALED - code
 
 
 def _decode_leniently( data: bytes | bytearray ) -> str:

@@ -5,6 +5,7 @@
 
 from . import __
 from . import processes as _processes
+from . import sandbox as _sandbox
 from .. import deadlines as _deadlines
 
 
@@ -58,7 +59,7 @@ class Omission( __.immut.DataclassObject ):
 
 
 class ServerOptions( __.immut.DataclassObject ):
-    ''' Deadlines, filters and callbacks of an MCP ensemble. '''
+    ''' Deadlines, filters, callbacks and sandbox of an MCP ensemble. '''
 
     connect_timeout: float = CONNECT_TIMEOUT_DEFAULT
     list_timeout: float = LIST_TIMEOUT_DEFAULT
@@ -71,3 +72,4 @@ class ServerOptions( __.immut.DataclassObject ):
     debounce: float = DEBOUNCE_DEFAULT
     result_limit: int | None = RESULT_LIMIT_DEFAULT
     resources_as_tools: bool = False # expose: offer resources as tools
+    sandbox: __.Absential[ _sandbox.Sandbox ] = __.absent

@@ -177,6 +177,7 @@ class Runner:
             if isinstance( primary, (
                 _exceptions.AuthorizationFailure,
                 _exceptions.ConfigurationInvalidity,
+                _exceptions.SandboxNoSupport,
             ) ) and (
                 not connection.ready.done( )
             ): connection.ready.set_exception( primary )
@@ -276,7 +277,8 @@ class Runner:
                 self.connection.watch = watch
                 return _processes.open_stdio(
                     parameters, resolution.environment, watch,
-                    options.grace, options.result_limit, self.screen )
+                    options.grace, options.result_limit, self.screen,
+                    sandbox = options.sandbox )
             case transports.StreamableHttp:
                 return _open_streamable_http(
                     url, resolution.headers, options.result_limit,

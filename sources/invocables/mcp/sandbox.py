@@ -1,0 +1,500 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Confinement of the stdio servers which ensembles start.
+
+    A :py:class:`Sandbox` says what a server may touch: paths it may read,
+    paths it may write, whether it may reach the network, and which
+    variables of the application's environment it sees. Each start of a
+    server gets a confinement (:py:func:`prepare_confinement`): the command
+    which runs the server inside the sandbox, its environment, its working
+    folder and a private temporary folder, removed when the server ends.
+
+    On Linux, the server runs under bubblewrap (``bwrap``, found on the
+    PATH): new mount, PID, IPC, UTS, user and (unless the network is
+    allowed) network namespaces, no capabilities, and a root which holds
+    only the system's programs and libraries, a few files of ``/etc``, the
+    server's own installation, the paths of the sandbox and the private
+    folder. On macOS, it runs under ``sandbox-exec`` with a profile which
+    denies by default. Anywhere else, or where the sandbox cannot be set
+    up, connecting fails with
+    :py:class:`invocables.exceptions.SandboxNoSupport`, saying why and what
+    to install: a server is never started unconfined instead.
+'''
+
+
+import os as _os
+import shutil as _shutil
+import tempfile as _tempfile
+
+from . import __
+from .. import exceptions as _exceptions
+
+
+# Read by the default profile on Linux: the system's programs and libraries
+# and the files of /etc which programs need (names, time, certificates,
+# the resolver, the dynamic linker); never shadow, keys or credentials.
+_SYSTEM_FOLDERS = (
+    '/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32',
+    '/nix/store',
+)
+_SYSTEM_FILES = tuple( f"/etc/{name}" for name in (
+    'alternatives', 'ca-certificates', 'ca-certificates.conf',
+    'crypto-policies', 'debian_version', 'fonts', 'gai.conf', 'group',
+    'host.conf', 'hostname', 'hosts', 'ld.so.cache', 'ld.so.conf',
+    'ld.so.conf.d', 'locale.alias', 'locale.conf', 'localtime',
+    'lsb-release', 'magic', 'mime.types', 'nsswitch.conf', 'os-release',
+    'passwd', 'pki/ca-trust', 'pki/tls/certs', 'protocols',
+    'resolv.conf', 'services', 'ssl/certs', 'ssl/openssl.cnf',
+    'timezone', 'xdg',
+) )
+# Read by the default profile on macOS (real paths: /etc is /private/etc).
+_SYSTEM_FOLDERS_DARWIN = (
+    '/usr', '/bin', '/sbin', '/System', '/Library/Apple',
+    '/Library/Frameworks', '/private/var/db/timezone',
+    '/private/var/db/dyld', '/opt/homebrew/Cellar', '/opt/homebrew/opt',
+    '/dev/null', '/dev/zero', '/dev/random', '/dev/urandom',
+)
+_SYSTEM_FILES_DARWIN = tuple( f"/private/etc/{name}" for name in (
+    'group', 'hosts', 'localtime', 'passwd', 'protocols', 'resolv.conf',
+    'services', 'ssl/cert.pem', 'ssl/openssl.cnf',
+) )
+_KEYS = frozenset( ( 'read', 'write', 'network', 'environment' ) )
+_PATH_SYSTEM = ( '/usr/local/bin', '/usr/bin', '/bin' )
+_PRIVATE_PREFIX = 'invocables-sandbox-'
+_SHEBANG_LENGTH_MAXIMUM = 512
+_variable = __.re.compile( r'[A-Za-z_][A-Za-z0-9_]*' )
+_scribe = __.produce_scribe( __name__ )
+# Whether bwrap works here, and with which options: probed once per bwrap.
+_probes: dict[ str, 'Probe' ] = { }
+
+
+class Sandbox( __.immut.DataclassObject ):
+    ''' What a stdio server may touch besides the default profile.
+
+        The default profile reads the system (its programs, libraries and
+        the harmless files of ``/etc``) and the server's own installation
+        (the folder of its program, the virtual environment, prefix or
+        ``node_modules`` folder it lies in, its interpreter's, and those of
+        files named among its arguments), writes only a private temporary
+        folder (``HOME`` and ``TMPDIR``), and has no network. ``read`` and
+        ``write`` add paths (folders or files; relative paths start at the
+        current folder, ``~`` is expanded); ``environment`` names variables
+        of the application's environment which the server sees (besides
+        the ``environment`` given to the ensemble, and ``PATH``, ``HOME``,
+        ``TMPDIR`` and ``LANG`` set by the sandbox).
+    '''
+
+    read: __.cabc.Sequence[ str ] = ( )
+    write: __.cabc.Sequence[ str ] = ( )
+    network: bool = False
+    environment: __.cabc.Sequence[ str ] = ( )
+
+    def __post_init__( self ) -> None:
+        # Paths absolute from here on, names checked, all of them tuples.
+        for label, value in (
+            ( 'read', _normalize_paths( 'read', self.read ) ),
+            ( 'write', _normalize_paths( 'write', self.write ) ),
+            ( 'environment', _normalize_names( self.environment ) ),
+        ): object.__setattr__( self, label, value )
+        network: object = self.network
+        if not isinstance( network, bool ):
+            reason = (
+                "a list of hosts (reached through a filtering proxy) is not "
+                "supported yet; use true (all hosts) or false (none)."
+                if isinstance( network, ( list, tuple ) )
+                else "must be true (all hosts) or false (none)." )
+            raise _exceptions.ConfigurationInvalidity(
+                "sandbox 'network'", reason )
+
+    def as_dictionary( self ) -> dict[ str, __.typx.Any ]:
+        ''' Returns sandbox as plain JSON: read, write, network,
+            environment.
+        '''
+        return {
+            'read': list( self.read ), 'write': list( self.write ),
+            'network': self.network,
+            'environment': list( self.environment ) }
+
+
+class Probe( __.immut.DataclassObject ):
+    ''' What a probe of bubblewrap found: whether it works, and how. '''
+
+    reason: str = ''
+    userns_disable: bool = False
+
+
+class Confinement( __.immut.DataclassObject ):
+    ''' One start of a server in a sandbox: command, environment, folders.
+    '''
+
+    command: tuple[ str, ... ]
+    environment: __.cabc.Mapping[ str, str ]
+    cwd: __.Absential[ str ]
+    folder: str
+
+    def release( self ) -> None:
+        ''' Removes private temporary folder, whatever the server left. '''
+        _shutil.rmtree( self.folder, ignore_errors = True )
+
+
+async def prepare_confinement(
+    ensemble: str,
+    sandbox: Sandbox,
+    program: str,
+    arguments: __.cabc.Sequence[ str ],
+    environment: __.cabc.Mapping[ str, str ],
+    cwd: __.Absential[ str ],
+) -> Confinement:
+    ''' Returns confinement of one start of a server; makes its folder.
+
+        Raises :py:class:`invocables.exceptions.SandboxNoSupport` if no
+        sandbox can be set up here,
+        :py:class:`invocables.exceptions.ConfigurationInvalidity` if a path
+        of the sandbox does not exist or the working folder is outside it,
+        and ``FileNotFoundError`` if the program is not found.
+    '''
+    platform = __.sys.platform
+    if platform.startswith( 'linux' ):
+        tool = _shutil.which( 'bwrap' )
+        if tool is None:
+            raise _exceptions.SandboxNoSupport(
+                ensemble, "bubblewrap ('bwrap') is not on the PATH; install "
+                "it (Debian, Ubuntu: apt-get install bubblewrap; Fedora: "
+                "dnf install bubblewrap; Arch: pacman -S bubblewrap)." )
+        probe = await _probe_bwrap( tool )
+        if probe.reason:
+            raise _exceptions.SandboxNoSupport( ensemble, probe.reason )
+    elif platform == 'darwin':
+        tool = _shutil.which( 'sandbox-exec' ) or '/usr/bin/sandbox-exec'
+        if not _os.path.exists( tool ):
+            raise _exceptions.SandboxNoSupport(
+                ensemble, "'sandbox-exec' is not present on this macOS." )
+        probe = Probe( )
+    else:
+        raise _exceptions.SandboxNoSupport(
+            ensemble, f"no sandbox is known on platform {platform!r}; "
+            "sandboxes need Linux with bubblewrap or macOS." )
+    _validate_paths( ensemble, sandbox )
+    located = _locate_program( program, environment )
+    installation = survey_installation( located, arguments )
+    folder = _tempfile.mkdtemp( prefix = _PRIVATE_PREFIX )
+    try:
+        return _produce_confinement(
+            ensemble, sandbox, ( tool, probe ), ( located, arguments ),
+            ( installation, folder ), ( environment, cwd ) )
+    except BaseException:
+        _shutil.rmtree( folder, ignore_errors = True )
+        raise
+
+
+def produce_bwrap_arguments(
+    sandbox: Sandbox,
+    installation: __.cabc.Sequence[ str ],
+    folder: str,
+    cwd: str,
+    *,
+    userns_disable: bool = True,
+) -> list[ str ]:
+    ''' Returns options of bubblewrap for sandbox (before the command).
+
+        Binds are made parents first, so that a path inside another gets
+        its own mode.
+    '''
+    options = [
+        '--die-with-parent', '--unshare-all', '--unshare-user' ]
+    if userns_disable: options.append( '--disable-userns' )
+    options.extend( ( '--cap-drop', 'ALL' ) )
+    if sandbox.network: options.append( '--share-net' )
+    options.extend( ( '--proc', '/proc', '--dev', '/dev' ) )
+    binds: dict[ str, str ] = { }
+    for path in _SYSTEM_FOLDERS + _SYSTEM_FILES:
+        if _os.path.islink( path ) and path.count( '/' ) == 1:
+            options.extend( ( '--symlink', _os.readlink( path ), path ) )
+        else: binds[ path ] = '--ro-bind-try'
+    for path in installation: binds[ path ] = '--ro-bind'
+    for path in sandbox.read: binds[ path ] = '--ro-bind'
+    for path in ( *sandbox.write, folder ): binds[ path ] = '--bind'
+    for path in sorted( binds, key = _order_path ):
+        options.extend( ( binds[ path ], path, path ) )
+    # The root, and the folders made to hold the binds, are read-only.
+    options.extend( ( '--dir', cwd, '--chdir', cwd, '--remount-ro', '/' ) )
+    return options
+
+
+def produce_profile(
+    sandbox: Sandbox,
+    installation: __.cabc.Sequence[ str ],
+    folder: str,
+) -> str:
+    ''' Returns ``sandbox-exec`` profile (macOS) for sandbox.
+
+        Denies by default; paths are given as real paths, since the
+        profile matches those (``/tmp`` is ``/private/tmp``).
+    '''
+    reads = (
+        *_SYSTEM_FOLDERS_DARWIN, *_SYSTEM_FILES_DARWIN, *installation,
+        *sandbox.read, *sandbox.write, folder )
+    writes = ( *sandbox.write, folder, '/dev/null' )
+    lines = [
+        '(version 1)', '(deny default)',
+        '(allow process-exec process-fork)',
+        '(allow signal (target same-sandbox))',
+        '(allow sysctl-read)', '(allow ipc-posix-shm)',
+        '(allow file-read-metadata)',
+        '(allow mach-lookup (global-name "com.apple.system.logger")'
+        ' (global-name "com.apple.system.opendirectoryd.libinfo")'
+        ' (global-name "com.apple.trustd.agent")'
+        ' (global-name "com.apple.SystemConfiguration.configd"))',
+        '(allow file-read* {paths})'.format(
+            paths = _produce_filters( reads ) ),
+        '(allow file-write* {paths})'.format(
+            paths = _produce_filters( writes ) ),
+    ]
+    if sandbox.network: lines.append( '(allow network*)' )
+    return '\n'.join( lines ) + '\n'
+
+
+def survey_installation(
+    program: str, arguments: __.cabc.Sequence[ str ] = ( )
+) -> tuple[ str, ... ]:
+    ''' Returns paths which hold a program's installation.
+
+        For the program, its real path, its interpreter (of a ``#!``
+        line) and files named among its arguments (a script): the
+        outermost ``node_modules`` folder above it, else the virtual
+        environment it lies in, else the prefix of its ``bin`` folder
+        (when that holds a ``lib`` folder), else its folder. Never the
+        root or the home folder: then the file alone.
+    '''
+    files = [ program ]
+    interpreter = _read_interpreter( program )
+    if interpreter: files.append( interpreter )
+    files.extend(
+        argument for argument in arguments
+        if _os.path.isabs( argument ) or _os.sep in argument
+        if _os.path.isfile( argument ) )
+    found: dict[ str, None ] = { }
+    for file in files:
+        path = _os.path.abspath( file )
+        for candidate in ( path, _os.path.realpath( path ) ):
+            found[ _locate_installation( candidate ) ] = None
+    return tuple( found )
+
+
+def validate_sandbox(
+    value: object, location: str = 'sandbox'
+) -> __.Absential[ Sandbox ]:
+    ''' Returns sandbox of a value: a sandbox, true (the default profile),
+        false (none), or a mapping of its keys.
+    '''
+    if isinstance( value, Sandbox ): return value
+    if value is True: return Sandbox( )
+    if __.is_absent( value ) or value is False or value is None:
+        return __.absent
+    if isinstance( value, __.cabc.Mapping ):
+        mapping = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], value )
+        unknown = set( mapping ) - _KEYS
+        if unknown:
+            raise _exceptions.ConfigurationInvalidity(
+                location, "unknown keys {keys}; the keys are read, write, "
+                "network and environment.".format(
+                    keys = ', '.join( sorted( map( repr, unknown ) ) ) ) )
+        return Sandbox( **mapping )
+    raise _exceptions.ConfigurationInvalidity(
+        location, "must be true, false, or a table of read, write, network "
+        "and environment." )
+
+
+def _locate_installation( path: str ) -> str:
+    ''' Returns folder which holds installation of file at path. '''
+    parts = __.Path( path ).parents
+    modules = [ part for part in parts if part.name == 'node_modules' ]
+    if modules: return str( modules[ -1 ] )
+    for part in parts:
+        if ( part / 'pyvenv.cfg' ).is_file( ): return str( part )
+    folder = __.Path( path ).parent
+    forbidden = { __.Path( '/' ), __.Path.home( ) }
+    forbidden.add( __.Path.home( ) / '.local' )
+    prefix = folder.parent
+    if folder.name == 'bin' and prefix not in forbidden and (
+        ( prefix / 'lib' ).is_dir( )
+    ): return str( prefix )
+    if folder in forbidden: return path
+    return str( folder )
+
+
+def _locate_program(
+    program: str, environment: __.cabc.Mapping[ str, str ]
+) -> str:
+    if _os.sep in program:
+        if not _os.path.exists( program ): raise FileNotFoundError( program )
+        return _os.path.abspath( program )
+    path = environment.get( 'PATH' ) or _os.environ.get( 'PATH' )
+    located = _shutil.which( program, path = path )
+    if located is None: raise FileNotFoundError( program )
+    return _os.path.abspath( located )
+
+
+def _normalize_names( names: object ) -> tuple[ str, ... ]:
+    if isinstance( names, str ) or not isinstance( names, __.cabc.Iterable ):
+        raise _exceptions.ConfigurationInvalidity(
+            "sandbox 'environment'", "must be a list of variable names." )
+    items = tuple( __.typx.cast( __.cabc.Iterable[ object ], names ) )
+    for item in items:
+        if not isinstance( item, str ) or not _variable.fullmatch( item ):
+            raise _exceptions.ConfigurationInvalidity(
+                "sandbox 'environment'",
+                f"{item!r} is not a variable name; list names such as "
+                "'GITHUB_TOKEN' (values go in the ensemble's "
+                "environment)." )
+    return __.typx.cast( tuple[ str, ... ], items )
+
+
+def _normalize_paths( label: str, paths: object ) -> tuple[ str, ... ]:
+    if isinstance( paths, str ) or not isinstance( paths, __.cabc.Iterable ):
+        raise _exceptions.ConfigurationInvalidity(
+            f"sandbox {label!r}", "must be a list of paths." )
+    items: list[ str ] = [ ]
+    for item in __.typx.cast( __.cabc.Iterable[ object ], paths ):
+        text = (
+            _os.fspath( __.typx.cast( '_os.PathLike[ str ]', item ) )
+            if isinstance( item, _os.PathLike ) else item )
+        if not isinstance( text, str ) or not text:
+            raise _exceptions.ConfigurationInvalidity(
+                f"sandbox {label!r}", f"{item!r} is not a path." )
+        path = _os.path.expanduser( text )
+        items.append( _os.path.normpath( _os.path.abspath( path ) ) )
+    return tuple( dict.fromkeys( items ) )
+
+
+def _order_path( path: str ) -> tuple[ int, str ]:
+    return ( path.rstrip( '/' ).count( '/' ), path )
+
+
+async def _probe_bwrap( tool: str ) -> Probe:
+    ''' Runs bubblewrap once with the namespaces of a sandbox. '''
+    if tool in _probes: return _probes[ tool ]
+    base = [
+        tool, '--die-with-parent', '--unshare-all', '--unshare-user' ]
+    tail = [ '--cap-drop', 'ALL', '--ro-bind', '/', '/', 'true' ]
+    code, error = await _run( [ *base, '--disable-userns', *tail ] )
+    probe = Probe( userns_disable = True )
+    if code and 'disable-userns' in error:
+        code, error = await _run( [ *base, *tail ] )
+        probe = Probe( )
+    if code:
+        line = ( error.strip( ).splitlines( ) or [ '' ] )[ -1 ][ : 200 ]
+        probe = Probe( reason = (
+            f"bubblewrap cannot create its namespaces here ({line}); allow "
+            "unprivileged user namespaces (sysctl "
+            "kernel.unprivileged_userns_clone=1, or on Ubuntu "
+            "kernel.apparmor_restrict_unprivileged_userns=0) or run where "
+            "they are allowed." ) )
+    _probes[ tool ] = probe
+    return probe
+
+
+def _produce_confinement(
+    ensemble: str,
+    sandbox: Sandbox,
+    tool: tuple[ str, Probe ],
+    command: tuple[ str, __.cabc.Sequence[ str ] ],
+    folders: tuple[ tuple[ str, ... ], str ],
+    context: tuple[ __.cabc.Mapping[ str, str ], __.Absential[ str ] ],
+) -> Confinement:
+    program, arguments = command
+    installation, folder = folders
+    environment, cwd = context
+    visible = ( *installation, *sandbox.read, *sandbox.write, folder )
+    # The application's folder, as unconfined: relative paths among the
+    # arguments read the same. Inside the sandbox, it holds only what the
+    # sandbox shows of it (maybe nothing).
+    cwd_ = _os.getcwd( ) if __.is_absent( cwd ) else _os.path.abspath( cwd )
+    if not __.is_absent( cwd ) and not _is_within( cwd_, visible ) and not (
+        any( _is_within( path, ( cwd_, ) ) for path in visible )
+    ):
+        raise _exceptions.ConfigurationInvalidity(
+            f"MCP ensemble {ensemble!r} 'cwd'",
+            f"folder {cwd_!r} is outside the sandbox; add it to the "
+            "sandbox's 'read' or 'write' paths." )
+    searched = dict.fromkeys( (
+        *(
+            _os.path.dirname( path ) for path in (
+                program, _os.path.realpath( program ) ) ),
+        *_PATH_SYSTEM ) )
+    variables = {
+        'PATH': _os.pathsep.join( searched ), 'HOME': folder,
+        'TMPDIR': folder, 'LANG': _os.environ.get( 'LANG', 'C.UTF-8' ) }
+    variables.update(
+        ( name, _os.environ[ name ] ) for name in sandbox.environment
+        if name in _os.environ )
+    variables.update( environment )
+    name, probe = tool
+    if __.sys.platform == 'darwin':
+        profile = produce_profile(
+            sandbox, tuple( map( _os.path.realpath, installation ) ),
+            _os.path.realpath( folder ) )
+        line = ( name, '-p', profile, program, *arguments )
+        return Confinement(
+            command = line, environment = variables, cwd = cwd_,
+            folder = folder )
+    options = produce_bwrap_arguments(
+        sandbox, installation, folder, cwd_,
+        userns_disable = probe.userns_disable )
+    return Confinement(
+        command = ( name, *options, '--', program, *arguments ),
+        environment = variables, cwd = __.absent, folder = folder )
+
+
+def _produce_filters( paths: __.cabc.Iterable[ str ] ) -> str:
+    filters: list[ str ] = [ ]
+    for path in dict.fromkeys( paths ):
+        text = path.replace( '\\', '\\\\' ).replace( '"', '\\"' )
+        kind = 'subpath' if _os.path.isdir( path ) else 'literal'
+        filters.append( f"({kind} \"{text}\")" )
+    return ' '.join( filters )
+
+
+def _is_within( path: str, folders: __.cabc.Iterable[ str ] ) -> bool:
+    return any(
+        path == folder or path.startswith( folder.rstrip( '/' ) + '/' )
+        for folder in folders )
+
+
+def _read_interpreter( program: str ) -> str:
+    ''' Returns interpreter of a ``#!`` line of program, if any. '''
+    try:
+        with open( program, 'rb' ) as stream:
+            head = stream.read( _SHEBANG_LENGTH_MAXIMUM )
+    except OSError: return ''
+    if not head.startswith( b'#!' ): return ''
+    words = head[ 2 : ].split( b'\n', 1 )[ 0 ].decode(
+        'utf-8', errors = 'replace' ).split( )
+    if not words: return ''
+    if _os.path.basename( words[ 0 ] ) == 'env':
+        names = [ word for word in words[ 1 : ] if not word.startswith( '-' ) ]
+        if not names: return ''
+        return _shutil.which( names[ 0 ] ) or ''
+    return words[ 0 ]
+
+
+async def _run( command: list[ str ] ) -> tuple[ int, str ]:
+    import subprocess
+    try:
+        process = await __.asyncio.create_subprocess_exec(
+            *command, stdin = subprocess.DEVNULL,
+            stdout = subprocess.DEVNULL, stderr = subprocess.PIPE )
+    except OSError as exception: return 1, str( exception )
+    _, error = await process.communicate( )
+    return process.returncode or 0, error.decode( errors = 'replace' )
+
+
+def _validate_paths( ensemble: str, sandbox: Sandbox ) -> None:
+    for label, paths in (
+        ( 'read', sandbox.read ), ( 'write', sandbox.write )
+    ):
+        for path in paths:
+            if _os.path.exists( path ): continue
+            raise _exceptions.ConfigurationInvalidity(
+                f"MCP ensemble {ensemble!r} sandbox {label!r}",
+                f"path {path!r} does not exist; create it or remove it." )

@@ -1,0 +1,446 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Sandboxed servers: the record, the command, real servers confined.
+
+    Real servers (the npm filesystem server, mcp-server-git,
+    mcp-server-fetch, the test servers) run under bubblewrap: their tools
+    work within what the sandbox allows, and the rest is refused from
+    inside the server process. The lifecycle (no process left, deadlines,
+    reconnection, stderr) is the same as unconfined.
+'''
+
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import threading
+
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+import invocables
+import invocables.mcp
+
+from invocables import descriptors, exceptions
+from invocables.mcp import sandbox as sandboxes
+
+from . import mcp_support
+
+
+async def _call( ensemble, name, arguments = None ):
+    context = invocables.InvocationContext(
+        auxdata = None, invoker = None, namespace = { } )
+    return await ensemble.access_invoker( name )( context, arguments or { } )
+
+
+def _text( content ) -> str:
+    if isinstance( content, invocables.TextContent ): return content.text
+    return ''.join(
+        item.text for item in content or ( )
+        if isinstance( item, invocables.TextContent ) )
+
+
+def _produce_echo( name = 'echo', **options ):
+    return invocables.mcp.produce_ensemble(
+        name, command = mcp_support.produce_server_command( 'echo_server.py' ),
+        **options )
+
+
+def test_100_record_normalizes( tmp_path, monkeypatch ):
+    ''' Paths become absolute (relative to the current folder, ``~``
+        expanded), lists become tuples, duplicates go.
+    '''
+    monkeypatch.chdir( tmp_path )
+    sandbox = invocables.mcp.Sandbox(
+        read = [ 'data', 'data', tmp_path / 'other' ], write = [ '~/out' ],
+        environment = [ 'TOKEN' ] )
+    assert sandbox.read == (
+        str( tmp_path / 'data' ), str( tmp_path / 'other' ) )
+    assert sandbox.write == ( os.path.expanduser( '~/out' ), )
+    assert sandbox.environment == ( 'TOKEN', )
+    assert sandbox.as_dictionary( ) == {
+        'read': list( sandbox.read ), 'write': list( sandbox.write ),
+        'network': False, 'environment': [ 'TOKEN' ] }
+
+
+def test_110_record_refusals( ):
+    ''' A list of hosts, a bad variable name, a string of paths or an
+        unknown key are refused, each saying what to write.
+    '''
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        invocables.mcp.Sandbox( network = [ 'example.com' ] )
+    assert 'not supported yet' in str( caught.value )
+    with pytest.raises( exceptions.ConfigurationInvalidity ):
+        invocables.mcp.Sandbox( environment = [ 'NOT A NAME' ] )
+    with pytest.raises( exceptions.ConfigurationInvalidity ):
+        invocables.mcp.Sandbox( read = '/usr' )
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        sandboxes.validate_sandbox( { 'raed': [ '/usr' ] } )
+    assert "'raed'" in str( caught.value )
+    with pytest.raises( exceptions.ConfigurationInvalidity ):
+        sandboxes.validate_sandbox( 'yes' )
+    assert sandboxes.validate_sandbox( True ) == invocables.mcp.Sandbox( )
+    assert not isinstance(
+        sandboxes.validate_sandbox( False ), invocables.mcp.Sandbox )
+
+
+def test_120_ensemble_options( ):
+    ''' The ensemble keeps its sandbox; ``True`` is the default profile;
+        an HTTP server takes none.
+    '''
+    ensemble = _produce_echo( sandbox = True )
+    assert ensemble.options.sandbox == invocables.mcp.Sandbox( )
+    ensemble = _produce_echo( sandbox = False )
+    assert not isinstance(
+        ensemble.options.sandbox, invocables.mcp.Sandbox )
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        invocables.mcp.produce_ensemble(
+            'remote', url = 'http://127.0.0.1:9/mcp', sandbox = True )
+    assert 'stdio servers only' in str( caught.value )
+
+
+def test_130_bwrap_arguments( tmp_path ):
+    ''' Bubblewrap gets every namespace, no capabilities, a read-only root,
+        binds parents first, and the network only when allowed.
+    '''
+    inner = tmp_path / 'outer' / 'inner'
+    sandbox = invocables.mcp.Sandbox(
+        read = [ tmp_path / 'outer' ], write = [ inner ] )
+    options = sandboxes.produce_bwrap_arguments(
+        sandbox, ( '/opt/server', ), '/tmp/private', '/opt/server' )
+    for option in (
+        '--die-with-parent', '--unshare-all', '--unshare-user',
+        '--disable-userns',
+    ): assert option in options
+    assert options[ options.index( '--cap-drop' ) + 1 ] == 'ALL'
+    assert '--share-net' not in options
+    assert options[ -2 : ] == [ '--remount-ro', '/' ]
+    outer = options.index( str( tmp_path / 'outer' ) )
+    assert options[ outer - 1 ] == '--ro-bind'
+    assert options[ options.index( str( inner ) ) - 1 ] == '--bind'
+    assert outer < options.index( str( inner ) )
+    assert options[ options.index( '/tmp/private' ) - 1 ] == '--bind'
+    assert '/etc/shadow' not in options
+    assert '/etc/passwd' in options
+    options = sandboxes.produce_bwrap_arguments(
+        invocables.mcp.Sandbox( network = True ), ( ), '/tmp/p', '/tmp/p',
+        userns_disable = False )
+    assert '--share-net' in options
+    assert '--disable-userns' not in options
+
+
+def test_140_profile_darwin( tmp_path ):
+    ''' The macOS profile denies by default, allows the paths given, and
+        the network only when allowed.
+    '''
+    quoted = tmp_path / 'a "quoted" folder'
+    quoted.mkdir( )
+    sandbox = invocables.mcp.Sandbox( read = [ quoted ], write = [ tmp_path ] )
+    profile = sandboxes.produce_profile( sandbox, ( '/opt/x', ), '/tmp/p' )
+    assert profile.startswith( '(version 1)\n(deny default)\n' )
+    assert '(subpath "{path}")'.format(
+        path = str( quoted ).replace( '"', '\\"' ) ) in profile
+    write = next(
+        line for line in profile.splitlines( )
+        if line.startswith( '(allow file-write*' ) )
+    assert str( tmp_path ) in write
+    assert str( quoted ).replace( '"', '\\"' ) not in write
+    assert 'network' not in profile
+    profile = sandboxes.produce_profile(
+        invocables.mcp.Sandbox( network = True ), ( ), '/tmp/p' )
+    assert '(allow network*)' in profile
+
+
+def test_150_installation( ):
+    ''' The installation of an npm server is its node_modules folder; of a
+        Python script, its virtual environment and the interpreter's
+        prefix; never the home folder.
+    '''
+    files = mcp_support.locate_npm_server( 'mcp-server-filesystem' )
+    modules = str( mcp_support.NPM_BINS.parent )
+    assert modules in sandboxes.survey_installation( files )
+    python = mcp_support.SERVERS_PYTHON
+    found = sandboxes.survey_installation(
+        python, [ str( mcp_support.SERVERS / 'echo_server.py' ) ] )
+    assert str( mcp_support.SERVERS ) in found
+    assert os.path.expanduser( '~' ) not in found
+    assert '/' not in found
+    assert any(
+        os.path.realpath( python ).startswith( path + os.sep )
+        for path in found )
+
+
+@pytest.mark.asyncio
+async def test_200_no_bubblewrap( tmp_path, monkeypatch ):
+    ''' Without bubblewrap, connecting fails in one line naming what to
+        install, and starts nothing.
+    '''
+    monkeypatch.setenv( 'PATH', str( tmp_path ) )
+    before = mcp_support.survey_descendants( os.getpid( ) )
+    ensemble = _produce_echo( sandbox = True )
+    with pytest.raises( exceptions.SandboxNoSupport ) as caught:
+        await ensemble.connect( )
+    message = str( caught.value )
+    assert '\n' not in message
+    assert 'apt-get install bubblewrap' in message
+    assert isinstance( caught.value, exceptions.ConnectionFailure )
+    assert not ensemble.is_connected( )
+    assert mcp_support.survey_descendants( os.getpid( ) ) <= before
+
+
+@pytest.mark.asyncio
+async def test_210_missing_path( tmp_path ):
+    ''' A path of the sandbox which does not exist is refused at connect.
+    '''
+    ensemble = _produce_echo(
+        sandbox = invocables.mcp.Sandbox( write = [ tmp_path / 'absent' ] ) )
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        await ensemble.connect( )
+    assert 'does not exist' in str( caught.value )
+
+
+@pytest.mark.asyncio
+async def test_300_filesystem_server( tmp_path ):
+    ''' The npm filesystem server writes in its writable folder; a write
+        elsewhere under its allowed folder is refused by the sandbox.
+    '''
+    inner = tmp_path / 'inner'
+    inner.mkdir( )
+    ( tmp_path / 'note.txt' ).write_text( 'readable', encoding = 'utf-8' )
+    ensemble = invocables.mcp.produce_ensemble(
+        'files', command = [
+            mcp_support.locate_npm_server( 'mcp-server-filesystem' ),
+            str( tmp_path ) ],
+        sandbox = invocables.mcp.Sandbox(
+            read = [ tmp_path ], write = [ inner ] ) )
+    async with ensemble:
+        content = await _call(
+            ensemble, 'read_text_file',
+            { 'path': str( tmp_path / 'note.txt' ) } )
+        assert 'readable' in _text( content )
+        await _call( ensemble, 'write_file', {
+            'path': str( inner / 'new.txt' ), 'content': 'written' } )
+        assert ( inner / 'new.txt' ).read_text( ) == 'written'
+        with pytest.raises( exceptions.InvocationRefusal ) as caught:
+            await _call( ensemble, 'write_file', {
+                'path': str( tmp_path / 'outside.txt' ),
+                'content': 'escaped' } )
+        assert 'read-only' in str( caught.value ).lower( ) or (
+            'EROFS' in str( caught.value ) )
+    assert not ( tmp_path / 'outside.txt' ).exists( )
+
+
+@pytest.mark.asyncio
+async def test_310_git_server( tmp_path ):
+    ''' mcp-server-git reads a repository it may read, and cannot change
+        it until the sandbox lets it write there.
+    '''
+    repository = tmp_path / 'repository'
+    repository.mkdir( )
+    git = [ 'git', '-C', str( repository ) ]
+    identity = [ '-c', 'user.name=Tester', '-c', 'user.email=t@example.org' ]
+    subprocess.run( [ *git, 'init', '--quiet' ], check = True )
+    ( repository / 'file.txt' ).write_text( 'one\n', encoding = 'utf-8' )
+    subprocess.run( [ *git, 'add', 'file.txt' ], check = True )
+    subprocess.run(
+        [ *git, *identity, 'commit', '--quiet', '--message', 'First.' ],
+        check = True )
+    program = str( mcp_support.SERVERS_BINS / 'mcp-server-git' )
+    arguments = { 'repo_path': str( repository ), 'branch_name': 'other' }
+    ensemble = invocables.mcp.produce_ensemble(
+        'git', command = [ program, '--repository', str( repository ) ],
+        sandbox = invocables.mcp.Sandbox( read = [ repository ] ) )
+    async with ensemble:
+        content = await _call(
+            ensemble, 'git_log', { 'repo_path': str( repository ) } )
+        assert 'First.' in _text( content )
+        with pytest.raises( exceptions.InvocationRefusal ):
+            await _call( ensemble, 'git_create_branch', arguments )
+    branches = subprocess.run(
+        [ *git, 'branch', '--list' ], check = True, capture_output = True,
+        text = True ).stdout
+    assert 'other' not in branches
+    ensemble = invocables.mcp.produce_ensemble(
+        'git', command = [ program, '--repository', str( repository ) ],
+        sandbox = invocables.mcp.Sandbox( write = [ repository ] ) )
+    async with ensemble:
+        await _call( ensemble, 'git_create_branch', arguments )
+    branches = subprocess.run(
+        [ *git, 'branch', '--list' ], check = True, capture_output = True,
+        text = True ).stdout
+    assert 'other' in branches
+
+
+class _PageHandler( BaseHTTPRequestHandler ):
+
+    def do_GET( self ) -> None: # noqa: N802 (the standard library's name)
+        body = b'<html><body><p>sandboxed page</p></body></html>'
+        self.send_response( 200 )
+        self.send_header( 'Content-Type', 'text/html' )
+        self.send_header( 'Content-Length', str( len( body ) ) )
+        self.end_headers( )
+        self.wfile.write( body )
+
+    def log_message( self, *arguments ) -> None: pass
+
+
+@pytest.mark.asyncio
+async def test_320_fetch_server( ):
+    ''' mcp-server-fetch cannot reach a local page with the network off,
+        and fetches it with the network on.
+    '''
+    server = ThreadingHTTPServer( ( '127.0.0.1', 0 ), _PageHandler )
+    thread = threading.Thread( target = server.serve_forever, daemon = True )
+    thread.start( )
+    url = "http://127.0.0.1:{port}/page".format(
+        port = server.server_address[ 1 ] )
+    command = [
+        str( mcp_support.SERVERS_BINS / 'mcp-server-fetch' ),
+        '--ignore-robots-txt', '--allow-private-ips' ]
+    try:
+        for network in ( False, True ):
+            ensemble = invocables.mcp.produce_ensemble(
+                f"fetch_{network}".lower( ), command = command,
+                sandbox = invocables.mcp.Sandbox( network = network ) )
+            async with ensemble:
+                if network:
+                    content = await _call(
+                        ensemble, 'fetch', { 'url': url, 'raw': True } )
+                    assert 'sandboxed page' in _text( content )
+                    continue
+                with pytest.raises( exceptions.InvocationRefusal ) as caught:
+                    await _call(
+                        ensemble, 'fetch', { 'url': url, 'raw': True } )
+                assert 'sandboxed page' not in str( caught.value )
+                assert 'All connection attempts failed' in str(
+                    caught.value )
+    finally:
+        server.shutdown( )
+        server.server_close( )
+
+
+@pytest.mark.asyncio
+async def test_400_no_process_left( ):
+    ''' Disconnecting leaves no process, also a child the server spawned.
+    '''
+    before = mcp_support.survey_descendants( os.getpid( ) )
+    ensemble = _produce_echo( sandbox = True )
+    async with ensemble:
+        await _call( ensemble, 'spawn_child' )
+        started = mcp_support.survey_descendants( os.getpid( ) ) - before
+        assert len( started ) >= 3 # bubblewrap, its init, server, child
+    assert not mcp_support.wait_until_dead( started )
+
+
+@pytest.mark.asyncio
+async def test_410_deadline( ):
+    ''' A call beyond its timeout is refused; the session lives on. '''
+    ensemble = _produce_echo( sandbox = True, timeouts = { 'sleep': 0.5 } )
+    async with ensemble:
+        with pytest.raises( exceptions.InvocationRefusal ):
+            await _call( ensemble, 'sleep', { 'seconds': 30 } )
+        content = await _call( ensemble, 'echo', { 'message': 'alive' } )
+        assert _text( content ) == 'alive'
+
+
+@pytest.mark.asyncio
+async def test_420_reconnect( ):
+    ''' A sandboxed server killed while idle is restarted on next call,
+        still confined.
+    '''
+    before = mcp_support.survey_descendants( os.getpid( ) )
+    ensemble = _produce_echo( sandbox = True )
+    async with ensemble:
+        started = mcp_support.survey_descendants( os.getpid( ) ) - before
+        leader = min( started )
+        os.killpg( leader, signal.SIGKILL )
+        assert not mcp_support.wait_until_dead( started )
+        for _ in range( 1000 ):
+            if not ensemble.is_connected( ): break
+            await asyncio.sleep( 0.01 )
+        content = await _call( ensemble, 'echo', { 'message': 'back' } )
+        assert _text( content ) == 'back'
+        content = await _call(
+            ensemble, 'read_environment', { 'name': 'USER' } )
+        assert _text( content ) == '(unset)'
+
+
+@pytest.mark.asyncio
+async def test_430_stderr( ):
+    ''' A sandboxed server which dies at start is reported with its
+        status and its last stderr lines.
+    '''
+    ensemble = invocables.mcp.produce_ensemble(
+        'exiting', command = mcp_support.produce_server_command(
+            'exit_server.py' ), sandbox = True )
+    with pytest.raises( exceptions.ConnectionFailure ) as caught:
+        await ensemble.connect( )
+    assert 'exited with status 3' in str( caught.value )
+    assert 'cannot start, no configuration' in str( caught.value )
+
+
+def test_500_descriptor_table( tmp_path ):
+    ''' ``sandbox`` of ``[mcp]``: paths from the descriptor's folder, and
+        the ensemble confined so; written back as read.
+    '''
+    ( tmp_path / 'data' ).mkdir( )
+    path = tmp_path / 'server.toml'
+    path.write_text(
+        "[ensemble]\nname = 'files'\n\n[mcp]\n"
+        "command = [ 'mcp-server-filesystem', 'data' ]\n"
+        "sandbox = { read = [ 'data' ], write = [ 'out' ], "
+        "network = false, environment = [ 'TOKEN' ] }\n" )
+    descriptor = descriptors.produce_ensemble_descriptor( path )
+    ensemble = descriptors.produce_ensemble( descriptor )
+    assert ensemble.options.sandbox == invocables.mcp.Sandbox(
+        read = [ tmp_path / 'data' ], write = [ tmp_path / 'out' ],
+        environment = [ 'TOKEN' ] )
+    server = descriptors.servers.access_server_descriptor( ensemble )
+    assert server.sandbox[ 'read' ] == [ str( tmp_path / 'data' ) ]
+    path.write_text(
+        "[ensemble]\nname = 'files'\n\n[mcp]\n"
+        "command = [ 'mcp-server-filesystem' ]\nsandbox = true\n" )
+    ensemble = descriptors.produce_ensemble(
+        descriptors.produce_ensemble_descriptor( path ) )
+    assert ensemble.options.sandbox == invocables.mcp.Sandbox( )
+
+
+def test_510_descriptor_refusals( tmp_path ):
+    ''' A list of hosts and an unknown key of ``sandbox`` are refused. '''
+    path = tmp_path / 'server.toml'
+    for sandbox, expected in (
+        ( "{ network = [ 'example.com' ] }", 'not supported yet' ),
+        ( "{ raed = [ 'data' ] }", 'raed' ),
+        ( "'yes'", 'expected true, false or a table' ),
+    ):
+        path.write_text(
+            "[ensemble]\nname = 'files'\n\n[mcp]\n"
+            f"command = [ 'mcp-server-filesystem' ]\nsandbox = {sandbox}\n" )
+        with pytest.raises( exceptions.DescriptorInvalidity ) as caught:
+            descriptors.produce_ensemble_descriptor( path )
+        assert expected in str( caught.value )
+
+
+def test_520_servers_json( tmp_path ):
+    ''' ``sandbox`` of a server of mcpServers JSON confines it too. '''
+    document = { 'mcpServers': {
+        'git': {
+            'command': 'mcp-server-git', 'args': [ '--repository', '.' ],
+            'sandbox': { 'read': [ 'repository' ], 'network': False } },
+        'time': { 'command': 'mcp-server-time', 'sandbox': True },
+        'open': { 'command': 'mcp-server-time', 'sandbox': False },
+    } }
+    ( tmp_path / 'mcp.json' ).write_text( json.dumps( document ) )
+    ( tmp_path / 'invocables.toml' ).write_text(
+        "[[ensembles]]\nmcp_servers = 'mcp.json'\n" )
+    configuration = descriptors.produce_configuration(
+        tmp_path / 'invocables.toml' )
+    git, time, open_ = (
+        descriptors.produce_ensemble( descriptor )
+        for descriptor in configuration.ensembles )
+    assert git.options.sandbox.read == ( str( tmp_path / 'repository' ), )
+    assert time.options.sandbox == invocables.mcp.Sandbox( )
+    assert not isinstance( open_.options.sandbox, invocables.mcp.Sandbox )
