@@ -337,7 +337,8 @@ def test_220_sdk_models_take_message( capture ):
 
 def test_300_synthesized_ids_written( ):
     ''' Calls which came without id carry their canisters' synthesized ids
-        in the Chat Completions message, as their results do.
+        in the Chat Completions message, as their results do; a refusal and
+        the id of audio are kept.
     '''
     processor = produce_processor( 'openai' )
     completion = { 'choices': [ { 'index': 0, 'message': {
@@ -357,6 +358,12 @@ def test_300_synthesized_ids_written( ):
     assert message[ 'content' ] is None
     assert [ c[ 'function' ][ 'arguments' ] for c in message[ 'tool_calls' ]
     ] == [ '{"city": "Oslo"}', '{"city": "Rome"}' ]
+    spoken = processor.prepare_message( {
+        'role': 'assistant', 'content': None, 'refusal': 'No.',
+        'audio': { 'id': 'audio_1', 'data': 'AAAA', 'transcript': 'No.' } } )
+    assert spoken == {
+        'role': 'assistant', 'content': '', 'refusal': 'No.',
+        'audio': { 'id': 'audio_1' } }
 
 
 def test_310_text_calls_moved_into_calls( ):

@@ -367,7 +367,8 @@ class OpenaiProcessor(
             raises as it does. Each function call has the id of its
             canister (synthesized ones included) and its arguments as sent;
             calls written as text (option ``text_calls``) are moved from
-            the text into ``tool_calls``. Holds ``refusal``, if any.
+            the text into ``tool_calls``. Holds ``refusal`` and the id of
+            ``audio``, if any.
         '''
         access = _wire.access_field
         invocations = self.access_invocations( native_message )
@@ -388,6 +389,9 @@ class OpenaiProcessor(
         refusal = access( message, 'refusal' )
         if isinstance( refusal, str ) and refusal:
             native[ 'refusal' ] = refusal
+        audio = access( access( message, 'audio' ), 'id' )
+        if isinstance( audio, str ) and audio:
+            native[ 'audio' ] = { 'id': audio }
         if invocations: native[ 'tool_calls' ] = [
             {
                 'id': invocation.identifier,
