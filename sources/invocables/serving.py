@@ -364,6 +364,12 @@ async def serve_stdio(
     server: __.typx.Annotated[
         ToolServer, __.ddoc.Doc( ''' Tools to serve. ''' )
     ],
+    announce: __.typx.Annotated[
+        __.cabc.Callable[ [ ], None ] | None,
+        __.ddoc.Doc( ''' Called once the ensembles are connected, before
+            the first message is read (such as to say so on the standard
+            error stream; never the standard output). ''' ),
+    ] = None,
 ) -> None:
     ''' Serves over stdin and stdout until the client closes them.
 
@@ -376,6 +382,7 @@ async def serve_stdio(
         _watch_tools( server ),
         stdio_server( ) as ( read, write ),
     ):
+        if announce is not None: announce( )
         await mcp_server.run(
             read, write, mcp_server.create_initialization_options( ) )
 

@@ -11,7 +11,9 @@
 
 
 import argparse as _argparse
+import logging as _logging
 import os as _os
+import socket as _socket
 import sys as _sys
 
 from . import __
@@ -20,10 +22,14 @@ from . import exceptions as _exceptions
 
 EXIT_FAILURE = 1
 EXIT_INTERRUPTION = 130
+EXIT_USAGE = 2
 PORT_DEFAULT = 8000
 
 _FACTORY = 'invocables.serving:produce_application_from_environment'
 _PROGRAM = 'invocables serve'
+_SPEAKER = 'invocables' # of the lines which say where it serves, and when
+_WILDCARDS = __.types.MappingProxyType( {
+    '': '127.0.0.1', '0.0.0.0': '127.0.0.1', '::': '::1' } ) # noqa: S104
 
 
 def add_arguments(
@@ -52,14 +58,15 @@ def add_arguments(
         '--host', default = '127.0.0.1',
         help = "address to listen on (default: 127.0.0.1)" )
     parser.add_argument(
-        '--port', type = int, default = PORT_DEFAULT,
-        help = "port to listen on (default: 8000)" )
+        '--port', type = _validate_port, default = PORT_DEFAULT,
+        help = "port to listen on, 1 to 65535, or 0 for any free port "
+        "(default: 8000)" )
     parser.add_argument(
         '--stateless', action = 'store_true',
         help = "no sessions: every request stands alone, so that several "
         "workers can serve" )
     parser.add_argument(
-        '--workers', type = int, default = 1,
+        '--workers', type = _validate_workers, default = 1,
         help = "worker processes (needs --stateless)" )
     parser.add_argument(
         '--token-variable', metavar = 'NAME',
@@ -70,35 +77,40 @@ def add_arguments(
 async def execute_command( options: _argparse.Namespace ) -> int:
     ''' Serves as the parsed options say; returns exit status.
 
-        Everything is checked (token, options, configuration, policies)
-        before anything is served.
+        Everything is checked (options, extra, token, configuration,
+        policies, the port) before anything is served. The standard error
+        stream says where the server listens once it serves, and that it
+        stopped; the standard output stays the protocol's (stdio). Stopped
+        by Ctrl-C or SIGTERM, HTTP serving ends well (status 0).
     '''
-    from . import serving as _serving
+    if options.http and options.workers > 1 and not options.stateless:
+        raise _exceptions.UsageInvalidity(
+            "--workers: several workers need --stateless (a session lives "
+            "in one worker only)." )
+    _serving = _import_serving( )
     settings = {
         'configuration': getattr( options, 'configuration', None ),
         'policies': options.policies, 'name': options.name }
     if not options.http:
         server = await _serving.prepare_server( settings )
-        await _serving.serve_stdio( server )
+        try:
+            await _serving.serve_stdio(
+                server, announce = lambda: _announce( server, 'over stdio '
+                    '(the end of the standard input or Ctrl-C stops)' ) )
+        finally: _say( "stopped." )
         return 0
     token = _access_token( options.token_variable )
-    workers = options.workers
-    if workers < 1 or ( workers > 1 and not options.stateless ):
-        raise _exceptions.ConfigurationInvalidity(
-            '--workers', "several workers need --stateless (a session "
-            "lives in one worker only); give at least 1." )
     server = await _serving.prepare_server( settings )
-    if workers == 1:
-        import uvicorn
-        application = _serving.produce_application(
-            server, stateless = options.stateless,
-            token = __.absent if token is None else token,
-            host = options.host )
-        await uvicorn.Server( uvicorn.Config(
-            application, host = options.host, port = options.port,
-            log_level = 'warning' ) ).serve( )
-        return 0
-    return await _supervise_workers( options, settings )
+    listener = _listen( options.host, options.port )
+    if options.workers > 1:
+        listener.close( ) # the supervisor's workers bind it themselves
+        return await _supervise_workers( options, settings )
+    application = _serving.produce_application(
+        server, stateless = options.stateless,
+        token = __.absent if token is None else token, host = options.host )
+    url = _describe_url( listener, options.host )
+    with listener:
+        return await _serve_http( server, application, listener, url )
 
 
 def main( arguments: __.cabc.Sequence[ str ] | None = None ) -> None:
@@ -113,7 +125,8 @@ def main( arguments: __.cabc.Sequence[ str ] | None = None ) -> None:
     except Exception as exception: # one line, no traceback
         message = ' '.join( str( exception ).split( ) )
         _sys.stderr.write( f"{_PROGRAM}: error: {message}\n" )
-        status = EXIT_FAILURE
+        status = EXIT_USAGE if isinstance(
+            exception, _exceptions.UsageInvalidity ) else EXIT_FAILURE
     raise SystemExit( status )
 
 
@@ -125,6 +138,208 @@ def _access_token( variable: str | None ) -> str | None:
             '--token-variable', f"environment variable {variable!r} is "
             "not set or empty; export the token in it." )
     return token
+
+
+def _announce( server: __.typx.Any, where: str ) -> None:
+    from . import naming as _naming
+    count = len( _naming.access_nomenclature( server.ensembles ).designations )
+    _say( "serving {count} tool{plural} {where}".format(
+        count = count, plural = '' if count == 1 else 's', where = where ) )
+
+
+def _describe_url( listener: _socket.socket, host: str ) -> str:
+    ''' Returns URL which clients use, for the address listened on. '''
+    from .serving import PATH_DEFAULT
+    port = listener.getsockname( )[ 1 ]
+    address = _WILDCARDS.get( host, host )
+    if ':' in address: address = f"[{address}]"
+    return f"http://{address}:{port}{PATH_DEFAULT}"
+
+
+def _import_serving( ) -> __.typx.Any:
+    ''' Imports the serving module; names the extra if it is absent. '''
+    try: from . import serving
+    except ImportError as exception:
+        name = exception.name or ''
+        if not name or name.split( '.', 1 )[ 0 ] == __.package_name: raise
+        raise _exceptions.ExtraAbsence(
+            'mcp', f"'{_PROGRAM}'" ) from exception
+    return serving
+
+
+def _listen( host: str, port: int ) -> _socket.socket:
+    ''' Returns socket bound to host and port; one clear failure else. '''
+    import errno
+    where = f"port {port} on {host}"
+    try:
+        family, kind, protocol, _, address = _socket.getaddrinfo(
+            host or None, port, type = _socket.SOCK_STREAM,
+            flags = _socket.AI_PASSIVE )[ 0 ]
+    except _socket.gaierror as exception:
+        raise _exceptions.ServerActivateFailure(
+            f"cannot listen on {host!r}: {exception.strerror}; give an "
+            "address of this machine with --host." ) from exception
+    listener = _socket.socket( family, kind, protocol )
+    try:
+        # As uvicorn does: a port left in TIME_WAIT may be bound again.
+        listener.setsockopt( _socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1 )
+        listener.bind( address )
+        listener.listen( 2048 )
+    except OSError as exception:
+        listener.close( )
+        reasons = {
+            errno.EADDRINUSE: "is in use; stop what uses it or choose "
+                "another with --port",
+            errno.EACCES: "needs privileges (ports below 1024 do); choose "
+                "another with --port",
+            errno.EADDRNOTAVAIL: "is not an address of this machine; check "
+                "--host",
+        }
+        reason = reasons.get(
+            exception.errno or 0,
+            f"cannot be listened on ({exception.strerror})" )
+        raise _exceptions.ServerActivateFailure(
+            f"{where} {reason}." ) from exception
+    return listener
+
+
+def _say( text: str ) -> None:
+    ''' Writes one line on the standard error stream (never stdout). '''
+    _sys.stderr.write( f"{_SPEAKER}: {text}\n" )
+    _sys.stderr.flush( )
+
+
+async def _serve_http(
+    server: __.typx.Any,
+    application: __.typx.Any,
+    listener: _socket.socket,
+    url: str,
+) -> int:
+    ''' Serves application on listener with uvicorn, until stopped.
+
+        Says where it serves once the ensembles are connected, and that it
+        stopped. A failure to start (such as an upstream server which
+        cannot be reached) is raised as it is, not logged as a traceback;
+        uvicorn's own exit at startup is not taken for a tool's.
+    '''
+    import uvicorn
+    failures: list[ BaseException ] = [ ]
+    _guard_lifespan(
+        application, failures,
+        lambda: _announce( server, f"at {url} (Ctrl-C stops)" ) )
+    configuration = uvicorn.Config(
+        application, log_config = None, log_level = 'warning',
+        lifespan = 'on' )
+    handler = _UvicornHandler( failures )
+    logger = _logging.getLogger( 'uvicorn' )
+    logger.addHandler( handler )
+    logger.propagate = False
+    web_server = _produce_web_server( uvicorn.Server, configuration )
+    try: await web_server.serve( sockets = [ listener ] )
+    except SystemExit as exception: # uvicorn's, at startup
+        if failures: raise failures[ 0 ] from None
+        raise _exceptions.ServerActivateFailure(
+            f"the web server stopped as it started (status "
+            f"{exception.code!r})." ) from None
+    finally: logger.removeHandler( handler )
+    if failures: raise failures[ 0 ]
+    _say( "stopped." )
+    return 0
+
+
+def _guard_lifespan(
+    application: __.typx.Any,
+    failures: list[ BaseException ],
+    announce: __.cabc.Callable[ [ ], None ],
+) -> None:
+    ''' Wraps lifespan of application: keeps failure to start, for it to
+        be raised rather than logged; announces once started.
+    '''
+    inner = application.router.lifespan_context
+
+    @__.ctxl.asynccontextmanager
+    async def lifespan(
+        app: __.typx.Any
+    ) -> __.cabc.AsyncGenerator[ None, None ]:
+        async with __.ctxl.AsyncExitStack( ) as stack:
+            try: await stack.enter_async_context( inner( app ) )
+            except Exception as exception:
+                failures.append( exception )
+                raise
+            announce( )
+            yield
+
+    application.router.lifespan_context = lifespan
+
+
+def _produce_web_server(
+    base: type[ __.typx.Any ], configuration: __.typx.Any
+) -> __.typx.Any:
+    ''' Returns uvicorn server which stops on Ctrl-C or SIGTERM and
+        returns, rather than raising the signal again once stopped.
+    '''
+    import signal
+    import threading
+
+    class Server( base ):
+
+        @__.ctxl.contextmanager
+        def capture_signals(
+            self
+        ) -> __.cabc.Generator[ None, None, None ]:
+            if threading.current_thread( ) is not threading.main_thread( ):
+                yield
+                return
+            originals = {
+                number: signal.signal( number, self.handle_exit )
+                for number in ( signal.SIGINT, signal.SIGTERM ) }
+            try: yield
+            finally:
+                for number, original in originals.items( ):
+                    signal.signal( number, original )
+
+    return Server( configuration )
+
+
+class _UvicornHandler( _logging.Handler ):
+    ''' Shows uvicorn's warnings and errors as one line each.
+
+        Once the application failed to start, its failure is raised and
+        uvicorn's report of it (a traceback) is not shown.
+    '''
+
+    def __init__( self, failures: __.cabc.Sequence[ BaseException ] ):
+        super( ).__init__( _logging.WARNING )
+        self.failures = failures
+
+    def emit( self, record: _logging.LogRecord ) -> None:
+        if self.failures: return
+        lines = record.getMessage( ).strip( ).splitlines( )
+        if not lines: return
+        genus = 'error' if record.levelno >= _logging.ERROR else 'warning'
+        _sys.stderr.write( f"{_SPEAKER}: {genus}: {lines[ -1 ]}\n" )
+
+
+def _validate_port( text: str ) -> int:
+    ''' Returns port: 1 to 65535, or 0 for any free one (for argparse).
+    '''
+    try: port = int( text )
+    except ValueError: port = -1
+    if not 0 <= port <= 65535: # noqa: PLR2004
+        raise _argparse.ArgumentTypeError(
+            f"expected a port from 1 to 65535 (or 0: any free port), not "
+            f"{text!r}" )
+    return port
+
+
+def _validate_workers( text: str ) -> int:
+    ''' Returns count of workers: at least 1 (for argparse). '''
+    try: workers = int( text )
+    except ValueError: workers = 0
+    if workers < 1:
+        raise _argparse.ArgumentTypeError(
+            f"expected a whole number of at least 1, not {text!r}" )
+    return workers
 
 
 async def _supervise_workers(

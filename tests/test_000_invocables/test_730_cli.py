@@ -125,7 +125,7 @@ def test_150_invoke_invalid_arguments( tmp_path, home ):
     process = _run(
         'invoke', 'read_file', '--arguments', '[]',
         cwd = tmp_path, home = home )
-    _assert_one_line_error( process, 'must be a JSON object' )
+    _assert_one_line_error( process, 'must be a JSON object', 2 )
 
 
 def test_160_invoke_json( tmp_path, home ):
@@ -372,8 +372,9 @@ def test_310_survey_mcp( tmp_path, home ):
     assert process.returncode == 1
     assert 'Ensemble time (MCP stdio, 2 tools)' in process.stdout
     assert '  get_current_time  ' in process.stdout
-    assert 'Ensemble broken (MCP stdio, 0 tools): invocables: error:' in (
-        process.stdout )
+    assert (
+        "Ensemble broken (MCP stdio, 0 tools): error: Connection to "
+        "ensemble 'broken' failed:" ) in process.stdout
 
 
 @pytest.mark.parametrize( 'provider, key', [
@@ -391,10 +392,11 @@ def test_400_schemas( tmp_path, home, provider, key ):
 
 
 def test_410_schemas_unknown_provider( tmp_path, home ):
-    ''' Unknown provider is one clear line. '''
+    ''' Unknown provider is one clear usage error naming the known ones. '''
     process = _run(
         'schemas', '--provider', 'nonesuch', cwd = tmp_path, home = home )
-    _assert_one_line_error( process, 'nonesuch' )
+    _assert_one_line_error( process, 'nonesuch', 2 )
+    assert 'openai-responses' in process.stderr
 
 
 @pytest.mark.slow

@@ -204,14 +204,14 @@ def test_300_bad_policy_file( ):
 
 @pytest.mark.slow
 def test_310_workers_need_stateless( ):
-    ''' Several workers without the stateless mode are refused. '''
+    ''' Several workers without the stateless mode are a usage error. '''
     completion = subprocess.run(
         _produce_command(
             '--configuration', str( _CONFIGURATION ), '--http',
             '--workers', '2' ),
         env = _produce_environment( ), capture_output = True, text = True,
         timeout = 60, check = False )
-    assert completion.returncode == 1
+    assert completion.returncode == 2
     assert '--stateless' in completion.stderr
 
 

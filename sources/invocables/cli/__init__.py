@@ -8,7 +8,11 @@
     a provider. Errors print one line on the standard error stream (for a
     descriptor, naming its file and key) and exit with a non-zero status:
     never a traceback, never a silent exit, also when a tool or an imported
-    module asks the program to exit.
+    module asks the program to exit. Exit statuses: 0 success, 1 failure, 2
+    usage error, 130 interrupted. Nothing but the standard library and the
+    package's own light modules is imported before a command needs it: an
+    extra (the ``mcp`` SDK, a provider's SDK) loads only for the work which
+    uses it, and its absence is one line naming the extra to install.
 '''
 
 
@@ -21,6 +25,7 @@ from . import __
 from . import commands as _commands
 from . import converse as _converse
 from . import search as _search
+from .. import exceptions as _exceptions
 from .. import serving_command as _serving_command
 from ..exceptions import UsageInvalidity as UsageInvalidity
 
@@ -31,8 +36,28 @@ from .commands import (
 )
 
 
-EXIT_USAGE = 2
-EXIT_INTERRUPTION = 130
+EXIT_INTERRUPTION = _commands.EXIT_INTERRUPTION
+EXIT_SUCCESS = _commands.EXIT_SUCCESS
+EXIT_USAGE = _commands.EXIT_USAGE
+
+_EPILOG = """\
+exit status:
+  0    success
+  1    failure (a tool's error, a server which cannot be reached, a
+       configuration which cannot be used, a missing extra)
+  2    usage error (unknown option, invalid --arguments, unknown provider)
+  130  interrupted (Ctrl-C); 'serve' stopped by Ctrl-C or SIGTERM exits 0
+
+Each error is one line on the standard error stream; with --json, the
+output stays JSON and says the error as a field.
+"""
+# Distributions which extras install, by top-level module: a command which
+# misses one names the extra to install.
+_EXTRAS_MODULES = __.types.MappingProxyType( {
+    'httpx_sse': 'mcp', 'mcp': 'mcp',
+    'pydantic_settings': 'mcp', 'sse_starlette': 'mcp',
+    'starlette': 'mcp', 'uvicorn': 'mcp',
+} )
 
 
 def main( arguments: __.cabc.Sequence[ str ] | None = None ) -> None:
@@ -59,12 +84,8 @@ def main( arguments: __.cabc.Sequence[ str ] | None = None ) -> None:
         devnull = _os.open( _os.devnull, _os.O_WRONLY )
         _os.dup2( devnull, _sys.stdout.fileno( ) )
         status = _commands.EXIT_FAILURE
-    except UsageInvalidity as exception:
-        _sys.stderr.write( f"{_commands.PROGRAM}: error: {exception}\n" )
-        status = EXIT_USAGE
     except Exception as exception: # one line, no traceback
-        _sys.stderr.write( _commands.describe_exception( exception ) )
-        status = _commands.EXIT_FAILURE
+        status = _report_failure( options, exception )
     raise SystemExit( status )
 
 
@@ -76,6 +97,28 @@ def _access_exit_status( exception: SystemExit ) -> int:
     return _commands.EXIT_FAILURE
 
 
+def _access_version( ) -> str:
+    from .. import __version__
+    return __version__
+
+
+def _adapt_failure( exception: Exception ) -> Exception:
+    ''' Returns failure to report: a missing SDK names its extra. '''
+    if not isinstance( exception, ImportError ) or isinstance(
+        exception, _exceptions.Omnierror
+    ): return exception
+    name = ( exception.name or '' ).split( '.', 1 )[ 0 ]
+    extra = _EXTRAS_MODULES.get( name )
+    if extra is None:
+        from .. import providers as _providers
+        extra = next( (
+            provider.extra for provider in _providers.PROVIDERS.values( )
+            if provider.package == name ), None )
+    if extra is None: return exception
+    return _exceptions.ExtraAbsence(
+        extra, f"this command (it misses the module {name!r})" )
+
+
 def _produce_parser( ) -> _argparse.ArgumentParser:
     common = _argparse.ArgumentParser( add_help = False )
     common.add_argument(
@@ -85,7 +128,12 @@ def _produce_parser( ) -> _argparse.ArgumentParser:
         "shipped defaults)" )
     parser = _argparse.ArgumentParser(
         prog = _commands.PROGRAM, parents = [ common ],
-        description = "Survey, try and export the tools of a configuration." )
+        description = "Survey, try and export the tools of a configuration.",
+        epilog = _EPILOG,
+        formatter_class = _argparse.RawDescriptionHelpFormatter )
+    parser.add_argument(
+        '--version', action = 'version',
+        version = f"{_commands.PROGRAM} {_access_version( )}" )
     commands = parser.add_subparsers(
         dest = 'command', required = True, metavar = 'COMMAND' )
     _commands.produce_parsers( commands, common )
@@ -97,7 +145,24 @@ def _produce_parser( ) -> _argparse.ArgumentParser:
     _serving_command.add_arguments( serve, configuration = False )
     serve.set_defaults( execute = _serving_command.execute_command )
     _search.produce_parser( commands, common )
+    for subparser in commands.choices.values( ):
+        subparser.epilog = _EPILOG
+        subparser.formatter_class = _argparse.RawDescriptionHelpFormatter
     return parser
+
+
+def _report_failure(
+    options: _argparse.Namespace, exception: Exception
+) -> int:
+    ''' Reports failure in one line (and as JSON); returns exit status. '''
+    exception = _adapt_failure( exception )
+    _sys.stderr.write( _commands.describe_exception( exception ) )
+    usage = isinstance( exception, UsageInvalidity )
+    if getattr( options, 'json', False ) and not usage:
+        _sys.stdout.write( __.json.dumps(
+            { 'error': _commands.describe_error( exception ) },
+            indent = 2 ) + '\n' )
+    return EXIT_USAGE if usage else _commands.EXIT_FAILURE
 
 
 def _show_warning(

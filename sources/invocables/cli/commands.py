@@ -20,14 +20,21 @@ from .. import descriptors as _descriptors
 from .. import ensembles as _ensembles
 from .. import exceptions as _exceptions
 from .. import execution as _execution
-from .. import mcp as _mcp
 from .. import naming as _naming
 from .. import providers as _providers
 
 
 CONFIGURATION_VARIABLE = 'INVOCABLES_CONFIGURATION'
 EXIT_FAILURE = 1
+EXIT_INTERRUPTION = 130
+EXIT_SUCCESS = 0
+EXIT_USAGE = 2
 PROGRAM = 'invocables'
+STDIN_ARGUMENT = '-'
+
+_EXTRAS_PARTS = __.types.MappingProxyType( {
+    'mcp': f"{__.package_name}.mcp",
+} )
 
 
 def locate_configuration(
@@ -50,21 +57,72 @@ def locate_configuration(
         / _descriptors.CONFIGURATION_NAME )
 
 
-async def _connect_quietly(
-    ensemble: _ensembles.Ensemble
-) -> __.Absential[ Exception ]:
-    try: await ensemble.connect( )
-    except Exception as exception: return exception
-    return __.absent
+async def connect_ensembles(
+    ensembles: __.cabc.Sequence[ _ensembles.Ensemble ],
+    *,
+    tolerant: bool = False,
+) -> list[ __.Absential[ Exception ] ]:
+    ''' Connects ensembles concurrently; returns failure of each, if any.
+
+        Reports each MCP server on the error stream of a terminal while it
+        connects and lists its tools. Unless tolerant, the first failure (in
+        the order of the ensembles) is raised once every ensemble is
+        disconnected. After a cancellation, every ensemble is disconnected
+        (those connected already too) before it propagates.
+    '''
+    servers = [
+        ensemble for ensemble in ensembles if _is_server( ensemble ) ]
+    async def connect(
+        ensemble: _ensembles.Ensemble
+    ) -> __.Absential[ Exception ]:
+        if ensemble in servers:
+            report_progress( "connecting to {name!r} ({index} of {count})"
+                "...".format(
+                    name = ensemble.name,
+                    index = servers.index( ensemble ) + 1,
+                    count = len( servers ) ) )
+        try: await ensemble.connect( )
+        except Exception as exception: return exception
+        return __.absent
+    tasks = [
+        __.asyncio.ensure_future( connect( ensemble ) )
+        for ensemble in ensembles ]
+    try: failures = list( await __.asyncio.gather( *tasks ) )
+    except BaseException:
+        for task in tasks: task.cancel( )
+        await __.asyncio.gather( *tasks, return_exceptions = True )
+        await disconnect( ensembles )
+        raise
+    failure = next(
+        ( item for item in failures if not __.is_absent( item ) ), None )
+    if failure is not None and not tolerant:
+        await disconnect( ensembles )
+        raise failure
+    return failures
 
 
 def describe_exception( exception: BaseException ) -> str:
     ''' Returns one line for the error stream, naming the error. '''
+    return f"{PROGRAM}: error: {describe_message( exception )}\n"
+
+
+def describe_message( exception: BaseException ) -> str:
+    ''' Returns message of exception on one line, without prefix.
+
+        Errors of the library say what failed; the class names others.
+    '''
     message = ' '.join( str( exception ).split( ) )
-    if not isinstance( exception, _exceptions.Omnierror ):
-        message = "{genus}: {message}".format(
-            genus = type( exception ).__name__, message = message )
-    return f"{PROGRAM}: error: {message}\n"
+    if isinstance( exception, _exceptions.Omnierror ): return message
+    return "{genus}: {message}".format(
+        genus = type( exception ).__name__, message = message ).rstrip(
+            ': ' )
+
+
+def describe_error( exception: BaseException ) -> dict[ str, str ]:
+    ''' Returns error as data, for JSON output: genus and message. '''
+    return {
+        'genus': type( exception ).__name__,
+        'message': ' '.join( str( exception ).split( ) ) }
 
 
 async def disconnect(
@@ -84,23 +142,16 @@ async def _disconnect_quietly( ensemble: _ensembles.Ensemble ) -> None:
 def _describe_kind( ensemble: _ensembles.Ensemble ) -> str:
     if isinstance( ensemble, _descriptors.PinnedEnsemble ):
         return f"MCP {ensemble.server.transport}, pinned"
-    if isinstance( ensemble, _mcp.ServerEnsemble ):
-        return f"MCP {ensemble.parameters.transport.value}"
+    if _is_server( ensemble ):
+        server: __.typx.Any = ensemble # an invocables.mcp.ServerEnsemble
+        return f"MCP {server.parameters.transport.value}"
     return 'local'
 
 
 async def _execute_invoke( options: _argparse.Namespace ) -> int:
-    try: arguments = __.json.loads( options.arguments )
-    except ( ValueError, RecursionError ) as exception:
-        reason = (
-            "it nests too deeply" if isinstance( exception, RecursionError )
-            else str( exception ) )
-        raise _exceptions.UsageInvalidity(
-            f"--arguments is not valid JSON ({reason}); give one JSON "
-            "object, such as '{\"path\": \".\"}'." ) from exception
+    arguments = _parse_arguments( options.arguments )
     configuration = produce_configuration( options )
-    ensembles = await _descriptors.prepare_ensembles(
-        configuration, connect = True, elicitor = produce_elicitor( ) )
+    ensembles = await prepare_ensembles( configuration, interactive = True )
     try:
         invocation = _canisters.InvocationCanister(
             identifier = 'invocables-cli', name = options.name,
@@ -119,7 +170,7 @@ async def _execute_invoke( options: _argparse.Namespace ) -> int:
             _canisters.render_content_text( item )
             for item in result.content )
         if text: _sys.stdout.write( text.rstrip( '\n' ) + '\n' )
-    if __.is_absent( result.error ): return 0
+    if __.is_absent( result.error ): return EXIT_SUCCESS
     if not options.json:
         _sys.stderr.write( "{program}: error: {message}\n".format(
             program = PROGRAM,
@@ -129,11 +180,10 @@ async def _execute_invoke( options: _argparse.Namespace ) -> int:
 
 async def _execute_schemas( options: _argparse.Namespace ) -> int:
     from .. import processors as _processors
-    provider: str = options.provider
+    provider = validate_provider( options.provider, 'schemas' )
     processor = _processors.produce_processor( provider )
     configuration = produce_configuration( options )
-    ensembles = await _descriptors.prepare_ensembles(
-        configuration, connect = True )
+    ensembles = await prepare_ensembles( configuration )
     try: tools = processor.prepare_tools( ensembles )
     finally: await disconnect( ensembles )
     _sys.stdout.write(
@@ -161,9 +211,10 @@ async def _execute_snapshot( options: _argparse.Namespace ) -> int:
         raise _exceptions.DescriptorInvalidity(
             str( target ), '', "the file exists already; choose another "
             "folder or pass --replace." )
+    verify_extras( configuration, ( descriptor, ) )
     ensemble = _descriptors.produce_ensemble(
         __.dcls.replace( descriptor, invokers = ( ) ) )
-    await ensemble.connect( )
+    await connect_ensembles( [ ensemble ] )
     try:
         path = _descriptors.create_descriptors(
             ensemble, options.folder, server = descriptor.server,
@@ -180,29 +231,130 @@ async def _execute_snapshot( options: _argparse.Namespace ) -> int:
 
 async def _execute_survey( options: _argparse.Namespace ) -> int:
     configuration = produce_configuration( options )
-    ensembles = await _descriptors.prepare_ensembles(
-        configuration, connect = False )
-    failures: list[ __.Absential[ Exception ] ] = [ ]
+    ensembles = await prepare_ensembles( configuration, connect = False )
+    failures = await connect_ensembles( ensembles, tolerant = True )
     try:
-        # One by one, so that those connected before a cancellation are
-        # known and disconnected.
-        for ensemble in ensembles:
-            failures.append( await _connect_quietly( ensemble ) ) # noqa: PERF401
         connected = [
             ensemble for ensemble, failure in zip( ensembles, failures )
             if __.is_absent( failure ) ]
         nomenclature = _naming.produce_nomenclature( connected )
         report = _produce_survey(
             configuration, ensembles, failures, nomenclature )
-    finally:
-        await disconnect( [
-            ensemble for ensemble, failure in zip( ensembles, failures )
-            if __.is_absent( failure ) ] )
+    finally: await disconnect( ensembles )
     if options.json:
         _sys.stdout.write( __.json.dumps( report, indent = 2 ) + '\n' )
     else: _sys.stdout.write( _render_survey( report ) )
     return EXIT_FAILURE if any(
         not __.is_absent( failure ) for failure in failures ) else 0
+
+
+def _is_server( ensemble: _ensembles.Ensemble ) -> bool:
+    ''' Returns whether ensemble reaches an MCP server; tells without
+        importing the ``mcp`` subpackage.
+    '''
+    if isinstance( ensemble, _descriptors.PinnedEnsemble ): return True
+    return type( ensemble ).__module__.startswith(
+        f"{__.package_name}.mcp" )
+
+
+def _parse_arguments( text: str ) -> dict[ str, __.typx.Any ]:
+    ''' Returns arguments of --arguments: JSON object, or standard input.
+    '''
+    source = '--arguments'
+    if text == STDIN_ARGUMENT:
+        source = 'the standard input (--arguments -)'
+        text = _sys.stdin.read( )
+    try: arguments = __.json.loads( text )
+    except ( ValueError, RecursionError ) as exception:
+        reason = (
+            "it nests too deeply" if isinstance( exception, RecursionError )
+            else str( exception ) )
+        raise _exceptions.UsageInvalidity(
+            f"{source} is not valid JSON ({reason}); give one JSON "
+            "object, such as '{\"path\": \".\"}'." ) from exception
+    if not isinstance( arguments, dict ):
+        raise _exceptions.UsageInvalidity(
+            f"{source} must be a JSON object, not "
+            f"{type( arguments ).__name__}; give one JSON object, such as "
+            "'{\"path\": \".\"}'." )
+    return __.typx.cast( dict[ str, __.typx.Any ], arguments )
+
+
+async def prepare_ensembles(
+    configuration: _descriptors.Configuration,
+    *,
+    connect: bool = True,
+    interactive: bool = False,
+) -> tuple[ _ensembles.Ensemble, ... ]:
+    ''' Returns enabled ensembles of configuration, connected if asked.
+
+        Checks first that the extras which they need are installed. With
+        interactive, MCP servers may ask the user in the terminal (see
+        :py:func:`produce_elicitor`).
+    '''
+    descriptors = verify_extras( configuration )
+    elicitor = produce_elicitor( ) if interactive and descriptors else (
+        __.absent )
+    ensembles = await _descriptors.prepare_ensembles(
+        configuration, connect = False, elicitor = elicitor )
+    if connect: await connect_ensembles( ensembles )
+    return ensembles
+
+
+def report_progress( text: str ) -> None:
+    ''' Writes progress line on the error stream, if it is a terminal.
+
+        Pipes, files and tests see nothing.
+    '''
+    stream = _sys.stderr
+    try: terminal = stream.isatty( )
+    except ( AttributeError, ValueError ): terminal = False
+    if not terminal: return
+    stream.write( f"{PROGRAM}: {text}\n" )
+    stream.flush( )
+
+
+def verify_extras(
+    configuration: _descriptors.Configuration,
+    descriptors: __.Absential[
+        __.cabc.Sequence[ _descriptors.EnsembleDescriptor ] ] = __.absent,
+) -> tuple[ _descriptors.EnsembleDescriptor, ... ]:
+    ''' Returns descriptors of MCP servers; raises if the extra is absent.
+
+        Of the enabled ensembles of the configuration, unless given. The
+        ``mcp`` subpackage (and SDK) is imported only when there are some.
+    '''
+    if __.is_absent( descriptors ):
+        descriptors = [
+            descriptor for descriptor in configuration.ensembles
+            if descriptor.enabled ]
+    servers = tuple(
+        descriptor for descriptor in descriptors
+        if not __.is_absent( descriptor.server ) )
+    if servers: import_extra( 'mcp', f"the MCP server {servers[ 0 ].name!r}" )
+    return servers
+
+
+def import_extra( extra: str, user: str ) -> None:
+    ''' Imports the part of the package which an extra serves; raises
+        :py:class:`invocables.exceptions.ExtraAbsence` if it is absent.
+
+        The extra ``mcp`` serves the ``mcp`` subpackage (with the SDK,
+        uvicorn and starlette).
+    '''
+    from importlib import import_module
+    module = _EXTRAS_PARTS.get( extra )
+    if module is None: return
+    try: import_module( module )
+    except ImportError as exception:
+        if not _is_foreign( exception ): raise
+        raise _exceptions.ExtraAbsence( extra, user ) from exception
+
+
+def _is_foreign( exception: ImportError ) -> bool:
+    ''' Returns whether a module of another distribution is missing. '''
+    name = exception.name or ''
+    return bool( name ) and name.split( '.', 1 )[ 0 ] != __.package_name
 
 
 def produce_configuration(
@@ -214,14 +366,23 @@ def produce_configuration(
     return _descriptors.produce_configuration( path )
 
 
-def produce_elicitor( ) -> _mcp.Elicitor:
+def produce_elicitor( ) -> __.typx.Any:
     ''' Returns elicitor of the interactive commands (invoke, converse).
 
         When an MCP server asks the user for input, the questions go to
         the standard error stream and the answers come from the standard
         input; at its end, the request is cancelled.
     '''
+    from .. import mcp as _mcp
     return _mcp.produce_terminal_elicitor( _sys.stdin, _sys.stderr )
+
+
+def validate_provider( name: str, command: str ) -> str:
+    ''' Returns name of a known provider; raises usage error else. '''
+    if name in _providers.PROVIDERS: return name
+    raise _exceptions.UsageInvalidity(
+        f"unknown provider {name!r} for --provider; the providers of "
+        f"{command} are {_providers.survey_names( )}." )
 
 
 def describe_providers( default: str = '' ) -> str:
@@ -312,9 +473,9 @@ def _produce_survey(
         entry: dict[ str, __.typx.Any ] = {
             'name': ensemble.name, 'kind': _describe_kind( ensemble ),
             'description': ensemble.configuration.description,
-            'tools': [ ] }
+            'tools': [ ], 'error': None }
         if not __.is_absent( failure ):
-            entry[ 'error' ] = describe_exception( failure ).strip( )
+            entry[ 'error' ] = describe_error( failure )
         else:
             entry[ 'tools' ] = [ {
                 'name': invoker.name,
@@ -326,11 +487,15 @@ def _produce_survey(
     disabled = [
         descriptor.name for descriptor in configuration.ensembles
         if not descriptor.enabled ]
+    # Without roots, the file tools read the current directory.
+    roots = [
+        { 'path': str( root.path ), 'writable': root.writable,
+          'default': False }
+        for root in configuration.roots ] or [
+        { 'path': str( __.Path.cwd( ) ), 'writable': False,
+          'default': True } ]
     return {
-        'configuration': configuration.location,
-        'roots': [
-            { 'path': str( root.path ), 'writable': root.writable }
-            for root in configuration.roots ],
+        'configuration': configuration.location, 'roots': roots,
         'ensembles': entries, 'disabled': disabled }
 
 
@@ -348,21 +513,20 @@ def _render_result( result: _canisters.ResultCanister ) -> __.typx.Any:
 def _render_survey( report: __.cabc.Mapping[ str, __.typx.Any ] ) -> str:
     lines = [ "Configuration: {location}".format(
         location = report[ 'configuration' ] ) ]
-    roots = report[ 'roots' ] or [
-        { 'path': "{path} (current directory)".format( path = __.Path.cwd( ) ),
-          'writable': False } ]
     lines.extend(
-        "Root: {path} ({mode})".format(
+        "Root: {path}{default} ({mode})".format(
             path = root[ 'path' ],
+            default = ' (current directory)' if root[ 'default' ] else '',
             mode = 'writable' if root[ 'writable' ] else 'read-only' )
-        for root in roots )
+        for root in report[ 'roots' ] )
     for entry in report[ 'ensembles' ]:
         lines.append( '' )
         error = entry.get( 'error' )
         lines.append( "Ensemble {name} ({kind}, {count} tools){error}".format(
             name = entry[ 'name' ], kind = entry[ 'kind' ],
             count = len( entry[ 'tools' ] ),
-            error = f": {error}" if error else '' ) )
+            error = ": error: {message}".format(
+                message = error[ 'message' ] ) if error else '' ) )
         width = max(
             ( len( tool[ 'provider_name' ] ) for tool in entry[ 'tools' ] ),
             default = 0 )

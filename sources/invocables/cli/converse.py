@@ -17,7 +17,6 @@ from . import __
 from . import commands as _commands
 from .. import canisters as _canisters
 from .. import conversations as _conversations
-from .. import descriptors as _descriptors
 from .. import exceptions as _exceptions
 from .. import execution as _execution
 from .. import providers as _providers
@@ -33,6 +32,11 @@ MODELS_DEFAULT: __.cabc.Mapping[ str, str ] = __.types.MappingProxyType( {
     if not __.is_absent( provider.model ) } )
 OLLAMA_URL_DEFAULT = 'http://127.0.0.1:11434'
 
+# Errors of SDKs (and of httpx, which most use) when a server is unreachable.
+_CONNECTION_ERRORS = frozenset( (
+    'APIConnectionError', 'APITimeoutError', 'ConnectError',
+    'ConnectTimeout', 'EndpointConnectionError', 'ConnectionError',
+) )
 _LOCAL_KEY = 'local' # OpenAI-compatible local servers ignore the key
 _SUMMARY_LENGTH_MAXIMUM = 160
 
@@ -49,8 +53,8 @@ def access_model(
     '''
     if model: return model
     if base_url or provider not in MODELS_DEFAULT:
-        raise _exceptions.ConfigurationInvalidity(
-            '--model', "name the model which the server at "
+        raise _exceptions.UsageInvalidity(
+            "--model is needed: name the model which the server at "
             "{url} serves (such as --model qwen3:8b).".format(
                 url = base_url or OLLAMA_URL_DEFAULT ) )
     return MODELS_DEFAULT[ provider ]
@@ -97,7 +101,7 @@ def produce_client( provider: str, base_url: str | None ) -> __.typx.Any:
     '''
     import os
     entry = _providers.access_provider(
-        provider, 'the providers of the converse command' )
+        _commands.validate_provider( provider, 'converse' ) )
     variables = entry.keys
     key = next( filter( None, map( os.environ.get, variables ) ), None )
     if variables and not key and not base_url:
@@ -127,7 +131,7 @@ def produce_parser(
         '--base-url', help = "URL of an OpenAI-compatible server, such as "
         "http://127.0.0.1:11434/v1 for Ollama (no key needed)" )
     converse.add_argument(
-        '--rounds', type = int, default = 10,
+        '--rounds', type = _validate_rounds, default = 10,
         help = "most calls of the model (default: 10)" )
     converse.add_argument(
         '--confirm', action = 'store_true',
@@ -270,9 +274,64 @@ def _import_sdk( provider: _providers.Provider ) -> __.typx.Any:
     from importlib import import_module
     try: return import_module( provider.sdk )
     except ImportError as exception:
-        raise _exceptions.ProviderNoSupport(
-            provider.sdk, f"its SDK is not installed; install "
-            f"'invocables[{provider.extra}]'." ) from exception
+        raise _exceptions.ExtraAbsence(
+            provider.extra, f"the provider {provider.name!r}"
+        ) from exception
+
+
+def _access_reason( exception: BaseException ) -> str | None:
+    ''' Returns why a server could not be reached, if that went wrong.
+
+        Follows the causes of an SDK's error (such as
+        ``APIConnectionError``, from ``httpx.ConnectError``) down to the
+        operating system's.
+    '''
+    import socket
+    seen: set[ int ] = set( )
+    item: BaseException | None = exception
+    reason: str | None = None
+    while item is not None and id( item ) not in seen:
+        seen.add( id( item ) )
+        genus = type( item ).__name__
+        if isinstance( item, ConnectionRefusedError ):
+            return 'connection refused'
+        if isinstance( item, socket.gaierror ):
+            return 'unknown host'
+        if isinstance( item, ( ConnectionError, TimeoutError ) ) or (
+            genus in _CONNECTION_ERRORS
+        ): reason = reason or _describe_reason( item )
+        item = item.__cause__ or item.__context__
+    return reason
+
+
+def _describe_reason( exception: BaseException ) -> str:
+    text = ' '.join( str( exception ).split( ) )
+    if 'refused' in text.lower( ): return 'connection refused'
+    if 'timed out' in text.lower( ) or 'timeout' in type(
+        exception ).__name__.lower( ): return 'timed out'
+    return text or type( exception ).__name__
+
+
+def _access_url(
+    client: __.typx.Any, provider: _providers.Provider, base_url: str | None
+) -> str:
+    ''' Returns URL of provider's server: given, the client's, or name. '''
+    if base_url: return base_url
+    for name in ( 'base_url', '_base_url' ):
+        url = getattr( client, name, None )
+        if url: return str( url )
+    if provider.sdk == 'httpx': return OLLAMA_URL_DEFAULT
+    return f"the {provider.name} API"
+
+
+def _validate_rounds( text: str ) -> int:
+    ''' Returns bound on rounds; at least 1 (for argparse). '''
+    try: rounds = int( text )
+    except ValueError: rounds = 0
+    if rounds < 1:
+        raise _argparse.ArgumentTypeError(
+            f"expected a whole number of at least 1, not {text!r}" )
+    return rounds
 
 
 def _summarize( text: str ) -> str:
@@ -287,14 +346,20 @@ async def _execute_converse( options: _argparse.Namespace ) -> int:
     model = access_model(
         options.provider, options.model, options.base_url )
     configuration = _commands.produce_configuration( options )
-    ensembles = await _descriptors.prepare_ensembles(
-        configuration, connect = True,
-        elicitor = _commands.produce_elicitor( ) )
+    ensembles = await _commands.prepare_ensembles(
+        configuration, interactive = True )
     try:
         finished = await converse(
             client, ensembles, options.provider, model, options.prompt,
             options.rounds, ( _sys.stdout, _sys.stderr ),
             _sys.stdin if options.confirm else None )
+    except Exception as exception:
+        reason = _access_reason( exception )
+        if reason is None: raise
+        provider = _providers.access_provider( options.provider )
+        raise _exceptions.ProviderInaccessibility(
+            provider.name, _access_url( client, provider, options.base_url ),
+            reason ) from exception
     finally: await _commands.disconnect( ensembles )
     if finished: return 0
     _sys.stderr.write(

@@ -10,7 +10,6 @@ import sys as _sys
 
 from . import __
 from . import commands as _commands
-from .. import descriptors as _descriptors
 from .. import naming as _naming
 from .. import search as _search
 
@@ -33,8 +32,7 @@ def produce_parser(
 
 async def _execute_search( options: _argparse.Namespace ) -> int:
     configuration = _commands.produce_configuration( options )
-    ensembles = await _descriptors.prepare_ensembles(
-        configuration, connect = True )
+    ensembles = await _commands.prepare_ensembles( configuration )
     try:
         tool_search = _search.ToolSearch( ensembles )
         matches = tool_search.query_matches( options.query, options.limit )

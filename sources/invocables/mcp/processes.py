@@ -99,7 +99,8 @@ class ProcessWatch(
             except ValueError: how = f"signal {-self.returncode}"
             status = f"was killed by {how}"
         else: status = f"exited with status {self.returncode}"
-        text = f"the server process (pid {self.pid}) {status}"
+        # No pid: the same failure reads the same on every run.
+        text = f"the server process {status}"
         if self.stderr:
             tail = self.redactor.redact( ' | '.join( self.stderr ) )
             text = f"{text}; its last stderr lines: {tail}"
@@ -347,7 +348,9 @@ class Streams:
         self.watch.exited.set( )
         if not self.watch.stopping:
             self.watch.unexpected = True
-            _scribe.warning(
+            # The callback warns if it matters: an exit before the session
+            # is ready is the connection's failure, reported once.
+            _scribe.debug(
                 "MCP server %r: %s.",
                 self.watch.name, self.watch.describe_exit( ) )
             self.watch.callback( )
@@ -564,6 +567,8 @@ async def _converse(
             group.start_soon( streams.watch_exit )
             try: yield streams.receiver, streams.sender
             finally:
+                with _anyio.CancelScope( shield = True ):
+                    await _await_notice( streams )
                 watch.stopping = True
                 with _anyio.CancelScope( shield = True ):
                     await streams.shut_down( grace )
@@ -680,6 +685,36 @@ async def _terminate_group( process: __.typx.Any, grace: float ) -> None:
         _signal_group( pgid, _signal.SIGKILL )
         _scribe.debug( "Killed process group %d.", pgid )
     await _reap( process )
+
+
+async def _await_notice( streams: Streams ) -> None:
+    ''' Waits until the watcher has noticed exit of a dying server.
+
+        When the server ended its output or its input, or has exited, the
+        session may end before the exit is noticed: waiting for it
+        reports how the server ended (status, stderr tail) every time,
+        never a mere closed connection, whatever the load of the machine.
+    '''
+    watch = streams.watch
+    if watch.exited.is_set( ): return
+    if not (
+        streams.stdout_done.is_set( ) or streams.sender.closed
+        or _is_exited( streams.process )
+    ): return
+    with _anyio.move_on_after( _REAP_TIMEOUT ): await watch.exited.wait( )
+
+
+def _is_exited( process: __.typx.Any ) -> bool:
+    ''' Returns whether process has exited, reaped or not (not reaping). '''
+    if process.returncode is not None: return True
+    waitid = getattr( _os, 'waitid', None )
+    if waitid is None: return False # pragma: no cover
+    try:
+        state = waitid(
+            _os.P_PID, process.pid,
+            _os.WEXITED | _os.WNOHANG | _os.WNOWAIT )
+    except ChildProcessError: return True # reaped meanwhile
+    return state is not None
 
 
 async def _reap( process: __.typx.Any ) -> None:
