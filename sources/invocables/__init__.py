@@ -76,6 +76,7 @@ if __.typx.TYPE_CHECKING:
     from . import conversations as conversations
     from . import descriptors as descriptors
     from . import dialects as dialects
+    from . import history as history
     from . import mcp as mcp
     from . import processors as processors
     from . import serving as serving
@@ -88,8 +89,8 @@ __version__ = '1.0a0'
 
 
 _lazy_modules = frozenset( (
-    'builtins', 'conversations', 'descriptors', 'dialects', 'mcp',
-    'processors', 'serving' ) )
+    'builtins', 'conversations', 'descriptors', 'dialects', 'history',
+    'mcp', 'processors', 'serving' ) )
 _lazy_names: __.cabc.Mapping[ str, str ] = __.types.MappingProxyType( {
     'prepare_ensembles': 'descriptors', 'produce_processor': 'processors' } )
 

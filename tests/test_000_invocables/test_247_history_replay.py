@@ -278,3 +278,39 @@ async def test_110_superseded_reads_of_recorded_history( provider ):
     again = history.trim_history( exact.messages, provider )
     assert again.trimmed == ( )
     assert again.messages == exact.messages
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize( 'provider', [ 'anthropic', 'gemini', 'bedrock' ] )
+async def test_200_loop_trims_before_each_request( provider ):
+    ''' With option ``trimming``, the loop sends each request trimmed; its
+        transcript keeps every result.
+    '''
+    answers = [
+        scripted.answer_fixture( _CAPTURES[ provider ] ),
+        *( _answer_calls( provider, index + 1, calls )
+           for index, calls in enumerate( _ROUNDS ) ),
+        _answer_text( provider ) ]
+    ensemble = _produce_ensemble( )
+    with scripted.ScriptedServer( answers ) as server:
+        conversation = conversations.produce_conversation(
+            provider, _produce_client( provider, server ), [ ensemble ],
+            model = 'model-replay', tokens_maximum = 256,
+            trimming = history.Trimming( superseded = False, keep = 1 ) )
+        async with ensemble:
+            transcript = await conversation.converse( 'Work.' )
+    assert transcript.termination is conversations.Terminations.Completion
+    assert history.PLACEHOLDER_PREFIX not in json.dumps(
+        transcript.messages )
+    bodies = [ request.body for request in server.requests ]
+    placeheld = [
+        json.dumps( body ).count( history.PLACEHOLDER_PREFIX )
+        for body in bodies ]
+    assert placeheld[ 0 ] == 0
+    assert placeheld == sorted( placeheld )
+    assert placeheld[ -1 ] > 0
+    recorded = await _record( provider )
+    _, sent = await _converse(
+        provider, [ _answer_text( provider ) ], recorded[ : -1 ] )
+    assert _survey_shape( _access_history( bodies[ -1 ] ) )[ 1 : ] == (
+        _survey_shape( _access_history( sent[ 0 ] ) )[ 1 : ] )

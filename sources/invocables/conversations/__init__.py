@@ -14,6 +14,7 @@
 
 from . import __
 from . import base as base
+from .. import history as _history
 from .. import providers as _providers
 from .. import selection as _selection
 
@@ -68,6 +69,7 @@ class ConversationOptions( _typx.TypedDict, total = False ):
     failure_policy: __.execution.FailurePolicies
     alerter: __.execution.Alerter
     selector: _selection.Selector
+    trimming: _history.Trimming
 
 
 if _typx.TYPE_CHECKING:

@@ -17,6 +17,7 @@
 
 
 from . import __
+from .. import history as _history
 from .. import policies as _policies # serving: permission policies
 from .. import providers as _providers
 from .. import selection as _selection
@@ -250,6 +251,12 @@ class ConversationBase(
             of tools not offered in their round are answered as calls of
             unknown tools. Default: every tool, every round. ''' ),
     ] = __.absent
+    trimming: __.typx.Annotated[
+        __.Absential[ _history.Trimming ],
+        __.ddoc.Doc( ''' Trims stale tool results from the history before
+            each request (see :py:mod:`invocables.history`); the
+            transcript keeps them all. Default: nothing trimmed. ''' ),
+    ] = __.absent
 
     def __post_init__( self ) -> None:
         if self.rounds_maximum < 1:
@@ -399,7 +406,7 @@ class ConversationBase(
                     self.selector, transcript, round_ )
             reply: __.Absential[ Reply ] = __.absent
             async for portion in self._request(
-                transcript, tools, streaming = streaming
+                self._trim( transcript ), tools, streaming = streaming
             ):
                 if isinstance( portion, Reply ):
                     reply = portion
@@ -514,6 +521,14 @@ class ConversationBase(
         if isinstance( messages, str ):
             return [ self.produce_message( messages ) ]
         return [ dict( message ) for message in messages ]
+
+    def _trim(
+        self, transcript: list[ NativeObject ]
+    ) -> list[ NativeObject ]:
+        ''' Returns history to send: the transcript, trimmed if asked. '''
+        if __.is_absent( self.trimming ): return transcript
+        return self.trimming.trim_history(
+            transcript, self.provider ).messages
 
     async def _request(
         self,
