@@ -304,6 +304,14 @@ def is_content( value: object ) -> __.typx.TypeIs[ Content ]:
     return isinstance( value, _content_classes )
 
 
+def normalize_data( value: object ) -> object:
+    ''' Returns JSON-like data whose keys and texts every UTF-8 encoder
+        accepts (see :py:func:`normalize_text`); the same object when they
+        all are.
+    '''
+    return _normalize_data( value, 0 )
+
+
 def normalize_text( text: str ) -> str:
     ''' Returns text which every UTF-8 encoder accepts: text as it is, when
         it is valid Unicode (the common case, checked quickly).

@@ -58,6 +58,8 @@ _identifier_head = __.re.compile(
 _identifier_tail = __.re.compile(
     rb'"id"\s*:\s*' + _identifier.encode( )
     + rb'\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$' )
+# A JSON escape of a UTF-16 half (a surrogate), lone or paired.
+_escape_half = __.re.compile( rb'\\u[dD][89a-fA-F]' )
 _request_head = __.re.compile(
     rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?'
     rb'(?:"id"\s*:\s*[^,]+,\s*)?"method"\s*:' )
@@ -278,26 +280,17 @@ class Streams:
         '''
         if isinstance( line, Oversize ): return self._refuse( line )
         if not line or line.isspace( ): return None
-        try: message = _validate( line )
-        except ValueError as exception: failure = exception
-        else:
+        message = _read_message( line )
+        if not isinstance( message, ValueError ):
             if self.screen is not None and self.screen.pending:
                 self.screen.amend_answer( message )
             return _SessionMessage( message )
-        text = _decode_leniently( line )
-        if '\ufffd' in text:
-            try: message = _validate( text )
-            except ValueError as exception: failure = exception
-            else:
-                if self.screen is not None and self.screen.pending:
-                    self.screen.amend_answer( message )
-                return _SessionMessage( message )
-        text = text[ : _NOISE_LENGTH_MAXIMUM ]
+        text = _decode_leniently( line )[ : _NOISE_LENGTH_MAXIMUM ]
         if self.watch.noise is None: self.watch.noise = text
         _scribe.debug(
             "MCP server %r wrote a line which is not JSON-RPC: %s",
             self.watch.name, self.watch.redactor.redact( text ) )
-        return failure
+        return message
 
     def _refuse( self, line: 'Oversize' ) -> _SessionMessage | None:
         ''' Answers request of an oversized line with an error. '''
@@ -611,6 +604,27 @@ def _decode_leniently( data: bytes | bytearray ) -> str:
 
 
 _parse_message = _sdk.produce_message_parser( )
+
+
+def _read_message( line: bytes | bytearray ) -> __.typx.Any:
+    ''' Returns JSON-RPC message of line; or, if none, why (a ValueError).
+
+        The SDK's parser refuses escapes of lone UTF-16 halves, which are
+        valid JSON: the standard parser reads such a line (what goes out is
+        made sendable where it leaves: results, listings). A line which is
+        not UTF-8 is read again with replacement characters, so that one
+        bad byte in a result loses no answer.
+    '''
+    try: return _validate( line )
+    except ValueError as exception: failure = exception
+    if _escape_half.search( line ):
+        try: return _sdk.validate_message( line, parse = True )
+        except ( ValueError, RecursionError ): pass
+    text = _decode_leniently( line )
+    if '\ufffd' in text:
+        try: return _validate( text )
+        except ValueError as exception: failure = exception
+    return failure
 
 
 def _validate( data: bytes | bytearray | str ) -> __.typx.Any:

@@ -25,6 +25,7 @@ from . import sdk as _sdk
 from .sdk import ClientSession as _ClientSession
 from .sdk import Error as _MCPError
 from .sdk import types as _mcp_types
+from .. import canisters as _canisters
 from .. import exceptions as _exceptions
 
 
@@ -304,8 +305,7 @@ class Runner:
         tools = await _list_tools( self.name, session )
         self.connection.listings += 1
         redactor = self.connection.redactor
-        if not redactor.is_vacant( ):
-            tools = [ _redact_tool( redactor, tool ) for tool in tools ]
+        tools = [ _prepare_tool( redactor, tool ) for tool in tools ]
         self.listener( tools, tuple( self.screen.refusals ) )
 
     def _describe( self, exception: BaseException ) -> str:
@@ -360,20 +360,24 @@ def _is_undelivered( exception: BaseException ) -> bool:
         for item in _flatten( exception ) )
 
 
-def _redact_tool(
+def _prepare_tool(
     redactor: _configuration.Redactor, tool: _mcp_types.Tool
 ) -> _mcp_types.Tool:
-    ''' Returns tool with secrets replaced in all but its name.
+    ''' Returns tool with secrets replaced and text made sendable, in all
+        but its name (which calls send back as it is).
 
         What a server lists reaches every provider's tool list, the list
         which ``serve`` sends, descriptors written and spans: its secrets
-        are replaced once, here, where it enters.
+        are replaced and its lone surrogates (JSON escapes of UTF-16
+        halves) escaped once, here, where it enters.
     '''
     data = tool.model_dump( by_alias = True, exclude_none = True )
-    redacted = redactor.redact_data( data )
-    if redacted == data: return tool
-    redacted[ 'name' ] = tool.name
-    return type( tool ).model_validate( redacted )
+    prepared = __.typx.cast(
+        dict[ str, __.typx.Any ],
+        _canisters.normalize_data( redactor.redact_data( data ) ) )
+    if prepared is data or prepared == data: return tool
+    prepared[ 'name' ] = tool.name
+    return type( tool ).model_validate( prepared )
 
 
 async def _list_tools(

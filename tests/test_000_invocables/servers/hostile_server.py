@@ -16,7 +16,10 @@
                            as the TypeScript SDK does;
     ``--describe-from NAME`` lists a tool ``described`` whose title,
                            description, parameter default and output schema
-                           quote the variable NAME.
+                           quote the variable NAME;
+    ``--lone-surrogates``  lists a tool ``halves`` whose description and
+                           schema hold lone surrogates (JSON escapes of
+                           UTF-16 halves).
 
     Tools: ``echo( message )``; ``big( size )``, a text of ``size`` bytes;
     ``noisy( message )``, which first writes a non-JSON line, a line of
@@ -98,6 +101,7 @@ def main( ) -> None:
     parser.add_argument( '--bad-tools', action = 'store_true' )
     parser.add_argument( '--id-last', action = 'store_true' )
     parser.add_argument( '--describe-from', default = '' )
+    parser.add_argument( '--lone-surrogates', action = 'store_true' )
     options = parser.parse_args( )
     if options.banner_from:
         options.banner = os.environ.get( options.banner_from, '' )
@@ -107,6 +111,12 @@ def main( ) -> None:
     tools = _GOOD_TOOLS + ( _BAD_TOOLS if options.bad_tools else [ ] )
     if options.describe_from:
         tools = [ *tools, _describe( os.environ.get( options.describe_from ) ) ]
+    if options.lone_surrogates:
+        tools = [ *tools, {
+            'name': 'halves', 'description': 'Half \ud800 of a pair.',
+            'inputSchema': {
+                'type': 'object',
+                'properties': { 'x\udfff': { 'type': 'string' } } } } ]
     for line in sys.stdin.buffer:
         if not line.strip( ): continue
         message = json.loads( line )
