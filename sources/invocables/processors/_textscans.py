@@ -26,11 +26,6 @@ _python_strings = {
     "'": __.re.compile( r"['\\]" ), '"': __.re.compile( r'["\\]' ) }
 _python_closers = { '[': ']', '(': ')', '{': '}' }
 
-# String states of a JSON scan.
-_OUTSIDE = 0
-_INSIDE = 1
-_ESCAPED = 2
-
 Spans: __.typx.TypeAlias = tuple[ tuple[ int, int ], ... ]
 
 
@@ -242,61 +237,57 @@ def survey_braces( text: str ) -> BraceEnds:
         A scan from a brace differs from a scan from an earlier one only in
         its depth and its string state; scans in the same string state at
         the same place go on alike. So the pass follows at most three
-        tracks, one per string state, each a stack of groups of braces (the
-        scans at one depth); tracks which meet are merged, groups aligned
-        from the top. Text must be shorter than the maximum size of a
-        region (no scan of it is abandoned as too large).
+        tracks, one per string state (outside strings, inside, just after a
+        backslash inside), each a stack of groups of braces (the scans at
+        one depth); tracks which meet are merged, groups aligned from the
+        top. Text must be shorter than the maximum size of a region (no
+        scan of it is abandoned as too large).
     '''
     closed: dict[ int, int ] = { }
     abandoned: dict[ int, int ] = { }
-    tracks: dict[ int, _Stack ] = { }
+    outside: _Stack | None = None
+    inside: _Stack | None = None
+    escaped: _Stack | None = None
     backslash = -2
     for match in _json_special_all.finditer( text ):
         index = match.start( )
-        if _ESCAPED in tracks and backslash + 1 < index:
+        if escaped is not None and backslash + 1 < index:
             # The escape took the character after the backslash.
-            _merge_track( tracks, _INSIDE, tracks.pop( _ESCAPED ) )
+            inside = _merge_tracks( inside, escaped )
+            escaped = None
         character = match.group( )
-        following: dict[ int, _Stack ] = { }
-        for state, stack in tracks.items( ):
-            if state == _ESCAPED: target = _INSIDE
-            elif state == _INSIDE:
-                target = (
-                    _OUTSIDE if character == '"' else
-                    _ESCAPED if character == '\\' else _INSIDE )
-            else:
-                target = _INSIDE if character == '"' else _OUTSIDE
-                if character == '{':
-                    _push_brace( stack, index, abandoned )
-                elif character == '}' and stack:
-                    for position in stack.pop( ):
-                        closed[ position ] = index + 1
-            _merge_track( following, target, stack )
-        if character == '{' and _OUTSIDE not in tracks:
-            # A scan starts at this brace: a new track.
-            _merge_track( following, _OUTSIDE, [ [ index ] ] )
-        if character == '\\': backslash = index
-        tracks = following
+        if character == '"':
+            outside, inside, escaped = (
+                inside, _merge_tracks( outside, escaped ), None )
+        elif character == '\\':
+            inside, escaped = escaped, inside
+            backslash = index
+        else:
+            inside = _merge_tracks( inside, escaped )
+            escaped = None
+            if character == '{':
+                if outside is None: outside = [ ]
+                _push_brace( outside, index, abandoned )
+            elif outside:
+                for position in outside.pop( ): closed[ position ] = index + 1
     return BraceEnds( closed, abandoned )
 
 
-def _merge_track(
-    tracks: dict[ int, _Stack ], state: int, stack: _Stack
-) -> None:
-    ''' Merges stack into the track of state: groups aligned from the top,
-        the smaller group moved into the larger.
+def _merge_tracks(
+    stack: _Stack | None, other: _Stack | None
+) -> _Stack | None:
+    ''' Returns stacks merged: groups aligned from the top, the smaller
+        group moved into the larger.
     '''
-    other = tracks.get( state )
-    if other is None:
-        tracks[ state ] = stack
-        return
-    if len( other ) < len( stack ): other, stack = stack, other
-    tracks[ state ] = other
-    for depth in range( 1, len( stack ) + 1 ):
-        larger, smaller = other[ - depth ], stack[ - depth ]
+    if other is None: return stack
+    if stack is None: return other
+    if len( stack ) < len( other ): stack, other = other, stack
+    for depth in range( 1, len( other ) + 1 ):
+        larger, smaller = stack[ - depth ], other[ - depth ]
         if len( larger ) < len( smaller ): larger, smaller = smaller, larger
         larger.extend( smaller )
-        other[ - depth ] = larger
+        stack[ - depth ] = larger
+    return stack
 
 
 def _push_brace(
