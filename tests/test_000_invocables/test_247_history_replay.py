@@ -314,3 +314,42 @@ async def test_200_loop_trims_before_each_request( provider ):
         provider, [ _answer_text( provider ) ], recorded[ : -1 ] )
     assert _survey_shape( _access_history( bodies[ -1 ] ) )[ 1 : ] == (
         _survey_shape( _access_history( sent[ 0 ] ) )[ 1 : ] )
+
+
+@pytest.mark.slow
+def test_300_command_keeps_recent_results( tmp_path ):
+    ''' ``invocables converse --keep-results 1`` sends older results of the
+        io ensemble as placeholders, their calls kept.
+    '''
+    import os
+    import subprocess
+    import sys
+    ( tmp_path / 'note.txt' ).write_text( 'The code is 4217.\n' * 30 )
+    environment = {
+        name: value for name, value in os.environ.items( )
+        if not name.endswith( '_API_KEY' )
+        and name != 'INVOCABLES_CONFIGURATION' }
+    environment[ 'XDG_CONFIG_HOME' ] = str( tmp_path / 'configuration' )
+    with scripted.ScriptedServer( [
+        scripted.openai_tool_calls_stream( [
+            ( 'call_1', 'read_file', { 'path': 'note.txt' } ) ] ),
+        scripted.openai_tool_calls_stream( [
+            ( 'call_2', 'read_file', { 'path': 'note.txt' } ) ] ),
+        scripted.openai_text_stream( [ 'It is 4217.' ] ),
+    ] ) as server:
+        completed = subprocess.run(
+            [ sys.executable, '-m', 'invocables', 'converse',
+              '--provider', 'openai', '--base-url', f"{server.url}/v1",
+              '--model', 'llama3.2', '--keep-results', '1',
+              'What is the code?' ],
+            capture_output = True, text = True, timeout = 60,
+            cwd = tmp_path, env = environment, check = False )
+    assert completed.returncode == 0, completed.stderr
+    third = server.requests[ 2 ].body[ 'messages' ]
+    results = {
+        message[ 'tool_call_id' ]: message[ 'content' ]
+        for message in third if message[ 'role' ] == 'tool' }
+    assert results[ 'call_1' ].startswith( history.PLACEHOLDER_PREFIX )
+    assert results[ 'call_2' ] == 'The code is 4217.\n' * 30
+    assert [ message[ 'role' ] for message in third ] == [
+        'user', 'assistant', 'tool', 'assistant', 'tool' ]

@@ -19,6 +19,7 @@ from .. import canisters as _canisters
 from .. import conversations as _conversations
 from .. import exceptions as _exceptions
 from .. import execution as _execution
+from .. import history as _history
 from .. import providers as _providers
 
 
@@ -69,15 +70,16 @@ async def converse(
     rounds: int,
     streams: tuple[ __.typx.TextIO, __.typx.TextIO ],
     confirmation: __.typx.TextIO | None = None,
+    **options: __.typx.Any,
 ) -> bool:
     ''' Runs streamed loop; writes text and tool calls as they come.
 
         With a confirmation stream (such as the standard input), asks
         before each tool call and runs it only if the answer is yes.
         Returns whether the model finished (``False`` if the bound on
-        rounds stopped it).
+        rounds stopped it). Further options go to the conversation (such
+        as ``trimming``).
     '''
-    options: dict[ str, __.typx.Any ] = { }
     if confirmation is not None:
         options[ 'approver' ] = _Confirmer( confirmation, streams[ 1 ] )
     conversation = _conversations.produce_conversation(
@@ -137,6 +139,15 @@ def produce_parser(
         '--confirm', action = 'store_true',
         help = "ask before each tool call; answers (y or n) are read from "
         "the standard input" )
+    converse.add_argument(
+        '--keep-results', type = _validate_rounds, metavar = 'COUNT',
+        help = "send only the COUNT most recent tool results (and none "
+        "repeated by a later identical call); older ones become short "
+        "placeholders" )
+    converse.add_argument(
+        '--history-budget', type = _validate_rounds, metavar = 'CHARACTERS',
+        help = "past CHARACTERS of history, replace tool results by short "
+        "placeholders, oldest first, a quarter of the budget at a time" )
     converse.set_defaults( execute = _execute_converse )
 
 
@@ -334,6 +345,20 @@ def _validate_rounds( text: str ) -> int:
     return rounds
 
 
+def _produce_trimming(
+    options: _argparse.Namespace
+) -> dict[ str, _history.Trimming ]:
+    ''' Returns trimming of history asked by the options, if any. '''
+    keep = getattr( options, 'keep_results', None )
+    budget = getattr( options, 'history_budget', None )
+    if keep is None and budget is None: return { }
+    return { 'trimming': _history.Trimming(
+        keep = __.absent if keep is None else keep,
+        budget = __.absent if budget is None else budget,
+        clear_at_least = (
+            __.absent if budget is None else max( budget // 4, 1 ) ) ) }
+
+
 def _summarize( text: str ) -> str:
     ''' Returns text on one line, shortened. '''
     line = ' '.join( text.split( ) )
@@ -352,7 +377,8 @@ async def _execute_converse( options: _argparse.Namespace ) -> int:
         finished = await converse(
             client, ensembles, options.provider, model, options.prompt,
             options.rounds, ( _sys.stdout, _sys.stderr ),
-            _sys.stdin if options.confirm else None )
+            _sys.stdin if options.confirm else None,
+            **_produce_trimming( options ) )
     except Exception as exception:
         reason = _access_reason( exception )
         if reason is None: raise
