@@ -319,3 +319,45 @@ def test_240_linear_work( ):
     trimmed = history.trim_history( _anthropic( rounds ), keep = 10 )
     assert len( trimmed.trimmed ) == 393
     assert trimmed.trimmed[ -1 ] == 'toolu_392'
+
+
+def test_300_sdk_typed_objects( ):
+    ''' SDK typed objects are read as dictionaries are; untouched ones are
+        returned as they are, trimmed ones as plain dictionaries which the
+        SDK's models take.
+    '''
+    from anthropic.types import ToolUseBlock
+    from google.genai import types as genai_types
+    blocks = [
+        ToolUseBlock(
+            type = 'tool_use', id = f"toolu_{index}", name = 'read_file',
+            input = { 'path': '/a' } )
+        for index in range( 2 ) ]
+    messages = [ message for index, block in enumerate( blocks )
+                 for message in (
+        { 'role': 'assistant', 'content': [ block ] },
+        { 'role': 'user', 'content': [ {
+            'type': 'tool_result', 'tool_use_id': f"toolu_{index}",
+            'content': 'a' * 300 } ] } ) ]
+    trimmed = history.trim_history( messages, clear_arguments = True )
+    assert trimmed.trimmed == ( 'toolu_0', )
+    assert trimmed.messages[ 0 ][ 'content' ][ 0 ] == {
+        'type': 'tool_use', 'id': 'toolu_0', 'name': 'read_file',
+        'input': { } }
+    assert trimmed.messages[ 2 ][ 'content' ][ 0 ] is blocks[ 1 ]
+    contents = [ content for _ in range( 2 ) for content in (
+        genai_types.Content( role = 'model', parts = [ genai_types.Part(
+            function_call = genai_types.FunctionCall(
+                name = 'read_file', args = { 'path': '/a' } ) ) ] ),
+        genai_types.Content( role = 'user', parts = [ genai_types.Part(
+            function_response = genai_types.FunctionResponse(
+                name = 'read_file',
+                response = { 'result': 'b' * 300 } ) ) ] ) ) ]
+    trimmed = history.trim_history( contents, 'gemini' )
+    assert trimmed.trimmed == ( '0:0', )
+    assert trimmed.messages[ 3 ] is contents[ 3 ]
+    model = genai_types.Content.model_validate( trimmed.messages[ 1 ] )
+    response = model.parts[ 0 ].function_response
+    assert response.name == 'read_file'
+    assert response.response[ 'result' ].startswith(
+        history.PLACEHOLDER_PREFIX )
