@@ -361,3 +361,28 @@ def test_300_sdk_typed_objects( ):
     assert response.name == 'read_file'
     assert response.response[ 'result' ].startswith(
         history.PLACEHOLDER_PREFIX )
+
+
+@pytest.mark.slow
+def test_400_benchmark_runs( ):
+    ''' The benchmark of trimming runs quickly and prints both tables, with
+        less sent by every strategy than without trimming.
+    '''
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path( __file__ ).parents[ 2 ]
+    completed = subprocess.run(
+        [ sys.executable, str( root / 'benchmarks' / 'history.py' ),
+          '--quick' ],
+        capture_output = True, text = True, timeout = 600, cwd = root,
+        check = False )
+    assert completed.returncode == 0, completed.stderr
+    totals = [
+        int( total.replace( ',', '' ) ) for total in re.findall(
+            r'^\| [^|]+ \| [0-9,]+ \| [0-9,]+ \| ([0-9,]+) \|',
+            completed.stdout, re.MULTILINE ) ]
+    assert len( totals ) == 6
+    assert all( total < totals[ 0 ] for total in totals[ 1 : ] )
+    assert '## Trimming cost per request' in completed.stdout
