@@ -173,6 +173,26 @@ def test_150_installation( ):
         for path in found )
 
 
+def test_160_installation_narrow( tmp_path ):
+    ''' A configuration file among the arguments is read alone, not its
+        folder; a script in a broad folder (the home, /tmp) alone too.
+    '''
+    python = mcp_support.SERVERS_PYTHON
+    settings = tmp_path / 'settings.json'
+    settings.write_text( '{}', encoding = 'utf-8' )
+    found = sandboxes.survey_installation(
+        python, [ '--config', str( settings ), '/etc/hostname' ] )
+    assert str( settings ) in found
+    assert str( tmp_path ) not in found
+    assert '/etc' not in found
+    script = tmp_path / 'server.py'
+    script.write_text( 'print( )\n', encoding = 'utf-8' )
+    assert str( tmp_path ) in sandboxes.survey_installation(
+        python, [ str( script ) ] )
+    found = sandboxes.survey_installation( python, [ '/etc/hostname' ] )
+    assert not any( path in ( '/', '/etc', '/tmp' ) for path in found )
+
+
 @pytest.mark.asyncio
 async def test_200_no_bubblewrap( tmp_path, monkeypatch ):
     ''' Without bubblewrap, connecting fails in one line naming what to
@@ -233,6 +253,7 @@ async def test_300_filesystem_server( tmp_path ):
     assert not ( tmp_path / 'outside.txt' ).exists( )
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_310_git_server( tmp_path ):
     ''' mcp-server-git reads a repository it may read, and cannot change
@@ -287,6 +308,7 @@ class _PageHandler( BaseHTTPRequestHandler ):
     def log_message( self, *arguments ) -> None: pass
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_320_fetch_server( ):
     ''' mcp-server-fetch cannot reach a local page with the network off,
@@ -322,6 +344,7 @@ async def test_320_fetch_server( ):
         server.server_close( )
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_400_no_process_left( ):
     ''' Disconnecting leaves no process, also a child the server spawned.
@@ -335,6 +358,7 @@ async def test_400_no_process_left( ):
     assert not mcp_support.wait_until_dead( started )
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_410_deadline( ):
     ''' A call beyond its timeout is refused; the session lives on. '''
@@ -346,6 +370,7 @@ async def test_410_deadline( ):
         assert _text( content ) == 'alive'
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_420_reconnect( ):
     ''' A sandboxed server killed while idle is restarted on next call,

@@ -120,7 +120,8 @@ async def test_110_system_secrets( hostile ):
     answer = await _call( hostile, 'list_folder', path = home )
     installations = [
         os.path.realpath( path ) for path in (
-            sys.prefix, sys.base_prefix, mcp_support.SERVERS_PYTHON ) ]
+            sys.prefix, sys.base_prefix, mcp_support.SERVERS_PYTHON,
+            mcp_support.SERVERS ) ]
     if answer.startswith( 'ok:' ):
         for name in answer[ 3 : ].split( ):
             way = os.path.join( home, name ) + os.sep
@@ -170,6 +171,19 @@ async def test_140_symbolic_link( hostile, planted ):
     answer = await _call(
         hostile, 'link_hard', target = str( target ),
         link = str( planted[ 'writable' ] / 'hard' ) )
+    assert answer.startswith( 'refused:' )
+
+
+async def test_145_link_in_readable( hostile, planted ):
+    ''' A link to a secret, lying in a readable folder, leads nowhere. '''
+    link = planted[ 'readable' ] / 'planted-link'
+    if not link.is_symlink( ):
+        link.symlink_to( planted[ 'home' ] / '.ssh' / 'id_ed25519' )
+    answer = await _call( hostile, 'read_file', path = str( link ) )
+    assert answer.startswith( 'refused:' )
+    assert _SECRET not in answer
+    answer = await _call(
+        hostile, 'list_folder', path = str( planted[ 'home' ] ) )
     assert answer.startswith( 'refused:' )
 
 
@@ -226,6 +240,7 @@ async def test_190_working_folder( hostile ):
     assert answer.startswith( 'refused:' )
 
 
+@pytest.mark.slow
 async def test_200_network_allowed( planted ):
     ''' With the network allowed, the same connection succeeds. '''
     ensemble = invocables.mcp.produce_ensemble(
@@ -243,6 +258,7 @@ async def test_200_network_allowed( planted ):
         assert answer.startswith( 'refused:' )
 
 
+@pytest.mark.slow
 async def test_210_environment_listed( planted ):
     ''' A variable listed by the sandbox is passed; others are not. '''
     ensemble = invocables.mcp.produce_ensemble(

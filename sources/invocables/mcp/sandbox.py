@@ -58,6 +58,19 @@ _SYSTEM_FILES_DARWIN = tuple( f"/private/etc/{name}" for name in (
     'group', 'hosts', 'localtime', 'passwd', 'protocols', 'resolv.conf',
     'services', 'ssl/cert.pem', 'ssl/openssl.cnf',
 ) )
+# Folders which hold far more than one installation: never read whole for
+# a program or script found in them (named, not used: noqa S108).
+_FOLDERS_BROAD = frozenset( (
+    '/', '/etc', '/home', '/media', '/mnt', '/opt', '/private/etc',
+    '/private/tmp', '/private/var', '/root', '/run', '/srv',
+    '/tmp', # noqa: S108
+    '/Users', '/usr/local/etc', '/var',
+    '/var/tmp', # noqa: S108
+) )
+_SUFFIXES_SCRIPTS = frozenset( (
+    '.cjs', '.js', '.jar', '.mjs', '.php', '.pl', '.py', '.pyz', '.rb',
+    '.sh', '.ts',
+) )
 _KEYS = frozenset( ( 'read', 'write', 'network', 'environment' ) )
 _PATH_SYSTEM = ( '/usr/local/bin', '/usr/bin', '/bin' )
 _PRIVATE_PREFIX = 'invocables-sandbox-'
@@ -75,7 +88,7 @@ class Sandbox( __.immut.DataclassObject ):
         the harmless files of ``/etc``) and the server's own installation
         (the folder of its program, the virtual environment, prefix or
         ``node_modules`` folder it lies in, its interpreter's, and those of
-        files named among its arguments), writes only a private temporary
+        scripts named among its arguments), writes only a private temporary
         folder (``HOME`` and ``TMPDIR``), and has no network. ``read`` and
         ``write`` add paths (folders or files; relative paths start at the
         current folder, ``~`` is expanded); ``environment`` names variables
@@ -266,18 +279,19 @@ def survey_installation(
         (when that holds a ``lib`` folder), else its folder. Never the
         root or the home folder: then the file alone.
     '''
-    files = [ program ]
+    files = [ ( program, True ) ]
     interpreter = _read_interpreter( program )
-    if interpreter: files.append( interpreter )
+    if interpreter: files.append( ( interpreter, True ) )
     files.extend(
-        argument for argument in arguments
+        ( argument, _is_script( argument ) ) for argument in arguments
         if _os.path.isabs( argument ) or _os.sep in argument
         if _os.path.isfile( argument ) )
     found: dict[ str, None ] = { }
-    for file in files:
+    for file, script in files:
         path = _os.path.abspath( file )
         for candidate in ( path, _os.path.realpath( path ) ):
-            found[ _locate_installation( candidate ) ] = None
+            found[ _locate_installation( candidate, script = script ) ] = (
+                None )
     return tuple( found )
 
 
@@ -305,22 +319,35 @@ def validate_sandbox(
         "and environment." )
 
 
-def _locate_installation( path: str ) -> str:
-    ''' Returns folder which holds installation of file at path. '''
+def _locate_installation( path: str, *, script: bool = True ) -> str:
+    ''' Returns folder which holds installation of file at path.
+
+        A file which is no program or script (a configuration named among
+        the arguments) is its own installation; so is one whose folder is
+        broad (the root, the home folder or one above it, ``/etc``,
+        ``/tmp``, ...), which would show far more than the server.
+    '''
     parts = __.Path( path ).parents
     modules = [ part for part in parts if part.name == 'node_modules' ]
     if modules: return str( modules[ -1 ] )
     for part in parts:
         if ( part / 'pyvenv.cfg' ).is_file( ): return str( part )
     folder = __.Path( path ).parent
-    forbidden = { __.Path( '/' ), __.Path.home( ) }
-    forbidden.add( __.Path.home( ) / '.local' )
+    if not script or _is_broad( folder ): return path
     prefix = folder.parent
-    if folder.name == 'bin' and prefix not in forbidden and (
+    if folder.name == 'bin' and not _is_broad( prefix ) and (
         ( prefix / 'lib' ).is_dir( )
     ): return str( prefix )
-    if folder in forbidden: return path
     return str( folder )
+
+
+def _is_broad( folder: __.Path ) -> bool:
+    ''' Returns whether folder holds far more than one installation. '''
+    home = __.Path.home( )
+    if folder == home or folder in home.parents: return True
+    if folder in ( home / '.local', home / '.config' ): return True
+    return str( folder ) in _FOLDERS_BROAD or (
+        str( folder ) == _tempfile.gettempdir( ) )
 
 
 def _locate_program(
@@ -459,6 +486,15 @@ def _is_within( path: str, folders: __.cabc.Iterable[ str ] ) -> bool:
     return any(
         path == folder or path.startswith( folder.rstrip( '/' ) + '/' )
         for folder in folders )
+
+
+def _is_script( path: str ) -> bool:
+    ''' Returns whether file is a script (by suffix or ``#!`` line). '''
+    if _os.path.splitext( path )[ 1 ].lower( ) in _SUFFIXES_SCRIPTS:
+        return True
+    try:
+        with open( path, 'rb' ) as stream: return stream.read( 2 ) == b'#!'
+    except OSError: return False
 
 
 def _read_interpreter( program: str ) -> str:
