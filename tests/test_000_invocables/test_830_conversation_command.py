@@ -9,6 +9,7 @@
 
 
 import os
+import socket
 import subprocess
 import sys
 
@@ -220,3 +221,40 @@ def test_250_confirm( tmp_path ):
         'role': 'tool', 'tool_call_id': 'call_1', 'content': 'Alpha.\n' }
     assert results[ 1 ][ 'content' ].startswith(
         'Error: The user did not approve' )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize( 'provider, key, url', [
+    ( 'openai', 'OPENAI_API_KEY', '{base}/v1' ),
+    ( 'anthropic', 'ANTHROPIC_API_KEY', '{base}' ),
+    ( 'ollama', 'OLLAMA_UNUSED', '{base}' ),
+] )
+def test_260_unreachable_server_named( tmp_path, provider, key, url ):
+    ''' A provider's server which refuses the connection is one line which
+        names its URL; status 1.
+    '''
+    with socket.socket( ) as probe: # a port nobody listens on
+        probe.bind( ( '127.0.0.1', 0 ) )
+        base = f"http://127.0.0.1:{probe.getsockname( )[ 1 ]}"
+    address = url.format( base = base )
+    completed = _run(
+        [ '--provider', provider, '--base-url', address, '--model', 'm',
+          'Hello?' ], tmp_path, **{ key: 'a-test-key' } )
+    assert completed.returncode == 1
+    assert completed.stdout == ''
+    lines = completed.stderr.splitlines( )
+    assert lines == [
+        f"invocables: error: cannot reach {address}: connection refused "
+        f"(provider {provider!r})." ]
+
+
+def test_270_usage_errors( tmp_path ):
+    ''' Unknown provider, missing model, rounds below 1: status 2. '''
+    for arguments in (
+        [ '--provider', 'nobody', 'Hello?' ],
+        [ '--provider', 'ollama', 'Hello?' ],
+        [ '--rounds', '0', 'Hello?' ],
+    ):
+        completed = _run( arguments, tmp_path )
+        assert completed.returncode == 2, completed.stderr
+        assert 'Traceback' not in completed.stderr
