@@ -251,14 +251,14 @@ class Trimming( __.immut.DataclassObject ):
 
 class _Result:
 
-    __slots__ = ( 'content', 'index', 'position', 'trimmed' )
+    __slots__ = ( 'index', 'position', 'text', 'trimmed' )
 
     def __init__( self, index: int, position: int, content: object ):
         self.index = index
         self.position = position
-        self.content = content
+        self.text = _render( content ) # measured once, for every strategy
         # Placeholders stand alone, or in one wrapper of their provider.
-        self.trimmed = PLACEHOLDER_PREFIX in _render( content )[ : 80 ]
+        self.trimmed = PLACEHOLDER_PREFIX in self.text[ : 80 ]
 
 
 class _Call:
@@ -347,8 +347,7 @@ def _mark_budget(
     if __.is_absent( budget ): return
     count = trimming.counter
     placeholder = count( _produce_placeholder( _REASON_BUDGET ) )
-    sizes = { id( call ): count( _render( _result_of( call ).content ) )
-              for call in live }
+    sizes = { id( call ): count( _result_of( call ).text ) for call in live }
     total = sum( count( _render( message ) ) for message in messages )
     total -= sum(
         max( sizes[ key ] - placeholder, 0 )
@@ -499,7 +498,7 @@ def _rebuild(
         if reason is None: continue
         result = _result_of( call )
         text = _produce_placeholder( reason )
-        length = len( _render( result.content ) )
+        length = len( result.text )
         if length <= len( text ): continue # shorter than its placeholder
         saved += length - len( text )
         trimmed.append( call )
