@@ -76,7 +76,9 @@ _MARKERS: __.cabc.Mapping[ str, tuple[ str, bool ] ] = (
 _brackets = __.re.compile( r'\[+' )
 _fence = __.re.compile( r'```[A-Za-z0-9_+-]{0,32}' )
 _fence_prefix = __.re.compile( r'```[A-Za-z0-9_+-]{0,32}|`{1,2}' )
-_glue = __.re.compile( r'[\s\],;]+' )
+# Separators, with each '[' which starts nothing (not a marker, a run of
+# brackets or a pythonic call): a run of them is one token.
+_glue = __.re.compile( r'(?:[\s\],;]|\[(?=\s*[^\sA-Za-z_/]))+' )
 _mistral_head = __.re.compile( r'\s*([A-Za-z0-9_.-]{1,64})\s*\{' )
 _mistral_prefix = __.re.compile( r'\s*(?:[A-Za-z0-9_.-]{1,64}\s*)?' )
 _name_field = __.re.compile( r'"name"\s{0,8}:\s{0,8}"([A-Za-z0-9_.-]{1,64})"' )
