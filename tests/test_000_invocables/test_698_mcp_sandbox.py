@@ -15,6 +15,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -469,3 +470,44 @@ def test_520_servers_json( tmp_path ):
     assert git.options.sandbox.read == ( str( tmp_path / 'repository' ), )
     assert time.options.sandbox == invocables.mcp.Sandbox( )
     assert not isinstance( open_.options.sandbox, invocables.mcp.Sandbox )
+
+
+@pytest.mark.slow
+def test_600_survey( tmp_path ):
+    ''' ``survey`` and ``survey --json`` show each server's sandbox, the
+        server connected inside it; an unconfined server says so.
+    '''
+    echo = mcp_support.produce_server_command( 'echo_server.py' )
+    document = { 'mcpServers': {
+        'confined': {
+            'command': echo[ 0 ], 'args': echo[ 1 : ],
+            'sandbox': { 'read': [ 'data' ], 'environment': [ 'TOKEN' ] } },
+        'open': { 'command': echo[ 0 ], 'args': echo[ 1 : ] },
+    } }
+    ( tmp_path / 'data' ).mkdir( )
+    ( tmp_path / 'mcp.json' ).write_text( json.dumps( document ) )
+    ( tmp_path / 'invocables.toml' ).write_text(
+        "[[ensembles]]\nmcp_servers = 'mcp.json'\n" )
+    environment = dict( os.environ )
+    environment.pop( 'INVOCABLES_CONFIGURATION', None )
+    environment[ 'XDG_CONFIG_HOME' ] = str( tmp_path )
+    def survey( *arguments ):
+        process = subprocess.run(
+            [ sys.executable, '-m', 'invocables', '--configuration',
+              str( tmp_path / 'invocables.toml' ), 'survey', *arguments ],
+            cwd = tmp_path, env = environment, capture_output = True,
+            text = True, timeout = 120, check = False )
+        assert process.returncode == 0, process.stderr
+        return process.stdout
+    report = json.loads( survey( '--json' ) )
+    entries = { entry[ 'name' ]: entry for entry in report[ 'ensembles' ] }
+    assert entries[ 'confined' ][ 'sandbox' ] == {
+        'read': [ str( tmp_path / 'data' ) ], 'write': [ ],
+        'network': False, 'environment': [ 'TOKEN' ] }
+    assert entries[ 'confined' ][ 'error' ] is None
+    assert entries[ 'confined' ][ 'tools' ]
+    assert entries[ 'open' ][ 'sandbox' ] is False
+    text = survey( )
+    assert "Sandbox: read {path}; write private folder only; network off; "\
+        "environment TOKEN".format( path = tmp_path / 'data' ) in text
+    assert 'Sandbox: none (unconfined)' in text

@@ -462,6 +462,32 @@ def _produce_policy( options: _argparse.Namespace ) -> __.typx.Any:
         options.policies, approver = _policies.produce_terminal_approver( ) )
 
 
+def _describe_sandbox( ensemble: _ensembles.Ensemble ) -> __.typx.Any:
+    ''' Returns sandbox of a stdio server as JSON (read, write, network,
+        environment); false for one unconfined; None for other ensembles.
+    '''
+    if isinstance( ensemble, _descriptors.PinnedEnsemble ):
+        server = ensemble.server
+        transport, sandbox = server.transport, server.sandbox
+    elif _is_server( ensemble ):
+        server_: __.typx.Any = ensemble # an invocables.mcp.ServerEnsemble
+        transport = server_.parameters.transport.value
+        sandbox = server_.options.sandbox
+        if not __.is_absent( sandbox ): sandbox = sandbox.as_dictionary( )
+    else: return None
+    if transport != 'stdio': return None
+    if __.is_absent( sandbox ): return False
+    values: dict[ str, __.typx.Any ] = {
+        'read': [ ], 'write': [ ], 'network': False, 'environment': [ ] }
+    if isinstance( sandbox, __.cabc.Mapping ):
+        mapping = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], sandbox )
+        values.update( {
+            key: list( __.typx.cast( __.cabc.Iterable[ str ], value ) )
+            if isinstance( value, ( list, tuple ) ) else value
+            for key, value in mapping.items( ) } )
+    return values
+
+
 def _produce_survey(
     configuration: _descriptors.Configuration,
     ensembles: __.cabc.Sequence[ _ensembles.Ensemble ],
@@ -473,6 +499,7 @@ def _produce_survey(
         entry: dict[ str, __.typx.Any ] = {
             'name': ensemble.name, 'kind': _describe_kind( ensemble ),
             'description': ensemble.configuration.description,
+            'sandbox': _describe_sandbox( ensemble ),
             'tools': [ ], 'error': None }
         if not __.is_absent( failure ):
             entry[ 'error' ] = describe_error( failure )
@@ -527,6 +554,18 @@ def _render_survey( report: __.cabc.Mapping[ str, __.typx.Any ] ) -> str:
             count = len( entry[ 'tools' ] ),
             error = ": error: {message}".format(
                 message = error[ 'message' ] ) if error else '' ) )
+        sandbox = entry.get( 'sandbox' )
+        if sandbox is False: lines.append( "  Sandbox: none (unconfined)" )
+        elif sandbox:
+            lines.append(
+                "  Sandbox: read {read}; write {write}; network {network}; "
+                "environment {environment}".format(
+                    read = ', '.join( sandbox[ 'read' ] ) or 'system only',
+                    write = ', '.join( sandbox[ 'write' ] ) or (
+                        'private folder only' ),
+                    network = 'on' if sandbox[ 'network' ] else 'off',
+                    environment = ', '.join(
+                        sandbox[ 'environment' ] ) or 'none listed' ) )
         width = max(
             ( len( tool[ 'provider_name' ] ) for tool in entry[ 'tools' ] ),
             default = 0 )
