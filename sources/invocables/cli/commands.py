@@ -560,7 +560,8 @@ def _render_survey( report: __.cabc.Mapping[ str, __.typx.Any ] ) -> str:
             lines.append(
                 "  Sandbox: read {read}; write {write}; network {network}; "
                 "environment {environment}".format(
-                    read = ', '.join( sandbox[ 'read' ] ) or 'system only',
+                    read = ', '.join( sandbox[ 'read' ] ) or (
+                        'system and installation' ),
                     write = ', '.join( sandbox[ 'write' ] ) or (
                         'private folder only' ),
                     network = 'on' if sandbox[ 'network' ] else 'off',
