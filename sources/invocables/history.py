@@ -249,6 +249,24 @@ class Trimming( __.immut.DataclassObject ):
         return _rebuild( self, messages, provider, live, reasons )
 
 
+class _SignatureStaleness( __.immut.DataclassObject ):
+    ''' Calls of equal signature by a deduplicator of the library (its
+        key function, without its records: trimming stays deterministic).
+    '''
+
+    cache: _deduplicators.ResultCache
+
+    def survey_reads(
+        self, name: str, arguments: __.Arguments
+    ) -> tuple[ __.cabc.Hashable, ... ]:
+        return ( self.cache.produce_signature( name, arguments ), )
+
+    def survey_writes(
+        self, name: str, arguments: __.Arguments
+    ) -> tuple[ __.cabc.Hashable, ... ]:
+        return ( )
+
+
 class _Result:
 
     __slots__ = ( 'index', 'position', 'text', 'trimmed' )
@@ -472,6 +490,9 @@ def _produce_placeholder( reason: str ) -> str:
 
 def _produce_staleness( superseded: object ) -> Staleness | None:
     if superseded is True: return ExactStaleness( )
+    if not isinstance( superseded, type ) and isinstance(
+        superseded, _deduplicators.ResultCache
+    ): return _SignatureStaleness( cache = superseded )
     if callable( getattr( superseded, 'survey_reads', None ) ):
         return __.typx.cast( Staleness, superseded )
     return None

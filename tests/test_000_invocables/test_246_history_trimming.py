@@ -114,6 +114,24 @@ def test_130_deduplicator_protocol( ):
         history.trim_history( _anthropic( _READS ), superseded = 3 )
 
 
+def test_135_library_deduplicators_by_signature( ):
+    ''' The library's deduplicators compare calls by their signatures (a
+        semantic key too); their records are left as they were.
+    '''
+    deduplicator = invocables.SemanticDeduplicator(
+        key = lambda name, arguments: arguments.get( 'path' ) )
+    deduplicator.record( 'read_file', { 'path': '/z' } )
+    trimmed = history.trim_history(
+        _anthropic( _READS ), superseded = deduplicator )
+    assert trimmed.trimmed == ( 'toolu_0', 'toolu_1' )
+    assert deduplicator.is_duplicate( 'read_file', { 'path': '/z' } )
+    assert not deduplicator.is_duplicate( 'read_file', { 'path': '/a' } )
+    exact = history.trim_history(
+        _anthropic( _READS ),
+        superseded = invocables.ExactDeduplicator( ) )
+    assert exact.trimmed == ( 'toolu_0', )
+
+
 def test_140_recency( ):
     ''' With ``keep``, the most recent results stay; older are trimmed. '''
     trimmed = history.trim_history(
