@@ -270,3 +270,36 @@ async def test_210_environment_listed( planted ):
         answer = await _call( ensemble, 'read_environment' )
     assert f"INVOCABLES_PLANTED_SECRET={_SECRET}" in answer.splitlines( )
     assert 'USER=' not in answer
+
+
+def _survey_sleepers( marker: str ) -> set[ int ]:
+    found: set[ int ] = set( )
+    for entry in os.listdir( '/proc' ):
+        if not entry.isdigit( ): continue
+        try:
+            with open( f"/proc/{entry}/cmdline", 'rb' ) as stream:
+                line = stream.read( )
+        except OSError: continue
+        if marker.encode( ) in line.split( b'\0' ) and (
+            mcp_support.probe_process( int( entry ) )
+        ): found.add( int( entry ) )
+    return found
+
+
+@pytest.mark.slow
+async def test_220_detached_child( ):
+    ''' A child which leaves the server's session and ignores SIGTERM
+        still ends with the sandbox: no process is left.
+    '''
+    marker = f"{3000 + os.getpid( ) % 500}.25"
+    ensemble = invocables.mcp.produce_ensemble(
+        'escape_detached',
+        command = mcp_support.produce_server_command( 'escape_server.py' ),
+        sandbox = True )
+    async with ensemble:
+        answer = await _call( ensemble, 'spawn_detached', seconds = marker )
+        assert answer.startswith( 'ok:' )
+        sleepers = _survey_sleepers( marker )
+        assert sleepers
+    assert not mcp_support.wait_until_dead( sleepers )
+    assert not _survey_sleepers( marker )

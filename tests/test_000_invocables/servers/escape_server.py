@@ -9,7 +9,9 @@
 
 
 import os
+import signal
 import socket
+import subprocess
 
 from mcp.server.mcpserver import MCPServer
 
@@ -117,6 +119,21 @@ def read_parent( ) -> str:
 def signal_process( pid: int ) -> str:
     ''' Sends signal 0 to a process (whether it can reach it). '''
     return _attempt( lambda: os.kill( pid, 0 ) )
+
+
+@server.tool( structured_output = False )
+def spawn_detached( seconds: str ) -> str:
+    ''' Spawns a sleeper in a session of its own (out of the server's
+        process group), which ignores SIGTERM and SIGHUP.
+    '''
+    def spawn( ) -> str:
+        child = subprocess.Popen(
+            [ 'sleep', seconds ], start_new_session = True,
+            preexec_fn = lambda: [
+                signal.signal( number, signal.SIG_IGN )
+                for number in ( signal.SIGTERM, signal.SIGHUP ) ] )
+        return str( child.pid )
+    return _attempt( spawn )
 
 
 @server.tool( structured_output = False )
