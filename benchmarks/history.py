@@ -58,7 +58,8 @@ _STRATEGIES = {
 
 def main( ) -> None:
     ''' Parses options; prints every measure. '''
-    parser = argparse.ArgumentParser( description = __doc__.split( '\n' )[ 0 ] )
+    parser = argparse.ArgumentParser(
+        description = __doc__.split( '\n' )[ 0 ] )
     parser.add_argument(
         '--quick', action = 'store_true',
         help = 'fewer rounds (a smoke run)' )
@@ -126,11 +127,14 @@ def _produce_result( name: str, arguments: dict, sizes: list[ int ] ) -> str:
 
 
 def _measure( messages: list[ dict ] ) -> int:
-    return sum( len( json.dumps( m, ensure_ascii = False ) ) for m in messages )
+    return sum(
+        len( json.dumps( message, ensure_ascii = False ) )
+        for message in messages )
 
 
 def _print_sizes( messages: list[ dict ], rounds: int ) -> None:
-    marks = sorted( { m for m in ( 50, 100, 200 ) if m < rounds } | { rounds } )
+    marks = sorted(
+        { mark for mark in ( 50, 100, 200 ) if mark < rounds } | { rounds } )
     rows = [ ]
     for label, options in ( ( 'no trimming', None ), *_STRATEGIES.items( ) ):
         sent_at: dict[ int, int ] = { }
