@@ -147,7 +147,8 @@ def produce_parser(
     converse.add_argument(
         '--history-budget', type = _validate_rounds, metavar = 'CHARACTERS',
         help = "past CHARACTERS of history, replace tool results by short "
-        "placeholders, oldest first, a quarter of the budget at a time" )
+        "placeholders, oldest first, a quarter of the budget at a time "
+        "(and those repeated by a later identical call)" )
     converse.set_defaults( execute = _execute_converse )
 
 
