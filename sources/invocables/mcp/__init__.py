@@ -72,7 +72,6 @@ from .records import (
     ServerOptions as ServerOptions,
     ToolDescription as ToolDescription,
 )
-from .sandbox import Sandbox as Sandbox
 from .resources import (
     PromptArgument as PromptArgument,
     PromptDescription as PromptDescription,
@@ -80,3 +79,4 @@ from .resources import (
     ResourceDescription as ResourceDescription,
     ResourceTemplateDescription as ResourceTemplateDescription,
 )
+from .sandbox import Sandbox as Sandbox
