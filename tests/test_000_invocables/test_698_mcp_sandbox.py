@@ -511,3 +511,27 @@ def test_600_survey( tmp_path ):
     assert "Sandbox: read {path}; write private folder only; network off; "\
         "environment TOKEN".format( path = tmp_path / 'data' ) in text
     assert 'Sandbox: none (unconfined)' in text
+
+
+@pytest.mark.asyncio
+async def test_530_prepared_ensembles( tmp_path ):
+    ''' The ensembles which ``serve`` aggregates (prepared from the
+        configuration) keep their sandboxes, connected inside them.
+    '''
+    echo = mcp_support.produce_server_command( 'echo_server.py' )
+    ( tmp_path / 'mcp.json' ).write_text( json.dumps( { 'mcpServers': {
+        'echo': {
+            'command': echo[ 0 ], 'args': echo[ 1 : ],
+            'sandbox': { 'network': False } } } } ) )
+    ( tmp_path / 'invocables.toml' ).write_text(
+        "[[ensembles]]\nmcp_servers = 'mcp.json'\n" )
+    ensembles = await descriptors.prepare_ensembles(
+        tmp_path / 'invocables.toml' )
+    try:
+        echo_, = ( item for item in ensembles if item.name == 'echo' )
+        assert echo_.options.sandbox == invocables.mcp.Sandbox( )
+        content = await _call(
+            echo_, 'read_environment', { 'name': 'USER' } )
+        assert _text( content ) == '(unset)'
+    finally:
+        for ensemble in ensembles: await ensemble.disconnect( )
