@@ -44,6 +44,11 @@ def _text( content ) -> str:
         if isinstance( item, invocables.TextContent ) )
 
 
+def _access_parent( pid: int ) -> int:
+    with open( f"/proc/{pid}/stat", encoding = 'utf-8' ) as stream:
+        return int( stream.read( ).rsplit( ')', 1 )[ -1 ].split( )[ 1 ] )
+
+
 def _produce_echo( name = 'echo', **options ):
     return invocables.mcp.produce_ensemble(
         name, command = mcp_support.produce_server_command( 'echo_server.py' ),
@@ -381,10 +386,11 @@ async def test_420_reconnect( ):
     ensemble = _produce_echo( sandbox = True )
     async with ensemble:
         started = mcp_support.survey_descendants( os.getpid( ) ) - before
-        leader = min( started )
+        leader, = (
+            pid for pid in started if _access_parent( pid ) == os.getpid( ) )
         os.killpg( leader, signal.SIGKILL )
         assert not mcp_support.wait_until_dead( started )
-        for _ in range( 1000 ):
+        for _ in range( 3000 ): # bounded: no hang
             if not ensemble.is_connected( ): break
             await asyncio.sleep( 0.01 )
         content = await _call( ensemble, 'echo', { 'message': 'back' } )

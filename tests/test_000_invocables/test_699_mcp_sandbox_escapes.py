@@ -228,6 +228,18 @@ async def test_180_parent_process( hostile, planted ):
     assert answer.startswith( 'refused:' )
 
 
+async def test_185_kernel_settings( hostile ):
+    ''' Kernel settings cannot be written, even by a server run by root;
+        /sys is not there.
+    '''
+    path = '/proc/sys/kernel/printk_ratelimit'
+    with open( path, encoding = 'utf-8' ) as stream: value = stream.read( )
+    answer = await _call( hostile, 'write_file', path = path, text = value )
+    assert answer.startswith( 'refused:' )
+    answer = await _call( hostile, 'list_folder', path = '/sys/class' )
+    assert answer.startswith( 'refused:' )
+
+
 async def test_190_working_folder( hostile ):
     ''' The application's folder holds only what the sandbox shows. '''
     answer = await _call( hostile, 'survey_identity' )

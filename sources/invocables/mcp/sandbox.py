@@ -218,7 +218,11 @@ def produce_bwrap_arguments(
     if userns_disable: options.append( '--disable-userns' )
     options.extend( ( '--cap-drop', 'ALL' ) )
     if sandbox.network: options.append( '--share-net' )
-    options.extend( ( '--proc', '/proc', '--dev', '/dev' ) )
+    # Kernel settings read-only: a server run by root would change them
+    # (root inside is root outside, less its capabilities).
+    options.extend( (
+        '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys',
+        '--dev', '/dev' ) )
     binds: dict[ str, str ] = { }
     for path in _SYSTEM_FOLDERS + _SYSTEM_FILES:
         if _os.path.islink( path ) and path.count( '/' ) == 1:
