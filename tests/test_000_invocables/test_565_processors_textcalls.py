@@ -365,7 +365,8 @@ _HERMES = (
 
 def test_400_openai_whole( ):
     ''' The OpenAI Chat processor reads text calls of a completion only
-        when asked, and only those naming prepared tools.
+        when asked; a complete call of a tool not prepared is read too
+        (for the engine to answer as unknown), a pythonic one is not.
     '''
     assert produce_processor( 'openai' ).normalize_invocations(
         _completion( _HERMES ) ) == ( )
@@ -374,7 +375,10 @@ def test_400_openai_whole( ):
     assert _summarize( invocations ) == [ ( 'get_weather', { 'city': 'Lima' } ) ]
     assert invocations[ 0 ].identifier_synthesized
     other = _HERMES.replace( 'get_weather', 'search' )
-    assert processor.normalize_invocations( _completion( other ) ) == ( )
+    assert _summarize( processor.normalize_invocations(
+        _completion( other ) ) ) == [ ( 'search', { 'city': 'Lima' } ) ]
+    assert processor.normalize_invocations(
+        _completion( "[search(city='Lima')]" ) ) == ( )
     with pytest.raises( exceptions.ConfigurationInvalidity ):
         produce_processor( 'openai', text_calls = 'xml' )
 

@@ -402,7 +402,8 @@ def test_310_text_calls_moved_into_calls( ):
         { 'type': 'output_text', 'text': text } ] }
     items = responses.prepare_message( { 'output': [ output ] } )
     invocations = responses.normalize_invocations( { 'output': [ output ] } )
-    assert items[ 0 ] == output
+    assert items[ 0 ][ 'type' ] == 'message'
+    assert items[ 0 ][ 'content' ][ 0 ][ 'text' ].strip( ) == 'Let me look.'
     assert items[ 1 ] == {
         'type': 'function_call', 'call_id': invocations[ 0 ].identifier,
         'name': 'get_weather', 'arguments': '{"city": "Oslo"}' }

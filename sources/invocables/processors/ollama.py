@@ -39,7 +39,8 @@ class OllamaAccumulator(
         invalidity. The text is kept for :py:meth:`produce_message`.
     '''
 
-    __slots__ = ( '_calls', '_done', '_serial', '_texts', '_thoughts' )
+    __slots__ = (
+        '_calls', '_done', '_serial', '_shown', '_texts', '_thoughts' )
 
     provider = PROVIDER
 
@@ -51,6 +52,7 @@ class OllamaAccumulator(
             None if text_calls is None else text_calls.produce_stream( ) )
         self._done = False
         self._serial = 0
+        self._shown = 0
         self._texts: list[ str ] = [ ]
         self._thoughts: list[ str ] = [ ]
 
@@ -73,9 +75,7 @@ class OllamaAccumulator(
         if calls and self._done:
             raise __.exceptions.ResponseInvalidity(
                 PROVIDER, "tool calls came after the final chunk." )
-        if _wire.access_field( event, 'done' ) is True:
-            self._done = True
-            invocations.extend( self._conclude_text( event ) )
+        done = _wire.access_field( event, 'done' ) is True
         for call in calls:
             key = ( 'call', self._serial )
             self._serial += 1
@@ -87,6 +87,9 @@ class OllamaAccumulator(
             invocations.extend( self.complete_call(
                 key, arguments = _wire.access_field(
                     function, 'arguments' ) ) )
+        if done:
+            self._done = True
+            invocations.extend( self._conclude_text( event, invocations ) )
         return tuple( invocations )
 
     def conclude_stream(
@@ -97,17 +100,21 @@ class OllamaAccumulator(
         '''
         if self._calls is None: return ( )
         ended = self._calls.concluded
-        invocations = self._calls.conclude( self._texts )
+        invocations = self._calls.conclude(
+            self._texts, natives = bool( self.survey_invocations( ) ) )
         self._calls.validate( self.reason, ended = ended )
         return invocations
 
-    def _conclude_text( self, event: object ) -> _wire.Invocations:
+    def _conclude_text(
+        self, event: object, natives: __.cabc.Sequence[ object ]
+    ) -> _wire.Invocations:
         if self._calls is None: return ( )
         stop = _wire.access_field( event, 'done_reason' )
         if stop == 'length':
             self._calls.truncated = True
             self.reason = f"the response stopped for reason {stop!r}."
-        return self._calls.conclude( self._texts )
+        return self._calls.conclude( self._texts, natives = bool(
+            natives or self.survey_invocations( ) ) )
 
     def _ingest_text( self, text: object ) -> _wire.Invocations:
         if not isinstance( text, str ) or not text: return ( )
@@ -127,6 +134,15 @@ class OllamaAccumulator(
             emission.invocation for emission in self.survey_invocations( ) ]
         return _produce_message(
             ''.join( self._texts ), ''.join( self._thoughts ), invocations )
+
+    def release_text( self ) -> str:
+        ''' Returns text released since the last call: the text of the
+            stream, less the calls written in it (option ``text_calls``),
+            which the reader holds back until it knows them.
+        '''
+        text = ''.join( self._texts[ self._shown : ] )
+        self._shown = len( self._texts )
+        return text
 
 
 class OllamaProcessor(
@@ -184,11 +200,13 @@ class OllamaProcessor(
                 position )
             for position, call in enumerate(
                 _access_calls( native_message ) ) )
-        if not self.text_calls.is_enabled( ): return invocations
+        # The server read calls: text calls are dropped (see textcalls).
+        if not self.text_calls.is_enabled( ) or invocations:
+            return invocations
         message = _wire.access_field( native_message, 'message' )
         if message is None: message = native_message
-        return invocations + self.text_calls.read(
-            _wire.access_field( message, 'content' ), len( invocations ),
+        return self.text_calls.read(
+            _wire.access_field( message, 'content' ), 0,
             truncated = _wire.access_field(
                 native_message, 'done_reason' ) == 'length' )
 
@@ -210,10 +228,7 @@ class OllamaProcessor(
         if message is None: message = native_message
         text = access( message, 'content' )
         text = text if isinstance( text, str ) else ''
-        if text and self.text_calls.format is not None:
-            text = _textcalls.read_text_calls(
-                text, self.text_calls.names, self.text_calls.format,
-                len( _access_calls( native_message ) ) ).text
+        text = self.text_calls.strip( text )
         thinking = access( message, 'thinking' )
         return _produce_message(
             text, thinking if isinstance( thinking, str ) else '',

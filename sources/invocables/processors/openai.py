@@ -48,8 +48,8 @@ class OpenaiAccumulator( _streaming.AccumulatorBase[ _Assistant ] ):
     '''
 
     __slots__ = (
-        '_calls', '_choice', '_others', '_refusals', '_seen', '_texts',
-        '_truncated',
+        '_calls', '_choice', '_others', '_refusals', '_seen', '_shown',
+        '_texts', '_truncated',
     )
 
     provider = PROVIDER
@@ -66,6 +66,7 @@ class OpenaiAccumulator( _streaming.AccumulatorBase[ _Assistant ] ):
         self._others = False
         self._seen = False
         self._refusals: list[ str ] = [ ]
+        self._shown = 0
         self._texts: list[ str ] = [ ]
         self._truncated = False
 
@@ -76,9 +77,8 @@ class OpenaiAccumulator( _streaming.AccumulatorBase[ _Assistant ] ):
         if isinstance( event, ( str, bytes, bytearray ) ):
             event = _wire.decode_event( PROVIDER, event, ( _DONE, ) )
             if event is None:
-                texts = self._conclude_text_calls( )
-                if self._truncated: return texts
-                return self.complete_calls( ) + texts
+                natives = ( ) if self._truncated else self.complete_calls( )
+                return natives + self._conclude_text_calls( natives )
         error = _access_error( event )
         if error is not None: raise _wire.produce_failure( PROVIDER, error )
         choices = _wire.access_field( event, 'choices' )
@@ -107,7 +107,7 @@ class OpenaiAccumulator( _streaming.AccumulatorBase[ _Assistant ] ):
                 "ask for more choices (n), or read another one." )
         if self._calls is None: return ( )
         ended = self._calls.concluded
-        invocations = self._conclude_text_calls( )
+        invocations = self._conclude_text_calls( ( ) )
         self._calls.validate( self.reason, ended = ended )
         return invocations
 
@@ -137,6 +137,15 @@ class OpenaiAccumulator( _streaming.AccumulatorBase[ _Assistant ] ):
         # The shape of Chat Completions, which the type argument names.
         return __.typx.cast( _Assistant, message )
 
+    def release_text( self ) -> str:
+        ''' Returns text released since the last call: the text of the
+            stream, less the calls written in it (option ``text_calls``),
+            which the reader holds back until it knows them.
+        '''
+        text = ''.join( self._texts[ self._shown : ] )
+        self._shown = len( self._texts )
+        return text
+
     def _ingest_choice( self, choice: object ) -> _wire.Invocations:
         access = _wire.access_field
         delta = access( choice, 'delta' )
@@ -161,15 +170,17 @@ class OpenaiAccumulator( _streaming.AccumulatorBase[ _Assistant ] ):
             self.reason = f"the response stopped for reason {stop!r}."
             if self._calls is not None: self._calls.truncated = True
             invocations.extend( self.complete_calls( truncated = True ) )
-            invocations.extend( self._conclude_text_calls( ) )
-            return tuple( invocations )
-        invocations.extend( self.complete_calls( ) )
-        invocations.extend( self._conclude_text_calls( ) )
+        else: invocations.extend( self.complete_calls( ) )
+        invocations.extend( self._conclude_text_calls( invocations ) )
         return tuple( invocations )
 
-    def _conclude_text_calls( self ) -> _wire.Invocations:
+    def _conclude_text_calls(
+        self, natives: __.cabc.Sequence[ object ]
+    ) -> _wire.Invocations:
+        ''' Ends text calls; drops them if the response called natively. '''
         if self._calls is None: return ( )
-        return self._calls.conclude( self._texts )
+        return self._calls.conclude( self._texts, natives = bool(
+            natives or self.survey_invocations( ) ) )
 
     def _ingest_call(
         self, position: int, call: object
@@ -353,8 +364,10 @@ class OpenaiProcessor(
         invocations = tuple(
             _produce_invocation( call, position )
             for position, call in enumerate( calls ) )
-        return invocations + self.text_calls.read(
-            access( message, 'content' ), len( invocations ),
+        # The server read calls: text calls are dropped (see textcalls).
+        if invocations: return invocations
+        return self.text_calls.read(
+            access( message, 'content' ), 0,
             truncated = stop in _STOPS_TRUNCATING )
 
     def prepare_message(
@@ -379,10 +392,7 @@ class OpenaiProcessor(
             if access( call, 'type' ) in ( None, 'function' ) ]
         text = access( message, 'content' )
         text = text if isinstance( text, str ) else ''
-        if text and self.text_calls.format is not None:
-            text = _textcalls.read_text_calls(
-                text, self.text_calls.names, self.text_calls.format,
-                len( calls ) ).text
+        text = self.text_calls.strip( text )
         native: _natives.OpenaiAssistantMessage = {
             'role': 'assistant',
             'content': text or ( None if invocations else '' ) }

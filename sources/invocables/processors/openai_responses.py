@@ -53,7 +53,7 @@ class OpenaiResponsesAccumulator( _streaming.AccumulatorBase[ _Items ] ):
         kept for :py:meth:`produce_message`.
     '''
 
-    __slots__ = ( '_calls', '_items', '_texts' )
+    __slots__ = ( '_calls', '_items', '_option', '_shown', '_texts' )
 
     provider = PROVIDER
 
@@ -64,6 +64,8 @@ class OpenaiResponsesAccumulator( _streaming.AccumulatorBase[ _Items ] ):
         self._calls = (
             None if text_calls is None else text_calls.produce_stream( ) )
         self._items: dict[ int, object ] = { }
+        self._option = text_calls
+        self._shown = 0
         self._texts: list[ str ] = [ ]
 
     def conclude_stream(
@@ -74,7 +76,8 @@ class OpenaiResponsesAccumulator( _streaming.AccumulatorBase[ _Items ] ):
         '''
         if self._calls is None: return ( )
         ended = self._calls.concluded
-        invocations = self._calls.conclude( self._texts )
+        invocations = self._calls.conclude(
+            self._texts, natives = bool( self.survey_invocations( ) ) )
         self._calls.validate( self.reason, ended = ended )
         return invocations
 
@@ -143,10 +146,19 @@ class OpenaiResponsesAccumulator( _streaming.AccumulatorBase[ _Items ] ):
             if emission is not None:
                 items.append( _produce_call( emission, item ) )
             elif item is not None and item.get( 'type' ) != 'function_call':
-                items.append( item )
+                items.extend( _strip_message( item, self._option ) )
         items.extend( _produce_call( emission, None ) for emission in texts )
         # Output items as the API sent them: input items of its own type.
         return __.typx.cast( _Items, items )
+
+    def release_text( self ) -> str:
+        ''' Returns text released since the last call: the text of the
+            stream, less the calls written in it (option ``text_calls``),
+            which the reader holds back until it knows them.
+        '''
+        text = ''.join( self._texts[ self._shown : ] )
+        self._shown = len( self._texts )
+        return text
 
     def _record_item( self, event: object ) -> None:
         ''' Keeps item done, made plain only for ``produce_message``. '''
@@ -160,7 +172,8 @@ class OpenaiResponsesAccumulator( _streaming.AccumulatorBase[ _Items ] ):
         ''' Reads text deltas, and the end of the text, for text calls. '''
         if genus == 'response.completed':
             if self._calls is None: return ( )
-            return self._calls.conclude( self._texts )
+            return self._calls.conclude(
+                self._texts, natives = bool( self.survey_invocations( ) ) )
         if genus != 'response.output_text.delta': return ( )
         delta = _wire.access_field( event, 'delta' )
         if not isinstance( delta, str ) or not delta: return ( )
@@ -279,12 +292,13 @@ class OpenaiResponsesProcessor(
                 _wire.access_text( access( call, 'name' ), PROVIDER, 'name' ),
                 access( call, 'arguments' ), position )
             for position, call in enumerate( calls ) )
-        if not self.text_calls.is_enabled( ): return invocations
+        # The server read calls: text calls are dropped (see textcalls).
+        if not self.text_calls.is_enabled( ) or invocations:
+            return invocations
         incomplete = access( native_message, 'status' ) == 'incomplete' if (
             not isinstance( native_message, ( list, tuple ) ) ) else False
-        return invocations + self.text_calls.read(
-            _join_output_texts( items ), len( invocations ),
-            truncated = incomplete )
+        return self.text_calls.read(
+            _join_output_texts( items ), 0, truncated = incomplete )
 
     def prepare_message( self, native_message: object ) -> _Items:
         ''' Returns the output items of whole response (or the items
@@ -311,7 +325,7 @@ class OpenaiResponsesProcessor(
             item_ = __.typx.cast( _wire.NativeObject, item )
             if item_.get( 'type' ) == 'function_call':
                 item_[ 'call_id' ] = next( invocations ).identifier
-            items.append( item_ )
+            items.extend( _strip_message( item_, self.text_calls ) )
         items.extend(
             _produce_text_call( invocation ) for invocation in invocations )
         # Output items as the API sent them: input items of its own type.
@@ -455,3 +469,32 @@ def _produce_tool(
     return {
         'type': 'function', 'name': name, 'parameters': schema,
         'strict': strict }
+
+
+def _strip_message(
+    item: _wire.NativeObject, option: _textcalls.TextCallsOption | None
+) -> list[ _wire.NativeObject ]:
+    ''' Returns output item, a message without the calls written in its
+        text (option ``text_calls``); none if nothing else was in it.
+
+        So that the history holds each call once, as a function call item
+        which its output follows, whole and streamed alike.
+    '''
+    if option is None or not option.is_enabled( ) or (
+        item.get( 'type' ) != 'message' ): return [ item ]
+    parts: list[ object ] = [ ]
+    contents = __.typx.cast(
+        __.cabc.Sequence[ object ], item.get( 'content' ) or ( ) )
+    for part in contents:
+        text = _wire.access_field( part, 'text' )
+        if _wire.access_field( part, 'type' ) != 'output_text' or (
+            not isinstance( text, str )
+        ):
+            parts.append( part )
+            continue
+        text = option.strip( text )
+        if text:
+            parts.append( {
+                **__.typx.cast( _wire.NativeObject, part ), 'text': text } )
+    if not parts: return [ ]
+    return [ { **item, 'content': parts } ]

@@ -19,8 +19,16 @@
       ``<|python_start|>`` ... ``<|python_end|>``), read with :py:mod:`ast`
       as literals only, never evaluated.
 
-    ``auto`` reads them all. Only complete calls which name an offered tool
-    are read; everything else stays text. Nothing partial or repaired is
+    ``auto`` reads them all; ``strict`` reads them all, but only in tags
+    (``<tool_call>``, ``[TOOL_CALLS]``, ``<|python_tag|>``,
+    ``<|python_start|>``) or code fences, never bare in prose. Only
+    complete calls which name an offered tool are read (with ``unknown``,
+    as processors read, also complete JSON calls and tagged calls of tools
+    not offered, which the engine answers as calls of unknown tools);
+    everything else stays text. A JSON object is a call only if its keys
+    are a call's (``name``, ``arguments`` or ``parameters``, ``type``,
+    ``id``): one with any other key (``result``, ``output``, ...) is
+    text. Nothing partial or repaired is
     ever run: a call which names an offered tool but does not parse (JSON
     with doubled braces or repeated keys, broken Python) becomes an
     invocation with ``invalidity`` set, which the engine answers with an
@@ -57,9 +65,12 @@ from . import wire as _wire
 
 DEPTH_MAXIMUM = _textscans.DEPTH_MAXIMUM
 FORMATS = frozenset( (
-    'auto', 'hermes', 'json', 'llama', 'mistral', 'pythonic' ) )
+    'auto', 'hermes', 'json', 'llama', 'mistral', 'pythonic', 'strict' ) )
 REGION_SIZE_MAXIMUM = _textscans.REGION_SIZE_MAXIMUM
 
+# Keys of a call written as JSON: an object with any other key (such as
+# 'result' or 'output', a model reciting a call and its result) is text.
+_CALL_KEYS = frozenset( ( 'arguments', 'id', 'name', 'parameters', 'type' ) )
 _GLUE_MAXIMUM = 4096
 _STREAM_POSITION = 1000 # apart from the positions of native calls
 _LOOKAHEAD_MAXIMUM = 128
@@ -81,6 +92,7 @@ _fence_prefix = __.re.compile( r'```[A-Za-z0-9_+-]{0,32}|`{1,2}' )
 _glue = __.re.compile( r'(?:[\s\],;]|\[(?=\s*[^\sA-Za-z_/]))+' )
 _mistral_head = __.re.compile( r'\s*([A-Za-z0-9_.-]{1,64})\s*\{' )
 _mistral_prefix = __.re.compile( r'\s*(?:[A-Za-z0-9_.-]{1,64}\s*)?' )
+_name = __.re.compile( r'[A-Za-z0-9_.-]{1,64}' )
 _name_field = __.re.compile( r'"name"\s{0,8}:\s{0,8}"([A-Za-z0-9_.-]{1,64})"' )
 _python_head = __.re.compile( r'\[\s*([A-Za-z_][A-Za-z0-9_]{0,63})\s*\(' )
 _python_name = __.re.compile( r'\s*([A-Za-z_][A-Za-z0-9_]{0,63})\s*\(' )
@@ -124,9 +136,10 @@ class TextCallsReader:
     '''
 
     __slots__ = (
-        '_buffer', '_concluded', '_count', '_ends', '_format', '_glue',
-        '_glue_size', '_invocations', '_named', '_names', '_previous',
-        '_scanner', '_tagged', '_texts', '_truncations', '_work', '_written',
+        '_buffer', '_concluded', '_count', '_ends', '_fenced', '_format',
+        '_glue', '_glue_size', '_invocations', '_named', '_names',
+        '_previous', '_scanner', '_tagged', '_texts', '_truncations',
+        '_unknown', '_work', '_written',
     )
 
     def __init__(
@@ -134,9 +147,13 @@ class TextCallsReader:
         names: __.cabc.Iterable[ str ],
         format: str = 'auto', # noqa: A002
         position: int = 0,
+        *,
+        unknown: bool = False,
     ) -> None:
         self._format = validate_format( format )
         self._names = frozenset( names )
+        self._unknown = unknown
+        self._fenced = False
         self._buffer = ''
         self._concluded = False
         self._count = position
@@ -230,7 +247,7 @@ class TextCallsReader:
             # Each bracket followed by another starts nothing.
             self._emit_glue( buffer[ cursor : run.end( ) - 1 ] )
             return run.end( ) - 1
-        if self._format in ( 'auto', 'pythonic' ):
+        if self._format in ( 'auto', 'pythonic' ) or self._is_enclosed( ):
             if _python_head.match( buffer, cursor ):
                 scanner = _textscans.ListScanner( )
                 return self._commence( scanner, buffer, cursor )
@@ -243,6 +260,7 @@ class TextCallsReader:
         end = self._concluded
         match = _fence.match( buffer, cursor )
         if match is not None and ( end or match.end( ) < len( buffer ) ):
+            self._fenced = not self._fenced
             self._emit_glue( match.group( ) )
             return match.end( )
         if not end and _fence_prefix.fullmatch( buffer, cursor ):
@@ -254,7 +272,7 @@ class TextCallsReader:
         ''' Returns cursor after marker, -1 to wait, ``None`` for none. '''
         rest = buffer[ cursor : cursor + 16 ]
         for marker, ( genus, opening ) in _MARKERS.items( ):
-            if self._format not in ( 'auto', genus ): continue
+            if self._format not in ( 'auto', 'strict', genus ): continue
             if rest.startswith( marker ):
                 following = cursor + len( marker )
                 if genus == 'mistral' and opening:
@@ -295,10 +313,18 @@ class TextCallsReader:
             and len( buffer ) - cursor < _LOOKAHEAD_MAXIMUM )
 
     def _step_object( self, buffer: str, cursor: int ) -> int:
-        if self._format in ( 'auto', 'json', 'llama' ) or self._tagged:
-            return self._commence( _textscans.BraceScanner( ), buffer, cursor )
+        if self._format in ( 'auto', 'json', 'llama' ) or (
+            self._is_enclosed( )
+        ): return self._commence( _textscans.BraceScanner( ), buffer, cursor )
         self._emit_text( '{' )
         return cursor + 1
+
+    def _is_enclosed( self ) -> bool:
+        ''' Returns whether the text read is in tags of calls or in a code
+            fence (format 'strict' reads calls only there).
+        '''
+        if self._tagged: return True
+        return self._format == 'strict' and self._fenced
 
     def _commence(
         self, scanner: _Scanner, buffer: str, cursor: int
@@ -417,7 +443,7 @@ class TextCallsReader:
 
     def _classify_object( self, region: str, name: str | None ) -> None:
         if name is not None:
-            if name not in self._names:
+            if name not in self._names and not self._unknown:
                 self._emit_text( name + region )
                 return
             self._emit_invocation( self._produce( name, region ) )
@@ -440,8 +466,9 @@ class TextCallsReader:
         if not isinstance( value, dict ): return None
         value_ = __.typx.cast( dict[ str, object ], value )
         name = value_.get( 'name' )
-        if not isinstance( name, str ) or name not in self._names:
-            return None
+        if not isinstance( name, str ) or not _is_call( value_ ): return None
+        if name not in self._names and not (
+            self._unknown and _name.fullmatch( name ) ): return None
         for key in ( 'arguments', 'parameters' ):
             if key in value_: return self._produce( name, value_[ key ] )
         if self._tagged: return self._produce( name, { } )
@@ -553,11 +580,18 @@ def read_text_calls(
         __.ddoc.Doc( ''' Ordinal of the first call (for synthesized ids).
         ''' ),
     ] = 0,
+    *,
+    unknown: __.typx.Annotated[
+        bool,
+        __.ddoc.Doc( ''' Reads complete calls of tools not offered too
+            (JSON objects of a call's keys only, and calls in tags), so
+            that the model can be told they do not exist. ''' ),
+    ] = False,
 ) -> TextCallsReading:
     ''' Returns tool calls written in text, the text beside them, and the
         names of calls cut off by the end of the text.
     '''
-    reader = TextCallsReader( names, format, position )
+    reader = TextCallsReader( names, format, position, unknown = unknown )
     first = reader.feed( text )
     last = reader.conclude( )
     return TextCallsReading(
@@ -575,6 +609,13 @@ def validate_format( format: str ) -> str: # noqa: A002
         "option 'text_calls'",
         "unknown format {format!r}; known formats are {known}.".format(
             format = format, known = ', '.join( sorted( FORMATS ) ) ) )
+
+
+def _is_call( value: __.cabc.Mapping[ str, object ] ) -> bool:
+    ''' Returns whether object has the keys of a call and no others. '''
+    if not _CALL_KEYS.issuperset( value ): return False
+    if value.get( 'type', 'function' ) != 'function': return False
+    return isinstance( value.get( 'id', '' ), str )
 
 
 def _access_python_name( item: str ) -> str | None:
@@ -722,7 +763,8 @@ class TextCallsOption:
         '''
         if self.format is None or not isinstance( text, str ) or not text:
             return ( )
-        reading = read_text_calls( text, self.names, self.format, position )
+        reading = read_text_calls(
+            text, self.names, self.format, position, unknown = True )
         if truncated and reading.truncations:
             raise __.exceptions.InvocationTruncation(
                 reading.truncations,
@@ -733,8 +775,16 @@ class TextCallsOption:
     def produce_stream( self ) -> 'TextCallsStream | None':
         ''' Produces reader of one stream, if text calls are read. '''
         if self.format is None: return None
-        return TextCallsStream(
-            TextCallsReader( self.names, self.format, _STREAM_POSITION ) )
+        return TextCallsStream( TextCallsReader(
+            self.names, self.format, _STREAM_POSITION, unknown = True ) )
+
+    def strip( self, text: str ) -> str:
+        ''' Returns text of a whole response without the calls which
+            ``read`` reads from it (the text a stream releases).
+        '''
+        if self.format is None or not text: return text
+        return read_text_calls(
+            text, self.names, self.format, unknown = True ).text
 
 
 class TextCallsStream:
@@ -764,10 +814,14 @@ class TextCallsStream:
         self.held.extend( release.invocations )
         return ( )
 
-    def conclude( self, texts: list[ str ] ) -> Invocations:
+    def conclude(
+        self, texts: list[ str ], *, natives: bool = False
+    ) -> Invocations:
         ''' Ends the text; appends released text; returns the calls held,
             unless the response was truncated with a call cut off (then
-            ``validate`` raises).
+            ``validate`` raises), or carried native calls (``natives``: the
+            server's own reading of calls wins; the text calls are dropped,
+            their text too).
         '''
         if self.concluded: return ( )
         self.concluded = True
@@ -775,7 +829,8 @@ class TextCallsStream:
         if release.text: texts.append( release.text )
         held = ( *self.held, *release.invocations )
         self.held.clear( )
-        if self.truncated and self.reader.truncations: return ( )
+        if natives or ( self.truncated and self.reader.truncations ):
+            return ( )
         return held
 
     def validate( self, reason: str, *, ended: bool ) -> None:
