@@ -11,8 +11,18 @@
     of the model). Both calls use the application's own SDK client and
     return a :py:class:`Reply`: the native messages to append to the
     transcript, the tool calls and the text. The streamed call first
-    yields text deltas (``str``) and each tool call as soon as it is
-    complete (``InvocationCanister``), then its reply.
+    yields text deltas (``str``), then, once the response is whole, each
+    tool call (``InvocationCanister``), then its reply.
+
+    One rule for what a user sees, whole and streamed: the text is the
+    text the processor releases (with option ``text_calls``, less the
+    calls written in it, which become tool calls of the stored assistant
+    message), and a call is announced only when it runs (a stream cut off
+    announces none). Ids which the loop's processor synthesized (for calls
+    which came without one, text calls among them) are made unique within
+    the conversation: they carry the length of the transcript before the
+    response, so that a call repeated round after round gets a new id each
+    time.
 '''
 
 
@@ -24,6 +34,8 @@ from .. import selection as _selection
 
 
 ROUNDS_MAXIMUM = 10
+
+_IDENTIFIER_KEYS = frozenset( ( 'call_id', 'id', 'tool_call_id' ) )
 
 NativeObject: __.typx.TypeAlias = dict[ str, __.typx.Any ]
 Invocations: __.typx.TypeAlias = tuple[
@@ -94,7 +106,10 @@ class TextEvent:
 
 @__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
 class InvocationEvent:
-    ''' Tool call of the model, complete (not yet approved nor run). '''
+    ''' Tool call of the model, complete, in a response which is whole
+        (not yet approved nor run): only calls which the loop runs (or
+        asks about) are announced.
+    '''
 
     round: int
     invocation: __.canisters.InvocationCanister
@@ -251,6 +266,13 @@ class ConversationBase(
             of tools not offered in their round are answered as calls of
             unknown tools. Default: every tool, every round. ''' ),
     ] = __.absent
+    limits: __.typx.Annotated[
+        __.Absential[ __.execution.Limits ],
+        __.ddoc.Doc( ''' Bounds of the engine on arguments and results
+            (such as ``results_size_maximum``, so that results fit a small
+            model's context); see :py:class:`invocables.execution.Limits`.
+            ''' ),
+    ] = __.absent
     trimming: __.typx.Annotated[
         __.Absential[ _history.Trimming ],
         __.ddoc.Doc( ''' Trims stale tool results from the history before
@@ -307,8 +329,10 @@ class ConversationBase(
     ) -> __.cabc.AsyncGenerator[ Event, None ]:
         ''' Runs loop with streamed responses; yields events as they happen.
 
-            Yields text deltas (:py:class:`TextEvent`) and each tool call as
-            soon as it is complete (:py:class:`InvocationEvent`), then the
+            Yields text deltas (:py:class:`TextEvent`: the text which the
+            processor releases, never a call it read) and, once the
+            response is whole, each tool call (:py:class:`InvocationEvent`;
+            a stream cut off announces none), then the
             whole response (:py:class:`ResponseEvent`), each result
             (:py:class:`ResultEvent`) and the native results
             (:py:class:`ResultsEvent`), round after round; the last event
@@ -359,32 +383,33 @@ class ConversationBase(
             [ tuple[ object, ... ], Invocations ], Reply ],
         finals: __.cabc.Sequence[ object ] = ( ),
     ) -> __.cabc.AsyncIterator[ Portion ]:
-        ''' Relays stream: yields text deltas and tool calls, then reply.
+        ''' Relays stream: yields text deltas, then tool calls and reply.
 
             Hands each event to the processor's accumulator, the one reader
-            of tool calls, and yields each call as soon as it completes;
-            ``texter`` gives the text delta of an event. After the stream,
-            the ``finals`` events (such as a closing ``[DONE]`` which the
-            SDK consumed) are ingested and the accumulator is concluded;
-            ``replier`` makes the reply from the events and the calls
-            (typically with the accumulator's ``produce_message``).
+            of tool calls, then yields the text which ``texter`` gives
+            (called after the accumulator took the event, and with ``None``
+            at the end: an accumulator which holds back text calls gives
+            the text it released). After the stream, the ``finals`` events
+            (such as a closing ``[DONE]`` which the SDK consumed) are
+            ingested and the accumulator is concluded; only then, the
+            response being whole, are its calls yielded (a stream cut off
+            raises at its conclusion, having yielded none); ``replier``
+            makes the reply from the events and the calls (typically with
+            the accumulator's ``produce_message``).
         '''
         received: list[ object ] = [ ]
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
         async for event in events:
             received.append( event )
+            invocations.extend( accumulator.ingest( event ) )
             text = texter( event )
             if text: yield text
-            for invocation in accumulator.ingest( event ):
-                invocations.append( invocation )
-                yield invocation
         for event in finals:
-            for invocation in accumulator.ingest( event ):
-                invocations.append( invocation )
-                yield invocation
-        for invocation in accumulator.conclude( ):
-            invocations.append( invocation )
-            yield invocation
+            invocations.extend( accumulator.ingest( event ) )
+        invocations.extend( accumulator.conclude( ) )
+        text = texter( None )
+        if text: yield text
+        for invocation in invocations: yield invocation
         yield replier( tuple( received ), tuple( invocations ) )
 
     async def _advance(
@@ -411,11 +436,16 @@ class ConversationBase(
                 if isinstance( portion, Reply ):
                     reply = portion
                     continue
-                yield await self._notify(
-                    _produce_portion_event( round_, portion ) )
+                if isinstance( portion, str ):
+                    yield await self._notify(
+                        TextEvent( round = round_, text = portion ) )
             if __.is_absent( reply ):
                 raise __.exceptions.ResponseInvalidity(
                     self.provider, "the request ended without a reply." )
+            reply = relabel_reply( reply, len( transcript ) )
+            async for event in self._announce(
+                reply, round_, streaming = streaming
+            ): yield event
             transcript.extend( reply.messages )
             text = reply.text
             yield await self._notify( ResponseEvent(
@@ -432,6 +462,17 @@ class ConversationBase(
         yield await self._notify( ConclusionEvent( transcript = Transcript(
             messages = transcript, termination = termination,
             rounds = round_, text = text ) ) )
+
+    async def _announce(
+        self, reply: Reply, round_: int, *, streaming: bool
+    ) -> __.cabc.AsyncGenerator[ Event, None ]:
+        ''' Yields text of whole reply, and each call of the reply. '''
+        if not streaming and reply.text:
+            yield await self._notify(
+                TextEvent( round = round_, text = reply.text ) )
+        for invocation in reply.invocations:
+            yield await self._notify(
+                InvocationEvent( round = round_, invocation = invocation ) )
 
     async def _answer(
         self,
@@ -501,6 +542,8 @@ class ConversationBase(
             options[ 'alerter' ] = self.alerter
         if not __.is_absent( self.policy ): # serving: permission policies
             options[ 'policy' ] = self.policy
+        if not __.is_absent( self.limits ):
+            options[ 'limits' ] = self.limits
         return options
 
     async def _select(
@@ -543,9 +586,54 @@ class ConversationBase(
                 yield portion
             return
         reply = await self.request( messages, tools )
-        if reply.text: yield reply.text
-        for invocation in reply.invocations: yield invocation
         yield reply
+
+
+def produce_texter(
+    accumulator: object,
+    fallback: __.cabc.Callable[ [ object ], str ] = lambda event: '',
+) -> __.cabc.Callable[ [ object ], str ]:
+    ''' Returns texter of ``relay_continuous`` which gives the text that
+        accumulator released (its ``release_text``: the text less the
+        calls written in it); an accumulator without it (an application's
+        own) gives the text of each event, by ``fallback``.
+    '''
+    release = getattr( accumulator, 'release_text', None )
+    if not callable( release ): return fallback
+    release_ = __.typx.cast( __.cabc.Callable[ [ ], str ], release )
+    return lambda event: release_( )
+
+
+def relabel_reply( reply: Reply, turn: int ) -> Reply:
+    ''' Returns reply whose synthesized ids are unique in a conversation.
+
+        A synthesized id depends on the call's position, name and
+        arguments: a call repeated in a later response would get the same
+        one, and results could no longer be paired with calls by id (and
+        servers which check ids refuse the history). The id becomes
+        ``call_<turn>_<position>_<digest>``, with ``turn`` the length of the
+        transcript before the response, and the position of the call in its
+        response (whole and streamed alike); the messages of the reply carry
+        the new ids.
+    '''
+    identifiers: dict[ str, str ] = { }
+    invocations: list[ __.canisters.InvocationCanister ] = [ ]
+    for position, invocation in enumerate( reply.invocations ):
+        if not invocation.identifier_synthesized:
+            invocations.append( invocation )
+            continue
+        synthesized = __.processors.wire.synthesize_identifier(
+            position, invocation.name, invocation.arguments )
+        identifier = "call_{turn}_{rest}".format(
+            turn = turn, rest = synthesized.removeprefix( 'call_' ) )
+        identifiers[ invocation.identifier ] = identifier
+        invocations.append(
+            __.dcls.replace( invocation, identifier = identifier ) )
+    if not identifiers: return reply
+    messages = tuple(
+        _relabel_value( message, identifiers ) for message in reply.messages )
+    return __.dcls.replace(
+        reply, messages = messages, invocations = tuple( invocations ) )
 
 
 def validate_client( provider: str, client: object ) -> None:
@@ -640,9 +728,22 @@ def _survey_package_providers( package: str ) -> str:
     return ' or '.join( names )
 
 
-def _produce_portion_event(
-    round_: int, portion: str | __.canisters.InvocationCanister
-) -> Event:
-    if isinstance( portion, str ):
-        return TextEvent( round = round_, text = portion )
-    return InvocationEvent( round = round_, invocation = portion )
+def _relabel_value(
+    value: object, identifiers: __.cabc.Mapping[ str, str ]
+) -> __.typx.Any:
+    ''' Returns copy of JSON value with ids (values of keys ``id``,
+        ``call_id`` and ``tool_call_id``) renamed as mapped.
+    '''
+    if isinstance( value, dict ):
+        mapping = __.typx.cast( dict[ str, object ], value )
+        return {
+            key: (
+                identifiers.get( item, item )
+                if key in _IDENTIFIER_KEYS and isinstance( item, str )
+                else _relabel_value( item, identifiers ) )
+            for key, item in mapping.items( ) }
+    if isinstance( value, list ):
+        return [
+            _relabel_value( item, identifiers )
+            for item in __.typx.cast( list[ object ], value ) ]
+    return value

@@ -6,12 +6,13 @@
     ``base_url`` is the Ollama server (such as ``http://127.0.0.1:11434``):
     whole and streamed responses come from ``POST /api/chat``; streams are
     newline-delimited JSON. The transcript holds Ollama's ``{ role,
-    content }`` messages (assistant messages as the server sent them, with
-    ``tool_calls`` and ``thinking``) and ``{ role: 'tool', content,
-    tool_name }`` results; the system prompt is sent first in every
-    request, never stored. ``tokens_maximum`` is sent as the option
-    ``num_predict``; ``parameters`` are further fields of the request (such
-    as ``options`` or ``think``). Error bodies raise
+    content }`` messages (assistant messages as the processor's
+    ``prepare_message`` makes them, whole and streamed alike: the text less
+    the calls written in it, ``tool_calls`` and ``thinking``) and
+    ``{ role: 'tool', content, tool_name }`` results; the system prompt
+    is sent first in every request, never stored. ``tokens_maximum`` is
+    sent as the option ``num_predict``; ``parameters`` are further fields
+    of the request (such as ``options`` or ``think``). Error bodies raise
     :py:class:`invocables.exceptions.ProviderFailure`. For Ollama's
     OpenAI-compatible endpoint, use the 'openai' loop instead.
 '''
@@ -44,7 +45,7 @@ class OllamaConversation(
         body = _decode_body( response.content, response.status_code )
         invocations = self.processor.normalize_invocations( body )
         message = _base.nativize_object(
-            __.processors.wire.access_field( body, 'message' ) or { } )
+            self.processor.prepare_message( body ) )
         text = __.processors.wire.access_text(
             message.get( 'content' ), PROVIDER, 'content' )
         return _base.Reply(
@@ -75,8 +76,9 @@ class OllamaConversation(
         ) as response:
             if response.status_code >= 400: # noqa: PLR2004
                 _decode_body( await response.aread( ), response.status_code )
+            texter = _base.produce_texter( accumulator, _access_delta )
             async for portion in self.relay_continuous(
-                _decode_lines( response ), accumulator, _access_delta, reply
+                _decode_lines( response ), accumulator, texter, reply
             ): yield portion
 
     def _produce_request(

@@ -36,24 +36,21 @@ class OpenaiConversation(
         messages: list[ _base.NativeObject ],
         tools: list[ _base.NativeObject ],
     ) -> _base.Reply:
-        ''' Calls ``client.chat.completions.create``; returns its reply. '''
-        access = __.processors.wire.access_field
+        ''' Calls ``client.chat.completions.create``; returns its reply.
+
+            The assistant message is the processor's (``prepare_message``):
+            the text less the calls written in it, and each call under the
+            id of its canister.
+        '''
         completion = await self.client.chat.completions.create(
             **self._produce_request( messages, tools ) )
         invocations = self.processor.normalize_invocations( completion )
-        choices = __.processors.wire.access_items(
-            access( completion, 'choices' ), PROVIDER, 'choices' )
-        message = access( choices[ 0 ], 'message' ) if choices else None
-        text = __.processors.wire.access_text(
-            access( message, 'content' ), PROVIDER, 'content' )
-        calls = [
-            _Call(
-                name = access( access( call, 'function' ), 'name' ),
-                arguments = access( access( call, 'function' ), 'arguments' ) )
-            for call in __.processors.wire.access_items(
-                access( message, 'tool_calls' ), PROVIDER, 'tool_calls' )
-            if access( call, 'type' ) in ( None, 'function' ) ]
-        return _produce_reply( completion, text, calls, invocations )
+        message = dict( self.processor.prepare_message( completion ) )
+        text = message.get( 'content' )
+        return _base.Reply(
+            response = completion, messages = ( message, ),
+            invocations = invocations,
+            text = text if isinstance( text, str ) else '' )
 
     async def request_continuous(
         self,
@@ -61,26 +58,28 @@ class OpenaiConversation(
         tools: list[ _base.NativeObject ],
     ) -> __.cabc.AsyncIterator[ _base.Portion ]:
         ''' Calls ``client.chat.completions.create`` with ``stream``;
-            yields text deltas and tool calls as they come, then the reply.
+            yields the text which the accumulator releases as it comes,
+            then the tool calls and the reply.
         '''
         accumulator = self.processor.produce_accumulator( )
 
         def reply(
             events: tuple[ object, ... ], invocations: _base.Invocations
         ) -> _base.Reply:
-            message = accumulator.produce_message( )
+            message = dict( accumulator.produce_message( ) )
+            text = message.get( 'content' )
             return _base.Reply(
                 response = list( events ), messages = ( message, ),
                 invocations = invocations,
-                text = message.get( 'content' ) or '' )
+                text = text if isinstance( text, str ) else '' )
 
         stream = await self.client.chat.completions.create(
             **self._produce_request( messages, tools ), stream = True )
         async with stream: # closes the response, also when abandoned
             # The SDK consumes the closing '[DONE]': pass it on.
+            texter = _base.produce_texter( accumulator, _access_delta )
             async for portion in self.relay_continuous(
-                stream, accumulator, _access_delta, reply,
-                finals = ( '[DONE]', )
+                stream, accumulator, texter, reply, finals = ( '[DONE]', )
             ): yield portion
 
     def _produce_request(
@@ -98,16 +97,6 @@ class OpenaiConversation(
         return request
 
 
-@__.dcls.dataclass( slots = True, kw_only = True )
-class _Call:
-    ''' Tool call as the model sent it: name and raw arguments. '''
-
-    name: object
-    arguments: object
-    fragments: list[ str ] = __.dcls.field( default_factory = list[ str ] )
-    tag: object = None
-
-
 def _access_delta( chunk: object ) -> str:
     ''' Returns text delta of the first choice of chunk. '''
     access = __.processors.wire.access_field
@@ -116,35 +105,3 @@ def _access_delta( chunk: object ) -> str:
     choice = __.typx.cast( __.cabc.Sequence[ object ], choices )[ 0 ]
     text = access( access( choice, 'delta' ), 'content' )
     return text if isinstance( text, str ) else ''
-
-
-def _produce_reply(
-    response: object,
-    text: str,
-    calls: __.cabc.Sequence[ _Call ],
-    invocations: _base.Invocations,
-) -> _base.Reply:
-    ''' Produces reply; the assistant message carries the canisters' ids.
-
-        Ids synthesized for calls which came without one are written into
-        the message, so that each result matches its call.
-    '''
-    message: _base.NativeObject = { 'role': 'assistant' }
-    message[ 'content' ] = text if text or not invocations else None
-    if invocations:
-        paired = len( calls ) == len( invocations )
-        message[ 'tool_calls' ] = [
-            {
-                'id': invocation.identifier,
-                'type': 'function',
-                'function': {
-                    'name': invocation.name,
-                    'arguments': __.processors.wire.render_arguments(
-                        calls[ index ].arguments if paired
-                        else invocation.arguments ),
-                },
-            }
-            for index, invocation in enumerate( invocations ) ]
-    return _base.Reply(
-        response = response, messages = ( message, ),
-        invocations = invocations, text = text )

@@ -36,26 +36,50 @@ class OpenaiResponsesConversation(
         messages: list[ _base.NativeObject ],
         tools: list[ _base.NativeObject ],
     ) -> _base.Reply:
-        ''' Calls ``client.responses.create``; returns its reply. '''
+        ''' Calls ``client.responses.create``; returns its reply.
+
+            The items are the processor's (``prepare_message``): messages
+            less the calls written in their text, and each call as a
+            ``function_call`` item under the id of its canister.
+        '''
         response = await self.client.responses.create(
             **self._produce_request( messages, tools ) )
-        return _produce_reply(
-            response, self.processor.normalize_invocations( response ) )
+        invocations = self.processor.normalize_invocations( response )
+        items = tuple(
+            _base.nativize_object( item )
+            for item in self.processor.prepare_message( response ) )
+        return _base.Reply(
+            response = response, messages = items,
+            invocations = invocations, text = _access_text( items ) )
 
     async def request_continuous(
         self,
         messages: list[ _base.NativeObject ],
         tools: list[ _base.NativeObject ],
     ) -> __.cabc.AsyncIterator[ _base.Portion ]:
-        ''' Calls ``client.responses.create`` with ``stream``; yields text
-            deltas and function calls as they come, then the reply.
+        ''' Calls ``client.responses.create`` with ``stream``; yields the
+            text which the accumulator releases as it comes, then the
+            function calls and the reply.
         '''
         accumulator = self.processor.produce_accumulator( )
+
+        def reply(
+            events: tuple[ object, ... ], invocations: _base.Invocations
+        ) -> _base.Reply:
+            response = _access_conclusion( events )
+            items = tuple(
+                _base.nativize_object( item )
+                for item in accumulator.produce_message( ) )
+            return _base.Reply(
+                response = response, messages = items,
+                invocations = invocations, text = _access_text( items ) )
+
         stream = await self.client.responses.create(
             **self._produce_request( messages, tools ), stream = True )
         async with stream: # closes the response, also when abandoned
+            texter = _base.produce_texter( accumulator, _access_delta )
             async for portion in self.relay_continuous(
-                stream, accumulator, _access_delta, _produce_stream_reply
+                stream, accumulator, texter, reply
             ): yield portion
 
     def _produce_request(
@@ -97,27 +121,12 @@ def _access_text( items: __.cabc.Sequence[ _base.NativeObject ] ) -> str:
     return ''.join( texts )
 
 
-def _produce_reply(
-    response: object, invocations: _base.Invocations
-) -> _base.Reply:
-    items = tuple(
-        _base.nativize_object( item )
-        for item in __.processors.wire.access_items(
-            __.processors.wire.access_field( response, 'output' ),
-            PROVIDER, 'output' ) )
-    return _base.Reply(
-        response = response, messages = items,
-        invocations = invocations, text = _access_text( items ) )
-
-
-def _produce_stream_reply(
-    events: __.cabc.Sequence[ object ], invocations: _base.Invocations
-) -> _base.Reply:
-    ''' Returns reply of the response which concluded the stream. '''
+def _access_conclusion( events: __.cabc.Sequence[ object ] ) -> object:
+    ''' Returns the response which concluded the stream. '''
     access = __.processors.wire.access_field
     for event in reversed( events ):
         response = access( event, 'response' )
         if access( event, 'type' ) in _CONCLUSIONS and response is not None:
-            return _produce_reply( response, invocations )
+            return response
     raise __.exceptions.ResponseInvalidity(
         PROVIDER, "the stream ended without a completed response." )
