@@ -13,6 +13,7 @@
 import argparse as _argparse
 import logging as _logging
 import os as _os
+import signal as _signal
 import socket as _socket
 import sys as _sys
 
@@ -103,8 +104,10 @@ async def execute_command( options: _argparse.Namespace ) -> int:
     server = await _serving.prepare_server( settings )
     listener = _listen( options.host, options.port )
     if options.workers > 1:
-        listener.close( ) # the supervisor's workers bind it themselves
-        return await _supervise_workers( options, settings )
+        # The port is free (or chosen, for 0): uvicorn's supervisor binds
+        # it again for its workers.
+        with listener: url = _describe_url( listener, options.host )
+        return await _supervise_workers( options, settings, url )
     application = _serving.produce_application(
         server, stateless = options.stateless,
         token = __.absent if token is None else token, host = options.host )
@@ -278,7 +281,6 @@ def _produce_web_server(
     ''' Returns uvicorn server which stops on Ctrl-C or SIGTERM and
         returns, rather than raising the signal again once stopped.
     '''
-    import signal
     import threading
 
     class Server( base ):
@@ -291,12 +293,12 @@ def _produce_web_server(
                 yield
                 return
             originals = {
-                number: signal.signal( number, self.handle_exit )
-                for number in ( signal.SIGINT, signal.SIGTERM ) }
+                number: _signal.signal( number, self.handle_exit )
+                for number in ( _signal.SIGINT, _signal.SIGTERM ) }
             try: yield
             finally:
                 for number, original in originals.items( ):
-                    signal.signal( number, original )
+                    _signal.signal( number, original )
 
     return Server( configuration )
 
@@ -345,6 +347,7 @@ def _validate_workers( text: str ) -> int:
 async def _supervise_workers(
     options: _argparse.Namespace,
     settings: __.cabc.Mapping[ str, __.typx.Any ],
+    url: str,
 ) -> int:
     ''' Runs uvicorn's supervisor of worker processes; returns its status.
 
@@ -356,13 +359,26 @@ async def _supervise_workers(
     environment[ OPTIONS_VARIABLE ] = __.json.dumps( {
         **settings, 'stateless': True,
         'token_variable': options.token_variable, 'host': options.host } )
+    port = url.rsplit( ':', 1 )[ 1 ].split( '/', 1 )[ 0 ]
     process = await __.asyncio.create_subprocess_exec(
         _sys.executable, '-m', 'uvicorn', '--factory', _FACTORY,
-        '--host', options.host, '--port', str( options.port ),
+        '--host', options.host, '--port', port,
         '--workers', str( options.workers ), '--log-level', 'warning',
         env = environment )
-    try: return await process.wait( )
+    _say( f"starting {options.workers} workers at {url} (Ctrl-C stops)" )
+    stopped: list[ int ] = [ ]
+    def stop( number: int ) -> None:
+        stopped.append( number )
+        if process.returncode is None: process.terminate( )
+    loop = __.asyncio.get_running_loop( )
+    numbers = ( _signal.SIGINT, _signal.SIGTERM )
+    for number in numbers: loop.add_signal_handler( number, stop, number )
+    try: status = await process.wait( )
     except __.asyncio.CancelledError:
         process.terminate( )
         await process.wait( )
         raise
+    finally:
+        for number in numbers: loop.remove_signal_handler( number )
+        _say( "stopped." )
+    return 0 if stopped else status

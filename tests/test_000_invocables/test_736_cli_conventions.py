@@ -9,6 +9,7 @@
 import json
 import os
 import pty
+import signal
 import subprocess
 import sys
 
@@ -142,6 +143,57 @@ def test_120_progress_on_terminal_only( tmp_path, home ):
     text = b''.join( chunks ).decode( )
     assert "invocables: connecting to 'alpha' (1 of 2)..." in text
     assert "invocables: connecting to 'beta' (2 of 2)..." in text
+
+
+def _survey_marked( marker: str ) -> list[ int ]:
+    ''' Returns pids of living processes whose command line has marker. '''
+    found = [ ]
+    for entry in Path( '/proc' ).iterdir( ):
+        if not entry.name.isdigit( ): continue
+        try: command = ( entry / 'cmdline' ).read_bytes( )
+        except OSError: continue
+        if marker.encode( ) in command: found.append( int( entry.name ) )
+    return found
+
+
+@pytest.mark.slow
+def test_130_interrupted_while_connecting( tmp_path, home ):
+    ''' Ctrl-C while servers connect stops survey with status 130 and
+        leaves no server running.
+    '''
+    marker = f"invocables-test-sleeper-{os.getpid( )}"
+    sleeper = f"import time; time.sleep( 120 ) # {marker}"
+    ( tmp_path / 'servers.json' ).write_text( json.dumps( { 'mcpServers': {
+        name: { 'command': sys.executable, 'args': [ '-c', sleeper ] }
+        for name in ( 'alpha', 'beta' ) } } ) )
+    path = tmp_path / 'invocables.toml'
+    path.write_text( "[[ensembles]]\nmcp_servers = 'servers.json'\n" )
+    leader, follower = pty.openpty( )
+    env = dict( os.environ )
+    env[ 'XDG_CONFIG_HOME' ] = str( home )
+    with subprocess.Popen(
+        [ sys.executable, '-m', 'invocables', '--configuration', str( path ),
+          'survey' ],
+        cwd = tmp_path, env = env, stdout = subprocess.DEVNULL,
+        stderr = follower,
+    ) as child:
+        os.close( follower )
+        text = b''
+        while b"(2 of 2)..." not in text:
+            text += os.read( leader, 4096 )
+        while len( _survey_marked( marker ) ) < 2: # both servers started
+            os.sched_yield( )
+        child.send_signal( signal.SIGINT )
+        while True:
+            try: chunk = os.read( leader, 4096 )
+            except OSError: break # the terminal closed with the child
+            if not chunk: break
+            text += chunk
+        child.wait( timeout = 120 )
+    os.close( leader )
+    assert child.returncode == 130
+    assert b'invocables: interrupted.' in text
+    assert _survey_marked( marker ) == [ ]
 
 
 def test_200_arguments_from_stdin( tmp_path, home ):

@@ -103,6 +103,26 @@ async def test_100_http_says_where_and_stops( stop ):
     assert 'Traceback' not in rest
 
 
+@pytest.mark.slow
+def test_110_workers_stop( ):
+    ''' With several workers, serve says where they start, and SIGTERM
+        stops them all with status 0, leaving nothing running.
+    '''
+    with _start(
+        '--configuration', str( _CONFIGURATION ), '--http', '--port', '0',
+        '--stateless', '--workers', '2'
+    ) as ( process, line ):
+        assert re.match(
+            r'^invocables: starting 2 workers at http://127\.0\.0\.1:\d+/mcp '
+            r'\(Ctrl-C stops\)$', line ), line
+        descendants = mcp_support.survey_descendants( process.pid )
+        process.send_signal( signal.SIGTERM )
+        _, rest = process.communicate( timeout = 60 )
+        assert process.returncode == 0, rest
+    assert rest.splitlines( )[ -1 ] == 'invocables: stopped.'
+    assert not mcp_support.wait_until_dead( descendants, 30 )
+
+
 def test_200_port_in_use( ):
     ''' A port in use is one line naming port and host; status 1. '''
     with socket.socket( ) as occupant:
