@@ -6,7 +6,15 @@
     local OpenAI-compatible server given by ``--base-url``), runs the
     streamed loop with the configured ensembles, writes the model's text
     to the standard output stream as it comes, and each tool call and
-    result, briefly, to the standard error stream.
+    result, briefly, to the standard error stream. What comes from the
+    model or a tool is written with its control characters escaped (shown
+    as ``\x1b``, ...), so that it cannot drive the terminal.
+
+    Text calls (tool calls which local models write as text) are read with
+    ``--text-calls FORMAT``; against a server given by ``--base-url``, and
+    for Ollama, they are read by default (format ``auto``), since small
+    local models write their calls as text; ``--text-calls none`` turns
+    them off.
 '''
 
 
@@ -20,6 +28,8 @@ from .. import conversations as _conversations
 from .. import exceptions as _exceptions
 from .. import execution as _execution
 from .. import history as _history
+from .. import processors as _processors
+from ..processors import textcalls as _textcalls
 from .. import providers as _providers
 
 
@@ -38,8 +48,17 @@ _CONNECTION_ERRORS = frozenset( (
     'APIConnectionError', 'APITimeoutError', 'ConnectError',
     'ConnectTimeout', 'EndpointConnectionError', 'ConnectionError',
 ) )
+# Control characters (but line feeds and tabs) and those which reorder
+# text: what a terminal could take as a command.
+_CONTROLS = __.re.compile(
+    '[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]' )
 _LOCAL_KEY = 'local' # OpenAI-compatible local servers ignore the key
+_NO_ANSWER = '(no answer)'
 _SUMMARY_LENGTH_MAXIMUM = 160
+# Providers whose processors read text calls (option 'text_calls').
+TEXT_CALLS_PROVIDERS = frozenset( ( 'ollama', 'openai', 'openai-responses' ) )
+TEXT_CALLS_FORMATS: tuple[ str, ... ] = (
+    *sorted( _textcalls.FORMATS ), 'none' )
 
 
 def access_model(
@@ -91,8 +110,19 @@ async def converse(
         display.show( event )
         if isinstance( event, _conversations.base.ConclusionEvent ):
             termination = event.transcript.termination
+            answered = event.transcript.text.strip( )
+            if not answered and termination is (
+                _conversations.base.Terminations.Completion
+            ): display.show_line( _NO_ANSWER )
     display.conclude( )
     return termination is _conversations.base.Terminations.Completion
+
+
+def escape_text( text: str ) -> str:
+    ''' Returns text with control characters escaped (``\x1b``, ...),
+        but line feeds and tabs: safe to write to a terminal.
+    '''
+    return _CONTROLS.sub( _escape_character, text )
 
 
 def produce_client( provider: str, base_url: str | None ) -> __.typx.Any:
@@ -149,6 +179,23 @@ def produce_parser(
         help = "past CHARACTERS of history, replace tool results by short "
         "placeholders, oldest first, a quarter of the budget at a time "
         "(and those repeated by a later identical call)" )
+    converse.add_argument(
+        '--text-calls', choices = TEXT_CALLS_FORMATS, metavar = 'FORMAT',
+        help = "read tool calls which the model writes as text, in FORMAT "
+        "({formats}); default: auto with --base-url and for ollama, else "
+        "none. Tools with side effects are best confirmed: see "
+        "--confirm".format( formats = ', '.join( TEXT_CALLS_FORMATS ) ) )
+    converse.add_argument(
+        '--max-tokens', type = _validate_rounds, metavar = 'COUNT',
+        help = "most tokens of each reply of the model" )
+    converse.add_argument(
+        '--instructions', metavar = 'TEXT',
+        help = "system prompt, sent with every request" )
+    converse.add_argument(
+        '--result-size', type = _validate_rounds, metavar = 'CHARACTERS',
+        help = "largest tool result sent to the model (about CHARACTERS "
+        "of JSON); a larger one is answered with an error, so that "
+        "results fit a small model's context" )
     converse.set_defaults( execute = _execute_converse )
 
 
@@ -191,7 +238,7 @@ class _Display:
         ''' Shows one event of the loop. '''
         match event:
             case _conversations.base.TextEvent( ):
-                self.output.write( event.text )
+                self.output.write( escape_text( event.text ) )
                 self.output.flush( )
                 self.fresh = event.text.endswith( '\n' )
             case _conversations.base.InvocationEvent( ):
@@ -206,6 +253,10 @@ class _Display:
                     genus = genus, name = event.invocation.name,
                     text = _summarize( result.as_text( ) ) ) )
             case _: pass
+
+    def show_line( self, line: str ) -> None:
+        ''' Shows line on the error stream, after the text so far. '''
+        self._show_line( line )
 
     def _show_line( self, line: str ) -> None:
         self.conclude( )
@@ -336,6 +387,58 @@ def _access_url(
     return f"the {provider.name} API"
 
 
+def _escape_character( match: __.re.Match[ str ] ) -> str:
+    code = ord( match.group( ) )
+    if code > 0xff: return f"\\u{code:04x}" # noqa: PLR2004
+    return f"\\x{code:02x}"
+
+
+def _produce_options(
+    options: _argparse.Namespace
+) -> dict[ str, __.typx.Any ]:
+    ''' Returns options of the conversation which the command's ask. '''
+    produced: dict[ str, __.typx.Any ] = dict( _produce_trimming( options ) )
+    tokens = getattr( options, 'max_tokens', None )
+    if tokens is not None: produced[ 'tokens_maximum' ] = tokens
+    instructions = getattr( options, 'instructions', None )
+    if instructions: produced[ 'instructions' ] = instructions
+    size = getattr( options, 'result_size', None )
+    if size is not None:
+        produced[ 'limits' ] = _execution.Limits(
+            results_size_maximum = size )
+    text_calls = access_text_calls(
+        options.provider, getattr( options, 'text_calls', None ),
+        options.base_url )
+    if text_calls is not None:
+        produced[ 'processor' ] = _processors.produce_processor(
+            options.provider, text_calls = text_calls )
+    return produced
+
+
+def access_text_calls(
+    provider: str, format: str | None, base_url: str | None # noqa: A002
+) -> str | None:
+    ''' Returns format of text calls which the command reads, if any.
+
+        Given (``none``: off), else ``auto`` against a server given by its
+        URL and for Ollama (local models write calls as text), else none.
+        A format given for a provider whose processor reads no text calls
+        raises usage invalidity.
+    '''
+    if format == 'none': return None
+    if format is None:
+        local = base_url is not None or provider == 'ollama'
+        if local and provider in TEXT_CALLS_PROVIDERS: return 'auto'
+        return None
+    if provider not in TEXT_CALLS_PROVIDERS:
+        raise _exceptions.UsageInvalidity(
+            "--text-calls is read by providers {names} only, not by "
+            "{provider!r}.".format(
+                names = ', '.join( sorted( TEXT_CALLS_PROVIDERS ) ),
+                provider = provider ) )
+    return format
+
+
 def _validate_rounds( text: str ) -> int:
     ''' Returns bound on rounds; at least 1 (for argparse). '''
     try: rounds = int( text )
@@ -361,8 +464,9 @@ def _produce_trimming(
 
 
 def _summarize( text: str ) -> str:
-    ''' Returns text on one line, shortened. '''
-    line = ' '.join( text.split( ) )
+    ''' Returns text on one line, shortened, control characters escaped.
+    '''
+    line = escape_text( ' '.join( text.split( ) ) )
     if len( line ) <= _SUMMARY_LENGTH_MAXIMUM: return line
     return line[ : _SUMMARY_LENGTH_MAXIMUM - 3 ] + '...'
 
@@ -379,7 +483,7 @@ async def _execute_converse( options: _argparse.Namespace ) -> int:
             client, ensembles, options.provider, model, options.prompt,
             options.rounds, ( _sys.stdout, _sys.stderr ),
             _sys.stdin if options.confirm else None,
-            **_produce_trimming( options ) )
+            **_produce_options( options ) )
     except Exception as exception:
         reason = _access_reason( exception )
         if reason is None: raise

@@ -70,6 +70,7 @@ class ConversationOptions( _typx.TypedDict, total = False ):
     alerter: __.execution.Alerter
     selector: _selection.Selector
     trimming: _history.Trimming
+    limits: __.execution.Limits
 
 
 if _typx.TYPE_CHECKING:
@@ -190,7 +191,7 @@ def produce_conversation(
             ``rounds_maximum``, ``approver``, ``observer``, ``processor``,
             ``parameters``, and the engine's ``auxdata``, ``namespace``,
             ``timeout``, ``concurrency``, ``failure_policy``,
-            ``alerter``. ''' ),
+            ``alerter``, ``limits``; ``selector``, ``trimming``. ''' ),
     ],
 ) -> ConversationBase:
     ''' Produces conversation loop for provider, over client.
