@@ -17,6 +17,7 @@
 
 
 import argparse as _argparse
+import logging as _logging
 import os as _os
 import sys as _sys
 import warnings as _warnings
@@ -65,6 +66,7 @@ def main( arguments: __.cabc.Sequence[ str ] | None = None ) -> None:
     parser = _produce_parser( )
     options = parser.parse_args( arguments )
     _warnings.showwarning = _show_warning
+    _configure_logging( )
     for stream in ( _sys.stdout, _sys.stderr ):
         # Text which the terminal cannot show (such as undecodable file
         # names) is escaped rather than fatal.
@@ -119,6 +121,15 @@ def _adapt_failure( exception: Exception ) -> Exception:
         extra, f"this command (it misses the module {name!r})" )
 
 
+def _configure_logging( ) -> None:
+    ''' Shows the package's warnings and errors as one line each. '''
+    logger = _logging.getLogger( __.package_name )
+    if any( isinstance( handler, _LineHandler )
+            for handler in logger.handlers ): return
+    logger.addHandler( _LineHandler( ) )
+    logger.propagate = False
+
+
 def _produce_parser( ) -> _argparse.ArgumentParser:
     common = _argparse.ArgumentParser( add_help = False )
     common.add_argument(
@@ -163,6 +174,19 @@ def _report_failure(
             { 'error': _commands.describe_error( exception ) },
             indent = 2 ) + '\n' )
     return EXIT_USAGE if usage else _commands.EXIT_FAILURE
+
+
+class _LineHandler( _logging.Handler ):
+    ''' Writes each record of warning or worse as one line on stderr. '''
+
+    def __init__( self ):
+        super( ).__init__( _logging.WARNING )
+
+    def emit( self, record: _logging.LogRecord ) -> None:
+        text = ' '.join( record.getMessage( ).split( ) )
+        genus = 'error' if record.levelno >= _logging.ERROR else 'warning'
+        try: _sys.stderr.write( f"{_commands.PROGRAM}: {genus}: {text}\n" )
+        except Exception: self.handleError( record )
 
 
 def _show_warning(
