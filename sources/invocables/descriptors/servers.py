@@ -149,19 +149,19 @@ def produce_authorization_table(
         case _authorization.BearerAuthorization( ):
             values.update( kind = 'bearer', token = authorization.token )
         case _authorization.ClientCredentialsAuthorization( ):
-            values.update(
-                kind = 'client-credentials',
-                client_id = authorization.client_id,
-                client_secret = authorization.client_secret )
-            for key in ( 'scope', 'issuer' ):
-                # None too: a frigid dictionary's get gives None for an
-                # absent default.
-                value = getattr( authorization, key )
-                if value is not None and not __.is_absent( value ):
-                    values[ key ] = value
+            values[ 'kind' ] = 'client-credentials'
         case _authorization.CodeAuthorization( ):
             values.update( _produce_code_table( authorization ) )
+        case _authorization.EnterpriseAuthorization( ):
+            values[ 'kind' ] = 'enterprise'
         case _: return __.immut.Dictionary[ str, __.typx.Any ]( )
+    if values: # expose
+        required, optional = _authorization_keys[ values[ 'kind' ] ]
+        for key in ( *required, *optional ):
+            # None too: a frigid dictionary's get gives None for an
+            # absent default.
+            value = getattr( authorization, key, None )
+            if isinstance( value, str ): values.setdefault( key, value )
     storage = getattr( authorization, 'storage', __.absent )
     if values and isinstance( storage, ( str, _os.PathLike ) ):
         values[ 'storage' ] = _os.fspath( storage )
@@ -240,7 +240,7 @@ def produce_server_descriptor(
             'enabled_tools', default = __.absent ),
         disabled_tools = table.access_strings(
             'disabled_tools', default = ( ) ),
-        authorization = _read_authorization( table ), # authorization
+        authorization = _read_authorization( table, folder ),
         resources_as_tools = table.access( # expose
             'resources_as_tools', bool, default = False ),
         sandbox = _read_sandbox( table, folder ) )
@@ -285,15 +285,29 @@ def _read_sandbox(
 _authorization_keys = __.immut.Dictionary( {
     'bearer': ( ( 'token', ), ( ) ),
     'client-credentials': (
-        ( 'client_id', 'client_secret' ), ( 'scope', 'issuer', 'storage' ) ),
-    'oauth': ( ( ), ( 'scope', 'storage', 'port' ) ),
+        ( 'client_id', ),
+        ( 'client_secret', 'private_key', 'signing_algorithm', 'scope',
+          'issuer', 'storage' ) ),
+    'enterprise': (
+        ( 'identity_token', 'identity_provider_token_endpoint', 'issuer',
+          'client_id', 'client_secret' ),
+        ( 'identity_provider_client_id', 'identity_provider_client_secret',
+          'scope', 'storage' ) ),
+    'oauth': (
+        ( ),
+        ( 'scope', 'storage', 'port', 'client_id', 'client_secret',
+          'client_metadata_url' ) ),
 } )
 
 
 def _read_authorization(
-    table: _Table
+    table: _Table, folder: __.Path
 ) -> __.immut.Dictionary[ str, __.typx.Any ]:
-    ''' Reads ``[mcp.authorization]``: kind, then the keys of the kind. '''
+    ''' Reads ``[mcp.authorization]``: kind, then the keys of the kind.
+
+        A ``private_key`` which is neither ``env:NAME`` nor PEM text is a
+        file, from the folder of the descriptor.
+    '''
     section = table.access_table( 'authorization', default = None )
     if section is None: return __.immut.Dictionary[ str, __.typx.Any ]( )
     kind = section.access( 'kind', str )
@@ -308,8 +322,34 @@ def _read_authorization(
         genus = int if key == 'port' else str
         value = section.access( key, genus, default = __.absent )
         if not __.is_absent( value ): values[ key ] = value
+    _validate_credentials( section, values )
+    key = values.get( 'private_key', '' )
+    if key and not key.startswith( ( __.ENVIRONMENT_PREFIX, '-----BEGIN' ) ):
+        values[ 'private_key' ] = str(
+            folder / _expand_path( section, 'private_key', key ) )
     section.finish( )
     return __.immut.Dictionary[ str, __.typx.Any ]( values )
+
+
+def _validate_credentials(
+    section: _Table, values: __.cabc.Mapping[ str, __.typx.Any ]
+) -> None:
+    ''' Refuses client credentials without exactly one of secret and key,
+        and a secret without its client.
+    '''
+    kind = values[ 'kind' ]
+    if kind == 'client-credentials' and (
+        ( 'client_secret' in values ) == ( 'private_key' in values )
+    ):
+        section.fail(
+            'client_secret', "client credentials need 'client_secret' or "
+            "'private_key' (private_key_jwt), exactly one of them." )
+    if kind == 'oauth' and 'client_secret' in values and (
+        'client_id' not in values
+    ):
+        section.fail(
+            'client_secret', "a client secret without 'client_id'; give "
+            "the ID of the client registered beforehand." )
 
 
 def produce_server_ensemble_descriptor(
@@ -373,9 +413,6 @@ def _produce_code_table(
         return { }
     values: dict[ str, __.typx.Any ] = { 'kind': 'oauth' }
     if parts.port is not None: values[ 'port' ] = parts.port
-    scope = authorization.scope
-    if scope is not None and not __.is_absent( scope ):
-        values[ 'scope' ] = scope
     return values
 
 

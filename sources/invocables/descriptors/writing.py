@@ -305,9 +305,16 @@ def _produce_authorization_table(
         becomes an ``env:`` reference: no secret is ever written.
     '''
     table = dict( authorization )
-    for key in ( 'token', 'client_secret' ):
+    for key in (
+        'token', 'client_secret', 'identity_token',
+        'identity_provider_client_secret',
+    ):
         if key in table:
             table[ key ] = secrets.refer( table[ key ], f"{name}_{key}" )
+    # A key file's path is written as it is; the key itself never.
+    key = table.get( 'private_key', '' )
+    if key.lstrip( ).startswith( '-----BEGIN' ):
+        table[ 'private_key' ] = secrets.refer( key, f"{name}_private_key" )
     return table
 
 

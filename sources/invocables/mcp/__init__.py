@@ -31,6 +31,7 @@ from .authorization import (
     BearerAuthorization as BearerAuthorization,
     ClientCredentialsAuthorization as ClientCredentialsAuthorization,
     CodeAuthorization as CodeAuthorization,
+    EnterpriseAuthorization as EnterpriseAuthorization,
     FileTokenStorage as FileTokenStorage,
     MemoryTokenStorage as MemoryTokenStorage,
     TokenStorage as TokenStorage,

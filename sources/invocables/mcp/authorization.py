@@ -100,19 +100,30 @@ class BearerAuthorization( __.immut.DataclassObject ):
 class ClientCredentialsAuthorization( __.immut.DataclassObject ):
     ''' OAuth client credentials grant (machine to machine).
 
-        ``client_secret`` is best written ``env:NAME``.
+        The client authenticates with ``client_secret`` (best written
+        ``env:NAME``), or with ``private_key`` (``private_key_jwt``: a JWT
+        signed by the key, RFC 7523): a PEM key written ``env:NAME``, a path
+        to a PEM file, or the PEM text itself. ``signing_algorithm`` follows
+        the key (RS256, ES256, ES384, ES512, EdDSA) unless given.
     '''
 
     client_id: str
-    client_secret: str
+    client_secret: __.Absential[ str ] = __.absent
     scope: __.Absential[ str ] = __.absent
     issuer: __.Absential[ str ] = __.absent
     storage: __.Absential[ Storage ] = __.absent
+    private_key: __.Absential[ str ] = __.absent
+    signing_algorithm: __.Absential[ str ] = __.absent
 
     def __repr__( self ) -> str:
+        credentials = ''.join(
+            f", {label} = {_show( value )}" for label, value in (
+                ( 'client_secret', self.client_secret ),
+                ( 'private_key', self.private_key ) )
+            if not __.is_absent( value ) )
         return (
-            f"{type( self ).__name__}( client_id = {self.client_id!r}, "
-            f"client_secret = {_show( self.client_secret )} )" )
+            f"{type( self ).__name__}( client_id = {self.client_id!r}"
+            f"{credentials} )" )
 
 
 class CodeAuthorization( __.immut.DataclassObject ):
@@ -121,6 +132,13 @@ class CodeAuthorization( __.immut.DataclassObject ):
         ``redirect_handler`` receives the authorization URL to show or open;
         ``callback_handler`` returns the URL (with ``code`` and ``state``)
         the browser was redirected to, at ``redirect_uri``.
+
+        The client is registered dynamically, unless given: ``client_id``
+        (and ``client_secret``, best written ``env:NAME``, for a
+        confidential client) of a client registered beforehand, or
+        ``client_metadata_url``, the HTTPS URL of a client ID metadata
+        document, used as client ID by servers which accept such documents
+        (others register the client dynamically).
     '''
 
     redirect_handler: RedirectHandler
@@ -129,15 +147,55 @@ class CodeAuthorization( __.immut.DataclassObject ):
     scope: __.Absential[ str ] = __.absent
     client_name: str = __.package_name
     storage: __.Absential[ Storage ] = __.absent
+    client_id: __.Absential[ str ] = __.absent
+    client_secret: __.Absential[ str ] = __.absent
+    client_metadata_url: __.Absential[ str ] = __.absent
+
+    def __repr__( self ) -> str:
+        client = (
+            '' if __.is_absent( self.client_id )
+            else f", client_id = {self.client_id!r}" )
+        return (
+            f"{type( self ).__name__}( redirect_uri = "
+            f"{self.redirect_uri!r}{client} )" )
+
+
+class EnterpriseAuthorization( __.immut.DataclassObject ):
+    ''' Enterprise-managed authorization (cross-app access, SEP-990).
+
+        The user's ``identity_token`` (an OpenID Connect ID token from the
+        enterprise identity provider, best written ``env:NAME``) is
+        exchanged at ``identity_provider_token_endpoint`` (RFC 8693) for an
+        identity assertion grant (ID-JAG) addressed to the MCP server's
+        authorization server, ``issuer``; the grant then buys an access
+        token there (RFC 7523 JWT bearer grant), with the confidential
+        client ``client_id`` and ``client_secret`` registered beforehand.
+        ``identity_provider_client_id`` (and ``_secret``) authenticate the
+        client at the identity provider, where it needs it. The issuer is
+        configuration: the MCP server is never asked where to send the
+        grant. Needs the ``mcp`` SDK 2.x.
+    '''
+
+    identity_token: str
+    identity_provider_token_endpoint: str
+    issuer: str
+    client_id: str
+    client_secret: str
+    identity_provider_client_id: __.Absential[ str ] = __.absent
+    identity_provider_client_secret: __.Absential[ str ] = __.absent
+    scope: __.Absential[ str ] = __.absent
+    storage: __.Absential[ Storage ] = __.absent
 
     def __repr__( self ) -> str:
         return (
-            f"{type( self ).__name__}( redirect_uri = "
-            f"{self.redirect_uri!r} )" )
+            f"{type( self ).__name__}( issuer = {self.issuer!r}, "
+            f"client_id = {self.client_id!r}, "
+            f"identity_token = {_show( self.identity_token )} )" )
 
 
 Authorization: __.typx.TypeAlias = (
-    BearerAuthorization | ClientCredentialsAuthorization | CodeAuthorization )
+    BearerAuthorization | ClientCredentialsAuthorization | CodeAuthorization
+    | EnterpriseAuthorization )
 
 
 class FileTokenStorage:
@@ -392,6 +450,9 @@ def produce_auth(
         case CodeAuthorization( ):
             provider = _produce_code_auth(
                 ensemble, authorization, url, suspension )
+        case EnterpriseAuthorization( ):
+            provider = _produce_enterprise_auth(
+                ensemble, authorization, url )
     provider.timeout = timeout # expose
     return provider
 
@@ -402,26 +463,25 @@ def produce_authorization_from_table(
     ''' Produces authorization from a checked ``[mcp.authorization]``.
 
         ``kind`` is 'bearer' (``token``), 'client-credentials'
-        (``client_id``, ``client_secret``, ``scope``, ``issuer``) or 'oauth'
-        (the loopback code grant: ``port``, ``scope``); ``storage`` names a
-        directory of tokens.
+        (``client_id``, ``client_secret`` or ``private_key`` with
+        ``signing_algorithm``, ``scope``, ``issuer``), 'oauth' (the loopback
+        code grant: ``port``, ``scope``, ``client_id``, ``client_secret``,
+        ``client_metadata_url``) or 'enterprise' (the keys of
+        :py:class:`EnterpriseAuthorization`); ``storage`` names a directory
+        of tokens.
     '''
-    storage = table.get( 'storage', __.absent )
-    if not __.is_absent( storage ):
-        storage = __.Path( storage ).expanduser( )
+    values: dict[ str, __.typx.Any ] = {
+        key: value for key, value in table.items( ) if key != 'kind' }
+    if 'storage' in values:
+        values[ 'storage' ] = __.Path( values[ 'storage' ] ).expanduser( )
     match table[ 'kind' ]:
-        case 'bearer': return BearerAuthorization( token = table[ 'token' ] )
+        case 'bearer': return BearerAuthorization( **values )
         case 'client-credentials':
-            return ClientCredentialsAuthorization(
-                client_id = table[ 'client_id' ],
-                client_secret = table[ 'client_secret' ],
-                scope = table.get( 'scope', __.absent ),
-                issuer = table.get( 'issuer', __.absent ),
-                storage = storage )
+            return ClientCredentialsAuthorization( **values )
+        case 'enterprise': return EnterpriseAuthorization( **values )
         case _:
             return produce_loopback_authorization(
-                table.get( 'port', LOOPBACK_PORT_DEFAULT ),
-                scope = table.get( 'scope', __.absent ), storage = storage )
+                values.pop( 'port', LOOPBACK_PORT_DEFAULT ), **values )
 
 
 def produce_loopback_authorization(
@@ -441,6 +501,18 @@ def produce_loopback_authorization(
         float,
         __.ddoc.Doc( ''' Seconds to wait for the user's approval. ''' ),
     ] = 300.0,
+    client_id: __.typx.Annotated[
+        __.Absential[ str ],
+        __.ddoc.Doc( ''' Client registered beforehand. ''' ),
+    ] = __.absent,
+    client_secret: __.typx.Annotated[
+        __.Absential[ str ],
+        __.ddoc.Doc( ''' Its secret, best ``env:NAME``. ''' ),
+    ] = __.absent,
+    client_metadata_url: __.typx.Annotated[
+        __.Absential[ str ],
+        __.ddoc.Doc( ''' HTTPS URL of a client ID metadata document. ''' ),
+    ] = __.absent,
 ) -> CodeAuthorization:
     ''' Produces authorization code grant which listens on 127.0.0.1. '''
     loopback = LoopbackRedirect( port, opener, timeout )
@@ -448,7 +520,9 @@ def produce_loopback_authorization(
         redirect_handler = loopback.redirect,
         callback_handler = loopback.receive,
         redirect_uri = loopback.redirect_uri, scope = scope,
-        storage = storage )
+        storage = storage, client_id = client_id,
+        client_secret = client_secret,
+        client_metadata_url = client_metadata_url )
 
 
 def _access_storage(
@@ -516,40 +590,325 @@ def _produce_code_auth(
         response_types = [ 'code' ],
         token_endpoint_auth_method = _AUTH_METHOD_PUBLIC,
         scope = _presentify( authorization.scope ) )
+    extras: dict[ str, __.typx.Any ] = { }
+    if not __.is_absent( authorization.client_metadata_url ):
+        extras[ 'client_metadata_url' ] = authorization.client_metadata_url
     provider_class = _produce_provider_class( )
-    return provider_class(
-        ensemble,
-        server_url = url, client_metadata = metadata,
-        storage = _RedactingStorage(
-            _access_storage( authorization.storage, url ) ),
-        redirect_handler = redirect,
-        callback_handler = receive )
+    try:
+        provider = provider_class(
+            ensemble,
+            server_url = url, client_metadata = metadata,
+            storage = _RedactingStorage(
+                _access_storage( authorization.storage, url ) ),
+            redirect_handler = redirect,
+            callback_handler = receive, **extras )
+    except ValueError as exception:
+        raise _exceptions.ConfigurationInvalidity(
+            f"MCP ensemble {ensemble!r} authorization "
+            "'client_metadata_url'",
+            f"{exception} Give the HTTPS URL where the client ID metadata "
+            "document is served." ) from None
+    provider.client_fixed = _produce_client_information(
+        ensemble, authorization )
+    return provider
+
+
+def _produce_client_information(
+    ensemble: str, authorization: CodeAuthorization
+) -> __.typx.Any:
+    ''' Returns client information of a client registered beforehand, as
+        the SDK keeps it; None for a client to register.
+
+        A client with a secret authenticates with HTTP basic
+        authentication (which authorization servers must accept).
+    '''
+    if __.is_absent( authorization.client_id ):
+        if not __.is_absent( authorization.client_secret ):
+            raise _exceptions.ConfigurationInvalidity(
+                f"MCP ensemble {ensemble!r} authorization 'client_secret'",
+                "a client secret without 'client_id'; give the client ID "
+                "the secret belongs to." )
+        return None
+    from mcp.shared.auth import OAuthClientInformationFull
+    secret = None
+    if not __.is_absent( authorization.client_secret ):
+        secret = _resolve(
+            ensemble, 'client_secret', authorization.client_secret )
+        _register_secrets( secret )
+    return OAuthClientInformationFull(
+        client_id = authorization.client_id, client_secret = secret,
+        redirect_uris = [
+            __.typx.cast( __.typx.Any, authorization.redirect_uri ) ],
+        grant_types = [ 'authorization_code', 'refresh_token' ],
+        response_types = [ 'code' ],
+        token_endpoint_auth_method = (
+            'client_secret_basic' if secret else _AUTH_METHOD_PUBLIC ) )
 
 
 def _produce_credentials_auth(
     ensemble: str, authorization: ClientCredentialsAuthorization, url: str
 ) -> __.typx.Any:
-    secret = _resolve(
-        ensemble, 'client_secret', authorization.client_secret )
-    _register_secrets( secret )
-    from mcp.client.auth.extensions.client_credentials import (
-        ClientCredentialsOAuthProvider )
+    from mcp.client.auth.extensions import client_credentials
     import warnings
-    base = _produce_provider_class( ClientCredentialsOAuthProvider )
+    secret, key = authorization.client_secret, authorization.private_key
+    if __.is_absent( secret ) == __.is_absent( key ):
+        raise _exceptions.ConfigurationInvalidity(
+            f"MCP ensemble {ensemble!r} authorization",
+            "client credentials need 'client_secret' or 'private_key' "
+            "(private_key_jwt), exactly one of them." )
     # SDK 1.x names the scope 'scopes'.
     scope = 'scope' if _sdk.MAJOR >= 2 else 'scopes' # noqa: PLR2004
+    arguments: dict[ str, __.typx.Any ] = {
+        'server_url': url, 'client_id': authorization.client_id,
+        'storage': _RedactingStorage(
+            _access_storage( authorization.storage, url ) ),
+        'issuer': _presentify( authorization.issuer ),
+        scope: _presentify( authorization.scope ) }
+    if not __.is_absent( secret ):
+        arguments[ 'client_secret' ] = _resolve(
+            ensemble, 'client_secret', secret )
+        _register_secrets( arguments[ 'client_secret' ] )
+        base = client_credentials.ClientCredentialsOAuthProvider
+    else:
+        arguments[ 'assertion_provider' ] = _produce_assertion_provider(
+            ensemble, authorization )
+        base = client_credentials.PrivateKeyJWTOAuthProvider
     with warnings.catch_warnings( ):
         # Without an issuer, the SDK 2.x warns; the server's metadata then
         # names the authorization server, as in SDK 1.x.
         warnings.filterwarnings( 'ignore', message = r'Omitting `issuer`' )
-        return base(
-            ensemble,
-            server_url = url,
-            storage = _RedactingStorage(
-                _access_storage( authorization.storage, url ) ),
-            client_id = authorization.client_id, client_secret = secret,
-            issuer = _presentify( authorization.issuer ),
-            **{ scope: _presentify( authorization.scope ) } )
+        return _produce_provider_class( base )( ensemble, **arguments )
+
+
+def _produce_assertion_provider(
+    ensemble: str, authorization: ClientCredentialsAuthorization
+) -> __.typx.Any:
+    ''' Returns the SDK's signer of client assertions (private_key_jwt),
+        with the key read and checked now.
+    '''
+    from mcp.client.auth.extensions.client_credentials import (
+        SignedJWTParameters )
+    key = _read_private_key(
+        ensemble, __.typx.cast( str, authorization.private_key ) )
+    algorithm = (
+        _infer_signing_algorithm( ensemble, key )
+        if __.is_absent( authorization.signing_algorithm )
+        else authorization.signing_algorithm )
+    parameters = SignedJWTParameters(
+        issuer = authorization.client_id,
+        subject = authorization.client_id,
+        signing_key = key, signing_algorithm = algorithm )
+    return parameters.create_assertion_provider( )
+
+
+def _infer_signing_algorithm( ensemble: str, key: str ) -> str:
+    ''' Returns JWS algorithm of a PEM private key; raises configuration
+        invalidity for text which is no private key.
+    '''
+    from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+    from cryptography.hazmat.primitives.serialization import (
+        load_pem_private_key )
+    try: loaded = load_pem_private_key( key.encode( ), password = None )
+    except ( ValueError, TypeError ):
+        raise _exceptions.ConfigurationInvalidity(
+            f"MCP ensemble {ensemble!r} authorization 'private_key'",
+            "not an unencrypted PEM private key; give a PEM file or an "
+            "environment variable holding one." ) from None
+    if isinstance( loaded, rsa.RSAPrivateKey ): return 'RS256'
+    if isinstance( loaded, ed25519.Ed25519PrivateKey ): return 'EdDSA'
+    if isinstance( loaded, ec.EllipticCurvePrivateKey ):
+        curve = loaded.curve.name
+        if curve in _curves_algorithms: return _curves_algorithms[ curve ]
+    raise _exceptions.ConfigurationInvalidity(
+        f"MCP ensemble {ensemble!r} authorization 'private_key'",
+        "a key of a kind without a known JWS algorithm; give "
+        "'signing_algorithm'." )
+
+
+_curves_algorithms = __.immut.Dictionary( {
+    'secp256r1': 'ES256', 'secp384r1': 'ES384', 'secp521r1': 'ES512' } )
+
+
+def _read_private_key( ensemble: str, value: str ) -> str:
+    ''' Returns PEM text of a key: itself, from the environment
+        (``env:NAME``) or from a file.
+    '''
+    if value.lstrip( ).startswith( '-----BEGIN' ): key = value
+    elif value.startswith( _configuration.ENVIRONMENT_PREFIX ):
+        key = _resolve( ensemble, 'private_key', value )
+    else:
+        path = __.Path( value ).expanduser( )
+        try: key = path.read_text( )
+        except ( OSError, UnicodeDecodeError ) as exception:
+            raise _exceptions.ConfigurationInvalidity(
+                f"MCP ensemble {ensemble!r} authorization 'private_key'",
+                f"the key file {str( path )!r} cannot be read "
+                f"({type( exception ).__name__}); give a readable PEM "
+                "file or 'env:NAME'." ) from None
+    _register_secrets( key )
+    return key
+
+
+def _produce_enterprise_auth(
+    ensemble: str, authorization: EnterpriseAuthorization, url: str
+) -> __.typx.Any:
+    ''' Returns the SDK's identity assertion provider, which gets its
+        grant by token exchange at the identity provider.
+    '''
+    try:
+        from mcp.client.auth.extensions.identity_assertion import (
+            IdentityAssertionOAuthProvider )
+    except ImportError:
+        raise _exceptions.ConfigurationInvalidity(
+            f"MCP ensemble {ensemble!r} authorization",
+            "enterprise-managed authorization needs the mcp SDK 2.x (1.x "
+            "has no identity assertion grant); install 'mcp>=2'." ) from None
+    secret = _resolve(
+        ensemble, 'client_secret', authorization.client_secret )
+    _register_secrets( secret )
+    base = _produce_assertion_class( IdentityAssertionOAuthProvider )
+    return base(
+        ensemble,
+        server_url = url,
+        storage = _RedactingStorage(
+            _access_storage( authorization.storage, url ) ),
+        client_id = authorization.client_id, client_secret = secret,
+        issuer = authorization.issuer,
+        assertion_provider = _produce_exchanger( ensemble, authorization ),
+        scope = _presentify( authorization.scope ),
+        token_endpoint_auth_method = 'client_secret_basic' ) # noqa: S106
+
+
+# Token exchange (RFC 8693) of an ID token for an identity assertion grant.
+_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange'
+_EXCHANGE_REQUESTED = 'urn:ietf:params:oauth:token-type:id-jag'
+_EXCHANGE_SUBJECT = 'urn:ietf:params:oauth:token-type:id_token'
+
+
+def _produce_exchanger(
+    ensemble: str, authorization: EnterpriseAuthorization
+) -> __.cabc.Callable[ [ str, str ], __.cabc.Awaitable[ str ] ]:
+    ''' Returns callback which exchanges the identity token for an
+        identity assertion grant at the identity provider (RFC 8693).
+    '''
+    endpoint = authorization.identity_provider_token_endpoint
+
+    async def exchange( audience: str, resource: str ) -> str:
+        form = _produce_exchange_form( ensemble, authorization )
+        form.update( audience = audience, resource = resource )
+        if not __.is_absent( authorization.scope ):
+            form[ 'scope' ] = authorization.scope
+        status, answer = await _post_form( ensemble, endpoint, form )
+        grant: object = (
+            __.typx.cast( dict[ str, object ], answer ).get( 'access_token' )
+            if isinstance( answer, dict ) else None )
+        if status != _OK or not isinstance( grant, str ):
+            raise _exceptions.AuthorizationFailure(
+                ensemble, "the identity provider refused the token "
+                f"exchange ({status}); check the identity token (it may "
+                "have expired) and the client's access to the MCP "
+                "server." )
+        _register_secrets( grant )
+        return grant
+
+    return exchange
+
+
+async def _post_form(
+    ensemble: str, endpoint: str, form: dict[ str, str ]
+) -> tuple[ int, object ]:
+    ''' Posts form to an endpoint; returns status and JSON answer (None
+        for an answer which is not JSON).
+    '''
+    http: __.typx.Any = _sdk.http
+    async with http.AsyncClient( timeout = 30.0 ) as client:
+        try: response = await client.post( endpoint, data = form )
+        except http.HTTPError as exception:
+            raise _exceptions.AuthorizationFailure(
+                ensemble, _describe_http_failure( exception ) or (
+                    "the identity provider could not be reached." )
+            ) from None
+    try: answer: object = response.json( )
+    except ValueError: answer = None
+    return int( response.status_code ), answer
+
+
+def _produce_exchange_form(
+    ensemble: str, authorization: EnterpriseAuthorization
+) -> dict[ str, str ]:
+    token = _resolve(
+        ensemble, 'identity_token', authorization.identity_token )
+    _register_secrets( token )
+    form = {
+        'grant_type': _EXCHANGE_GRANT,
+        'requested_token_type': _EXCHANGE_REQUESTED,
+        'subject_token': token,
+        'subject_token_type': _EXCHANGE_SUBJECT }
+    if not __.is_absent( authorization.identity_provider_client_id ):
+        form[ 'client_id' ] = authorization.identity_provider_client_id
+    if not __.is_absent( authorization.identity_provider_client_secret ):
+        form[ 'client_secret' ] = _resolve(
+            ensemble, 'identity_provider_client_secret',
+            authorization.identity_provider_client_secret )
+        _register_secrets( form[ 'client_secret' ] )
+    return form
+
+
+@__.funct.cache
+def _produce_assertion_class( base: __.typx.Any ) -> __.typx.Any:
+    ''' Returns subclass of the SDK's identity assertion provider which
+        raises the library's errors, without secrets.
+    '''
+    from mcp.client.auth.exceptions import OAuthFlowError
+    from mcp.client.auth.extensions.identity_assertion import (
+        IdentityAssertionOAuthProvider )
+    from pydantic import ValidationError
+    parent: type[ IdentityAssertionOAuthProvider ] = base
+    failures = (
+        OAuthFlowError, ValidationError, _sdk.http.HTTPError, KeyError )
+
+    class Provider( parent ):
+        ''' Identity assertion provider of one ensemble. '''
+
+        def __init__(
+            self, ensemble: str, **arguments: __.typx.Any
+        ) -> None:
+            super( ).__init__( **arguments )
+            self.ensemble = ensemble
+            self.timeout: float | None = None
+            self.flaws: list[ str ] = [ ] # expose: what went wrong early
+            self.stalled: __.typx.Any = None
+
+        def __repr__( self ) -> str:
+            return f"OAuthProvider( ensemble = {self.ensemble!r} )"
+
+        async def _auth_flow(
+            self, request: _sdk.http.Request
+        ) -> __.cabc.AsyncGenerator[
+            _sdk.http.Request, _sdk.http.Response
+        ]:
+            answer: __.typx.Any = None
+            self.stalled = None
+            flow = super( )._auth_flow( request )
+            try:
+                outgoing = await flow.__anext__( )
+                while True:
+                    _bound_request(
+                        outgoing,
+                        None if outgoing is request else self.timeout )
+                    with _note_stall( self, outgoing, request ):
+                        response = yield outgoing
+                    answer = response if outgoing is request else answer
+                    outgoing = await flow.asend( response )
+            except StopAsyncIteration: _verify_answer( self.ensemble, answer )
+            except _exceptions.AuthorizationFailure: raise
+            except failures as exception:
+                raise _exceptions.AuthorizationFailure(
+                    self.ensemble, _describe_failure( exception )
+                ) from None
+            finally: await flow.aclose( )
+
+    return Provider
 
 
 @__.funct.cache
@@ -576,12 +935,16 @@ def _produce_provider_class( base: __.typx.Any = None ) -> __.typx.Any:
             self.flaws: list[ str ] = [ ] # expose: what went wrong early
             # expose: OAuth request unanswered when the flow was closed.
             self.stalled: __.typx.Any = None
+            # Client registered beforehand, which stands for the stored one.
+            self.client_fixed: __.typx.Any = None
 
         def __repr__( self ) -> str:
             return f"OAuthProvider( ensemble = {self.ensemble!r} )"
 
         async def _initialize( self ) -> None:
             await super( )._initialize( )
+            if self.client_fixed is not None:
+                self.context.client_info = self.client_fixed
             tokens = self.context.current_tokens
             # Stored tokens carry their remaining lifetime: due ones are
             # refreshed before use.

@@ -143,7 +143,10 @@ def survey_authorization_secrets( authorization: object ) -> tuple[ str, ... ]:
         the authorization itself reports one which is not.
     '''
     secrets: list[ str ] = [ ]
-    for attribute in ( 'token', 'client_secret', 'private_key' ):
+    for attribute in (
+        'token', 'client_secret', 'private_key', 'identity_token',
+        'identity_provider_client_secret',
+    ):
         value = getattr( authorization, attribute, None )
         if not isinstance( value, str ) or not value: continue
         if value.startswith( ENVIRONMENT_PREFIX ):

@@ -1,0 +1,272 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Client program of the official MCP conformance suite
+    (``@modelcontextprotocol/conformance``), written from
+    ``documentation/mcp.rst`` with the public API only.
+
+    The suite starts it once per client scenario, with the URL of its test
+    server as the last argument, the scenario in ``MCP_CONFORMANCE_SCENARIO``
+    and, for some, a JSON context in ``MCP_CONFORMANCE_CONTEXT`` (client
+    credentials, keys, an identity token). It connects, lists the tools,
+    calls the scenario's tool and exits 0; it exits 1 with the error on
+    standard error when the library fails.
+
+    Most scenarios build their ensemble in code; ``auth/client-credentials-
+    jwt`` and ``auth/cross-app-access-complete-flow`` through a configuration
+    and a server descriptor with ``[mcp.authorization]``, as the command
+    line reads them (the key in a PEM file beside the descriptor, secrets as
+    ``env:`` references).
+'''
+
+
+import asyncio
+import json
+import logging
+import os
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+
+from urllib.parse import urlsplit
+
+import invocables
+import invocables.mcp
+
+from invocables.mcp import (
+    ClientCredentialsAuthorization,
+    CodeAuthorization,
+    ElicitationActions,
+    ElicitationResponse,
+    EnterpriseAuthorization,
+    MemoryTokenStorage,
+)
+
+
+# A client ID metadata document URL, as the suite's authorization server
+# expects from a client which supports such documents.
+METADATA_URL = 'https://conformance-test.local/client-metadata.json'
+REDIRECT_URI = 'http://localhost:3000/callback'
+# Scenarios run through a descriptor, as the command line does (in code
+# too with CONFORMANCE_MODE=code).
+DESCRIBED = frozenset( (
+    'auth/client-credentials-jwt', 'auth/cross-app-access-complete-flow' ) )
+# Tools each scenario calls, with their arguments (auth scenarios call the
+# first tool listed, with none).
+CALLS = {
+    'tools_call': ( 'add_numbers', { 'a': 5, 'b': 3 } ),
+    'sse-retry': ( 'test_reconnection', { } ),
+    'elicitation-sep1034-client-defaults': (
+        'test_client_elicitation_defaults', { } ),
+}
+
+
+class Browser:
+    ''' Headless user agent: follows the authorization URL to the redirect
+        which the suite's authorization server answers at once.
+    '''
+
+    def __init__( self ) -> None:
+        self.location: str | None = None
+
+    async def redirect( self, url: str ) -> None:
+        status, headers, _ = await asyncio.to_thread( fetch, url )
+        self.location = headers.get( 'location' )
+        if not self.location:
+            raise RuntimeError(
+                f"The authorization URL answered {status}, not a "
+                "redirect." )
+
+    async def receive( self ) -> str:
+        location, self.location = self.location, None
+        if location is None:
+            raise RuntimeError( "No redirect was received." )
+        return location
+
+
+class _Unfollowing( urllib.request.HTTPRedirectHandler ):
+
+    def redirect_request( self, *arguments, **options ): return None
+
+
+def fetch( url: str ) -> tuple[ int, dict[ str, str ], bytes ]:
+    ''' Returns status, headers and body of a GET, redirects unfollowed
+        (the standard library's client: the same under both SDK majors).
+    '''
+    opener = urllib.request.build_opener( _Unfollowing( ) )
+    try:
+        with opener.open( url, timeout = 10 ) as answer:
+            return (
+                answer.status, { key.lower( ): value
+                for key, value in answer.headers.items( ) }, answer.read( ) )
+    except urllib.error.HTTPError as answer:
+        return (
+            answer.code, { key.lower( ): value
+            for key, value in answer.headers.items( ) }, answer.read( ) )
+
+
+def access_context( ) -> dict[ str, object ]:
+    ''' Returns the scenario's context (empty if none). '''
+    text = os.environ.get( 'MCP_CONFORMANCE_CONTEXT' )
+    return json.loads( text ) if text else { }
+
+
+def export_secret( name: str, value: object ) -> str:
+    ''' Puts a secret of the context into the environment; returns its
+        ``env:`` reference, as a user writes it.
+    '''
+    os.environ[ name ] = str( value )
+    return f"env:{name}"
+
+
+async def elicit( request ):
+    ''' Accepts with the defaults of the requested schema (SEP-1034). '''
+    properties = request.schema.get( 'properties', { } )
+    content = {
+        name: field[ 'default' ] for name, field in properties.items( )
+        if 'default' in field }
+    return ElicitationResponse(
+        action = ElicitationActions.Accept, content = content )
+
+
+async def discover_issuer( url: str ) -> str:
+    ''' Returns the first authorization server of the protected resource
+        metadata of URL: what an administrator reads once and configures.
+    '''
+    parts = urlsplit( url )
+    document = (
+        f"{parts.scheme}://{parts.netloc}"
+        f"/.well-known/oauth-protected-resource{parts.path}" )
+    status, _, body = await asyncio.to_thread( fetch, document )
+    if status != 200:
+        status, _, body = await asyncio.to_thread(
+            fetch, f"{parts.scheme}://{parts.netloc}"
+            "/.well-known/oauth-protected-resource" )
+    return json.loads( body )[ 'authorization_servers' ][ 0 ]
+
+
+async def produce_authorization( scenario: str, url: str ):
+    ''' Returns the authorization of an auth scenario. '''
+    context = access_context( )
+    storage = MemoryTokenStorage( )
+    match scenario:
+        case 'auth/client-credentials-jwt':
+            return ClientCredentialsAuthorization(
+                client_id = str( context[ 'client_id' ] ),
+                private_key = export_secret(
+                    'CONFORMANCE_PRIVATE_KEY', context[ 'private_key_pem' ] ),
+                storage = storage )
+        case 'auth/client-credentials-basic':
+            return ClientCredentialsAuthorization(
+                client_id = str( context[ 'client_id' ] ),
+                client_secret = export_secret(
+                    'CONFORMANCE_CLIENT_SECRET', context[ 'client_secret' ] ),
+                storage = storage )
+        case 'auth/cross-app-access-complete-flow':
+            return EnterpriseAuthorization(
+                identity_token = export_secret(
+                    'CONFORMANCE_ID_TOKEN', context[ 'idp_id_token' ] ),
+                identity_provider_token_endpoint = str(
+                    context[ 'idp_token_endpoint' ] ),
+                identity_provider_client_id = str(
+                    context[ 'idp_client_id' ] ),
+                issuer = await discover_issuer( url ),
+                client_id = str( context[ 'client_id' ] ),
+                client_secret = export_secret(
+                    'CONFORMANCE_CLIENT_SECRET', context[ 'client_secret' ] ),
+                storage = storage )
+    browser = Browser( )
+    registered = { }
+    if 'client_id' in context:
+        registered[ 'client_id' ] = str( context[ 'client_id' ] )
+        if context.get( 'client_secret' ):
+            registered[ 'client_secret' ] = export_secret(
+                'CONFORMANCE_CLIENT_SECRET', context[ 'client_secret' ] )
+    return CodeAuthorization(
+        redirect_handler = browser.redirect,
+        callback_handler = browser.receive,
+        redirect_uri = REDIRECT_URI, storage = storage,
+        client_metadata_url = METADATA_URL, **registered )
+
+
+async def produce_descriptor_table( scenario: str, url: str ) -> str:
+    ''' Returns the ``[mcp.authorization]`` table of a scenario run
+        through a descriptor, writing the files it names.
+    '''
+    context = access_context( )
+    client = str( context[ 'client_id' ] )
+    if scenario == 'auth/client-credentials-jwt':
+        with open( 'client.pem', 'w' ) as file:
+            file.write( str( context[ 'private_key_pem' ] ) )
+        return (
+            "kind = 'client-credentials'\n"
+            f"client_id = {json.dumps( client )}\n"
+            "private_key = 'client.pem'\n"
+            "storage = 'tokens'\n" )
+    export_secret( 'CONFORMANCE_ID_TOKEN', context[ 'idp_id_token' ] )
+    export_secret( 'CONFORMANCE_CLIENT_SECRET', context[ 'client_secret' ] )
+    issuer = await discover_issuer( url )
+    endpoint = str( context[ 'idp_token_endpoint' ] )
+    return (
+        "kind = 'enterprise'\n"
+        "identity_token = 'env:CONFORMANCE_ID_TOKEN'\n"
+        f"identity_provider_token_endpoint = {json.dumps( endpoint )}\n"
+        "identity_provider_client_id = "
+        f"{json.dumps( str( context[ 'idp_client_id' ] ) )}\n"
+        f"issuer = {json.dumps( issuer )}\n"
+        f"client_id = {json.dumps( client )}\n"
+        "client_secret = 'env:CONFORMANCE_CLIENT_SECRET'\n"
+        "storage = 'tokens'\n" )
+
+
+async def call_tool( scenario: str, ensemble ) -> None:
+    ''' Calls the scenario's tool (for auth scenarios the first tool
+        listed, with no arguments) and prints its result.
+    '''
+    tools = [ tool.name for tool in ensemble.survey_tools( ) ]
+    if scenario in CALLS: name, arguments = CALLS[ scenario ]
+    elif tools: name, arguments = tools[ 0 ], { }
+    else: return
+    call = invocables.InvocationCanister(
+        identifier = 'call-1', name = name, arguments = arguments )
+    results = await invocables.execute_invocations( [ call ], [ ensemble ] )
+    print( results[ 0 ].as_text( ) )
+
+
+async def run( scenario: str, url: str ) -> None:
+    if scenario in DESCRIBED and os.environ.get( 'CONFORMANCE_MODE' ) != (
+        'code'
+    ):
+        table = await produce_descriptor_table( scenario, url )
+        with open( 'server.toml', 'w' ) as file:
+            file.write(
+                "[ensemble]\nname = 'conformance'\n\n[mcp]\n"
+                f"url = {json.dumps( url )}\n\n"
+                f"[mcp.authorization]\n{table}" )
+        with open( 'invocables.toml', 'w' ) as file:
+            file.write( "[[ensembles]]\nsource = 'server.toml'\n" )
+        async with invocables.prepare_ensembles(
+            'invocables.toml'
+        ) as ensembles:
+            await call_tool( scenario, ensembles[ 0 ] )
+        return
+    options = { }
+    if scenario.startswith( 'auth/' ):
+        options[ 'authorization' ] = await produce_authorization(
+            scenario, url )
+    if scenario in CALLS: options[ 'elicitor' ] = elicit
+    ensemble = invocables.mcp.produce_ensemble(
+        'conformance', url = url, **options )
+    async with ensemble: await call_tool( scenario, ensemble )
+
+
+def main( ) -> None:
+    logging.basicConfig( level = logging.INFO, stream = sys.stderr )
+    url = sys.argv[ -1 ]
+    scenario = os.environ.get( 'MCP_CONFORMANCE_SCENARIO', '' )
+    with tempfile.TemporaryDirectory( ) as folder:
+        os.chdir( folder )
+        asyncio.run( run( scenario, url ) )
+
+
+if __name__ == '__main__': main( )

@@ -1,0 +1,303 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Authorization options beyond dynamic registration: clients registered
+    beforehand, client ID metadata documents, ``private_key_jwt`` client
+    credentials and enterprise-managed authorization, in code and in
+    ``[mcp.authorization]`` of descriptors (the flows themselves run against
+    the official conformance suite, in test_694).
+'''
+
+
+import json
+import sys
+
+from importlib.metadata import version
+
+import jwt
+import pytest
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+
+import invocables
+import invocables.mcp
+
+from invocables import descriptors
+from invocables import exceptions
+from invocables.descriptors import servers
+from invocables.mcp import authorization
+
+
+MAJOR = int( version( 'mcp' ).split( '.' )[ 0 ] )
+_URL = 'http://127.0.0.1:9/mcp'
+_SECRET = 'client-secret-value-42'
+
+
+def _produce_pem( key ):
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption( ) ).decode( )
+
+
+def _load( tmp_path, table ):
+    path = tmp_path / 'server.toml'
+    path.write_text(
+        "[ensemble]\nname = 'secured'\n\n[mcp]\n"
+        f"url = '{_URL}'\n\n[mcp.authorization]\n{table}" )
+    return descriptors.produce_ensemble_descriptor( path )
+
+
+def _echo( text: str ) -> str:
+    ''' Returns text. '''
+    return text
+
+
+def _grant( tmp_path, table ):
+    ''' Returns authorization of the ensemble of a descriptor. '''
+    ensemble = descriptors.produce_ensemble( _load( tmp_path, table ) )
+    return ensemble.features.authorization
+
+
+def test_100_registered_client_descriptor( tmp_path ):
+    ''' ``kind = 'oauth'`` takes a client registered beforehand (its
+        secret as a reference) and a client ID metadata document URL.
+    '''
+    grant = _grant( tmp_path, (
+        "kind = 'oauth'\nport = 33999\nclient_id = 'desk'\n"
+        "client_secret = 'env:DESK_SECRET'\n"
+        "client_metadata_url = 'https://app.example.com/client.json'\n" ) )
+    assert isinstance( grant, authorization.CodeAuthorization )
+    assert grant.client_id == 'desk'
+    assert grant.client_secret == 'env:DESK_SECRET'
+    assert grant.client_metadata_url == 'https://app.example.com/client.json'
+    assert grant.redirect_uri == 'http://127.0.0.1:33999/callback'
+    assert 'DESK_SECRET' in repr( grant ) or 'desk' in repr( grant )
+
+
+def test_110_private_key_descriptor( tmp_path ):
+    ''' ``private_key`` of client credentials is a file from the folder of
+        the descriptor, or an ``env:`` reference kept as it is.
+    '''
+    grant = _grant( tmp_path, (
+        "kind = 'client-credentials'\nclient_id = 'svc'\n"
+        "private_key = 'keys/client.pem'\nsigning_algorithm = 'ES256'\n" ) )
+    assert isinstance( grant, authorization.ClientCredentialsAuthorization )
+    assert grant.private_key == str( tmp_path / 'keys' / 'client.pem' )
+    assert grant.signing_algorithm == 'ES256'
+    grant = _grant( tmp_path, (
+        "kind = 'client-credentials'\nclient_id = 'svc'\n"
+        "private_key = 'env:SVC_KEY'\n" ) )
+    assert grant.private_key == 'env:SVC_KEY'
+
+
+def test_120_enterprise_descriptor( tmp_path ):
+    ''' ``kind = 'enterprise'`` gives enterprise-managed authorization. '''
+    grant = _grant( tmp_path, (
+        "kind = 'enterprise'\nidentity_token = 'env:ID_TOKEN'\n"
+        "identity_provider_token_endpoint = 'https://idp.example.com/token'\n"
+        "identity_provider_client_id = 'agent-at-idp'\n"
+        "issuer = 'https://auth.example.com'\nclient_id = 'agent'\n"
+        "client_secret = 'env:AGENT_SECRET'\nscope = 'notes.read'\n" ) )
+    assert isinstance( grant, authorization.EnterpriseAuthorization )
+    assert grant.identity_provider_client_id == 'agent-at-idp'
+    assert grant.issuer == 'https://auth.example.com'
+    assert grant.scope == 'notes.read'
+    assert 'ID_TOKEN' in repr( grant )
+
+
+def test_130_descriptor_refusals( tmp_path ):
+    ''' Client credentials need exactly one of secret and key; a secret
+        needs its client; enterprise authorization needs its keys; each
+        refusal names its key path.
+    '''
+    cases = (
+        ( "kind = 'client-credentials'\nclient_id = 'svc'\n",
+          'mcp.authorization.client_secret' ),
+        ( "kind = 'client-credentials'\nclient_id = 'svc'\n"
+          "client_secret = 'env:S'\nprivate_key = 'env:K'\n",
+          'mcp.authorization.client_secret' ),
+        ( "kind = 'oauth'\nclient_secret = 'env:S'\n",
+          'mcp.authorization.client_secret' ),
+        ( "kind = 'enterprise'\nidentity_token = 'env:T'\n",
+          'mcp.authorization.identity_provider_token_endpoint' ),
+        ( "kind = 'oauth'\nclient_metadata = 'x'\n",
+          'mcp.authorization.client_metadata' ),
+    )
+    for table, keypath in cases:
+        with pytest.raises( exceptions.DescriptorInvalidity ) as caught:
+            _load( tmp_path, table )
+        assert keypath in str( caught.value ), str( caught.value )
+
+
+@pytest.mark.parametrize( 'key, algorithm', [
+    ( lambda: rsa.generate_private_key( 65537, 2048 ), 'RS256' ),
+    ( lambda: ec.generate_private_key( ec.SECP256R1( ) ), 'ES256' ),
+    ( lambda: ec.generate_private_key( ec.SECP384R1( ) ), 'ES384' ),
+    ( lambda: ed25519.Ed25519PrivateKey.generate( ), 'EdDSA' ),
+] )
+@pytest.mark.asyncio
+async def test_140_private_key_algorithm( key, algorithm, tmp_path ):
+    ''' The client assertion is signed with the algorithm of the key, read
+        from a file or the environment, for the client as issuer and
+        subject and the authorization server as audience.
+    '''
+    pem = _produce_pem( key( ) )
+    ( tmp_path / 'client.pem' ).write_text( pem )
+    for value in ( str( tmp_path / 'client.pem' ), pem ):
+        grant = authorization.ClientCredentialsAuthorization(
+            client_id = 'svc', private_key = value,
+            storage = authorization.MemoryTokenStorage( ) )
+        provider = authorization.produce_auth( 'svc', grant, _URL )
+        assertion = await provider._assertion_provider(
+            'https://auth.example.com' )
+        assert jwt.get_unverified_header( assertion )[ 'alg' ] == algorithm
+        claims = jwt.decode(
+            assertion, options = { 'verify_signature': False } )
+        assert claims[ 'iss' ] == claims[ 'sub' ] == 'svc'
+        assert claims[ 'aud' ] == 'https://auth.example.com'
+    assert pem not in repr( grant )
+
+
+def test_150_code_refusals( tmp_path, monkeypatch ):
+    ''' Broken options fail at connect time with configuration
+        invalidity naming the key: no key or two credentials, a key which
+        is not PEM or a file which cannot be read, an unset variable, a
+        client metadata URL which is not HTTPS, a secret without client.
+    '''
+    monkeypatch.delenv( 'UNSET_KEY_VARIABLE', raising = False )
+    ( tmp_path / 'junk.pem' ).write_text( 'not a key' )
+    storage = authorization.MemoryTokenStorage( )
+    cases = (
+        ( authorization.ClientCredentialsAuthorization(
+            client_id = 'svc', storage = storage ), 'exactly one' ),
+        ( authorization.ClientCredentialsAuthorization(
+            client_id = 'svc', client_secret = 's', private_key = 'k',
+            storage = storage ), 'exactly one' ),
+        ( authorization.ClientCredentialsAuthorization(
+            client_id = 'svc', storage = storage,
+            private_key = str( tmp_path / 'junk.pem' ) ), 'PEM' ),
+        ( authorization.ClientCredentialsAuthorization(
+            client_id = 'svc', storage = storage,
+            private_key = str( tmp_path / 'absent.pem' ) ), 'absent.pem' ),
+        ( authorization.ClientCredentialsAuthorization(
+            client_id = 'svc', storage = storage,
+            private_key = 'env:UNSET_KEY_VARIABLE' ), 'UNSET_KEY_VARIABLE' ),
+        ( authorization.produce_loopback_authorization(
+            33999, storage = storage,
+            client_metadata_url = 'http://app.example.com/client.json' ),
+          'client_metadata_url' ),
+        ( authorization.produce_loopback_authorization(
+            33999, storage = storage, client_secret = 'env:X' ),
+          'client_id' ),
+    )
+    for grant, fragment in cases:
+        with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+            authorization.produce_auth( 'svc', grant, _URL )
+        assert fragment in str( caught.value ), str( caught.value )
+
+
+@pytest.mark.asyncio
+async def test_160_registered_client( monkeypatch ):
+    ''' A client registered beforehand stands for the stored registration:
+        confidential (basic authentication) with a secret, public without.
+    '''
+    monkeypatch.setenv( 'DESK_SECRET', _SECRET )
+    for secret, method in (
+        ( 'env:DESK_SECRET', 'client_secret_basic' ), ( None, 'none' ),
+    ):
+        options = { } if secret is None else { 'client_secret': secret }
+        grant = authorization.produce_loopback_authorization(
+            33999, client_id = 'desk',
+            storage = authorization.MemoryTokenStorage( ), **options )
+        provider = authorization.produce_auth( 'desk', grant, _URL )
+        await provider._initialize( )
+        client = provider.context.client_info
+        assert client.client_id == 'desk'
+        assert client.token_endpoint_auth_method == method
+        assert client.client_secret == ( _SECRET if secret else None )
+        assert _SECRET not in repr( grant )
+
+
+def test_170_enterprise_major( ):
+    ''' Enterprise-managed authorization gets the SDK 2.x's identity
+        assertion provider; under 1.x, which lacks it, configuration
+        invalidity says so.
+    '''
+    grant = authorization.EnterpriseAuthorization(
+        identity_token = 'id-token', issuer = 'https://auth.example.com',
+        identity_provider_token_endpoint = 'https://idp.example.com/token',
+        client_id = 'agent', client_secret = _SECRET,
+        storage = authorization.MemoryTokenStorage( ) )
+    assert _SECRET not in repr( grant )
+    if MAJOR < 2: # noqa: PLR2004
+        with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+            authorization.produce_auth( 'agent', grant, _URL )
+        assert 'mcp SDK 2.x' in str( caught.value )
+        return
+    from mcp.client.auth.extensions.identity_assertion import (
+        IdentityAssertionOAuthProvider )
+    provider = authorization.produce_auth( 'agent', grant, _URL )
+    assert isinstance( provider, IdentityAssertionOAuthProvider )
+
+
+@pytest.mark.filterwarnings( 'ignore::invocables.exceptions.'
+                             'SecretReferenceWarning' )
+def test_180_written_back( tmp_path ):
+    ''' Writing descriptors writes the new keys back with references only
+        (a literal secret, identity token or PEM key never); a key file
+        keeps its path; loading what was written gives the same table.
+    '''
+    if sys.version_info >= ( 3, 11 ): import tomllib
+    else: import tomli as tomllib
+    pem = _produce_pem( ec.generate_private_key( ec.SECP256R1( ) ) )
+    grants = {
+        'desk': authorization.produce_loopback_authorization(
+            33999, client_id = 'desk', client_secret = _SECRET,
+            client_metadata_url = 'https://app.example.com/client.json' ),
+        'svc': authorization.ClientCredentialsAuthorization(
+            client_id = 'svc', private_key = pem ),
+        'batch': authorization.ClientCredentialsAuthorization(
+            client_id = 'batch', private_key = str( tmp_path / 'b.pem' ),
+            signing_algorithm = 'ES256' ),
+        'agent': authorization.EnterpriseAuthorization(
+            identity_token = 'literal-id-token',
+            issuer = 'https://auth.example.com',
+            identity_provider_token_endpoint = 'https://idp.example.com/t',
+            client_id = 'agent', client_secret = _SECRET ),
+    }
+    expected = {
+        'desk': {
+            'kind': 'oauth', 'port': 33999, 'client_id': 'desk',
+            'client_secret': 'env:DESK_CLIENT_SECRET',
+            'client_metadata_url': 'https://app.example.com/client.json' },
+        'svc': {
+            'kind': 'client-credentials', 'client_id': 'svc',
+            'private_key': 'env:SVC_PRIVATE_KEY' },
+        'batch': {
+            'kind': 'client-credentials', 'client_id': 'batch',
+            'private_key': str( tmp_path / 'b.pem' ),
+            'signing_algorithm': 'ES256' },
+        'agent': {
+            'kind': 'enterprise', 'identity_token': 'env:AGENT_IDENTITY_TOKEN',
+            'identity_provider_token_endpoint': 'https://idp.example.com/t',
+            'issuer': 'https://auth.example.com', 'client_id': 'agent',
+            'client_secret': 'env:AGENT_CLIENT_SECRET' },
+    }
+    for name, grant in grants.items( ):
+        server = servers.access_server_descriptor(
+            invocables.mcp.produce_ensemble(
+                name, url = _URL, authorization = grant ) )
+        # The tools of a local ensemble stand for the server's.
+        ensemble = invocables.produce_ensemble( name, [ _echo ] )
+        documents = descriptors.produce_documents( ensemble, server = server )
+        text = json.dumps( documents, default = str )
+        assert _SECRET not in text and 'literal-id-token' not in text
+        assert 'PRIVATE KEY' not in text
+        table = documents[ f"{name}.toml" ][ 'mcp' ][ 'authorization' ]
+        assert table == expected[ name ]
+        path = descriptors.create_descriptors(
+            ensemble, tmp_path / name, server = server )
+        written = tomllib.loads( path.read_text( ) )
+        assert written[ 'mcp' ][ 'authorization' ] == expected[ name ]
+        loaded = descriptors.produce_ensemble_descriptor( path )
+        assert dict( loaded.server.authorization ) == expected[ name ]
