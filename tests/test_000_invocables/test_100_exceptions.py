@@ -26,7 +26,7 @@ def test_110_errors_derive_from_builtins( ):
     ''' Every error class also derives from a builtin error besides Exception. '''
     builtins_ = (
         ValueError, LookupError, TypeError, RuntimeError, ConnectionError,
-        TimeoutError, OSError )
+        TimeoutError, OSError, ImportError )
     for class_ in _classes( ):
         if class_ in ( exceptions.Omniexception, exceptions.Omnierror ):
             continue
