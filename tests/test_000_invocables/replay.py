@@ -177,6 +177,10 @@ class ReplayServer:
         self.respond(
             capture.status, capture.content_type, capture.read_bytes( ) )
 
+    def answer( self, path: str, payload: Any ) -> tuple[ int, str, bytes ]:
+        ''' Returns status, content type and body of answer to request. '''
+        return self.status, self.content_type, self.body
+
 
 def _produce_handler(
     replay: ReplayServer
@@ -189,11 +193,12 @@ def _produce_handler(
         def do_POST( self ) -> None:
             length = int( self.headers.get( 'Content-Length', '0' ) )
             payload = self.rfile.read( length )
-            try: replay.requests.append( json.loads( payload ) )
-            except ValueError: replay.requests.append( { } )
-            body = replay.body
-            self.send_response( replay.status )
-            self.send_header( 'Content-Type', replay.content_type )
+            try: request = json.loads( payload )
+            except ValueError: request = { }
+            replay.requests.append( request )
+            status, content_type, body = replay.answer( self.path, request )
+            self.send_response( status )
+            self.send_header( 'Content-Type', content_type )
             self.send_header( 'Content-Length', str( len( body ) ) )
             self.send_header( 'Connection', 'close' )
             self.end_headers( )
@@ -207,6 +212,252 @@ def _produce_handler(
             pass
 
     return Handler
+
+
+# Local models: recorded replies served in each API's format, to histories
+# which the server checks as the hosted APIs do.
+
+
+LOCAL_MODELS_LOCATION = FIXTURES_LOCATION.parent / 'local-models'
+
+
+@dataclass( frozen = True )
+class Round:
+    ''' One recorded reply of a local model: its text and stop. '''
+
+    text: str
+    stop: str # 'stop', or 'length' when the token limit cut it
+
+
+class LocalModelServer( ReplayServer ):
+    ''' Serves recorded replies of a local model, one per request, as
+        llama.cpp's server would (OpenAI Chat at ``/v1/chat/completions``,
+        Responses at ``/v1/responses``, Ollama at ``/api/chat``; whole, or
+        streamed when the request asks), raw text only.
+
+        Checks each history as the hosted APIs do, and refuses with a 400
+        error body those whose results pair with no call (by id), whose
+        calls have no result, or whose call ids repeat. Replies beyond the
+        script are ``Done.``; ``refusals`` keeps what it refused.
+    '''
+
+    def __init__( self ) -> None:
+        super( ).__init__( )
+        self.script: list[ Round ] = [ ]
+        self.refusals: list[ str ] = [ ]
+
+    def load( self, rounds: list[ Round ] ) -> None:
+        ''' Sets replies of the next requests; forgets the past ones. '''
+        self.script = list( rounds )
+        self.requests.clear( )
+        self.refusals.clear( )
+
+    def answer( self, path: str, payload: Any ) -> tuple[ int, str, bytes ]:
+        ''' Checks history of request; answers with next reply. '''
+        genus = _access_genus( path )
+        refusal = check_history( genus, payload )
+        if refusal is not None:
+            self.refusals.append( refusal )
+            body = { 'error': {
+                'message': refusal, 'type': 'invalid_request_error',
+                'param': 'messages', 'code': None } }
+            return 400, 'application/json', json.dumps( body ).encode( )
+        round_ = self.script.pop( 0 ) if self.script else Round(
+            text = 'Done.', stop = 'stop' )
+        streaming = bool( payload.get( 'stream' ) )
+        return _produce_reply( genus, round_, streaming )
+
+
+def survey_local_runs( ) -> list[ dict[ str, Any ] ]:
+    ''' Returns the recorded loops of qwen2.5-coder-loops.json. '''
+    path = LOCAL_MODELS_LOCATION / 'qwen2.5-coder-loops.json'
+    return json.loads( path.read_text( encoding = 'utf-8' ) )[ 'runs' ]
+
+
+def check_history( genus: str, payload: Any ) -> str | None:
+    ''' Returns why the API would refuse the history of request, if so. '''
+    if genus == 'responses':
+        return _check_items( payload.get( 'input' ) or [ ] )
+    return _check_messages( payload.get( 'messages' ) or [ ], genus )
+
+
+def _check_items( items: Any ) -> str | None:
+    if isinstance( items, str ): return None
+    calls: set[ str ] = set( )
+    answered: set[ str ] = set( )
+    for item in items:
+        genus = item.get( 'type' )
+        if genus == 'function_call':
+            identifier = item.get( 'call_id' )
+            if identifier in calls:
+                return f"Duplicate function call with call_id {identifier}."
+            calls.add( identifier )
+        elif genus == 'function_call_output':
+            identifier = item.get( 'call_id' )
+            if identifier not in calls:
+                return (
+                    "No tool call found for function call output with "
+                    f"call_id {identifier}." )
+            answered.add( identifier )
+    missing = calls - answered
+    if missing:
+        return f"No tool output found for function call {sorted( missing )}."
+    return None
+
+
+def _check_messages( messages: Any, genus: str ) -> str | None:
+    seen: set[ str ] = set( )
+    pending: list[ str | None ] = [ ]
+    for message in messages:
+        role = message.get( 'role' )
+        if role == 'tool':
+            if not pending:
+                return (
+                    "Messages with role 'tool' must be a response to a "
+                    "preceding message with 'tool_calls'." )
+            identifier = message.get( 'tool_call_id' )
+            if genus == 'chat' or identifier is not None:
+                if identifier not in pending:
+                    return f"Invalid tool_call_id: {identifier}."
+                pending.remove( identifier )
+            else: pending.pop( 0 )
+            continue
+        if pending:
+            return (
+                "An assistant message with 'tool_calls' must be followed "
+                "by tool messages responding to each 'tool_call_id': "
+                f"{pending}." )
+        for call in message.get( 'tool_calls' ) or [ ]:
+            identifier = call.get( 'id' )
+            if genus == 'chat' and not identifier:
+                return "Missing 'id' of a tool call."
+            if identifier is not None:
+                if identifier in seen:
+                    return f"Duplicate tool call id {identifier}."
+                seen.add( identifier )
+            pending.append( identifier )
+    if pending: return f"No tool message responds to the calls {pending}."
+    return None
+
+
+def _access_genus( path: str ) -> str:
+    if path.endswith( '/responses' ): return 'responses'
+    if path.endswith( '/api/chat' ): return 'ollama'
+    return 'chat'
+
+
+def _cut_pieces( text: str ) -> list[ str ]:
+    ''' Returns text cut in pieces of 1 to 9 characters, in turn. '''
+    pieces: list[ str ] = [ ]
+    start = 0
+    size = 1
+    while start < len( text ):
+        pieces.append( text[ start : start + size ] )
+        start += size
+        size = size % 9 + 1
+    return pieces
+
+
+def _produce_reply(
+    genus: str, round_: Round, streaming: bool
+) -> tuple[ int, str, bytes ]:
+    if genus == 'ollama': return _produce_ollama( round_, streaming )
+    if genus == 'responses': return _produce_responses( round_, streaming )
+    return _produce_chat( round_, streaming )
+
+
+def _produce_chat(
+    round_: Round, streaming: bool
+) -> tuple[ int, str, bytes ]:
+    base = {
+        'id': 'chatcmpl-local', 'created': 0, 'model': 'qwen2.5-coder',
+        'system_fingerprint': 'b1-local' }
+    if not streaming:
+        body = dict(
+            base, object = 'chat.completion',
+            choices = [ {
+                'index': 0, 'finish_reason': round_.stop,
+                'message': { 'role': 'assistant', 'content': round_.text },
+            } ],
+            usage = {
+                'prompt_tokens': 1, 'completion_tokens': 1,
+                'total_tokens': 2 } )
+        return 200, 'application/json', json.dumps( body ).encode( )
+    chunks = [
+        dict( base, object = 'chat.completion.chunk', choices = [ {
+            'index': 0, 'finish_reason': None,
+            'delta': { 'role': 'assistant', 'content': piece } } ] )
+        for piece in _cut_pieces( round_.text ) ]
+    chunks.append( dict( base, object = 'chat.completion.chunk', choices = [
+        { 'index': 0, 'finish_reason': round_.stop, 'delta': { } } ] ) )
+    lines = [ f"data: {json.dumps( chunk )}\n\n" for chunk in chunks ]
+    lines.append( 'data: [DONE]\n\n' )
+    return 200, 'text/event-stream', ''.join( lines ).encode( )
+
+
+def _produce_responses(
+    round_: Round, streaming: bool
+) -> tuple[ int, str, bytes ]:
+    response = json.loads( ( FIXTURES_LOCATION
+        / 'openai_responses' / 'single-function-call.json' ).read_text( ) )
+    message = {
+        'id': 'msg_local', 'type': 'message', 'status': 'completed',
+        'role': 'assistant', 'content': [ {
+            'type': 'output_text', 'annotations': [ ], 'logprobs': [ ],
+            'text': round_.text } ] }
+    response.update( output = [ message ], tools = [ ] )
+    cut = round_.stop == 'length'
+    if cut:
+        response.update(
+            status = 'incomplete',
+            incomplete_details = { 'reason': 'max_output_tokens' } )
+        message[ 'status' ] = 'incomplete'
+    if not streaming:
+        return 200, 'application/json', json.dumps( response ).encode( )
+    opened = dict( message, status = 'in_progress', content = [ ] )
+    created = dict(
+        response, status = 'in_progress', output = [ ],
+        incomplete_details = None )
+    events: list[ dict[ str, Any ] ] = [
+        { 'type': 'response.created', 'response': created },
+        { 'type': 'response.output_item.added', 'item': opened,
+          'output_index': 0 } ]
+    events.extend(
+        { 'type': 'response.output_text.delta', 'item_id': 'msg_local',
+          'output_index': 0, 'content_index': 0, 'delta': piece,
+          'logprobs': [ ] }
+        for piece in _cut_pieces( round_.text ) )
+    events.append( { 'type': 'response.output_item.done', 'item': message,
+                     'output_index': 0 } )
+    events.append( {
+        'type': 'response.incomplete' if cut else 'response.completed',
+        'response': response } )
+    lines: list[ str ] = [ ]
+    for number, event in enumerate( events ):
+        event[ 'sequence_number' ] = number
+        lines.append(
+            f"event: {event[ 'type' ]}\ndata: {json.dumps( event )}\n\n" )
+    return 200, 'text/event-stream', ''.join( lines ).encode( )
+
+
+def _produce_ollama(
+    round_: Round, streaming: bool
+) -> tuple[ int, str, bytes ]:
+    base = { 'model': 'qwen2.5-coder', 'created_at': '2026-01-01T00:00:00Z' }
+    final = dict(
+        base, done = True, done_reason = round_.stop,
+        total_duration = 1, eval_count = 1 )
+    if not streaming:
+        body = dict( final, message = {
+            'role': 'assistant', 'content': round_.text } )
+        return 200, 'application/json', json.dumps( body ).encode( )
+    lines = [
+        json.dumps( dict( base, done = False, message = {
+            'role': 'assistant', 'content': piece } ) ) + '\n'
+        for piece in _cut_pieces( round_.text ) ]
+    lines.append( json.dumps( dict( final, message = {
+        'role': 'assistant', 'content': '' } ) ) + '\n' )
+    return 200, 'application/x-ndjson', ''.join( lines ).encode( )
 
 
 # Property testing: arbitrary JSON bodies and event sequences.
