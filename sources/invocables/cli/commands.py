@@ -206,7 +206,8 @@ async def _execute_snapshot( options: _argparse.Namespace ) -> int:
         raise _exceptions.UsageInvalidity(
             f"ensemble {options.name!r} is not an MCP server; only "
             "servers can be snapshot." )
-    target = options.folder / f"{descriptor.name}.toml"
+    target = options.folder / _descriptors.access_descriptor_path(
+        descriptor.name )
     if target.exists( ) and not options.replace:
         raise _exceptions.DescriptorInvalidity(
             str( target ), '', "the file exists already; choose another "
