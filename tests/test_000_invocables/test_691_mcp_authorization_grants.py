@@ -301,3 +301,51 @@ def test_180_written_back( tmp_path ):
         assert written[ 'mcp' ][ 'authorization' ] == expected[ name ]
         loaded = descriptors.produce_ensemble_descriptor( path )
         assert dict( loaded.server.authorization ) == expected[ name ]
+
+
+def _survey_section_blocks( language ):
+    ''' Returns code blocks of a language in the Authorization section of
+        the MCP page, dedented.
+    '''
+    from pathlib import Path
+    page = Path( __file__ ).parents[ 2 ] / 'documentation' / 'mcp.rst'
+    text = page.read_text( )
+    section = text.split( '\nAuthorization\n===' )[ 1 ].split( '\n===' )[ 0 ]
+    blocks = [ ]
+    for part in section.split( f".. code-block:: {language}" )[ 1 : ]:
+        lines = [ ]
+        for line in part.splitlines( )[ 1 : ]:
+            if line and not line.startswith( '    ' ): break
+            lines.append( line[ 4 : ] )
+        blocks.append( '\n'.join( lines ) )
+    return blocks
+
+
+def test_190_documented_examples( tmp_path ):
+    ''' The examples of the Authorization section build what they say:
+        each Python block makes its ensembles, each TOML descriptor loads
+        into an ensemble with its authorization.
+    '''
+    made = [ ]
+    for block in _survey_section_blocks( 'python' ):
+        if 'produce_ensemble(' not in block: continue
+        namespace = { 'invocables': invocables }
+        exec( compile( block, 'mcp.rst', 'exec' ), namespace ) # noqa: S102
+        made.extend(
+            value for value in namespace.values( )
+            if isinstance( value, invocables.mcp.ServerEnsemble ) )
+    kinds = { type( ensemble.features.authorization ) for ensemble in made }
+    assert {
+        authorization.CodeAuthorization,
+        authorization.ClientCredentialsAuthorization,
+        authorization.EnterpriseAuthorization } <= kinds
+    loaded = set( )
+    for index, block in enumerate( _survey_section_blocks( 'toml' ) ):
+        if '[mcp.authorization]' not in block: continue
+        path = tmp_path / f"server{index}.toml"
+        path.write_text( block )
+        descriptor = descriptors.produce_ensemble_descriptor( path )
+        ensemble = descriptors.produce_ensemble( descriptor )
+        loaded.add( descriptor.server.authorization[ 'kind' ] )
+        assert ensemble.features.authorization is not None
+    assert loaded == { 'client-credentials', 'oauth', 'enterprise' }
