@@ -12,7 +12,11 @@
 '''
 
 
+import io
 import json
+import os
+import subprocess
+import sys
 
 import httpx
 import openai
@@ -21,6 +25,7 @@ import pytest
 import invocables
 
 from invocables import descriptors, exceptions
+from invocables.cli import converse as converse_command
 from invocables.conversations import base, produce_conversation
 from invocables.processors import produce_processor, textcalls
 
@@ -29,6 +34,10 @@ from .replay import (
 
 
 PROVIDERS = ( 'openai', 'openai-responses', 'ollama' )
+_KEYS = (
+    'ANTHROPIC_API_KEY', 'CO_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY',
+    'OPENAI_API_KEY', 'INVOCABLES_CONFIGURATION',
+)
 RUNS = survey_local_runs( )
 
 
@@ -324,3 +333,109 @@ async def test_240_limits_bound_results( folder ):
     assert result[ 'role' ] == 'tool'
     assert result[ 'content' ].startswith( 'Error:' )
     assert 'ERROR line' not in result[ 'content' ]
+
+
+def _run_command( arguments, folder ):
+    environment = {
+        name: value for name, value in os.environ.items( )
+        if name not in _KEYS }
+    environment[ 'XDG_CONFIG_HOME' ] = str( folder / 'configuration' )
+    return subprocess.run(
+        [ sys.executable, '-m', 'invocables', 'converse', *arguments ],
+        capture_output = True, text = True, timeout = 120, cwd = folder,
+        env = environment, check = False )
+
+
+def _produce_file_rounds( ):
+    ''' Returns the replies of a real loop which reads files (run 59:
+        fenced calls, a bare one, then an empty answer).
+    '''
+    run = RUNS[ 59 ]
+    assert run[ 'prompt' ].startswith( 'Read the file notes.txt' )
+    return [
+        Round( text = entry[ 'text' ], stop = 'stop' )
+        for entry in run[ 'rounds' ] ]
+
+
+@pytest.mark.slow
+def test_300_command_local_model( tmp_path ):
+    ''' ``converse --base-url`` reads text calls by itself: the io tools
+        read the files, no call JSON is printed, ``--max-tokens`` and
+        ``--instructions`` reach the server, an empty reply says
+        "(no answer)"; status 0.
+    '''
+    ( tmp_path / 'notes.txt' ).write_text( 'See project_sync.txt.\n' )
+    ( tmp_path / 'project_sync.txt' ).write_text( 'Meeting: Monday 10:00.\n' )
+    with LocalModelServer( ) as server:
+        server.load( _produce_file_rounds( ) )
+        completed = _run_command(
+            [ '--provider', 'openai', '--base-url', f"{server.url}/v1",
+              '--model', 'qwen2.5-coder', '--max-tokens', '256',
+              '--instructions', 'Use the tools.', '--result-size', '4000',
+              'Read the file notes.txt and tell me when the meeting is.' ],
+            tmp_path )
+        requests = list( server.requests )
+        refusals = list( server.refusals )
+    assert completed.returncode == 0, completed.stderr
+    assert refusals == [ ]
+    assert '"name"' not in completed.stdout
+    lines = completed.stderr.splitlines( )
+    assert lines[ 0 ] == '[tool] read_file {"path": "notes.txt"}'
+    assert lines[ 1 ] == '[result] read_file: See project_sync.txt.'
+    assert lines[ -1 ] == '(no answer)'
+    tools = [ line for line in lines if line.startswith( '[tool]' ) ]
+    assert len( tools ) == 3
+    assert requests[ 0 ][ 'max_completion_tokens' ] == 256
+    assert requests[ 0 ][ 'messages' ][ 0 ] == {
+        'role': 'system', 'content': 'Use the tools.' }
+
+
+@pytest.mark.slow
+def test_310_command_text_calls_none( tmp_path ):
+    ''' ``--text-calls none`` reads no text calls: the JSON is the answer;
+        ``--text-calls`` for a provider which reads none is a usage error.
+    '''
+    with LocalModelServer( ) as server:
+        server.load( _produce_file_rounds( )[ : 1 ] )
+        completed = _run_command(
+            [ '--provider', 'openai', '--base-url', f"{server.url}/v1",
+              '--model', 'qwen2.5-coder', '--text-calls', 'none',
+              'Read the file notes.txt.' ], tmp_path )
+    assert completed.returncode == 0, completed.stderr
+    assert '"name": "read_file"' in completed.stdout
+    assert completed.stderr == ''
+    refused = _run_command(
+        [ '--provider', 'anthropic', '--text-calls', 'auto', 'Hello?' ],
+        tmp_path )
+    assert refused.returncode == 2
+    assert '--text-calls' in refused.stderr
+
+
+@pytest.mark.asyncio
+async def test_320_command_escapes_controls( ):
+    ''' What the model and tools send is written with its control
+        characters escaped: no escape sequence reaches the terminal.
+    '''
+    def shout( text: str ) -> str:
+        ''' Returns text with a sequence which clears the screen. '''
+        return f"\x1b[2J{text}\x9b1m"
+    ensembles = [ invocables.produce_ensemble( 'loud', [ shout ] ) ]
+    output, errors = io.StringIO( ), io.StringIO( )
+    with LocalModelServer( ) as server:
+        server.load( [
+            Round( text = '{"name": "shout", "arguments": {"text": "hi"}}',
+                   stop = 'stop' ),
+            Round( text = 'Done\x1b]0;owned\x07.\nBye\r', stop = 'stop' ) ] )
+        client = _produce_client( 'openai', server )
+        await converse_command.converse(
+            client, ensembles, 'openai', 'qwen2.5-coder', 'Shout.', 5,
+            ( output, errors ),
+            processor = produce_processor( 'openai', text_calls = 'auto' ) )
+        await client.close( )
+    written = output.getvalue( ) + errors.getvalue( )
+    assert '\x1b' not in written
+    assert '\x9b' not in written
+    assert '\x07' not in written
+    assert '\r' not in written
+    assert '[result] shout: \\x1b[2Jhi\\x9b1m' in errors.getvalue( )
+    assert output.getvalue( ) == 'Done\\x1b]0;owned\\x07.\nBye\\x0d\n'

@@ -472,6 +472,7 @@ def _summarize( text: str ) -> str:
 
 
 async def _execute_converse( options: _argparse.Namespace ) -> int:
+    produced = _produce_options( options ) # usage errors first
     client = produce_client( options.provider, options.base_url )
     model = access_model(
         options.provider, options.model, options.base_url )
@@ -482,8 +483,7 @@ async def _execute_converse( options: _argparse.Namespace ) -> int:
         finished = await converse(
             client, ensembles, options.provider, model, options.prompt,
             options.rounds, ( _sys.stdout, _sys.stderr ),
-            _sys.stdin if options.confirm else None,
-            **_produce_options( options ) )
+            _sys.stdin if options.confirm else None, **produced )
     except Exception as exception:
         reason = _access_reason( exception )
         if reason is None: raise
