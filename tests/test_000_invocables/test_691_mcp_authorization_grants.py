@@ -349,3 +349,89 @@ def test_190_documented_examples( tmp_path ):
         loaded.add( descriptor.server.authorization[ 'kind' ] )
         assert ensemble.features.authorization is not None
     assert loaded == { 'client-credentials', 'oauth', 'enterprise' }
+
+
+class _IdentityProvider:
+    ''' Token endpoint on 127.0.0.1 which records each form and answers
+        with a given status and body.
+    '''
+
+    def __init__( self, status, body ):
+        self.status, self.body = status, body
+        self.forms = [ ]
+        self.server = None
+
+    async def __aenter__( self ):
+        import asyncio
+        self.server = await asyncio.start_server(
+            self._serve, '127.0.0.1', 0 )
+        port = self.server.sockets[ 0 ].getsockname( )[ 1 ]
+        return f"http://127.0.0.1:{port}/token"
+
+    async def __aexit__( self, *exception ):
+        self.server.close( )
+        await self.server.wait_closed( )
+
+    async def _serve( self, reader, writer ):
+        from urllib.parse import parse_qs
+        head = await reader.readuntil( b'\r\n\r\n' )
+        length = next(
+            int( line.split( b':' )[ 1 ] ) for line in head.split( b'\r\n' )
+            if line.lower( ).startswith( b'content-length' ) )
+        form = parse_qs( ( await reader.readexactly( length ) ).decode( ) )
+        self.forms.append( { key: value[ 0 ] for key, value in form.items( ) } )
+        body = json.dumps( self.body ).encode( )
+        writer.write(
+            f"HTTP/1.1 {self.status} X\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len( body )}\r\nConnection: close\r\n\r\n"
+            .encode( ) + body )
+        await writer.drain( )
+        writer.close( )
+
+
+@pytest.mark.asyncio
+async def test_200_identity_token_exchange( monkeypatch ):
+    ''' The identity token (read from its variable at each exchange) is
+        exchanged for an identity assertion grant with the fields of RFC
+        8693 and SEP-990; a refused exchange fails authorization naming
+        the status, without the token.
+    '''
+    monkeypatch.setenv( 'TEST_ID_TOKEN', 'first-id-token' )
+    for status, body in ( ( 200, { 'access_token': 'the-grant' } ),
+                          ( 400, { 'error': 'invalid_grant' } ) ):
+        idp = _IdentityProvider( status, body )
+        async with idp as endpoint:
+            grant = authorization.EnterpriseAuthorization(
+                identity_token = 'env:TEST_ID_TOKEN',
+                identity_provider_token_endpoint = endpoint,
+                identity_provider_client_id = 'agent-at-idp',
+                issuer = 'https://auth.example.com', client_id = 'agent',
+                client_secret = _SECRET, scope = 'notes.read',
+                storage = authorization.MemoryTokenStorage( ) )
+            if MAJOR < 2: # noqa: PLR2004
+                # The 1.x SDK has no identity assertion grant (test_170).
+                with pytest.raises( exceptions.ConfigurationInvalidity ):
+                    authorization.produce_auth( 'agent', grant, _URL )
+                return
+            provider = authorization.produce_auth( 'agent', grant, _URL )
+            exchange = provider._assertion_provider
+            if status != 200: # noqa: PLR2004
+                with pytest.raises( exceptions.AuthorizationFailure ) as caught:
+                    await exchange( 'https://auth.example.com', _URL )
+                assert '400' in str( caught.value )
+                assert 'first-id-token' not in str( caught.value )
+                continue
+            assert await exchange( 'https://auth.example.com', _URL ) == (
+                'the-grant' )
+            monkeypatch.setenv( 'TEST_ID_TOKEN', 'second-id-token' )
+            await exchange( 'https://auth.example.com', _URL )
+        first, second = idp.forms
+        assert first == {
+            'grant_type': 'urn:ietf:params:oauth:grant-type:token-exchange',
+            'requested_token_type': 'urn:ietf:params:oauth:token-type:id-jag',
+            'subject_token': 'first-id-token',
+            'subject_token_type': 'urn:ietf:params:oauth:token-type:id_token',
+            'client_id': 'agent-at-idp', 'audience': 'https://auth.example.com',
+            'resource': _URL, 'scope': 'notes.read' }
+        assert second[ 'subject_token' ] == 'second-id-token'
+        monkeypatch.setenv( 'TEST_ID_TOKEN', 'first-id-token' )

@@ -767,16 +767,19 @@ def _produce_enterprise_auth(
         ensemble, 'client_secret', authorization.client_secret )
     _register_secrets( secret )
     base = _produce_assertion_class( IdentityAssertionOAuthProvider )
-    return base(
+    provider = base(
         ensemble,
         server_url = url,
         storage = _RedactingStorage(
             _access_storage( authorization.storage, url ) ),
         client_id = authorization.client_id, client_secret = secret,
         issuer = authorization.issuer,
-        assertion_provider = _produce_exchanger( ensemble, authorization ),
+        # The exchange is bounded as every request of the flow.
+        assertion_provider = _produce_exchanger(
+            ensemble, authorization, lambda: provider.timeout ),
         scope = _presentify( authorization.scope ),
         token_endpoint_auth_method = 'client_secret_basic' ) # noqa: S106
+    return provider
 
 
 # Token exchange (RFC 8693) of an ID token for an identity assertion grant.
@@ -786,7 +789,9 @@ _EXCHANGE_SUBJECT = 'urn:ietf:params:oauth:token-type:id_token'
 
 
 def _produce_exchanger(
-    ensemble: str, authorization: EnterpriseAuthorization
+    ensemble: str,
+    authorization: EnterpriseAuthorization,
+    timeout: __.cabc.Callable[ [ ], float | None ],
 ) -> __.cabc.Callable[ [ str, str ], __.cabc.Awaitable[ str ] ]:
     ''' Returns callback which exchanges the identity token for an
         identity assertion grant at the identity provider (RFC 8693).
@@ -798,7 +803,8 @@ def _produce_exchanger(
         form.update( audience = audience, resource = resource )
         if not __.is_absent( authorization.scope ):
             form[ 'scope' ] = authorization.scope
-        status, answer = await _post_form( ensemble, endpoint, form )
+        status, answer = await _post_form(
+            ensemble, endpoint, form, timeout( ) )
         grant: object = (
             __.typx.cast( dict[ str, object ], answer ).get( 'access_token' )
             if isinstance( answer, dict ) else None )
@@ -815,13 +821,18 @@ def _produce_exchanger(
 
 
 async def _post_form(
-    ensemble: str, endpoint: str, form: dict[ str, str ]
+    ensemble: str,
+    endpoint: str,
+    form: dict[ str, str ],
+    timeout: float | None,
 ) -> tuple[ int, object ]:
     ''' Posts form to an endpoint; returns status and JSON answer (None
         for an answer which is not JSON).
     '''
     http: __.typx.Any = _sdk.http
-    async with http.AsyncClient( timeout = 30.0 ) as client:
+    async with http.AsyncClient(
+        timeout = 30.0 if timeout is None else timeout
+    ) as client:
         try: response = await client.post( endpoint, data = form )
         except http.HTTPError as exception:
             raise _exceptions.AuthorizationFailure(
