@@ -439,3 +439,49 @@ async def test_320_command_escapes_controls( ):
     assert '\r' not in written
     assert '[result] shout: \\x1b[2Jhi\\x9b1m' in errors.getvalue( )
     assert output.getvalue( ) == 'Done\\x1b]0;owned\\x07.\nBye\\x0d\n'
+
+
+@pytest.mark.asyncio
+async def test_250_exhaustion_text_holds_no_call( folder ):
+    ''' At the bound on rounds, the transcript's text is the text beside
+        the calls (here none), never the calls' JSON; whole and streamed.
+    '''
+    ensembles = await _prepare( folder )
+    call = 'Adding. {"name": "add", "arguments": {"a": 1, "b": 2}}'
+    with LocalModelServer( ) as server:
+        for provider in PROVIDERS:
+            for streaming in ( False, True ):
+                server.load( [ Round( text = call, stop = 'stop' ) ] * 2 )
+                client = _produce_client( provider, server )
+                conversation = produce_conversation(
+                    provider, client, ensembles, model = 'qwen2.5-coder',
+                    processor = produce_processor(
+                        provider, text_calls = 'auto' ),
+                    rounds_maximum = 2 )
+                if streaming:
+                    async for event in conversation.converse_continuous(
+                        'Add.'
+                    ): transcript = getattr( event, 'transcript', None )
+                else: transcript = await conversation.converse( 'Add.' )
+                if provider == 'ollama': await client.aclose( )
+                else: await client.close( )
+                assert transcript.termination is base.Terminations.Exhaustion
+                assert transcript.text == 'Adding.'
+                assert server.refusals == [ ]
+
+
+def test_260_command_text_calls_defaults( ):
+    ''' The command reads text calls by itself against a server given by
+        its URL and for Ollama, not against hosted APIs; ``none`` turns
+        them off; a format for a provider which reads none is refused.
+    '''
+    access = converse_command.access_text_calls
+    assert access( 'openai', None, 'http://127.0.0.1:8080/v1' ) == 'auto'
+    assert access( 'openai-responses', None, 'http://h/v1' ) == 'auto'
+    assert access( 'ollama', None, None ) == 'auto'
+    assert access( 'openai', None, None ) is None
+    assert access( 'anthropic', None, 'http://127.0.0.1:9' ) is None
+    assert access( 'openai', 'none', 'http://h/v1' ) is None
+    assert access( 'openai', 'strict', None ) == 'strict'
+    with pytest.raises( exceptions.UsageInvalidity ):
+        access( 'gemini', 'auto', None )
