@@ -247,7 +247,9 @@ class TextCallsReader:
             # Each bracket followed by another starts nothing.
             self._emit_glue( buffer[ cursor : run.end( ) - 1 ] )
             return run.end( ) - 1
-        if self._format in ( 'auto', 'pythonic' ) or self._is_enclosed( ):
+        if self._format in ( 'auto', 'pythonic' ) or (
+            self._format == 'strict' and self._is_enclosed( )
+        ):
             if _python_head.match( buffer, cursor ):
                 scanner = _textscans.ListScanner( )
                 return self._commence( scanner, buffer, cursor )
