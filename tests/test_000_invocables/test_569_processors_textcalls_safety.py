@@ -215,3 +215,44 @@ def test_220_text_calls_alone_read( ):
     assert [ call.name for call in streamed ] == [ 'add' ]
     assert accumulator.release_text( ) == 'Sure.'
     assert accumulator.produce_message( )[ 'content' ] == 'Sure.'
+
+
+def test_230_natives_win_responses_stream( ):
+    ''' A streamed Responses reply with a function call and a text call
+        emits the function call only; its items are those of the whole
+        reply: no message holding the call's JSON.
+    '''
+    processor = _prepare( 'openai-responses' )
+    message = { 'type': 'message', 'id': 'msg_1', 'role': 'assistant',
+                'status': 'completed', 'content': [
+                    { 'type': 'output_text', 'text': _TEXT } ] }
+    call = { 'type': 'function_call', 'id': 'fc_1', 'call_id': 'call_n',
+             'name': 'add', 'arguments': '{"a": 1, "b": 2}',
+             'status': 'completed' }
+    events = [
+        { 'type': 'response.output_item.added', 'output_index': 0,
+          'item': dict( message, content = [ ], status = 'in_progress' ) },
+        { 'type': 'response.output_text.delta', 'output_index': 0,
+          'item_id': 'msg_1', 'content_index': 0, 'delta': _TEXT },
+        { 'type': 'response.output_item.done', 'output_index': 0,
+          'item': message },
+        { 'type': 'response.output_item.added', 'output_index': 1,
+          'item': dict( call, arguments = '', status = 'in_progress' ) },
+        { 'type': 'response.function_call_arguments.done',
+          'output_index': 1, 'item_id': 'fc_1',
+          'arguments': call[ 'arguments' ] },
+        { 'type': 'response.output_item.done', 'output_index': 1,
+          'item': call },
+        { 'type': 'response.completed', 'response': {
+            'status': 'completed', 'output': [ message, call ] } },
+    ]
+    accumulator = processor.produce_accumulator( )
+    streamed = _drain( accumulator, events )
+    assert [ invocation.identifier for invocation in streamed ] == [
+        'call_n' ]
+    assert accumulator.release_text( ) == ''
+    items = accumulator.produce_message( )
+    assert [ item[ 'type' ] for item in items ] == [ 'function_call' ]
+    assert items[ 0 ][ 'call_id' ] == 'call_n'
+    whole = processor.prepare_message( { 'output': [ message, call ] } )
+    assert [ item[ 'type' ] for item in whole ] == [ 'function_call' ]
