@@ -28,6 +28,7 @@ PORT_DEFAULT = 8000
 
 _FACTORY = 'invocables.serving:produce_application_from_environment'
 _PROGRAM = 'invocables serve'
+_PROTOCOL = 'invocables.serving:HeaderTimeoutProtocol'
 _SPEAKER = 'invocables' # of the lines which say where it serves, and when
 _WILDCARDS = __.types.MappingProxyType( {
     '': '127.0.0.1', '0.0.0.0': '127.0.0.1', '::': '::1' } ) # noqa: S104
@@ -73,6 +74,34 @@ def add_arguments(
         '--token-variable', metavar = 'NAME',
         help = "environment variable which holds the bearer token every "
         "HTTP request must carry" )
+    parser.add_argument(
+        '--no-token', action = 'store_true',
+        help = "serve beyond the loopback without a token (refused "
+        "otherwise; whoever reaches the server can call every tool)" )
+    parser.add_argument(
+        '--allowed-host', metavar = 'NAME', action = 'append', default = [ ],
+        help = "host name (or NAME:PORT) which clients may give in the Host "
+        "header, besides the loopback names; repeatable" )
+    parser.add_argument(
+        '--allowed-origin', metavar = 'ORIGIN', action = 'append',
+        default = [ ],
+        help = "origin (https://app.example.com) which browsers may give, "
+        "besides those of the allowed hosts; repeatable" )
+    parser.add_argument(
+        '--header-timeout', metavar = 'SECONDS', type = _validate_seconds,
+        default = None,
+        help = "seconds in which a request must complete its headers, or "
+        "the connection is closed (default: 10)" )
+    parser.add_argument(
+        '--idle-timeout', metavar = 'SECONDS', type = _validate_seconds,
+        default = None,
+        help = "seconds an idle kept-alive connection stays open "
+        "(default: 5)" )
+    parser.add_argument(
+        '--connections-maximum', metavar = 'N', type = _validate_workers,
+        default = None,
+        help = "connections and requests at once, per worker; more get 503 "
+        "(default: 1000)" )
 
 
 async def execute_command( options: _argparse.Namespace ) -> int:
@@ -100,6 +129,7 @@ async def execute_command( options: _argparse.Namespace ) -> int:
                     '(the end of the standard input or Ctrl-C stops)' ) )
         finally: _say( "stopped." )
         return 0
+    _validate_exposure( _serving, options )
     token = _access_token( options.token_variable )
     server = await _serving.prepare_server( settings )
     listener = _listen( options.host, options.port )
@@ -110,10 +140,14 @@ async def execute_command( options: _argparse.Namespace ) -> int:
         return await _supervise_workers( options, settings, url )
     application = _serving.produce_application(
         server, stateless = options.stateless,
-        token = __.absent if token is None else token, host = options.host )
+        token = __.absent if token is None else token, host = options.host,
+        allowed_hosts = options.allowed_host,
+        allowed_origins = options.allowed_origin,
+        allow_unauthenticated = options.no_token )
     url = _describe_url( listener, options.host )
     with listener:
-        return await _serve_http( server, application, listener, url )
+        return await _serve_http(
+            server, application, listener, url, options )
 
 
 def main( arguments: __.cabc.Sequence[ str ] | None = None ) -> None:
@@ -141,6 +175,10 @@ def _access_token( variable: str | None ) -> str | None:
             '--token-variable', f"environment variable {variable!r} is "
             "not set or empty; export the token in it." )
     return token
+
+
+def _choose( value: __.typx.Any, default: __.typx.Any ) -> __.typx.Any:
+    return default if value is None else value
 
 
 def _announce( server: __.typx.Any, where: str ) -> None:
@@ -217,6 +255,7 @@ async def _serve_http(
     application: __.typx.Any,
     listener: _socket.socket,
     url: str,
+    options: _argparse.Namespace,
 ) -> int:
     ''' Serves application on listener with uvicorn, until stopped.
 
@@ -230,9 +269,17 @@ async def _serve_http(
     _guard_lifespan(
         application, failures,
         lambda: _announce( server, f"at {url} (Ctrl-C stops)" ) )
+    _serving = _import_serving( )
     configuration = uvicorn.Config(
         application, log_config = None, log_level = 'warning',
-        lifespan = 'on' )
+        lifespan = 'on',
+        http = _serving.produce_protocol( _choose(
+            options.header_timeout, _serving.HEADER_TIMEOUT_DEFAULT ) ),
+        timeout_keep_alive = _choose(
+            options.idle_timeout, _serving.IDLE_TIMEOUT_DEFAULT ),
+        limit_concurrency = _choose(
+            options.connections_maximum,
+            _serving.CONNECTIONS_MAXIMUM_DEFAULT ) )
     handler = _UvicornHandler( failures )
     logger = _logging.getLogger( 'uvicorn' )
     logger.addHandler( handler )
@@ -334,6 +381,36 @@ def _validate_port( text: str ) -> int:
     return port
 
 
+def _validate_exposure(
+    serving: __.typx.Any, options: _argparse.Namespace
+) -> None:
+    ''' Refuses to serve beyond the loopback without a token, unless
+        ``--no-token`` says so; refuses ``--no-token`` with a token.
+    '''
+    if options.no_token and options.token_variable:
+        raise _exceptions.UsageInvalidity(
+            "--no-token: contradicts --token-variable; give one of them." )
+    if options.token_variable or options.no_token: return
+    names = [ options.host or '0.0.0.0', *options.allowed_host ] # noqa: S104
+    foreign = [ name for name in names if not serving.is_loopback( name ) ]
+    if not foreign: return
+    raise _exceptions.UsageInvalidity(
+        "serving beyond the loopback ({names}) without a token; give "
+        "--token-variable NAME, or --no-token to allow anyone who reaches "
+        "the server to call every tool.".format(
+            names = ', '.join( foreign ) ) )
+
+
+def _validate_seconds( text: str ) -> float:
+    ''' Returns seconds: a number above 0 (for argparse). '''
+    try: seconds = float( text )
+    except ValueError: seconds = 0.0
+    if not seconds > 0 or seconds == float( 'inf' ):
+        raise _argparse.ArgumentTypeError(
+            f"expected a number of seconds above 0, not {text!r}" )
+    return seconds
+
+
 def _validate_workers( text: str ) -> int:
     ''' Returns count of workers: at least 1 (for argparse). '''
     try: workers = int( text )
@@ -354,16 +431,28 @@ async def _supervise_workers(
         Workers build the application from the options passed in the
         environment (never the token itself: the name of its variable).
     '''
-    from .serving import OPTIONS_VARIABLE
+    from . import serving as _serving
     environment = dict( _os.environ )
-    environment[ OPTIONS_VARIABLE ] = __.json.dumps( {
+    environment[ _serving.OPTIONS_VARIABLE ] = __.json.dumps( {
         **settings, 'stateless': True,
-        'token_variable': options.token_variable, 'host': options.host } )
+        'token_variable': options.token_variable, 'host': options.host,
+        'allowed_hosts': options.allowed_host,
+        'allowed_origins': options.allowed_origin,
+        'allow_unauthenticated': options.no_token,
+        'header_timeout': _choose(
+            options.header_timeout, _serving.HEADER_TIMEOUT_DEFAULT ) } )
     port = url.rsplit( ':', 1 )[ 1 ].split( '/', 1 )[ 0 ]
     process = await __.asyncio.create_subprocess_exec(
         _sys.executable, '-m', 'uvicorn', '--factory', _FACTORY,
         '--host', options.host, '--port', port,
         '--workers', str( options.workers ), '--log-level', 'warning',
+        '--http', _PROTOCOL,
+        # uvicorn's command takes whole seconds.
+        '--timeout-keep-alive', str( __.math.ceil( _choose(
+            options.idle_timeout, _serving.IDLE_TIMEOUT_DEFAULT ) ) ),
+        '--limit-concurrency', str( _choose(
+            options.connections_maximum,
+            _serving.CONNECTIONS_MAXIMUM_DEFAULT ) ),
         env = environment )
     _say( f"starting {options.workers} workers at {url} (Ctrl-C stops)" )
     stopped: list[ int ] = [ ]

@@ -149,7 +149,7 @@ def test_220_unknown_host( ):
     ''' A host which is no address of the machine is one line; status 1. '''
     completion = _run(
         '--configuration', str( _CONFIGURATION ), '--http', '--host',
-        'nonexistent.invalid', '--port', '0' )
+        'nonexistent.invalid', '--port', '0', '--no-token' )
     _assert_one_line( completion, "'nonexistent.invalid'", 1 )
 
 

@@ -89,7 +89,6 @@ HTTP_LOGGERS = (
 _CURRENT = MAJOR >= 2 # noqa: PLR2004
 _transports: _weakref.WeakKeyDictionary[ __.typx.Any, __.typx.Any ] = (
     _weakref.WeakKeyDictionary( ) )
-_LOOPBACK_HOSTS = ( '127.0.0.1', 'localhost', '::1' )
 _OVERSIZE_CODE = -32603 # internal error; told apart by its data
 # Compressed answers are decoded here, a piece at most this large from one
 # step: a small body which expands a thousandfold never expands at once.
@@ -269,7 +268,7 @@ def produce_http_client(
     return client
 
 
-def produce_application(
+def produce_application( # noqa: PLR0913
     server: __.typx.Any,
     *,
     path: str,
@@ -277,19 +276,31 @@ def produce_application(
     host: str,
     auth: __.typx.Any,
     token_verifier: __.typx.Any,
+    allowed_hosts: __.cabc.Sequence[ str ] = (
+        '127.0.0.1:*', 'localhost:*', '[::1]:*' ),
+    allowed_origins: __.cabc.Sequence[ str ] = (
+        'http://127.0.0.1:*', 'http://localhost:*', 'http://[::1]:*' ),
+    event_store: __.typx.Any = None,
+    retry_interval: int | None = None,
 ) -> __.typx.Any:
     ''' Produces ASGI application serving low-level server at path.
 
         Streamable HTTP; with a token verifier, every request must carry a
-        token it accepts. The 2.x low-level server builds it; for 1.x, the
-        same parts are assembled here.
+        token it accepts. Requests whose ``Host`` or ``Origin`` header is
+        not allowed (patterns of the SDK: ``name``, ``name:*``) are refused
+        (421, 403). The 2.x low-level server builds it; for 1.x, the same
+        parts are assembled here.
     '''
+    security = _produce_security( allowed_hosts, allowed_origins )
     if _CURRENT:
         return server.streamable_http_app(
             streamable_http_path = path, stateless_http = stateless,
-            host = host, auth = auth, token_verifier = token_verifier )
+            host = host, auth = auth, token_verifier = token_verifier,
+            transport_security = security, event_store = event_store,
+            retry_interval = retry_interval )
     return _produce_application_legacy(
-        server, path, stateless, host, auth, token_verifier )
+        server, path, stateless, security, auth, token_verifier,
+        ( event_store, retry_interval ) )
 
 
 def produce_server(
@@ -751,9 +762,10 @@ def _produce_application_legacy(
     server: __.typx.Any,
     path: str,
     stateless: bool, # noqa: FBT001
-    host: str,
+    security: __.typx.Any,
     auth: __.typx.Any,
     token_verifier: __.typx.Any,
+    resumption: tuple[ __.typx.Any, int | None ],
 ) -> __.typx.Any:
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
@@ -767,8 +779,8 @@ def _produce_application_legacy(
     from mcp.server.streamable_http_manager import (
         StreamableHTTPSessionManager )
     manager: __.typx.Any = StreamableHTTPSessionManager(
-        app = server, stateless = stateless,
-        security_settings = _produce_security( host ) )
+        app = server, stateless = stateless, event_store = resumption[ 0 ],
+        security_settings = security )
     endpoint: __.typx.Any = _EndpointLegacy( manager )
     middleware: list[ Middleware ] = [ ]
     if token_verifier is not None:
@@ -801,15 +813,15 @@ def _produce_span(
             'jsonrpc.request.id': str( identifier ) } )
 
 
-def _produce_security( host: str ) -> __.typx.Any:
-    ''' Returns protection against DNS rebinding, for a loopback host. '''
-    if host not in _LOOPBACK_HOSTS: return None
+def _produce_security(
+    hosts: __.cabc.Sequence[ str ], origins: __.cabc.Sequence[ str ]
+) -> __.typx.Any:
+    ''' Returns protection against DNS rebinding: allowed hosts, origins.
+    '''
     from mcp.server.transport_security import TransportSecuritySettings
     return TransportSecuritySettings(
         enable_dns_rebinding_protection = True,
-        allowed_hosts = [ '127.0.0.1:*', 'localhost:*', '[::1]:*' ],
-        allowed_origins = [
-            'http://127.0.0.1:*', 'http://localhost:*', 'http://[::1]:*' ] )
+        allowed_hosts = list( hosts ), allowed_origins = list( origins ) )
 
 
 def _access_identifier( request: __.typx.Any ) -> __.typx.Any:
