@@ -1,0 +1,524 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Providers of the OAuth grants with MCP servers, made of the ``mcp``
+    SDK's: the code grant (registered, metadata document or dynamic
+    client), client credentials (secret or ``private_key_jwt``),
+    enterprise-managed authorization (identity token exchange, then the
+    SDK 2.x's identity assertion grant) and static bearer tokens.
+'''
+
+
+from urllib.parse import parse_qs as _parse_qs
+from urllib.parse import urlsplit as _urlsplit
+
+from . import __
+from . import _oauth
+from . import configuration as _configuration
+from . import sdk as _sdk
+from .. import exceptions as _exceptions
+
+
+if __.typx.TYPE_CHECKING:
+    from .authorization import (
+        ClientCredentialsAuthorization,
+        CodeAuthorization,
+        EnterpriseAuthorization,
+        Suspension,
+    )
+
+
+# A public client (PKCE, no secret), as the MCP specification advises.
+_AUTH_METHOD_PUBLIC = 'none'
+_OK = 200
+_UNAUTHORIZED = 401
+# Token exchange (RFC 8693) of an ID token for an identity assertion grant.
+_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange'
+_EXCHANGE_REQUESTED = 'urn:ietf:params:oauth:token-type:id-jag'
+_EXCHANGE_SUBJECT = 'urn:ietf:params:oauth:token-type:id_token'
+
+
+_curves_algorithms = __.immut.Dictionary( {
+    'secp256r1': 'ES256', 'secp384r1': 'ES384', 'secp521r1': 'ES512' } )
+
+
+def produce_bearer_auth( ensemble: str, token: str ) -> __.typx.Any:
+    ''' Returns auth which sends a static bearer token. '''
+
+    class _BearerAuth( _sdk.http.Auth ):
+        ''' Sends a static bearer token. '''
+
+        def __repr__( self ) -> str: return '_BearerAuth( *** )'
+
+        def auth_flow(
+            self, request: _sdk.http.Request
+        ) -> __.cabc.Generator[
+            _sdk.http.Request, _sdk.http.Response, None
+        ]:
+            request.headers[ 'Authorization' ] = f"Bearer {token}"
+            response = yield request
+            _oauth.verify_answer( ensemble, response )
+
+    _oauth.register_secrets( token )
+    return _BearerAuth( )
+
+
+def produce_code_auth(
+    ensemble: str,
+    authorization: 'CodeAuthorization',
+    url: str,
+    storage: __.typx.Any,
+    suspension: 'Suspension',
+) -> __.typx.Any:
+    ''' Returns the SDK's provider of the code grant, through the
+        application's handlers, within suspension.
+    '''
+    from mcp.shared.auth import OAuthClientMetadata
+
+    async def redirect( url: str ) -> None:
+        with suspension( ): await authorization.redirect_handler( url )
+
+    async def receive( ) -> __.typx.Any:
+        try:
+            with suspension( ):
+                redirect = await authorization.callback_handler( )
+        except TimeoutError as exception:
+            raise _exceptions.AuthorizationFailure(
+                ensemble, f"{exception} Authorize again." ) from None
+        query = _parse_qs( _urlsplit( redirect ).query )
+        if 'error' in query:
+            raise _exceptions.AuthorizationFailure(
+                ensemble,
+                "the authorization server refused: {error}.".format(
+                    error = query[ 'error' ][ 0 ] ) )
+        code = query.get( 'code', [ '' ] )[ 0 ]
+        state = query.get( 'state', [ None ] )[ 0 ]
+        _oauth.register_secrets( code )
+        return _sdk.produce_code_result( code, state )
+
+    metadata = OAuthClientMetadata(
+        redirect_uris = [
+            __.typx.cast( __.typx.Any, authorization.redirect_uri ) ],
+        client_name = authorization.client_name,
+        grant_types = [ 'authorization_code', 'refresh_token' ],
+        response_types = [ 'code' ],
+        token_endpoint_auth_method = _AUTH_METHOD_PUBLIC,
+        scope = _oauth.presentify( authorization.scope ) )
+    extras: dict[ str, __.typx.Any ] = { }
+    if not __.is_absent( authorization.client_metadata_url ):
+        extras[ 'client_metadata_url' ] = authorization.client_metadata_url
+    provider_class = _produce_provider_class( )
+    try:
+        provider = provider_class(
+            ensemble,
+            server_url = url, client_metadata = metadata,
+            storage = storage,
+            redirect_handler = redirect,
+            callback_handler = receive, **extras )
+    except ValueError as exception:
+        raise _exceptions.ConfigurationInvalidity(
+            f"MCP ensemble {ensemble!r} authorization "
+            "'client_metadata_url'",
+            f"{exception} Give the HTTPS URL where the client ID metadata "
+            "document is served." ) from None
+    provider.client_fixed = _produce_client_information(
+        ensemble, authorization )
+    return provider
+
+
+def produce_credentials_auth(
+    ensemble: str,
+    authorization: 'ClientCredentialsAuthorization',
+    url: str,
+    storage: __.typx.Any,
+) -> __.typx.Any:
+    ''' Returns the SDK's provider of client credentials, with a secret
+        or a private key (``private_key_jwt``).
+    '''
+    from mcp.client.auth.extensions import client_credentials
+    import warnings
+    secret, key = authorization.client_secret, authorization.private_key
+    if __.is_absent( secret ) == __.is_absent( key ):
+        raise _exceptions.ConfigurationInvalidity(
+            f"MCP ensemble {ensemble!r} authorization",
+            "client credentials need 'client_secret' or 'private_key' "
+            "(private_key_jwt), exactly one of them." )
+    # SDK 1.x names the scope 'scopes'.
+    scope = 'scope' if _sdk.MAJOR >= 2 else 'scopes' # noqa: PLR2004
+    arguments: dict[ str, __.typx.Any ] = {
+        'server_url': url, 'client_id': authorization.client_id,
+        'storage': storage,
+        'issuer': _oauth.presentify( authorization.issuer ),
+        scope: _oauth.presentify( authorization.scope ) }
+    if not __.is_absent( secret ):
+        arguments[ 'client_secret' ] = _oauth.resolve(
+            ensemble, 'client_secret', secret )
+        _oauth.register_secrets( arguments[ 'client_secret' ] )
+        base = client_credentials.ClientCredentialsOAuthProvider
+    else:
+        arguments[ 'assertion_provider' ] = _produce_assertion_provider(
+            ensemble, authorization )
+        base = client_credentials.PrivateKeyJWTOAuthProvider
+    with warnings.catch_warnings( ):
+        # Without an issuer, the SDK 2.x warns; the server's metadata then
+        # names the authorization server, as in SDK 1.x.
+        warnings.filterwarnings( 'ignore', message = r'Omitting `issuer`' )
+        return _produce_provider_class( base )( ensemble, **arguments )
+
+
+def produce_enterprise_auth(
+    ensemble: str,
+    authorization: 'EnterpriseAuthorization',
+    url: str,
+    storage: __.typx.Any,
+) -> __.typx.Any:
+    ''' Returns the SDK's identity assertion provider, which gets its
+        grant by token exchange at the identity provider.
+    '''
+    try:
+        from mcp.client.auth.extensions.identity_assertion import (
+            IdentityAssertionOAuthProvider )
+    except ImportError:
+        raise _exceptions.ConfigurationInvalidity(
+            f"MCP ensemble {ensemble!r} authorization",
+            "enterprise-managed authorization needs the mcp SDK 2.x (1.x "
+            "has no identity assertion grant); install 'mcp>=2'." ) from None
+    secret = _oauth.resolve(
+        ensemble, 'client_secret', authorization.client_secret )
+    _oauth.register_secrets( secret )
+    base = _produce_assertion_class( IdentityAssertionOAuthProvider )
+    provider = base(
+        ensemble,
+        server_url = url,
+        storage = storage,
+        client_id = authorization.client_id, client_secret = secret,
+        issuer = authorization.issuer,
+        # The exchange is bounded as every request of the flow.
+        assertion_provider = _produce_exchanger(
+            ensemble, authorization, lambda: provider.timeout ),
+        scope = _oauth.presentify( authorization.scope ),
+        token_endpoint_auth_method = 'client_secret_basic' ) # noqa: S106
+    return provider
+
+
+@__.funct.cache
+def _produce_assertion_class( base: __.typx.Any ) -> __.typx.Any:
+    ''' Returns subclass of the SDK's identity assertion provider which
+        raises the library's errors, without secrets.
+    '''
+    from mcp.client.auth.exceptions import OAuthFlowError
+    from mcp.client.auth.extensions.identity_assertion import (
+        IdentityAssertionOAuthProvider )
+    from pydantic import ValidationError
+    parent: type[ IdentityAssertionOAuthProvider ] = base
+    failures = (
+        OAuthFlowError, ValidationError, _sdk.http.HTTPError, KeyError )
+
+    class Provider( parent ):
+        ''' Identity assertion provider of one ensemble. '''
+
+        def __init__(
+            self, ensemble: str, **arguments: __.typx.Any
+        ) -> None:
+            super( ).__init__( **arguments )
+            self.ensemble = ensemble
+            self.timeout: float | None = None
+            self.flaws: list[ str ] = [ ] # expose: what went wrong early
+            self.stalled: __.typx.Any = None
+
+        def __repr__( self ) -> str:
+            return f"OAuthProvider( ensemble = {self.ensemble!r} )"
+
+        async def _auth_flow(
+            self, request: _sdk.http.Request
+        ) -> __.cabc.AsyncGenerator[
+            _sdk.http.Request, _sdk.http.Response
+        ]:
+            answer: __.typx.Any = None
+            self.stalled = None
+            flow = super( )._auth_flow( request )
+            try:
+                outgoing = await flow.__anext__( )
+                while True:
+                    _oauth.bound_request(
+                        outgoing,
+                        None if outgoing is request else self.timeout )
+                    with _oauth.note_stall( self, outgoing, request ):
+                        response = yield outgoing
+                    answer = response if outgoing is request else answer
+                    outgoing = await flow.asend( response )
+            except StopAsyncIteration:
+                _oauth.verify_answer( self.ensemble, answer )
+            except _exceptions.AuthorizationFailure: raise
+            except failures as exception:
+                raise _exceptions.AuthorizationFailure(
+                    self.ensemble, _oauth.describe_failure( exception )
+                ) from None
+            finally: await flow.aclose( )
+
+    return Provider
+
+
+def _produce_assertion_provider(
+    ensemble: str, authorization: 'ClientCredentialsAuthorization'
+) -> __.typx.Any:
+    ''' Returns the SDK's signer of client assertions (private_key_jwt),
+        with the key read and checked now.
+    '''
+    from mcp.client.auth.extensions.client_credentials import (
+        SignedJWTParameters )
+    key = _read_private_key(
+        ensemble, __.typx.cast( str, authorization.private_key ) )
+    algorithm = (
+        _infer_signing_algorithm( ensemble, key )
+        if __.is_absent( authorization.signing_algorithm )
+        else authorization.signing_algorithm )
+    parameters = SignedJWTParameters(
+        issuer = authorization.client_id,
+        subject = authorization.client_id,
+        signing_key = key, signing_algorithm = algorithm )
+    return parameters.create_assertion_provider( )
+
+
+def _produce_client_information(
+    ensemble: str, authorization: 'CodeAuthorization'
+) -> __.typx.Any:
+    ''' Returns client information of a client registered beforehand, as
+        the SDK keeps it; None for a client to register.
+
+        A client with a secret authenticates with HTTP basic
+        authentication (which authorization servers must accept).
+    '''
+    if __.is_absent( authorization.client_id ):
+        if not __.is_absent( authorization.client_secret ):
+            raise _exceptions.ConfigurationInvalidity(
+                f"MCP ensemble {ensemble!r} authorization 'client_secret'",
+                "a client secret without 'client_id'; give the client ID "
+                "the secret belongs to." )
+        return None
+    from mcp.shared.auth import OAuthClientInformationFull
+    secret = None
+    if not __.is_absent( authorization.client_secret ):
+        secret = _oauth.resolve(
+            ensemble, 'client_secret', authorization.client_secret )
+        _oauth.register_secrets( secret )
+    return OAuthClientInformationFull(
+        client_id = authorization.client_id, client_secret = secret,
+        redirect_uris = [
+            __.typx.cast( __.typx.Any, authorization.redirect_uri ) ],
+        grant_types = [ 'authorization_code', 'refresh_token' ],
+        response_types = [ 'code' ],
+        token_endpoint_auth_method = (
+            'client_secret_basic' if secret else _AUTH_METHOD_PUBLIC ) )
+
+
+def _produce_exchange_form(
+    ensemble: str, authorization: 'EnterpriseAuthorization'
+) -> dict[ str, str ]:
+    token = _oauth.resolve(
+        ensemble, 'identity_token', authorization.identity_token )
+    _oauth.register_secrets( token )
+    form = {
+        'grant_type': _EXCHANGE_GRANT,
+        'requested_token_type': _EXCHANGE_REQUESTED,
+        'subject_token': token,
+        'subject_token_type': _EXCHANGE_SUBJECT }
+    if not __.is_absent( authorization.identity_provider_client_id ):
+        form[ 'client_id' ] = authorization.identity_provider_client_id
+    if not __.is_absent( authorization.identity_provider_client_secret ):
+        form[ 'client_secret' ] = _oauth.resolve(
+            ensemble, 'identity_provider_client_secret',
+            authorization.identity_provider_client_secret )
+        _oauth.register_secrets( form[ 'client_secret' ] )
+    return form
+
+
+def _produce_exchanger(
+    ensemble: str,
+    authorization: 'EnterpriseAuthorization',
+    timeout: __.cabc.Callable[ [ ], float | None ],
+) -> __.cabc.Callable[ [ str, str ], __.cabc.Awaitable[ str ] ]:
+    ''' Returns callback which exchanges the identity token for an
+        identity assertion grant at the identity provider (RFC 8693).
+    '''
+    endpoint = authorization.identity_provider_token_endpoint
+
+    async def exchange( audience: str, resource: str ) -> str:
+        form = _produce_exchange_form( ensemble, authorization )
+        form.update( audience = audience, resource = resource )
+        if not __.is_absent( authorization.scope ):
+            form[ 'scope' ] = authorization.scope
+        status, answer = await _post_form(
+            ensemble, endpoint, form, timeout( ) )
+        grant: object = (
+            __.typx.cast( dict[ str, object ], answer ).get( 'access_token' )
+            if isinstance( answer, dict ) else None )
+        if status != _OK or not isinstance( grant, str ):
+            raise _exceptions.AuthorizationFailure(
+                ensemble, "the identity provider refused the token "
+                f"exchange ({status}); check the identity token (it may "
+                "have expired) and the client's access to the MCP "
+                "server." )
+        _oauth.register_secrets( grant )
+        return grant
+
+    return exchange
+
+
+def _infer_signing_algorithm( ensemble: str, key: str ) -> str:
+    ''' Returns JWS algorithm of a PEM private key; raises configuration
+        invalidity for text which is no private key.
+    '''
+    from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+    from cryptography.hazmat.primitives.serialization import (
+        load_pem_private_key )
+    try: loaded = load_pem_private_key( key.encode( ), password = None )
+    except ( ValueError, TypeError ):
+        raise _exceptions.ConfigurationInvalidity(
+            f"MCP ensemble {ensemble!r} authorization 'private_key'",
+            "not an unencrypted PEM private key; give a PEM file or an "
+            "environment variable holding one." ) from None
+    if isinstance( loaded, rsa.RSAPrivateKey ): return 'RS256'
+    if isinstance( loaded, ed25519.Ed25519PrivateKey ): return 'EdDSA'
+    if isinstance( loaded, ec.EllipticCurvePrivateKey ):
+        curve = loaded.curve.name
+        if curve in _curves_algorithms: return _curves_algorithms[ curve ]
+    raise _exceptions.ConfigurationInvalidity(
+        f"MCP ensemble {ensemble!r} authorization 'private_key'",
+        "a key of a kind without a known JWS algorithm; give "
+        "'signing_algorithm'." )
+
+
+async def _post_form(
+    ensemble: str,
+    endpoint: str,
+    form: dict[ str, str ],
+    timeout: float | None,
+) -> tuple[ int, object ]:
+    ''' Posts form to an endpoint; returns status and JSON answer (None
+        for an answer which is not JSON).
+    '''
+    http: __.typx.Any = _sdk.http
+    async with http.AsyncClient(
+        timeout = 30.0 if timeout is None else timeout
+    ) as client:
+        try: response = await client.post( endpoint, data = form )
+        except http.HTTPError as exception:
+            raise _exceptions.AuthorizationFailure(
+                ensemble, _oauth.describe_http_failure( exception ) or (
+                    "the identity provider could not be reached." )
+            ) from None
+    try: answer: object = response.json( )
+    except ValueError: answer = None
+    return int( response.status_code ), answer
+
+
+@__.funct.cache
+def _produce_provider_class( base: __.typx.Any = None ) -> __.typx.Any:
+    ''' Returns subclass of SDK provider which refreshes on 401 and raises
+        the library's errors, without secrets.
+    '''
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.client.auth.exceptions import OAuthFlowError
+    from pydantic import ValidationError
+    parent: type[ OAuthClientProvider ] = base or OAuthClientProvider
+    failures = (
+        OAuthFlowError, ValidationError, _sdk.http.HTTPError, KeyError )
+
+    class Provider( parent ):
+        ''' OAuth provider of one ensemble. '''
+
+        def __init__(
+            self, ensemble: str, **arguments: __.typx.Any
+        ) -> None:
+            super( ).__init__( **arguments )
+            self.ensemble = ensemble
+            self.timeout: float | None = None
+            self.flaws: list[ str ] = [ ] # expose: what went wrong early
+            # expose: OAuth request unanswered when the flow was closed.
+            self.stalled: __.typx.Any = None
+            # Client registered beforehand, which stands for the stored one.
+            self.client_fixed: __.typx.Any = None
+
+        def __repr__( self ) -> str:
+            return f"OAuthProvider( ensemble = {self.ensemble!r} )"
+
+        async def _initialize( self ) -> None:
+            await super( )._initialize( )
+            if self.client_fixed is not None:
+                self.context.client_info = self.client_fixed
+            tokens = self.context.current_tokens
+            # Stored tokens carry their remaining lifetime: due ones are
+            # refreshed before use.
+            if tokens is not None: self.context.update_token_expiry( tokens )
+
+        async def _auth_flow(
+            self, request: _sdk.http.Request
+        ) -> __.cabc.AsyncGenerator[
+            _sdk.http.Request, _sdk.http.Response
+        ]:
+            refreshed = False
+            answer: __.typx.Any = None
+            self.stalled = None
+            flow = super( )._auth_flow( request )
+            try:
+                outgoing = await flow.__anext__( )
+                while True:
+                    _oauth.bound_request(
+                        outgoing,
+                        None if outgoing is request else self.timeout )
+                    with _oauth.note_stall( self, outgoing, request ):
+                        response = yield outgoing
+                    answer = response if outgoing is request else answer
+                    self.flaws.extend(
+                        await _oauth.observe_metadata( outgoing, response ) )
+                    if (
+                        outgoing is request
+                        and response.status_code == _UNAUTHORIZED
+                        and not refreshed
+                        and self.context.can_refresh_token( )
+                    ):
+                        # A token rejected before its time: refresh once
+                        # before authorizing anew.
+                        refreshed = True
+                        await flow.aclose( )
+                        self.context.token_expiry_time = 1.0
+                        flow = super( )._auth_flow( request )
+                        outgoing = await flow.__anext__( )
+                        continue
+                    outgoing = await flow.asend( response )
+            except StopAsyncIteration:
+                # The SDK hands a refused request back as it is (after
+                # authorizing anew, or a step-up of scope).
+                _oauth.verify_answer( self.ensemble, answer )
+            except _exceptions.AuthorizationFailure: raise
+            except failures as exception:
+                raise _exceptions.AuthorizationFailure(
+                    self.ensemble, ' '.join( (
+                        _oauth.describe_failure( exception ), *self.flaws ) )
+                ) from None
+            finally:
+                # expose: closed here, in this task; left to the finalizer,
+                # the SDK's flow releases its lock in another task and fails.
+                await flow.aclose( )
+
+    return Provider
+
+
+def _read_private_key( ensemble: str, value: str ) -> str:
+    ''' Returns PEM text of a key: itself, from the environment
+        (``env:NAME``) or from a file.
+    '''
+    if value.lstrip( ).startswith( '-----BEGIN' ): key = value
+    elif value.startswith( _configuration.ENVIRONMENT_PREFIX ):
+        key = _oauth.resolve( ensemble, 'private_key', value )
+    else:
+        path = __.Path( value ).expanduser( )
+        try: key = path.read_text( )
+        except ( OSError, UnicodeDecodeError ) as exception:
+            raise _exceptions.ConfigurationInvalidity(
+                f"MCP ensemble {ensemble!r} authorization 'private_key'",
+                f"the key file {str( path )!r} cannot be read "
+                f"({type( exception ).__name__}); give a readable PEM "
+                "file or 'env:NAME'." ) from None
+    _oauth.register_secrets( key )
+    return key

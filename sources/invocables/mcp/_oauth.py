@@ -1,0 +1,257 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Helpers of the OAuth flows with MCP servers: ``env:`` references,
+    secrets hidden from log records, failures explained without the
+    values the server sent, and the bounds of each request of a flow.
+'''
+
+
+import os as _os
+
+from . import __
+from . import configuration as _configuration
+from . import redaction as _redaction
+from . import sdk as _sdk
+from .. import exceptions as _exceptions
+
+
+_METADATA_PATHS = (
+    '/.well-known/oauth-protected-resource',
+    '/.well-known/oauth-authorization-server',
+    '/.well-known/openid-configuration',
+)
+
+_OK = 200
+_UNAUTHORIZED = 401
+_FORBIDDEN = 403
+_CHALLENGE_MAXIMUM = 4096
+_CHALLENGE_VALUE_MAXIMUM = 200
+
+# A parameter of a challenge: name=token or name="quoted string".
+_CHALLENGE_PARAMETER = __.re.compile(
+    r'([A-Za-z0-9_.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,"]*))' )
+
+
+# Secrets hidden from log records, and the redactor which hides them.
+_secrets: list[ str ] = [ ]
+_redactor: list[ _redaction.Redactor ] = [ ]
+
+
+class RedactingStorage:
+    ''' Storage which hides every token it passes from log records. '''
+
+    def __init__( self, storage: __.typx.Any ):
+        self.storage = storage
+
+    async def get_tokens( self ) -> __.typx.Any:
+        tokens = await self.storage.get_tokens( )
+        register_token( tokens )
+        return tokens
+
+    async def set_tokens( self, tokens: __.typx.Any ) -> None:
+        register_token( tokens )
+        await self.storage.set_tokens( tokens )
+
+    async def get_client_info( self ) -> __.typx.Any:
+        client = await self.storage.get_client_info( )
+        register_client( client )
+        return client
+
+    async def set_client_info( self, client_info: __.typx.Any ) -> None:
+        register_client( client_info )
+        await self.storage.set_client_info( client_info )
+
+
+def bound_request( request: __.typx.Any, timeout: float | None ) -> None:
+    ''' Bounds one request of an OAuth flow by timeout (expose). '''
+    if timeout is None: return
+    request.extensions = {
+        **request.extensions,
+        'timeout': _sdk.http.Timeout( timeout ).as_dict( ) }
+
+
+def describe_failure( exception: BaseException ) -> str:
+    ''' Returns why a flow failed, without values the server sent. '''
+    from mcp.client.auth.exceptions import (
+        OAuthRegistrationError,
+        OAuthTokenError,
+    )
+    from pydantic import ValidationError
+    name = type( exception ).__name__
+    text = str( exception )
+    if 'State parameter mismatch' in text:
+        return (
+            "the redirect carried a wrong 'state' (not the one of this "
+            "authorization request); authorize again from the start." )
+    if isinstance( exception, ValidationError ):
+        return (
+            "the authorization server sent invalid metadata or an invalid "
+            "answer; check the server's OAuth configuration." )
+    if isinstance( exception, OAuthRegistrationError ):
+        return f"client registration was refused ({name})."
+    if isinstance( exception, OAuthTokenError ):
+        return f"the token request was refused ({name})."
+    if isinstance( exception, KeyError ):
+        return "the authorization server's answer lacks a field."
+    return describe_http_failure( exception ) or redact_secrets(
+        f"{name}: {text}" )
+
+
+def describe_http_failure(
+    exception: BaseException, request: __.typx.Any = None
+) -> str | None:
+    ''' Returns why an OAuth request failed on the wire (expose). '''
+    if not isinstance( exception, _sdk.http.RequestError ): return None
+    if request is None:
+        try: request = exception.request
+        except RuntimeError: request = None
+    where = (
+        'the authorization server' if request is None
+        else _locate( request ) )
+    if isinstance( exception, _sdk.http.TimeoutException ):
+        return (
+            f"{where} did not answer in time ({type( exception ).__name__}); "
+            "check that the authorization server is up, or raise "
+            "connect_timeout." )
+    return (
+        f"{where} could not be reached ({type( exception ).__name__}); "
+        "check the server's URL and the network." )
+
+
+@__.ctxl.contextmanager
+def note_stall(
+    provider: __.typx.Any, outgoing: __.typx.Any, request: __.typx.Any
+) -> __.cabc.Generator[ None, None, None ]:
+    ''' Notes an OAuth request left unanswered when the flow is closed
+        (its error is raised out of the flow, to the transport).
+    '''
+    try: yield
+    except GeneratorExit:
+        if outgoing is not request: provider.stalled = outgoing
+        raise
+
+
+async def observe_metadata(
+    request: __.typx.Any, response: __.typx.Any
+) -> tuple[ str, ... ]:
+    ''' Returns why metadata are invalid, which the SDK skips silently
+        (expose); nothing for valid ones and other requests.
+    '''
+    path: str = request.url.path
+    if response.status_code != _OK or not path.startswith(
+        _METADATA_PATHS
+    ): return ( )
+    from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
+    from pydantic import ValidationError
+    model: __.typx.Any = (
+        ProtectedResourceMetadata
+        if path.startswith( _METADATA_PATHS[ 0 ] ) else OAuthMetadata )
+    try: model.model_validate_json( await response.aread( ) )
+    except ValidationError:
+        return ( (
+            f"The metadata at {_locate( request )} are not valid "
+            f"{model.__name__}; the client fell back to the default "
+            "endpoints." ), )
+    return ( )
+
+
+def presentify( value: __.Absential[ str ] ) -> str | None:
+    return None if __.is_absent( value ) else value
+
+
+def redact_secrets( text: str ) -> str:
+    for secret in sorted( _secrets, key = len, reverse = True ):
+        text = text.replace( secret, _redaction.REDACTION )
+    return text
+
+
+def register_client( client: __.typx.Any ) -> None:
+    if client is None: return
+    secret = getattr( client, 'client_secret', None )
+    if secret: register_secrets( secret )
+
+
+def register_secrets( *values: str | None ) -> None:
+    ''' Adds values to the secrets hidden from log records. '''
+    fresh = [ value for value in values if value and value not in _secrets ]
+    if not fresh: return
+    _secrets.extend( fresh )
+    # Keep only recent ones: tokens rotate.
+    del _secrets[ : max( 0, len( _secrets ) - 64 ) ]
+    redactor = _redaction.Redactor( _secrets )
+    if _redactor: _redaction.deactivate_redactor( _redactor.pop( ) )
+    _redaction.activate_redactor( redactor )
+    _redactor.append( redactor )
+
+
+def register_token( tokens: __.typx.Any ) -> None:
+    if tokens is None: return
+    register_secrets( tokens.access_token, tokens.refresh_token )
+
+
+def resolve( ensemble: str, label: str, value: str ) -> str:
+    if not value.startswith( _configuration.ENVIRONMENT_PREFIX ): return value
+    variable = value[ len( _configuration.ENVIRONMENT_PREFIX ) : ]
+    found = _os.environ.get( variable )
+    if found is None:
+        raise _exceptions.ConfigurationInvalidity(
+            f"MCP ensemble {ensemble!r} authorization {label!r}",
+            f"environment variable {variable!r} is not set; set it "
+            "before connecting, or change the value." )
+    return found
+
+
+def verify_answer( ensemble: str, response: __.typx.Any ) -> None:
+    ''' Raises authorization failure for a message the server refused
+        with its token (401, 403), naming the status and what the
+        ``WWW-Authenticate`` challenge says (error, scope, description).
+
+        Only messages (POST): the transport reports a refused GET stream
+        or session end itself, and goes on without them.
+    '''
+    if response is None or response.request.method != 'POST': return
+    status: int = response.status_code
+    if status not in ( _UNAUTHORIZED, _FORBIDDEN ): return
+    challenge = _parse_challenge(
+        response.headers.get( 'www-authenticate', '' ) )
+    error = challenge.get( 'error' )
+    scope = challenge.get( 'scope' )
+    description = challenge.get( 'error_description' )
+    phrase = 'Unauthorized' if status == _UNAUTHORIZED else 'Forbidden'
+    words = [ f"the server refused the request with {status} {phrase}" ]
+    if error: words.append( f"({error})" )
+    words[ -1 ] += ';'
+    if scope: words.append( f"it requires scope {scope!r};" )
+    if description: words.append( f"it says {description!r};" )
+    words.append(
+        "request that scope in the authorization's scope, or have it "
+        "granted to this client." if error == 'insufficient_scope' or scope
+        else "check the credentials and the server's access rules." )
+    raise _exceptions.AuthorizationFailure( ensemble, ' '.join( words ) )
+
+
+def _locate( request: __.typx.Any ) -> str:
+    ''' Returns URL of request without query or fragment. '''
+    url = request.url
+    return f"{url.scheme}://{url.netloc.decode( 'ascii' )}{url.path}"
+
+
+def _parse_challenge( header: str ) -> dict[ str, str ]:
+    ''' Returns parameters of a ``WWW-Authenticate`` challenge (the first
+        of each name), without control characters, each bounded.
+    '''
+    parameters: dict[ str, str ] = { }
+    for found in _CHALLENGE_PARAMETER.finditer(
+        header[ : _CHALLENGE_MAXIMUM ]
+    ):
+        name = found.group( 1 ).lower( )
+        if name in parameters: continue
+        quoted = found.group( 2 )
+        value = (
+            __.re.sub( r'\\(.)', r'\1', quoted ) if quoted is not None
+            else found.group( 3 ) )
+        value = ''.join(
+            character for character in value if character.isprintable( ) )
+        parameters[ name ] = redact_secrets(
+            value[ : _CHALLENGE_VALUE_MAXIMUM ] )
+    return parameters
