@@ -218,6 +218,43 @@ async def test_160_registered_client( monkeypatch ):
         assert _SECRET not in repr( grant )
 
 
+@pytest.mark.asyncio
+async def test_165_registered_client_method( monkeypatch ):
+    ''' A registered client sends its secret as the authorization server
+        accepts: basic authentication, unless the metadata list only the
+        secret in the form.
+    '''
+    import base64
+    from mcp.shared.auth import OAuthMetadata
+    monkeypatch.setenv( 'DESK_SECRET', _SECRET )
+    for methods, basic in (
+        ( [ 'client_secret_post' ], False ),
+        ( [ 'client_secret_basic', 'client_secret_post' ], True ),
+        ( None, True ),
+    ):
+        grant = authorization.produce_loopback_authorization(
+            33999, client_id = 'desk', client_secret = 'env:DESK_SECRET',
+            storage = authorization.MemoryTokenStorage( ) )
+        provider = authorization.produce_auth( 'desk', grant, _URL )
+        await provider._initialize( )
+        provider.context.oauth_metadata = OAuthMetadata.model_validate( {
+            'issuer': 'https://auth.example.com',
+            'authorization_endpoint': 'https://auth.example.com/authorize',
+            'token_endpoint': 'https://auth.example.com/token',
+            'token_endpoint_auth_methods_supported': methods } )
+        request = await provider._exchange_token_authorization_code(
+            'the-code', 'the-verifier' )
+        body = request.content.decode( )
+        header = request.headers.get( 'authorization', '' )
+        if basic:
+            assert header == 'Basic ' + base64.b64encode(
+                f"desk:{_SECRET}".encode( ) ).decode( )
+            assert _SECRET not in body
+        else:
+            assert not header
+            assert f"client_secret={_SECRET}" in body
+
+
 def test_170_enterprise_major( ):
     ''' Enterprise-managed authorization gets the SDK 2.x's identity
         assertion provider; under 1.x, which lacks it, configuration

@@ -201,6 +201,27 @@ def produce_enterprise_auth(
 
 
 @__.funct.cache
+def _adapt_client( provider: __.typx.Any ) -> None:
+    ''' Authenticates a client registered beforehand as its authorization
+        server accepts: with HTTP basic authentication, unless the server's
+        metadata list the secret in the form (``client_secret_post``) and
+        not basic authentication.
+    '''
+    client = provider.client_fixed
+    metadata = provider.context.oauth_metadata
+    if client is None or not client.client_secret or metadata is None:
+        return
+    supported = metadata.token_endpoint_auth_methods_supported or ( )
+    method = (
+        'client_secret_post' if 'client_secret_post' in supported
+        and 'client_secret_basic' not in supported
+        else 'client_secret_basic' )
+    if client.token_endpoint_auth_method == method: return
+    provider.client_fixed = client.model_copy(
+        update = { 'token_endpoint_auth_method': method } )
+    provider.context.client_info = provider.client_fixed
+
+
 def _produce_assertion_class( base: __.typx.Any ) -> __.typx.Any:
     ''' Returns subclass of the SDK's identity assertion provider which
         raises the library's errors, without secrets.
@@ -444,12 +465,18 @@ def _produce_provider_class( base: __.typx.Any = None ) -> __.typx.Any:
 
         async def _initialize( self ) -> None:
             await super( )._initialize( )
-            if self.client_fixed is not None:
-                self.context.client_info = self.client_fixed
-            tokens = self.context.current_tokens
-            # Stored tokens carry their remaining lifetime: due ones are
-            # refreshed before use.
-            if tokens is not None: self.context.update_token_expiry( tokens )
+            _restore_state( self )
+
+        async def _exchange_token_authorization_code(
+            self, *arguments: __.typx.Any, **options: __.typx.Any
+        ) -> __.typx.Any:
+            _adapt_client( self )
+            return await super( )._exchange_token_authorization_code(
+                *arguments, **options )
+
+        async def _refresh_token( self ) -> __.typx.Any:
+            _adapt_client( self )
+            return await super( )._refresh_token( )
 
         async def _auth_flow(
             self, request: _sdk.http.Request
@@ -502,6 +529,17 @@ def _produce_provider_class( base: __.typx.Any = None ) -> __.typx.Any:
                 await flow.aclose( )
 
     return Provider
+
+
+def _restore_state( provider: __.typx.Any ) -> None:
+    ''' Puts a client registered beforehand in place of the stored one;
+        gives stored tokens their remaining lifetime, so that due ones are
+        refreshed before use.
+    '''
+    if provider.client_fixed is not None:
+        provider.context.client_info = provider.client_fixed
+    tokens = provider.context.current_tokens
+    if tokens is not None: provider.context.update_token_expiry( tokens )
 
 
 def _read_private_key( ensemble: str, value: str ) -> str:
