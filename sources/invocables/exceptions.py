@@ -293,6 +293,17 @@ class InvokerInvalidity( Omnierror, TypeError ):
         super( ).__init__( f"Cannot produce invoker {name!r}: {reason}" )
 
 
+class LiaisonAbsence( Omnierror, LookupError ):
+    ''' Tool asked its caller (elicitation, sampling) and none answers. '''
+
+    def __init__( self, request: str ):
+        self.request = request
+        super( ).__init__(
+            f"Nobody answers the tool's {request}: serve it to a client "
+            "which supports it, or run it within invokers.liaise( ... ) "
+            "with an application's liaison." )
+
+
 class PatternInterruption( Omnierror, TimeoutError ):
     ''' Matching of regular expression was stopped at its deadline.
 

@@ -9,6 +9,8 @@
 '''
 
 
+import contextvars as _contextvars
+
 from . import __
 from . import canisters as _canisters
 from . import deduplicators as _deduplicators
@@ -112,7 +114,91 @@ class InvocationContext:
         _fill_context(
             self, auxdata, invoker, namespace, invocation, deadline )
 
+    async def log(
+        self, level: str, data: object, logger: str | None = None
+    ) -> None:
+        ''' Logs to the caller (the client, under ``serve``: a
+            ``notifications/message``); levels are MCP's (``debug`` to
+            ``emergency``). Without a liaison, to the Python logger.
+        '''
+        await _log( level, data, logger )
 
+    async def report_progress(
+        self,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+    ) -> None:
+        ''' Reports progress to the caller, if it listens. '''
+        await _report_progress( progress, total, message )
+
+    async def elicit(
+        self, message: str, schema: __.cabc.Mapping[ str, __.typx.Any ]
+    ) -> __.typx.Any:
+        ''' Asks the caller's user for data of a (flat) schema; returns
+            the answer (MCP's ``ElicitResult`` under ``serve``).
+        '''
+        return await _ask_liaison( 'elicit', message, schema )
+
+    async def sample(
+        self, messages: __.cabc.Sequence[ __.typx.Any ],
+        **options: __.typx.Any,
+    ) -> __.typx.Any:
+        ''' Asks the caller's model for a completion of messages
+            (``max_tokens``, ``system_prompt``, ... as MCP's sampling);
+            returns its answer (MCP's ``CreateMessageResult`` under
+            ``serve``).
+        '''
+        return await _ask_liaison( 'sample', messages, **options )
+
+
+def liaise( liaison: object ) -> __.typx.ContextManager[ None ]:
+    ''' Makes liaison answer the tools run within the block (and tasks
+        started in it): its ``log( level, data, logger )``,
+        ``report_progress( progress, total, message )``, ``elicit(
+        message, schema )`` and ``sample( messages, **options )``,
+        coroutines, answer :py:class:`InvocationContext`'s methods of the
+        same names.
+    '''
+    @__.ctxl.contextmanager
+    def manage( ) -> __.cabc.Generator[ None, None, None ]:
+        token = _liaisons.set( liaison )
+        try: yield
+        finally: _liaisons.reset( token )
+    return manage( )
+
+
+async def _ask_liaison(
+    request: str, *arguments: __.typx.Any, **keywords: __.typx.Any
+) -> __.typx.Any:
+    method = getattr( _liaisons.get( ), request, None )
+    if method is None: raise _exceptions.LiaisonAbsence( request )
+    return await method( *arguments, **keywords )
+
+
+async def _log( level: str, data: object, logger: str | None ) -> None:
+    method = getattr( _liaisons.get( ), 'log', None )
+    if method is not None:
+        await method( level, data, logger )
+        return
+    number = _LOG_LEVELS.get( level, __.logging.INFO )
+    __.logging.getLogger( logger or __.package_name ).log(
+        number, "%s", data )
+
+
+async def _report_progress(
+    progress: float, total: float | None, message: str | None
+) -> None:
+    method = getattr( _liaisons.get( ), 'report_progress', None )
+    if method is not None: await method( progress, total, message )
+
+
+# MCP's levels, as Python's.
+_LOG_LEVELS = __.types.MappingProxyType( {
+    'debug': 10, 'info': 20, 'notice': 25, 'warning': 30, 'error': 40,
+    'critical': 50, 'alert': 50, 'emergency': 50 } )
+_liaisons: _contextvars.ContextVar[ object ] = _contextvars.ContextVar(
+    'invocables_liaison', default = None )
 _CONTEXT_SETTERS = __.produce_slot_setters(
     InvocationContext,
     ( 'auxdata', 'invoker', 'namespace', 'invocation', 'deadline' ) )

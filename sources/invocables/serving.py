@@ -21,6 +21,7 @@ import hmac as _hmac
 import ipaddress as _ipaddress
 import os as _os
 import uuid as _uuid
+import warnings as _warnings
 import weakref as _weakref
 
 import h11 as _h11
@@ -35,6 +36,7 @@ from . import canisters as _canisters
 from . import ensembles as _ensembles
 from . import exceptions as _exceptions
 from . import execution as _execution
+from . import invokers as _invokers
 from . import naming as _naming
 from . import policies as _policies
 from .mcp import sdk as _sdk
@@ -49,6 +51,7 @@ NAME_DEFAULT = 'invocables'
 OPTIONS_VARIABLE = 'INVOCABLES_SERVE_OPTIONS'
 PATH_DEFAULT = '/mcp'
 PORT_DEFAULT = 8000
+SAMPLING_TOKENS_DEFAULT = 1000
 WATCH_INTERVAL_DEFAULT = 0.5
 
 _HINTS_WIRE = __.types.MappingProxyType( {
@@ -56,6 +59,9 @@ _HINTS_WIRE = __.types.MappingProxyType( {
     'idempotent': 'idempotentHint', 'open_world': 'openWorldHint',
     'title': 'title',
 } )
+_LEVELS = (
+    'debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert',
+    'emergency' )
 _LOOPBACK_NAMES = ( '127.0.0.1', 'localhost', '::1' )
 _Signature: __.typx.TypeAlias = tuple[ int, ... ]
 _WILDCARDS = ( '', '0.0.0.0', '::' ) # noqa: S104
@@ -106,6 +112,8 @@ class ToolServer( __.immut.Object, instances_mutables = ( '_listing', ) ):
         self._sessions: dict[ str, __.typx.Any ] = { }
         self._listeners: _weakref.WeakSet[ __.typx.Any ] = (
             _weakref.WeakSet( ) )
+        self._levels: _weakref.WeakKeyDictionary[ __.typx.Any, str ] = (
+            _weakref.WeakKeyDictionary( ) )
         self._listing: tuple[
             _naming.Nomenclature | None, _mcp_types.ListToolsResult | None
         ] = ( None, None )
@@ -113,13 +121,32 @@ class ToolServer( __.immut.Object, instances_mutables = ( '_listing', ) ):
     def produce_server( self ) -> _sdk.ServerBase:
         ''' Produces low-level server of the ``mcp`` SDK for the tools. '''
         from . import __version__
+        with _warnings.catch_warnings( ):
+            # Logging is deprecated by MCP 2026-07-28, served for earlier.
+            _warnings.simplefilter( 'ignore', UserWarning )
+            return self._produce_server( __version__ )
+
+    def _produce_server( self, version: str ) -> _sdk.ServerBase:
         return _sdk.produce_server(
-            _AnnouncingServer, self.name, version = __version__,
+            _AnnouncingServer, self.name, version = version,
             instructions = (
                 None if __.is_absent( self.instructions )
                 else self.instructions ),
             on_list_tools = self.survey_tools,
-            on_call_tool = self.invoke_tool )
+            on_call_tool = self.invoke_tool,
+            on_set_logging_level = self.configure_logging )
+
+    async def configure_logging(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> __.typx.Any:
+        ''' Handles ``logging/setLevel``: the least level of the messages
+            which tools log to this client.
+        '''
+        self._listen( context )
+        session = context.session
+        connection = getattr( session, '_connection', session )
+        self._levels[ connection ] = str( parameters.level )
+        return _mcp_types.EmptyResult( )
 
     async def invoke_tool(
         self,
@@ -144,12 +171,16 @@ class ToolServer( __.immut.Object, instances_mutables = ( '_listing', ) ):
             identifier = identifier, name = parameters.name,
             arguments = parameters.arguments or { } )
         self._sessions[ identifier ] = context.session
+        session = context.session
+        level = self._levels.get(
+            getattr( session, '_connection', session ), 'debug' )
         try:
-            results = await _execution.execute_invocations(
-                ( invocation, ), nomenclature,
-                auxdata = self.auxdata, timeout = self.timeout,
-                failure_policy = _execution.FailurePolicies.Report,
-                policy = self.policy, limits = self.limits )
+            with _invokers.liaise( _SessionLiaison( context, level ) ):
+                results = await _execution.execute_invocations(
+                    ( invocation, ), nomenclature,
+                    auxdata = self.auxdata, timeout = self.timeout,
+                    failure_policy = _execution.FailurePolicies.Report,
+                    policy = self.policy, limits = self.limits )
         finally: del self._sessions[ identifier ]
         return produce_call_result( results[ 0 ], designation.invoker )
 
@@ -338,6 +369,65 @@ class _LoopbackGuard:
         response = PlainTextResponse(
             "Serving beyond the loopback needs a token.", status_code = 403 )
         await response( scope, receive, send )
+
+
+class _SessionLiaison:
+    ''' Answers a local tool's requests through the calling client's
+        session: logging, progress, elicitation, sampling.
+    '''
+
+    def __init__( self, context: __.typx.Any, level: str ):
+        self.context = context
+        self.level = level
+
+    async def log(
+        self, level: str, data: object, logger: str | None
+    ) -> None:
+        ''' Sends ``notifications/message`` if level is enough. '''
+        if level not in _LEVELS: level = 'info'
+        minimum = self.level if self.level in _LEVELS else 'debug'
+        if _LEVELS.index( level ) < _LEVELS.index( minimum ): return
+        with _warnings.catch_warnings( ):
+            _warnings.simplefilter( 'ignore', UserWarning ) # deprecated
+            await self.context.session.send_log_message(
+                level, data, logger,
+                related_request_id = self.context.request_id )
+
+    async def report_progress(
+        self, progress: float, total: float | None, message: str | None
+    ) -> None:
+        ''' Sends progress, if the client asked for it. '''
+        await self.context.session.report_progress( progress, total, message )
+
+    async def elicit(
+        self, message: str, schema: __.cabc.Mapping[ str, __.typx.Any ]
+    ) -> __.typx.Any:
+        ''' Sends ``elicitation/create``; returns the client's answer. '''
+        return await self.context.session.elicit_form(
+            message, _thaw( schema ),
+            related_request_id = self.context.request_id )
+
+    async def sample(
+        self, messages: __.cabc.Sequence[ __.typx.Any ],
+        **options: __.typx.Any,
+    ) -> __.typx.Any:
+        ''' Sends ``sampling/createMessage``; returns the answer. Messages
+            are text (from the user) or MCP sampling messages (mappings).
+        '''
+        samples = [
+            _mcp_types.SamplingMessage(
+                role = 'user',
+                content = _mcp_types.TextContent(
+                    type = 'text', text = message ) )
+            if isinstance( message, str )
+            else _mcp_types.SamplingMessage.model_validate( message )
+            for message in messages ]
+        options.setdefault( 'max_tokens', SAMPLING_TOKENS_DEFAULT )
+        with _warnings.catch_warnings( ):
+            _warnings.simplefilter( 'ignore', UserWarning ) # deprecated
+            return await self.context.session.create_message(
+                samples, related_request_id = self.context.request_id,
+                **options )
 
 
 class _StaticTokenVerifier:

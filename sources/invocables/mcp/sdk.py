@@ -89,6 +89,9 @@ HTTP_LOGGERS = (
 _CURRENT = MAJOR >= 2 # noqa: PLR2004
 _transports: _weakref.WeakKeyDictionary[ __.typx.Any, __.typx.Any ] = (
     _weakref.WeakKeyDictionary( ) )
+_REQUESTS_LEGACY = __.types.MappingProxyType( {
+    'on_set_logging_level': 'SetLevelRequest',
+} )
 _OVERSIZE_CODE = -32603 # internal error; told apart by its data
 # Compressed answers are decoded here, a piece at most this large from one
 # step: a small body which expands a thousandfold never expands at once.
@@ -311,18 +314,27 @@ def produce_server(
     instructions: str | None,
     on_list_tools: __.cabc.Callable[ ..., __.typx.Any ],
     on_call_tool: __.cabc.Callable[ ..., __.typx.Any ],
+    **handlers: __.cabc.Callable[ ..., __.typx.Any ],
 ) -> _ServerT:
     ''' Produces low-level server (class ``model``) with tool handlers.
 
         Each handler takes the request context and the request parameters.
+        Other handlers are named as the 2.x server's keywords
+        (``on_set_logging_level``).
     '''
     if _CURRENT:
-        return model(
+        produce: __.typx.Any = model
+        return produce(
             name, version = version, instructions = instructions,
-            on_list_tools = on_list_tools, on_call_tool = on_call_tool )
+            on_list_tools = on_list_tools, on_call_tool = on_call_tool,
+            **handlers )
     server: __.typx.Any = model(
         name, version = version, instructions = instructions )
     requests: __.typx.Any = types
+    for keyword, handler in handlers.items( ):
+        request = _REQUESTS_LEGACY[ keyword ]
+        server.request_handlers[ getattr( requests, request ) ] = (
+            _adapt_legacy( server, handler ) )
 
     def adapt(
         handler: __.cabc.Callable[ ..., __.typx.Any ]
@@ -796,6 +808,18 @@ def _produce_application_legacy(
         routes = [ Route( path, endpoint = endpoint ) ],
         middleware = middleware,
         lifespan = lambda application: manager.run( ) )
+
+
+def _adapt_legacy(
+    server: __.typx.Any, handler: __.cabc.Callable[ ..., __.typx.Any ]
+) -> __.cabc.Callable[ ..., __.typx.Any ]:
+    ''' Returns 1.x request handler calling a 2.x style handler. '''
+    async def handle( request: __.typx.Any ) -> __.typx.Any:
+        context = _ContextLegacy( server.request_context )
+        result = await handler( context, request.params )
+        legacy: __.typx.Any = types
+        return legacy.ServerResult( result )
+    return handle
 
 
 def _produce_span(
