@@ -728,6 +728,7 @@ class _ContextLegacy:
 
     def __init__( self, context: __.typx.Any ):
         self.context = context
+        self.request_id = context.request_id
         self.session = _SessionLegacy( context )
 
 
@@ -756,6 +757,25 @@ class _SessionLegacy:
     async def send_tool_list_changed( self ) -> None:
         ''' Tells client that the tools changed. '''
         await self._connection.send_tool_list_changed( )
+
+    async def send_log_message(
+        self, *arguments: __.typx.Any, **keywords: __.typx.Any
+    ) -> None:
+        ''' Sends log message to the client. '''
+        await self._connection.send_log_message( *arguments, **keywords )
+
+    async def elicit_form(
+        self, *arguments: __.typx.Any, **keywords: __.typx.Any
+    ) -> __.typx.Any:
+        ''' Asks the client's user (``elicitation/create``). '''
+        return await self._connection.elicit( *arguments, **keywords )
+
+    async def create_message(
+        self, *arguments: __.typx.Any, **keywords: __.typx.Any
+    ) -> __.typx.Any:
+        ''' Asks the client's model (``sampling/createMessage``). '''
+        return await self._connection.create_message(
+            *arguments, **keywords )
 
 
 class _EndpointLegacy:
