@@ -248,7 +248,10 @@ class ResultCanister:
         set_timestamp( self, (
             _datetime.now( _timezone.utc )
             if timestamp is __.absent else timestamp ) )
-        set_name( self, name if name.isascii( ) else normalize_text( name ) )
+        # The name comes from the model: it may even be no text.
+        set_name( self, (
+            name if not isinstance( name, str ) or name.isascii( )
+            else normalize_text( name ) ) )
         set_synthesized( self, invocation_id_synthesized )
 
     def as_text( self ) -> str:
