@@ -63,6 +63,7 @@ _LEVELS = (
     'debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert',
     'emergency' )
 _LOOPBACK_NAMES = ( '127.0.0.1', 'localhost', '::1' )
+_RESOURCE_ABSENT = -32002 # MCP's code of a resource not found
 _Signature: __.typx.TypeAlias = tuple[ int, ... ]
 _WILDCARDS = ( '', '0.0.0.0', '::' ) # noqa: S104
 _scribe = __.produce_scribe( __name__ )
@@ -134,7 +135,141 @@ class ToolServer( __.immut.Object, instances_mutables = ( '_listing', ) ):
                 else self.instructions ),
             on_list_tools = self.survey_tools,
             on_call_tool = self.invoke_tool,
-            on_set_logging_level = self.configure_logging )
+            on_set_logging_level = self.configure_logging,
+            on_list_resources = self.survey_resources,
+            on_list_resource_templates = self.survey_resource_templates,
+            on_read_resource = self.retrieve_resource,
+            on_list_prompts = self.survey_prompts,
+            on_get_prompt = self.retrieve_prompt )
+
+    async def retrieve_prompt(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> _mcp_types.GetPromptResult:
+        ''' Handles ``prompts/get``: the prompt of its upstream server. '''
+        name = str( parameters.name )
+        found = self._access_prompt_names( await self._survey_prompts( ) )
+        if name not in found:
+            raise _sdk.produce_error(
+                _mcp_types.INVALID_PARAMS,
+                f"Unknown prompt {name!r}. List the prompts for the names "
+                "which this server offers." )
+        ensemble, prompt = found[ name ]
+        try:
+            messages = await ensemble.retrieve_prompt(
+                prompt.name, parameters.arguments )
+        except _exceptions.PromptAbsence as exception:
+            raise _sdk.produce_error(
+                _mcp_types.INVALID_PARAMS, exception.reason ) from None
+        return _sdk.produce_model(
+            _mcp_types.GetPromptResult,
+            description = prompt.description or None,
+            messages = [
+                _mcp_types.PromptMessage(
+                    role = __.typx.cast( __.typx.Any, message.role ),
+                    content = _produce_block( item ) )
+                for message in messages for item in message.content ] )
+
+    async def retrieve_resource(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> _mcp_types.ReadResourceResult:
+        ''' Handles ``resources/read``: asks the upstream servers in
+            order; the first which has the resource answers.
+        '''
+        uri = str( parameters.uri )
+        for ensemble in self._survey_featured( ):
+            try: contents = await ensemble.retrieve_resource( uri )
+            except _exceptions.ResourceAbsence: continue
+            except _exceptions.ConnectionFailure: continue
+            return _mcp_types.ReadResourceResult( contents = [
+                _produce_resource( item ) for item in contents
+                if isinstance( item, _canisters.ResourceContent ) ] )
+        raise _sdk.produce_error(
+            _RESOURCE_ABSENT, f"Unknown resource {uri!r}.", { 'uri': uri } )
+
+    async def survey_prompts(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> _mcp_types.ListPromptsResult:
+        ''' Handles ``prompts/list``: the upstream servers' prompts, named
+            as tools are (scoped by ensemble when names clash).
+        '''
+        found = self._access_prompt_names( await self._survey_prompts( ) )
+        return _mcp_types.ListPromptsResult( prompts = [
+            _sdk.produce_model(
+                _mcp_types.Prompt, name = name,
+                title = _nullify( prompt.title ),
+                description = prompt.description or None,
+                arguments = [
+                    _mcp_types.PromptArgument(
+                        name = argument.name,
+                        description = argument.description or None,
+                        required = argument.required )
+                    for argument in prompt.arguments ] )
+            for name, ( _, prompt ) in found.items( ) ] )
+
+    async def survey_resources(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> _mcp_types.ListResourcesResult:
+        ''' Handles ``resources/list``: every upstream server's. '''
+        resources: list[ __.typx.Any ] = [ ]
+        for ensemble in self._survey_featured( ):
+            try: found = await ensemble.survey_resources( )
+            except _exceptions.Omnierror: continue
+            resources.extend(
+                _sdk.produce_model(
+                    _mcp_types.Resource, uri = resource.uri,
+                    name = resource.name, title = _nullify( resource.title ),
+                    description = resource.description or None,
+                    mime_type = _nullify( resource.media_type ) )
+                for resource in found )
+        return _mcp_types.ListResourcesResult( resources = resources )
+
+    async def survey_resource_templates(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> _mcp_types.ListResourceTemplatesResult:
+        ''' Handles ``resources/templates/list``: every upstream's. '''
+        templates: list[ __.typx.Any ] = [ ]
+        for ensemble in self._survey_featured( ):
+            try: found = await ensemble.survey_resource_templates( )
+            except _exceptions.Omnierror: continue
+            templates.extend(
+                _sdk.produce_model(
+                    _mcp_types.ResourceTemplate,
+                    uri_template = template.uri_template,
+                    name = template.name, title = _nullify( template.title ),
+                    description = template.description or None,
+                    mime_type = _nullify( template.media_type ) )
+                for template in found )
+        return _mcp_types.ListResourceTemplatesResult(
+            resource_templates = templates )
+
+    def _access_prompt_names(
+        self, found: __.cabc.Sequence[ tuple[ __.typx.Any, __.typx.Any ] ]
+    ) -> dict[ str, tuple[ __.typx.Any, __.typx.Any ] ]:
+        ''' Returns prompts by the names served: their own, or scoped by
+            ensemble (``ensemble__name``) when two ensembles share one.
+        '''
+        counts = __.collections.Counter( prompt.name for _, prompt in found )
+        return {
+            ( prompt.name if counts[ prompt.name ] == 1
+              else f"{ensemble.name}__{prompt.name}" ): ( ensemble, prompt )
+            for ensemble, prompt in found }
+
+    async def _survey_prompts(
+        self
+    ) -> list[ tuple[ __.typx.Any, __.typx.Any ] ]:
+        found: list[ tuple[ __.typx.Any, __.typx.Any ] ] = [ ]
+        for ensemble in self._survey_featured( ):
+            try: prompts = await ensemble.survey_prompts( )
+            except _exceptions.Omnierror: continue
+            found.extend( ( ensemble, prompt ) for prompt in prompts )
+        return found
+
+    def _survey_featured( self ) -> tuple[ __.typx.Any, ... ]:
+        ''' Returns ensembles with resources and prompts (MCP servers). '''
+        from .mcp.resources import FeaturesExtension
+        return tuple(
+            ensemble for ensemble in self.ensembles
+            if isinstance( ensemble, FeaturesExtension ) )
 
     async def configure_logging(
         self, context: __.typx.Any, parameters: __.typx.Any

@@ -5,7 +5,8 @@
     ``.auxiliary/scripts/install-conformance`` with a Node 22 to run it)
     against ``invocables serve --http``, serving the local tools of
     ``tests/data/serving/conformance`` (written with the public API: the
-    tools log, report progress, elicit and sample through their context).
+    tools log, report progress, elicit and sample through their context)
+    and the resources and prompts of an upstream MCP server, aggregated.
 
     Every scenario runs; those not supported yet are strict expected
     failures naming why, so that one which starts to pass is noticed.
@@ -73,29 +74,16 @@ SCENARIOS = (
     'prompts-get-with-image',
     'dns-rebinding-protection',
 )
-_RESOURCES = (
-    "serve offers no resources: local ensembles have none, and upstream "
-    "servers' resources are not aggregated yet" )
-_PROMPTS = (
-    "serve offers no prompts: local ensembles have none, and upstream "
-    "servers' prompts are not aggregated yet" )
 UNSUPPORTED = {
-    'completion-complete': "serve offers no completion (of prompts or "
-        "resource templates) yet",
+    'completion-complete': "serve does not route completion/complete to "
+        "the upstream servers yet",
     'server-sse-polling': "no tool closes its stream mid-call for the "
         "client to resume (test_reconnection); the event store and "
         "priming events are served",
-    'resources-list': _RESOURCES,
-    'resources-read-text': _RESOURCES,
-    'resources-read-binary': _RESOURCES,
-    'resources-templates-read': _RESOURCES,
-    'resources-subscribe': _RESOURCES,
-    'resources-unsubscribe': _RESOURCES,
-    'prompts-list': _PROMPTS,
-    'prompts-get-simple': _PROMPTS,
-    'prompts-get-with-args': _PROMPTS,
-    'prompts-get-embedded-resource': _PROMPTS,
-    'prompts-get-with-image': _PROMPTS,
+    'resources-subscribe': "serve does not route resources/subscribe to "
+        "the upstream servers yet",
+    'resources-unsubscribe': "serve does not route resources/unsubscribe "
+        "to the upstream servers yet",
 }
 
 

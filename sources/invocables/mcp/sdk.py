@@ -91,6 +91,12 @@ _transports: _weakref.WeakKeyDictionary[ __.typx.Any, __.typx.Any ] = (
     _weakref.WeakKeyDictionary( ) )
 _REQUESTS_LEGACY = __.types.MappingProxyType( {
     'on_set_logging_level': 'SetLevelRequest',
+    'on_list_resources': 'ListResourcesRequest',
+    'on_list_resource_templates': 'ListResourceTemplatesRequest',
+    'on_read_resource': 'ReadResourceRequest',
+    'on_list_prompts': 'ListPromptsRequest',
+    'on_get_prompt': 'GetPromptRequest',
+    'on_completion': 'CompleteRequest',
 } )
 _OVERSIZE_CODE = -32603 # internal error; told apart by its data
 # Compressed answers are decoded here, a piece at most this large from one

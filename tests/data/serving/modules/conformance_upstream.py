@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Upstream MCP server (stdio, the mcp SDK's MCPServer) of the resources
+    and prompts which the conformance suite's server scenarios read:
+    served through ``invocables serve``, which aggregates them.
+'''
+
+
+import base64
+import json
+
+from mcp.server.mcpserver import Image, MCPServer, UserMessage
+from mcp.types import EmbeddedResource, TextResourceContents
+
+
+_PNG = base64.b64decode(
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQI'
+    'AX8jx0gAAAABJRU5ErkJggg==' )
+
+server = MCPServer( 'conformance-upstream' )
+
+
+@server.resource(
+    'test://static-text', name = 'static-text',
+    description = 'A static text resource.', mime_type = 'text/plain' )
+def static_text( ) -> str:
+    return 'This is the content of the static text resource.'
+
+
+@server.resource(
+    'test://static-binary', name = 'static-binary',
+    description = 'A static binary resource.', mime_type = 'image/png' )
+def static_binary( ) -> bytes:
+    return _PNG
+
+
+@server.resource(
+    'test://watched-resource', name = 'watched-resource',
+    description = 'A resource to subscribe to.', mime_type = 'text/plain' )
+def watched( ) -> str:
+    return 'Watched resource content.'
+
+
+@server.resource(
+    'test://template/{id}/data', name = 'template',
+    description = 'A resource template.', mime_type = 'application/json' )
+def template( id: str ) -> str: # noqa: A002
+    return json.dumps( {
+        'id': id, 'templateTest': True, 'data': f"Data for ID: {id}" } )
+
+
+@server.prompt(
+    'test_simple_prompt', description = 'A simple prompt for testing.' )
+def simple( ) -> str:
+    return 'This is a simple prompt for testing.'
+
+
+@server.prompt(
+    'test_prompt_with_arguments', description = 'A prompt with arguments.' )
+def with_arguments( arg1: str, arg2: str ) -> str:
+    return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+
+
+@server.prompt(
+    'test_prompt_with_embedded_resource',
+    description = 'A prompt with an embedded resource.' )
+def with_resource( resourceUri: str ) -> list[ UserMessage ]: # noqa: N803
+    return [
+        UserMessage( content = EmbeddedResource(
+            type = 'resource', resource = TextResourceContents(
+                uri = resourceUri, mime_type = 'text/plain',
+                text = 'Embedded resource content for testing.' ) ) ),
+        UserMessage( 'Please process the embedded resource above.' ),
+    ]
+
+
+@server.prompt(
+    'test_prompt_with_image', description = 'A prompt with an image.' )
+def with_image( ) -> list[ UserMessage ]:
+    return [
+        UserMessage( content = Image(
+            data = _PNG, format = 'png' ).to_image_content( ) ),
+        UserMessage( 'Please analyze the image above.' ),
+    ]
+
+
+if __name__ == '__main__': server.run( )
