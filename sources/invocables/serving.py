@@ -140,7 +140,79 @@ class ToolServer( __.immut.Object, instances_mutables = ( '_listing', ) ):
             on_list_resource_templates = self.survey_resource_templates,
             on_read_resource = self.retrieve_resource,
             on_list_prompts = self.survey_prompts,
-            on_get_prompt = self.retrieve_prompt )
+            on_get_prompt = self.retrieve_prompt,
+            on_completion = self.complete_argument,
+            on_subscribe_resource = self.subscribe_resource,
+            on_unsubscribe_resource = self.unsubscribe_resource )
+
+    async def complete_argument(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> _mcp_types.CompleteResult:
+        ''' Handles ``completion/complete``: asks the upstream server of
+            the prompt or resource template; no values if it has none.
+        '''
+        reference = parameters.ref
+        target: __.typx.Any = None
+        if reference.type == 'ref/prompt':
+            found = self._access_prompt_names( await self._survey_prompts( ) )
+            if reference.name in found:
+                target, prompt = found[ reference.name ]
+                reference = _mcp_types.PromptReference(
+                    type = 'ref/prompt', name = prompt.name )
+        else: target = await self._find_template( str( reference.uri ) )
+        values: list[ str ] = [ ]
+        if target is not None:
+            arguments = None if parameters.context is None else (
+                parameters.context.arguments )
+            session, redactor = target.access_session_for_features( )
+            try:
+                result = await session.complete(
+                    reference, {
+                        'name': parameters.argument.name,
+                        'value': parameters.argument.value },
+                    arguments )
+            except ( _exceptions.Omnierror, _sdk.Error ): result = None
+            if result is not None:
+                values = [
+                    redactor.redact( value )
+                    for value in result.completion.values ]
+        return _mcp_types.CompleteResult(
+            completion = _mcp_types.Completion( values = values ) )
+
+    async def subscribe_resource(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> _mcp_types.EmptyResult:
+        ''' Handles ``resources/subscribe``: forwarded to the upstream
+            servers which accept it.
+        '''
+        await self._forward_subscription( 'subscribe_resource', parameters )
+        return _mcp_types.EmptyResult( )
+
+    async def unsubscribe_resource(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> _mcp_types.EmptyResult:
+        ''' Handles ``resources/unsubscribe``: forwarded likewise. '''
+        await self._forward_subscription(
+            'unsubscribe_resource', parameters )
+        return _mcp_types.EmptyResult( )
+
+    async def _find_template( self, uri: str ) -> __.typx.Any:
+        for ensemble in self._survey_featured( ):
+            try: templates = await ensemble.survey_resource_templates( )
+            except _exceptions.Omnierror: continue
+            if any( template.uri_template == uri for template in templates ):
+                return ensemble
+        return None
+
+    async def _forward_subscription(
+        self, method: str, parameters: __.typx.Any
+    ) -> None:
+        async def forward( ensemble: __.typx.Any ) -> None:
+            try:
+                session, _ = ensemble.access_session_for_features( )
+                await getattr( session, method )( str( parameters.uri ) )
+            except ( _exceptions.Omnierror, _sdk.Error ): return
+        for ensemble in self._survey_featured( ): await forward( ensemble )
 
     async def retrieve_prompt(
         self, context: __.typx.Any, parameters: __.typx.Any

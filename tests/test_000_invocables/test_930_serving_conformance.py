@@ -75,15 +75,9 @@ SCENARIOS = (
     'dns-rebinding-protection',
 )
 UNSUPPORTED = {
-    'completion-complete': "serve does not route completion/complete to "
-        "the upstream servers yet",
     'server-sse-polling': "no tool closes its stream mid-call for the "
         "client to resume (test_reconnection); the event store and "
         "priming events are served",
-    'resources-subscribe': "serve does not route resources/subscribe to "
-        "the upstream servers yet",
-    'resources-unsubscribe': "serve does not route resources/unsubscribe "
-        "to the upstream servers yet",
 }
 
 

@@ -97,6 +97,8 @@ _REQUESTS_LEGACY = __.types.MappingProxyType( {
     'on_list_prompts': 'ListPromptsRequest',
     'on_get_prompt': 'GetPromptRequest',
     'on_completion': 'CompleteRequest',
+    'on_subscribe_resource': 'SubscribeRequest',
+    'on_unsubscribe_resource': 'UnsubscribeRequest',
 } )
 _OVERSIZE_CODE = -32603 # internal error; told apart by its data
 # Compressed answers are decoded here, a piece at most this large from one
