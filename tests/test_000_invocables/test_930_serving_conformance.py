@@ -75,9 +75,11 @@ SCENARIOS = (
     'dns-rebinding-protection',
 )
 UNSUPPORTED = {
-    'server-sse-polling': "no tool closes its stream mid-call for the "
-        "client to resume (test_reconnection); the event store and "
-        "priming events are served",
+    'server-sse-polling': "warnings: the suite posts with protocol "
+        "version 2025-03-26, for which the mcp SDK sends no priming event "
+        "nor retry field (it does from 2025-11-25, with the event store "
+        "which serve gives), and no tool closes its stream mid-call "
+        "(test_reconnection: local tools have no way to yet)",
 }
 
 
