@@ -83,6 +83,21 @@ UNSUPPORTED = {
 }
 
 
+# Stateless (every request alone, for several workers): the server cannot
+# send requests of its own to the client, so a tool cannot elicit or sample.
+_BACKCHANNEL = (
+    "stateless: no stream carries the server's own requests to the "
+    "client, so a tool cannot elicit or sample" )
+UNSUPPORTED_STATELESS = {
+    'tools-call-sampling': _BACKCHANNEL,
+    'tools-call-elicitation': _BACKCHANNEL,
+    'elicitation-sep1034-defaults': _BACKCHANNEL,
+    'elicitation-sep1330-enums': _BACKCHANNEL,
+    'server-sse-multiple-streams': "stateless: no session (the suite "
+        "warns that no session identifier is given), so no streams of one",
+}
+
+
 def _locate_node( ) -> str:
     ''' Returns the Node 22 installed beside the suite, else the
         machine's node.
@@ -96,8 +111,11 @@ def _locate_node( ) -> str:
 
 
 @pytest.fixture( scope = 'module' )
-def url( ):
-    ''' Serves the conformance configuration over HTTP; yields its URL. '''
+def url( request ):
+    ''' Serves the conformance configuration over HTTP (stateful or
+        stateless, the parameter); yields its URL.
+    '''
+    mode = ( '--stateless', ) if request.param == 'stateless' else ( )
     port = mcp_support.select_port( )
     environment = {
         **os.environ,
@@ -109,7 +127,7 @@ def url( ):
     process = subprocess.Popen(
         [ sys.executable, '-m', 'invocables', 'serve',
           '--configuration', str( _CONFIGURATION ), '--http',
-          '--port', str( port ) ],
+          '--port', str( port ), *mode ],
         env = environment, stdout = subprocess.DEVNULL,
         stderr = subprocess.PIPE, start_new_session = True )
     try:
@@ -136,18 +154,25 @@ def _wait_for_port( port: int, process: subprocess.Popen[ bytes ] ) -> None:
     pytest.fail( f"serve did not open port {port} in 60 s." )
 
 
-def _mark( scenario: str ):
-    reason = UNSUPPORTED.get( scenario )
-    if reason is None: return scenario
+def _mark( mode: str, scenario: str ):
+    unsupported = UNSUPPORTED_STATELESS if mode == 'stateless' else { }
+    reason = unsupported.get( scenario ) or UNSUPPORTED.get( scenario )
+    if reason is None: return pytest.param( mode, scenario )
     return pytest.param(
-        scenario,
+        mode, scenario,
         marks = pytest.mark.xfail( reason = reason, strict = True ) )
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize( 'scenario', [ _mark( name ) for name in SCENARIOS ] )
+@pytest.mark.parametrize( ( 'url', 'scenario' ), [
+    _mark( mode, name )
+    for mode in ( 'stateful', 'stateless' ) for name in SCENARIOS
+], indirect = [ 'url' ] )
 def test_100_server_scenario( url, scenario, tmp_path ):
-    ''' The scenario passes against serve: every check, no warning. '''
+    ''' The scenario passes against serve: every check, no warning
+        (statefully every one but those named; statelessly, those too
+        which need the server's own requests).
+    '''
     assert SUITE.exists( ), (
         "The conformance suite is not installed: run "
         "'bash .auxiliary/scripts/install-conformance'." )
@@ -173,3 +198,4 @@ def test_200_every_scenario_named( ):
     listed = re.findall( r'^\s+- ([\w./-]+)', section, re.MULTILINE )
     assert set( listed ) == set( SCENARIOS )
     assert set( UNSUPPORTED ) <= set( SCENARIOS )
+    assert set( UNSUPPORTED_STATELESS ) <= set( SCENARIOS )
