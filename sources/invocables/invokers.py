@@ -85,6 +85,34 @@ class Context( __.typx.Protocol ):
         ''' Tool call which runs, when the execution engine runs it. '''
         raise NotImplementedError  # pragma: no cover
 
+    async def log(
+        self, level: str, data: object, logger: str | None = None
+    ) -> None:
+        ''' Logs to the caller (see :py:func:`liaise`). '''
+        raise NotImplementedError  # pragma: no cover
+
+    async def report_progress(
+        self,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+    ) -> None:
+        ''' Reports progress to the caller, if it listens. '''
+        raise NotImplementedError  # pragma: no cover
+
+    async def elicit(
+        self, message: str, schema: __.cabc.Mapping[ str, __.typx.Any ]
+    ) -> __.typx.Any:
+        ''' Asks the caller's user for data of a schema. '''
+        raise NotImplementedError  # pragma: no cover
+
+    async def sample(
+        self, messages: __.cabc.Sequence[ __.typx.Any ],
+        **options: __.typx.Any,
+    ) -> __.typx.Any:
+        ''' Asks the caller's model for a completion of messages. '''
+        raise NotImplementedError  # pragma: no cover
+
 
 @__.dcls.dataclass(
     frozen = True, slots = True, kw_only = True, init = False )
