@@ -311,7 +311,8 @@ class ToolServer( __.immut.Object, instances_mutables = ( '_listing', ) ):
                     description = template.description or None,
                     mime_type = _nullify( template.media_type ) )
                 for template in found )
-        return _mcp_types.ListResourceTemplatesResult(
+        return _sdk.produce_model(
+            _mcp_types.ListResourceTemplatesResult,
             resource_templates = templates )
 
     def _access_prompt_names(

@@ -280,18 +280,26 @@ async def _serve_http(
         limit_concurrency = _choose(
             options.connections_maximum,
             _serving.CONNECTIONS_MAXIMUM_DEFAULT ) )
-    handler = _UvicornHandler( failures )
-    logger = _logging.getLogger( 'uvicorn' )
-    logger.addHandler( handler )
-    logger.propagate = False
     web_server = _produce_web_server( uvicorn.Server, configuration )
+    handler = _UvicornHandler( failures, web_server )
+    # The web server's and the SDK's server logs, one line each; none of
+    # the SDK's once stopping (the 1.x SDK reports its streams closed at
+    # shutdown as errors, with tracebacks).
+    loggers = [
+        _logging.getLogger( name ) for name in ( 'uvicorn', 'mcp.server' ) ]
+    for logger in loggers:
+        logger.addHandler( handler )
+        logger.propagate = False
     try: await web_server.serve( sockets = [ listener ] )
     except SystemExit as exception: # uvicorn's, at startup
         if failures: raise failures[ 0 ] from None
         raise _exceptions.ServerActivateFailure(
             f"the web server stopped as it started (status "
             f"{exception.code!r})." ) from None
-    finally: logger.removeHandler( handler )
+    finally:
+        for logger in loggers:
+            logger.removeHandler( handler )
+            logger.propagate = True
     if failures: raise failures[ 0 ]
     _say( "stopped." )
     return 0
@@ -357,12 +365,20 @@ class _UvicornHandler( _logging.Handler ):
         uvicorn's report of it (a traceback) is not shown.
     '''
 
-    def __init__( self, failures: __.cabc.Sequence[ BaseException ] ):
+    def __init__(
+        self,
+        failures: __.cabc.Sequence[ BaseException ],
+        web_server: __.typx.Any,
+    ):
         super( ).__init__( _logging.WARNING )
         self.failures = failures
+        self.web_server = web_server
 
     def emit( self, record: _logging.LogRecord ) -> None:
         if self.failures: return
+        if record.name.startswith( 'mcp.' ) and getattr(
+            self.web_server, 'should_exit', False
+        ): return
         lines = record.getMessage( ).strip( ).splitlines( )
         if not lines: return
         genus = 'error' if record.levelno >= _logging.ERROR else 'warning'

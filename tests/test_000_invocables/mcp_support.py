@@ -187,3 +187,27 @@ def _wait_for_port( port: int, process: subprocess.Popen[ bytes ] ) -> None:
             if probe.connect_ex( ( '127.0.0.1', port ) ) == 0: return
         time.sleep( 0.05 )
     pytest.fail( f"HTTP test server did not open port {port} in 15 s." )
+
+
+@contextlib.asynccontextmanager
+async def open_memory_client( server, **callbacks ):
+    ''' Yields a client of the installed mcp SDK connected in memory to a
+        low-level server: 2.x's ``Client``, or 1.x's session in memory.
+
+        Callbacks are the SDK's (``logging_callback``,
+        ``elicitation_callback``, ``sampling_callback``); ``mode`` is
+        taken by 2.x only. Both give ``call_tool``, ``list_resources``,
+        ``read_resource``, ``get_prompt``, ``complete``,
+        ``set_logging_level`` ...
+    '''
+    import mcp
+    client_class = getattr( mcp, 'Client', None )
+    if client_class is not None:
+        async with client_class( server, **callbacks ) as client:
+            yield client
+        return
+    from mcp.shared.memory import create_connected_server_and_client_session
+    callbacks.pop( 'mode', None )
+    async with create_connected_server_and_client_session(
+        server, **callbacks
+    ) as session: yield session

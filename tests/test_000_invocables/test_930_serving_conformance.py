@@ -120,7 +120,7 @@ def url( request ):
     environment = {
         **os.environ,
         'PATH': os.pathsep.join( (
-            str( mcp_support.VENV_BINS ), os.environ.get( 'PATH', '' ) ) ),
+            str( mcp_support.SERVERS_BINS ), os.environ.get( 'PATH', '' ) ) ),
         'PYTHONPATH': str( _DATA / 'modules' ),
         'XDG_CONFIG_HOME': '/nonexistent',
     }

@@ -5,17 +5,18 @@
 '''
 
 
-import sys
-
 from pathlib import Path
 
 import pytest
 
-from mcp import Client, types
+from mcp import types
 
 import invocables
 
 from invocables import serving
+from invocables.mcp import sdk
+
+from . import mcp_support
 
 
 _UPSTREAM = (
@@ -25,7 +26,7 @@ _UPSTREAM = (
 
 def _produce_upstream( name: str ):
     return invocables.mcp.produce_ensemble(
-        name, command = [ sys.executable, str( _UPSTREAM ) ] )
+        name, command = [ mcp_support.SERVERS_PYTHON, str( _UPSTREAM ) ] )
 
 
 @pytest.mark.asyncio
@@ -36,19 +37,24 @@ async def test_100_one_upstream_as_it_is( ):
     '''
     server = serving.ToolServer( [ _produce_upstream( 'docs' ) ] )
     async with invocables.connect_ensembles( server.ensembles ):
-        async with Client( server.produce_server( ) ) as client:
+        async with mcp_support.open_memory_client(
+            server.produce_server( ) ) as client:
             resources = ( await client.list_resources( ) ).resources
             assert { str( resource.uri ) for resource in resources } == {
                 'test://static-text', 'test://static-binary',
                 'test://watched-resource' }
             templates = (
-                await client.list_resource_templates( ) ).resource_templates
-            assert [ template.uri_template for template in templates ] == [
+                await client.list_resource_templates( ) )
+            templates = sdk.access_field( templates, 'resource_templates' )
+            assert [
+                sdk.access_field( template, 'uri_template' )
+                for template in templates ] == [
                 'test://template/{id}/data' ]
             result = await client.read_resource( 'test://template/7/data' )
             assert '"id": "7"' in result.contents[ 0 ].text
             result = await client.read_resource( 'test://static-binary' )
-            assert result.contents[ 0 ].mime_type == 'image/png'
+            assert sdk.access_field(
+                result.contents[ 0 ], 'mime_type' ) == 'image/png'
             prompts = ( await client.list_prompts( ) ).prompts
             assert 'test_prompt_with_arguments' in {
                 prompt.name for prompt in prompts }
@@ -76,7 +82,8 @@ async def test_110_clashing_prompts_scoped( ):
     server = serving.ToolServer( [
         _produce_upstream( 'alpha' ), _produce_upstream( 'beta' ) ] )
     async with invocables.connect_ensembles( server.ensembles ):
-        async with Client( server.produce_server( ) ) as client:
+        async with mcp_support.open_memory_client(
+            server.produce_server( ) ) as client:
             names = {
                 prompt.name
                 for prompt in ( await client.list_prompts( ) ).prompts }
