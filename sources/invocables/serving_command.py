@@ -458,31 +458,38 @@ async def _supervise_workers(
         'header_timeout': _choose(
             options.header_timeout, _serving.HEADER_TIMEOUT_DEFAULT ) } )
     port = url.rsplit( ':', 1 )[ 1 ].split( '/', 1 )[ 0 ]
-    process = await __.asyncio.create_subprocess_exec(
-        _sys.executable, '-m', 'uvicorn', '--factory', _FACTORY,
-        '--host', options.host, '--port', port,
-        '--workers', str( options.workers ), '--log-level', 'warning',
-        '--http', _PROTOCOL,
-        # uvicorn's command takes whole seconds.
-        '--timeout-keep-alive', str( __.math.ceil( _choose(
-            options.idle_timeout, _serving.IDLE_TIMEOUT_DEFAULT ) ) ),
-        '--limit-concurrency', str( _choose(
-            options.connections_maximum,
-            _serving.CONNECTIONS_MAXIMUM_DEFAULT ) ),
-        env = environment )
-    _say( f"starting {options.workers} workers at {url} (Ctrl-C stops)" )
+    # Signals are handled before the line which invites them is said: a
+    # signal in between would kill this process and orphan the workers.
     stopped: list[ int ] = [ ]
+    processes: list[ __.asyncio.subprocess.Process ] = [ ]
     def stop( number: int ) -> None:
         stopped.append( number )
-        if process.returncode is None: process.terminate( )
+        for process in processes:
+            if process.returncode is None: process.terminate( )
     loop = __.asyncio.get_running_loop( )
     numbers = ( _signal.SIGINT, _signal.SIGTERM )
     for number in numbers: loop.add_signal_handler( number, stop, number )
-    try: status = await process.wait( )
-    except __.asyncio.CancelledError:
-        process.terminate( )
-        await process.wait( )
-        raise
+    try:
+        processes.append( await __.asyncio.create_subprocess_exec(
+            _sys.executable, '-m', 'uvicorn', '--factory', _FACTORY,
+            '--host', options.host, '--port', port,
+            '--workers', str( options.workers ), '--log-level', 'warning',
+            '--http', _PROTOCOL,
+            # uvicorn's command takes whole seconds.
+            '--timeout-keep-alive', str( __.math.ceil( _choose(
+                options.idle_timeout, _serving.IDLE_TIMEOUT_DEFAULT ) ) ),
+            '--limit-concurrency', str( _choose(
+                options.connections_maximum,
+                _serving.CONNECTIONS_MAXIMUM_DEFAULT ) ),
+            env = environment ) )
+        process = processes[ 0 ]
+        if stopped: process.terminate( )
+        _say( f"starting {options.workers} workers at {url} (Ctrl-C stops)" )
+        try: status = await process.wait( )
+        except __.asyncio.CancelledError:
+            process.terminate( )
+            await process.wait( )
+            raise
     finally:
         for number in numbers: loop.remove_signal_handler( number )
         _say( "stopped." )
