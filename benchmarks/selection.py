@@ -42,7 +42,8 @@ from pathlib import Path
 
 import invocables
 
-from invocables import processors, search, selection
+from invocables import processors
+from invocables.toolsets import search, selection
 
 
 _ROOT = Path( __file__ ).resolve( ).parents[ 1 ]

@@ -6,7 +6,7 @@ import json
 
 import invocables
 
-from invocables.policies import (
+from invocables.toolsets.policies import (
     ApprovalRequest,
     Approvals,
     produce_policy,

@@ -9,7 +9,8 @@ import asyncio
 
 import invocables
 
-from invocables import processors, search, selection, wrappers
+from invocables import processors
+from invocables.toolsets import search, selection, wrappers
 
 
 def read_file( path: str ) -> str:

@@ -11,13 +11,13 @@
 
 from . import __
 from . import canisters as canisters
-from . import deduplicators as deduplicators
+from .execution import deduplicators as deduplicators
 from . import ensembles as ensembles
 from . import exceptions as exceptions
 from . import execution as execution
 from . import invokers as invokers
 from . import naming as naming
-from . import policies as policies
+from .toolsets import policies as policies
 from . import schemata as schemata
 from . import telemetry as telemetry
 
@@ -35,7 +35,7 @@ from .canisters import (
     StructureContent as StructureContent,
     TextContent as TextContent,
 )
-from .deduplicators import (
+from .execution.deduplicators import (
     Deduplicator as Deduplicator,
     ExactDeduplicator as ExactDeduplicator,
     ResultCache as ResultCache,

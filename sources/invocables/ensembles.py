@@ -12,7 +12,7 @@ from abc import ABCMeta as _ABCMeta
 
 from . import __
 from . import canisters as _canisters
-from . import deadlines as _deadlines
+from .execution import deadlines as _deadlines
 from . import exceptions as _exceptions
 from . import invokers as _invokers
 from . import schemata as _schemata

@@ -35,12 +35,12 @@
 from fnmatch import fnmatchcase as _fnmatchcase
 
 from . import __
-from . import deduplicators as _deduplicators
+from .execution import deduplicators as _deduplicators
 from . import ensembles as _ensembles
 from . import exceptions as _exceptions
 from . import naming as _naming
 from . import providers as _providers
-from .processors import wire as _wire
+from .processors import _wire as _wire
 
 
 Counter: __.typx.TypeAlias = __.cabc.Callable[ [ str ], int ]

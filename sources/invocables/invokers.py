@@ -13,10 +13,10 @@ import contextvars as _contextvars
 
 from . import __
 from . import canisters as _canisters
-from . import deduplicators as _deduplicators
+from .execution import deduplicators as _deduplicators
 from . import exceptions as _exceptions
 from . import schemata as _schemata
-from . import workers as _workers
+from .execution import workers as _workers
 
 
 if __.typx.TYPE_CHECKING:

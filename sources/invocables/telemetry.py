@@ -33,7 +33,7 @@ import sys as _sys
 
 from . import __
 from . import canisters as _canisters
-from . import interception as _interception
+from .execution import interception as _interception
 from . import naming as _naming
 
 

@@ -75,9 +75,9 @@ def test_100_required_arguments_documented( ):
     checked = 0
     missing = [ ]
     for dotted in sorted( _survey_named( text ) ):
-        # The SDK's own classes, behind invocables.mcp.sdk, are its to
+        # The SDK's own classes, behind invocables.mcp._sdk, are its to
         # document; their signatures differ between its majors.
-        if dotted.startswith( 'invocables.mcp.sdk.' ): continue
+        if dotted.startswith( 'invocables.mcp._sdk.' ): continue
         target = _resolve( dotted )
         if not callable( target ) or inspect.ismodule( target ): continue
         if inspect.isclass( target ) and issubclass(

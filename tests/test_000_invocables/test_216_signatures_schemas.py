@@ -283,7 +283,7 @@ async def test_150_context_parameter_typed( ):
         assert content == ( invocables.TextContent( text = 'app:n' ), )
 
 
-# Schemas derived without pydantic (invocables.derivations) against the
+# Schemas derived without pydantic (invocables.signatures.derivations) against the
 # schemas pydantic derives. INVOCABLES_FUZZ_EXAMPLES=10000 runs each
 # property with that many signatures.
 
@@ -459,7 +459,7 @@ def test_300_derived_schemas_equal_pydantic( case ):
 
 def test_301_common_signatures_derived( ):
     ''' Common signatures are derived without a pydantic model. '''
-    from invocables import derivations
+    from invocables.signatures import derivations
     empty = inspect.Parameter.empty
     schema = derivations.derive_schema( (
         ( 'city', str, empty, 'Name of the city.' ),

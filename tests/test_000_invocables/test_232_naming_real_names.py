@@ -18,7 +18,8 @@ import pytest
 
 import invocables
 
-from invocables import exceptions, naming, wrappers
+from invocables import exceptions, naming
+from invocables.toolsets import wrappers
 from invocables.processors import produce_processor
 
 

@@ -9,7 +9,7 @@ import pytest
 
 import invocables
 
-from invocables import deduplicators
+from invocables.execution import deduplicators
 
 
 def _call( identifier, name, arguments ):

@@ -108,7 +108,7 @@ def test_130_deduplicator_protocol( ):
     assert trimmed.trimmed == ( 'toolu_0', 'toolu_1' )
     exact = history.trim_history(
         _anthropic( _READS ),
-        superseded = invocables.deduplicators.ExactDeduplicator )
+        superseded = invocables.execution.deduplicators.ExactDeduplicator )
     assert exact.trimmed == ( 'toolu_0', )
     with pytest.raises( exceptions.ConfigurationInvalidity ):
         history.trim_history( _anthropic( _READS ), superseded = 3 )

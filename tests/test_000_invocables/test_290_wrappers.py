@@ -8,7 +8,8 @@ import pytest
 import invocables
 import invocables.mcp
 
-from invocables import exceptions, wrappers
+from invocables import exceptions
+from invocables.toolsets import wrappers
 from invocables.ensembles import EnsembleBase, EnsembleConfiguration
 
 from . import mcp_support

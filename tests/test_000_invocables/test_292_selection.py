@@ -7,7 +7,8 @@ import pytest
 
 import invocables
 
-from invocables import exceptions, processors, selection
+from invocables import exceptions, processors
+from invocables.toolsets import selection
 
 from . import toolsets_support
 

@@ -7,7 +7,8 @@ import pytest
 
 import invocables
 
-from invocables import exceptions, search, selection
+from invocables import exceptions
+from invocables.toolsets import search, selection
 
 from . import toolsets_support
 

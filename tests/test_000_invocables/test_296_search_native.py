@@ -13,7 +13,8 @@ import pytest
 
 import invocables
 
-from invocables import exceptions, processors, search
+from invocables import exceptions, processors
+from invocables.toolsets import search
 
 from . import scripted, toolsets_support
 

@@ -6,7 +6,7 @@
     (``tests/data/toolsets/benchmark``: BFCL's single-turn Python
     categories; ``tests/data/toolsets/live``: its user-contributed live
     categories): every query which needs a function is searched among
-    every definition of its set. The ranker of :py:mod:`invocables.search`
+    every definition of its set. The ranker of :py:mod:`invocables.toolsets.search`
     finds at least as many of the needed functions among its first five
     distinct names as plain BM25 (Okapi, k1 1.2, b 0.75, over the
     concatenated text of each tool), with plain words or with the
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from invocables import search
+from invocables.toolsets import search
 
 
 _TOOLSETS = Path( __file__ ).resolve( ).parents[ 1 ] / 'data' / 'toolsets'

@@ -17,7 +17,8 @@ import pytest
 
 import invocables
 
-from invocables import FaultGenera, deadlines, exceptions
+from invocables import FaultGenera, exceptions
+from invocables.execution import deadlines
 
 
 _BOUND = 10 # seconds: "does not hang", never a timing assertion

@@ -171,7 +171,7 @@ def test_130_queued_sync_tool_withdrawn( ):
                 [ ensemble ] )
             return [
                 results[ 1 ].error.message, started, final[ 0 ].as_text( ),
-                invocables.workers.access_threads_maximum( ) ]
+                invocables.execution.workers.access_threads_maximum( ) ]
 
         print( json.dumps( asyncio.run( main( ) ) ) )
     ''', INVOCABLES_THREADS_MAXIMUM = '1' )
@@ -210,27 +210,27 @@ async def test_150_context_variables_reach_sync_tools( ):
     ''' Context variables are copied into the thread, as to_thread does. '''
     variable = contextvars.ContextVar( 'variable' )
     variable.set( 'seen' )
-    assert await invocables.workers.execute_in_thread( variable.get ) == 'seen'
+    assert await invocables.execution.workers.execute_in_thread( variable.get ) == 'seen'
 
     def fail( ) -> None:
         raise KeyError( 'lost' )
 
-    with pytest.raises( KeyError ): await invocables.workers.execute_in_thread( fail )
+    with pytest.raises( KeyError ): await invocables.execution.workers.execute_in_thread( fail )
 
 
 def test_160_threads_maximum_configurable( ):
     ''' The most threads for sync tools is configurable, and checked. '''
-    maximum = invocables.workers.access_threads_maximum( )
+    maximum = invocables.execution.workers.access_threads_maximum( )
     try:
-        invocables.workers.configure_threads( maximum + 1 )
-        assert invocables.workers.access_threads_maximum( ) == maximum + 1
-    finally: invocables.workers.configure_threads( maximum )
+        invocables.execution.workers.configure_threads( maximum + 1 )
+        assert invocables.execution.workers.access_threads_maximum( ) == maximum + 1
+    finally: invocables.execution.workers.configure_threads( maximum )
     for value in ( 0, -1, 1.5, True ):
         with pytest.raises( exceptions.ConfigurationInvalidity ):
-            invocables.workers.configure_threads( value )
+            invocables.execution.workers.configure_threads( value )
     output = _run_script( '''
         import invocables
-        try: invocables.workers.access_threads_maximum( )
+        try: invocables.execution.workers.access_threads_maximum( )
         except invocables.exceptions.ConfigurationInvalidity as exception:
             print( type( exception ).__name__ )
     ''', INVOCABLES_THREADS_MAXIMUM = 'many' )

@@ -13,7 +13,7 @@ import pytest
 import invocables
 
 from invocables import FaultGenera, exceptions
-from invocables.policies import (
+from invocables.toolsets.policies import (
     POLICY_CAUTIOUS,
     Actions,
     ApprovalRequest,
@@ -156,7 +156,7 @@ async def test_200_ask_by_hints( ):
 
 def test_210_hints_defaults( ):
     ''' Unannotated tools count as destructive and open-world (MCP). '''
-    access = invocables.policies.access_hint
+    access = invocables.toolsets.policies.access_hint
     assert access( { }, 'destructive' ) is True
     assert access( { 'readOnlyHint': True }, 'destructive' ) is False
     assert access( { 'read_only': True }, 'read_only' ) is True
@@ -321,7 +321,7 @@ async def test_330_terminal_approver( ):
     import io
     ensembles, runs = _ensembles( )
     questions = io.StringIO( )
-    approver = invocables.policies.produce_terminal_approver(
+    approver = invocables.toolsets.policies.produce_terminal_approver(
         io.StringIO( 'yes\nno\n' ), questions )
     policy = POLICY_CAUTIOUS.with_approver( approver )
     first = await invocables.execute_invocations(

@@ -15,9 +15,10 @@ import pytest
 
 import invocables
 
-from invocables import FaultGenera, exceptions, wrappers
+from invocables import FaultGenera, exceptions
+from invocables.toolsets import wrappers
 from invocables.descriptors import prepare_ensembles
-from invocables.policies import (
+from invocables.toolsets.policies import (
     Actions,
     ApprovalRequest,
     Policy,

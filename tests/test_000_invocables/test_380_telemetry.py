@@ -117,8 +117,8 @@ async def test_200_metrics( recording ):
     await invocables.execute_invocations(
         [ _call( 'c1', 'echo', { 'text': 'a' } ),
           _call( 'c2', 'echo', { 'text': 'b' } ) ], [ ensemble ] )
-    policy = invocables.policies.Policy(
-        default = invocables.policies.Actions.Deny )
+    policy = invocables.toolsets.policies.Policy(
+        default = invocables.toolsets.policies.Actions.Deny )
     await invocables.execute_invocations(
         [ _call( 'c3', 'echo', { 'text': 'c' } ) ], [ ensemble ],
         policy = policy )

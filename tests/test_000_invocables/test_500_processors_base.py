@@ -13,14 +13,7 @@ import pytest
 import invocables
 
 from invocables import exceptions
-from invocables.processors import (
-    AccumulatorBase,
-    PartialInvocation,
-    ProcessorBase,
-    base,
-    produce_processor,
-    wire,
-)
+from invocables.processors import AccumulatorBase, PartialInvocation, ProcessorBase, base, produce_processor, _wire as wire
 
 
 _PROVIDERS = (

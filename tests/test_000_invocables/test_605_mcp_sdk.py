@@ -8,7 +8,7 @@ import inspect
 
 import invocables.mcp
 
-from invocables.mcp import sdk
+from invocables.mcp import _sdk as sdk
 
 
 # The public surface of invocables.mcp, the same on both majors.

@@ -25,7 +25,7 @@ import invocables
 import invocables.mcp
 
 from invocables import descriptors, exceptions
-from invocables.mcp import configuration, processes
+from invocables.mcp import configuration, _processes as processes
 from invocables.processors import produce_processor
 
 from . import mcp_support

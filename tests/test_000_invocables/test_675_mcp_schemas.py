@@ -17,7 +17,7 @@ import invocables
 import invocables.mcp
 
 from invocables import FaultGenera, exceptions
-from invocables.mcp import sdk
+from invocables.mcp import _sdk as sdk
 
 from . import mcp_support
 

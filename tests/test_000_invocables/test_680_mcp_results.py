@@ -12,7 +12,7 @@ import pytest
 import invocables
 
 from invocables import exceptions
-from invocables.mcp import configuration, results, sdk
+from invocables.mcp import configuration, results, _sdk as sdk
 
 
 class _Models:

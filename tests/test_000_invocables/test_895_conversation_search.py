@@ -21,7 +21,8 @@ import pytest
 
 import invocables
 
-from invocables import conversations, search
+from invocables import conversations
+from invocables.toolsets import search
 from invocables.conversations import Terminations
 
 from . import scripted, toolsets_support

@@ -13,8 +13,9 @@ import pytest
 
 import invocables
 
-from invocables import policies, serving
-from invocables.mcp import sdk
+from invocables.toolsets import policies
+from invocables import serving
+from invocables.mcp import _sdk as sdk
 
 from . import mcp_support
 

@@ -19,7 +19,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 
 import invocables
 
-from invocables.mcp import sdk
+from invocables.mcp import _sdk as sdk
 
 from . import mcp_support
 

@@ -23,7 +23,7 @@ import pytest
 import invocables
 
 from invocables import serving
-from invocables.mcp import sdk
+from invocables.mcp import _sdk as sdk
 
 from . import mcp_support
 

@@ -15,7 +15,7 @@ from mcp import types
 import invocables
 
 from invocables import invokers, serving
-from invocables.mcp import sdk
+from invocables.mcp import _sdk as sdk
 
 from . import mcp_support
 

@@ -37,7 +37,7 @@ from secrets import token_hex as _token_hex
 from . import __
 from .. import canisters as _canisters
 from .. import exceptions as _exceptions
-from .. import workers as _workers
+from ..execution import workers as _workers
 from ..descriptors import Root as _Root
 
 
@@ -92,7 +92,8 @@ class Deadline:
     ''' When the work of one call must stop: at a time of the monotonic
         clock, or once its caller stopped awaiting it (its timeout passed,
         or it was cancelled: the engine's threads for sync tools tell,
-        as :py:func:`invocables.deadlines.is_expired` asks them, and so
+        as :py:func:`~invocables.execution.deadlines.is_expired` asks
+        them, and so
         does :py:meth:`withdraw`), whichever comes first.
 
         Made in the event loop, asked in the tool's thread between steps

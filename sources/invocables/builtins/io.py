@@ -49,11 +49,11 @@ from datetime import timezone as _timezone
 from . import __
 from . import files as _files
 from .. import canisters as _canisters
-from .. import deadlines as _deadlines
+from ..execution import deadlines as _deadlines
 from .. import exceptions as _exceptions
 from .. import invokers as _invokers
 from .. import schemata as _schemata
-from .. import workers as _workers
+from ..execution import workers as _workers
 from ..descriptors import Root as _Root
 from .files import Location as Location
 

@@ -27,7 +27,7 @@ from . import commands as _commands
 from . import converse as _converse
 from . import search as _search
 from .. import exceptions as _exceptions
-from .. import serving_command as _serving_command
+from . import serve as _serve
 from ..exceptions import UsageInvalidity as UsageInvalidity
 
 from .commands import (
@@ -153,8 +153,8 @@ def _produce_parser( ) -> _argparse.ArgumentParser:
     serve = commands.add_parser(
         'serve', parents = [ common ],
         help = "serve the tools as one MCP server (stdio or HTTP)" )
-    _serving_command.add_arguments( serve, configuration = False )
-    serve.set_defaults( execute = _serving_command.execute_command )
+    _serve.add_arguments( serve, configuration = False )
+    serve.set_defaults( execute = _serve.execute_command )
     _search.produce_parser( commands, common )
     for subparser in commands.choices.values( ):
         subparser.epilog = _EPILOG

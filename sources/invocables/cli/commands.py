@@ -457,7 +457,7 @@ def _produce_parsers_tools(
 
 def _produce_policy( options: _argparse.Namespace ) -> __.typx.Any:
     ''' Returns policy of --policies, asking in the terminal; or absence. '''
-    from .. import policies as _policies # serving: permission policies
+    from ..toolsets import policies as _policies
     if options.policies is None: return __.absent
     return _policies.load_policy(
         options.policies, approver = _policies.produce_terminal_approver( ) )

@@ -11,7 +11,7 @@ import sys as _sys
 from . import __
 from . import commands as _commands
 from .. import naming as _naming
-from .. import search as _search
+from ..toolsets import search as _search
 
 
 def produce_parser(

@@ -16,7 +16,7 @@ from . import __
 from . import base as base
 from .. import history as _history
 from .. import providers as _providers
-from .. import selection as _selection
+from ..toolsets import selection as _selection
 
 # Type checkers see through 'module.TYPE_CHECKING', not through the hub;
 # linters read the literals of 'module.Literal' as literals.

@@ -28,9 +28,9 @@
 
 from . import __
 from .. import history as _history
-from .. import policies as _policies # serving: permission policies
+from ..toolsets import policies as _policies
 from .. import providers as _providers
-from .. import selection as _selection
+from ..toolsets import selection as _selection
 
 
 ROUNDS_MAXIMUM = 10
@@ -70,7 +70,7 @@ class Transcript( __.typx.Generic[ _Message ] ):
         Generic in the provider's message: type checkers see the SDK's own
         parameter type of the conversation's provider (such as
         ``MessageParam`` for Anthropic, ``ChatCompletionMessageParam`` for
-        OpenAI Chat; see :py:mod:`invocables.processors.natives`), so that
+        OpenAI Chat; see :py:mod:`invocables.processors._natives`), so that
         the messages continue a typed list of the application's own.
     '''
 
@@ -261,8 +261,9 @@ class ConversationBase(
     selector: __.typx.Annotated[
         __.Absential[ _selection.Selector ],
         __.ddoc.Doc( ''' Chooses the tools offered in each round (see
-            :py:mod:`invocables.selection`; a
-            :py:class:`invocables.search.ToolSearch`, for instance). Calls
+            :py:mod:`invocables.toolsets.selection`; a
+            :py:class:`~invocables.toolsets.search.ToolSearch`, for
+            instance). Calls
             of tools not offered in their round are answered as calls of
             unknown tools. Default: every tool, every round. ''' ),
     ] = __.absent

@@ -9,13 +9,13 @@ from . import __
 from . import loading as _loading
 from . import records as _records
 from . import servers as _servers
-from .. import deduplicators as _deduplicators
+from ..execution import deduplicators as _deduplicators
 from .. import ensembles as _ensembles
 from .. import exceptions as _exceptions
 from .. import invokers as _invokers
 from .. import schemata as _schemata
-from .. import workers as _workers
-from .. import wrappers as _wrappers
+from ..execution import workers as _workers
+from ..toolsets import wrappers as _wrappers
 
 
 _CONFIGURATION_EMPTY: __.cabc.Mapping[ str, __.typx.Any ] = (
@@ -72,7 +72,8 @@ class DescriptorInvoker( _invokers.FunctionInvoker ):
 class PinnedEnsemble( _wrappers.PinnedEnsemble ):
     ''' MCP server ensemble whose tools are pinned by descriptors.
 
-        The pinned ensemble of :py:mod:`invocables.wrappers`, made from
+        The pinned ensemble of :py:mod:`~invocables.toolsets.wrappers`, made
+        from
         TOML: it offers exactly the described tools, with their described
         names, descriptions and schemas, even before it is connected; calls
         go to the server's tools of the same names. A tool the server no
@@ -172,7 +173,8 @@ def produce_ensemble(
 
         Without roots, file tools may read the current directory only. The
         ``include``, ``exclude``, ``prefix`` and ``rename`` of its
-        configuration entry wrap it (:py:mod:`invocables.wrappers`). An
+        configuration entry wrap it
+        (:py:mod:`~invocables.toolsets.wrappers`). An
         elicitor goes to an MCP server (see ``prepare_ensembles``).
     '''
     ensemble = _produce_ensemble_bare( descriptor, roots, elicitor )

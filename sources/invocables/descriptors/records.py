@@ -116,7 +116,7 @@ class EnsembleDescriptor( __.immut.DataclassObject ):
     server: __.Absential[ ServerDescriptor ] = __.absent
     keypath: str = 'ensemble.name' # where the name is, for errors
     # 'include', 'exclude', 'prefix', 'rename' of a configuration entry:
-    # options of invocables.wrappers.produce_wrapped_ensemble.
+    # options of invocables.toolsets.wrappers.produce_wrapped_ensemble.
     wrapping: __.cabc.Mapping[ str, __.typx.Any ] = __.dcls.field(
         default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
 

@@ -28,10 +28,10 @@
 import warnings as _warnings
 
 from . import __
-from . import core as _core
-from . import gemini as _gemini
-from . import roots as _roots
-from . import strict as _strict
+from . import _core as _core
+from . import _gemini as _gemini
+from . import _roots as _roots
+from . import _strict as _strict
 
 
 Dialect: __.typx.TypeAlias = __.typx.Literal[

@@ -19,7 +19,7 @@ from . import elicitation as elicitation
 from . import ensembles as ensembles
 from . import exposure as exposure
 from . import listings as listings
-from . import processes as processes
+from . import _processes as processes
 from . import records as records
 from . import redaction as redaction
 from . import resources as resources

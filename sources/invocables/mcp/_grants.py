@@ -14,7 +14,7 @@ from urllib.parse import urlsplit as _urlsplit
 from . import __
 from . import _oauth
 from . import configuration as _configuration
-from . import sdk as _sdk
+from . import _sdk as _sdk
 from .. import exceptions as _exceptions
 
 

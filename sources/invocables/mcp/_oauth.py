@@ -11,7 +11,7 @@ import os as _os
 from . import __
 from . import configuration as _configuration
 from . import redaction as _redaction
-from . import sdk as _sdk
+from . import _sdk as _sdk
 from .. import exceptions as _exceptions
 
 

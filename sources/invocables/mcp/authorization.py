@@ -40,7 +40,7 @@ from . import _grants
 from . import _oauth
 from . import _tokens
 from . import configuration as _configuration
-from . import sdk as _sdk
+from . import _sdk as _sdk
 from .. import exceptions as _exceptions
 
 

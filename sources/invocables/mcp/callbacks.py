@@ -30,8 +30,8 @@ from pydantic import BaseModel as _BaseModel
 
 from . import __
 from . import redaction as _redaction
-from . import sdk as _sdk
-from .sdk import types as _mcp_types
+from . import _sdk as _sdk
+from ._sdk import types as _mcp_types
 from .. import canisters as _canisters
 from .. import exceptions as _exceptions
 

@@ -13,8 +13,8 @@
 
 from . import __
 from . import records as _records
-from . import sdk as _sdk
-from .sdk import types as _mcp_types
+from . import _sdk as _sdk
+from ._sdk import types as _mcp_types
 from .. import ensembles as _ensembles
 from .. import exceptions as _exceptions
 from .. import invokers as _invokers

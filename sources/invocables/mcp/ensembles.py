@@ -22,16 +22,16 @@ from . import callbacks as _callbacks # authorization
 from . import catalog as _catalog
 from . import configuration as _configuration
 from . import exposure as _exposure # expose
-from . import processes as _processes
+from . import _processes as _processes
 from . import resources as _resources # authorization
 from . import records as _records
 from . import results as _results
 from . import sandbox as _sandbox
 from . import sessions as _sessions
-from . import sdk as _sdk
-from .sdk import Error as _MCPError
+from . import _sdk as _sdk
+from ._sdk import Error as _MCPError
 from .. import canisters as _canisters
-from .. import deadlines as _deadlines
+from ..execution import deadlines as _deadlines
 from .. import ensembles as _ensembles
 from .. import exceptions as _exceptions
 from .. import invokers as _invokers

@@ -19,8 +19,8 @@ from mcp.shared.message import SessionMessage as _SessionMessage
 
 from . import __
 from . import records as _records
-from . import sdk as _sdk
-from .sdk import types as _mcp_types
+from . import _sdk as _sdk
+from ._sdk import types as _mcp_types
 
 
 _Item: __.typx.TypeAlias = _SessionMessage | Exception

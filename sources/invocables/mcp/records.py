@@ -4,9 +4,9 @@
 
 
 from . import __
-from . import processes as _processes
+from . import _processes as _processes
 from . import sandbox as _sandbox
-from .. import deadlines as _deadlines
+from ..execution import deadlines as _deadlines
 
 
 CONNECT_TIMEOUT_DEFAULT = 30.0

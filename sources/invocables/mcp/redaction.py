@@ -20,7 +20,7 @@
 import threading as _threading
 
 from . import __
-from . import sdk as _sdk
+from . import _sdk as _sdk
 
 
 REDACTION = '***'

@@ -16,9 +16,9 @@ import anyio as _anyio
 from . import __
 from . import callbacks as _callbacks
 from . import results as _results
-from . import sdk as _sdk
-from .sdk import Error as _MCPError
-from .sdk import types as _mcp_types
+from . import _sdk as _sdk
+from ._sdk import Error as _MCPError
+from ._sdk import types as _mcp_types
 from .. import canisters as _canisters
 from .. import exceptions as _exceptions
 

@@ -7,8 +7,8 @@ from base64 import b64decode as _b64decode
 
 from . import __
 from . import redaction as _redaction
-from . import sdk as _sdk
-from .sdk import types as _mcp_types
+from . import _sdk as _sdk
+from ._sdk import types as _mcp_types
 from .. import canisters as _canisters
 from .. import exceptions as _exceptions
 from .. import schemata as _schemata
@@ -73,7 +73,7 @@ def validate_result(
     ''' Checks structured content of result against tool's output schema.
 
         The library's check, not the SDK's (see
-        :py:class:`invocables.mcp.sdk.ClientSession`): its patterns run on
+        :py:class:`invocables.mcp._sdk.ClientSession`): its patterns run on
         RE2, or on ``regex`` within
         :py:data:`invocables.schemata.PATTERNS_TIMEOUT`, so that no schema
         can stall the event loop. A tool without an output schema, and an

@@ -18,13 +18,13 @@ from . import __
 from . import callbacks as _callbacks # authorization
 from . import configuration as _configuration
 from . import listings as _listings
-from . import processes as _processes
+from . import _processes as _processes
 from . import records as _records
 from . import redaction as _redaction
-from . import sdk as _sdk
-from .sdk import ClientSession as _ClientSession
-from .sdk import Error as _MCPError
-from .sdk import types as _mcp_types
+from . import _sdk as _sdk
+from ._sdk import ClientSession as _ClientSession
+from ._sdk import Error as _MCPError
+from ._sdk import types as _mcp_types
 from .. import canisters as _canisters
 from .. import exceptions as _exceptions
 

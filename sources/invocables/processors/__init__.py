@@ -9,15 +9,15 @@
     whose tools, results and assistant messages (``prepare_message`` of a
     whole response, ``produce_message`` of its accumulator) have the
     provider SDK's parameter types (see
-    :py:mod:`invocables.processors.natives`).
+    :py:mod:`invocables.processors._natives`).
 '''
 
 
 from . import __
 from . import base as base
-from . import natives as natives
+from . import _natives as natives
 from . import streaming as streaming
-from . import wire as wire
+from . import _wire as wire
 from .. import providers as _providers
 
 # Type checkers see through 'module.TYPE_CHECKING', not through the hub;

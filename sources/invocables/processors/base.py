@@ -12,7 +12,7 @@
       canisters), ``nativize_results`` and ``prepare_message`` (assistant
       message of a whole response, pairing its calls with those of
       ``access_invocations``), with the helpers of
-      :py:mod:`invocables.processors.wire`. It names its native types as
+      :py:mod:`invocables.processors._wire`. It names its native types as
       arguments of ``ProcessorBase[ Tool, Message, Assistant ]``.
     * An accumulator subclasses
       :py:class:`invocables.processors.streaming.AccumulatorBase`,
@@ -25,10 +25,10 @@
 
 
 from . import __
-from . import memos as _memos
-from . import natives as _natives
+from . import _memos as _memos
+from . import _natives as _natives
 from . import streaming as _streaming
-from . import wire as _wire
+from . import _wire as _wire
 from .. import dialects as _dialects
 
 from .streaming import (
@@ -37,7 +37,7 @@ from .streaming import (
     PartialInvocation as PartialInvocation,
     StreamedInvocation as StreamedInvocation,
 )
-from .wire import (
+from ._wire import (
     Invocations as Invocations,
     NativeObject as NativeObject,
 )
@@ -55,7 +55,7 @@ class InvocationsAccumulator( __.typx.Protocol[ _Assistant ] ):
     ''' Accumulates streamed events into complete tool calls.
 
         Generic in the native assistant message of the provider (see
-        :py:mod:`invocables.processors.natives`); unparameterized, ``Any``.
+        :py:mod:`invocables.processors._natives`); unparameterized, ``Any``.
     '''
 
     def ingest(
@@ -93,7 +93,7 @@ class InvocationsProcessor(
 
         Generic in the native tool, message of results and assistant
         message of the provider (see
-        :py:mod:`invocables.processors.natives`); unparameterized, each is
+        :py:mod:`invocables.processors._natives`); unparameterized, each is
         ``Any``.
     '''
 
@@ -152,7 +152,7 @@ class ProcessorBase(
 
         Generic in the native tool, message of results and assistant
         message of the provider: a provider module names its SDK's
-        parameter types (see :py:mod:`invocables.processors.natives`), so
+        parameter types (see :py:mod:`invocables.processors._natives`), so
         that type checkers see them in what ``prepare_tools``,
         ``nativize_results``, ``prepare_message`` and the accumulator's
         ``produce_message`` return.
@@ -176,10 +176,11 @@ class ProcessorBase(
             ensembles. A tool whose schema the provider cannot take is left
             out, with a warning, rather than failing the whole request.
             With a selection (provider-facing names; see
-            :py:mod:`invocables.selection`), only those tools are prepared,
+            :py:mod:`~invocables.toolsets.selection`), only those tools are
+            prepared,
             under the names they have among all the tools. The containers
             are fresh at every call; the schemas inside are shared between
-            calls (see :py:mod:`invocables.processors.memos`).
+            calls (see :py:mod:`invocables.processors._memos`).
         '''
         self.observe_ensembles( ensembles )
         if not __.is_absent( selection ):
@@ -434,7 +435,7 @@ def produce_tools(
         selection of provider-facing names, only those tools.
     '''
     if not __.is_absent( selection ):
-        from .. import selection as _selection
+        from ..toolsets import selection as _selection
         ensembles = _selection.produce_selection( ensembles, selection )
     nomenclature = __.naming.access_nomenclature( ensembles )
     products: list[ _Product ] = [ ]

@@ -22,9 +22,9 @@
 
 from . import __
 from . import base as _base
-from . import natives as _natives
+from . import _natives as _natives
 from . import streaming as _streaming
-from . import wire as _wire
+from . import _wire as _wire
 
 
 PROVIDER = 'bedrock'

@@ -25,7 +25,7 @@
 
 from . import __
 from . import base as _base
-from . import wire as _wire
+from . import _wire as _wire
 from . import openai as _openai
 
 # Type checkers see through 'module.TYPE_CHECKING', not through the hub.

@@ -17,11 +17,11 @@
 
 from . import __
 from . import base as _base
-from . import memos as _memos
-from . import natives as _natives
+from . import _memos as _memos
+from . import _natives as _natives
 from . import streaming as _streaming
 from . import textcalls as _textcalls
-from . import wire as _wire
+from . import _wire as _wire
 
 
 PROVIDER = 'ollama'

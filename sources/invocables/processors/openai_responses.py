@@ -14,12 +14,12 @@
 
 
 from . import __
-from . import memos as _memos
-from . import natives as _natives
+from . import _memos as _memos
+from . import _natives as _natives
 from . import openai as _openai
 from . import streaming as _streaming
 from . import textcalls as _textcalls
-from . import wire as _wire
+from . import _wire as _wire
 
 # Type checkers see through 'module.TYPE_CHECKING', not through the hub.
 import typing_extensions as _typx

@@ -20,8 +20,8 @@
 
 
 from . import __
-from . import natives as _natives
-from . import wire as _wire
+from . import _natives as _natives
+from . import _wire as _wire
 
 
 REASON_DEFAULT = "the stream ended before the call was complete."
@@ -95,7 +95,7 @@ class AccumulatorBase( __.typx.Generic[ _natives.Assistant ] ):
         A plain class, not a frigid object: it changes with every event.
         Generic in the native assistant message of the provider, which
         ``produce_message`` returns (see
-        :py:mod:`invocables.processors.natives`).
+        :py:mod:`invocables.processors._natives`).
     '''
 
     __slots__ = (

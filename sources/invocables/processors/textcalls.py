@@ -60,7 +60,7 @@ import math as _math
 
 from . import __
 from . import _textscans
-from . import wire as _wire
+from . import _wire as _wire
 
 
 DEPTH_MAXIMUM = _textscans.DEPTH_MAXIMUM

@@ -31,16 +31,16 @@ from mcp.server.streamable_http import EventMessage as _EventMessage
 from mcp.server.streamable_http import EventStore as _EventStore
 from uvicorn.protocols.http.h11_impl import H11Protocol as _H11Protocol
 
-from . import __
-from . import canisters as _canisters
-from . import ensembles as _ensembles
-from . import exceptions as _exceptions
-from . import execution as _execution
-from . import invokers as _invokers
-from . import naming as _naming
-from . import policies as _policies
-from .mcp import sdk as _sdk
-from .mcp.sdk import types as _mcp_types
+from .. import __
+from .. import canisters as _canisters
+from .. import ensembles as _ensembles
+from .. import exceptions as _exceptions
+from .. import execution as _execution
+from .. import invokers as _invokers
+from .. import naming as _naming
+from ..toolsets import policies as _policies
+from ..mcp import _sdk as _sdk
+from ..mcp._sdk import types as _mcp_types
 
 
 CONNECTIONS_MAXIMUM_DEFAULT = 1000
@@ -121,7 +121,7 @@ class ToolServer( __.immut.Object, instances_mutables = ( '_listing', ) ):
 
     def produce_server( self ) -> _sdk.ServerBase:
         ''' Produces low-level server of the ``mcp`` SDK for the tools. '''
-        from . import __version__
+        from .. import __version__
         with _warnings.catch_warnings( ):
             # Logging is deprecated by MCP 2026-07-28, served for earlier.
             _warnings.simplefilter( 'ignore', UserWarning )
@@ -339,7 +339,7 @@ class ToolServer( __.immut.Object, instances_mutables = ( '_listing', ) ):
 
     def _survey_featured( self ) -> tuple[ __.typx.Any, ... ]:
         ''' Returns ensembles with resources and prompts (MCP servers). '''
-        from .mcp.resources import FeaturesExtension
+        from ..mcp.resources import FeaturesExtension
         return tuple(
             ensemble for ensemble in self.ensembles
             if isinstance( ensemble, FeaturesExtension ) )
@@ -847,7 +847,7 @@ async def prepare_server(
         progress to the calling clients. Raises the library's
         configuration errors (naming file and key) before anything runs.
     '''
-    from . import descriptors as _descriptors
+    from .. import descriptors as _descriptors
     ensembles = await _descriptors.prepare_ensembles(
         _access_configuration( settings ) )
     return _produce_server_of( ensembles, settings )
@@ -1097,7 +1097,7 @@ def _relay_progress(
     ''' Returns MCP ensemble which reports progress to relay, if it has no
         reporter of its own; any other ensemble as it is.
     '''
-    from .mcp.ensembles import ServerEnsemble
+    from ..mcp.ensembles import ServerEnsemble
     if not isinstance( ensemble, ServerEnsemble ): return ensemble
     if not __.is_absent( ensemble.options.reporter ): return ensemble
     return ServerEnsemble(
@@ -1114,7 +1114,7 @@ def _access_configuration(
 
 
 def _locate_configuration( ) -> __.Path:
-    from .cli import locate_configuration
+    from ..cli import locate_configuration
     return locate_configuration( )
 
 

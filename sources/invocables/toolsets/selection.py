@@ -15,10 +15,10 @@
 
 from fnmatch import fnmatchcase as _fnmatchcase
 
-from . import __
-from . import ensembles as _ensembles
-from . import exceptions as _exceptions
-from . import naming as _naming
+from .. import __
+from .. import ensembles as _ensembles
+from .. import exceptions as _exceptions
+from .. import naming as _naming
 
 
 Names: __.typx.TypeAlias = __.cabc.Iterable[ str ]

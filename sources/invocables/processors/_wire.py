@@ -15,7 +15,7 @@
 
 
 from . import __
-from . import natives as _natives
+from . import _natives as _natives
 
 
 _KIND_MAPPING = 0

@@ -167,7 +167,7 @@ def produce_oversize_error(
         The same on every transport: an internal error, told apart by its
         data (:py:data:`invocables.mcp.RESULT_OVERSIZE`: the bytes seen).
     '''
-    from . import processes
+    from . import _processes as processes
     return types.JSONRPCError(
         jsonrpc = '2.0', id = identifier,
         error = types.ErrorData(

@@ -25,8 +25,8 @@
 '''
 
 
-from . import __
-from . import exceptions as _exceptions
+from .. import __
+from .. import exceptions as _exceptions
 from . import workers as _workers
 
 

@@ -8,7 +8,7 @@
     search tool (a real invoker, in an ensemble of its own); the tools
     which a search finds are offered from the next round on, and their
     calls are validated as usual. It is a selector
-    (:py:mod:`invocables.selection`): give ``search.ensembles`` and
+    (:py:mod:`invocables.toolsets.selection`): give ``search.ensembles`` and
     ``selector = search`` to a conversation.
 
     Ranking is local and offline: BM25F over the names, descriptions,
@@ -21,16 +21,16 @@
 from heapq import nsmallest as _nsmallest
 from math import log as _log
 
-from . import __
-from . import ensembles as _ensembles
-from . import exceptions as _exceptions
-from . import invokers as _invokers
-from . import naming as _naming
+from .. import __
+from .. import ensembles as _ensembles
+from .. import exceptions as _exceptions
+from .. import invokers as _invokers
+from .. import naming as _naming
 from . import selection as _selection
 
 
 if __.typx.TYPE_CHECKING:
-    from .processors import InvocationsProcessor as _InvocationsProcessor
+    from ..processors import InvocationsProcessor as _InvocationsProcessor
 
 
 NAMESPACE_PREFIX = 'invocables.search.'
@@ -339,7 +339,7 @@ def prepare_native_tools(
     if search is None:
         raise _exceptions.ProviderNoSupport(
             provider, "no native tool search; use "
-            "invocables.search.ToolSearch, which works with every "
+            "invocables.toolsets.search.ToolSearch, which works with every "
             "provider." )
     nomenclature = _naming.access_nomenclature( ensembles )
     loaded_ = frozenset( _selection.survey_matching_names(

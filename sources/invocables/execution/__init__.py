@@ -9,18 +9,18 @@
 '''
 
 
-from . import __
-from . import canisters as _canisters
+from .. import __
+from .. import canisters as _canisters
 from . import deadlines as _deadlines
 from . import deduplicators as _deduplicators
-from . import ensembles as _ensembles
-from . import exceptions as _exceptions
+from .. import ensembles as _ensembles
+from .. import exceptions as _exceptions
 from . import interception as _interception
-from . import invokers as _invokers
-from . import naming as _naming
-from . import policies as _policies
-from . import schemata as _schemata
-from . import telemetry as _telemetry
+from .. import invokers as _invokers
+from .. import naming as _naming
+from ..toolsets import policies as _policies
+from .. import schemata as _schemata
+from .. import telemetry as _telemetry
 from . import workers as _workers
 
 
@@ -125,7 +125,7 @@ async def execute_invocations( # noqa: PLR0913
         int, __.ddoc.Doc( ''' Most invocations running at once. Default:
             1024, so that I/O-bound async tools all run at once; sync tools
             are further bounded by the threads for sync tools
-            (:py:func:`invocables.workers.configure_threads`). ''' )
+            (:py:func:`invocables.execution.workers.configure_threads`). ''' )
     ] = CONCURRENCY_DEFAULT,
     max_retries: __.typx.Annotated[
         int,
@@ -161,7 +161,8 @@ async def execute_invocations( # noqa: PLR0913
         Unknown names, arguments which are not valid, and timeouts become
         error results which the model can act on. Every call ends within
         its timeout plus a grace
-        (:py:func:`invocables.deadlines.access_grace`): a cancelled tool
+        (:py:func:`~invocables.execution.deadlines.access_grace`): a cancelled
+        tool
         which has not ended by then is abandoned, and one which swallows
         its cancellation gets the timeout error all the same. A tool which
         raises fails fast by default: other invocations are cancelled, the

@@ -14,7 +14,7 @@
 '''
 
 
-from . import __
+from .. import __
 
 
 # A parameter: name, evaluated annotation, default, description (or None).

@@ -33,7 +33,7 @@ from mcp.shared.message import SessionMessage as _SessionMessage
 from . import __
 from . import configuration as _configuration
 from . import sandbox as _sandbox
-from . import sdk as _sdk
+from . import _sdk as _sdk
 
 
 GRACE_DEFAULT = 1.0

@@ -24,8 +24,8 @@ import os as _os
 import queue as _queue
 import threading as _threading
 
-from . import __
-from . import exceptions as _exceptions
+from .. import __
+from .. import exceptions as _exceptions
 
 
 THREADS_MAXIMUM_DEFAULT = 32
@@ -43,7 +43,7 @@ class Fates( __.enum.Enum ):
 
         Sync calls are abandoned or withdrawn here; an async tool which did
         not end within its grace once cancelled is stranded (see
-        :py:mod:`invocables.deadlines`).
+        :py:mod:`invocables.execution.deadlines`).
     '''
 
     Abandoned = 'abandoned' # running: its thread goes on to its end
@@ -54,7 +54,8 @@ class Fates( __.enum.Enum ):
 # The list which collects fates in the current context, if any: set by
 # FatesObservation, or by the execution engine itself for each invocation.
 FATES_OBSERVED: _contextvars.ContextVar[ list[ Fates ] | None ] = (
-    _contextvars.ContextVar( 'invocables.workers.fates', default = None ) )
+    _contextvars.ContextVar(
+        'invocables.execution.workers.fates', default = None ) )
 
 
 class _Job:
@@ -236,7 +237,8 @@ def is_abandoned( ) -> bool:
         execution was cancelled, while the function still runs (a thread
         cannot be stopped); the function should then return soon. Outside
         the threads of sync tools, false. Tools usually ask
-        :py:func:`invocables.deadlines.is_expired`, which asks this too.
+        :py:func:`~invocables.execution.deadlines.is_expired`, which asks
+        this too.
     '''
     job: _Job | None = getattr( _local, 'job', None )
     return job is not None and job.abandoned

@@ -4,8 +4,8 @@
 
 
 from . import __
-from . import core as _core
-from . import roots as _roots
+from . import _core as _core
+from . import _roots as _roots
 
 
 # The adapter drops these keys of the root (the last unless it refuses).

@@ -22,12 +22,12 @@ import os as _os
 import secrets as _secrets
 import sys as _sys
 
-from . import __
-from . import canisters as _canisters
-from . import exceptions as _exceptions
-from . import interception as _interception
-from . import invokers as _invokers
-from . import naming as _naming
+from .. import __
+from .. import canisters as _canisters
+from .. import exceptions as _exceptions
+from ..execution import interception as _interception
+from .. import invokers as _invokers
+from .. import naming as _naming
 from . import wrappers as _wrappers
 
 
@@ -494,7 +494,7 @@ async def resume_invocation(
         for a record which no policy sealed (edited, or made by hand): it
         runs nothing.
     '''
-    from . import execution as _execution
+    from .. import execution as _execution
     request_ = (
         request if isinstance( request, ApprovalRequest )
         else ApprovalRequest.from_dictionary( request ) )

@@ -26,9 +26,9 @@
 '''
 
 
-from . import __
-from . import canisters as _canisters
-from . import exceptions as _exceptions
+from .. import __
+from .. import canisters as _canisters
+from .. import exceptions as _exceptions
 
 
 Clock: __.typx.TypeAlias = __.cabc.Callable[ [ ], float ]

@@ -4,7 +4,7 @@
 
 
 from . import __
-from . import core as _core
+from . import _core as _core
 
 
 # A root with only these keys has nothing to resolve and nothing to drop.

@@ -13,8 +13,8 @@
 
 
 from . import __
-from . import core as _core
-from . import roots as _roots
+from . import _core as _core
+from . import _roots as _roots
 
 
 ENUM_TEXT_MAXIMUM = 15_000

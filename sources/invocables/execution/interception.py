@@ -9,9 +9,9 @@
 '''
 
 
-from . import __
-from . import canisters as _canisters
-from . import naming as _naming
+from .. import __
+from .. import canisters as _canisters
+from .. import naming as _naming
 
 
 Continuation: __.typx.TypeAlias = __.cabc.Callable[

@@ -3,17 +3,17 @@
 ''' JSON Schemas and invocables from signatures of typed Python functions.
 
     Uses pydantic's schema generation (for what
-    ``invocables.derivations`` does not derive itself) and
+    ``invocables.signatures.derivations`` does not derive itself) and
     ``docstring_parser``, imported only when a function-based invoker is
     produced, so that ``import invocables`` stays light.
 '''
 
 
-from . import __
+from .. import __
 from . import derivations as _derivations
-from . import exceptions as _exceptions
-from . import invokers as _invokers
-from . import workers as _workers
+from .. import exceptions as _exceptions
+from .. import invokers as _invokers
+from ..execution import workers as _workers
 
 
 _Function: __.typx.TypeAlias = __.cabc.Callable[ ..., __.typx.Any ]
@@ -73,7 +73,7 @@ def produce_signature_invocable(
     ''' Returns argument schema and invocable for typed function.
 
         The schema of common signatures is derived directly (see
-        ``invocables.derivations``), of others by a pydantic model.
+        ``invocables.signatures.derivations``), of others by a pydantic model.
         Arguments that JSON values represent exactly are passed as they are
         (validated by the schema); others (models, enums, dates, tuples)
         are converted by a pydantic model of the function, made once, at
