@@ -7,14 +7,24 @@
     :py:class:`Omnierror` and from the fitting builtin exception, so that
     either may be caught. Classes follow in alphabetical order, except that
     a subclass follows its base.
+
+    This module imports no other module of the package (not even the
+    ``__`` hub, whose validators raise these exceptions), so that every
+    module may import it without a cycle.
 '''
 
 
-from . import __
+import collections.abc as _cabc
+
+import frigid as _immut
+
+from absence import Absential as _Absential
+from absence import absent as _absent
+from absence import is_absent as _is_absent
 
 
 class Omniexception(
-    __.immut.exceptions.Omniexception,
+    _immut.exceptions.Omniexception,
     instances_mutables = ( '__notes__', ),
 ):
     ''' Base for all exceptions raised by package API. '''
@@ -219,7 +229,7 @@ class InvocationInterruption( Omnierror, ValueError ):
         Such a call is never dispatched: its arguments are incomplete.
     '''
 
-    def __init__( self, names: __.cabc.Sequence[ str ], reason: str ):
+    def __init__( self, names: _cabc.Sequence[ str ], reason: str ):
         self.names = tuple( names )
         self.reason = reason
         joined = ', '.join( repr( name ) for name in names )
@@ -260,7 +270,7 @@ class InvocationTruncation( InvocationInterruption ):
         :py:class:`InvocationInterruption`, so that either may be caught.
     '''
 
-    def __init__( self, names: __.cabc.Sequence[ str ], reason: str ):
+    def __init__( self, names: _cabc.Sequence[ str ], reason: str ):
         self.names = tuple( names )
         self.reason = reason
         joined = ', '.join( repr( name ) for name in names )
@@ -273,11 +283,11 @@ class InvocationTruncation( InvocationInterruption ):
 class InvokerAbsence( Omnierror, LookupError ):
     ''' No invoker is registered under requested name. '''
 
-    def __init__( self, name: str, ensemble: __.Absential[ str ] = __.absent ):
+    def __init__( self, name: str, ensemble: _Absential[ str ] = _absent ):
         self.name = name
         self.ensemble = ensemble
         where = (
-            'any ensemble' if __.is_absent( ensemble )
+            'any ensemble' if _is_absent( ensemble )
             else f"ensemble {ensemble!r}" )
         super( ).__init__(
             f"No tool named {name!r} in {where}. "
@@ -347,8 +357,8 @@ class ProviderFailure( Omnierror, RuntimeError ):
     def __init__(
         self,
         provider: str,
-        status: __.Absential[ int ],
-        genus: __.Absential[ str ],
+        status: _Absential[ int ],
+        genus: _Absential[ str ],
         message: str,
     ):
         self.provider = provider
@@ -357,8 +367,8 @@ class ProviderFailure( Omnierror, RuntimeError ):
         self.message = message
         details = ', '.join(
             part for part in (
-                '' if __.is_absent( status ) else f"status {status}",
-                '' if __.is_absent( genus ) else f"type {genus!r}",
+                '' if _is_absent( status ) else f"status {status}",
+                '' if _is_absent( genus ) else f"type {genus!r}",
             ) if part )
         suffix = f" ({details})" if details else ''
         super( ).__init__(
@@ -480,7 +490,7 @@ class SecretReferenceWarning( Omniexception, UserWarning ):
         reference to an environment variable, which must then hold it.
     '''
 
-    def __init__( self, ensemble: str, references: __.cabc.Sequence[ str ] ):
+    def __init__( self, ensemble: str, references: _cabc.Sequence[ str ] ):
         self.ensemble = ensemble
         self.references = tuple( references )
         super( ).__init__(

@@ -5,3 +5,5 @@
 
 from .imports import *
 from .nomina import *
+
+from . import values
