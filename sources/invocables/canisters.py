@@ -20,21 +20,18 @@
 
 from datetime import datetime as _datetime
 from datetime import timezone as _timezone
-from itertools import islice as _islice
 
 from . import __
 from . import exceptions as _exceptions
 
 
-RESULTS_DEPTH_MAXIMUM_DEFAULT = 128
-RESULTS_SIZE_MAXIMUM_DEFAULT = 16_777_216
+RESULTS_DEPTH_MAXIMUM_DEFAULT = __.values.RESULTS_DEPTH_MAXIMUM
+RESULTS_SIZE_MAXIMUM_DEFAULT = __.values.RESULTS_SIZE_MAXIMUM
 
 _ESCAPES_SHORT = __.types.MappingProxyType( {
     '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' } )
 _FIELDS_TEXTUAL = ( 'description', 'media_type', 'name', 'text', 'uri' )
-_KEYS_SCALAR = ( bool, int, float, type( None ) )
 _NORMALIZATION_DEPTH_MAXIMUM = RESULTS_DEPTH_MAXIMUM_DEFAULT
-_PATH_PARTS_MAXIMUM = 8
 _SCALARS_FLAT = frozenset( ( bool, int, float, type( None ) ) )
 # The exact type of a value typed Any, without narrowing it to a partly
 # unknown type: hot paths check values this way, with no casts.
@@ -356,11 +353,12 @@ def produce_arguments(
         raise _exceptions.ArgumentsInvalidity(
             name, "the arguments must be a JSON object, not {genus}.".format(
                 genus = _name_genus( arguments ) ) )
-    walker = _Walker( depth_maximum, size_maximum, lenient = False )
+    walker = __.values.Walker(
+        depth_maximum, size_maximum, lenient = False )
     value = __.typx.cast( object, arguments )
     try: return __.typx.cast(
         dict[ str, __.typx.Any ], walker.walk( value, 0 ) )
-    except _Flaw as flaw:
+    except __.values.Flaw as flaw:
         raise _exceptions.ArgumentsInvalidity(
             name, f"{flaw.describe( )}." ) from None
 
@@ -410,9 +408,10 @@ def produce_json(
         :py:class:`invocables.exceptions.ResultInvalidity`, naming where,
         if value cannot be serialized or exceeds the limits.
     '''
-    walker = _Walker( depth_maximum, size_maximum )
+    walker = __.values.Walker(
+        depth_maximum, size_maximum, normalizer = normalize_text )
     try: return walker.walk( value, 0 )
-    except _Flaw as flaw:
+    except __.values.Flaw as flaw:
         raise _exceptions.ResultInvalidity(
             flaw.describe( ) ) from flaw.__cause__
 
@@ -477,7 +476,8 @@ def validate_content(
     items = (
         __.typx.cast( ContentSequence, content )
         if _is_content_sequence( content ) else produce_content( content ) )
-    walker = _Walker( depth_maximum, size_maximum )
+    walker = __.values.Walker(
+        depth_maximum, size_maximum, normalizer = normalize_text )
     sealed: list[ Content ] = [ ]
     try:
         for item in items:
@@ -488,7 +488,7 @@ def validate_content(
             data = walker.walk( item.data, 0 )
             sealed.append( item if data is item.data else (
                 StructureContent( data = data ) ) )
-    except _Flaw as flaw:
+    except __.values.Flaw as flaw:
         raise _exceptions.ResultInvalidity(
             flaw.describe( ) ) from flaw.__cause__
     if all( new is old for new, old in zip( sealed, items ) ): return items
@@ -615,187 +615,6 @@ def _produce_content_from_bytes( data: bytes ) -> Content:
     return TextContent( text = data.decode( 'utf-8', errors = 'replace' ) )
 
 
-class _Flaw( Exception ):
-    ''' Internal signal: value cannot be serialized; path grows outward. '''
-
-    def __init__( self, reason: str, *, located: bool = True ):
-        super( ).__init__( reason )
-        self.reason = reason
-        self.located = located
-        self.path: list[ str ] = [ ]
-
-    def describe( self ) -> str:
-        ''' Returns reason, with the path where it was found. '''
-        if not self.path or not self.located: return self.reason
-        parts = self.path[ : : -1 ]
-        if len( parts ) > _PATH_PARTS_MAXIMUM:
-            parts = [ *parts[ : _PATH_PARTS_MAXIMUM ], '...' ]
-        path = ''.join( parts ).lstrip( '.' )
-        return f"at '{path}': {self.reason}"
-
-
-class _Walker:
-    ''' Walks value once: checks plain JSON, converts the rest. '''
-
-    __slots__ = ( 'depth_maximum', 'lenient', 'size', 'size_maximum' )
-
-    def __init__(
-        self, depth_maximum: int, size_maximum: int | None, *,
-        lenient: bool = True,
-    ):
-        self.depth_maximum = depth_maximum
-        self.lenient = lenient
-        self.size = 0
-        self.size_maximum = size_maximum
-
-    def walk( self, value: object, depth: int ) -> object:
-        ''' Returns plain JSON for value at depth. '''
-        genus = type( value )
-        if genus is str:
-            text = __.typx.cast( str, value )
-            self.count( len( text ) + 1 )
-            return (
-                text if text.isascii( ) or not self.lenient
-                else normalize_text( text ) )
-        if genus is int or genus is bool or value is None:
-            self.count( 1 )
-            return value
-        if genus is float and (
-            not self.lenient or _is_finite( __.typx.cast( float, value ) )
-        ):
-            self.count( 1 )
-            return value
-        if genus is dict:
-            return self.walk_mapping(
-                __.typx.cast( dict[ object, object ], value ), depth,
-                plain = True )
-        if genus is list:
-            return self.walk_sequence(
-                __.typx.cast( list[ object ], value ), depth, plain = True )
-        return self.convert( value, depth )
-
-    def convert( self, value: object, depth: int ) -> object:
-        ''' Returns plain JSON for a value which is not plain. '''
-        if isinstance( value, __.cabc.Mapping ):
-            mapping = __.typx.cast( __.cabc.Mapping[ object, object ], value )
-            return self.walk_mapping( mapping, depth, plain = False )
-        sequences = (
-            ( list, tuple, set, frozenset ) if self.lenient
-            else ( list, tuple ) )
-        if isinstance( value, sequences ):
-            return self.walk_sequence(
-                __.typx.cast( __.cabc.Iterable[ object ], value ), depth,
-                plain = False )
-        if not self.lenient: return self.walk( _coerce_scalar( value ), depth )
-        return self.walk( self.serialize( value ), depth )
-
-    def serialize( self, value: object ) -> object:
-        ''' Returns value which is closer to plain JSON, or raises flaw. '''
-        if isinstance( value, float ): return None # not finite
-        if isinstance( value, ( bytes, bytearray ) ):
-            return bytes( value ).decode( 'utf-8', errors = 'replace' )
-        genus = type( value ).__qualname__
-        if isinstance( value, __.cabc.Iterator ): # may never end
-            raise _Flaw(
-                f"a {genus} (an iterator) is not JSON; return a list" )
-        if _is_dataclass_plain( value ): return _survey_fields( value )
-        serialized = _serialize_flawed( value )
-        if serialized is value: # pydantic gave it back: no way forward
-            raise _Flaw( "cannot be serialized as JSON" )
-        return serialized
-
-    def count( self, size: int ) -> None:
-        ''' Adds to size; raises flaw past the maximum. '''
-        self.size += size
-        maximum = self.size_maximum
-        if maximum is not None and self.size > maximum:
-            raise _Flaw(
-                f"larger than the limit of {maximum} characters",
-                located = False )
-
-    def walk_mapping(
-        self,
-        mapping: __.cabc.Mapping[ object, object ],
-        depth: int, *,
-        plain: bool,
-    ) -> dict[ str, object ]:
-        ''' Returns dict of plain JSON; the same dict if already plain. '''
-        depth += 1
-        self.enter( depth )
-        copy: dict[ str, object ] | None = None if plain else { }
-        for position, ( key, item ) in enumerate( mapping.items( ) ):
-            name = key if type( key ) is str else _name_key( key )
-            if self.lenient and not name.isascii( ):
-                name = normalize_text( name )
-            self.count( len( name ) + 1 )
-            try: item_ = self.walk( item, depth )
-            except _Flaw as flaw:
-                flaw.path.append( f".{name}" )
-                raise
-            if copy is None and ( item_ is not item or name is not key ):
-                copy = dict( _islice(
-                    __.typx.cast( dict[ str, object ], mapping ).items( ),
-                    position ) )
-            if copy is not None: copy[ name ] = item_
-        if copy is None: return __.typx.cast( dict[ str, object ], mapping )
-        return copy
-
-    def walk_sequence(
-        self,
-        items: __.cabc.Iterable[ object ],
-        depth: int, *,
-        plain: bool,
-    ) -> list[ object ]:
-        ''' Returns list of plain JSON; the same list if already plain. '''
-        depth += 1
-        self.enter( depth )
-        copy: list[ object ] | None = None if plain else [ ]
-        for index, item in enumerate( items ):
-            try: item_ = self.walk( item, depth )
-            except _Flaw as flaw:
-                flaw.path.append( f"[{index}]" )
-                raise
-            if copy is None and item_ is not item:
-                copy = list( __.typx.cast( list[ object ], items ) )
-            if copy is not None:
-                if index < len( copy ): copy[ index ] = item_
-                else: copy.append( item_ )
-        self.count( 1 )
-        if copy is None: return __.typx.cast( list[ object ], items )
-        return copy
-
-    def enter( self, depth: int ) -> None:
-        ''' Raises flaw if depth is past the maximum. '''
-        if depth > self.depth_maximum:
-            raise _Flaw(
-                f"nested deeper than the limit of {self.depth_maximum} "
-                "levels" )
-
-
-def _coerce_scalar( value: object ) -> object:
-    ''' Returns exact JSON scalar for instance of subclass; else flaw. '''
-    if isinstance( value, str ): return str.__str__( value )
-    if isinstance( value, int ): return int( value )
-    if isinstance( value, float ): return float( value )
-    raise _Flaw( f"a value of type {type( value ).__qualname__} is not JSON" )
-
-
-def _fall_back( value: object ) -> object:
-    ''' Converts for pydantic what it does not know; refuses the rest. '''
-    if isinstance( value, __.cabc.Mapping ):
-        return dict( __.typx.cast( __.cabc.Mapping[ object, object ], value ) )
-    raise TypeError(
-        f"a value of type {type( value ).__qualname__} is not JSON" )
-
-
-def _is_dataclass_plain( value: object ) -> bool:
-    ''' Returns whether value is an instance of a dataclass not pydantic's.
-    '''
-    if not __.dcls.is_dataclass( value ) or isinstance( value, type ):
-        return False
-    return not hasattr( type( value ), '__pydantic_fields__' )
-
-
 def _is_flat(
     arguments: __.typx.Any, size_maximum: int | None
 ) -> __.typx.TypeGuard[ dict[ str, __.typx.Any ] ]:
@@ -829,17 +648,6 @@ def _is_text_alone(
     return size_maximum is None or len( text ) <= size_maximum
 
 
-def _is_finite( value: float ) -> bool:
-    return value - value == 0.0
-
-
-def _name_key( key: object ) -> str:
-    if isinstance( key, str ): return str.__str__( key )
-    if isinstance( key, _KEYS_SCALAR ):
-        return __.json.dumps( key )
-    raise _Flaw( f"a key of type {type( key ).__qualname__} is not text" )
-
-
 def _is_content_sequence( value: object ) -> bool:
     if type( value ) is not tuple: return False
     items = __.typx.cast( tuple[ object, ... ], value )
@@ -863,16 +671,6 @@ def _name_genus( value: object ) -> str:
     return f"a value of type {type( value ).__qualname__}"
 
 
-def _survey_fields( value: object ) -> dict[ object, object ]:
-    ''' Returns fields of dataclass instance, but private or absent ones. '''
-    fields: dict[ object, object ] = { }
-    for field in __.dcls.fields( __.typx.cast( __.typx.Any, value ) ):
-        if field.name.startswith( '_' ): continue
-        item = getattr( value, field.name, __.absent )
-        if not __.is_absent( item ): fields[ field.name ] = item
-    return fields
-
-
 def _render_json( data: object ) -> str:
     ''' Renders data as JSON text; never raises. '''
     try: return __.json.dumps( data, ensure_ascii = False, allow_nan = False )
@@ -883,22 +681,3 @@ def _render_json( data: object ) -> str:
             "[structured content which cannot be shown as JSON: "
             "{reason}]".format( reason = exception.reason ) )
     return __.json.dumps( plain, ensure_ascii = False )
-
-
-def _serialize_flawed( value: object ) -> object:
-    ''' Serializes value with pydantic. Raises flaw. '''
-    adapter = _access_adapter( )
-    try:
-        return adapter.dump_python(
-            value, mode = 'json', fallback = _fall_back )
-    except Exception as exception:
-        reason = str( exception ).splitlines( )[ 0 ] if str(
-            exception ) else type( exception ).__name__
-        raise _Flaw(
-            f"cannot be serialized as JSON ({reason})" ) from exception
-
-
-@__.funct.cache
-def _access_adapter( ) -> __.typx.Any:
-    from pydantic import TypeAdapter
-    return TypeAdapter( __.typx.Any )
