@@ -24,7 +24,6 @@
 import contextvars as _contextvars
 import weakref as _weakref
 
-from math import isfinite as _isfinite
 from operator import is_ as _is
 from operator import itemgetter as _itemgetter
 
@@ -33,10 +32,10 @@ from . import canisters as _canisters
 from . import exceptions as _exceptions
 
 
-ARGUMENTS_DEPTH_MAXIMUM_DEFAULT = 64
-ARGUMENTS_SIZE_MAXIMUM_DEFAULT = 4_194_304
+ARGUMENTS_DEPTH_MAXIMUM_DEFAULT = __.values.ARGUMENTS_DEPTH_MAXIMUM
+ARGUMENTS_SIZE_MAXIMUM_DEFAULT = __.values.ARGUMENTS_SIZE_MAXIMUM
 PATTERNS_TIMEOUT = 0.25
-PLAIN_DEPTH_MAXIMUM = 50
+PLAIN_DEPTH_MAXIMUM = __.values.PLAIN_DEPTH_MAXIMUM
 
 _Check: __.typx.TypeAlias = __.cabc.Callable[ [ object ], bool ]
 
@@ -54,7 +53,6 @@ _KEYWORDS_DATA = frozenset( ( 'const', 'default', 'enum', 'examples' ) )
 _KEYWORDS_NAMING = frozenset( (
     '$defs', 'definitions', 'dependentSchemas', 'properties' ) )
 _PATTERNS_CACHE_SIZE = 1024
-_TYPES_SCALAR_PLAIN = frozenset( ( str, bool, int, type( None ) ) )
 _UNKNOWN = object( ) # what no schema is, not even None
 _ROOT_UNKNOWN: tuple[ object, dict[ str, __.typx.Any ] ] = ( _UNKNOWN, { } )
 _access_originals = _itemgetter( 0 )
@@ -243,29 +241,7 @@ _plain_references: dict[ int, _weakref.KeyedRef[ int, Validator ] ] = { }
 _plain_roots: dict[ int, tuple[ object, dict[ str, __.typx.Any ] ] ] = { }
 
 
-def is_plain( value: __.typx.Any, depth: int = 0 ) -> bool: # noqa: PLR0911
-    ''' Returns whether value is plain JSON (dicts with text keys, lists,
-        finite numbers), nested within :py:data:`PLAIN_DEPTH_MAXIMUM`.
-
-        Reads without copying: what passes may be shared as it is.
-    '''
-    genus = value.__class__ # typed Any, as value is
-    if genus in _TYPES_SCALAR_PLAIN: return True
-    if genus is float: return _isfinite( value )
-    if depth >= PLAIN_DEPTH_MAXIMUM: return False
-    depth += 1
-    scalars = _TYPES_SCALAR_PLAIN
-    if genus is list:
-        for item in value:
-            if type( item ) not in scalars and not is_plain( item, depth ):
-                return False
-        return True
-    if genus is not dict: return False
-    for key, item in value.items( ):
-        if type( key ) is not str: return False
-        if type( item ) not in scalars and not is_plain( item, depth ):
-            return False
-    return True
+is_plain = __.values.is_plain
 
 
 def is_plain_known( schema: object ) -> bool:
@@ -400,15 +376,7 @@ def access_schema_empty( ) -> __.Schema:
     return _SCHEMA_EMPTY
 
 
-def thaw_json( value: __.typx.Any ) -> __.typx.Any:
-    ''' Returns plain JSON copy (dicts, lists) of mappings and sequences. '''
-    if isinstance( value, __.cabc.Mapping ):
-        items = __.typx.cast( __.cabc.Mapping[ str, object ], value )
-        return { key: thaw_json( item ) for key, item in items.items( ) }
-    if isinstance( value, ( list, tuple ) ):
-        items = __.typx.cast( __.cabc.Sequence[ object ], value )
-        return [ thaw_json( item ) for item in items ]
-    return value
+thaw_json = __.values.thaw_json
 
 
 

@@ -23,7 +23,6 @@ NODES_MAXIMUM = 20_000
 # Well within the careful bound; shared with the check of validation.
 _DEPTH_PLAIN_MAXIMUM = __.schemata.PLAIN_DEPTH_MAXIMUM
 _TYPES_NAME: frozenset[ type ] = frozenset( ( str, ) )
-_TYPES_SCALAR = frozenset( ( str, bool, int, type( None ) ) )
 
 _KEYS_ANNOTATION = frozenset( ( 'description', 'title' ) )
 KINDS_KEYWORD = __.types.MappingProxyType( {
@@ -101,8 +100,8 @@ def copy_schema( schema: object ) -> Node:
     ): raise Refusal( "the schema must be a JSON object" )
     # Most schemas are plain JSON: copied without paths for messages. At
     # the first doubt, the careful copy below decides, and says where.
-    try: return _copy_plain( schema, 0 )
-    except _Unplain: pass
+    try: return __.values.copy_plain( schema, _DEPTH_PLAIN_MAXIMUM )
+    except __.values.Flaw: pass
     return _copy_mapping(
         __.typx.cast( __.cabc.Mapping[ __.typx.Any, object ], schema ),
         '', 0 )
@@ -132,7 +131,7 @@ def has_type( node: Node, name: str ) -> bool:
 
 
 # Plain JSON, as validation tells it (which notes the schemas it found so).
-is_plain = __.schemata.is_plain
+is_plain = __.values.is_plain
 
 
 def is_kind( value: object, kind: str ) -> bool:
@@ -303,38 +302,6 @@ def _copy_mapping(
             f"{path}/{key}" if _is_container( item ) else path,
             depth )
     return copied
-
-
-class _Unplain( Exception ):
-    ''' Value is not surely plain JSON: the careful copy decides. '''
-
-
-def _copy_plain( value: __.typx.Any, depth: int ) -> __.typx.Any:
-    # Hot path of every first preparation: scalars are taken inline, and
-    # values typed 'Any' need no casts (each a call at run time).
-    genus = value.__class__ # typed Any, as value is
-    if genus in _TYPES_SCALAR: return value
-    if genus is float:
-        if _isfinite( value ): return value
-        raise _Unplain
-    if depth >= _DEPTH_PLAIN_MAXIMUM: raise _Unplain
-    depth += 1
-    scalars = _TYPES_SCALAR
-    if genus is list or genus is tuple:
-        return [
-            item if type( item ) in scalars else _copy_plain( item, depth )
-            for item in value ]
-    if genus is dict or isinstance( value, __.cabc.Mapping ):
-        mapping = __.typx.cast( # once per mapping, not per value
-            __.cabc.Mapping[ __.typx.Any, __.typx.Any ], value )
-        copied: Node = { }
-        for key, item in mapping.items( ):
-            if type( key ) is not str: raise _Unplain
-            copied[ key ] = (
-                item if type( item ) in scalars
-                else _copy_plain( item, depth ) )
-        return copied
-    raise _Unplain
 
 
 def _copy_scalar( value: object, path: str ) -> __.typx.Any:
