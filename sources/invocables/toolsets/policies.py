@@ -611,14 +611,7 @@ def _produce_rule( table: object, location: str ) -> Rule:
     return Rule( **fields )
 
 
-def _thaw( value: __.typx.Any ) -> __.typx.Any:
-    if isinstance( value, __.cabc.Mapping ):
-        mapping = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], value )
-        return { key: _thaw( item ) for key, item in mapping.items( ) }
-    if isinstance( value, ( list, tuple ) ):
-        sequence = __.typx.cast( __.cabc.Sequence[ __.typx.Any ], value )
-        return [ _thaw( item ) for item in sequence ]
-    return value
+_thaw = __.values.thaw_json
 
 
 def _find_designation(
