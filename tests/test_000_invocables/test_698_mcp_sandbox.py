@@ -73,12 +73,18 @@ def test_100_record_normalizes( tmp_path, monkeypatch ):
 
 
 def test_110_record_refusals( ):
-    ''' A list of hosts, a bad variable name, a string of paths or an
-        unknown key are refused, each saying what to write.
+    ''' A host which is no DNS name, a bad variable name, a string of
+        paths or an unknown key are refused, each saying what to write.
     '''
-    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
-        invocables.mcp.Sandbox( network = [ 'example.com' ] )
-    assert 'not supported yet' in str( caught.value )
+    for hosts in (
+        [ '127.0.0.1' ], [ '[::1]:443' ], [ 'a..example.com' ],
+        [ 'example.com:99999' ], [ 'example.com:http' ], [ 3 ],
+        'example.com', [ '*.2130706433' ], [ 'user@example.com' ],
+    ):
+        with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+            invocables.mcp.Sandbox( network = hosts )
+        assert "sandbox 'network'" in str( caught.value ), hosts
+    assert 'write a DNS name' in str( caught.value )
     with pytest.raises( exceptions.ConfigurationInvalidity ):
         invocables.mcp.Sandbox( environment = [ 'NOT A NAME' ] )
     with pytest.raises( exceptions.ConfigurationInvalidity ):
@@ -91,6 +97,21 @@ def test_110_record_refusals( ):
     assert sandboxes.validate_sandbox( True ) == invocables.mcp.Sandbox( )
     assert not isinstance(
         sandboxes.validate_sandbox( False ), invocables.mcp.Sandbox )
+
+
+def test_115_record_hosts( ):
+    ''' A list of hosts is kept normalized: lower case, IDNA, no final
+        dot, duplicates gone; an empty list is no network.
+    '''
+    sandbox = invocables.mcp.Sandbox( network = [
+        'API.Example.com.', '*.GitHub.com:443', 'bücher.example',
+        'api.example.com' ] )
+    assert sandbox.network == (
+        'api.example.com', '*.github.com:443', 'xn--bcher-kva.example' )
+    assert sandbox.as_dictionary( )[ 'network' ] == list( sandbox.network )
+    assert invocables.mcp.Sandbox( network = [ ] ).network is False
+    assert sandboxes.validate_sandbox(
+        { 'network': [ 'example.com' ] } ).network == ( 'example.com', )
 
 
 def test_120_ensemble_options( ):
@@ -136,6 +157,10 @@ def test_130_bwrap_arguments( tmp_path ):
         userns_disable = False )
     assert '--share-net' in options
     assert '--disable-userns' not in options
+    options = sandboxes.produce_bwrap_arguments(
+        invocables.mcp.Sandbox( network = [ 'example.com' ] ), ( ),
+        '/tmp/p', '/tmp/p' )
+    assert '--share-net' not in options
 
 
 def test_140_profile_darwin( tmp_path ):
@@ -440,11 +465,41 @@ def test_500_descriptor_table( tmp_path ):
     assert ensemble.options.sandbox == invocables.mcp.Sandbox( )
 
 
+def test_505_descriptor_hosts( tmp_path ):
+    ''' ``network`` of ``sandbox`` may list hosts; the ensemble gets them,
+        and they are written back as read.
+    '''
+    path = tmp_path / 'server.toml'
+    path.write_text(
+        "[ensemble]\nname = 'fetch'\n\n[mcp]\n"
+        "command = [ 'mcp-server-fetch' ]\n"
+        "sandbox = { network = [ 'API.example.com', '*.github.com:443' ] }"
+        "\n" )
+    ensemble = descriptors.produce_ensemble(
+        descriptors.produce_ensemble_descriptor( path ) )
+    assert ensemble.options.sandbox.network == (
+        'api.example.com', '*.github.com:443' )
+    server = descriptors.servers.access_server_descriptor( ensemble )
+    assert server.sandbox[ 'network' ] == [
+        'api.example.com', '*.github.com:443' ]
+    path.write_text(
+        "[ensemble]\nname = 'fetch'\n\n[mcp]\n"
+        "command = [ 'mcp-server-fetch' ]\n"
+        "sandbox = { network = [ '10.0.0.1' ] }\n" )
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        descriptors.produce_ensemble(
+            descriptors.produce_ensemble_descriptor( path ) )
+    assert 'DNS name' in str( caught.value )
+
+
 def test_510_descriptor_refusals( tmp_path ):
-    ''' A list of hosts and an unknown key of ``sandbox`` are refused. '''
+    ''' A network which is no list of strings and an unknown key of
+        ``sandbox`` are refused.
+    '''
     path = tmp_path / 'server.toml'
     for sandbox, expected in (
-        ( "{ network = [ 'example.com' ] }", 'not supported yet' ),
+        ( "{ network = [ 3 ] }", 'expected a string' ),
+        ( "{ network = 'example.com' }", 'network' ),
         ( "{ raed = [ 'data' ] }", 'raed' ),
         ( "'yes'", 'expected true, false or a table' ),
     ):

@@ -253,7 +253,8 @@ def _read_sandbox(
     table: _Table, folder: __.Path
 ) -> __.Absential[ bool | __.immut.Dictionary[ str, __.typx.Any ] ]:
     ''' Reads ``sandbox``: true, false, or a table of read, write (paths
-        from the folder of the descriptor), network and environment.
+        from the folder of the descriptor), network (true, false or a
+        list of hosts) and environment.
     '''
     value = table.access( 'sandbox', object, default = __.absent )
     if __.is_absent( value ) or value is False: return __.absent
@@ -270,10 +271,9 @@ def _read_sandbox(
             str( folder / _expand_path( section, key, path ) )
             for path in paths )
     network = section.access( 'network', object, default = False )
+    # A list of hosts (through a filtering proxy), checked by the sandbox.
     if not isinstance( network, bool ):
-        section.fail(
-            'network', "a list of hosts (through a filtering proxy) is not "
-            "supported yet; write true (all hosts) or false (none)." )
+        network = section.access_strings( 'network' )
     values[ 'network' ] = network
     values[ 'environment' ] = section.access_strings(
         'environment', default = ( ) )

@@ -27,6 +27,7 @@ import shutil as _shutil
 import tempfile as _tempfile
 
 from . import __
+from . import _proxy
 from .. import exceptions as _exceptions
 
 
@@ -74,6 +75,7 @@ _SUFFIXES_SCRIPTS = frozenset( (
 _KEYS = frozenset( ( 'read', 'write', 'network', 'environment' ) )
 _PATH_SYSTEM = ( '/usr/local/bin', '/usr/bin', '/bin' )
 _PRIVATE_PREFIX = 'invocables-sandbox-'
+_PROXY_SOCKET = 'proxy.sock'
 _SHEBANG_LENGTH_MAXIMUM = 512
 _variable = __.re.compile( r'[A-Za-z_][A-Za-z0-9_]*' )
 _scribe = __.produce_scribe( __name__ )
@@ -95,11 +97,18 @@ class Sandbox( __.immut.DataclassObject ):
         of the application's environment which the server sees (besides
         the ``environment`` given to the ensemble, and ``PATH``, ``HOME``,
         ``TMPDIR`` and ``LANG`` set by the sandbox).
+
+        ``network`` is false (none), true (all hosts) or, on Linux, a list
+        of hosts (``api.example.com``, ``*.example.com`` for the names
+        under it, each maybe with a ``:port``; else ports 80 and 443):
+        the server then has no network but a filtering HTTP proxy, run by
+        the library and named by ``HTTP_PROXY``, ``HTTPS_PROXY`` and
+        ``ALL_PROXY``, which reaches those hosts only.
     '''
 
     read: __.cabc.Sequence[ str ] = ( )
     write: __.cabc.Sequence[ str ] = ( )
-    network: bool = False
+    network: bool | __.cabc.Sequence[ str ] = False
     environment: __.cabc.Sequence[ str ] = ( )
 
     def __post_init__( self ) -> None:
@@ -110,22 +119,27 @@ class Sandbox( __.immut.DataclassObject ):
             ( 'environment', _normalize_names( self.environment ) ),
         ): object.__setattr__( self, label, value )
         network: object = self.network
-        if not isinstance( network, bool ):
-            reason = (
-                "a list of hosts (reached through a filtering proxy) is not "
-                "supported yet; use true (all hosts) or false (none)."
-                if isinstance( network, ( list, tuple ) )
-                else "must be true (all hosts) or false (none)." )
+        if isinstance( network, bool ): return
+        if isinstance( network, str ) or not isinstance(
+            network, __.cabc.Iterable
+        ):
             raise _exceptions.ConfigurationInvalidity(
-                "sandbox 'network'", reason )
+                "sandbox 'network'", "must be true (all hosts), false "
+                "(none) or a list of hosts." )
+        rules = _proxy.produce_rules(
+            __.typx.cast( __.cabc.Iterable[ object ], network ) )
+        object.__setattr__(
+            self, 'network', tuple( map( str, rules ) ) or False )
 
     def as_dictionary( self ) -> dict[ str, __.typx.Any ]:
         ''' Returns sandbox as plain JSON: read, write, network,
             environment.
         '''
+        network = self.network
         return {
             'read': list( self.read ), 'write': list( self.write ),
-            'network': self.network,
+            'network': (
+                network if isinstance( network, bool ) else list( network ) ),
             'environment': list( self.environment ) }
 
 
@@ -144,9 +158,13 @@ class Confinement( __.immut.DataclassObject ):
     environment: __.cabc.Mapping[ str, str ]
     cwd: __.Absential[ str ]
     folder: str
+    proxy: __.Absential[ _proxy.Proxy ] = __.absent
 
     def release( self ) -> None:
-        ''' Removes private temporary folder, whatever the server left. '''
+        ''' Stops proxy of listed hosts, if any, and removes private
+            temporary folder, whatever the server left.
+        '''
+        if not __.is_absent( self.proxy ): self.proxy.deactivate( )
         _shutil.rmtree( self.folder, ignore_errors = True )
 
 
@@ -166,38 +184,32 @@ async def prepare_confinement(
         of the sandbox does not exist or the working folder is outside it,
         and ``FileNotFoundError`` if the program is not found.
     '''
-    platform = __.sys.platform
-    if platform.startswith( 'linux' ):
-        tool = _shutil.which( 'bwrap' )
-        if tool is None:
-            raise _exceptions.SandboxNoSupport(
-                ensemble, "bubblewrap ('bwrap') is not on the PATH; install "
-                "it (Debian, Ubuntu: apt-get install bubblewrap; Fedora: "
-                "dnf install bubblewrap; Arch: pacman -S bubblewrap)." )
-        probe = await _probe_bwrap( tool )
-        if probe.reason:
-            raise _exceptions.SandboxNoSupport( ensemble, probe.reason )
-    elif platform == 'darwin':
-        tool = _shutil.which( 'sandbox-exec' ) or '/usr/bin/sandbox-exec'
-        if not _os.path.exists( tool ):
-            raise _exceptions.SandboxNoSupport(
-                ensemble, "'sandbox-exec' is not present on this macOS." )
-        probe = Probe( )
-    else:
-        raise _exceptions.SandboxNoSupport(
-            ensemble, f"no sandbox is known on platform {platform!r}; "
-            "sandboxes need Linux with bubblewrap or macOS." )
+    tool, probe = await _probe_platform( ensemble, sandbox )
     _validate_paths( ensemble, sandbox )
     located = _locate_program( program, environment )
     installation = survey_installation( located, arguments )
     folder = _tempfile.mkdtemp( prefix = _PRIVATE_PREFIX )
+    proxy: __.Absential[ _proxy.Proxy ] = __.absent
+    bridge: tuple[ str, ... ] = ( )
     try:
-        return _produce_confinement(
-            ensemble, sandbox, ( tool, probe ), ( located, arguments ),
+        if not isinstance( sandbox.network, bool ):
+            proxy = _proxy.Proxy(
+                ensemble, _proxy.produce_rules( sandbox.network ) )
+            path = _os.path.join( folder, _PROXY_SOCKET )
+            await proxy.activate( path )
+            # Python's own library, isolated: no site, no virtualenv.
+            interpreter = _os.path.realpath( __.sys.executable )
+            installation += survey_installation( interpreter )
+            bridge = ( interpreter, '-I', '-S', '-c', _proxy.BRIDGE, path )
+        confinement = _produce_confinement(
+            ensemble, sandbox, ( tool, probe ),
+            ( located, arguments, bridge ),
             ( installation, folder ), ( environment, cwd ) )
     except BaseException:
+        if not __.is_absent( proxy ): proxy.deactivate( )
         _shutil.rmtree( folder, ignore_errors = True )
         raise
+    return __.dcls.replace( confinement, proxy = proxy )
 
 
 def produce_bwrap_arguments(
@@ -217,7 +229,7 @@ def produce_bwrap_arguments(
         '--die-with-parent', '--unshare-all', '--unshare-user' ]
     if userns_disable: options.append( '--disable-userns' )
     options.extend( ( '--cap-drop', 'ALL' ) )
-    if sandbox.network: options.append( '--share-net' )
+    if sandbox.network is True: options.append( '--share-net' )
     # Kernel settings read-only: a server run by root would change them
     # (root inside is root outside, less its capabilities).
     options.extend( (
@@ -267,7 +279,7 @@ def produce_profile(
         '(allow file-write* {paths})'.format(
             paths = _produce_filters( writes ) ),
     ]
-    if sandbox.network: lines.append( '(allow network*)' )
+    if sandbox.network is True: lines.append( '(allow network*)' )
     return '\n'.join( lines ) + '\n'
 
 
@@ -402,6 +414,38 @@ def _order_path( path: str ) -> tuple[ int, str ]:
     return ( path.rstrip( '/' ).count( '/' ), path )
 
 
+async def _probe_platform(
+    ensemble: str, sandbox: Sandbox
+) -> tuple[ str, Probe ]:
+    ''' Returns sandboxing tool of this platform and what its probe found.
+    '''
+    platform = __.sys.platform
+    if platform.startswith( 'linux' ):
+        tool = _shutil.which( 'bwrap' )
+        if tool is None:
+            raise _exceptions.SandboxNoSupport(
+                ensemble, "bubblewrap ('bwrap') is not on the PATH; install "
+                "it (Debian, Ubuntu: apt-get install bubblewrap; Fedora: "
+                "dnf install bubblewrap; Arch: pacman -S bubblewrap)." )
+        probe = await _probe_bwrap( tool )
+        if probe.reason:
+            raise _exceptions.SandboxNoSupport( ensemble, probe.reason )
+        return tool, probe
+    if platform == 'darwin':
+        tool = _shutil.which( 'sandbox-exec' ) or '/usr/bin/sandbox-exec'
+        if not _os.path.exists( tool ):
+            raise _exceptions.SandboxNoSupport(
+                ensemble, "'sandbox-exec' is not present on this macOS." )
+        if not isinstance( sandbox.network, bool ):
+            raise _exceptions.SandboxNoSupport(
+                ensemble, "a list of hosts needs Linux (bubblewrap); on "
+                "macOS, allow the network (true) or not (false)." )
+        return tool, Probe( )
+    raise _exceptions.SandboxNoSupport(
+        ensemble, f"no sandbox is known on platform {platform!r}; "
+        "sandboxes need Linux with bubblewrap or macOS." )
+
+
 async def _probe_bwrap( tool: str ) -> Probe:
     ''' Runs bubblewrap once with the namespaces of a sandbox. '''
     if tool in _probes: return _probes[ tool ]
@@ -429,11 +473,11 @@ def _produce_confinement(
     ensemble: str,
     sandbox: Sandbox,
     tool: tuple[ str, Probe ],
-    command: tuple[ str, __.cabc.Sequence[ str ] ],
+    command: tuple[ str, __.cabc.Sequence[ str ], tuple[ str, ... ] ],
     folders: tuple[ tuple[ str, ... ], str ],
     context: tuple[ __.cabc.Mapping[ str, str ], __.Absential[ str ] ],
 ) -> Confinement:
-    program, arguments = command
+    program, arguments, bridge = command
     installation, folder = folders
     environment, cwd = context
     visible = ( *installation, *sandbox.read, *sandbox.write, folder )
@@ -473,7 +517,7 @@ def _produce_confinement(
         sandbox, installation, folder, cwd_,
         userns_disable = probe.userns_disable )
     return Confinement(
-        command = ( name, *options, '--', program, *arguments ),
+        command = ( name, *options, '--', *bridge, program, *arguments ),
         environment = variables, cwd = __.absent, folder = folder )
 
 

@@ -1,0 +1,400 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Filtering proxy through which a sandbox reaches its listed hosts.
+
+    A sandbox with a list of hosts has no network of its own: the library
+    runs this proxy on a unix socket in the sandbox's private folder, and a
+    bridge started inside the sandbox (:py:data:`BRIDGE`) listens on the
+    sandbox's loopback and passes each connection to that socket. The proxy
+    answers HTTP ``CONNECT`` (tunnels, for ``https://``) and plain HTTP
+    requests in absolute form (for ``http://``), to listed hosts only, and
+    ``403`` otherwise.
+'''
+
+
+from . import __
+from .. import exceptions as _exceptions
+
+
+Resolver: __.typx.TypeAlias = __.cabc.Callable[ [ str ], str ]
+
+_HEAD_MAXIMUM = 65536
+_HEAD_TIMEOUT = 30.0
+_PORTS_DEFAULT = ( 80, 443 )
+_PORT_LIMIT = 65536
+_STATUSES = __.immut.Dictionary( {
+    400: 'Bad Request', 403: 'Forbidden', 501: 'Not Implemented',
+    502: 'Bad Gateway' } )
+_HEADERS_HOP = frozenset( (
+    'connection', 'keep-alive', 'proxy-authorization', 'proxy-connection',
+    'te', 'trailer', 'upgrade' ) )
+_label = __.re.compile( r'[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?' )
+_numeric = __.re.compile( r'[0-9]+|0x[0-9a-f]*' )
+_scribe = __.produce_scribe( __name__ )
+
+# Runs inside the sandbox (python -I -S -c BRIDGE SOCKET PROGRAM ...):
+# listens on the sandbox's loopback, sets the proxy variables, forks a
+# bridge to the proxy's unix socket, and becomes the server.
+BRIDGE = '''
+import os, socket, sys, threading
+listener = socket.socket( )
+listener.bind( ( '127.0.0.1', 0 ) )
+listener.listen( 64 )
+url = 'http://127.0.0.1:%d' % listener.getsockname( )[ 1 ]
+for name in ( 'http_proxy', 'https_proxy', 'all_proxy' ):
+    os.environ[ name ] = os.environ[ name.upper( ) ] = url
+for name in ( 'no_proxy', 'NO_PROXY' ): os.environ.pop( name, None )
+def pump( source, target ):
+    try:
+        while True:
+            data = source.recv( 65536 )
+            if not data: break
+            target.sendall( data )
+    except OSError: pass
+    try: target.shutdown( socket.SHUT_WR )
+    except OSError: pass
+def serve( peer ):
+    upstream = socket.socket( socket.AF_UNIX )
+    try: upstream.connect( sys.argv[ 1 ] )
+    except OSError:
+        peer.close( )
+        return
+    thread = threading.Thread( target = pump, args = ( upstream, peer ) )
+    thread.start( )
+    pump( peer, upstream )
+    thread.join( )
+    peer.close( )
+    upstream.close( )
+if os.fork( ) == 0:
+    null = os.open( os.devnull, os.O_RDWR )
+    for descriptor in ( 0, 1, 2 ): os.dup2( null, descriptor )
+    while True:
+        peer, _ = listener.accept( )
+        threading.Thread(
+            target = serve, args = ( peer, ), daemon = True ).start( )
+listener.close( )
+os.execv( sys.argv[ 2 ], sys.argv[ 2 : ] )
+'''
+
+
+class Rule( __.immut.DataclassObject ):
+    ''' One listed host: a name (or, wildcard, a suffix) and a port. '''
+
+    name: str
+    wildcard: bool = False
+    port: __.Absential[ int ] = __.absent
+
+    def __str__( self ) -> str:
+        prefix = '*.' if self.wildcard else ''
+        suffix = '' if __.is_absent( self.port ) else f":{self.port}"
+        return f"{prefix}{self.name}{suffix}"
+
+    def is_match( self, name: str, port: int ) -> bool:
+        ''' Returns whether rule allows name (normalized) and port. '''
+        ports = _PORTS_DEFAULT if __.is_absent( self.port ) else (
+            self.port, )
+        if port not in ports: return False
+        if self.wildcard: return name.endswith( '.' + self.name )
+        return name == self.name
+
+
+class Proxy(
+    __.immut.Object, instances_mutables = ( 'server', )
+):
+    ''' Filtering proxy of one start of a sandboxed server. '''
+
+    def __init__(
+        self,
+        ensemble: str,
+        rules: __.cabc.Sequence[ Rule ],
+        resolver: Resolver | None = None,
+    ):
+        self.ensemble = ensemble
+        self.rules = tuple( rules )
+        # Tests map names to a local server; else the host resolves them.
+        self.resolver = resolver
+        self.server: __.asyncio.Server | None = None
+        self.connections: set[ __.asyncio.Task[ None ] ] = set( )
+
+    async def activate( self, path: str ) -> None:
+        ''' Listens on unix socket at path. '''
+        self.server = await __.asyncio.start_unix_server(
+            self._serve, path = path, limit = _HEAD_MAXIMUM )
+
+    def deactivate( self ) -> None:
+        ''' Stops listening and ends every connection. '''
+        if self.server is not None: self.server.close( )
+        for task in tuple( self.connections ): task.cancel( )
+
+    def is_allowed( self, name: str, port: int ) -> bool:
+        ''' Returns whether a listed host matches name and port. '''
+        return any( rule.is_match( name, port ) for rule in self.rules )
+
+    async def _serve(
+        self, reader: __.asyncio.StreamReader, writer: __.asyncio.StreamWriter
+    ) -> None:
+        task = __.asyncio.current_task( )
+        if task is not None: self.connections.add( task )
+        try: await self._relay( reader, writer )
+        except (
+            OSError, EOFError, ValueError, __.asyncio.LimitOverrunError,
+            __.asyncio.TimeoutError,
+        ):
+            pass
+        finally:
+            if task is not None: self.connections.discard( task )
+            writer.close( )
+
+    async def _relay(
+        self, reader: __.asyncio.StreamReader, writer: __.asyncio.StreamWriter
+    ) -> None:
+        head = await __.asyncio.wait_for(
+            reader.readuntil( b'\r\n\r\n' ), _HEAD_TIMEOUT )
+        request = _parse_request( head )
+        if isinstance( request, _Refusal ):
+            await self._refuse( writer, request )
+            return
+        name, port = request.address
+        if not self.is_allowed( name, port ):
+            await self._refuse(
+                writer, _Refusal( 403, f"host {name}:{port} is not listed" ) )
+        elif request.method.upper( ) == 'CONNECT':
+            await self._tunnel( reader, writer, request.address )
+        else: await self._forward( reader, writer, request )
+
+    async def _connect(
+        self, writer: __.asyncio.StreamWriter, address: tuple[ str, int ]
+    ) -> tuple[ __.asyncio.StreamReader, __.asyncio.StreamWriter ] | None:
+        name, port = address
+        host = name if self.resolver is None else self.resolver( name )
+        try: return await __.asyncio.open_connection( host, port )
+        except OSError as exception:
+            await self._refuse( writer, _Refusal(
+                502, f"host {name}:{port} is not reached ({exception})" ) )
+            return None
+
+    async def _forward(
+        self,
+        reader: __.asyncio.StreamReader,
+        writer: __.asyncio.StreamWriter,
+        request: '_Request',
+    ) -> None:
+        connection = await self._connect( writer, request.address )
+        if connection is None: return
+        upstream_reader, upstream_writer = connection
+        authority, path = _split_target( request.target )
+        kept = ''.join(
+            f"{key}: {value}\r\n" for key, value in request.headers
+            if key.lower( ) not in _HEADERS_HOP and key.lower( ) != 'host' )
+        upstream_writer.write( (
+            f"{request.method} {path} {request.version}\r\n"
+            f"Host: {authority}\r\n{kept}Connection: close\r\n\r\n"
+        ).encode( 'latin-1' ) )
+        # Only the announced body: a second request on this connection
+        # would reach the same address under another Host.
+        try:
+            if request.length:
+                upstream_writer.write(
+                    await reader.readexactly( request.length ) )
+            await _pump( upstream_reader, writer )
+        finally: upstream_writer.close( )
+
+    async def _refuse(
+        self, writer: __.asyncio.StreamWriter, refusal: '_Refusal'
+    ) -> None:
+        _scribe.warning(
+            "Proxy of MCP ensemble %r refused a request: %s.",
+            self.ensemble, refusal.reason )
+        body = (
+            "invocables sandbox proxy: {reason}; the sandbox lists "
+            "{hosts}.\n".format(
+                reason = refusal.reason,
+                hosts = ', '.join( map( str, self.rules ) ) ) ).encode( )
+        writer.write( (
+            "HTTP/1.1 {status} {phrase}\r\n"
+            "Content-Type: text/plain; charset=utf-8\r\n"
+            "Content-Length: {length}\r\nConnection: close\r\n\r\n"
+        ).format(
+            status = refusal.status, phrase = _STATUSES[ refusal.status ],
+            length = len( body ) ).encode( ) + body )
+        await writer.drain( )
+
+    async def _tunnel(
+        self,
+        reader: __.asyncio.StreamReader,
+        writer: __.asyncio.StreamWriter,
+        address: tuple[ str, int ],
+    ) -> None:
+        connection = await self._connect( writer, address )
+        if connection is None: return
+        upstream_reader, upstream_writer = connection
+        writer.write( b'HTTP/1.1 200 Connection Established\r\n\r\n' )
+        try:
+            await __.asyncio.gather(
+                _pump( reader, upstream_writer ),
+                _pump( upstream_reader, writer ) )
+        finally: upstream_writer.close( )
+
+
+class _Refusal( __.typx.NamedTuple ):
+
+    status: int
+    reason: str
+
+
+class _Request( __.typx.NamedTuple ):
+
+    method: str
+    target: str
+    version: str
+    headers: list[ tuple[ str, str ] ]
+    address: tuple[ str, int ]
+    length: int
+
+
+def normalize_name( text: str ) -> str:
+    ''' Returns host name in lower-case ASCII (IDNA), without final dot.
+
+        Raises ``ValueError`` for what is no DNS name: an address (also
+        written in decimal, octal or hexadecimal parts), an empty label,
+        or a character outside letters, digits, hyphens and underscores.
+    '''
+    if not text or text.startswith( '[' ) or '%' in text:
+        raise ValueError( f"{text!r} is not a DNS name" )
+    try: name = text.lower( ).encode( 'idna' ).decode( 'ascii' )
+    except UnicodeError as exception:
+        raise ValueError( f"{text!r} is not a DNS name" ) from exception
+    name = name.lower( ).removesuffix( '.' )
+    labels = name.split( '.' )
+    if len( name ) > 253 or not all( # noqa: PLR2004
+        _label.fullmatch( label ) for label in labels
+    ): raise ValueError( f"{text!r} is not a DNS name" )
+    if _numeric.fullmatch( labels[ -1 ] ):
+        raise ValueError(
+            f"{text!r} is an address; the proxy reaches DNS names only" )
+    return name
+
+
+def produce_rules(
+    entries: __.cabc.Iterable[ object ], location: str = "sandbox 'network'"
+) -> tuple[ Rule, ... ]:
+    ''' Returns rules of host list entries: ``name``, ``*.suffix``, each
+        with an optional ``:port``.
+    '''
+    rules: dict[ str, Rule ] = { }
+    for entry in entries:
+        try: rule = _produce_rule( entry )
+        except ValueError as exception:
+            raise _exceptions.ConfigurationInvalidity(
+                location, f"{entry!r} is not a host: write a DNS name "
+                "('api.example.com'), maybe with a wildcard "
+                "('*.example.com') or a port ('api.example.com:8443')."
+            ) from exception
+        rules[ str( rule ) ] = rule
+    return tuple( rules.values( ) )
+
+
+async def _pump(
+    reader: __.asyncio.StreamReader, writer: __.asyncio.StreamWriter
+) -> None:
+    while data := await reader.read( 65536 ):
+        writer.write( data )
+        await writer.drain( )
+    if writer.can_write_eof( ): writer.write_eof( )
+
+
+def _parse_headers(
+    lines: __.cabc.Sequence[ str ]
+) -> list[ tuple[ str, str ] ] | None:
+    headers: list[ tuple[ str, str ] ] = [ ]
+    for line in lines:
+        key, colon, value = line.partition( ':' )
+        if not colon or not key or key != key.strip( ): return None
+        headers.append( ( key, value.strip( ) ) )
+    return headers
+
+
+def _parse_request( head: bytes ) -> _Request | _Refusal:
+    ''' Returns request of head, or why it is refused. '''
+    lines = head.decode( 'latin-1' ).split( '\r\n' )[ : -2 ]
+    words = lines[ 0 ].split( ' ' )
+    headers = _parse_headers( lines[ 1 : ] )
+    if len( words ) != 3 or headers is None: # noqa: PLR2004
+        return _Refusal( 400, "malformed request" )
+    method, target, version = words
+    if method.upper( ) == 'CONNECT':
+        address = _split_authority( target, __.absent )
+    elif target[ : 7 ].lower( ) == 'http://':
+        address = _split_authority( _split_target( target )[ 0 ], 80 )
+    else:
+        return _Refusal(
+            400, f"target {target!r} is neither http:// nor host:port" )
+    if isinstance( address, str ): return _Refusal( 403, address )
+    # A CONNECT's Host header, if any, may omit the port of its target.
+    port = address[ 1 ] if method.upper( ) == 'CONNECT' else 80
+    length = _measure_body( headers, address, port )
+    if isinstance( length, _Refusal ): return length
+    return _Request( method, target, version, headers, address, length )
+
+
+def _measure_body(
+    headers: list[ tuple[ str, str ] ], address: tuple[ str, int ], port: int
+) -> int | _Refusal:
+    ''' Returns length of request body, or why the headers are refused.
+    '''
+    def access( name: str ) -> list[ str ]:
+        return [ value for key, value in headers if key.lower( ) == name ]
+    hosts, lengths = access( 'host' ), access( 'content-length' )
+    if len( hosts ) > 1 or any(
+        _split_authority( host, port ) != address for host in hosts
+    ): return _Refusal( 403, "the Host header does not name the target" )
+    if access( 'transfer-encoding' ):
+        return _Refusal( 501, "a request body needs a Content-Length" )
+    if len( set( lengths ) ) > 1 or not all(
+        length.isdigit( ) for length in lengths
+    ): return _Refusal( 400, "bad Content-Length" )
+    return int( lengths[ 0 ] ) if lengths else 0
+
+
+def _produce_rule( entry: object ) -> Rule:
+    if not isinstance( entry, str ): raise ValueError( entry ) # noqa: TRY004
+    text, wildcard = entry.strip( ), False
+    if text.startswith( '*.' ): text, wildcard = text[ 2 : ], True
+    name, colon, number = text.rpartition( ':' )
+    if not colon: name, number = text, ''
+    port: __.Absential[ int ] = __.absent
+    if colon:
+        if not number.isdigit( ) or not 0 < int( number ) < _PORT_LIMIT:
+            raise ValueError( entry )
+        port = int( number )
+    return Rule(
+        name = normalize_name( name ), wildcard = wildcard, port = port )
+
+
+def _split_authority(
+    text: str, port: __.Absential[ int ]
+) -> tuple[ str, int ] | str:
+    ''' Returns normalized name and port of ``name[:port]``, or why not.
+
+        Without a port in text, the default port (absent: refused).
+    '''
+    if '@' in text: return f"authority {text!r} holds credentials"
+    name, colon, number = text.rpartition( ':' )
+    if not colon: name, number = text, ''
+    if number and not ( number.isdigit( ) and len( number ) <= 5 ): # noqa: PLR2004
+        return f"port of {text!r} is not a number"
+    if not number:
+        if __.is_absent( port ): return f"authority {text!r} has no port"
+        number = str( port )
+    try: return normalize_name( name ), int( number )
+    except ValueError as exception: return str( exception )
+
+
+def _split_target( target: str ) -> tuple[ str, str ]:
+    ''' Returns authority and origin-form path of absolute HTTP target. '''
+    rest = target[ 7 : ]
+    ends = [ index for index in map( rest.find, '/?#' ) if index >= 0 ]
+    end = min( ends ) if ends else len( rest )
+    path = rest[ end : ].split( '#', 1 )[ 0 ]
+    if not path.startswith( '/' ): path = '/' + path
+    return rest[ : end ], path
