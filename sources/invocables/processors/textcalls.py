@@ -56,7 +56,6 @@
 
 
 import ast as _ast
-import math as _math
 
 from . import __
 from . import _textscans
@@ -672,40 +671,11 @@ def _evaluate_keywords(
         except (
             ValueError, TypeError, SyntaxError, RecursionError, MemoryError
         ): return { }, f"argument {keyword.arg!r} is not a literal"
-        value_ = _jsonify( value, 0 )
-        if __.is_absent( value_ ):
+        try: arguments[ keyword.arg ] = __.values.copy_plain(
+            value, DEPTH_MAXIMUM )
+        except __.values.Flaw:
             return { }, f"argument {keyword.arg!r} has no JSON form"
-        arguments[ keyword.arg ] = value_
     return arguments, __.absent
-
-
-def _jsonify( value: object, depth: int ) -> object:
-    ''' Returns JSON value of Python literal; absent if it has none. '''
-    if depth > DEPTH_MAXIMUM: return __.absent
-    if value is None or isinstance( value, ( bool, int, str ) ): return value
-    if isinstance( value, float ):
-        return value if _math.isfinite( value ) else __.absent
-    if isinstance( value, ( list, tuple, dict ) ):
-        return _jsonify_container(
-            __.typx.cast( __.cabc.Collection[ object ], value ), depth )
-    return __.absent
-
-
-def _jsonify_container(
-    value: __.cabc.Collection[ object ], depth: int
-) -> object:
-    if isinstance( value, dict ):
-        mapping = __.typx.cast( dict[ object, object ], value )
-        result: dict[ str, object ] = { }
-        for key, item in mapping.items( ):
-            item_ = _jsonify( item, depth + 1 )
-            if not isinstance( key, str ) or __.is_absent( item_ ):
-                return __.absent
-            result[ key ] = item_
-        return result
-    items = [ _jsonify( item, depth + 1 ) for item in value ]
-    if any( __.is_absent( item ) for item in items ): return __.absent
-    return items
 
 
 class _RepetitionError( ValueError ):
