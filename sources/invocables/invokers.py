@@ -417,7 +417,7 @@ class FunctionInvoker(
             self.annotations: Annotations
             self.outschema: __.Absential[ __.Schema ]
             self.validator: _schemata.Validator
-            self._arguments_root: dict[ str, __.typx.Any ] | None
+            self.adaptations: dict[ str, __.typx.Any ]
             self.function: __.Absential[
                 __.cabc.Callable[ _Parameters, _Result ] ]
         validator_ = (
@@ -441,12 +441,8 @@ class FunctionInvoker(
             outschema = outschema,
             validator = validator_,
             function = function,
-            # The validator's root, kept here too: a first tool list reads
-            # it from the invoker, touching neither validator nor schema
-            # (each a page to copy in a forked worker).
-            _arguments_root = (
-                validator_.root if validator_.schema is arguments_schema
-                else None ) )
+            # Memo of processors: the schema adapted to each dialect.
+            adaptations = { } )
 
     @property
     def argschema( self ) -> __.Schema:
@@ -674,52 +670,13 @@ def validate_retries(
         Raises :py:class:`invocables.exceptions.ConfigurationInvalidity` at
         location otherwise.
     '''
-    if __.is_absent( retries ): return retries
-    if isinstance( retries, int ) and not isinstance( retries, bool ) and (
-        0 <= retries <= RETRIES_MAXIMUM
-    ): return retries
-    raise _exceptions.ConfigurationInvalidity(
-        location, "expected a whole number of retries from 0 to {maximum}, "
-        "got {value!r}.".format( maximum = RETRIES_MAXIMUM, value = retries ) )
+    return __.values.validate_count(
+        retries, location, minimum = 0, maximum = RETRIES_MAXIMUM,
+        reason = "expected a whole number of retries from 0 to {maximum}, "
+        "got {value!r}." )
 
 
-def survey_arguments_roots(
-    invokers: __.cabc.Iterable[ 'Invoker' ]
-) -> list[ dict[ str, __.typx.Any ] ] | None:
-    ''' Returns the root copy of each invoker's arguments schema (see
-        :py:attr:`invocables.schemata.Validator.root`), in order, when
-        every invoker is a :py:class:`FunctionInvoker` whose schema has
-        one; ``None`` otherwise.
-
-        Reads neither schema: a first tool list of many tools touches as
-        few objects as it can.
-    '''
-    invokers_: __.cabc.Iterable[ __.typx.Any ] = invokers
-    try: roots = [ invoker._arguments_root for invoker in invokers_ ]
-    except AttributeError: return None # not a FunctionInvoker
-    return roots if all( roots ) else None
-
-
-def validate_timeout(
-    timeout: __.Absential[ object ], location: str
-) -> __.Absential[ float | None ]:
-    ''' Returns timeout in seconds if valid; absent and None pass through.
-
-        A timeout is a positive, finite number of seconds (``None`` means
-        no limit). Raises
-        :py:class:`invocables.exceptions.ConfigurationInvalidity` at
-        location otherwise.
-    '''
-    if __.is_absent( timeout ) or timeout is None: return timeout
-    if isinstance( timeout, ( int, float ) ) and not isinstance(
-        timeout, bool
-    ) and 0 < timeout < float( 'inf' ): return float( timeout )
-    hint = (
-        " Use None for no limit." if timeout == float( 'inf' ) else '' )
-    raise _exceptions.ConfigurationInvalidity(
-        location, "expected a positive number of seconds or None, got "
-        "{value!r} ({kind}).{hint}".format(
-            value = timeout, kind = type( timeout ).__name__, hint = hint ) )
+validate_timeout = __.values.validate_timeout
 
 
 def validate_tool_name( name: object ) -> str:

@@ -22,10 +22,6 @@
 
 
 import contextvars as _contextvars
-import weakref as _weakref
-
-from operator import is_ as _is
-from operator import itemgetter as _itemgetter
 
 from . import __
 from . import canisters as _canisters
@@ -53,10 +49,6 @@ _KEYWORDS_DATA = frozenset( ( 'const', 'default', 'enum', 'examples' ) )
 _KEYWORDS_NAMING = frozenset( (
     '$defs', 'definitions', 'dependentSchemas', 'properties' ) )
 _PATTERNS_CACHE_SIZE = 1024
-_UNKNOWN = object( ) # what no schema is, not even None
-_ROOT_UNKNOWN: tuple[ object, dict[ str, __.typx.Any ] ] = ( _UNKNOWN, { } )
-_access_originals = _itemgetter( 0 )
-_access_copies = _itemgetter( 1 )
 
 KEYS_ROOT_PLAIN = frozenset( (
     'additionalProperties', 'description', 'properties', 'required',
@@ -81,10 +73,11 @@ class Validator( __.immut.Object, instances_mutables = ( '_validator', ) ):
     root: __.typx.Annotated[
         dict[ str, __.typx.Any ] | None,
         __.ddoc.Doc( ''' The schema's root copied, less ``$schema``, when
-            the schema is plain JSON with a plain object root (see
-            :py:func:`survey_plain_roots_known`): what dialects which take
-            such a root as it is offer, the same object in every tool
-            list (not to be changed). ``None`` otherwise. ''' ),
+            the schema is plain JSON with a plain object root (only the
+            keys of :py:data:`KEYS_ROOT_PLAIN`, ``type`` ``object``, its
+            ``required`` a list of text): what dialects which take such a
+            root as it is offer, the same object in every tool list (not
+            to be changed). ``None`` otherwise. ''' ),
     ]
 
     # jsonschema's validator methods are only partly typed.
@@ -96,7 +89,7 @@ class Validator( __.immut.Object, instances_mutables = ( '_validator', ) ):
         vars( self ).update(
             name = name, schema = schema, _validator = None,
             _plan = _produce_plan( schema ),
-            root = _produce_root( self, schema ) )
+            root = _produce_root( schema ) )
 
     def validate_arguments( self, arguments: object ) -> __.Arguments:
         ''' Returns arguments if valid. Raises invalidity error otherwise.
@@ -230,74 +223,7 @@ class _Plan( __.typx.NamedTuple ):
         return True
 
 
-# Schemas found plain, by identity, while the validator of each lives (and
-# so its tool); with the weak reference to that validator which forgets
-# the entry. Looking a schema up reads neither the validator nor the
-# reference: many tools are looked up at once, at the first tool list.
-_plain_schemas: dict[ int, object ] = { }
-_plain_references: dict[ int, _weakref.KeyedRef[ int, Validator ] ] = { }
-# Of those, the schemas whose root is a plain object root (see below), each
-# with its root copied (less ``$schema``) when its tool was made.
-_plain_roots: dict[ int, tuple[ object, dict[ str, __.typx.Any ] ] ] = { }
-
-
 is_plain = __.values.is_plain
-
-
-def is_plain_known( schema: object ) -> bool:
-    ''' Returns whether schema is known to be plain JSON, with no walk: it
-        is the arguments schema of a live tool, found plain when the tool
-        was made (schemas are not to be changed after that).
-    '''
-    return _plain_schemas.get( id( schema ), _UNKNOWN ) is schema
-
-
-def survey_plain_known(
-    schemas: __.cabc.Iterable[ object ]
-) -> list[ bool ]:
-    ''' Returns, for each schema, whether it is known to be plain JSON
-        (see :py:func:`is_plain_known`), in one pass.
-    '''
-    known = _plain_schemas.get
-    return [
-        known( id( schema ), _UNKNOWN ) is schema for schema in schemas ]
-
-
-def survey_plain_roots_known(
-    schemas: __.cabc.Iterable[ object ]
-) -> list[ bool ]:
-    ''' Returns, for each schema, whether it is known to be plain JSON with
-        a plain object root, in one pass.
-
-        A plain object root has only the keys of :py:data:`KEYS_ROOT_PLAIN`
-        (and perhaps ``$schema``), ``type`` ``object``, its ``properties``
-        an object, and its ``required`` (if any) a list of text: every
-        dialect which changes only roots takes it as it is (less
-        ``$schema``). Found when the tool was made, as plainness is.
-    '''
-    known = _plain_roots.get
-    return [
-        known( id( schema ), _ROOT_UNKNOWN )[ 0 ] is schema
-        for schema in schemas ]
-
-
-def access_plain_roots(
-    schemas: __.cabc.Sequence[ object ]
-) -> list[ dict[ str, __.typx.Any ] ] | None:
-    ''' Returns the root copies of schemas, in order, when every schema is
-        known plain with a plain object root (see
-        :py:func:`survey_plain_roots_known`); ``None`` otherwise.
-
-        Each copy was made when its tool was made, less ``$schema``, and
-        is the same object at every call: not to be changed (copy it
-        first). Its nested nodes are the schema's own.
-    '''
-    known = _plain_roots.get
-    entries = [
-        known( id( schema ), _ROOT_UNKNOWN ) for schema in schemas ]
-    if not all( map( _is, map( _access_originals, entries ), schemas ) ):
-        return None
-    return list( map( _access_copies, entries ) )
 
 
 def produce_validator( name: str, schema: __.Schema ) -> Validator:
@@ -828,51 +754,17 @@ def _survey_patterns( schema: object ) -> __.cabc.Iterator[ str ]:
         else: yield from _survey_patterns( value )
 
 
-def _forget_plain( reference: '_weakref.KeyedRef[ int, Validator ]' ) -> None:
-    ''' Forgets schema of a validator gone, unless another took it. '''
-    key = reference.key
-    if _plain_references.get( key ) is reference:
-        _plain_references.pop( key, None )
-        _plain_schemas.pop( key, None )
-        _plain_roots.pop( key, None )
-
-
-def _produce_root(
-    validator: Validator, schema: __.Schema
-) -> dict[ str, __.typx.Any ] | None:
-    ''' Returns root copy of schema, if plain with a plain object root.
-
-        A read-only view of such a schema (what typed functions get) has
-        its root copied too, though the view is not remembered as plain.
+def _produce_root( schema: __.Schema ) -> dict[ str, __.typx.Any ] | None:
+    ''' Returns root copy of schema, less ``$schema``, if plain with a
+        plain object root; of a read-only view of one (what typed
+        functions get) too.
     '''
-    if is_plain( schema ): return _remember_plain( validator, schema )
     genus = type( schema ) # not narrowed: the schema stays a Schema
-    if genus is not __.types.MappingProxyType: return None
-    view = dict( schema )
-    if not ( is_plain( view ) and _is_root_plain( view ) ): return None
-    return _copy_root( view )
-
-
-def _copy_root( schema: __.Schema ) -> dict[ str, __.typx.Any ]:
-    ''' Returns root of schema copied, less ``$schema``. '''
+    if genus is __.types.MappingProxyType: schema = dict( schema )
+    elif genus is not dict: return None
+    if not ( _is_root_plain( schema ) and is_plain( schema ) ): return None
     root = dict( schema )
     root.pop( '$schema', None )
-    return root
-
-
-def _remember_plain(
-    validator: Validator, schema: __.Schema
-) -> dict[ str, __.typx.Any ] | None:
-    ''' Remembers plain schema; returns its root copy, if a plain root. '''
-    key = id( schema )
-    _plain_references[ key ] = _weakref.KeyedRef(
-        validator, _forget_plain, key )
-    _plain_schemas[ key ] = schema
-    if not _is_root_plain( schema ):
-        _plain_roots.pop( key, None )
-        return None
-    root = _copy_root( schema )
-    _plain_roots[ key ] = ( schema, root )
     return root
 
 

@@ -290,10 +290,11 @@ def test_250_invokers_immutable( ):
 def test_260_arguments_roots_made_once( ):
     ''' A tool whose schema is plain with a plain object root has its root
         copied once, with its validator (less ``$schema``), kept by its
-        copies; a list of such tools gives those copies without reading
-        the schemas; any other tool in the list gives none.
+        copies and offered by the processors which take it as it is; any
+        other tool has none, and a validator of another schema has its
+        root not offered.
     '''
-    from invocables import dialects, invokers, schemata
+    from invocables import dialects, schemata
 
     def add( a: int, b: int = 0 ) -> int:
         return a + b
@@ -318,30 +319,24 @@ def test_260_arguments_roots_made_once( ):
     for dialect in ( 'anthropic', 'cohere', 'openai' ):
         assert typed.validator.root == dialects.adapt_schema(
             typed.arguments_schema, dialect )
-    roots = invokers.survey_arguments_roots(
-        [ given, typed, given.with_ensemble( 'e' ) ] )
-    assert roots is not None
-    assert [ id( item ) for item in roots ] == [
-        id( root ), id( typed.validator.root ), id( root ) ]
-    assert invokers.survey_arguments_roots( [ ] ) == [ ]
-    # Not plain at the root ($defs to resolve): no root, no list.
+    assert given.with_ensemble( 'e' ).validator.root is root
+    tools = invocables.produce_processor( 'anthropic' ).prepare_tools(
+        [ invocables.produce_ensemble( 'e', [ given, typed ] ) ] )
+    assert [ tool[ 'input_schema' ] for tool in tools ] == [
+        root, typed.validator.root ]
+    # Not plain at the root ($defs to resolve): no root.
     nested = invocables.produce_invoker( noop, name = 'nested',
         arguments_schema = {
             'type': 'object', '$defs': { 't': { 'type': 'string' } },
             'properties': { 'x': { '$ref': '#/$defs/t' } } } )
     assert nested.validator.root is None
-    assert invokers.survey_arguments_roots( [ given, nested ] ) is None
-    # An invoker of another class: no list either.
-    class Own:
-        name = 'own'
-        description = ''
-        arguments_schema = schema
-
-    assert invokers.survey_arguments_roots( [ given, Own( ) ] ) is None
     # A validator of another schema: its root is not offered.
     other = schemata.Validator( 'other', {
         'type': 'object', 'properties': { } } )
     mismatched = invocables.FunctionInvoker(
         name = 'mismatched', invocable = given.invocable,
         arguments_schema = schema, validator = other )
-    assert invokers.survey_arguments_roots( [ mismatched ] ) is None
+    tools = invocables.produce_processor( 'anthropic' ).prepare_tools(
+        [ invocables.produce_ensemble( 'm', [ mismatched ] ) ] )
+    assert tools[ 0 ][ 'input_schema' ] is not other.root
+    assert tools[ 0 ][ 'input_schema' ] == root

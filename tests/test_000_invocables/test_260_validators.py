@@ -226,10 +226,10 @@ def test_170_quick_meta_check_agrees_with_metaschema( schema ):
     ).validate( schema )
 
 
-def test_180_plain_schemas_known_while_their_tool_lives( ):
-    ''' A tool's plain schema is known plain, by identity, until the tool
-        goes; an equal copy, or a schema holding a tuple or NaN, is not. '''
-    import gc
+def test_180_plain_schemas_found( ):
+    ''' A tool's plain schema is found plain when the tool is made, and
+        its plain object root copied; a schema holding a tuple or NaN is
+        not plain, and has no root copy. '''
     import invocables
 
     async def forecast( context: object, arguments: object ) -> str:
@@ -247,45 +247,19 @@ def test_180_plain_schemas_known_while_their_tool_lives( ):
         invocables.produce_invoker(
             forecast, name = f"forecast{index}", arguments_schema = schema )
         for index, schema in enumerate( ( plain, unplain, unfinite ) ) ]
-    assert schemata.is_plain_known( plain )
-    assert not schemata.is_plain_known( dict( plain ) )
-    assert not schemata.is_plain_known( unplain )
-    assert not schemata.is_plain_known( unfinite )
-    del invokers
-    gc.collect( )
-    assert not schemata.is_plain_known( plain )
+    assert schemata.is_plain( plain )
+    assert not schemata.is_plain( unplain )
+    assert not schemata.is_plain( unfinite )
+    assert invokers[ 0 ].validator.root == plain
+    assert invokers[ 1 ].validator.root is None
+    assert invokers[ 2 ].validator.root is None
 
 
-def test_190_plain_schemas_surveyed_at_once( ):
-    ''' Surveying many schemas agrees with asking of each; what is no
-        schema (None, text) is never known plain; a schema stays known
-        while the last validator made of it lives.
+def test_195_plain_roots_copied_once( ):
+    ''' A plain schema has a plain object root when every dialect of
+        roots would take its root as it is (less ``$schema``), and that
+        root is copied with its validator, once, its nested nodes shared.
     '''
-    import gc
-    plain = { 'type': 'object',
-              'properties': { 'city': { 'type': 'string' } } }
-    first = schemata.Validator( 'first', plain )
-    second = schemata.Validator( 'second', plain )
-    others = [ None, 'text', dict( plain ), { 'type': 'object' } ]
-    assert schemata.survey_plain_known( [ plain, *others ] ) == [
-        True, False, False, False, False ]
-    assert not any( schemata.is_plain_known( other ) for other in others )
-    del first
-    gc.collect( )
-    assert schemata.survey_plain_known( [ plain ] ) == [ True ]
-    assert second.schema is plain
-    del second
-    gc.collect( )
-    assert not schemata.is_plain_known( plain )
-
-
-def test_195_plain_roots_surveyed_at_once( ):
-    ''' A plain schema is known to have a plain object root when every
-        dialect of roots would take its root as it is (less ``$schema``),
-        and that root is copied then, once; the entry goes with the last
-        validator of the schema.
-    '''
-    import gc
     rooted = [
         { 'type': 'object', 'properties': { } },
         { '$schema': 'https://json-schema.org/draft/2020-12/schema',
@@ -307,16 +281,13 @@ def test_195_plain_roots_surveyed_at_once( ):
     validators = [
         schemata.Validator( f"tool{index}", schema )
         for index, schema in enumerate( rooted + unrooted ) ]
-    surveyed = schemata.survey_plain_roots_known( rooted + unrooted )
-    assert surveyed == [ True ] * len( rooted ) + [ False ] * len( unrooted )
+    roots = [ validator.root for validator in validators ]
+    assert roots[ len( rooted ) : ] == [ None ] * len( unrooted )
     # All of them plain JSON all the same: that is not about roots.
-    assert all( schemata.survey_plain_known( rooted + unrooted ) )
-    assert schemata.survey_plain_roots_known(
-        [ dict( rooted[ 0 ] ), None, 'text' ] ) == [ False, False, False ]
+    assert all( map( schemata.is_plain, rooted + unrooted ) )
     # Root copies, made with the validator: less $schema, not the schema,
-    # the same objects at every call, nested nodes shared.
-    roots = schemata.access_plain_roots( rooted )
-    assert roots is not None
+    # the same objects at every access, nested nodes shared.
+    roots = roots[ : len( rooted ) ]
     assert roots == [
         { key: value for key, value in schema.items( )
           if key != '$schema' } for schema in rooted ]
@@ -324,13 +295,6 @@ def test_195_plain_roots_surveyed_at_once( ):
     assert all(
         root[ 'properties' ] is schema[ 'properties' ]
         for root, schema in zip( roots, rooted ) )
-    again = schemata.access_plain_roots( rooted )
-    assert again is not None
-    assert all( map( operator.is_, again, roots ) )
-    assert schemata.access_plain_roots( [ ] ) == [ ]
-    assert schemata.access_plain_roots( [ *rooted, unrooted[ 0 ] ] ) is None
-    assert schemata.access_plain_roots( [ dict( rooted[ 0 ] ) ] ) is None
-    del validators
-    gc.collect( )
-    assert not any( schemata.survey_plain_roots_known( rooted ) )
-    assert schemata.access_plain_roots( rooted ) is None
+    assert all( map(
+        operator.is_, roots,
+        [ validator.root for validator in validators[ : len( rooted ) ] ] ) )

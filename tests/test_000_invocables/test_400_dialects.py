@@ -977,10 +977,10 @@ def _produce_random_schemas( count ):
     return schemas
 
 
-def test_900_tool_schemas_as_tool_schema( ):
-    ''' Adapting many tools in one pass, with share, gives for each tool
-        what adapting it alone gives (the same refusals too), on the
-        schemas of real servers and on random ones; inputs are unchanged.
+def test_900_tool_schemas_shared_as_copied( ):
+    ''' Adapting tools with share gives for each tool what adapting it
+        without gives (the same refusals too), on the schemas of real
+        servers and on random ones; inputs are unchanged.
     '''
     tools = _survey_real_schemas( ) + _produce_random_schemas( 1500 )
     # Known plain, as the schemas of live tools are.
@@ -992,8 +992,10 @@ def test_900_tool_schemas_as_tool_schema( ):
     with warnings.catch_warnings( ):
         warnings.simplefilter( 'ignore' )
         for dialect in ( *_DIALECTS_SHARED, 'openai-strict' ):
-            together = dialects.adapt_tool_schemas(
-                names, schemas, dialect, share = True )
+            together = [
+                dialects.adapt_tool_schema(
+                    name, schema, dialect, share = True )
+                for name, schema in zip( names, schemas ) ]
             alone = [
                 dialects.adapt_tool_schema( name, schema, dialect )
                 for name, schema in tools ]
@@ -1004,52 +1006,35 @@ def test_900_tool_schemas_as_tool_schema( ):
 
 
 def test_905_plain_roots_copied_as_adapted( ):
-    ''' When every schema is known plain with a plain object root, the
-        root copies are what adapting them gives, for the dialects which
-        take such roots as they are, fresh or shared (made with the tools);
-        otherwise, or for another dialect, there are none. Inputs are
-        unchanged.
+    ''' The root copies made with the validators of plain schemas are
+        what adapting them gives, for the dialects which take such roots
+        as they are; inputs are unchanged.
     '''
     tools = _survey_real_schemas( ) + _produce_random_schemas( 1500 )
     validators = [
         schemata.Validator( name, schema ) for name, schema in tools ]
     rooted = [
-        ( name, schema ) for ( name, schema ), known in zip(
-            tools, schemata.survey_plain_roots_known(
-                [ schema for _, schema in tools ] ) )
-        if known ]
+        ( name, schema, validator.root )
+        for ( name, schema ), validator in zip( tools, validators )
+        if validator.root is not None ]
     assert 100 < len( rooted ) < len( tools )
-    names = [ name for name, _ in rooted ]
-    schemas = [ schema for _, schema in rooted ]
-    originals = copy.deepcopy( schemas )
+    originals = copy.deepcopy( tools )
     for dialect in _DIALECTS_SHARED:
-        copies = dialects.copy_plain_roots( schemas, dialect )
-        shared = dialects.share_plain_roots( schemas, dialect )
-        if dialect in ( 'anthropic', 'cohere', 'openai' ):
-            assert copies == dialects.adapt_tool_schemas(
-                names, schemas, dialect, share = True ), dialect
-            assert shared == copies
-            assert shared is not None
-            assert all(
-                copy_ is not schema and copy_ is not root
-                for copy_, schema, root in zip( copies, schemas, shared ) )
-            # Made with the tools: the same at every call.
-            again = dialects.share_plain_roots( schemas, dialect )
-            assert again is not None
-            assert all( map( operator.is_, again, shared ) )
-        else: assert copies is None and shared is None, dialect
-        everything = [ schema for _, schema in tools ]
-        assert dialects.copy_plain_roots( everything, dialect ) is None
-        assert dialects.share_plain_roots( everything, dialect ) is None
-    assert schemas == originals
-    assert len( validators ) == len( tools )
+        takes = dialect in ( 'anthropic', 'cohere', 'openai' )
+        assert dialects.takes_plain_roots( dialect ) is takes
+        if not takes: continue
+        for name, schema, root in rooted:
+            assert root == dialects.adapt_tool_schema(
+                name, schema, dialect, share = True ), dialect
+            assert root is not schema
+    assert tools == originals
 
 
 def test_910_tool_schemas_share_what_is_taken( ):
     ''' A plain schema which a dialect takes as it is shares its nested
         nodes with the result; the root is a copy, without the keys the
-        dialect drops. Not known plain, a schema is copied whole for
-        Gemini; without share, for every dialect.
+        dialect drops. Not plain, a schema is copied whole for Gemini;
+        without share, for every dialect.
     '''
     schema = {
         '$schema': 'https://json-schema.org/draft/2020-12/schema',
@@ -1060,8 +1045,8 @@ def test_910_tool_schemas_share_what_is_taken( ):
         'required': [ 'city' ] }
     validator = schemata.Validator( 'forecast', schema )
     for dialect in _DIALECTS_SHARED:
-        adapted, = dialects.adapt_tool_schemas(
-            [ 'forecast' ], [ schema ], dialect, share = True )
+        adapted = dialects.adapt_tool_schema(
+            'forecast', schema, dialect, share = True )
         assert adapted is not schema
         assert adapted[ 'properties' ] is schema[ 'properties' ]
         assert '$schema' not in adapted
@@ -1069,12 +1054,12 @@ def test_910_tool_schemas_share_what_is_taken( ):
         assert kept is ( dialect != 'gemini' )
         assert '$schema' in schema
     other = copy.deepcopy( schema )
-    adapted, = dialects.adapt_tool_schemas(
-        [ 'forecast' ], [ other ], 'gemini', share = True )
+    other[ 'required' ] = ( 'city', ) # not plain JSON
+    adapted = dialects.adapt_tool_schema(
+        'forecast', other, 'gemini', share = True )
     assert adapted == dialects.adapt_schema( other, 'gemini' )
     assert adapted[ 'properties' ] is not other[ 'properties' ]
     for dialect in _DIALECTS_SHARED:
-        unshared, = dialects.adapt_tool_schemas(
-            [ 'forecast' ], [ schema ], dialect )
+        unshared = dialects.adapt_tool_schema( 'forecast', schema, dialect )
         assert unshared[ 'properties' ] is not schema[ 'properties' ]
     assert validator.schema is schema

@@ -821,27 +821,3 @@ def test_870_subclass_hooks_honoured( ):
     assert all(
         item[ 'description' ] == 'Adapted.'
         for item in declared[ 0 ][ 'function_declarations' ] )
-
-
-def test_875_subclass_list_with_its_tool( ):
-    ''' A subclass which defines its tool and its one-pass list together
-        has its own list; its parent's one-pass list is never used. '''
-    from invocables.processors import cohere
-
-    class Listed( cohere.CohereProcessor ):
-        def produce_tool( self, name, description, schema ):
-            return { 'only': name }
-
-        def produce_tool_list( self, recipes ):
-            return [ { 'listed': name } for name in recipes[ 0 ] ]
-
-    class Retold( Listed ):
-        def produce_tool( self, name, description, schema ):
-            return { 'retold': name }
-
-    ensemble = _ChangingEnsemble(
-        'e', [ _produce_invoker( 'one' ), _produce_invoker( 'two' ) ] )
-    assert Listed( ).prepare_tools( [ ensemble ] ) == [
-        { 'listed': 'one' }, { 'listed': 'two' } ]
-    assert Retold( ).prepare_tools( [ ensemble ] ) == [
-        { 'retold': 'one' }, { 'retold': 'two' } ]

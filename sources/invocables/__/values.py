@@ -30,6 +30,7 @@ __all__ = (
     'copy_json',
     'copy_plain',
     'is_plain',
+    'is_timeout',
     'thaw_json',
     'validate_count',
     'validate_timeout',
@@ -263,6 +264,15 @@ def is_plain(
     return _is_plain( value, 0, depth_maximum )
 
 
+def is_timeout( value: object ) -> bool:
+    ''' Returns whether value is a timeout: a positive, finite number of
+        seconds (not a boolean). '''
+    if isinstance( value, bool ) or not isinstance( value, ( int, float ) ):
+        return False
+    try: return 0 < float( value ) < _INFINITY
+    except OverflowError: return False # an integer beyond floats
+
+
 def thaw_json( value: __.typx.Any ) -> __.typx.Any:
     ''' Returns plain JSON copy (dicts, lists) of mappings and sequences. '''
     if isinstance( value, __.cabc.Mapping ):
@@ -277,10 +287,12 @@ def thaw_json( value: __.typx.Any ) -> __.typx.Any:
 def validate_count(
     value: __.typx.Any,
     location: str, *,
+    minimum: int = 1,
     maximum: int | None = None,
     reason: str = _REASON_COUNT,
 ) -> __.typx.Any:
-    ''' Returns count if it is an integer from 1 to maximum; absent passes.
+    ''' Returns count if it is an integer from minimum to maximum; absent
+        passes.
 
         Raises :py:class:`invocables.exceptions.ConfigurationInvalidity`
         at location otherwise, with reason (formatted with ``value`` and
@@ -288,7 +300,7 @@ def validate_count(
     '''
     if __.is_absent( value ) or (
         isinstance( value, int ) and not isinstance( value, bool )
-        and 1 <= value and ( maximum is None or value <= maximum )
+        and minimum <= value and ( maximum is None or value <= maximum )
     ): return value
     raise _exceptions.ConfigurationInvalidity(
         location, reason.format( value = value, maximum = maximum ) )
@@ -310,9 +322,7 @@ def validate_timeout(
     '''
     if __.is_absent( value ) or ( value is None and nullable ):
         return value
-    if isinstance( value, ( int, float ) ) and not isinstance(
-        value, bool
-    ) and 0 < value < _INFINITY: return float( value )
+    if is_timeout( value ): return float( value )
     hint = (
         " Use None for no limit."
         if nullable and value == _INFINITY else '' )

@@ -7,8 +7,6 @@
 '''
 
 
-import math as _math
-
 from difflib import get_close_matches as _get_close_matches
 
 from . import __
@@ -179,15 +177,13 @@ class Table:
         value = self.access( key, float, default = __.absent )
         if __.is_absent( value ): return value
         if value == float( 'inf' ) and unbounded: return None
-        try: seconds = float( value )
-        except OverflowError: seconds = _math.nan # integer beyond floats
-        if not 0 < seconds < _math.inf:
+        if not __.values.is_timeout( value ):
             self.fail(
                 key, "expected a positive number of seconds{extra}, got "
                 "{value}.".format(
                     extra = " (or inf for no limit)" if unbounded else '',
                     value = _describe( value ) ) )
-        return seconds
+        return float( value )
 
     def fail(
         self,

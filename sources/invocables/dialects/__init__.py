@@ -7,7 +7,7 @@
     accepts, or raises
     :py:class:`invocables.exceptions.SchemaDialectInvalidity` naming the
     rule which cannot be met. :py:func:`adapt_tool_schema` (one tool) and
-    :py:func:`adapt_schemas` (a list of tools) leave out each tool which
+    :py:func:`adapt_schemas` (many tools) leave out each tool which
     cannot be adapted with a warning, so that one bad schema never fails a
     whole request; :py:func:`adapt_tool_schema_strictly` tells, with a
     warning, when a tool cannot be offered in OpenAI strict mode.
@@ -47,8 +47,8 @@ STRICT_NESTING_MAXIMUM = _strict.NESTING_MAXIMUM
 STRICT_PROPERTIES_MAXIMUM = _strict.PROPERTIES_MAXIMUM
 
 _DIALECTS_ROOT = frozenset( ( 'anthropic', 'cohere', 'ollama', 'openai' ) )
-# Dialects which take some schemas as they are, told by a quick read.
-_DIALECTS_SHORTCUT = _DIALECTS_ROOT | { 'gemini' }
+# Dialects which take a plain object root as it is (Ollama checks it).
+_DIALECTS_ROOT_TAKEN = _DIALECTS_ROOT - { 'ollama' }
 _TYPES_NAME_OR_NONE: frozenset[ type ] = frozenset( ( str, type( None ) ) )
 # Keys whose resolution at the root may merge nested nodes into it.
 _KEYS_ROOT_RESOLVED = frozenset( ( '$ref', 'allOf', 'anyOf', 'oneOf' ) )
@@ -84,8 +84,9 @@ def adapt_schema(
         :py:class:`invocables.exceptions.ProviderNoSupport` for an unknown
         dialect. The input schema is never modified and no partly
         transformed schema is ever returned. With ``share``, a plain schema
-        whose root alone the dialect changes is copied at the root only
-        (processors do so: their adapted schemas are never changed).
+        whose root alone the dialect changes (or, for Gemini, which is
+        already in its subset) is copied at the root only (processors do
+        so: their adapted schemas are never changed).
     '''
     adapter = _adapters.get( dialect )
     if adapter is None:
@@ -94,8 +95,8 @@ def adapt_schema(
             dialect, "no JSON Schema dialect of that name; use one of "
             "{names}.".format( names = names ) )
     try:
-        if share and _is_shareable( schema, dialect ):
-            return adapter( dict( __.typx.cast( Node, schema ) ) )
+        shared = _share_root( schema, dialect ) if share else None
+        if shared is not None: return shared
         return adapter( _core.copy_schema( schema ) )
     except _core.Refusal as refusal:
         raise __.exceptions.SchemaDialectInvalidity(
@@ -164,99 +165,17 @@ def adapt_tool_schema(
     return _adapt_or_warn( name, schema, dialect, 3, share = share )
 
 
-def adapt_tool_schemas(
-    names: __.typx.Annotated[
-        __.cabc.Sequence[ str ],
-        __.ddoc.Doc( ''' Provider-facing names of tools. ''' ),
-    ],
-    schemas: __.typx.Annotated[
-        __.cabc.Sequence[ __.Schema ],
-        __.ddoc.Doc( ''' JSON Schemas of their arguments, in order. ''' ),
-    ],
-    dialect: __.typx.Annotated[
-        str, __.ddoc.Doc( ''' Target dialect (see adapt_schema). ''' )
-    ],
-    *,
-    share: __.typx.Annotated[
-        bool, __.ddoc.Doc( ''' As for adapt_schema. ''' )
-    ] = False,
-) -> list[ Node | None ]:
-    ''' Returns adapted schemas of tools, in order; ``None`` for each
-        tool to leave out.
-
-        As :py:func:`adapt_tool_schema` for each tool, in one pass. With
-        ``share``, a schema known plain (see
-        :py:func:`invocables.schemata.is_plain_known`) which the dialect
-        takes as it is (a plain object root; for Gemini, nothing outside
-        its subset) is copied at the root without further steps.
-    '''
-    if not share or dialect not in _DIALECTS_SHORTCUT:
-        return [
-            _adapt_or_warn( name, schema, dialect, 3, share = share )
-            for name, schema in zip( names, schemas, strict = True ) ]
-    if dialect == 'gemini':
-        return _adapt_gemini_at_once(
-            names, schemas, __.schemata.survey_plain_known( schemas ) )
-    return _adapt_roots_at_once(
-        names, schemas, __.schemata.survey_plain_roots_known( schemas ),
-        dialect )
-
-
-def copy_plain_roots(
-    schemas: __.typx.Annotated[
-        __.cabc.Sequence[ __.Schema ],
-        __.ddoc.Doc( ''' JSON Schemas of tools' arguments, in order. ''' ),
-    ],
-    dialect: __.typx.Annotated[
-        str, __.ddoc.Doc( ''' Target dialect (see adapt_schema). ''' )
-    ],
-) -> list[ Node ] | None:
-    ''' Returns adapted schemas, in order, when each is its root copied:
-        every schema known plain with a plain object root (see
-        :py:func:`invocables.schemata.survey_plain_roots_known`), for a
-        dialect which takes such a root as it is. ``None`` otherwise.
-
-        What :py:func:`adapt_tool_schemas` with ``share`` returns then,
-        fresh copies at every call. :py:func:`share_plain_roots` returns
-        the same without copying.
-    '''
-    roots = share_plain_roots( schemas, dialect )
-    return None if roots is None else list( map( dict, roots ) )
-
-
-def share_plain_roots(
-    schemas: __.typx.Annotated[
-        __.cabc.Sequence[ __.Schema ],
-        __.ddoc.Doc( ''' JSON Schemas of tools' arguments, in order. ''' ),
-    ],
-    dialect: __.typx.Annotated[
-        str, __.ddoc.Doc( ''' Target dialect (see adapt_schema). ''' )
-    ],
-) -> list[ Node ] | None:
-    ''' Returns adapted schemas, in order, as :py:func:`copy_plain_roots`
-        does, but shared: each is the root copy made when its tool was made
-        (:py:func:`invocables.schemata.access_plain_roots`), the same
-        object at every call. Not to be changed: copy one first.
-
-        Processors offer these, so that the first tool list copies
-        nothing.
-    '''
-    if not takes_plain_roots( dialect ): return None
-    return __.schemata.access_plain_roots( schemas )
-
-
 def takes_plain_roots(
     dialect: __.typx.Annotated[
         str, __.ddoc.Doc( ''' Target dialect (see adapt_schema). ''' )
     ],
 ) -> bool:
     ''' Returns whether dialect takes a plain object root as it is, less
-        ``$schema``: then a schema known plain with such a root (see
-        :py:func:`invocables.schemata.survey_plain_roots_known`) adapts to
-        its root copied, and the copy made with its tool may be offered
+        ``$schema``: then a plain schema with such a root adapts to its
+        root copied, and the copy made with its tool may be offered
         (:py:attr:`invocables.schemata.Validator.root`).
     '''
-    return dialect in _DIALECTS_ROOT and dialect not in _finishers
+    return dialect in _DIALECTS_ROOT_TAKEN
 
 
 def adapt_tool_schema_strictly(
@@ -334,64 +253,25 @@ def _adapt_or_warn(
     return None
 
 
-def _is_shareable( schema: __.Schema, dialect: str ) -> bool:
-    ''' Returns whether dialect changes only the root of plain schema. '''
-    if dialect not in _DIALECTS_ROOT or type( schema ) is not dict:
-        return False
+def _share_root( schema: __.Schema, dialect: str ) -> Node | None:
+    ''' Returns adaptation of plain schema which copies its root alone,
+        where the dialect changes only the root (or, for Gemini, drops
+        keys of a root already in its subset); ``None`` otherwise.
+    '''
+    if type( schema ) is not dict: return None
     root = __.typx.cast( Node, schema )
-    if not root.keys( ).isdisjoint( _KEYS_ROOT_RESOLVED ): return False
-    # Known plain from when its tool was made, or walked now.
-    return __.schemata.is_plain_known( root ) or _core.is_plain( root )
-
-
-def _adapt_gemini_at_once(
-    names: __.cabc.Sequence[ str ],
-    schemas: __.cabc.Sequence[ __.Schema ],
-    plains: list[ bool ],
-) -> list[ Node | None ]:
-    ''' Copies at the root each plain schema already in Gemini's subset;
-        adapts the others one by one.
-    '''
-    is_ready = _gemini.is_ready
-    dropped = _gemini.KEYS_ROOT_DROPPED
-    adapted: list[ Node | None ] = [ ]
-    for name, schema, plain in zip( names, schemas, plains, strict = True ):
-        # Known plain first: its depth is bounded for the read.
-        if plain and is_ready( schema ):
-            root = dict( schema )
-            for key in dropped: root.pop( key, None )
-            adapted.append( root )
-        else:
-            adapted.append(
-                _adapt_or_warn( name, schema, 'gemini', 4, share = True ) )
-    return adapted
-
-
-def _adapt_roots_at_once(
-    names: __.cabc.Sequence[ str ],
-    schemas: __.cabc.Sequence[ __.Schema ],
-    roots: list[ bool ],
-    dialect: str,
-) -> list[ Node | None ]:
-    ''' Copies at the root each schema known plain with a plain object
-        root (see :py:func:`invocables.schemata.survey_plain_roots_known`),
-        less its ``$schema``; adapts the others one by one.
-    '''
-    finish = _finishers.get( dialect )
-    adapted: list[ Node | None ] = [ ]
-    for name, schema, plain in zip( names, schemas, roots, strict = True ):
-        if plain: # known when its tool was made: nothing to check now
-            root = dict( schema )
-            root.pop( '$schema', None )
-            if finish is None:
-                adapted.append( root )
-                continue
-            try: adapted.append( finish( root ) )
-            except _core.Refusal: pass
-            else: continue
-        adapted.append(
-            _adapt_or_warn( name, schema, dialect, 4, share = True ) )
-    return adapted
+    if dialect == 'gemini':
+        # Plain first: its depth is bounded for the read.
+        if not ( _core.is_plain( root ) and _gemini.is_ready( root ) ):
+            return None
+        root = dict( root )
+        for key in _gemini.KEYS_ROOT_DROPPED: root.pop( key, None )
+        return root
+    if dialect not in _DIALECTS_ROOT or not (
+        root.keys( ).isdisjoint( _KEYS_ROOT_RESOLVED )
+        and _core.is_plain( root )
+    ): return None
+    return _adapters[ dialect ]( dict( root ) )
 
 
 def _adapt_anthropic( schema: Node ) -> Node:
@@ -449,6 +329,3 @@ _adapters: __.cabc.Mapping[ str, __.cabc.Callable[ [ Node ], Node ] ] = (
         'openai': _adapt_openai,
         'openai-strict': _adapt_openai_strict,
     } ) )
-# Checks or changes the root copy of a schema taken at once, by dialect.
-_finishers: __.cabc.Mapping[ str, __.cabc.Callable[ [ Node ], Node ] ] = (
-    __.types.MappingProxyType( { 'ollama': _verify_ollama_properties } ) )

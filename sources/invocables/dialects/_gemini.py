@@ -61,9 +61,9 @@ def is_ready( schema: __.cabc.Mapping[ str, __.typx.Any ] ) -> bool:
         :py:data:`KEYS_ROOT_DROPPED` are dropped from the root: a root
         object with typed, well-formed properties, without references or
         alternatives. Reads without copying; a false answer only means
-        that the adapter decides. The schema must be known plain (see
-        :py:func:`invocables.schemata.is_plain_known`): of JSON's own
-        classes, and not deeply nested.
+        that the adapter decides. The schema must be plain (see
+        :py:func:`invocables.schemata.is_plain`): of JSON's own classes,
+        and not deeply nested.
     '''
     if not schema.keys( ) <= _KEYS_READY_ROOT: return False
     if schema.get( 'type' ) != 'object': return False

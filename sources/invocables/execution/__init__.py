@@ -77,13 +77,8 @@ class Limits( __.immut.DataclassObject ):
     def __post_init__( self ) -> None:
         for field in __.dcls.fields( self ):
             if field.name.startswith( '_' ): continue
-            value = getattr( self, field.name )
-            if isinstance( value, bool ) or not isinstance( value, int ) or (
-                value < 1
-            ):
-                raise _exceptions.ConfigurationInvalidity(
-                    f"limits {field.name!r}",
-                    f"{value!r} is not a positive integer." )
+            __.values.validate_count(
+                getattr( self, field.name ), f"limits {field.name!r}" )
 
 
 LIMITS_DEFAULT = Limits( )
@@ -584,18 +579,12 @@ def _validate_options(
         and type( namespace ) in _NAMESPACE_GENERA
         and type( limits ) is Limits
     ): return # the common case, quickly
-    if isinstance( concurrency, bool ) or not isinstance(
-        concurrency, int
-    ) or concurrency < 1:
-        raise _exceptions.ConfigurationInvalidity(
-            'concurrency', "must be an integer of at least 1." )
-    if timeout is not None and (
-        isinstance( timeout, bool )
-        or not isinstance( timeout, ( int, float ) )
-        or not 0 < timeout < float( 'inf' )
-    ):
-        raise _exceptions.ConfigurationInvalidity(
-            'timeout', "must be a positive number of seconds, or None." )
+    __.values.validate_count(
+        concurrency, 'concurrency',
+        reason = "must be an integer of at least 1." )
+    __.values.validate_timeout(
+        timeout, 'timeout',
+        reason = "must be a positive number of seconds, or None." )
     if not __.is_absent( namespace ) and not isinstance(
         namespace, __.cabc.MutableMapping
     ):

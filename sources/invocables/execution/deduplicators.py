@@ -372,12 +372,12 @@ def _validate_positive(
     label: str, value: object, *, number: bool
 ) -> None:
     ''' Refuses a bound which is not a positive number (or integer). '''
-    if __.is_absent( value ): return
-    genera = ( int, float ) if number else ( int, )
-    if isinstance( value, genera ) and not isinstance( value, bool ) and (
-        0 < value < float( 'inf' )
-    ): return
-    raise _exceptions.ConfigurationInvalidity(
-        f"deduplicator {label!r}",
-        "expected a positive {kind}, got {value!r}.".format(
-            kind = 'number' if number else 'integer', value = value ) )
+    location = f"deduplicator {label!r}"
+    if number:
+        __.values.validate_timeout(
+            value, location, nullable = False,
+            reason = "expected a positive number, got {value!r}." )
+    else:
+        __.values.validate_count(
+            value, location, reason = "expected a positive integer, got "
+            "{value!r}." )

@@ -286,8 +286,4 @@ def _deliver(
 
 
 def _validate_maximum( location: str, maximum: object ) -> None:
-    if isinstance( maximum, bool ) or not isinstance( maximum, int ) or (
-        maximum < 1
-    ):
-        raise _exceptions.ConfigurationInvalidity(
-            location, f"{maximum!r} is not a positive integer." )
+    __.values.validate_count( maximum, location )

@@ -735,8 +735,6 @@ def _validate_limit( name: str, value: object ) -> None:
 
 
 def _validate_timeout( name: str, label: str, value: object ) -> None:
-    if value is None: return
-    if isinstance( value, ( int, float ) ) and value > 0: return
-    raise _exceptions.ConfigurationInvalidity(
-        f"MCP ensemble {name!r} timeout {label!r}",
-        "must be a positive number of seconds or None." )
+    __.values.validate_timeout(
+        value, f"MCP ensemble {name!r} timeout {label!r}",
+        reason = "must be a positive number of seconds or None." )

@@ -14,7 +14,6 @@
 
 from . import __
 from . import base as _base
-from . import _memos as _memos
 from . import _natives as _natives
 from . import streaming as _streaming
 from . import _wire as _wire
@@ -262,18 +261,6 @@ class AnthropicProcessor(
                 'name': name, 'description': description,
                 'input_schema': schema }
         return { 'name': name, 'input_schema': schema }
-
-    def produce_tool_list(
-        self, recipes: _memos.Recipes
-    ) -> list[ _natives.AnthropicTool ]:
-        ''' Returns the tools of recipes, in one pass. '''
-        names, descriptions, schemas = recipes
-        return [
-            { 'name': name, 'description': description,
-              'input_schema': schema }
-            if description else { 'name': name, 'input_schema': schema }
-            for name, description, schema in zip(
-                names, descriptions, schemas, strict = True ) ]
 
     def produce_invocations(
         self, native_message: object

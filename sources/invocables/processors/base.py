@@ -8,9 +8,10 @@
     * A processor subclasses :py:class:`ProcessorBase`, sets ``provider``
       (the name used in errors), ``dialect`` (from its row) and
       ``accumulator_class``, and implements ``produce_tool`` (one tool in
-      native format), ``produce_invocations`` (native message to
-      canisters), ``nativize_results`` and ``prepare_message`` (assistant
-      message of a whole response, pairing its calls with those of
+      native format, from the recipe of ``adapt_tool``),
+      ``produce_invocations`` (native message to canisters),
+      ``nativize_results`` and ``prepare_message`` (assistant message of
+      a whole response, pairing its calls with those of
       ``access_invocations``), with the helpers of
       :py:mod:`invocables.processors._wire`. It names its native types as
       arguments of ``ProcessorBase[ Tool, Message, Assistant ]``.
@@ -25,7 +26,6 @@
 
 
 from . import __
-from . import _memos as _memos
 from . import _natives as _natives
 from . import streaming as _streaming
 from . import _wire as _wire
@@ -44,8 +44,9 @@ from ._wire import (
 
 
 Ensembles: __.typx.TypeAlias = __.execution.Ensembles
+# Arguments of a processor's ``produce_tool`` for one tool.
+Recipe: __.typx.TypeAlias = tuple[ __.typx.Any, ... ]
 
-_Product = __.typx.TypeVar( '_Product' )
 # Protocols only return assistant messages.
 _Assistant = __.typx.TypeVar(
     '_Assistant', covariant = True, default = __.typx.Any )
@@ -177,64 +178,34 @@ class ProcessorBase(
             out, with a warning, rather than failing the whole request.
             With a selection (provider-facing names; see
             :py:mod:`~invocables.toolsets.selection`), only those tools are
-            prepared,
-            under the names they have among all the tools. The containers
-            are fresh at every call; the schemas inside are shared between
-            calls (see :py:mod:`invocables.processors._memos`).
+            prepared, under the names they have among all the tools. The
+            containers are fresh at every call; the schemas inside are
+            adapted once per tool and shared between calls (see
+            :py:func:`adapt_invoker_schema`).
+        '''
+        produce = self.produce_tool
+        return [
+            produce( *recipe )
+            for recipe in self.survey_recipes( ensembles, selection ) ]
+
+    def survey_recipes(
+        self,
+        ensembles: Ensembles,
+        selection: __.Absential[ __.cabc.Iterable[ str ] ] = __.absent,
+    ) -> list[ Recipe ]:
+        ''' Returns arguments of ``produce_tool`` for each tool offered,
+            in order, from ``adapt_tool``: one pass over the tools.
         '''
         self.observe_ensembles( ensembles )
         if not __.is_absent( selection ):
-            return produce_tools( ensembles, self.prepare_tool, selection )
-        recipes = self.access_recipes( ensembles )
-        if not recipes: return [ ]
-        if _is_defined_together(
-            type( self ), 'produce_tool', 'produce_tool_list'
-        ): return self.produce_tool_list( recipes )
-        return list( map( self.produce_tool, *recipes ) )
-
-    def access_recipes( self, ensembles: Ensembles ) -> _memos.Recipes:
-        ''' Returns arguments of ``produce_tool`` for the tools, by column.
-
-            Each column (the names, the descriptions, the schemas ...) has
-            one value per tool, in order; no tools, no columns. Remembered
-            per nomenclature and per the options named by
-            ``tool_options``, so that a repeated call on unchanged
-            ensembles does no work per tool but assembling its container.
-        '''
+            from ..toolsets import selection as _selection
+            ensembles = _selection.produce_selection( ensembles, selection )
         nomenclature = __.naming.access_nomenclature( ensembles )
-        options = ( type( self ), *(
-            getattr( self, name ) for name in self.tool_options ) )
-        together = _is_defined_together(
-            type( self ), 'adapt_tool', 'produce_recipes' )
-        return _memos.access_recipes(
-            nomenclature, options,
-            lambda: self.produce_recipes( nomenclature ) if together
-            else self.adapt_tools( nomenclature ) )
-
-    def adapt_tools(
-        self, nomenclature: __.naming.Nomenclature
-    ) -> _memos.Recipes:
-        ''' Returns arguments of ``produce_tool`` for the tools of
-            nomenclature, by column, from ``adapt_tool`` called for each.
-        '''
-        adapt = self.adapt_tool
-        return _memos.transpose_recipes(
-            adapt( name, invoker.description, invoker.arguments_schema )
-            for name, invoker in zip(
-                nomenclature.names, nomenclature.invokers ) )
-
-    def produce_recipes(
-        self, nomenclature: __.naming.Nomenclature
-    ) -> _memos.Recipes:
-        ''' Returns arguments of ``produce_tool`` for the tools of
-            nomenclature, by column, leaving out refused tools: what
-            ``adapt_tool`` gives, in one pass (see :py:func:`adapt_schemas`).
-
-            Used only when the class which defines ``adapt_tool`` defines
-            this too: a subclass which overrides ``adapt_tool`` alone has it
-            called for each tool (``adapt_tools``).
-        '''
-        return produce_recipes( nomenclature, self.dialect )
+        invokers = nomenclature.invokers
+        recipes = map(
+            self.adapt_tool, nomenclature.names,
+            [ invoker.description for invoker in invokers ], invokers )
+        return [ recipe for recipe in recipes if recipe is not None ]
 
     def observe_ensembles( self, ensembles: Ensembles ) -> None:
         ''' Hook: notes the ensembles whose tools are being prepared.
@@ -244,42 +215,21 @@ class ProcessorBase(
         '''
 
     def adapt_tool(
-        self, name: str, description: str, schema: __.Schema
-    ) -> _memos.Recipe | None:
+        self, name: str, description: str, invoker: __.invokers.Invoker
+    ) -> Recipe | None:
         ''' Returns arguments of ``produce_tool`` for one tool, or ``None``
             if refused. Every recipe of a processor has the same length.
         '''
-        schema_ = adapt_schema( self.provider, name, schema, self.dialect )
-        if schema_ is None: return None
-        return ( name, description, schema_ )
-
-    def prepare_tool(
-        self, name: str, description: str, schema: __.Schema
-    ) -> _natives.Tool | None:
-        ''' Returns one tool in native format, or ``None`` if refused. '''
-        recipe = self.adapt_tool( name, description, schema )
-        if recipe is None: return None
-        return self.produce_tool( *recipe )
+        schema = adapt_invoker_schema(
+            self.provider, name, invoker, self.dialect )
+        if schema is None: return None
+        return ( name, description, schema )
 
     def produce_tool(
         self, name: str, description: str, schema: NativeObject
     ) -> _natives.Tool:
         ''' Hook: returns one tool in native format. '''
         raise NotImplementedError  # pragma: no cover
-
-    def produce_tool_list(
-        self, recipes: _memos.Recipes
-    ) -> list[ _natives.Tool ]:
-        ''' Returns the tools of recipes (columns, as from
-            ``access_recipes``) in native format, in fresh containers: what
-            ``produce_tool`` gives for each.
-
-            Processors may build the containers in one pass instead. Used
-            only when the class which defines ``produce_tool`` defines this
-            too: a subclass which overrides ``produce_tool`` alone has it
-            called for each tool.
-        '''
-        return list( map( self.produce_tool, *recipes ) )
 
     def normalize_invocations( self, native_message: object ) -> Invocations:
         ''' Returns tool calls of whole native response or message.
@@ -366,6 +316,33 @@ class ProcessorBase(
         return self.accumulator_class( )
 
 
+def adapt_invoker_schema(
+    provider: str, name: str, invoker: __.invokers.Invoker, dialect: str
+) -> NativeObject | None:
+    ''' Returns schema of invoker in dialect; ``None`` to leave tool out.
+
+        As :py:func:`adapt_schema`, remembered on the invoker (its
+        ``adaptations``, by dialect): shared between calls and not to be
+        changed. A refusal is not remembered, so that its warning is given
+        at every call. Where the dialect takes a plain object root as it
+        is, the root copied with the invoker's validator is offered.
+    '''
+    adaptations: dict[ str, NativeObject ] = getattr(
+        invoker, 'adaptations', { } )
+    adapted = adaptations.get( dialect )
+    if adapted is not None: return adapted
+    schema = invoker.arguments_schema
+    validator: __.typx.Any = getattr( invoker, 'validator', None )
+    if (
+        validator is not None and validator.schema is schema
+        and validator.root is not None
+        and _dialects.takes_plain_roots( dialect )
+    ): adapted = validator.root
+    else: adapted = adapt_schema( provider, name, schema, dialect )
+    if adapted is not None: adaptations[ dialect ] = adapted
+    return adapted
+
+
 def adapt_schema(
     provider: str, name: str, schema: __.Schema, dialect: str
 ) -> NativeObject | None:
@@ -373,85 +350,15 @@ def adapt_schema(
 
         The one place where processors reach schema dialects: a tool whose
         schema the dialect cannot express is left out alone, with a
-        :py:class:`invocables.exceptions.ToolExclusionWarning`, so that one
-        bad schema never fails a whole request. Without a dialect, a plain
-        copy passes through. ``provider`` names the caller in logs.
+        :py:class:`invocables.exceptions.ToolExclusionWarning` (for
+        'openai-strict', a
+        :py:class:`invocables.exceptions.ToolStrictnessWarning` naming the
+        provider: the caller then offers it without strict mode), so that
+        one bad schema never fails a whole request. Without a dialect, a
+        plain copy passes through. The result may share nested nodes with
+        the schema: neither is to be changed.
     '''
     if not dialect: return __.schemata.thaw_json( schema )
-    return _memos.adapt_schema_once( # shared between calls: see memos
-        schema, dialect,
-        lambda: _dialects.adapt_tool_schema(
-            name, schema, dialect, share = True ) )
-
-
-def adapt_schemas(
-    names: __.cabc.Sequence[ str ],
-    schemas: __.cabc.Sequence[ __.Schema ],
-    dialect: str,
-) -> list[ NativeObject | None ]:
-    ''' Returns schemas in dialect, in order; ``None`` for each tool to
-        leave out (with its warning, which names the tool).
-
-        As :py:func:`adapt_schema`, for many tools in one pass.
-    '''
-    if not dialect: return list( map( __.schemata.thaw_json, schemas ) )
-    roots = _dialects.share_plain_roots( schemas, dialect )
-    if roots is not None: return list( roots )
-    return _memos.adapt_schemas_once( # shared between calls: see memos
-        names, schemas, dialect,
-        lambda names_, schemas_: _dialects.adapt_tool_schemas(
-            names_, schemas_, dialect, share = True ) )
-
-
-def produce_recipes(
-    nomenclature: __.naming.Nomenclature, dialect: str
-) -> _memos.Recipes:
-    ''' Returns names, descriptions and adapted schemas of the tools of
-        nomenclature, one column each, leaving out refused tools.
-    '''
-    names = nomenclature.names
-    invokers = nomenclature.invokers
-    # Roots made with the tools, where the dialect takes them: no schema
-    # is read at all.
-    schemas = (
-        __.invokers.survey_arguments_roots( invokers )
-        if _dialects.takes_plain_roots( dialect ) else None )
-    if schemas is None:
-        schemas = adapt_schemas( names, [
-            invoker.arguments_schema for invoker in invokers ], dialect )
-    descriptions = [ invoker.description for invoker in invokers ]
-    return _memos.compose_recipes( names, descriptions, schemas )
-
-
-def produce_tools(
-    ensembles: Ensembles,
-    producer: __.cabc.Callable[ [ str, str, __.Schema ], _Product | None ],
-    selection: __.Absential[ __.cabc.Iterable[ str ] ] = __.absent,
-) -> list[ _Product ]:
-    ''' Returns what producer makes of each tool of ensembles, in order.
-
-        The producer takes the provider-facing name, the description and
-        the schema of a tool, and returns ``None`` to leave it out. With a
-        selection of provider-facing names, only those tools.
-    '''
-    if not __.is_absent( selection ):
-        from ..toolsets import selection as _selection
-        ensembles = _selection.produce_selection( ensembles, selection )
-    nomenclature = __.naming.access_nomenclature( ensembles )
-    products: list[ _Product ] = [ ]
-    for name, invoker in zip( nomenclature.names, nomenclature.invokers ):
-        product = producer(
-            name, invoker.description, invoker.arguments_schema )
-        if product is not None: products.append( product )
-    return products
-
-
-def _is_defined_together( genus: type, method: str, together: str ) -> bool:
-    ''' Returns whether the class from which genus takes method also
-        defines together, its one-pass counterpart: which a subclass that
-        overrides method alone must not bypass.
-    '''
-    for base in genus.__mro__:
-        members = vars( base )
-        if method in members: return together in members
-    return False
+    if dialect == 'openai-strict':
+        return _dialects.adapt_tool_schema_strictly( name, schema, provider )
+    return _dialects.adapt_tool_schema( name, schema, dialect, share = True )

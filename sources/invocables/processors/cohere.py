@@ -16,7 +16,6 @@
 
 from . import __
 from . import base as _base
-from . import _memos as _memos
 from . import _natives as _natives
 from . import streaming as _streaming
 from . import _wire as _wire
@@ -148,12 +147,6 @@ class CohereProcessor(
     ) -> _natives.CohereTool:
         ''' Returns tool as ``{ type: 'function', function: ... }``. '''
         return _wire.produce_function_tool( name, description, schema )
-
-    def produce_tool_list(
-        self, recipes: _memos.Recipes
-    ) -> list[ _natives.CohereTool ]:
-        ''' Returns the tools of recipes, in one pass. '''
-        return _wire.produce_function_tools( *recipes )
 
     def produce_invocations(
         self, native_message: object

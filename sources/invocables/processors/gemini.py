@@ -23,7 +23,6 @@
 
 from . import __
 from . import base as _base
-from . import _memos as _memos
 from . import _natives as _natives
 from . import streaming as _streaming
 from . import _wire as _wire
@@ -213,7 +212,6 @@ class GeminiProcessor(
     provider = PROVIDER
     dialect = __.providers.PROVIDERS[ PROVIDER ].dialect
     accumulator_class = GeminiAccumulator
-    tool_options = ( 'json_schema', )
 
     def __init__(
         self, *, json_schema: bool = False, media: bool = False
@@ -233,50 +231,21 @@ class GeminiProcessor(
             ``parameters_json_schema``); a tool whose schema cannot be
             adapted is left out alone, with a warning.
         '''
-        if not __.is_absent( selection ):
-            declarations = _base.produce_tools(
-                ensembles, self.prepare_declaration, selection )
-        else:
-            recipes = self.access_recipes( ensembles )
-            declarations = (
-                list( map( self.produce_declaration, *recipes ) )
-                if recipes else [ ] )
+        produce = self.produce_declaration
+        declarations = [
+            produce( *recipe )
+            for recipe in self.survey_recipes( ensembles, selection ) ]
         if not declarations: return [ ]
         return [ { 'function_declarations': declarations } ]
 
-    def produce_recipes(
-        self, nomenclature: __.naming.Nomenclature
-    ) -> _memos.Recipes:
-        ''' Returns arguments of ``produce_declaration``, by column, in
-            one pass.
-        '''
-        dialect = 'openai' if self.json_schema else self.dialect
-        return _base.produce_recipes( nomenclature, dialect )
-
     def adapt_tool(
-        self, name: str, description: str, schema: __.Schema
-    ) -> _memos.Recipe | None:
+        self, name: str, description: str, invoker: __.invokers.Invoker
+    ) -> _base.Recipe | None:
         ''' Returns arguments of ``produce_declaration``, or ``None``. '''
         dialect = 'openai' if self.json_schema else self.dialect
-        schema_ = _base.adapt_schema( PROVIDER, name, schema, dialect )
-        if schema_ is None: return None
-        return ( name, description, schema_ )
-
-    def prepare_tool(
-        self, name: str, description: str, schema: __.Schema
-    ) -> _natives.GeminiTool | None:
-        ''' Returns one tool which declares one function, or ``None``. '''
-        declaration = self.prepare_declaration( name, description, schema )
-        if declaration is None: return None
-        return { 'function_declarations': [ declaration ] }
-
-    def prepare_declaration(
-        self, name: str, description: str, schema: __.Schema
-    ) -> _natives.GeminiDeclaration | None:
-        ''' Returns one function declaration, or ``None`` if refused. '''
-        recipe = self.adapt_tool( name, description, schema )
-        if recipe is None: return None
-        return self.produce_declaration( *recipe )
+        schema = _base.adapt_invoker_schema( PROVIDER, name, invoker, dialect )
+        if schema is None: return None
+        return ( name, description, schema )
 
     def produce_tool(
         self, name: str, description: str, schema: _wire.NativeObject

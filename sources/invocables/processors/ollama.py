@@ -17,7 +17,6 @@
 
 from . import __
 from . import base as _base
-from . import _memos as _memos
 from . import _natives as _natives
 from . import streaming as _streaming
 from . import textcalls as _textcalls
@@ -175,12 +174,6 @@ class OllamaProcessor(
     ) -> _natives.OllamaTool:
         ''' Returns tool as ``{ type: 'function', function: ... }``. '''
         return _wire.produce_function_tool( name, description, schema )
-
-    def produce_tool_list(
-        self, recipes: _memos.Recipes
-    ) -> list[ _natives.OllamaTool ]:
-        ''' Returns the tools of recipes, in one pass. '''
-        return _wire.produce_function_tools( *recipes )
 
     def produce_invocations(
         self, native_message: object

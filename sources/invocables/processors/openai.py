@@ -15,7 +15,6 @@
 
 from . import __
 from . import base as _base
-from . import _memos as _memos
 from . import _natives as _natives
 from . import streaming as _streaming
 from . import textcalls as _textcalls
@@ -213,8 +212,6 @@ class StrictProcessorBase(
 ):
     ''' OpenAI processors, with strict mode where schemas allow it. '''
 
-    tool_options = ( 'strict', )
-
     def __init__(
         self, *, strict: bool = False, text_calls: str | None = None
     ):
@@ -229,8 +226,8 @@ class StrictProcessorBase(
         self.text_calls.record_ensembles( ensembles )
 
     def adapt_tool(
-        self, name: str, description: str, schema: __.Schema
-    ) -> _memos.Recipe | None:
+        self, name: str, description: str, invoker: __.invokers.Invoker
+    ) -> _base.Recipe | None:
         ''' Returns arguments of ``produce_tool``; strict when asked and
             the schema allows it.
 
@@ -238,23 +235,13 @@ class StrictProcessorBase(
             mode (with a warning) rather than failing the request.
         '''
         if self.strict:
-            schema_ = adapt_schema_strictly( self.provider, name, schema )
-            if schema_ is not None:
-                return ( name, description, schema_, True )
-        recipe = super( ).adapt_tool( name, description, schema )
+            schema = _base.adapt_invoker_schema(
+                self.provider, name, invoker, 'openai-strict' )
+            if schema is not None:
+                return ( name, description, schema, True )
+        recipe = super( ).adapt_tool( name, description, invoker )
         if recipe is None: return None
         return ( *recipe, False )
-
-    def produce_recipes(
-        self, nomenclature: __.naming.Nomenclature
-    ) -> _memos.Recipes:
-        ''' Returns arguments of ``produce_tool`` for the tools, by
-            column; without strict mode, in one pass.
-        '''
-        if self.strict: return self.adapt_tools( nomenclature )
-        recipes = _base.produce_recipes( nomenclature, self.dialect )
-        if not recipes: return recipes
-        return ( *recipes, ( False, ) * len( recipes[ 0 ] ) )
 
     def produce_tool(
         self,
@@ -330,12 +317,6 @@ class OpenaiProcessor(
         ''' Returns tool as ``{ type: 'function', function: ... }``. '''
         return _wire.produce_function_tool(
             name, description, schema, strict = strict )
-
-    def produce_tool_list(
-        self, recipes: _memos.Recipes
-    ) -> list[ _natives.OpenaiTool ]:
-        ''' Returns the tools of recipes, in one pass. '''
-        return _wire.produce_function_tools( *recipes )
 
     def produce_invocations(
         self, native_message: object
@@ -431,22 +412,6 @@ class OpenaiProcessor(
                 'content': result.as_text( ),
             }
             for result in results ]
-
-
-def adapt_schema_strictly(
-    provider: str, name: str, schema: __.Schema
-) -> _wire.NativeObject | None:
-    ''' Returns schema in OpenAI strict dialect, or ``None`` if it has none.
-
-        The caller then offers the tool without strict mode, after a
-        :py:class:`invocables.exceptions.ToolStrictnessWarning`: a schema
-        which cannot be made strict never fails the request, and no partly
-        converted schema is ever sent.
-    '''
-    return _memos.adapt_schema_once( # shared between calls: see memos
-        schema, 'openai-strict',
-        lambda: _dialects.adapt_tool_schema_strictly(
-            name, schema, provider ) )
 
 
 def normalize_strict_invocations(

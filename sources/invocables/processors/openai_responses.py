@@ -14,7 +14,6 @@
 
 
 from . import __
-from . import _memos as _memos
 from . import _natives as _natives
 from . import openai as _openai
 from . import streaming as _streaming
@@ -240,21 +239,14 @@ class OpenaiResponsesProcessor(
         strict: bool = False, # noqa: FBT001,FBT002
     ) -> _natives.OpenaiResponsesTool:
         ''' Returns tool as ``{ type: 'function', name, ... }``. '''
-        return _produce_tool( name, description, schema, strict = strict )
-
-    def produce_tool_list(
-        self, recipes: _memos.Recipes
-    ) -> list[ _natives.OpenaiResponsesTool ]:
-        ''' Returns the tools of recipes, in one pass. '''
-        names, descriptions, schemas, stricts = recipes
-        return [
-            { 'type': 'function', 'name': name, 'description': description,
-              'parameters': schema, 'strict': strict }
-            if description else {
-                'type': 'function', 'name': name, 'parameters': schema,
+        if description:
+            return {
+                'type': 'function', 'name': name,
+                'description': description, 'parameters': schema,
                 'strict': strict }
-            for name, description, schema, strict in zip(
-                names, descriptions, schemas, stricts, strict = True ) ]
+        return {
+            'type': 'function', 'name': name, 'parameters': schema,
+            'strict': strict }
 
     def produce_invocations(
         self, native_message: object
@@ -453,22 +445,6 @@ def _produce_event_failure(
         PROVIDER, __.absent,
         code if isinstance( code, str ) and code else 'error',
         message if isinstance( message, str ) else repr( message ) )
-
-
-def _produce_tool(
-    name: str,
-    description: str,
-    schema: _wire.NativeObject,
-    *,
-    strict: bool,
-) -> _natives.OpenaiResponsesTool:
-    if description:
-        return {
-            'type': 'function', 'name': name, 'description': description,
-            'parameters': schema, 'strict': strict }
-    return {
-        'type': 'function', 'name': name, 'parameters': schema,
-        'strict': strict }
 
 
 def _strip_message(

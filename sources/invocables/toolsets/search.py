@@ -517,9 +517,7 @@ def _survey_parameters(
 
 
 def _validate_count( value: object, option: str, maximum: int ) -> int:
-    if isinstance( value, int ) and not isinstance( value, bool ) and (
-        1 <= value <= maximum
-    ): return value
-    raise _exceptions.ConfigurationInvalidity(
-        f"tool search option {option!r}",
-        f"expected a whole number from 1 to {maximum}, got {value!r}." )
+    return __.values.validate_count(
+        value, f"tool search option {option!r}", maximum = maximum,
+        reason = "expected a whole number from 1 to {maximum}, got "
+        "{value!r}." )
