@@ -61,8 +61,8 @@ from .invokers import (
     Invocable as Invocable,
     InvocationContext as InvocationContext,
     Invoker as Invoker,
-    produce_invoker as produce_invoker,
 )
+from .signatures import produce_invoker as produce_invoker
 from .naming import (
     Nomenclature as Nomenclature,
     produce_nomenclature as produce_nomenclature,

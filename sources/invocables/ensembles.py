@@ -16,6 +16,7 @@ from .execution import deadlines as _deadlines
 from . import exceptions as _exceptions
 from . import invokers as _invokers
 from . import schemata as _schemata
+from . import signatures as _signatures
 
 
 _ARGUMENTS_EMPTY: __.Arguments = __.types.MappingProxyType( { } )
@@ -664,7 +665,7 @@ def _produce_member( item: object ) -> _invokers.Invoker:
         return __.typx.cast( _invokers.Invoker, item )
     if _is_invoker_documented( item ):
         return _produce_invoker_documented( item )
-    if callable( item ): return _invokers.produce_invoker( item )
+    if callable( item ): return _signatures.produce_invoker( item )
     raise _exceptions.InvokerInvalidity(
         repr( item ), "an ensemble takes invokers or callables only." )
 

@@ -16,7 +16,6 @@ from . import canisters as _canisters
 from .execution import deduplicators as _deduplicators
 from . import exceptions as _exceptions
 from . import schemata as _schemata
-from .execution import workers as _workers
 
 
 if __.typx.TYPE_CHECKING:
@@ -52,8 +51,6 @@ _CALLABLES_FINAL = (
     __.types.MethodDescriptorType, __.types.WrapperDescriptorType,
     __.types.MethodWrapperType, __.types.ClassMethodDescriptorType )
 _name_plain = __.re.compile( r'[a-zA-Z0-9_.-]{1,64}' )
-_P = __.typx.ParamSpec( '_P' )
-_T = __.typx.TypeVar( '_T' )
 
 
 class Context( __.typx.Protocol ):
@@ -505,163 +502,6 @@ class FunctionInvoker(
             await self.invocable( context, arguments ) )
 
 
-class _Decorator( __.typx.Protocol ):
-    ''' Decorator which produces an invoker from a function. '''
-
-    def __call__(
-        self, function: __.cabc.Callable[ _P, _T ], /
-    ) -> FunctionInvoker[ _P, _T ]:
-        raise NotImplementedError  # pragma: no cover
-
-
-@__.typx.overload
-def produce_invoker( # noqa: PLR0913
-    function: __.cabc.Callable[ _P, _T ], /, *,
-    name: __.Absential[ str ] = ...,
-    description: __.Absential[ str ] = ...,
-    arguments_schema: __.Absential[ __.Schema ] = ...,
-    argschema: __.Absential[ __.Schema ] = ...,
-    timeout: __.Absential[ float | None ] = ...,
-    max_retries: __.Absential[ int ] = ...,
-    deduplicator: __.Absential[ _deduplicators.Deduplicator ] = ...,
-    annotations: __.Absential[ Annotations ] = ...,
-    outschema: __.Absential[ __.Schema ] = ...,
-) -> FunctionInvoker[ _P, _T ]: ...
-@__.typx.overload
-def produce_invoker( # noqa: F811, PLR0913
-    *,
-    name: __.Absential[ str ] = ...,
-    description: __.Absential[ str ] = ...,
-    arguments_schema: __.Absential[ __.Schema ] = ...,
-    argschema: __.Absential[ __.Schema ] = ...,
-    timeout: __.Absential[ float | None ] = ...,
-    max_retries: __.Absential[ int ] = ...,
-    deduplicator: __.Absential[ _deduplicators.Deduplicator ] = ...,
-    annotations: __.Absential[ Annotations ] = ...,
-    outschema: __.Absential[ __.Schema ] = ...,
-) -> _Decorator: ...
-def produce_invoker( # noqa: F811, PLR0913
-    function: __.Absential[ _Function ] = __.absent, /, *,
-    name: __.typx.Annotated[
-        __.Absential[ str ],
-        __.ddoc.Doc(
-            ''' Tool name: 1 to 256 printable characters, not only
-                spaces (``math.sum`` is fine). Default: name of
-                function. ''' ),
-    ] = __.absent,
-    description: __.typx.Annotated[
-        __.Absential[ str ],
-        __.ddoc.Doc( ''' Tool description. Default: from docstring. ''' ),
-    ] = __.absent,
-    arguments_schema: __.typx.Annotated[
-        __.Absential[ __.Schema ],
-        __.ddoc.Doc(
-            ''' Explicit JSON Schema of arguments. When given, function is
-                an invocable taking ``( context, arguments )``. Default:
-                derived from the signature of the function. ''' ),
-    ] = __.absent,
-    argschema: __.typx.Annotated[
-        __.Absential[ __.Schema ],
-        __.ddoc.Doc( ''' Deprecated name of ``arguments_schema``. ''' ),
-    ] = __.absent,
-    timeout: __.typx.Annotated[
-        __.Absential[ float | None ],
-        __.ddoc.Doc(
-            ''' Seconds before invocation is cancelled; ``None`` for no
-                limit. Default: inherited from ensemble or call. ''' ),
-    ] = __.absent,
-    max_retries: __.typx.Annotated[
-        __.Absential[ int ],
-        __.ddoc.Doc(
-            ''' Retries of a call which failed for a transient reason
-                (timeout, lost connection, the tool's
-                :py:class:`invocables.exceptions.InvocationTransience`),
-                with backoff and jitter. Default: inherited from ensemble
-                or call, else none. ''' ),
-    ] = __.absent,
-    deduplicator: __.typx.Annotated[
-        __.Absential[ _deduplicators.Deduplicator ],
-        __.ddoc.Doc(
-            ''' Deduplicator; give one only for tools safe to repeat. ''' ),
-    ] = __.absent,
-    annotations: __.typx.Annotated[
-        __.Absential[ Annotations ],
-        __.ddoc.Doc( ''' Metadata, such as read-only hints. ''' ),
-    ] = __.absent,
-    outschema: __.typx.Annotated[
-        __.Absential[ __.Schema ],
-        __.ddoc.Doc( ''' JSON Schema of structured results. ''' ),
-    ] = __.absent,
-) -> FunctionInvoker[ ..., __.typx.Any ] | _Decorator:
-    ''' Produces invoker from typed function or from explicit schema.
-
-        Usable as a decorator, bare or with keyword arguments. Functions,
-        bound methods, class and static methods, ``functools.partial``
-        objects and callable objects are accepted (the last two need a
-        ``name``). Sync functions run in a worker thread, off the event
-        loop. A parameter named ``context`` receives the invocation context
-        and is not part of the schema. Parameter descriptions come from
-        ``Doc( ... )`` annotations or from the docstring (Google,
-        NumPy or Sphinx style).
-
-        The invoker stays callable as the function: ``add( 2, 3 )`` calls
-        it, while ``await add( context, arguments )`` is the invocation.
-
-        Raises :py:class:`invocables.exceptions.InvokerInvalidity` for a
-        name which is not allowed (see
-        :py:func:`invocables.invokers.validate_tool_name`), a function
-        whose calls give no value (a generator function, sync or async,
-        even behind partials, methods, decorators or ``__call__``: see
-        :py:func:`invocables.invokers.validate_function`), if no schema can
-        be derived (``*args``, ``**kwargs``, defaults which are not JSON,
-        annotations which cannot be evaluated), or if, with an explicit
-        schema, the function cannot be called as ``( context, arguments )``;
-        :py:class:`invocables.exceptions.ConfigurationInvalidity` for an
-        invalid option, such as a ``timeout`` which is not a positive
-        number.
-    '''
-    options: dict[ str, __.typx.Any ] = {
-        'name': name, 'description': description,
-        'arguments_schema': _reconcile_schema(
-            str( name ), arguments_schema, argschema ),
-        'timeout': timeout, 'max_retries': max_retries,
-        'deduplicator': deduplicator,
-        'annotations': annotations, 'outschema': outschema }
-    if __.is_absent( function ):
-
-        def decorate(
-            function: __.cabc.Callable[ _P, _T ]
-        ) -> FunctionInvoker[ _P, _T ]:
-            return _produce_invoker( function, ** options )
-
-        return decorate
-    return _produce_invoker( function, ** options )
-
-
-def validate_invocable(
-    name: str, invocable: _Function
-) -> _Function:
-    ''' Returns invocable if callable as ``( context, arguments )``.
-
-        Raises :py:class:`invocables.exceptions.InvokerInvalidity`,
-        naming the tool, otherwise. Callables whose signature Python cannot
-        inspect (some builtins) are accepted as they are.
-    '''
-    if not callable( invocable ):
-        raise _exceptions.InvokerInvalidity(
-            name, f"the invocable {invocable!r} is not callable." )
-    try: signature = __.inspect.signature( invocable )
-    except ( TypeError, ValueError ): return invocable
-    try: signature.bind( None, None )
-    except TypeError as exception:
-        raise _exceptions.InvokerInvalidity(
-            name, f"with an explicit schema, {invocable!r} must accept "
-            f"( context, arguments ), but its signature is {signature} "
-            f"({exception}). Drop the schema to derive it from the "
-            "signature, or change the signature." ) from exception
-    return invocable
-
-
 def validate_retries(
     retries: __.Absential[ object ], location: str
 ) -> __.Absential[ int ]:
@@ -734,19 +574,6 @@ def validate_function( name: str, function: _Function ) -> _Function:
         name, f"{function!r} {flaw}, but a tool returns one result, sent "
         "whole (with return, not yield); collect the items into a list, or "
         "join them into text, and return that." )
-
-
-def _access_name( function: _Function ) -> str:
-    name = getattr( function, '__name__', None )
-    label = repr( function )
-    if isinstance( function, __.funct.partial ):
-        reason = "a functools.partial object has no name of its own"
-    elif not isinstance( name, str ): reason = "it has no __name__"
-    elif name == '<lambda>': reason = "it is a lambda"
-    else: return validate_tool_name( name )
-    raise _exceptions.InvokerInvalidity(
-        label,
-        f"cannot derive a tool name ({reason}); pass 'name' explicitly." )
 
 
 def _describe_name_flaw( name: object ) -> str | None:
@@ -834,19 +661,6 @@ def _access_behind( subject: object ) -> object | None:
     try: return type( subject ).__call__
     except AttributeError: return None
 
-def _expose_coroutine( function: _Function ) -> _Function:
-    ''' Returns bound ``__call__`` of object whose ``__call__`` is async.
-
-        So that such objects are awaited, not sent to a thread.
-    '''
-    subject: object = function # narrowed instead of function
-    ordinary = __.inspect.isroutine( subject ) or isinstance(
-        subject, ( type, __.funct.partial ) )
-    if not ordinary and __.inspect.iscoroutinefunction( function.__call__ ):
-        return function.__call__
-    return function
-
-
 def _is_invocation(
     posargs: tuple[ object, ... ], nomargs: __.cabc.Mapping[ str, object ]
 ) -> bool:
@@ -862,50 +676,6 @@ def _is_invocation(
         return True
     return _is_context( context ) and isinstance(
         arguments, __.cabc.Mapping )
-
-
-def _produce_invoker( # noqa: PLR0913
-    function: __.cabc.Callable[ _P, _T ], *,
-    name: __.Absential[ str ],
-    description: __.Absential[ str ],
-    arguments_schema: __.Absential[ __.Schema ],
-    timeout: __.Absential[ float | None ],
-    max_retries: __.Absential[ int ],
-    deduplicator: __.Absential[ _deduplicators.Deduplicator ],
-    annotations: __.Absential[ Annotations ],
-    outschema: __.Absential[ __.Schema ],
-) -> FunctionInvoker[ _P, _T ]:
-    from . import signatures as _signatures
-    if not callable( function ):
-        raise _exceptions.InvokerInvalidity(
-            str( name or function ), "the tool must be callable." )
-    name_ = (
-        _access_name( function ) if __.is_absent( name )
-        else validate_tool_name( name ) )
-    validate_function( name_, function )
-    target = _expose_coroutine( function )
-    summary, descriptions = _signatures.parse_docstring( function )
-    if __.is_absent( arguments_schema ):
-        arguments_schema, invocable = (
-            _signatures.produce_signature_invocable(
-                name_, target, descriptions ) )
-    else:
-        invocable = _produce_explicit_invocable(
-            validate_invocable( name_, target ) )
-    invoker = FunctionInvoker(
-        name = name_,
-        invocable = invocable,
-        arguments_schema = arguments_schema,
-        description = summary if __.is_absent( description ) else description,
-        timeout = timeout,
-        max_retries = max_retries,
-        deduplicator = deduplicator,
-        annotations = annotations,
-        outschema = outschema,
-        function = function )
-    # The constructor takes any function (see FunctionInvoker.__init__), so
-    # it cannot infer the parameters; they are those of function.
-    return __.typx.cast( 'FunctionInvoker[ _P, _T ]', invoker )
 
 
 def _validate_fields(
@@ -978,18 +748,3 @@ def _unwrap_binding( function: object ) -> object:
             subject = __.typx.cast( __.typx.Any, subject ).__func__
         else: break
     return subject
-
-
-def _produce_explicit_invocable( function: _Function ) -> Invocable:
-    ''' Wraps ( context, arguments ) callable, sync or async. '''
-    if __.inspect.iscoroutinefunction( function ):
-        return __.typx.cast( Invocable, function )
-
-    async def invoke( context: Context, arguments: __.Arguments ) -> object:
-        result = await _workers.execute_in_thread(
-            function, context, arguments )
-        # Such as a plain function which returns a coroutine.
-        if __.inspect.isawaitable( result ): return await result
-        return result
-
-    return invoke

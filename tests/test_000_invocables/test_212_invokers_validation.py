@@ -124,7 +124,7 @@ def test_131_explicit_schema_accepted_shapes( ):
         invoker = invocables.produce_invoker(
             function, name = name, argschema = _SCHEMA )
         assert invoker.argschema == _SCHEMA
-    assert invocables.invokers.validate_invocable( 'x', _search ) is _search
+    assert invocables.signatures.validate_invocable( 'x', _search ) is _search
 
 
 def test_140_option_types( ):

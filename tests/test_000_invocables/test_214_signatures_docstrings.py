@@ -296,7 +296,7 @@ def test_920_parsed_as_every_style( lines ):
     '''
     from invocables import signatures
     docstring = '\n'.join( lines )
-    try: parsed = signatures._parse_docstring( docstring )
+    try: parsed = signatures._functions._parse_docstring( docstring )
     except Exception as exception: result = type( exception )
     else:
         result = (

@@ -423,12 +423,13 @@ def _derive_by_pydantic( function ):
     from invocables import signatures
     name = 'tool'
     try:
+        functions = signatures._functions
         _, descriptions = signatures.parse_docstring( function )
-        parameters, _ = signatures._survey_parameters( name, function )
-        signatures._validate_defaults( name, parameters )
-        model = signatures._produce_model(
+        parameters, _ = functions._survey_parameters( name, function )
+        functions._validate_defaults( name, parameters )
+        model = functions._produce_model(
             name, function, parameters, descriptions )
-        return signatures._clean_schema( model.model_json_schema( ) ), model
+        return functions._clean_schema( model.model_json_schema( ) ), model
     except exceptions.InvokerInvalidity as exception:
         return exception, None
 
@@ -517,7 +518,7 @@ def test_310_conversion_unchanged( case, data ):
         return
     assert result == ( invocables.TextContent( text = 'done' ), )
     plain = all(
-        signatures._is_plain_annotation( parameter.annotation )
+        signatures._functions._is_plain_annotation( parameter.annotation )
         for parameter in signature.parameters.values( ) )
     if plain:
         assert received == [ arguments ]
