@@ -19,6 +19,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 
 import invocables
 
+from invocables.mcp import _http as sdk_http
 from invocables.mcp import _sdk as sdk
 
 from . import mcp_support
@@ -152,7 +153,7 @@ async def test_200_http_token( ):
         headers = { 'Authorization': f"Bearer {_TOKEN}" }
         async with (
             sdk.http.AsyncClient( headers = headers ) as http,
-            sdk.open_streamable_http( url, http, None ) as streams,
+            sdk_http.open_streamable_http( url, http, None ) as streams,
             ClientSession( *streams ) as session,
         ):
             await session.initialize( )

@@ -30,9 +30,9 @@ from .. import exceptions as _exceptions
 from . import serve as _serve
 from ..exceptions import UsageInvalidity as UsageInvalidity
 
-from .commands import (
+from .commands import EXIT_FAILURE as EXIT_FAILURE
+from ..descriptors.paths import (
     CONFIGURATION_VARIABLE as CONFIGURATION_VARIABLE,
-    EXIT_FAILURE as EXIT_FAILURE,
     locate_configuration as locate_configuration,
 )
 

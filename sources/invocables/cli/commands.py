@@ -11,7 +11,6 @@
 
 
 import argparse as _argparse
-import os as _os
 import sys as _sys
 
 from . import __
@@ -22,9 +21,9 @@ from .. import exceptions as _exceptions
 from .. import execution as _execution
 from .. import naming as _naming
 from .. import providers as _providers
+from ..descriptors import paths as _paths
 
 
-CONFIGURATION_VARIABLE = 'INVOCABLES_CONFIGURATION'
 EXIT_FAILURE = 1
 EXIT_INTERRUPTION = 130
 EXIT_SUCCESS = 0
@@ -35,26 +34,6 @@ STDIN_ARGUMENT = '-'
 _EXTRAS_PARTS = __.types.MappingProxyType( {
     'mcp': f"{__.package_name}.mcp",
 } )
-
-
-def locate_configuration(
-    option: __.Absential[ str ] = __.absent
-) -> __.Path:
-    ''' Returns path of configuration: option, variable, user, shipped.
-
-        A leading ``~`` is left for the loading of the configuration to
-        expand (which reports a home folder that cannot be found).
-    '''
-    if not __.is_absent( option ): return __.Path( option )
-    variable = _os.environ.get( CONFIGURATION_VARIABLE )
-    if variable: return __.Path( variable )
-    home = _os.environ.get( 'XDG_CONFIG_HOME' ) or str(
-        __.Path.home( ) / '.config' )
-    user = __.Path( home ) / 'invocables' / _descriptors.CONFIGURATION_NAME
-    if user.is_file( ): return user
-    return (
-        _descriptors.access_data_location( ) / 'configuration'
-        / _descriptors.CONFIGURATION_NAME )
 
 
 async def connect_ensembles(
@@ -363,7 +342,8 @@ def produce_configuration(
 ) -> _descriptors.Configuration:
     ''' Returns configuration which the options locate. '''
     option = getattr( options, 'configuration', None )
-    path = locate_configuration( __.absent if option is None else option )
+    path = _paths.locate_configuration(
+        __.absent if option is None else option )
     return _descriptors.produce_configuration( path )
 
 

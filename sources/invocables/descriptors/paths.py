@@ -5,6 +5,8 @@
     A descriptor names other files relative to its own folder; such a path
     may not leave the folder, also not through symbolic links. Every
     failure raises :py:class:`invocables.exceptions.DescriptorInvalidity`.
+    The configuration of the ``invocables`` command and server is found by
+    :py:func:`locate_configuration`.
 '''
 
 
@@ -17,7 +19,11 @@ from os import fspath as _fspath
 
 from . import __
 from .. import exceptions as _exceptions
+from .records import CONFIGURATION_NAME as _CONFIGURATION_NAME
 from .tables import Table as _Table
+
+
+CONFIGURATION_VARIABLE = 'INVOCABLES_CONFIGURATION'
 
 
 def access_data_location( ) -> __.Path:
@@ -39,6 +45,29 @@ def expand_path( table: _Table, key: str, value: str ) -> __.Path:
         table.fail(
             key, f"cannot expand {value!r} ({exception}); give a full "
             "path.", cause = exception )
+
+
+def locate_configuration(
+    option: __.Absential[ str ] = __.absent
+) -> __.Path:
+    ''' Returns path of configuration: option, variable, user, shipped.
+
+        The option, else the file named by the ``INVOCABLES_CONFIGURATION``
+        environment variable, else ``invocables/invocables.toml`` in the
+        user's configuration folder (``$XDG_CONFIG_HOME``, by default
+        ``~/.config``), else the shipped defaults. A leading ``~`` is left
+        for the loading of the configuration to expand (which reports a
+        home folder that cannot be found).
+    '''
+    if not __.is_absent( option ): return __.Path( option )
+    variable = _os.environ.get( CONFIGURATION_VARIABLE )
+    if variable: return __.Path( variable )
+    home = _os.environ.get( 'XDG_CONFIG_HOME' ) or str(
+        __.Path.home( ) / '.config' )
+    user = __.Path( home ) / 'invocables' / _CONFIGURATION_NAME
+    if user.is_file( ): return user
+    return (
+        access_data_location( ) / 'configuration' / _CONFIGURATION_NAME )
 
 
 def locate_file(

@@ -38,7 +38,6 @@ from . import _sdk as _sdk
 
 GRACE_DEFAULT = 1.0
 RESULT_LIMIT_DEFAULT = 32 * 1024 * 1024
-RESULT_OVERSIZE = 'invocables.result_oversize'
 
 _CHUNK_SIZE = 1 << 20
 _EXIT_NOTICE_TIMEOUT = 0.25

@@ -503,7 +503,7 @@ def _is_oversize( exception: _MCPError ) -> bool:
     error = exception.error
     data = error.data
     if isinstance( data, __.cabc.Mapping ) and (
-        _processes.RESULT_OVERSIZE in data
+        _sdk.RESULT_OVERSIZE in data
     ): return True
     # Over HTTP, the SDK reports an event over its limit this way.
     return _SSE_OVERSIZE in error.message

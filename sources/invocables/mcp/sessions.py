@@ -18,6 +18,7 @@ from . import __
 from . import callbacks as _callbacks # authorization
 from . import configuration as _configuration
 from . import listings as _listings
+from . import _http as _http
 from . import _processes as _processes
 from . import records as _records
 from . import redaction as _redaction
@@ -408,10 +409,10 @@ async def _open_streamable_http_(
     limit: int | None,
     auth: __.typx.Any = None, # authorization: an httpx2.Auth
 ) -> __.cabc.AsyncGenerator[ tuple[ __.typx.Any, __.typx.Any ], None ]:
-    client = _sdk.produce_http_client( headers, auth, limit )
+    client = _http.produce_http_client( headers, auth, limit )
     # The SDK's own limit of one event (1 MiB) would end the session on a
     # larger result; the result limit applies instead.
-    async with client, _sdk.open_streamable_http(
+    async with client, _http.open_streamable_http(
         url, client, limit
     ) as streams: yield streams
 

@@ -1,0 +1,255 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' The server side of the ``mcp`` SDK, major 1 or 2, behind one interface.
+
+    The low-level server with handlers named as the 2.x server's keywords
+    (:py:func:`produce_server`), and the ASGI application serving it over
+    streamable HTTP (:py:func:`produce_application`). With 1.x, handlers
+    see the request context and session as 2.x gives them. The client side
+    is :py:mod:`invocables.mcp._sdk`. Type checkers see the 2.x SDK.
+'''
+
+
+from typing import TYPE_CHECKING
+
+from mcp.server.lowlevel import NotificationOptions as _NotificationOptions
+
+from . import __
+from ..mcp._sdk import MAJOR as _MAJOR
+from ..mcp._sdk import types as _types
+
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server as _Server
+
+    ServerBase: __.typx.TypeAlias = _Server[ __.typx.Any ]
+else:
+    from mcp.server.lowlevel import Server as ServerBase
+
+
+_ServerT = __.typx.TypeVar( '_ServerT', bound = ServerBase )
+
+_CURRENT = _MAJOR >= 2 # noqa: PLR2004
+_REQUESTS_LEGACY = __.types.MappingProxyType( {
+    'on_list_tools': 'ListToolsRequest',
+    'on_call_tool': 'CallToolRequest',
+    'on_set_logging_level': 'SetLevelRequest',
+    'on_list_resources': 'ListResourcesRequest',
+    'on_list_resource_templates': 'ListResourceTemplatesRequest',
+    'on_read_resource': 'ReadResourceRequest',
+    'on_list_prompts': 'ListPromptsRequest',
+    'on_get_prompt': 'GetPromptRequest',
+    'on_completion': 'CompleteRequest',
+    'on_subscribe_resource': 'SubscribeRequest',
+    'on_unsubscribe_resource': 'UnsubscribeRequest',
+} )
+
+
+class AnnouncingServer( ServerBase ):
+    ''' Low-level server which announces that its tools may change. '''
+
+    def create_initialization_options(
+        self,
+        notification_options: _NotificationOptions | None = None,
+        *arguments: __.typx.Any, # SDK 2.x: also extensions
+        **keywords: __.typx.Any,
+    ) -> __.typx.Any:
+        if notification_options is None:
+            notification_options = _NotificationOptions(
+                tools_changed = True )
+        return super( ).create_initialization_options(
+            notification_options, *arguments, **keywords )
+
+
+def produce_application( # noqa: PLR0913
+    server: __.typx.Any,
+    *,
+    path: str,
+    stateless: bool,
+    host: str,
+    auth: __.typx.Any,
+    token_verifier: __.typx.Any,
+    allowed_hosts: __.cabc.Sequence[ str ] = (
+        '127.0.0.1:*', 'localhost:*', '[::1]:*' ),
+    allowed_origins: __.cabc.Sequence[ str ] = (
+        'http://127.0.0.1:*', 'http://localhost:*', 'http://[::1]:*' ),
+    event_store: __.typx.Any = None,
+    retry_interval: int | None = None,
+) -> __.typx.Any:
+    ''' Produces ASGI application serving low-level server at path.
+
+        Streamable HTTP; with a token verifier, every request must carry a
+        token it accepts. Requests whose ``Host`` or ``Origin`` header is
+        not allowed (patterns of the SDK: ``name``, ``name:*``) are refused
+        (421, 403). The 2.x low-level server builds it; for 1.x, the same
+        parts are assembled here.
+    '''
+    security = _produce_security( allowed_hosts, allowed_origins )
+    if _CURRENT:
+        return server.streamable_http_app(
+            streamable_http_path = path, stateless_http = stateless,
+            host = host, auth = auth, token_verifier = token_verifier,
+            transport_security = security, event_store = event_store,
+            retry_interval = retry_interval )
+    return _produce_application_legacy(
+        server, path, stateless, security, auth, token_verifier,
+        ( event_store, retry_interval ) )
+
+
+def produce_server(
+    model: type[ _ServerT ],
+    name: str,
+    *,
+    version: str,
+    instructions: str | None,
+    **handlers: __.cabc.Callable[ ..., __.typx.Any ],
+) -> _ServerT:
+    ''' Produces low-level server (class ``model``) with handlers.
+
+        Each handler takes the request context and the request parameters;
+        handlers are named as the 2.x server's keywords (``on_list_tools``,
+        ``on_call_tool``, ``on_set_logging_level``).
+    '''
+    if _CURRENT:
+        produce: __.typx.Any = model
+        return produce(
+            name, version = version, instructions = instructions,
+            **handlers )
+    server: __.typx.Any = model(
+        name, version = version, instructions = instructions )
+    requests: __.typx.Any = _types
+    for keyword, handler in handlers.items( ):
+        request = _REQUESTS_LEGACY[ keyword ]
+        server.request_handlers[ getattr( requests, request ) ] = (
+            _adapt_legacy( server, handler ) )
+    return server
+
+
+class _ContextLegacy:
+    ''' Request context of the 1.x server, as the 2.x handlers see it. '''
+
+    def __init__( self, context: __.typx.Any ):
+        self.context = context
+        self.request_id = context.request_id
+        self.session = _SessionLegacy( context )
+
+
+class _SessionLegacy:
+    ''' Session of one 1.x request, as a 2.x request's session. '''
+
+    def __init__( self, context: __.typx.Any ):
+        # The connection lasts beyond the request, and notifies.
+        self._connection = context.session
+        self.context = context
+
+    async def report_progress(
+        self,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+    ) -> None:
+        ''' Sends progress of the request, if its client asked for it. '''
+        meta = self.context.meta
+        token = None if meta is None else meta.progressToken
+        if token is None: return
+        await self._connection.send_progress_notification(
+            token, progress, total, message,
+            related_request_id = self.context.request_id )
+
+    async def send_tool_list_changed( self ) -> None:
+        ''' Tells client that the tools changed. '''
+        await self._connection.send_tool_list_changed( )
+
+    async def send_log_message(
+        self, *arguments: __.typx.Any, **keywords: __.typx.Any
+    ) -> None:
+        ''' Sends log message to the client. '''
+        await self._connection.send_log_message( *arguments, **keywords )
+
+    async def elicit_form(
+        self, *arguments: __.typx.Any, **keywords: __.typx.Any
+    ) -> __.typx.Any:
+        ''' Asks the client's user (``elicitation/create``). '''
+        return await self._connection.elicit( *arguments, **keywords )
+
+    async def create_message(
+        self, *arguments: __.typx.Any, **keywords: __.typx.Any
+    ) -> __.typx.Any:
+        ''' Asks the client's model (``sampling/createMessage``). '''
+        return await self._connection.create_message(
+            *arguments, **keywords )
+
+
+class _EndpointLegacy:
+    ''' ASGI endpoint of the 1.x session manager. '''
+
+    def __init__( self, manager: __.typx.Any ):
+        self.manager = manager
+
+    async def __call__(
+        self, scope: __.typx.Any, receive: __.typx.Any, send: __.typx.Any
+    ) -> None:
+        await self.manager.handle_request( scope, receive, send )
+
+
+def _adapt_legacy(
+    server: __.typx.Any, handler: __.cabc.Callable[ ..., __.typx.Any ]
+) -> __.cabc.Callable[ ..., __.typx.Any ]:
+    ''' Returns 1.x request handler calling a 2.x style handler. '''
+    async def handle( request: __.typx.Any ) -> __.typx.Any:
+        context = _ContextLegacy( server.request_context )
+        result = await handler( context, request.params )
+        legacy: __.typx.Any = _types
+        return legacy.ServerResult( result )
+    return handle
+
+
+def _produce_application_legacy(
+    server: __.typx.Any,
+    path: str,
+    stateless: bool, # noqa: FBT001
+    security: __.typx.Any,
+    auth: __.typx.Any,
+    token_verifier: __.typx.Any,
+    resumption: tuple[ __.typx.Any, int | None ],
+) -> __.typx.Any:
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.middleware.authentication import AuthenticationMiddleware
+    from starlette.routing import Route
+    from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+    from mcp.server.auth.middleware.bearer_auth import (
+        BearerAuthBackend,
+        RequireAuthMiddleware,
+    )
+    from mcp.server.streamable_http_manager import (
+        StreamableHTTPSessionManager )
+    manager: __.typx.Any = StreamableHTTPSessionManager(
+        app = server, stateless = stateless, event_store = resumption[ 0 ],
+        security_settings = security )
+    endpoint: __.typx.Any = _EndpointLegacy( manager )
+    middleware: list[ Middleware ] = [ ]
+    if token_verifier is not None:
+        middleware = [
+            Middleware(
+                AuthenticationMiddleware,
+                backend = BearerAuthBackend( token_verifier ) ),
+            Middleware( AuthContextMiddleware ) ]
+        scopes: list[ str ] = (
+            None if auth is None else auth.required_scopes ) or [ ]
+        endpoint = RequireAuthMiddleware( endpoint, scopes, None )
+    return Starlette(
+        routes = [ Route( path, endpoint = endpoint ) ],
+        middleware = middleware,
+        lifespan = lambda application: manager.run( ) )
+
+
+def _produce_security(
+    hosts: __.cabc.Sequence[ str ], origins: __.cabc.Sequence[ str ]
+) -> __.typx.Any:
+    ''' Returns protection against DNS rebinding: allowed hosts, origins.
+    '''
+    from mcp.server.transport_security import TransportSecuritySettings
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection = True,
+        allowed_hosts = list( hosts ), allowed_origins = list( origins ) )

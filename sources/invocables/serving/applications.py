@@ -1,0 +1,457 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Streamable HTTP: the ASGI application of a server, and its guards.
+
+    :py:func:`produce_application` serves a tool server at a
+    path; requests whose ``Host`` or ``Origin`` is not allowed are refused
+    (DNS rebinding), and serving beyond the loopback needs a token unless
+    allowed explicitly. :py:class:`HeaderTimeoutProtocol` bounds the time
+    a client may take to send its headers; :py:class:`MemoryEventStore`
+    makes streams resumable.
+'''
+
+
+import hmac as _hmac
+import ipaddress as _ipaddress
+import os as _os
+import uuid as _uuid
+
+import h11 as _h11
+
+from mcp.server.streamable_http import EventMessage as _EventMessage
+from mcp.server.streamable_http import EventStore as _EventStore
+from uvicorn.protocols.http.h11_impl import H11Protocol as _H11Protocol
+
+from . import __
+from . import _sdk as _server_sdk
+from . import servers as _servers
+from .. import ensembles as _ensembles
+from .. import exceptions as _exceptions
+
+
+CONNECTIONS_MAXIMUM_DEFAULT = 1000
+EVENTS_MAXIMUM_DEFAULT = 10_000
+HEADER_TIMEOUT_DEFAULT = 10.0
+IDLE_TIMEOUT_DEFAULT = 5
+OPTIONS_VARIABLE = 'INVOCABLES_SERVE_OPTIONS'
+PATH_DEFAULT = '/mcp'
+PORT_DEFAULT = 8000
+
+_LOOPBACK_NAMES = ( '127.0.0.1', 'localhost', '::1' )
+_WILDCARDS = ( '', '0.0.0.0', '::' ) # noqa: S104
+_scribe = __.produce_scribe( __name__ )
+
+
+class HeaderTimeoutProtocol( _H11Protocol ):
+    ''' HTTP/1.1 of uvicorn which closes connections whose request does
+        not complete its headers in time (uvicorn has no such limit).
+
+        The timeout (seconds) counts from the connection, or from the first
+        byte of a request on a kept connection, to the end of the request's
+        headers. Its ``header_timeout`` is the class's (a subclass of
+        :py:func:`produce_protocol`) or else the ``header_timeout`` of
+        ``INVOCABLES_SERVE_OPTIONS``, 10 s by default. Give it to uvicorn
+        as its HTTP implementation: ``--http
+        invocables.serving:HeaderTimeoutProtocol``.
+    '''
+
+    header_timeout: __.typx.ClassVar[ float | None ] = None
+
+    def __init__( self, *arguments: __.typx.Any, **keywords: __.typx.Any ):
+        super( ).__init__( *arguments, **keywords )
+        self._header_timer: __.asyncio.TimerHandle | None = None
+        timeout = type( self ).header_timeout
+        if timeout is None:
+            timeout = _access_settings( ).get( 'header_timeout' )
+        self._header_timeout = float(
+            HEADER_TIMEOUT_DEFAULT if timeout is None else timeout )
+
+    def connection_made( # pyright: ignore[reportIncompatibleMethodOverride]
+        self, transport: __.asyncio.Transport
+    ) -> None:
+        super( ).connection_made( transport )
+        self._arm_header_timer( )
+
+    def connection_lost( self, exc: Exception | None ) -> None:
+        self._disarm_header_timer( )
+        super( ).connection_lost( exc )
+
+    def data_received( self, data: bytes ) -> None:
+        if self.conn.their_state is _h11.IDLE: self._arm_header_timer( )
+        super( ).data_received( data )
+        if self.conn.their_state is not _h11.IDLE:
+            self._disarm_header_timer( )
+
+    def _arm_header_timer( self ) -> None:
+        if self._header_timer is not None: return
+        self._header_timer = self.loop.call_later(
+            self._header_timeout, self._expire_headers )
+
+    def _disarm_header_timer( self ) -> None:
+        if self._header_timer is None: return
+        self._header_timer.cancel( )
+        self._header_timer = None
+
+    def _expire_headers( self ) -> None:
+        self._header_timer = None
+        if self.conn.their_state is not _h11.IDLE: return
+        if not self.transport.is_closing( ): self.transport.close( )
+
+
+class MemoryEventStore( _EventStore ):
+    ''' Events of streams, in memory, for clients to resume streams.
+
+        Keeps the latest ``maximum`` events of all streams; a client which
+        resumes after an event forgotten gets nothing replayed. Any event
+        store of the ``mcp`` SDK (``EventStore``) can replace it.
+    '''
+
+    def __init__( self, maximum: int = EVENTS_MAXIMUM_DEFAULT ):
+        self.maximum = maximum
+        self._events: __.collections.OrderedDict[
+            str, tuple[ str, __.typx.Any ] ] = __.collections.OrderedDict( )
+
+    async def store_event(
+        self, stream_id: str, message: __.typx.Any
+    ) -> str:
+        ''' Stores message of stream; returns its event identifier. '''
+        identifier = _uuid.uuid4( ).hex
+        self._events[ identifier ] = ( stream_id, message )
+        while len( self._events ) > self.maximum:
+            self._events.popitem( last = False )
+        return identifier
+
+    async def replay_events_after(
+        self,
+        last_event_id: str,
+        send_callback: __.cabc.Callable[
+            [ _EventMessage ], __.cabc.Awaitable[ None ] ],
+    ) -> str | None:
+        ''' Sends the events of the stream after an event; returns the
+            stream, or ``None`` if the event is unknown.
+        '''
+        if last_event_id not in self._events: return None
+        stream = self._events[ last_event_id ][ 0 ]
+        after = False
+        for identifier, ( owner, message ) in tuple( self._events.items( ) ):
+            if identifier == last_event_id:
+                after = True
+                continue
+            if not after or owner != stream or message is None: continue
+            await send_callback( _EventMessage( message, identifier ) )
+        return stream
+
+
+class _LoopbackGuard:
+    ''' ASGI middleware which refuses clients beyond the loopback (403).
+    '''
+
+    def __init__( self, app: __.typx.Any ):
+        self.app = app
+
+    async def __call__(
+        self, scope: __.typx.Any, receive: __.typx.Any, send: __.typx.Any
+    ) -> None:
+        client = scope.get( 'client' ) if scope[ 'type' ] == 'http' else None
+        if client is None or is_loopback( str( client[ 0 ] ) ):
+            await self.app( scope, receive, send )
+            return
+        from starlette.responses import PlainTextResponse
+        response = PlainTextResponse(
+            "Serving beyond the loopback needs a token.", status_code = 403 )
+        await response( scope, receive, send )
+
+
+class _StaticTokenVerifier:
+    ''' Accepts one bearer token (compared in constant time). '''
+
+    def __init__( self, token: str ):
+        self.token = token
+
+    async def verify_token( self, token: str ) -> __.typx.Any:
+        ''' Returns access token if token is the expected one. '''
+        from mcp.server.auth.provider import AccessToken
+        if not _hmac.compare_digest(
+            token.encode( 'utf-8' ), self.token.encode( 'utf-8' )
+        ): return None
+        return AccessToken(
+            token = token, client_id = 'bearer', scopes = [ ] )
+
+
+def produce_application( # noqa: PLR0913
+    server: __.typx.Annotated[
+        _servers.ToolServer, __.ddoc.Doc( ''' Tools to serve. ''' )
+    ],
+    *,
+    stateless: __.typx.Annotated[
+        bool,
+        __.ddoc.Doc( ''' No sessions: every request stands alone, so that
+            several workers can serve one configuration. ''' ),
+    ] = False,
+    token: __.typx.Annotated[
+        __.Absential[ str ],
+        __.ddoc.Doc( ''' Bearer token which every request must carry. ''' ),
+    ] = __.absent,
+    token_verifier: __.typx.Annotated[
+        __.typx.Any,
+        __.ddoc.Doc( ''' Token verifier of the ``mcp`` SDK (resource-server
+            verification, such as token introspection); instead of
+            ``token``. ''' ),
+    ] = None,
+    path: str = PATH_DEFAULT,
+    host: __.typx.Annotated[
+        str,
+        __.ddoc.Doc( ''' Address listened on (``0.0.0.0`` or ``::``:
+            every address). ''' ),
+    ] = '127.0.0.1',
+    allowed_hosts: __.typx.Annotated[
+        __.cabc.Sequence[ str ],
+        __.ddoc.Doc( ''' Names (``mcp.example.com``, any port) or names
+            with ports (``mcp.example.com:8443``) which the ``Host`` header
+            may give; others get 421. The loopback names are allowed too
+            when host is the loopback or every address; so is host itself
+            when it is one address. ''' ),
+    ] = ( ),
+    allowed_origins: __.typx.Annotated[
+        __.cabc.Sequence[ str ],
+        __.ddoc.Doc( ''' Origins (``https://app.example.com``) which the
+            ``Origin`` header may give, besides those of the allowed hosts;
+            others get 403. A request without ``Origin`` is allowed. ''' ),
+    ] = ( ),
+    allow_unauthenticated: __.typx.Annotated[
+        bool,
+        __.ddoc.Doc( ''' Serve beyond the loopback without a token (a
+            warning is logged); refused otherwise. ''' ),
+    ] = False,
+    event_store: __.typx.Annotated[
+        __.typx.Any,
+        __.ddoc.Doc( ''' Event store of the ``mcp`` SDK, which makes
+            streams resumable; ``None`` for none. Default: in memory. ''' ),
+    ] = __.absent,
+    retry_interval: __.typx.Annotated[
+        int | None,
+        __.ddoc.Doc( ''' Milliseconds which clients are told to wait
+            before they resume a stream (with an event store). ''' ),
+    ] = None,
+) -> __.typx.Any:
+    ''' Produces ASGI application serving streamable HTTP at path.
+
+        The application connects the ensembles when it starts and
+        disconnects them when it stops (its lifespan). Requests whose
+        ``Host`` or ``Origin`` is not allowed are refused (protection
+        against DNS rebinding). Serving beyond the loopback (host, or an
+        allowed host, not a loopback name) without a token or verifier
+        raises :py:class:`invocables.exceptions.ConfigurationInvalidity`
+        unless ``allow_unauthenticated``.
+    '''
+    from mcp.server.auth.settings import AuthSettings
+    if not __.is_absent( token ):
+        token_verifier = _StaticTokenVerifier( token )
+    hosts = _produce_allowed_hosts( host, allowed_hosts )
+    guarded = token_verifier is None and not allow_unauthenticated
+    _validate_exposure(
+        ( host, *hosts ), token_verifier, allow_unauthenticated )
+    # Resource server only: tokens are verified, never issued, here.
+    auth = None if token_verifier is None else AuthSettings.model_validate( {
+        'issuer_url': f"http://{_bracket( host or '127.0.0.1' )}",
+        'resource_server_url': None } )
+    if __.is_absent( event_store ) and not stateless:
+        event_store = produce_event_store( )
+    mcp_server = server.produce_server( )
+    application = _server_sdk.produce_application(
+        mcp_server, path = path, stateless = stateless,
+        host = host, auth = auth, token_verifier = token_verifier,
+        allowed_hosts = _produce_host_patterns( hosts ),
+        allowed_origins = _produce_origin_patterns( hosts, allowed_origins ),
+        event_store = None if __.is_absent( event_store ) else event_store,
+        retry_interval = retry_interval )
+    inner = application.router.lifespan_context
+
+    @__.ctxl.asynccontextmanager
+    async def lifespan(
+        app: __.typx.Any
+    ) -> __.cabc.AsyncGenerator[ None, None ]:
+        async with (
+            _ensembles.connect_ensembles( server.ensembles ), inner( app ),
+            _servers.produce_watcher( server ),
+        ): yield
+
+    application.router.lifespan_context = lifespan
+    # Without a token, clients beyond the loopback are refused whatever
+    # the address listened on (an ASGI server may listen on any).
+    if guarded: application.add_middleware( _LoopbackGuard )
+    return application
+
+
+def produce_application_from_environment( ) -> __.typx.Any:
+    ''' Produces application from the options in ``INVOCABLES_SERVE_OPTIONS``.
+
+        For ASGI servers which start workers by import (``uvicorn --factory
+        invocables.serving:produce_application_from_environment``); the
+        variable holds JSON: ``configuration``, ``policies``, ``stateless``,
+        ``token_variable``, ``name``, ``host``, ``allowed_hosts``,
+        ``allowed_origins``, ``allow_unauthenticated`` (and
+        ``header_timeout``, which :py:class:`HeaderTimeoutProtocol` reads).
+    '''
+    settings = _access_settings( )
+    # Called by ASGI servers within their event loop: prepared apart.
+    server = _run_apart( _servers.prepare_server( settings ) )
+    token_variable = settings.get( 'token_variable' )
+    token = _os.environ.get( token_variable ) if token_variable else None
+    if token_variable and not token:
+        raise _exceptions.ConfigurationInvalidity(
+            f"{OPTIONS_VARIABLE}: token_variable",
+            f"environment variable {token_variable!r} is not set or "
+            "empty; export the token in it." )
+    return produce_application(
+        server, stateless = bool( settings.get( 'stateless' ) ),
+        token = token or __.absent,
+        host = settings.get( 'host' ) or '127.0.0.1',
+        allowed_hosts = _access_names( settings, 'allowed_hosts' ),
+        allowed_origins = _access_names( settings, 'allowed_origins' ),
+        allow_unauthenticated = settings.get(
+            'allow_unauthenticated' ) is True )
+
+
+def produce_event_store( ) -> MemoryEventStore:
+    ''' Produces the default event store: in memory, bounded. '''
+    return MemoryEventStore( )
+
+
+def produce_protocol(
+    header_timeout: float = HEADER_TIMEOUT_DEFAULT
+) -> type[ HeaderTimeoutProtocol ]:
+    ''' Produces HTTP implementation for uvicorn with a header timeout. '''
+    return type(
+        'HeaderTimeoutProtocol', ( HeaderTimeoutProtocol, ),
+        { 'header_timeout': header_timeout } )
+
+
+def is_loopback( host: str ) -> bool:
+    ''' Returns whether host is a loopback name or address. '''
+    name = _split_port( host )[ 0 ].lower( )
+    if name == 'localhost' or name.endswith( '.localhost' ): return True
+    try: return _ipaddress.ip_address( name ).is_loopback
+    except ValueError: return False
+
+
+def _access_names(
+    settings: __.cabc.Mapping[ str, __.typx.Any ], key: str
+) -> tuple[ str, ... ]:
+    ''' Returns list of names of settings; refuses anything else. '''
+    value = settings.get( key ) or ( )
+    if isinstance( value, str ): value = ( value, )
+    if not isinstance( value, ( list, tuple ) ) or not all(
+        isinstance( name, str ) and name
+        for name in __.typx.cast( __.cabc.Sequence[ __.typx.Any ], value )
+    ):
+        raise _exceptions.ConfigurationInvalidity(
+            f"{OPTIONS_VARIABLE}: {key}", "expected a list of names." )
+    return tuple( __.typx.cast( __.cabc.Sequence[ str ], value ) )
+
+
+def _access_settings( ) -> __.cabc.Mapping[ str, __.typx.Any ]:
+    ''' Returns options of ``INVOCABLES_SERVE_OPTIONS`` (JSON object). '''
+    text = _os.environ.get( OPTIONS_VARIABLE ) or '{}'
+    try: settings: __.typx.Any = __.json.loads( text )
+    except ValueError: settings = None
+    if not isinstance( settings, dict ):
+        raise _exceptions.ConfigurationInvalidity(
+            OPTIONS_VARIABLE, "expected a JSON object." )
+    return __.typx.cast( dict[ str, __.typx.Any ], settings )
+
+
+def _bracket( name: str ) -> str:
+    ''' Returns host name as in URLs (IPv6 addresses in brackets). '''
+    if ':' in name and not name.startswith( '[' ): return f"[{name}]"
+    return name
+
+
+def _produce_allowed_hosts(
+    host: str, names: __.cabc.Sequence[ str ]
+) -> tuple[ str, ... ]:
+    ''' Returns host names which requests may give: those configured,
+        the loopback names when serving on the loopback or every address,
+        the address listened on when it is one.
+    '''
+    hosts = [ name.strip( ).lower( ) for name in names ]
+    if host in _WILDCARDS or is_loopback( host ):
+        hosts.extend( _LOOPBACK_NAMES )
+    else: hosts.append( host.lower( ) )
+    return tuple( dict.fromkeys( hosts ) )
+
+
+def _produce_host_patterns(
+    hosts: __.cabc.Sequence[ str ]
+) -> tuple[ str, ... ]:
+    ''' Returns patterns of ``Host`` headers (the SDK's): name, name:*. '''
+    patterns: list[ str ] = [ ]
+    for host in hosts:
+        name, port = _split_port( host )
+        name = _bracket( name )
+        if port: patterns.append( f"{name}:{port}" )
+        else: patterns.extend( ( name, f"{name}:*" ) )
+    return tuple( patterns )
+
+
+def _produce_origin_patterns(
+    hosts: __.cabc.Sequence[ str ], origins: __.cabc.Sequence[ str ]
+) -> tuple[ str, ... ]:
+    ''' Returns patterns of ``Origin`` headers: those configured, and
+        http and https of the allowed hosts.
+    '''
+    patterns: list[ str ] = [ ]
+    for given in origins:
+        origin = given.strip( ).rstrip( '/' ).lower( )
+        patterns.append( origin )
+        if not _split_port( origin.split( '://', 1 )[ -1 ] )[ 1 ]:
+            patterns.append( f"{origin}:*" )
+    for pattern in _produce_host_patterns( hosts ):
+        patterns.extend( ( f"http://{pattern}", f"https://{pattern}" ) )
+    return tuple( patterns )
+
+
+def _run_apart(
+    coroutine: __.cabc.Coroutine[ __.typx.Any, __.typx.Any, __.typx.Any ]
+) -> __.typx.Any:
+    ''' Runs coroutine to completion, in a loop of its own. '''
+    try: __.asyncio.get_running_loop( )
+    except RuntimeError: return __.asyncio.run( coroutine )
+    import concurrent.futures as _futures
+    with _futures.ThreadPoolExecutor( 1 ) as executor:
+        return executor.submit( __.asyncio.run, coroutine ).result( )
+
+
+def _validate_exposure(
+    hosts: __.cabc.Sequence[ str ],
+    token_verifier: __.typx.Any,
+    allow_unauthenticated: bool, # noqa: FBT001
+) -> None:
+    ''' Refuses to serve beyond the loopback without a token, unless
+        allowed; then warns.
+    '''
+    if token_verifier is not None: return
+    foreign = [
+        name or '0.0.0.0' for name in dict.fromkeys( hosts ) # noqa: S104
+        if not is_loopback( _split_port( name )[ 0 ] ) ]
+    if not foreign: return
+    if not allow_unauthenticated:
+        raise _exceptions.ConfigurationInvalidity(
+            'token', "serving beyond the loopback ({names}) needs a token; "
+            "give one, or allow unauthenticated access explicitly.".format(
+                names = ', '.join( foreign ) ) )
+    _scribe.warning(
+        "Serving beyond the loopback ({names}) without a token: whoever "
+        "reaches the server can call every tool.".format(
+            names = ', '.join( foreign ) ) )
+
+
+def _split_port( host: str ) -> tuple[ str, str ]:
+    ''' Returns name and port (empty if none) of a host. '''
+    if host.startswith( '[' ):
+        name, _, rest = host[ 1 : ].partition( ']' )
+        return name, rest[ 1 : ] if rest.startswith( ':' ) else ''
+    if host.count( ':' ) == 1:
+        name, _, port = host.partition( ':' )
+        return name, port
+    return host, ''

@@ -1,0 +1,282 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' The gateway of a server: upstream resources, prompts and completion.
+
+    The resources, resource templates and prompts of the upstream MCP
+    servers among the ensembles are served as the server's own (prompts
+    named as tools are, scoped by ensemble when names clash); completion
+    and resource subscriptions go to the upstream server which has the
+    prompt, template or resource. Local ensembles have none. Also the
+    conversion of contents into the SDK's models.
+'''
+
+
+import base64 as _base64
+
+from . import __
+from .. import canisters as _canisters
+from .. import exceptions as _exceptions
+from ..mcp import _sdk as _sdk
+from ..mcp._sdk import types as _mcp_types
+
+
+_Featured: __.typx.TypeAlias = tuple[ __.typx.Any, __.typx.Any ]
+
+_RESOURCE_ABSENT = -32002 # MCP's code of a resource not found
+
+
+class GatewayExtension:
+    ''' Handlers of resources, prompts and completion, which ask the
+        upstream MCP servers among the ensembles.
+    '''
+
+    ensembles: tuple[ __.typx.Any, ... ]
+
+    async def complete_argument(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> _mcp_types.CompleteResult:
+        ''' Handles ``completion/complete``: asks the upstream server of
+            the prompt or resource template; no values if it has none.
+        '''
+        reference = parameters.ref
+        target: __.typx.Any = None
+        if reference.type == 'ref/prompt':
+            found = _access_prompt_names( await self._survey_prompts( ) )
+            if reference.name in found:
+                target, prompt = found[ reference.name ]
+                reference = _mcp_types.PromptReference(
+                    type = 'ref/prompt', name = prompt.name )
+        else: target = await self._find_template( str( reference.uri ) )
+        values: list[ str ] = [ ]
+        if target is not None:
+            arguments = None if parameters.context is None else (
+                parameters.context.arguments )
+            session, redactor = target.access_session_for_features( )
+            try:
+                result = await session.complete(
+                    reference, {
+                        'name': parameters.argument.name,
+                        'value': parameters.argument.value },
+                    arguments )
+            except ( _exceptions.Omnierror, _sdk.Error ): result = None
+            if result is not None:
+                values = [
+                    redactor.redact( value )
+                    for value in result.completion.values ]
+        return _mcp_types.CompleteResult(
+            completion = _mcp_types.Completion( values = values ) )
+
+    async def retrieve_prompt(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> _mcp_types.GetPromptResult:
+        ''' Handles ``prompts/get``: the prompt of its upstream server. '''
+        name = str( parameters.name )
+        found = _access_prompt_names( await self._survey_prompts( ) )
+        if name not in found:
+            raise _sdk.produce_error(
+                _mcp_types.INVALID_PARAMS,
+                f"Unknown prompt {name!r}. List the prompts for the names "
+                "which this server offers." )
+        ensemble, prompt = found[ name ]
+        try:
+            messages = await ensemble.retrieve_prompt(
+                prompt.name, parameters.arguments )
+        except _exceptions.PromptAbsence as exception:
+            raise _sdk.produce_error(
+                _mcp_types.INVALID_PARAMS, exception.reason ) from None
+        return _sdk.produce_model(
+            _mcp_types.GetPromptResult,
+            description = prompt.description or None,
+            messages = [
+                _mcp_types.PromptMessage(
+                    role = __.typx.cast( __.typx.Any, message.role ),
+                    content = produce_block( item ) )
+                for message in messages for item in message.content ] )
+
+    async def retrieve_resource(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> _mcp_types.ReadResourceResult:
+        ''' Handles ``resources/read``: asks the upstream servers in
+            order; the first which has the resource answers.
+        '''
+        uri = str( parameters.uri )
+        for ensemble in self._survey_featured( ):
+            try: contents = await ensemble.retrieve_resource( uri )
+            except _exceptions.ResourceAbsence: continue
+            except _exceptions.ConnectionFailure: continue
+            return _mcp_types.ReadResourceResult( contents = [
+                produce_resource( item ) for item in contents
+                if isinstance( item, _canisters.ResourceContent ) ] )
+        raise _sdk.produce_error(
+            _RESOURCE_ABSENT, f"Unknown resource {uri!r}.", { 'uri': uri } )
+
+    async def subscribe_resource(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> _mcp_types.EmptyResult:
+        ''' Handles ``resources/subscribe``: forwarded to the upstream
+            servers which accept it.
+        '''
+        await self._forward_subscription( 'subscribe_resource', parameters )
+        return _mcp_types.EmptyResult( )
+
+    async def survey_prompts(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> _mcp_types.ListPromptsResult:
+        ''' Handles ``prompts/list``: the upstream servers' prompts, named
+            as tools are (scoped by ensemble when names clash).
+        '''
+        found = _access_prompt_names( await self._survey_prompts( ) )
+        return _mcp_types.ListPromptsResult( prompts = [
+            _sdk.produce_model(
+                _mcp_types.Prompt, name = name,
+                title = nullify( prompt.title ),
+                description = prompt.description or None,
+                arguments = [
+                    _mcp_types.PromptArgument(
+                        name = argument.name,
+                        description = argument.description or None,
+                        required = argument.required )
+                    for argument in prompt.arguments ] )
+            for name, ( _, prompt ) in found.items( ) ] )
+
+    async def survey_resources(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> _mcp_types.ListResourcesResult:
+        ''' Handles ``resources/list``: every upstream server's. '''
+        resources: list[ __.typx.Any ] = [ ]
+        for ensemble in self._survey_featured( ):
+            try: found = await ensemble.survey_resources( )
+            except _exceptions.Omnierror: continue
+            resources.extend(
+                _sdk.produce_model(
+                    _mcp_types.Resource, uri = resource.uri,
+                    name = resource.name, title = nullify( resource.title ),
+                    description = resource.description or None,
+                    mime_type = nullify( resource.media_type ) )
+                for resource in found )
+        return _mcp_types.ListResourcesResult( resources = resources )
+
+    async def survey_resource_templates(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> _mcp_types.ListResourceTemplatesResult:
+        ''' Handles ``resources/templates/list``: every upstream's. '''
+        templates: list[ __.typx.Any ] = [ ]
+        for ensemble in self._survey_featured( ):
+            try: found = await ensemble.survey_resource_templates( )
+            except _exceptions.Omnierror: continue
+            templates.extend(
+                _sdk.produce_model(
+                    _mcp_types.ResourceTemplate,
+                    uri_template = template.uri_template,
+                    name = template.name, title = nullify( template.title ),
+                    description = template.description or None,
+                    mime_type = nullify( template.media_type ) )
+                for template in found )
+        return _sdk.produce_model(
+            _mcp_types.ListResourceTemplatesResult,
+            resource_templates = templates )
+
+    async def unsubscribe_resource(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> _mcp_types.EmptyResult:
+        ''' Handles ``resources/unsubscribe``: forwarded likewise. '''
+        await self._forward_subscription(
+            'unsubscribe_resource', parameters )
+        return _mcp_types.EmptyResult( )
+
+    async def _find_template( self, uri: str ) -> __.typx.Any:
+        for ensemble in self._survey_featured( ):
+            try: templates = await ensemble.survey_resource_templates( )
+            except _exceptions.Omnierror: continue
+            if any( template.uri_template == uri for template in templates ):
+                return ensemble
+        return None
+
+    async def _forward_subscription(
+        self, method: str, parameters: __.typx.Any
+    ) -> None:
+        async def forward( ensemble: __.typx.Any ) -> None:
+            try:
+                session, _ = ensemble.access_session_for_features( )
+                await getattr( session, method )( str( parameters.uri ) )
+            except ( _exceptions.Omnierror, _sdk.Error ): return
+        for ensemble in self._survey_featured( ): await forward( ensemble )
+
+    async def _survey_prompts( self ) -> list[ _Featured ]:
+        found: list[ _Featured ] = [ ]
+        for ensemble in self._survey_featured( ):
+            try: prompts = await ensemble.survey_prompts( )
+            except _exceptions.Omnierror: continue
+            found.extend( ( ensemble, prompt ) for prompt in prompts )
+        return found
+
+    def _survey_featured( self ) -> tuple[ __.typx.Any, ... ]:
+        ''' Returns ensembles with resources and prompts (MCP servers). '''
+        from ..mcp.resources import FeaturesExtension
+        return tuple(
+            ensemble for ensemble in self.ensembles
+            if isinstance( ensemble, FeaturesExtension ) )
+
+
+def nullify( value: __.Absential[ str ] ) -> str | None:
+    ''' Returns value, or ``None`` if absent (as the SDK's models hold it).
+    '''
+    return None if __.is_absent( value ) else value
+
+
+def produce_block( item: _canisters.Content ) -> __.typx.Any:
+    ''' Produces content block of the SDK of a content. '''
+    match item:
+        case _canisters.TextContent( ):
+            return _mcp_types.TextContent( type = 'text', text = item.text )
+        case _canisters.ImageContent( ):
+            return _sdk.produce_model(
+                _mcp_types.ImageContent, type = 'image',
+                data = _encode( item.data ), mime_type = item.media_type )
+        case _canisters.AudioContent( ):
+            return _sdk.produce_model(
+                _mcp_types.AudioContent, type = 'audio',
+                data = _encode( item.data ), mime_type = item.media_type )
+        case _canisters.ResourceContent( ):
+            return _mcp_types.EmbeddedResource(
+                type = 'resource', resource = produce_resource( item ) )
+        case _canisters.ResourceLinkContent( ):
+            return _sdk.produce_model(
+                _mcp_types.ResourceLink,
+                type = 'resource_link', uri = item.uri,
+                name = item.uri if __.is_absent( item.name ) else item.name,
+                description = nullify( item.description ),
+                mime_type = nullify( item.media_type ) )
+        case _: # pragma: no cover
+            return _mcp_types.TextContent(
+                type = 'text', text = _canisters.render_content_text( item ) )
+
+
+def produce_resource( item: _canisters.ResourceContent ) -> __.typx.Any:
+    ''' Produces resource contents of the SDK of a resource content. '''
+    media_type = nullify( item.media_type )
+    if not __.is_absent( item.text ):
+        return _sdk.produce_model(
+            _mcp_types.TextResourceContents,
+            uri = item.uri, mime_type = media_type, text = item.text )
+    data = b'' if __.is_absent( item.data ) else item.data
+    return _sdk.produce_model(
+        _mcp_types.BlobResourceContents,
+        uri = item.uri, mime_type = media_type, blob = _encode( data ) )
+
+
+def _access_prompt_names(
+    found: __.cabc.Sequence[ _Featured ]
+) -> dict[ str, _Featured ]:
+    ''' Returns prompts by the names served: their own, or scoped by
+        ensemble (``ensemble__name``) when two ensembles share one.
+    '''
+    counts = __.collections.Counter( prompt.name for _, prompt in found )
+    return {
+        ( prompt.name if counts[ prompt.name ] == 1
+          else f"{ensemble.name}__{prompt.name}" ): ( ensemble, prompt )
+        for ensemble, prompt in found }
+
+
+def _encode( data: bytes ) -> str:
+    return _base64.b64encode( data ).decode( 'ascii' )

@@ -1,0 +1,438 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' The tools of ensembles as the handlers of an MCP server.
+
+    :py:class:`ToolServer` holds the ensembles and the options of their
+    calls (name, instructions, policy, timeout, auxdata, limits), and
+    produces the low-level server of the ``mcp`` SDK. Every call goes
+    through the execution engine; the results become MCP results.
+'''
+
+
+import uuid as _uuid
+import warnings as _warnings
+import weakref as _weakref
+
+from . import __
+from . import _sdk as _server_sdk
+from . import gateway as _gateway
+from .. import canisters as _canisters
+from .. import ensembles as _ensembles
+from .. import exceptions as _exceptions
+from .. import execution as _execution
+from .. import invokers as _invokers
+from .. import naming as _naming
+from ..descriptors import paths as _paths
+from ..mcp import _sdk as _sdk
+from ..mcp._sdk import types as _mcp_types
+from ..toolsets import policies as _policies
+
+
+NAME_DEFAULT = 'invocables'
+SAMPLING_TOKENS_DEFAULT = 1000
+WATCH_INTERVAL_DEFAULT = 0.5
+
+_HINTS_WIRE = __.types.MappingProxyType( {
+    'read_only': 'readOnlyHint', 'destructive': 'destructiveHint',
+    'idempotent': 'idempotentHint', 'open_world': 'openWorldHint',
+    'title': 'title',
+} )
+_LEVELS = (
+    'debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert',
+    'emergency' )
+_Signature: __.typx.TypeAlias = tuple[ int, ... ]
+
+
+class ToolServer(
+    _gateway.GatewayExtension,
+    __.immut.Object,
+    instances_mutables = ( '_listing', ),
+):
+    ''' Tools of ensembles, as handlers of an MCP server.
+
+        Produce the SDK server with :py:meth:`produce_server`, or serve
+        with :py:func:`invocables.serving.serve_stdio` or
+        :py:func:`invocables.serving.produce_application`.
+    '''
+
+    def __init__(
+        self,
+        ensembles: __.cabc.Sequence[ _ensembles.Ensemble ],
+        *,
+        name: str = NAME_DEFAULT,
+        instructions: __.Absential[ str ] = __.absent,
+        policy: __.Absential[ _policies.Policy ] = __.absent,
+        timeout: __.Absential[ float | None ] = __.absent,
+        auxdata: __.typx.Any = None,
+        limits: _execution.Limits = _execution.LIMITS_DEFAULT,
+    ):
+        self.ensembles = tuple( ensembles )
+        self.name = name
+        self.instructions = instructions
+        self.policy = _adapt_policy( policy )
+        self.timeout = timeout
+        self.auxdata = auxdata
+        self.limits = limits
+        self._sessions: dict[ str, __.typx.Any ] = { }
+        self._listeners: _weakref.WeakSet[ __.typx.Any ] = (
+            _weakref.WeakSet( ) )
+        self._levels: _weakref.WeakKeyDictionary[ __.typx.Any, str ] = (
+            _weakref.WeakKeyDictionary( ) )
+        self._listing: tuple[
+            _naming.Nomenclature | None, _mcp_types.ListToolsResult | None
+        ] = ( None, None )
+
+    def produce_server( self ) -> _server_sdk.ServerBase:
+        ''' Produces low-level server of the ``mcp`` SDK for the tools. '''
+        from .. import __version__
+        with _warnings.catch_warnings( ):
+            # Logging is deprecated by MCP 2026-07-28, served for earlier.
+            _warnings.simplefilter( 'ignore', UserWarning )
+            return _server_sdk.produce_server(
+                _server_sdk.AnnouncingServer, self.name,
+                version = __version__,
+                instructions = (
+                    None if __.is_absent( self.instructions )
+                    else self.instructions ),
+                on_list_tools = self.survey_tools,
+                on_call_tool = self.invoke_tool,
+                on_set_logging_level = self.configure_logging,
+                on_list_resources = self.survey_resources,
+                on_list_resource_templates = self.survey_resource_templates,
+                on_read_resource = self.retrieve_resource,
+                on_list_prompts = self.survey_prompts,
+                on_get_prompt = self.retrieve_prompt,
+                on_completion = self.complete_argument,
+                on_subscribe_resource = self.subscribe_resource,
+                on_unsubscribe_resource = self.unsubscribe_resource )
+
+    async def configure_logging(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> __.typx.Any:
+        ''' Handles ``logging/setLevel``: the least level of the messages
+            which tools log to this client.
+        '''
+        self._levels[ self._listen( context ) ] = str( parameters.level )
+        return _mcp_types.EmptyResult( )
+
+    async def invoke_tool(
+        self,
+        context: __.typx.Any,
+        parameters: _mcp_types.CallToolRequestParams,
+    ) -> _mcp_types.CallToolResult:
+        ''' Handles ``tools/call``: runs the tool through the engine.
+
+            An unknown tool is a protocol error (invalid parameters); every
+            other failure is an error result for the client's model.
+        '''
+        connection = self._listen( context )
+        nomenclature = _naming.access_nomenclature( self.ensembles )
+        try: designation = nomenclature.access_designation( parameters.name )
+        except _exceptions.InvokerAbsence:
+            raise _sdk.produce_error(
+                _mcp_types.INVALID_PARAMS,
+                f"Unknown tool {parameters.name!r}. List the tools for the "
+                "names which this server offers." ) from None
+        identifier = _uuid.uuid4( ).hex
+        invocation = _canisters.InvocationCanister(
+            identifier = identifier, name = parameters.name,
+            arguments = parameters.arguments or { } )
+        self._sessions[ identifier ] = context.session
+        level = self._levels.get( connection, 'debug' )
+        try:
+            with _invokers.liaise( _SessionLiaison( context, level ) ):
+                results = await _execution.execute_invocations(
+                    ( invocation, ), nomenclature,
+                    auxdata = self.auxdata, timeout = self.timeout,
+                    failure_policy = _execution.FailurePolicies.Report,
+                    policy = self.policy, limits = self.limits )
+        finally: del self._sessions[ identifier ]
+        return produce_call_result( results[ 0 ], designation.invoker )
+
+    async def relay_progress( self, progress: __.typx.Any ) -> None:
+        ''' Forwards progress of an upstream call to the calling client.
+
+            Give it as ``reporter`` to upstream MCP ensembles
+            (:py:func:`invocables.mcp.produce_ensemble`).
+        '''
+        identifier = getattr( progress, 'invocation_id', __.absent )
+        if __.is_absent( identifier ): return
+        session = self._sessions.get( identifier )
+        if session is None: return
+        await session.report_progress(
+            progress.progress, progress.total, progress.message )
+
+    async def survey_tools(
+        self,
+        context: __.typx.Any,
+        parameters: _mcp_types.PaginatedRequestParams | None,
+    ) -> _mcp_types.ListToolsResult:
+        ''' Handles ``tools/list``: every tool of every ensemble. '''
+        self._listen( context )
+        nomenclature = _naming.access_nomenclature( self.ensembles )
+        known, listing = self._listing
+        if known is nomenclature and listing is not None: return listing
+        listing = _mcp_types.ListToolsResult( tools = [
+            produce_tool( designation )
+            for designation in nomenclature.designations ] )
+        self._listing = ( nomenclature, listing )
+        return listing
+
+    async def watch_tools(
+        self, interval: float = WATCH_INTERVAL_DEFAULT
+    ) -> None:
+        ''' Sends ``tools/list_changed`` to clients when tools change.
+
+            Runs until cancelled, looking every interval (seconds) whether
+            an ensemble's tools changed (an upstream server's
+            ``tools/list_changed``); clients which listed or called tools
+            are told.
+        '''
+        known = self._access_signature( )
+        while True:
+            await __.asyncio.sleep( interval )
+            signature = self._access_signature( )
+            if signature is None or signature == known: continue
+            known = signature
+            for session in tuple( self._listeners ):
+                await self._announce( session )
+
+    async def _announce( self, session: __.typx.Any ) -> None:
+        try: await session.send_tool_list_changed( )
+        except Exception: # client gone: forget it
+            self._listeners.discard( session )
+
+    def _listen( self, context: __.typx.Any ) -> __.typx.Any:
+        ''' Remembers the connection of the client, to notify it; returns
+            it.
+        '''
+        session = context.session
+        # The session is a view of one request; its connection (no public
+        # accessor on the low-level context, mcp 2.3) lasts and notifies.
+        connection = getattr( session, '_connection', session )
+        self._listeners.add( connection )
+        return connection
+
+    def _access_signature( self ) -> _Signature | None:
+        try: return tuple(
+            id( ensemble.survey_invokers( ) ) for ensemble in self.ensembles )
+        except _exceptions.Omnierror: return None # not connected
+
+
+class _SessionLiaison:
+    ''' Answers a local tool's requests through the calling client's
+        session: logging, progress, elicitation, sampling.
+    '''
+
+    def __init__( self, context: __.typx.Any, level: str ):
+        self.context = context
+        self.level = level
+
+    async def log(
+        self, level: str, data: object, logger: str | None
+    ) -> None:
+        ''' Sends ``notifications/message`` if level is enough. '''
+        if level not in _LEVELS: level = 'info'
+        minimum = self.level if self.level in _LEVELS else 'debug'
+        if _LEVELS.index( level ) < _LEVELS.index( minimum ): return
+        with _warnings.catch_warnings( ):
+            _warnings.simplefilter( 'ignore', UserWarning ) # deprecated
+            await self.context.session.send_log_message(
+                level, data, logger,
+                related_request_id = self.context.request_id )
+
+    async def report_progress(
+        self, progress: float, total: float | None, message: str | None
+    ) -> None:
+        ''' Sends progress, if the client asked for it. '''
+        await self.context.session.report_progress( progress, total, message )
+
+    async def elicit(
+        self, message: str, schema: __.cabc.Mapping[ str, __.typx.Any ]
+    ) -> __.typx.Any:
+        ''' Sends ``elicitation/create``; returns the client's answer. '''
+        return await self.context.session.elicit_form(
+            message, __.values.thaw_json( schema ),
+            related_request_id = self.context.request_id )
+
+    async def sample(
+        self, messages: __.cabc.Sequence[ __.typx.Any ],
+        **options: __.typx.Any,
+    ) -> __.typx.Any:
+        ''' Sends ``sampling/createMessage``; returns the answer. Messages
+            are text (from the user) or MCP sampling messages (mappings).
+        '''
+        samples = [
+            _mcp_types.SamplingMessage(
+                role = 'user',
+                content = _mcp_types.TextContent(
+                    type = 'text', text = message ) )
+            if isinstance( message, str )
+            else _mcp_types.SamplingMessage.model_validate( message )
+            for message in messages ]
+        options.setdefault( 'max_tokens', SAMPLING_TOKENS_DEFAULT )
+        with _warnings.catch_warnings( ):
+            _warnings.simplefilter( 'ignore', UserWarning ) # deprecated
+            return await self.context.session.create_message(
+                samples, related_request_id = self.context.request_id,
+                **options )
+
+
+async def prepare_server(
+    settings: __.typx.Annotated[
+        __.cabc.Mapping[ str, __.typx.Any ],
+        __.ddoc.Doc( ''' ``configuration`` (path; default: as the
+            ``invocables`` command finds it), ``policies`` (path of a
+            policy file), ``name``. ''' ),
+    ],
+) -> ToolServer:
+    ''' Prepares server of the ensembles of a configuration; unconnected.
+
+        Upstream MCP servers without a progress reporter relay their
+        progress to the calling clients. Raises the library's
+        configuration errors (naming file and key) before anything runs.
+    '''
+    from .. import descriptors as _descriptors
+    configuration = settings.get( 'configuration' )
+    ensembles = await _descriptors.prepare_ensembles(
+        _paths.locate_configuration( ) if configuration is None
+        else __.Path( configuration ) )
+    path = settings.get( 'policies' )
+    policy = (
+        __.absent if path is None else _policies.load_policy( path ) )
+    servers: list[ ToolServer ] = [ ]
+
+    async def relay( progress: __.typx.Any ) -> None:
+        await servers[ 0 ].relay_progress( progress )
+
+    server = ToolServer(
+        tuple( _relay_progress( ensemble, relay ) for ensemble in ensembles ),
+        name = settings.get( 'name' ) or NAME_DEFAULT, policy = policy )
+    servers.append( server )
+    return server
+
+
+def produce_call_result(
+    result: _canisters.ResultCanister, invoker: __.typx.Any
+) -> _mcp_types.CallToolResult:
+    ''' Produces MCP result of a result canister. '''
+    if not __.is_absent( result.error ):
+        return _sdk.produce_model(
+            _mcp_types.CallToolResult,
+            content = [ _mcp_types.TextContent(
+                type = 'text', text = result.error.message ) ],
+            is_error = True )
+    blocks: list[ __.typx.Any ] = [ ]
+    structure: __.typx.Any = None
+    for item in result.content:
+        if isinstance( item, _canisters.StructureContent ):
+            data: __.typx.Any = item.data
+            if structure is None and isinstance( data, dict ):
+                structure = __.typx.cast( dict[ str, __.typx.Any ], data )
+            blocks.append( _mcp_types.TextContent(
+                type = 'text',
+                text = __.json.dumps( data, ensure_ascii = False ) ) )
+            continue
+        blocks.append( _gateway.produce_block( item ) )
+    outschema = getattr( invoker, 'outschema', __.absent )
+    if structure is None and not __.is_absent( outschema ):
+        structure = _derive_structure( result.content, outschema )
+    return _sdk.produce_model(
+        _mcp_types.CallToolResult,
+        content = blocks, structured_content = structure )
+
+
+def produce_tool( designation: _naming.Designation ) -> _mcp_types.Tool:
+    ''' Produces MCP tool description of a designation. '''
+    invoker = designation.invoker
+    outschema = invoker.outschema
+    return _sdk.produce_model(
+        _mcp_types.Tool,
+        name = designation.name,
+        description = invoker.description or None,
+        input_schema = __.values.thaw_json( invoker.argschema ),
+        output_schema = (
+            None if __.is_absent( outschema )
+            else __.values.thaw_json( outschema ) ),
+        annotations = _produce_annotations( invoker.annotations ) )
+
+
+@__.ctxl.asynccontextmanager
+async def produce_watcher(
+    server: ToolServer
+) -> __.cabc.AsyncGenerator[ None, None ]:
+    ''' Watches tools of server for the body; stops watching after it. '''
+    task = __.asyncio.get_running_loop( ).create_task( server.watch_tools( ) )
+    try: yield
+    finally:
+        task.cancel( )
+        await __.asyncio.gather( task, return_exceptions = True )
+
+
+def _adapt_policy(
+    policy: __.Absential[ _policies.Policy ]
+) -> __.Absential[ _policies.Policy ]:
+    ''' Returns policy whose asking rules refuse, unless it has an approver.
+
+        A server has nobody to ask, and a suspended call would never end.
+    '''
+    if __.is_absent( policy ) or not __.is_absent( policy.approver ):
+        return policy
+
+    async def refuse(
+        request: _policies.ApprovalRequest
+    ) -> _policies.Approvals:
+        return _policies.Approvals.Deny
+
+    return policy.with_approver( refuse )
+
+
+def _derive_structure(
+    content: _canisters.ContentSequence, outschema: __.Schema
+) -> __.typx.Any:
+    ''' Returns structure which a declared output schema requires.
+
+        Upstream results whose structure repeated their text come as text
+        alone: the text is JSON of the structure, or its one field.
+    '''
+    texts = [
+        item.text for item in content
+        if isinstance( item, _canisters.TextContent ) ]
+    if len( texts ) != 1: return None
+    text = texts[ 0 ]
+    try: data: __.typx.Any = __.json.loads( text )
+    except ValueError: data = None
+    if isinstance( data, dict ): return __.typx.cast( __.typx.Any, data )
+    properties: __.typx.Any = outschema.get( 'properties' )
+    if not isinstance( properties, __.cabc.Mapping ): return None
+    names = tuple( __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ],
+        properties ) )
+    if len( names ) == 1: return { names[ 0 ]: text }
+    return None
+
+
+def _produce_annotations(
+    annotations: __.cabc.Mapping[ str, __.typx.Any ]
+) -> _mcp_types.ToolAnnotations | None:
+    if not annotations: return None
+    data = {
+        _HINTS_WIRE.get( key, key ): value
+        for key, value in annotations.items( ) }
+    try: return _mcp_types.ToolAnnotations.model_validate( data )
+    except ValueError: return None
+
+
+def _relay_progress(
+    ensemble: _ensembles.Ensemble,
+    relay: __.cabc.Callable[ [ __.typx.Any ], __.cabc.Awaitable[ None ] ],
+) -> _ensembles.Ensemble:
+    ''' Returns MCP ensemble which reports progress to relay, if it has no
+        reporter of its own; any other ensemble as it is.
+    '''
+    from ..mcp.ensembles import ServerEnsemble
+    if not isinstance( ensemble, ServerEnsemble ): return ensemble
+    if not __.is_absent( ensemble.options.reporter ): return ensemble
+    return ServerEnsemble(
+        ensemble.name, ensemble.parameters, ensemble.configuration,
+        __.dcls.replace( ensemble.options, reporter = relay ) )
+

@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' A server over stdin and stdout. '''
+
+
+from . import __
+from . import servers as _servers
+from .. import ensembles as _ensembles
+
+
+async def serve_stdio(
+    server: __.typx.Annotated[
+        _servers.ToolServer, __.ddoc.Doc( ''' Tools to serve. ''' )
+    ],
+    announce: __.typx.Annotated[
+        __.cabc.Callable[ [ ], None ] | None,
+        __.ddoc.Doc( ''' Called once the ensembles are connected, before
+            the first message is read (such as to say so on the standard
+            error stream; never the standard output). ''' ),
+    ] = None,
+) -> None:
+    ''' Serves over stdin and stdout until the client closes them.
+
+        Connects the ensembles first and disconnects them at the end.
+    '''
+    from mcp.server.stdio import stdio_server
+    mcp_server = server.produce_server( )
+    async with (
+        _ensembles.connect_ensembles( server.ensembles ),
+        _servers.produce_watcher( server ),
+        stdio_server( ) as ( read, write ),
+    ):
+        if announce is not None: announce( )
+        await mcp_server.run(
+            read, write, mcp_server.create_initialization_options( ) )
