@@ -14,14 +14,22 @@
     * disconnect: until the process group is gone.
 
     Prints medians over rounds and the ratios sandboxed / unconfined.
+
+    Then the cost of a list of hosts: mcp-server-fetch (from this virtual
+    environment) fetches a local page 50 times, sandboxed with
+    ``network = true`` (directly) and with ``network = [ 'localhost:...' ]``
+    (through the library's filtering proxy and the bridge inside the
+    sandbox); prints medians and the ratio proxied / direct.
 '''
 
 
 import asyncio
 import statistics
 import sys
+import threading
 import time
 
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import invocables
@@ -29,12 +37,27 @@ import invocables.mcp
 
 
 _CALLS = 200
+_CALLS_FETCH = 50
 _ROUNDS = 5
 _PROJECT = Path( __file__ ).resolve( ).parents[ 1 ]
 _FILESYSTEM = (
     _PROJECT / '.auxiliary' / 'caches' / 'npm' / 'node_modules' / '.bin'
     / 'mcp-server-filesystem' )
 _ECHO = _PROJECT / 'tests' / 'test_000_invocables' / 'servers' / 'echo_server.py'
+_FETCH = Path( sys.executable ).parent / 'mcp-server-fetch'
+
+
+class _PageHandler( BaseHTTPRequestHandler ):
+
+    def do_GET( self ):
+        body = b'<html><body><p>page</p></body></html>'
+        self.send_response( 200 )
+        self.send_header( 'Content-Type', 'text/html' )
+        self.send_header( 'Content-Length', str( len( body ) ) )
+        self.end_headers( )
+        self.wfile.write( body )
+
+    def log_message( self, *arguments ): pass
 
 
 def _context( ):
@@ -42,7 +65,9 @@ def _context( ):
         auxdata = None, invoker = None, namespace = { } )
 
 
-async def _measure( name, command, tool, arguments, sandbox ):
+async def _measure(
+    name, command, tool, arguments, sandbox, calls = _CALLS
+):
     ensemble = invocables.mcp.produce_ensemble(
         name, command = command, sandbox = sandbox )
     start = time.perf_counter( )
@@ -52,12 +77,12 @@ async def _measure( name, command, tool, arguments, sandbox ):
     context = _context( )
     for _ in range( 5 ): await invoker( context, arguments )
     called = time.perf_counter( )
-    for _ in range( _CALLS ): await invoker( context, arguments )
+    for _ in range( calls ): await invoker( context, arguments )
     finished = time.perf_counter( )
     await ensemble.disconnect( )
     ended = time.perf_counter( )
     return (
-        connected - start, ( finished - called ) / _CALLS,
+        connected - start, ( finished - called ) / calls,
         ended - finished )
 
 
@@ -80,6 +105,39 @@ async def _compare( name, command, tool, arguments ):
             f"  ratio {confined / plain:5.2f}" )
 
 
+async def _compare_hosts( ):
+    server = ThreadingHTTPServer( ( '127.0.0.1', 0 ), _PageHandler )
+    threading.Thread( target = server.serve_forever, daemon = True ).start( )
+    port = server.server_address[ 1 ]
+    command = [ str( _FETCH ), '--ignore-robots-txt', '--allow-private-ips' ]
+    arguments = { 'url': f"http://localhost:{port}/page", 'raw': True }
+    networks = { 'direct': True, 'proxied': [ f"localhost:{port}" ] }
+    samples = { label: [ ] for label in networks }
+    try:
+        for _ in range( _ROUNDS ):
+            for label, network in networks.items( ):
+                samples[ label ].append( await _measure(
+                    f"fetch_{label}", command, 'fetch', arguments,
+                    invocables.mcp.Sandbox( network = network ),
+                    calls = _CALLS_FETCH ) )
+    finally:
+        server.shutdown( )
+        server.server_close( )
+    print( f"fetch, network = true vs a list of hosts: medians over "
+           f"{_ROUNDS} rounds" )
+    for index, label, unit, scale in (
+        ( 0, 'connect', 'ms', 1e3 ), ( 1, 'call', 'ms', 1e3 ),
+        ( 2, 'disconnect', 'ms', 1e3 ),
+    ):
+        direct = statistics.median( s[ index ] for s in samples[ 'direct' ] )
+        proxied = statistics.median(
+            s[ index ] for s in samples[ 'proxied' ] )
+        print(
+            f"  {label:<10} direct {direct * scale:9.2f} {unit}"
+            f"  proxied {proxied * scale:9.2f} {unit}"
+            f"  ratio {proxied / direct:5.2f}" )
+
+
 async def main( ):
     await _compare(
         'echo', [ sys.executable, str( _ECHO ) ], 'echo',
@@ -88,6 +146,8 @@ async def main( ):
         await _compare(
             'filesystem', [ str( _FILESYSTEM ), str( _PROJECT ) ],
             'list_allowed_directories', { } )
+    if sys.platform.startswith( 'linux' ) and _FETCH.exists( ):
+        await _compare_hosts( )
 
 
 if __name__ == '__main__': asyncio.run( main( ) )

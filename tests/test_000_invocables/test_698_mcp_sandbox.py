@@ -49,6 +49,13 @@ def _access_parent( pid: int ) -> int:
         return int( stream.read( ).rsplit( ')', 1 )[ -1 ].split( )[ 1 ] )
 
 
+def _read_arguments( pid: int ) -> list[ str ]:
+    try:
+        with open( f"/proc/{pid}/cmdline", 'rb' ) as stream:
+            return stream.read( ).decode( errors = 'replace' ).split( '\0' )
+    except OSError: return [ ]
+
+
 def _produce_echo( name = 'echo', **options ):
     return invocables.mcp.produce_ensemble(
         name, command = mcp_support.produce_server_command( 'echo_server.py' ),
@@ -377,6 +384,53 @@ async def test_320_fetch_server( ):
 
 @pytest.mark.slow
 @pytest.mark.asyncio
+async def test_330_fetch_server_hosts( caplog ):
+    ''' With a list of hosts, mcp-server-fetch fetches a listed page
+        through the library's proxy; a name or port not listed, and an
+        address, are refused with 403 from inside the server process, and
+        the refusals are logged.
+    '''
+    server = ThreadingHTTPServer( ( '127.0.0.1', 0 ), _PageHandler )
+    thread = threading.Thread( target = server.serve_forever, daemon = True )
+    thread.start( )
+    port = server.server_address[ 1 ]
+    command = [
+        str( mcp_support.SERVERS_BINS / 'mcp-server-fetch' ),
+        '--ignore-robots-txt', '--allow-private-ips' ]
+    ensemble = invocables.mcp.produce_ensemble(
+        'fetch_hosts', command = command,
+        sandbox = invocables.mcp.Sandbox( network = [ f"localhost:{port}" ] ) )
+    try:
+        async with ensemble:
+            content = await _call( ensemble, 'fetch', {
+                'url': f"http://LOCALHOST:{port}/page", 'raw': True } )
+            assert 'sandboxed page' in _text( content )
+            with caplog.at_level(
+                'WARNING', logger = 'invocables.mcp._proxy'
+            ):
+                for url in (
+                    f"http://127.0.0.1:{port}/page",
+                    f"http://localhost:{port + 1}/page",
+                    f"http://blocked.invalid:{port}/page",
+                    "https://blocked.invalid/page",
+                ):
+                    with pytest.raises(
+                        exceptions.InvocationRefusal
+                    ) as caught:
+                        await _call(
+                            ensemble, 'fetch', { 'url': url, 'raw': True } )
+                    assert '403' in str( caught.value ), url
+                    assert 'sandboxed page' not in str( caught.value )
+        logged = [ record.getMessage( ) for record in caplog.records ]
+        assert len( logged ) == 4
+        assert all( 'fetch_hosts' in message for message in logged )
+    finally:
+        server.shutdown( )
+        server.server_close( )
+
+
+@pytest.mark.slow
+@pytest.mark.asyncio
 async def test_400_no_process_left( ):
     ''' Disconnecting leaves no process, also a child the server spawned.
     '''
@@ -386,6 +440,34 @@ async def test_400_no_process_left( ):
         await _call( ensemble, 'spawn_child' )
         started = mcp_support.survey_descendants( os.getpid( ) ) - before
         assert len( started ) >= 3 # bubblewrap, its init, server, child
+    assert not mcp_support.wait_until_dead( started )
+
+
+@pytest.mark.slow
+@pytest.mark.asyncio
+async def test_405_no_proxy_left( ):
+    ''' With a list of hosts, disconnecting also ends the bridge inside
+        the sandbox, the proxy's open connections and its socket.
+    '''
+    before = mcp_support.survey_descendants( os.getpid( ) )
+    ensemble = _produce_echo(
+        sandbox = invocables.mcp.Sandbox( network = [ 'example.com' ] ) )
+    async with ensemble:
+        started = mcp_support.survey_descendants( os.getpid( ) ) - before
+        assert len( started ) >= 4 # bubblewrap, its init, bridge, server
+        content = await _call(
+            ensemble, 'read_environment', { 'name': 'HTTPS_PROXY' } )
+        assert _text( content ).startswith( 'http://127.0.0.1:' )
+        path, = {
+            argument for pid in started
+            for argument in _read_arguments( pid )
+            if argument.endswith( '/proxy.sock' ) }
+        reader, writer = await asyncio.open_unix_connection( path )
+        writer.write( b'CONNECT example.com:443 HTTP/1.1\r\n' )
+        await writer.drain( )
+    assert await asyncio.wait_for( reader.read( ), 30 ) == b''
+    writer.close( )
+    assert not os.path.exists( path )
     assert not mcp_support.wait_until_dead( started )
 
 

@@ -9,16 +9,21 @@
 '''
 
 
+import asyncio
 import os
 import socket
 import sys
 import threading
+
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import pytest_asyncio
 
 import invocables
 import invocables.mcp
+
+from invocables.mcp import _proxy
 
 from . import mcp_support
 
@@ -315,3 +320,255 @@ async def test_220_detached_child( ):
         assert sleepers
     assert not mcp_support.wait_until_dead( sleepers )
     assert not _survey_sleepers( marker )
+
+
+@pytest.mark.slow
+async def test_230_network_listed( planted ):
+    ''' With a list of hosts, the server sees the proxy's variables, and
+        a connection which does not go through the proxy leaves nothing.
+    '''
+    ensemble = invocables.mcp.produce_ensemble(
+        'escape_hosts',
+        command = mcp_support.produce_server_command( 'escape_server.py' ),
+        sandbox = invocables.mcp.Sandbox( network = [ 'localhost' ] ) )
+    listener = planted[ 'tcp' ]
+    before = listener.accepted
+    async with ensemble:
+        answer = await _call( ensemble, 'read_environment' )
+        variables = dict(
+            line.split( '=', 1 ) for line in answer.splitlines( ) )
+        for name in (
+            'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy',
+            'https_proxy', 'all_proxy',
+        ): assert variables[ name ].startswith( 'http://127.0.0.1:' ), name
+        for host in ( '127.0.0.1', 'localhost' ):
+            answer = await _call(
+                ensemble, 'connect_tcp', host = host,
+                port = listener.address[ 1 ] )
+            assert answer.startswith( 'refused:' ), host
+    assert listener.accepted == before
+
+
+class _Upstream:
+    ''' HTTP server which counts requests and keeps their Host headers. '''
+
+    def __init__( self ):
+        self.hosts: list[ str ] = [ ]
+        upstream = self
+
+        class Handler( BaseHTTPRequestHandler ):
+
+            def do_GET( self ) -> None: # noqa: N802 (standard name)
+                upstream.hosts.append( self.headers.get( 'Host', '' ) )
+                body = f"page {self.path}".encode( )
+                self.send_response( 200 )
+                self.send_header( 'Content-Length', str( len( body ) ) )
+                self.end_headers( )
+                self.wfile.write( body )
+
+            do_POST = do_GET # noqa: N815 (standard name)
+
+            def log_message( self, *arguments ) -> None: pass
+
+        self.server = ThreadingHTTPServer( ( '127.0.0.1', 0 ), Handler )
+        self.port = self.server.server_address[ 1 ]
+        self.thread = threading.Thread(
+            target = self.server.serve_forever, daemon = True )
+        self.thread.start( )
+
+    def close( self ) -> None:
+        self.server.shutdown( )
+        self.server.server_close( )
+
+
+@pytest.fixture( scope = 'module' )
+def upstream( ):
+    ''' HTTP server standing for every listed host. '''
+    server = _Upstream( )
+    yield server
+    server.close( )
+
+
+@pytest_asyncio.fixture( loop_scope = 'module' )
+async def proxy( tmp_path, upstream, planted ):
+    ''' Proxy on a unix socket; every name resolves to loopback. '''
+    port, tunnel = upstream.port, planted[ 'tcp' ].address[ 1 ]
+    rules = _proxy.produce_rules( (
+        f"api.example.test:{port}", f"*.wild.test:{port}",
+        f"bücher.example.test:{port}", f"tunnel.example.test:{tunnel}",
+        'default.example.test' ) )
+    instance = _proxy.Proxy(
+        'proxied', rules, resolver = lambda name: '127.0.0.1' )
+    path = str( tmp_path / 'proxy.sock' )
+    await instance.activate( path )
+    yield instance, path, port
+    instance.deactivate( )
+
+
+async def _ask( path: str, request: str ) -> str:
+    reader, writer = await asyncio.open_unix_connection( path )
+    writer.write( request.encode( 'latin-1' ) )
+    writer.write_eof( )
+    try: data = await asyncio.wait_for( reader.read( ), 30 )
+    finally: writer.close( )
+    return data.decode( 'latin-1' )
+
+
+def _get( authority: str, host: str | None = None, path = '/page' ) -> str:
+    host = authority if host is None else host
+    return f"GET http://{authority}{path} HTTP/1.1\r\nHost: {host}\r\n\r\n"
+
+
+async def test_300_proxy_forwards( proxy, upstream ):
+    ''' A listed host is reached, in its own name, by plain HTTP: also
+        through a wildcard, in mixed case and punycode, and without a
+        Host header.
+    '''
+    _, path, port = proxy
+    for authority in (
+        f"api.example.test:{port}", f"API.Example.TEST.:{port}",
+        f"a.b.wild.test:{port}", f"XN--BCHER-KVA.example.test:{port}",
+    ):
+        answer = await _ask( path, _get( authority ) )
+        assert answer.startswith( 'HTTP/1.0 200' ), authority
+        assert answer.endswith( 'page /page' ), authority
+        assert upstream.hosts[ -1 ] == authority
+    answer = await _ask(
+        path, f"GET http://api.example.test:{port}/x?y HTTP/1.0\r\n\r\n" )
+    assert answer.endswith( 'page /x?y' )
+    assert upstream.hosts[ -1 ] == f"api.example.test:{port}"
+
+
+async def test_310_proxy_refuses( proxy, upstream ):
+    ''' Names not listed, other ports, addresses written any way,
+        credentials, a Host header naming another host and targets which
+        are not http:// are refused; nothing reaches the upstream.
+    '''
+    _, path, port = proxy
+    before = len( upstream.hosts )
+    refused = [
+        _get( f"{authority}:{port}" ) for authority in (
+            'other.example.test', 'wild.test', 'api.example.test.evil',
+            '127.0.0.1', '2130706433', '0x7f.0.0.1', '127.1', '[::1]',
+            'user@api.example.test', 'api.example.test%2f' ) ]
+    refused.extend( (
+        _get( 'api.example.test:1' ), _get( 'api.example.test' ),
+        _get( f"api.example.test:{port}", f"other.example.test:{port}" ),
+        _get( f"api.example.test:{port}", 'api.example.test' ),
+        f"GET http://api.example.test:{port}/ HTTP/1.1\r\n"
+        f"Host: api.example.test:{port}\r\n"
+        "Host: other.example.test\r\n\r\n",
+        "CONNECT api.example.test:443 HTTP/1.1\r\n\r\n",
+        f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n",
+        "CONNECT api.example.test HTTP/1.1\r\n\r\n",
+    ) )
+    for request in refused:
+        answer = await _ask( path, request )
+        assert answer.startswith( 'HTTP/1.1 403 Forbidden' ), request
+        assert 'invocables sandbox proxy' in answer
+    for request, status in (
+        ( f"GET ftp://api.example.test:{port}/ HTTP/1.1\r\n\r\n", '400' ),
+        ( f"GET /page HTTP/1.1\r\nHost: api.example.test:{port}\r\n\r\n",
+          '400' ),
+        ( 'nonsense\r\n\r\n', '400' ),
+        ( f"POST http://api.example.test:{port}/ HTTP/1.1\r\n"
+          "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", '501' ),
+    ):
+        answer = await _ask( path, request )
+        assert answer.startswith( f"HTTP/1.1 {status}" ), request
+    assert len( upstream.hosts ) == before
+
+
+async def test_320_proxy_one_request( proxy, upstream ):
+    ''' A request's body is passed, and nothing after it: a second
+        request on the same connection, under another Host, never reaches
+        the upstream.
+    '''
+    _, path, port = proxy
+    before = len( upstream.hosts )
+    request = (
+        f"POST http://api.example.test:{port}/form HTTP/1.1\r\n"
+        f"Host: api.example.test:{port}\r\nContent-Length: 4\r\n\r\nbody"
+        + _get( f"api.example.test:{port}", 'intranet.example.test' ) )
+    answer = await _ask( path, request )
+    assert answer.endswith( 'page /form' )
+    assert upstream.hosts[ before : ] == [ f"api.example.test:{port}" ]
+
+
+async def test_330_proxy_tunnels( proxy, planted ):
+    ''' CONNECT to a listed host and port opens a tunnel; a listed host
+        without a port is reached on 80 and 443 only.
+    '''
+    instance, path, _ = proxy
+    listener = planted[ 'tcp' ]
+    before = listener.accepted
+    answer = await _ask(
+        path, "CONNECT tunnel.example.test:{port} HTTP/1.1\r\n"
+        "Host: tunnel.example.test:{port}\r\n\r\n".format(
+            port = listener.address[ 1 ] ) )
+    assert answer == 'HTTP/1.1 200 Connection Established\r\n\r\nhello'
+    assert listener.accepted == before + 1
+    assert instance.is_allowed( 'default.example.test', 443 )
+    assert instance.is_allowed( 'default.example.test', 80 )
+    assert not instance.is_allowed( 'default.example.test', 8443 )
+
+
+async def test_340_proxy_unreached( proxy ):
+    ''' A listed host which cannot be reached is answered 502. '''
+    instance, path, _ = proxy
+    closed = socket.socket( )
+    closed.bind( ( '127.0.0.1', 0 ) )
+    port = closed.getsockname( )[ 1 ]
+    closed.close( )
+    rules = _proxy.produce_rules( ( f"api.example.test:{port}", ) )
+    other = _proxy.Proxy(
+        'unreached', rules, resolver = lambda name: '127.0.0.1' )
+    await other.activate( path + '.2' )
+    request = _get( f"api.example.test:{port}" )
+    try: answer = await _ask( path + '.2', request )
+    finally: other.deactivate( )
+    assert answer.startswith( 'HTTP/1.1 502 Bad Gateway' )
+
+
+async def test_350_proxy_logs( proxy, caplog ):
+    ''' A refusal is logged with the ensemble's name and the reason. '''
+    _, path, port = proxy
+    with caplog.at_level( 'WARNING', logger = 'invocables.mcp._proxy' ):
+        await _ask( path, _get( f"other.example.test:{port}" ) )
+    assert any(
+        'proxied' in record.getMessage( )
+        and 'other.example.test' in record.getMessage( )
+        for record in caplog.records )
+
+
+async def test_360_proxy_deactivated( proxy ):
+    ''' Deactivation ends open connections and stops listening. '''
+    instance, path, _ = proxy
+    reader, writer = await asyncio.open_unix_connection( path )
+    writer.write( b'GET http://api.example.test/ HTTP/1.1\r\n' )
+    for _ in range( 1000 ): # bounded: until the proxy holds it
+        if instance.connections: break
+        await asyncio.sleep( 0 )
+    assert instance.connections
+    instance.deactivate( )
+    assert await asyncio.wait_for( reader.read( ), 30 ) == b''
+    writer.close( )
+    for _ in range( 1000 ): # bounded: until the cancellation is done
+        if not instance.connections: break
+        await asyncio.sleep( 0 )
+    assert not instance.connections
+    with pytest.raises( OSError ):
+        await asyncio.open_unix_connection( path )
+
+
+async def test_370_host_names( ):
+    ''' Names are compared in lower-case ASCII; addresses are no names.
+    '''
+    assert _proxy.normalize_name( 'Bücher.Example.' ) == (
+        'xn--bcher-kva.example' )
+    for text in (
+        '', '127.0.0.1', '1.2.3.0x10', '4294967295', '[::1]', 'a..b',
+        'a b', '-a.example', 'a' * 64 + '.example',
+    ):
+        with pytest.raises( ValueError ): # noqa: PT011
+            _proxy.normalize_name( text )

@@ -28,6 +28,7 @@ _STATUSES = __.immut.Dictionary( {
 _HEADERS_HOP = frozenset( (
     'connection', 'keep-alive', 'proxy-authorization', 'proxy-connection',
     'te', 'trailer', 'upgrade' ) )
+_digits = __.re.compile( r'[0-9]{1,12}' )
 _label = __.re.compile( r'[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?' )
 _numeric = __.re.compile( r'[0-9]+|0x[0-9a-f]*' )
 _scribe = __.produce_scribe( __name__ )
@@ -70,6 +71,7 @@ if os.fork( ) == 0:
     for descriptor in ( 0, 1, 2 ): os.dup2( null, descriptor )
     while True:
         peer, _ = listener.accept( )
+        peer.setsockopt( socket.IPPROTO_TCP, socket.TCP_NODELAY, 1 )
         threading.Thread(
             target = serve, args = ( peer, ), daemon = True ).start( )
 listener.close( )
@@ -351,7 +353,7 @@ def _measure_body(
     if access( 'transfer-encoding' ):
         return _Refusal( 501, "a request body needs a Content-Length" )
     if len( set( lengths ) ) > 1 or not all(
-        length.isdigit( ) for length in lengths
+        _digits.fullmatch( length ) for length in lengths
     ): return _Refusal( 400, "bad Content-Length" )
     return int( lengths[ 0 ] ) if lengths else 0
 
@@ -364,7 +366,9 @@ def _produce_rule( entry: object ) -> Rule:
     if not colon: name, number = text, ''
     port: __.Absential[ int ] = __.absent
     if colon:
-        if not number.isdigit( ) or not 0 < int( number ) < _PORT_LIMIT:
+        if not _digits.fullmatch( number ) or not (
+            0 < int( number ) < _PORT_LIMIT
+        ):
             raise ValueError( entry )
         port = int( number )
     return Rule(
@@ -381,8 +385,9 @@ def _split_authority(
     if '@' in text: return f"authority {text!r} holds credentials"
     name, colon, number = text.rpartition( ':' )
     if not colon: name, number = text, ''
-    if number and not ( number.isdigit( ) and len( number ) <= 5 ): # noqa: PLR2004
-        return f"port of {text!r} is not a number"
+    if number and not (
+        _digits.fullmatch( number ) and int( number ) < _PORT_LIMIT
+    ): return f"port of {text!r} is not a port number"
     if not number:
         if __.is_absent( port ): return f"authority {text!r} has no port"
         number = str( port )
