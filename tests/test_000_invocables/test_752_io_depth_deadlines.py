@@ -17,6 +17,7 @@ import pytest
 import invocables
 from invocables import descriptors
 from invocables.builtins import files
+from invocables.builtins import walks
 from invocables.builtins import io as io_tools
 
 
@@ -157,7 +158,7 @@ def test_120_walk_holds_few_folders_open( tmp_path ):
         ( folder.parent / 'z.txt' ).write_text( 'needle\n' )
     root = descriptors.Root( path = tmp_path )
     location = files.Location( path = tmp_path, root = root )
-    walk = files.TreeWalk( location, '**/z.txt', ( root, ) )
+    walk = walks.TreeWalk( location, '**/z.txt', ( root, ) )
     found = [ ]
     opened = 0
     try:
@@ -188,7 +189,7 @@ def test_130_walk_leaves_out_folders_moved_away( tmp_path ):
         ( folder.parent / 'z.txt' ).write_text( 'needle\n' )
     root = descriptors.Root( path = tmp_path )
     location = files.Location( path = tmp_path / 'tree', root = root )
-    walk = files.TreeWalk( location, '**/z.txt', ( root, ) )
+    walk = walks.TreeWalk( location, '**/z.txt', ( root, ) )
     walking = walk.survey( )
     try:
         first = next( walking ) # the deepest file: every folder entered
@@ -216,7 +217,7 @@ def test_140_walk_stops_at_deadline( tmp_path ):
     root = descriptors.Root( path = tmp_path )
     location = files.Location( path = tmp_path, root = root )
     deadline = files.Deadline( 30.0, 'search_files' )
-    walk = files.TreeWalk( location, '**/*', ( root, ), deadline )
+    walk = walks.TreeWalk( location, '**/*', ( root, ), deadline )
     walking = walk.survey( )
     next( walking )
     deadline.withdraw( )

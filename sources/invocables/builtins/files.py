@@ -19,8 +19,7 @@
     Work whose length the model's arguments decide (lines skipped, entries
     of folders, files searched) goes in steps, each of which asks a
     :py:class:`Deadline` first: a thread never runs on past its call's
-    timeout. Trees are walked without recursion, folder by folder from an
-    open folder, in time linear in their size (:py:func:`survey_tree`).
+    timeout. Trees are walked in :py:mod:`invocables.builtins.walks`.
 '''
 
 
@@ -31,7 +30,6 @@ import os as _os
 import stat as _stat
 import threading as _threading
 
-from fnmatch import translate as _translate
 from secrets import token_hex as _token_hex
 
 from . import __
@@ -45,10 +43,8 @@ CHUNK_SIZE = 65_536 # characters read at once when reading by lines
 ENTRIES_EXAMINED_MAXIMUM = 100_000 # entries of folders one walk reads
 FOLDERS_OPEN_MAXIMUM = 64 # folders one walk holds open at once
 
-_Entry: __.typx.TypeAlias = tuple[ str, bool, bool ] # name, folder, link
 _PATH_SHOWN_MAXIMUM = 160 # characters of a path repeated in a message
-_RECURSIONS_MAXIMUM = 2 # '**' in one glob pattern
-_FOLDER_FLAGS = (
+FOLDER_FLAGS = (
     _os.O_RDONLY | getattr( _os, 'O_DIRECTORY', 0 )
     | getattr( _os, 'O_NOFOLLOW', 0 ) | getattr( _os, 'O_CLOEXEC', 0 ) )
 _FILE_FLAGS = (
@@ -245,7 +241,7 @@ def open_folder(
         Refuses symbolic links on the way; creates missing folders if
         asked.
     '''
-    descriptor = _os.open( location.root.path, _FOLDER_FLAGS )
+    descriptor = _os.open( location.root.path, FOLDER_FLAGS )
     try:
         for name in location.parts:
             descriptor = _open_subfolder(
@@ -408,241 +404,6 @@ def survey_entries(
     return chosen, count
 
 
-def validate_pattern( pattern: str ) -> str:
-    ''' Returns relative glob pattern with repeated '**' collapsed.
-
-        Each '**' walks the whole tree again below each of its matches:
-        more than two would make a search cost the size of the tree to a
-        power.
-    '''
-    if not isinstance( pattern, str ) or not pattern or (
-        __.Path( pattern ).is_absolute( ) or '..' in __.Path( pattern ).parts
-    ):
-        raise _exceptions.InvocationRefusal(
-            f"Pattern {pattern!r} must be relative, without '..'." )
-    parts: list[ str ] = [ ]
-    for part in __.Path( pattern ).parts:
-        if part == '**' and parts and parts[ -1 ] == '**': continue
-        parts.append( part )
-    if parts.count( '**' ) > _RECURSIONS_MAXIMUM:
-        raise _exceptions.InvocationRefusal(
-            f"Pattern {pattern!r} holds '**' more than "
-            f"{_RECURSIONS_MAXIMUM} times; use fewer." )
-    # A final '/' asks for folders only.
-    return '/'.join( parts ) + ( '/' if pattern.endswith( '/' ) else '' )
-
-
-class TreeWalk:
-    ''' Walk of the tree below a folder, for the entries which match a glob
-        pattern, in the order of their paths (as ``sorted`` orders paths).
-
-        :py:meth:`survey` yields :py:class:`Found` entries. The walk holds no
-        recursion of Python: a stack of folders, each opened from the one
-        above without following links (so nothing is walked out of the
-        roots, even if a folder is swapped for a link meanwhile), and each
-        entry costs the same, however deep: linear in the size of the
-        tree. ``**`` (any folders, zero or more) does not enter symbolic
-        links; a link which matches is found if its target is inside the
-        roots. Names starting with a dot are left out unless a part of the
-        pattern starts with one. A pattern which ends with ``/`` finds
-        folders only.
-
-        Each entry asks the deadline first. At most
-        :py:data:`ENTRIES_EXAMINED_MAXIMUM` entries are read. At most
-        :py:data:`FOLDERS_OPEN_MAXIMUM` folders are held open: deeper, a
-        folder is closed when the walk enters a folder below it, and opened
-        again from that folder (``..``) when the walk comes back, only if
-        it is still the same folder (device and inode). ``truncation``
-        says what was left out: ``'entries'`` (too many), ``'changed'``
-        (a folder was moved away during the walk).
-    '''
-
-    __slots__ = (
-        'accept', 'closures', 'deadline', 'directories_only', 'examined',
-        'hidden', 'location', 'matchers', 'opened', 'roots',
-        'roots_by_path', 'truncation' )
-
-    def __init__(
-        self,
-        location: 'Location',
-        pattern: str,
-        roots: __.cabc.Sequence[ _Root ],
-        deadline: Deadline = DEADLINE_NEVER,
-    ) -> None:
-        parts = [ part for part in pattern.split( '/' ) if part ]
-        self.location = location
-        self.deadline = deadline
-        self.matchers = tuple( map( _produce_matcher, parts ) )
-        self.accept = len( parts )
-        self.closures = _produce_closures( self.matchers )
-        self.directories_only = pattern.endswith( '/' )
-        self.hidden = any( part.startswith( '.' ) for part in parts )
-        self.roots = tuple( map( resolve_root, roots ) )
-        self.roots_by_path = { str( root.path ): root for root in self.roots }
-        self.examined = 0
-        self.opened = 0 # folders open now
-        # Why entries were left out: 'entries', 'changed'.
-        self.truncation: str | None = None
-
-    def survey( self ) -> __.cabc.Generator[ Found, None, None ]:
-        ''' Yields entries which match, in the order of their paths.
-
-            Close the generator (or exhaust it) to close the folders which
-            the walk holds open.
-        '''
-        folder = open_folder( self.location )
-        try: entries = self._read( folder )
-        except BaseException:
-            close( folder )
-            raise
-        self.opened = 1
-        states = self.closures[ 0 ]
-        start = _Frame(
-            folder, '', str( self.location.path ), self.location.root,
-            states, entries )
-        if self.accept in states: # '**' alone: the folder itself too
-            yield Found(
-                relative = '.', name = '.', folder = folder,
-                root = self.location.root, directory = True )
-        stack = [ start ]
-        try: yield from self._walk( stack )
-        finally:
-            for frame in stack: self._close( frame )
-
-    def _advance(
-        self, states: frozenset[ int ], name: str, folder: bool # noqa: FBT001
-    ) -> frozenset[ int ]:
-        ''' Returns states of the pattern after an entry. '''
-        following: set[ int ] = set( )
-        for index in states:
-            if index == self.accept: continue
-            matcher = self.matchers[ index ]
-            if matcher is None:
-                if folder: following |= self.closures[ index ]
-            elif matcher( name ): following |= self.closures[ index + 1 ]
-        return frozenset( following )
-
-    def _descend(
-        self,
-        stack: list[ '_Frame' ],
-        frame: '_Frame',
-        name: str,
-        states: frozenset[ int ],
-    ) -> None:
-        ''' Opens a folder below the frame and pushes it on the stack. '''
-        if self.truncation == 'entries': return
-        try: folder = _os.open( name, _FOLDER_FLAGS, dir_fd = frame.folder )
-        except OSError: return # gone, swapped for a link, or not readable
-        self.opened += 1
-        try: entries = self._read( folder )
-        except BaseException as exception:
-            close( folder )
-            self.opened -= 1
-            if isinstance( exception, OSError ): return
-            raise
-        real = _join( frame.real, name )
-        child = _Frame(
-            folder, f"{frame.prefix}{name}/", real,
-            self.roots_by_path.get( real, frame.root ), states, entries )
-        # Deep down, the folder above waits closed: it is opened again
-        # from this one when the walk comes back.
-        if self.opened > FOLDERS_OPEN_MAXIMUM:
-            frame.identity = _identify( frame.folder )
-            self._close( frame )
-        stack.append( child )
-
-    def _ascend( self, stack: list[ '_Frame' ] ) -> None:
-        ''' Pops the frame done; opens the one above again if closed. '''
-        frame = stack.pop( )
-        above = stack[ -1 ] if stack else None
-        if above is not None and above.folder < 0:
-            above.folder = self._reopen( frame, above )
-            if above.folder < 0: # moved away: nothing more in it
-                above.index = len( above.entries )
-                self.truncation = self.truncation or 'changed'
-            else: self.opened += 1
-        self._close( frame )
-
-    def _reopen( self, frame: '_Frame', above: '_Frame' ) -> int:
-        ''' Returns folder above frame, opened from it; -1 if it is not
-            the folder which the walk left (or frame's is closed).
-        '''
-        if frame.folder < 0: return -1
-        try: folder = _os.open( '..', _FOLDER_FLAGS, dir_fd = frame.folder )
-        except OSError: return -1
-        try: identity = _identify( folder )
-        except OSError: identity = None
-        if identity is None or identity != above.identity:
-            close( folder )
-            return -1
-        return folder
-
-    def _close( self, frame: '_Frame' ) -> None:
-        if frame.folder < 0: return
-        close( frame.folder )
-        frame.folder = -1
-        self.opened -= 1
-
-    def _produce_found(
-        self, frame: '_Frame', name: str, directory: bool, link: bool # noqa: FBT001
-    ) -> Found | None:
-        relative = frame.prefix + name
-        if not link:
-            if self.directories_only and not directory: return None
-            return Found(
-                relative = relative, name = name, folder = frame.folder,
-                root = frame.root, directory = directory )
-        real = __.Path( _os.path.realpath( _join( frame.real, name ) ) )
-        root = access_root( self.roots, real )
-        if root is None: return None
-        directory = _os.path.isdir( real )
-        if self.directories_only and not directory: return None
-        return Found(
-            relative = relative, name = name, folder = frame.folder,
-            root = root, directory = directory,
-            location = Location( path = real, root = root ) )
-
-    def _read( self, folder: int ) -> list[ _Entry ]:
-        ''' Returns entries of an open folder, sorted by name. '''
-        entries: list[ _Entry ] = [ ]
-        with _os.scandir( folder ) as scanner:
-            for entry in scanner:
-                self.deadline.verify( )
-                name = entry.name
-                if not self.hidden and name.startswith( '.' ): continue
-                self.examined += 1
-                if self.examined > ENTRIES_EXAMINED_MAXIMUM:
-                    self.truncation = 'entries'
-                    break
-                try:
-                    directory = entry.is_dir( follow_symlinks = False )
-                    link = entry.is_symlink( )
-                except OSError: continue
-                entries.append( ( name, directory, link ) )
-        entries.sort( )
-        return entries
-
-    def _walk( self, stack: list[ '_Frame' ] ) -> __.cabc.Iterator[ Found ]:
-        accept = self.accept
-        while stack:
-            frame = stack[ -1 ]
-            if frame.index >= len( frame.entries ):
-                self._ascend( stack )
-                continue
-            name, directory, link = frame.entries[ frame.index ]
-            frame.index += 1
-            self.deadline.verify( )
-            states = self._advance(
-                frame.states, name, directory and not link )
-            if not states: continue
-            if accept in states:
-                found = self._produce_found( frame, name, directory, link )
-                if found is not None: yield found
-            if link or not directory: continue
-            if len( states ) == 1 and accept in states: continue
-            self._descend( stack, frame, name, states )
-
-
 def write_location(
     location: Location, content: bytes, path: str, *, overwrite: bool = True
 ) -> None:
@@ -675,13 +436,13 @@ def _open_subfolder(
 ) -> int:
     ''' Opens folder name within folder; closes the folder given. '''
     try:
-        try: following = _os.open( name, _FOLDER_FLAGS, dir_fd = descriptor )
+        try: following = _os.open( name, FOLDER_FLAGS, dir_fd = descriptor )
         except FileNotFoundError:
             if not create: raise
             # Made at the same time is fine.
             with __.ctxl.suppress( FileExistsError ):
                 _os.mkdir( name, dir_fd = descriptor )
-            following = _os.open( name, _FOLDER_FLAGS, dir_fd = descriptor )
+            following = _os.open( name, FOLDER_FLAGS, dir_fd = descriptor )
         except NotADirectoryError as exception:
             if not create: raise
             raise _exceptions.InvocationRefusal(
@@ -749,65 +510,3 @@ def _write_durably(
         with __.ctxl.suppress( OSError ): # never made, or gone already
             _os.unlink( temporary, dir_fd = folder )
         raise
-
-
-class _Frame:
-    ''' Folder of a walk: open, with its entries and where the walk is. '''
-
-    __slots__ = (
-        'entries', 'folder', 'identity', 'index', 'prefix', 'real', 'root',
-        'states' )
-
-    def __init__(
-        self,
-        folder: int,
-        prefix: str,
-        real: str,
-        root: _Root,
-        states: frozenset[ int ],
-        entries: list[ _Entry ],
-    ) -> None:
-        self.folder = folder
-        self.prefix = prefix
-        self.real = real
-        self.root = root
-        self.states = states
-        self.entries = entries
-        self.index = 0
-        self.identity: tuple[ int, int ] | None = None # while closed
-
-
-def _identify( folder: int ) -> tuple[ int, int ]:
-    ''' Returns device and inode of open folder. '''
-    status = _os.fstat( folder )
-    return status.st_dev, status.st_ino
-
-
-def _join( folder: str, name: str ) -> str:
-    return f"{folder}{name}" if folder.endswith( '/' ) else f"{folder}/{name}"
-
-
-def _produce_closures(
-    matchers: tuple[ __.cabc.Callable[ [ str ], object ] | None, ... ]
-) -> tuple[ frozenset[ int ], ... ]:
-    ''' Returns, for each state of a pattern, the states it stands for:
-        itself and, past each '**' (which may match no folder), the next.
-    '''
-    closures: list[ frozenset[ int ] ] = [ frozenset( ( len( matchers ), ) ) ]
-    for index in range( len( matchers ) - 1, -1, -1 ):
-        closure = frozenset( ( index, ) )
-        if matchers[ index ] is None: closure |= closures[ 0 ]
-        closures.insert( 0, closure )
-    return tuple( closures )
-
-
-def _produce_matcher(
-    part: str
-) -> __.cabc.Callable[ [ str ], object ] | None:
-    ''' Returns matcher of names for a part of a glob pattern; none for
-        '**'.
-    '''
-    if part == '**': return None
-    if not any( character in part for character in '*?[' ):
-        return part.__eq__
-    return __.re.compile( _translate( part ) ).match

@@ -48,6 +48,7 @@ from datetime import timezone as _timezone
 
 from . import __
 from . import files as _files
+from . import walks as _walks
 from .. import canisters as _canisters
 from ..execution import deadlines as _deadlines
 from .. import exceptions as _exceptions
@@ -268,7 +269,7 @@ async def _execute(
         _files.refuse_errors, function, paths, settings, arguments )
 
 
-def _describe_truncation( walk: _files.TreeWalk ) -> list[ str ]:
+def _describe_truncation( walk: _walks.TreeWalk ) -> list[ str ]:
     ''' Returns lines which say what a search left out, if anything. '''
     match walk.truncation:
         case 'entries':
@@ -388,13 +389,13 @@ def _produce_deadline( context: _invokers.Context ) -> _files.Deadline:
 
 def _produce_walk(
     settings: Settings, location: Location, pattern: str
-) -> _files.TreeWalk:
+) -> _walks.TreeWalk:
     if not _os.path.isdir( location.path ):
         raise _exceptions.InvocationRefusal(
             "{path} is not a folder.".format(
                 path = _files.quote( str( location.path ) ) ) )
-    pattern = _files.validate_pattern( pattern )
-    return _files.TreeWalk(
+    pattern = _walks.validate_pattern( pattern )
+    return _walks.TreeWalk(
         location, pattern, settings.roots, settings.deadline )
 
 
