@@ -52,6 +52,7 @@ from .ensembles import (
     produce_ensemble as produce_ensemble,
 )
 from .execution import (
+    ExecutionOptions as ExecutionOptions,
     FailurePolicies as FailurePolicies,
     execute_invocations as execute_invocations,
 )

@@ -301,3 +301,7 @@ def _redact(
 def _render( data: __.typx.Any ) -> str:
     return __.json.dumps(
         redact_content( data ), ensure_ascii = False, default = str )
+
+
+# The engine imports no telemetry: it reaches calls as an interceptor.
+_interception.register_interceptor_accessor( access_interceptor )

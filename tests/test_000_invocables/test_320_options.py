@@ -82,3 +82,29 @@ async def test_120_invokers_which_return_no_canisters( ):
     ], ensembles )
     assert [ result.as_text( ) for result in results ] == [
         'text', '[1, 2]', '' ]
+
+
+@pytest.mark.asyncio
+async def test_130_options_record( ):
+    ''' The options are one record, checked when made; keywords are
+        shortcuts into it, and its typed keywords name its fields alone.
+    '''
+    from invocables import execution
+    fields = {
+        field.name for field in invocables.__.dcls.fields(
+            invocables.ExecutionOptions ) if not field.name.startswith( '_' ) }
+    assert set( execution.ExecutionShortcuts.__annotations__ ) == fields
+    assert execution.ExecutionOptions is invocables.ExecutionOptions
+    with pytest.raises( exceptions.ConfigurationInvalidity ):
+        invocables.ExecutionOptions( concurrency = 0 )
+    ensembles = [ invocables.produce_ensemble( 'tools', [ echo ] ) ]
+    options = invocables.ExecutionOptions(
+        failure_policy = invocables.FailurePolicies.Report )
+    results = await invocables.execute_invocations(
+        [ _call( 'a', 'echo', { 'text': 'x' } ) ], ensembles, options,
+        timeout = 5 )
+    assert results[ 0 ].as_text( ) == 'x'
+    with pytest.raises( exceptions.ConfigurationInvalidity ):
+        await invocables.execute_invocations(
+            [ _call( 'a', 'echo', { 'text': 'x' } ) ], ensembles,
+            { 'timeout': 5 } )

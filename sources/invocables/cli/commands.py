@@ -136,9 +136,9 @@ async def _execute_invoke( options: _argparse.Namespace ) -> int:
             identifier = 'invocables-cli', name = options.name,
             arguments = arguments )
         results = await _execution.execute_invocations(
-            [ invocation ], ensembles,
-            failure_policy = _execution.FailurePolicies.Report,
-            policy = _produce_policy( options ) )
+            [ invocation ], ensembles, _execution.ExecutionOptions(
+                failure_policy = _execution.FailurePolicies.Report,
+                policy = _produce_policy( options ) ) )
     finally: await disconnect( ensembles )
     result = results[ 0 ]
     if options.json:

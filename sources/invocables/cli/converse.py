@@ -103,7 +103,8 @@ async def converse(
         options[ 'approver' ] = _Confirmer( confirmation, streams[ 1 ] )
     conversation = _conversations.produce_conversation(
         provider, client, ensembles, model = model, rounds_maximum = rounds,
-        failure_policy = _execution.FailurePolicies.Report, **options )
+        options = _execution.ExecutionOptions(
+            failure_policy = _execution.FailurePolicies.Report ), **options )
     display = _Display( *streams )
     termination = _conversations.base.Terminations.Completion
     async for event in conversation.converse_continuous( prompt ):

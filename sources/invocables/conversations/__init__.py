@@ -45,13 +45,20 @@ PROVIDERS: __.typx.Annotated[
 ] = __.types.MappingProxyType( {
     name: ( provider.conversation, provider.conversation_class )
     for name, provider in _providers.PROVIDERS.items( ) } )
+_EXECUTION_SHORTCUTS = frozenset(
+    field.name for field in __.dcls.fields( __.execution.ExecutionOptions )
+    if not field.name.startswith( '_' ) )
 
 
-class ConversationOptions( _typx.TypedDict, total = False ):
+class ConversationOptions(
+    __.execution.ExecutionShortcuts, total = False
+):
     ''' Options of :py:func:`produce_conversation`, for type checkers.
 
         The fields of :py:class:`invocables.conversations.ConversationBase`
-        besides ``client`` and ``ensembles``; only ``model`` is required.
+        besides ``client`` and ``ensembles`` (only ``model`` is required),
+        and the fields of :py:class:`invocables.execution.ExecutionOptions`
+        as shortcuts into ``options``.
     '''
 
     model: _typx.Required[ str ]
@@ -62,15 +69,9 @@ class ConversationOptions( _typx.TypedDict, total = False ):
     observer: base.Observer
     processor: __.processors.InvocationsProcessor
     parameters: __.cabc.Mapping[ str, __.typx.Any ]
-    auxdata: __.typx.Any
-    namespace: __.Namespace
-    timeout: float | None
-    concurrency: int
-    failure_policy: __.execution.FailurePolicies
-    alerter: __.execution.Alerter
+    options: __.execution.ExecutionOptions
     selector: _selection.Selector
     trimming: _history.Trimming
-    limits: __.execution.Limits
 
 
 if _typx.TYPE_CHECKING:
@@ -189,9 +190,10 @@ def produce_conversation(
         __.ddoc.Doc( ''' Options of the conversation: ``model``
             (required), ``instructions``, ``tokens_maximum``,
             ``rounds_maximum``, ``approver``, ``observer``, ``processor``,
-            ``parameters``, and the engine's ``auxdata``, ``namespace``,
-            ``timeout``, ``concurrency``, ``failure_policy``,
-            ``alerter``, ``limits``; ``selector``, ``trimming``. ''' ),
+            ``parameters``, ``auxdata``, ``namespace``, ``selector``,
+            ``trimming``, the engine's ``options``, and the fields of
+            :py:class:`invocables.execution.ExecutionOptions` as
+            shortcuts into them (``timeout``, ``policy`` ...). ''' ),
     ],
 ) -> ConversationBase:
     ''' Produces conversation loop for provider, over client.
@@ -210,7 +212,35 @@ def produce_conversation(
     producer: type[ ConversationBase ] = getattr(
         module, entry.conversation_class )
     _validate_options( producer, provider, options )
-    return producer( client = client, ensembles = ensembles, **options )
+    return producer(
+        client = client, ensembles = ensembles,
+        **_fold_execution_options( producer, options ) )
+
+
+def _fold_execution_options(
+    producer: type[ ConversationBase ],
+    options: __.cabc.Mapping[ str, __.typx.Any ],
+) -> dict[ str, __.typx.Any ]:
+    ''' Returns options with the engine's shortcuts folded into
+        ``options``. '''
+    names = _access_option_names( producer )
+    shortcuts = {
+        name: value for name, value in options.items( )
+        if name not in names }
+    if not shortcuts: return dict( options )
+    execution = options.get( 'options', __.execution.OPTIONS_DEFAULT )
+    return {
+        **{ name: value for name, value in options.items( )
+            if name in names },
+        'options': __.dcls.replace( execution, **shortcuts ) }
+
+
+def _access_option_names(
+    producer: type[ ConversationBase ]
+) -> frozenset[ str ]:
+    return frozenset(
+        field.name for field in __.dcls.fields( producer )
+        if not field.name.startswith( '_' ) )
 
 
 def _validate_options(
@@ -218,10 +248,9 @@ def _validate_options(
     provider: str,
     options: __.cabc.Mapping[ str, __.typx.Any ],
 ) -> None:
-    fields = {
-        field.name: field for field in __.dcls.fields( producer )
-        if not field.name.startswith( '_' ) }
-    known = set( fields ) - { 'client', 'ensembles' }
+    known = (
+        set( _access_option_names( producer ) ) - { 'client', 'ensembles' }
+    ) | _EXECUTION_SHORTCUTS
     unknown = sorted( set( options ) - known )
     if unknown:
         raise __.exceptions.ConfigurationInvalidity(

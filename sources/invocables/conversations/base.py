@@ -28,7 +28,6 @@
 
 from . import __
 from .. import history as _history
-from ..toolsets import policies as _policies
 from .. import providers as _providers
 from ..toolsets import selection as _selection
 
@@ -236,28 +235,15 @@ class ConversationBase(
         __.ddoc.Doc( ''' State of the conversation, shared by its rounds
             and loops (deduplication happens within it). ''' ),
     ] = __.dcls.field( default_factory = dict[ str, __.typx.Any ] )
-    timeout: __.typx.Annotated[
-        __.Absential[ float | None ],
-        __.ddoc.Doc( ''' Engine timeout for tools which set none. ''' ),
-    ] = __.absent
-    concurrency: __.typx.Annotated[
-        int, __.ddoc.Doc( ''' Most tool calls running at once. ''' )
-    ] = __.execution.CONCURRENCY_DEFAULT
-    failure_policy: __.typx.Annotated[
-        __.execution.FailurePolicies,
-        __.ddoc.Doc( ''' Whether a tool which raises fails the loop
-            (default) or becomes an error result for the model. ''' ),
-    ] = __.execution.FailurePolicies.Raise
-    alerter: __.typx.Annotated[
-        __.Absential[ __.execution.Alerter ],
-        __.ddoc.Doc( ''' Called when a tool raises, before the loop
-            fails. ''' ),
-    ] = __.absent
-    policy: __.typx.Annotated[ # serving: permission policies
-        __.Absential[ _policies.Policy ],
-        __.ddoc.Doc( ''' Permission policy applied to every tool call
-            (after the approver). ''' ),
-    ] = __.absent
+    options: __.typx.Annotated[
+        __.execution.ExecutionOptions,
+        __.ddoc.Doc( ''' Options of the engine for the tool calls
+            (:py:class:`invocables.execution.ExecutionOptions`: timeout,
+            concurrency, failure policy, alerter, permission policy,
+            limits, retries); the conversation's ``auxdata`` and
+            ``namespace`` replace those of the record. ''' ),
+    ] = __.dcls.field(
+        default_factory = lambda: __.execution.OPTIONS_DEFAULT )
     selector: __.typx.Annotated[
         __.Absential[ _selection.Selector ],
         __.ddoc.Doc( ''' Chooses the tools offered in each round (see
@@ -266,13 +252,6 @@ class ConversationBase(
             instance). Calls
             of tools not offered in their round are answered as calls of
             unknown tools. Default: every tool, every round. ''' ),
-    ] = __.absent
-    limits: __.typx.Annotated[
-        __.Absential[ __.execution.Limits ],
-        __.ddoc.Doc( ''' Bounds of the engine on arguments and results
-            (such as ``results_size_maximum``, so that results fit a small
-            model's context); see :py:class:`invocables.execution.Limits`.
-            ''' ),
     ] = __.absent
     trimming: __.typx.Annotated[
         __.Absential[ _history.Trimming ],
@@ -520,7 +499,7 @@ class ConversationBase(
             invocation for index, invocation in enumerate( invocations )
             if index not in refusals ]
         executed = iter( await self.processor.execute_invocations(
-            approved, offered, **self._produce_options( ) ) )
+            approved, offered, options = self._produce_options( ) ) )
         return tuple(
             refusals[ index ] if index in refusals else next( executed )
             for index in range( len( invocations ) ) )
@@ -532,20 +511,9 @@ class ConversationBase(
         if __.inspect.isawaitable( outcome ): await outcome
         return event
 
-    def _produce_options( self ) -> dict[ str, __.typx.Any ]:
-        options: dict[ str, __.typx.Any ] = {
-            'auxdata': self.auxdata, 'namespace': self.namespace,
-            'concurrency': self.concurrency,
-            'failure_policy': self.failure_policy }
-        if not __.is_absent( self.timeout ):
-            options[ 'timeout' ] = self.timeout
-        if not __.is_absent( self.alerter ):
-            options[ 'alerter' ] = self.alerter
-        if not __.is_absent( self.policy ): # serving: permission policies
-            options[ 'policy' ] = self.policy
-        if not __.is_absent( self.limits ):
-            options[ 'limits' ] = self.limits
-        return options
+    def _produce_options( self ) -> __.execution.ExecutionOptions:
+        return __.dcls.replace(
+            self.options, auxdata = self.auxdata, namespace = self.namespace )
 
     async def _select(
         self,

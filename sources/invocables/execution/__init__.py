@@ -18,9 +18,7 @@ from .. import exceptions as _exceptions
 from . import interception as _interception
 from .. import invokers as _invokers
 from .. import naming as _naming
-from ..toolsets import policies as _policies
 from .. import schemata as _schemata
-from .. import telemetry as _telemetry
 from . import workers as _workers
 
 
@@ -91,7 +89,101 @@ class FailurePolicies( __.enum.Enum ):
     Report = 'report'   # send an error result to the model
 
 
-async def execute_invocations( # noqa: PLR0913
+class ExecutionOptions( __.immut.DataclassObject ):
+    ''' Options of an execution: the one place they are declared.
+
+        Taken by :py:func:`execute_invocations` (whose keyword arguments
+        are shortcuts into it), by processors' ``execute_invocations``, by
+        the conversation loop, by :py:class:`invocables.serving.ToolServer`
+        and by the ``invocables`` command. Checked once, when made.
+    '''
+
+    auxdata: __.typx.Annotated[
+        __.typx.Any,
+        __.ddoc.Doc( ''' Application data passed to every invocable. ''' ),
+    ] = None
+    namespace: __.typx.Annotated[
+        __.Absential[ __.Namespace ],
+        __.ddoc.Doc( ''' Per-conversation state; deduplication happens
+            within one namespace. Default: a fresh one per execution. ''' ),
+    ] = __.absent
+    timeout: __.typx.Annotated[
+        float | None,
+        __.ddoc.Doc( ''' Timeout for invocations whose invoker and ensemble
+            set none; ``None`` for no limit. Default: 60 seconds. ''' ),
+    ] = TIMEOUT_DEFAULT
+    concurrency: __.typx.Annotated[
+        int, __.ddoc.Doc( ''' Most invocations running at once. Default:
+            1024, so that I/O-bound async tools all run at once; sync tools
+            are further bounded by the threads for sync tools
+            (:py:func:`invocables.execution.workers.configure_threads`). ''' )
+    ] = CONCURRENCY_DEFAULT
+    max_retries: __.typx.Annotated[
+        int,
+        __.ddoc.Doc( ''' Retries of a call which failed for a transient
+            reason (timeout, lost connection, the tool's
+            :py:class:`invocables.exceptions.InvocationTransience`), for
+            invocations whose invoker and ensemble set none. Invalid
+            arguments are never retried. ''' ),
+    ] = 0
+    failure_policy: __.typx.Annotated[
+        FailurePolicies,
+        __.ddoc.Doc( ''' Whether a tool which raises fails the execution
+            (default) or becomes an error result for the model. ''' ),
+    ] = FailurePolicies.Raise
+    alerter: __.typx.Annotated[
+        __.Absential[ Alerter ],
+        __.ddoc.Doc( ''' Called with the invocation and the exception
+            before the execution failure is raised. ''' ),
+    ] = __.absent
+    limits: __.typx.Annotated[
+        Limits,
+        __.ddoc.Doc( ''' Bounds on depth and size of arguments and
+            results. ''' ),
+    ] = __.dcls.field( default_factory = lambda: LIMITS_DEFAULT )
+    policy: __.typx.Annotated[
+        __.Absential[ _interception.InterceptorProducer ],
+        __.ddoc.Doc( ''' Permission policy
+            (:py:class:`invocables.toolsets.policies.Policy`): which tools
+            run, which are denied, which wait for approval. Default: every
+            tool runs. ''' ),
+    ] = __.absent
+
+    def __post_init__( self ) -> None:
+        if __.is_absent( self.timeout ): # forwarded as not given
+            object.__setattr__( self, 'timeout', TIMEOUT_DEFAULT )
+        timeout = self.timeout
+        if not (
+            type( self.concurrency ) is int and self.concurrency >= 1
+            and type( timeout ) in _TIMEOUT_GENERA
+            and ( timeout is None or 0 < timeout < _INFINITY )
+            and type( self.namespace ) in _NAMESPACE_GENERA
+            and type( self.limits ) is Limits
+        ): _validate_options( self )
+        retries = self.max_retries
+        if not ( retries == 0 and type( retries ) is int ):
+            _invokers.validate_retries( retries, 'max_retries' )
+
+
+OPTIONS_DEFAULT = ExecutionOptions( )
+
+
+class ExecutionShortcuts( __.typx.TypedDict, total = False ):
+    ''' Fields of :py:class:`ExecutionOptions` as keyword arguments, for
+        type checkers (a test keeps the two alike). '''
+
+    auxdata: __.typx.Any
+    namespace: __.Namespace
+    timeout: float | None
+    concurrency: int
+    max_retries: int
+    failure_policy: FailurePolicies
+    alerter: Alerter
+    limits: Limits
+    policy: _interception.InterceptorProducer
+
+
+async def execute_invocations(
     invocations: __.typx.Annotated[
         __.cabc.Iterable[ _canisters.InvocationCanister ],
         __.ddoc.Doc( ''' Normalized tool calls, in the provider's order. ''' ),
@@ -101,57 +193,16 @@ async def execute_invocations( # noqa: PLR0913
         __.ddoc.Doc( ''' Ensembles offered to the model (or their
             nomenclature), which resolve the provider-facing names. ''' ),
     ],
-    *,
-    auxdata: __.typx.Annotated[
-        __.typx.Any,
-        __.ddoc.Doc( ''' Application data passed to every invocable. ''' ),
-    ] = None,
-    namespace: __.typx.Annotated[
-        __.Absential[ __.Namespace ],
-        __.ddoc.Doc( ''' Per-conversation state; deduplication happens
-            within one namespace. Default: a fresh one. ''' ),
-    ] = __.absent,
-    timeout: __.typx.Annotated[
-        __.Absential[ float | None ],
-        __.ddoc.Doc( ''' Timeout for invocations whose invoker and ensemble
-            set none; ``None`` for no limit. Default: 60 seconds. ''' ),
-    ] = __.absent,
-    concurrency: __.typx.Annotated[
-        int, __.ddoc.Doc( ''' Most invocations running at once. Default:
-            1024, so that I/O-bound async tools all run at once; sync tools
-            are further bounded by the threads for sync tools
-            (:py:func:`invocables.execution.workers.configure_threads`). ''' )
-    ] = CONCURRENCY_DEFAULT,
-    max_retries: __.typx.Annotated[
-        int,
-        __.ddoc.Doc( ''' Retries of a call which failed for a transient
-            reason (timeout, lost connection, the tool's
-            :py:class:`invocables.exceptions.InvocationTransience`), for
-            invocations whose invoker and ensemble set none. Invalid
-            arguments are never retried. ''' ),
-    ] = 0,
-    failure_policy: __.typx.Annotated[
-        FailurePolicies,
-        __.ddoc.Doc( ''' Whether a tool which raises fails the execution
-            (default) or becomes an error result for the model. ''' ),
-    ] = FailurePolicies.Raise,
-    alerter: __.typx.Annotated[
-        __.Absential[ Alerter ],
-        __.ddoc.Doc( ''' Called with the invocation and the exception
-            before the execution failure is raised. ''' ),
-    ] = __.absent,
-    limits: __.typx.Annotated[
-        Limits,
-        __.ddoc.Doc( ''' Bounds on depth and size of arguments and
-            results. ''' ),
-    ] = LIMITS_DEFAULT,
-    policy: __.typx.Annotated[
-        __.Absential[ _policies.Policy ],
-        __.ddoc.Doc( ''' Permission policy: which tools run, which are
-            denied, which wait for approval. Default: every tool runs. ''' ),
-    ] = __.absent,
+    options: __.typx.Annotated[
+        ExecutionOptions, __.ddoc.Doc( ''' Options of the execution. ''' )
+    ] = OPTIONS_DEFAULT,
+    **shortcuts: __.typx.Unpack[ ExecutionShortcuts ],
 ) -> tuple[ _canisters.ResultCanister, ... ]:
     ''' Executes invocations; returns one result per invocation, in order.
+
+        Keyword arguments are fields of :py:class:`ExecutionOptions` (such
+        as ``timeout = 5`` or ``policy = policy``), replacing those of
+        options.
 
         Unknown names, arguments which are not valid, and timeouts become
         error results which the model can act on. Every call ends within
@@ -172,24 +223,12 @@ async def execute_invocations( # noqa: PLR0913
     '''
     invocations_ = tuple( invocations )
     if not invocations_: return ( )
-    timeout_ = TIMEOUT_DEFAULT if __.is_absent( timeout ) else timeout
-    _validate_options( concurrency, timeout_, namespace, limits )
-    namespace_: __.Namespace = (
-        { } if __.is_absent( namespace ) else namespace )
-    retries = (
-        max_retries if max_retries == 0 and type( max_retries ) is int
-        else __.typx.cast( int, _invokers.validate_retries(
-            max_retries, 'max_retries' ) ) )
-    interceptor = (
-        _telemetry.access_interceptor( ) if __.is_absent( policy )
-        else _produce_interceptor( policy, namespace_ ) )
-    # In the order of the fields: positional costs half of keywords.
-    execution = _Execution(
-        _naming.access_nomenclature( ensembles ), auxdata, namespace_,
-        timeout_, (
-            __.asyncio.Semaphore( concurrency )
-            if len( invocations_ ) > concurrency else None ),
-        failure_policy, limits, retries, interceptor )
+    if shortcuts: options = __.dcls.replace( options, **shortcuts )
+    elif type( options ) is not ExecutionOptions:
+        raise _exceptions.ConfigurationInvalidity(
+            'options', "must be 'invocables.ExecutionOptions( ... )'." )
+    execution = _prepare_execution( options, ensembles, len( invocations_ ) )
+    alerter = options.alerter
     if len( invocations_ ) == 1: # in the current task: no task to start
         invocation = invocations_[ 0 ]
         try:
@@ -529,6 +568,28 @@ def _describe_expiry(
         "cancelled. Try a smaller request or another approach." )
 
 
+def _prepare_execution(
+    options: ExecutionOptions, ensembles: Ensembles, count: int
+) -> '_Execution':
+    namespace = options.namespace
+    namespace_: __.Namespace = (
+        { } if __.is_absent( namespace ) else namespace )
+    interceptor = _interception.access_interceptor( ) # telemetry
+    policy = options.policy
+    if not __.is_absent( policy ):
+        interceptor = _interception.chain_interceptors(
+            interceptor, policy.produce_interceptor( namespace_ ) )
+    concurrency = options.concurrency
+    # In the order of the fields: positional costs half of keywords.
+    return _Execution(
+        _naming.access_nomenclature( ensembles ), options.auxdata,
+        namespace_, options.timeout, (
+            __.asyncio.Semaphore( concurrency )
+            if count > concurrency else None ),
+        options.failure_policy, options.limits, options.max_retries,
+        interceptor )
+
+
 def _produce_cancellation_result(
     invocation: _canisters.InvocationCanister
 ) -> _canisters.ResultCanister:
@@ -557,28 +618,9 @@ def _produce_unsendable_result(
         f"{reason}. Ask for less, or for another form of the result." )
 
 
-def _produce_interceptor(
-    policy: _policies.Policy, namespace: __.Namespace
-) -> _interception.Interceptor | None:
-    ''' Returns hooks around each invocation: telemetry, then policy. '''
-    return _interception.chain_interceptors(
-        _telemetry.access_interceptor( ),
-        policy.produce_interceptor( namespace ) )
-
-
-def _validate_options(
-    concurrency: int,
-    timeout: float | None,
-    namespace: __.Absential[ __.Namespace ],
-    limits: Limits,
-) -> None:
-    if (
-        type( concurrency ) is int and concurrency >= 1
-        and type( timeout ) in _TIMEOUT_GENERA
-        and ( timeout is None or 0 < timeout < _INFINITY )
-        and type( namespace ) in _NAMESPACE_GENERA
-        and type( limits ) is Limits
-    ): return # the common case, quickly
+def _validate_options( options: ExecutionOptions ) -> None:
+    concurrency, timeout = options.concurrency, options.timeout
+    namespace, limits = options.namespace, options.limits
     __.values.validate_count(
         concurrency, 'concurrency',
         reason = "must be an integer of at least 1." )

@@ -5,7 +5,12 @@
     An interceptor receives an invocation which passed every check (known
     tool, arguments valid), and a continuation which runs it; it returns a
     result, either its own (a refusal) or the continuation's. Permission
-    policies and telemetry are interceptors.
+    policies and telemetry are interceptors: the engine imports neither. A
+    policy reaches a call as the ``policy`` of
+    :py:class:`invocables.execution.ExecutionOptions` (anything which
+    produces an interceptor for a namespace); telemetry registers the
+    accessor of its interceptor here, with
+    :py:func:`register_interceptor_accessor`.
 '''
 
 
@@ -25,6 +30,25 @@ Interceptor: __.typx.TypeAlias = __.cabc.Callable[
         Continuation,
     ],
     __.cabc.Awaitable[ _canisters.ResultCanister ] ]
+InterceptorAccessor: __.typx.TypeAlias = __.cabc.Callable[
+    [ ], Interceptor | None ]
+
+_accessor: InterceptorAccessor | None = None # telemetry's, once imported
+
+
+class InterceptorProducer( __.typx.Protocol ):
+    ''' Produces an interceptor for the namespace of one execution
+        (a permission policy, for instance). '''
+
+    def produce_interceptor(
+        self, namespace: __.Namespace
+    ) -> Interceptor: ...
+
+
+def access_interceptor( ) -> Interceptor | None:
+    ''' Returns the registered interceptor of every execution, if any. '''
+    accessor = _accessor
+    return None if accessor is None else accessor( )
 
 
 def chain_interceptors(
@@ -52,3 +76,13 @@ def chain_interceptors(
         return await outer_( invocation, designation, arguments, proceed )
 
     return intercept
+
+
+def register_interceptor_accessor( accessor: InterceptorAccessor ) -> None:
+    ''' Registers what returns the interceptor of every execution.
+
+        Telemetry registers its own when imported (``invocables`` imports
+        it); the accessor may return ``None`` for no interception.
+    '''
+    global _accessor # noqa: PLW0603
+    _accessor = accessor

@@ -280,20 +280,14 @@ class ProcessorBase(
     ) -> tuple[ __.canisters.ResultCanister, ... ]:
         ''' Executes invocations with the engine; one result each, in order.
 
-            Options go to :py:func:`invocables.execution.execute_invocations`
-            (``auxdata``, ``namespace``, ``timeout``, ``concurrency``,
-            ``failure_policy``, ``alerter``). Results carry whether the id
-            of their invocation was synthesized.
+            Options go to :py:func:`invocables.execution.execute_invocations`:
+            ``options = ExecutionOptions( ... )``
+            (:py:class:`invocables.execution.ExecutionOptions`), and fields
+            of it as shortcuts (``timeout = 5``). Results carry whether the
+            id of their invocation was synthesized.
         '''
-        invocations = tuple( invocations )
-        results = await __.execution.execute_invocations(
+        return await __.execution.execute_invocations(
             invocations, ensembles, **options )
-        return tuple(
-            __.dcls.replace( result, invocation_id_synthesized = True )
-            if invocation.identifier_synthesized
-            and not result.invocation_id_synthesized else result
-            for invocation, result in zip(
-                invocations, results, strict = True ) )
 
     def prepare_message( self, native_message: object ) -> _natives.Assistant:
         ''' Returns assistant message of whole native response (SDK typed
