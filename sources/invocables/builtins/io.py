@@ -48,26 +48,26 @@ from datetime import timezone as _timezone
 
 from . import __
 from . import files as _files
+from . import roots as _roots
 from . import walks as _walks
 from .. import canisters as _canisters
-from ..execution import deadlines as _deadlines
 from .. import exceptions as _exceptions
 from .. import invokers as _invokers
 from .. import schemata as _schemata
 from ..execution import workers as _workers
-from ..descriptors import Root as _Root
 from .files import Location as Location
+from .roots import ENTRIES_MAXIMUM_DEFAULT as ENTRIES_MAXIMUM_DEFAULT
+from .roots import MATCHES_MAXIMUM_DEFAULT as MATCHES_MAXIMUM_DEFAULT
+from .roots import READ_SIZE_MAXIMUM_DEFAULT as READ_SIZE_MAXIMUM_DEFAULT
+from .roots import Settings as Settings
+from .roots import resolve_location as resolve_location
 
 
-ENTRIES_MAXIMUM_DEFAULT = 1000
-MATCHES_MAXIMUM_DEFAULT = 200
-READ_SIZE_MAXIMUM_DEFAULT = 1_048_576
 PATHS_MAXIMUM = _files.ENTRIES_EXAMINED_MAXIMUM # entries one search reads
 SEARCH_TIMEOUT = 5.0 # for expressions which RE2 cannot run
 
 _LINES_BETWEEN_CHECKS = 256 # lines searched between checks of the deadline
 
-_LIMITS = ( 'read_size_maximum', 'entries_maximum', 'matches_maximum' )
 _render_name = _canisters.render_name
 _PATH_KEYS = ( 'path', 'source', 'destination' )
 _image_signatures = (
@@ -76,49 +76,6 @@ _image_signatures = (
     ( b'GIF87a', 'image/gif' ),
     ( b'GIF89a', 'image/gif' ),
 )
-
-
-class Settings( __.immut.DataclassObject ):
-    ''' Roots and limits which apply to one invocation. '''
-
-    roots: tuple[ _Root, ... ]
-    read_size_maximum: int = READ_SIZE_MAXIMUM_DEFAULT
-    entries_maximum: int = ENTRIES_MAXIMUM_DEFAULT
-    matches_maximum: int = MATCHES_MAXIMUM_DEFAULT
-    deadline: _files.Deadline = _files.DEADLINE_NEVER
-
-    @classmethod
-    def from_context( cls, context: _invokers.Context ) -> __.typx.Self:
-        ''' Produces settings from invoker of context.
-
-            Without roots (an invoker not made from a descriptor), the
-            current directory is the one root, read-only. The deadline is
-            the invocation's (in the event loop: call it there). Raises
-            :py:class:`invocables.exceptions.ConfigurationInvalidity` for
-            a limit of the configuration which is not a positive integer.
-        '''
-        invoker = context.invoker
-        roots = tuple( getattr( invoker, 'roots', ( ) ) ) or (
-            _Root( path = __.Path.cwd( ) ), )
-        configuration = __.typx.cast(
-            __.cabc.Mapping[ str, __.typx.Any ],
-            getattr( invoker, 'configuration', { } ) )
-        limits: dict[ str, int ] = { }
-        for key in _LIMITS:
-            if key not in configuration: continue
-            value = configuration[ key ]
-            if isinstance( value, bool ) or not isinstance( value, int ) or (
-                value < 1
-            ):
-                raise _exceptions.ConfigurationInvalidity(
-                    "configuration of ensemble {name!r}, key {key}".format(
-                        name = getattr( invoker, 'ensemble', '?' ),
-                        key = key ),
-                    f"expected a positive integer, got {value!r}." )
-            limits[ key ] = value
-        return cls(
-            roots = roots, deadline = _produce_deadline( context ),
-            ** limits )
 
 
 async def create_directory(
@@ -199,57 +156,6 @@ async def write_file(
 ) -> str:
     ''' Writes text to file atomically. '''
     return await _execute( _write_file, context, arguments )
-
-
-def resolve_location(
-    settings: Settings,
-    path: str,
-    *,
-    writable: bool = False,
-    following: bool = True,
-) -> Location:
-    ''' Returns resolved path inside a root. Refuses any other path.
-
-        Relative paths start at the first root. Symbolic links are
-        followed before the check, so links which point out of the roots
-        are refused too; without ``following``, a link which is the last
-        name of the path is not followed (the link itself is meant, as
-        ``move_file`` moves it). Paths to write may not hold backslashes
-        (which a model may mean as Windows separators).
-    '''
-    if not isinstance( path, str ):
-        raise _exceptions.InvocationRefusal(
-            "The path must be a string, got {genus}.".format(
-                genus = type( path ).__name__ ) )
-    base = _files.resolve_root( settings.roots[ 0 ] ).path
-    try: target = _resolve_path( base / path, following = following )
-    except ( ValueError, OSError ) as exception:
-        raise _exceptions.InvocationRefusal(
-            "Path {path} is not valid ({exception}).".format(
-                path = _files.quote( path ), exception = exception )
-        ) from exception
-    root = _files.access_root( settings.roots, target )
-    if root is None:
-        raise _exceptions.InvocationRefusal(
-            "Path {path} is outside the allowed roots ({roots}); use a path "
-            "inside one of them (relative paths start at {base!r}).".format(
-                path = _files.quote( path ), base = str( base ),
-                roots = ', '.join(
-                    _render_name( str( root.path ) )
-                    for root in settings.roots ) ) )
-    if writable and '\\' in path and _os.sep == '/':
-        raise _exceptions.InvocationRefusal(
-            f"Path {_files.quote( path )} holds '\\'; separate folders with "
-            "'/' (no name written here may hold '\\')." )
-    if writable and not root.writable:
-        raise _exceptions.InvocationRefusal(
-            "Path {path} is in the read-only root '{root}'; nothing may be "
-            "written there. Writing needs a root declared with "
-            "'writable = true' in the [[roots]] of the "
-            "configuration.".format(
-                path = _files.quote( path ),
-                root = _render_name( str( root.path ) ) ) )
-    return Location( path = target, root = root )
 
 
 async def _execute(
@@ -369,22 +275,6 @@ def _list_directory( settings: Settings, arguments: __.Arguments ) -> str:
         return "Folder {path} is empty.".format(
             path = _render_name( str( location.path ) ) )
     return '\n'.join( lines )
-
-
-def _locate( settings: Settings, path: __.Path ) -> Location | None:
-    ''' Returns location of path found by a search, if inside a root. '''
-    real = __.Path( _os.path.realpath( path ) )
-    root = _files.access_root( settings.roots, real )
-    if root is None: return None
-    return Location( path = real, root = root )
-
-
-def _produce_deadline( context: _invokers.Context ) -> _files.Deadline:
-    ''' Returns deadline of invocation, for its thread: the seconds left
-        before the engine's deadline of the invocation, from now.
-    '''
-    name = str( getattr( context.invoker, 'name', 'io' ) )
-    return _files.Deadline( _deadlines.access_remainder( context ), name )
 
 
 def _produce_walk(
@@ -528,7 +418,7 @@ def _render_entry(
     name = _render_name( entry.name )
     try:
         if entry.is_symlink( ):
-            real = _locate( settings, location.path / entry.name )
+            real = _roots.locate( settings, location.path / entry.name )
             if real is None: return f"{name} (link out of the roots)"
             status = real.path.stat( )
         else: status = entry.stat( follow_symlinks = False )
@@ -597,15 +487,6 @@ def _search_lines(
                 lines.append( f"{relative}:{number}: {line}" )
     lines.extend( _describe_truncation( walk ) )
     return '\n'.join( lines ) or "No line matches."
-
-
-def _resolve_path( path: __.Path, *, following: bool ) -> __.Path:
-    ''' Returns real path; without following, the last name is kept as it
-        is (a link is not followed), unless it is '.' or '..'.
-    '''
-    if following or path.name in ( '', '.', '..' ):
-        return __.Path( _os.path.realpath( path ) )
-    return __.Path( _os.path.realpath( path.parent ) ) / path.name
 
 
 def _validate_move(
