@@ -40,6 +40,7 @@ from . import ensembles as _ensembles
 from . import exceptions as _exceptions
 from . import naming as _naming
 from . import providers as _providers
+from . import _transcripts
 from .processors import _wire as _wire
 
 
@@ -51,24 +52,10 @@ PLACEHOLDER_PREFIX: __.typx.Annotated[
     str,
     __.ddoc.Doc( ''' How each placeholder starts; a result which starts so
         is taken as trimmed already. ''' ),
-] = '[Tool result removed from history'
+] = _transcripts.PLACEHOLDER_PREFIX
 _REASON_BUDGET = 'the history passed its size budget'
 _REASON_RECENCY = 'only the {keep} most recent tool results are kept'
 _REASON_SUPERSEDED = 'a later call of {name} superseded it'
-# Where each provider keeps calls and results (see _survey_*).
-_BLOCKS = __.types.MappingProxyType( {
-    'anthropic': ( 'content', ( 'tool_use', ), ( 'tool_result', ) ),
-    'bedrock': ( 'content', ( 'toolUse', ), ( 'toolResult', ) ),
-    'gemini': (
-        'parts', ( 'function_call', 'functionCall' ),
-        ( 'function_response', 'functionResponse' ) ),
-} )
-_FIELDS = __.types.MappingProxyType( {
-    # call id, call name, call arguments, result id, result content
-    'anthropic': ( 'id', 'name', 'input', 'tool_use_id', 'content' ),
-    'bedrock': ( 'toolUseId', 'name', 'input', 'toolUseId', 'content' ),
-    'gemini': ( 'id', 'name', 'args', 'id', 'response' ),
-} )
 
 
 class Staleness( __.typx.Protocol ):
@@ -236,7 +223,7 @@ class Trimming( __.immut.DataclassObject ):
     ) -> TrimmedHistory:
         ''' Returns messages of provider trimmed with these options. '''
         _providers.access_provider( provider, 'providers of histories' )
-        calls = _survey_calls( tuple( messages ), provider )
+        calls = _transcripts.survey_calls( tuple( messages ), provider )
         excluded = _produce_exclusion( self.exclude )
         answered = [ call for call in calls if call.result is not None ]
         live = [
@@ -265,44 +252,6 @@ class _SignatureStaleness( __.immut.DataclassObject ):
         self, name: str, arguments: __.Arguments
     ) -> tuple[ __.cabc.Hashable, ... ]:
         return ( )
-
-
-class _Result:
-
-    __slots__ = ( 'index', 'position', 'text', 'trimmed' )
-
-    def __init__( self, index: int, position: int, content: object ):
-        self.index = index
-        self.position = position
-        self.text = _render( content ) # measured once, for every strategy
-        # Placeholders stand alone, or in one wrapper of their provider.
-        self.trimmed = PLACEHOLDER_PREFIX in self.text[ : 80 ]
-
-
-class _Call:
-
-    __slots__ = (
-        'arguments', 'identifier', 'index', 'name', 'order', 'position',
-        'result' )
-
-    def __init__(
-        self, index: int, position: int, identifier: object, name: str,
-        arguments: object,
-    ):
-        self.index = index
-        self.position = position
-        self.identifier = identifier
-        self.name = name
-        self.arguments = arguments
-        self.order = 0
-        self.result: _Result | None = None
-
-    @property
-    def label( self ) -> str:
-        ''' Id of call, or its position. '''
-        if isinstance( self.identifier, str ) and self.identifier:
-            return self.identifier
-        return f"{self.index}:{self.position}"
 
 
 def trim_history(
@@ -337,23 +286,10 @@ def trim_history(
     return Trimming( **options ).trim_history( messages, provider )
 
 
-def _access( value: object, names: __.cabc.Iterable[ str ] ) -> object:
-    for name in names:
-        found = _wire.access_field( value, name )
-        if found is not None: return found
-    return None
-
-
-def _dump_object( value: object ) -> object:
-    dumped = _wire.nativize_object( value )
-    if dumped is value: return repr( value )
-    return dumped
-
-
 def _mark_budget(
     trimming: Trimming,
     messages: __.cabc.Sequence[ Message ],
-    live: list[ _Call ],
+    live: list[ _transcripts.Call ],
     reasons: dict[ int, str ],
 ) -> None:
     ''' Trims oldest results while the history is over its budget.
@@ -366,7 +302,8 @@ def _mark_budget(
     count = trimming.counter
     placeholder = count( _produce_placeholder( _REASON_BUDGET ) )
     sizes = { id( call ): count( _result_of( call ).text ) for call in live }
-    total = sum( count( _render( message ) ) for message in messages )
+    render = _transcripts.render
+    total = sum( count( render( message ) ) for message in messages )
     total -= sum(
         max( sizes[ key ] - placeholder, 0 )
         for key in reasons if key in sizes )
@@ -387,7 +324,9 @@ def _mark_budget(
 
 
 def _mark_recency(
-    trimming: Trimming, live: list[ _Call ], reasons: dict[ int, str ]
+    trimming: Trimming,
+    live: list[ _transcripts.Call ],
+    reasons: dict[ int, str ],
 ) -> None:
     keep = trimming.keep
     if __.is_absent( keep ) or not __.is_absent( trimming.budget ): return
@@ -398,8 +337,8 @@ def _mark_recency(
 
 def _mark_superseded(
     superseded: object,
-    answered: list[ _Call ],
-    live: list[ _Call ],
+    answered: list[ _transcripts.Call ],
+    live: list[ _transcripts.Call ],
     reasons: dict[ int, str ],
 ) -> None:
     ''' Marks results made stale by later calls, newest first.
@@ -506,13 +445,13 @@ def _rebuild(
     trimming: Trimming,
     messages: __.cabc.Sequence[ Message ],
     provider: str,
-    live: list[ _Call ],
+    live: list[ _transcripts.Call ],
     reasons: dict[ int, str ],
 ) -> TrimmedHistory:
     ''' Returns history with the marked results (and arguments) replaced.
     '''
     edits: dict[ int, dict[ tuple[ str, int ], object ] ] = { }
-    trimmed: list[ _Call ] = [ ]
+    trimmed: list[ _transcripts.Call ] = [ ]
     saved = 0
     for call in live:
         reason = reasons.get( id( call ) )
@@ -530,7 +469,7 @@ def _rebuild(
                 ( 'call', call.position ) ] = call.arguments
     messages_ = list( messages )
     for index, changes in edits.items( ):
-        messages_[ index ] = _edit_message(
+        messages_[ index ] = _transcripts.edit_message(
             messages_[ index ], provider, changes )
     trimmed.sort( key = lambda call: call.order )
     return TrimmedHistory(
@@ -538,197 +477,5 @@ def _rebuild(
         trimmed = tuple( call.label for call in trimmed ), saved = saved )
 
 
-def _render( value: object ) -> str:
-    if isinstance( value, str ): return value
-    return __.json.dumps(
-        value, ensure_ascii = False, default = _dump_object )
-
-
-def _result_of( call: _Call ) -> _Result:
-    return __.typx.cast( _Result, call.result )
-
-
-# Reading and editing each provider's shapes.
-
-
-def _edit_message(
-    message: Message, provider: str, changes: dict[ tuple[ str, int ], object ]
-) -> dict[ str, __.typx.Any ]:
-    ''' Returns copy of message (plain) with results and calls replaced. '''
-    copy = __.typx.cast(
-        dict[ str, __.typx.Any ], _wire.nativize_object( message ) )
-    if provider in _BLOCKS:
-        container, calls, results = _BLOCKS[ provider ]
-        blocks = list( __.typx.cast(
-            list[ object ], _wire.nativize_object( copy[ container ] ) ) )
-        for ( kind, position ), value in changes.items( ):
-            keys = calls if kind == 'call' else results
-            blocks[ position ] = _edit_block(
-                blocks[ position ], provider, keys, kind, value )
-        copy[ container ] = blocks
-        return copy
-    for ( kind, position ), value in changes.items( ):
-        if kind == 'result':
-            field = 'output' if provider == 'openai-responses' else 'content'
-            copy[ field ] = value
-        elif provider == 'openai-responses':
-            copy[ 'arguments' ] = _empty_arguments( value )
-        else: copy[ 'tool_calls' ] = _edit_chat_calls(
-            copy[ 'tool_calls' ], position, value )
-    return copy
-
-
-def _edit_chat_calls(
-    calls: object, position: int, arguments: object
-) -> list[ object ]:
-    calls_ = list( __.typx.cast(
-        list[ object ], _wire.nativize_object( calls ) ) )
-    call = __.typx.cast(
-        dict[ str, __.typx.Any ], _wire.nativize_object( calls_[ position ] ) )
-    function = __.typx.cast(
-        dict[ str, __.typx.Any ], _wire.nativize_object( call[ 'function' ] ) )
-    function[ 'arguments' ] = _empty_arguments( arguments )
-    call[ 'function' ] = function
-    calls_[ position ] = call
-    return calls_
-
-
-def _edit_block(
-    block: object,
-    provider: str,
-    keys: tuple[ str, ... ],
-    kind: str,
-    value: object,
-) -> dict[ str, __.typx.Any ]:
-    copy = __.typx.cast(
-        dict[ str, __.typx.Any ], _wire.nativize_object( block ) )
-    fields = _FIELDS[ provider ]
-    if provider == 'anthropic': inner, key = copy, None
-    else:
-        key = next( k for k in keys if copy.get( k ) is not None )
-        inner = __.typx.cast(
-            dict[ str, __.typx.Any ], _wire.nativize_object( copy[ key ] ) )
-    if kind == 'call': inner[ fields[ 2 ] ] = _empty_arguments( value )
-    elif provider == 'bedrock': inner[ fields[ 4 ] ] = [ { 'text': value } ]
-    elif provider == 'gemini': inner[ fields[ 4 ] ] = { 'result': value }
-    else: inner[ fields[ 4 ] ] = value
-    if key is not None: copy[ key ] = inner
-    return copy
-
-
-def _empty_arguments( original: object ) -> object:
-    return '{}' if isinstance( original, str ) else { }
-
-
-def _survey_calls(
-    messages: tuple[ Message, ... ], provider: str
-) -> list[ _Call ]:
-    ''' Returns calls of history, in order, each with its result (if any).
-
-        Results name their calls by id; results without id (Gemini,
-        Ollama) take the first call of the round not yet answered, of the
-        same name if there is one.
-    '''
-    survey = _survey_blocks if provider in _BLOCKS else (
-        _survey_items if provider == 'openai-responses' else _survey_chat )
-    calls: list[ _Call ] = [ ]
-    by_id: dict[ object, _Call ] = { }
-    pending: list[ _Call ] = [ ]
-    for index, message in enumerate( messages ):
-        found, results = survey( message, index, provider )
-        if found:
-            if provider != 'openai-responses': pending = [ ]
-            for call in found:
-                call.order = len( calls )
-                calls.append( call )
-                pending.append( call )
-                if call.identifier is not None:
-                    by_id[ call.identifier ] = call
-        for identifier, name, result in results:
-            call = by_id.pop( identifier, None ) if identifier else None
-            if call is None: call = _pair_position( pending, name )
-            if call is None or call.result is not None: continue
-            call.result = result
-            if call in pending: pending.remove( call )
-    return calls
-
-
-def _pair_position( pending: list[ _Call ], name: object ) -> _Call | None:
-    for call in pending:
-        if call.result is None and call.name == name: return call
-    for call in pending:
-        if call.result is None: return call
-    return None
-
-
-_Survey: __.typx.TypeAlias = tuple[
-    list[ _Call ], list[ tuple[ object, object, _Result ] ] ]
-
-
-def _survey_blocks( message: Message, index: int, provider: str ) -> _Survey:
-    access = _wire.access_field
-    container, calls_keys, results_keys = _BLOCKS[ provider ]
-    fields = _FIELDS[ provider ]
-    blocks = access( message, container )
-    calls: list[ _Call ] = [ ]
-    results: list[ tuple[ object, object, _Result ] ] = [ ]
-    if not isinstance( blocks, ( list, tuple ) ): return calls, results
-    for position, block in enumerate( __.typx.cast(
-        __.cabc.Sequence[ object ], blocks
-    ) ):
-        genus = access( block, 'type' )
-        if provider == 'anthropic':
-            call = block if genus == calls_keys[ 0 ] else None
-            result = block if genus == results_keys[ 0 ] else None
-        else:
-            call = _access( block, calls_keys )
-            result = _access( block, results_keys )
-            if access( call, 'type' ) == 'server_tool_use': call = None
-        if call is not None:
-            calls.append( _Call(
-                index, position, access( call, fields[ 0 ] ),
-                str( access( call, fields[ 1 ] ) ),
-                access( call, fields[ 2 ] ) ) )
-        elif result is not None:
-            results.append( (
-                access( result, fields[ 3 ] ), access( result, 'name' ),
-                _Result( index, position, access( result, fields[ 4 ] ) ) ) )
-    return calls, results
-
-
-def _survey_chat( message: Message, index: int, provider: str ) -> _Survey:
-    access = _wire.access_field
-    role = access( message, 'role' )
-    if role == 'tool':
-        name = access( message, 'tool_name' ) or access( message, 'name' )
-        return [ ], [ (
-            access( message, 'tool_call_id' ), name,
-            _Result( index, 0, access( message, 'content' ) ) ) ]
-    items = access( message, 'tool_calls' )
-    if role != 'assistant' or not isinstance( items, ( list, tuple ) ):
-        return [ ], [ ]
-    calls: list[ _Call ] = [ ]
-    for position, item in enumerate( __.typx.cast(
-        __.cabc.Sequence[ object ], items
-    ) ):
-        function = access( item, 'function' )
-        calls.append( _Call(
-            index, position, access( item, 'id' ),
-            str( access( function, 'name' ) ),
-            access( function, 'arguments' ) ) )
-    return calls, [ ]
-
-
-def _survey_items( message: Message, index: int, provider: str ) -> _Survey:
-    access = _wire.access_field
-    genus = access( message, 'type' )
-    if genus == 'function_call':
-        return [ _Call(
-            index, 0, access( message, 'call_id' ),
-            str( access( message, 'name' ) ),
-            access( message, 'arguments' ) ) ], [ ]
-    if genus == 'function_call_output':
-        return [ ], [ (
-            access( message, 'call_id' ), None,
-            _Result( index, 0, access( message, 'output' ) ) ) ]
-    return [ ], [ ]
+def _result_of( call: _transcripts.Call ) -> _transcripts.Result:
+    return __.typx.cast( _transcripts.Result, call.result )
