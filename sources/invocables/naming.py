@@ -96,6 +96,8 @@ class Nomenclature(
             _DesignationsPending( self ) )
         # Made at first use: most nomenclatures only ever map names.
         self._by_origin: dict[ tuple[ str, str ], str ] = { }
+        # Memo of processors: their recipes of these tools, by options.
+        self.recipes: dict[ __.cabc.Hashable, __.typx.Any ] = { }
 
     @property
     def designations( self ) -> tuple[ Designation, ... ]:

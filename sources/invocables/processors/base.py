@@ -163,7 +163,7 @@ class ProcessorBase(
     dialect: __.typx.ClassVar[ str ] = ''
     accumulator_class: __.typx.ClassVar[
         type[ _streaming.AccumulatorBase[ __.typx.Any ] ] ]
-    # Attributes which change the tools produced: recipes per their values.
+    # Attributes which change the recipes: each list remembered per values.
     tool_options: __.typx.ClassVar[ tuple[ str, ... ] ] = ( )
 
     def prepare_tools(
@@ -183,29 +183,42 @@ class ProcessorBase(
             adapted once per tool and shared between calls (see
             :py:func:`adapt_invoker_schema`).
         '''
-        produce = self.produce_tool
-        return [
-            produce( *recipe )
-            for recipe in self.survey_recipes( ensembles, selection ) ]
+        columns = self.survey_recipes( ensembles, selection )
+        return list( map( self.produce_tool, *columns ) ) if columns else [ ]
 
     def survey_recipes(
         self,
         ensembles: Ensembles,
         selection: __.Absential[ __.cabc.Iterable[ str ] ] = __.absent,
-    ) -> list[ Recipe ]:
-        ''' Returns arguments of ``produce_tool`` for each tool offered,
-            in order, from ``adapt_tool``: one pass over the tools.
+    ) -> tuple[ tuple[ __.typx.Any, ... ], ... ]:
+        ''' Returns arguments of ``produce_tool`` for the tools offered, by
+            column (names, descriptions, schemas ...; none if no tools),
+            from ``adapt_tool``: one pass over the tools.
+
+            Remembered on the nomenclature of the ensembles (until their
+            tools change) per class and ``tool_options``, unless a tool was
+            refused or is not ``is_remembered``, so that their warnings are
+            given at every call. Columns, not a tuple per tool: thousands
+            of tools leave a few objects to the collector.
         '''
         self.observe_ensembles( ensembles )
         if not __.is_absent( selection ):
             from ..toolsets import selection as _selection
             ensembles = _selection.produce_selection( ensembles, selection )
         nomenclature = __.naming.access_nomenclature( ensembles )
+        key = ( type( self ), *(
+            getattr( self, name ) for name in self.tool_options ) )
+        columns = nomenclature.recipes.get( key )
+        if columns is not None: return columns
         invokers = nomenclature.invokers
-        recipes = map(
+        recipes = list( filter( None, map(
             self.adapt_tool, nomenclature.names,
-            [ invoker.description for invoker in invokers ], invokers )
-        return [ recipe for recipe in recipes if recipe is not None ]
+            [ invoker.description for invoker in invokers ], invokers ) ) )
+        columns = tuple( zip( *recipes ) )
+        if len( recipes ) == len( invokers ) and all(
+            map( self.is_remembered, recipes )
+        ): nomenclature.recipes[ key ] = columns
+        return columns
 
     def observe_ensembles( self, ensembles: Ensembles ) -> None:
         ''' Hook: notes the ensembles whose tools are being prepared.
@@ -224,6 +237,12 @@ class ProcessorBase(
             self.provider, name, invoker, self.dialect )
         if schema is None: return None
         return ( name, description, schema )
+
+    def is_remembered( self, recipe: Recipe ) -> bool:
+        ''' Hook: returns whether a list with recipe may be remembered
+            (not where its tool is offered after a warning).
+        '''
+        return True
 
     def produce_tool(
         self, name: str, description: str, schema: NativeObject
@@ -321,12 +340,14 @@ def adapt_invoker_schema(
         at every call. Where the dialect takes a plain object root as it
         is, the root copied with the invoker's validator is offered.
     '''
-    adaptations: dict[ str, NativeObject ] = getattr(
-        invoker, 'adaptations', { } )
+    invoker_: __.typx.Any = invoker # perhaps without memo or validator
+    try: adaptations: dict[ str, NativeObject ] = invoker_.adaptations
+    except AttributeError: adaptations = { }
     adapted = adaptations.get( dialect )
     if adapted is not None: return adapted
     schema = invoker.arguments_schema
-    validator: __.typx.Any = getattr( invoker, 'validator', None )
+    try: validator = invoker_.validator
+    except AttributeError: validator = None
     if (
         validator is not None and validator.schema is schema
         and validator.root is not None

@@ -212,6 +212,7 @@ class GeminiProcessor(
     provider = PROVIDER
     dialect = __.providers.PROVIDERS[ PROVIDER ].dialect
     accumulator_class = GeminiAccumulator
+    tool_options = ( 'json_schema', )
 
     def __init__(
         self, *, json_schema: bool = False, media: bool = False
@@ -231,11 +232,9 @@ class GeminiProcessor(
             ``parameters_json_schema``); a tool whose schema cannot be
             adapted is left out alone, with a warning.
         '''
-        produce = self.produce_declaration
-        declarations = [
-            produce( *recipe )
-            for recipe in self.survey_recipes( ensembles, selection ) ]
-        if not declarations: return [ ]
+        columns = self.survey_recipes( ensembles, selection )
+        if not columns: return [ ]
+        declarations = list( map( self.produce_declaration, *columns ) )
         return [ { 'function_declarations': declarations } ]
 
     def adapt_tool(

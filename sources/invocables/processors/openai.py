@@ -212,6 +212,8 @@ class StrictProcessorBase(
 ):
     ''' OpenAI processors, with strict mode where schemas allow it. '''
 
+    tool_options = ( 'strict', )
+
     def __init__(
         self, *, strict: bool = False, text_calls: str | None = None
     ):
@@ -242,6 +244,10 @@ class StrictProcessorBase(
         recipe = super( ).adapt_tool( name, description, invoker )
         if recipe is None: return None
         return ( *recipe, False )
+
+    def is_remembered( self, recipe: _base.Recipe ) -> bool:
+        ''' Returns whether recipe is strict when strict mode is asked. '''
+        return recipe[ 3 ] or not self.strict
 
     def produce_tool(
         self,
