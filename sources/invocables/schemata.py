@@ -21,16 +21,19 @@
 '''
 
 
-import contextvars as _contextvars
-
 from . import __
+from . import _patterns as _patterns
 from . import canisters as _canisters
 from . import exceptions as _exceptions
+
+from ._patterns import (
+    PATTERNS_TIMEOUT as PATTERNS_TIMEOUT,
+    Expression as Expression,
+)
 
 
 ARGUMENTS_DEPTH_MAXIMUM_DEFAULT = __.values.ARGUMENTS_DEPTH_MAXIMUM
 ARGUMENTS_SIZE_MAXIMUM_DEFAULT = __.values.ARGUMENTS_SIZE_MAXIMUM
-PATTERNS_TIMEOUT = 0.25
 PLAIN_DEPTH_MAXIMUM = __.values.PLAIN_DEPTH_MAXIMUM
 
 _Check: __.typx.TypeAlias = __.cabc.Callable[ [ object ], bool ]
@@ -45,10 +48,6 @@ _KEYWORDS_OBJECT = _KEYWORDS_ANNOTATION | {
 _KEYWORDS_PROPERTY = _KEYWORDS_ANNOTATION | { 'type' }
 _SCHEMA_EMPTY: __.immut.Dictionary[ str, __.typx.Any ] = __.immut.Dictionary(
     type = 'object', properties = { } )
-_KEYWORDS_DATA = frozenset( ( 'const', 'default', 'enum', 'examples' ) )
-_KEYWORDS_NAMING = frozenset( (
-    '$defs', 'definitions', 'dependentSchemas', 'properties' ) )
-_PATTERNS_CACHE_SIZE = 1024
 
 KEYS_ROOT_PLAIN = frozenset( (
     'additionalProperties', 'description', 'properties', 'required',
@@ -56,8 +55,6 @@ KEYS_ROOT_PLAIN = frozenset( (
 ''' Keys of a root with nothing to resolve and nothing to drop. '''
 _KEYS_ROOT_DECLARED = KEYS_ROOT_PLAIN | { '$schema' }
 _TYPES_NAME: frozenset[ type ] = frozenset( ( str, ) )
-_deadline: _contextvars.ContextVar[ float | None ] = _contextvars.ContextVar(
-    'invocables.schemata.deadline', default = None )
 
 
 class Validator( __.immut.Object, instances_mutables = ( '_validator', ) ):
@@ -107,7 +104,8 @@ class Validator( __.immut.Object, instances_mutables = ( '_validator', ) ):
         if plan is not None and plan.is_certainly_valid( arguments_ ):
             return arguments_
         validator = self._access_validator( )
-        token = _deadline.set( __.time.monotonic( ) + PATTERNS_TIMEOUT )
+        deadline = __.time.monotonic( ) + PATTERNS_TIMEOUT
+        token = _patterns.deadline.set( deadline )
         try:
             if validator.is_valid( arguments_ ): return arguments_
             reason = self._describe_errors( arguments_ )
@@ -117,13 +115,13 @@ class Validator( __.immut.Object, instances_mutables = ( '_validator', ) ):
                 "match; send shorter text." )
         except RecursionError:
             reason = "the arguments are nested too deeply to be checked."
-        finally: _deadline.reset( token )
+        finally: _patterns.deadline.reset( token )
         raise _exceptions.ArgumentsInvalidity( self.name, reason )
 
     def _access_validator( self ) -> __.typx.Any:
         validator = self._validator
         if validator is None:
-            validator = self._validator = _access_validator_class( )(
+            validator = self._validator = _patterns.access_validator_class( )(
                 thaw_json( self.schema ) )
         return validator
 
@@ -141,62 +139,6 @@ class Validator( __.immut.Object, instances_mutables = ( '_validator', ) ):
             lines.append( "({count} more errors)".format(
                 count = len( errors ) - _ERRORS_MAXIMUM ) )
         return '; '.join( lines ) + '.'
-
-
-class Expression:
-    ''' Compiled regular expression which cannot run away. '''
-
-    __slots__ = ( 'pattern', )
-
-    def __init__( self, pattern: str ):
-        self.pattern = pattern
-
-    def search( self, text: str, deadline: float | None = None ) -> bool:
-        ''' Returns whether expression matches somewhere in text.
-
-            ``deadline`` (in :py:func:`time.monotonic` seconds) bounds the
-            matching of expressions which RE2 cannot run; past it, raises
-            :py:class:`invocables.exceptions.PatternInterruption`. Without
-            it, :py:data:`PATTERNS_TIMEOUT` from now.
-        '''
-        raise NotImplementedError # pragma: no cover
-
-
-class _ExpressionLinear( Expression ):
-    ''' Expression compiled by RE2: linear time, no deadline needed. '''
-
-    __slots__ = ( '_compiled', )
-
-    def __init__( self, pattern: str, compiled: __.typx.Any ):
-        super( ).__init__( pattern )
-        self._compiled = compiled
-
-    def search( self, text: str, deadline: float | None = None ) -> bool:
-        ''' Returns whether expression matches somewhere in text. '''
-        return self._compiled.search( text ) is not None
-
-
-class _ExpressionBounded( Expression ):
-    ''' Expression compiled by the regex package: bounded in time. '''
-
-    __slots__ = ( '_compiled', )
-
-    def __init__( self, pattern: str, compiled: __.typx.Any ):
-        super( ).__init__( pattern )
-        self._compiled = compiled
-
-    def search( self, text: str, deadline: float | None = None ) -> bool:
-        ''' Returns whether expression matches somewhere in text. '''
-        now = __.time.monotonic( )
-        if deadline is None: deadline = now + PATTERNS_TIMEOUT
-        remaining = deadline - now
-        if remaining <= 0:
-            raise _exceptions.PatternInterruption( self.pattern )
-        try: match = self._compiled.search( text, timeout = remaining )
-        except TimeoutError as exception:
-            raise _exceptions.PatternInterruption(
-                self.pattern ) from exception
-        return match is not None
 
 
 class _Plan( __.typx.NamedTuple ):
@@ -245,7 +187,7 @@ def produce_instance_validator(
         :py:class:`invocables.exceptions.PatternInterruption`. With
         ``formats``, formats are checked too.
     '''
-    genus = _access_validator_class( )
+    genus = _patterns.access_validator_class( )
     if not formats: return genus( thaw_json( schema ) )
     from jsonschema import FormatChecker
     return genus( thaw_json( schema ), format_checker = FormatChecker( ) )
@@ -260,7 +202,7 @@ def produce_expression( pattern: str ) -> 'Expression':
         Raises :py:class:`invocables.exceptions.PatternInvalidity` if
         neither can compile the pattern.
     '''
-    return _compile_pattern( pattern )
+    return _patterns.compile_pattern( pattern )
 
 
 def validate_schema( name: str, schema: object ) -> __.Schema:
@@ -290,7 +232,7 @@ def validate_schema( name: str, schema: object ) -> __.Schema:
     except RecursionError as exception:
         raise _exceptions.SchemaInvalidity(
             name, "the schema is nested too deeply." ) from exception
-    try: _compile_patterns( schema_ )
+    try: _patterns.compile_patterns( schema_ )
     except _exceptions.PatternInvalidity as exception:
         raise _exceptions.SchemaInvalidity(
             name, f"{exception}" ) from exception
@@ -519,239 +461,6 @@ class _Metavalidator:
 @__.funct.cache
 def _access_metavalidator( ) -> _Metavalidator:
     return _Metavalidator( )
-
-
-@__.funct.cache
-def _access_validator_class( ) -> __.typx.Any:
-    ''' Returns Draft 2020-12 validator whose patterns cannot run away.
-
-        jsonschema matches ``pattern`` and ``patternProperties`` with
-        Python's ``re`` in four keywords; those are replaced by versions
-        which match with :py:func:`produce_expression`, and otherwise do as
-        jsonschema 4 does.
-    '''
-    from jsonschema import Draft202012Validator
-    from jsonschema import validators as _validators
-    validators: __.typx.Any = _validators # only partly typed
-    return validators.extend( Draft202012Validator, validators = {
-        'additionalProperties': _check_additional_properties,
-        'pattern': _check_pattern,
-        'patternProperties': _check_pattern_properties,
-        'unevaluatedProperties': _check_unevaluated_properties,
-    } )
-
-
-def _check_additional_properties(
-    validator: __.typx.Any,
-    additional: __.typx.Any,
-    instance: __.typx.Any,
-    schema: __.typx.Any,
-) -> __.cabc.Iterator[ __.typx.Any ]:
-    from jsonschema.exceptions import ValidationError
-    if not validator.is_type( instance, 'object' ): return
-    extras = set( _survey_additional_keys( instance, schema ) )
-    if validator.is_type( additional, 'object' ):
-        for extra in extras:
-            yield from validator.descend(
-                instance[ extra ], additional, path = extra )
-    elif not additional and extras:
-        if 'patternProperties' in schema:
-            verb = 'does' if len( extras ) == 1 else 'do'
-            joined = ', '.join( repr( each ) for each in sorted( extras ) )
-            patterns = ', '.join(
-                repr( each )
-                for each in sorted( schema[ 'patternProperties' ] ) )
-            yield ValidationError(
-                f"{joined} {verb} not match any of the regexes: {patterns}" )
-        else:
-            yield ValidationError(
-                "Additional properties are not allowed ({extras} {verb} "
-                "unexpected)".format( **_describe_extras( extras ) ) )
-
-
-def _check_pattern(
-    validator: __.typx.Any,
-    pattern: __.typx.Any,
-    instance: __.typx.Any,
-    schema: __.typx.Any,
-) -> __.cabc.Iterator[ __.typx.Any ]:
-    from jsonschema.exceptions import ValidationError
-    if validator.is_type( instance, 'string' ) and not _search(
-        pattern, instance
-    ): yield ValidationError( f"{instance!r} does not match {pattern!r}" )
-
-
-def _check_pattern_properties(
-    validator: __.typx.Any,
-    patterns: __.typx.Any,
-    instance: __.typx.Any,
-    schema: __.typx.Any,
-) -> __.cabc.Iterator[ __.typx.Any ]:
-    if not validator.is_type( instance, 'object' ): return
-    for pattern, subschema in patterns.items( ):
-        for key, value in instance.items( ):
-            if _search( pattern, key ):
-                yield from validator.descend(
-                    value, subschema, path = key, schema_path = pattern )
-
-
-def _check_unevaluated_properties(
-    validator: __.typx.Any,
-    unevaluated: __.typx.Any,
-    instance: __.typx.Any,
-    schema: __.typx.Any,
-) -> __.cabc.Iterator[ __.typx.Any ]:
-    from jsonschema.exceptions import ValidationError
-    if not validator.is_type( instance, 'object' ): return
-    evaluated = _survey_evaluated_keys( validator, instance, schema )
-    failures: list[ __.typx.Any ] = [ ]
-    for key in instance:
-        if key in evaluated: continue
-        if not _is_valid( validator.descend(
-            instance[ key ], unevaluated, path = key, schema_path = key )
-        ): failures.append( key )
-    if not failures: return
-    if unevaluated is False:
-        yield ValidationError(
-            "Unevaluated properties are not allowed ({extras} {verb} "
-            "unexpected)".format( **_describe_extras( failures ) ) )
-    else:
-        yield ValidationError(
-            "Unevaluated properties are not valid under the given schema "
-            "({extras} {verb} unevaluated and invalid)".format(
-                **_describe_extras( failures, ordered = False ) ) )
-
-
-@__.funct.lru_cache( maxsize = _PATTERNS_CACHE_SIZE )
-def _compile_pattern( pattern: str ) -> Expression:
-    import re2 as _re2
-    re2: __.typx.Any = _re2 # only partly typed
-    options = re2.Options( )
-    options.log_errors = False # a refused pattern is not worth a log line
-    try: compiled = re2.compile( pattern, options )
-    except re2.error: pass
-    else: return _ExpressionLinear( pattern, compiled )
-    import regex
-    try: compiled = regex.compile( pattern )
-    except regex.error as exception:
-        raise _exceptions.PatternInvalidity(
-            pattern, str( exception ) ) from exception
-    return _ExpressionBounded( pattern, compiled )
-
-
-def _compile_patterns( schema: __.Schema ) -> None:
-    ''' Compiles every pattern of schema; raises pattern invalidity. '''
-    for pattern in _survey_patterns( schema ): _compile_pattern( pattern )
-
-
-def _describe_extras(
-    extras: __.cabc.Iterable[ __.typx.Any ], *, ordered: bool = True
-) -> dict[ str, str ]:
-    items = sorted( extras, key = str ) if ordered else list( extras )
-    return {
-        'extras': ', '.join( repr( item ) for item in items ),
-        'verb': 'was' if len( items ) == 1 else 'were' }
-
-
-def _is_valid( errors: __.cabc.Iterator[ __.typx.Any ] ) -> bool:
-    return next( errors, None ) is None
-
-
-def _search( pattern: __.typx.Any, text: str ) -> bool:
-    if not isinstance( pattern, str ): return True # not a pattern: ignored
-    try: expression = _compile_pattern( pattern )
-    except _exceptions.PatternInvalidity: return True # as annotations are
-    return expression.search( text, _deadline.get( ) )
-
-
-def _survey_additional_keys(
-    instance: __.typx.Any, schema: __.typx.Any
-) -> __.cabc.Iterator[ __.typx.Any ]:
-    properties = schema.get( 'properties', { } )
-    patterns = tuple( schema.get( 'patternProperties', { } ) )
-    for key in instance:
-        if key in properties: continue
-        if any( _search( pattern, key ) for pattern in patterns ): continue
-        yield key
-
-
-def _survey_evaluated_keys( # noqa: C901,PLR0912
-    validator: __.typx.Any, instance: __.typx.Any, schema: __.typx.Any
-) -> list[ __.typx.Any ]:
-    ''' Returns keys which schema evaluates, as jsonschema 4 finds them. '''
-    if validator.is_type( schema, 'boolean' ): return [ ]
-    evaluated: list[ __.typx.Any ] = [ ]
-    for keyword in ( '$ref', '$dynamicRef' ):
-        reference = schema.get( keyword )
-        if reference is None: continue
-        resolved = validator._resolver.lookup( reference )
-        evaluated.extend( _survey_evaluated_keys(
-            validator.evolve(
-                schema = resolved.contents, _resolver = resolved.resolver ),
-            instance, resolved.contents ) )
-    properties = schema.get( 'properties' )
-    if validator.is_type( properties, 'object' ):
-        evaluated.extend( properties.keys( ) & instance.keys( ) )
-    for keyword in ( 'additionalProperties', 'unevaluatedProperties' ):
-        subschema = schema.get( keyword )
-        if subschema is None: continue
-        evaluated.extend(
-            key for key, value in instance.items( )
-            if _is_valid( validator.descend( value, subschema ) ) )
-    if 'patternProperties' in schema:
-        evaluated.extend(
-            key for key in instance
-            for pattern in schema[ 'patternProperties' ]
-            if _search( pattern, key ) )
-    for key, subschema in schema.get( 'dependentSchemas', { } ).items( ):
-        if key not in instance: continue
-        evaluated.extend(
-            _survey_evaluated_keys( validator, instance, subschema ) )
-    for keyword in ( 'allOf', 'oneOf', 'anyOf' ):
-        for subschema in schema.get( keyword, [ ] ):
-            if not _is_valid( validator.descend( instance, subschema ) ):
-                continue
-            evaluated.extend(
-                _survey_evaluated_keys( validator, instance, subschema ) )
-    if 'if' in schema:
-        if validator.evolve( schema = schema[ 'if' ] ).is_valid( instance ):
-            evaluated.extend(
-                _survey_evaluated_keys( validator, instance, schema[ 'if' ] ) )
-            if 'then' in schema:
-                evaluated.extend( _survey_evaluated_keys(
-                    validator, instance, schema[ 'then' ] ) )
-        elif 'else' in schema:
-            evaluated.extend( _survey_evaluated_keys(
-                validator, instance, schema[ 'else' ] ) )
-    return evaluated
-
-
-def _survey_patterns( schema: object ) -> __.cabc.Iterator[ str ]:
-    ''' Yields regular expressions of schema: ``pattern``, and the keys of
-        ``patternProperties``, wherever a subschema may be.
-    '''
-    if isinstance( schema, ( list, tuple ) ):
-        for item in __.typx.cast( __.cabc.Sequence[ object ], schema ):
-            yield from _survey_patterns( item )
-        return
-    if not isinstance( schema, __.cabc.Mapping ): return
-    for key, value in __.typx.cast(
-        __.cabc.Mapping[ str, object ], schema
-    ).items( ):
-        if key in _KEYWORDS_DATA: continue
-        if key == 'pattern' and isinstance( value, str ): yield value
-        elif key == 'patternProperties' and isinstance(
-            value, __.cabc.Mapping
-        ):
-            subschemas = __.typx.cast( __.cabc.Mapping[ str, object ], value )
-            yield from subschemas
-            for subschema in subschemas.values( ):
-                yield from _survey_patterns( subschema )
-        elif key in _KEYWORDS_NAMING and isinstance( value, __.cabc.Mapping ):
-            for subschema in __.typx.cast(
-                __.cabc.Mapping[ str, object ], value
-            ).values( ): yield from _survey_patterns( subschema )
-        else: yield from _survey_patterns( value )
 
 
 def _produce_root( schema: __.Schema ) -> dict[ str, __.typx.Any ] | None:
