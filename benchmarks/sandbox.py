@@ -19,12 +19,16 @@
     environment) fetches a local page 50 times, sandboxed with
     ``network = true`` (directly) and with ``network = [ 'localhost:...' ]``
     (through the library's filtering proxy and the bridge inside the
-    sandbox); prints medians and the ratio proxied / direct.
+    sandbox); prints medians and the ratio proxied / direct. The transport
+    alone: a Python program in the same two sandboxes fetches the page 50
+    times with ``urllib`` (which honours the proxy variables) and reports
+    its median request time.
 '''
 
 
 import asyncio
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -32,8 +36,12 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import absence
+
 import invocables
 import invocables.mcp
+
+from invocables.mcp import sandbox as _sandbox
 
 
 _CALLS = 200
@@ -45,6 +53,15 @@ _FILESYSTEM = (
     / 'mcp-server-filesystem' )
 _ECHO = _PROJECT / 'tests' / 'test_000_invocables' / 'servers' / 'echo_server.py'
 _FETCH = Path( sys.executable ).parent / 'mcp-server-fetch'
+_CLIENT = '''
+import sys, time, urllib.request
+times = [ ]
+for _ in range( 50 ):
+    start = time.perf_counter( )
+    urllib.request.urlopen( sys.argv[ 1 ] ).read( )
+    times.append( time.perf_counter( ) - start )
+print( sorted( times )[ len( times ) // 2 ] )
+'''
 
 
 class _PageHandler( BaseHTTPRequestHandler ):
@@ -105,6 +122,19 @@ async def _compare( name, command, tool, arguments ):
             f"  ratio {confined / plain:5.2f}" )
 
 
+async def _measure_transport( url, network ):
+    confinement = await _sandbox.prepare_confinement(
+        'transport', invocables.mcp.Sandbox( network = network ),
+        sys.executable, [ '-c', _CLIENT, url ], { }, absence.absent )
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *confinement.command, env = dict( confinement.environment ),
+            stdout = subprocess.PIPE )
+        output, _ = await process.communicate( )
+    finally: confinement.release( )
+    return float( output )
+
+
 async def _compare_hosts( ):
     server = ThreadingHTTPServer( ( '127.0.0.1', 0 ), _PageHandler )
     threading.Thread( target = server.serve_forever, daemon = True ).start( )
@@ -113,6 +143,7 @@ async def _compare_hosts( ):
     arguments = { 'url': f"http://localhost:{port}/page", 'raw': True }
     networks = { 'direct': True, 'proxied': [ f"localhost:{port}" ] }
     samples = { label: [ ] for label in networks }
+    transports = { label: [ ] for label in networks }
     try:
         for _ in range( _ROUNDS ):
             for label, network in networks.items( ):
@@ -120,6 +151,8 @@ async def _compare_hosts( ):
                     f"fetch_{label}", command, 'fetch', arguments,
                     invocables.mcp.Sandbox( network = network ),
                     calls = _CALLS_FETCH ) )
+                transports[ label ].append( await _measure_transport(
+                    arguments[ 'url' ], network ) )
     finally:
         server.shutdown( )
         server.server_close( )
@@ -136,6 +169,12 @@ async def _compare_hosts( ):
             f"  {label:<10} direct {direct * scale:9.2f} {unit}"
             f"  proxied {proxied * scale:9.2f} {unit}"
             f"  ratio {proxied / direct:5.2f}" )
+    direct = statistics.median( transports[ 'direct' ] )
+    proxied = statistics.median( transports[ 'proxied' ] )
+    print(
+        f"  {'urllib':<10} direct {direct * 1e3:9.2f} ms"
+        f"  proxied {proxied * 1e3:9.2f} ms"
+        f"  ratio {proxied / direct:5.2f}" )
 
 
 async def main( ):

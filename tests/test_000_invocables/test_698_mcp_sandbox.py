@@ -601,15 +601,19 @@ def test_520_servers_json( tmp_path ):
             'sandbox': { 'read': [ 'repository' ], 'network': False } },
         'time': { 'command': 'mcp-server-time', 'sandbox': True },
         'open': { 'command': 'mcp-server-time', 'sandbox': False },
+        'fetch': {
+            'command': 'mcp-server-fetch',
+            'sandbox': { 'network': [ 'Docs.Python.org' ] } },
     } }
     ( tmp_path / 'mcp.json' ).write_text( json.dumps( document ) )
     ( tmp_path / 'invocables.toml' ).write_text(
         "[[ensembles]]\nmcp_servers = 'mcp.json'\n" )
     configuration = descriptors.produce_configuration(
         tmp_path / 'invocables.toml' )
-    git, time, open_ = (
+    git, time, open_, fetch = (
         descriptors.produce_ensemble( descriptor )
         for descriptor in configuration.ensembles )
+    assert fetch.options.sandbox.network == ( 'docs.python.org', )
     assert git.options.sandbox.read == ( str( tmp_path / 'repository' ), )
     assert time.options.sandbox == invocables.mcp.Sandbox( )
     assert not isinstance( open_.options.sandbox, invocables.mcp.Sandbox )

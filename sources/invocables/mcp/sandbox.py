@@ -14,6 +14,9 @@
     allowed) network namespaces, no capabilities, and a root which holds
     only the system's programs and libraries, a few files of ``/etc``, the
     server's own installation, the paths of the sandbox and the private
+    folder. With a list of hosts, it has no network but a filtering HTTP
+    proxy which the library runs while the server runs (see
+    ``_proxy``), reached from inside through a unix socket in the private
     folder. On macOS, it runs under ``sandbox-exec`` with a profile which
     denies by default. Anywhere else, or where the sandbox cannot be set
     up, connecting fails with
