@@ -36,7 +36,7 @@ async def call_plainly( ) -> None:
 async def main( ) -> None:
     ''' Runs tools directly, then as a model's calls would run. '''
     await call_plainly( )
-    print( add.argschema[ 'properties' ][ 'b' ][ 'description' ] )
+    print( add.arguments_schema[ 'properties' ][ 'b' ][ 'description' ] )
     math = invocables.produce_ensemble( 'math', [ add ] )
     words = invocables.produce_ensemble( 'words', [ shout ] )
     async with invocables.connect_ensembles( [ math, words ] ) as connected:

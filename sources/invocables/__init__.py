@@ -48,13 +48,13 @@ from .ensembles import (
     EnsemblesPreparation as EnsemblesPreparation,
     LocalEnsemble as LocalEnsemble,
     connect_ensembles as connect_ensembles,
-    execute_invoker as execute_invoker,
     produce_ensemble as produce_ensemble,
 )
 from .execution import (
     ExecutionOptions as ExecutionOptions,
     FailurePolicies as FailurePolicies,
     execute_invocations as execute_invocations,
+    execute_invoker as execute_invoker,
 )
 from .invokers import (
     Context as Context,

@@ -495,50 +495,6 @@ async def connect_ensembles(
     await _disconnect_ensembles( ensembles_, strict = True )
 
 
-async def execute_invoker(
-    invoker: __.typx.Annotated[
-        _invokers.Invoker,
-        __.ddoc.Doc( ''' Invoker to run, grouped in an ensemble or not. ''' ),
-    ],
-    arguments: __.typx.Annotated[
-        __.Arguments,
-        __.ddoc.Doc( ''' Arguments, any mapping (a frigid one too). ''' ),
-    ],
-    context: __.typx.Annotated[
-        __.Absential[ _invokers.Context ],
-        __.ddoc.Doc( ''' Context whose auxdata and namespace the call
-            receives. Default: empty ones. ''' ),
-    ] = __.absent,
-) -> _canisters.ResultCanister:
-    ''' Executes invoker with the engine's error handling; returns result.
-
-        The design documents' ``execute_invoker`` (000, Example 3): invalid
-        arguments and timeouts become error results (``result.error``); a
-        tool which raises anything else raises
-        :py:class:`invocables.exceptions.InvocationExecutionFailure`
-        (``ToolExecutionFailure``), chained to the cause. Timeouts and
-        retries are those of the invoker and its ensemble.
-    '''
-    from . import execution as _execution
-    # Alone in an ensemble with the configuration of its parent: the
-    # parent may not hold it (as in the documents' Example 1).
-    parent = invoker.ensemble
-    ensemble = (
-        LocalEnsemble( invoker.name, [ invoker ] ) if __.is_absent( parent )
-        else LocalEnsemble(
-            parent.name, [ invoker ], parent.configuration ) )
-    invocation = _canisters.InvocationCanister(
-        identifier = 'call', name = invoker.name, arguments = arguments )
-    if __.is_absent( context ):
-        results = await _execution.execute_invocations(
-            [ invocation ], [ ensemble ] )
-    else:
-        results = await _execution.execute_invocations(
-            [ invocation ], [ ensemble ],
-            auxdata = context.auxdata, namespace = context.namespace )
-    return results[ 0 ]
-
-
 def produce_ensemble(
     name: __.typx.Annotated[
         str,
@@ -633,7 +589,7 @@ async def _call_connection(
 
 def _is_invoker( value: object ) -> bool:
     return all( hasattr( value, name ) for name in _INVOKER_MEMBERS ) and (
-        hasattr( value, 'arguments_schema' ) or hasattr( value, 'argschema' ) )
+        hasattr( value, 'arguments_schema' ) )
 
 
 def _is_invoker_documented( value: object ) -> bool:

@@ -279,11 +279,6 @@ class Invoker( __.typx.Protocol ):
         raise NotImplementedError  # pragma: no cover
 
     @property
-    def argschema( self ) -> __.Schema:
-        ''' JSON Schema of arguments. Deprecated: ``arguments_schema``. '''
-        raise NotImplementedError  # pragma: no cover
-
-    @property
     def ensemble( self ) -> __.Absential[ '_ensembles.Ensemble' ]:
         ''' Parent ensemble, providing lifecycle and configuration.
 
@@ -377,11 +372,8 @@ class FunctionInvoker(
         outschema: __.Absential[ __.Schema ] = __.absent,
         validator: __.Absential[ _schemata.Validator ] = __.absent,
         function: __.Absential[ _Function ] = __.absent,
-        argschema: __.Absential[ __.Schema ] = __.absent,
     ):
         _validate_fields( name, invocable, description, annotations )
-        arguments_schema = _reconcile_schema(
-            name, arguments_schema, argschema )
         if __.is_absent( arguments_schema ):
             arguments_schema = _schemata.access_schema_empty( )
         if __.typx.TYPE_CHECKING:
@@ -425,11 +417,6 @@ class FunctionInvoker(
             function = function,
             # Memo of processors: the schema adapted to each dialect.
             adaptations = { } )
-
-    @property
-    def argschema( self ) -> __.Schema:
-        ''' JSON Schema of arguments. Deprecated: ``arguments_schema``. '''
-        return self.arguments_schema
 
     def __repr__( self ) -> str:
         ensemble = self.ensemble
@@ -549,19 +536,6 @@ def _validate_fields(
         raise _exceptions.InvokerInvalidity(
             name, "the annotations must be a mapping, got "
             f"{type( annotations ).__name__}." )
-
-
-def _reconcile_schema(
-    name: str,
-    arguments_schema: __.Absential[ __.Schema ],
-    argschema: __.Absential[ __.Schema ],
-) -> __.Absential[ __.Schema ]:
-    ''' Returns schema given under either name; refuses two schemas. '''
-    if __.is_absent( argschema ): return arguments_schema
-    if __.is_absent( arguments_schema ): return argschema
-    raise _exceptions.InvokerInvalidity(
-        name, "give 'arguments_schema' only; 'argschema' is its "
-        "deprecated name." )
 
 
 def _freeze_annotations(

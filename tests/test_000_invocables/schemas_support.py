@@ -153,7 +153,7 @@ def produce_round_trip( ):
 
         # The schema is valid by construction; skip the costly check.
         invoker = invokers.FunctionInvoker(
-            name = 'tool', invocable = record, argschema = schema,
+            name = 'tool', invocable = record, arguments_schema = schema,
             validator = schemata.Validator( 'tool', schema ) )
         ensembles = [ invocables.produce_ensemble( 'fuzz', [ invoker ] ) ]
         for dialect in sorted( PROCESSORS ):

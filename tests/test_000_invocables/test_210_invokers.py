@@ -52,7 +52,7 @@ def test_100_schema_from_signature( ):
         return city
 
     invoker = invocables.produce_invoker( forecast )
-    schema = invoker.argschema
+    schema = invoker.arguments_schema
     assert invoker.name == 'forecast'
     assert invoker.description == 'Gives the weather forecast.'
     assert schema[ 'type' ] == 'object'
@@ -80,7 +80,8 @@ def test_110_google_docstring( ):
 
     invoker = invocables.produce_invoker( scale )
     assert invoker.description == 'Scales things.'
-    assert invoker.argschema[ 'properties' ][ 'factor' ][ 'description' ] == (
+    properties = invoker.arguments_schema[ 'properties' ]
+    assert properties[ 'factor' ][ 'description' ] == (
         'How much to scale.' )
 
 
@@ -95,7 +96,7 @@ async def test_120_nested_models_and_enums_converted( ):
         return place.city
 
     invoker = invocables.produce_invoker( locate )
-    assert '$defs' not in invoker.argschema # used once: inlined
+    assert '$defs' not in invoker.arguments_schema # used once: inlined
     content = await invoker(
         _context( invoker ),
         { 'place': { 'city': 'Paris' }, 'units': 'f' } )
@@ -158,7 +159,7 @@ async def test_160_explicit_schema( ):
         return f"found {arguments[ 'q' ]} for {context.auxdata}"
 
     invoker = invocables.produce_invoker(
-        search, argschema = schema, description = 'Searches.' )
+        search, arguments_schema = schema, description = 'Searches.' )
     context = invocables.InvocationContext(
         auxdata = 'app', invoker = invoker, namespace = { } )
     assert await invoker( context, { 'q': 'x' } ) == (
@@ -168,7 +169,7 @@ async def test_160_explicit_schema( ):
         return arguments[ 'q' ]
 
     invoker = invocables.produce_invoker(
-        sync_search, argschema = schema )
+        sync_search, arguments_schema = schema )
     assert await invoker( context, { 'q': 'y' } ) == (
         invocables.TextContent( text = 'y' ), )
 
@@ -181,7 +182,7 @@ async def test_170_context_parameter( ):
         return f"{context.auxdata}:{name}"
 
     invoker = invocables.produce_invoker( who )
-    assert list( invoker.argschema[ 'properties' ] ) == [ 'name' ]
+    assert list( invoker.arguments_schema[ 'properties' ] ) == [ 'name' ]
     context = invocables.InvocationContext(
         auxdata = 'app', invoker = invoker, namespace = { } )
     assert await invoker( context, { 'name': 'n' } ) == (
@@ -193,16 +194,16 @@ def test_200_broken_schema_refused( ):
     with pytest.raises( exceptions.SchemaInvalidity ) as caught:
         invocables.produce_invoker(
             lambda context, arguments: None, name = 'broken',
-            argschema = { 'type': 'object', 'properties': 3 } )
+            arguments_schema = { 'type': 'object', 'properties': 3 } )
     assert "'broken'" in str( caught.value )
     with pytest.raises( exceptions.SchemaInvalidity ):
         invocables.produce_invoker(
             lambda context, arguments: None, name = 'listy',
-            argschema = { 'type': 'array' } )
+            arguments_schema = { 'type': 'array' } )
     with pytest.raises( exceptions.SchemaInvalidity ):
         invocables.produce_invoker(
             lambda context, arguments: None, name = 'text',
-            argschema = 'not a schema' )  # type: ignore[arg-type]
+            arguments_schema = 'not a schema' )  # type: ignore[arg-type]
 
 
 @pytest.mark.asyncio

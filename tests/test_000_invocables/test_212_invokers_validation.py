@@ -95,7 +95,7 @@ def test_130_explicit_schema_signature( ):
 
     for function in ( lone, greedy ):
         with pytest.raises( exceptions.InvokerInvalidity ) as caught:
-            invocables.produce_invoker( function, argschema = _SCHEMA )
+            invocables.produce_invoker( function, arguments_schema = _SCHEMA )
         message = str( caught.value )
         assert repr( function.__name__ ) in message
         assert '( context, arguments )' in message
@@ -122,8 +122,8 @@ def test_131_explicit_schema_accepted_shapes( ):
         ( Searcher( ), 'searcher' ),
     ):
         invoker = invocables.produce_invoker(
-            function, name = name, argschema = _SCHEMA )
-        assert invoker.argschema == _SCHEMA
+            function, name = name, arguments_schema = _SCHEMA )
+        assert invoker.arguments_schema == _SCHEMA
     assert invocables.signatures.validate_invocable( 'x', _search ) is _search
 
 
@@ -140,7 +140,7 @@ def test_140_option_types( ):
 def test_150_constructor_checks( ):
     ''' The constructor takes server names as they are, but checks types. '''
     invoker = invocables.FunctionInvoker(
-        name = 'files.read', invocable = _search, argschema = _SCHEMA )
+        name = 'files.read', invocable = _search, arguments_schema = _SCHEMA )
     assert invoker.name == 'files.read'
     with pytest.raises( exceptions.InvokerInvalidity ):
         invocables.FunctionInvoker( name = 3, invocable = _search )
@@ -200,7 +200,8 @@ def test_171_defaults_json( ):
     ) -> None:
         return None
 
-    properties = invocables.produce_invoker( plan ).argschema[ 'properties' ]
+    invoker = invocables.produce_invoker( plan )
+    properties = invoker.arguments_schema[ 'properties' ]
     assert properties[ 'day' ][ 'default' ] == '2026-01-02'
     assert properties[ 'tags' ][ 'default' ] == [ 'a' ]
     assert properties[ 'pair' ][ 'default' ] == [ 1, 2 ]
@@ -221,7 +222,7 @@ def test_180_unbound_method( ):
         invocables.produce_invoker( Calculator.double )
     assert "'self'" in str( caught.value )
     invoker = invocables.produce_invoker( Calculator( ).double )
-    assert list( invoker.argschema[ 'properties' ] ) == [ 'value' ]
+    assert list( invoker.arguments_schema[ 'properties' ] ) == [ 'value' ]
 
 
 def test_190_unresolvable_annotation( ):
@@ -251,8 +252,8 @@ def test_191_context_annotation_unevaluated( ):
         'def probe( context: Context, count: int ) -> int:\n'
         '    return count\n' )
     invoker = invocables.produce_invoker( probe )
-    assert list( invoker.argschema[ 'properties' ] ) == [ 'count' ]
-    assert invoker.argschema[ 'properties' ][ 'count' ] == {
+    assert list( invoker.arguments_schema[ 'properties' ] ) == [ 'count' ]
+    assert invoker.arguments_schema[ 'properties' ][ 'count' ] == {
         'type': 'integer' }
 
 

@@ -27,7 +27,7 @@ _FUZZ_EXAMPLES = int( os.environ.get( 'INVOCABLES_FUZZ_EXAMPLES', '200' ) )
 
 def _describe( function ):
     invoker = invocables.produce_invoker( function )
-    properties = invoker.argschema[ 'properties' ]
+    properties = invoker.arguments_schema[ 'properties' ]
     return invoker.description, {
         name: schema.get( 'description' )
         for name, schema in properties.items( ) }
@@ -189,7 +189,8 @@ def test_150_docstrings_of_other_callables( ):
     cube = invocables.produce_invoker(
         functools.partial( power, exponent = 3 ), name = 'cube' )
     assert cube.description == 'Raises base to exponent.'
-    assert cube.argschema[ 'properties' ][ 'base' ][ 'description' ] == (
+    properties = cube.arguments_schema[ 'properties' ]
+    assert properties[ 'base' ][ 'description' ] == (
         'The base.' )
     doubler = invocables.produce_invoker( Doubler( ), name = 'double' )
     assert doubler.description == 'Doubles numbers.'

@@ -89,7 +89,7 @@ def test_100_titles_stripped_everywhere( ):
     def mark( label: Label, segment: Segment, color: Color ) -> str:
         return label.title
 
-    schema = invocables.produce_invoker( mark ).argschema
+    schema = invocables.produce_invoker( mark ).arguments_schema
     titled = [ path for path, node in _walk( schema ) if 'title' in node ]
     assert titled == [ ]
     label = schema[ 'properties' ][ 'label' ]
@@ -103,7 +103,7 @@ def test_110_definitions_minimal( ):
     def draw( segment: Segment, tree: Tree, label: Label ) -> None:
         return None
 
-    schema = invocables.produce_invoker( draw ).argschema
+    schema = invocables.produce_invoker( draw ).arguments_schema
     assert set( schema[ '$defs' ] ) == { 'Point', 'Tree' }
     properties = schema[ 'properties' ]
     segment = properties[ 'segment' ]
@@ -117,7 +117,7 @@ def test_110_definitions_minimal( ):
     def place( point: Point, color: Color = Color.Blue ) -> None:
         return None
 
-    schema = invocables.produce_invoker( place ).argschema
+    schema = invocables.produce_invoker( place ).arguments_schema
     assert '$defs' not in schema
     assert schema[ 'properties' ][ 'color' ] == {
         'description': 'Colours.', 'enum': [ 'red', 'blue' ],
@@ -157,9 +157,9 @@ async def test_130_keyword_and_positional_only( ):
         return [ start, stop, step ]
 
     invoker = invocables.produce_invoker( span )
-    assert set( invoker.argschema[ 'properties' ] ) == {
+    assert set( invoker.arguments_schema[ 'properties' ] ) == {
         'start', 'stop', 'step' }
-    assert invoker.argschema[ 'required' ] == [ 'start' ]
+    assert invoker.arguments_schema[ 'required' ] == [ 'start' ]
     context = _context( invoker )
     for arguments, expected in (
         ( { 'start': 1 }, [ 1, 10, 1 ] ),
@@ -247,7 +247,7 @@ async def test_140_callable_kinds( ):
     )
     for invoker, expected in cases:
         base = 'base' if invoker.name == 'cube' else 'value'
-        assert list( invoker.argschema[ 'required' ] ) == [ base ]
+        assert list( invoker.arguments_schema[ 'required' ] ) == [ base ]
         content = await invoker( _context( invoker ), { base: 2 } )
         assert content == ( invocables.StructureContent( data = expected ), )
 
@@ -278,7 +278,7 @@ async def test_150_context_parameter_typed( ):
 
     for function in ( greet, greet_sync, greet_positional ):
         invoker = invocables.produce_invoker( function )
-        assert list( invoker.argschema[ 'properties' ] ) == [ 'name' ]
+        assert list( invoker.arguments_schema[ 'properties' ] ) == [ 'name' ]
         content = await invoker( _context( invoker ), { 'name': 'n' } )
         assert content == ( invocables.TextContent( text = 'app:n' ), )
 

@@ -96,7 +96,7 @@ async def test_140_explicit_schema( ):
         return [ context, dict( arguments ) ]
 
     invoker = invocables.produce_invoker(
-        search, argschema = {
+        search, arguments_schema = {
             'type': 'object', 'properties': { 'q': { 'type': 'string' } } } )
     context = _context( invoker )
     content = await invoker( context, { 'q': 'x' } )
@@ -126,7 +126,7 @@ async def test_160_invokers_without_function( ):
         return arguments[ 'text' ]
 
     invoker = invocables.FunctionInvoker(
-        name = 'echo', invocable = echo, argschema = {
+        name = 'echo', invocable = echo, arguments_schema = {
             'type': 'object', 'properties': { 'text': { 'type': 'string' } },
             'required': [ 'text' ] } )
     assert invocables.__.is_absent( invoker.function )

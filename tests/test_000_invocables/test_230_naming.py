@@ -24,7 +24,7 @@ _rule = re.compile( r'^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$' )
 def _invoker( name ):
     return invocables.FunctionInvoker(
         name = name, invocable = lambda context, arguments: name,
-        argschema = { 'type': 'object' } )
+        arguments_schema = { 'type': 'object' } )
 
 
 def _ensemble( name, *tools ):
@@ -130,7 +130,7 @@ from invocables import naming
 def tool( name ):
     return invocables.FunctionInvoker(
         name = name, invocable = lambda c, a: None,
-        argschema = { 'type': 'object' } )
+        arguments_schema = { 'type': 'object' } )
 def ensemble( name, tools ):
     return invocables.LocalEnsemble(
         name, tools, invocables.EnsembleConfiguration( ) )
@@ -217,7 +217,7 @@ async def test_220_gemini_calls_renamed_tool( ):
     from invocables.processors import produce_processor
     async def verify( context, arguments ): return f"ok {arguments[ 'code' ]}"
     invoker = invocables.produce_invoker(
-        verify, name = '2fa_verify', argschema = {
+        verify, name = '2fa_verify', arguments_schema = {
             'type': 'object', 'properties': { 'code': { 'type': 'string' } },
             'required': [ 'code' ] } )
     ensembles = [ invocables.produce_ensemble( 'auth', [ invoker ] ) ]

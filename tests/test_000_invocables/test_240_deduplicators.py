@@ -167,7 +167,7 @@ async def test_300_arguments_of_any_shape_deduplicated( ):
 
     ensemble = invocables.produce_ensemble( 'store', [
         invocables.produce_invoker(
-            count, name = 'count', argschema = { 'type': 'object' },
+            count, name = 'count', arguments_schema = { 'type': 'object' },
             deduplicator = invocables.ExactDeduplicator( ) ) ] )
     results = await invocables.execute_invocations( [
         _call( '1', 'count', frigid.Dictionary( key = ( 'k', ) ) ),
@@ -189,10 +189,10 @@ async def test_310_deduplicators_which_fail( ):
 
     ensemble = invocables.produce_ensemble( 'store', [
         invocables.produce_invoker(
-            run, name = 'unhashable', argschema = { 'type': 'object' },
+            run, name = 'unhashable', arguments_schema = { 'type': 'object' },
             deduplicator = _Unhashable( ) ),
         invocables.produce_invoker(
-            run, name = 'exploding', argschema = { 'type': 'object' },
+            run, name = 'exploding', arguments_schema = { 'type': 'object' },
             deduplicator = _Exploding( ) ) ] )
     for name in ( 'unhashable', 'exploding' ):
         with pytest.raises(

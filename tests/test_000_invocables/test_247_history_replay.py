@@ -84,7 +84,8 @@ def _produce_ensemble( ):
             return f"{name} {json.dumps( arguments )}: " + 'content ' * 60
         return invocables.FunctionInvoker(
             name = name, invocable = invoke,
-            argschema = { 'type': 'object' }, description = f"Tool {name}." )
+            arguments_schema = { 'type': 'object' },
+            description = f"Tool {name}." )
     return invocables.produce_ensemble(
         'tools', [ produce( name ) for name in _NAMES ] )
 

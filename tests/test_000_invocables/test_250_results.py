@@ -80,7 +80,7 @@ def _produce_ensemble( values ):
     async def give( context, arguments ):
         return values[ arguments[ 'key' ] ]
     invoker = invocables.produce_invoker(
-        give, name = 'give', argschema = {
+        give, name = 'give', arguments_schema = {
             'type': 'object', 'properties': { 'key': { 'type': 'string' } } } )
     return invocables.produce_ensemble( 'tools', [ invoker ] )
 
@@ -194,7 +194,7 @@ async def test_150_content_of_other_invokers_serialized( ):
     class Stamper:
         name = 'stamp'
         description = 'Stamps.'
-        argschema = { 'type': 'object', 'properties': { } }
+        arguments_schema = { 'type': 'object', 'properties': { } }
         ensemble = 'tools'
         timeout = invocables.__.absent
         deduplicator = invocables.__.absent

@@ -36,9 +36,9 @@ async def _echo( context, arguments ):
 
 def _produce_ensemble( ):
     echo = invocables.produce_invoker(
-        _echo, name = 'echo', argschema = { 'type': 'object' } )
+        _echo, name = 'echo', arguments_schema = { 'type': 'object' } )
     tree = invocables.produce_invoker(
-        _echo, name = 'tree', argschema = _SCHEMA_TREE )
+        _echo, name = 'tree', arguments_schema = _SCHEMA_TREE )
 
     def greet( name: str, times: int = 1 ) -> str:
         ''' Greets. '''

@@ -29,7 +29,8 @@ async def _echo( context, arguments ):
 
 def _produce_ensemble( **schemas ):
     return invocables.produce_ensemble( 'tools', [
-        invocables.produce_invoker( _echo, name = name, argschema = schema )
+        invocables.produce_invoker(
+            _echo, name = name, arguments_schema = schema )
         for name, schema in schemas.items( ) ] )
 
 
@@ -120,8 +121,8 @@ def test_130_patterns_which_compile_nowhere_refused( ):
     ):
         with pytest.raises( exceptions.SchemaInvalidity ):
             invocables.produce_invoker(
-                _echo, name = 'broken', argschema = schema )
-    invocables.produce_invoker( _echo, name = 'data', argschema = {
+                _echo, name = 'broken', arguments_schema = schema )
+    invocables.produce_invoker( _echo, name = 'data', arguments_schema = {
         'type': 'object', 'properties': { 'pattern': {
             'type': 'string', 'const': '(' } } } )
 

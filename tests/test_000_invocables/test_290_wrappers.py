@@ -130,7 +130,8 @@ async def test_200_rename_and_prefix( ):
         descriptions = { 'list_folder': 'Lists entries.' } )
     assert _names( renamed ) == [ 'fs_cat', 'fs_list_folder', 'fs_write_file' ]
     cat = renamed.access_invoker( 'fs_cat' )
-    assert cat.argschema == files.access_invoker( 'read_file' ).argschema
+    reader = files.access_invoker( 'read_file' )
+    assert cat.arguments_schema == reader.arguments_schema
     assert cat.annotations[ 'readOnlyHint' ] is True
     assert cat.ensemble is renamed
     assert renamed.access_invoker( 'fs_list_folder' ).description == (

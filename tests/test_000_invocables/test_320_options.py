@@ -60,7 +60,7 @@ async def test_120_invokers_which_return_no_canisters( ):
     class Loose:
         name = 'loose'
         description = 'Returns loosely.'
-        argschema = { 'type': 'object', 'properties': { } }
+        arguments_schema = { 'type': 'object', 'properties': { } }
         ensemble = 'tools'
         timeout = invocables.__.absent
         deduplicator = invocables.__.absent

@@ -123,7 +123,7 @@ def _produce_ensembles( ):
             for deduplicate in ( False, True ):
                 name = f"{mode}_{schema_name}_{int( deduplicate )}"
                 invokers.append( invocables.produce_invoker(
-                    act, name = name, argschema = schema, timeout = (
+                    act, name = name, arguments_schema = schema, timeout = (
                         _TIMEOUT if mode == 'a' else invocables.__.absent ),
                     deduplicator = (
                         invocables.ExactDeduplicator( ) if deduplicate

@@ -573,9 +573,9 @@ async def test_395_strict_round_trip_through_processor( ):
             'required': [ 'id' ] } } }, 'required': [ 'rows' ] }
     ensembles = [ invocables.produce_ensemble( 'tools', [
         invocables.produce_invoker(
-            record, name = 'rows', argschema = rows ),
+            record, name = 'rows', arguments_schema = rows ),
         invocables.produce_invoker(
-            record, name = 'notes', argschema = _FREE_FORM ) ] ) ]
+            record, name = 'notes', arguments_schema = _FREE_FORM ) ] ) ]
     processor = produce_processor( 'openai', strict = True )
     with pytest.warns( exceptions.ToolStrictnessWarning ):
         tools = processor.prepare_tools( ensembles )

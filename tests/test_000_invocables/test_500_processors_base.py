@@ -642,7 +642,7 @@ def _produce_invoker( name, schema = None ):
     return invocables.FunctionInvoker(
         name = name, invocable = lambda context, arguments: name,
         description = f"Tool {name}.",
-        argschema = schema or {
+        arguments_schema = schema or {
             'type': 'object',
             'properties': { 'text': { 'type': 'string' } } } )
 

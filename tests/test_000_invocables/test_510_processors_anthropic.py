@@ -107,10 +107,10 @@ def test_110_prepare_tools_scoped_and_plain( ):
     async def probe( context, arguments ): return 'ok'
     first = invocables.produce_ensemble( 'first', [
         invocables.produce_invoker( probe, name = 'probe', description = '',
-            argschema = { 'type': 'object' } ) ] )
+            arguments_schema = { 'type': 'object' } ) ] )
     second = invocables.produce_ensemble( 'second', [
         invocables.produce_invoker( probe, name = 'probe', description = '',
-            argschema = { 'type': 'object' } ) ] )
+            arguments_schema = { 'type': 'object' } ) ] )
     tools = produce_processor( 'anthropic' ).prepare_tools( [ first, second ] )
     _tools_adapter.validate_python( tools )
     assert [ tool[ 'name' ] for tool in tools ] == [
@@ -121,7 +121,7 @@ def test_110_prepare_tools_scoped_and_plain( ):
 def test_120_prepare_tools_one_bad_schema( ):
     ''' A schema Anthropic refuses leaves only that tool out. '''
     async def odd( context, arguments ): return 'ok'
-    bad = invocables.produce_invoker( odd, name = 'odd', argschema = {
+    bad = invocables.produce_invoker( odd, name = 'odd', arguments_schema = {
         'type': 'object', 'properties': { 'a': { 'type': 'string' } },
         'anyOf': [ { 'required': [ 'a' ] }, { 'type': 'string' } ] } )
     ensemble = invocables.produce_ensemble( 'mixed', [ bad, get_weather ] )

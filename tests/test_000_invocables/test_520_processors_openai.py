@@ -120,7 +120,7 @@ def test_110_prepare_tools_strict( ):
 def test_120_prepare_tools_strict_fallback( ):
     ''' A schema strict mode cannot express is offered without it. '''
     async def tag( context, arguments ): return 'ok'
-    loose = invocables.produce_invoker( tag, name = 'tag', argschema = {
+    loose = invocables.produce_invoker( tag, name = 'tag', arguments_schema = {
         'type': 'object',
         'patternProperties': { '^x': { 'type': 'string' } } } )
     ensemble = invocables.produce_ensemble( 'mixed', [ loose, get_weather ] )

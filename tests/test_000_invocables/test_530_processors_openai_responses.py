@@ -118,7 +118,7 @@ def test_100_prepare_tools( ):
 def test_110_prepare_tools_strict( ):
     ''' Strict mode gives strict schemas, or falls back per tool. '''
     async def tag( context, arguments ): return 'ok'
-    loose = invocables.produce_invoker( tag, name = 'tag', argschema = {
+    loose = invocables.produce_invoker( tag, name = 'tag', arguments_schema = {
         'type': 'object',
         'patternProperties': { '^x': { 'type': 'string' } } } )
     ensembles = [ invocables.produce_ensemble(

@@ -436,7 +436,7 @@ def _tool_ensemble( ):
 
     free = invocables.produce_invoker(
         lambda context, arguments: 'never', name = 'free_form',
-        argschema = { 'type': 'object', 'properties': {
+        arguments_schema = { 'type': 'object', 'properties': {
             'bag': { 'type': 'object', 'additionalProperties': True } } } )
     return invocables.produce_ensemble(
         'tools', [ forecast, shout, fail, free ] )

@@ -262,7 +262,7 @@ def _tool_ensemble( ):
 
     bad = invocables.produce_invoker(
         lambda context, arguments: 'never', name = 'bad',
-        argschema = { 'type': 'object', 'properties': {
+        arguments_schema = { 'type': 'object', 'properties': {
             'x': { 'type': 'string' } },
             'anyOf': [ { 'type': 'string' } ] } )
     return invocables.produce_ensemble(

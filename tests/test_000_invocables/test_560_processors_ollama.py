@@ -208,7 +208,7 @@ def _tool_ensemble( ):
 
     bad = invocables.produce_invoker(
         lambda context, arguments: 'never', name = 'bad',
-        argschema = { 'type': 'object', 'properties': { 'x': True } } )
+        arguments_schema = { 'type': 'object', 'properties': { 'x': True } } )
     return invocables.produce_ensemble(
         'tools', [ get_weather, current_time, bad ] )
 

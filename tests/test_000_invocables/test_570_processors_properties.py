@@ -487,7 +487,7 @@ def test_220_hostile_tools_left_out_by_prepare_tools( ):
         with a warning naming it, or adapts it; the other tool is kept.
     '''
     good = invokers.FunctionInvoker(
-        name = 'good', invocable = _echo, argschema = {
+        name = 'good', invocable = _echo, arguments_schema = {
             'type': 'object', 'properties': { 'q': { 'type': 'string' } } } )
     # A validator given up front skips the schema check: the invoker
     # carries its hostile schema as far as prepare_tools.
@@ -505,7 +505,7 @@ def test_220_hostile_tools_left_out_by_prepare_tools( ):
     @given( schema = _roots )
     def check( schema ):
         bad = invokers.FunctionInvoker(
-            name = 'bad', invocable = _echo, argschema = schema,
+            name = 'bad', invocable = _echo, arguments_schema = schema,
             validator = validator )
         ensembles = [ invocables.produce_ensemble( 'mixed', [ bad, good ] ) ]
         for processor in processors:

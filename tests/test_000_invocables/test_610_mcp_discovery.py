@@ -53,8 +53,9 @@ async def test_100_invokers_from_tools( echo ):
         assert invoker.ensemble.name == 'echo'
     invoker = echo.access_invoker( 'echo' )
     assert invoker.description.strip( ) == 'Returns the message unchanged.'
-    assert invoker.argschema[ 'required' ] == [ 'message' ]
-    assert invoker.argschema[ 'properties' ][ 'message' ][ 'type' ] == 'string'
+    assert invoker.arguments_schema[ 'required' ] == [ 'message' ]
+    properties = invoker.arguments_schema[ 'properties' ]
+    assert properties[ 'message' ][ 'type' ] == 'string'
     assert is_absent( invoker.outschema )
     assert echo.access_invoker( 'sleep' ).timeout == 5
     assert is_absent( invoker.timeout )
@@ -73,7 +74,7 @@ async def test_110_schemas_and_annotations_kept( echo ):
     descriptions = { tool.name: tool for tool in echo.survey_tools( ) }
     assert descriptions[ 'echo' ].annotations == annotations
     assert descriptions[ 'echo' ].argschema == echo.access_invoker(
-        'echo' ).argschema
+        'echo' ).arguments_schema
     assert len( descriptions ) == len( echo.survey_invokers( ) )
 
 

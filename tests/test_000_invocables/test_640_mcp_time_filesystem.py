@@ -47,7 +47,7 @@ async def _call( ensemble, name, arguments = None ):
 async def test_100_time_discovery( time_server ):
     ''' Time tools come with output schemas and read-only annotations. '''
     invoker = time_server.access_invoker( 'get_current_time' )
-    assert 'timezone' in invoker.argschema[ 'properties' ]
+    assert 'timezone' in invoker.arguments_schema[ 'properties' ]
     assert 'datetime' in invoker.outschema[ 'properties' ]
     assert invoker.annotations[ 'readOnlyHint' ] is True
 

@@ -42,7 +42,7 @@ async def test_100_prepare_from_path( tmp_path ):
     assert names == [ 'echo', 'shout', 'show_configuration' ]
     echo = ensemble.access_invoker( 'echo' )
     assert echo.description == 'Echoes text back.'
-    assert echo.argschema[ 'required' ] == [ 'text' ]
+    assert echo.arguments_schema[ 'required' ] == [ 'text' ]
     assert echo.ensemble.name == 'sample'
 
 
@@ -195,7 +195,7 @@ async def test_330_schema_as_json_text( tmp_path ):
         ''' } )
     ensembles = await descriptors.prepare_ensembles( path )
     echo = ensembles[ 0 ].access_invoker( 'echo' )
-    assert echo.argschema == schema
+    assert echo.arguments_schema == schema
 
 
 @pytest.mark.asyncio

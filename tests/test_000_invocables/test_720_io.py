@@ -500,7 +500,7 @@ async def test_710_plain_invoker_defaults( tree, monkeypatch ):
     monkeypatch.chdir( tree )
     invoker = invocables.produce_invoker(
         io_tools.read_file, name = 'read_file',
-        argschema = { 'type': 'object' } )
+        arguments_schema = { 'type': 'object' } )
     ensemble = invocables.produce_ensemble( 'files', [ invoker ] )
     result = await _invoke( [ ensemble ], 'read_file', path = 'readme.md' )
     assert result.as_text( ).startswith( '# Title' )

@@ -27,7 +27,8 @@ def _describe( ensemble ):
     invokers = [ {
         'name': invoker.name,
         'description': invoker.description,
-        'argschema': json.loads( json.dumps( dict( invoker.argschema ) ) ),
+        'arguments_schema': json.loads(
+            json.dumps( dict( invoker.arguments_schema ) ) ),
         'outschema': (
             None if invoker.outschema is invocables.__.absent
             else json.loads( json.dumps( dict( invoker.outschema ) ) ) ),
@@ -103,7 +104,7 @@ async def test_120_nulls_and_unbounded_timeout( tmp_path ):
     copy = await _reload( written )
     assert _describe( copy ) == _describe( original )
     assert copy.configuration.timeout is None
-    assert copy.access_invoker( 'echo' ).argschema == schema
+    assert copy.access_invoker( 'echo' ).arguments_schema == schema
 
 
 def test_130_documents( tmp_path ):

@@ -474,7 +474,7 @@ async def test_710_paths_of_wrong_type_refused( tree, monkeypatch ):
     monkeypatch.chdir( tree )
     invoker = invocables.produce_invoker(
         io_tools.read_file, name = 'read_file',
-        argschema = { 'type': 'object' } )
+        arguments_schema = { 'type': 'object' } )
     ensemble = invocables.produce_ensemble( 'files', [ invoker ] )
     result = await _invoke( [ ensemble ], 'read_file', path = 42 )
     _assert_refused( result, 'must be a string' )

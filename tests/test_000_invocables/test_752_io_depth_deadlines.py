@@ -243,7 +243,7 @@ def test_200_read_past_end_stops_at_timeout( tmp_path ):
         "    os.chdir( sys.argv[ 1 ] )\n"
         "    invoker = invocables.produce_invoker(\n"
         "        io_tools.read_file, name = 'read_file',\n"
-        "        argschema = { 'type': 'object' } )\n"
+        "        arguments_schema = { 'type': 'object' } )\n"
         "    ensemble = invocables.produce_ensemble(\n"
         "        'files', [ invoker ], configuration = { 'timeout': 1 } )\n"
         "    outcomes = [ ]\n"

@@ -41,6 +41,7 @@ def _produce_invoker( tool ):
         return f"ran {name}"
 
     return invocables.FunctionInvoker(
-        name = name, invocable = invoke, argschema = tool[ 'inputSchema' ],
+        name = name, invocable = invoke,
+        arguments_schema = tool[ 'inputSchema' ],
         description = tool.get( 'description' ) or '',
         annotations = tool.get( 'annotations' ) or { } )

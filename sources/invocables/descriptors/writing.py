@@ -241,7 +241,7 @@ def _produce_invoker_document(
     if annotations: header[ 'annotations' ] = annotations
     document: dict[ str, __.typx.Any ] = {
         'invoker': header,
-        'arguments': _render_schema( invoker.argschema ) }
+        'arguments': _render_schema( invoker.arguments_schema ) }
     if not __.is_absent( invoker.outschema ):
         document[ 'results' ] = _render_schema( invoker.outschema )
     return document

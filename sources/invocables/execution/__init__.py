@@ -18,22 +18,25 @@ from .. import exceptions as _exceptions
 from . import interception as _interception
 from .. import invokers as _invokers
 from .. import naming as _naming
-from .. import schemata as _schemata
 from . import workers as _workers
+from .options import (
+    CONCURRENCY_DEFAULT as CONCURRENCY_DEFAULT,
+    LIMITS_DEFAULT as LIMITS_DEFAULT,
+    OPTIONS_DEFAULT as OPTIONS_DEFAULT,
+    TIMEOUT_DEFAULT as TIMEOUT_DEFAULT,
+    Alerter as Alerter,
+    ExecutionOptions as ExecutionOptions,
+    ExecutionShortcuts as ExecutionShortcuts,
+    FailurePolicies as FailurePolicies,
+    Limits as Limits,
+)
 
 
-# High enough not to slow a batch of I/O-bound async tools (models ask for
-# tens of calls at once, not thousands); sync tools are bounded separately by
-# the thread pool in ``workers``.
-CONCURRENCY_DEFAULT = 1024
 RETRY_DELAY_INITIAL = 0.05
 RETRY_DELAY_MAXIMUM = 2.0
-TIMEOUT_DEFAULT = _deadlines.TIMEOUT_DEFAULT
 
 _GRACE_MARGIN = 0.5 # seconds after the grace for a cancelled task to end
-_INFINITY = float( 'inf' )
-_NAMESPACE_GENERA = frozenset( ( dict, type( __.absent ) ) )
-_TIMEOUT_GENERA = frozenset( ( int, float, type( None ) ) )
+_NOMENCLATURE_EMPTY = _naming.produce_nomenclature( ( ) )
 _T = __.typx.TypeVar( '_T' )
 _Outcome: __.typx.TypeAlias = (
     _canisters.ResultCanister
@@ -42,145 +45,8 @@ _scribe = __.produce_scribe( __name__ )
 # Tasks left to end by themselves after their execution was cancelled.
 _stragglers: set[ __.asyncio.Task[ __.typx.Any ] ] = set( )
 
-Alerter: __.typx.TypeAlias = __.cabc.Callable[
-    [ _canisters.InvocationCanister, BaseException ], None ]
 Ensembles: __.typx.TypeAlias = (
     __.cabc.Sequence[ _ensembles.Ensemble ] | _naming.Nomenclature )
-
-
-class Limits( __.immut.DataclassObject ):
-    ''' Bounds on the arguments and the result of every invocation.
-
-        Depth counts nested arrays and objects (the arguments object is
-        level 1). Size counts the characters of every text and key, plus
-        one for every value (close to the length of the JSON text), and
-        bytes of binary content. Arguments beyond the limits become an
-        error result for the model, and the tool is not run; a result beyond
-        them becomes an error result instead of the result.
-    '''
-
-    arguments_depth_maximum: __.typx.Annotated[
-        int, __.ddoc.Doc( ''' Deepest nesting of arguments. ''' )
-    ] = _schemata.ARGUMENTS_DEPTH_MAXIMUM_DEFAULT
-    arguments_size_maximum: __.typx.Annotated[
-        int, __.ddoc.Doc( ''' Largest size of arguments. ''' )
-    ] = _schemata.ARGUMENTS_SIZE_MAXIMUM_DEFAULT
-    results_depth_maximum: __.typx.Annotated[
-        int, __.ddoc.Doc( ''' Deepest nesting of structured results. ''' )
-    ] = _canisters.RESULTS_DEPTH_MAXIMUM_DEFAULT
-    results_size_maximum: __.typx.Annotated[
-        int, __.ddoc.Doc( ''' Largest size of a result, all content. ''' )
-    ] = _canisters.RESULTS_SIZE_MAXIMUM_DEFAULT
-
-    def __post_init__( self ) -> None:
-        for field in __.dcls.fields( self ):
-            if field.name.startswith( '_' ): continue
-            __.values.validate_count(
-                getattr( self, field.name ), f"limits {field.name!r}" )
-
-
-LIMITS_DEFAULT = Limits( )
-
-
-class FailurePolicies( __.enum.Enum ):
-    ''' What to do when a tool raises an exception. '''
-
-    Raise = 'raise'     # alert the application, raise execution failure
-    Report = 'report'   # send an error result to the model
-
-
-class ExecutionOptions( __.immut.DataclassObject ):
-    ''' Options of an execution: the one place they are declared.
-
-        Taken by :py:func:`execute_invocations` (whose keyword arguments
-        are shortcuts into it), by processors' ``execute_invocations``, by
-        the conversation loop, by :py:class:`invocables.serving.ToolServer`
-        and by the ``invocables`` command. Checked once, when made.
-    '''
-
-    auxdata: __.typx.Annotated[
-        __.typx.Any,
-        __.ddoc.Doc( ''' Application data passed to every invocable. ''' ),
-    ] = None
-    namespace: __.typx.Annotated[
-        __.Absential[ __.Namespace ],
-        __.ddoc.Doc( ''' Per-conversation state; deduplication happens
-            within one namespace. Default: a fresh one per execution. ''' ),
-    ] = __.absent
-    timeout: __.typx.Annotated[
-        float | None,
-        __.ddoc.Doc( ''' Timeout for invocations whose invoker and ensemble
-            set none; ``None`` for no limit. Default: 60 seconds. ''' ),
-    ] = TIMEOUT_DEFAULT
-    concurrency: __.typx.Annotated[
-        int, __.ddoc.Doc( ''' Most invocations running at once. Default:
-            1024, so that I/O-bound async tools all run at once; sync tools
-            are further bounded by the threads for sync tools
-            (:py:func:`invocables.execution.workers.configure_threads`). ''' )
-    ] = CONCURRENCY_DEFAULT
-    max_retries: __.typx.Annotated[
-        int,
-        __.ddoc.Doc( ''' Retries of a call which failed for a transient
-            reason (timeout, lost connection, the tool's
-            :py:class:`invocables.exceptions.InvocationTransience`), for
-            invocations whose invoker and ensemble set none. Invalid
-            arguments are never retried. ''' ),
-    ] = 0
-    failure_policy: __.typx.Annotated[
-        FailurePolicies,
-        __.ddoc.Doc( ''' Whether a tool which raises fails the execution
-            (default) or becomes an error result for the model. ''' ),
-    ] = FailurePolicies.Raise
-    alerter: __.typx.Annotated[
-        __.Absential[ Alerter ],
-        __.ddoc.Doc( ''' Called with the invocation and the exception
-            before the execution failure is raised. ''' ),
-    ] = __.absent
-    limits: __.typx.Annotated[
-        Limits,
-        __.ddoc.Doc( ''' Bounds on depth and size of arguments and
-            results. ''' ),
-    ] = __.dcls.field( default_factory = lambda: LIMITS_DEFAULT )
-    policy: __.typx.Annotated[
-        __.Absential[ _interception.InterceptorProducer ],
-        __.ddoc.Doc( ''' Permission policy
-            (:py:class:`invocables.toolsets.policies.Policy`): which tools
-            run, which are denied, which wait for approval. Default: every
-            tool runs. ''' ),
-    ] = __.absent
-
-    def __post_init__( self ) -> None:
-        if __.is_absent( self.timeout ): # forwarded as not given
-            object.__setattr__( self, 'timeout', TIMEOUT_DEFAULT )
-        timeout = self.timeout
-        if not (
-            type( self.concurrency ) is int and self.concurrency >= 1
-            and type( timeout ) in _TIMEOUT_GENERA
-            and ( timeout is None or 0 < timeout < _INFINITY )
-            and type( self.namespace ) in _NAMESPACE_GENERA
-            and type( self.limits ) is Limits
-        ): _validate_options( self )
-        retries = self.max_retries
-        if not ( retries == 0 and type( retries ) is int ):
-            _invokers.validate_retries( retries, 'max_retries' )
-
-
-OPTIONS_DEFAULT = ExecutionOptions( )
-
-
-class ExecutionShortcuts( __.typx.TypedDict, total = False ):
-    ''' Fields of :py:class:`ExecutionOptions` as keyword arguments, for
-        type checkers (a test keeps the two alike). '''
-
-    auxdata: __.typx.Any
-    namespace: __.Namespace
-    timeout: float | None
-    concurrency: int
-    max_retries: int
-    failure_policy: FailurePolicies
-    alerter: Alerter
-    limits: Limits
-    policy: _interception.InterceptorProducer
 
 
 async def execute_invocations(
@@ -227,7 +93,9 @@ async def execute_invocations(
     elif type( options ) is not ExecutionOptions:
         raise _exceptions.ConfigurationInvalidity(
             'options', "must be 'invocables.ExecutionOptions( ... )'." )
-    execution = _prepare_execution( options, ensembles, len( invocations_ ) )
+    execution = _prepare_execution(
+        options, _naming.access_nomenclature( ensembles ),
+        len( invocations_ ) )
     alerter = options.alerter
     if len( invocations_ ) == 1: # in the current task: no task to start
         invocation = invocations_[ 0 ]
@@ -257,6 +125,69 @@ async def execute_invocations(
         raise
     return _mark_synthesized(
         invocations_, await _collect_results( invocations_, tasks, alerter ) )
+
+
+async def execute_invoker(
+    invoker: __.typx.Annotated[
+        _invokers.Invoker,
+        __.ddoc.Doc( ''' Invoker to run, grouped in an ensemble or not. ''' ),
+    ],
+    arguments: __.typx.Annotated[
+        __.Arguments,
+        __.ddoc.Doc( ''' Arguments, any mapping (a frigid one too). ''' ),
+    ],
+    context: __.typx.Annotated[
+        __.Absential[ _invokers.Context ],
+        __.ddoc.Doc( ''' Context whose auxdata and namespace the call
+            receives. Default: those of options. ''' ),
+    ] = __.absent,
+    *,
+    options: __.typx.Annotated[
+        ExecutionOptions, __.ddoc.Doc( ''' Options of the execution. ''' )
+    ] = OPTIONS_DEFAULT,
+    designation: __.typx.Annotated[
+        __.Absential[ _naming.Designation ],
+        __.ddoc.Doc( ''' Name and ensemble under which the invoker was
+            offered. Default: its own name, in its ensemble. ''' ),
+    ] = __.absent,
+    identifier: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Id of the invocation which result answers. ''' )
+    ] = 'call',
+) -> _canisters.ResultCanister:
+    ''' Executes invoker with the engine's error handling; returns result.
+
+        The design documents' ``execute_invoker`` (000, Example 3): invalid
+        arguments and timeouts become error results (``result.error``); a
+        tool which raises anything else raises
+        :py:class:`invocables.exceptions.InvocationExecutionFailure`
+        (``ToolExecutionFailure``), chained to the cause. Timeouts and
+        retries are those of the invoker and its ensemble. The one way to
+        run a tool under the engine without resolving names: resuming an
+        approved call goes through here.
+    '''
+    if not __.is_absent( context ):
+        options = __.dcls.replace(
+            options, auxdata = context.auxdata, namespace = context.namespace )
+    if __.is_absent( designation ):
+        parent = invoker.ensemble
+        designation = _naming.Designation(
+            invoker.name, ( # alone: a parent may not hold it (Example 1)
+                _ensembles.LocalEnsemble( invoker.name, [ invoker ] )
+                if __.is_absent( parent ) else parent ), invoker )
+    invocation = _canisters.InvocationCanister(
+        identifier = identifier, name = designation.name,
+        arguments = arguments )
+    execution = _prepare_execution( options, _NOMENCLATURE_EMPTY )
+    try:
+        outcome = execution.begin_designated( invocation, designation )
+        if isinstance( outcome, _canisters.ResultCanister ): return outcome
+        return await outcome
+    except __.asyncio.CancelledError:
+        if _deadlines.is_cancel_requested( ): raise
+        return _produce_cancellation_result( invocation )
+    except Exception as exception:
+        _alert( options.alerter, invocation, exception )
+        raise
 
 
 def _mark_synthesized(
@@ -385,6 +316,15 @@ class _Execution:
                 invocation, _canisters.FaultGenera.Absence,
                 f"Unknown tool {invocation.name!r}. "
                 "Use one of the tools that were offered." )
+        return self.begin_designated( invocation, designation )
+
+    def begin_designated(
+        self,
+        invocation: _canisters.InvocationCanister,
+        designation: _naming.Designation,
+    ) -> _Outcome:
+        ''' Returns result of invocation of designated tool which cannot
+            run, else what runs it. '''
         limits = self.limits
         try:
             arguments = _canisters.produce_arguments(
@@ -569,7 +509,9 @@ def _describe_expiry(
 
 
 def _prepare_execution(
-    options: ExecutionOptions, ensembles: Ensembles, count: int
+    options: ExecutionOptions,
+    nomenclature: _naming.Nomenclature,
+    count: int = 1,
 ) -> '_Execution':
     namespace = options.namespace
     namespace_: __.Namespace = (
@@ -582,7 +524,7 @@ def _prepare_execution(
     concurrency = options.concurrency
     # In the order of the fields: positional costs half of keywords.
     return _Execution(
-        _naming.access_nomenclature( ensembles ), options.auxdata,
+        nomenclature, options.auxdata,
         namespace_, options.timeout, (
             __.asyncio.Semaphore( concurrency )
             if count > concurrency else None ),
@@ -616,22 +558,3 @@ def _produce_unsendable_result(
         invocation, _canisters.FaultGenera.Failure,
         f"Tool {invocation.name!r} ran, but its result cannot be sent: "
         f"{reason}. Ask for less, or for another form of the result." )
-
-
-def _validate_options( options: ExecutionOptions ) -> None:
-    concurrency, timeout = options.concurrency, options.timeout
-    namespace, limits = options.namespace, options.limits
-    __.values.validate_count(
-        concurrency, 'concurrency',
-        reason = "must be an integer of at least 1." )
-    __.values.validate_timeout(
-        timeout, 'timeout',
-        reason = "must be a positive number of seconds, or None." )
-    if not __.is_absent( namespace ) and not isinstance(
-        namespace, __.cabc.MutableMapping
-    ):
-        raise _exceptions.ConfigurationInvalidity(
-            'namespace', "must be a mutable mapping, such as a dict." )
-    if not isinstance( limits, Limits ):
-        raise _exceptions.ConfigurationInvalidity(
-            'limits', "must be 'invocables.execution.Limits( ... )'." )

@@ -437,7 +437,7 @@ def normalize_strict_invocations(
             normalized.append( invocation )
             continue
         arguments = _dialects.normalize_strict_arguments(
-            designation.invoker.argschema, invocation.arguments )
+            designation.invoker.arguments_schema, invocation.arguments )
         normalized.append(
             __.dcls.replace( invocation, arguments = arguments ) )
     return tuple( normalized )

@@ -350,7 +350,7 @@ def produce_tool( designation: _naming.Designation ) -> _mcp_types.Tool:
         _mcp_types.Tool,
         name = designation.name,
         description = invoker.description or None,
-        input_schema = __.values.thaw_json( invoker.argschema ),
+        input_schema = __.values.thaw_json( invoker.arguments_schema ),
         output_schema = (
             None if __.is_absent( outschema )
             else __.values.thaw_json( outschema ) ),

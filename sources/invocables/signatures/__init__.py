@@ -43,7 +43,6 @@ def produce_invoker( # noqa: PLR0913
     name: __.Absential[ str ] = ...,
     description: __.Absential[ str ] = ...,
     arguments_schema: __.Absential[ __.Schema ] = ...,
-    argschema: __.Absential[ __.Schema ] = ...,
     timeout: __.Absential[ float | None ] = ...,
     max_retries: __.Absential[ int ] = ...,
     deduplicator: __.Absential[ _deduplicators.Deduplicator ] = ...,
@@ -51,12 +50,11 @@ def produce_invoker( # noqa: PLR0913
     outschema: __.Absential[ __.Schema ] = ...,
 ) -> _invokers.FunctionInvoker[ _P, _T ]: ...
 @__.typx.overload
-def produce_invoker( # noqa: F811, PLR0913
+def produce_invoker( # noqa: F811
     *,
     name: __.Absential[ str ] = ...,
     description: __.Absential[ str ] = ...,
     arguments_schema: __.Absential[ __.Schema ] = ...,
-    argschema: __.Absential[ __.Schema ] = ...,
     timeout: __.Absential[ float | None ] = ...,
     max_retries: __.Absential[ int ] = ...,
     deduplicator: __.Absential[ _deduplicators.Deduplicator ] = ...,
@@ -82,10 +80,6 @@ def produce_invoker( # noqa: F811, PLR0913
             ''' Explicit JSON Schema of arguments. When given, function is
                 an invocable taking ``( context, arguments )``. Default:
                 derived from the signature of the function. ''' ),
-    ] = __.absent,
-    argschema: __.typx.Annotated[
-        __.Absential[ __.Schema ],
-        __.ddoc.Doc( ''' Deprecated name of ``arguments_schema``. ''' ),
     ] = __.absent,
     timeout: __.typx.Annotated[
         __.Absential[ float | None ],
@@ -145,8 +139,7 @@ def produce_invoker( # noqa: F811, PLR0913
     '''
     options: dict[ str, __.typx.Any ] = {
         'name': name, 'description': description,
-        'arguments_schema': _reconcile_schema(
-            str( name ), arguments_schema, argschema ),
+        'arguments_schema': arguments_schema,
         'timeout': timeout, 'max_retries': max_retries,
         'deduplicator': deduplicator,
         'annotations': annotations, 'outschema': outschema }
@@ -269,16 +262,3 @@ def _produce_explicit_invocable( function: _Function ) -> _invokers.Invocable:
         return result
 
     return invoke
-
-
-def _reconcile_schema(
-    name: str,
-    arguments_schema: __.Absential[ __.Schema ],
-    argschema: __.Absential[ __.Schema ],
-) -> __.Absential[ __.Schema ]:
-    ''' Returns schema given under either name; refuses two schemas. '''
-    if __.is_absent( argschema ): return arguments_schema
-    if __.is_absent( arguments_schema ): return argschema
-    raise _exceptions.InvokerInvalidity(
-        name, "give 'arguments_schema' only; 'argschema' is its "
-        "deprecated name." )

@@ -25,6 +25,7 @@ import sys as _sys
 from .. import __
 from .. import canisters as _canisters
 from .. import exceptions as _exceptions
+from .. import execution as _execution
 from ..execution import interception as _interception
 from .. import invokers as _invokers
 from .. import naming as _naming
@@ -480,8 +481,10 @@ async def resume_invocation(
     ] = __.absent,
     **options: __.typx.Annotated[
         __.typx.Any,
-        __.ddoc.Doc( ''' Options of ``execute_invocations`` (auxdata,
-            namespace, timeout, ...), except ``policy``. ''' ),
+        __.ddoc.Doc( ''' ``options``, an
+            :py:class:`invocables.execution.ExecutionOptions`, and fields of
+            it as shortcuts (auxdata, namespace, timeout, ...), except
+            ``policy``. ''' ),
     ],
 ) -> _canisters.ResultCanister:
     ''' Runs a suspended call if approved; returns its result.
@@ -494,7 +497,6 @@ async def resume_invocation(
         for a record which no policy sealed (edited, or made by hand): it
         runs nothing.
     '''
-    from .. import execution as _execution
     request_ = (
         request if isinstance( request, ApprovalRequest )
         else ApprovalRequest.from_dictionary( request ) )
@@ -527,9 +529,15 @@ async def resume_invocation(
                 invocation, f"Tool {name!r} is denied by the permission "
                 f"policy ({label}). Do not call it again; use another "
                 "tool or ask the user." )
-    results = await _execution.execute_invocations(
-        ( invocation, ), nomenclature, **options )
-    return results[ 0 ]
+    if designation is None: # no longer offered: an unknown tool
+        results = await _execution.execute_invocations(
+            ( invocation, ), nomenclature, **options )
+        return results[ 0 ]
+    record = options.pop( 'options', _execution.OPTIONS_DEFAULT )
+    if options: record = __.dcls.replace( record, **options )
+    return await _execution.execute_invoker(
+        designation.invoker, request_.arguments, options = record,
+        designation = designation, identifier = request_.invocation_id )
 
 
 def survey_suspensions(

@@ -356,7 +356,7 @@ def produce_document(
     name: __.typx.Annotated[
         str, __.ddoc.Doc( ''' Provider-facing name of tool. ''' ) ],
     description: str,
-    argschema: __.typx.Annotated[
+    arguments_schema: __.typx.Annotated[
         object, __.ddoc.Doc( ''' Schema of arguments (any JSON). ''' )
     ],
     title: str = '',
@@ -366,7 +366,7 @@ def produce_document(
     '''
     return Document(
         name = name, title = title, description = description,
-        parameters = tuple( _survey_parameters( argschema ) ) )
+        parameters = tuple( _survey_parameters( arguments_schema ) ) )
 
 
 def produce_invoker_document(
@@ -375,7 +375,7 @@ def produce_invoker_document(
     ''' Produces searchable document of invoker under provider name. '''
     title = invoker.annotations.get( 'title', '' )
     return produce_document(
-        name, invoker.description, invoker.argschema,
+        name, invoker.description, invoker.arguments_schema,
         title if isinstance( title, str ) else '' )
 
 
@@ -435,7 +435,7 @@ def _produce_search_invoker(
         search.record_found( context.namespace, names )
         return _render_matches( search, names )
 
-    argschema = {
+    arguments_schema = {
         'type': 'object',
         'properties': {
             'query': {
@@ -453,7 +453,7 @@ def _produce_search_invoker(
     }
     return _invokers.FunctionInvoker(
         name = _invokers.validate_tool_name( name ), invocable = invoke,
-        argschema = argschema,
+        arguments_schema = arguments_schema,
         description = (
             "Searches the tools which are not loaded yet. The tools found "
             "become callable from your next step on; search when no loaded "
@@ -470,7 +470,7 @@ def _render_matches( search: ToolSearch, names: list[ str ] ) -> str:
         invoker = nomenclature.access_designation( name ).invoker
         parameters = ', '.join(
             parameter for parameter, _ in _survey_parameters(
-                invoker.argschema, depth = 1 ) )
+                invoker.arguments_schema, depth = 1 ) )
         summary = invoker.description.strip( ).split( '\n', 1 )[ 0 ][ : 200 ]
         lines.append( f"- {name}({parameters}): {summary}" )
     return '\n'.join( lines )

@@ -73,11 +73,6 @@ class DelegateInvoker( __.immut.Object ):
             inner = self.inner )
 
     @property
-    def argschema( self ) -> __.Schema:
-        ''' JSON Schema of arguments of inner invoker. '''
-        return self.inner.argschema
-
-    @property
     def arguments_schema( self ) -> __.Schema:
         ''' JSON Schema of arguments of inner invoker. '''
         return self.inner.arguments_schema
@@ -522,7 +517,8 @@ def _produce_pinned_invoker(
         return list( await inner( context, arguments ) ) or None
 
     return _invokers.FunctionInvoker(
-        name = name, invocable = invoke, argschema = invoker.argschema,
+        name = name, invocable = invoke,
+        arguments_schema = invoker.arguments_schema,
         description = invoker.description, ensemble = ensemble,
         timeout = invoker.timeout,
         max_retries = retries if isinstance( retries, int ) else __.absent,
