@@ -471,6 +471,9 @@ async def test_310_proxy_refuses( proxy, upstream ):
         ( f"GET /page HTTP/1.1\r\nHost: api.example.test:{port}\r\n\r\n",
           '400' ),
         ( 'nonsense\r\n\r\n', '400' ),
+        ( f"GET http://api.example.test:{port}/ HTTP/1.1\r\n"
+          f"Host: api.example.test:{port}\r\nX: a\nHost: other.test\r\n\r\n",
+          '400' ),
         ( f"POST http://api.example.test:{port}/ HTTP/1.1\r\n"
           "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", '501' ),
     ):

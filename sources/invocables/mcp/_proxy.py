@@ -19,6 +19,7 @@ from .. import exceptions as _exceptions
 Resolver: __.typx.TypeAlias = __.cabc.Callable[ [ str ], str ]
 
 _HEAD_MAXIMUM = 65536
+_CONNECT_TIMEOUT = 30.0
 _HEAD_TIMEOUT = 30.0
 _PORTS_DEFAULT = ( 80, 443 )
 _PORT_LIMIT = 65536
@@ -169,10 +170,13 @@ class Proxy(
     ) -> tuple[ __.asyncio.StreamReader, __.asyncio.StreamWriter ] | None:
         name, port = address
         host = name if self.resolver is None else self.resolver( name )
-        try: return await __.asyncio.open_connection( host, port )
-        except OSError as exception:
+        try:
+            return await __.asyncio.wait_for(
+                __.asyncio.open_connection( host, port ), _CONNECT_TIMEOUT )
+        except ( OSError, __.asyncio.TimeoutError ) as exception:
+            cause = str( exception ) or 'timed out'
             await self._refuse( writer, _Refusal(
-                502, f"host {name}:{port} is not reached ({exception})" ) )
+                502, f"host {name}:{port} is not reached ({cause})" ) )
             return None
 
     async def _forward(
@@ -318,11 +322,15 @@ def _parse_headers(
 
 def _parse_request( head: bytes ) -> _Request | _Refusal:
     ''' Returns request of head, or why it is refused. '''
-    lines = head.decode( 'latin-1' ).split( '\r\n' )[ : -2 ]
+    text = head.decode( 'latin-1' )[ : -4 ]
+    lines = text.split( '\r\n' )
     words = lines[ 0 ].split( ' ' )
     headers = _parse_headers( lines[ 1 : ] )
-    if len( words ) != 3 or headers is None: # noqa: PLR2004
-        return _Refusal( 400, "malformed request" )
+    # A bare line feed or return would end a line for some upstreams.
+    bare = ''.join( lines )
+    if len( words ) != 3 or headers is None or ( # noqa: PLR2004
+        '\n' in bare or '\r' in bare
+    ): return _Refusal( 400, "malformed request" )
     method, target, version = words
     if method.upper( ) == 'CONNECT':
         address = _split_authority( target, __.absent )
