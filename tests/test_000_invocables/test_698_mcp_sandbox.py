@@ -630,6 +630,9 @@ def test_600_survey( tmp_path ):
             'command': echo[ 0 ], 'args': echo[ 1 : ],
             'sandbox': { 'read': [ 'data' ], 'environment': [ 'TOKEN' ] } },
         'open': { 'command': echo[ 0 ], 'args': echo[ 1 : ] },
+        'listed': {
+            'command': echo[ 0 ], 'args': echo[ 1 : ],
+            'sandbox': { 'network': [ 'example.com', '*.example.org' ] } },
     } }
     ( tmp_path / 'data' ).mkdir( )
     ( tmp_path / 'mcp.json' ).write_text( json.dumps( document ) )
@@ -654,7 +657,11 @@ def test_600_survey( tmp_path ):
     assert entries[ 'confined' ][ 'error' ] is None
     assert entries[ 'confined' ][ 'tools' ]
     assert entries[ 'open' ][ 'sandbox' ] is False
+    assert entries[ 'listed' ][ 'sandbox' ][ 'network' ] == [
+        'example.com', '*.example.org' ]
+    assert entries[ 'listed' ][ 'tools' ]
     text = survey( )
+    assert "network example.com, *.example.org;" in text
     assert "Sandbox: read {path}; write private folder only; network off; "\
         "environment TOKEN".format( path = tmp_path / 'data' ) in text
     assert 'Sandbox: none (unconfined)' in text

@@ -545,7 +545,9 @@ def _render_survey( report: __.cabc.Mapping[ str, __.typx.Any ] ) -> str:
                         'system and installation' ),
                     write = ', '.join( sandbox[ 'write' ] ) or (
                         'private folder only' ),
-                    network = 'on' if sandbox[ 'network' ] else 'off',
+                    network = ', '.join( sandbox[ 'network' ] )
+                    if isinstance( sandbox[ 'network' ], list )
+                    else 'on' if sandbox[ 'network' ] else 'off',
                     environment = ', '.join(
                         sandbox[ 'environment' ] ) or 'none listed' ) )
         width = max(
