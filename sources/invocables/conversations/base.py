@@ -2,17 +2,22 @@
 
 ''' Common loop of conversations: rounds, hooks, events and transcript.
 
-    Contract for a provider module (one small module per provider API):
-    a conversation subclasses :py:class:`ConversationBase`, sets
-    ``provider`` (a name of :py:mod:`invocables.providers`, whose processor
-    is the default ``processor``), and implements
-    ``produce_message`` (the user message of a prompt), ``request`` (one
-    whole call of the model) and ``request_continuous`` (one streamed call
-    of the model). Both calls use the application's own SDK client and
-    return a :py:class:`Reply`: the native messages to append to the
-    transcript, the tool calls and the text. The streamed call first
-    yields text deltas (``str``), then, once the response is whole, each
-    tool call (``InvocationCanister``), then its reply.
+    A conversation subclasses :py:class:`ConversationBase` and sets
+    ``provider``, a name of :py:data:`invocables.providers.PROVIDERS`: its
+    row says how requests are made (the client's methods, where the model,
+    history, tools, system prompt and token limit go, the finals of a
+    stream), and its processor, the default ``processor``, reads the
+    responses (``prepare_message`` of a whole one; the accumulator of a
+    stream gives its calls, text deltas, assistant message and stop
+    reason). No provider's stream is parsed here. Hooks: ``produce_message``
+    (the user message of a prompt), ``query`` and ``query_continuous`` (the
+    calls of the client, for clients which are not SDKs), and, for a
+    provider without a row, ``request`` (one whole call of the model) and
+    ``request_continuous`` (one streamed call), which return a
+    :py:class:`Reply`: the native messages to append to the transcript,
+    the tool calls and the text. The streamed call first yields text
+    deltas (``str``), then, once the response is whole, each tool call
+    (``InvocationCanister``), then its reply.
 
     One rule for what a user sees, whole and streamed: the text is the
     text the processor releases (with option ``text_calls``, less the
@@ -30,16 +35,27 @@ from . import __
 from .. import history as _history
 from .. import providers as _providers
 from ..toolsets import selection as _selection
+from . import records as _records
+from .records import (
+    ConclusionEvent as ConclusionEvent,
+    Event as Event,
+    InvocationEvent as InvocationEvent,
+    Invocations as Invocations,
+    NativeObject as NativeObject,
+    Reply as Reply,
+    ResponseEvent as ResponseEvent,
+    ResultEvent as ResultEvent,
+    ResultsEvent as ResultsEvent,
+    Results as Results,
+    Terminations as Terminations,
+    TextEvent as TextEvent,
+    Transcript as Transcript,
+    relabel_reply as relabel_reply,
+)
 
 
 ROUNDS_MAXIMUM = 10
 
-_IDENTIFIER_KEYS = frozenset( ( 'call_id', 'id', 'tool_call_id' ) )
-
-NativeObject: __.typx.TypeAlias = dict[ str, __.typx.Any ]
-Invocations: __.typx.TypeAlias = tuple[
-    __.canisters.InvocationCanister, ... ]
-Results: __.typx.TypeAlias = tuple[ __.canisters.ResultCanister, ... ]
 Approver: __.typx.TypeAlias = __.cabc.Callable[
     [ __.canisters.InvocationCanister ],
     bool | __.cabc.Awaitable[ bool ] ]
@@ -49,110 +65,6 @@ Messages: __.typx.TypeAlias = (
 # Native message of a provider's conversation (see Transcript).
 _Message = __.typx.TypeVar( '_Message', default = __.typx.Any )
 
-
-class Terminations( __.enum.Enum ):
-    ''' Why a conversation loop stopped. '''
-
-    Completion = 'completion'   # the model answered without calling tools
-    Exhaustion = 'exhaustion'   # the bound on rounds was reached
-
-
-@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
-class Transcript( __.typx.Generic[ _Message ] ):
-    ''' Outcome of a conversation loop.
-
-        ``messages`` are the provider's native messages (plain
-        dictionaries which its SDK accepts as input): those given, then
-        those which the loop appended. Every tool call in them has its
-        result. ``text`` is the text of the last response of the model.
-
-        Generic in the provider's message: type checkers see the SDK's own
-        parameter type of the conversation's provider (such as
-        ``MessageParam`` for Anthropic, ``ChatCompletionMessageParam`` for
-        OpenAI Chat; see :py:mod:`invocables.processors._natives`), so that
-        the messages continue a typed list of the application's own.
-    '''
-
-    messages: list[ _Message ]
-    termination: Terminations
-    rounds: int
-    text: str
-
-
-@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
-class Reply:
-    ''' One whole response of the model, as a provider module reads it.
-
-        ``resumable`` marks a response which paused without calling tools
-        and asks to be called again (such as Anthropic's ``pause_turn``
-        during long server-side tool runs).
-    '''
-
-    response: object
-    messages: tuple[ NativeObject, ... ]
-    invocations: Invocations
-    text: str
-    resumable: bool = False
-
-
-@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
-class TextEvent:
-    ''' Text from the model: a delta when streamed, else the whole text. '''
-
-    round: int
-    text: str
-
-
-@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
-class InvocationEvent:
-    ''' Tool call of the model, complete, in a response which is whole
-        (not yet approved nor run): only calls which the loop runs (or
-        asks about) are announced.
-    '''
-
-    round: int
-    invocation: __.canisters.InvocationCanister
-
-
-@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
-class ResponseEvent:
-    ''' Whole response of the model, with the native messages appended. '''
-
-    round: int
-    response: object
-    messages: tuple[ NativeObject, ... ]
-    invocations: Invocations
-    text: str
-
-
-@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
-class ResultEvent:
-    ''' Result of one tool call (run, failed or refused) is ready. '''
-
-    round: int
-    invocation: __.canisters.InvocationCanister
-    result: __.canisters.ResultCanister
-
-
-@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
-class ResultsEvent:
-    ''' Results of a round, with the native messages appended. '''
-
-    round: int
-    results: Results
-    messages: tuple[ NativeObject, ... ]
-
-
-@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
-class ConclusionEvent:
-    ''' Loop stopped; last event of every conversation loop. '''
-
-    transcript: Transcript
-
-
-Event: __.typx.TypeAlias = (
-    TextEvent | InvocationEvent | ResponseEvent | ResultEvent
-    | ResultsEvent | ConclusionEvent )
 Observer: __.typx.TypeAlias = __.cabc.Callable[
     [ Event ], None | __.cabc.Awaitable[ None ] ]
 Portion: __.typx.TypeAlias = str | __.canisters.InvocationCanister | Reply
@@ -269,7 +181,7 @@ class ConversationBase(
         ):
             raise __.exceptions.ConfigurationInvalidity(
                 'tokens_maximum', "must be at least 1." )
-        validate_client( self.provider, self.client )
+        _providers.validate_client( self.provider, self.client )
         if __.is_absent( self.processor ):
             # The default depends on the class's provider, which a field's
             # default factory cannot see; type checkers see the field frozen.
@@ -320,18 +232,6 @@ class ConversationBase(
         '''
         return self._advance( messages, streaming = True )
 
-    def prefix_instructions(
-        self, messages: list[ NativeObject ]
-    ) -> list[ NativeObject ]:
-        ''' Returns messages after a system message of the instructions.
-
-            For providers which take the system prompt as the first message;
-            the transcript itself never stores it.
-        '''
-        if __.is_absent( self.instructions ): return messages
-        system = { 'role': 'system', 'content': self.instructions }
-        return [ system, *messages ]
-
     def produce_message( self, prompt: str ) -> NativeObject:
         ''' Returns native user message which carries prompt.
 
@@ -340,57 +240,118 @@ class ConversationBase(
         '''
         return { 'role': 'user', 'content': prompt }
 
+    def produce_request(
+        self, messages: list[ NativeObject ], tools: list[ NativeObject ]
+    ) -> NativeObject:
+        ''' Returns request of the provider's row, without ``stream``. '''
+        row = _providers.access_provider( self.provider )
+        request: NativeObject = { }
+        for key, value in row.fixtures:
+            _assign( request, key, __.values.thaw_json( value ) )
+        _assign( request, row.model_key, self.model )
+        instructions = self.instructions
+        if not row.instructions_key and not __.is_absent( instructions ):
+            system = { 'role': 'system', 'content': instructions }
+            messages = [ system, *messages ]
+            instructions = __.absent
+        _assign( request, row.messages_key, messages )
+        if tools: _assign( request, row.tools_key, tools )
+        if not __.is_absent( instructions ):
+            _assign( request, row.instructions_key, (
+                [ { 'text': instructions } ] if row.instructions_blocks
+                else instructions ) )
+        tokens = (
+            row.tokens_default if __.is_absent( self.tokens_maximum )
+            else self.tokens_maximum )
+        if not __.is_absent( tokens ):
+            _assign( request, row.tokens_key, tokens )
+        _access_object( request, row.parameters_key ).update( self.parameters )
+        return request
+
+    async def query( self, request: NativeObject ) -> object:
+        ''' Calls the client's method of the provider's row; returns the
+            whole response.
+        '''
+        row = _providers.access_provider( self.provider )
+        return await _call(
+            self.client, row.method, request, blocking = row.blocking )
+
+    @__.ctxl.asynccontextmanager
+    async def query_continuous(
+        self, request: NativeObject
+    ) -> __.cabc.AsyncGenerator[ __.cabc.AsyncIterator[ object ] ]:
+        ''' Calls the client's streaming method of the provider's row;
+            gives its events, and closes the response after them.
+        '''
+        row = _providers.access_provider( self.provider )
+        method = row.streaming_method
+        if not method: request = { **request, 'stream': True }
+        stream = await _call(
+            self.client, method or row.method, request,
+            blocking = row.blocking )
+        if row.stream_key:
+            stream = __.processors.wire.access_field( stream, row.stream_key )
+        if not hasattr( stream, '__aenter__' ):
+            yield _iterate( stream )
+            return
+        async with stream: yield _iterate( stream )
+
     async def request(
         self, messages: list[ NativeObject ], tools: list[ NativeObject ]
     ) -> Reply:
-        ''' Hook: calls model once, whole; returns its reply. '''
-        raise NotImplementedError # pragma: no cover
+        ''' Calls model once, whole; returns its reply.
 
-    def request_continuous(
+            The assistant message is the processor's (``prepare_message``):
+            with option ``text_calls``, the text less the calls written in
+            it, and each call under the id of its canister.
+        '''
+        row = _providers.access_provider( self.provider )
+        response = await self.query( self.produce_request( messages, tools ) )
+        invocations = self.processor.normalize_invocations( response )
+        message = self.processor.prepare_message( response )
+        stop = __.processors.wire.access_field( response, 'stop_reason' ) if (
+            row.resumptions ) else None
+        return _records.produce_reply(
+            response, message, invocations,
+            resumable = stop in row.resumptions )
+
+    async def request_continuous(
         self, messages: list[ NativeObject ], tools: list[ NativeObject ]
     ) -> __.cabc.AsyncIterator[ Portion ]:
-        ''' Hook: calls model once, streamed; yields text deltas and tool
-            calls as they come, then the reply.
-        '''
-        raise NotImplementedError # pragma: no cover
+        ''' Calls model once, streamed; yields text deltas as they come,
+            then, the response being whole, its tool calls and its reply.
 
-    async def relay_continuous(
-        self,
-        events: __.cabc.AsyncIterable[ object ],
-        accumulator: __.processors.InvocationsAccumulator,
-        texter: __.cabc.Callable[ [ object ], str ],
-        replier: __.cabc.Callable[
-            [ tuple[ object, ... ], Invocations ], Reply ],
-        finals: __.cabc.Sequence[ object ] = ( ),
-    ) -> __.cabc.AsyncIterator[ Portion ]:
-        ''' Relays stream: yields text deltas, then tool calls and reply.
-
-            Hands each event to the processor's accumulator, the one reader
-            of tool calls, then yields the text which ``texter`` gives
-            (called after the accumulator took the event, and with ``None``
-            at the end: an accumulator which holds back text calls gives
-            the text it released). After the stream, the ``finals`` events
-            (such as a closing ``[DONE]`` which the SDK consumed) are
-            ingested and the accumulator is concluded; only then, the
-            response being whole, are its calls yielded (a stream cut off
-            raises at its conclusion, having yielded none); ``replier``
-            makes the reply from the events and the calls (typically with
-            the accumulator's ``produce_message``).
+            The processor's accumulator is the one reader of the stream:
+            of its calls, of the text it releases (with option
+            ``text_calls``, less the calls written in it), of its assistant
+            message and stop reason. A stream cut off raises at its
+            conclusion, having yielded no call.
         '''
+        row = _providers.access_provider( self.provider )
+        accumulator = self.processor.produce_accumulator( )
+        release = getattr( accumulator, 'release_text', lambda: '' )
         received: list[ object ] = [ ]
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
-        async for event in events:
-            received.append( event )
-            invocations.extend( accumulator.ingest( event ) )
-            text = texter( event )
-            if text: yield text
-        for event in finals:
+        async with self.query_continuous(
+            self.produce_request( messages, tools )
+        ) as events:
+            async for event in events:
+                received.append( event )
+                invocations.extend( accumulator.ingest( event ) )
+                text = release( )
+                if text: yield text
+        for event in row.finals:
             invocations.extend( accumulator.ingest( event ) )
         invocations.extend( accumulator.conclude( ) )
-        text = texter( None )
+        text = release( )
         if text: yield text
         for invocation in invocations: yield invocation
-        yield replier( tuple( received ), tuple( invocations ) )
+        conclusion = getattr( accumulator, 'conclusion', None )
+        yield _records.produce_reply(
+            received if conclusion is None else conclusion,
+            accumulator.produce_message( ), tuple( invocations ),
+            resumable = getattr( accumulator, 'stop', None ) in (
+                row.resumptions ) )
 
     async def _advance(
         self, messages: Messages, *, streaming: bool
@@ -558,108 +519,6 @@ class ConversationBase(
         yield reply
 
 
-def produce_texter(
-    accumulator: object,
-    fallback: __.cabc.Callable[ [ object ], str ] = lambda event: '',
-) -> __.cabc.Callable[ [ object ], str ]:
-    ''' Returns texter of ``relay_continuous`` which gives the text that
-        accumulator released (its ``release_text``: the text less the
-        calls written in it); an accumulator without it (an application's
-        own) gives the text of each event, by ``fallback``.
-    '''
-    release = getattr( accumulator, 'release_text', None )
-    if not callable( release ): return fallback
-    release_ = __.typx.cast( __.cabc.Callable[ [ ], str ], release )
-    return lambda event: release_( )
-
-
-def relabel_reply( reply: Reply, turn: int ) -> Reply:
-    ''' Returns reply whose synthesized ids are unique in a conversation.
-
-        A synthesized id depends on the call's position, name and
-        arguments: a call repeated in a later response would get the same
-        one, and results could no longer be paired with calls by id (and
-        servers which check ids refuse the history). The id becomes
-        ``call_<turn>_<position>_<digest>``, with ``turn`` the length of the
-        transcript before the response, and the position of the call in its
-        response (whole and streamed alike); the messages of the reply carry
-        the new ids.
-    '''
-    identifiers: dict[ str, str ] = { }
-    invocations: list[ __.canisters.InvocationCanister ] = [ ]
-    for position, invocation in enumerate( reply.invocations ):
-        if not invocation.identifier_synthesized:
-            invocations.append( invocation )
-            continue
-        synthesized = __.processors.wire.synthesize_identifier(
-            position, invocation.name, invocation.arguments )
-        identifier = "call_{turn}_{rest}".format(
-            turn = turn, rest = synthesized.removeprefix( 'call_' ) )
-        identifiers[ invocation.identifier ] = identifier
-        invocations.append(
-            __.dcls.replace( invocation, identifier = identifier ) )
-    if not identifiers: return reply
-    messages = tuple(
-        _relabel_value( message, identifiers ) for message in reply.messages )
-    return __.dcls.replace(
-        reply, messages = messages, invocations = tuple( invocations ) )
-
-
-def validate_client( provider: str, client: object ) -> None:
-    ''' Refuses client of another provider, or a synchronous client.
-
-        The loop awaits one method of the client (such as
-        ``client.messages.create``): it must exist, and, for the
-        provider's own SDK, be a coroutine function. Providers without a
-        known client (loops of applications) are not checked.
-    '''
-    entry = _providers.PROVIDERS.get( provider )
-    if entry is None: return
-    attributes, example = entry.method, entry.client
-    location = f"client of conversation {provider!r}"
-    genus = type( client )
-    package = genus.__module__.split( '.', 1 )[ 0 ]
-    name = (
-        'None' if client is None
-        else f"{genus.__module__}.{genus.__qualname__}" )
-    owners = _survey_package_providers( package )
-    if client is None or ( owners and package != entry.package ):
-        hint = f" (its loop is provider {owners})" if owners else ''
-        raise __.exceptions.ConfigurationInvalidity(
-            location, f"{name} is not a client of provider {provider!r}"
-            f"{hint}; give {example}." )
-    method = _access_method( client, attributes )
-    path = '.'.join( ( 'client', *attributes ) )
-    if method is None:
-        raise __.exceptions.ConfigurationInvalidity(
-            location, f"{name} has no {path}, which the loop calls; give "
-            f"{example}." )
-    if package == entry.package and not __.inspect.iscoroutinefunction(
-        __.inspect.unwrap( method )
-    ):
-        raise __.exceptions.ConfigurationInvalidity(
-            location, f"{name} is a synchronous client ({path} is not a "
-            "coroutine function); the loop is asynchronous, so give the "
-            f"asynchronous client, {example}." )
-
-
-def nativize_object(
-    value: object, *, aliases: bool = False
-) -> NativeObject:
-    ''' Returns plain dictionary of SDK typed object (or of mapping).
-
-        Fields which are ``None`` are left out, as the SDKs do on input;
-        with ``aliases``, fields are named as on the wire (such as
-        ``functionCall``) rather than as in Python.
-    '''
-    native = __.processors.wire.nativize_object( value, aliases = aliases )
-    if isinstance( native, dict ):
-        return __.typx.cast( NativeObject, native )
-    raise __.exceptions.ResponseInvalidity(
-        'unknown', "{genus} is neither a mapping nor an SDK object.".format(
-            genus = type( value ).__name__ ) )
-
-
 def produce_refusal(
     invocation: __.canisters.InvocationCanister,
     message: __.Absential[ str ] = __.absent,
@@ -678,41 +537,50 @@ def produce_refusal(
         invocation_id_synthesized = invocation.identifier_synthesized )
 
 
-def _access_method(
-    client: object, attributes: __.cabc.Sequence[ str ]
+def _access_object( request: NativeObject, key: str ) -> NativeObject:
+    ''' Returns object at key path of request, made if missing. '''
+    target = request
+    for name in filter( None, key.split( '.' ) ):
+        target = target.setdefault( name, { } )
+    return target
+
+
+def _assign( request: NativeObject, key: str, value: object ) -> None:
+    ''' Sets value at key path of request. '''
+    path, _, name = key.rpartition( '.' )
+    _access_object( request, path )[ name ] = value
+
+
+async def _call(
+    client: object,
+    path: __.cabc.Sequence[ str ],
+    request: NativeObject,
+    *,
+    blocking: bool,
 ) -> __.typx.Any:
-    ''' Returns method of client at attribute path, or none. '''
-    value: object = client
-    try:
-        for attribute in attributes: value = getattr( value, attribute )
-    except Exception: return None # such as AttributeError
-    return value
-
-
-def _survey_package_providers( package: str ) -> str:
-    ''' Returns providers whose clients are of package, for messages. '''
-    names = [
-        repr( provider.name ) for provider in _providers.PROVIDERS.values( )
-        if provider.package == package ]
-    return ' or '.join( names )
-
-
-def _relabel_value(
-    value: object, identifiers: __.cabc.Mapping[ str, str ]
-) -> __.typx.Any:
-    ''' Returns copy of JSON value with ids (values of keys ``id``,
-        ``call_id`` and ``tool_call_id``) renamed as mapped.
+    ''' Calls method of client at attribute path with request; a method
+        of a synchronous client, if allowed, runs in a worker thread.
     '''
-    if isinstance( value, dict ):
-        mapping = __.typx.cast( dict[ str, object ], value )
-        return {
-            key: (
-                identifiers.get( item, item )
-                if key in _IDENTIFIER_KEYS and isinstance( item, str )
-                else _relabel_value( item, identifiers ) )
-            for key, item in mapping.items( ) }
-    if isinstance( value, list ):
-        return [
-            _relabel_value( item, identifiers )
-            for item in __.typx.cast( list[ object ], value ) ]
-    return value
+    method: __.typx.Any = client
+    for name in path: method = getattr( method, name )
+    if blocking and not __.inspect.iscoroutinefunction(
+        __.inspect.unwrap( method )
+    ): result = await __.asyncio.to_thread( lambda: method( **request ) )
+    else: result = method( **request )
+    if __.inspect.isawaitable( result ): return await result
+    return result
+
+
+async def _iterate( stream: __.typx.Any ) -> __.cabc.AsyncIterator[ object ]:
+    ''' Yields events of asynchronous stream, or of synchronous stream
+        read in a worker thread.
+    '''
+    if hasattr( stream, '__aiter__' ):
+        async for event in stream: yield event
+        return
+    iterator = iter( stream )
+    end = object( )
+    while True:
+        event = await __.asyncio.to_thread( next, iterator, end )
+        if event is end: return
+        yield event

@@ -22,8 +22,8 @@ from . import __
 from . import base as _base
 
 
-PROVIDER = 'ollama'
 _PATH = '/api/chat'
+_PROVIDER = 'ollama'
 
 
 class OllamaConversation(
@@ -31,79 +31,25 @@ class OllamaConversation(
 ):
     ''' Conversation loop over Ollama's native chat API (httpx client). '''
 
-    provider = PROVIDER
+    provider = _PROVIDER
 
-    async def request(
-        self,
-        messages: list[ _base.NativeObject ],
-        tools: list[ _base.NativeObject ],
-    ) -> _base.Reply:
-        ''' Posts to ``/api/chat`` without streaming; returns reply. '''
+    async def query( self, request: _base.NativeObject ) -> object:
+        ''' Posts request to ``/api/chat``; returns the decoded body. '''
         response = await self.client.post(
-            _PATH, json = self._produce_request(
-                messages, tools, streaming = False ) )
-        body = _decode_body( response.content, response.status_code )
-        invocations = self.processor.normalize_invocations( body )
-        message = _base.nativize_object(
-            self.processor.prepare_message( body ) )
-        text = __.processors.wire.access_text(
-            message.get( 'content' ), PROVIDER, 'content' )
-        return _base.Reply(
-            response = body, messages = ( message, ),
-            invocations = invocations, text = text )
+            _PATH, json = { 'stream': False, **request } )
+        return _decode_body( response.content, response.status_code )
 
-    async def request_continuous(
-        self,
-        messages: list[ _base.NativeObject ],
-        tools: list[ _base.NativeObject ],
-    ) -> __.cabc.AsyncIterator[ _base.Portion ]:
-        ''' Posts to ``/api/chat`` with streaming; yields text deltas and
-            tool calls as they come, then the reply.
-        '''
-        accumulator = self.processor.produce_accumulator( )
-
-        def reply(
-            events: tuple[ object, ... ], invocations: _base.Invocations
-        ) -> _base.Reply:
-            message = accumulator.produce_message( )
-            return _base.Reply(
-                response = list( events ), messages = ( message, ),
-                invocations = invocations, text = message[ 'content' ] )
-
+    @__.ctxl.asynccontextmanager
+    async def query_continuous(
+        self, request: _base.NativeObject
+    ) -> __.cabc.AsyncGenerator[ __.cabc.AsyncIterator[ object ] ]:
+        ''' Posts streamed request to ``/api/chat``; gives its chunks. '''
         async with self.client.stream(
-            'POST', _PATH,
-            json = self._produce_request( messages, tools, streaming = True )
+            'POST', _PATH, json = { 'stream': True, **request }
         ) as response:
             if response.status_code >= 400: # noqa: PLR2004
                 _decode_body( await response.aread( ), response.status_code )
-            texter = _base.produce_texter( accumulator, _access_delta )
-            async for portion in self.relay_continuous(
-                _decode_lines( response ), accumulator, texter, reply
-            ): yield portion
-
-    def _produce_request(
-        self,
-        messages: list[ _base.NativeObject ],
-        tools: list[ _base.NativeObject ],
-        *,
-        streaming: bool,
-    ) -> _base.NativeObject:
-        messages_ = self.prefix_instructions( messages )
-        request: _base.NativeObject = {
-            'model': self.model, 'messages': messages_,
-            'stream': streaming }
-        if tools: request[ 'tools' ] = tools
-        if not __.is_absent( self.tokens_maximum ):
-            request[ 'options' ] = { 'num_predict': self.tokens_maximum }
-        request.update( self.parameters )
-        return request
-
-
-def _access_delta( chunk: object ) -> str:
-    ''' Returns text delta of streamed chunk. '''
-    access = __.processors.wire.access_field
-    text = access( access( chunk, 'message' ), 'content' )
-    return text if isinstance( text, str ) else ''
+            yield _decode_lines( response )
 
 
 def _decode_body( content: bytes, status: int ) -> object:
@@ -111,13 +57,13 @@ def _decode_body( content: bytes, status: int ) -> object:
     try: body = __.json.loads( content )
     except ValueError as exception:
         raise __.exceptions.ResponseInvalidity(
-            PROVIDER, f"body is not JSON (status {status}): {exception}"
+            _PROVIDER, f"body is not JSON (status {status}): {exception}"
         ) from exception
     error = __.processors.wire.access_field( body, 'error' )
     if error is not None:
-        failure = __.processors.wire.produce_failure( PROVIDER, error )
+        failure = __.processors.wire.produce_failure( _PROVIDER, error )
         raise __.exceptions.ProviderFailure(
-            PROVIDER, status, failure.genus, failure.message )
+            _PROVIDER, status, failure.genus, failure.message )
     return body
 
 

@@ -19,6 +19,7 @@ from . import _natives as natives
 from . import streaming as streaming
 from . import _wire as wire
 from .. import providers as _providers
+from ..providers import PROVIDERS as PROVIDERS
 
 # Type checkers see through 'module.TYPE_CHECKING', not through the hub;
 # linters read the literals of 'module.Literal' as literals.
@@ -34,15 +35,6 @@ from .streaming import (
     PartialInvocation as PartialInvocation,
     StreamedInvocation as StreamedInvocation,
 )
-
-
-PROVIDERS: __.typx.Annotated[
-    __.cabc.Mapping[ str, str ],
-    __.ddoc.Doc( ''' Known provider names and their modules (from
-        :py:data:`invocables.providers.PROVIDERS`). ''' ),
-] = __.types.MappingProxyType( {
-    name: provider.processor
-    for name, provider in _providers.PROVIDERS.items( ) } )
 
 
 if _typx.TYPE_CHECKING:

@@ -109,6 +109,7 @@ class AnthropicAccumulator(
                 return self._ingest_stop( event )
             case 'message_delta':
                 stop = access( access( event, 'delta' ), 'stop_reason' )
+                self.stop = stop
                 if stop in _STOPS_TRUNCATING:
                     self.reason = (
                         f"the response stopped for reason {stop!r}." )
@@ -161,6 +162,7 @@ class AnthropicAccumulator(
             genus, str ) else None
         if field is None: return # New delta types must not break a stream.
         piece = access( delta, field )
+        if genus == 'text_delta': self.record_text( piece )
         if field == 'partial_json':
             if index in self._stopped and piece:
                 raise __.exceptions.ResponseInvalidity(

@@ -129,6 +129,7 @@ class BedrockAccumulator(
             delta, PROVIDER, 'contentBlockDelta', 'contentBlockIndex' )
         piece = access( delta, 'delta' )
         text = access( piece, 'text' )
+        self.record_text( text )
         if isinstance( text, str ):
             if index not in self._texts:
                 self._texts[ index ] = [ ]

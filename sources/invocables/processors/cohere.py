@@ -80,6 +80,7 @@ class CohereAccumulator(
             case 'content-delta':
                 content = access( _access_message( event ), 'content' )
                 self._append( self._texts, content, 'text' )
+                self.record_text( access( content, 'text' ) )
             case 'message-end':
                 delta = access( event, 'delta' )
                 stop = access( delta, 'finish_reason' )

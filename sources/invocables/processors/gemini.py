@@ -134,6 +134,8 @@ class GeminiAccumulator(
         call = _access( part, 'functionCall', 'function_call' )
         if call is None:
             self._record_part( part, None )
+            if not _access( part, 'thought' ):
+                self.record_text( _access( part, 'text' ) )
             return ( )
         if self._finished:
             raise __.exceptions.ResponseInvalidity(

@@ -170,6 +170,7 @@ class OpenaiResponsesAccumulator( _streaming.AccumulatorBase[ _Items ] ):
     ) -> _wire.Invocations:
         ''' Reads text deltas, and the end of the text, for text calls. '''
         if genus == 'response.completed':
+            self.conclusion = _wire.access_field( event, 'response' )
             if self._calls is None: return ( )
             return self._calls.conclude(
                 self._texts, natives = bool( self.survey_invocations( ) ) )

@@ -12,9 +12,13 @@
     records why open calls may be cut off (for example, a stop reason of
     ``max_tokens``). It also implements ``produce_message``, from
     ``survey_invocations``: the assistant message of the stream, which the
-    conversation loops append. Unknown event *types* are ignored, since
-    providers add new ones; any exception other than the package's own,
-    raised while reading malformed input, becomes
+    conversation loops append; it hands the text deltas it reads to
+    ``record_text`` (the loops show what ``release_text`` returns), and
+    sets ``stop``, the provider's stop reason where a loop needs it (such
+    as Anthropic's ``pause_turn``), and ``conclusion``, the whole response
+    which ends the stream, if the provider sends one. Unknown event *types*
+    are ignored, since providers add new ones; any exception other than
+    the package's own, raised while reading malformed input, becomes
     :py:class:`invocables.exceptions.ResponseInvalidity`.
 '''
 
@@ -100,7 +104,7 @@ class AccumulatorBase( __.typx.Generic[ _natives.Assistant ] ):
 
     __slots__ = (
         '_closed', '_concluded', '_count', '_emissions', '_identifiers',
-        '_pending', '_slots', 'reason',
+        '_pending', '_released', '_slots', 'conclusion', 'reason', 'stop',
     )
 
     provider: __.typx.ClassVar[ str ] = 'unknown'
@@ -113,7 +117,10 @@ class AccumulatorBase( __.typx.Generic[ _natives.Assistant ] ):
         self._pending: dict[ int, StreamedInvocation ] = { }
         self._concluded = False
         self._count = 0
+        self._released: list[ str ] = [ ]
+        self.conclusion: object = None
         self.reason = REASON_DEFAULT
+        self.stop: object = None
 
     def ingest(
         self, event: object, label: __.Absential[ str ] = __.absent
@@ -167,6 +174,16 @@ class AccumulatorBase( __.typx.Generic[ _natives.Assistant ] ):
         '''
         raise __.exceptions.ProviderNoSupport(
             self.provider, "its accumulator does not assemble messages." )
+
+    def record_text( self, text: object ) -> None:
+        ''' Records text delta of the stream, for ``release_text``. '''
+        if isinstance( text, str ) and text: self._released.append( text )
+
+    def release_text( self ) -> str:
+        ''' Returns text of the stream released since the last call. '''
+        text = ''.join( self._released )
+        self._released.clear( )
+        return text
 
     def survey_invocations( self ) -> tuple[ StreamedInvocation, ... ]:
         ''' Returns calls emitted so far, in order, with their arguments as

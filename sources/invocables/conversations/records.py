@@ -1,0 +1,244 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Records of the conversation loop: replies of the model, events,
+    transcript.
+
+    A :py:class:`Reply` is one whole response of the model as the loop
+    reads it (from the processor's ``prepare_message`` of a whole response,
+    or from its accumulator of a stream); ids which the processor
+    synthesized are made unique within the conversation by
+    :py:func:`relabel_reply`.
+'''
+
+
+from . import __
+
+
+_IDENTIFIER_KEYS = frozenset( ( 'call_id', 'id', 'tool_call_id' ) )
+_TEXT_GENERA = frozenset( ( 'output_text', 'text' ) )
+
+NativeObject: __.typx.TypeAlias = dict[ str, __.typx.Any ]
+Invocations: __.typx.TypeAlias = tuple[
+    __.canisters.InvocationCanister, ... ]
+Results: __.typx.TypeAlias = tuple[ __.canisters.ResultCanister, ... ]
+
+# Native message of a provider's conversation (see Transcript).
+_Message = __.typx.TypeVar( '_Message', default = __.typx.Any )
+
+
+class Terminations( __.enum.Enum ):
+    ''' Why a conversation loop stopped. '''
+
+    Completion = 'completion'   # the model answered without calling tools
+    Exhaustion = 'exhaustion'   # the bound on rounds was reached
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class Transcript( __.typx.Generic[ _Message ] ):
+    ''' Outcome of a conversation loop.
+
+        ``messages`` are the provider's native messages (plain
+        dictionaries which its SDK accepts as input): those given, then
+        those which the loop appended. Every tool call in them has its
+        result. ``text`` is the text of the last response of the model.
+
+        Generic in the provider's message: type checkers see the SDK's own
+        parameter type of the conversation's provider (such as
+        ``MessageParam`` for Anthropic, ``ChatCompletionMessageParam`` for
+        OpenAI Chat; see :py:mod:`invocables.processors._natives`), so that
+        the messages continue a typed list of the application's own.
+    '''
+
+    messages: list[ _Message ]
+    termination: Terminations
+    rounds: int
+    text: str
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class Reply:
+    ''' One whole response of the model, as a provider module reads it.
+
+        ``resumable`` marks a response which paused without calling tools
+        and asks to be called again (such as Anthropic's ``pause_turn``
+        during long server-side tool runs).
+    '''
+
+    response: object
+    messages: tuple[ NativeObject, ... ]
+    invocations: Invocations
+    text: str
+    resumable: bool = False
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class TextEvent:
+    ''' Text from the model: a delta when streamed, else the whole text. '''
+
+    round: int
+    text: str
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class InvocationEvent:
+    ''' Tool call of the model, complete, in a response which is whole
+        (not yet approved nor run): only calls which the loop runs (or
+        asks about) are announced.
+    '''
+
+    round: int
+    invocation: __.canisters.InvocationCanister
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class ResponseEvent:
+    ''' Whole response of the model, with the native messages appended. '''
+
+    round: int
+    response: object
+    messages: tuple[ NativeObject, ... ]
+    invocations: Invocations
+    text: str
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class ResultEvent:
+    ''' Result of one tool call (run, failed or refused) is ready. '''
+
+    round: int
+    invocation: __.canisters.InvocationCanister
+    result: __.canisters.ResultCanister
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class ResultsEvent:
+    ''' Results of a round, with the native messages appended. '''
+
+    round: int
+    results: Results
+    messages: tuple[ NativeObject, ... ]
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class ConclusionEvent:
+    ''' Loop stopped; last event of every conversation loop. '''
+
+    transcript: Transcript
+
+
+Event: __.typx.TypeAlias = (
+    TextEvent | InvocationEvent | ResponseEvent | ResultEvent
+    | ResultsEvent | ConclusionEvent )
+
+
+def produce_reply(
+    response: object,
+    message: object,
+    invocations: Invocations,
+    *,
+    resumable: bool = False,
+) -> Reply:
+    ''' Returns reply of response and of its assistant message (or output
+        items): the native messages, less empty ones, and their text.
+    '''
+    natives = __.typx.cast( __.cabc.Sequence[ object ], message ) if (
+        isinstance( message, ( list, tuple ) ) ) else ( message, )
+    messages = tuple(
+        native for native in (
+            _prune( __.processors.wire.nativize_object( item ) )
+            for item in natives )
+        if not _is_empty( native ) )
+    return Reply(
+        response = response, messages = messages,
+        invocations = invocations,
+        text = ''.join( _access_text( native ) for native in messages ),
+        resumable = resumable )
+
+
+def relabel_reply( reply: Reply, turn: int ) -> Reply:
+    ''' Returns reply whose synthesized ids are unique in a conversation.
+
+        A synthesized id depends on the call's position, name and
+        arguments: a call repeated in a later response would get the same
+        one, and results could no longer be paired with calls by id (and
+        servers which check ids refuse the history). The id becomes
+        ``call_<turn>_<position>_<digest>``, with ``turn`` the length of the
+        transcript before the response, and the position of the call in its
+        response (whole and streamed alike); the messages of the reply carry
+        the new ids.
+    '''
+    identifiers: dict[ str, str ] = { }
+    invocations: list[ __.canisters.InvocationCanister ] = [ ]
+    for position, invocation in enumerate( reply.invocations ):
+        if not invocation.identifier_synthesized:
+            invocations.append( invocation )
+            continue
+        synthesized = __.processors.wire.synthesize_identifier(
+            position, invocation.name, invocation.arguments )
+        identifier = "call_{turn}_{rest}".format(
+            turn = turn, rest = synthesized.removeprefix( 'call_' ) )
+        identifiers[ invocation.identifier ] = identifier
+        invocations.append(
+            __.dcls.replace( invocation, identifier = identifier ) )
+    if not identifiers: return reply
+    messages = tuple(
+        _relabel_value( message, identifiers ) for message in reply.messages )
+    return __.dcls.replace(
+        reply, messages = messages, invocations = tuple( invocations ) )
+
+
+def _access_text( message: NativeObject ) -> str:
+    ''' Returns text of native message (or item): its content if text,
+        else its text blocks or parts, less thoughts.
+    '''
+    content = message.get( 'parts', message.get( 'content' ) )
+    if isinstance( content, str ): return content
+    if not isinstance( content, list ): return ''
+    texts: list[ str ] = [ ]
+    for block in __.typx.cast( list[ object ], content ):
+        if not isinstance( block, dict ): continue
+        block_ = __.typx.cast( NativeObject, block )
+        text = block_.get( 'text' )
+        if isinstance( text, str ) and not block_.get( 'thought' ) and (
+            block_.get( 'type', 'text' ) in _TEXT_GENERA
+        ): texts.append( text )
+    return ''.join( texts )
+
+
+def _is_empty( message: NativeObject ) -> bool:
+    ''' Returns whether native message has a role and no content. '''
+    return 'role' in message and (
+        message.get( 'parts', message.get( 'content' ) ) == [ ] )
+
+
+def _prune( native: object ) -> NativeObject:
+    ''' Returns native message less its empty parts (streams of Gemini end
+        with parts of empty text).
+    '''
+    message = __.typx.cast( NativeObject, native )
+    parts = message.get( 'parts' )
+    if not isinstance( parts, list ): return message
+    return { **message, 'parts': [
+        part for part in __.typx.cast( list[ object ], parts )
+        if part and part != { 'text': '' } ] }
+
+
+def _relabel_value(
+    value: object, identifiers: __.cabc.Mapping[ str, str ]
+) -> __.typx.Any:
+    ''' Returns copy of JSON value with ids (values of keys ``id``,
+        ``call_id`` and ``tool_call_id``) renamed as mapped.
+    '''
+    if isinstance( value, dict ):
+        mapping = __.typx.cast( dict[ str, object ], value )
+        return {
+            key: (
+                identifiers.get( item, item )
+                if key in _IDENTIFIER_KEYS and isinstance( item, str )
+                else _relabel_value( item, identifiers ) )
+            for key, item in mapping.items( ) }
+    if isinstance( value, list ):
+        return [
+            _relabel_value( item, identifiers )
+            for item in __.typx.cast( list[ object ], value ) ]
+    return value
