@@ -81,6 +81,74 @@ def test_100_invoker_protocol_members( ):
     assert { 'name', 'invocable', 'arguments_schema', 'ensemble' } <= members
 
 
+@pytest.mark.asyncio
+async def test_120_example_1_invoker_with_frigid_dictionaries( ):
+    ''' 000 Example 1: an invoker made with ``arguments_schema`` and
+        ``ensemble`` keywords takes frigid Dictionary arguments, and the
+        frigid Dictionary its invocable returns becomes JSON for the model.
+    '''
+    io_ensemble = invocables.LocalEnsemble( name = 'io', invokers = ( ) )
+    invoker = _produce_weather_invoker( ensemble = io_ensemble )
+    assert invoker.ensemble is io_ensemble
+    arguments = frigid.Dictionary( { 'location': 'San Francisco, CA' } )
+    content = await invoker( _produce_context( invoker ), arguments )
+    assert content[ 0 ].data[ 'temperature' ] == 62
+    processor = invocables.produce_processor( 'openai' )
+    result = invocables.ResultCanister(
+        invocation_id = 'call_abc123', content = content )
+    message = processor.nativize_results( [ result ] )[ 0 ]
+    assert json.loads( message[ 'content' ] )[ 'temperature' ] == 62
+
+
+@pytest.mark.asyncio
+async def test_130_engine_takes_frigid_arguments( ):
+    ''' 000 Complete Conversation Example: an invocation canister whose
+        arguments are a frigid Dictionary runs, and its frigid result
+        serialises.
+    '''
+    ensemble = invocables.produce_ensemble(
+        'weather', [ _produce_weather_invoker( ) ] )
+    results = await invocables.execute_invocations(
+        [ _invocation( 'get_weather', frigid.Dictionary(
+            { 'location': 'San Francisco, CA' } ) ) ], [ ensemble ] )
+    assert not results[ 0 ].is_error( ), results[ 0 ]
+    assert json.loads( results[ 0 ].as_text( ) )[ 'conditions' ] == (
+        'Partly cloudy' )
+
+
+# 000, Context.
+
+
+@pytest.mark.asyncio
+async def test_200_context_auxdata_mapping( ):
+    ''' 000 Context: ``auxdata`` is a mapping, empty when the application
+        gives none; ``invoker`` and ``namespace`` are there too.
+    '''
+    seen = [ ]
+
+    async def peek( context, arguments ):
+        seen.append( context )
+        return 'ok'
+
+    invoker = invocables.FunctionInvoker(
+        name = 'peek', invocable = peek,
+        arguments_schema = { 'type': 'object' } )
+    ensemble = invocables.produce_ensemble( 'tools', [ invoker ] )
+    await invocables.execute_invocations(
+        [ _invocation( 'peek', { } ) ], [ ensemble ] )
+    await invocables.execute_invocations(
+        [ _invocation( 'peek', { } ) ], [ ensemble ],
+        auxdata = frigid.Dictionary( { 'user': 'u' } ) )
+    assert dict( seen[ 0 ].auxdata ) == { }
+    assert seen[ 1 ].auxdata[ 'user' ] == 'u'
+    assert seen[ 0 ].invoker.name == 'peek'
+    assert isinstance( seen[ 0 ].namespace, dict )
+    assert dict( _produce_context( invoker ).auxdata ) == { }
+
+
+# 000, Ensemble Architecture and Example 2.
+
+
 def test_300_ensemble_protocol_members( ):
     ''' 000 Ensemble: name, invokers (name to invoker), configuration (a
         mapping: ``configuration[ 'timeout' ]``), connection (absent for

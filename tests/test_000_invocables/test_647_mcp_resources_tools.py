@@ -58,7 +58,7 @@ async def test_100_tools_offered( ):
     assert names[ -2 : ] == [ 'list_resources', 'read_resource' ]
     assert set( names[ : -2 ] ) == plain_names
     reading = descriptions[ 'read_resource' ]
-    assert reading.arguments_schema[ 'required' ] == [ 'uri' ]
+    assert reading.argschema[ 'required' ] == [ 'uri' ]
     assert reading.annotations[ 'readOnlyHint' ] is True
     assert "'everything'" in reading.description
     assert "'list_resources'" in reading.description
