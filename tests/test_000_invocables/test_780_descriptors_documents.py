@@ -117,7 +117,7 @@ def test_130_inline_invokers_of_document_001( tmp_path ):
         'read_file', 'write_file' ]
     assert ensemble.invokers[ 0 ].description == 'Read contents of a file'
     assert ensemble.invokers[ 1 ].function is seeds_support.write_file
-    assert ensemble.invokers[ 0 ].arguments_schema[ 'type' ] == 'object'
+    assert ensemble.invokers[ 0 ].argschema[ 'type' ] == 'object'
 
 
 def test_140_missing_implementation_explained( tmp_path ):
