@@ -16,13 +16,11 @@ from .execution import deadlines as _deadlines
 from . import exceptions as _exceptions
 from . import invokers as _invokers
 from . import schemata as _schemata
-from . import signatures as _signatures
+from . import _members
 
 
 _ARGUMENTS_EMPTY: __.Arguments = __.types.MappingProxyType( { } )
 _E = __.typx.TypeVar( '_E', bound = 'Ensemble' )
-_INVOKER_MEMBERS = ( 'name', 'validate_arguments', 'with_ensemble' )
-_INVOKER_MEMBERS_DOCUMENTED = ( 'name', 'invocable', 'arguments_schema' )
 _T = __.typx.TypeVar( '_T' )
 _scribe = __.produce_scribe( __name__ )
 
@@ -64,8 +62,7 @@ class EnsembleConfiguration( __.immut.DataclassObject ):
                 "expected a string, got {kind}.".format(
                     kind = type( self.description ).__name__ ) )
 
-    def __contains__( self, key: object ) -> bool:
-        return key in self.keys( )
+    def __contains__( self, key: object ) -> bool: return key in self.keys( )
 
     def __getitem__( self, key: str ) -> __.typx.Any:
         if key not in self.keys( ): raise KeyError( key )
@@ -74,8 +71,7 @@ class EnsembleConfiguration( __.immut.DataclassObject ):
     def __iter__( self ) -> __.cabc.Iterator[ str ]:
         return iter( self.keys( ) )
 
-    def __len__( self ) -> int:
-        return len( self.keys( ) )
+    def __len__( self ) -> int: return len( self.keys( ) )
 
     def get( self, key: str, default: __.typx.Any = None ) -> __.typx.Any:
         ''' Returns value of key if set, else default. '''
@@ -119,18 +115,16 @@ class EnsembleConfiguration( __.immut.DataclassObject ):
                     known = ', '.join( known ) ) )
         # A dict: frigid mappings take 'get( key, absent )' as no default.
         entries = dict( mapping )
-        _invokers.validate_timeout(
-            entries.get( 'timeout', __.absent ),
-            f"ensemble {name!r} key 'timeout'" )
-        _invokers.validate_retries(
-            entries.get( 'max_retries', __.absent ),
-            f"ensemble {name!r} key 'max_retries'" )
+        for key, validate in (
+            ( 'timeout', _invokers.validate_timeout ),
+            ( 'max_retries', _invokers.validate_retries ),
+        ): validate(
+            entries.get( key, __.absent ), f"ensemble {name!r} key {key!r}" )
         return cls( ** mapping )
 
 
 # Registered, not derived: frigid's metaclass and ABCMeta conflict.
-__.typx.cast( _ABCMeta, __.cabc.Mapping ).register(
-    EnsembleConfiguration )
+__.typx.cast( _ABCMeta, __.cabc.Mapping ).register( EnsembleConfiguration )
 
 
 class Ensemble( __.typx.Protocol ):
@@ -286,18 +280,16 @@ class EnsembleBase( __.immut.Object ):
         # mappings (such as frozen ones).
         arguments_ = invoker.validate_arguments(
             _schemata.thaw_json( arguments ) )
-        timeout = self._access_timeout( invoker )
+        timeout = next( (
+            timeout for timeout in (
+                invoker.timeout, self.configuration.timeout )
+            if not __.is_absent( timeout ) ), _deadlines.TIMEOUT_DEFAULT )
         context = _invokers.InvocationContext(
             auxdata = auxdata, invoker = invoker,
             namespace = { } if __.is_absent( namespace ) else namespace,
             deadline = _deadlines.access_deadline( timeout ) )
         return await _deadlines.await_within(
             invoker( context, arguments_ ), timeout, name )
-
-    def _access_timeout( self, invoker: _invokers.Invoker ) -> float | None:
-        for timeout in ( invoker.timeout, self.configuration.timeout ):
-            if not __.is_absent( timeout ): return timeout
-        return _deadlines.TIMEOUT_DEFAULT
 
     async def __aenter__( self ) -> __.typx.Self:
         await self.connect( )
@@ -320,10 +312,10 @@ class LocalEnsemble(
         Takes any name, as the naming layer makes every name safe for
         providers; :py:func:`produce_ensemble` holds Python-side names to
         the rule of :py:func:`invocables.ensembles.validate_ensemble_name`.
-        Invokers come as a sequence or,
-        as the design documents write it, as a mapping of names to
-        invokers; configuration as :py:class:`EnsembleConfiguration` or as
-        a mapping of its keys. A connection, if given, is kept and, if it
+        Invokers come as a sequence (typed functions too) or, as the design
+        documents write it, as a mapping of names to invokers;
+        configuration as :py:class:`EnsembleConfiguration` or as a mapping
+        of its keys. A connection, if given, is kept and, if it
         has them, its ``connect`` and ``disconnect`` coroutine methods are
         awaited with those of the ensemble.
     '''
@@ -353,7 +345,7 @@ class LocalEnsemble(
         self.configuration = _produce_configuration( name, configuration )
         self._connection = connection
         invokers_by_name: dict[ str, _invokers.Invoker ] = { }
-        for invoker in _survey_members( name, invokers ):
+        for invoker in _members.survey_members( name, invokers ):
             if invoker.name in invokers_by_name:
                 raise _exceptions.EnsemblesInvalidity(
                     f"ensemble {name!r} has two tools named "
@@ -423,8 +415,7 @@ class EnsemblesPreparation( __.immut.Object ):
     ):
         self.producer = producer
         self.connect = connect
-        self._manager: __.cabc.MutableSequence[
-            __.typx.Any ] = [ ] # the context manager, once entered
+        self._manager: list[ __.typx.Any ] = [ ] # context manager, entered
 
     def __await__(
         self
@@ -449,15 +440,7 @@ class EnsemblesPreparation( __.immut.Object ):
 
     async def _prepare( self ) -> tuple[ Ensemble, ... ]:
         ensembles = await self.producer( )
-        if not self.connect: return ensembles
-        attempted: list[ Ensemble ] = [ ]
-        try:
-            for ensemble in ensembles:
-                attempted.append( ensemble )
-                await ensemble.connect( )
-        except BaseException:
-            await _disconnect_ensembles( attempted, strict = False )
-            raise
+        if self.connect: await _connect_ensembles( ensembles )
         return ensembles
 
 
@@ -480,14 +463,7 @@ async def connect_ensembles(
         if the body succeeded.
     '''
     ensembles_ = tuple( ensembles )
-    attempted: list[ _E ] = [ ]
-    try:
-        for ensemble in ensembles_:
-            attempted.append( ensemble )
-            await ensemble.connect( )
-    except BaseException:
-        await _disconnect_ensembles( attempted, strict = False )
-        raise
+    await _connect_ensembles( ensembles_ )
     try: yield ensembles_
     except BaseException:
         await _disconnect_ensembles( ensembles_, strict = False )
@@ -525,12 +501,8 @@ def produce_ensemble(
         name or configuration which is not valid.
     '''
     validate_ensemble_name( name )
-    if isinstance( invokers, __.cabc.Mapping ):
-        mapping = __.typx.cast(
-            __.cabc.Mapping[ str, _invokers.Invoker ], invokers )
-        return LocalEnsemble( name, mapping, configuration )
     return LocalEnsemble(
-        name, tuple( _produce_member( item ) for item in invokers ),
+        name, __.typx.cast( __.cabc.Iterable[ _invokers.Invoker ], invokers ),
         configuration )
 
 
@@ -550,6 +522,21 @@ def validate_ensemble_name( name: object ) -> str:
     label = _invokers.produce_name_label( name )
     raise _exceptions.ConfigurationInvalidity(
         f"ensemble name {label!r}", f"the name is not allowed: {flaw}." )
+
+
+async def _connect_ensembles(
+    ensembles: __.cabc.Sequence[ Ensemble ]
+) -> None:
+    ''' Connects ensembles in order; if one fails, disconnects those
+        attempted (it too) before the failure is raised. '''
+    attempted: list[ Ensemble ] = [ ]
+    try:
+        for ensemble in ensembles:
+            attempted.append( ensemble )
+            await ensemble.connect( )
+    except BaseException:
+        await _disconnect_ensembles( attempted, strict = False )
+        raise
 
 
 async def _disconnect_ensembles(
@@ -587,45 +574,6 @@ async def _call_connection(
     if __.inspect.isawaitable( result ): await result
 
 
-def _is_invoker( value: object ) -> bool:
-    return all( hasattr( value, name ) for name in _INVOKER_MEMBERS ) and (
-        hasattr( value, 'arguments_schema' ) )
-
-
-def _is_invoker_documented( value: object ) -> bool:
-    ''' Returns whether value has the members of the documents' invoker. '''
-    return all(
-        hasattr( value, name ) for name in _INVOKER_MEMBERS_DOCUMENTED )
-
-
-def _produce_invoker_documented( value: __.typx.Any ) -> _invokers.Invoker:
-    ''' Returns invoker of object written after the documents' protocol.
-
-        Such an object has a name, an invocable and an argument schema
-        (perhaps a description and a deduplicator), and none of the
-        library's further members; its invocable is what runs.
-    '''
-    deduplicator = getattr( value, 'deduplicator', None )
-    description = getattr( value, 'description', '' )
-    return _invokers.FunctionInvoker(
-        name = value.name, invocable = value.invocable,
-        arguments_schema = value.arguments_schema,
-        description = description if isinstance( description, str ) else '',
-        deduplicator = __.absent if deduplicator is None else deduplicator )
-
-
-def _produce_member( item: object ) -> _invokers.Invoker:
-    ''' Returns item if an invoker, else invoker of item if callable. '''
-    if _is_invoker( item ):
-        # Members checked above; protocols have no complete runtime check.
-        return __.typx.cast( _invokers.Invoker, item )
-    if _is_invoker_documented( item ):
-        return _produce_invoker_documented( item )
-    if callable( item ): return _signatures.produce_invoker( item )
-    raise _exceptions.InvokerInvalidity(
-        repr( item ), "an ensemble takes invokers or callables only." )
-
-
 def _produce_configuration(
     name: str,
     configuration: __.Absential[
@@ -633,34 +581,13 @@ def _produce_configuration(
 ) -> EnsembleConfiguration:
     ''' Returns configuration, made from mapping if needed. '''
     if __.is_absent( configuration ): return EnsembleConfiguration( )
-    if isinstance( configuration, EnsembleConfiguration ):
-        return configuration
+    if isinstance( configuration, EnsembleConfiguration ): return configuration
     if not isinstance( configuration, __.cabc.Mapping ):
         raise _exceptions.ConfigurationInvalidity(
             f"ensemble {name!r} configuration",
             "expected a mapping, got {kind}.".format(
                 kind = type( configuration ).__name__ ) )
     return EnsembleConfiguration.from_mapping( name, configuration )
-
-
-def _survey_members(
-    name: str,
-    invokers: __.cabc.Iterable[ _invokers.Invoker ]
-    | __.cabc.Mapping[ str, _invokers.Invoker ],
-) -> tuple[ _invokers.Invoker, ... ]:
-    ''' Returns invokers; those of a mapping must be under their names. '''
-    if not isinstance( invokers, __.cabc.Mapping ):
-        return tuple( _produce_member( item ) for item in invokers )
-    mapping = __.typx.cast( __.cabc.Mapping[ str, object ], invokers )
-    members: list[ _invokers.Invoker ] = [ ]
-    for key, item in mapping.items( ):
-        invoker = _produce_member( item )
-        members.append( invoker )
-        if key == invoker.name: continue
-        raise _exceptions.EnsemblesInvalidity(
-            f"ensemble {name!r} holds tool {invoker.name!r} under the key "
-            f"{key!r}; use the tool's name as its key." )
-    return tuple( members )
 
 
 def _suggest( name: str, candidates: __.cabc.Iterable[ str ] ) -> str:

@@ -193,11 +193,6 @@ def access_interceptor( ) -> _interception.Interceptor | None:
     return _prepare_interceptor( )
 
 
-def access_settings( ) -> Settings:
-    ''' Returns current telemetry settings. '''
-    return _settings
-
-
 def configure_telemetry(
     settings: __.typx.Annotated[
         Settings, __.ddoc.Doc( ''' What to record, and where. ''' )

@@ -51,8 +51,8 @@ class Fates( __.enum.Enum ):
     Withdrawn = 'withdrawn' # waiting for a thread: it never starts
 
 
-# The list which collects fates in the current context, if any: set by
-# FatesObservation, or by the execution engine itself for each invocation.
+# The list which collects fates in the current context, if any: set by the
+# execution engine for each invocation.
 FATES_OBSERVED: _contextvars.ContextVar[ list[ Fates ] | None ] = (
     _contextvars.ContextVar(
         'invocables.execution.workers.fates', default = None ) )
@@ -149,27 +149,6 @@ class _Executor:
             job.loop.call_soon_threadsafe( _deliver, job.future, *outcome )
 
 
-class FatesObservation:
-    ''' Collects fates of sync calls abandoned or withdrawn within.
-
-        A plain class, not a generator. The engine sets
-        :py:data:`FATES_OBSERVED` itself, for every invocation.
-    '''
-
-    __slots__ = ( '_token', 'fates' )
-
-    def __init__( self ) -> None:
-        self.fates: list[ Fates ] = [ ]
-        self._token: _contextvars.Token[ list[ Fates ] | None ] | None = None
-
-    def __enter__( self ) -> list[ Fates ]:
-        self._token = FATES_OBSERVED.set( self.fates )
-        return self.fates
-
-    def __exit__( self, *exception: object ) -> None:
-        if self._token is not None: FATES_OBSERVED.reset( self._token )
-
-
 _executor: _Executor | None = None
 _executor_lock = _threading.Lock( )
 _local = _threading.local( ) # the job which a worker thread runs
@@ -242,13 +221,6 @@ def is_abandoned( ) -> bool:
     '''
     job: _Job | None = getattr( _local, 'job', None )
     return job is not None and job.abandoned
-
-
-def observe_fates( ) -> 'FatesObservation':
-    ''' Returns context manager which collects fates of sync calls
-        abandoned or withdrawn within it (a list, on entry).
-    '''
-    return FatesObservation( )
 
 
 def _access_executor( ) -> _Executor:
