@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -247,6 +248,22 @@ async def test_200_no_bubblewrap( tmp_path, monkeypatch ):
     assert isinstance( caught.value, exceptions.ConnectionFailure )
     assert not ensemble.is_connected( )
     assert mcp_support.survey_descendants( os.getpid( ) ) <= before
+
+
+@pytest.mark.asyncio
+async def test_205_proxy_unavailable( tmp_path, monkeypatch ):
+    ''' Where the proxy of listed hosts cannot listen (a unix socket path
+        too long), connecting fails saying so, and leaves no folder.
+    '''
+    folder = tmp_path / ( 'long' * 30 )
+    folder.mkdir( )
+    monkeypatch.setattr( tempfile, 'tempdir', str( folder ) )
+    ensemble = _produce_echo(
+        sandbox = invocables.mcp.Sandbox( network = [ 'example.com' ] ) )
+    with pytest.raises( exceptions.SandboxNoSupport ) as caught:
+        await ensemble.connect( )
+    assert 'shorter TMPDIR' in str( caught.value )
+    assert not list( folder.iterdir( ) )
 
 
 @pytest.mark.asyncio

@@ -12,6 +12,8 @@
 '''
 
 
+import os as _os
+
 from . import __
 from .. import exceptions as _exceptions
 
@@ -22,6 +24,7 @@ _HEAD_MAXIMUM = 65536
 _CONNECT_TIMEOUT = 30.0
 _HEAD_TIMEOUT = 30.0
 _PORTS_DEFAULT = ( 80, 443 )
+_SOCKET = 'proxy.sock'
 _PORT_LIMIT = 65536
 _STATUSES = __.immut.Dictionary( {
     400: 'Bad Request', 403: 'Forbidden', 501: 'Not Implemented',
@@ -256,6 +259,30 @@ class _Request( __.typx.NamedTuple ):
     headers: list[ tuple[ str, str ] ]
     address: tuple[ str, int ]
     length: int
+
+
+async def activate_proxy(
+    ensemble: str, hosts: __.cabc.Sequence[ str ], folder: str
+) -> tuple[ Proxy, tuple[ str, ... ] ]:
+    ''' Starts proxy of listed hosts on a unix socket in private folder.
+
+        Returns it and the command of the bridge to it, which runs the
+        server inside the sandbox.
+    '''
+    # Python's own library, isolated: no site, no virtual environment.
+    interpreter = _os.path.realpath( __.sys.executable )
+    if not __.sys.executable or not _os.path.isfile( interpreter ):
+        raise _exceptions.SandboxNoSupport(
+            ensemble, "no Python interpreter is known (sys.executable) to "
+            "run the bridge to the proxy of listed hosts." )
+    proxy = Proxy( ensemble, produce_rules( hosts ) )
+    path = _os.path.join( folder, _SOCKET )
+    try: await proxy.activate( path )
+    except OSError as exception:
+        raise _exceptions.SandboxNoSupport(
+            ensemble, f"the proxy of listed hosts cannot listen at {path!r} "
+            f"({exception}); a shorter TMPDIR may help." ) from exception
+    return proxy, ( interpreter, '-I', '-S', '-c', BRIDGE, path )
 
 
 def normalize_name( text: str ) -> str:

@@ -78,7 +78,6 @@ _SUFFIXES_SCRIPTS = frozenset( (
 _KEYS = frozenset( ( 'read', 'write', 'network', 'environment' ) )
 _PATH_SYSTEM = ( '/usr/local/bin', '/usr/bin', '/bin' )
 _PRIVATE_PREFIX = 'invocables-sandbox-'
-_PROXY_SOCKET = 'proxy.sock'
 _SHEBANG_LENGTH_MAXIMUM = 512
 _variable = __.re.compile( r'[A-Za-z_][A-Za-z0-9_]*' )
 _scribe = __.produce_scribe( __name__ )
@@ -196,14 +195,9 @@ async def prepare_confinement(
     bridge: tuple[ str, ... ] = ( )
     try:
         if not isinstance( sandbox.network, bool ):
-            proxy = _proxy.Proxy(
-                ensemble, _proxy.produce_rules( sandbox.network ) )
-            path = _os.path.join( folder, _PROXY_SOCKET )
-            await proxy.activate( path )
-            # Python's own library, isolated: no site, no virtualenv.
-            interpreter = _os.path.realpath( __.sys.executable )
-            installation += survey_installation( interpreter )
-            bridge = ( interpreter, '-I', '-S', '-c', _proxy.BRIDGE, path )
+            proxy, bridge = await _proxy.activate_proxy(
+                ensemble, sandbox.network, folder )
+            installation += survey_installation( bridge[ 0 ] )
         confinement = _produce_confinement(
             ensemble, sandbox, ( tool, probe ),
             ( located, arguments, bridge ),
