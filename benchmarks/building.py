@@ -5,7 +5,8 @@
 
     Run with ``python benchmarks/building.py`` (``--count N`` functions per
     shape, default 1000; ``--rounds N``, default 5). Needs pydantic-ai
-    (the ``benchmarks`` extra). For each shape of signature, prints the
+    (the ``benchmarks`` extra; without it, invocables alone, its peer's
+    columns "n/a"). For each shape of signature, prints the
     median time to build one tool (its JSON Schema read) and the memory
     each tool holds (``tracemalloc``, after a collection), for invocables
     and pydantic-ai, and their ratios (above 1: invocables takes more).
@@ -74,6 +75,14 @@ def {name}( color: Color, day: datetime.date, count: int = 1 ) -> str:
 _serial = 0
 
 
+def survey_libraries( ) -> tuple[ str, ... ]:
+    ''' Returns the libraries measured: pydantic-ai when installed. '''
+    import importlib.util
+    if importlib.util.find_spec( 'pydantic_ai' ) is None:
+        return ( 'invocables', )
+    return ( 'invocables', 'pydantic-ai' )
+
+
 def main( ) -> None:
     ''' Measures every shape; prints a table of ratios. '''
     parser = argparse.ArgumentParser( description = __doc__ )
@@ -84,17 +93,25 @@ def main( ) -> None:
     print( '| shape | build invocables | build pydantic-ai | ratio '
            '| bytes invocables | bytes pydantic-ai | ratio |' )
     print( '| --- | --- | --- | --- | --- | --- | --- |' )
+    libraries = survey_libraries( )
     for shape in ( 'forecast', *_SHAPES ):
-        times = measure_building( shape, options.count, options.rounds )
+        times = measure_building(
+            libraries, shape, options.count, options.rounds )
         sizes = {
             library: measure_memory( library, shape, options.count )
-            for library in ( 'invocables', 'pydantic-ai' ) }
-        ours, theirs = times[ 'invocables' ], times[ 'pydantic-ai' ]
+            for library in libraries }
+        ours, size = times[ 'invocables' ], sizes[ 'invocables' ]
+        theirs = times.get( 'pydantic-ai' )
+        if theirs is None:
+            print(
+                f"| {shape} | {ours * 1e6:.0f} µs | n/a | n/a "
+                f"| {size:.0f} | n/a | n/a |" )
+            continue
         print(
             f"| {shape} | {ours * 1e6:.0f} µs | {theirs * 1e6:.0f} µs "
-            f"| {ours / theirs:.2f} | {sizes[ 'invocables' ]:.0f} "
+            f"| {ours / theirs:.2f} | {size:.0f} "
             f"| {sizes[ 'pydantic-ai' ]:.0f} "
-            f"| {sizes[ 'invocables' ] / sizes[ 'pydantic-ai' ]:.2f} |" )
+            f"| {size / sizes[ 'pydantic-ai' ]:.2f} |" )
     print( describe_load( ) )
 
 
@@ -105,12 +122,11 @@ def describe_load( ) -> str:
 
 
 def measure_building(
-    shape: str, count: int, rounds: int
+    libraries: tuple[ str, ... ], shape: str, count: int, rounds: int
 ) -> dict[ str, float ]:
     ''' Returns median seconds per tool of each library, interleaved. '''
     builders = {
-        library: _tools.produce_builder( library )
-        for library in ( 'invocables', 'pydantic-ai' ) }
+        library: _tools.produce_builder( library ) for library in libraries }
     for build in builders.values( ):
         for function in produce_functions( shape, 2 ): build( function )
     samples: dict[ str, list[ float ] ] = { name: [ ] for name in builders }

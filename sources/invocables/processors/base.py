@@ -197,9 +197,9 @@ class ProcessorBase(
 
             Remembered on the nomenclature of the ensembles (until their
             tools change) per class and ``tool_options``, unless a tool was
-            refused or is not ``is_remembered``, so that their warnings are
-            given at every call. Columns, not a tuple per tool: thousands
-            of tools leave a few objects to the collector.
+            refused or the columns are not ``is_remembered``, so that their
+            warnings are given at every call. Columns, not a tuple per
+            tool: thousands of tools leave a few objects to the collector.
         '''
         self.observe_ensembles( ensembles )
         if not __.is_absent( selection ):
@@ -215,8 +215,8 @@ class ProcessorBase(
             self.adapt_tool, nomenclature.names,
             [ invoker.description for invoker in invokers ], invokers ) ) )
         columns = tuple( zip( *recipes ) )
-        if len( recipes ) == len( invokers ) and all(
-            map( self.is_remembered, recipes )
+        if len( recipes ) == len( invokers ) and self.is_remembered(
+            columns
         ): nomenclature.recipes[ key ] = columns
         return columns
 
@@ -233,14 +233,15 @@ class ProcessorBase(
         ''' Returns arguments of ``produce_tool`` for one tool, or ``None``
             if refused. Every recipe of a processor has the same length.
         '''
-        schema = adapt_invoker_schema(
-            self.provider, name, invoker, self.dialect )
+        schema = adapt_invoker_schema( invoker, name, self.dialect )
         if schema is None: return None
         return ( name, description, schema )
 
-    def is_remembered( self, recipe: Recipe ) -> bool:
-        ''' Hook: returns whether a list with recipe may be remembered
-            (not where its tool is offered after a warning).
+    def is_remembered(
+        self, columns: tuple[ tuple[ __.typx.Any, ... ], ... ]
+    ) -> bool:
+        ''' Hook: returns whether recipes (by column) may be remembered:
+            not where some tool is offered after a warning.
         '''
         return True
 
@@ -330,7 +331,10 @@ class ProcessorBase(
 
 
 def adapt_invoker_schema(
-    provider: str, name: str, invoker: __.invokers.Invoker, dialect: str
+    invoker: __.invokers.Invoker,
+    name: str,
+    dialect: str,
+    provider: str = 'openai',
 ) -> NativeObject | None:
     ''' Returns schema of invoker in dialect; ``None`` to leave tool out.
 
@@ -345,16 +349,15 @@ def adapt_invoker_schema(
     except AttributeError: adaptations = { }
     adapted = adaptations.get( dialect )
     if adapted is not None: return adapted
-    schema = invoker.arguments_schema
-    try: validator = invoker_.validator
-    except AttributeError: validator = None
-    if (
-        validator is not None and validator.schema is schema
-        and validator.root is not None
-        and _dialects.takes_plain_roots( dialect )
-    ): adapted = validator.root
-    else: adapted = adapt_schema( provider, name, schema, dialect )
-    if adapted is not None: adaptations[ dialect ] = adapted
+    schema = invoker_.arguments_schema
+    validator: __.typx.Any = getattr( invoker_, 'validator', None )
+    root = getattr( validator, 'root', None )
+    if root is not None and validator.schema is schema and (
+        _dialects.takes_plain_roots( dialect )
+    ): adapted = adaptations[ dialect ] = root
+    else:
+        adapted = adapt_schema( provider, name, schema, dialect )
+        if adapted is not None: adaptations[ dialect ] = adapted
     return adapted
 
 

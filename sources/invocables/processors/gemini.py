@@ -244,7 +244,7 @@ class GeminiProcessor(
     ) -> _base.Recipe | None:
         ''' Returns arguments of ``produce_declaration``, or ``None``. '''
         dialect = 'openai' if self.json_schema else self.dialect
-        schema = _base.adapt_invoker_schema( PROVIDER, name, invoker, dialect )
+        schema = _base.adapt_invoker_schema( invoker, name, dialect )
         if schema is None: return None
         return ( name, description, schema )
 

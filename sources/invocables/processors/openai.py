@@ -238,16 +238,19 @@ class StrictProcessorBase(
         '''
         if self.strict:
             schema = _base.adapt_invoker_schema(
-                self.provider, name, invoker, 'openai-strict' )
+                invoker, name, 'openai-strict', self.provider )
             if schema is not None:
                 return ( name, description, schema, True )
         recipe = super( ).adapt_tool( name, description, invoker )
         if recipe is None: return None
         return ( *recipe, False )
 
-    def is_remembered( self, recipe: _base.Recipe ) -> bool:
-        ''' Returns whether recipe is strict when strict mode is asked. '''
-        return recipe[ 3 ] or not self.strict
+    def is_remembered(
+        self, columns: tuple[ tuple[ __.typx.Any, ... ], ... ]
+    ) -> bool:
+        ''' Returns whether every tool is strict when strict mode is asked.
+        '''
+        return not self.strict or all( columns[ 3 ] )
 
     def produce_tool(
         self,
