@@ -33,6 +33,7 @@
 
 from . import __
 from .. import history as _history
+from ..toolsets import policies as _policies
 from .. import providers as _providers
 from ..toolsets import selection as _selection
 from . import records as _records
@@ -116,10 +117,14 @@ class ConversationBase(
     ] = ROUNDS_MAXIMUM
     approver: __.typx.Annotated[
         __.Absential[ Approver ],
-        __.ddoc.Doc( ''' Called with each tool call before it runs;
-            returns whether it may run (or raises
+        __.ddoc.Doc( ''' Called with each tool call which can run, before
+            it runs; returns whether it may run (or raises
             :py:class:`invocables.exceptions.InvocationRefusal` with a
-            message for the model). May be a coroutine function. ''' ),
+            message for the model). May be a coroutine function. A
+            shortcut for a permission policy which asks it, before the
+            policy of ``options``
+            (:py:func:`invocables.toolsets.policies.produce_approval_policy`).
+            ''' ),
     ] = __.absent
     observer: __.typx.Annotated[
         __.Absential[ Observer ],
@@ -432,38 +437,13 @@ class ConversationBase(
         yield await self._notify( ResultsEvent(
             round = round_, results = results, messages = natives ) )
 
-    async def _approve(
-        self, invocation: __.canisters.InvocationCanister
-    ) -> __.Absential[ __.canisters.ResultCanister ]:
-        ''' Returns refusal result, or absence if invocation may run. '''
-        if __.is_absent( self.approver ): return __.absent
-        try:
-            verdict = self.approver( invocation )
-            if __.inspect.isawaitable( verdict ): verdict = await verdict
-        except __.exceptions.InvocationRefusal as exception:
-            return produce_refusal( invocation, exception.message )
-        if verdict: return __.absent
-        return produce_refusal( invocation )
-
     async def _execute(
         self, invocations: Invocations, offered: __.execution.Ensembles
     ) -> Results:
-        ''' Executes approved invocations; refused ones get error results.
-
-            Returns one result per invocation, in order.
-        '''
-        refusals: dict[ int, __.canisters.ResultCanister ] = { }
-        for index, invocation in enumerate( invocations ):
-            refusal = await self._approve( invocation )
-            if not __.is_absent( refusal ): refusals[ index ] = refusal
-        approved = [
-            invocation for index, invocation in enumerate( invocations )
-            if index not in refusals ]
-        executed = iter( await self.processor.execute_invocations(
-            approved, offered, options = self._produce_options( ) ) )
-        return tuple(
-            refusals[ index ] if index in refusals else next( executed )
-            for index in range( len( invocations ) ) )
+        ''' Executes invocations, each asked about first if an approver is
+            set; returns one result per invocation, in order. '''
+        return await self.processor.execute_invocations(
+            invocations, offered, options = self._produce_options( ) )
 
     async def _notify( self, event: Event ) -> Event:
         ''' Calls observer with event; returns event. '''
@@ -473,8 +453,12 @@ class ConversationBase(
         return event
 
     def _produce_options( self ) -> __.execution.ExecutionOptions:
+        options, approver = self.options, self.approver
+        policy = options.policy if __.is_absent( approver ) else (
+            _policies.produce_approval_policy( approver, options.policy ) )
         return __.dcls.replace(
-            self.options, auxdata = self.auxdata, namespace = self.namespace )
+            options, auxdata = self.auxdata, namespace = self.namespace,
+            policy = policy )
 
     async def _select(
         self,
@@ -517,24 +501,6 @@ class ConversationBase(
             return
         reply = await self.request( messages, tools )
         yield reply
-
-
-def produce_refusal(
-    invocation: __.canisters.InvocationCanister,
-    message: __.Absential[ str ] = __.absent,
-) -> __.canisters.ResultCanister:
-    ''' Produces error result for invocation which was not approved. '''
-    if __.is_absent( message ):
-        message = (
-            f"The user did not approve the call of tool {invocation.name!r};"
-            " it was not run. Do not repeat it unchanged: ask the user, or "
-            "continue without it." )
-    return __.canisters.ResultCanister(
-        invocation_id = invocation.identifier,
-        error = __.canisters.Fault(
-            genus = __.canisters.FaultGenera.Refusal, message = message ),
-        name = invocation.name,
-        invocation_id_synthesized = invocation.identifier_synthesized )
 
 
 def _access_object( request: NativeObject, key: str ) -> NativeObject:

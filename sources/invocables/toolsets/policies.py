@@ -16,8 +16,6 @@
 
 
 import fnmatch as _fnmatch
-import hashlib as _hashlib
-import hmac as _hmac
 import os as _os
 import secrets as _secrets
 import sys as _sys
@@ -29,13 +27,21 @@ from .. import execution as _execution
 from ..execution import interception as _interception
 from .. import invokers as _invokers
 from .. import naming as _naming
+from . import approvals as _approvals
 from . import wrappers as _wrappers
+from .approvals import (
+    SUSPENSIONS_KEY as SUSPENSIONS_KEY,
+    ApprovalRequest as ApprovalRequest,
+    Approvals as Approvals,
+    Approver as Approver,
+    produce_terminal_approver as produce_terminal_approver,
+    survey_suspensions as survey_suspensions,
+)
 
 
 Hints: __.typx.TypeAlias = __.cabc.Mapping[ str, __.typx.Any ]
 
 SEAL_KEY_VARIABLE = 'INVOCABLES_APPROVAL_KEY'
-SUSPENSIONS_KEY = 'invocables.suspensions'
 
 # Hint keys of MCP tool annotations, and their defaults by the MCP
 # specification (a tool which says nothing may destroy and reach out).
@@ -56,14 +62,6 @@ class Actions( __.enum.Enum ):
     Allow = 'allow'
     Ask = 'ask'
     Deny = 'deny'
-
-
-class Approvals( __.enum.Enum ):
-    ''' What an approver answers. '''
-
-    Allow = 'allow'
-    Deny = 'deny'
-    Suspend = 'suspend'     # decide later: see resume_invocation
 
 
 class Rule( __.immut.DataclassObject ):
@@ -130,71 +128,6 @@ class Rule( __.immut.DataclassObject ):
             if __.is_absent( wanted ): continue
             if access_hint( hints, key ) is not wanted: return False
         return True
-
-
-class ApprovalRequest( __.immut.DataclassObject ):
-    ''' Call which waits for approval; also its serialisable record.
-
-        ``name`` is the name which the model used; ``ensemble`` and
-        ``tool`` say what it stands for (the tool as its source names it),
-        so that the call can be resumed even if names were scoped
-        differently since. ``seal`` authenticates the record: resuming
-        checks it, so that an edited record runs nothing.
-    '''
-
-    invocation_id: str
-    name: str
-    ensemble: str
-    tool: str
-    arguments: __.cabc.Mapping[ str, __.typx.Any ]
-    rule: str
-    timestamp: float
-    seal: str = ''
-
-    def as_dictionary( self ) -> dict[ str, __.typx.Any ]:
-        ''' Returns record as plain JSON-compatible dictionary. '''
-        return {
-            'invocation_id': self.invocation_id, 'name': self.name,
-            'ensemble': self.ensemble, 'tool': self.tool,
-            'arguments': _thaw( self.arguments ), 'rule': self.rule,
-            'timestamp': self.timestamp, 'seal': self.seal }
-
-    @classmethod
-    def from_dictionary(
-        cls, data: __.cabc.Mapping[ str, __.typx.Any ]
-    ) -> __.typx.Self:
-        ''' Returns request from its record (as :py:meth:`as_dictionary`).
-
-            Raises :py:class:`invocables.exceptions.ConfigurationInvalidity`
-            for a record which lacks a field or has one of a wrong type.
-        '''
-        fields = {
-            'invocation_id': str, 'name': str, 'ensemble': str,
-            'tool': str, 'arguments': dict, 'rule': str,
-            'timestamp': ( int, float ) }
-        for key, genus in fields.items( ):
-            if not isinstance( data.get( key ), genus ):
-                raise _exceptions.ConfigurationInvalidity(
-                    f"approval record {key!r}", "missing or of wrong type." )
-        seal = data.get( 'seal', '' )
-        if not isinstance( seal, str ):
-            raise _exceptions.ConfigurationInvalidity(
-                "approval record 'seal'", "expected a string." )
-        return cls(
-            **{ key: data[ key ] for key in fields }, seal = seal )
-
-    def is_sealed( self, key: bytes ) -> bool:
-        ''' Returns whether record carries the seal of key. '''
-        return bool( self.seal ) and _hmac.compare_digest(
-            self.seal, _produce_seal( self, key ) )
-
-    def with_seal( self, key: bytes ) -> __.typx.Self:
-        ''' Returns copy of record sealed with key. '''
-        return __.dcls.replace( self, seal = _produce_seal( self, key ) )
-
-
-Approver: __.typx.TypeAlias = __.cabc.Callable[
-    [ ApprovalRequest ], __.cabc.Awaitable[ Approvals | bool ] ]
 
 
 class Policy( __.immut.DataclassObject ):
@@ -308,13 +241,15 @@ class Policy( __.immut.DataclassObject ):
             ensemble = ensemble, tool = tool,
             arguments = _thaw( arguments ), rule = label,
             timestamp = __.time.time( ) ).with_seal( self.access_seal_key( ) )
-        approval = await self._ask( request )
+        denial = (
+            f"The user did not approve the call of tool {invocation.name!r} "
+            f"({label}). Do not repeat it unless the user asks." )
+        try: approval = await self._ask( request )
+        except _exceptions.InvocationRefusal as exception:
+            approval, denial = Approvals.Deny, exception.message
         if approval is Approvals.Allow: return None
         if approval is Approvals.Deny:
-            return _produce_refusal(
-                invocation, f"The user did not approve the call of tool "
-                f"{invocation.name!r} ({label}). Do not repeat it unless "
-                "the user asks." )
+            return _produce_refusal( invocation, denial )
         namespace.setdefault( SUSPENSIONS_KEY, [ ] ).append( request )
         return _produce_refusal(
             invocation, f"The call of tool {invocation.name!r} awaits the "
@@ -333,6 +268,22 @@ class Policy( __.immut.DataclassObject ):
             "Approvals member or a boolean." )
 
 
+class _PoliciesChain( __.immut.DataclassObject ):
+    ''' Two policies, the outer asked first. '''
+
+    outer: _interception.InterceptorProducer
+    inner: _interception.InterceptorProducer
+
+    def produce_interceptor(
+        self, namespace: __.Namespace
+    ) -> _interception.Interceptor:
+        return __.typx.cast(
+            _interception.Interceptor, _interception.chain_interceptors(
+                self.outer.produce_interceptor( namespace ),
+                self.inner.produce_interceptor( namespace ) ) )
+
+
+_RULE_APPROVER = Rule( action = Actions.Ask, name = 'approver' )
 # Policy which asks before tools that may destroy (per their hints); offered,
 # never imposed. (A comment, not a docstring: its value would show absences.)
 POLICY_CAUTIOUS = Policy(
@@ -389,37 +340,30 @@ def load_policy(
     return produce_policy( document, str( path_ ), approver = approver )
 
 
-def produce_terminal_approver(
-    reader: __.typx.Annotated[
-        __.typx.Any,
-        __.ddoc.Doc( ''' Text stream of answers. Default: stdin. ''' ),
-    ] = None,
-    writer: __.typx.Annotated[
-        __.typx.Any,
-        __.ddoc.Doc( ''' Text stream of questions. Default: stderr. ''' ),
-    ] = None,
-) -> Approver:
-    ''' Produces approver which asks the user in the terminal.
+def produce_approval_policy(
+    approver: __.typx.Annotated[
+        _approvals.InvocationApprover,
+        __.ddoc.Doc( ''' Called with each tool call which can run;
+            returns whether it may (a coroutine function too), or raises
+            :py:class:`invocables.exceptions.InvocationRefusal` with a
+            message for the model. ''' ),
+    ],
+    policy: __.typx.Annotated[
+        __.Absential[ _interception.InterceptorProducer ],
+        __.ddoc.Doc( ''' Policy applied after the approver allowed. ''' ),
+    ] = __.absent,
+) -> _interception.InterceptorProducer:
+    ''' Produces policy which asks approver about every call, then policy.
 
-        Shows the tool, its ensemble, the rule and the arguments, and
-        allows the call only on an answer of ``y`` or ``yes``; anything
-        else (also the end of input) denies it. Used by the ``invocables``
-        command.
+        What the conversation loop's ``approver`` becomes: a policy whose
+        one rule asks (named ``approver``), so that approvals have one
+        mechanism.
     '''
-    async def approve( request: ApprovalRequest ) -> Approvals:
-        reader_ = _sys.stdin if reader is None else reader
-        writer_ = _sys.stderr if writer is None else writer
-        arguments = __.json.dumps(
-            _thaw( request.arguments ), ensure_ascii = False )
-        writer_.write(
-            f"Allow tool {request.tool!r} of ensemble {request.ensemble!r} "
-            f"({request.rule}) with arguments {arguments}? [y/N] " )
-        writer_.flush( )
-        answer = await __.asyncio.to_thread( reader_.readline )
-        if answer.strip( ).lower( ) in ( 'y', 'yes' ): return Approvals.Allow
-        return Approvals.Deny
-
-    return approve
+    asking = Policy(
+        rules = ( _RULE_APPROVER, ),
+        approver = _approvals.adapt_invocation_approver( approver ) )
+    if __.is_absent( policy ): return asking
+    return _PoliciesChain( outer = asking, inner = policy )
 
 
 def produce_policy(
@@ -540,15 +484,6 @@ async def resume_invocation(
         designation = designation, identifier = request_.invocation_id )
 
 
-def survey_suspensions(
-    namespace: __.Namespace, *, clear: bool = False
-) -> tuple[ ApprovalRequest, ... ]:
-    ''' Returns calls suspended within namespace; forgets them if clear. '''
-    requests = tuple( namespace.get( SUSPENSIONS_KEY, ( ) ) )
-    if clear: namespace.pop( SUSPENSIONS_KEY, None )
-    return requests
-
-
 def _describe_pattern_flaw( value: object ) -> str:
     if not isinstance( value, str ): return "expected a glob pattern text."
     flaw = _invokers.access_name_flaw( value )
@@ -632,13 +567,3 @@ def _find_designation(
         if _wrappers.access_source_name( invoker ) == request.tool:
             return designation
     return None
-
-
-def _produce_seal( request: ApprovalRequest, key: bytes ) -> str:
-    content = __.json.dumps( [
-        request.invocation_id, request.name, request.ensemble, request.tool,
-        _thaw( request.arguments ), request.rule, request.timestamp,
-    ], sort_keys = True, separators = ( ',', ':' ) )
-    return _hmac.new(
-        key, content.encode( 'utf-8', 'surrogatepass' ),
-        _hashlib.sha256 ).hexdigest( )

@@ -1,0 +1,170 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Approvals: what an approver answers, and the sealed record of a call
+    which waits for one.
+
+    A permission policy (:py:mod:`invocables.toolsets.policies`) asks its
+    approver about the calls which an ``ask`` rule matches; a suspended
+    call is recorded in the namespace as an :py:class:`ApprovalRequest`,
+    which :py:func:`invocables.toolsets.policies.resume_invocation` runs
+    later. The conversation loop's ``approver`` is such an approver too.
+'''
+
+
+import hashlib as _hashlib
+import hmac as _hmac
+import sys as _sys
+
+from .. import __
+from .. import canisters as _canisters
+from .. import exceptions as _exceptions
+
+
+SUSPENSIONS_KEY = 'invocables.suspensions'
+
+_thaw = __.values.thaw_json
+
+
+class Approvals( __.enum.Enum ):
+    ''' What an approver answers. '''
+
+    Allow = 'allow'
+    Deny = 'deny'
+    Suspend = 'suspend'     # decide later: see resume_invocation
+
+
+class ApprovalRequest( __.immut.DataclassObject ):
+    ''' Call which waits for approval; also its serialisable record.
+
+        ``name`` is the name which the model used; ``ensemble`` and
+        ``tool`` say what it stands for (the tool as its source names it),
+        so that the call can be resumed even if names were scoped
+        differently since. ``seal`` authenticates the record: resuming
+        checks it, so that an edited record runs nothing.
+    '''
+
+    invocation_id: str
+    name: str
+    ensemble: str
+    tool: str
+    arguments: __.cabc.Mapping[ str, __.typx.Any ]
+    rule: str
+    timestamp: float
+    seal: str = ''
+
+    def as_dictionary( self ) -> dict[ str, __.typx.Any ]:
+        ''' Returns record as plain JSON-compatible dictionary. '''
+        return {
+            'invocation_id': self.invocation_id, 'name': self.name,
+            'ensemble': self.ensemble, 'tool': self.tool,
+            'arguments': _thaw( self.arguments ), 'rule': self.rule,
+            'timestamp': self.timestamp, 'seal': self.seal }
+
+    @classmethod
+    def from_dictionary(
+        cls, data: __.cabc.Mapping[ str, __.typx.Any ]
+    ) -> __.typx.Self:
+        ''' Returns request from its record (as :py:meth:`as_dictionary`).
+
+            Raises :py:class:`invocables.exceptions.ConfigurationInvalidity`
+            for a record which lacks a field or has one of a wrong type.
+        '''
+        fields = {
+            'invocation_id': str, 'name': str, 'ensemble': str,
+            'tool': str, 'arguments': dict, 'rule': str,
+            'timestamp': ( int, float ) }
+        for key, genus in fields.items( ):
+            if not isinstance( data.get( key ), genus ):
+                raise _exceptions.ConfigurationInvalidity(
+                    f"approval record {key!r}", "missing or of wrong type." )
+        seal = data.get( 'seal', '' )
+        if not isinstance( seal, str ):
+            raise _exceptions.ConfigurationInvalidity(
+                "approval record 'seal'", "expected a string." )
+        return cls(
+            **{ key: data[ key ] for key in fields }, seal = seal )
+
+    def is_sealed( self, key: bytes ) -> bool:
+        ''' Returns whether record carries the seal of key. '''
+        return bool( self.seal ) and _hmac.compare_digest(
+            self.seal, _produce_seal( self, key ) )
+
+    def with_seal( self, key: bytes ) -> __.typx.Self:
+        ''' Returns copy of record sealed with key. '''
+        return __.dcls.replace( self, seal = _produce_seal( self, key ) )
+
+
+Approver: __.typx.TypeAlias = __.cabc.Callable[
+    [ ApprovalRequest ], __.cabc.Awaitable[ Approvals | bool ] ]
+InvocationApprover: __.typx.TypeAlias = __.cabc.Callable[
+    [ _canisters.InvocationCanister ], bool | __.cabc.Awaitable[ bool ] ]
+
+
+def adapt_invocation_approver( approver: InvocationApprover ) -> Approver:
+    ''' Returns approver of requests which asks approver of invocations.
+
+        The conversation loop's approver takes the tool call itself and
+        returns whether it may run (a coroutine function too); it may raise
+        :py:class:`invocables.exceptions.InvocationRefusal` with a message
+        for the model.
+    '''
+    async def approve( request: ApprovalRequest ) -> bool:
+        verdict = approver( _canisters.InvocationCanister(
+            identifier = request.invocation_id, name = request.name,
+            arguments = request.arguments ) )
+        if __.inspect.isawaitable( verdict ): verdict = await verdict
+        return bool( verdict )
+
+    return approve
+
+
+def produce_terminal_approver(
+    reader: __.typx.Annotated[
+        __.typx.Any,
+        __.ddoc.Doc( ''' Text stream of answers. Default: stdin. ''' ),
+    ] = None,
+    writer: __.typx.Annotated[
+        __.typx.Any,
+        __.ddoc.Doc( ''' Text stream of questions. Default: stderr. ''' ),
+    ] = None,
+) -> Approver:
+    ''' Produces approver which asks the user in the terminal.
+
+        Shows the tool, its ensemble, the rule and the arguments, and
+        allows the call only on an answer of ``y`` or ``yes``; anything
+        else (also the end of input) denies it. Used by the ``invocables``
+        command.
+    '''
+    async def approve( request: ApprovalRequest ) -> Approvals:
+        reader_ = _sys.stdin if reader is None else reader
+        writer_ = _sys.stderr if writer is None else writer
+        arguments = __.json.dumps(
+            _thaw( request.arguments ), ensure_ascii = False )
+        writer_.write(
+            f"Allow tool {request.tool!r} of ensemble {request.ensemble!r} "
+            f"({request.rule}) with arguments {arguments}? [y/N] " )
+        writer_.flush( )
+        answer = await __.asyncio.to_thread( reader_.readline )
+        if answer.strip( ).lower( ) in ( 'y', 'yes' ): return Approvals.Allow
+        return Approvals.Deny
+
+    return approve
+
+
+def survey_suspensions(
+    namespace: __.Namespace, *, clear: bool = False
+) -> tuple[ ApprovalRequest, ... ]:
+    ''' Returns calls suspended within namespace; forgets them if clear. '''
+    requests = tuple( namespace.get( SUSPENSIONS_KEY, ( ) ) )
+    if clear: namespace.pop( SUSPENSIONS_KEY, None )
+    return requests
+
+
+def _produce_seal( request: ApprovalRequest, key: bytes ) -> str:
+    content = __.json.dumps( [
+        request.invocation_id, request.name, request.ensemble, request.tool,
+        _thaw( request.arguments ), request.rule, request.timestamp,
+    ], sort_keys = True, separators = ( ',', ':' ) )
+    return _hmac.new(
+        key, content.encode( 'utf-8', 'surrogatepass' ),
+        _hashlib.sha256 ).hexdigest( )
