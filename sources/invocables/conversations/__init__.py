@@ -16,6 +16,7 @@ from . import __
 from . import base as base
 from .. import history as _history
 from .. import providers as _providers
+from ..providers import PROVIDERS as PROVIDERS
 from ..toolsets import selection as _selection
 
 # Type checkers see through 'module.TYPE_CHECKING', not through the hub;
@@ -38,13 +39,6 @@ from .base import (
 )
 
 
-PROVIDERS: __.typx.Annotated[
-    __.cabc.Mapping[ str, tuple[ str, str ] ],
-    __.ddoc.Doc( ''' Known provider names, with module and class (from
-        :py:data:`invocables.providers.PROVIDERS`). ''' ),
-] = __.types.MappingProxyType( {
-    name: ( provider.conversation, provider.conversation_class )
-    for name, provider in _providers.PROVIDERS.items( ) } )
 _EXECUTION_SHORTCUTS = frozenset(
     field.name for field in __.dcls.fields( __.execution.ExecutionOptions )
     if not field.name.startswith( '_' ) )

@@ -14,7 +14,7 @@ from .. import ensembles as _ensembles
 from .. import exceptions as _exceptions
 from .. import invokers as _invokers
 from .. import schemata as _schemata
-from ..execution import workers as _workers
+from .. import signatures as _signatures
 from ..toolsets import wrappers as _wrappers
 
 
@@ -50,7 +50,7 @@ class DescriptorInvoker( _invokers.FunctionInvoker ):
                 __.cabc.Callable[ ..., __.typx.Any ], descriptor.function ) )
         super( ).__init__(
             name = descriptor.name,
-            invocable = _produce_invocable( function ),
+            invocable = _signatures.produce_explicit_invocable( function ),
             arguments_schema = descriptor.argschema,
             description = descriptor.description,
             ensemble = ensemble,
@@ -208,25 +208,6 @@ def _produce_ensemble_bare(
         for invoker in descriptor.invokers if invoker.enabled )
     return _ensembles.LocalEnsemble(
         descriptor.name, invokers, configuration )
-
-
-def _produce_invocable(
-    function: __.cabc.Callable[ ..., __.typx.Any ]
-) -> _invokers.Invocable:
-    ''' Wraps ( context, arguments ) callable, sync or async. '''
-    if __.inspect.iscoroutinefunction( function ):
-        return __.typx.cast( _invokers.Invocable, function )
-
-    async def invoke(
-        context: _invokers.Context, arguments: __.Arguments
-    ) -> object:
-        result = await _workers.execute_in_thread(
-            function, context, arguments )
-        # Such as an object whose __call__ is a coroutine function.
-        if __.inspect.isawaitable( result ): return await result
-        return result
-
-    return invoke
 
 
 def _produce_snapshot_invoker(

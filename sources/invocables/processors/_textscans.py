@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 
-''' Scanners of the text-call reader: each finds the end of a candidate
-    call in one pass, quote-aware, bounded in size and depth.
+''' Scanners and parsers of the text-call reader: each scanner finds the
+    end of a candidate call in one pass, quote-aware, bounded in size and
+    depth; the parsers read a call's region strictly (JSON without repeated
+    keys, Python literals only, never evaluated).
 
     Scanners are fed text from a start index and return the index where the
     candidate ended (closed, broken or abandoned), or ``None`` while it is
@@ -12,11 +14,17 @@
 '''
 
 
+import ast as _ast
+
 from . import __
 
 
 DEPTH_MAXIMUM = 64
 REGION_SIZE_MAXIMUM = 1 << 20
+
+# Keys of a call written as JSON: an object with any other key (such as
+# 'result' or 'output', a model reciting a call and its result) is text.
+_CALL_KEYS = frozenset( ( 'arguments', 'id', 'name', 'parameters', 'type' ) )
 
 _json_special = __.re.compile( r'[{}"]' )
 _json_special_all = __.re.compile( r'[{}"\\]' )
@@ -25,6 +33,7 @@ _python_special = __.re.compile( r'''[\[\](){}'",\\]''' )
 _python_strings = {
     "'": __.re.compile( r"['\\]" ), '"': __.re.compile( r'["\\]' ) }
 _python_closers = { '[': ']', '(': ')', '{': '}' }
+_python_name = __.re.compile( r'\s*([A-Za-z_][A-Za-z0-9_]{0,63})\s*\(' )
 
 Spans: __.typx.TypeAlias = tuple[ tuple[ int, int ], ... ]
 
@@ -230,6 +239,48 @@ class ListScanner:
 _Stack: __.typx.TypeAlias = list[ list[ int ] ]
 
 
+def access_python_name( item: str ) -> str | None:
+    match = _python_name.match( item )
+    return None if match is None else match.group( 1 )
+
+
+def decode_json(
+    text: str
+) -> tuple[ __.typx.Any, __.Absential[ str ] ]:
+    ''' Decodes JSON strictly: repeated keys are refused, not resolved. '''
+    try: return __.json.loads(
+        text, object_pairs_hook = _refuse_repetitions ), __.absent
+    except _RepetitionError as exception: return { }, str( exception )
+    except ValueError as exception:
+        return { }, "arguments are not valid JSON: {message}".format(
+            message = exception )
+    except RecursionError: return { }, "arguments are nested too deeply"
+
+
+def is_call( value: __.cabc.Mapping[ str, object ] ) -> bool:
+    ''' Returns whether object has the keys of a call and no others. '''
+    if not _CALL_KEYS.issuperset( value ): return False
+    if value.get( 'type', 'function' ) != 'function': return False
+    return isinstance( value.get( 'id', '' ), str )
+
+
+def parse_python_call(
+    item: str, name: str
+) -> tuple[ dict[ str, __.typx.Any ], __.Absential[ str ] ]:
+    ''' Parses one pythonic call with literal arguments; never evaluates.
+    '''
+    try: tree = _ast.parse( item.strip( ), mode = 'eval' )
+    except ( SyntaxError, ValueError, RecursionError, MemoryError ):
+        return { }, f"the call of {name!r} is not valid Python"
+    call = tree.body
+    if not isinstance( call, _ast.Call ) or not isinstance(
+        call.func, _ast.Name
+    ): return { }, f"the call of {name!r} is not a plain call"
+    if call.args:
+        return { }, "arguments must be given by keyword, not by position"
+    return _evaluate_keywords( call.keywords )
+
+
 def survey_braces( text: str ) -> BraceEnds:
     ''' Returns where a JSON scan from each brace of text would end, in one
         pass over its special characters.
@@ -273,6 +324,25 @@ def survey_braces( text: str ) -> BraceEnds:
     return BraceEnds( closed, abandoned )
 
 
+def _evaluate_keywords(
+    keywords: __.cabc.Sequence[ _ast.keyword ]
+) -> tuple[ dict[ str, __.typx.Any ], __.Absential[ str ] ]:
+    ''' Returns values of keyword arguments, literals only. '''
+    arguments: dict[ str, __.typx.Any ] = { }
+    for keyword in keywords:
+        if keyword.arg is None:
+            return { }, "arguments must be given by keyword, not unpacked"
+        try: value = _ast.literal_eval( keyword.value )
+        except (
+            ValueError, TypeError, SyntaxError, RecursionError, MemoryError
+        ): return { }, f"argument {keyword.arg!r} is not a literal"
+        try: arguments[ keyword.arg ] = __.values.copy_plain(
+            value, DEPTH_MAXIMUM )
+        except __.values.Flaw:
+            return { }, f"argument {keyword.arg!r} has no JSON form"
+    return arguments, __.absent
+
+
 def _merge_tracks(
     stack: _Stack | None, other: _Stack | None
 ) -> _Stack | None:
@@ -296,3 +366,22 @@ def _push_brace(
     stack.append( [ index ] )
     if len( stack ) > DEPTH_MAXIMUM:
         for position in stack.pop( 0 ): abandoned[ position ] = index + 1
+
+
+class _RepetitionError( ValueError ):
+    ''' JSON object repeats a key (internal: becomes an invalidity). '''
+
+
+def _refuse_repetitions(
+    pairs: list[ tuple[ str, __.typx.Any ] ]
+) -> dict[ str, __.typx.Any ]:
+    result = dict( pairs )
+    if len( result ) != len( pairs ):
+        seen: set[ str ] = set( )
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepetitionError(
+                    f"the JSON repeats key {key!r}: which value is meant "
+                    "is unknown" )
+            seen.add( key )
+    return result

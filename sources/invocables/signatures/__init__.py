@@ -37,6 +37,26 @@ class _Decorator( __.typx.Protocol ):
         raise NotImplementedError  # pragma: no cover
 
 
+def produce_explicit_invocable(
+    function: _Function
+) -> _invokers.Invocable:
+    ''' Returns invocable of ( context, arguments ) callable, sync or async:
+        a sync one runs in a worker thread. '''
+    if __.inspect.iscoroutinefunction( function ):
+        return __.typx.cast( _invokers.Invocable, function )
+
+    async def invoke(
+        context: _invokers.Context, arguments: __.Arguments
+    ) -> object:
+        result = await _workers.execute_in_thread(
+            function, context, arguments )
+        # Such as an object whose __call__ is a coroutine function.
+        if __.inspect.isawaitable( result ): return await result
+        return result
+
+    return invoke
+
+
 @__.typx.overload
 def produce_invoker( # noqa: PLR0913
     function: __.cabc.Callable[ _P, _T ], /, *,
@@ -229,7 +249,7 @@ def _produce_invoker( # noqa: PLR0913
             _functions.produce_signature_invocable(
                 name_, target, descriptions ) )
     else:
-        invocable = _produce_explicit_invocable(
+        invocable = produce_explicit_invocable(
             validate_invocable( name_, target ) )
     invoker = _invokers.FunctionInvoker(
         name = name_,
@@ -245,20 +265,3 @@ def _produce_invoker( # noqa: PLR0913
     # The constructor takes any function (see FunctionInvoker.__init__), so
     # it cannot infer the parameters; they are those of function.
     return __.typx.cast( '_invokers.FunctionInvoker[ _P, _T ]', invoker )
-
-
-def _produce_explicit_invocable( function: _Function ) -> _invokers.Invocable:
-    ''' Wraps ( context, arguments ) callable, sync or async. '''
-    if __.inspect.iscoroutinefunction( function ):
-        return __.typx.cast( _invokers.Invocable, function )
-
-    async def invoke(
-        context: _invokers.Context, arguments: __.Arguments
-    ) -> object:
-        result = await _workers.execute_in_thread(
-            function, context, arguments )
-        # Such as a plain function which returns a coroutine.
-        if __.inspect.isawaitable( result ): return await result
-        return result
-
-    return invoke
