@@ -6,30 +6,27 @@
 
     The suite starts ``tests/conformance/client.py`` (written from
     ``documentation/mcp.rst`` with the public API of ``invocables.mcp``)
-    against a test server of each scenario, and checks what it sent. One
-    scenario at a time: the suite's timing checks (the retry interval of an
-    SSE stream) hold on a quiet machine, not among two dozen clients
-    starting at once.
+    against a test server of each scenario, and checks what it sent. The
+    runs start together, a few at a time, but ``sse-retry`` first and
+    alone: the suite's timing checks (the retry interval of an SSE stream)
+    hold on a quiet machine, not among clients starting at once.
 '''
 
 
 import json
 import os
-import shutil
-import subprocess
 import sys
 
 from importlib.metadata import version
-from pathlib import Path
 
 import pytest
 
 import invocables.mcp
 
+from . import conformance_support
 
-PROJECT = Path( __file__ ).resolve( ).parents[ 2 ]
-CACHE = PROJECT / '.auxiliary' / 'caches' / 'conformance' / 'node_modules'
-SUITE = CACHE / '@modelcontextprotocol' / 'conformance' / 'dist' / 'index.js'
+
+PROJECT = conformance_support.PROJECT
 CLIENT = PROJECT / 'tests' / 'conformance' / 'client.py'
 MAJOR = int( version( 'mcp' ).split( '.' )[ 0 ] )
 
@@ -85,37 +82,78 @@ _PASSING = tuple(
         MAJOR < 2 and scenario in LACKING_1X ) ) # noqa: PLR2004
 
 
-def _locate_node( ) -> str:
-    ''' Returns the Node 22 installed beside the suite (node-<os>-<arch>
-        from the npm registry), else the machine's node (22 or later: the
-        script installs none then).
+# The tests which run scenarios, with the mode of their runs.
+_MODES = {
+    'test_110_scenario_passes': 'descriptor',
+    'test_120_scenario_passes_in_code': 'code',
+    'test_130_fixture_bug': 'descriptor',
+}
+# Run first and alone (the module's docstring says why).
+_ALONE = 'sse-retry'
+# How long the suite lets a client run (milliseconds; its default is 30 s):
+# a bound against a hang, generous for clients which start together on a
+# busy machine (one takes a few seconds alone).
+_CLIENT_TIMEOUT = '120000'
+
+
+@pytest.fixture( scope = 'module' )
+def runs( request, tmp_path_factory ):
+    ''' Starts the runs which the selected tests need, several at once;
+        yields them by scenario and mode.
     '''
-    for node in sorted( CACHE.glob( 'node-*/bin/node' ) ): return str( node )
-    found = shutil.which( 'node' )
-    assert found, (
-        "No Node to run the conformance suite: run "
-        "'bash .auxiliary/scripts/install-conformance'." )
-    return found
+    keys = [ ]
+    for item in conformance_support.select_items( request ):
+        mode = _MODES.get( getattr( item, 'originalname', '' ) )
+        if mode is None: continue
+        callspec = getattr( item, 'callspec', None )
+        keys.append( (
+            callspec.params[ 'scenario' ] if callspec else FIXTURE_BUG,
+            mode ) )
+    keys.sort( key = lambda key: key[ 0 ] != _ALONE )
+    runs = conformance_support.Runs(
+        tmp_path_factory.mktemp( 'conformance-client' ) )
+    try:
+        for scenario, mode in keys:
+            folder = runs.folder / mode / scenario.replace( '/', '-' )
+            arguments, environment = _arrange_run( scenario, folder, mode )
+            runs.start( ( scenario, mode ), arguments, environment )
+            if scenario == _ALONE: runs.access( ( scenario, mode ) )
+        yield runs
+    finally: runs.close( )
 
 
-def _run( scenario, folder, mode = 'descriptor' ):
-    ''' Runs one scenario; returns the suite's process and its checks. '''
-    assert SUITE.exists( ), (
-        "The conformance suite is not installed: run "
-        "'bash .auxiliary/scripts/install-conformance'." )
+def _access_run( runs, scenario, mode = 'descriptor' ):
+    ''' Returns the suite's process and checks of a started run. '''
+    folder = runs.folder / mode / scenario.replace( '/', '-' )
+    return _read_run( runs.access( ( scenario, mode ) ), folder )
+
+
+def _arrange_run( scenario, folder, mode ):
+    ''' Returns the suite's arguments and environment for one scenario. '''
     environment = { **os.environ, 'CONFORMANCE_MODE': mode }
     environment.pop( 'MCP_CONFORMANCE_CONTEXT', None )
-    completed = subprocess.run(
-        [ _locate_node( ), str( SUITE ), 'client',
-          '--command', f"{sys.executable} {CLIENT}",
-          '--scenario', scenario, '-o', str( folder ) ],
-        capture_output = True, text = True, timeout = 300,
-        env = environment, check = False )
+    arguments = [
+        'client', '--command', f"{sys.executable} {CLIENT}",
+        '--scenario', scenario, '--timeout', _CLIENT_TIMEOUT,
+        '-o', str( folder ) ]
+    return arguments, environment
+
+
+def _read_run( completed, folder ):
+    ''' Returns the suite's process, its checks and the client's errors. '''
     found = list( folder.rglob( 'checks.json' ) )
     assert len( found ) == 1, completed.stderr[ -4000 : ]
     checks = json.loads( found[ 0 ].read_text( ) )
     stderr = found[ 0 ].with_name( 'stderr.txt' ).read_text( )
     return completed, checks, stderr
+
+
+def _run( scenario, folder, mode = 'descriptor' ):
+    ''' Runs one scenario; returns the suite's process and its checks. '''
+    arguments, environment = _arrange_run( scenario, folder, mode )
+    return _read_run(
+        conformance_support.run_suite( arguments, environment = environment ),
+        folder )
 
 
 def _survey_flaws( scenario, checks ):
@@ -137,9 +175,8 @@ def _survey_flaws( scenario, checks ):
 
 def test_100_scenarios_listed( ):
     ''' The tests run every client scenario the installed suite lists. '''
-    completed = subprocess.run(
-        [ _locate_node( ), str( SUITE ), 'list' ], capture_output = True,
-        text = True, timeout = 120, check = True )
+    completed = conformance_support.run_suite( [ 'list' ], timeout = 120 )
+    assert completed.returncode == 0, completed.stderr
     listing = completed.stdout + completed.stderr
     client_part = listing.split( 'Client scenarios' )[ 1 ]
     listed = tuple(
@@ -152,12 +189,13 @@ def test_100_scenarios_listed( ):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group( 'conformance-client' )
 @pytest.mark.parametrize( 'scenario', _PASSING )
-def test_110_scenario_passes( scenario, tmp_path ):
+def test_110_scenario_passes( runs, scenario ):
     ''' The client passes the scenario: every check succeeds and it exits
         0 (descriptor scenarios through a descriptor).
     '''
-    completed, checks, stderr = _run( scenario, tmp_path )
+    completed, checks, stderr = _access_run( runs, scenario )
     flaws = _survey_flaws( scenario, checks )
     assert not flaws, ( flaws, stderr[ -3000 : ] )
     assert 'Client timed out' not in completed.stderr
@@ -170,25 +208,27 @@ def test_110_scenario_passes( scenario, tmp_path ):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group( 'conformance-client' )
 @pytest.mark.parametrize( 'scenario', [
     scenario for scenario in DESCRIBED if scenario in _PASSING ] )
-def test_120_scenario_passes_in_code( scenario, tmp_path ):
+def test_120_scenario_passes_in_code( runs, scenario ):
     ''' The scenarios run through a descriptor pass as well with the
         authorization built in code (the key as an ``env:`` reference).
     '''
-    completed, checks, stderr = _run( scenario, tmp_path, mode = 'code' )
+    completed, checks, stderr = _access_run( runs, scenario, 'code' )
     assert not _survey_flaws( scenario, checks ), stderr[ -3000 : ]
     assert completed.returncode == 0, completed.stderr[ -3000 : ]
 
 
 @pytest.mark.slow
-def test_130_fixture_bug( tmp_path ):
+@pytest.mark.xdist_group( 'conformance-client' )
+def test_130_fixture_bug( runs ):
     ''' The scenario with the suite's fixture bug fails the known way: the
         client fetches the authorization server's metadata, refuses them
         for their issuer, and goes no further. Passing, it means the suite
         was fixed: move it among the passing scenarios.
     '''
-    completed, checks, stderr = _run( FIXTURE_BUG, tmp_path )
+    completed, checks, stderr = _access_run( runs, FIXTURE_BUG )
     failed = {
         check[ 'id' ] for check in checks if check[ 'status' ] == 'FAILURE' }
     assert failed == FIXTURE_BUG_MISSING, checks

@@ -16,7 +16,6 @@
 import contextlib
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -27,12 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from . import mcp_support
+from . import conformance_support, mcp_support
 
 
-PROJECT = Path( __file__ ).resolve( ).parents[ 2 ]
-CACHE = PROJECT / '.auxiliary' / 'caches' / 'conformance' / 'node_modules'
-SUITE = CACHE / '@modelcontextprotocol' / 'conformance' / 'dist' / 'index.js'
 _DATA = Path( __file__ ).parent.parent / 'data' / 'serving'
 _CONFIGURATION = _DATA / 'conformance' / 'invocables.toml'
 _RESULTS = re.compile(
@@ -98,55 +94,90 @@ UNSUPPORTED_STATELESS = {
 }
 
 
-def _locate_node( ) -> str:
-    ''' Returns the Node 22 installed beside the suite, else the
-        machine's node.
+class _Serves:
+    ''' A serve per mode (stateful or stateless), started on first need
+        with the runs of its selected scenarios against it, several at
+        once.
     '''
-    for node in sorted( CACHE.glob( 'node-*/bin/node' ) ): return str( node )
-    found = shutil.which( 'node' )
-    assert found, (
-        "No Node to run the conformance suite: run "
-        "'bash .auxiliary/scripts/install-conformance'." )
-    return found
+
+    def __init__( self, request: pytest.FixtureRequest, folder: Path ):
+        self._request = request
+        self._folder = folder
+        self._processes: list[ subprocess.Popen[ bytes ] ] = [ ]
+        self._runs: dict[ str, conformance_support.Runs ] = { }
+
+    def access( self, mode: str ) -> conformance_support.Runs:
+        ''' Returns the runs of the mode, starting them on first need. '''
+        if mode not in self._runs: self._start( mode )
+        return self._runs[ mode ]
+
+    def close( self ) -> None:
+        ''' Waits for the runs started; stops the serves. '''
+        for runs in self._runs.values( ): runs.close( )
+        for process in self._processes:
+            with contextlib.suppress( ProcessLookupError ):
+                os.killpg( process.pid, signal.SIGTERM )
+        for process in self._processes: _stop_serve( process )
+
+    def _start( self, mode: str ) -> None:
+        port = mcp_support.select_port( )
+        environment = {
+            **os.environ,
+            'PATH': os.pathsep.join( (
+                str( mcp_support.SERVERS_BINS ),
+                os.environ.get( 'PATH', '' ) ) ),
+            'PYTHONPATH': str( _DATA / 'modules' ),
+            'XDG_CONFIG_HOME': '/nonexistent',
+        }
+        runs = conformance_support.Runs( self._folder / mode )
+        runs.folder.mkdir( )
+        # To a file: a pipe which nobody reads fills, and blocks serve.
+        log = runs.folder / 'serve.log'
+        with log.open( 'wb' ) as stream:
+            process = subprocess.Popen(
+                [ sys.executable, '-m', 'invocables', 'serve',
+                  '--configuration', str( _CONFIGURATION ), '--http',
+                  '--port', str( port ),
+                  *( ( '--stateless', ) if mode == 'stateless' else ( ) ) ],
+                env = environment, stdout = subprocess.DEVNULL,
+                stderr = stream, start_new_session = True )
+        self._processes.append( process )
+        _wait_for_port( port, process, log )
+        for item in conformance_support.select_items( self._request ):
+            callspec = getattr( item, 'callspec', None )
+            if not callspec or callspec.params.get( 'mode' ) != mode: continue
+            scenario = callspec.params[ 'scenario' ]
+            runs.start( scenario, [
+                'server', '--url', f"http://127.0.0.1:{port}/mcp",
+                '--scenario', scenario, '-o', str( runs.folder / scenario ) ] )
+        self._runs[ mode ] = runs
 
 
 @pytest.fixture( scope = 'module' )
-def url( request ):
-    ''' Serves the conformance configuration over HTTP (stateful or
-        stateless, the parameter); yields its URL.
+def serves( request, tmp_path_factory ):
+    ''' Serves the conformance configuration over HTTP, statefully and
+        statelessly, each the first time a test asks for its mode.
     '''
-    mode = ( '--stateless', ) if request.param == 'stateless' else ( )
-    port = mcp_support.select_port( )
-    environment = {
-        **os.environ,
-        'PATH': os.pathsep.join( (
-            str( mcp_support.SERVERS_BINS ), os.environ.get( 'PATH', '' ) ) ),
-        'PYTHONPATH': str( _DATA / 'modules' ),
-        'XDG_CONFIG_HOME': '/nonexistent',
-    }
-    process = subprocess.Popen(
-        [ sys.executable, '-m', 'invocables', 'serve',
-          '--configuration', str( _CONFIGURATION ), '--http',
-          '--port', str( port ), *mode ],
-        env = environment, stdout = subprocess.DEVNULL,
-        stderr = subprocess.PIPE, start_new_session = True )
-    try:
-        _wait_for_port( port, process )
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        with contextlib.suppress( ProcessLookupError ):
-            os.killpg( process.pid, signal.SIGTERM )
-        try: process.wait( timeout = 15 )
-        except subprocess.TimeoutExpired:
-            os.killpg( process.pid, signal.SIGKILL )
-            process.wait( timeout = 10 )
+    serves = _Serves( request, tmp_path_factory.mktemp( 'conformance' ) )
+    try: yield serves
+    finally: serves.close( )
 
 
-def _wait_for_port( port: int, process: subprocess.Popen[ bytes ] ) -> None:
+def _stop_serve( process: subprocess.Popen[ bytes ] ) -> None:
+    ''' Waits for a serve told to stop; kills it if it does not. '''
+    try: process.wait( timeout = 15 )
+    except subprocess.TimeoutExpired:
+        os.killpg( process.pid, signal.SIGKILL )
+        process.wait( timeout = 10 )
+
+
+def _wait_for_port(
+    port: int, process: subprocess.Popen[ bytes ], log: Path
+) -> None:
     deadline = time.monotonic( ) + 60
     while time.monotonic( ) < deadline:
         if process.poll( ) is not None:
-            stderr = process.stderr.read( ).decode( ) if process.stderr else ''
+            stderr = log.read_text( errors = 'replace' )
             pytest.fail( f"serve exited with {process.returncode}: {stderr}" )
         with socket.socket( ) as probe:
             if probe.connect_ex( ( '127.0.0.1', port ) ) == 0: return
@@ -155,31 +186,25 @@ def _wait_for_port( port: int, process: subprocess.Popen[ bytes ] ) -> None:
 
 
 def _mark( mode: str, scenario: str ):
+    # The scenarios of a mode share their serve: one worker runs them all.
+    marks = [ pytest.mark.xdist_group( f"conformance-{mode}" ) ]
     unsupported = UNSUPPORTED_STATELESS if mode == 'stateless' else { }
     reason = unsupported.get( scenario ) or UNSUPPORTED.get( scenario )
-    if reason is None: return pytest.param( mode, scenario )
-    return pytest.param(
-        mode, scenario,
-        marks = pytest.mark.xfail( reason = reason, strict = True ) )
+    if reason is not None:
+        marks.append( pytest.mark.xfail( reason = reason, strict = True ) )
+    return pytest.param( mode, scenario, marks = marks )
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize( ( 'url', 'scenario' ), [
+@pytest.mark.parametrize( ( 'mode', 'scenario' ), [
     _mark( mode, name )
-    for mode in ( 'stateful', 'stateless' ) for name in SCENARIOS
-], indirect = [ 'url' ] )
-def test_100_server_scenario( url, scenario, tmp_path ):
+    for mode in ( 'stateful', 'stateless' ) for name in SCENARIOS ] )
+def test_100_server_scenario( serves, mode, scenario ):
     ''' The scenario passes against serve: every check, no warning
         (statefully every one but those named; statelessly, those too
         which need the server's own requests).
     '''
-    assert SUITE.exists( ), (
-        "The conformance suite is not installed: run "
-        "'bash .auxiliary/scripts/install-conformance'." )
-    completed = subprocess.run(
-        [ _locate_node( ), str( SUITE ), 'server', '--url', url,
-          '--scenario', scenario, '-o', str( tmp_path ) ],
-        capture_output = True, text = True, timeout = 300, check = False )
+    completed = serves.access( mode ).access( scenario )
     output = completed.stdout + completed.stderr
     found = _RESULTS.findall( output )
     assert found, output
@@ -191,9 +216,8 @@ def test_100_server_scenario( url, scenario, tmp_path ):
 
 def test_200_every_scenario_named( ):
     ''' Every scenario which the suite lists is run here. '''
-    completed = subprocess.run(
-        [ _locate_node( ), str( SUITE ), 'list' ],
-        capture_output = True, text = True, timeout = 120, check = True )
+    completed = conformance_support.run_suite( [ 'list' ], timeout = 120 )
+    assert completed.returncode == 0, completed.stderr
     section = completed.stdout.split( 'Client scenarios' )[ 0 ]
     listed = re.findall( r'^\s+- ([\w./-]+)', section, re.MULTILINE )
     assert set( listed ) == set( SCENARIOS )
