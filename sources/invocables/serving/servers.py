@@ -20,6 +20,7 @@ from .. import canisters as _canisters
 from .. import ensembles as _ensembles
 from .. import exceptions as _exceptions
 from .. import execution as _execution
+from ..execution import interception as _interception
 from .. import invokers as _invokers
 from .. import naming as _naming
 from ..descriptors import paths as _paths
@@ -37,6 +38,8 @@ _HINTS_WIRE = __.types.MappingProxyType( {
     'idempotent': 'idempotentHint', 'open_world': 'openWorldHint',
     'title': 'title',
 } )
+_OPTIONS_DEFAULT = _execution.ExecutionOptions(
+    failure_policy = _execution.FailurePolicies.Report )
 _LEVELS = (
     'debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert',
     'emergency' )
@@ -61,18 +64,20 @@ class ToolServer(
         *,
         name: str = NAME_DEFAULT,
         instructions: __.Absential[ str ] = __.absent,
-        policy: __.Absential[ _policies.Policy ] = __.absent,
-        timeout: __.Absential[ float | None ] = __.absent,
-        auxdata: __.typx.Any = None,
-        limits: _execution.Limits = _execution.LIMITS_DEFAULT,
+        options: _execution.ExecutionOptions = _OPTIONS_DEFAULT,
+        **shortcuts: __.typx.Unpack[ _execution.ExecutionShortcuts ],
     ):
+        ''' Options of the calls (:py:class:`invocables.ExecutionOptions`)
+            default to failures reported to the client; its fields are
+            shortcuts into them (``policy``, ``timeout``, ``auxdata``,
+            ``limits`` ...). A policy's asking rules refuse unless it has
+            an approver: a server has nobody to ask. '''
         self.ensembles = tuple( ensembles )
         self.name = name
         self.instructions = instructions
-        self.policy = _adapt_policy( policy )
-        self.timeout = timeout
-        self.auxdata = auxdata
-        self.limits = limits
+        if shortcuts: options = __.dcls.replace( options, **shortcuts )
+        self.options = __.dcls.replace(
+            options, policy = _adapt_policy( options.policy ) )
         self._sessions: dict[ str, __.typx.Any ] = { }
         self._listeners: _weakref.WeakSet[ __.typx.Any ] = (
             _weakref.WeakSet( ) )
@@ -142,10 +147,7 @@ class ToolServer(
         try:
             with _invokers.liaise( _SessionLiaison( context, level ) ):
                 results = await _execution.execute_invocations(
-                    ( invocation, ), nomenclature,
-                    auxdata = self.auxdata, timeout = self.timeout,
-                    failure_policy = _execution.FailurePolicies.Report,
-                    policy = self.policy, limits = self.limits )
+                    ( invocation, ), nomenclature, self.options )
         finally: del self._sessions[ identifier ]
         return produce_call_result( results[ 0 ], designation.invoker )
 
@@ -298,8 +300,8 @@ async def prepare_server(
         _paths.locate_configuration( ) if configuration is None
         else __.Path( configuration ) )
     path = settings.get( 'policies' )
-    policy = (
-        __.absent if path is None else _policies.load_policy( path ) )
+    options = _OPTIONS_DEFAULT if path is None else __.dcls.replace(
+        _OPTIONS_DEFAULT, policy = _policies.load_policy( path ) )
     servers: list[ ToolServer ] = [ ]
 
     async def relay( progress: __.typx.Any ) -> None:
@@ -307,7 +309,7 @@ async def prepare_server(
 
     server = ToolServer(
         tuple( _relay_progress( ensemble, relay ) for ensemble in ensembles ),
-        name = settings.get( 'name' ) or NAME_DEFAULT, policy = policy )
+        name = settings.get( 'name' ) or NAME_DEFAULT, options = options )
     servers.append( server )
     return server
 
@@ -370,14 +372,15 @@ async def produce_watcher(
 
 
 def _adapt_policy(
-    policy: __.Absential[ _policies.Policy ]
-) -> __.Absential[ _policies.Policy ]:
+    policy: __.Absential[ _interception.InterceptorProducer ]
+) -> __.Absential[ _interception.InterceptorProducer ]:
     ''' Returns policy whose asking rules refuse, unless it has an approver.
 
         A server has nobody to ask, and a suspended call would never end.
     '''
-    if __.is_absent( policy ) or not __.is_absent( policy.approver ):
-        return policy
+    if not isinstance( policy, _policies.Policy ) or not __.is_absent(
+        policy.approver
+    ): return policy
 
     async def refuse(
         request: _policies.ApprovalRequest
