@@ -16,15 +16,12 @@ from . import _oauth
 from . import configuration as _configuration
 from . import _sdk as _sdk
 from .. import exceptions as _exceptions
-
-
-if __.typx.TYPE_CHECKING:
-    from .authorization import (
-        ClientCredentialsAuthorization,
-        CodeAuthorization,
-        EnterpriseAuthorization,
-        Suspension,
-    )
+from .credentials import (
+    ClientCredentialsAuthorization as _ClientCredentialsAuthorization,
+    CodeAuthorization as _CodeAuthorization,
+    EnterpriseAuthorization as _EnterpriseAuthorization,
+    Suspension as _Suspension,
+)
 
 
 # A public client (PKCE, no secret), as the MCP specification advises.
@@ -64,10 +61,10 @@ def produce_bearer_auth( ensemble: str, token: str ) -> __.typx.Any:
 
 def produce_code_auth(
     ensemble: str,
-    authorization: 'CodeAuthorization',
+    authorization: _CodeAuthorization,
     url: str,
     storage: __.typx.Any,
-    suspension: 'Suspension',
+    suspension: _Suspension,
 ) -> __.typx.Any:
     ''' Returns the SDK's provider of the code grant, through the
         application's handlers, within suspension.
@@ -127,7 +124,7 @@ def produce_code_auth(
 
 def produce_credentials_auth(
     ensemble: str,
-    authorization: 'ClientCredentialsAuthorization',
+    authorization: _ClientCredentialsAuthorization,
     url: str,
     storage: __.typx.Any,
 ) -> __.typx.Any:
@@ -167,7 +164,7 @@ def produce_credentials_auth(
 
 def produce_enterprise_auth(
     ensemble: str,
-    authorization: 'EnterpriseAuthorization',
+    authorization: _EnterpriseAuthorization,
     url: str,
     storage: __.typx.Any,
 ) -> __.typx.Any:
@@ -280,7 +277,7 @@ def _produce_assertion_class( base: __.typx.Any ) -> __.typx.Any:
 
 
 def _produce_assertion_provider(
-    ensemble: str, authorization: 'ClientCredentialsAuthorization'
+    ensemble: str, authorization: _ClientCredentialsAuthorization
 ) -> __.typx.Any:
     ''' Returns the SDK's signer of client assertions (private_key_jwt),
         with the key read and checked now.
@@ -301,7 +298,7 @@ def _produce_assertion_provider(
 
 
 def _produce_client_information(
-    ensemble: str, authorization: 'CodeAuthorization'
+    ensemble: str, authorization: _CodeAuthorization
 ) -> __.typx.Any:
     ''' Returns client information of a client registered beforehand, as
         the SDK keeps it; None for a client to register.
@@ -333,7 +330,7 @@ def _produce_client_information(
 
 
 def _produce_exchange_form(
-    ensemble: str, authorization: 'EnterpriseAuthorization'
+    ensemble: str, authorization: _EnterpriseAuthorization
 ) -> dict[ str, str ]:
     token = _oauth.resolve(
         ensemble, 'identity_token', authorization.identity_token )
@@ -355,7 +352,7 @@ def _produce_exchange_form(
 
 def _produce_exchanger(
     ensemble: str,
-    authorization: 'EnterpriseAuthorization',
+    authorization: _EnterpriseAuthorization,
     timeout: __.cabc.Callable[ [ ], float | None ],
 ) -> __.cabc.Callable[ [ str, str ], __.cabc.Awaitable[ str ] ]:
     ''' Returns callback which exchanges the identity token for an

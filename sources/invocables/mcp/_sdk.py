@@ -55,6 +55,8 @@ __all__ = (
     'access_message',
     'call_tool',
     'http',
+    'is_oversize',
+    'is_session_lost',
     'produce_code_result',
     'produce_error',
     'produce_message',
@@ -79,7 +81,11 @@ RESULT_OVERSIZE = 'invocables.result_oversize'
     over the result limit, of the size seen (bytes). '''
 
 _CURRENT = MAJOR >= 2 # noqa: PLR2004
+_INVALID_REQUEST = -32600
 _OVERSIZE_CODE = -32603 # internal error; told apart by its data
+_SSE_OVERSIZE = 'Server-sent event exceeded'
+_session_loss = __.re.compile(
+    r'session (?:not found|terminated|expired)', __.re.IGNORECASE )
 
 
 def access_field(
@@ -102,6 +108,26 @@ def access_message( message: object ) -> __.typx.Any:
     '''
     if _CURRENT: return message
     return getattr( message, 'root', message )
+
+
+def is_oversize( exception: Error ) -> bool:
+    ''' Returns whether answer was discarded for being over the limit. '''
+    error = exception.error
+    data = error.data
+    if isinstance( data, __.cabc.Mapping ) and (
+        RESULT_OVERSIZE in data
+    ): return True
+    # Over HTTP, the SDK reports an event over its limit this way.
+    return _SSE_OVERSIZE in error.message
+
+
+def is_session_lost( exception: Error ) -> bool:
+    ''' Returns whether an HTTP server rejected the session as unknown. '''
+    error = exception.error
+    # SDK 1.x gives this error a positive code.
+    return (
+        error.code in ( _INVALID_REQUEST, - _INVALID_REQUEST )
+        and _session_loss.search( error.message ) is not None )
 
 
 def produce_code_result( code: str, state: str | None ) -> __.typx.Any:

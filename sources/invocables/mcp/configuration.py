@@ -31,6 +31,11 @@ from .redaction import Redactor as Redactor
 
 
 ENVIRONMENT_PREFIX = __.ENVIRONMENT_PREFIX
+PARAMETERS: __.immut.Dictionary[ str, __.typx.Any ] = __.immut.Dictionary(
+    command = __.absent, arguments = ( ), environment = __.absent,
+    cwd = __.absent, url = __.absent, headers = __.absent,
+    transport = __.absent )
+''' Fields of server parameters, as not given. '''
 
 _reference = __.re.compile( r'^env:([A-Za-z_][A-Za-z0-9_]*)$' )
 # Placeholders as mcpServers files of other clients write them: ${NAME},
@@ -154,6 +159,25 @@ def survey_authorization_secrets( authorization: object ) -> tuple[ str, ... ]:
                 value[ len( ENVIRONMENT_PREFIX ) : ] ) or ''
         if value: secrets.extend( ( value, *_survey_credentials( value ) ) )
     return tuple( secrets )
+
+
+def access_parameters(
+    name: str,
+    parameters: __.Absential[ ServerParameters ],
+    given: __.cabc.Mapping[ str, __.typx.Any ],
+) -> ServerParameters:
+    ''' Returns server parameters, given or made of their fields. '''
+    fields = { key: given[ key ] for key in PARAMETERS if key in given }
+    if not __.is_absent( parameters ):
+        if fields:
+            raise _exceptions.ConfigurationInvalidity(
+                f"MCP ensemble {name!r}", "give the server parameters or "
+                "their fields ({names}), not both.".format(
+                    names = ', '.join( fields ) ) )
+        _ensembles.validate_ensemble_name( name )
+        return parameters
+    return produce_parameters(
+        name, **{ **PARAMETERS, **fields } )
 
 
 def produce_parameters(

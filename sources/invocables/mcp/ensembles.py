@@ -12,12 +12,9 @@
 '''
 
 
-import os as _os
-
 import anyio as _anyio
 
 from . import __
-from . import authorization as _authorization # authorization
 from . import callbacks as _callbacks # authorization
 from . import catalog as _catalog
 from . import configuration as _configuration
@@ -26,7 +23,6 @@ from . import _processes as _processes
 from . import resources as _resources # authorization
 from . import records as _records
 from . import results as _results
-from . import sandbox as _sandbox
 from . import sessions as _sessions
 from . import _sdk as _sdk
 from ._sdk import Error as _MCPError
@@ -38,21 +34,8 @@ from .. import invokers as _invokers
 from .. import telemetry as _telemetry
 
 
-# Defaults, also importable from here (descriptors use them).
-CONNECT_TIMEOUT_DEFAULT = _records.CONNECT_TIMEOUT_DEFAULT
-DEBOUNCE_DEFAULT = _records.DEBOUNCE_DEFAULT
-LIST_TIMEOUT_DEFAULT = _records.LIST_TIMEOUT_DEFAULT
-RESULT_LIMIT_DEFAULT = _records.RESULT_LIMIT_DEFAULT
-TIMEOUT_DEFAULT = _records.TIMEOUT_DEFAULT
-
 _CONNECTION_CLOSED = -32000
-_INVALID_REQUEST = -32600
-_SSE_OVERSIZE = 'Server-sent event exceeded'
 _SETTLE_TIMEOUT = 1.0
-_session_loss = __.re.compile(
-    r'session (?:not found|terminated|expired)', __.re.IGNORECASE )
-_TIMEOUTS_EMPTY: __.cabc.Mapping[ str, float | None ] = (
-    __.types.MappingProxyType( { } ) )
 _scribe = __.produce_scribe( __name__ )
 
 
@@ -327,13 +310,13 @@ class ServerEnsemble(
     ) -> __.typx.NoReturn:
         code = exception.error.code
         name = invocable.name
-        if _is_oversize( exception ):
+        if _sdk.is_oversize( exception ):
             raise _exceptions.InvocationRefusal(
                 f"The result of tool {name!r} was larger than "
                 f"{self.options.result_limit} bytes, the limit set by the "
                 "application; it was discarded. Ask for a smaller result "
                 "(a part, a page, a summary)." ) from None
-        if _is_session_lost( exception ):
+        if _sdk.is_session_lost( exception ):
             # An HTTP server which restarted (or expired the session) has
             # rejected the request without running it: safe to send again.
             connection.request_stop(
@@ -498,70 +481,21 @@ class _Undelivery( Exception ):
     ''' Internal signal: the request never reached the server. '''
 
 
-def _is_oversize( exception: _MCPError ) -> bool:
-    ''' Returns whether answer was discarded for being over the limit. '''
-    error = exception.error
-    data = error.data
-    if isinstance( data, __.cabc.Mapping ) and (
-        _sdk.RESULT_OVERSIZE in data
-    ): return True
-    # Over HTTP, the SDK reports an event over its limit this way.
-    return _SSE_OVERSIZE in error.message
-
-
-def _is_session_lost( exception: _MCPError ) -> bool:
-    ''' Returns whether an HTTP server rejected the session as unknown. '''
-    error = exception.error
-    # SDK 1.x gives this error a positive code.
-    return (
-        error.code in ( _INVALID_REQUEST, - _INVALID_REQUEST )
-        and _session_loss.search( error.message ) is not None )
-
-
 def produce_ensemble( # noqa: PLR0913
     name: __.typx.Annotated[
         str, __.ddoc.Doc( ''' Name of ensemble; scopes colliding names. ''' )
     ],
+    parameters: __.typx.Annotated[
+        __.Absential[ _configuration.ServerParameters ],
+        __.ddoc.Doc( ''' Where and how to reach the server; or give its
+            fields (``command``, ``url``, ...) as keywords. ''' ),
+    ] = __.absent,
+    options: __.typx.Annotated[
+        __.Absential[ _records.ServerOptions ],
+        __.ddoc.Doc( ''' Deadlines, filters, progress and sandbox; fields
+            given as keywords replace its own. ''' ),
+    ] = __.absent,
     *,
-    command: __.typx.Annotated[
-        __.Absential[ str | __.cabc.Sequence[ str ] ],
-        __.ddoc.Doc(
-            ''' Program of a stdio server (started directly, never through
-                a shell), or program and arguments. ''' ),
-    ] = __.absent,
-    arguments: __.typx.Annotated[
-        __.cabc.Sequence[ str ],
-        __.ddoc.Doc( ''' Further arguments of the program. ''' ),
-    ] = ( ),
-    environment: __.typx.Annotated[
-        __.Absential[ __.cabc.Mapping[ str, str ] ],
-        __.ddoc.Doc(
-            ''' Variables for the child, over a minimal inherited set
-                (HOME, LOGNAME, PATH, SHELL, TERM, USER). A value
-                ``env:NAME`` is read from the environment at connect
-                time. ''' ),
-    ] = __.absent,
-    cwd: __.typx.Annotated[
-        __.Absential[ str | _os.PathLike[ str ] ],
-        __.ddoc.Doc( ''' Working directory of the child. ''' ),
-    ] = __.absent,
-    url: __.typx.Annotated[
-        __.Absential[ str ],
-        __.ddoc.Doc( ''' Endpoint of an HTTP server. ''' ),
-    ] = __.absent,
-    headers: __.typx.Annotated[
-        __.Absential[ __.cabc.Mapping[ str, str ] ],
-        __.ddoc.Doc(
-            ''' HTTP headers; a value ``env:NAME`` is read from the
-                environment at connect time. ''' ),
-    ] = __.absent,
-    transport: __.typx.Annotated[
-        __.Absential[ _configuration.Transports | str ],
-        __.ddoc.Doc(
-            ''' 'stdio', 'streamable-http' or 'sse'. Default: stdio for a
-                command; for a URL, sse if its path ends in /sse, else
-                streamable-http. ''' ),
-    ] = __.absent,
     timeout: __.typx.Annotated[
         __.Absential[ float | None ],
         __.ddoc.Doc(
@@ -569,172 +503,93 @@ def produce_ensemble( # noqa: PLR0913
                 timeout; ``None`` for no limit. Default: the timeout given
                 to ``execute_invocations``, else 60 seconds. ''' ),
     ] = __.absent,
-    timeouts: __.typx.Annotated[
-        __.cabc.Mapping[ str, float | None ],
-        __.ddoc.Doc( ''' Seconds allowed to calls, by tool name. ''' ),
-    ] = _TIMEOUTS_EMPTY,
-    connect_timeout: __.typx.Annotated[
-        float,
-        __.ddoc.Doc(
-            ''' Seconds allowed to start, handshake and list tools. ''' ),
-    ] = _records.CONNECT_TIMEOUT_DEFAULT,
-    list_timeout: __.typx.Annotated[
-        float,
-        __.ddoc.Doc( ''' Seconds allowed to a refresh of the tools. ''' ),
-    ] = _records.LIST_TIMEOUT_DEFAULT,
-    include: __.typx.Annotated[
-        __.Absential[ __.cabc.Iterable[ str ] ],
-        __.ddoc.Doc( ''' Names of the only tools to offer. ''' ),
-    ] = __.absent,
-    exclude: __.typx.Annotated[
-        __.cabc.Iterable[ str ],
-        __.ddoc.Doc( ''' Names of tools never to offer. ''' ),
-    ] = ( ),
-    reporter: __.typx.Annotated[
-        __.Absential[ _records.Reporter ],
-        __.ddoc.Doc(
-            ''' Called (sync or async) with each progress notification;
-                giving it makes every call ask for progress. ''' ),
-    ] = __.absent,
-    grace: __.typx.Annotated[
-        float,
-        __.ddoc.Doc(
-            ''' Seconds a child may take to exit after its stdin closes,
-                and again after SIGTERM, before SIGKILL. ''' ),
-    ] = _processes.GRACE_DEFAULT,
-    result_limit: __.typx.Annotated[
-        int | None,
-        __.ddoc.Doc(
-            ''' Largest answer read from the server, in bytes (32 MiB by
-                default); a larger result becomes an error result naming
-                the limit. ``None`` for no limit. ''' ),
-    ] = _records.RESULT_LIMIT_DEFAULT,
     description: str = '',
-    # authorization: features offered to the server (callbacks.py).
+    command: __.typx.Annotated[
+        __.Absential[ str | __.cabc.Sequence[ str ] ],
+        __.ddoc.Doc( ''' Program of a stdio server (started directly, never
+            through a shell), or program and arguments. ''' ),
+    ] = __.absent,
+    url: __.typx.Annotated[
+        __.Absential[ str ], __.ddoc.Doc( ''' URL of an HTTP server. ''' )
+    ] = __.absent,
+    headers: __.typx.Annotated[
+        __.Absential[ __.cabc.Mapping[ str, str ] ],
+        __.ddoc.Doc( ''' HTTP headers; a value ``env:NAME`` is read from the
+            environment at connect time. ''' ),
+    ] = __.absent,
+    transport: __.typx.Annotated[
+        __.Absential[ _configuration.Transports | str ],
+        __.ddoc.Doc( ''' 'stdio', 'streamable-http' or 'sse' (default: by
+            command or URL, sse if its path ends in /sse). ''' ),
+    ] = __.absent,
+    result_limit: __.typx.Annotated[
+        __.Absential[ int | None ],
+        __.ddoc.Doc( ''' Largest answer read, in bytes (32 MiB by default;
+            ``None``: no limit); a larger one is an error result. ''' ),
+    ] = __.absent,
     elicitor: __.typx.Annotated[
         __.Absential[ _callbacks.Elicitor ],
-        __.ddoc.Doc(
-            ''' Async callable which asks the user for the input a server
-                requests (``elicitation/create``); without it, the server
-                is told that elicitation is not supported. ''' ),
+        __.ddoc.Doc( ''' Async callable which asks the user for the input a
+            server requests (``elicitation/create``); else unsupported. ''' ),
     ] = __.absent,
     sampler: __.typx.Annotated[
         __.Absential[ _callbacks.Sampler ],
-        __.ddoc.Doc(
-            ''' Async callable which answers a server's request for a
-                completion (``sampling/createMessage``), for example one
-                from ``produce_sampler``. ''' ),
-    ] = __.absent,
-    sampling_limits: __.typx.Annotated[
-        __.Absential[ _callbacks.SamplingLimits ],
-        __.ddoc.Doc(
-            ''' Most sampling requests per session and most tokens per
-                request (default: 100 and 4096); beyond them, requests are
-                refused. ''' ),
+        __.ddoc.Doc( ''' Async callable which answers a server's request
+            for a completion (``sampling/createMessage``). ''' ),
     ] = __.absent,
     roots: __.typx.Annotated[
         __.Absential[ __.cabc.Iterable[ _callbacks.Root ] ],
-        __.ddoc.Doc(
-            ''' Directories (paths or URIs) the server may work in;
-                change them later with ``configure_roots``. ''' ),
+        __.ddoc.Doc( ''' Directories (paths or URIs) the server may work in;
+            change them later with ``configure_roots``. ''' ),
     ] = __.absent,
     authorization: __.typx.Annotated[
-        __.Absential[ '_authorization.Authorization' ],
-        __.ddoc.Doc(
-            ''' How to authorize with an HTTP server: a bearer token, OAuth
-                client credentials, or the OAuth authorization code grant
-                (see :py:mod:`invocables.mcp.authorization`). ''' ),
+        __.typx.Any,
+        __.ddoc.Doc( ''' How to authorize with an HTTP server (see
+            :py:mod:`invocables.mcp.authorization`). ''' ),
     ] = __.absent,
     log_level: __.typx.Annotated[
         __.Absential[ _callbacks.LoggingLevels ],
-        __.ddoc.Doc(
-            ''' Least severe level of the log messages the server should
-                send (to logger ``invocables.mcp.servers.<name>``). ''' ),
+        __.ddoc.Doc( ''' Least severe level of the log messages the server
+            should send (to logger ``invocables.mcp.servers.<name>``). ''' ),
     ] = __.absent,
-    resources_as_tools: __.typx.Annotated[
-        bool,
-        __.ddoc.Doc(
-            ''' Also offer the model two tools which list the server's
-                resources and read one by URI (``list_resources``,
-                ``read_resource``; renamed if the server has such
-                tools). ''' ),
-    ] = False,
-    sandbox: __.typx.Annotated[
-        __.Absential[ _sandbox.Sandbox | bool ],
-        __.ddoc.Doc(
-            ''' Confinement of a stdio server: a ``Sandbox`` (paths read
-                and written, network, variables passed), or ``True`` for
-                the default profile (reads the system and the server's
-                installation, writes a private temporary folder, no
-                network). Connecting fails if no sandbox can be set up
-                here. ''' ),
-    ] = __.absent,
+    **shortcuts: __.typx.Unpack[ _records.ServerShortcuts ],
 ) -> ServerEnsemble:
     ''' Produces ensemble for an MCP server; not connected yet.
 
         Connect with ``async with ensemble:`` or ``await ensemble.connect( )``.
-        Raises :py:class:`invocables.exceptions.ConfigurationInvalidity` if
-        the options contradict each other.
+        Further keyword shortcuts are those of
+        :py:class:`invocables.mcp.records.ServerShortcuts`. Raises
+        :py:class:`invocables.exceptions.ConfigurationInvalidity` if the
+        options contradict each other.
     '''
-    parameters = _configuration.produce_parameters(
-        name, command = command, arguments = arguments,
-        environment = environment, cwd = cwd, url = url, headers = headers,
-        transport = transport )
-    for label, value in (
-        ( 'timeout', None if __.is_absent( timeout ) else timeout ),
-        * timeouts.items( ),
-    ): _validate_timeout( name, label, value )
-    _validate_limit( name, result_limit )
+    given: dict[ str, __.typx.Any ] = {
+        key: value for key, value in (
+            ( 'command', command ), ( 'url', url ), ( 'headers', headers ),
+            ( 'transport', transport ), ( 'result_limit', result_limit ),
+            ( 'elicitor', elicitor ), ( 'sampler', sampler ),
+            ( 'roots', roots ), ( 'authorization', authorization ),
+            ( 'log_level', log_level ), *shortcuts.items( ) )
+        if not __.is_absent( value ) }
+    parameters = _configuration.access_parameters(
+        name, parameters, given )
+    _records.validate_timeout(
+        name, 'timeout', None if __.is_absent( timeout ) else timeout )
+    options = _records.produce_options(
+        name, options, given, parameters.url )
     # Only a timeout given here is the ensemble's: otherwise the caller's
     # timeout (of execute_invocations) applies.
     configuration = _ensembles.EnsembleConfiguration(
         timeout = timeout, description = description )
-    options = _records.ServerOptions(
-        connect_timeout = connect_timeout, list_timeout = list_timeout,
-        timeouts = __.types.MappingProxyType( dict( timeouts ) ),
-        include = (
-            __.absent if __.is_absent( include ) else frozenset( include ) ),
-        exclude = frozenset( exclude ), reporter = reporter,
-        grace = grace, result_limit = result_limit,
-        resources_as_tools = resources_as_tools, # expose
-        sandbox = _produce_sandbox( name, sandbox, url ) )
     features = _callbacks.Features(
-        name, elicitor = elicitor, sampler = sampler,
-        sampling_limits = sampling_limits, roots = roots,
-        log_level = log_level, authorization = authorization,
+        name, **{
+            key: value for key, value in given.items( )
+            if key not in _records.OPTIONS
+            and key not in _configuration.PARAMETERS },
         # expose: one hung OAuth request fails within the connect timeout.
-        authorization_timeout = connect_timeout / 2 )
-    if not __.is_absent( authorization ) and __.is_absent( url ):
+        authorization_timeout = options.connect_timeout / 2 )
+    if 'authorization' in given and __.is_absent( parameters.url ):
         raise _exceptions.ConfigurationInvalidity(
             f"MCP ensemble {name!r} 'authorization'",
             "applies to HTTP servers only (give 'url')." )
     return ServerEnsemble(
         name, parameters, configuration, options, features )
-
-
-def _produce_sandbox(
-    name: str, sandbox: object, url: __.Absential[ str ]
-) -> __.Absential[ _sandbox.Sandbox ]:
-    location = f"MCP ensemble {name!r} 'sandbox'"
-    sandbox_ = _sandbox.validate_sandbox( sandbox, location )
-    if not __.is_absent( sandbox_ ) and not __.is_absent( url ):
-        raise _exceptions.ConfigurationInvalidity(
-            location, "applies to stdio servers only (give 'command'); an "
-            "HTTP server runs where it is hosted." )
-    return sandbox_
-
-
-def _validate_limit( name: str, value: object ) -> None:
-    if value is None: return
-    if isinstance( value, int ) and not isinstance( value, bool ) and (
-        value > 0
-    ): return
-    raise _exceptions.ConfigurationInvalidity(
-        f"MCP ensemble {name!r} 'result_limit'",
-        "must be a positive number of bytes or None." )
-
-
-def _validate_timeout( name: str, label: str, value: object ) -> None:
-    __.values.validate_timeout(
-        value, f"MCP ensemble {name!r} timeout {label!r}",
-        reason = "must be a positive number of seconds or None." )

@@ -3,9 +3,12 @@
 ''' Records of MCP ensembles: options, tool descriptions, progress. '''
 
 
+import os as _os
+
 from . import __
 from . import _processes as _processes
 from . import sandbox as _sandbox
+from .. import exceptions as _exceptions
 from ..execution import deadlines as _deadlines
 
 
@@ -14,6 +17,10 @@ DEBOUNCE_DEFAULT = 0.1
 LIST_TIMEOUT_DEFAULT = 30.0
 RESULT_LIMIT_DEFAULT = _processes.RESULT_LIMIT_DEFAULT
 TIMEOUT_DEFAULT = _deadlines.TIMEOUT_DEFAULT
+OPTIONS = (
+    'connect_timeout', 'list_timeout', 'timeouts', 'include', 'exclude',
+    'reporter', 'grace', 'result_limit', 'resources_as_tools', 'sandbox' )
+''' Names of the fields of server options. '''
 
 
 def _produce_timeouts( ) -> __.cabc.Mapping[ str, float | None ]:
@@ -73,3 +80,110 @@ class ServerOptions( __.immut.DataclassObject ):
     result_limit: int | None = RESULT_LIMIT_DEFAULT
     resources_as_tools: bool = False # expose: offer resources as tools
     sandbox: __.Absential[ _sandbox.Sandbox ] = __.absent
+
+
+class ServerShortcuts( __.typx.TypedDict, total = False ):
+    ''' Further keyword shortcuts of
+        :py:func:`invocables.mcp.produce_ensemble`: fields of the server
+        parameters (``arguments``, ``environment``, ``cwd``), of the server
+        options (``connect_timeout`` to ``sandbox``), and the sampling limits
+        offered to the server, given one by one.
+    '''
+
+    arguments: __.typx.Annotated[
+        __.cabc.Sequence[ str ],
+        __.ddoc.Doc( ''' Further arguments of the program. ''' ) ]
+    environment: __.typx.Annotated[
+        __.cabc.Mapping[ str, str ],
+        __.ddoc.Doc( ''' Variables for the child, over a minimal
+            inherited set (HOME, LOGNAME, PATH, SHELL, TERM, USER). A value
+            ``env:NAME`` is read from the environment at connect time. ''' ) ]
+    cwd: __.typx.Annotated[
+        str | _os.PathLike[ str ],
+        __.ddoc.Doc( ''' Working directory of the child. ''' ) ]
+    connect_timeout: __.typx.Annotated[
+        float,
+        __.ddoc.Doc( ''' Seconds allowed to start, handshake and list
+            tools. ''' ) ]
+    list_timeout: __.typx.Annotated[
+        float,
+        __.ddoc.Doc( ''' Seconds allowed to a refresh of the tools. ''' ) ]
+    timeouts: __.typx.Annotated[
+        __.cabc.Mapping[ str, float | None ],
+        __.ddoc.Doc( ''' Seconds allowed to calls, by tool name. ''' ) ]
+    include: __.typx.Annotated[
+        __.cabc.Iterable[ str ],
+        __.ddoc.Doc( ''' Names of the only tools to offer. ''' ) ]
+    exclude: __.typx.Annotated[
+        __.cabc.Iterable[ str ],
+        __.ddoc.Doc( ''' Names of tools never to offer. ''' ) ]
+    reporter: __.typx.Annotated[
+        Reporter,
+        __.ddoc.Doc( ''' Called (sync or async) with each progress
+            notification; giving it makes every call ask for progress. ''' ) ]
+    grace: __.typx.Annotated[
+        float,
+        __.ddoc.Doc( ''' Seconds a child may take to exit after its stdin
+            closes, and again after SIGTERM, before SIGKILL. ''' ) ]
+    resources_as_tools: __.typx.Annotated[
+        bool,
+        __.ddoc.Doc( ''' Also offer the model two tools which list the
+            server's resources and read one by URI (``list_resources``,
+            ``read_resource``; renamed if the server has such tools). ''' ) ]
+    sandbox: __.typx.Annotated[
+        _sandbox.Sandbox | bool,
+        __.ddoc.Doc( ''' Confinement of a stdio server: a ``Sandbox``, or
+            ``True`` for the default profile. Connecting fails if no sandbox
+            can be set up here. ''' ) ]
+    sampling_limits: __.typx.Annotated[
+        __.typx.Any,
+        __.ddoc.Doc( ''' Most sampling requests per session and most
+            tokens per request (default: 100 and 4096). ''' ) ]
+
+
+def produce_options(
+    name: str,
+    options: __.Absential[ ServerOptions ],
+    given: __.cabc.Mapping[ str, __.typx.Any ],
+    url: __.Absential[ str ],
+) -> ServerOptions:
+    ''' Returns server options, with the fields given as keywords. '''
+    fields = { key: given[ key ] for key in OPTIONS if key in given }
+    if 'timeouts' in fields:
+        fields[ 'timeouts' ] = __.types.MappingProxyType(
+            dict( fields[ 'timeouts' ] ) )
+    if 'include' in fields:
+        fields[ 'include' ] = frozenset( fields[ 'include' ] )
+    if 'exclude' in fields:
+        fields[ 'exclude' ] = frozenset( fields[ 'exclude' ] )
+    if 'sandbox' in fields:
+        fields[ 'sandbox' ] = _sandbox.validate_sandbox(
+            fields[ 'sandbox' ], f"MCP ensemble {name!r} 'sandbox'" )
+    options = (
+        ServerOptions( **fields ) if __.is_absent( options )
+        else __.dcls.replace( options, **fields ) )
+    for label, value in options.timeouts.items( ):
+        validate_timeout( name, label, value )
+    _validate_limit( name, options.result_limit )
+    if not __.is_absent( options.sandbox ) and not __.is_absent( url ):
+        raise _exceptions.ConfigurationInvalidity(
+            f"MCP ensemble {name!r} 'sandbox'", "applies to stdio servers "
+            "only (give 'command'); an HTTP server runs where it is "
+            "hosted." )
+    return options
+
+
+def _validate_limit( name: str, value: object ) -> None:
+    if value is None: return
+    if isinstance( value, int ) and not isinstance( value, bool ) and (
+        value > 0
+    ): return
+    raise _exceptions.ConfigurationInvalidity(
+        f"MCP ensemble {name!r} 'result_limit'",
+        "must be a positive number of bytes or None." )
+
+
+def validate_timeout( name: str, label: str, value: object ) -> None:
+    __.values.validate_timeout(
+        value, f"MCP ensemble {name!r} timeout {label!r}",
+        reason = "must be a positive number of seconds or None." )

@@ -12,6 +12,8 @@
 '''
 
 
+import sys as _sys
+
 import anyio as _anyio
 
 from . import __
@@ -44,9 +46,10 @@ _scribe = __.produce_scribe( __name__ )
 
 
 def _access_client_information( ) -> _mcp_types.Implementation:
-    from .. import __version__
+    # The package is imported before any of its modules: read, not imported.
+    version = vars( _sys.modules[ __.package_name ] )[ '__version__' ]
     return _mcp_types.Implementation(
-        name = __.package_name, version = __version__ )
+        name = __.package_name, version = version )
 
 
 class Connection:

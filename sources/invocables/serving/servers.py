@@ -9,6 +9,7 @@
 '''
 
 
+import sys as _sys
 import uuid as _uuid
 import warnings as _warnings
 import weakref as _weakref
@@ -89,13 +90,14 @@ class ToolServer(
 
     def produce_server( self ) -> _server_sdk.ServerBase:
         ''' Produces low-level server of the ``mcp`` SDK for the tools. '''
-        from .. import __version__
+        # The package is imported before any of its modules: read only.
+        version = vars( _sys.modules[ __.package_name ] )[ '__version__' ]
         with _warnings.catch_warnings( ):
             # Logging is deprecated by MCP 2026-07-28, served for earlier.
             _warnings.simplefilter( 'ignore', UserWarning )
             return _server_sdk.produce_server(
                 _server_sdk.AnnouncingServer, self.name,
-                version = __version__,
+                version = version,
                 instructions = (
                     None if __.is_absent( self.instructions )
                     else self.instructions ),
