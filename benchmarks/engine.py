@@ -57,7 +57,7 @@ async def measure_overhead( schema, count = 5000 ):
     ''' Returns seconds per call: bare, validation, engine (1 and 100). '''
     import jsonschema
     invoker = invocables.produce_invoker(
-        _echo, name = 'echo', argschema = schema )
+        _echo, name = 'echo', arguments_schema = schema )
     ensemble = invocables.produce_ensemble( 'bench', [ invoker ] )
     arguments = { 'text': 'hello' }
     invocation = invocables.InvocationCanister(

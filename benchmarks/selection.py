@@ -254,7 +254,7 @@ def _produce_invoker( name: str, description: str, schema: object ):
         return f"ran {name}"
 
     return invocables.FunctionInvoker(
-        name = name, invocable = invoke, argschema = schema,
+        name = name, invocable = invoke, arguments_schema = schema,
         description = description )
 
 

@@ -89,7 +89,7 @@ def _produce_invocables_ensembles( ensembles: int, tools: int ) -> list[ Any ]:
             invocables.produce_invoker(
                 forecast, name = f"forecast_{group}_{index}",
                 description = 'Returns the weather forecast.',
-                argschema = _produce_schema( group, index ) )
+                arguments_schema = _produce_schema( group, index ) )
             for index in range( tools ) ] )
         for group in range( ensembles ) ]
 

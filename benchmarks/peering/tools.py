@@ -137,7 +137,5 @@ def produce_grouper(
 
 
 def access_schema( invoker: Any ) -> Any:
-    ''' Returns JSON Schema of invocables' invoker, by either name. '''
-    schema = getattr( invoker, 'argschema', None )
-    if schema is None: schema = invoker.arguments_schema
-    return schema
+    ''' Returns JSON Schema of invocables' invoker. '''
+    return invoker.arguments_schema
