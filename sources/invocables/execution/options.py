@@ -12,9 +12,9 @@
 
 from .. import __
 from .. import canisters as _canisters
-from . import deadlines as _deadlines
+from .deadlines import TIMEOUT_DEFAULT as _TIMEOUT_DEFAULT
 from .. import exceptions as _exceptions
-from . import interception as _interception
+from .interception import InterceptorProducer as _InterceptorProducer
 from .. import invokers as _invokers
 from .. import schemata as _schemata
 
@@ -23,7 +23,7 @@ from .. import schemata as _schemata
 # tens of calls at once, not thousands); sync tools are bounded separately by
 # the thread pool in ``workers``.
 CONCURRENCY_DEFAULT = 1024
-TIMEOUT_DEFAULT = _deadlines.TIMEOUT_DEFAULT
+TIMEOUT_DEFAULT = _TIMEOUT_DEFAULT
 
 _INFINITY = float( 'inf' )
 _NAMESPACE_GENERA = frozenset( ( dict, type( __.absent ) ) )
@@ -127,7 +127,7 @@ class ExecutionOptions( __.immut.DataclassObject ):
             results. ''' ),
     ] = __.dcls.field( default_factory = lambda: LIMITS_DEFAULT )
     policy: __.typx.Annotated[
-        __.Absential[ _interception.InterceptorProducer ],
+        __.Absential[ _InterceptorProducer ],
         __.ddoc.Doc( ''' Permission policy
             (:py:class:`invocables.toolsets.policies.Policy`): which tools
             run, which are denied, which wait for approval. Default: every
@@ -165,7 +165,7 @@ class ExecutionShortcuts( __.typx.TypedDict, total = False ):
     failure_policy: FailurePolicies
     alerter: Alerter
     limits: Limits
-    policy: _interception.InterceptorProducer
+    policy: _InterceptorProducer
 
 
 def _validate_options( options: ExecutionOptions ) -> None:
