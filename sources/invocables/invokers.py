@@ -19,13 +19,14 @@ from . import exceptions as _exceptions
 from . import schemata as _schemata
 
 
-if __.typx.TYPE_CHECKING:
-    from . import ensembles as _ensembles
-
 Invocable: __.typx.TypeAlias = __.cabc.Callable[
     [ 'Context', __.Arguments ], __.cabc.Awaitable[ object ] ]
 Annotations: __.typx.TypeAlias = __.cabc.Mapping[ str, __.typx.Any ]
 _Function: __.typx.TypeAlias = __.cabc.Callable[ ..., __.typx.Any ]
+# An invocables.ensembles.Ensemble: not imported, not even to check types,
+# so that ensembles (which produce invokers) import invokers without a
+# circle.
+EnsembleReference: __.typx.TypeAlias = __.typx.Any
 
 NAME_LENGTH_MAXIMUM = _callables.NAME_LENGTH_MAXIMUM
 RETRIES_MAXIMUM = 100
@@ -279,7 +280,7 @@ class Invoker( __.typx.Protocol ):
         raise NotImplementedError  # pragma: no cover
 
     @property
-    def ensemble( self ) -> __.Absential[ '_ensembles.Ensemble' ]:
+    def ensemble( self ) -> __.Absential[ EnsembleReference ]:
         ''' Parent ensemble, providing lifecycle and configuration.
 
             Absent until the invoker is grouped in an ensemble.
@@ -313,7 +314,7 @@ class Invoker( __.typx.Protocol ):
         raise NotImplementedError  # pragma: no cover
 
     def with_ensemble(
-        self, ensemble: '_ensembles.Ensemble'
+        self, ensemble: EnsembleReference
     ) -> __.typx.Self:
         ''' Returns copy of invoker which belongs to ensemble. '''
         raise NotImplementedError  # pragma: no cover
@@ -363,7 +364,7 @@ class FunctionInvoker(
         name: str,
         invocable: Invocable,
         arguments_schema: __.Absential[ __.Schema ] = __.absent,
-        ensemble: '__.Absential[ _ensembles.Ensemble ]' = __.absent,
+        ensemble: __.Absential[ EnsembleReference ] = __.absent,
         description: str = '',
         timeout: __.Absential[ float | None ] = __.absent,
         max_retries: __.Absential[ int ] = __.absent,
@@ -454,7 +455,7 @@ class FunctionInvoker(
         return self.validator.validate_arguments( arguments )
 
     def with_ensemble(
-        self, ensemble: '_ensembles.Ensemble'
+        self, ensemble: EnsembleReference
     ) -> __.typx.Self:
         ''' Returns copy of invoker which belongs to ensemble. '''
         return type( self )(

@@ -14,7 +14,7 @@
 
 from itertools import islice as _islice
 
-from .. import exceptions as _exceptions
+from ..exceptions import ConfigurationInvalidity as _ConfigurationInvalidity
 from . import imports as __
 
 
@@ -264,7 +264,7 @@ def is_plain(
     return _is_plain( value, 0, depth_maximum )
 
 
-def is_timeout( value: object ) -> bool:
+def is_timeout( value: object ) -> __.typx.TypeGuard[ float ]:
     ''' Returns whether value is a timeout: a positive, finite number of
         seconds (not a boolean). '''
     if isinstance( value, bool ) or not isinstance( value, ( int, float ) ):
@@ -302,7 +302,7 @@ def validate_count(
         isinstance( value, int ) and not isinstance( value, bool )
         and minimum <= value and ( maximum is None or value <= maximum )
     ): return value
-    raise _exceptions.ConfigurationInvalidity(
+    raise _ConfigurationInvalidity(
         location, reason.format( value = value, maximum = maximum ) )
 
 
@@ -326,7 +326,7 @@ def validate_timeout(
     hint = (
         " Use None for no limit."
         if nullable and value == _INFINITY else '' )
-    raise _exceptions.ConfigurationInvalidity(
+    raise _ConfigurationInvalidity(
         location, reason.format(
             value = value, kind = type( value ).__name__, hint = hint ) )
 

@@ -10,7 +10,7 @@
 
 
 from .. import __
-from . import derivations as _derivations
+from .derivations import derive_schema as _derive_schema
 from .. import exceptions as _exceptions
 from .. import invokers as _invokers
 from ..execution import workers as _workers
@@ -84,7 +84,7 @@ def produce_signature_invocable(
         parameter for parameter in parameters
         if parameter.name != _CONTEXT_PARAMETER )
     _validate_defaults( name, schematic )
-    schema = _derivations.derive_schema( tuple(
+    schema = _derive_schema( tuple(
         ( parameter.name, parameter.annotation, parameter.default,
           _access_description( parameter, descriptions ) )
         for parameter in schematic ) )
