@@ -81,12 +81,7 @@ class CohereAccumulator(
                 content = access( _access_message( event ), 'content' )
                 self._append( self._texts, content, 'text' )
                 self.record_text( access( content, 'text' ) )
-            case 'message-end':
-                delta = access( event, 'delta' )
-                stop = access( delta, 'finish_reason' )
-                if stop in _STOPS_TRUNCATING:
-                    self.reason = (
-                        f"the response stopped for reason {stop!r}." )
+            case 'message-end': self._conclude( event )
             case _: pass # New event types must not break a stream.
         return ( )
 
@@ -116,6 +111,12 @@ class CohereAccumulator(
     ) -> None:
         piece = _wire.access_field( value, field )
         if isinstance( piece, str ) and piece: pieces.append( piece )
+
+    def _conclude( self, event: object ) -> None:
+        delta = _wire.access_field( event, 'delta' )
+        stop = _wire.access_field( delta, 'finish_reason' )
+        if stop in _STOPS_TRUNCATING:
+            self.reason = f"the response stopped for reason {stop!r}."
 
     def _commence( self, event: object ) -> _wire.Invocations:
         access = _wire.access_field
