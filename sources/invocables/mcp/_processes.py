@@ -395,6 +395,8 @@ class MessageSender( _sdk.MessageStream ):
 
     def __init__( self, streams: Streams ):
         self.streams = streams
+        # Closed: refuses messages; broken: the server's input failed.
+        self.broken = False
         self.closed = False
         self.draining = __.asyncio.Lock( )
 
@@ -419,7 +421,7 @@ class MessageSender( _sdk.MessageStream ):
         try:
             async with self.draining: await stdin.drain( )
         except OSError as exception:
-            self.closed = True
+            self.broken = self.closed = True
             streams.receiver.close( )
             raise _anyio.BrokenResourceError from exception
 
@@ -562,7 +564,7 @@ async def _await_notice( streams: Streams ) -> None:
     watch = streams.watch
     if watch.exited.is_set( ): return
     if not (
-        streams.stdout_done.is_set( ) or streams.sender.closed
+        streams.stdout_done.is_set( ) or streams.sender.broken
         or _groups.is_exited( streams.process )
     ): return
     with _anyio.move_on_after( _groups.REAP_TIMEOUT ):
