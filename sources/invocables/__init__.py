@@ -11,13 +11,13 @@
 
 from . import __
 from . import canisters as canisters
-from .execution import deduplicators as deduplicators
+import invocables.execution.deduplicators as deduplicators
 from . import ensembles as ensembles
 from . import exceptions as exceptions
 from . import execution as execution
 from . import invokers as invokers
 from . import naming as naming
-from .toolsets import policies as policies
+import invocables.toolsets.policies as policies
 from . import schemata as schemata
 from . import telemetry as telemetry
 

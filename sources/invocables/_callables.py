@@ -8,8 +8,8 @@
 '''
 
 
-from . import __
-from . import exceptions as _exceptions
+import invocables.__ as __
+import invocables.exceptions as _exceptions
 
 
 _Function: __.typx.TypeAlias = __.cabc.Callable[ ..., __.typx.Any ]

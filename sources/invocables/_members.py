@@ -9,10 +9,10 @@
 '''
 
 
-from . import __
-from . import exceptions as _exceptions
-from . import invokers as _invokers
-from . import signatures as _signatures
+import invocables.__ as __
+import invocables.exceptions as _exceptions
+import invocables.invokers as _invokers
+import invocables.signatures as _signatures
 
 
 _INVOKER_MEMBERS = ( 'name', 'validate_arguments', 'with_ensemble' )

@@ -8,8 +8,8 @@
 
 import contextvars as _contextvars
 
-from . import __
-from . import exceptions as _exceptions
+import invocables.__ as __
+import invocables.exceptions as _exceptions
 
 
 PATTERNS_TIMEOUT = 0.25

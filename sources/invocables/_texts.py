@@ -6,7 +6,7 @@
 '''
 
 
-from . import __
+import invocables.__ as __
 
 
 _ESCAPES_SHORT = __.types.MappingProxyType( {

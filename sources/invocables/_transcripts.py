@@ -5,8 +5,8 @@
 '''
 
 
-from . import __
-from .processors import _wire as _wire
+import invocables.__ as __
+import invocables.processors._wire as _wire
 
 
 Message: __.typx.TypeAlias = __.typx.Any

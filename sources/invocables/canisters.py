@@ -21,9 +21,9 @@
 from datetime import datetime as _datetime
 from datetime import timezone as _timezone
 
-from . import __
-from . import _texts
-from . import exceptions as _exceptions
+import invocables.__ as __
+import invocables._texts as _texts
+import invocables.exceptions as _exceptions
 
 
 RESULTS_DEPTH_MAXIMUM_DEFAULT = __.values.RESULTS_DEPTH_MAXIMUM

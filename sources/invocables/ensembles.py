@@ -10,13 +10,13 @@
 
 from abc import ABCMeta as _ABCMeta
 
-from . import __
-from . import canisters as _canisters
-from .execution import deadlines as _deadlines
-from . import exceptions as _exceptions
-from . import invokers as _invokers
-from . import schemata as _schemata
-from . import _members
+import invocables.__ as __
+import invocables.canisters as _canisters
+import invocables.execution.deadlines as _deadlines
+import invocables.exceptions as _exceptions
+import invocables.invokers as _invokers
+import invocables.schemata as _schemata
+import invocables._members as _members
 
 
 _ARGUMENTS_EMPTY: __.Arguments = __.types.MappingProxyType( { } )

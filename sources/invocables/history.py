@@ -34,14 +34,14 @@
 
 from fnmatch import fnmatchcase as _fnmatchcase
 
-from . import __
-from .execution import deduplicators as _deduplicators
-from . import ensembles as _ensembles
-from . import exceptions as _exceptions
-from . import naming as _naming
-from . import providers as _providers
-from . import _transcripts
-from .processors import _wire as _wire
+import invocables.__ as __
+import invocables.execution.deduplicators as _deduplicators
+import invocables.ensembles as _ensembles
+import invocables.exceptions as _exceptions
+import invocables.naming as _naming
+import invocables.providers as _providers
+import invocables._transcripts as _transcripts
+import invocables.processors._wire as _wire
 
 
 Counter: __.typx.TypeAlias = __.cabc.Callable[ [ str ], int ]

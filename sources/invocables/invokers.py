@@ -11,12 +11,12 @@
 
 import contextvars as _contextvars
 
-from . import __
-from . import _callables
-from . import canisters as _canisters
-from .execution import deduplicators as _deduplicators
-from . import exceptions as _exceptions
-from . import schemata as _schemata
+import invocables.__ as __
+import invocables._callables as _callables
+import invocables.canisters as _canisters
+import invocables.execution.deduplicators as _deduplicators
+import invocables.exceptions as _exceptions
+import invocables.schemata as _schemata
 
 
 Invocable: __.typx.TypeAlias = __.cabc.Callable[

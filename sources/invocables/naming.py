@@ -24,10 +24,10 @@ import weakref as _weakref
 
 from itertools import chain as _chain
 
-from . import __
-from . import ensembles as _ensembles
-from . import exceptions as _exceptions
-from . import invokers as _invokers
+import invocables.__ as __
+import invocables.ensembles as _ensembles
+import invocables.exceptions as _exceptions
+import invocables.invokers as _invokers
 
 
 Invokerses: __.typx.TypeAlias = tuple[ tuple[ _invokers.Invoker, ... ], ... ]

@@ -14,8 +14,8 @@
 '''
 
 
-from . import __
-from . import exceptions as _exceptions
+import invocables.__ as __
+import invocables.exceptions as _exceptions
 
 
 class Provider( __.immut.DataclassObject ):

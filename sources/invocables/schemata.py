@@ -21,10 +21,10 @@
 '''
 
 
-from . import __
-from . import _patterns as _patterns
-from . import canisters as _canisters
-from . import exceptions as _exceptions
+import invocables.__ as __
+import invocables._patterns as _patterns
+import invocables.canisters as _canisters
+import invocables.exceptions as _exceptions
 
 from ._patterns import (
     PATTERNS_TIMEOUT as PATTERNS_TIMEOUT,

@@ -31,10 +31,10 @@
 import importlib.util as _importlib_util
 import sys as _sys
 
-from . import __
-from . import canisters as _canisters
-from .execution import interception as _interception
-from . import naming as _naming
+import invocables.__ as __
+import invocables.canisters as _canisters
+import invocables.execution.interception as _interception
+import invocables.naming as _naming
 
 
 _RECHECK_INTERVAL = 1.0 # seconds between checks of unset providers

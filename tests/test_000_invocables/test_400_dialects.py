@@ -10,7 +10,6 @@
 import copy
 import json
 import logging
-import operator
 import random
 import warnings
 

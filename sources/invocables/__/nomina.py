@@ -3,7 +3,7 @@
 ''' Package-wide type aliases and names. '''
 
 
-from . import imports as __
+import invocables.__.imports as __
 
 
 package_name = __name__.split( '.', maxsplit = 1 )[ 0 ]

@@ -15,7 +15,7 @@
 from itertools import islice as _islice
 
 from ..exceptions import ConfigurationInvalidity as _ConfigurationInvalidity
-from . import imports as __
+import invocables.__.imports as __
 
 
 __all__ = (

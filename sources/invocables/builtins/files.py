@@ -32,10 +32,10 @@ import threading as _threading
 
 from secrets import token_hex as _token_hex
 
-from . import __
-from .. import canisters as _canisters
-from .. import exceptions as _exceptions
-from ..execution import workers as _workers
+import invocables.builtins.__ as __
+import invocables.canisters as _canisters
+import invocables.exceptions as _exceptions
+import invocables.execution.workers as _workers
 from ..descriptors import Root as _Root
 
 

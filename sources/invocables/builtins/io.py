@@ -46,15 +46,15 @@ import stat as _stat
 from datetime import datetime as _datetime
 from datetime import timezone as _timezone
 
-from . import __
-from . import files as _files
-from . import roots as _roots
-from . import walks as _walks
-from .. import canisters as _canisters
-from .. import exceptions as _exceptions
-from .. import invokers as _invokers
-from .. import schemata as _schemata
-from ..execution import workers as _workers
+import invocables.builtins.__ as __
+import invocables.builtins.files as _files
+import invocables.builtins.roots as _roots
+import invocables.builtins.walks as _walks
+import invocables.canisters as _canisters
+import invocables.exceptions as _exceptions
+import invocables.invokers as _invokers
+import invocables.schemata as _schemata
+import invocables.execution.workers as _workers
 from .files import Location as Location
 from .roots import ENTRIES_MAXIMUM_DEFAULT as ENTRIES_MAXIMUM_DEFAULT
 from .roots import MATCHES_MAXIMUM_DEFAULT as MATCHES_MAXIMUM_DEFAULT

@@ -7,12 +7,12 @@
 
 import os as _os
 
-from . import __
-from . import files as _files
-from .. import canisters as _canisters
-from ..execution import deadlines as _deadlines
-from .. import exceptions as _exceptions
-from .. import invokers as _invokers
+import invocables.builtins.__ as __
+import invocables.builtins.files as _files
+import invocables.canisters as _canisters
+import invocables.execution.deadlines as _deadlines
+import invocables.exceptions as _exceptions
+import invocables.invokers as _invokers
 from ..descriptors import Root as _Root
 from .files import Location as Location
 

@@ -13,9 +13,9 @@ import os as _os
 
 from fnmatch import translate as _translate
 
-from . import __
-from . import files as _files
-from .. import exceptions as _exceptions
+import invocables.builtins.__ as __
+import invocables.builtins.files as _files
+import invocables.exceptions as _exceptions
 from ..descriptors import Root as _Root
 
 

@@ -26,7 +26,7 @@ from . import __
 from . import commands as _commands
 from . import converse as _converse
 from . import search as _search
-from .. import exceptions as _exceptions
+import invocables.exceptions as _exceptions
 from . import serve as _serve
 from ..exceptions import UsageInvalidity as UsageInvalidity
 
@@ -112,7 +112,7 @@ def _adapt_failure( exception: Exception ) -> Exception:
     name = ( exception.name or '' ).split( '.', 1 )[ 0 ]
     extra = _EXTRAS_MODULES.get( name )
     if extra is None:
-        from .. import providers as _providers
+        import invocables.providers as _providers
         extra = next( (
             provider.extra for provider in _providers.PROVIDERS.values( )
             if provider.package == name ), None )

@@ -13,15 +13,15 @@
 import argparse as _argparse
 import sys as _sys
 
-from . import __
-from .. import canisters as _canisters
-from .. import descriptors as _descriptors
-from .. import ensembles as _ensembles
-from .. import exceptions as _exceptions
-from .. import execution as _execution
-from .. import naming as _naming
-from .. import providers as _providers
-from ..descriptors import paths as _paths
+import invocables.cli.__ as __
+import invocables.canisters as _canisters
+import invocables.descriptors as _descriptors
+import invocables.ensembles as _ensembles
+import invocables.exceptions as _exceptions
+import invocables.execution as _execution
+import invocables.naming as _naming
+import invocables.providers as _providers
+import invocables.descriptors.paths as _paths
 
 
 EXIT_FAILURE = 1
@@ -158,7 +158,7 @@ async def _execute_invoke( options: _argparse.Namespace ) -> int:
 
 
 async def _execute_schemas( options: _argparse.Namespace ) -> int:
-    from .. import processors as _processors
+    import invocables.processors as _processors
     provider = validate_provider( options.provider, 'schemas' )
     processor = _processors.produce_processor( provider )
     configuration = produce_configuration( options )
@@ -354,7 +354,7 @@ def produce_elicitor( ) -> __.typx.Any:
         the standard error stream and the answers come from the standard
         input; at its end, the request is cancelled.
     '''
-    from .. import mcp as _mcp
+    import invocables.mcp as _mcp
     return _mcp.produce_terminal_elicitor( _sys.stdin, _sys.stderr )
 
 
@@ -437,7 +437,7 @@ def _produce_parsers_tools(
 
 def _produce_policy( options: _argparse.Namespace ) -> __.typx.Any:
     ''' Returns policy of --policies, asking in the terminal; or absence. '''
-    from ..toolsets import policies as _policies
+    import invocables.toolsets.policies as _policies
     if options.policies is None: return __.absent
     return _policies.load_policy(
         options.policies, approver = _policies.produce_terminal_approver( ) )

@@ -21,16 +21,16 @@
 import argparse as _argparse
 import sys as _sys
 
-from . import __
-from . import commands as _commands
-from .. import canisters as _canisters
-from .. import conversations as _conversations
-from .. import exceptions as _exceptions
-from .. import execution as _execution
-from .. import history as _history
-from .. import processors as _processors
-from ..processors import textcalls as _textcalls
-from .. import providers as _providers
+import invocables.cli.__ as __
+import invocables.cli.commands as _commands
+import invocables.canisters as _canisters
+import invocables.conversations as _conversations
+import invocables.exceptions as _exceptions
+import invocables.execution as _execution
+import invocables.history as _history
+import invocables.processors as _processors
+import invocables.processors.textcalls as _textcalls
+import invocables.providers as _providers
 
 
 KEYS_VARIABLES: __.cabc.Mapping[ str, tuple[ str, ... ] ] = (

@@ -8,10 +8,10 @@
 import argparse as _argparse
 import sys as _sys
 
-from . import __
-from . import commands as _commands
-from .. import naming as _naming
-from ..toolsets import search as _search
+import invocables.cli.__ as __
+import invocables.cli.commands as _commands
+import invocables.naming as _naming
+import invocables.toolsets.search as _search
 
 
 def produce_parser(

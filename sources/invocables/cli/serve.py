@@ -17,8 +17,8 @@ import signal as _signal
 import socket as _socket
 import sys as _sys
 
-from .. import __
-from .. import exceptions as _exceptions
+import invocables.__ as __
+import invocables.exceptions as _exceptions
 
 
 EXIT_FAILURE = 1
@@ -182,7 +182,7 @@ def _choose( value: __.typx.Any, default: __.typx.Any ) -> __.typx.Any:
 
 
 def _announce( server: __.typx.Any, where: str ) -> None:
-    from .. import naming as _naming
+    import invocables.naming as _naming
     count = len( _naming.access_nomenclature( server.ensembles ).designations )
     _say( "serving {count} tool{plural} {where}".format(
         count = count, plural = '' if count == 1 else 's', where = where ) )
@@ -199,7 +199,7 @@ def _describe_url( listener: _socket.socket, host: str ) -> str:
 
 def _import_serving( ) -> __.typx.Any:
     ''' Imports the serving module; names the extra if it is absent. '''
-    try: from .. import serving
+    try: import invocables.serving as serving
     except ImportError as exception:
         name = exception.name or ''
         if not name or name.split( '.', 1 )[ 0 ] == __.package_name: raise
@@ -447,7 +447,7 @@ async def _supervise_workers(
         Workers build the application from the options passed in the
         environment (never the token itself: the name of its variable).
     '''
-    from .. import serving as _serving
+    import invocables.serving as _serving
     environment = dict( _os.environ )
     environment[ _serving.OPTIONS_VARIABLE ] = __.json.dumps( {
         **settings, 'stateless': True,

@@ -5,7 +5,7 @@
 
 from ..__ import *
 
-from .. import canisters
-from .. import exceptions
-from .. import execution
-from .. import processors
+import invocables.canisters as canisters
+import invocables.exceptions as exceptions
+import invocables.execution as execution
+import invocables.processors as processors

@@ -14,10 +14,10 @@
 
 from . import __
 from . import base as base
-from .. import history as _history
-from .. import providers as _providers
+import invocables.history as _history
+import invocables.providers as _providers
 from ..providers import PROVIDERS as PROVIDERS
-from ..toolsets import selection as _selection
+import invocables.toolsets.selection as _selection
 
 # Type checkers see through 'module.TYPE_CHECKING', not through the hub;
 # linters read the literals of 'module.Literal' as literals.

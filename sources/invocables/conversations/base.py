@@ -31,12 +31,12 @@
 '''
 
 
-from . import __
-from .. import history as _history
-from ..toolsets import policies as _policies
-from .. import providers as _providers
-from ..toolsets import selection as _selection
-from . import records as _records
+import invocables.conversations.__ as __
+import invocables.history as _history
+import invocables.toolsets.policies as _policies
+import invocables.providers as _providers
+import invocables.toolsets.selection as _selection
+import invocables.conversations.records as _records
 from .records import (
     ConclusionEvent as ConclusionEvent,
     Event as Event,

@@ -13,8 +13,8 @@
 '''
 
 
-from . import base as _base
-from ..processors import mistral as _mistral
+import invocables.conversations.base as _base
+import invocables.processors.mistral as _mistral
 
 
 class MistralConversation(

@@ -18,8 +18,8 @@
 '''
 
 
-from . import __
-from . import base as _base
+import invocables.conversations.__ as __
+import invocables.conversations.base as _base
 
 
 _PATH = '/api/chat'

@@ -11,7 +11,7 @@
 '''
 
 
-from . import __
+import invocables.conversations.__ as __
 
 
 _IDENTIFIER_KEYS = frozenset( ( 'call_id', 'id', 'tool_call_id' ) )

@@ -5,17 +5,17 @@
 '''
 
 
-from . import __
-from . import loading as _loading
-from . import records as _records
-from . import servers as _servers
-from ..execution import deduplicators as _deduplicators
-from .. import ensembles as _ensembles
-from .. import exceptions as _exceptions
-from .. import invokers as _invokers
-from .. import schemata as _schemata
-from .. import signatures as _signatures
-from ..toolsets import wrappers as _wrappers
+import invocables.descriptors.__ as __
+import invocables.descriptors.loading as _loading
+import invocables.descriptors.records as _records
+import invocables.descriptors.servers as _servers
+import invocables.execution.deduplicators as _deduplicators
+import invocables.ensembles as _ensembles
+import invocables.exceptions as _exceptions
+import invocables.invokers as _invokers
+import invocables.schemata as _schemata
+import invocables.signatures as _signatures
+import invocables.toolsets.wrappers as _wrappers
 
 
 _CONFIGURATION_EMPTY: __.cabc.Mapping[ str, __.typx.Any ] = (

@@ -5,9 +5,9 @@
 '''
 
 
-from . import __
-from .. import exceptions as _exceptions
-from .. import invokers as _invokers
+import invocables.descriptors.__ as __
+import invocables.exceptions as _exceptions
+import invocables.invokers as _invokers
 from .tables import suggest_key as _suggest_key
 
 

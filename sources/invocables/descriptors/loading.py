@@ -12,14 +12,14 @@
 from importlib import import_module as _import_module
 from os import PathLike as _PathLike
 
-from . import __
-from . import paths as _paths
-from . import reading as _reading
-from . import records as _records
-from . import servers as _servers
+import invocables.descriptors.__ as __
+import invocables.descriptors.paths as _paths
+import invocables.descriptors.reading as _reading
+import invocables.descriptors.records as _records
+import invocables.descriptors.servers as _servers
 from .tables import Table as _Table
-from .. import exceptions as _exceptions
-from .. import invokers as _invokers
+import invocables.exceptions as _exceptions
+import invocables.invokers as _invokers
 
 
 # Matched whole (fullmatch): '$' would also accept a final newline.

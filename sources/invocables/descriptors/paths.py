@@ -17,8 +17,8 @@ import stat as _stat
 from os import PathLike as _PathLike
 from os import fspath as _fspath
 
-from . import __
-from .. import exceptions as _exceptions
+import invocables.descriptors.__ as __
+import invocables.exceptions as _exceptions
 from .records import CONFIGURATION_NAME as _CONFIGURATION_NAME
 from .tables import Table as _Table
 

@@ -18,8 +18,8 @@ import os as _os
 import stat as _stat
 import sys as _sys
 
-from . import __
-from .. import exceptions as _exceptions
+import invocables.descriptors.__ as __
+import invocables.exceptions as _exceptions
 
 
 if _sys.version_info >= ( 3, 11 ): import tomllib as _tomllib

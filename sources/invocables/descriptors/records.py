@@ -7,9 +7,9 @@
 
 from os import PathLike as _PathLike
 
-from . import __
-from .. import exceptions as _exceptions
-from .. import schemata as _schemata
+import invocables.descriptors.__ as __
+import invocables.exceptions as _exceptions
+import invocables.schemata as _schemata
 
 
 ConfigurationSource: __.typx.TypeAlias = (

@@ -12,10 +12,10 @@
 
 import os as _os
 
-from . import __
-from . import interchange as _interchange
-from .. import ensembles as _ensembles
-from .. import exceptions as _exceptions
+import invocables.descriptors.__ as __
+import invocables.descriptors.interchange as _interchange
+import invocables.ensembles as _ensembles
+import invocables.exceptions as _exceptions
 from .interchange import survey_servers as survey_servers
 from .paths import (
     expand_path as _expand_path,
@@ -98,7 +98,7 @@ def produce_authorization_table(
         storage is left out, and such a grant gives an empty table (with a
         warning in the log).
     '''
-    from ..mcp import authorization as _authorization
+    import invocables.mcp.authorization as _authorization
     values: dict[ str, __.typx.Any ] = { }
     match authorization:
         case _authorization.BearerAuthorization( ):
@@ -134,7 +134,7 @@ def produce_server_ensemble(
         ``timeout`` of ``[defaults]``; pinned tools may have their own.
     '''
     name = descriptor.name
-    try: from .. import mcp as _mcp
+    try: import invocables.mcp as _mcp
     except ImportError as exception:
         raise _exceptions.ConfigurationInvalidity(
             f"ensemble {name!r}",

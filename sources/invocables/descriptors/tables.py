@@ -9,10 +9,10 @@
 
 from difflib import get_close_matches as _get_close_matches
 
-from . import __
-from . import reading as _reading
-from .. import exceptions as _exceptions
-from .. import schemata as _schemata
+import invocables.descriptors.__ as __
+import invocables.descriptors.reading as _reading
+import invocables.exceptions as _exceptions
+import invocables.schemata as _schemata
 
 
 _D = __.typx.TypeVar( '_D' )

@@ -17,17 +17,17 @@ from tempfile import mkdtemp as _mkdtemp
 
 from os import PathLike as _PathLike
 
-from . import __
-from . import assembly as _assembly
-from . import loading as _loading
-from . import reading as _reading
-from . import records as _records
-from . import servers as _servers
-from .. import ensembles as _ensembles
-from .. import exceptions as _exceptions
-from .. import invokers as _invokers
-from .. import naming as _naming
-from .. import schemata as _schemata
+import invocables.descriptors.__ as __
+import invocables.descriptors.assembly as _assembly
+import invocables.descriptors.loading as _loading
+import invocables.descriptors.reading as _reading
+import invocables.descriptors.records as _records
+import invocables.descriptors.servers as _servers
+import invocables.ensembles as _ensembles
+import invocables.exceptions as _exceptions
+import invocables.invokers as _invokers
+import invocables.naming as _naming
+import invocables.schemata as _schemata
 
 
 Documents: __.typx.TypeAlias = dict[ str, dict[ str, __.typx.Any ] ]

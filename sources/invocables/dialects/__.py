@@ -5,5 +5,5 @@
 
 from ..__ import *
 
-from .. import exceptions
-from .. import schemata
+import invocables.exceptions as exceptions
+import invocables.schemata as schemata

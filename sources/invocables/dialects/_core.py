@@ -12,7 +12,7 @@
 
 from math import isfinite as _isfinite
 
-from . import __
+import invocables.dialects.__ as __
 
 
 Node: __.typx.TypeAlias = dict[ str, __.typx.Any ]

@@ -3,9 +3,9 @@
 ''' Gemini: the OpenAPI 3 subset of ``FunctionDeclaration.parameters``. '''
 
 
-from . import __
-from . import _core as _core
-from . import _roots as _roots
+import invocables.dialects.__ as __
+import invocables.dialects._core as _core
+import invocables.dialects._roots as _roots
 
 
 # The adapter drops these keys of the root (the last unless it refuses).

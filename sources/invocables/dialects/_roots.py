@@ -3,8 +3,8 @@
 ''' Rules common to every dialect: the root is one plain object schema. '''
 
 
-from . import __
-from . import _core as _core
+import invocables.dialects.__ as __
+import invocables.dialects._core as _core
 
 
 # A root with only these keys has nothing to resolve and nothing to drop.

@@ -12,9 +12,9 @@
 '''
 
 
-from . import __
-from . import _core as _core
-from . import _roots as _roots
+import invocables.dialects.__ as __
+import invocables.dialects._core as _core
+import invocables.dialects._roots as _roots
 
 
 ENUM_TEXT_MAXIMUM = 15_000

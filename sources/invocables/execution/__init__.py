@@ -9,15 +9,15 @@
 '''
 
 
-from .. import __
-from .. import canisters as _canisters
+import invocables.__ as __
+import invocables.canisters as _canisters
 from . import deadlines as _deadlines
 from . import deduplicators as _deduplicators
-from .. import ensembles as _ensembles
-from .. import exceptions as _exceptions
+import invocables.ensembles as _ensembles
+import invocables.exceptions as _exceptions
 from . import interception as _interception
-from .. import invokers as _invokers
-from .. import naming as _naming
+import invocables.invokers as _invokers
+import invocables.naming as _naming
 from . import workers as _workers
 from .options import (
     CONCURRENCY_DEFAULT as CONCURRENCY_DEFAULT,

@@ -25,9 +25,9 @@
 '''
 
 
-from .. import __
-from .. import exceptions as _exceptions
-from . import workers as _workers
+import invocables.__ as __
+import invocables.exceptions as _exceptions
+import invocables.execution.workers as _workers
 
 
 GRACE_DEFAULT = 1.0

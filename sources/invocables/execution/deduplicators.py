@@ -26,9 +26,9 @@
 '''
 
 
-from .. import __
-from .. import canisters as _canisters
-from .. import exceptions as _exceptions
+import invocables.__ as __
+import invocables.canisters as _canisters
+import invocables.exceptions as _exceptions
 
 
 Clock: __.typx.TypeAlias = __.cabc.Callable[ [ ], float ]

@@ -14,9 +14,9 @@
 '''
 
 
-from .. import __
-from .. import canisters as _canisters
-from .. import naming as _naming
+import invocables.__ as __
+import invocables.canisters as _canisters
+import invocables.naming as _naming
 
 
 Continuation: __.typx.TypeAlias = __.cabc.Callable[

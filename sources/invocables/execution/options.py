@@ -10,13 +10,13 @@
 '''
 
 
-from .. import __
-from .. import canisters as _canisters
+import invocables.__ as __
+import invocables.canisters as _canisters
 from .deadlines import TIMEOUT_DEFAULT as _TIMEOUT_DEFAULT
-from .. import exceptions as _exceptions
+import invocables.exceptions as _exceptions
 from .interception import InterceptorProducer as _InterceptorProducer
-from .. import invokers as _invokers
-from .. import schemata as _schemata
+import invocables.invokers as _invokers
+import invocables.schemata as _schemata
 
 
 # High enough not to slow a batch of I/O-bound async tools (models ask for

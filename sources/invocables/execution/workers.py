@@ -24,8 +24,8 @@ import os as _os
 import queue as _queue
 import threading as _threading
 
-from .. import __
-from .. import exceptions as _exceptions
+import invocables.__ as __
+import invocables.exceptions as _exceptions
 
 
 THREADS_MAXIMUM_DEFAULT = 32

@@ -11,11 +11,11 @@
 from urllib.parse import parse_qs as _parse_qs
 from urllib.parse import urlsplit as _urlsplit
 
-from . import __
-from . import _oauth
-from . import configuration as _configuration
-from . import _sdk as _sdk
-from .. import exceptions as _exceptions
+import invocables.mcp.__ as __
+import invocables.mcp._oauth as _oauth
+import invocables.mcp.configuration as _configuration
+import invocables.mcp._sdk as _sdk
+import invocables.exceptions as _exceptions
 from .credentials import (
     ClientCredentialsAuthorization as _ClientCredentialsAuthorization,
     CodeAuthorization as _CodeAuthorization,

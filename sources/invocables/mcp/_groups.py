@@ -14,8 +14,8 @@ import signal as _signal
 
 import anyio as _anyio
 
-from . import __
-from . import configuration as _configuration
+import invocables.mcp.__ as __
+import invocables.mcp.configuration as _configuration
 
 
 EXIT_NOTICE_TIMEOUT = 0.25

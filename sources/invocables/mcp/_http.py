@@ -12,7 +12,7 @@
 import weakref as _weakref
 import zlib as _zlib
 
-from . import __
+import invocables.mcp.__ as __
 from ._sdk import MAJOR as _MAJOR
 from ._sdk import http as _http
 from ._sdk import produce_oversize_error as _produce_oversize_error

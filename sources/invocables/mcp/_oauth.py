@@ -8,11 +8,11 @@
 
 import os as _os
 
-from . import __
-from . import configuration as _configuration
-from . import redaction as _redaction
-from . import _sdk as _sdk
-from .. import exceptions as _exceptions
+import invocables.mcp.__ as __
+import invocables.mcp.configuration as _configuration
+import invocables.mcp.redaction as _redaction
+import invocables.mcp._sdk as _sdk
+import invocables.exceptions as _exceptions
 
 
 _METADATA_PATHS = (

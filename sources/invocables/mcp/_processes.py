@@ -28,11 +28,11 @@ from mcp.client.stdio import (
 )
 from mcp.shared.message import SessionMessage as _SessionMessage
 
-from . import __
-from . import configuration as _configuration
-from . import _groups as _groups
-from . import sandbox as _sandbox
-from . import _sdk as _sdk
+import invocables.mcp.__ as __
+import invocables.mcp.configuration as _configuration
+import invocables.mcp._groups as _groups
+import invocables.mcp.sandbox as _sandbox
+import invocables.mcp._sdk as _sdk
 from ._groups import ProcessWatch as ProcessWatch
 
 

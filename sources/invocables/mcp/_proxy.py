@@ -14,8 +14,8 @@
 
 import os as _os
 
-from . import __
-from .. import exceptions as _exceptions
+import invocables.mcp.__ as __
+import invocables.exceptions as _exceptions
 
 
 Resolver: __.typx.TypeAlias = __.cabc.Callable[ [ str ], str ]

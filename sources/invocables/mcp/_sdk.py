@@ -26,7 +26,7 @@ from mcp import types
 
 from pydantic import BaseModel as _BaseModel
 
-from . import __
+import invocables.mcp.__ as __
 
 
 MAJOR = int( _version( 'mcp' ).split( '.' )[ 0 ] )
@@ -348,7 +348,7 @@ def _produce_span(
     name: str, identifier: int
 ) -> __.typx.ContextManager[ object ]:
     ''' Returns span of a tools/call request, as the 2.x SDK names it. '''
-    from .. import telemetry
+    import invocables.telemetry as telemetry
     if not telemetry.is_available( ): return __.ctxl.nullcontext( )
     from opentelemetry import trace
     tracer = trace.get_tracer( __.package_name )

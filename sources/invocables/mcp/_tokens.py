@@ -20,7 +20,7 @@ import stat as _stat
 import sys as _sys
 import tempfile as _tempfile
 
-from . import __
+import invocables.mcp.__ as __
 
 
 if _sys.platform == 'win32': _fcntl = None

@@ -35,13 +35,13 @@ from hmac import compare_digest as _compare_digest
 from urllib.parse import parse_qs as _parse_qs
 from urllib.parse import urlsplit as _urlsplit
 
-from . import __
-from . import _grants
-from . import _oauth
-from . import _tokens
-from . import configuration as _configuration
-from . import _sdk as _sdk
-from .. import exceptions as _exceptions
+import invocables.mcp.__ as __
+import invocables.mcp._grants as _grants
+import invocables.mcp._oauth as _oauth
+import invocables.mcp._tokens as _tokens
+import invocables.mcp.configuration as _configuration
+import invocables.mcp._sdk as _sdk
+import invocables.exceptions as _exceptions
 from .credentials import (
     Authorization as Authorization,
     BearerAuthorization as BearerAuthorization,

@@ -28,12 +28,12 @@ from urllib.parse import quote as _quote
 
 import anyio as _anyio
 
-from . import __
-from . import exchanges as _exchanges
-from . import redaction as _redaction
-from . import _sdk as _sdk
+import invocables.mcp.__ as __
+import invocables.mcp.exchanges as _exchanges
+import invocables.mcp.redaction as _redaction
+import invocables.mcp._sdk as _sdk
 from ._sdk import types as _mcp_types
-from .. import exceptions as _exceptions
+import invocables.exceptions as _exceptions
 from .exchanges import (
     SAMPLING_REQUESTS_DEFAULT as SAMPLING_REQUESTS_DEFAULT,
     SAMPLING_TOKENS_DEFAULT as SAMPLING_TOKENS_DEFAULT,
@@ -142,7 +142,7 @@ class Features:
         '''
         if __.is_absent( self.authorization ): return None
         if self.auth is None:
-            from . import authorization as _authorization
+            import invocables.mcp.authorization as _authorization
             self.auth = _authorization.produce_auth(
                 self.ensemble, self.authorization, url,
                 timeout = self.authorization_timeout, # expose
@@ -152,7 +152,7 @@ class Features:
     def is_interactive( self ) -> bool:
         ''' Whether connecting may wait for a user (the code grant). '''
         if __.is_absent( self.authorization ): return False
-        from . import authorization as _authorization
+        import invocables.mcp.authorization as _authorization
         return isinstance(
             self.authorization, _authorization.CodeAuthorization )
 
@@ -181,7 +181,7 @@ class Features:
             an OAuth request was unanswered (expose); else primary.
         '''
         if getattr( self.auth, 'stalled', None ) is None: return primary
-        from . import authorization as _authorization
+        import invocables.mcp.authorization as _authorization
         return _authorization.explain_failure(
             self.ensemble, self.auth, exceptions ) or primary
 
@@ -363,8 +363,8 @@ def produce_sampler(
         its messages (as text), its system prompt as instructions, its
         ``maxTokens`` as the bound on tokens.
     '''
-    from .. import canisters as canisters_
-    from .. import conversations as conversations_
+    import invocables.canisters as canisters_
+    import invocables.conversations as conversations_
 
     async def sample( request: SamplingRequest ) -> SamplingResponse:
         options: dict[ str, __.typx.Any ] = {
@@ -456,7 +456,7 @@ def _produce_root_uri( root: object, location: str ) -> str:
 def _produce_sampling_request(
     ensemble: str, params: __.typx.Any
 ) -> SamplingRequest:
-    from . import results as _results
+    import invocables.mcp.results as _results
     messages: list[ SamplingMessage ] = [ ]
     for message in params.messages:
         content: __.typx.Any = message.content

@@ -11,13 +11,13 @@
 '''
 
 
-from . import __
-from . import records as _records
-from . import _sdk as _sdk
+import invocables.mcp.__ as __
+import invocables.mcp.records as _records
+import invocables.mcp._sdk as _sdk
 from ._sdk import types as _mcp_types
-from .. import ensembles as _ensembles
-from .. import exceptions as _exceptions
-from .. import invokers as _invokers
+import invocables.ensembles as _ensembles
+import invocables.exceptions as _exceptions
+import invocables.invokers as _invokers
 
 
 InvocableProducer: __.typx.TypeAlias = __.cabc.Callable[

@@ -23,10 +23,10 @@ from urllib.parse import unquote as _unquote
 from urllib.parse import urlsplit as _urlsplit
 from urllib.parse import urlunsplit as _urlunsplit
 
-from . import __
-from . import redaction as _redaction
-from .. import ensembles as _ensembles
-from .. import exceptions as _exceptions
+import invocables.mcp.__ as __
+import invocables.mcp.redaction as _redaction
+import invocables.ensembles as _ensembles
+import invocables.exceptions as _exceptions
 from .redaction import Redactor as Redactor
 
 

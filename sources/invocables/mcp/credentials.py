@@ -11,8 +11,8 @@
 
 import os as _os
 
-from . import __
-from . import configuration as _configuration
+import invocables.mcp.__ as __
+import invocables.mcp.configuration as _configuration
 
 
 class TokenStorage( __.typx.Protocol ):

@@ -20,8 +20,8 @@ import signal as _signal
 import sys as _sys
 import threading as _threading
 
-from . import __
-from . import callbacks as _callbacks
+import invocables.mcp.__ as __
+import invocables.mcp.callbacks as _callbacks
 
 
 _ANSWERS_ACCEPTING = frozenset( ( 'y', 'yes', 'send', 'accept' ) )
@@ -286,7 +286,8 @@ def validate_answer(
     genus = field.get( 'type', 'string' )
     value = _convert( field, genus, text )
     # A server's patterns never run on Python's backtracking re.
-    from .. import exceptions, schemata
+    import invocables.exceptions as exceptions
+    import invocables.schemata as schemata
     validator = schemata.produce_instance_validator( field, formats = True )
     try: errors: list[ __.typx.Any ] = list( validator.iter_errors( value ) )
     except exceptions.PatternInterruption as exception:

@@ -14,24 +14,23 @@
 
 import anyio as _anyio
 
-from . import __
-from . import callbacks as _callbacks # authorization
-from . import catalog as _catalog
-from . import configuration as _configuration
-from . import exposure as _exposure # expose
-from . import _processes as _processes
-from . import resources as _resources # authorization
-from . import records as _records
-from . import results as _results
-from . import sessions as _sessions
-from . import _sdk as _sdk
+import invocables.mcp.__ as __
+import invocables.mcp.callbacks as _callbacks # authorization
+import invocables.mcp.catalog as _catalog
+import invocables.mcp.configuration as _configuration
+import invocables.mcp.exposure as _exposure # expose
+import invocables.mcp.resources as _resources # authorization
+import invocables.mcp.records as _records
+import invocables.mcp.results as _results
+import invocables.mcp.sessions as _sessions
+import invocables.mcp._sdk as _sdk
 from ._sdk import Error as _MCPError
-from .. import canisters as _canisters
-from ..execution import deadlines as _deadlines
-from .. import ensembles as _ensembles
-from .. import exceptions as _exceptions
-from .. import invokers as _invokers
-from .. import telemetry as _telemetry
+import invocables.canisters as _canisters
+import invocables.execution.deadlines as _deadlines
+import invocables.ensembles as _ensembles
+import invocables.exceptions as _exceptions
+import invocables.invokers as _invokers
+import invocables.telemetry as _telemetry
 
 
 _CONNECTION_CLOSED = -32000

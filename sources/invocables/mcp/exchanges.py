@@ -14,11 +14,10 @@ import os as _os
 
 from pydantic import BaseModel as _BaseModel
 
-from . import __
-from . import _sdk as _sdk
+import invocables.mcp.__ as __
 from ._sdk import types as _mcp_types
-from .. import canisters as _canisters
-from .. import exceptions as _exceptions
+import invocables.canisters as _canisters
+import invocables.exceptions as _exceptions
 
 
 SAMPLING_REQUESTS_DEFAULT = 100
@@ -329,7 +328,7 @@ def validate_content(
         why, or None if it matches.
     '''
     # A server's patterns never run on Python's backtracking re.
-    from .. import schemata
+    import invocables.schemata as schemata
     validator = schemata.produce_instance_validator( schema )
     try: errors: list[ __.typx.Any ] = sorted(
         validator.iter_errors( dict( content ) ),

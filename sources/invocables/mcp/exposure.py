@@ -13,13 +13,13 @@
 '''
 
 
-from . import __
-from . import catalog as _catalog
-from . import records as _records
-from .. import canisters as _canisters
-from .. import ensembles as _ensembles
-from .. import exceptions as _exceptions
-from .. import invokers as _invokers
+import invocables.mcp.__ as __
+import invocables.mcp.catalog as _catalog
+import invocables.mcp.records as _records
+import invocables.canisters as _canisters
+import invocables.ensembles as _ensembles
+import invocables.exceptions as _exceptions
+import invocables.invokers as _invokers
 
 
 Entry: __.typx.TypeAlias = tuple[

@@ -17,9 +17,9 @@ import anyio as _anyio
 
 from mcp.shared.message import SessionMessage as _SessionMessage
 
-from . import __
-from . import records as _records
-from . import _sdk as _sdk
+import invocables.mcp.__ as __
+import invocables.mcp.records as _records
+import invocables.mcp._sdk as _sdk
 from ._sdk import types as _mcp_types
 
 

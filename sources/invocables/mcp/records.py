@@ -5,11 +5,11 @@
 
 import os as _os
 
-from . import __
-from . import _processes as _processes
-from . import sandbox as _sandbox
-from .. import exceptions as _exceptions
-from ..execution import deadlines as _deadlines
+import invocables.mcp.__ as __
+import invocables.mcp._processes as _processes
+import invocables.mcp.sandbox as _sandbox
+import invocables.exceptions as _exceptions
+import invocables.execution.deadlines as _deadlines
 
 
 CONNECT_TIMEOUT_DEFAULT = 30.0

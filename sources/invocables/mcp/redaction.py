@@ -19,8 +19,8 @@
 
 import threading as _threading
 
-from . import __
-from . import _sdk as _sdk
+import invocables.mcp.__ as __
+import invocables.mcp._sdk as _sdk
 
 
 REDACTION = '***'

@@ -13,14 +13,14 @@
 
 import anyio as _anyio
 
-from . import __
-from . import callbacks as _callbacks
-from . import results as _results
-from . import _sdk as _sdk
+import invocables.mcp.__ as __
+import invocables.mcp.callbacks as _callbacks
+import invocables.mcp.results as _results
+import invocables.mcp._sdk as _sdk
 from ._sdk import Error as _MCPError
 from ._sdk import types as _mcp_types
-from .. import canisters as _canisters
-from .. import exceptions as _exceptions
+import invocables.canisters as _canisters
+import invocables.exceptions as _exceptions
 
 
 _CONNECTION_CLOSED = -32000

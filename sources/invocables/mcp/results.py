@@ -5,13 +5,13 @@
 
 from base64 import b64decode as _b64decode
 
-from . import __
-from . import redaction as _redaction
-from . import _sdk as _sdk
+import invocables.mcp.__ as __
+import invocables.mcp.redaction as _redaction
+import invocables.mcp._sdk as _sdk
 from ._sdk import types as _mcp_types
-from .. import canisters as _canisters
-from .. import exceptions as _exceptions
-from .. import schemata as _schemata
+import invocables.canisters as _canisters
+import invocables.exceptions as _exceptions
+import invocables.schemata as _schemata
 
 
 _REASON_LENGTH_MAXIMUM = 1000 # characters of a validator's reason shown

@@ -29,9 +29,9 @@ import os as _os
 import shutil as _shutil
 import tempfile as _tempfile
 
-from . import __
-from . import _proxy
-from .. import exceptions as _exceptions
+import invocables.mcp.__ as __
+import invocables.mcp._proxy as _proxy
+import invocables.exceptions as _exceptions
 
 
 # Read by the default profile on Linux: the system's programs and libraries

@@ -16,20 +16,20 @@ import sys as _sys
 
 import anyio as _anyio
 
-from . import __
-from . import callbacks as _callbacks # authorization
-from . import configuration as _configuration
-from . import listings as _listings
-from . import _http as _http
-from . import _processes as _processes
-from . import records as _records
-from . import redaction as _redaction
-from . import _sdk as _sdk
+import invocables.mcp.__ as __
+import invocables.mcp.callbacks as _callbacks # authorization
+import invocables.mcp.configuration as _configuration
+import invocables.mcp.listings as _listings
+import invocables.mcp._http as _http
+import invocables.mcp._processes as _processes
+import invocables.mcp.records as _records
+import invocables.mcp.redaction as _redaction
+import invocables.mcp._sdk as _sdk
 from ._sdk import ClientSession as _ClientSession
 from ._sdk import Error as _MCPError
 from ._sdk import types as _mcp_types
-from .. import canisters as _canisters
-from .. import exceptions as _exceptions
+import invocables.canisters as _canisters
+import invocables.exceptions as _exceptions
 
 
 Listener: __.typx.TypeAlias = __.cabc.Callable[

@@ -5,10 +5,10 @@
 
 from ..__ import *
 
-from .. import canisters
-from .. import exceptions
-from .. import execution
-from .. import invokers
-from .. import naming
-from .. import providers
-from .. import schemata
+import invocables.canisters as canisters
+import invocables.exceptions as exceptions
+import invocables.execution as execution
+import invocables.invokers as invokers
+import invocables.naming as naming
+import invocables.providers as providers
+import invocables.schemata as schemata

@@ -18,7 +18,7 @@ from . import base as base
 from . import _natives as natives
 from . import streaming as streaming
 from . import _wire as wire
-from .. import providers as _providers
+import invocables.providers as _providers
 from ..providers import PROVIDERS as PROVIDERS
 
 # Type checkers see through 'module.TYPE_CHECKING', not through the hub;

@@ -5,8 +5,8 @@
 '''
 
 
-from . import __
-from . import _wire as _wire
+import invocables.processors.__ as __
+import invocables.processors._wire as _wire
 
 
 _INDEX_DIGITS_MAXIMUM = 9

@@ -53,7 +53,7 @@
 '''
 
 
-from . import __
+import invocables.processors.__ as __
 
 # Type checkers see through 'module.TYPE_CHECKING', not through the hub;
 # linters read the literals of 'module.Literal' as literals.

@@ -10,15 +10,15 @@
 '''
 
 
-from . import __
-from . import _textscans
+import invocables.processors.__ as __
+import invocables.processors._textscans as _textscans
 from ._textscans import (
     access_python_name as _access_python_name,
     decode_json as _decode_json,
     is_call as _is_call,
     parse_python_call as _parse_python_call,
 )
-from . import _wire as _wire
+import invocables.processors._wire as _wire
 
 
 DEPTH_MAXIMUM = _textscans.DEPTH_MAXIMUM

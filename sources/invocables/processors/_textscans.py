@@ -16,7 +16,7 @@
 
 import ast as _ast
 
-from . import __
+import invocables.processors.__ as __
 
 
 DEPTH_MAXIMUM = 64

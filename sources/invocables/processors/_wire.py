@@ -14,8 +14,8 @@
 '''
 
 
-from . import __
-from . import _natives as _natives
+import invocables.processors.__ as __
+import invocables.processors._natives as _natives
 
 
 _KIND_MAPPING = 0

@@ -25,11 +25,11 @@
 '''
 
 
-from . import __
-from . import _natives as _natives
-from . import streaming as _streaming
-from . import _wire as _wire
-from .. import dialects as _dialects
+import invocables.processors.__ as __
+import invocables.processors._natives as _natives
+import invocables.processors.streaming as _streaming
+import invocables.processors._wire as _wire
+import invocables.dialects as _dialects
 
 from .streaming import (
     REASON_DEFAULT as REASON_DEFAULT,
@@ -203,7 +203,7 @@ class ProcessorBase(
         '''
         self.observe_ensembles( ensembles )
         if not __.is_absent( selection ):
-            from ..toolsets import selection as _selection
+            import invocables.toolsets.selection as _selection
             ensembles = _selection.produce_selection( ensembles, selection )
         nomenclature = __.naming.access_nomenclature( ensembles )
         key = ( type( self ), *(

@@ -21,12 +21,12 @@
 '''
 
 
-from . import __
-from . import base as _base
-from . import _natives as _natives
-from . import _gemini_partials as _partials
-from . import streaming as _streaming
-from . import _wire as _wire
+import invocables.processors.__ as __
+import invocables.processors.base as _base
+import invocables.processors._natives as _natives
+import invocables.processors._gemini_partials as _partials
+import invocables.processors.streaming as _streaming
+import invocables.processors._wire as _wire
 
 # Type checkers see through 'module.TYPE_CHECKING', not through the hub.
 import typing_extensions as _typx

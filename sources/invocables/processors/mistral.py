@@ -23,10 +23,10 @@
 '''
 
 
-from . import __
-from . import base as _base
-from . import _wire as _wire
-from . import openai as _openai
+import invocables.processors.__ as __
+import invocables.processors.base as _base
+import invocables.processors._wire as _wire
+import invocables.processors.openai as _openai
 
 # Type checkers see through 'module.TYPE_CHECKING', not through the hub.
 import typing_extensions as _typx

@@ -13,12 +13,12 @@
 '''
 
 
-from . import __
-from . import _natives as _natives
-from . import openai as _openai
-from . import streaming as _streaming
-from . import textcalls as _textcalls
-from . import _wire as _wire
+import invocables.processors.__ as __
+import invocables.processors._natives as _natives
+import invocables.processors.openai as _openai
+import invocables.processors.streaming as _streaming
+import invocables.processors.textcalls as _textcalls
+import invocables.processors._wire as _wire
 
 # Type checkers see through 'module.TYPE_CHECKING', not through the hub.
 import typing_extensions as _typx

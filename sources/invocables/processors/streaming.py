@@ -23,9 +23,9 @@
 '''
 
 
-from . import __
-from . import _natives as _natives
-from . import _wire as _wire
+import invocables.processors.__ as __
+import invocables.processors._natives as _natives
+import invocables.processors._wire as _wire
 
 
 REASON_DEFAULT = "the stream ended before the call was complete."

@@ -55,7 +55,7 @@
 '''
 
 
-from . import __
+import invocables.processors.__ as __
 from ._textreader import (
     DEPTH_MAXIMUM as DEPTH_MAXIMUM,
     FORMATS as FORMATS,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from mcp.server.lowlevel import NotificationOptions as _NotificationOptions
 
-from . import __
+import invocables.serving.__ as __
 from ..mcp._sdk import MAJOR as _MAJOR
 from ..mcp._sdk import types as _types
 

@@ -22,11 +22,11 @@ from mcp.server.streamable_http import EventMessage as _EventMessage
 from mcp.server.streamable_http import EventStore as _EventStore
 from uvicorn.protocols.http.h11_impl import H11Protocol as _H11Protocol
 
-from . import __
-from . import _sdk as _server_sdk
-from . import servers as _servers
-from .. import ensembles as _ensembles
-from .. import exceptions as _exceptions
+import invocables.serving.__ as __
+import invocables.serving._sdk as _server_sdk
+import invocables.serving.servers as _servers
+import invocables.ensembles as _ensembles
+import invocables.exceptions as _exceptions
 
 
 CONNECTIONS_MAXIMUM_DEFAULT = 1000

@@ -13,10 +13,10 @@
 
 import base64 as _base64
 
-from . import __
-from .. import canisters as _canisters
-from .. import exceptions as _exceptions
-from ..mcp import _sdk as _sdk
+import invocables.serving.__ as __
+import invocables.canisters as _canisters
+import invocables.exceptions as _exceptions
+import invocables.mcp._sdk as _sdk
 from ..mcp._sdk import types as _mcp_types
 
 

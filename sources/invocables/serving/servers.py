@@ -14,20 +14,20 @@ import uuid as _uuid
 import warnings as _warnings
 import weakref as _weakref
 
-from . import __
-from . import _sdk as _server_sdk
-from . import gateway as _gateway
-from .. import canisters as _canisters
-from .. import ensembles as _ensembles
-from .. import exceptions as _exceptions
-from .. import execution as _execution
-from ..execution import interception as _interception
-from .. import invokers as _invokers
-from .. import naming as _naming
-from ..descriptors import paths as _paths
-from ..mcp import _sdk as _sdk
+import invocables.serving.__ as __
+import invocables.serving._sdk as _server_sdk
+import invocables.serving.gateway as _gateway
+import invocables.canisters as _canisters
+import invocables.ensembles as _ensembles
+import invocables.exceptions as _exceptions
+import invocables.execution as _execution
+import invocables.execution.interception as _interception
+import invocables.invokers as _invokers
+import invocables.naming as _naming
+import invocables.descriptors.paths as _paths
+import invocables.mcp._sdk as _sdk
 from ..mcp._sdk import types as _mcp_types
-from ..toolsets import policies as _policies
+import invocables.toolsets.policies as _policies
 
 
 NAME_DEFAULT = 'invocables'
@@ -296,7 +296,7 @@ async def prepare_server(
         progress to the calling clients. Raises the library's
         configuration errors (naming file and key) before anything runs.
     '''
-    from .. import descriptors as _descriptors
+    import invocables.descriptors as _descriptors
     configuration = settings.get( 'configuration' )
     ensembles = await _descriptors.prepare_ensembles(
         _paths.locate_configuration( ) if configuration is None

@@ -3,9 +3,9 @@
 ''' A server over stdin and stdout. '''
 
 
-from . import __
-from . import servers as _servers
-from .. import ensembles as _ensembles
+import invocables.serving.__ as __
+import invocables.serving.servers as _servers
+import invocables.ensembles as _ensembles
 
 
 async def serve_stdio(

@@ -10,11 +10,11 @@
 '''
 
 
-from .. import __
-from .. import exceptions as _exceptions
-from .. import invokers as _invokers
-from ..execution import deduplicators as _deduplicators
-from ..execution import workers as _workers
+import invocables.__ as __
+import invocables.exceptions as _exceptions
+import invocables.invokers as _invokers
+import invocables.execution.deduplicators as _deduplicators
+import invocables.execution.workers as _workers
 from . import _functions
 from . import derivations as derivations
 

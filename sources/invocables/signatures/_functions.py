@@ -9,11 +9,11 @@
 '''
 
 
-from .. import __
+import invocables.__ as __
 from .derivations import derive_schema as _derive_schema
-from .. import exceptions as _exceptions
-from .. import invokers as _invokers
-from ..execution import workers as _workers
+import invocables.exceptions as _exceptions
+import invocables.invokers as _invokers
+import invocables.execution.workers as _workers
 
 
 _Function: __.typx.TypeAlias = __.cabc.Callable[ ..., __.typx.Any ]

@@ -14,7 +14,7 @@
 '''
 
 
-from .. import __
+import invocables.__ as __
 
 
 # A parameter: name, evaluated annotation, default, description (or None).

@@ -15,9 +15,9 @@ import hashlib as _hashlib
 import hmac as _hmac
 import sys as _sys
 
-from .. import __
-from .. import canisters as _canisters
-from .. import exceptions as _exceptions
+import invocables.__ as __
+import invocables.canisters as _canisters
+import invocables.exceptions as _exceptions
 
 
 SUSPENSIONS_KEY = 'invocables.suspensions'

@@ -20,15 +20,15 @@ import os as _os
 import secrets as _secrets
 import sys as _sys
 
-from .. import __
-from .. import canisters as _canisters
-from .. import exceptions as _exceptions
-from .. import execution as _execution
-from ..execution import interception as _interception
-from .. import invokers as _invokers
-from .. import naming as _naming
-from . import approvals as _approvals
-from . import wrappers as _wrappers
+import invocables.__ as __
+import invocables.canisters as _canisters
+import invocables.exceptions as _exceptions
+import invocables.execution as _execution
+import invocables.execution.interception as _interception
+import invocables.invokers as _invokers
+import invocables.naming as _naming
+import invocables.toolsets.approvals as _approvals
+import invocables.toolsets.wrappers as _wrappers
 from .approvals import (
     SUSPENSIONS_KEY as SUSPENSIONS_KEY,
     ApprovalRequest as ApprovalRequest,

@@ -21,12 +21,12 @@
 from heapq import nsmallest as _nsmallest
 from math import log as _log
 
-from .. import __
-from .. import ensembles as _ensembles
-from .. import exceptions as _exceptions
-from .. import invokers as _invokers
-from .. import naming as _naming
-from . import selection as _selection
+import invocables.__ as __
+import invocables.ensembles as _ensembles
+import invocables.exceptions as _exceptions
+import invocables.invokers as _invokers
+import invocables.naming as _naming
+import invocables.toolsets.selection as _selection
 
 
 if __.typx.TYPE_CHECKING:

@@ -15,10 +15,10 @@
 
 from fnmatch import fnmatchcase as _fnmatchcase
 
-from .. import __
-from .. import ensembles as _ensembles
-from .. import exceptions as _exceptions
-from .. import naming as _naming
+import invocables.__ as __
+import invocables.ensembles as _ensembles
+import invocables.exceptions as _exceptions
+import invocables.naming as _naming
 
 
 Names: __.typx.TypeAlias = __.cabc.Iterable[ str ]

@@ -16,12 +16,12 @@
 
 from fnmatch import fnmatchcase as _fnmatchcase
 
-from .. import __
-from .. import canisters as _canisters
-from ..execution import deduplicators as _deduplicators
-from .. import ensembles as _ensembles
-from .. import exceptions as _exceptions
-from .. import invokers as _invokers
+import invocables.__ as __
+import invocables.canisters as _canisters
+import invocables.execution.deduplicators as _deduplicators
+import invocables.ensembles as _ensembles
+import invocables.exceptions as _exceptions
+import invocables.invokers as _invokers
 
 
 Patterns: __.typx.TypeAlias = str | __.cabc.Iterable[ str ]
