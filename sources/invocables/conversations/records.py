@@ -45,7 +45,7 @@ class Transcript( __.typx.Generic[ _Message ] ):
         Generic in the provider's message: type checkers see the SDK's own
         parameter type of the conversation's provider (such as
         ``MessageParam`` for Anthropic, ``ChatCompletionMessageParam`` for
-        OpenAI Chat; see :py:mod:`invocables.processors._natives`), so that
+        OpenAI Chat; see :py:mod:`invocables.processors.natives`), so that
         the messages continue a typed list of the application's own.
     '''
 

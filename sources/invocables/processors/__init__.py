@@ -9,13 +9,13 @@
     whose tools, results and assistant messages (``prepare_message`` of a
     whole response, ``produce_message`` of its accumulator) have the
     provider SDK's parameter types (see
-    :py:mod:`invocables.processors._natives`).
+    :py:mod:`invocables.processors.natives`).
 '''
 
 
 from . import __
 from . import base as base
-from . import _natives as natives
+from . import natives as natives
 from . import streaming as streaming
 from . import _wire as wire
 import invocables.providers as _providers

@@ -15,7 +15,7 @@
 
 
 import invocables.processors.__ as __
-import invocables.processors._natives as _natives
+import invocables.processors.natives as _natives
 
 
 _KIND_MAPPING = 0

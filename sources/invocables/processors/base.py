@@ -13,7 +13,7 @@
       ``nativize_results`` and ``prepare_message`` (assistant message of
       a whole response, pairing its calls with those of
       ``access_invocations``), with the helpers of
-      :py:mod:`invocables.processors._wire`. It names its native types as
+      :py:mod:`!invocables.processors._wire`. It names its native types as
       arguments of ``ProcessorBase[ Tool, Message, Assistant ]``.
     * An accumulator subclasses
       :py:class:`invocables.processors.streaming.AccumulatorBase`,
@@ -26,7 +26,7 @@
 
 
 import invocables.processors.__ as __
-import invocables.processors._natives as _natives
+import invocables.processors.natives as _natives
 import invocables.processors.streaming as _streaming
 import invocables.processors._wire as _wire
 import invocables.dialects as _dialects
@@ -56,7 +56,7 @@ class InvocationsAccumulator( __.typx.Protocol[ _Assistant ] ):
     ''' Accumulates streamed events into complete tool calls.
 
         Generic in the native assistant message of the provider (see
-        :py:mod:`invocables.processors._natives`); unparameterized, ``Any``.
+        :py:mod:`invocables.processors.natives`); unparameterized, ``Any``.
     '''
 
     def ingest(
@@ -94,7 +94,7 @@ class InvocationsProcessor(
 
         Generic in the native tool, message of results and assistant
         message of the provider (see
-        :py:mod:`invocables.processors._natives`); unparameterized, each is
+        :py:mod:`invocables.processors.natives`); unparameterized, each is
         ``Any``.
     '''
 
@@ -153,7 +153,7 @@ class ProcessorBase(
 
         Generic in the native tool, message of results and assistant
         message of the provider: a provider module names its SDK's
-        parameter types (see :py:mod:`invocables.processors._natives`), so
+        parameter types (see :py:mod:`invocables.processors.natives`), so
         that type checkers see them in what ``prepare_tools``,
         ``nativize_results``, ``prepare_message`` and the accumulator's
         ``produce_message`` return.

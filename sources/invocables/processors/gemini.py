@@ -23,7 +23,7 @@
 
 import invocables.processors.__ as __
 import invocables.processors.base as _base
-import invocables.processors._natives as _natives
+import invocables.processors.natives as _natives
 import invocables.processors._gemini_partials as _partials
 import invocables.processors.streaming as _streaming
 import invocables.processors._wire as _wire

@@ -15,7 +15,7 @@
 
 import invocables.processors.__ as __
 import invocables.processors.base as _base
-import invocables.processors._natives as _natives
+import invocables.processors.natives as _natives
 import invocables.processors.streaming as _streaming
 import invocables.processors.textcalls as _textcalls
 import invocables.processors._wire as _wire

@@ -14,7 +14,7 @@
 
 
 import invocables.processors.__ as __
-import invocables.processors._natives as _natives
+import invocables.processors.natives as _natives
 import invocables.processors.openai as _openai
 import invocables.processors.streaming as _streaming
 import invocables.processors.textcalls as _textcalls

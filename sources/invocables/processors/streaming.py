@@ -24,7 +24,7 @@
 
 
 import invocables.processors.__ as __
-import invocables.processors._natives as _natives
+import invocables.processors.natives as _natives
 import invocables.processors._wire as _wire
 
 
@@ -99,7 +99,7 @@ class AccumulatorBase( __.typx.Generic[ _natives.Assistant ] ):
         A plain class, not a frigid object: it changes with every event.
         Generic in the native assistant message of the provider, which
         ``produce_message`` returns (see
-        :py:mod:`invocables.processors._natives`).
+        :py:mod:`invocables.processors.natives`).
     '''
 
     __slots__ = (

@@ -22,7 +22,11 @@ import invocables
 from invocables.conversations import ConversationBase, produce_conversation
 from invocables.conversations.anthropic import AnthropicConversation
 from invocables.conversations.ollama import OllamaConversation
-from invocables.processors import InvocationsProcessor, _natives as natives, produce_processor
+from invocables.processors import (
+    InvocationsProcessor,
+    natives,
+    produce_processor,
+)
 from invocables.processors.anthropic import AnthropicProcessor
 from invocables.processors.cohere import CohereProcessor
 from invocables.processors.gemini import GeminiProcessor
