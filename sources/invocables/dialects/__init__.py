@@ -75,6 +75,12 @@ def adapt_schema(
             the schema which the dialect leaves as they are: neither may
             then be changed. ''' ),
     ] = False,
+    plain: __.typx.Annotated[
+        bool,
+        __.ddoc.Doc( ''' Whether the schema is known to be plain JSON (as
+            the root of a compiled validator is), which spares reading it
+            to know. ''' ),
+    ] = False,
 ) -> Node:
     ''' Returns copy of schema which dialect accepts.
 
@@ -95,7 +101,7 @@ def adapt_schema(
             dialect, "no JSON Schema dialect of that name; use one of "
             "{names}.".format( names = names ) )
     try:
-        shared = _share_root( schema, dialect ) if share else None
+        shared = _share_root( schema, dialect, plain ) if share else None
         if shared is not None: return shared
         return adapter( _core.copy_schema( schema ) )
     except _core.Refusal as refusal:
@@ -154,6 +160,9 @@ def adapt_tool_schema(
     share: __.typx.Annotated[
         bool, __.ddoc.Doc( ''' As for adapt_schema. ''' )
     ] = False,
+    plain: __.typx.Annotated[
+        bool, __.ddoc.Doc( ''' As for adapt_schema. ''' )
+    ] = False,
 ) -> Node | None:
     ''' Returns adapted schema of one tool, or ``None`` to leave it out.
 
@@ -162,7 +171,8 @@ def adapt_tool_schema(
         tool and the rule, logs it, and returns ``None``, so that the tool
         is left out alone rather than failing the whole request.
     '''
-    return _adapt_or_warn( name, schema, dialect, 3, share = share )
+    return _adapt_or_warn(
+        name, schema, dialect, 3, share = share, plain = plain )
 
 
 def takes_plain_roots(
@@ -243,8 +253,11 @@ def _adapt_or_warn(
     dialect: str,
     level: int,
     share: bool = False, # noqa: FBT001,FBT002
+    plain: bool = False, # noqa: FBT001,FBT002
 ) -> Node | None:
-    try: return adapt_schema( schema, dialect, name, share = share )
+    try:
+        return adapt_schema(
+            schema, dialect, name, share = share, plain = plain )
     except __.exceptions.SchemaDialectInvalidity as exception:
         warning = __.exceptions.ToolExclusionWarning(
             name, dialect, exception.rule )
@@ -253,7 +266,9 @@ def _adapt_or_warn(
     return None
 
 
-def _share_root( schema: __.Schema, dialect: str ) -> Node | None:
+def _share_root(
+    schema: __.Schema, dialect: str, plain: bool # noqa: FBT001
+) -> Node | None:
     ''' Returns adaptation of plain schema which copies its root alone,
         where the dialect changes only the root (or, for Gemini, drops
         keys of a root already in its subset); ``None`` otherwise.
@@ -262,14 +277,16 @@ def _share_root( schema: __.Schema, dialect: str ) -> Node | None:
     root = __.typx.cast( Node, schema )
     if dialect == 'gemini':
         # Plain first: its depth is bounded for the read.
-        if not ( _core.is_plain( root ) and _gemini.is_ready( root ) ):
+        if not (
+            ( plain or _core.is_plain( root ) ) and _gemini.is_ready( root )
+        ):
             return None
         root = dict( root )
         for key in _gemini.KEYS_ROOT_DROPPED: root.pop( key, None )
         return root
     if dialect not in _DIALECTS_ROOT or not (
         root.keys( ).isdisjoint( _KEYS_ROOT_RESOLVED )
-        and _core.is_plain( root )
+        and ( plain or _core.is_plain( root ) )
     ): return None
     return _adapters[ dialect ]( dict( root ) )
 

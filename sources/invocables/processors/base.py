@@ -352,17 +352,24 @@ def adapt_invoker_schema(
     schema = invoker_.arguments_schema
     validator: __.typx.Any = getattr( invoker_, 'validator', None )
     root = getattr( validator, 'root', None )
-    if root is not None and validator.schema is schema and (
-        _dialects.takes_plain_roots( dialect )
-    ): adapted = adaptations[ dialect ] = root
-    else:
+    if root is None or validator.schema is not schema:
         adapted = adapt_schema( provider, name, schema, dialect )
-        if adapted is not None: adaptations[ dialect ] = adapted
+    elif _dialects.takes_plain_roots( dialect ): adapted = root
+    # The validator's root is a plain copy of the schema: no need to read
+    # the schema again to know it plain.
+    else:
+        adapted = adapt_schema( provider, name, root, dialect, plain = True )
+    if adapted is not None: adaptations[ dialect ] = adapted
     return adapted
 
 
 def adapt_schema(
-    provider: str, name: str, schema: __.Schema, dialect: str
+    provider: str,
+    name: str,
+    schema: __.Schema,
+    dialect: str,
+    *,
+    plain: bool = False,
 ) -> NativeObject | None:
     ''' Returns schema in dialect of provider; ``None`` to leave tool out.
 
@@ -379,4 +386,5 @@ def adapt_schema(
     if not dialect: return __.schemata.thaw_json( schema )
     if dialect == 'openai-strict':
         return _dialects.adapt_tool_schema_strictly( name, schema, provider )
-    return _dialects.adapt_tool_schema( name, schema, dialect, share = True )
+    return _dialects.adapt_tool_schema(
+        name, schema, dialect, share = True, plain = plain )
