@@ -242,12 +242,15 @@ async def test_160_outer_cancellation_bounded_by_grace( grace ):
         ends within the grace, alone or in a batch. '''
     started = asyncio.Event( )
 
+    deafness = [ True ] # lifted at the end, so that nothing outlives
+
     async def deaf( ) -> str:
-        ''' Ignores every cancellation. '''
+        ''' Ignores every cancellation (until the test has ended). '''
         started.set( )
-        while True:
+        while deafness[ 0 ]:
             try: await asyncio.Event( ).wait( )
             except asyncio.CancelledError: pass
+        return 'deaf no more'
 
     ensemble = invocables.produce_ensemble( 'e', [ deaf ] )
     for calls in ( [ _call( 'deaf' ) ], [ _call( 'deaf', 'a' ),
@@ -259,6 +262,7 @@ async def test_160_outer_cancellation_bounded_by_grace( grace ):
         task.cancel( )
         with pytest.raises( asyncio.CancelledError ):
             await asyncio.wait_for( task, _BOUND )
+    deafness[ 0 ] = False
     for task in deadlines.survey_abandonments( ): task.cancel( )
     await _finish_abandonments( )
 
@@ -269,12 +273,15 @@ async def test_170_fail_fast_does_not_wait_for_deaf_tools( grace ):
         cancellation does not hold up the execution failure. '''
     started = asyncio.Event( )
 
+    deafness = [ True ] # lifted at the end, so that nothing outlives
+
     async def deaf( ) -> str:
-        ''' Ignores every cancellation. '''
+        ''' Ignores every cancellation (until the test has ended). '''
         started.set( )
-        while True:
+        while deafness[ 0 ]:
             try: await asyncio.Event( ).wait( )
             except asyncio.CancelledError: pass
+        return 'deaf no more'
 
     async def broken( ) -> str:
         ''' Fails once the deaf tool runs. '''
@@ -286,6 +293,7 @@ async def test_170_fail_fast_does_not_wait_for_deaf_tools( grace ):
         await asyncio.wait_for( invocables.execute_invocations(
             [ _call( 'deaf', 'a' ), _call( 'broken', 'b' ) ], [ ensemble ],
             timeout = None ), _BOUND )
+    deafness[ 0 ] = False
     for task in deadlines.survey_abandonments( ): task.cancel( )
     await _finish_abandonments( )
 

@@ -19,6 +19,7 @@
 import argparse as _argparse
 import logging as _logging
 import os as _os
+import signal as _signal
 import sys as _sys
 import warnings as _warnings
 
@@ -72,7 +73,7 @@ def main( arguments: __.cabc.Sequence[ str ] | None = None ) -> None:
         # names) is escaped rather than fatal.
         reconfigure = getattr( stream, 'reconfigure', None )
         if reconfigure is not None: reconfigure( errors = 'backslashreplace' )
-    try: status = __.asyncio.run( options.execute( options ) )
+    try: status = __.asyncio.run( _execute_interruptibly( options ) )
     except SystemExit as exception: # from a tool or an imported module
         _sys.stderr.write(
             f"{_commands.PROGRAM}: error: something called sys.exit( "
@@ -89,6 +90,33 @@ def main( arguments: __.cabc.Sequence[ str ] | None = None ) -> None:
     except Exception as exception: # one line, no traceback
         status = _report_failure( options, exception )
     raise SystemExit( status )
+
+
+async def _execute_interruptibly( options: _argparse.Namespace ) -> int:
+    ''' Runs the command; Ctrl-C cancels it, so that every cleanup runs.
+
+        Python 3.11 cancels the main task on Ctrl-C by itself; Python 3.10
+        raises ``KeyboardInterrupt`` wherever the loop happens to be, which
+        can leave a server it was starting running. ``serve`` handles its
+        signals itself.
+    '''
+    execute = options.execute
+    if _sys.version_info >= ( 3, 11 ) or execute is _serve.execute_command:
+        return await execute( options )
+    loop = __.asyncio.get_running_loop( )
+    task = __.asyncio.current_task( )
+    interruptions: list[ int ] = [ ]
+    def interrupt( ) -> None:
+        interruptions.append( _signal.SIGINT )
+        if task is not None: task.cancel( )
+    try: loop.add_signal_handler( _signal.SIGINT, interrupt )
+    except ( NotImplementedError, RuntimeError ): # no signals here
+        return await execute( options )
+    try: return await execute( options )
+    except __.asyncio.CancelledError:
+        if interruptions: raise KeyboardInterrupt from None
+        raise
+    finally: loop.remove_signal_handler( _signal.SIGINT )
 
 
 def _access_exit_status( exception: SystemExit ) -> int:

@@ -97,7 +97,11 @@ async def execute_invocations(
         options, _naming.access_nomenclature( ensembles ),
         len( invocations_ ) )
     alerter = options.alerter
-    if len( invocations_ ) == 1: # in the current task: no task to start
+    # One call runs in the current task: no task to start. Where a task
+    # does not know it was asked to cancel (Python 3.10), it runs in a task
+    # of its own, as several do, so that a cancellation which the tool
+    # swallows still ends the execution.
+    if len( invocations_ ) == 1 and _deadlines.CANCELLATION_KNOWN:
         invocation = invocations_[ 0 ]
         try:
             outcome = execution.begin( invocation )

@@ -197,6 +197,11 @@ async def await_within(
     return value
 
 
+# Whether a task knows it was asked to cancel (Python 3.11 and later): only
+# then can a cancellation which a tool swallowed be told apart.
+CANCELLATION_KNOWN: bool = hasattr( __.asyncio.Task, 'cancelling' )
+
+
 def is_cancel_requested( *, unknowable: bool = True ) -> bool:
     ''' Returns whether someone asked to cancel the current task.
 
