@@ -232,6 +232,62 @@ def test_160_installation_narrow( tmp_path ):
     assert not any( path in ( '/', '/etc', '/tmp' ) for path in found )
 
 
+def _produce_linked_environment( root ):
+    ''' Makes a virtual environment whose python is a link to a link
+        outside it (as a venv made by a ``python3`` of a ``bin`` folder of
+        links); it sees the servers' packages through a ``.pth`` file.
+    '''
+    python = os.path.realpath( mcp_support.SERVERS_PYTHON )
+    links = root / 'links'
+    links.mkdir( )
+    ( links / 'python3' ).symlink_to( python )
+    environment = root / 'environment'
+    ( environment / 'bin' ).mkdir( parents = True )
+    ( environment / 'bin' / 'python' ).symlink_to( links / 'python3' )
+    ( environment / 'pyvenv.cfg' ).write_text(
+        f"home = {os.path.dirname( python )}\n"
+        "include-system-site-packages = false\n", encoding = 'utf-8' )
+    packages = subprocess.run(
+        [ mcp_support.SERVERS_PYTHON, '-c',
+          'import sysconfig; print( sysconfig.get_paths( )[ "purelib" ] )' ],
+        capture_output = True, text = True, check = True ).stdout.strip( )
+    version = 'python{}.{}'.format( *subprocess.run(
+        [ python, '-c', 'import sys; print( *sys.version_info[ :2 ] )' ],
+        capture_output = True, text = True, check = True ).stdout.split( ) )
+    own = environment / 'lib' / version / 'site-packages'
+    own.mkdir( parents = True )
+    ( own / 'servers.pth' ).write_text( packages + '\n', encoding = 'utf-8' )
+    return environment / 'bin' / 'python', links, packages
+
+
+def test_170_installation_links( tmp_path ):
+    ''' Each link on the way to the interpreter is shown, not only the
+        first path and the real one.
+    '''
+    python, links, _ = _produce_linked_environment( tmp_path )
+    found = sandboxes.survey_installation( str( python ) )
+    assert str( python.parent.parent ) in found
+    assert str( links ) in found
+    assert any(
+        os.path.realpath( python ).startswith( path + os.sep )
+        for path in found )
+
+
+@pytest.mark.asyncio
+async def test_175_linked_environment( tmp_path ):
+    ''' A server runs confined from a virtual environment whose python
+        leads through a link outside it.
+    '''
+    python, _, packages = _produce_linked_environment( tmp_path )
+    ensemble = invocables.mcp.produce_ensemble(
+        'linked', command = [
+            str( python ), str( mcp_support.SERVERS / 'echo_server.py' ) ],
+        sandbox = invocables.mcp.Sandbox( read = [ packages ] ) )
+    async with ensemble:
+        content = await _call( ensemble, 'echo', { 'message': 'through' } )
+    assert 'through' in _text( content )
+
+
 @pytest.mark.asyncio
 async def test_200_no_bubblewrap( tmp_path, monkeypatch ):
     ''' Without bubblewrap, connecting fails in one line naming what to

@@ -106,17 +106,22 @@ async def _execute_interruptibly( options: _argparse.Namespace ) -> int:
     loop = __.asyncio.get_running_loop( )
     task = __.asyncio.current_task( )
     interruptions: list[ int ] = [ ]
-    def interrupt( ) -> None:
-        interruptions.append( _signal.SIGINT )
-        if task is not None: task.cancel( )
-    try: loop.add_signal_handler( _signal.SIGINT, interrupt )
-    except ( NotImplementedError, RuntimeError ): # no signals here
+    # A handler of the signal module, as 3.11's runner installs: a part
+    # which replaces it for a while (a terminal question) takes Ctrl-C
+    # for itself, which a handler of the loop would not let it do.
+    def interrupt( number: int, frame: object ) -> None:
+        interruptions.append( number )
+        if task is not None: loop.call_soon_threadsafe( task.cancel )
+    if _signal.getsignal( _signal.SIGINT ) is not _signal.default_int_handler:
+        return await execute( options )
+    try: _signal.signal( _signal.SIGINT, interrupt )
+    except ValueError: # not the main thread
         return await execute( options )
     try: return await execute( options )
     except __.asyncio.CancelledError:
         if interruptions: raise KeyboardInterrupt from None
         raise
-    finally: loop.remove_signal_handler( _signal.SIGINT )
+    finally: _signal.signal( _signal.SIGINT, _signal.default_int_handler )
 
 
 def _access_exit_status( exception: SystemExit ) -> int:

@@ -78,6 +78,7 @@ _SUFFIXES_SCRIPTS = frozenset( (
 _KEYS = frozenset( ( 'read', 'write', 'network', 'environment' ) )
 _PATH_SYSTEM = ( '/usr/local/bin', '/usr/bin', '/bin' )
 _PRIVATE_PREFIX = 'invocables-sandbox-'
+_LINKS_MAXIMUM = 40 # as the kernel's own limit on a path's links
 _SHEBANG_LENGTH_MAXIMUM = 512
 _variable = __.re.compile( r'[A-Za-z_][A-Za-z0-9_]*' )
 _scribe = __.produce_scribe( __name__ )
@@ -301,8 +302,7 @@ def survey_installation(
         if _os.path.isfile( argument ) )
     found: dict[ str, None ] = { }
     for file, script in files:
-        path = _os.path.abspath( file )
-        for candidate in ( path, _os.path.realpath( path ) ):
+        for candidate in _follow_links( _os.path.abspath( file ) ):
             found[ _locate_installation( candidate, script = script ) ] = (
                 None )
     return tuple( found )
@@ -352,6 +352,23 @@ def _locate_installation( path: str, *, script: bool = True ) -> str:
         ( prefix / 'lib' ).is_dir( )
     ): return str( prefix )
     return str( folder )
+
+
+def _follow_links( path: str ) -> tuple[ str, ... ]:
+    ''' Returns path, each link it leads through, and its real path.
+
+        A virtual environment's ``python`` can name a link outside both
+        the environment and the interpreter's installation (a ``bin``
+        folder of links, as pyenv's or a CI's); the program runs only if
+        each link on the way is shown too.
+    '''
+    hops = [ path ]
+    while len( hops ) <= _LINKS_MAXIMUM and _os.path.islink( hops[ -1 ] ):
+        target = _os.readlink( hops[ -1 ] )
+        hops.append( _os.path.normpath( _os.path.join(
+            _os.path.dirname( hops[ -1 ] ), target ) ) )
+    hops.append( _os.path.realpath( path ) )
+    return tuple( dict.fromkeys( hops ) )
 
 
 def _is_broad( folder: __.Path ) -> bool:
