@@ -26,29 +26,37 @@ class Provider( __.immut.DataclassObject ):
     dialect: __.typx.Annotated[
         str,
         __.ddoc.Doc( ''' JSON Schema dialect of its tools (see
-            :py:mod:`invocables.dialects`). ''' ),
-    ]
+            :py:mod:`invocables.dialects`). Default: its name. ''' ),
+    ] = ''
     processor: __.typx.Annotated[
         str,
         __.ddoc.Doc( ''' Module of its processor, under
             :py:mod:`invocables.processors`; it offers
-            ``produce_processor( **options )``. ''' ),
-    ]
+            ``produce_processor( **options )``. Default: its name, with
+            underscores for hyphens. ''' ),
+    ] = ''
     conversation: __.typx.Annotated[
         str,
         __.ddoc.Doc( ''' Module of its conversation loop, under
             :py:mod:`invocables.conversations`; it offers the class
-            named by ``conversation_class``. ''' ),
-    ]
+            named by ``conversation_class``. Default: as ``processor``.
+            ''' ),
+    ] = ''
     conversation_class: __.typx.Annotated[
-        str, __.ddoc.Doc( ''' Class of its conversation loop. ''' ) ]
+        str,
+        __.ddoc.Doc( ''' Class of its conversation loop. Default: the
+            words of its name, capitalized, then ``Conversation``. ''' ),
+    ] = ''
     extra: __.typx.Annotated[
         str,
         __.ddoc.Doc( ''' Extra of the package which installs its SDK
-            (from a clone, ``pip install --editable '.[extra]'``). ''' ),
-    ]
+            (from a clone, ``pip install --editable '.[extra]'``).
+            Default: its name. ''' ),
+    ] = ''
     sdk: __.typx.Annotated[
-        str, __.ddoc.Doc( ''' Module of its SDK client. ''' ) ]
+        str,
+        __.ddoc.Doc( ''' Module of its SDK client. Default: its extra. ''' ),
+    ] = ''
     client: __.typx.Annotated[
         str,
         __.ddoc.Doc( ''' How an application makes its asynchronous
@@ -136,6 +144,19 @@ class Provider( __.immut.DataclassObject ):
             to be called again (such as Anthropic's ``pause_turn``). ''' ),
     ] = frozenset( )
 
+    def __post_init__( self ) -> None:
+        module = self.name.replace( '-', '_' )
+        words = ''.join( map( str.capitalize, self.name.split( '-' ) ) )
+        defaults = (
+            ( 'dialect', self.name ), ( 'processor', module ),
+            ( 'conversation', module ),
+            ( 'conversation_class', f"{words}Conversation" ),
+            ( 'extra', self.name ), ( 'sdk', '' ) )
+        for key, value in defaults:
+            # The SDK's module defaults to the extra, known only by now.
+            if getattr( self, key ): continue
+            setattr( self, key, value or self.extra )
+
     @property
     def package( self ) -> str:
         ''' Top-level package of its SDK's classes. '''
@@ -147,40 +168,25 @@ PROVIDERS: __.typx.Annotated[
     __.ddoc.Doc( ''' Known providers by name, in order of listing. ''' ),
 ] = __.types.MappingProxyType( { provider.name: provider for provider in (
     Provider(
-        name = 'anthropic', dialect = 'anthropic',
-        processor = 'anthropic', conversation = 'anthropic',
-        conversation_class = 'AnthropicConversation',
-        extra = 'anthropic', sdk = 'anthropic',
-        client = 'anthropic.AsyncAnthropic( )',
+        name = 'anthropic', client = 'anthropic.AsyncAnthropic( )',
         method = ( 'messages', 'create' ),
         keys = ( 'ANTHROPIC_API_KEY', ), model = 'claude-sonnet-5',
         instructions_key = 'system', tokens_default = 4096,
         resumptions = frozenset( ( 'pause_turn', ) ) ),
     Provider(
-        name = 'openai', dialect = 'openai',
-        processor = 'openai', conversation = 'openai',
-        conversation_class = 'OpenaiConversation',
-        extra = 'openai', sdk = 'openai',
-        client = 'openai.AsyncOpenAI( )',
+        name = 'openai', client = 'openai.AsyncOpenAI( )',
         method = ( 'chat', 'completions', 'create' ),
         keys = ( 'OPENAI_API_KEY', ), model = 'gpt-5.5',
         description = 'Chat Completions, also of local servers',
         tokens_key = 'max_completion_tokens', finals = ( '[DONE]', ) ),
     Provider(
-        name = 'openai-responses', dialect = 'openai',
-        processor = 'openai_responses', conversation = 'openai_responses',
-        conversation_class = 'OpenaiResponsesConversation',
-        extra = 'openai', sdk = 'openai',
-        client = 'openai.AsyncOpenAI( )',
-        method = ( 'responses', 'create' ),
+        name = 'openai-responses', dialect = 'openai', extra = 'openai',
+        client = 'openai.AsyncOpenAI( )', method = ( 'responses', 'create' ),
         keys = ( 'OPENAI_API_KEY', ), model = 'gpt-5.5',
         messages_key = 'input', instructions_key = 'instructions',
         tokens_key = 'max_output_tokens' ),
     Provider(
-        name = 'gemini', dialect = 'gemini',
-        processor = 'gemini', conversation = 'gemini',
-        conversation_class = 'GeminiConversation',
-        extra = 'gemini', sdk = 'google.genai',
+        name = 'gemini', sdk = 'google.genai',
         client = 'google.genai.Client( ) (its .aio side is used)',
         method = ( 'aio', 'models', 'generate_content' ),
         keys = ( 'GEMINI_API_KEY', 'GOOGLE_API_KEY' ),
@@ -192,28 +198,19 @@ PROVIDERS: __.typx.Annotated[
         fixtures = ( (
             'config.automatic_function_calling', { 'disable': True } ), ) ),
     Provider(
-        name = 'cohere', dialect = 'cohere',
-        processor = 'cohere', conversation = 'cohere',
-        conversation_class = 'CohereConversation',
-        extra = 'cohere', sdk = 'cohere',
-        client = 'cohere.AsyncClientV2( )', method = ( 'chat', ),
-        keys = ( 'CO_API_KEY', ), model = 'command-a-plus-05-2026',
+        name = 'cohere', client = 'cohere.AsyncClientV2( )',
+        method = ( 'chat', ), keys = ( 'CO_API_KEY', ),
+        model = 'command-a-plus-05-2026',
         streaming_method = ( 'chat_stream', ) ),
     Provider(
-        name = 'ollama', dialect = 'ollama',
-        processor = 'ollama', conversation = 'ollama',
-        conversation_class = 'OllamaConversation',
-        extra = 'openai', sdk = 'httpx',
+        name = 'ollama', extra = 'openai', sdk = 'httpx',
         client = "httpx.AsyncClient( base_url = 'http://127.0.0.1:11434' )",
         method = ( 'post', ),
         description = 'native API, at --base-url, by default '
         'http://127.0.0.1:11434',
         tokens_key = 'options.num_predict' ),
     Provider(
-        name = 'bedrock', dialect = 'anthropic',
-        processor = 'bedrock', conversation = 'bedrock',
-        conversation_class = 'BedrockConversation',
-        extra = 'bedrock', sdk = 'boto3',
+        name = 'bedrock', dialect = 'anthropic', sdk = 'boto3',
         client = "boto3.client( 'bedrock-runtime' ) (or aiobotocore's)",
         method = ( 'converse', ),
         model = 'us.amazon.nova-2-lite-v1:0',
@@ -223,10 +220,7 @@ PROVIDERS: __.typx.Annotated[
         instructions_key = 'system', instructions_blocks = True,
         tokens_key = 'inferenceConfig.maxTokens' ),
     Provider(
-        name = 'mistral', dialect = 'openai',
-        processor = 'mistral', conversation = 'mistral',
-        conversation_class = 'MistralConversation',
-        extra = 'mistral', sdk = 'mistralai.client',
+        name = 'mistral', dialect = 'openai', sdk = 'mistralai.client',
         client = 'mistralai.client.Mistral( api_key = ... )',
         method = ( 'chat', 'complete_async' ),
         keys = ( 'MISTRAL_API_KEY', ), model = 'mistral-medium-latest',
