@@ -182,7 +182,7 @@ def produce_enterprise_auth(
     secret = _oauth.resolve(
         ensemble, 'client_secret', authorization.client_secret )
     _oauth.register_secrets( secret )
-    base = _produce_assertion_class( IdentityAssertionOAuthProvider )
+    base = _produce_flow_class( IdentityAssertionOAuthProvider )
     provider = base(
         ensemble,
         server_url = url,
@@ -217,63 +217,6 @@ def _adapt_client( provider: __.typx.Any ) -> None:
     provider.client_fixed = client.model_copy(
         update = { 'token_endpoint_auth_method': method } )
     provider.context.client_info = provider.client_fixed
-
-
-def _produce_assertion_class( base: __.typx.Any ) -> __.typx.Any:
-    ''' Returns subclass of the SDK's identity assertion provider which
-        raises the library's errors, without secrets.
-    '''
-    from mcp.client.auth.exceptions import OAuthFlowError
-    from mcp.client.auth.extensions.identity_assertion import (
-        IdentityAssertionOAuthProvider )
-    from pydantic import ValidationError
-    parent: type[ IdentityAssertionOAuthProvider ] = base
-    failures = (
-        OAuthFlowError, ValidationError, _sdk.http.HTTPError, KeyError )
-
-    class Provider( parent ):
-        ''' Identity assertion provider of one ensemble. '''
-
-        def __init__(
-            self, ensemble: str, **arguments: __.typx.Any
-        ) -> None:
-            super( ).__init__( **arguments )
-            self.ensemble = ensemble
-            self.timeout: float | None = None
-            self.flaws: list[ str ] = [ ] # expose: what went wrong early
-            self.stalled: __.typx.Any = None
-
-        def __repr__( self ) -> str:
-            return f"OAuthProvider( ensemble = {self.ensemble!r} )"
-
-        async def _auth_flow(
-            self, request: _sdk.http.Request
-        ) -> __.cabc.AsyncGenerator[
-            _sdk.http.Request, _sdk.http.Response
-        ]:
-            answer: __.typx.Any = None
-            self.stalled = None
-            flow = super( )._auth_flow( request )
-            try:
-                outgoing = await flow.__anext__( )
-                while True:
-                    _oauth.bound_request(
-                        outgoing,
-                        None if outgoing is request else self.timeout )
-                    with _oauth.note_stall( self, outgoing, request ):
-                        response = yield outgoing
-                    answer = response if outgoing is request else answer
-                    outgoing = await flow.asend( response )
-            except StopAsyncIteration:
-                _oauth.verify_answer( self.ensemble, answer )
-            except _exceptions.AuthorizationFailure: raise
-            except failures as exception:
-                raise _exceptions.AuthorizationFailure(
-                    self.ensemble, _oauth.describe_failure( exception )
-                ) from None
-            finally: await flow.aclose( )
-
-    return Provider
 
 
 def _produce_assertion_provider(
@@ -431,14 +374,15 @@ async def _post_form(
 
 
 @__.funct.cache
-def _produce_provider_class( base: __.typx.Any = None ) -> __.typx.Any:
-    ''' Returns subclass of SDK provider which refreshes on 401 and raises
-        the library's errors, without secrets.
+def _produce_flow_class( base: __.typx.Any ) -> __.typx.Any:
+    ''' Returns subclass of an SDK provider (an OAuth client provider or
+        the identity assertion one) which bounds the flow's requests and
+        raises the library's errors, without secrets.
     '''
     from mcp.client.auth import OAuthClientProvider
     from mcp.client.auth.exceptions import OAuthFlowError
     from pydantic import ValidationError
-    parent: type[ OAuthClientProvider ] = base or OAuthClientProvider
+    parent: type[ OAuthClientProvider ] = base
     failures = (
         OAuthFlowError, ValidationError, _sdk.http.HTTPError, KeyError )
 
@@ -460,27 +404,23 @@ def _produce_provider_class( base: __.typx.Any = None ) -> __.typx.Any:
         def __repr__( self ) -> str:
             return f"OAuthProvider( ensemble = {self.ensemble!r} )"
 
-        async def _initialize( self ) -> None:
-            await super( )._initialize( )
-            _restore_state( self )
-
-        async def _exchange_token_authorization_code(
-            self, *arguments: __.typx.Any, **options: __.typx.Any
-        ) -> __.typx.Any:
-            _adapt_client( self )
-            return await super( )._exchange_token_authorization_code(
-                *arguments, **options )
-
-        async def _refresh_token( self ) -> __.typx.Any:
-            _adapt_client( self )
-            return await super( )._refresh_token( )
+        async def _renew(
+            self,
+            request: _sdk.http.Request,
+            outgoing: _sdk.http.Request,
+            response: _sdk.http.Response,
+            *,
+            renewed: bool,
+        ) -> bool:
+            ''' Returns whether the flow is to start again. '''
+            return False
 
         async def _auth_flow(
             self, request: _sdk.http.Request
         ) -> __.cabc.AsyncGenerator[
             _sdk.http.Request, _sdk.http.Response
         ]:
-            refreshed = False
+            renewed = False
             answer: __.typx.Any = None
             self.stalled = None
             flow = super( )._auth_flow( request )
@@ -493,19 +433,11 @@ def _produce_provider_class( base: __.typx.Any = None ) -> __.typx.Any:
                     with _oauth.note_stall( self, outgoing, request ):
                         response = yield outgoing
                     answer = response if outgoing is request else answer
-                    self.flaws.extend(
-                        await _oauth.observe_metadata( outgoing, response ) )
-                    if (
-                        outgoing is request
-                        and response.status_code == _UNAUTHORIZED
-                        and not refreshed
-                        and self.context.can_refresh_token( )
+                    if await self._renew(
+                        request, outgoing, response, renewed = renewed
                     ):
-                        # A token rejected before its time: refresh once
-                        # before authorizing anew.
-                        refreshed = True
+                        renewed = True
                         await flow.aclose( )
-                        self.context.token_expiry_time = 1.0
                         flow = super( )._auth_flow( request )
                         outgoing = await flow.__anext__( )
                         continue
@@ -524,6 +456,58 @@ def _produce_provider_class( base: __.typx.Any = None ) -> __.typx.Any:
                 # expose: closed here, in this task; left to the finalizer,
                 # the SDK's flow releases its lock in another task and fails.
                 await flow.aclose( )
+
+    return Provider
+
+
+@__.funct.cache
+def _produce_provider_class( base: __.typx.Any = None ) -> __.typx.Any:
+    ''' Returns subclass of SDK OAuth client provider which also
+        refreshes on 401 and adapts a client registered beforehand.
+    '''
+    from mcp.client.auth import OAuthClientProvider
+    parent: type[ OAuthClientProvider ] = _produce_flow_class(
+        base or OAuthClientProvider )
+
+    class Provider( parent ):
+        ''' OAuth provider of one ensemble. '''
+
+        flaws: list[ str ]
+
+        async def _initialize( self ) -> None:
+            await super( )._initialize( )
+            _restore_state( self )
+
+        async def _exchange_token_authorization_code(
+            self, *arguments: __.typx.Any, **options: __.typx.Any
+        ) -> __.typx.Any:
+            _adapt_client( self )
+            return await super( )._exchange_token_authorization_code(
+                *arguments, **options )
+
+        async def _refresh_token( self ) -> __.typx.Any:
+            _adapt_client( self )
+            return await super( )._refresh_token( )
+
+        async def _renew(
+            self,
+            request: _sdk.http.Request,
+            outgoing: _sdk.http.Request,
+            response: _sdk.http.Response,
+            *,
+            renewed: bool,
+        ) -> bool:
+            self.flaws.extend(
+                await _oauth.observe_metadata( outgoing, response ) )
+            if (
+                renewed or outgoing is not request
+                or response.status_code != _UNAUTHORIZED
+                or not self.context.can_refresh_token( )
+            ): return False
+            # A token rejected before its time: refresh once before
+            # authorizing anew.
+            self.context.token_expiry_time = 1.0
+            return True
 
     return Provider
 
