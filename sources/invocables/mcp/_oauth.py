@@ -44,22 +44,16 @@ class RedactingStorage:
         self.storage = storage
 
     async def get_tokens( self ) -> __.typx.Any:
-        tokens = await self.storage.get_tokens( )
-        register_token( tokens )
-        return tokens
+        return _register_holder( await self.storage.get_tokens( ) )
 
     async def set_tokens( self, tokens: __.typx.Any ) -> None:
-        register_token( tokens )
-        await self.storage.set_tokens( tokens )
+        await self.storage.set_tokens( _register_holder( tokens ) )
 
     async def get_client_info( self ) -> __.typx.Any:
-        client = await self.storage.get_client_info( )
-        register_client( client )
-        return client
+        return _register_holder( await self.storage.get_client_info( ) )
 
     async def set_client_info( self, client_info: __.typx.Any ) -> None:
-        register_client( client_info )
-        await self.storage.set_client_info( client_info )
+        await self.storage.set_client_info( _register_holder( client_info ) )
 
 
 def bound_request( request: __.typx.Any, timeout: float | None ) -> None:
@@ -165,12 +159,6 @@ def redact_secrets( text: str ) -> str:
     return text
 
 
-def register_client( client: __.typx.Any ) -> None:
-    if client is None: return
-    secret = getattr( client, 'client_secret', None )
-    if secret: register_secrets( secret )
-
-
 def register_secrets( *values: str | None ) -> None:
     ''' Adds values to the secrets hidden from log records. '''
     fresh = [ value for value in values if value and value not in _secrets ]
@@ -182,11 +170,6 @@ def register_secrets( *values: str | None ) -> None:
     if _redactor: _redaction.deactivate_redactor( _redactor.pop( ) )
     _redaction.activate_redactor( redactor )
     _redactor.append( redactor )
-
-
-def register_token( tokens: __.typx.Any ) -> None:
-    if tokens is None: return
-    register_secrets( tokens.access_token, tokens.refresh_token )
 
 
 def resolve( ensemble: str, label: str, value: str ) -> str:
@@ -255,3 +238,14 @@ def _parse_challenge( header: str ) -> dict[ str, str ]:
         parameters[ name ] = redact_secrets(
             value[ : _CHALLENGE_VALUE_MAXIMUM ] )
     return parameters
+
+
+def _register_holder( holder: __.typx.Any ) -> __.typx.Any:
+    ''' Hides the secrets of tokens or of client information from log
+        records; returns them.
+    '''
+    if holder is not None:
+        register_secrets( *(
+            getattr( holder, name, None ) for name in (
+                'access_token', 'refresh_token', 'client_secret' ) ) )
+    return holder
