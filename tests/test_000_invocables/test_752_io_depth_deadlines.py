@@ -282,7 +282,7 @@ def test_210_lines_skipped_ask_deadline( tmp_path ):
         roots = ( descriptors.Root( path = tmp_path ), ),
         deadline = files.Deadline( 0.0, 'read_file' ) )
     with pytest.raises( invocables.exceptions.InvocationExpiry ):
-        io_tools._read_file( # noqa: SLF001
+        io_tools.read_file.implementation(
             settings, { 'path': 'lines.txt', 'start_line': 5 } )
 
 

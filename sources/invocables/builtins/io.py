@@ -78,127 +78,40 @@ _image_signatures = (
 )
 
 
-async def create_directory(
-    context: _invokers.Context, arguments: __.Arguments
-) -> str:
+_Result = __.typx.TypeVar( '_Result' )
+
+
+def _threaded(
+    function: __.cabc.Callable[ [ Settings, __.Arguments ], _Result ]
+) -> __.cabc.Callable[
+    [ _invokers.Context, __.Arguments ], __.cabc.Awaitable[ _Result ]
+]:
+    ''' Returns tool which runs function in a thread, with its docstring.
+
+        Errors which the tool's paths cause are refusals. The thread's work
+        stops at the deadline of the call, or as soon as the call is
+        cancelled (its timeout passed) and its thread abandoned: the
+        thread is then free for the next call.
+    '''
+
+    async def tool(
+        context: _invokers.Context, arguments: __.Arguments
+    ) -> _Result:
+        settings = Settings.from_context( context )
+        paths = tuple( arguments.get( key ) for key in _PATH_KEYS )
+        return await _workers.execute_in_thread(
+            _files.refuse_errors, function, paths, settings, arguments )
+
+    tool.__name__ = tool.__qualname__ = function.__name__
+    tool.__doc__ = function.__doc__
+    # The function itself, for callers with settings of their own.
+    setattr( tool, 'implementation', function ) # noqa: B010
+    return tool
+
+
+@_threaded
+def create_directory( settings: Settings, arguments: __.Arguments ) -> str:
     ''' Creates folder, with missing parents. '''
-    return await _execute( _create_directory, context, arguments )
-
-
-async def edit_file(
-    context: _invokers.Context, arguments: __.Arguments
-) -> str:
-    ''' Replaces one exact passage of text file, atomically. '''
-    return await _execute( _edit_file, context, arguments )
-
-
-async def get_file_info(
-    context: _invokers.Context, arguments: __.Arguments
-) -> str:
-    ''' Returns kind, size, time of change and permissions of path. '''
-    return await _execute( _get_file_info, context, arguments )
-
-
-async def list_directory(
-    context: _invokers.Context, arguments: __.Arguments
-) -> str:
-    ''' Lists entries of folder: folders end with a slash. '''
-    return await _execute( _list_directory, context, arguments )
-
-
-async def list_roots(
-    context: _invokers.Context, arguments: __.Arguments
-) -> str:
-    ''' Lists roots and whether they are writable. '''
-    settings = Settings.from_context( context )
-    return '\n'.join(
-        "{path} ({mode})".format(
-            path = _render_name( str( root.path ) ),
-            mode = 'writable' if root.writable else 'read-only' )
-        for root in settings.roots )
-
-
-async def move_file(
-    context: _invokers.Context, arguments: __.Arguments
-) -> str:
-    ''' Moves or renames file or folder within writable roots. '''
-    return await _execute( _move_file, context, arguments )
-
-
-async def read_file(
-    context: _invokers.Context, arguments: __.Arguments
-) -> str | _canisters.ImageContent:
-    ''' Returns text of file, or image for image files. '''
-    return await _execute( _read_file, context, arguments )
-
-
-async def search_files(
-    context: _invokers.Context, arguments: __.Arguments
-) -> str:
-    ''' Lists paths which match glob pattern, below folder. '''
-    return await _execute( _search_files, context, arguments )
-
-
-async def search_text(
-    context: _invokers.Context, arguments: __.Arguments
-) -> str:
-    ''' Lists lines which match regular expression, in files below folder.
-
-        The expression runs on RE2, in linear time; one which RE2 cannot
-        run (lookarounds, backreferences) runs on the ``regex`` package for
-        at most :py:data:`SEARCH_TIMEOUT` seconds in all.
-    '''
-    return await _execute( _search_text, context, arguments )
-
-
-async def write_file(
-    context: _invokers.Context, arguments: __.Arguments
-) -> str:
-    ''' Writes text to file atomically. '''
-    return await _execute( _write_file, context, arguments )
-
-
-async def _execute(
-    function: __.cabc.Callable[ [ Settings, __.Arguments ], __.typx.Any ],
-    context: _invokers.Context,
-    arguments: __.Arguments,
-) -> __.typx.Any:
-    ''' Runs tool in a thread; errors which its paths cause are refusals.
-
-        The thread's work stops at the deadline of the call, or as soon as
-        the call is cancelled (its timeout passed) and its thread
-        abandoned: the thread is then free for the next call.
-    '''
-    settings = Settings.from_context( context )
-    paths = tuple( arguments.get( key ) for key in _PATH_KEYS )
-    return await _workers.execute_in_thread(
-        _files.refuse_errors, function, paths, settings, arguments )
-
-
-def _describe_truncation( walk: _walks.TreeWalk ) -> list[ str ]:
-    ''' Returns lines which say what a search left out, if anything. '''
-    match walk.truncation:
-        case 'entries':
-            return [
-                "[... the search stopped after reading {count} entries of "
-                "folders; search a folder further down, or use a narrower "
-                "pattern]".format( count = _files.ENTRIES_EXAMINED_MAXIMUM ) ]
-        case 'changed':
-            return [
-                "[... folders were moved while the search ran, and what "
-                "they held was left out; search again]" ]
-        case _: return [ ]
-
-
-def _access_image_type( data: bytes ) -> str | None:
-    for signature, media_type in _image_signatures:
-        if data.startswith( signature ): return media_type
-    if data[ : 4 ] == b'RIFF' and data[ 8 : 12 ] == b'WEBP':
-        return 'image/webp'
-    return None
-
-
-def _create_directory( settings: Settings, arguments: __.Arguments ) -> str:
     path = arguments[ 'path' ]
     location = resolve_location( settings, path, writable = True )
     _files.close( _files.open_folder( location, create = True, path = path ) )
@@ -206,7 +119,9 @@ def _create_directory( settings: Settings, arguments: __.Arguments ) -> str:
         path = _render_name( str( location.path ) ) )
 
 
-def _edit_file( settings: Settings, arguments: __.Arguments ) -> str:
+@_threaded
+def edit_file( settings: Settings, arguments: __.Arguments ) -> str:
+    ''' Replaces one exact passage of text file, atomically. '''
     path = arguments[ 'path' ]
     location = resolve_location( settings, path, writable = True )
     encoding = arguments.get( 'encoding', 'utf-8' )
@@ -229,7 +144,9 @@ def _edit_file( settings: Settings, arguments: __.Arguments ) -> str:
         path = _render_name( str( location.path ) ) )
 
 
-def _get_file_info( settings: Settings, arguments: __.Arguments ) -> str:
+@_threaded
+def get_file_info( settings: Settings, arguments: __.Arguments ) -> str:
+    ''' Returns kind, size, time of change and permissions of path. '''
     path = arguments[ 'path' ]
     location = resolve_location( settings, path )
     status = _files.stat_location( location )
@@ -251,7 +168,9 @@ def _get_file_info( settings: Settings, arguments: __.Arguments ) -> str:
     ) )
 
 
-def _list_directory( settings: Settings, arguments: __.Arguments ) -> str:
+@_threaded
+def list_directory( settings: Settings, arguments: __.Arguments ) -> str:
+    ''' Lists entries of folder: folders end with a slash. '''
     path = arguments.get( 'path', '.' )
     location = resolve_location( settings, path )
     try: descriptor = _files.open_folder( location )
@@ -277,19 +196,21 @@ def _list_directory( settings: Settings, arguments: __.Arguments ) -> str:
     return '\n'.join( lines )
 
 
-def _produce_walk(
-    settings: Settings, location: Location, pattern: str
-) -> _walks.TreeWalk:
-    if not _os.path.isdir( location.path ):
-        raise _exceptions.InvocationRefusal(
-            "{path} is not a folder.".format(
-                path = _files.quote( str( location.path ) ) ) )
-    pattern = _walks.validate_pattern( pattern )
-    return _walks.TreeWalk(
-        location, pattern, settings.roots, settings.deadline )
+async def list_roots(
+    context: _invokers.Context, arguments: __.Arguments
+) -> str:
+    ''' Lists roots and whether they are writable. '''
+    settings = Settings.from_context( context )
+    return '\n'.join(
+        "{path} ({mode})".format(
+            path = _render_name( str( root.path ) ),
+            mode = 'writable' if root.writable else 'read-only' )
+        for root in settings.roots )
 
 
-def _move_file( settings: Settings, arguments: __.Arguments ) -> str:
+@_threaded
+def move_file( settings: Settings, arguments: __.Arguments ) -> str:
+    ''' Moves or renames file or folder within writable roots. '''
     # A link is moved itself, as rename(2) does, never its target.
     source = resolve_location(
         settings, arguments[ 'source' ], writable = True, following = False )
@@ -320,21 +241,11 @@ def _move_file( settings: Settings, arguments: __.Arguments ) -> str:
         target = _render_name( str( target.path ) ) )
 
 
-def _read_bytes(
-    settings: Settings, location: Location, path: str, action: str
-) -> bytes:
-    ''' Returns content of file, refusing files over the size limit. '''
-    descriptor, status = _files.open_file( location, path )
-    with _os.fdopen( descriptor, 'rb' ) as stream:
-        _validate_size( settings, status.st_size, path, action )
-        data = stream.read( settings.read_size_maximum + 1 )
-    _validate_size( settings, len( data ), path, action )
-    return data
-
-
-def _read_file(
+@_threaded
+def read_file(
     settings: Settings, arguments: __.Arguments
 ) -> str | _canisters.ImageContent:
+    ''' Returns text of file, or image for image files. '''
     path = arguments[ 'path' ]
     location = resolve_location( settings, path )
     encoding = arguments.get( 'encoding', 'utf-8' )
@@ -349,6 +260,116 @@ def _read_file(
     if media_type is not None:
         return _canisters.ImageContent( data = data, media_type = media_type )
     return _files.decode( data, encoding, path )
+
+
+@_threaded
+def search_files( settings: Settings, arguments: __.Arguments ) -> str:
+    ''' Lists paths which match glob pattern, below folder. '''
+    pattern = arguments[ 'pattern' ]
+    location = resolve_location( settings, arguments.get( 'path', '.' ) )
+    walk = _produce_walk( settings, location, pattern )
+    lines: list[ str ] = [ ]
+    count = 0
+    with __.ctxl.closing( walk.survey( ) ) as entries:
+        for found in entries:
+            count += 1
+            if count > settings.entries_maximum: continue
+            lines.append( _render_name( found.relative ) )
+    if count > settings.entries_maximum:
+        lines.append( "... and {count} more paths.".format(
+            count = count - settings.entries_maximum ) )
+    if not count: lines.append( f"No path matches {pattern!r}." )
+    lines.extend( _describe_truncation( walk ) )
+    return '\n'.join( lines )
+
+
+@_threaded
+def search_text( settings: Settings, arguments: __.Arguments ) -> str:
+    ''' Lists lines which match regular expression, in files below folder.
+
+        The expression runs on RE2, in linear time; one which RE2 cannot
+        run (lookarounds, backreferences) runs on the ``regex`` package for
+        at most :py:data:`SEARCH_TIMEOUT` seconds in all.
+    '''
+    try: expression = _schemata.produce_expression( arguments[ 'pattern' ] )
+    except _exceptions.PatternInvalidity as exception:
+        reason = (
+            "Pattern is not a valid regular expression: "
+            f"{exception.reason}." )
+        raise _exceptions.InvocationRefusal( reason ) from exception
+    deadline = __.time.monotonic( ) + SEARCH_TIMEOUT
+    try: return _search_lines( settings, arguments, expression, deadline )
+    except _exceptions.PatternInterruption as exception:
+        raise _exceptions.InvocationRefusal(
+            f"Pattern {expression.pattern!r} took longer than "
+            f"{SEARCH_TIMEOUT} seconds to match; simplify it (no "
+            "lookarounds or backreferences) or search fewer files." ) from (
+                exception )
+
+
+@_threaded
+def write_file( settings: Settings, arguments: __.Arguments ) -> str:
+    ''' Writes text to file atomically. '''
+    path = arguments[ 'path' ]
+    location = resolve_location( settings, path, writable = True )
+    content = _files.encode(
+        arguments[ 'content' ], arguments.get( 'encoding', 'utf-8' ) )
+    if arguments.get( 'create_parents', False ):
+        parent = Location( path = location.path.parent, root = location.root )
+        _files.close(
+            _files.open_folder( parent, create = True, path = path ) )
+    _files.write_location(
+        location, content, path,
+        overwrite = arguments.get( 'overwrite', True ) )
+    return "Wrote {size} bytes to {path}.".format(
+        size = len( content ), path = _render_name( str( location.path ) ) )
+
+
+def _describe_truncation( walk: _walks.TreeWalk ) -> list[ str ]:
+    ''' Returns lines which say what a search left out, if anything. '''
+    match walk.truncation:
+        case 'entries':
+            return [
+                "[... the search stopped after reading {count} entries of "
+                "folders; search a folder further down, or use a narrower "
+                "pattern]".format( count = _files.ENTRIES_EXAMINED_MAXIMUM ) ]
+        case 'changed':
+            return [
+                "[... folders were moved while the search ran, and what "
+                "they held was left out; search again]" ]
+        case _: return [ ]
+
+
+def _access_image_type( data: bytes ) -> str | None:
+    for signature, media_type in _image_signatures:
+        if data.startswith( signature ): return media_type
+    if data[ : 4 ] == b'RIFF' and data[ 8 : 12 ] == b'WEBP':
+        return 'image/webp'
+    return None
+
+
+def _produce_walk(
+    settings: Settings, location: Location, pattern: str
+) -> _walks.TreeWalk:
+    if not _os.path.isdir( location.path ):
+        raise _exceptions.InvocationRefusal(
+            "{path} is not a folder.".format(
+                path = _files.quote( str( location.path ) ) ) )
+    pattern = _walks.validate_pattern( pattern )
+    return _walks.TreeWalk(
+        location, pattern, settings.roots, settings.deadline )
+
+
+def _read_bytes(
+    settings: Settings, location: Location, path: str, action: str
+) -> bytes:
+    ''' Returns content of file, refusing files over the size limit. '''
+    descriptor, status = _files.open_file( location, path )
+    with _os.fdopen( descriptor, 'rb' ) as stream:
+        _validate_size( settings, status.st_size, path, action )
+        data = stream.read( settings.read_size_maximum + 1 )
+    _validate_size( settings, len( data ), path, action )
+    return data
 
 
 def _read_lines(
@@ -427,42 +448,6 @@ def _render_entry(
     return f"{name} ({status.st_size} bytes)"
 
 
-def _search_files( settings: Settings, arguments: __.Arguments ) -> str:
-    pattern = arguments[ 'pattern' ]
-    location = resolve_location( settings, arguments.get( 'path', '.' ) )
-    walk = _produce_walk( settings, location, pattern )
-    lines: list[ str ] = [ ]
-    count = 0
-    with __.ctxl.closing( walk.survey( ) ) as entries:
-        for found in entries:
-            count += 1
-            if count > settings.entries_maximum: continue
-            lines.append( _render_name( found.relative ) )
-    if count > settings.entries_maximum:
-        lines.append( "... and {count} more paths.".format(
-            count = count - settings.entries_maximum ) )
-    if not count: lines.append( f"No path matches {pattern!r}." )
-    lines.extend( _describe_truncation( walk ) )
-    return '\n'.join( lines )
-
-
-def _search_text( settings: Settings, arguments: __.Arguments ) -> str:
-    try: expression = _schemata.produce_expression( arguments[ 'pattern' ] )
-    except _exceptions.PatternInvalidity as exception:
-        reason = (
-            "Pattern is not a valid regular expression: "
-            f"{exception.reason}." )
-        raise _exceptions.InvocationRefusal( reason ) from exception
-    deadline = __.time.monotonic( ) + SEARCH_TIMEOUT
-    try: return _search_lines( settings, arguments, expression, deadline )
-    except _exceptions.PatternInterruption as exception:
-        raise _exceptions.InvocationRefusal(
-            f"Pattern {expression.pattern!r} took longer than "
-            f"{SEARCH_TIMEOUT} seconds to match; simplify it (no "
-            "lookarounds or backreferences) or search fewer files." ) from (
-                exception )
-
-
 def _search_lines(
     settings: Settings,
     arguments: __.Arguments,
@@ -532,19 +517,3 @@ def _validate_size(
     raise _exceptions.InvocationRefusal(
         f"File {_files.quote( path )} has {size} bytes, more than the limit "
         f"of {settings.read_size_maximum}; {hint}" )
-
-
-def _write_file( settings: Settings, arguments: __.Arguments ) -> str:
-    path = arguments[ 'path' ]
-    location = resolve_location( settings, path, writable = True )
-    content = _files.encode(
-        arguments[ 'content' ], arguments.get( 'encoding', 'utf-8' ) )
-    if arguments.get( 'create_parents', False ):
-        parent = Location( path = location.path.parent, root = location.root )
-        _files.close(
-            _files.open_folder( parent, create = True, path = path ) )
-    _files.write_location(
-        location, content, path,
-        overwrite = arguments.get( 'overwrite', True ) )
-    return "Wrote {size} bytes to {path}.".format(
-        size = len( content ), path = _render_name( str( location.path ) ) )
