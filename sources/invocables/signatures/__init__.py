@@ -37,6 +37,19 @@ class _Decorator( __.typx.Protocol ):
         raise NotImplementedError  # pragma: no cover
 
 
+class _Options( __.typx.TypedDict, total = False ):
+    ''' Options of :py:func:`produce_invoker`, for type checkers. '''
+
+    name: __.Absential[ str ]
+    description: __.Absential[ str ]
+    arguments_schema: __.Absential[ __.Schema ]
+    timeout: __.Absential[ float | None ]
+    max_retries: __.Absential[ int ]
+    deduplicator: __.Absential[ _deduplicators.Deduplicator ]
+    annotations: __.Absential[ _invokers.Annotations ]
+    outschema: __.Absential[ __.Schema ]
+
+
 def produce_explicit_invocable(
     function: _Function
 ) -> _invokers.Invocable:
@@ -58,28 +71,13 @@ def produce_explicit_invocable(
 
 
 @__.typx.overload
-def produce_invoker( # noqa: PLR0913
-    function: __.cabc.Callable[ _P, _T ], /, *,
-    name: __.Absential[ str ] = ...,
-    description: __.Absential[ str ] = ...,
-    arguments_schema: __.Absential[ __.Schema ] = ...,
-    timeout: __.Absential[ float | None ] = ...,
-    max_retries: __.Absential[ int ] = ...,
-    deduplicator: __.Absential[ _deduplicators.Deduplicator ] = ...,
-    annotations: __.Absential[ _invokers.Annotations ] = ...,
-    outschema: __.Absential[ __.Schema ] = ...,
+def produce_invoker(
+    function: __.cabc.Callable[ _P, _T ], /,
+    **options: __.typx.Unpack[ _Options ],
 ) -> _invokers.FunctionInvoker[ _P, _T ]: ...
 @__.typx.overload
 def produce_invoker( # noqa: F811
-    *,
-    name: __.Absential[ str ] = ...,
-    description: __.Absential[ str ] = ...,
-    arguments_schema: __.Absential[ __.Schema ] = ...,
-    timeout: __.Absential[ float | None ] = ...,
-    max_retries: __.Absential[ int ] = ...,
-    deduplicator: __.Absential[ _deduplicators.Deduplicator ] = ...,
-    annotations: __.Absential[ _invokers.Annotations ] = ...,
-    outschema: __.Absential[ __.Schema ] = ...,
+    **options: __.typx.Unpack[ _Options ]
 ) -> _Decorator: ...
 def produce_invoker( # noqa: F811, PLR0913
     function: __.Absential[ _Function ] = __.absent, /, *,
