@@ -28,10 +28,11 @@ deadline: _contextvars.ContextVar[ float | None ] = _contextvars.ContextVar(
 class Expression:
     ''' Compiled regular expression which cannot run away. '''
 
-    __slots__ = ( 'pattern', )
+    __slots__ = ( '_compiled', 'pattern' )
 
-    def __init__( self, pattern: str ):
+    def __init__( self, pattern: str, compiled: __.typx.Any = None ):
         self.pattern = pattern
+        self._compiled = compiled # of the engine which runs it
 
     def search( self, text: str, deadline: float | None = None ) -> bool:
         ''' Returns whether expression matches somewhere in text.
@@ -47,12 +48,6 @@ class Expression:
 class _ExpressionLinear( Expression ):
     ''' Expression compiled by RE2: linear time, no deadline needed. '''
 
-    __slots__ = ( '_compiled', )
-
-    def __init__( self, pattern: str, compiled: __.typx.Any ):
-        super( ).__init__( pattern )
-        self._compiled = compiled
-
     def search( self, text: str, deadline: float | None = None ) -> bool:
         ''' Returns whether expression matches somewhere in text. '''
         return self._compiled.search( text ) is not None
@@ -60,12 +55,6 @@ class _ExpressionLinear( Expression ):
 
 class _ExpressionBounded( Expression ):
     ''' Expression compiled by the regex package: bounded in time. '''
-
-    __slots__ = ( '_compiled', )
-
-    def __init__( self, pattern: str, compiled: __.typx.Any ):
-        super( ).__init__( pattern )
-        self._compiled = compiled
 
     def search( self, text: str, deadline: float | None = None ) -> bool:
         ''' Returns whether expression matches somewhere in text. '''
