@@ -65,6 +65,8 @@ _LEVELS = __.types.MappingProxyType( {
 } )
 _scribe = __.produce_scribe( __name__ )
 
+_AnswerT = __.typx.TypeVar( '_AnswerT' )
+
 
 class Features:
     ''' What the client offers one server: callbacks, roots, log level.
@@ -207,30 +209,36 @@ class Features:
             ensemble = self.ensemble, message = params.message,
             schema = __.types.MappingProxyType( dict( schema ) ),
             url = __.absent if url is None else url )
-        try: answer = await _await_answer( self.elicitor, request )
-        except Exception as exception:
-            _scribe.exception(
-                "Elicitor of MCP ensemble %r raised.", self.ensemble )
-            return _produce_error(
-                f"The client failed to elicit input: "
-                f"{type( exception ).__name__}.", internal = True )
-        try: response = produce_elicitation_response( answer )
-        except _exceptions.CallbackAnswerInvalidity as exception:
-            return self._refuse_answer( 'elicitor', answer, exception )
+        response = await self._consult(
+            'elicitor', 'elicit input', request, produce_elicitation_response )
+        if isinstance( response, _mcp_types.ErrorData ): return response
         return self._validate_elicitation( request, response )
 
-    def _refuse_answer(
+    async def _consult(
         self,
         callback: str,
-        answer: object,
-        exception: _exceptions.CallbackAnswerInvalidity,
-    ) -> _mcp_types.ErrorData:
-        ''' Logs an invalid answer in full; tells server only its class. '''
-        _scribe.error(
-            "MCP ensemble %r: %s", self.ensemble, exception )
-        return _produce_error(
-            f"The client's {callback} returned an invalid answer "
-            f"({type( answer ).__name__}).", internal = True )
+        action: str,
+        request: object,
+        produce: __.cabc.Callable[ [ object ], _AnswerT ],
+    ) -> _AnswerT | _mcp_types.ErrorData:
+        ''' Returns the answer of an application's callback as a record;
+            an error for the server if the callback raises or answers
+            amiss (logged in full; the server learns only the class).
+        '''
+        try: answer = await _await_answer( getattr( self, callback ), request )
+        except Exception as exception:
+            _scribe.exception(
+                "%s of MCP ensemble %r raised.",
+                callback.capitalize( ), self.ensemble )
+            return _produce_error(
+                f"The client failed to {action}: "
+                f"{type( exception ).__name__}.", internal = True )
+        try: return produce( answer )
+        except _exceptions.CallbackAnswerInvalidity as exception:
+            _scribe.error( "MCP ensemble %r: %s", self.ensemble, exception )
+            return _produce_error(
+                f"The client's {callback} returned an invalid answer "
+                f"({type( answer ).__name__}).", internal = True )
 
     def _validate_elicitation(
         self, request: ElicitationRequest, response: ElicitationResponse
@@ -281,16 +289,9 @@ class Features:
             return _produce_error( refusal )
         self.samplings += 1
         request = _produce_sampling_request( self.ensemble, params )
-        try: answer = await _await_answer( self.sampler, request )
-        except Exception as exception:
-            _scribe.exception(
-                "Sampler of MCP ensemble %r raised.", self.ensemble )
-            return _produce_error(
-                f"The client failed to sample: "
-                f"{type( exception ).__name__}.", internal = True )
-        try: response = produce_sampling_response( answer )
-        except _exceptions.CallbackAnswerInvalidity as exception:
-            return self._refuse_answer( 'sampler', answer, exception )
+        response = await self._consult(
+            'sampler', 'sample', request, produce_sampling_response )
+        if isinstance( response, _mcp_types.ErrorData ): return response
         return _sdk.produce_model(
             _mcp_types.CreateMessageResult,
             role = 'assistant', model = response.model,
