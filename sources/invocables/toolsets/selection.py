@@ -13,12 +13,11 @@
 '''
 
 
-from fnmatch import fnmatchcase as _fnmatchcase
-
 import invocables.__ as __
 import invocables.ensembles as _ensembles
 import invocables.exceptions as _exceptions
 import invocables.naming as _naming
+import invocables.toolsets.wrappers as _wrappers
 
 
 Names: __.typx.TypeAlias = __.cabc.Iterable[ str ]
@@ -154,6 +153,4 @@ def survey_matching_names(
     patterns_ = tuple( patterns )
     return tuple(
         designation.name for designation in nomenclature.designations
-        if any(
-            _fnmatchcase( designation.name, pattern )
-            for pattern in patterns_ ) )
+        if _wrappers.is_name_matching( designation.name, patterns_ ) )

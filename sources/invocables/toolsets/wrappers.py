@@ -289,11 +289,9 @@ class FilteredEnsemble( WrapperBase ):
     def is_kept( self, invoker: _invokers.Invoker ) -> bool:
         ''' Returns whether invoker passes the filter. '''
         name = invoker.name
-        if self.include and not any(
-            _fnmatchcase( name, pattern ) for pattern in self.include
-        ): return False
-        if any( _fnmatchcase( name, pattern ) for pattern in self.exclude ):
+        if self.include and not is_name_matching( name, self.include ):
             return False
+        if is_name_matching( name, self.exclude ): return False
         annotations = invoker.annotations
         for key, value in self.annotations.items( ):
             if key not in annotations or annotations[ key ] != value:
@@ -441,6 +439,16 @@ def access_source_name( invoker: _invokers.Invoker ) -> str:
     '''
     while isinstance( invoker, DelegateInvoker ): invoker = invoker.inner
     return invoker.name
+
+
+def is_name_matching(
+    name: str, patterns: __.cabc.Iterable[ str ]
+) -> bool:
+    ''' Returns whether name matches any glob pattern (case-sensitive).
+
+        The one match of names of filters and of selections of tools.
+    '''
+    return any( _fnmatchcase( name, pattern ) for pattern in patterns )
 
 
 def produce_pinned_ensemble(
