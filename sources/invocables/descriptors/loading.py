@@ -86,18 +86,8 @@ def produce_configuration(
         Relative paths in a file are relative to its folder; in a mapping,
         relative to the current directory.
     '''
-    if isinstance( source, __.cabc.Mapping ):
-        location_ = (
-            _records.LOCATION_MAPPING if __.is_absent( location )
-            else location )
-        folder = __.Path.cwd( )
-        document = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], source )
-        _reading.validate_document( location_, '', document )
-    else:
-        path = _paths.locate_file( source )
-        location_ = str( path )
-        folder = path.parent
-        document = _reading.read_toml( path )
+    location_, folder, document = _read_source(
+        source, location, _reading.read_toml )
     table = _Table( location_, '', document )
     ensembles = _produce_ensembles_entries(
         table, folder, confined = not isinstance( source, __.cabc.Mapping ) )
@@ -141,17 +131,8 @@ def produce_server_descriptors(
         ``resourcesAsTools`` and ``disabled`` of each server; ``${NAME}``
         and ``${env:NAME}`` values become ``env:NAME``.
     '''
-    if isinstance( source, __.cabc.Mapping ):
-        location_ = (
-            _records.LOCATION_MAPPING if __.is_absent( location )
-            else location )
-        folder = __.Path.cwd( )
-        document = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], source )
-        _reading.validate_document( location_, '', document )
-    else:
-        path = _paths.locate_file( source, expand = False )
-        location_, folder = str( path ), path.parent
-        document = _reading.read_json( path )
+    location_, folder, document = _read_source(
+        source, location, _reading.read_json, expand = False )
     return tuple(
         _servers.produce_server_ensemble_descriptor(
             name, location_, _Table( location_, keypath, table ), folder )
@@ -197,26 +178,21 @@ def _produce_ensembles_entry(
         descriptors = ( _produce_ensemble_descriptor(
             path, _reading.read_toml( path ), enabled = enabled,
             module = module ), )
-    if configuration:
-        if any( not __.is_absent( item.server ) for item in descriptors ):
-            entry.fail(
-                'configuration', "MCP servers take no configuration table; "
-                "remove it." )
-        descriptors = tuple(
-            __.dcls.replace(
-                item, configuration = __.immut.Dictionary(
-                    { ** item.configuration, ** configuration } ) )
-            for item in descriptors )
-    if not __.is_absent( enabled ):
-        descriptors = tuple(
-            __.dcls.replace( item, enabled = enabled )
-            for item in descriptors )
+    if configuration and any(
+        not __.is_absent( item.server ) for item in descriptors
+    ):
+        entry.fail(
+            'configuration', "MCP servers take no configuration table; "
+            "remove it." )
+    changes: dict[ str, __.typx.Any ] = { }
+    if not __.is_absent( enabled ): changes[ 'enabled' ] = enabled
     wrapping = _produce_wrapping( entry )
-    if wrapping:
-        descriptors = tuple(
-            __.dcls.replace( item, wrapping = wrapping )
-            for item in descriptors )
-    return descriptors
+    if wrapping: changes[ 'wrapping' ] = wrapping
+    return tuple(
+        __.dcls.replace(
+            item, **changes, configuration = __.immut.Dictionary(
+                { ** item.configuration, ** configuration } ) )
+        for item in descriptors )
 
 
 def _produce_ensemble_descriptor(
@@ -465,14 +441,9 @@ def _produce_roots(
 ) -> tuple[ _records.Root, ... ]:
     roots: list[ _records.Root ] = [ ]
     for entry in table.access_tables( 'roots', default = ( ) ):
-        path_ = _paths.expand_path(
-            entry, 'path', entry.access( 'path', str ) )
-        path = _paths.resolve_path( entry, 'path', folder / path_ )
-        if not _paths.probe_folder( path ):
-            entry.fail(
-                'path', f"folder '{path}' does not exist; create it "
-                "or correct the path (relative paths start at the folder "
-                "of the configuration file)." )
+        path = _paths.resolve_folder(
+            entry, 'path', entry.access( 'path', str ), folder,
+            'the configuration file' )
         writable = entry.access( 'writable', bool, default = False )
         hard_links = entry.access( 'hard_links', bool, default = False )
         entry.finish( )
@@ -508,6 +479,27 @@ def _produce_wrapping(
                     flaw = flaw ) )
     if rename: wrapping[ 'rename' ] = rename
     return __.immut.Dictionary( wrapping )
+
+
+def _read_source(
+    source: str | _PathLike[ str ] | __.cabc.Mapping[ str, __.typx.Any ],
+    location: __.Absential[ str ],
+    read: __.cabc.Callable[ [ __.Path ], __.cabc.Mapping[ str, __.typx.Any ] ],
+    *,
+    expand: bool = True,
+) -> tuple[ str, __.Path, __.cabc.Mapping[ str, __.typx.Any ] ]:
+    ''' Returns location, folder and document of a file (read by read)
+        or of a mapping (checked; its folder is the current directory).
+    '''
+    if isinstance( source, __.cabc.Mapping ):
+        location_ = (
+            _records.LOCATION_MAPPING if __.is_absent( location )
+            else location )
+        document = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], source )
+        _reading.validate_document( location_, '', document )
+        return location_, __.Path.cwd( ), document
+    path = _paths.locate_file( source, expand = expand )
+    return str( path ), path.parent, read( path )
 
 
 def _resolve_builtin( entry: _Table ) -> __.Path:

@@ -94,6 +94,21 @@ def probe_folder( path: __.Path ) -> bool:
     except ( OSError, ValueError ): return False
 
 
+def resolve_folder(
+    table: _Table, key: str, value: str, folder: __.Path, origin: str
+) -> __.Path:
+    ''' Returns path of existing folder named relative to folder, the
+        folder of origin (named in the error).
+    '''
+    path = resolve_path(
+        table, key, folder / expand_path( table, key, value ) )
+    if not probe_folder( path ):
+        table.fail(
+            key, f"folder '{path}' does not exist; create it or correct "
+            f"the path (relative paths start at the folder of {origin})." )
+    return path
+
+
 def resolve_path( table: _Table, key: str, path: __.Path ) -> __.Path:
     ''' Returns path with symbolic links and ``..`` resolved.
 

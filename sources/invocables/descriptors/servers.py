@@ -19,8 +19,7 @@ import invocables.exceptions as _exceptions
 from .interchange import survey_servers as survey_servers
 from .paths import (
     expand_path as _expand_path,
-    probe_folder as _probe_folder,
-    resolve_path as _resolve_path,
+    resolve_folder as _resolve_folder,
 )
 from .records import (
     EnsembleDescriptor as _EnsembleDescriptor,
@@ -186,8 +185,8 @@ def produce_server_descriptor(
     descriptor = _ServerDescriptor(
         transport = transport, command = command,
         environment = environment,
-        cwd = __.absent if __.is_absent( cwd ) else _resolve_cwd(
-            table, cwd, folder ),
+        cwd = __.absent if __.is_absent( cwd ) else _resolve_folder(
+            table, 'cwd', cwd, folder, 'the descriptor' ),
         url = url, headers = headers,
         startup_timeout = table.access_bounded_timeout( 'startup_timeout' ),
         tool_timeout = table.access_bounded_timeout( 'tool_timeout' ),
@@ -360,17 +359,6 @@ def _access_transport( transport: str ) -> str:
     return next(
         name for name, mcp_name in _interchange.TRANSPORTS.values( )
         if mcp_name == transport )
-
-
-def _resolve_cwd( table: _Table, cwd: str, folder: __.Path ) -> __.Path:
-    path = _resolve_path(
-        table, 'cwd', folder / _expand_path( table, 'cwd', cwd ) )
-    if not _probe_folder( path ):
-        table.fail(
-            'cwd', f"folder '{path}' does not exist; create it or "
-            "correct the path (relative paths start at the folder of the "
-            "descriptor)." )
-    return path
 
 
 def _validate_transport( table: _Table, server: _ServerDescriptor ) -> None:
