@@ -92,14 +92,15 @@ class ExposureCatalog( _catalog.Catalog ):
         server = self.name
         ensemble = __.typx.cast( Resourceful, self.ensemble )
         if kind == 'list':
-            invocable: _invokers.Invocable = _Listing( ensemble )
+            invocable: _invokers.Invocable = __.funct.partial(
+                _list_resources, ensemble )
             schema = _SCHEMA_LISTING
             description = (
                 f"Lists the resources of MCP server {server!r} (URI, name, "
                 "media type, description) and its templates of resource "
                 f"URIs. Read one with {reading!r}." )
         else:
-            invocable = _Reading( ensemble )
+            invocable = __.funct.partial( _read_resource, ensemble )
             schema = _SCHEMA_READING
             description = (
                 f"Reads a resource of MCP server {server!r} by URI. Find "
@@ -193,60 +194,6 @@ def summarize_contents(
     return tuple( summaries )
 
 
-class _Resourcing:
-    ''' Invocable over the resources of a server. '''
-
-    __slots__ = ( 'ensemble', )
-
-    def __init__( self, ensemble: Resourceful ):
-        self.ensemble = ensemble
-
-
-class _Listing( _Resourcing ):
-    ''' Invocable which lists resources and templates of a server. '''
-
-    __slots__ = ( )
-
-    async def __call__(
-        self, context: _invokers.Context, arguments: __.Arguments
-    ) -> _canisters.ContentSequence:
-        ensemble = self.ensemble
-        try:
-            resources = await ensemble.survey_resources( )
-            templates = await ensemble.survey_resource_templates( )
-        except _exceptions.ConnectionFailure: raise
-        except Exception as exception:
-            raise _exceptions.InvocationRefusal(
-                f"MCP server {ensemble.name!r} did not list its resources "
-                f"({type( exception ).__name__}); it may offer none."
-            ) from exception
-        return ( _canisters.TextContent( text = produce_listing_text(
-            ensemble.name, resources, templates ) ), )
-
-
-class _Reading( _Resourcing ):
-    ''' Invocable which reads one resource of a server. '''
-
-    __slots__ = ( )
-
-    async def __call__(
-        self, context: _invokers.Context, arguments: __.Arguments
-    ) -> _canisters.ContentSequence:
-        ensemble = self.ensemble
-        uri = str( arguments[ 'uri' ] )
-        try: contents = await ensemble.retrieve_resource( uri )
-        except _exceptions.ResourceAbsence as exception:
-            reason = str( exception ).rstrip( '.' )
-            raise _exceptions.InvocationRefusal(
-                f"{reason}. List the resources to find a URI it "
-                "knows." ) from exception
-        if not contents:
-            return ( _canisters.TextContent(
-                text = f"Resource {uri!r} of MCP server {ensemble.name!r} "
-                "is empty." ), )
-        return summarize_contents( contents )
-
-
 def _decode_text( data: bytes, media_type: str ) -> str | None:
     ''' Returns data as text if its media type is textual, else None. '''
     if not (
@@ -264,3 +211,42 @@ def _describe_item( uri: str, item: __.typx.Any ) -> str:
         parts.append( f"[{item.media_type}]" )
     if item.description: parts.append( f": {item.description}" )
     return ' '.join( parts )
+
+
+async def _list_resources(
+    ensemble: Resourceful,
+    context: _invokers.Context,
+    arguments: __.Arguments,
+) -> _canisters.ContentSequence:
+    ''' Lists resources and templates of the server of ensemble. '''
+    try:
+        resources = await ensemble.survey_resources( )
+        templates = await ensemble.survey_resource_templates( )
+    except _exceptions.ConnectionFailure: raise
+    except Exception as exception:
+        raise _exceptions.InvocationRefusal(
+            f"MCP server {ensemble.name!r} did not list its resources "
+            f"({type( exception ).__name__}); it may offer none."
+        ) from exception
+    return ( _canisters.TextContent( text = produce_listing_text(
+        ensemble.name, resources, templates ) ), )
+
+
+async def _read_resource(
+    ensemble: Resourceful,
+    context: _invokers.Context,
+    arguments: __.Arguments,
+) -> _canisters.ContentSequence:
+    ''' Reads one resource of the server of ensemble. '''
+    uri = str( arguments[ 'uri' ] )
+    try: contents = await ensemble.retrieve_resource( uri )
+    except _exceptions.ResourceAbsence as exception:
+        reason = str( exception ).rstrip( '.' )
+        raise _exceptions.InvocationRefusal(
+            f"{reason}. List the resources to find a URI it "
+            "knows." ) from exception
+    if not contents:
+        return ( _canisters.TextContent(
+            text = f"Resource {uri!r} of MCP server {ensemble.name!r} "
+            "is empty." ), )
+    return summarize_contents( contents )
