@@ -21,6 +21,7 @@ import invocables.mcp.configuration as _configuration
 import invocables.mcp.exposure as _exposure # expose
 import invocables.mcp.resources as _resources # authorization
 import invocables.mcp.records as _records
+import invocables.mcp._relays as _relays
 import invocables.mcp.results as _results
 import invocables.mcp.sessions as _sessions
 import invocables.mcp._sdk as _sdk
@@ -116,6 +117,13 @@ class ServerEnsemble(
         connection = self._state.connection
         return 0 if connection is None else connection.listings
 
+    def configure_relay( self, *, relay: bool = True ) -> None:
+        ''' Relays what the server asks and tells during a call (its
+            elicitation, sampling, log messages, progress) to the call's
+            caller, from the next connection on (see ``serve``).
+        '''
+        self._state.relaying = relay
+
     def is_connected( self ) -> bool:
         ''' Returns whether a live session to the server exists. '''
         connection = self._state.connection
@@ -209,18 +217,18 @@ class ServerEnsemble(
         name = invocable.name
         payload: dict[ str, __.typx.Any ] = (
             arguments if isinstance( arguments, dict ) else dict( arguments ) )
-        reporting = not __.is_absent( self.options.reporter )
         retry = True
         while True:
+            progress = _relays.produce_progress(
+                self.name, name, context, self.options.reporter, connection )
             calling = _sdk.call_tool(
-                connection.session, name, payload, None,
-                self._produce_progress(
-                    invocable, context, connection.redactor )
-                if reporting else None )
+                connection.session, name, payload, None, progress )
             try:
-                result = await ( # no wrapper when the caller keeps the time
-                    calling if timeout is None
-                    else _deadlines.await_within( calling, timeout, name ) )
+                with _relays.track( connection.relay, context ):
+                    result = await ( # none when the caller keeps the time
+                        calling if timeout is None
+                        else _deadlines.await_within(
+                            calling, timeout, name ) )
             except _exceptions.InvocationExpiry:
                 raise _exceptions.InvocationRefusal(
                     f"Tool {name!r} did not answer within {timeout} "
@@ -252,6 +260,7 @@ class ServerEnsemble(
                         f"Server {self.name!r} returned a result which "
                         f"{flaw}: {exception}" )
                 ) from exception
+            if progress is not None: await progress.settle( )
             return self._produce_contents( connection, name, result )
 
     def _produce_contents(
@@ -347,36 +356,6 @@ class ServerEnsemble(
     ) -> _invokers.Invocable:
         return _ToolInvocable( self, name, timeout )
 
-    def _produce_progress(
-        self,
-        invocable: '_ToolInvocable',
-        context: _invokers.Context,
-        redactor: _configuration.Redactor,
-    ) -> __.typx.Any:
-        reporter = self.options.reporter
-        if __.is_absent( reporter ): return None
-        invocation = context.invocation
-        identifier = (
-            __.absent if __.is_absent( invocation )
-            else invocation.identifier )
-
-        async def report(
-            progress: float, total: float | None, message: str | None
-        ) -> None:
-            report = _records.Progress(
-                ensemble = self.name, tool = invocable.name,
-                progress = progress, total = total,
-                message = None if message is None else redactor.redact(
-                    message ),
-                invocation_id = identifier )
-            try:
-                outcome = reporter( report )
-                if __.inspect.isawaitable( outcome ): await outcome
-            except Exception:
-                _scribe.exception( "Progress reporter raised." )
-
-        return report
-
     async def _reconnect( self ) -> _sessions.Connection:
         state = self._state
         async with state.lock:
@@ -404,6 +383,8 @@ class ServerEnsemble(
         resolution = self.parameters.resolve(
             self.name, self.features.authorization )
         connection = _sessions.Connection( self.name, resolution.redactor )
+        if self._state.relaying:
+            connection.relay = _relays.Relay( self.name, resolution.redactor )
         runner = _sessions.Runner(
             connection, self.parameters, self.options, resolution,
             self._state.catalog.absorb,
@@ -449,6 +430,7 @@ class _State:
         self.connection: _sessions.Connection | None = None
         self.lock = __.asyncio.Lock( )
         self.catalog = catalog
+        self.relaying = False
 
 
 class _ToolInvocable:

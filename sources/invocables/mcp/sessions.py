@@ -24,6 +24,7 @@ import invocables.mcp._http as _http
 import invocables.mcp._processes as _processes
 import invocables.mcp.records as _records
 import invocables.mcp.redaction as _redaction
+import invocables.mcp._relays as _relays
 import invocables.mcp._sdk as _sdk
 from ._sdk import ClientSession as _ClientSession
 from ._sdk import Error as _MCPError
@@ -71,6 +72,8 @@ class Connection:
         self.listings = 0
         self.failure: str | None = None
         self.watch: _processes.ProcessWatch | None = None
+        # Relays the server's requests to the callers of calls, if set.
+        self.relay: _relays.Relay | None = None
 
     def describe_failure( self ) -> str:
         ''' Returns why the session ended, as far as known. '''
@@ -213,12 +216,15 @@ class Runner:
                 read = _listings.ReadStream( read, self.screen )
                 write = _listings.WriteStream( write, self.screen )
             features = self.features # authorization
+            arguments = features.produce_session_arguments(
+                connection.redactor )
+            if connection.relay is not None:
+                arguments = connection.relay.produce_session_arguments(
+                    arguments )
             session = await stack.enter_async_context( _ClientSession(
                 read, write,
                 message_handler = self._handle_message,
-                client_info = _access_client_information( ),
-                **features.produce_session_arguments(
-                    connection.redactor ) ) )
+                client_info = _access_client_information( ), **arguments ) )
             with _anyio.fail_after( options.connect_timeout ) as deadline:
                 features.deadline = deadline # stopped while a user logs in
                 try:

@@ -87,6 +87,7 @@ class ToolServer(
         self._listing: tuple[
             _naming.Nomenclature | None, _mcp_types.ListToolsResult | None
         ] = ( None, None )
+        self._relaying = frozenset( _relay_requests( self.ensembles ) )
 
     def produce_server( self ) -> _server_sdk.ServerBase:
         ''' Produces low-level server of the ``mcp`` SDK for the tools. '''
@@ -156,11 +157,14 @@ class ToolServer(
     async def relay_progress( self, progress: __.typx.Any ) -> None:
         ''' Forwards progress of an upstream call to the calling client.
 
-            Give it as ``reporter`` to upstream MCP ensembles
-            (:py:func:`invocables.mcp.produce_ensemble`).
+            The server's own MCP ensembles relay their progress (and their
+            elicitation, sampling and log messages) to the calling client
+            themselves: their progress is not sent twice. Give it as
+            ``reporter`` to MCP ensembles served otherwise.
         '''
         identifier = getattr( progress, 'invocation_id', __.absent )
         if __.is_absent( identifier ): return
+        if getattr( progress, 'ensemble', None ) in self._relaying: return
         session = self._sessions.get( identifier )
         if session is None: return
         await session.report_progress(
@@ -292,8 +296,8 @@ async def prepare_server(
 ) -> ToolServer:
     ''' Prepares server of the ensembles of a configuration; unconnected.
 
-        Upstream MCP servers without a progress reporter relay their
-        progress to the calling clients. Raises the library's
+        Upstream MCP servers relay their requests (elicitation, sampling,
+        log messages, progress) to the calling clients. Raises the library's
         configuration errors (naming file and key) before anything runs.
     '''
     import invocables.descriptors as _descriptors
@@ -304,16 +308,9 @@ async def prepare_server(
     path = settings.get( 'policies' )
     options = _OPTIONS_DEFAULT if path is None else __.dcls.replace(
         _OPTIONS_DEFAULT, policy = _policies.load_policy( path ) )
-    servers: list[ ToolServer ] = [ ]
-
-    async def relay( progress: __.typx.Any ) -> None:
-        await servers[ 0 ].relay_progress( progress )
-
-    server = ToolServer(
-        tuple( _relay_progress( ensemble, relay ) for ensemble in ensembles ),
-        name = settings.get( 'name' ) or NAME_DEFAULT, options = options )
-    servers.append( server )
-    return server
+    return ToolServer(
+        ensembles, name = settings.get( 'name' ) or NAME_DEFAULT,
+        options = options )
 
 
 def produce_call_result(
@@ -427,17 +424,14 @@ def _produce_annotations(
     except ValueError: return None
 
 
-def _relay_progress(
-    ensemble: _ensembles.Ensemble,
-    relay: __.cabc.Callable[ [ __.typx.Any ], __.cabc.Awaitable[ None ] ],
-) -> _ensembles.Ensemble:
-    ''' Returns MCP ensemble which reports progress to relay, if it has no
-        reporter of its own; any other ensemble as it is.
+def _relay_requests(
+    ensembles: __.cabc.Iterable[ _ensembles.Ensemble ]
+) -> __.cabc.Iterator[ str ]:
+    ''' Makes MCP ensembles relay their servers' requests during a call
+        to the calling client; yields their names.
     '''
     from ..mcp.ensembles import ServerEnsemble
-    if not isinstance( ensemble, ServerEnsemble ): return ensemble
-    if not __.is_absent( ensemble.options.reporter ): return ensemble
-    return ServerEnsemble(
-        ensemble.name, ensemble.parameters, ensemble.configuration,
-        __.dcls.replace( ensemble.options, reporter = relay ) )
-
+    for ensemble in ensembles:
+        if not isinstance( ensemble, ServerEnsemble ): continue
+        ensemble.configure_relay( )
+        yield ensemble.name

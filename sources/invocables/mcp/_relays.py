@@ -1,0 +1,292 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' What a server asks and tells during a call, relayed to its caller.
+
+    While a call to a tool of a relaying ensemble runs, the server's
+    elicitation, sampling, log messages and progress for that call go to
+    the call's context, as a local tool's requests do: under ``serve``, to
+    the client which made the call (a gateway passes them through); in an
+    application's loop, to its liaison (``invokers.liaise``). A request
+    belongs to a call when it comes on the call's own stream (streamable
+    HTTP), or when the call is the only one running on the session (stdio
+    says no more). Otherwise, and when the caller has no liaison, the
+    ensemble's own callbacks answer; without them, the server is told that
+    nobody can answer. The answers go back to the server as they came.
+'''
+
+
+import contextvars as _contextvars
+
+import invocables.mcp.__ as __
+import invocables.mcp.exchanges as _exchanges
+import invocables.mcp.records as _records
+import invocables.mcp._sdk as _sdk
+from ._sdk import Error as _MCPError
+from ._sdk import types as _mcp_types
+import invocables.exceptions as _exceptions
+
+
+_Callback: __.typx.TypeAlias = __.cabc.Callable[ ..., __.typx.Any ]
+
+_SETTLE_TIMEOUT = 1.0
+_SAMPLING_FIELDS = (
+    'max_tokens', 'system_prompt', 'include_context', 'temperature',
+    'stop_sequences', 'metadata', 'model_preferences' )
+_calls: _contextvars.ContextVar[ object ] = _contextvars.ContextVar(
+    'invocables_mcp_call', default = None )
+_scribe = __.produce_scribe( __name__ )
+
+
+class Relay:
+    ''' Relays requests of one session to the callers of its calls. '''
+
+    def __init__( self, ensemble: str, redactor: __.typx.Any ):
+        self.ensemble = ensemble
+        self.redactor = redactor
+        self.calls: dict[ object, _Caller ] = { }
+        self.elicitor: _Callback | None = None
+        self.sampler: _Callback | None = None
+        self.logger: _Callback | None = None
+
+    def produce_session_arguments(
+        self, arguments: __.cabc.Mapping[ str, __.typx.Any ]
+    ) -> dict[ str, __.typx.Any ]:
+        ''' Returns arguments of the SDK's ``ClientSession`` whose
+            callbacks relay, falling back to those given.
+
+            Elicitation and sampling are offered to the server: the caller
+            may answer them.
+        '''
+        self.elicitor = arguments.get( 'elicitation_callback' )
+        self.sampler = arguments.get( 'sampling_callback' )
+        self.logger = arguments.get( 'logging_callback' )
+        return dict( arguments ) | {
+            'elicitation_callback': self.elicit,
+            'sampling_callback': self.sample,
+            'logging_callback': self.log }
+
+    @__.ctxl.contextmanager
+    def track(
+        self, context: __.typx.Any
+    ) -> __.cabc.Generator[ None, None, None ]:
+        ''' Marks call of context as running within the block. '''
+        marker = object( )
+        # The caller's liaison is in its task's context, which a request
+        # of the server (from the session's task) would not see.
+        self.calls[ marker ] = _Caller( context )
+        token = _calls.set( marker )
+        try: yield
+        finally:
+            _calls.reset( token )
+            del self.calls[ marker ]
+
+    def access_caller( self ) -> '_Caller | None':
+        ''' Returns caller of the call a request belongs to, or None. '''
+        caller = self.calls.get( _calls.get( ) )
+        if caller is not None: return caller
+        if len( self.calls ) == 1: return next( iter( self.calls.values( ) ) )
+        return None
+
+    async def elicit(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> __.typx.Any:
+        ''' Answers ``elicitation/create`` by the caller's user. '''
+        caller = self.access_caller( )
+        form = getattr( parameters, 'url', None ) is None
+        if caller is not None and form:
+            schema: __.cabc.Mapping[ str, __.typx.Any ] = _sdk.access_field(
+                parameters, 'requested_schema', None ) or { }
+            message = self.redactor.redact( parameters.message )
+            try: answer = await caller.ask( 'elicit', message, schema )
+            except _exceptions.LiaisonAbsence: pass
+            except _MCPError as exception: return exception.error
+            else: return _produce_elicit_result( answer )
+        if self.elicitor is not None:
+            return await self.elicitor( context, parameters )
+        return _produce_refusal( 'elicitation' )
+
+    async def log( self, parameters: __.typx.Any ) -> None:
+        ''' Logs as configured, and to the caller of the call. '''
+        if self.logger is not None: await self.logger( parameters )
+        caller = self.access_caller( )
+        if caller is None: return
+        try:
+            await caller.ask(
+                'log', str( parameters.level ),
+                self.redactor.redact_data( parameters.data ),
+                parameters.logger )
+        except Exception: # the caller went away: the call ends anyway
+            _scribe.debug(
+                "Log message of MCP server %r not relayed.", self.ensemble,
+                exc_info = True )
+
+    async def sample(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> __.typx.Any:
+        ''' Answers ``sampling/createMessage`` by the caller's model. '''
+        caller = self.access_caller( )
+        if caller is not None:
+            messages = [
+                self.redactor.redact_data( message.model_dump(
+                    by_alias = True, mode = 'json', exclude_none = True ) )
+                for message in parameters.messages ]
+            options = {
+                name: value for name in _SAMPLING_FIELDS
+                if ( value := _sdk.access_field( parameters, name ) )
+                is not None }
+            try:
+                answer = await caller.ask( 'sample', messages, **options )
+            except _exceptions.LiaisonAbsence: pass
+            except _MCPError as exception: return exception.error
+            else: return _produce_sampling_result( answer )
+        if self.sampler is not None:
+            return await self.sampler( context, parameters )
+        return _produce_refusal( 'sampling' )
+
+
+class _Caller:
+    ''' Context of a call, and the context of its task. '''
+
+    def __init__( self, context: __.typx.Any ):
+        self.context = context
+        self.variables = _contextvars.copy_context( )
+
+    async def ask(
+        self, method: str, *arguments: __.typx.Any, **keywords: __.typx.Any
+    ) -> __.typx.Any:
+        ''' Returns answer of the call's context to a request, asked
+            within the context of the call's task.
+        '''
+        coroutine = getattr( self.context, method )( *arguments, **keywords )
+        task = self.variables.run( __.asyncio.ensure_future, coroutine )
+        try: return await task
+        except __.asyncio.CancelledError:
+            task.cancel( )
+            raise
+
+
+class Progress:
+    ''' Progress callback of one call on a connection: to the reporter,
+        and to the caller of the call when the connection relays.
+    '''
+
+    def __init__(
+        self,
+        ensemble: str,
+        tool: str,
+        context: __.typx.Any,
+        reporter: __.Absential[ _records.Reporter ],
+        connection: __.typx.Any,
+    ):
+        self.ensemble = ensemble
+        self.tool = tool
+        invocation = context.invocation
+        self.identifier: __.Absential[ str ] = (
+            __.absent if __.is_absent( invocation )
+            else invocation.identifier )
+        self.reporter = reporter
+        self.redactor = connection.redactor
+        # Made in the caller's task: its liaison answers the progress.
+        self.caller = (
+            None if connection.relay is None else _Caller( context ) )
+        self.deliveries = 0
+        self.idle = __.asyncio.Event( )
+        self.idle.set( )
+
+    async def __call__(
+        self, progress: float, total: float | None, message: str | None
+    ) -> None:
+        self.deliveries += 1
+        self.idle.clear( )
+        try: await self._deliver( progress, total, message )
+        finally:
+            self.deliveries -= 1
+            if not self.deliveries: self.idle.set( )
+
+    async def settle( self ) -> None:
+        ''' Waits (a second at most) until the progress received before
+            the result is delivered, so that it precedes the result.
+        '''
+        if self.idle.is_set( ): return
+        with __.ctxl.suppress( __.asyncio.TimeoutError ):
+            await __.asyncio.wait_for( self.idle.wait( ), _SETTLE_TIMEOUT )
+
+    async def _deliver(
+        self, progress: float, total: float | None, message: str | None
+    ) -> None:
+        if message is not None: message = self.redactor.redact( message )
+        try:
+            if not __.is_absent( self.reporter ):
+                outcome = self.reporter( _records.Progress(
+                    ensemble = self.ensemble, tool = self.tool,
+                    progress = progress, total = total, message = message,
+                    invocation_id = self.identifier ) )
+                if __.inspect.isawaitable( outcome ): await outcome
+            if self.caller is not None:
+                await self.caller.ask(
+                    'report_progress', progress, total, message )
+        except Exception:
+            _scribe.exception( "Progress reporter raised." )
+
+
+def produce_progress(
+    ensemble: str,
+    tool: str,
+    context: __.typx.Any,
+    reporter: __.Absential[ _records.Reporter ],
+    connection: __.typx.Any,
+) -> Progress | None:
+    ''' Returns progress callback of a call, if anyone listens. '''
+    if connection.relay is None and __.is_absent( reporter ): return None
+    return Progress( ensemble, tool, context, reporter, connection )
+
+
+def track(
+    relay: Relay | None, context: __.typx.Any
+) -> __.typx.ContextManager[ None ]:
+    ''' Marks call as running on a relaying session, if relay. '''
+    if relay is None: return __.ctxl.nullcontext( )
+    return relay.track( context )
+
+
+def _produce_elicit_result( answer: object ) -> __.typx.Any:
+    if isinstance( answer, _mcp_types.ElicitResult ): return answer
+    try: response = _exchanges.produce_elicitation_response( answer )
+    except _exceptions.CallbackAnswerInvalidity as exception:
+        _scribe.error( "Relayed elicitation: %s", exception )
+        return _produce_refusal( 'elicitation', invalid = True )
+    if response.action is not _exchanges.ElicitationActions.Accept:
+        return _mcp_types.ElicitResult( action = response.action.value )
+    content: dict[ str, __.typx.Any ] = {
+        name: _exchanges.thaw_value( value )
+        for name, value in ( response.content or { } ).items( ) }
+    return _mcp_types.ElicitResult( action = 'accept', content = content )
+
+
+def _produce_refusal(
+    request: str, *, invalid: bool = False
+) -> _mcp_types.ErrorData:
+    if invalid:
+        return _mcp_types.ErrorData(
+            code = _mcp_types.INTERNAL_ERROR,
+            message = f"The caller's answer to {request} was invalid." )
+    return _mcp_types.ErrorData(
+        code = _mcp_types.INVALID_REQUEST,
+        message = (
+            f"Nobody can answer {request} here: the request belongs to no "
+            "call whose caller answers it, and the client has no callback "
+            "of its own." ) )
+
+
+def _produce_sampling_result( answer: object ) -> __.typx.Any:
+    if isinstance( answer, _mcp_types.CreateMessageResult ): return answer
+    try: response = _exchanges.produce_sampling_response( answer )
+    except _exceptions.CallbackAnswerInvalidity as exception:
+        _scribe.error( "Relayed sampling: %s", exception )
+        return _produce_refusal( 'sampling', invalid = True )
+    return _sdk.produce_model(
+        _mcp_types.CreateMessageResult,
+        role = 'assistant', model = response.model,
+        content = _mcp_types.TextContent(
+            type = 'text', text = response.text ),
+        stop_reason = response.stop_reason )

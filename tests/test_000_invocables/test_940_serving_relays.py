@@ -1,0 +1,253 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' serve as a gateway, both ways: what an upstream server asks and tells
+    during a call (elicitation, sampling, log messages, progress) reaches
+    the downstream client which made the call, and its answers go back up;
+    a downstream cancellation cancels the upstream call.
+'''
+
+
+import asyncio
+import json
+
+import pytest
+
+from mcp import types
+
+import invocables
+
+from invocables import invokers, serving
+from invocables.mcp import _sdk as sdk
+
+from . import mcp_support
+
+
+_RELAY = str( mcp_support.SERVERS / 'relay_server.py' )
+
+
+class _Downstream:
+    ''' The downstream client's callbacks, recorded. '''
+
+    def __init__( self ):
+        self.logs = [ ]
+        self.progress = [ ]
+        self.elicitations = [ ]
+        self.samplings = [ ]
+        self.logged = asyncio.Event( )
+
+    async def on_log( self, parameters ):
+        self.logs.append(
+            ( parameters.level, parameters.data, parameters.logger ) )
+        self.logged.set( )
+
+    async def on_elicit( self, context, parameters ):
+        self.elicitations.append( (
+            parameters.message,
+            sdk.access_field( parameters, 'requested_schema' ) ) )
+        return types.ElicitResult(
+            action = 'accept', content = { 'view': 'fine' } )
+
+    async def on_sample( self, context, parameters ):
+        self.samplings.append( (
+            parameters.messages[ 0 ].content.text,
+            sdk.access_field( parameters, 'system_prompt' ),
+            sdk.access_field( parameters, 'max_tokens' ) ) )
+        return types.CreateMessageResult(
+            role = 'assistant', model = 'test',
+            content = types.TextContent( type = 'text', text = 'a summary' ) )
+
+    async def on_progress( self, value, total, message ):
+        self.progress.append( ( value, total, message ) )
+
+    def produce_callbacks( self ):
+        ''' Returns callbacks of the SDK's client. '''
+        return {
+            'logging_callback': self.on_log,
+            'elicitation_callback': self.on_elicit,
+            'sampling_callback': self.on_sample,
+            'mode': 'legacy', # logging/setLevel: the handshake's versions
+        }
+
+
+class _Liaison:
+    ''' An application's answers, recorded. '''
+
+    def __init__( self ):
+        self.records = [ ]
+
+    async def log( self, level, data, logger ):
+        self.records.append( ( 'log', level, data, logger ) )
+
+    async def report_progress( self, progress, total, message ):
+        self.records.append( ( 'progress', progress, total, message ) )
+
+    async def elicit( self, message, schema ):
+        self.records.append( ( 'elicit', message ) )
+        return { 'action': 'accept', 'content': { 'view': 'mine' } }
+
+    async def sample( self, messages, **options ):
+        self.records.append( ( 'sample', options[ 'max_tokens' ] ) )
+        return { 'role': 'assistant', 'model': 'local', 'content': {
+            'type': 'text', 'text': 'my summary' } }
+
+
+async def _consult( server, downstream ):
+    async with invocables.connect_ensembles( server.ensembles ):
+        async with mcp_support.open_memory_client(
+            server.produce_server( ), **downstream.produce_callbacks( )
+        ) as client:
+            await client.set_logging_level( 'debug' )
+            result = await client.call_tool(
+                'consult', { 'topic': 'tea' },
+                progress_callback = downstream.on_progress )
+    assert not sdk.access_field( result, 'is_error' ), result
+    return json.loads( result.content[ 0 ].text )
+
+
+def _verify_relayed( answers, downstream ):
+    assert downstream.elicitations == [ (
+        'Your view on tea?', {
+            'type': 'object',
+            'properties': { 'view': { 'type': 'string' } },
+            'required': [ 'view' ] } ) ]
+    assert answers[ 'elicited' ] == {
+        'action': 'accept', 'content': { 'view': 'fine' } }
+    assert downstream.samplings == [ ( 'Summarize tea.', 'Be brief.', 50 ) ]
+    assert answers[ 'sampled' ][ 'content' ][ 'text' ] == 'a summary'
+    assert answers[ 'sampled' ][ 'model' ] == 'test'
+    assert downstream.logs == [ ( 'info', { 'consulting': 'tea' }, 'relay' ) ]
+    assert downstream.progress == [
+        ( 1, 3, 'asking about tea' ), ( 2, 3, 'sampling' ),
+        ( 3, 3, 'done' ) ]
+
+
+@pytest.mark.asyncio
+@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
+@pytest.mark.filterwarnings( 'ignore::UserWarning' )
+async def test_100_stdio_upstream_relayed( ):
+    ''' A stdio upstream's elicitation, sampling, log message and progress
+        reach the downstream client; its answers reach the upstream.
+    '''
+    upstream = invocables.mcp.produce_ensemble(
+        'relay', command = [ mcp_support.SERVERS_PYTHON, _RELAY ] )
+    server = serving.ToolServer( [ upstream ] )
+    downstream = _Downstream( )
+    answers = await _consult( server, downstream )
+    _verify_relayed( answers, downstream )
+
+
+@pytest.mark.asyncio
+@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
+@pytest.mark.filterwarnings( 'ignore::UserWarning' )
+async def test_110_http_upstream_relayed( ):
+    ''' A streamable HTTP upstream's requests, which come on the call's own
+        stream, reach the downstream client likewise.
+    '''
+    port = mcp_support.select_port( )
+    with mcp_support.serve_http(
+        [ mcp_support.SERVERS_PYTHON, _RELAY, '--http', str( port ) ], port
+    ) as url:
+        server = serving.ToolServer( [
+            invocables.mcp.produce_ensemble( 'relay', url = url ) ] )
+        downstream = _Downstream( )
+        answers = await _consult( server, downstream )
+    _verify_relayed( answers, downstream )
+
+
+@pytest.mark.asyncio
+@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
+@pytest.mark.filterwarnings( 'ignore::UserWarning' )
+async def test_120_downstream_without_callbacks( ):
+    ''' A downstream client which cannot elicit or sample: the upstream
+        gets the error its own client would have sent.
+    '''
+    upstream = invocables.mcp.produce_ensemble(
+        'relay', command = [ mcp_support.SERVERS_PYTHON, _RELAY ] )
+    server = serving.ToolServer( [ upstream ] )
+    async with invocables.connect_ensembles( server.ensembles ):
+        async with mcp_support.open_memory_client(
+            server.produce_server( ) ) as client:
+            result = await client.call_tool( 'consult', { 'topic': 'tea' } )
+    assert not sdk.access_field( result, 'is_error' ), result
+    answers = json.loads( result.content[ 0 ].text )
+    assert answers[ 'elicited' ].startswith( 'error ' )
+    assert answers[ 'sampled' ].startswith( 'error ' )
+
+
+@pytest.mark.asyncio
+async def test_200_application_liaison( ):
+    ''' In an application's loop, a relaying ensemble's server asks the
+        application's liaison, as a local tool does.
+    '''
+    upstream = invocables.mcp.produce_ensemble(
+        'relay', command = [ mcp_support.SERVERS_PYTHON, _RELAY ] )
+    upstream.configure_relay( )
+    liaison = _Liaison( )
+    async with upstream:
+        with invokers.liaise( liaison ):
+            results = await invocables.execute_invocations(
+                [ invocables.InvocationCanister(
+                    identifier = 'c1', name = 'consult',
+                    arguments = { 'topic': 'tea' } ) ],
+                [ upstream ] )
+    assert not results[ 0 ].is_error( ), results[ 0 ]
+    answers = json.loads( results[ 0 ].content[ 0 ].text )
+    assert answers[ 'elicited' ] == {
+        'action': 'accept', 'content': { 'view': 'mine' } }
+    assert answers[ 'sampled' ][ 'content' ][ 'text' ] == 'my summary'
+    assert liaison.records == [
+        ( 'log', 'info', { 'consulting': 'tea' }, 'relay' ),
+        ( 'progress', 1, 3, 'asking about tea' ),
+        ( 'elicit', 'Your view on tea?' ),
+        ( 'progress', 2, 3, 'sampling' ),
+        ( 'sample', 50 ),
+        ( 'progress', 3, 3, 'done' ),
+    ]
+
+
+@pytest.mark.asyncio
+async def test_210_no_caller_falls_back( ):
+    ''' Without a liaison, the ensemble's own callbacks answer; without
+        them, the server is told that nobody can answer.
+    '''
+    async def elicit( request ):
+        return { 'action': 'decline' }
+
+    call = invocables.InvocationCanister(
+        identifier = 'c1', name = 'consult', arguments = { 'topic': 'tea' } )
+    upstream = invocables.mcp.produce_ensemble(
+        'relay', command = [ mcp_support.SERVERS_PYTHON, _RELAY ],
+        elicitor = elicit )
+    upstream.configure_relay( )
+    async with upstream:
+        results = await invocables.execute_invocations(
+            [ call ], [ upstream ] )
+    answers = json.loads( results[ 0 ].content[ 0 ].text )
+    assert answers[ 'elicited' ] == { 'action': 'decline' }
+    assert 'Nobody can answer sampling' in answers[ 'sampled' ]
+
+
+@pytest.mark.asyncio
+@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
+@pytest.mark.filterwarnings( 'ignore::UserWarning' )
+async def test_300_cancellation_reaches_upstream( ):
+    ''' A downstream client which cancels its call cancels the upstream
+        call.
+    '''
+    upstream = invocables.mcp.produce_ensemble(
+        'relay', command = [ mcp_support.SERVERS_PYTHON, _RELAY ] )
+    server = serving.ToolServer( [ upstream ] )
+    downstream = _Downstream( )
+    async with invocables.connect_ensembles( server.ensembles ):
+        async with mcp_support.open_memory_client(
+            server.produce_server( ), **downstream.produce_callbacks( )
+        ) as client:
+            await client.set_logging_level( 'debug' )
+            call = asyncio.ensure_future(
+                client.call_tool( 'block', { } ) )
+            await asyncio.wait_for( downstream.logged.wait( ), 10 )
+            call.cancel( )
+            with pytest.raises( asyncio.CancelledError ): await call
+            result = await client.call_tool( 'cancellations', { } )
+    assert result.content[ 0 ].text == '1'
+    assert downstream.logs == [ ( 'info', 'blocking', None ) ]
