@@ -441,13 +441,8 @@ def access_source_name( invoker: _invokers.Invoker ) -> str:
     return invoker.name
 
 
-def is_name_matching(
-    name: str, patterns: __.cabc.Iterable[ str ]
-) -> bool:
-    ''' Returns whether name matches any glob pattern (case-sensitive).
-
-        The one match of names of filters and of selections of tools.
-    '''
+def is_name_matching( name: str, patterns: __.cabc.Iterable[ str ] ) -> bool:
+    ''' Returns whether name matches a glob (filters', selectors' match). '''
     return any( _fnmatchcase( name, pattern ) for pattern in patterns )
 
 
