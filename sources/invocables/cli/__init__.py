@@ -183,11 +183,10 @@ def _produce_parser( ) -> _argparse.ArgumentParser:
     _commands.produce_parsers( commands, common )
     _converse.produce_parser( commands, common )
     # serving: the serve command lives in its own module.
-    serve = commands.add_parser(
-        'serve', parents = [ common ],
-        help = "serve the tools as one MCP server (stdio or HTTP)" )
-    _serve.add_arguments( serve, configuration = False )
-    serve.set_defaults( execute = _serve.execute_command )
+    _serve.add_arguments( _commands.add_command(
+        commands, common, 'serve', _serve.execute_command,
+        "serve the tools as one MCP server (stdio or HTTP)"
+    ), configuration = False )
     _search.produce_parser( commands, common )
     for subparser in commands.choices.values( ):
         subparser.epilog = _EPILOG

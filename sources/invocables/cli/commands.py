@@ -36,6 +36,37 @@ _EXTRAS_PARTS = __.types.MappingProxyType( {
 } )
 
 
+def add_command(
+    commands: __.typx.Any,
+    common: _argparse.ArgumentParser,
+    name: str,
+    execute: __.cabc.Callable[
+        [ _argparse.Namespace ], __.cabc.Awaitable[ int ] ],
+    summary: str,
+) -> _argparse.ArgumentParser:
+    ''' Returns parser of a command, which execute runs. '''
+    parser = commands.add_parser( name, parents = [ common ], help = summary )
+    parser.set_defaults( execute = execute )
+    return parser
+
+
+@__.ctxl.asynccontextmanager
+async def connect_configuration(
+    options: _argparse.Namespace,
+    *,
+    connect: bool = True,
+    interactive: bool = False,
+) -> __.cabc.AsyncGenerator[ tuple[ _ensembles.Ensemble, ... ], None ]:
+    ''' Yields enabled ensembles of the configuration which the options
+        locate (see :py:func:`prepare_ensembles`); disconnects them after.
+    '''
+    configuration = produce_configuration( options )
+    ensembles = await prepare_ensembles(
+        configuration, connect = connect, interactive = interactive )
+    try: yield ensembles
+    finally: await disconnect( ensembles )
+
+
 async def connect_ensembles(
     ensembles: __.cabc.Sequence[ _ensembles.Ensemble ],
     *,
@@ -129,9 +160,9 @@ def _describe_kind( ensemble: _ensembles.Ensemble ) -> str:
 
 async def _execute_invoke( options: _argparse.Namespace ) -> int:
     arguments = _parse_arguments( options.arguments )
-    configuration = produce_configuration( options )
-    ensembles = await prepare_ensembles( configuration, interactive = True )
-    try:
+    async with connect_configuration(
+        options, interactive = True
+    ) as ensembles:
         invocation = _canisters.InvocationCanister(
             identifier = 'invocables-cli', name = options.name,
             arguments = arguments )
@@ -139,7 +170,6 @@ async def _execute_invoke( options: _argparse.Namespace ) -> int:
             [ invocation ], ensembles, _execution.ExecutionOptions(
                 failure_policy = _execution.FailurePolicies.Report,
                 policy = _produce_policy( options ) ) )
-    finally: await disconnect( ensembles )
     result = results[ 0 ]
     if options.json:
         _sys.stdout.write( __.json.dumps(
@@ -161,10 +191,8 @@ async def _execute_schemas( options: _argparse.Namespace ) -> int:
     import invocables.processors as _processors
     provider = validate_provider( options.provider, 'schemas' )
     processor = _processors.produce_processor( provider )
-    configuration = produce_configuration( options )
-    ensembles = await prepare_ensembles( configuration )
-    try: tools = processor.prepare_tools( ensembles )
-    finally: await disconnect( ensembles )
+    async with connect_configuration( options ) as ensembles:
+        tools = processor.prepare_tools( ensembles )
     _sys.stdout.write(
         __.json.dumps( tools, indent = 2, ensure_ascii = False ) + '\n' )
     return 0
@@ -358,6 +386,16 @@ def produce_elicitor( ) -> __.typx.Any:
     return _mcp.produce_terminal_elicitor( _sys.stdin, _sys.stderr )
 
 
+def validate_count( text: str ) -> int:
+    ''' Returns whole number of at least 1 (for argparse). '''
+    try: count = int( text )
+    except ValueError: count = 0
+    if count < 1:
+        raise _argparse.ArgumentTypeError(
+            f"expected a whole number of at least 1, not {text!r}" )
+    return count
+
+
 def validate_provider( name: str, command: str ) -> str:
     ''' Returns name of a known provider; raises usage error else. '''
     if name in _providers.PROVIDERS: return name
@@ -381,46 +419,13 @@ def produce_parsers(
     commands: __.typx.Any, common: _argparse.ArgumentParser
 ) -> None:
     ''' Adds parsers of survey, invoke, schemas and snapshot. '''
-    _produce_parsers_tools( commands, common )
-    _produce_parsers_exports( commands, common )
-
-
-def _produce_parsers_exports(
-    commands: __.typx.Any, common: _argparse.ArgumentParser
-) -> None:
-    schemas = commands.add_parser(
-        'schemas', parents = [ common ],
-        help = "print tool definitions as a provider receives them" )
-    schemas.add_argument(
-        '--provider', required = True,
-        help = "provider: {names}".format(
-            names = describe_providers( ) ) )
-    schemas.set_defaults( execute = _execute_schemas )
-    snapshot = commands.add_parser(
-        'snapshot', parents = [ common ],
-        help = "write descriptors of the tools of a configured MCP server" )
-    snapshot.add_argument( 'name', help = "ensemble name of the server" )
-    snapshot.add_argument(
-        '--folder', default = '.', type = __.Path,
-        help = "folder which receives the descriptors (default: .)" )
-    snapshot.add_argument(
-        '--replace', action = 'store_true',
-        help = "replace descriptors written before" )
-    snapshot.set_defaults( execute = _execute_snapshot )
-
-
-def _produce_parsers_tools(
-    commands: __.typx.Any, common: _argparse.ArgumentParser
-) -> None:
-    survey = commands.add_parser(
-        'survey', parents = [ common ],
-        help = "list ensembles and tools, with provider-facing names" )
-    survey.add_argument(
-        '--json', action = 'store_true', help = "print JSON" )
-    survey.set_defaults( execute = _execute_survey )
-    invoke = commands.add_parser(
-        'invoke', parents = [ common ],
-        help = "validate and run one tool, print its result" )
+    add_command(
+        commands, common, 'survey', _execute_survey,
+        "list ensembles and tools, with provider-facing names"
+    ).add_argument( '--json', action = 'store_true', help = "print JSON" )
+    invoke = add_command(
+        commands, common, 'invoke', _execute_invoke,
+        "validate and run one tool, print its result" )
     invoke.add_argument( 'name', help = "provider-facing tool name" )
     invoke.add_argument(
         '--arguments', metavar = 'JSON', default = '{}',
@@ -432,7 +437,22 @@ def _produce_parsers_tools(
         '--policies', metavar = 'PATH',
         help = "TOML file of [[policies]]; calls which a rule asks about "
         "are confirmed in the terminal (y or n on the standard input)" )
-    invoke.set_defaults( execute = _execute_invoke )
+    add_command(
+        commands, common, 'schemas', _execute_schemas,
+        "print tool definitions as a provider receives them"
+    ).add_argument(
+        '--provider', required = True,
+        help = "provider: {names}".format( names = describe_providers( ) ) )
+    snapshot = add_command(
+        commands, common, 'snapshot', _execute_snapshot,
+        "write descriptors of the tools of a configured MCP server" )
+    snapshot.add_argument( 'name', help = "ensemble name of the server" )
+    snapshot.add_argument(
+        '--folder', default = '.', type = __.Path,
+        help = "folder which receives the descriptors (default: .)" )
+    snapshot.add_argument(
+        '--replace', action = 'store_true',
+        help = "replace descriptors written before" )
 
 
 def _produce_policy( options: _argparse.Namespace ) -> __.typx.Any:
@@ -554,7 +574,7 @@ def _render_survey( report: __.cabc.Mapping[ str, __.typx.Any ] ) -> str:
             ( len( tool[ 'provider_name' ] ) for tool in entry[ 'tools' ] ),
             default = 0 )
         for tool in entry[ 'tools' ]:
-            summary = _summarize( tool[ 'description' ] )
+            summary = summarize_description( tool[ 'description' ] )
             lines.append( "  {name}  {summary}".format(
                 name = tool[ 'provider_name' ].ljust( width ),
                 summary = summary ) )
@@ -565,7 +585,7 @@ def _render_survey( report: __.cabc.Mapping[ str, __.typx.Any ] ) -> str:
     return '\n'.join( lines ) + '\n'
 
 
-def _summarize( description: str ) -> str:
+def summarize_description( description: str ) -> str:
     ''' Returns first sentence of description, on one line. '''
     text = ' '.join( description.split( ) )
     sentence, separator, _ = text.partition( '. ' )

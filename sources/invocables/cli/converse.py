@@ -150,9 +150,10 @@ def produce_parser(
     commands: __.typx.Any, common: _argparse.ArgumentParser
 ) -> None:
     ''' Adds parser of the converse command. '''
-    converse = commands.add_parser(
-        'converse', parents = [ common ],
-        help = "run a conversation with the tools; streams the reply" )
+    count = _commands.validate_count
+    converse = _commands.add_command(
+        commands, common, 'converse', _execute_converse,
+        "run a conversation with the tools; streams the reply" )
     converse.add_argument( 'prompt', help = "what to ask the model" )
     converse.add_argument(
         '--provider', default = 'anthropic',
@@ -164,19 +165,19 @@ def produce_parser(
         '--base-url', help = "URL of an OpenAI-compatible server, such as "
         "http://127.0.0.1:11434/v1 for Ollama (no key needed)" )
     converse.add_argument(
-        '--rounds', type = _validate_rounds, default = 10,
+        '--rounds', type = count, default = 10,
         help = "most calls of the model (default: 10)" )
     converse.add_argument(
         '--confirm', action = 'store_true',
         help = "ask before each tool call; answers (y or n) are read from "
         "the standard input" )
     converse.add_argument(
-        '--keep-results', type = _validate_rounds, metavar = 'COUNT',
+        '--keep-results', type = count, metavar = 'COUNT',
         help = "send only the COUNT most recent tool results (and none "
         "repeated by a later identical call); older ones become short "
         "placeholders" )
     converse.add_argument(
-        '--history-budget', type = _validate_rounds, metavar = 'CHARACTERS',
+        '--history-budget', type = count, metavar = 'CHARACTERS',
         help = "past CHARACTERS of history, replace tool results by short "
         "placeholders, oldest first, a quarter of the budget at a time "
         "(and those repeated by a later identical call)" )
@@ -187,17 +188,16 @@ def produce_parser(
         "none. Tools with side effects are best confirmed: see "
         "--confirm".format( formats = ', '.join( TEXT_CALLS_FORMATS ) ) )
     converse.add_argument(
-        '--max-tokens', type = _validate_rounds, metavar = 'COUNT',
+        '--max-tokens', type = count, metavar = 'COUNT',
         help = "most tokens of each reply of the model" )
     converse.add_argument(
         '--instructions', metavar = 'TEXT',
         help = "system prompt, sent with every request" )
     converse.add_argument(
-        '--result-size', type = _validate_rounds, metavar = 'CHARACTERS',
+        '--result-size', type = count, metavar = 'CHARACTERS',
         help = "largest tool result sent to the model (about CHARACTERS "
         "of JSON); a larger one is answered with an error, so that "
         "results fit a small model's context" )
-    converse.set_defaults( execute = _execute_converse )
 
 
 class _Confirmer:
@@ -440,16 +440,6 @@ def access_text_calls(
     return format
 
 
-def _validate_rounds( text: str ) -> int:
-    ''' Returns bound on rounds; at least 1 (for argparse). '''
-    try: rounds = int( text )
-    except ValueError: rounds = 0
-    if rounds < 1:
-        raise _argparse.ArgumentTypeError(
-            f"expected a whole number of at least 1, not {text!r}" )
-    return rounds
-
-
 def _produce_trimming(
     options: _argparse.Namespace
 ) -> dict[ str, _history.Trimming ]:
@@ -477,22 +467,22 @@ async def _execute_converse( options: _argparse.Namespace ) -> int:
     client = produce_client( options.provider, options.base_url )
     model = access_model(
         options.provider, options.model, options.base_url )
-    configuration = _commands.produce_configuration( options )
-    ensembles = await _commands.prepare_ensembles(
-        configuration, interactive = True )
-    try:
-        finished = await converse(
-            client, ensembles, options.provider, model, options.prompt,
-            options.rounds, ( _sys.stdout, _sys.stderr ),
-            _sys.stdin if options.confirm else None, **produced )
-    except Exception as exception:
-        reason = _access_reason( exception )
-        if reason is None: raise
-        provider = _providers.access_provider( options.provider )
-        raise _exceptions.ProviderInaccessibility(
-            provider.name, _access_url( client, provider, options.base_url ),
-            reason ) from exception
-    finally: await _commands.disconnect( ensembles )
+    async with _commands.connect_configuration(
+        options, interactive = True
+    ) as ensembles:
+        try:
+            finished = await converse(
+                client, ensembles, options.provider, model, options.prompt,
+                options.rounds, ( _sys.stdout, _sys.stderr ),
+                _sys.stdin if options.confirm else None, **produced )
+        except Exception as exception:
+            reason = _access_reason( exception )
+            if reason is None: raise
+            provider = _providers.access_provider( options.provider )
+            raise _exceptions.ProviderInaccessibility(
+                provider.name,
+                _access_url( client, provider, options.base_url ),
+                reason ) from exception
     if finished: return 0
     _sys.stderr.write(
         f"{_commands.PROGRAM}: stopped after {options.rounds} rounds, "
