@@ -374,10 +374,15 @@ async def _post_form(
 
 
 @__.funct.cache
-def _produce_flow_class( base: __.typx.Any ) -> __.typx.Any:
-    ''' Returns subclass of an SDK provider (an OAuth client provider or
-        the identity assertion one) which bounds the flow's requests and
-        raises the library's errors, without secrets.
+def _produce_flow_class(
+    base: __.typx.Any, *, renewing: bool = False
+) -> __.typx.Any:
+    ''' Returns subclass of an SDK provider (the identity assertion one,
+        or an OAuth client provider: renewing) which bounds the flow's
+        requests and raises the library's errors, without secrets.
+
+        Renewing, it also notes invalid metadata, and refreshes a token the
+        server rejects (401) once before authorizing anew.
     '''
     from mcp.client.auth import OAuthClientProvider
     from mcp.client.auth.exceptions import OAuthFlowError
@@ -404,23 +409,12 @@ def _produce_flow_class( base: __.typx.Any ) -> __.typx.Any:
         def __repr__( self ) -> str:
             return f"OAuthProvider( ensemble = {self.ensemble!r} )"
 
-        async def _renew(
-            self,
-            request: _sdk.http.Request,
-            outgoing: _sdk.http.Request,
-            response: _sdk.http.Response,
-            *,
-            renewed: bool,
-        ) -> bool:
-            ''' Returns whether the flow is to start again. '''
-            return False
-
         async def _auth_flow(
             self, request: _sdk.http.Request
         ) -> __.cabc.AsyncGenerator[
             _sdk.http.Request, _sdk.http.Response
         ]:
-            renewed = False
+            refreshed = not renewing
             answer: __.typx.Any = None
             self.stalled = None
             flow = super( )._auth_flow( request )
@@ -433,11 +427,20 @@ def _produce_flow_class( base: __.typx.Any ) -> __.typx.Any:
                     with _oauth.note_stall( self, outgoing, request ):
                         response = yield outgoing
                     answer = response if outgoing is request else answer
-                    if await self._renew(
-                        request, outgoing, response, renewed = renewed
+                    self.flaws.extend( (
+                        await _oauth.observe_metadata( outgoing, response )
+                    ) if renewing else ( ) )
+                    if (
+                        outgoing is request
+                        and response.status_code == _UNAUTHORIZED
+                        and not refreshed
+                        and self.context.can_refresh_token( )
                     ):
-                        renewed = True
+                        # A token rejected before its time: refresh once
+                        # before authorizing anew.
+                        refreshed = True
                         await flow.aclose( )
+                        self.context.token_expiry_time = 1.0
                         flow = super( )._auth_flow( request )
                         outgoing = await flow.__anext__( )
                         continue
@@ -462,17 +465,16 @@ def _produce_flow_class( base: __.typx.Any ) -> __.typx.Any:
 
 @__.funct.cache
 def _produce_provider_class( base: __.typx.Any = None ) -> __.typx.Any:
-    ''' Returns subclass of SDK OAuth client provider which also
-        refreshes on 401 and adapts a client registered beforehand.
+    ''' Returns subclass of SDK OAuth client provider which refreshes on
+        401, adapts a client registered beforehand and raises the
+        library's errors, without secrets.
     '''
     from mcp.client.auth import OAuthClientProvider
     parent: type[ OAuthClientProvider ] = _produce_flow_class(
-        base or OAuthClientProvider )
+        base or OAuthClientProvider, renewing = True )
 
     class Provider( parent ):
         ''' OAuth provider of one ensemble. '''
-
-        flaws: list[ str ]
 
         async def _initialize( self ) -> None:
             await super( )._initialize( )
@@ -488,26 +490,6 @@ def _produce_provider_class( base: __.typx.Any = None ) -> __.typx.Any:
         async def _refresh_token( self ) -> __.typx.Any:
             _adapt_client( self )
             return await super( )._refresh_token( )
-
-        async def _renew(
-            self,
-            request: _sdk.http.Request,
-            outgoing: _sdk.http.Request,
-            response: _sdk.http.Response,
-            *,
-            renewed: bool,
-        ) -> bool:
-            self.flaws.extend(
-                await _oauth.observe_metadata( outgoing, response ) )
-            if (
-                renewed or outgoing is not request
-                or response.status_code != _UNAUTHORIZED
-                or not self.context.can_refresh_token( )
-            ): return False
-            # A token rejected before its time: refresh once before
-            # authorizing anew.
-            self.context.token_expiry_time = 1.0
-            return True
 
     return Provider
 
