@@ -43,6 +43,26 @@ MODELS_DEFAULT: __.cabc.Mapping[ str, str ] = __.types.MappingProxyType( {
     if not __.is_absent( provider.model ) } )
 OLLAMA_URL_DEFAULT = 'http://127.0.0.1:11434'
 
+# The client of each SDK, by its module (see the rows of
+# 'invocables.providers'), from the module, the key and a server's URL.
+_client_producers: __.cabc.Mapping[
+    str, __.cabc.Callable[ [ __.typx.Any, str, str | None ], __.typx.Any ],
+] = __.types.MappingProxyType( {
+    'anthropic': lambda sdk, key, url: sdk.AsyncAnthropic(
+        api_key = key, base_url = url ),
+    'boto3': lambda sdk, key, url: sdk.client(
+        'bedrock-runtime', endpoint_url = url ),
+    'cohere': lambda sdk, key, url: sdk.AsyncClientV2(
+        api_key = key, **( { 'base_url': url } if url else { } ) ),
+    'google.genai': lambda sdk, key, url: sdk.Client(
+        api_key = key, http_options = { 'base_url': url } if url else None ),
+    'httpx': lambda sdk, key, url: sdk.AsyncClient(
+        base_url = url or OLLAMA_URL_DEFAULT, timeout = 600 ),
+    'mistralai.client': lambda sdk, key, url: sdk.Mistral(
+        api_key = key, server_url = url ),
+    'openai': lambda sdk, key, url: sdk.AsyncOpenAI(
+        api_key = key, base_url = url ),
+} )
 # Errors of SDKs (and of httpx, which most use) when a server is unreachable.
 _CONNECTION_ERRORS = frozenset( (
     'APIConnectionError', 'APITimeoutError', 'ConnectError',
@@ -142,8 +162,8 @@ def produce_client( provider: str, base_url: str | None ) -> __.typx.Any:
             provider, "set {names}, or give --base-url of a local "
             "OpenAI-compatible server (with --provider openai).".format(
                 names = ' or '.join( variables ) ) )
-    producer = _client_producers[ entry.sdk ]
-    return producer( entry, key or _LOCAL_KEY, base_url )
+    return _client_producers[ entry.sdk ](
+        _import_sdk( entry ), key or _LOCAL_KEY, base_url )
 
 
 def produce_parser(
@@ -263,75 +283,6 @@ class _Display:
         self.conclude( )
         self.errors.write( _summarize( line ) + '\n' )
         self.errors.flush( )
-
-
-def _produce_anthropic_client(
-    provider: _providers.Provider, key: str, base_url: str | None
-) -> __.typx.Any:
-    anthropic = _import_sdk( provider )
-    return anthropic.AsyncAnthropic( api_key = key, base_url = base_url )
-
-
-def _produce_bedrock_client(
-    provider: _providers.Provider, key: str, base_url: str | None
-) -> __.typx.Any:
-    boto3 = _import_sdk( provider )
-    return boto3.client( 'bedrock-runtime', endpoint_url = base_url )
-
-
-def _produce_cohere_client(
-    provider: _providers.Provider, key: str, base_url: str | None
-) -> __.typx.Any:
-    cohere = _import_sdk( provider )
-    if base_url:
-        return cohere.AsyncClientV2( api_key = key, base_url = base_url )
-    return cohere.AsyncClientV2( api_key = key )
-
-
-def _produce_gemini_client(
-    provider: _providers.Provider, key: str, base_url: str | None
-) -> __.typx.Any:
-    genai = _import_sdk( provider )
-    options = { 'base_url': base_url } if base_url else None
-    return genai.Client( api_key = key, http_options = options )
-
-
-def _produce_mistral_client(
-    provider: _providers.Provider, key: str, base_url: str | None
-) -> __.typx.Any:
-    mistralai = _import_sdk( provider )
-    return mistralai.Mistral( api_key = key, server_url = base_url )
-
-
-def _produce_ollama_client(
-    provider: _providers.Provider, key: str, base_url: str | None
-) -> __.typx.Any:
-    httpx = _import_sdk( provider )
-    return httpx.AsyncClient(
-        base_url = base_url or OLLAMA_URL_DEFAULT, timeout = 600 )
-
-
-def _produce_openai_client(
-    provider: _providers.Provider, key: str, base_url: str | None
-) -> __.typx.Any:
-    openai = _import_sdk( provider )
-    return openai.AsyncOpenAI( api_key = key, base_url = base_url )
-
-
-# Of the module of each SDK (see the rows of 'invocables.providers').
-_client_producers: __.cabc.Mapping[
-    str,
-    __.cabc.Callable[
-        [ _providers.Provider, str, str | None ], __.typx.Any ],
-] = __.types.MappingProxyType( {
-    'anthropic': _produce_anthropic_client,
-    'boto3': _produce_bedrock_client,
-    'cohere': _produce_cohere_client,
-    'google.genai': _produce_gemini_client,
-    'httpx': _produce_ollama_client,
-    'mistralai.client': _produce_mistral_client,
-    'openai': _produce_openai_client,
-} )
 
 
 def _import_sdk( provider: _providers.Provider ) -> __.typx.Any:
