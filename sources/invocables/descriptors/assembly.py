@@ -49,17 +49,9 @@ class DescriptorInvoker( _invokers.FunctionInvoker ):
             __.typx.cast(
                 __.cabc.Callable[ ..., __.typx.Any ], descriptor.function ) )
         super( ).__init__(
-            name = descriptor.name,
             invocable = _signatures.produce_explicit_invocable( function ),
-            arguments_schema = descriptor.argschema,
-            description = descriptor.description,
-            ensemble = ensemble,
-            timeout = descriptor.timeout,
-            max_retries = descriptor.max_retries,
-            deduplicator = _produce_deduplicator( descriptor ),
-            annotations = descriptor.annotations,
-            outschema = descriptor.outschema,
-            validator = validator )
+            ensemble = ensemble, validator = validator,
+            **_produce_invoker_arguments( descriptor ) )
 
     def with_ensemble( self, ensemble: _ensembles.Ensemble ) -> __.typx.Self:
         ''' Returns copy of invoker which belongs to ensemble. '''
@@ -221,18 +213,21 @@ def _produce_snapshot_invoker(
         raise _exceptions.InvokerAbsence( descriptor.name, descriptor.name )
 
     return _invokers.FunctionInvoker(
-        name = descriptor.name, invocable = invoke,
-        arguments_schema = descriptor.argschema,
-        description = descriptor.description, timeout = descriptor.timeout,
-        max_retries = descriptor.max_retries,
-        deduplicator = _produce_deduplicator( descriptor ),
-        annotations = descriptor.annotations,
-        outschema = descriptor.outschema )
+        invocable = invoke, **_produce_invoker_arguments( descriptor ) )
 
 
-def _produce_deduplicator(
+def _produce_invoker_arguments(
     descriptor: _records.InvokerDescriptor
-) -> __.Absential[ _deduplicators.Deduplicator ]:
-    ''' Returns exact deduplicator if descriptor asks for deduplication. '''
-    if descriptor.deduplicate: return _deduplicators.ExactDeduplicator( )
-    return __.absent
+) -> dict[ str, __.typx.Any ]:
+    ''' Returns arguments of an invoker which descriptor describes: an
+        exact deduplicator if it asks for deduplication.
+    '''
+    return {
+        'name': descriptor.name, 'arguments_schema': descriptor.argschema,
+        'description': descriptor.description,
+        'timeout': descriptor.timeout,
+        'max_retries': descriptor.max_retries,
+        'deduplicator': _deduplicators.ExactDeduplicator( )
+        if descriptor.deduplicate else __.absent,
+        'annotations': descriptor.annotations,
+        'outschema': descriptor.outschema }
