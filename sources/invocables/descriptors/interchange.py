@@ -102,6 +102,13 @@ def _translate_reference( value: object ) -> object:
     return __.ENVIRONMENT_PREFIX + match[ 1 ]
 
 
+def _translate_references( value: object ) -> object:
+    ''' Translates ``${NAME}`` references of an object (checked). '''
+    mapping = __.typx.cast( __.cabc.Mapping[ str, object ], value )
+    return {
+        key: _translate_reference( item ) for key, item in mapping.items( ) }
+
+
 def _translate_server(
     location: str,
     keypath: str,
@@ -119,7 +126,7 @@ def _translate_server(
                     * __.typx.cast( list[ object ], value ) ]
             case 'env' | 'headers':
                 table[ 'environment' if key == 'env' else key ] = (
-                    _translate_strings( value ) )
+                    _translate_references( value ) )
             case 'type' | 'transport':
                 if value not in TRANSPORTS:
                     raise _exceptions.DescriptorInvalidity(
@@ -135,7 +142,7 @@ def _translate_server(
                 'resources_as_tools'
             ) | 'sandbox': table[ _keys_aliased.get( key, key ) ] = value
             case 'authorization': # expose
-                table[ key ] = _translate_authorization( value )
+                table[ key ] = _translate_references( value )
             case _ if key in _keys_ignored: pass
             case _:
                 raise _exceptions.DescriptorInvalidity(
@@ -153,26 +160,12 @@ def _translate_server(
     return table
 
 
-def _translate_authorization( value: object ) -> object:
-    ''' Translates ``${NAME}`` references of an authorization object. '''
-    mapping = __.typx.cast( __.cabc.Mapping[ str, object ], value )
-    return {
-        key: _translate_reference( item ) for key, item in mapping.items( ) }
-
-
 def _translate_url( value: object ) -> object:
     ''' Translates ``${NAME}`` in URL (password, path segment, query value).
     '''
     if not isinstance( value, str ): return value
     return _reference_embedded.sub(
         lambda match: __.ENVIRONMENT_PREFIX + match[ 1 ], value )
-
-
-def _translate_strings( value: object ) -> object:
-    if not isinstance( value, __.cabc.Mapping ): return value
-    mapping = __.typx.cast( __.cabc.Mapping[ str, object ], value )
-    return {
-        key: _translate_reference( item ) for key, item in mapping.items( ) }
 
 
 def _validate_server_value(

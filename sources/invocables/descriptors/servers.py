@@ -41,10 +41,10 @@ def access_server_descriptor(
         The reverse of :py:func:`produce_server_ensemble`: the parameters
         and options of the ensemble become the ``[mcp]`` table.
     '''
-    if not _is_server_ensemble( ensemble ): return __.absent
-    from ..mcp import CONNECT_TIMEOUT_DEFAULT, ServerEnsemble
-    if not isinstance( ensemble, ServerEnsemble ): return __.absent
-    parameters, options = ensemble.parameters, ensemble.options
+    server = _access_server_ensemble( ensemble )
+    if server is None: return __.absent
+    from ..mcp import CONNECT_TIMEOUT_DEFAULT
+    parameters, options = server.parameters, server.options
     command = (
         ( ) if __.is_absent( parameters.command )
         else ( parameters.command, * parameters.arguments ) )
@@ -63,7 +63,7 @@ def access_server_descriptor(
             else tuple( sorted( options.include ) ) ),
         disabled_tools = tuple( sorted( options.exclude ) ),
         authorization = produce_authorization_table( # expose
-            ensemble.features.authorization ),
+            server.features.authorization ),
         resources_as_tools = options.resources_as_tools, # expose
         sandbox = (
             __.absent if __.is_absent( options.sandbox )
@@ -79,10 +79,8 @@ def access_tool_timeouts(
         The reverse of the ``timeout`` of invoker descriptors pinned to a
         server; empty for other ensembles.
     '''
-    if not _is_server_ensemble( ensemble ): return { }
-    from ..mcp import ServerEnsemble
-    if not isinstance( ensemble, ServerEnsemble ): return { }
-    return ensemble.options.timeouts
+    server = _access_server_ensemble( ensemble )
+    return { } if server is None else server.options.timeouts
 
 
 def produce_authorization_table(
@@ -394,8 +392,13 @@ def _validate_transport( table: _Table, server: _ServerDescriptor ) -> None:
             "transport = 'stdio'." )
 
 
-def _is_server_ensemble( ensemble: _ensembles.Ensemble ) -> bool:
-    ''' Returns whether ensemble may be of the mcp subpackage; tells
-        without importing it (and the ``mcp`` SDK) for other ensembles.
+def _access_server_ensemble( ensemble: _ensembles.Ensemble ) -> __.typx.Any:
+    ''' Returns ensemble if it is a server ensemble of the mcp subpackage,
+        else None; tells without importing it (and the ``mcp`` SDK) for
+        other ensembles.
     '''
-    return type( ensemble ).__module__.startswith( f"{__.package_name}.mcp" )
+    if not type( ensemble ).__module__.startswith(
+        f"{__.package_name}.mcp"
+    ): return None
+    from ..mcp import ServerEnsemble
+    return ensemble if isinstance( ensemble, ServerEnsemble ) else None
