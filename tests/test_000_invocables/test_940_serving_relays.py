@@ -3,12 +3,14 @@
 ''' serve as a gateway, both ways: what an upstream server asks and tells
     during a call (elicitation, sampling, log messages, progress) reaches
     the downstream client which made the call, and its answers go back up;
-    a downstream cancellation cancels the upstream call.
+    a downstream cancellation cancels the upstream call; the changes it
+    announces reach the clients subscribed.
 '''
 
 
 import asyncio
 import json
+import sys
 
 import pytest
 
@@ -251,3 +253,126 @@ async def test_300_cancellation_reaches_upstream( ):
             result = await client.call_tool( 'cancellations', { } )
     assert result.content[ 0 ].text == '1'
     assert downstream.logs == [ ( 'info', 'blocking', None ) ]
+
+
+@pytest.mark.asyncio
+@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
+@pytest.mark.filterwarnings( 'ignore::UserWarning' )
+async def test_400_resource_changes_relayed( ):
+    ''' An upstream's update of a resource reaches the clients subscribed
+        to it (not for other resources); its new list of resources reaches
+        the clients which listed them.
+    '''
+    upstream = invocables.mcp.produce_ensemble(
+        'relay', command = [ mcp_support.SERVERS_PYTHON, _RELAY ] )
+    server = serving.ToolServer( [ upstream ] )
+    notices = [ ]
+    arrival = asyncio.Event( )
+
+    async def on_message( message ):
+        message = getattr( message, 'root', message )
+        if isinstance( message, types.ResourceUpdatedNotification ):
+            notices.append( str( message.params.uri ) )
+        elif isinstance( message, types.ResourceListChangedNotification ):
+            notices.append( 'list' )
+        else: return
+        arrival.set( )
+
+    async def wait_notice( ):
+        await asyncio.wait_for( arrival.wait( ), 10 )
+        arrival.clear( )
+
+    async with invocables.connect_ensembles( server.ensembles ):
+        async with mcp_support.open_memory_client(
+            server.produce_server( ), message_handler = on_message,
+            mode = 'legacy', # resources/subscribe: the handshake's versions
+        ) as client:
+            resources = ( await client.list_resources( ) ).resources
+            assert [ str( item.uri ) for item in resources ] == [
+                'test://relay/one' ]
+            await client.subscribe_resource( 'test://relay/one' )
+            await client.call_tool( 'touch', { 'uri': 'test://other' } )
+            await client.call_tool( 'touch', { 'uri': 'test://relay/one' } )
+            await wait_notice( )
+            await client.call_tool( 'renew', { } )
+            await wait_notice( )
+    assert notices == [ 'test://relay/one', 'list' ]
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
+@pytest.mark.filterwarnings( 'ignore::UserWarning' )
+async def test_410_clashing_uris_scoped( ):
+    ''' Two upstreams offering one URI: each is served scoped by its
+        ensemble (``alpha+test://...``), and reading, subscribing and
+        updates reach the right one, under the scoped URI.
+    '''
+    server = serving.ToolServer( [
+        invocables.mcp.produce_ensemble(
+            name, command = [
+                mcp_support.SERVERS_PYTHON, _RELAY, '--label', name ] )
+        for name in ( 'alpha', 'beta' ) ] )
+    updates = [ ]
+    arrival = asyncio.Event( )
+
+    async def on_message( message ):
+        message = getattr( message, 'root', message )
+        if not isinstance( message, types.ResourceUpdatedNotification ):
+            return
+        updates.append( str( message.params.uri ) )
+        arrival.set( )
+
+    async with invocables.connect_ensembles( server.ensembles ):
+        async with mcp_support.open_memory_client(
+            server.produce_server( ), message_handler = on_message,
+            mode = 'legacy', # resources/subscribe: the handshake's versions
+        ) as client:
+            resources = ( await client.list_resources( ) ).resources
+            assert [ str( item.uri ) for item in resources ] == [
+                'alpha+test://relay/one', 'beta+test://relay/one' ]
+            result = await client.read_resource( 'beta+test://relay/one' )
+            assert result.contents[ 0 ].text == 'beta'
+            assert str( result.contents[ 0 ].uri ) == (
+                'beta+test://relay/one' )
+            await client.subscribe_resource( 'alpha+test://relay/one' )
+            await client.call_tool(
+                'beta__touch', { 'uri': 'test://relay/one' } )
+            await client.call_tool(
+                'alpha__touch', { 'uri': 'test://relay/one' } )
+            await asyncio.wait_for( arrival.wait( ), 10 )
+    assert updates == [ 'alpha+test://relay/one' ]
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
+@pytest.mark.filterwarnings( 'ignore::UserWarning' )
+async def test_500_served_over_http( tmp_path ):
+    ''' Through ``invocables serve --http``, to the SDK's client over
+        streamable HTTP: the upstream's requests reach the client which
+        made the call, on its call's stream, and its answers go back up.
+    '''
+    ( tmp_path / 'relay.toml' ).write_text(
+        "[ensemble]\nname = 'relay'\n[mcp]\ncommand = [ {python}, {relay} ]"
+        "\n".format(
+            python = json.dumps( mcp_support.SERVERS_PYTHON ),
+            relay = json.dumps( _RELAY ) ), encoding = 'utf-8' )
+    configuration = tmp_path / 'invocables.toml'
+    configuration.write_text(
+        "[[ensembles]]\nsource = 'relay.toml'\n", encoding = 'utf-8' )
+    port = mcp_support.select_port( )
+    downstream = _Downstream( )
+    with mcp_support.serve_http( [
+        sys.executable, '-m', 'invocables', 'serve', '--configuration',
+        str( configuration ), '--http', '--port', str( port ) ], port
+    ) as url:
+        async with mcp_support.open_memory_client(
+            url, **downstream.produce_callbacks( )
+        ) as client:
+            await client.set_logging_level( 'debug' )
+            result = await client.call_tool(
+                'consult', { 'topic': 'tea' },
+                progress_callback = downstream.on_progress )
+    assert not sdk.access_field( result, 'is_error' ), result
+    _verify_relayed( json.loads( result.content[ 0 ].text ), downstream )

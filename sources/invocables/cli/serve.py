@@ -122,7 +122,9 @@ async def execute_command( options: _argparse.Namespace ) -> int:
         'configuration': getattr( options, 'configuration', None ),
         'policies': options.policies, 'name': options.name }
     if not options.http:
-        server = await _serving.prepare_server( settings )
+        # A server which cannot start fails before anything is served.
+        server = await _serving.prepare_server(
+            settings | { 'connect': True } )
         try:
             await _serving.serve_stdio(
                 server, announce = lambda: _announce( server, 'over stdio '
@@ -131,7 +133,7 @@ async def execute_command( options: _argparse.Namespace ) -> int:
         return 0
     _validate_exposure( _serving, options )
     token = _access_token( options.token_variable )
-    server = await _serving.prepare_server( settings )
+    server = await _serving.prepare_server( settings | { 'connect': True } )
     listener = _listen( options.host, options.port )
     if options.workers > 1:
         # The port is free (or chosen, for 0): uvicorn's supervisor binds

@@ -27,6 +27,12 @@ import invocables.exceptions as _exceptions
 
 
 _Callback: __.typx.TypeAlias = __.cabc.Callable[ ..., __.typx.Any ]
+Observer: __.typx.TypeAlias = __.cabc.Callable[
+    [ str, str, str | None ], __.cabc.Awaitable[ None ] ]
+''' Takes the changes a server announces: the name of its ensemble, the
+    method of its notification (``notifications/resources/updated``,
+    ``.../resources/list_changed``, ``.../prompts/list_changed``) and the
+    URI of an updated resource. '''
 
 _SETTLE_TIMEOUT = 1.0
 _SAMPLING_FIELDS = (
@@ -40,9 +46,15 @@ _scribe = __.produce_scribe( __name__ )
 class Relay:
     ''' Relays requests of one session to the callers of its calls. '''
 
-    def __init__( self, ensemble: str, redactor: __.typx.Any ):
+    def __init__(
+        self,
+        ensemble: str,
+        redactor: __.typx.Any,
+        observer: Observer | None = None,
+    ):
         self.ensemble = ensemble
         self.redactor = redactor
+        self.observer = observer
         self.calls: dict[ object, _Caller ] = { }
         self.elicitor: _Callback | None = None
         self.sampler: _Callback | None = None
@@ -100,6 +112,8 @@ class Relay:
             try: answer = await caller.ask( 'elicit', message, schema )
             except _exceptions.LiaisonAbsence: pass
             except _MCPError as exception: return exception.error
+            except Exception as exception:
+                return _produce_failure( 'elicitation', exception )
             else: return _produce_elicit_result( answer )
         if self.elicitor is not None:
             return await self.elicitor( context, parameters )
@@ -120,6 +134,23 @@ class Relay:
                 "Log message of MCP server %r not relayed.", self.ensemble,
                 exc_info = True )
 
+    async def observe( self, message: object ) -> None:
+        ''' Tells observer of a change the server announced, if any. '''
+        if self.observer is None: return
+        method: str | None = None
+        uri: str | None = None
+        if isinstance( message, _mcp_types.ResourceUpdatedNotification ):
+            method, uri = message.method, str( message.params.uri )
+        elif isinstance( message, (
+            _mcp_types.ResourceListChangedNotification,
+            _mcp_types.PromptListChangedNotification,
+        ) ): method = message.method
+        if method is None: return
+        try: await self.observer( self.ensemble, method, uri )
+        except Exception:
+            _scribe.exception(
+                "Observer of MCP server %r raised.", self.ensemble )
+
     async def sample(
         self, context: __.typx.Any, parameters: __.typx.Any
     ) -> __.typx.Any:
@@ -138,6 +169,8 @@ class Relay:
                 answer = await caller.ask( 'sample', messages, **options )
             except _exceptions.LiaisonAbsence: pass
             except _MCPError as exception: return exception.error
+            except Exception as exception:
+                return _produce_failure( 'sampling', exception )
             else: return _produce_sampling_result( answer )
         if self.sampler is not None:
             return await self.sampler( context, parameters )
@@ -261,6 +294,20 @@ def _produce_elicit_result( answer: object ) -> __.typx.Any:
         name: _exchanges.thaw_value( value )
         for name, value in ( response.content or { } ).items( ) }
     return _mcp_types.ElicitResult( action = 'accept', content = content )
+
+
+def _produce_failure(
+    request: str, exception: Exception
+) -> _mcp_types.ErrorData:
+    ''' Logs why the caller could not be asked; tells the server the class.
+    '''
+    _scribe.warning(
+        "Relayed %s failed: %s", request, exception, exc_info = exception )
+    return _mcp_types.ErrorData(
+        code = _mcp_types.INTERNAL_ERROR,
+        message = (
+            f"The caller could not be asked for {request} "
+            f"({type( exception ).__name__})." ) )
 
 
 def _produce_refusal(

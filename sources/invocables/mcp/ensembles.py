@@ -117,12 +117,16 @@ class ServerEnsemble(
         connection = self._state.connection
         return 0 if connection is None else connection.listings
 
-    def configure_relay( self, *, relay: bool = True ) -> None:
+    def configure_relay(
+        self, *, relay: bool = True, observer: '_relays.Observer | None' = None
+    ) -> None:
         ''' Relays what the server asks and tells during a call (its
             elicitation, sampling, log messages, progress) to the call's
-            caller, from the next connection on (see ``serve``).
+            caller, and its announced changes of resources and prompts to
+            observer, from the next connection on (see ``serve``).
         '''
         self._state.relaying = relay
+        self._state.observer = observer
 
     def is_connected( self ) -> bool:
         ''' Returns whether a live session to the server exists. '''
@@ -384,7 +388,8 @@ class ServerEnsemble(
             self.name, self.features.authorization )
         connection = _sessions.Connection( self.name, resolution.redactor )
         if self._state.relaying:
-            connection.relay = _relays.Relay( self.name, resolution.redactor )
+            connection.relay = _relays.Relay(
+                self.name, resolution.redactor, self._state.observer )
         runner = _sessions.Runner(
             connection, self.parameters, self.options, resolution,
             self._state.catalog.absorb,
@@ -431,6 +436,7 @@ class _State:
         self.lock = __.asyncio.Lock( )
         self.catalog = catalog
         self.relaying = False
+        self.observer: _relays.Observer | None = None
 
 
 class _ToolInvocable:

@@ -271,6 +271,9 @@ class Runner:
             _scribe.debug(
                 "MCP server %r: transport reported %s.",
                 self.name, type( message ).__name__ )
+        elif self.connection.relay is not None:
+            await self.connection.relay.observe(
+                _sdk.access_message( message ) )
 
     def _open_transport(
         self

@@ -11,7 +11,10 @@
     goes through the execution engine: arguments are validated before
     anything runs, the permission policy applies, and a failing tool
     becomes an error result. A client's cancellation cancels the call,
-    which cancels the call to an upstream server in turn. Importing this
+    which cancels the call to an upstream server in turn; what an upstream
+    server asks and tells during a call (elicitation, sampling, log
+    messages, progress) reaches the client, whose answers go back up, and
+    so do its changes of resources. Importing this
     package imports the ``mcp`` SDK (the ``mcp`` extra).
 
     The parts: ``servers`` (:py:class:`ToolServer` and its options),

@@ -46,7 +46,9 @@ _REQUESTS_LEGACY = __.types.MappingProxyType( {
 
 
 class AnnouncingServer( ServerBase ):
-    ''' Low-level server which announces that its tools may change. '''
+    ''' Low-level server which announces that its tools, resources and
+        prompts may change.
+    '''
 
     def create_initialization_options(
         self,
@@ -56,6 +58,7 @@ class AnnouncingServer( ServerBase ):
     ) -> __.typx.Any:
         if notification_options is None:
             notification_options = _NotificationOptions(
+                prompts_changed = True, resources_changed = True,
                 tools_changed = True )
         return super( ).create_initialization_options(
             notification_options, *arguments, **keywords )

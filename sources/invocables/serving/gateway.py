@@ -6,12 +6,15 @@
     servers among the ensembles are served as the server's own (prompts
     named as tools are, scoped by ensemble when names clash); completion
     and resource subscriptions go to the upstream server which has the
-    prompt, template or resource. Local ensembles have none. Also the
+    prompt, template or resource; the changes upstream servers announce
+    (updated resources, new lists) reach the clients subscribed or known.
+    Local ensembles have none. Also the
     conversion of contents into the SDK's models.
 '''
 
 
 import base64 as _base64
+import weakref as _weakref
 
 import invocables.serving.__ as __
 import invocables.canisters as _canisters
@@ -22,7 +25,13 @@ from ..mcp._sdk import types as _mcp_types
 
 _Featured: __.typx.TypeAlias = tuple[ __.typx.Any, __.typx.Any ]
 
+_ANNOUNCERS = __.types.MappingProxyType( {
+    'notifications/resources/updated': 'send_resource_updated',
+    'notifications/resources/list_changed': 'send_resource_list_changed',
+    'notifications/prompts/list_changed': 'send_prompt_list_changed',
+} )
 _RESOURCE_ABSENT = -32002 # MCP's code of a resource not found
+_SCHEME_UNSAFE = __.re.compile( r'[^A-Za-z0-9.-]' )
 
 
 class GatewayExtension:
@@ -31,6 +40,31 @@ class GatewayExtension:
     '''
 
     ensembles: tuple[ __.typx.Any, ... ]
+    _listeners: _weakref.WeakSet[ __.typx.Any ]
+    _subscribers: dict[ str, _weakref.WeakSet[ __.typx.Any ] ]
+
+    async def announce_change(
+        self, ensemble: str, method: str, uri: str | None
+    ) -> None:
+        ''' Tells clients of a change an upstream server announced: an
+            updated resource to the clients subscribed to it (by its URI,
+            or its URI scoped by ensemble), new lists of resources or
+            prompts to the clients known.
+        '''
+        announcer = _ANNOUNCERS.get( method )
+        if announcer is None: return
+        if uri is None:
+            targets = [ ( connection, ( ) )
+                        for connection in tuple( self._listeners ) ]
+        else:
+            targets = [
+                ( connection, ( served, ) )
+                for served in ( uri, scope_uri( ensemble, uri ) )
+                for connection in tuple(
+                    self._subscribers.get( served, ( ) ) ) ]
+        for connection, arguments in targets:
+            if not await _announce( connection, announcer, arguments ):
+                self._listeners.discard( connection ) # client gone
 
     async def complete_argument(
         self, context: __.typx.Any, parameters: __.typx.Any
@@ -46,7 +80,10 @@ class GatewayExtension:
                 target, prompt = found[ reference.name ]
                 reference = _mcp_types.PromptReference(
                     type = 'ref/prompt', name = prompt.name )
-        else: target = await self._find_template( str( reference.uri ) )
+        else:
+            target, uri = await self._find_template( str( reference.uri ) )
+            reference = _mcp_types.ResourceTemplateReference(
+                type = 'ref/resource', uri = uri )
         values: list[ str ] = [ ]
         if target is not None:
             arguments = None if parameters.context is None else (
@@ -100,12 +137,13 @@ class GatewayExtension:
             order; the first which has the resource answers.
         '''
         uri = str( parameters.uri )
-        for ensemble in self._survey_featured( ):
-            try: contents = await ensemble.retrieve_resource( uri )
+        for ensemble, inner in self._resolve_uri( uri ):
+            try: contents = await ensemble.retrieve_resource( inner )
             except _exceptions.ResourceAbsence: continue
             except _exceptions.ConnectionFailure: continue
+            prefix = '' if inner == uri else uri[ : len( uri ) - len( inner ) ]
             return _mcp_types.ReadResourceResult( contents = [
-                produce_resource( item ) for item in contents
+                produce_resource( item, prefix ) for item in contents
                 if isinstance( item, _canisters.ResourceContent ) ] )
         raise _sdk.produce_error(
             _RESOURCE_ABSENT, f"Unknown resource {uri!r}.", { 'uri': uri } )
@@ -116,6 +154,9 @@ class GatewayExtension:
         ''' Handles ``resources/subscribe``: forwarded to the upstream
             servers which accept it.
         '''
+        uri = str( parameters.uri )
+        self._subscribers.setdefault( uri, _weakref.WeakSet( ) ).add(
+            _access_connection( context ) )
         await self._forward_subscription( 'subscribe_resource', parameters )
         return _mcp_types.EmptyResult( )
 
@@ -125,6 +166,7 @@ class GatewayExtension:
         ''' Handles ``prompts/list``: the upstream servers' prompts, named
             as tools are (scoped by ensemble when names clash).
         '''
+        self._listeners.add( _access_connection( context ) )
         found = _access_prompt_names( await self._survey_prompts( ) )
         return _mcp_types.ListPromptsResult( prompts = [
             _sdk.produce_model(
@@ -142,65 +184,70 @@ class GatewayExtension:
     async def survey_resources(
         self, context: __.typx.Any, parameters: __.typx.Any
     ) -> _mcp_types.ListResourcesResult:
-        ''' Handles ``resources/list``: every upstream server's. '''
-        resources: list[ __.typx.Any ] = [ ]
-        for ensemble in self._survey_featured( ):
-            try: found = await ensemble.survey_resources( )
-            except _exceptions.Omnierror: continue
-            resources.extend(
-                _sdk.produce_model(
-                    _mcp_types.Resource, uri = resource.uri,
-                    name = resource.name, title = nullify( resource.title ),
-                    description = resource.description or None,
-                    mime_type = nullify( resource.media_type ) )
-                for resource in found )
-        return _mcp_types.ListResourcesResult( resources = resources )
+        ''' Handles ``resources/list``: every upstream server's (a URI
+            which several offer is scoped by ensemble).
+        '''
+        self._listeners.add( _access_connection( context ) )
+        found = await self._survey_scoped( 'survey_resources', 'uri' )
+        return _mcp_types.ListResourcesResult( resources = [
+            _sdk.produce_model(
+                _mcp_types.Resource, uri = uri,
+                name = resource.name, title = nullify( resource.title ),
+                description = resource.description or None,
+                mime_type = nullify( resource.media_type ) )
+            for uri, resource in found ] )
 
     async def survey_resource_templates(
         self, context: __.typx.Any, parameters: __.typx.Any
     ) -> _mcp_types.ListResourceTemplatesResult:
-        ''' Handles ``resources/templates/list``: every upstream's. '''
-        templates: list[ __.typx.Any ] = [ ]
-        for ensemble in self._survey_featured( ):
-            try: found = await ensemble.survey_resource_templates( )
-            except _exceptions.Omnierror: continue
-            templates.extend(
+        ''' Handles ``resources/templates/list``: every upstream's,
+            scoped as URIs are.
+        '''
+        found = await self._survey_scoped(
+            'survey_resource_templates', 'uri_template' )
+        return _sdk.produce_model(
+            _mcp_types.ListResourceTemplatesResult,
+            resource_templates = [
                 _sdk.produce_model(
                     _mcp_types.ResourceTemplate,
-                    uri_template = template.uri_template,
+                    uri_template = uri,
                     name = template.name, title = nullify( template.title ),
                     description = template.description or None,
                     mime_type = nullify( template.media_type ) )
-                for template in found )
-        return _sdk.produce_model(
-            _mcp_types.ListResourceTemplatesResult,
-            resource_templates = templates )
+                for uri, template in found ] )
 
     async def unsubscribe_resource(
         self, context: __.typx.Any, parameters: __.typx.Any
     ) -> _mcp_types.EmptyResult:
         ''' Handles ``resources/unsubscribe``: forwarded likewise. '''
+        subscribers = self._subscribers.get( str( parameters.uri ) )
+        if subscribers is not None:
+            subscribers.discard( _access_connection( context ) )
         await self._forward_subscription(
             'unsubscribe_resource', parameters )
         return _mcp_types.EmptyResult( )
 
-    async def _find_template( self, uri: str ) -> __.typx.Any:
-        for ensemble in self._survey_featured( ):
+    async def _find_template(
+        self, uri: str
+    ) -> tuple[ __.typx.Any, str ]:
+        for ensemble, inner in self._resolve_uri( uri ):
             try: templates = await ensemble.survey_resource_templates( )
             except _exceptions.Omnierror: continue
-            if any( template.uri_template == uri for template in templates ):
-                return ensemble
-        return None
+            if any(
+                template.uri_template == inner for template in templates
+            ): return ensemble, inner
+        return None, uri
 
     async def _forward_subscription(
         self, method: str, parameters: __.typx.Any
     ) -> None:
-        async def forward( ensemble: __.typx.Any ) -> None:
+        async def forward( ensemble: __.typx.Any, uri: str ) -> None:
             try:
                 session, _ = ensemble.access_session_for_features( )
-                await getattr( session, method )( str( parameters.uri ) )
+                await getattr( session, method )( uri )
             except ( _exceptions.Omnierror, _sdk.Error ): return
-        for ensemble in self._survey_featured( ): await forward( ensemble )
+        for ensemble, uri in self._resolve_uri( str( parameters.uri ) ):
+            await forward( ensemble, uri )
 
     async def _survey_prompts( self ) -> list[ _Featured ]:
         found: list[ _Featured ] = [ ]
@@ -209,6 +256,38 @@ class GatewayExtension:
             except _exceptions.Omnierror: continue
             found.extend( ( ensemble, prompt ) for prompt in prompts )
         return found
+
+    def _resolve_uri(
+        self, uri: str
+    ) -> tuple[ tuple[ __.typx.Any, str ], ... ]:
+        ''' Returns servers to ask for a URI, with the URI each knows: the
+            server whose ensemble scopes it, else every server.
+        '''
+        featured = self._survey_featured( )
+        for ensemble in featured:
+            prefix = scope_uri( ensemble.name, '' )
+            if uri.startswith( prefix ) and '://' in uri[ len( prefix ) : ]:
+                return ( ( ensemble, uri[ len( prefix ) : ] ), )
+        return tuple( ( ensemble, uri ) for ensemble in featured )
+
+    async def _survey_scoped(
+        self, method: str, field: str
+    ) -> list[ tuple[ str, __.typx.Any ] ]:
+        ''' Returns what servers list, each with its URI as served: its
+            own, or scoped by ensemble when several servers list it.
+        '''
+        found: list[ tuple[ __.typx.Any, __.typx.Any ] ] = [ ]
+        for ensemble in self._survey_featured( ):
+            try: items = await getattr( ensemble, method )( )
+            except _exceptions.Omnierror: continue
+            found.extend( ( ensemble, item ) for item in items )
+        counts = __.collections.Counter(
+            getattr( item, field ) for _, item in found )
+        return [
+            ( uri if counts[ uri ] == 1 else scope_uri( ensemble.name, uri ),
+              item )
+            for ensemble, item in found
+            for uri in ( getattr( item, field ), ) ]
 
     def _survey_featured( self ) -> tuple[ __.typx.Any, ... ]:
         ''' Returns ensembles with resources and prompts (MCP servers). '''
@@ -252,17 +331,41 @@ def produce_block( item: _canisters.Content ) -> __.typx.Any:
                 type = 'text', text = _canisters.render_content_text( item ) )
 
 
-def produce_resource( item: _canisters.ResourceContent ) -> __.typx.Any:
-    ''' Produces resource contents of the SDK of a resource content. '''
+def produce_resource(
+    item: _canisters.ResourceContent, prefix: str = ''
+) -> __.typx.Any:
+    ''' Produces resource contents of the SDK of a resource content, its
+        URI after prefix (the scope of a URI which several servers offer).
+    '''
     media_type = nullify( item.media_type )
+    uri = f"{prefix}{item.uri}"
     if not __.is_absent( item.text ):
         return _sdk.produce_model(
             _mcp_types.TextResourceContents,
-            uri = item.uri, mime_type = media_type, text = item.text )
+            uri = uri, mime_type = media_type, text = item.text )
     data = b'' if __.is_absent( item.data ) else item.data
     return _sdk.produce_model(
         _mcp_types.BlobResourceContents,
-        uri = item.uri, mime_type = media_type, blob = _encode( data ) )
+        uri = uri, mime_type = media_type, blob = _encode( data ) )
+
+
+def scope_uri( ensemble: str, uri: str ) -> str:
+    ''' Returns URI (or URI template) scoped by ensemble, as served when
+        several servers offer it: ``<ensemble>+<uri>``
+        (``docs+file:///readme.md``), the ensemble's name in the letters a
+        URI's scheme allows (others become ``-``).
+    '''
+    name = _SCHEME_UNSAFE.sub( '-', ensemble )
+    if not name[ : 1 ].isalpha( ): name = f"mcp-{name}"
+    return f"{name}+{uri}"
+
+
+def _access_connection( context: __.typx.Any ) -> __.typx.Any:
+    ''' Returns connection of a request's client, which lasts and notifies
+        (no public accessor on the low-level context, mcp 2.3).
+    '''
+    session = context.session
+    return getattr( session, '_connection', session )
 
 
 def _access_prompt_names(
@@ -276,6 +379,15 @@ def _access_prompt_names(
         ( prompt.name if counts[ prompt.name ] == 1
           else f"{ensemble.name}__{prompt.name}" ): ( ensemble, prompt )
         for ensemble, prompt in found }
+
+
+async def _announce(
+    connection: __.typx.Any, announcer: str, arguments: tuple[ str, ... ]
+) -> bool:
+    ''' Sends notification to client; returns whether it could. '''
+    try: await getattr( connection, announcer )( *arguments )
+    except Exception: return False
+    return True
 
 
 def _encode( data: bytes ) -> str:

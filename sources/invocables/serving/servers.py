@@ -87,7 +87,10 @@ class ToolServer(
         self._listing: tuple[
             _naming.Nomenclature | None, _mcp_types.ListToolsResult | None
         ] = ( None, None )
-        self._relaying = frozenset( _relay_requests( self.ensembles ) )
+        self._subscribers: dict[ str, _weakref.WeakSet[ __.typx.Any ] ] = (
+            { } )
+        self._relaying = frozenset(
+            _relay_requests( self.ensembles, self.announce_change ) )
 
     def produce_server( self ) -> _server_sdk.ServerBase:
         ''' Produces low-level server of the ``mcp`` SDK for the tools. '''
@@ -291,10 +294,13 @@ async def prepare_server(
         __.cabc.Mapping[ str, __.typx.Any ],
         __.ddoc.Doc( ''' ``configuration`` (path; default: as the
             ``invocables`` command finds it), ``policies`` (path of a
-            policy file), ``name``. ''' ),
+            policy file), ``name``, ``connect`` (true: connect the
+            ensembles before returning, so that a server which cannot start
+            fails here). ''' ),
     ],
 ) -> ToolServer:
-    ''' Prepares server of the ensembles of a configuration; unconnected.
+    ''' Prepares server of the ensembles of a configuration; unconnected
+        unless asked.
 
         Upstream MCP servers relay their requests (elicitation, sampling,
         log messages, progress) to the calling clients. Raises the library's
@@ -302,15 +308,23 @@ async def prepare_server(
     '''
     import invocables.descriptors as _descriptors
     configuration = settings.get( 'configuration' )
+    # Connected once served: the MCP ensembles relay from their connection.
     ensembles = await _descriptors.prepare_ensembles(
         _paths.locate_configuration( ) if configuration is None
-        else __.Path( configuration ) )
+        else __.Path( configuration ), connect = False )
     path = settings.get( 'policies' )
     options = _OPTIONS_DEFAULT if path is None else __.dcls.replace(
         _OPTIONS_DEFAULT, policy = _policies.load_policy( path ) )
-    return ToolServer(
+    server = ToolServer(
         ensembles, name = settings.get( 'name' ) or NAME_DEFAULT,
         options = options )
+    if settings.get( 'connect' ) is True:
+
+        async def produce( ) -> tuple[ _ensembles.Ensemble, ... ]:
+            return server.ensembles
+
+        await _ensembles.EnsemblesPreparation( produce )
+    return server
 
 
 def produce_call_result(
@@ -425,7 +439,9 @@ def _produce_annotations(
 
 
 def _relay_requests(
-    ensembles: __.cabc.Iterable[ _ensembles.Ensemble ]
+    ensembles: __.cabc.Iterable[ _ensembles.Ensemble ],
+    observer: __.cabc.Callable[
+        [ str, str, str | None ], __.cabc.Awaitable[ None ] ],
 ) -> __.cabc.Iterator[ str ]:
     ''' Makes MCP ensembles relay their servers' requests during a call
         to the calling client; yields their names.
@@ -433,5 +449,5 @@ def _relay_requests(
     from ..mcp.ensembles import ServerEnsemble
     for ensemble in ensembles:
         if not isinstance( ensemble, ServerEnsemble ): continue
-        ensemble.configure_relay( )
+        ensemble.configure_relay( observer = observer )
         yield ensemble.name

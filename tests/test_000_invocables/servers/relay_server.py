@@ -6,8 +6,11 @@
     ``view``) and samples, then returns what the client answered as JSON
     (an MCP error as ``error <code>: <message>``). ``block( )`` logs
     ``blocking`` and waits until cancelled; ``cancellations( )`` waits
-    until a block was cancelled, then returns how many were. Flag:
-    ``--http PORT`` serves streamable HTTP on 127.0.0.1 instead of stdio.
+    until a block was cancelled, then returns how many were. ``touch(
+    uri )`` announces that a resource was updated, ``renew( )`` that the
+    list of resources changed (resource ``test://relay/one``, whose text
+    is ``one`` or the ``--label`` given). Flag: ``--http PORT`` serves
+    streamable HTTP on 127.0.0.1 instead of stdio.
 '''
 
 
@@ -29,6 +32,7 @@ _SCHEMA = {
 }
 _cancellations: list[ str ] = [ ]
 _cancelled = asyncio.Event( )
+_labels = [ 'one' ]
 
 
 @server.tool( structured_output = False )
@@ -85,11 +89,33 @@ async def cancellations( ) -> str:
     return str( len( _cancellations ) )
 
 
+@server.resource( 'test://relay/one', name = 'one', mime_type = 'text/plain' )
+def one( ) -> str:
+    ''' A resource which changes. '''
+    return _labels[ -1 ]
+
+
+@server.tool( structured_output = False )
+async def touch( uri: str, context: Context ) -> str:
+    ''' Announces that a resource was updated. '''
+    await context.session.send_resource_updated( uri )
+    return 'touched'
+
+
+@server.tool( structured_output = False )
+async def renew( context: Context ) -> str:
+    ''' Announces that the list of resources changed. '''
+    await context.session.send_resource_list_changed( )
+    return 'renewed'
+
+
 def main( ) -> None:
     ''' Serves on stdio, or streamable HTTP with ``--http PORT``. '''
     parser = argparse.ArgumentParser( )
     parser.add_argument( '--http', type = int )
+    parser.add_argument( '--label', default = 'one' )
     arguments = parser.parse_args( )
+    _labels.append( arguments.label )
     if arguments.http:
         server.settings.log_level = 'WARNING'
         server.run(
