@@ -353,6 +353,30 @@ async def test_500_served_over_http( tmp_path ):
         streamable HTTP: the upstream's requests reach the client which
         made the call, on its call's stream, and its answers go back up.
     '''
+    downstream = _Downstream( )
+    result = await _consult_served( tmp_path, downstream )
+    assert not sdk.access_field( result, 'is_error' ), result
+    _verify_relayed( json.loads( result.content[ 0 ].text ), downstream )
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
+@pytest.mark.filterwarnings( 'ignore::UserWarning' )
+async def test_510_stateless_refuses( tmp_path ):
+    ''' Served statelessly, the client cannot be asked: the upstream gets
+        an error for its elicitation and its sampling, and the call ends.
+    '''
+    downstream = _Downstream( )
+    result = await _consult_served( tmp_path, downstream, '--stateless' )
+    assert not sdk.access_field( result, 'is_error' ), result
+    answers = json.loads( result.content[ 0 ].text )
+    assert answers[ 'elicited' ].startswith( 'error ' )
+    assert answers[ 'sampled' ].startswith( 'error ' )
+    assert downstream.elicitations == downstream.samplings == [ ]
+
+
+async def _consult_served( tmp_path, downstream, *arguments ):
     ( tmp_path / 'relay.toml' ).write_text(
         "[ensemble]\nname = 'relay'\n[mcp]\ncommand = [ {python}, {relay} ]"
         "\n".format(
@@ -362,17 +386,14 @@ async def test_500_served_over_http( tmp_path ):
     configuration.write_text(
         "[[ensembles]]\nsource = 'relay.toml'\n", encoding = 'utf-8' )
     port = mcp_support.select_port( )
-    downstream = _Downstream( )
     with mcp_support.serve_http( [
         sys.executable, '-m', 'invocables', 'serve', '--configuration',
-        str( configuration ), '--http', '--port', str( port ) ], port
-    ) as url:
+        str( configuration ), '--http', '--port', str( port ), *arguments
+    ], port ) as url:
         async with mcp_support.open_memory_client(
             url, **downstream.produce_callbacks( )
         ) as client:
             await client.set_logging_level( 'debug' )
-            result = await client.call_tool(
+            return await client.call_tool(
                 'consult', { 'topic': 'tea' },
                 progress_callback = downstream.on_progress )
-    assert not sdk.access_field( result, 'is_error' ), result
-    _verify_relayed( json.loads( result.content[ 0 ].text ), downstream )
