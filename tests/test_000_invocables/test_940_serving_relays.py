@@ -177,6 +177,56 @@ async def test_120_downstream_without_callbacks( ):
 
 
 @pytest.mark.asyncio
+@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
+@pytest.mark.filterwarnings( 'ignore::UserWarning' )
+async def test_130_concurrent_calls_kept_apart( ):
+    ''' Two clients calling at once through one HTTP upstream: each
+        elicitation reaches the client whose call it serves, while both
+        calls run, and each answer goes back to its own call.
+    '''
+    port = mcp_support.select_port( )
+    asked = [ ]
+    both = asyncio.Event( )
+
+    def produce_elicitor( view ):
+        async def elicit( context, parameters ):
+            asked.append( view )
+            if len( asked ) == 2: both.set( )
+            await asyncio.wait_for( both.wait( ), 10 )
+            return types.ElicitResult(
+                action = 'accept', content = { 'view': view } )
+        return elicit
+
+    async def consult( client ):
+        result = await client.call_tool( 'consult', { 'topic': 'tea' } )
+        return json.loads( result.content[ 0 ].text )[ 'elicited' ]
+
+    with mcp_support.serve_http(
+        [ mcp_support.SERVERS_PYTHON, _RELAY, '--http', str( port ) ], port
+    ) as url:
+        server = serving.ToolServer( [
+            invocables.mcp.produce_ensemble( 'relay', url = url ) ] )
+        async with invocables.connect_ensembles( server.ensembles ):
+            async with (
+                mcp_support.open_memory_client(
+                    server.produce_server( ),
+                    elicitation_callback = produce_elicitor( 'first' ),
+                    mode = 'legacy',
+                ) as first,
+                mcp_support.open_memory_client(
+                    server.produce_server( ),
+                    elicitation_callback = produce_elicitor( 'second' ),
+                    mode = 'legacy',
+                ) as second,
+            ):
+                answers = await asyncio.gather(
+                    consult( first ), consult( second ) )
+    assert sorted( asked ) == [ 'first', 'second' ]
+    assert [ answer[ 'content' ][ 'view' ] for answer in answers ] == [
+        'first', 'second' ]
+
+
+@pytest.mark.asyncio
 async def test_200_application_liaison( ):
     ''' In an application's loop, a relaying ensemble's server asks the
         application's liaison, as a local tool does.
