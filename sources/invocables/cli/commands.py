@@ -149,15 +149,6 @@ async def _disconnect_quietly( ensemble: _ensembles.Ensemble ) -> None:
         _sys.stderr.write( describe_exception( exception ) )
 
 
-def _describe_kind( ensemble: _ensembles.Ensemble ) -> str:
-    if isinstance( ensemble, _descriptors.PinnedEnsemble ):
-        return f"MCP {ensemble.server.transport}, pinned"
-    if _is_server( ensemble ):
-        server: __.typx.Any = ensemble # an invocables.mcp.ServerEnsemble
-        return f"MCP {server.parameters.transport.value}"
-    return 'local'
-
-
 async def _execute_invoke( options: _argparse.Namespace ) -> int:
     arguments = _parse_arguments( options.arguments )
     async with connect_configuration(
@@ -463,21 +454,26 @@ def _produce_policy( options: _argparse.Namespace ) -> __.typx.Any:
         options.policies, approver = _policies.produce_terminal_approver( ) )
 
 
-def _describe_sandbox( ensemble: _ensembles.Ensemble ) -> __.typx.Any:
-    ''' Returns sandbox of a stdio server as JSON (read, write, network,
-        environment); false for one unconfined; None for other ensembles.
+def _describe_ensemble(
+    ensemble: _ensembles.Ensemble
+) -> tuple[ str, __.typx.Any ]:
+    ''' Returns kind of ensemble (local, or MCP with its transport), and
+        sandbox of a stdio server as JSON (read, write, network,
+        environment): false for one unconfined; None for other ensembles.
     '''
     if isinstance( ensemble, _descriptors.PinnedEnsemble ):
         server = ensemble.server
         transport, sandbox = server.transport, server.sandbox
+        kind = f"MCP {transport}, pinned"
     elif _is_server( ensemble ):
         server_: __.typx.Any = ensemble # an invocables.mcp.ServerEnsemble
         transport = server_.parameters.transport.value
+        kind = f"MCP {transport}"
         sandbox = server_.options.sandbox
         if not __.is_absent( sandbox ): sandbox = sandbox.as_dictionary( )
-    else: return None
-    if transport != 'stdio': return None
-    if __.is_absent( sandbox ): return False
+    else: return 'local', None
+    if transport != 'stdio': return kind, None
+    if __.is_absent( sandbox ): return kind, False
     values: dict[ str, __.typx.Any ] = {
         'read': [ ], 'write': [ ], 'network': False, 'environment': [ ] }
     if isinstance( sandbox, __.cabc.Mapping ):
@@ -486,7 +482,7 @@ def _describe_sandbox( ensemble: _ensembles.Ensemble ) -> __.typx.Any:
             key: list( __.typx.cast( __.cabc.Iterable[ str ], value ) )
             if isinstance( value, ( list, tuple ) ) else value
             for key, value in mapping.items( ) } )
-    return values
+    return kind, values
 
 
 def _produce_survey(
@@ -497,11 +493,11 @@ def _produce_survey(
 ) -> dict[ str, __.typx.Any ]:
     entries: list[ dict[ str, __.typx.Any ] ] = [ ]
     for ensemble, failure in zip( ensembles, failures ):
+        kind, sandbox = _describe_ensemble( ensemble )
         entry: dict[ str, __.typx.Any ] = {
-            'name': ensemble.name, 'kind': _describe_kind( ensemble ),
+            'name': ensemble.name, 'kind': kind,
             'description': ensemble.configuration.description,
-            'sandbox': _describe_sandbox( ensemble ),
-            'tools': [ ], 'error': None }
+            'sandbox': sandbox, 'tools': [ ], 'error': None }
         if not __.is_absent( failure ):
             entry[ 'error' ] = describe_error( failure )
         else:

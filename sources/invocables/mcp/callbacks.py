@@ -292,12 +292,7 @@ class Features:
         response = await self._consult(
             'sampler', 'sample', request, produce_sampling_response )
         if isinstance( response, _mcp_types.ErrorData ): return response
-        return _sdk.produce_model(
-            _mcp_types.CreateMessageResult,
-            role = 'assistant', model = response.model,
-            content = _mcp_types.TextContent(
-                type = 'text', text = response.text ),
-            stop_reason = response.stop_reason )
+        return produce_sampling_result( response )
 
     def _check_sampling( self, params: __.typx.Any ) -> str | None:
         limits = self.sampling_limits
@@ -388,6 +383,17 @@ def produce_sampler(
         return SamplingResponse( text = transcript.text, model = model )
 
     return sample
+
+
+def produce_sampling_result( response: SamplingResponse ) -> __.typx.Any:
+    ''' Returns the SDK's ``CreateMessageResult`` of a sampling response.
+    '''
+    return _sdk.produce_model(
+        _mcp_types.CreateMessageResult,
+        role = 'assistant', model = response.model,
+        content = _mcp_types.TextContent(
+            type = 'text', text = response.text ),
+        stop_reason = response.stop_reason )
 
 
 def produce_root_uris(
