@@ -263,23 +263,20 @@ class _Display:
                 self.output.flush( )
                 self.fresh = event.text.endswith( '\n' )
             case _conversations.base.InvocationEvent( ):
-                self._show_line( "[tool] {name} {arguments}".format(
+                self.show_line( "[tool] {name} {arguments}".format(
                     name = event.invocation.name,
                     arguments = __.json.dumps(
                         event.invocation.arguments, ensure_ascii = False ) ) )
             case _conversations.base.ResultEvent( ):
                 result = event.result
                 genus = 'error' if result.is_error( ) else 'result'
-                self._show_line( "[{genus}] {name}: {text}".format(
+                self.show_line( "[{genus}] {name}: {text}".format(
                     genus = genus, name = event.invocation.name,
                     text = _summarize( result.as_text( ) ) ) )
             case _: pass
 
     def show_line( self, line: str ) -> None:
         ''' Shows line on the error stream, after the text so far. '''
-        self._show_line( line )
-
-    def _show_line( self, line: str ) -> None:
         self.conclude( )
         self.errors.write( _summarize( line ) + '\n' )
         self.errors.flush( )

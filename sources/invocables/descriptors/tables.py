@@ -64,16 +64,6 @@ class Table:
                     value = _describe( value ) ) )
         return value
 
-    def access_name( self, key: str, pattern: __.re.Pattern[ str ] ) -> str:
-        ''' Returns name which matches pattern. '''
-        name = self.access( key, str )
-        if not pattern.fullmatch( name ):
-            self.fail(
-                key, "name {name!r} is not allowed; use letters, digits, "
-                "'_' and '-' only (pattern {pattern}).".format(
-                    name = name, pattern = pattern.pattern ) )
-        return name
-
     def access_schema(
         self, key: str, name: str, *, required: bool = True
     ) -> __.typx.Any:
