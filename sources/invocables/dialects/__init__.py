@@ -41,14 +41,16 @@ Node: __.typx.TypeAlias = dict[ str, __.typx.Any ]
 DEPTH_MAXIMUM = _core.DEPTH_MAXIMUM
 DIALECTS: frozenset[ str ] = frozenset( (
     'anthropic', 'cohere', 'gemini', 'ollama', 'openai', 'openai-strict' ) )
+# Dialects which take a plain object root as it is (Ollama checks it): see
+# takes_plain_roots.
+DIALECTS_ROOT_TAKEN: frozenset[ str ] = frozenset( (
+    'anthropic', 'cohere', 'openai' ) )
 NODES_MAXIMUM = _core.NODES_MAXIMUM
 STRICT_ENUM_VALUES_MAXIMUM = _strict.ENUM_VALUES_MAXIMUM
 STRICT_NESTING_MAXIMUM = _strict.NESTING_MAXIMUM
 STRICT_PROPERTIES_MAXIMUM = _strict.PROPERTIES_MAXIMUM
 
 _DIALECTS_ROOT = frozenset( ( 'anthropic', 'cohere', 'ollama', 'openai' ) )
-# Dialects which take a plain object root as it is (Ollama checks it).
-_DIALECTS_ROOT_TAKEN = _DIALECTS_ROOT - { 'ollama' }
 _TYPES_NAME_OR_NONE: frozenset[ type ] = frozenset( ( str, type( None ) ) )
 # Keys whose resolution at the root may merge nested nodes into it.
 _KEYS_ROOT_RESOLVED = frozenset( ( '$ref', 'allOf', 'anyOf', 'oneOf' ) )
@@ -175,6 +177,31 @@ def adapt_tool_schema(
         name, schema, dialect, 3, share = share, plain = plain )
 
 
+def adapt_plain_root(
+    name: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Provider-facing name of tool. ''' )
+    ],
+    root: __.typx.Annotated[
+        Node,
+        __.ddoc.Doc( ''' Root known plain, as a validator's
+            (:py:attr:`invocables.schemata.Validator.root`). ''' ),
+    ],
+    dialect: __.typx.Annotated[
+        str, __.ddoc.Doc( ''' Target dialect (see adapt_schema). ''' )
+    ],
+) -> Node | None:
+    ''' Returns adapted schema of one tool from its root known plain, or
+        ``None`` to leave it out, as :py:func:`adapt_tool_schema` does
+        (sharing): the root itself where the dialect takes it as it is or
+        only checks it (Ollama's properties), without reading it again.
+    '''
+    if dialect in DIALECTS_ROOT_TAKEN: return root
+    if dialect == 'ollama':
+        try: return _verify_ollama_properties( root )
+        except _core.Refusal: pass # refused below, with its warning
+    return _adapt_or_warn( name, root, dialect, 3, share = True, plain = True )
+
+
 def takes_plain_roots(
     dialect: __.typx.Annotated[
         str, __.ddoc.Doc( ''' Target dialect (see adapt_schema). ''' )
@@ -185,7 +212,7 @@ def takes_plain_roots(
         root copied, and the copy made with its tool may be offered
         (:py:attr:`invocables.schemata.Validator.root`).
     '''
-    return dialect in _DIALECTS_ROOT_TAKEN
+    return dialect in DIALECTS_ROOT_TAKEN
 
 
 def adapt_tool_schema_strictly(

@@ -69,7 +69,7 @@ class PartialArguments:
             partials, _PROVIDER, 'partialArgs'
         ):
             path = _wire.access_text(
-                _access( partial, 'jsonPath', 'json_path' ),
+                access_aliased( partial, 'jsonPath', 'json_path' ),
                 _PROVIDER, 'jsonPath' )
             self.count += 1
             leaf = _access_leaf( self.root, _parse_path( path ), self.count )
@@ -126,7 +126,7 @@ def _access_partial_value( partial: object ) -> __.typx.Any:
         ( 'numberValue', 'number_value' ),
         ( 'boolValue', 'bool_value' ),
     ):
-        value = _access( partial, name, alias )
+        value = access_aliased( partial, name, alias )
         if value is not None: return value
     return None
 
@@ -173,7 +173,7 @@ def _parse_path( path: str ) -> tuple[ _Step, ... ]:
     return tuple( steps )
 
 
-def _access(
+def access_aliased(
     value: object, name: str, alias: __.Absential[ str ] = __.absent
 ) -> __.typx.Any:
     ''' Returns field by wire name (camelCase) or Python name. '''

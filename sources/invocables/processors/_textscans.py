@@ -53,21 +53,52 @@ class BraceEnds:
         self.abandoned = abandoned
 
 
-class BraceScanner:
-    ''' Finds the end of a JSON object, string-aware, in linear time. '''
+class ScannerBase:
+    ''' Scanner of a region of streamed text, kept piece by piece up to
+        its maximum size.
+    '''
 
-    __slots__ = (
-        'abandoned', 'closed', 'escape', 'name', 'offset', 'pieces', 'stack',
-        'string',
-    )
+    __slots__ = ( 'abandoned', 'closed', 'escape', 'offset', 'pieces' )
 
-    def __init__( self, name: str | None = None ) -> None:
-        self.name = name
+    def __init__( self ) -> None:
         self.abandoned = False
         self.closed = False
         self.escape = False
         self.offset = 0
         self.pieces: list[ str ] = [ ]
+
+    def is_closed( self ) -> bool:
+        ''' Returns whether the region closed. '''
+        return self.closed
+
+    def produce_region( self ) -> str:
+        ''' Returns text of region scanned. '''
+        return ''.join( self.pieces )
+
+    def _keep( self, text: str, start: int, end: int ) -> int:
+        self.pieces.append( text[ start : end ] )
+        self.offset += end - start
+        return end
+
+    def _keep_rest( self, text: str, start: int, limit: int ) -> int | None:
+        ''' Keeps text up to limit; returns limit where the region is
+            too large (abandoned at its maximum size), ``None`` while open.
+        '''
+        if limit < len( text ):
+            self.abandoned = True
+            return self._keep( text, start, limit )
+        self._keep( text, start, limit )
+        return None
+
+
+class BraceScanner( ScannerBase ):
+    ''' Finds the end of a JSON object, string-aware, in linear time. '''
+
+    __slots__ = ( 'name', 'stack', 'string' )
+
+    def __init__( self, name: str | None = None ) -> None:
+        super( ).__init__( )
+        self.name = name
         self.stack: list[ tuple[ int, list[ tuple[ int, int ] ] ] ] = [ ]
         self.string = False
 
@@ -94,19 +125,7 @@ class BraceScanner:
                     return self._keep( text, start, index )
             elif self._close( position ):
                 return self._keep( text, start, index )
-        if limit < len( text ): # too large: ends at its maximum size
-            self.abandoned = True
-            return self._keep( text, start, limit )
-        self._keep( text, start, limit )
-        return None
-
-    def is_closed( self ) -> bool:
-        ''' Returns whether the object closed. '''
-        return self.closed
-
-    def produce_region( self ) -> str:
-        ''' Returns text of region scanned. '''
-        return ''.join( self.pieces )
+        return self._keep_rest( text, start, limit )
 
     def survey_inner( self ) -> Spans:
         ''' Returns spans of complete objects inside open ones, in order.
@@ -122,11 +141,6 @@ class BraceScanner:
         self.stack[ -1 ][ 1 ].append( ( start, position + 1 ) )
         return False
 
-    def _keep( self, text: str, start: int, end: int ) -> int:
-        self.pieces.append( text[ start : end ] )
-        self.offset += end - start
-        return end
-
     def _skip_string( self, text: str, index: int, limit: int ) -> int:
         ''' Returns index after string contents (or limit) from index. '''
         if self.escape:
@@ -139,24 +153,17 @@ class BraceScanner:
         return match.end( )
 
 
-class ListScanner:
+class ListScanner( ScannerBase ):
     ''' Finds the end of a Python list of calls, quote-aware, in linear
         time, with the spans of its items.
     '''
 
-    __slots__ = (
-        'abandoned', 'broken', 'closed', 'escape', 'items', 'offset',
-        'pieces', 'quote', 'stack', 'start',
-    )
+    __slots__ = ( 'broken', 'items', 'quote', 'stack', 'start' )
 
     def __init__( self ) -> None:
-        self.abandoned = False
+        super( ).__init__( )
         self.broken = False
-        self.closed = False
-        self.escape = False
         self.items: list[ tuple[ int, int ] ] = [ ]
-        self.offset = 0
-        self.pieces: list[ str ] = [ ]
         self.quote = ''
         self.stack: list[ str ] = [ ]
         self.start = 1
@@ -177,19 +184,7 @@ class ListScanner:
             position = self.offset + index - start - 1
             if self._consume( match.group( ), position ):
                 return self._keep( text, start, index )
-        if limit < len( text ): # too large: ends at its maximum size
-            self.abandoned = True
-            return self._keep( text, start, limit )
-        self._keep( text, start, limit )
-        return None
-
-    def is_closed( self ) -> bool:
-        ''' Returns whether the list closed. '''
-        return self.closed
-
-    def produce_region( self ) -> str:
-        ''' Returns text of region scanned. '''
-        return ''.join( self.pieces )
+        return self._keep_rest( text, start, limit )
 
     def survey_items( self ) -> Spans:
         ''' Returns spans of complete items. '''
@@ -218,11 +213,6 @@ class ListScanner:
                 self.start = position + 1
         elif character != '\\': return self._close( character, position )
         return False
-
-    def _keep( self, text: str, start: int, end: int ) -> int:
-        self.pieces.append( text[ start : end ] )
-        self.offset += end - start
-        return end
 
     def _skip_string( self, text: str, index: int, limit: int ) -> int:
         ''' Returns index after string contents (or limit) from index. '''

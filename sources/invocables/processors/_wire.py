@@ -55,6 +55,17 @@ def access_field(
     return default
 
 
+def access_genus(
+    event: object, label: __.Absential[ str ] = __.absent
+) -> object:
+    ''' Returns type of stream event: its ``type``, else the label (the
+        server-sent event's name), if any.
+    '''
+    genus = access_field( event, 'type' )
+    if genus is None and not __.is_absent( label ): return label
+    return genus
+
+
 def access_index(
     value: object, provider: str, where: str, name: str = 'index'
 ) -> int:
@@ -267,44 +278,23 @@ def produce_failure(
 
 
 def produce_function_tool(
+    self: object,
     name: str,
     description: str,
     schema: NativeObject,
-    *,
-    strict: bool = False,
+    strict: bool = False, # noqa: FBT001,FBT002
 ) -> _natives.FunctionTool:
-    ''' Returns ``{ type: 'function', function: { name, ... } }``.
+    ''' Returns tool as ``{ type: 'function', function: ... }``.
 
         The tool shape of OpenAI Chat Completions, which Cohere and Ollama
-        share.
+        share: their processors take this function as their
+        ``produce_tool`` method (one call per tool, not two).
     '''
     function: _natives.FunctionSpecification = (
         { 'name': name, 'description': description, 'parameters': schema }
         if description else { 'name': name, 'parameters': schema } )
     if strict: function[ 'strict' ] = True
     return { 'type': 'function', 'function': function }
-
-
-def produce_function_tools(
-    names: __.cabc.Sequence[ str ],
-    descriptions: __.cabc.Sequence[ str ],
-    schemas: __.cabc.Sequence[ NativeObject ],
-    stricts: __.cabc.Sequence[ bool ] = ( ),
-) -> list[ _natives.FunctionTool ]:
-    ''' Returns tools as :py:func:`produce_function_tool` does, one per
-        name, in one pass (no call per tool).
-    '''
-    if True in stricts:
-        return [
-            produce_function_tool( name, description, schema, strict = strict )
-            for name, description, schema, strict in zip(
-                names, descriptions, schemas, stricts, strict = True ) ]
-    return [
-        { 'type': 'function', 'function': {
-            'name': name, 'description': description, 'parameters': schema }
-          if description else { 'name': name, 'parameters': schema } }
-        for name, description, schema in zip(
-            names, descriptions, schemas, strict = True ) ]
 
 
 def produce_invalidity(

@@ -92,8 +92,7 @@ class AnthropicAccumulator(
     ) -> _wire.Invocations:
         ''' Maps one raw stream event onto the accumulator. '''
         access = _wire.access_field
-        genus = access( event, 'type' )
-        if genus is None and not __.is_absent( label ): genus = label
+        genus = _wire.access_genus( event, label )
         if genus not in _GENERA_KNOWN and (
             not isinstance( genus, str ) or _GENERA_FOREIGN.search( genus )
         ):

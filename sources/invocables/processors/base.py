@@ -354,11 +354,12 @@ def adapt_invoker_schema(
     root = getattr( validator, 'root', None )
     if root is None or validator.schema is not schema:
         adapted = adapt_schema( provider, name, schema, dialect )
-    elif _dialects.takes_plain_roots( dialect ): adapted = root
     # The validator's root is a plain copy of the schema: no need to read
     # the schema again to know it plain.
-    else:
-        adapted = adapt_schema( provider, name, root, dialect, plain = True )
+    elif dialect in _dialects.DIALECTS_ROOT_TAKEN: adapted = root
+    elif dialect and dialect != 'openai-strict':
+        adapted = _dialects.adapt_plain_root( name, root, dialect )
+    else: adapted = adapt_schema( provider, name, root, dialect, plain = True )
     if adapted is not None: adaptations[ dialect ] = adapted
     return adapted
 

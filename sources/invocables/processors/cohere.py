@@ -58,8 +58,7 @@ class CohereAccumulator(
         if isinstance( event, ( str, bytes, bytearray ) ):
             event = _wire.decode_event( PROVIDER, event, ( _DONE, ) )
             if event is None: return ( )
-        genus = access( event, 'type' )
-        if genus is None and not __.is_absent( label ): genus = label
+        genus = _wire.access_genus( event, label )
         _raise_on_error( event, genus )
         if not isinstance( genus, str ) or _GENERA_FOREIGN.search( genus ):
             raise __.exceptions.ResponseInvalidity(
@@ -93,16 +92,8 @@ class CohereAccumulator(
             emitted so far, with its id and its arguments as sent, so that
             the message can start the next turn.
         '''
-        calls: list[ _natives.CohereToolCall ] = [
-            {
-                'id': emission.invocation.identifier,
-                'type': 'function',
-                'function': {
-                    'name': emission.invocation.name,
-                    'arguments': _wire.render_arguments( emission.arguments ),
-                },
-            }
-            for emission in self.survey_invocations( ) ]
+        calls = _streaming.produce_function_calls(
+            self.survey_invocations( ) )
         return _produce_message(
             ''.join( self._plans ), calls, ''.join( self._texts ) )
 
@@ -144,11 +135,7 @@ class CohereProcessor(
     dialect = __.providers.PROVIDERS[ PROVIDER ].dialect
     accumulator_class = CohereAccumulator
 
-    def produce_tool(
-        self, name: str, description: str, schema: _wire.NativeObject
-    ) -> _natives.CohereTool:
-        ''' Returns tool as ``{ type: 'function', function: ... }``. '''
-        return _wire.produce_function_tool( name, description, schema )
+    produce_tool = _wire.produce_function_tool
 
     def produce_invocations(
         self, native_message: object

@@ -41,6 +41,8 @@ _CHUNK_FIELDS = (
 )
 _STOPS_TRUNCATING = frozenset( ( 'MAX_TOKENS', 'MALFORMED_FUNCTION_CALL' ) )
 
+_access = _partials.access_aliased
+
 if not _typx.TYPE_CHECKING: # plain dictionaries; the SDK's types below
     _Blob = _Response = _Schema = _wire.NativeObject
 else:
@@ -413,16 +415,6 @@ def _produce_content(
     '''
     return __.typx.cast(
         _natives.GeminiContent, { 'role': 'model', 'parts': parts } )
-
-
-def _access(
-    value: object, name: str, alias: __.Absential[ str ] = __.absent
-) -> __.typx.Any:
-    ''' Returns field by wire name (camelCase) or Python name. '''
-    found = _wire.access_field( value, name )
-    if found is None and not __.is_absent( alias ):
-        found = _wire.access_field( value, alias )
-    return found
 
 
 def _access_candidates( event: object ) -> __.cabc.Sequence[ __.typx.Any ]:

@@ -18,7 +18,6 @@
 import invocables.processors.__ as __
 import invocables.processors.base as _base
 import invocables.processors.natives as _natives
-import invocables.processors.streaming as _streaming
 import invocables.processors.textcalls as _textcalls
 import invocables.processors._wire as _wire
 
@@ -28,7 +27,7 @@ PROVIDER = 'ollama'
 
 
 class OllamaAccumulator(
-    _streaming.AccumulatorBase[ _natives.OllamaAssistantMessage ]
+    _textcalls.TextCallsAccumulatorBase[ _natives.OllamaAssistantMessage ]
 ):
     ''' Accumulates streamed ``/api/chat`` chunks into tool calls.
 
@@ -38,21 +37,16 @@ class OllamaAccumulator(
         invalidity. The text is kept for :py:meth:`produce_message`.
     '''
 
-    __slots__ = (
-        '_calls', '_done', '_serial', '_shown', '_texts', '_thoughts' )
+    __slots__ = ( '_done', '_serial', '_thoughts' )
 
     provider = PROVIDER
 
     def __init__(
         self, text_calls: _textcalls.TextCallsOption | None = None
     ) -> None:
-        super( ).__init__( )
-        self._calls = (
-            None if text_calls is None else text_calls.produce_stream( ) )
+        super( ).__init__( text_calls )
         self._done = False
         self._serial = 0
-        self._shown = 0
-        self._texts: list[ str ] = [ ]
         self._thoughts: list[ str ] = [ ]
 
     def ingest_event(
@@ -68,7 +62,7 @@ class OllamaAccumulator(
         thought = _wire.access_field( message, 'thinking' )
         if isinstance( thought, str ) and thought:
             self._thoughts.append( thought )
-        invocations = list( self._ingest_text(
+        invocations = list( self.feed_text(
             _wire.access_field( message, 'content' ) ) )
         calls = _access_calls( event )
         if calls and self._done:
@@ -91,19 +85,6 @@ class OllamaAccumulator(
             invocations.extend( self._conclude_text( event, invocations ) )
         return tuple( invocations )
 
-    def conclude_stream(
-        self
-    ) -> __.cabc.Sequence[ __.canisters.InvocationCanister ]:
-        ''' Returns calls written as text which the end completes; raises
-            interruption for those cut off.
-        '''
-        if self._calls is None: return ( )
-        ended = self._calls.concluded
-        invocations = self._calls.conclude(
-            self._texts, natives = bool( self.survey_invocations( ) ) )
-        self._calls.validate( self.reason, ended = ended )
-        return invocations
-
     def _conclude_text(
         self, event: object, natives: __.cabc.Sequence[ object ]
     ) -> _wire.Invocations:
@@ -112,15 +93,7 @@ class OllamaAccumulator(
         if stop == 'length':
             self._calls.truncated = True
             self.reason = f"the response stopped for reason {stop!r}."
-        return self._calls.conclude( self._texts, natives = bool(
-            natives or self.survey_invocations( ) ) )
-
-    def _ingest_text( self, text: object ) -> _wire.Invocations:
-        if not isinstance( text, str ) or not text: return ( )
-        if self._calls is None:
-            self._texts.append( text )
-            return ( )
-        return self._calls.feed( text, self._texts )
+        return self.conclude_text( natives )
 
     def produce_message( self ) -> _natives.OllamaAssistantMessage:
         ''' Returns ``{ role: 'assistant', content, tool_calls }``.
@@ -133,15 +106,6 @@ class OllamaAccumulator(
             emission.invocation for emission in self.survey_invocations( ) ]
         return _produce_message(
             ''.join( self._texts ), ''.join( self._thoughts ), invocations )
-
-    def release_text( self ) -> str:
-        ''' Returns text released since the last call: the text of the
-            stream, less the calls written in it (option ``text_calls``),
-            which the reader holds back until it knows them.
-        '''
-        text = ''.join( self._texts[ self._shown : ] )
-        self._shown = len( self._texts )
-        return text
 
 
 class OllamaProcessor(
@@ -169,11 +133,7 @@ class OllamaProcessor(
         ''' Produces accumulator for one streamed response. '''
         return OllamaAccumulator( text_calls = self.text_calls )
 
-    def produce_tool(
-        self, name: str, description: str, schema: _wire.NativeObject
-    ) -> _natives.OllamaTool:
-        ''' Returns tool as ``{ type: 'function', function: ... }``. '''
-        return _wire.produce_function_tool( name, description, schema )
+    produce_tool = _wire.produce_function_tool
 
     def produce_invocations(
         self, native_message: object

@@ -33,7 +33,7 @@ _Assistant = __.typx.TypeVar(
     '_Assistant', default = _natives.OpenaiAssistantMessage )
 
 
-class OpenaiAccumulator( _streaming.AccumulatorBase[ _Assistant ] ):
+class OpenaiAccumulator( _textcalls.TextCallsAccumulatorBase[ _Assistant ] ):
     ''' Accumulates Chat Completions chunks into tool calls.
 
         Reads one choice (the first, unless another is asked for), as
@@ -46,10 +46,7 @@ class OpenaiAccumulator( _streaming.AccumulatorBase[ _Assistant ] ):
         are emitted, and the others are interrupted.
     '''
 
-    __slots__ = (
-        '_calls', '_choice', '_others', '_refusals', '_seen', '_shown',
-        '_texts', '_truncated',
-    )
+    __slots__ = ( '_choice', '_others', '_refusals', '_seen', '_truncated' )
 
     provider = PROVIDER
 
@@ -58,15 +55,11 @@ class OpenaiAccumulator( _streaming.AccumulatorBase[ _Assistant ] ):
         choice: int = 0,
         text_calls: _textcalls.TextCallsOption | None = None,
     ) -> None:
-        super( ).__init__( )
-        self._calls = (
-            None if text_calls is None else text_calls.produce_stream( ) )
+        super( ).__init__( text_calls )
         self._choice = choice
         self._others = False
         self._seen = False
         self._refusals: list[ str ] = [ ]
-        self._shown = 0
-        self._texts: list[ str ] = [ ]
         self._truncated = False
 
     def ingest_event(
@@ -77,7 +70,7 @@ class OpenaiAccumulator( _streaming.AccumulatorBase[ _Assistant ] ):
             event = _wire.decode_event( PROVIDER, event, ( _DONE, ) )
             if event is None:
                 natives = ( ) if self._truncated else self.complete_calls( )
-                return natives + self._conclude_text_calls( natives )
+                return natives + self.conclude_text( natives )
         error = _access_error( event )
         if error is not None: raise _wire.produce_failure( PROVIDER, error )
         choices = _wire.access_field( event, 'choices' )
@@ -104,11 +97,7 @@ class OpenaiAccumulator( _streaming.AccumulatorBase[ _Assistant ] ):
             raise __.exceptions.ResponseInvalidity(
                 PROVIDER, f"the stream carried no choice {self._choice}; "
                 "ask for more choices (n), or read another one." )
-        if self._calls is None: return ( )
-        ended = self._calls.concluded
-        invocations = self._conclude_text_calls( ( ) )
-        self._calls.validate( self.reason, ended = ended )
-        return invocations
+        return super( ).conclude_stream( )
 
     def produce_message( self ) -> _Assistant:
         ''' Returns ``{ role: 'assistant', content, tool_calls }``.
@@ -117,16 +106,8 @@ class OpenaiAccumulator( _streaming.AccumulatorBase[ _Assistant ] ):
             its id (synthesized ones included) and its arguments as sent, so
             that the message can start the next turn.
         '''
-        calls: list[ _wire.NativeObject ] = [
-            {
-                'id': emission.invocation.identifier,
-                'type': 'function',
-                'function': {
-                    'name': emission.invocation.name,
-                    'arguments': _wire.render_arguments( emission.arguments ),
-                },
-            }
-            for emission in self.survey_invocations( ) ]
+        calls = _streaming.produce_function_calls(
+            self.survey_invocations( ) )
         text = ''.join( self._texts )
         message: _wire.NativeObject = {
             'role': 'assistant', 'content': text or ( None if calls else '' ) }
@@ -136,23 +117,11 @@ class OpenaiAccumulator( _streaming.AccumulatorBase[ _Assistant ] ):
         # The shape of Chat Completions, which the type argument names.
         return __.typx.cast( _Assistant, message )
 
-    def release_text( self ) -> str:
-        ''' Returns text released since the last call: the text of the
-            stream, less the calls written in it (option ``text_calls``),
-            which the reader holds back until it knows them.
-        '''
-        text = ''.join( self._texts[ self._shown : ] )
-        self._shown = len( self._texts )
-        return text
-
     def _ingest_choice( self, choice: object ) -> _wire.Invocations:
         access = _wire.access_field
         delta = access( choice, 'delta' )
         text = access( delta, 'content' )
-        invocations: list[ __.canisters.InvocationCanister ] = [ ]
-        if isinstance( text, str ) and text:
-            if self._calls is None: self._texts.append( text )
-            else: invocations.extend( self._calls.feed( text, self._texts ) )
+        invocations = list( self.feed_text( text ) )
         calls = access( delta, 'tool_calls' )
         if calls is None:
             refusal = access( delta, 'refusal' )
@@ -170,16 +139,8 @@ class OpenaiAccumulator( _streaming.AccumulatorBase[ _Assistant ] ):
             if self._calls is not None: self._calls.truncated = True
             invocations.extend( self.complete_calls( truncated = True ) )
         else: invocations.extend( self.complete_calls( ) )
-        invocations.extend( self._conclude_text_calls( invocations ) )
+        invocations.extend( self.conclude_text( invocations ) )
         return tuple( invocations )
-
-    def _conclude_text_calls(
-        self, natives: __.cabc.Sequence[ object ]
-    ) -> _wire.Invocations:
-        ''' Ends text calls; drops them if the response called natively. '''
-        if self._calls is None: return ( )
-        return self._calls.conclude( self._texts, natives = bool(
-            natives or self.survey_invocations( ) ) )
 
     def _ingest_call(
         self, position: int, call: object
@@ -241,9 +202,9 @@ class StrictProcessorBase(
                 invoker, name, 'openai-strict', self.provider )
             if schema is not None:
                 return ( name, description, schema, True )
-        recipe = super( ).adapt_tool( name, description, invoker )
-        if recipe is None: return None
-        return ( *recipe, False )
+        schema = _base.adapt_invoker_schema( invoker, name, self.dialect )
+        if schema is None: return None
+        return ( name, description, schema, False )
 
     def is_remembered(
         self, columns: tuple[ tuple[ __.typx.Any, ... ], ... ]
@@ -251,16 +212,6 @@ class StrictProcessorBase(
         ''' Returns whether every tool is strict when strict mode is asked.
         '''
         return not self.strict or all( columns[ 3 ] )
-
-    def produce_tool(
-        self,
-        name: str,
-        description: str,
-        schema: _wire.NativeObject,
-        strict: bool = False, # noqa: FBT001,FBT002
-    ) -> _natives.Tool:
-        ''' Hook: returns one tool in native format. '''
-        raise NotImplementedError  # pragma: no cover
 
     async def execute_invocations(
         self,
@@ -316,16 +267,7 @@ class OpenaiProcessor(
         return OpenaiAccumulator(
             choice = self.choice, text_calls = self.text_calls )
 
-    def produce_tool(
-        self,
-        name: str,
-        description: str,
-        schema: _wire.NativeObject,
-        strict: bool = False, # noqa: FBT001,FBT002
-    ) -> _natives.OpenaiTool:
-        ''' Returns tool as ``{ type: 'function', function: ... }``. '''
-        return _wire.produce_function_tool(
-            name, description, schema, strict = strict )
+    produce_tool = _wire.produce_function_tool
 
     def produce_invocations(
         self, native_message: object

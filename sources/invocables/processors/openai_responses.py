@@ -42,7 +42,9 @@ else:
 _Items: __.typx.TypeAlias = list[ _natives.OpenaiResponsesItem ]
 
 
-class OpenaiResponsesAccumulator( _streaming.AccumulatorBase[ _Items ] ):
+class OpenaiResponsesAccumulator(
+    _textcalls.TextCallsAccumulatorBase[ _Items ]
+):
     ''' Accumulates Responses stream events into function calls.
 
         A call is complete at ``response.function_call_arguments.done`` or
@@ -52,48 +54,30 @@ class OpenaiResponsesAccumulator( _streaming.AccumulatorBase[ _Items ] ):
         kept for :py:meth:`produce_message`.
     '''
 
-    __slots__ = ( '_calls', '_items', '_option', '_shown', '_texts' )
+    __slots__ = ( '_items', '_option' )
 
     provider = PROVIDER
 
     def __init__(
         self, text_calls: _textcalls.TextCallsOption | None = None
     ) -> None:
-        super( ).__init__( )
-        self._calls = (
-            None if text_calls is None else text_calls.produce_stream( ) )
+        super( ).__init__( text_calls )
         self._items: dict[ int, object ] = { }
         self._option = text_calls
-        self._shown = 0
-        self._texts: list[ str ] = [ ]
-
-    def conclude_stream(
-        self
-    ) -> __.cabc.Sequence[ __.canisters.InvocationCanister ]:
-        ''' Returns calls written as text which the end completes; raises
-            interruption for those cut off.
-        '''
-        if self._calls is None: return ( )
-        ended = self._calls.concluded
-        invocations = self._calls.conclude(
-            self._texts, natives = bool( self.survey_invocations( ) ) )
-        self._calls.validate( self.reason, ended = ended )
-        return invocations
 
     def ingest_event(
         self, event: object, label: __.Absential[ str ]
     ) -> _wire.Invocations:
         ''' Maps one stream event onto the accumulator. '''
         access = _wire.access_field
-        genus = access( event, 'type' )
-        if genus is None and not __.is_absent( label ): genus = label
+        genus = _wire.access_genus( event, label )
         if not isinstance( genus, str ) or _GENERA_FOREIGN.search( genus ):
             raise __.exceptions.ResponseInvalidity(
                 PROVIDER, "the event has no 'type' of a Responses stream "
                 "event (the payload of another provider?)." )
         match genus:
             case 'response.output_item.added':
-                return self._commence_item( event )
+                return self._ingest_item( event )
             case 'response.function_call_arguments.delta':
                 self.extend_call(
                     _access_index( event ), access( event, 'delta' ),
@@ -106,7 +90,7 @@ class OpenaiResponsesAccumulator( _streaming.AccumulatorBase[ _Items ] ):
                     __.absent if arguments is None else arguments )
             case 'response.output_item.done':
                 self._record_item( event )
-                return self._complete_item( event )
+                return self._ingest_item( event, done = True )
             case 'response.incomplete':
                 details = access(
                     access( event, 'response' ), 'incomplete_details' )
@@ -150,15 +134,6 @@ class OpenaiResponsesAccumulator( _streaming.AccumulatorBase[ _Items ] ):
         # Output items as the API sent them: input items of its own type.
         return __.typx.cast( _Items, items )
 
-    def release_text( self ) -> str:
-        ''' Returns text released since the last call: the text of the
-            stream, less the calls written in it (option ``text_calls``),
-            which the reader holds back until it knows them.
-        '''
-        text = ''.join( self._texts[ self._shown : ] )
-        self._shown = len( self._texts )
-        return text
-
     def _record_item( self, event: object ) -> None:
         ''' Keeps item done, made plain only for ``produce_message``. '''
         index = _wire.access_field( event, 'output_index' )
@@ -171,49 +146,37 @@ class OpenaiResponsesAccumulator( _streaming.AccumulatorBase[ _Items ] ):
         ''' Reads text deltas, and the end of the text, for text calls. '''
         if genus == 'response.completed':
             self.conclusion = _wire.access_field( event, 'response' )
-            if self._calls is None: return ( )
-            return self._calls.conclude(
-                self._texts, natives = bool( self.survey_invocations( ) ) )
+            return self.conclude_text( )
         if genus != 'response.output_text.delta': return ( )
-        delta = _wire.access_field( event, 'delta' )
-        if not isinstance( delta, str ) or not delta: return ( )
-        if self._calls is None:
-            self._texts.append( delta )
-            return ( )
-        return self._calls.feed( delta, self._texts )
+        return self.feed_text( _wire.access_field( event, 'delta' ) )
 
-    def _commence_item( self, event: object ) -> _wire.Invocations:
-        access = _wire.access_field
-        item = access( event, 'item' )
-        if access( item, 'type' ) != 'function_call': return ( )
-        index = _access_index( event )
-        tag = _access_tag( access( item, 'id' ) )
-        if self.is_repeated( index, tag ): return ( )
-        emitted = self.commence_call(
-            index, tag,
-            _wire.access_text( access( item, 'name' ), PROVIDER, 'name' ),
-            identifier = _access_tag( access( item, 'call_id' ) ) )
-        self.extend_call( index, access( item, 'arguments' ), tag )
-        return emitted
-
-    def _complete_item( self, event: object ) -> _wire.Invocations:
+    def _ingest_item(
+        self, event: object, *, done: bool = False
+    ) -> _wire.Invocations:
+        ''' Opens the call of a function call item added; of one done,
+            opens it unless emitted already, and completes it.
+        '''
         access = _wire.access_field
         item = access( event, 'item' )
         if access( item, 'type' ) != 'function_call': return ( )
         index = _access_index( event )
         tag = _access_tag( access( item, 'id' ) )
         # Done after the arguments were: the call was emitted already.
-        if not self.is_open( index ) and self.is_closed( index, tag ):
-            return ( )
+        if done and not self.is_open( index ) and self.is_closed(
+            index, tag
+        ): return ( )
         if self.is_repeated( index, tag ): return ( )
         emitted = self.commence_call(
             index, tag,
             _wire.access_text( access( item, 'name' ), PROVIDER, 'name' ),
             identifier = _access_tag( access( item, 'call_id' ) ) )
+        arguments = access( item, 'arguments' )
+        if not done:
+            self.extend_call( index, arguments, tag )
+            return emitted
         if access( item, 'status' ) == 'incomplete':
             self.reason = "the function call item is incomplete."
             return emitted
-        arguments = access( item, 'arguments' )
         return emitted + self.complete_call(
             index, tag, __.absent if arguments is None else arguments )
 

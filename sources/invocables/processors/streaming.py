@@ -410,6 +410,26 @@ class AccumulatorBase( __.typx.Generic[ _natives.Assistant ] ):
             self._emissions.append( emission )
 
 
+def produce_function_calls(
+    emissions: __.cabc.Iterable[ StreamedInvocation ]
+) -> list[ _natives.CohereToolCall ]:
+    ''' Returns calls emitted as the tool calls of an assistant message of
+        Chat Completions (which Cohere shares): ``{ id, type: 'function',
+        function: { name, arguments } }``, each with the id of its canister
+        and its arguments as sent.
+    '''
+    return [
+        {
+            'id': emission.invocation.identifier,
+            'type': 'function',
+            'function': {
+                'name': emission.invocation.name,
+                'arguments': _wire.render_arguments( emission.arguments ),
+            },
+        }
+        for emission in emissions ]
+
+
 def _access_decoded( slot: _Slot, arguments: object ) -> object:
     ''' Returns object decoded by ``is_whole`` from arguments, if it still
         holds: the text is the one fragment it joined, and is an object.

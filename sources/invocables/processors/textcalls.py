@@ -52,10 +52,17 @@
     is run (whole, :py:meth:`TextCallsOption.read` raises truncation;
     streamed, :py:class:`TextCallsStream` holds its calls until the end of
     the response, emits none, and raises interruption).
+
+    The accumulators of the processors which take option ``text_calls``
+    (OpenAI Chat, Responses, Ollama) subclass
+    :py:class:`TextCallsAccumulatorBase`: it keeps the text of the stream,
+    reads the calls in it, and releases the text less those calls.
 '''
 
 
 import invocables.processors.__ as __
+import invocables.processors.natives as _natives
+import invocables.processors.streaming as _streaming
 from ._textreader import (
     DEPTH_MAXIMUM as DEPTH_MAXIMUM,
     FORMATS as FORMATS,
@@ -233,3 +240,59 @@ class TextCallsStream:
         truncations = self.reader.truncations
         if truncations and ( self.truncated or not ended ):
             raise __.exceptions.InvocationInterruption( truncations, reason )
+
+
+class TextCallsAccumulatorBase(
+    _streaming.AccumulatorBase[ _natives.Assistant ]
+):
+    ''' Accumulator whose stream may write calls as text (option
+        ``text_calls``): keeps the text deltas, reads the calls in them,
+        and releases the text less those calls.
+    '''
+
+    __slots__ = ( '_calls', '_shown', '_texts' )
+
+    def __init__( self, text_calls: TextCallsOption | None = None ) -> None:
+        super( ).__init__( )
+        self._calls = (
+            None if text_calls is None else text_calls.produce_stream( ) )
+        self._shown = 0
+        self._texts: list[ str ] = [ ]
+
+    def conclude_stream(
+        self
+    ) -> __.cabc.Sequence[ __.canisters.InvocationCanister ]:
+        ''' Returns calls written as text which the end completes; raises
+            interruption for those cut off.
+        '''
+        if self._calls is None: return ( )
+        ended = self._calls.concluded
+        invocations = self.conclude_text( )
+        self._calls.validate( self.reason, ended = ended )
+        return invocations
+
+    def conclude_text(
+        self, natives: __.cabc.Sequence[ object ] = ( )
+    ) -> Invocations:
+        ''' Ends text calls; drops them if the response called natively.
+        '''
+        if self._calls is None: return ( )
+        return self._calls.conclude( self._texts, natives = bool(
+            natives or self.survey_invocations( ) ) )
+
+    def feed_text( self, text: object ) -> Invocations:
+        ''' Takes text delta of the stream: kept, or read for calls. '''
+        if not isinstance( text, str ) or not text: return ( )
+        if self._calls is None:
+            self._texts.append( text )
+            return ( )
+        return self._calls.feed( text, self._texts )
+
+    def release_text( self ) -> str:
+        ''' Returns text released since the last call: the text of the
+            stream, less the calls written in it (option ``text_calls``),
+            which the reader holds back until it knows them.
+        '''
+        text = ''.join( self._texts[ self._shown : ] )
+        self._shown = len( self._texts )
+        return text
