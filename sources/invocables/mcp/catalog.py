@@ -125,15 +125,6 @@ class Catalog:
             else tool.annotations.model_dump(
                 by_alias = True, exclude_none = True ) )
         timeout = self.options.timeouts.get( tool.name, __.absent )
-        invoker = _invokers.FunctionInvoker(
-            name = tool.name,
-            invocable = self.producer( tool.name, timeout ),
-            arguments_schema = argschema,
-            description = tool.description or '',
-            ensemble = self.ensemble,
-            timeout = timeout,
-            annotations = annotations,
-            outschema = outschema )
         description = _records.ToolDescription(
             name = tool.name,
             title = __.absent if tool.title is None else tool.title,
@@ -141,6 +132,24 @@ class Catalog:
             argschema = argschema,
             outschema = outschema,
             annotations = annotations )
+        return self._produce_entry(
+            self.producer( tool.name, timeout ), description, timeout )
+
+    def _produce_entry(
+        self,
+        invocable: _invokers.Invocable,
+        description: _records.ToolDescription,
+        timeout: __.Absential[ float | None ] = __.absent,
+    ) -> _Entry:
+        ''' Produces invoker of a tool as its description says; checks
+            schema of arguments.
+        '''
+        invoker = _invokers.FunctionInvoker(
+            name = description.name, invocable = invocable,
+            arguments_schema = description.argschema,
+            description = description.description, ensemble = self.ensemble,
+            timeout = timeout, annotations = description.annotations,
+            outschema = description.outschema )
         return invoker, description
 
     def _replace(

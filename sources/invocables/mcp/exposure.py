@@ -105,16 +105,10 @@ class ExposureCatalog( _catalog.Catalog ):
             description = (
                 f"Reads a resource of MCP server {server!r} by URI. Find "
                 f"URIs and URI templates with {listing!r}." )
-        annotations = __.immut.Dictionary[ str, __.typx.Any ]( _ANNOTATIONS )
-        ensemble_ = __.typx.cast(
-            __.Absential[ _ensembles.Ensemble ], self.ensemble )
-        invoker = _invokers.FunctionInvoker(
-            name = name, invocable = invocable, arguments_schema = schema,
-            description = description, ensemble = ensemble_,
-            annotations = annotations )
-        return invoker, _records.ToolDescription(
+        return self._produce_entry( invocable, _records.ToolDescription(
             name = name, description = description, argschema = schema,
-            annotations = annotations )
+            annotations = __.immut.Dictionary[ str, __.typx.Any ](
+                _ANNOTATIONS ) ) )
 
 
 def produce_catalog(
