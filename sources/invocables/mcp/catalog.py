@@ -83,7 +83,7 @@ class Catalog:
                 omissions.append( _records.Omission(
                     name = tool.name, reason = str( exception ) ) )
         self._warn_missing( tools )
-        self._replace( fingerprints, entries, omissions )
+        self._replace( fingerprints, self._complete( entries ), omissions )
 
     def _access_omission_reason(
         self,
@@ -111,6 +111,12 @@ class Catalog:
                 self.name, name )
             return 'listed twice by server'
         return None
+
+    def _complete(
+        self, entries: dict[ str, _Entry ]
+    ) -> dict[ str, _Entry ]:
+        ''' Returns entries with the catalog's own tools (none here). '''
+        return entries
 
     def _produce( self, tool: _mcp_types.Tool ) -> _Entry:
         ''' Produces invoker and description; checks schema of arguments. '''

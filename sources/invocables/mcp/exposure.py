@@ -69,12 +69,8 @@ class Resourceful( __.typx.Protocol ):
 class ExposureCatalog( _catalog.Catalog ):
     ''' Catalog which offers the server's resources as two more tools. '''
 
-    def _replace(
-        self,
-        fingerprints: tuple[ str, ... ],
-        entries: dict[ str, Entry ],
-        omissions: __.cabc.Sequence[ _records.Omission ],
-    ) -> None:
+    def _complete( self, entries: dict[ str, Entry ] ) -> dict[ str, Entry ]:
+        ''' Returns entries with the two resource tools added. '''
         taken = { invoker.name for invoker, _ in entries.values( ) }
         listing = select_name( LISTING_NAME, taken )
         taken.add( listing )
@@ -84,7 +80,7 @@ class ExposureCatalog( _catalog.Catalog ):
             key = f"{_KEY_PREFIX}{kind}:{listing}:{reading}"
             entries[ key ] = self.entries.get( key ) or self._produce_tool(
                 kind, name, listing = listing, reading = reading )
-        super( )._replace( fingerprints, entries, omissions )
+        return entries
 
     def _produce_tool(
         self, kind: str, name: str, *, listing: str, reading: str
