@@ -350,9 +350,9 @@ def adapt_invoker_schema(
     adapted = adaptations.get( dialect )
     if adapted is not None: return adapted
     schema = invoker_.arguments_schema
-    validator: __.typx.Any = getattr( invoker_, 'validator', None )
-    root = getattr( validator, 'root', None )
-    if root is None or validator.schema is not schema:
+    try: root = invoker_.validator.root
+    except AttributeError: root = None
+    if root is None or invoker_.validator.schema is not schema:
         adapted = adapt_schema( provider, name, schema, dialect )
     # The validator's root is a plain copy of the schema: no need to read
     # the schema again to know it plain.
