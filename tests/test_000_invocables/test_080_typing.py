@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 
 
+# One worker runs the module: its tests share one run of pyright.
+pytestmark = pytest.mark.xdist_group( 'typing' )
 _root = Path( __file__ ).parents[ 2 ]
 _applications = _root / 'tests' / 'data' / 'applications'
 _block_start = re.compile( r'^\.\. code-block:: python\s*$' )
@@ -72,21 +74,32 @@ def _survey_sources( ) -> dict[ str, str ]:
     return sources
 
 
-def _check_types(
-    location: Path, sources: dict[ str, str ], mode: str = 'standard'
-) -> dict[ str, object ]:
-    ''' Runs pyright over sources in a folder of their own; returns report.
+@pytest.fixture( scope = 'module' )
+def report( tmp_path_factory: pytest.TempPathFactory ) -> dict[ str, object ]:
+    ''' Pyright's report on users' code, in one run: the sources in a
+        folder ``standard`` in its standard mode, those which strict mode
+        reads in a folder ``strict`` in that mode (one run reads the
+        package and the SDKs once, not once per mode).
 
-        The configuration is pyright's mode and nothing else; the package
+        The configuration is pyright's modes and nothing else; the package
         comes from the running interpreter's environment, as an installed
         library.
     '''
-    for name, source in sources.items( ):
-        ( location / name ).write_text( source, encoding = 'utf-8' )
+    location = tmp_path_factory.mktemp( 'typing' )
+    sources = _survey_sources( )
+    for mode, names in (
+        ( 'standard', sorted( sources ) ),
+        ( 'strict', sorted( set( sources ) - _SOURCES_LAX ) ),
+    ):
+        ( location / mode ).mkdir( )
+        for name in names:
+            ( location / mode / name ).write_text(
+                sources[ name ], encoding = 'utf-8' )
     configuration = location / 'pyrightconfig.json'
     configuration.write_text( json.dumps( {
-        'include': sorted( sources ),
-        'typeCheckingMode': mode,
+        'include': [ 'standard', 'strict' ],
+        'strict': [ 'strict' ],
+        'typeCheckingMode': 'standard',
         'pythonVersion': '{}.{}'.format( *sys.version_info[ : 2 ] ),
     } ) )
     completed = subprocess.run(
@@ -97,6 +110,15 @@ def _check_types(
     except ValueError:
         pytest.fail( "pyright gave no report: {}".format(
             completed.stdout + completed.stderr ) )
+
+
+def _survey_errors( report: dict[ str, object ], mode: str ) -> list[ str ]:
+    ''' Returns errors of the report in the folder of the mode. '''
+    diagnostics: list[ dict[ str, object ] ] = report[ 'generalDiagnostics' ]
+    return [
+        _render_diagnostic( diagnostic ) for diagnostic in diagnostics
+        if diagnostic[ 'severity' ] == 'error'
+        if Path( str( diagnostic[ 'file' ] ) ).parent.name == mode ]
 
 
 def _render_diagnostic( diagnostic: dict[ str, object ] ) -> str:
@@ -128,41 +150,30 @@ def test_100_sources_surveyed( ):
 
 
 @pytest.mark.slow
-def test_200_users_code_type_checks( tmp_path ):
+def test_200_users_code_type_checks( report ):
     ''' Pyright's standard mode finds no error in users' code: public names
         are exported, and what processors give goes into the SDKs' typed
         calls as it is.
     '''
-    sources = _survey_sources( )
-    report = _check_types( tmp_path, sources )
-    summary = report[ 'summary' ]
-    errors = [
-        _render_diagnostic( diagnostic )
-        for diagnostic in report[ 'generalDiagnostics' ]
-        if diagnostic[ 'severity' ] == 'error' ]
+    errors = _survey_errors( report, 'standard' )
     assert not errors, '\n'.join( errors )
-    assert summary[ 'errorCount' ] == 0
-    assert summary[ 'filesAnalyzed' ] == len( sources )
+    sources = _survey_sources( )
+    summary: dict[ str, int ] = report[ 'summary' ]
+    assert summary[ 'filesAnalyzed' ] == (
+        2 * len( sources ) - len( _SOURCES_LAX & set( sources ) ) )
 
 
 @pytest.mark.slow
-def test_300_users_code_type_checks_strictly( tmp_path ):
+def test_300_users_code_type_checks_strictly( report ):
     ''' Pyright's strict mode finds no error in users' code either: the
         assistant messages of whole and streamed responses, the results and
         the transcripts go into typed lists of the SDKs' own message types
         with no cast (``documentation/examples/typed_*.py``).
     '''
-    sources = {
-        name: source for name, source in _survey_sources( ).items( )
-        if name not in _SOURCES_LAX }
+    sources = set( _survey_sources( ) ) - _SOURCES_LAX
     assert {
         'example_typed_anthropic.py', 'example_typed_openai.py',
         'application_openai_chat.py', 'application_anthropic_messages.py',
-        'page_openai.py', 'page_anthropic.py' } <= set( sources )
-    report = _check_types( tmp_path, sources, mode = 'strict' )
-    errors = [
-        _render_diagnostic( diagnostic )
-        for diagnostic in report[ 'generalDiagnostics' ]
-        if diagnostic[ 'severity' ] == 'error' ]
+        'page_openai.py', 'page_anthropic.py' } <= sources
+    errors = _survey_errors( report, 'strict' )
     assert not errors, '\n'.join( errors )
-    assert report[ 'summary' ][ 'filesAnalyzed' ] == len( sources )

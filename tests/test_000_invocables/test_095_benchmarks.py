@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 
+# One worker runs the module: its tests share one run of the benchmark.
+pytestmark = pytest.mark.xdist_group( 'benchmarks' )
 _root = Path( __file__ ).parents[ 2 ]
 _rows = (
     'local-call', 'stream-openai', 'stream-anthropic', 'import', 'mcp-wall',
