@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from mcp.server.lowlevel import NotificationOptions as _NotificationOptions
 
 import invocables.serving.__ as __
+import invocables.exceptions as _exceptions
 from ..mcp._sdk import MAJOR as _MAJOR
 from ..mcp._sdk import types as _types
 
@@ -173,14 +174,27 @@ class _SessionLegacy:
         self, *arguments: __.typx.Any, **keywords: __.typx.Any
     ) -> __.typx.Any:
         ''' Asks the client's user (``elicitation/create``). '''
+        self._verify_channel( 'elicitation' )
         return await self._connection.elicit( *arguments, **keywords )
 
     async def create_message(
         self, *arguments: __.typx.Any, **keywords: __.typx.Any
     ) -> __.typx.Any:
         ''' Asks the client's model (``sampling/createMessage``). '''
+        self._verify_channel( 'sampling' )
         return await self._connection.create_message(
             *arguments, **keywords )
+
+    def _verify_channel( self, request: str ) -> None:
+        ''' Raises if the client cannot be asked: a stateless session.
+
+            A 1.x session of the stateless mode serves one request, never
+            initialized: its client's answer would reach another session
+            (the request would wait for ever), where 2.x raises its
+            ``NoBackChannelError``.
+        '''
+        if self._connection.client_params is None:
+            raise _exceptions.LiaisonAbsence( request )
 
 
 class _EndpointLegacy:
