@@ -18,6 +18,7 @@ import socket as _socket
 import sys as _sys
 
 import invocables.__ as __
+import invocables.cli.commands as _commands
 import invocables.exceptions as _exceptions
 
 
@@ -68,7 +69,7 @@ def add_arguments(
         help = "no sessions: every request stands alone, so that several "
         "workers can serve" )
     parser.add_argument(
-        '--workers', type = _validate_workers, default = 1,
+        '--workers', type = _commands.validate_count, default = 1,
         help = "worker processes (needs --stateless)" )
     parser.add_argument(
         '--token-variable', metavar = 'NAME',
@@ -98,8 +99,8 @@ def add_arguments(
         help = "seconds an idle kept-alive connection stays open "
         "(default: 5)" )
     parser.add_argument(
-        '--connections-maximum', metavar = 'N', type = _validate_workers,
-        default = None,
+        '--connections-maximum', metavar = 'N',
+        type = _commands.validate_count, default = None,
         help = "connections and requests at once, per worker; more get 503 "
         "(default: 1000)" )
 
@@ -427,16 +428,6 @@ def _validate_seconds( text: str ) -> float:
         raise _argparse.ArgumentTypeError(
             f"expected a number of seconds above 0, not {text!r}" )
     return seconds
-
-
-def _validate_workers( text: str ) -> int:
-    ''' Returns count of workers: at least 1 (for argparse). '''
-    try: workers = int( text )
-    except ValueError: workers = 0
-    if workers < 1:
-        raise _argparse.ArgumentTypeError(
-            f"expected a whole number of at least 1, not {text!r}" )
-    return workers
 
 
 async def _supervise_workers(

@@ -18,6 +18,7 @@
 import contextvars as _contextvars
 
 import invocables.mcp.__ as __
+import invocables.mcp.callbacks as _callbacks
 import invocables.mcp.exchanges as _exchanges
 import invocables.mcp.records as _records
 import invocables.mcp._sdk as _sdk
@@ -331,9 +332,4 @@ def _produce_sampling_result( answer: object ) -> __.typx.Any:
     except _exceptions.CallbackAnswerInvalidity as exception:
         _scribe.error( "Relayed sampling: %s", exception )
         return _produce_refusal( 'sampling', invalid = True )
-    return _sdk.produce_model(
-        _mcp_types.CreateMessageResult,
-        role = 'assistant', model = response.model,
-        content = _mcp_types.TextContent(
-            type = 'text', text = response.text ),
-        stop_reason = response.stop_reason )
+    return _callbacks.produce_sampling_result( response )
