@@ -269,6 +269,40 @@ async def test_200_application_liaison( ):
     ]
 
 
+class _LiaisonAmiss( _Liaison ):
+    ''' A liaison whose accepted content breaks the requested schema. '''
+
+    async def elicit( self, message, schema ):
+        self.records.append( ( 'elicit', message ) )
+        return { 'action': 'accept', 'content': { 'view': 42 } }
+
+
+@pytest.mark.asyncio
+async def test_205_relayed_answer_validated( ):
+    ''' An answer relayed to the server meets the requested schema, as
+        the ensemble's own elicitor's does: else the server gets an error
+        naming where and which rule, never the value.
+    '''
+    upstream = invocables.mcp.produce_ensemble(
+        'relay', command = [ mcp_support.SERVERS_PYTHON, _RELAY ] )
+    upstream.configure_relay( )
+    liaison = _LiaisonAmiss( )
+    async with upstream:
+        with invokers.liaise( liaison ):
+            results = await invocables.execute_invocations(
+                [ invocables.InvocationCanister(
+                    identifier = 'c1', name = 'consult',
+                    arguments = { 'topic': 'tea' } ) ],
+                [ upstream ] )
+    answers = json.loads( results[ 0 ].content[ 0 ].text )
+    elicited = answers[ 'elicited' ]
+    assert elicited.startswith( 'error ' ), elicited
+    assert 'does not match the requested schema' in elicited
+    assert "keyword 'type'" in elicited
+    assert '42' not in elicited.split( ':', 1 )[ 1 ]
+    assert ( 'elicit', 'Your view on tea?' ) in liaison.records
+
+
 @pytest.mark.asyncio
 async def test_210_no_caller_falls_back( ):
     ''' Without a liaison, the ensemble's own callbacks answer; without

@@ -105,17 +105,15 @@ class Relay:
     ) -> __.typx.Any:
         ''' Answers ``elicitation/create`` by the caller's user. '''
         caller = self.access_caller( )
-        form = getattr( parameters, 'url', None ) is None
-        if caller is not None and form:
+        if caller is not None and getattr( parameters, 'url', None ) is None:
             schema: __.cabc.Mapping[ str, __.typx.Any ] = _sdk.access_field(
                 parameters, 'requested_schema', None ) or { }
             message = self.redactor.redact( parameters.message )
-            try: answer = await caller.ask( 'elicit', message, schema )
-            except _exceptions.LiaisonAbsence: pass
-            except _MCPError as exception: return exception.error
-            except Exception as exception:
-                return _produce_failure( 'elicitation', exception )
-            else: return _produce_elicit_result( answer )
+            result = await self._ask(
+                caller, 'elicitation',
+                lambda answer: self._produce_elicit_result( schema, answer ),
+                'elicit', message, schema )
+            if result is not None: return result
         if self.elicitor is not None:
             return await self.elicitor( context, parameters )
         return _produce_refusal( 'elicitation' )
@@ -166,16 +164,43 @@ class Relay:
                 name: value for name in _SAMPLING_FIELDS
                 if ( value := _sdk.access_field( parameters, name ) )
                 is not None }
-            try:
-                answer = await caller.ask( 'sample', messages, **options )
-            except _exceptions.LiaisonAbsence: pass
-            except _MCPError as exception: return exception.error
-            except Exception as exception:
-                return _produce_failure( 'sampling', exception )
-            else: return _produce_sampling_result( answer )
+            result = await self._ask(
+                caller, 'sampling', _produce_sampling_result,
+                'sample', messages, **options )
+            if result is not None: return result
         if self.sampler is not None:
             return await self.sampler( context, parameters )
         return _produce_refusal( 'sampling' )
+
+    async def _ask(
+        self,
+        caller: '_Caller',
+        request: str,
+        produce: __.cabc.Callable[ [ object ], __.typx.Any ],
+        method: str,
+        *arguments: __.typx.Any,
+        **keywords: __.typx.Any,
+    ) -> __.typx.Any:
+        ''' Returns the server's result of the caller's answer, an error
+            for the server if asking failed, or None if the caller has
+            nobody to ask (then the ensemble's own callback answers).
+        '''
+        try: answer = await caller.ask( method, *arguments, **keywords )
+        except _exceptions.LiaisonAbsence: return None
+        except _MCPError as exception: return exception.error
+        except Exception as exception:
+            return _produce_failure( request, exception )
+        return produce( answer )
+
+    def _produce_elicit_result(
+        self, schema: __.cabc.Mapping[ str, __.typx.Any ], answer: object
+    ) -> __.typx.Any:
+        try: response = _exchanges.produce_elicitation_response( answer )
+        except _exceptions.CallbackAnswerInvalidity as exception:
+            _scribe.error( "Relayed elicitation: %s", exception )
+            return _produce_refusal( 'elicitation', invalid = True )
+        return _callbacks.produce_elicit_result(
+            self.ensemble, schema, response )
 
 
 class _Caller:
@@ -281,20 +306,6 @@ def track(
     ''' Marks call as running on a relaying session, if relay. '''
     if relay is None: return __.ctxl.nullcontext( )
     return relay.track( context )
-
-
-def _produce_elicit_result( answer: object ) -> __.typx.Any:
-    if isinstance( answer, _mcp_types.ElicitResult ): return answer
-    try: response = _exchanges.produce_elicitation_response( answer )
-    except _exceptions.CallbackAnswerInvalidity as exception:
-        _scribe.error( "Relayed elicitation: %s", exception )
-        return _produce_refusal( 'elicitation', invalid = True )
-    if response.action is not _exchanges.ElicitationActions.Accept:
-        return _mcp_types.ElicitResult( action = response.action.value )
-    content: dict[ str, __.typx.Any ] = {
-        name: _exchanges.thaw_value( value )
-        for name, value in ( response.content or { } ).items( ) }
-    return _mcp_types.ElicitResult( action = 'accept', content = content )
 
 
 def _produce_failure(

@@ -212,7 +212,7 @@ class Features:
         response = await self._consult(
             'elicitor', 'elicit input', request, produce_elicitation_response )
         if isinstance( response, _mcp_types.ErrorData ): return response
-        return self._validate_elicitation( request, response )
+        return produce_elicit_result( self.ensemble, schema, response )
 
     async def _consult(
         self,
@@ -239,27 +239,6 @@ class Features:
             return _produce_error(
                 f"The client's {callback} returned an invalid answer "
                 f"({type( answer ).__name__}).", internal = True )
-
-    def _validate_elicitation(
-        self, request: ElicitationRequest, response: ElicitationResponse
-    ) -> __.typx.Any:
-        if response.action is not ElicitationActions.Accept:
-            return _mcp_types.ElicitResult( action = response.action.value )
-        content: dict[ str, __.typx.Any ] = {
-            name: _exchanges.thaw_value( value )
-            for name, value in ( response.content or { } ).items( ) }
-        failure = _exchanges.validate_content( request.schema, content )
-        if failure is not None:
-            where, keyword, reason = failure
-            _scribe.error(
-                "Elicitor of MCP ensemble %r accepted with content which "
-                "does not match the requested schema: at %s: %s",
-                self.ensemble, where, reason )
-            # The server learns where and which rule, never the value.
-            return _produce_error(
-                "The answer of the user does not match the requested "
-                f"schema: at {where}, keyword {keyword!r}." )
-        return _mcp_types.ElicitResult( action = 'accept', content = content )
 
     async def _list_roots( self, context: __.typx.Any ) -> __.typx.Any:
         roots = __.typx.cast( tuple[ str, ... ], self.roots )
@@ -383,6 +362,33 @@ def produce_sampler(
         return SamplingResponse( text = transcript.text, model = model )
 
     return sample
+
+
+def produce_elicit_result(
+    ensemble: str,
+    schema: __.cabc.Mapping[ str, __.typx.Any ],
+    response: ElicitationResponse,
+) -> __.typx.Any:
+    ''' Returns the SDK's elicitation result of a response, or an error
+        for the server if accepted content does not match the requested
+        schema (the server learns where and which rule, never the value).
+    '''
+    if response.action is not ElicitationActions.Accept:
+        return _mcp_types.ElicitResult( action = response.action.value )
+    content: dict[ str, __.typx.Any ] = {
+        name: _exchanges.thaw_value( value )
+        for name, value in ( response.content or { } ).items( ) }
+    failure = _exchanges.validate_content( schema, content )
+    if failure is not None:
+        where, keyword, reason = failure
+        _scribe.error(
+            "Elicitation answer for MCP ensemble %r accepted with content "
+            "which does not match the requested schema: at %s: %s",
+            ensemble, where, reason )
+        return _produce_error(
+            "The answer of the user does not match the requested "
+            f"schema: at {where}, keyword {keyword!r}." )
+    return _mcp_types.ElicitResult( action = 'accept', content = content )
 
 
 def produce_sampling_result( response: SamplingResponse ) -> __.typx.Any:
