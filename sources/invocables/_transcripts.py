@@ -41,23 +41,16 @@ class Result:
         self.trimmed = PLACEHOLDER_PREFIX in self.text[ : 80 ]
 
 
+@__.dcls.dataclass( slots = True, eq = False )
 class Call:
 
-    __slots__ = (
-        'arguments', 'identifier', 'index', 'name', 'order', 'position',
-        'result' )
-
-    def __init__(
-        self, index: int, position: int, identifier: object, name: str,
-        arguments: object,
-    ):
-        self.index = index
-        self.position = position
-        self.identifier = identifier
-        self.name = name
-        self.arguments = arguments
-        self.order = 0
-        self.result: Result | None = None
+    index: int
+    position: int
+    identifier: object
+    name: str
+    arguments: object
+    order: int = __.dcls.field( default = 0, init = False )
+    result: Result | None = __.dcls.field( default = None, init = False )
 
     @property
     def label( self ) -> str:

@@ -267,30 +267,19 @@ class TreeWalk:
             self._descend( stack, frame, name, states )
 
 
+@__.dcls.dataclass( slots = True, eq = False )
 class _Frame:
     ''' Folder of a walk: open, with its entries and where the walk is. '''
 
-    __slots__ = (
-        'entries', 'folder', 'identity', 'index', 'prefix', 'real', 'root',
-        'states' )
-
-    def __init__(
-        self,
-        folder: int,
-        prefix: str,
-        real: str,
-        root: _Root,
-        states: frozenset[ int ],
-        entries: list[ _Entry ],
-    ) -> None:
-        self.folder = folder
-        self.prefix = prefix
-        self.real = real
-        self.root = root
-        self.states = states
-        self.entries = entries
-        self.index = 0
-        self.identity: tuple[ int, int ] | None = None # while closed
+    folder: int
+    prefix: str
+    real: str
+    root: _Root
+    states: frozenset[ int ]
+    entries: list[ _Entry ]
+    index: int = __.dcls.field( default = 0, init = False )
+    identity: tuple[ int, int ] | None = __.dcls.field( # while closed
+        default = None, init = False )
 
 
 def _identify( folder: int ) -> tuple[ int, int ]:
