@@ -331,6 +331,24 @@ def produce_invocation(
         invalidity = invalidity, identifier_synthesized = synthesized )
 
 
+def produce_invocations(
+    provider: str,
+    calls: __.cabc.Iterable[ object ],
+    keys: tuple[ str, str, str ],
+    access: __.cabc.Callable[ [ object, str ], object ] = access_field,
+) -> tuple[ __.canisters.InvocationCanister, ... ]:
+    ''' Produces canisters of calls, in order, reading the id, name (a
+        string) and arguments of each at keys.
+    '''
+    identifier, name, arguments = keys
+    return tuple(
+        produce_invocation(
+            access( call, identifier ),
+            access_text( access( call, name ), provider, 'name' ),
+            access( call, arguments ), position )
+        for position, call in enumerate( calls ) )
+
+
 def render_arguments( arguments: object ) -> str:
     ''' Returns arguments as sent, as JSON text for an assistant message.
 

@@ -292,12 +292,8 @@ class AnthropicProcessor(
         uses = [
             block for block in blocks
             if access( block, 'type' ) == 'tool_use' ]
-        return tuple(
-            _wire.produce_invocation(
-                access( block, 'id' ),
-                _wire.access_text( access( block, 'name' ), PROVIDER, 'name' ),
-                access( block, 'input' ), position )
-            for position, block in enumerate( uses ) )
+        return _wire.produce_invocations(
+            PROVIDER, uses, ( 'id', 'name', 'input' ) )
 
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]

@@ -286,12 +286,8 @@ class GeminiProcessor(
                 _access( part, 'functionCall', 'function_call' )
                 for part in parts )
             if call is not None ]
-        return tuple(
-            _wire.produce_invocation(
-                _access( call, 'id' ),
-                _wire.access_text( _access( call, 'name' ), PROVIDER, 'name' ),
-                _access( call, 'args' ), position )
-            for position, call in enumerate( calls ) )
+        return _wire.produce_invocations(
+            PROVIDER, calls, ( 'id', 'name', 'args' ), _access )
 
     def prepare_message(
         self, native_message: object

@@ -242,12 +242,8 @@ class OpenaiResponsesProcessor(
         if incomplete:
             raise __.exceptions.InvocationTruncation(
                 incomplete, "the function call item is incomplete." )
-        invocations = tuple(
-            _wire.produce_invocation(
-                access( call, 'call_id' ),
-                _wire.access_text( access( call, 'name' ), PROVIDER, 'name' ),
-                access( call, 'arguments' ), position )
-            for position, call in enumerate( calls ) )
+        invocations = _wire.produce_invocations(
+            PROVIDER, calls, ( 'call_id', 'name', 'arguments' ) )
         # The server read calls: text calls are dropped (see textcalls).
         if not self.text_calls.is_enabled( ) or invocations:
             return invocations
