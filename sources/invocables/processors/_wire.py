@@ -395,6 +395,19 @@ def synthesize_identifier(
     return f"call_{position}_{digest}"
 
 
+def validate_genus(
+    provider: str, genus: object, foreign: __.re.Pattern[ str ], what: str
+) -> str:
+    ''' Returns type of stream event; raises response invalidity if it is
+        not a string or foreign matches it (the type of another provider's
+        events). ``what`` names the expected stream.
+    '''
+    if isinstance( genus, str ) and not foreign.search( genus ): return genus
+    raise __.exceptions.ResponseInvalidity(
+        provider, f"the event has no 'type' of a {what} stream event "
+        "(the payload of another provider?)." )
+
+
 def validate_options(
     provider: str,
     options: __.cabc.Mapping[ str, __.typx.Any ],

@@ -93,12 +93,9 @@ class AnthropicAccumulator(
         ''' Maps one raw stream event onto the accumulator. '''
         access = _wire.access_field
         genus = _wire.access_genus( event, label )
-        if genus not in _GENERA_KNOWN and (
-            not isinstance( genus, str ) or _GENERA_FOREIGN.search( genus )
-        ):
-            raise __.exceptions.ResponseInvalidity(
-                PROVIDER, "the event has no 'type' of a Messages stream event "
-                "(the payload of another provider?)." )
+        if genus not in _GENERA_KNOWN:
+            _wire.validate_genus(
+                PROVIDER, genus, _GENERA_FOREIGN, 'Messages' )
         match genus:
             case 'content_block_start':
                 return self._ingest_start( event )

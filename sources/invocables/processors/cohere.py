@@ -60,10 +60,7 @@ class CohereAccumulator(
             if event is None: return ( )
         genus = _wire.access_genus( event, label )
         _raise_on_error( event, genus )
-        if not isinstance( genus, str ) or _GENERA_FOREIGN.search( genus ):
-            raise __.exceptions.ResponseInvalidity(
-                PROVIDER, "the event has no 'type' of a Cohere v2 stream "
-                "event (the payload of another provider?)." )
+        _wire.validate_genus( PROVIDER, genus, _GENERA_FOREIGN, 'Cohere v2' )
         match genus:
             case 'tool-call-start':
                 return self._commence( event )

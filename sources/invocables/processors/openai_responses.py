@@ -70,11 +70,9 @@ class OpenaiResponsesAccumulator(
     ) -> _wire.Invocations:
         ''' Maps one stream event onto the accumulator. '''
         access = _wire.access_field
-        genus = _wire.access_genus( event, label )
-        if not isinstance( genus, str ) or _GENERA_FOREIGN.search( genus ):
-            raise __.exceptions.ResponseInvalidity(
-                PROVIDER, "the event has no 'type' of a Responses stream "
-                "event (the payload of another provider?)." )
+        genus = _wire.validate_genus(
+            PROVIDER, _wire.access_genus( event, label ), _GENERA_FOREIGN,
+            'Responses' )
         match genus:
             case 'response.output_item.added':
                 return self._ingest_item( event )
