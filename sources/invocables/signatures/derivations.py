@@ -118,7 +118,8 @@ def _derive( # noqa: PLR0911
     ''' Returns schema of annotation, or None if not sure. '''
     if annotation is None: return { 'type': 'null' }
     if annotation is __.typx.Any or annotation is object: return { }
-    if _is_model( annotation ): return _derive_model( annotation, definitions )
+    if _is_model( annotation ):
+        return _refer( annotation, definitions, _define_model )
     if _is_class( annotation ):
         scalar = _SCALARS.get( annotation )
         if scalar is not None: return { 'type': scalar }
@@ -127,7 +128,7 @@ def _derive( # noqa: PLR0911
         if formatted is not None:
             return { 'format': formatted, 'type': 'string' }
         if issubclass( annotation, __.enum.Enum ):
-            return _derive_enumeration( annotation, definitions )
+            return _refer( annotation, definitions, _define_enumeration )
         return _derive_container( annotation, ( ), definitions )
     origin = __.typx.get_origin( annotation )
     if origin is None: return None
@@ -163,24 +164,18 @@ def _derive_container(
     return schema
 
 
-def _derive_enumeration(
+def _define_enumeration(
     enumeration: type[ __.enum.Enum ], definitions: _Definitions
-) -> _Schema | None:
-    ''' Returns reference to definition of enumeration, which it adds
-        (titled, as pydantic makes it); None if not sure.
+) -> bool:
+    ''' Adds definition of enumeration (titled, as pydantic makes it);
+        returns whether it could.
     '''
-    name = enumeration.__name__
-    # pydantic rewrites other characters in the names of definitions.
-    if not _name_definition.match( name ): return None
-    reference: _Schema = { '$ref': f"#/$defs/{name}" }
-    known = definitions.get( name )
-    if known is not None:
-        return reference if known[ 0 ] is enumeration else None
-    if issubclass( enumeration, __.enum.Flag ): return None
+    if issubclass( enumeration, __.enum.Flag ): return False
     values = [ member.value for member in enumeration.__members__.values( ) ]
     if not values or not all(
         type( value ) in _ENUMERATION_KINDS for value in values
-    ): return None
+    ): return False
+    name = enumeration.__name__
     schema: _Schema = { 'enum': values, 'title': name }
     documentation = enumeration.__doc__
     if documentation:
@@ -190,32 +185,45 @@ def _derive_enumeration(
     kinds: set[ type ] = { type( value ) for value in values }
     if len( kinds ) == 1: schema[ 'type' ] = _SCALARS[ kinds.pop( ) ]
     definitions[ name ] = ( enumeration, schema )
-    return reference
+    return True
 
 
-def _derive_model(
+def _define_model(
     model: type[ __.typx.Any ], definitions: _Definitions
-) -> _Schema | None:
-    ''' Returns reference to definition of pydantic model, which it adds
-        with the models it holds (as pydantic's schema of the model gives
-        them); None if not sure.
+) -> bool:
+    ''' Adds definition of pydantic model with the models it holds (as
+        pydantic's schema of the model gives them); returns whether it
+        could.
     '''
-    name = model.__name__
-    if not _name_definition.match( name ): return None
-    reference: _Schema = { '$ref': f"#/$defs/{name}" }
-    known = definitions.get( name )
-    if known is not None:
-        return reference if known[ 0 ] is model else None
     try: schema: _Schema = model.model_json_schema( )
-    except Exception: return None
+    except Exception: return False
     # A recursive model refers to itself: left to pydantic.
-    if '$ref' in schema: return None
+    if '$ref' in schema: return False
+    name = model.__name__
     held: _Schema = schema.pop( '$defs', { } )
     if name in held or any( key in definitions for key in held ):
-        return None
+        return False
     for key, body in held.items( ): definitions[ key ] = ( None, body )
     definitions[ name ] = ( model, schema )
-    return reference
+    return True
+
+
+def _refer(
+    kind: type[ __.typx.Any ],
+    definitions: _Definitions,
+    define: __.cabc.Callable[ [ type[ __.typx.Any ], _Definitions ], bool ],
+) -> _Schema | None:
+    ''' Returns reference to definition of class, which define adds
+        unless definitions hold it; None if not sure.
+    '''
+    name = kind.__name__
+    # pydantic rewrites other characters in the names of definitions.
+    if not _name_definition.match( name ): return None
+    known = definitions.get( name )
+    if known is None:
+        if not define( kind, definitions ): return None
+    elif known[ 0 ] is not kind: return None
+    return { '$ref': f"#/$defs/{name}" }
 
 
 def _derive_literal(
