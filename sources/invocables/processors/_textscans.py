@@ -28,9 +28,9 @@ _CALL_KEYS = frozenset( ( 'arguments', 'id', 'name', 'parameters', 'type' ) )
 
 _json_special = __.re.compile( r'[{}"]' )
 _json_special_all = __.re.compile( r'[{}"\\]' )
-_json_string_special = __.re.compile( r'["\\]' )
 _python_special = __.re.compile( r'''[\[\](){}'",\\]''' )
-_python_strings = {
+# What ends or escapes the contents of a string, by its quote.
+_strings_specials = {
     "'": __.re.compile( r"['\\]" ), '"': __.re.compile( r'["\\]' ) }
 _python_closers = { '[': ']', '(': ')', '{': '}' }
 _python_name = __.re.compile( r'\s*([A-Za-z_][A-Za-z0-9_]{0,63})\s*\(' )
@@ -58,7 +58,10 @@ class ScannerBase:
         its maximum size.
     '''
 
-    __slots__ = ( 'abandoned', 'closed', 'escape', 'offset', 'pieces' )
+    __slots__ = (
+        'abandoned', 'closed', 'escape', 'offset', 'pieces', 'quote' )
+
+    special: __.typx.ClassVar[ __.re.Pattern[ str ] ]
 
     def __init__( self ) -> None:
         self.abandoned = False
@@ -66,6 +69,26 @@ class ScannerBase:
         self.escape = False
         self.offset = 0
         self.pieces: list[ str ] = [ ]
+        self.quote = ''
+
+    def feed( self, text: str, start: int = 0 ) -> int | None:
+        ''' Scans text from start; returns index where the region closed,
+            broke or was abandoned (too large or deep), ``None`` while it
+            is open.
+        '''
+        limit = min( len( text ), start + REGION_SIZE_MAXIMUM - self.offset )
+        index = start
+        while index < limit:
+            if self.escape or self.quote:
+                index = self._skip_string( text, index, limit )
+                continue
+            match = self.special.search( text, index, limit )
+            if match is None: break
+            index = match.end( )
+            position = self.offset + index - start - 1
+            if self._consume( match.group( ), position ):
+                return self._keep( text, start, index )
+        return self._keep_rest( text, start, limit )
 
     def is_closed( self ) -> bool:
         ''' Returns whether the region closed. '''
@@ -90,42 +113,34 @@ class ScannerBase:
         self._keep( text, start, limit )
         return None
 
+    def _consume( self, character: str, position: int ) -> bool:
+        ''' Hook: takes one special character; returns whether scan ends.
+        '''
+        raise NotImplementedError  # pragma: no cover
+
+    def _skip_string( self, text: str, index: int, limit: int ) -> int:
+        ''' Returns index after string contents (or limit) from index. '''
+        if self.escape:
+            self.escape = False
+            return index + 1
+        match = _strings_specials[ self.quote ].search( text, index, limit )
+        if match is None: return limit
+        if match.group( ) == '\\': self.escape = True
+        else: self.quote = ''
+        return match.end( )
+
 
 class BraceScanner( ScannerBase ):
     ''' Finds the end of a JSON object, string-aware, in linear time. '''
 
-    __slots__ = ( 'name', 'stack', 'string' )
+    __slots__ = ( 'name', 'stack' )
+
+    special = _json_special
 
     def __init__( self, name: str | None = None ) -> None:
         super( ).__init__( )
         self.name = name
         self.stack: list[ tuple[ int, list[ tuple[ int, int ] ] ] ] = [ ]
-        self.string = False
-
-    def feed( self, text: str, start: int = 0 ) -> int | None:
-        ''' Scans text from start; returns index where the object closed
-            (or was abandoned as too large or deep), ``None`` while open.
-        '''
-        limit = min( len( text ), start + REGION_SIZE_MAXIMUM - self.offset )
-        index = start
-        while index < limit:
-            if self.escape or self.string:
-                index = self._skip_string( text, index, limit )
-                continue
-            match = _json_special.search( text, index, limit )
-            if match is None: break
-            index = match.end( )
-            character = match.group( )
-            position = self.offset + index - start - 1
-            if character == '"': self.string = True
-            elif character == '{':
-                self.stack.append( ( position, [ ] ) )
-                if len( self.stack ) > DEPTH_MAXIMUM:
-                    self.abandoned = True
-                    return self._keep( text, start, index )
-            elif self._close( position ):
-                return self._keep( text, start, index )
-        return self._keep_rest( text, start, limit )
 
     def survey_inner( self ) -> Spans:
         ''' Returns spans of complete objects inside open ones, in order.
@@ -141,16 +156,15 @@ class BraceScanner( ScannerBase ):
         self.stack[ -1 ][ 1 ].append( ( start, position + 1 ) )
         return False
 
-    def _skip_string( self, text: str, index: int, limit: int ) -> int:
-        ''' Returns index after string contents (or limit) from index. '''
-        if self.escape:
-            self.escape = False
-            return index + 1
-        match = _json_string_special.search( text, index, limit )
-        if match is None: return limit
-        if match.group( ) == '\\': self.escape = True
-        else: self.string = False
-        return match.end( )
+    def _consume( self, character: str, position: int ) -> bool:
+        ''' Takes one special character; returns whether scan ends. '''
+        if character == '"': self.quote = character
+        elif character == '{':
+            self.stack.append( ( position, [ ] ) )
+            if len( self.stack ) > DEPTH_MAXIMUM: self.abandoned = True
+            return self.abandoned
+        else: return self._close( position )
+        return False
 
 
 class ListScanner( ScannerBase ):
@@ -158,33 +172,16 @@ class ListScanner( ScannerBase ):
         time, with the spans of its items.
     '''
 
-    __slots__ = ( 'broken', 'items', 'quote', 'stack', 'start' )
+    __slots__ = ( 'broken', 'items', 'stack', 'start' )
+
+    special = _python_special
 
     def __init__( self ) -> None:
         super( ).__init__( )
         self.broken = False
         self.items: list[ tuple[ int, int ] ] = [ ]
-        self.quote = ''
         self.stack: list[ str ] = [ ]
         self.start = 1
-
-    def feed( self, text: str, start: int = 0 ) -> int | None:
-        ''' Scans text from start; returns index where the list closed,
-            broke or was abandoned, ``None`` while it is open.
-        '''
-        limit = min( len( text ), start + REGION_SIZE_MAXIMUM - self.offset )
-        index = start
-        while index < limit:
-            if self.escape or self.quote:
-                index = self._skip_string( text, index, limit )
-                continue
-            match = _python_special.search( text, index, limit )
-            if match is None: break
-            index = match.end( )
-            position = self.offset + index - start - 1
-            if self._consume( match.group( ), position ):
-                return self._keep( text, start, index )
-        return self._keep_rest( text, start, limit )
 
     def survey_items( self ) -> Spans:
         ''' Returns spans of complete items. '''
@@ -213,17 +210,6 @@ class ListScanner( ScannerBase ):
                 self.start = position + 1
         elif character != '\\': return self._close( character, position )
         return False
-
-    def _skip_string( self, text: str, index: int, limit: int ) -> int:
-        ''' Returns index after string contents (or limit) from index. '''
-        if self.escape:
-            self.escape = False
-            return index + 1
-        match = _python_strings[ self.quote ].search( text, index, limit )
-        if match is None: return limit
-        if match.group( ) == '\\': self.escape = True
-        else: self.quote = ''
-        return match.end( )
 
 
 _Stack: __.typx.TypeAlias = list[ list[ int ] ]
