@@ -38,6 +38,16 @@ Dialect: __.typx.TypeAlias = __.typx.Literal[
     'anthropic', 'cohere', 'gemini', 'ollama', 'openai', 'openai-strict' ]
 Node: __.typx.TypeAlias = dict[ str, __.typx.Any ]
 
+# Parameters documented alike wherever they are taken.
+_Name: __.typx.TypeAlias = __.typx.Annotated[
+    str, __.ddoc.Doc( ''' Provider-facing name of tool. ''' ) ]
+_Schema: __.typx.TypeAlias = __.typx.Annotated[
+    __.Schema, __.ddoc.Doc( ''' JSON Schema of tool arguments. ''' ) ]
+_Target: __.typx.TypeAlias = __.typx.Annotated[
+    str, __.ddoc.Doc( ''' Target dialect (see adapt_schema). ''' ) ]
+_Option: __.typx.TypeAlias = __.typx.Annotated[
+    bool, __.ddoc.Doc( ''' As for adapt_schema. ''' ) ]
+
 DEPTH_MAXIMUM = _core.DEPTH_MAXIMUM
 DIALECTS: frozenset[ str ] = frozenset( (
     'anthropic', 'cohere', 'gemini', 'ollama', 'openai', 'openai-strict' ) )
@@ -59,9 +69,7 @@ _scribe = __.produce_scribe( __name__ )
 
 
 def adapt_schema(
-    schema: __.typx.Annotated[
-        __.Schema, __.ddoc.Doc( ''' JSON Schema of tool arguments. ''' )
-    ],
+    schema: _Schema,
     dialect: __.typx.Annotated[
         str,
         __.ddoc.Doc( ''' One of 'anthropic', 'cohere', 'gemini', 'ollama',
@@ -127,9 +135,7 @@ def adapt_schemas(
         | __.cabc.Iterable[ tuple[ str, __.Schema ] ],
         __.ddoc.Doc( ''' Schemas by provider-facing tool name. ''' ),
     ],
-    dialect: __.typx.Annotated[
-        str, __.ddoc.Doc( ''' Target dialect (see adapt_schema). ''' )
-    ],
+    dialect: _Target,
 ) -> dict[ str, Node ]:
     ''' Returns adapted schemas by tool name, leaving out unfit tools.
 
@@ -149,22 +155,12 @@ def adapt_schemas(
 
 
 def adapt_tool_schema(
-    name: __.typx.Annotated[
-        str, __.ddoc.Doc( ''' Provider-facing name of tool. ''' )
-    ],
-    schema: __.typx.Annotated[
-        __.Schema, __.ddoc.Doc( ''' JSON Schema of tool arguments. ''' )
-    ],
-    dialect: __.typx.Annotated[
-        str, __.ddoc.Doc( ''' Target dialect (see adapt_schema). ''' )
-    ],
+    name: _Name,
+    schema: _Schema,
+    dialect: _Target,
     *,
-    share: __.typx.Annotated[
-        bool, __.ddoc.Doc( ''' As for adapt_schema. ''' )
-    ] = False,
-    plain: __.typx.Annotated[
-        bool, __.ddoc.Doc( ''' As for adapt_schema. ''' )
-    ] = False,
+    share: _Option = False,
+    plain: _Option = False,
 ) -> Node | None:
     ''' Returns adapted schema of one tool, or ``None`` to leave it out.
 
@@ -178,17 +174,13 @@ def adapt_tool_schema(
 
 
 def adapt_plain_root(
-    name: __.typx.Annotated[
-        str, __.ddoc.Doc( ''' Provider-facing name of tool. ''' )
-    ],
+    name: _Name,
     root: __.typx.Annotated[
         Node,
         __.ddoc.Doc( ''' Root known plain, as a validator's
             (:py:attr:`invocables.schemata.Validator.root`). ''' ),
     ],
-    dialect: __.typx.Annotated[
-        str, __.ddoc.Doc( ''' Target dialect (see adapt_schema). ''' )
-    ],
+    dialect: _Target,
 ) -> Node | None:
     ''' Returns adapted schema of one tool from its root known plain, or
         ``None`` to leave it out, as :py:func:`adapt_tool_schema` does
@@ -203,9 +195,7 @@ def adapt_plain_root(
 
 
 def takes_plain_roots(
-    dialect: __.typx.Annotated[
-        str, __.ddoc.Doc( ''' Target dialect (see adapt_schema). ''' )
-    ],
+    dialect: _Target,
 ) -> bool:
     ''' Returns whether dialect takes a plain object root as it is, less
         ``$schema``: then a plain schema with such a root adapts to its
@@ -216,12 +206,8 @@ def takes_plain_roots(
 
 
 def adapt_tool_schema_strictly(
-    name: __.typx.Annotated[
-        str, __.ddoc.Doc( ''' Provider-facing name of tool. ''' )
-    ],
-    schema: __.typx.Annotated[
-        __.Schema, __.ddoc.Doc( ''' JSON Schema of tool arguments. ''' )
-    ],
+    name: _Name,
+    schema: _Schema,
     provider: __.typx.Annotated[
         str, __.ddoc.Doc( ''' Name of provider, for the warning. ''' )
     ] = 'openai',
