@@ -29,6 +29,9 @@ Predicate: __.typx.TypeAlias = __.cabc.Callable[
     [ _invokers.Invoker ], bool ]
 
 _Annotations: __.typx.TypeAlias = __.cabc.Mapping[ str, __.typx.Any ]
+_Name: __.typx.TypeAlias = __.typx.Annotated[
+    __.Absential[ str ],
+    __.ddoc.Doc( ''' Name of ensemble. Default: inner's. ''' ) ]
 
 _MAPPING_EMPTY: __.cabc.Mapping[ str, __.typx.Any ] = (
     __.types.MappingProxyType( { } ) )
@@ -260,10 +263,7 @@ class FilteredEnsemble( WrapperBase ):
             __.Absential[ Predicate ],
             __.ddoc.Doc( ''' Returns whether an invoker is kept. ''' ),
         ] = __.absent,
-        name: __.typx.Annotated[
-            __.Absential[ str ],
-            __.ddoc.Doc( ''' Name of ensemble. Default: inner's. ''' ),
-        ] = __.absent,
+        name: _Name = __.absent,
     ):
         super( ).__init__( inner, name = name )
         self.include = _validate_patterns( include, 'include' )
@@ -328,10 +328,7 @@ class RenamedEnsemble( WrapperBase ):
             __.cabc.Mapping[ str, str ],
             __.ddoc.Doc( ''' New descriptions of tools, by inner name. ''' ),
         ] = _MAPPING_EMPTY,
-        name: __.typx.Annotated[
-            __.Absential[ str ],
-            __.ddoc.Doc( ''' Name of ensemble. Default: inner's. ''' ),
-        ] = __.absent,
+        name: _Name = __.absent,
     ):
         super( ).__init__( inner, name = name )
         if not isinstance( prefix, str ):
@@ -389,10 +386,7 @@ class PinnedEnsemble( WrapperBase ):
                 offered (name, description, schema). ''' ),
         ],
         *,
-        name: __.typx.Annotated[
-            __.Absential[ str ],
-            __.ddoc.Doc( ''' Name of ensemble. Default: inner's. ''' ),
-        ] = __.absent,
+        name: _Name = __.absent,
     ):
         super( ).__init__( inner, name = name )
         self.snapshot = tuple( invokers )
