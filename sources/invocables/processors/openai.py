@@ -285,10 +285,7 @@ class OpenaiProcessor(
         error = access( native_message, 'error' )
         if error is not None: raise _wire.produce_failure( PROVIDER, error )
         message, stop = _access_message( native_message, self.choice )
-        calls = [
-            call for call in _wire.access_items(
-                access( message, 'tool_calls' ), PROVIDER, 'tool_calls' )
-            if access( call, 'type' ) in ( None, 'function' ) ]
+        calls = _access_calls( message )
         if calls and stop in _STOPS_TRUNCATING:
             _wire.validate_whole_calls( PROVIDER, (
                 ( _access_name( call ), _access_arguments( call ) )
@@ -318,10 +315,7 @@ class OpenaiProcessor(
         access = _wire.access_field
         invocations = self.access_invocations( native_message )
         message, _ = _access_message( native_message, self.choice )
-        calls = [
-            call for call in _wire.access_items(
-                access( message, 'tool_calls' ), PROVIDER, 'tool_calls' )
-            if access( call, 'type' ) in ( None, 'function' ) ]
+        calls = _access_calls( message )
         text = access( message, 'content' )
         text = text if isinstance( text, str ) else ''
         text = self.text_calls.strip( text )
@@ -402,6 +396,15 @@ def produce_processor( **options: __.typx.Any ) -> OpenaiProcessor:
 def _access_arguments( call: object ) -> object:
     access = _wire.access_field
     return access( access( call, 'function' ), 'arguments' )
+
+
+def _access_calls( message: object ) -> list[ object ]:
+    ''' Returns function calls of message (other tool calls are left). '''
+    access = _wire.access_field
+    return [
+        call for call in _wire.access_items(
+            access( message, 'tool_calls' ), PROVIDER, 'tool_calls' )
+        if access( call, 'type' ) in ( None, 'function' ) ]
 
 
 def _access_error( event: object ) -> object:
