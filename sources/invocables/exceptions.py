@@ -509,6 +509,15 @@ class ServerActivateFailure( Omnierror, OSError ):
         super( ).__init__( reason )
 
 
+class TaskAbsence( Omnierror, LookupError ):
+    ''' No task, or no cursor of tasks, is known by requested identifier.
+    '''
+
+    def __init__( self, identifier: str ):
+        self.identifier = identifier
+        super( ).__init__( f"No task known as {identifier!r}." )
+
+
 class ToolExclusionWarning( Omniexception, UserWarning ):
     ''' Tool was left out of request, because provider cannot take it.
 

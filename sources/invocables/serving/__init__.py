@@ -14,13 +14,15 @@
     which cancels the call to an upstream server in turn; what an upstream
     server asks and tells during a call (elicitation, sampling, log
     messages, progress) reaches the client, whose answers go back up, and
-    so do its changes of resources. Importing this
+    so do its changes of resources. A client which asks gets a task
+    (MCP 2025-11-25) instead of waiting for the call. Importing this
     package imports the ``mcp`` SDK (the ``mcp`` extra).
 
     The parts: ``servers`` (:py:class:`ToolServer` and its options),
     ``gateway`` (upstream resources, prompts and completion),
-    ``applications`` (streamable HTTP and its guards), ``stdio``, and the
-    server side of the SDK (``_sdk``).
+    ``applications`` (streamable HTTP and its guards), ``stdio``,
+    ``tasks`` (tool calls run as tasks, and their store), and the server
+    side of the SDK (``_sdk``).
 '''
 
 
@@ -50,6 +52,17 @@ from .servers import (
     produce_tool as produce_tool,
 )
 from .stdio import serve_stdio as serve_stdio
+from .tasks import (
+    PAGE_SIZE_DEFAULT as PAGE_SIZE_DEFAULT,
+    POLL_INTERVAL_DEFAULT as POLL_INTERVAL_DEFAULT,
+    TASKS_MAXIMUM_DEFAULT as TASKS_MAXIMUM_DEFAULT,
+    TTL_DEFAULT as TTL_DEFAULT,
+    TTL_MAXIMUM as TTL_MAXIMUM,
+    MemoryTaskStore as MemoryTaskStore,
+    TaskRecord as TaskRecord,
+    TaskStates as TaskStates,
+    TaskStore as TaskStore,
+)
 
 
 produce_application_from_environment = (

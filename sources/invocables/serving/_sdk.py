@@ -44,6 +44,18 @@ _REQUESTS_LEGACY = __.types.MappingProxyType( {
     'on_subscribe_resource': 'SubscribeRequest',
     'on_unsubscribe_resource': 'UnsubscribeRequest',
 } )
+# Handlers of the tasks of MCP 2025-11-25: method, parameters (2.x),
+# request (1.x). The 2.x server has no keywords for them.
+_REQUESTS_TASKS = __.types.MappingProxyType( {
+    'on_get_task': ( 'tasks/get', 'GetTaskRequestParams', 'GetTaskRequest' ),
+    'on_get_task_result': (
+        'tasks/result', 'GetTaskPayloadRequestParams',
+        'GetTaskPayloadRequest' ),
+    'on_cancel_task': (
+        'tasks/cancel', 'CancelTaskRequestParams', 'CancelTaskRequest' ),
+    'on_list_tasks': (
+        'tasks/list', 'PaginatedRequestParams', 'ListTasksRequest' ),
+} )
 
 
 class AnnouncingServer( ServerBase ):
@@ -63,6 +75,22 @@ class AnnouncingServer( ServerBase ):
                 tools_changed = True )
         return super( ).create_initialization_options(
             notification_options, *arguments, **keywords )
+
+    def get_capabilities(
+        self, *arguments: __.typx.Any, **keywords: __.typx.Any
+    ) -> __.typx.Any:
+        ''' Returns capabilities of the handlers; with handlers of tasks,
+            the tasks of tool calls, their list and cancellation.
+        '''
+        capabilities = super( ).get_capabilities( *arguments, **keywords )
+        if not _is_serving_tasks( self ): return capabilities
+        return capabilities.model_copy( update = {
+            'tasks': _types.ServerTasksCapability(
+                list = _types.TasksListCapability( ),
+                cancel = _types.TasksCancelCapability( ),
+                requests = _types.ServerTasksRequestsCapability(
+                    tools = _types.TasksToolsCapability(
+                        call = _types.TasksCallCapability( ) ) ) ) } )
 
 
 def produce_application( # noqa: PLR0913
@@ -112,21 +140,62 @@ def produce_server(
 
         Each handler takes the request context and the request parameters;
         handlers are named as the 2.x server's keywords (``on_list_tools``,
-        ``on_call_tool``, ``on_set_logging_level``).
+        ``on_call_tool``, ``on_set_logging_level``), and those of tasks
+        ``on_get_task``, ``on_get_task_result``, ``on_cancel_task``,
+        ``on_list_tasks``. With them, the tool call handler may return a
+        task (``CreateTaskResult``) when asked for one.
     '''
+    tasked = {
+        keyword: handlers.pop( keyword )
+        for keyword in _REQUESTS_TASKS if keyword in handlers }
+    requests: __.typx.Any = _types
     if _CURRENT:
         produce: __.typx.Any = model
-        return produce(
+        server = produce(
             name, version = version, instructions = instructions,
             **handlers )
-    server: __.typx.Any = model(
+        for keyword, handler in tasked.items( ):
+            method, parameters, _ = _REQUESTS_TASKS[ keyword ]
+            server.add_request_handler(
+                method, getattr( requests, parameters ), handler )
+        if tasked and 'on_call_tool' in handlers:
+            server.middleware.append(
+                _TaskCallMiddleware( handlers[ 'on_call_tool' ] ) )
+        return server
+    legacy: __.typx.Any = model(
         name, version = version, instructions = instructions )
-    requests: __.typx.Any = _types
     for keyword, handler in handlers.items( ):
         request = _REQUESTS_LEGACY[ keyword ]
-        server.request_handlers[ getattr( requests, request ) ] = (
-            _adapt_legacy( server, handler ) )
-    return server
+        legacy.request_handlers[ getattr( requests, request ) ] = (
+            _adapt_legacy( legacy, handler ) )
+    for keyword, handler in tasked.items( ):
+        request = _REQUESTS_TASKS[ keyword ][ 2 ]
+        legacy.request_handlers[ getattr( requests, request ) ] = (
+            _adapt_legacy( legacy, handler ) )
+    return legacy
+
+
+class _TaskCallMiddleware:
+    ''' Middleware of the 2.x server which answers a tool call asking for
+        a task (MCP 2025-11-25) with the handler's task itself.
+
+        The 2.x server checks the result of ``tools/call`` against the
+        ``CallToolResult`` of the protocol and keeps only its fields: a
+        task (``CreateTaskResult``) would become an internal error.
+    '''
+
+    def __init__( self, handler: __.cabc.Callable[ ..., __.typx.Any ] ):
+        self.handler = handler
+
+    async def __call__(
+        self, context: __.typx.Any, call_next: __.typx.Any
+    ) -> __.typx.Any:
+        parameters: __.typx.Any = context.params
+        if context.method != 'tools/call' or not _is_task_asked( parameters ):
+            return await call_next( context )
+        request = _types.CallToolRequestParams.model_validate(
+            parameters, by_name = False )
+        return await self.handler( context, request )
 
 
 class _ContextLegacy:
@@ -135,6 +204,7 @@ class _ContextLegacy:
     def __init__( self, context: __.typx.Any ):
         self.context = context
         self.request_id = context.request_id
+        self.meta = context.meta
         self.session = _SessionLegacy( context )
 
 
@@ -159,6 +229,17 @@ class _SessionLegacy:
         await self._connection.send_progress_notification(
             token, progress, total, message,
             related_request_id = self.context.request_id )
+
+    async def send_progress_notification(
+        self,
+        token: str | int,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+    ) -> None:
+        ''' Sends progress with a token, on the session's own stream. '''
+        await self._connection.send_progress_notification(
+            token, progress, total, message )
 
     async def send_tool_list_changed( self ) -> None:
         ''' Tells client that the tools changed. '''
@@ -219,6 +300,20 @@ def _adapt_legacy(
         legacy: __.typx.Any = _types
         return legacy.ServerResult( result )
     return handle
+
+
+def _is_task_asked( parameters: object ) -> bool:
+    ''' Returns whether parameters of a tool call ask for a task. '''
+    if not isinstance( parameters, __.cabc.Mapping ): return False
+    entries = __.typx.cast( __.cabc.Mapping[ str, object ], parameters )
+    return entries.get( 'task' ) is not None
+
+
+def _is_serving_tasks( server: __.typx.Any ) -> bool:
+    ''' Returns whether low-level server has the handlers of tasks. '''
+    if _CURRENT: return server.get_request_handler( 'tasks/get' ) is not None
+    requests: __.typx.Any = _types
+    return requests.GetTaskRequest in server.request_handlers
 
 
 def _produce_application_legacy(

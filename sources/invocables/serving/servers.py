@@ -17,6 +17,7 @@ import weakref as _weakref
 import invocables.serving.__ as __
 import invocables.serving._sdk as _server_sdk
 import invocables.serving.gateway as _gateway
+import invocables.serving.tasks as _tasks
 import invocables.canisters as _canisters
 import invocables.ensembles as _ensembles
 import invocables.exceptions as _exceptions
@@ -49,6 +50,7 @@ _Signature: __.typx.TypeAlias = tuple[ int, ... ]
 
 class ToolServer(
     _gateway.GatewayExtension,
+    _tasks.TasksExtension,
     __.immut.Object,
     instances_mutables = ( '_listing', ),
 ):
@@ -66,6 +68,12 @@ class ToolServer(
         name: str = NAME_DEFAULT,
         instructions: __.Absential[ str ] = __.absent,
         options: _execution.ExecutionOptions = _OPTIONS_DEFAULT,
+        task_store: __.typx.Annotated[
+            __.Absential[ _tasks.TaskStore | None ],
+            __.ddoc.Doc( ''' Store of the tasks which clients ask for
+                (MCP 2025-11-25 tasks); ``None``: no tasks. Default: in
+                memory. ''' ),
+        ] = __.absent,
         **shortcuts: __.typx.Unpack[ _execution.ExecutionShortcuts ],
     ):
         ''' Options of the calls (:py:class:`invocables.ExecutionOptions`)
@@ -76,10 +84,14 @@ class ToolServer(
         self.ensembles = tuple( ensembles )
         self.name = name
         self.instructions = instructions
+        self.task_store = (
+            _tasks.MemoryTaskStore( ) if __.is_absent( task_store )
+            else task_store )
+        self._running = { }
         if shortcuts: options = __.dcls.replace( options, **shortcuts )
         self.options = __.dcls.replace(
             options, policy = _adapt_policy( options.policy ) )
-        self._sessions: dict[ str, __.typx.Any ] = { }
+        self._liaisons: dict[ str, _SessionLiaison ] = { }
         self._listeners: _weakref.WeakSet[ __.typx.Any ] = (
             _weakref.WeakSet( ) )
         self._levels: _weakref.WeakKeyDictionary[ __.typx.Any, str ] = (
@@ -115,7 +127,8 @@ class ToolServer(
                 on_get_prompt = self.retrieve_prompt,
                 on_completion = self.complete_argument,
                 on_subscribe_resource = self.subscribe_resource,
-                on_unsubscribe_resource = self.unsubscribe_resource )
+                on_unsubscribe_resource = self.unsubscribe_resource,
+                **self._produce_task_handlers( ) )
 
     async def configure_logging(
         self, context: __.typx.Any, parameters: __.typx.Any
@@ -130,11 +143,14 @@ class ToolServer(
         self,
         context: __.typx.Any,
         parameters: _mcp_types.CallToolRequestParams,
-    ) -> _mcp_types.CallToolResult:
+    ) -> _mcp_types.CallToolResult | _mcp_types.CreateTaskResult:
         ''' Handles ``tools/call``: runs the tool through the engine.
 
             An unknown tool is a protocol error (invalid parameters); every
-            other failure is an error result for the client's model.
+            other failure is an error result for the client's model. Asked
+            for a task (``task``), starts the call in the background and
+            returns the task at once; the progress of the call goes to the
+            request's progress token still.
         '''
         connection = self._listen( context )
         nomenclature = _naming.access_nomenclature( self.ensembles )
@@ -144,18 +160,24 @@ class ToolServer(
                 _mcp_types.INVALID_PARAMS,
                 f"Unknown tool {parameters.name!r}. List the tools for the "
                 "names which this server offers." ) from None
-        identifier = _uuid.uuid4( ).hex
-        invocation = _canisters.InvocationCanister(
-            identifier = identifier, name = parameters.name,
-            arguments = parameters.arguments or { } )
-        self._sessions[ identifier ] = context.session
         level = self._levels.get( connection, 'debug' )
-        try:
-            with _invokers.liaise( _SessionLiaison( context, level ) ):
-                results = await _execution.execute_invocations(
-                    ( invocation, ), nomenclature, self.options )
-        finally: del self._sessions[ identifier ]
-        return produce_call_result( results[ 0 ], designation.invoker )
+        task = getattr( parameters, 'task', None )
+        if task is None or self.task_store is None:
+            return await self._execute(
+                parameters, designation, _SessionLiaison( context, level ) )
+        if _tasks.access_task_support( designation ) in ( None, 'forbidden' ):
+            raise _sdk.produce_error(
+                _mcp_types.METHOD_NOT_FOUND,
+                f"Tool {parameters.name!r} does not run as a task." )
+        token = _tasks.access_progress_token( parameters )
+
+        async def call( identifier: str ) -> _mcp_types.CallToolResult:
+            liaison = _TaskLiaison(
+                context, level, token,
+                __.funct.partial( self._note_progress, identifier ) )
+            return await self._execute( parameters, designation, liaison )
+
+        return await self._create_task( task.ttl, call )
 
     async def relay_progress( self, progress: __.typx.Any ) -> None:
         ''' Forwards progress of an upstream call to the calling client.
@@ -168,9 +190,9 @@ class ToolServer(
         identifier = getattr( progress, 'invocation_id', __.absent )
         if __.is_absent( identifier ): return
         if getattr( progress, 'ensemble', None ) in self._relaying: return
-        session = self._sessions.get( identifier )
-        if session is None: return
-        await session.report_progress(
+        liaison = self._liaisons.get( identifier )
+        if liaison is None: return
+        await liaison.report_progress(
             progress.progress, progress.total, progress.message )
 
     async def survey_tools(
@@ -184,7 +206,8 @@ class ToolServer(
         known, listing = self._listing
         if known is nomenclature and listing is not None: return listing
         listing = _mcp_types.ListToolsResult( tools = [
-            produce_tool( designation )
+            produce_tool(
+                designation, tasks = self.task_store is not None )
             for designation in nomenclature.designations ] )
         self._listing = ( nomenclature, listing )
         return listing
@@ -207,6 +230,37 @@ class ToolServer(
             known = signature
             for session in tuple( self._listeners ):
                 await self._announce( session )
+
+    async def _execute(
+        self,
+        parameters: _mcp_types.CallToolRequestParams,
+        designation: _naming.Designation,
+        liaison: '_SessionLiaison',
+    ) -> _mcp_types.CallToolResult:
+        ''' Runs tool through the engine, answered by liaison. '''
+        identifier = _uuid.uuid4( ).hex
+        invocation = _canisters.InvocationCanister(
+            identifier = identifier, name = parameters.name,
+            arguments = parameters.arguments or { } )
+        nomenclature = _naming.access_nomenclature( self.ensembles )
+        self._liaisons[ identifier ] = liaison
+        try:
+            with _invokers.liaise( liaison ):
+                results = await _execution.execute_invocations(
+                    ( invocation, ), nomenclature, self.options )
+        finally: del self._liaisons[ identifier ]
+        return produce_call_result( results[ 0 ], designation.invoker )
+
+    def _produce_task_handlers(
+        self
+    ) -> dict[ str, __.cabc.Callable[ ..., __.typx.Any ] ]:
+        if self.task_store is None: return { }
+        return {
+            'on_get_task': self.retrieve_task,
+            'on_get_task_result': self.retrieve_task_result,
+            'on_cancel_task': self.cancel_task,
+            'on_list_tasks': self.survey_tasks,
+        }
 
     async def _announce( self, session: __.typx.Any ) -> None:
         try: await session.send_tool_list_changed( )
@@ -238,6 +292,7 @@ class _SessionLiaison:
     def __init__( self, context: __.typx.Any, level: str ):
         self.context = context
         self.level = level
+        self.related = context.request_id
 
     async def log(
         self, level: str, data: object, logger: str | None
@@ -249,8 +304,7 @@ class _SessionLiaison:
         with _warnings.catch_warnings( ):
             _warnings.simplefilter( 'ignore', UserWarning ) # deprecated
             await self.context.session.send_log_message(
-                level, data, logger,
-                related_request_id = self.context.request_id )
+                level, data, logger, related_request_id = self.related )
 
     async def report_progress(
         self, progress: float, total: float | None, message: str | None
@@ -287,6 +341,61 @@ class _SessionLiaison:
             return await self.context.session.create_message(
                 samples, related_request_id = self.context.request_id,
                 **options )
+
+
+class _TaskLiaison( _SessionLiaison ):
+    ''' Answers the requests of a tool run as a task, whose request was
+        answered: progress goes to the request's progress token still,
+        and its message becomes the task's status message; log messages
+        go to the client's session. Elicitation and sampling are refused.
+    '''
+
+    def __init__(
+        self,
+        context: __.typx.Any,
+        level: str,
+        token: str | int | None,
+        note: __.cabc.Callable[ [ str ], __.cabc.Awaitable[ None ] ],
+    ):
+        super( ).__init__( context, level )
+        self.related = None # the request was answered: the session's
+        self.token = token
+        self.note = note
+
+    async def log(
+        self, level: str, data: object, logger: str | None
+    ) -> None:
+        ''' Sends ``notifications/message`` if level is enough and the
+            client is there still.
+        '''
+        with __.ctxl.suppress( Exception ): # client gone: the task goes on
+            await super( ).log( level, data, logger )
+
+    async def report_progress(
+        self, progress: float, total: float | None, message: str | None
+    ) -> None:
+        ''' Notes message as the task's; sends progress with the token of
+            the request which started the task, if it had one and the
+            client is there still.
+        '''
+        if message is not None: await self.note( message )
+        if self.token is None: return
+        with __.ctxl.suppress( Exception ): # client gone: the task goes on
+            await self.context.session.send_progress_notification(
+                self.token, progress, total, message )
+
+    async def elicit(
+        self, message: str, schema: __.cabc.Mapping[ str, __.typx.Any ]
+    ) -> __.typx.Any:
+        ''' Refuses: a task does not ask its client (yet). '''
+        raise _exceptions.LiaisonAbsence( 'elicitation' )
+
+    async def sample(
+        self, messages: __.cabc.Sequence[ __.typx.Any ],
+        **options: __.typx.Any,
+    ) -> __.typx.Any:
+        ''' Refuses: a task does not ask its client (yet). '''
+        raise _exceptions.LiaisonAbsence( 'sampling' )
 
 
 async def prepare_server(
@@ -357,12 +466,23 @@ def produce_call_result(
         content = blocks, structured_content = structure )
 
 
-def produce_tool( designation: _naming.Designation ) -> _mcp_types.Tool:
-    ''' Produces MCP tool description of a designation. '''
+def produce_tool(
+    designation: _naming.Designation, *, tasks: bool = True
+) -> _mcp_types.Tool:
+    ''' Produces MCP tool description of a designation.
+
+        With tasks, says whether the tool runs as a task: local tools may
+        (``optional``); upstream tools as their server said.
+    '''
     invoker = designation.invoker
     outschema = invoker.outschema
+    support = _tasks.access_task_support( designation ) if tasks else None
     return _sdk.produce_model(
         _mcp_types.Tool,
+        execution = (
+            None if support is None
+            else _sdk.produce_model(
+                _mcp_types.ToolExecution, task_support = support ) ),
         name = designation.name,
         description = invoker.description or None,
         input_schema = __.values.thaw_json( invoker.arguments_schema ),
@@ -382,6 +502,7 @@ async def produce_watcher(
     finally:
         task.cancel( )
         await __.asyncio.gather( task, return_exceptions = True )
+        await server.release_tasks( )
 
 
 def _adapt_policy(

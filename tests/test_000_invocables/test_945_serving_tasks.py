@@ -1,0 +1,431 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' serve runs tool calls as tasks (MCP 2025-11-25) for clients which ask:
+    created at once, polled, fetched, cancelled, listed, found again by a
+    new session; progress goes to the original token. Seen by the SDK's
+    own client session over streamable HTTP, with raw requests.
+'''
+
+
+import asyncio
+import contextlib
+import datetime
+import socket
+
+import pytest
+import uvicorn
+
+from mcp import ClientSession, types
+
+import invocables
+
+from invocables import serving
+from invocables.mcp import _http as sdk_http
+from invocables.mcp import _sdk as sdk
+
+
+_WAIT = 10 # seconds: bounds which prove "does not hang"
+
+
+class _Gate:
+    ''' What the slow tool does, controlled and seen by the test. '''
+
+    def __init__( self ):
+        self.started = asyncio.Event( )
+        self.release = asyncio.Event( )
+        self.cancelled = asyncio.Event( )
+
+
+class _Notes( list ):
+    ''' Notifications which the client received; waited on, not timed. '''
+
+    def __init__( self ):
+        super( ).__init__( )
+        self.arrival = asyncio.Event( )
+
+    def append( self, note ) -> None:
+        super( ).append( note )
+        self.arrival.set( )
+
+    async def wait_progress( self, progress ) -> None:
+        ''' Waits until progress of a value arrived. '''
+        while not any(
+            ( _access_progress( note ) or ( None, ) * 4 )[ 1 ] == progress
+            for note in self
+        ):
+            self.arrival.clear( )
+            await self.arrival.wait( )
+
+
+def _produce_ensemble( gate ):
+    async def slow( context, label: str ) -> str:
+        ''' Waits until released; reports progress first. '''
+        await context.report_progress( 1, 2, f"started {label}" )
+        gate.started.set( )
+        try: await gate.release.wait( )
+        except asyncio.CancelledError:
+            gate.cancelled.set( )
+            raise
+        await context.report_progress( 2, 2, f"finished {label}" )
+        return f"done {label}"
+
+    def refuse( reason: str ) -> str:
+        ''' Refuses, always. '''
+        raise invocables.exceptions.InvocationRefusal( reason )
+
+    return invocables.produce_ensemble( 'local', [
+        invocables.produce_invoker( slow ), refuse ] )
+
+
+@contextlib.asynccontextmanager
+async def _serve( server ):
+    ''' Serves over streamable HTTP, in this loop; yields the URL. '''
+    application = serving.produce_application( server )
+    listener = socket.socket( )
+    listener.bind( ( '127.0.0.1', 0 ) )
+    listener.listen( )
+    port = listener.getsockname( )[ 1 ]
+    runner = uvicorn.Server( uvicorn.Config(
+        application, lifespan = 'on', log_level = 'warning' ) )
+    serving_ = asyncio.get_running_loop( ).create_task(
+        runner.serve( sockets = [ listener ] ) )
+    try: yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        runner.should_exit = True
+        await asyncio.wait_for( serving_, 30 )
+        listener.close( )
+
+
+@contextlib.asynccontextmanager
+async def _connect( url, notes = None ):
+    ''' Yields an initialized session of the SDK's client. '''
+    async def handle( message ):
+        if notes is not None: notes.append( sdk.access_message( message ) )
+
+    async with (
+        sdk.http.AsyncClient( ) as http,
+        sdk_http.open_streamable_http( url, http, None ) as streams,
+        ClientSession( *streams, message_handler = handle ) as session,
+    ):
+        await session.initialize( )
+        yield session
+
+
+async def _request( session, model, result, **parameters ):
+    ''' Sends request of a model with parameters (wire names). '''
+    fields = { 'method': model.model_fields[ 'method' ].default }
+    if parameters: fields[ 'params' ] = parameters
+    request = model.model_validate( fields )
+    if sdk.MAJOR < 2: request = types.ClientRequest( request )
+    return await session.send_request( request, result )
+
+
+async def _call_as_task( session, name, arguments, token = None ):
+    ''' Calls tool, asking for a task; returns the task. '''
+    parameters = {
+        'name': name, 'arguments': arguments, 'task': { 'ttl': 60_000 } }
+    if token is not None: parameters[ '_meta' ] = { 'progressToken': token }
+    if sdk.MAJOR < 2:
+        result = await _request(
+            session, types.CallToolRequest, types.CreateTaskResult,
+            **parameters )
+        return result.task
+    # The 2.x session checks results of tools/call as CallToolResult: a
+    # task is sent and read through its dispatcher (JSON-RPC as is).
+    raw = await session._dispatcher.send_raw_request(
+        'tools/call', parameters, None )
+    return types.CreateTaskResult.model_validate( raw ).task
+
+
+async def _get( session, identifier ):
+    return await _request(
+        session, types.GetTaskRequest, types.GetTaskResult,
+        taskId = identifier )
+
+
+async def _fetch( session, identifier ):
+    return await _request(
+        session, types.GetTaskPayloadRequest, types.CallToolResult,
+        taskId = identifier )
+
+
+def _access_capabilities( session ):
+    if sdk.MAJOR < 2: return session.get_server_capabilities( )
+    return session.initialize_result.capabilities
+
+
+def _field( model, name ):
+    return sdk.access_field( model, name )
+
+
+@pytest.mark.asyncio
+async def test_100_capability_and_listing( ):
+    ''' serve advertises tasks of tool calls, their list and cancellation;
+        local tools may run as tasks (``optional``).
+    '''
+    server = serving.ToolServer( [ _produce_ensemble( _Gate( ) ) ] )
+    async with _serve( server ) as url, _connect( url ) as session:
+        tasks = _access_capabilities( session ).tasks
+        assert tasks is not None
+        assert tasks.list is not None and tasks.cancel is not None
+        assert tasks.requests.tools.call is not None
+        listing = await session.list_tools( )
+        for tool in listing.tools:
+            assert _field( tool.execution, 'task_support' ) == 'optional'
+
+
+@pytest.mark.asyncio
+async def test_110_task_created_polled_fetched( ):
+    ''' A call asking for a task gets it at once, working; it completes
+        when the tool ends, and its result is the call's.
+    '''
+    gate = _Gate( )
+    server = serving.ToolServer( [ _produce_ensemble( gate ) ] )
+    async with _serve( server ) as url, _connect( url ) as session:
+        task = await _call_as_task( session, 'slow', { 'label': 'a' } )
+        identifier = _field( task, 'task_id' )
+        assert task.status == 'working'
+        assert len( identifier ) >= 32
+        assert _field( task, 'created_at' )
+        assert _field( task, 'poll_interval' ) > 0
+        assert task.ttl == 60_000
+        await asyncio.wait_for( gate.started.wait( ), _WAIT )
+        state = await _get( session, identifier )
+        assert state.status == 'working'
+        assert _field( state, 'status_message' ) == 'started a'
+        fetching = asyncio.ensure_future( _fetch( session, identifier ) )
+        gate.release.set( )
+        result = await asyncio.wait_for( fetching, _WAIT )
+        assert not _field( result, 'is_error' )
+        assert result.content[ 0 ].text == 'done a'
+        state = await _get( session, identifier )
+        assert state.status == 'completed'
+
+
+@pytest.mark.asyncio
+async def test_120_tool_error_completes( ):
+    ''' A tool's error is a completed task whose result is an error; a
+        completed task cannot be cancelled.
+    '''
+    server = serving.ToolServer( [ _produce_ensemble( _Gate( ) ) ] )
+    async with _serve( server ) as url, _connect( url ) as session:
+        task = await _call_as_task( session, 'refuse', { 'reason': 'no' } )
+        identifier = _field( task, 'task_id' )
+        result = await asyncio.wait_for(
+            _fetch( session, identifier ), _WAIT )
+        assert _field( result, 'is_error' )
+        assert result.content[ 0 ].text == 'no'
+        state = await _get( session, identifier )
+        assert state.status == 'completed'
+        with pytest.raises( sdk.Error ) as caught:
+            await _request(
+                session, types.CancelTaskRequest, types.CancelTaskResult,
+                taskId = identifier )
+        assert caught.value.error.code == -32602
+        assert 'completed' in caught.value.error.message
+
+
+@pytest.mark.asyncio
+async def test_130_cancelled_midway( ):
+    ''' Cancelling a working task cancels the tool's coroutine; the task
+        is cancelled, has no result, and cannot be cancelled again.
+    '''
+    gate = _Gate( )
+    server = serving.ToolServer( [ _produce_ensemble( gate ) ] )
+    async with _serve( server ) as url, _connect( url ) as session:
+        task = await _call_as_task( session, 'slow', { 'label': 'b' } )
+        identifier = _field( task, 'task_id' )
+        await asyncio.wait_for( gate.started.wait( ), _WAIT )
+        cancelled = await _request(
+            session, types.CancelTaskRequest, types.CancelTaskResult,
+            taskId = identifier )
+        assert cancelled.status == 'cancelled'
+        assert gate.cancelled.is_set( )
+        state = await _get( session, identifier )
+        assert state.status == 'cancelled'
+        with pytest.raises( sdk.Error ) as caught:
+            await _request(
+                session, types.CancelTaskRequest, types.CancelTaskResult,
+                taskId = identifier )
+        assert caught.value.error.code == -32602
+        with pytest.raises( sdk.Error ):
+            await asyncio.wait_for( _fetch( session, identifier ), _WAIT )
+
+
+@pytest.mark.asyncio
+async def test_140_unknown_task( ):
+    ''' An unknown task is an error of invalid parameters, for each
+        method.
+    '''
+    server = serving.ToolServer( [ _produce_ensemble( _Gate( ) ) ] )
+    async with _serve( server ) as url, _connect( url ) as session:
+        for model, result in (
+            ( types.GetTaskRequest, types.GetTaskResult ),
+            ( types.GetTaskPayloadRequest, types.CallToolResult ),
+            ( types.CancelTaskRequest, types.CancelTaskResult ),
+        ):
+            with pytest.raises( sdk.Error ) as caught:
+                await _request( session, model, result, taskId = 'nothing' )
+            assert caught.value.error.code == -32602
+            assert 'nothing' in caught.value.error.message
+
+
+@pytest.mark.asyncio
+async def test_150_found_by_new_session( ):
+    ''' Tasks belong to the server: a client which reconnects, in a new
+        session, polls and fetches the task of its first session.
+    '''
+    gate = _Gate( )
+    server = serving.ToolServer( [ _produce_ensemble( gate ) ] )
+    async with _serve( server ) as url:
+        async with _connect( url ) as session:
+            task = await _call_as_task( session, 'slow', { 'label': 'c' } )
+            identifier = _field( task, 'task_id' )
+            await asyncio.wait_for( gate.started.wait( ), _WAIT )
+        async with _connect( url ) as session:
+            state = await _get( session, identifier )
+            assert state.status == 'working'
+            fetching = asyncio.ensure_future( _fetch( session, identifier ) )
+            gate.release.set( )
+            result = await asyncio.wait_for( fetching, _WAIT )
+    assert result.content[ 0 ].text == 'done c'
+    assert not gate.cancelled.is_set( )
+
+
+@pytest.mark.asyncio
+async def test_160_progress_to_original_token( ):
+    ''' Progress of the tool, after the task was returned, reaches the
+        client with the token of the request which started the task.
+    '''
+    gate = _Gate( )
+    notes = _Notes( )
+    server = serving.ToolServer( [ _produce_ensemble( gate ) ] )
+    async with (
+        _serve( server ) as url, _connect( url, notes ) as session,
+    ):
+        task = await _call_as_task(
+            session, 'slow', { 'label': 'd' }, token = 'token-d' )
+        identifier = _field( task, 'task_id' )
+        await asyncio.wait_for( gate.started.wait( ), _WAIT )
+        gate.release.set( )
+        await asyncio.wait_for( _fetch( session, identifier ), _WAIT )
+        await asyncio.wait_for( notes.wait_progress( 2 ), _WAIT )
+    progress = [ _access_progress( note ) for note in notes ]
+    assert ( 'token-d', 2, 2, 'finished d' ) in progress
+
+
+@pytest.mark.asyncio
+async def test_170_listed_by_pages( ):
+    ''' tasks/list gives the tasks a page at a time, from the store given
+        to the server; an unknown cursor is an error.
+    '''
+    gate = _Gate( )
+    gate.release.set( )
+    store = serving.MemoryTaskStore( page_size = 1 )
+    server = serving.ToolServer(
+        [ _produce_ensemble( gate ) ], task_store = store )
+    async with _serve( server ) as url, _connect( url ) as session:
+        identifiers = [ ]
+        for label in ( 'e', 'f' ):
+            task = await _call_as_task( session, 'slow', { 'label': label } )
+            identifiers.append( _field( task, 'task_id' ) )
+            await asyncio.wait_for(
+                _fetch( session, identifiers[ -1 ] ), _WAIT )
+        first = await _request(
+            session, types.ListTasksRequest, types.ListTasksResult )
+        cursor = _field( first, 'next_cursor' )
+        assert cursor is not None
+        second = await _request(
+            session, types.ListTasksRequest, types.ListTasksResult,
+            cursor = cursor )
+        assert _field( second, 'next_cursor' ) is None
+        listed = [
+            ( _field( task, 'task_id' ), task.status )
+            for task in ( *first.tasks, *second.tasks ) ]
+        assert listed == [
+            ( identifier, 'completed' ) for identifier in identifiers ]
+        with pytest.raises( sdk.Error ) as caught:
+            await _request(
+                session, types.ListTasksRequest, types.ListTasksResult,
+                cursor = 'nowhere' )
+        assert caught.value.error.code == -32602
+    assert ( await store.retrieve_task( identifiers[ 0 ] ) ) is not None
+
+
+@pytest.mark.asyncio
+async def test_180_ordinary_call_unchanged( ):
+    ''' A call which asks no task is answered with the call's result. '''
+    gate = _Gate( )
+    gate.release.set( )
+    server = serving.ToolServer( [ _produce_ensemble( gate ) ] )
+    async with _serve( server ) as url, _connect( url ) as session:
+        result = await session.call_tool( 'slow', { 'label': 'g' } )
+        assert result.content[ 0 ].text == 'done g'
+        listing = await _request(
+            session, types.ListTasksRequest, types.ListTasksResult )
+        assert listing.tasks == [ ]
+
+
+@pytest.mark.asyncio
+async def test_190_stop_cancels_running( ):
+    ''' When the server stops, the calls of working tasks are cancelled:
+        nothing is left running.
+    '''
+    gate = _Gate( )
+    server = serving.ToolServer( [ _produce_ensemble( gate ) ] )
+    async with _serve( server ) as url:
+        async with _connect( url ) as session:
+            task = await _call_as_task( session, 'slow', { 'label': 'h' } )
+            await asyncio.wait_for( gate.started.wait( ), _WAIT )
+    assert gate.cancelled.is_set( )
+    record = await server.task_store.retrieve_task(
+        _field( task, 'task_id' ) )
+    assert record.state is serving.TaskStates.Cancelled
+
+
+@pytest.mark.asyncio
+async def test_200_expired_forgotten( ):
+    ''' A task past its time to live is forgotten by the memory store. '''
+    store = serving.MemoryTaskStore( )
+    now = datetime.datetime.now( datetime.timezone.utc )
+    created = now - datetime.timedelta( seconds = 2 )
+    for identifier, ttl in ( ( 'old', 1000 ), ( 'young', 60_000 ) ):
+        await store.store_task( serving.TaskRecord(
+            identifier = identifier, created = created, updated = created,
+            ttl = ttl ) )
+    assert await store.retrieve_task( 'old' ) is None
+    assert ( await store.retrieve_task( 'young' ) ).identifier == 'young'
+    await store.wait_task( 'old' ) # forgotten: returns at once
+    tasks, cursor = await store.survey_tasks( None )
+    assert [ task.identifier for task in tasks ] == [ 'young' ]
+    assert cursor is None
+
+
+@pytest.mark.asyncio
+async def test_210_without_store( ):
+    ''' Without a task store, serve offers no tasks: no capability, no
+        task support listed, and a call asking for a task is answered
+        with its result.
+    '''
+    gate = _Gate( )
+    gate.release.set( )
+    server = serving.ToolServer(
+        [ _produce_ensemble( gate ) ], task_store = None )
+    async with _serve( server ) as url, _connect( url ) as session:
+        assert _access_capabilities( session ).tasks is None
+        listing = await session.list_tools( )
+        assert all( tool.execution is None for tool in listing.tools )
+        result = await _request(
+            session, types.CallToolRequest, types.CallToolResult,
+            name = 'slow', arguments = { 'label': 'i' },
+            task = { 'ttl': 1000 } )
+        assert result.content[ 0 ].text == 'done i'
+
+
+def _access_progress( note ):
+    note = getattr( note, 'root', note )
+    if not isinstance( note, types.ProgressNotification ): return None
+    parameters = note.params
+    return (
+        _field( parameters, 'progress_token' ), parameters.progress,
+        parameters.total, parameters.message )
