@@ -71,6 +71,7 @@ from .records import (
     Progress as Progress,
     Reporter as Reporter,
     ServerOptions as ServerOptions,
+    TaskUses as TaskUses,
     ToolDescription as ToolDescription,
 )
 from .resources import (

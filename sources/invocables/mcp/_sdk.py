@@ -203,6 +203,84 @@ def call_tool(
     return _call_tool_legacy( session, name, arguments, timeout, progress )
 
 
+async def create_task(
+    session: __.typx.Any,
+    name: str,
+    arguments: dict[ str, __.typx.Any ],
+) -> types.Task:
+    ''' Calls tool as a task (``tools/call`` with ``task``); returns task.
+
+        The 2.x session checks each ``tools/call`` result as a tool's
+        result, which a task is not (it knows the tasks of protocol
+        2025-11-25 no more): that request goes through its dispatcher,
+        with the header the session would add.
+    '''
+    parameters = types.CallToolRequestParams(
+        name = name, arguments = arguments, task = types.TaskMetadata( ) )
+    if not _CURRENT:
+        created = await _send(
+            session, types.CallToolRequest( params = parameters ),
+            types.CreateTaskResult )
+        return created.task
+    from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+    raw = await session.dispatcher.send_raw_request(
+        'tools/call',
+        parameters.model_dump(
+            by_alias = True, mode = 'json', exclude_none = True ),
+        { 'headers': {
+            MCP_PROTOCOL_VERSION_HEADER: session.protocol_version } } )
+    return types.CreateTaskResult.model_validate(
+        raw, by_name = False ).task
+
+
+async def cancel_task( session: __.typx.Any, identifier: str ) -> None:
+    ''' Asks server to cancel task (``tasks/cancel``). '''
+    request = types.CancelTaskRequest(
+        params = types.CancelTaskRequestParams.model_validate(
+            { 'taskId': identifier } ) )
+    await _send( session, request, types.CancelTaskResult )
+
+
+async def fetch_task_result(
+    session: __.typx.Any, identifier: str
+) -> types.CallToolResult:
+    ''' Returns result of task (``tasks/result``): waits for its end. '''
+    request = types.GetTaskPayloadRequest(
+        params = types.GetTaskPayloadRequestParams.model_validate(
+            { 'taskId': identifier } ) )
+    return await _send( session, request, types.CallToolResult )
+
+
+async def survey_task(
+    session: __.typx.Any, identifier: str
+) -> types.GetTaskResult:
+    ''' Returns state of task (``tasks/get``). '''
+    request = types.GetTaskRequest(
+        params = types.GetTaskRequestParams.model_validate(
+            { 'taskId': identifier } ) )
+    return await _send( session, request, types.GetTaskResult )
+
+
+def accepts_tasks( session: __.typx.Any ) -> bool:
+    ''' Tells whether the server runs tool calls as tasks (capability). '''
+    capabilities = (
+        session.server_capabilities if _CURRENT
+        else session.get_server_capabilities( ) )
+    tasks = getattr( capabilities, 'tasks', None )
+    requests = getattr( tasks, 'requests', None )
+    tools = getattr( requests, 'tools', None )
+    return getattr( tools, 'call', None ) is not None
+
+
+async def _send(
+    session: __.typx.Any, request: __.typx.Any, model: type[ _ModelT ]
+) -> _ModelT:
+    if not _CURRENT:
+        legacy: __.typx.Any = types
+        request = legacy.ClientRequest( request )
+    return await session.send_request( request, model )
+
+
 def release_requests( session: __.typx.Any ) -> None:
     ''' Fails the pending requests of an ending session: connection closed.
 
@@ -309,6 +387,22 @@ class ClientSession( _ClientSessionBase ):
         is ``validate_tool_result`` in 2.x, ``_validate_tool_result`` in
         1.x (and early 2.x); both are overridden to check nothing.
     '''
+
+    def __init__(
+        self,
+        read_stream: __.typx.Any,
+        write_stream: __.typx.Any,
+        **keywords: __.typx.Any,
+    ):
+        if not _CURRENT:
+            super( ).__init__( read_stream, write_stream, **keywords )
+            return
+        # Kept to send what the 2.x session refuses to send (see
+        # ``create_task``); the session builds the same one when given the
+        # streams.
+        from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+        self.dispatcher = JSONRPCDispatcher( read_stream, write_stream )
+        super( ).__init__( dispatcher = self.dispatcher, **keywords )
 
     async def validate_tool_result(
         self, name: str, result: types.CallToolResult

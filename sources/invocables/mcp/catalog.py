@@ -51,6 +51,10 @@ class Catalog:
         self.omissions: tuple[ _records.Omission, ... ] = ( )
         self.fingerprints: tuple[ str, ... ] = ( )
         self.entries: dict[ str, _Entry ] = { }
+        self.tasked: __.cabc.Mapping[ str, str ] = (
+            __.types.MappingProxyType( { } ) )
+        ''' Task support (``required``, ``optional``) of the tools which
+            are called as tasks, by name. '''
 
     def absorb(
         self,
@@ -68,12 +72,18 @@ class Catalog:
         if fingerprints == self.fingerprints: return
         entries: dict[ str, _Entry ] = { }
         omissions: list[ _records.Omission ] = list( refusals )
+        tasked: dict[ str, str ] = { }
         for tool, fingerprint in zip( tools, fingerprints ):
             reason = self._access_omission_reason( tool, entries )
             if reason is not None:
                 omissions.append( _records.Omission(
                     name = tool.name, reason = reason ) )
                 continue
+            support = _access_task_support( tool )
+            if support == 'required' or (
+                support == 'optional'
+                and self.options.tasks is _records.TaskUses.Supported
+            ): tasked[ tool.name ] = support
             earlier = self.entries.get( fingerprint )
             try: entries[ fingerprint ] = earlier or self._produce( tool )
             except _exceptions.SchemaInvalidity as exception:
@@ -83,6 +93,7 @@ class Catalog:
                 omissions.append( _records.Omission(
                     name = tool.name, reason = str( exception ) ) )
         self._warn_missing( tools )
+        self.tasked = __.types.MappingProxyType( tasked )
         self._replace( fingerprints, self._complete( entries ), omissions )
 
     def _access_omission_reason(
@@ -96,15 +107,13 @@ class Catalog:
             name not in options.include
         ): return 'not in include list'
         if name in options.exclude: return 'in exclude list'
-        # Older 1.x SDKs know no execution properties.
-        execution = getattr( tool, 'execution', None )
-        if execution is not None and _sdk.access_field(
-            execution, 'task_support'
-        ) == 'required':
+        if options.tasks is _records.TaskUses.Never and (
+            _access_task_support( tool ) == 'required'
+        ):
             _scribe.info(
-                "MCP server %r: tool %r left out: it requires task "
-                "augmentation, which is not supported.", self.name, name )
-            return 'requires task augmentation, which is not supported'
+                "MCP server %r: tool %r left out: it requires tasks, which "
+                "the ensemble's option 'tasks' refuses.", self.name, name )
+            return "requires tasks, which option 'tasks' refuses"
         if any( invoker.name == name for invoker, _ in entries.values( ) ):
             _scribe.warning(
                 "MCP server %r lists tool %r twice; the first is kept.",
@@ -183,3 +192,11 @@ class Catalog:
             _scribe.warning(
                 "MCP server %r offers no tool %r from the include list.",
                 self.name, name )
+
+
+def _access_task_support( tool: _mcp_types.Tool ) -> str:
+    ''' Returns task support of tool: ``forbidden`` unless it says. '''
+    # Older 1.x SDKs know no execution properties.
+    execution = getattr( tool, 'execution', None )
+    if execution is None: return 'forbidden'
+    return _sdk.access_field( execution, 'task_support' ) or 'forbidden'

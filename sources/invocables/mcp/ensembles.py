@@ -25,6 +25,7 @@ import invocables.mcp._relays as _relays
 import invocables.mcp.results as _results
 import invocables.mcp.sessions as _sessions
 import invocables.mcp._sdk as _sdk
+import invocables.mcp._tasks as _tasks
 from ._sdk import Error as _MCPError
 import invocables.canisters as _canisters
 import invocables.execution.deadlines as _deadlines
@@ -225,8 +226,14 @@ class ServerEnsemble(
         while True:
             progress = _relays.produce_progress(
                 self.name, name, context, self.options.reporter, connection )
-            calling = _sdk.call_tool(
-                connection.session, name, payload, None, progress )
+            calling = (
+                _tasks.TaskCall(
+                    self.name, name, self._recover, progress,
+                    self.options.grace )( connection, payload )
+                if _tasks.is_tasked(
+                    self._state.catalog.tasked, connection.session, name )
+                else _sdk.call_tool(
+                    connection.session, name, payload, None, progress ) )
             try:
                 with _relays.track( connection.relay, context ):
                     result = await ( # none when the caller keeps the time
@@ -359,6 +366,14 @@ class ServerEnsemble(
         self, name: str, timeout: __.Absential[ float | None ]
     ) -> _invokers.Invocable:
         return _ToolInvocable( self, name, timeout )
+
+    async def _recover(
+        self, lost: _sessions.Connection, reason: str
+    ) -> _sessions.Connection:
+        ''' Stops lost connection; returns a new one (a task goes on). '''
+        lost.request_stop( f"the session was lost ({reason})" )
+        await lost.wait_end( _SETTLE_TIMEOUT )
+        return await self._reconnect( )
 
     async def _reconnect( self ) -> _sessions.Connection:
         state = self._state

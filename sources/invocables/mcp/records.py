@@ -19,7 +19,8 @@ RESULT_LIMIT_DEFAULT = _processes.RESULT_LIMIT_DEFAULT
 TIMEOUT_DEFAULT = _deadlines.TIMEOUT_DEFAULT
 OPTIONS = (
     'connect_timeout', 'list_timeout', 'timeouts', 'include', 'exclude',
-    'reporter', 'grace', 'result_limit', 'resources_as_tools', 'sandbox' )
+    'reporter', 'grace', 'result_limit', 'resources_as_tools', 'sandbox',
+    'tasks' )
 ''' Names of the fields of server options. '''
 
 
@@ -27,6 +28,22 @@ def _produce_timeouts( ) -> __.cabc.Mapping[ str, float | None ]:
     ''' Returns empty timeouts. Not a frigid dictionary: its get ignores an
         absent default. '''
     return __.types.MappingProxyType( { } )
+
+
+class TaskUses( __.enum.Enum ):
+    ''' Which tools are called as tasks (MCP 2025-11-25 tasks).
+
+        A task runs on the server beyond the request which started it: the
+        ensemble polls it, fetches its result, cancels it when the call is
+        cancelled or times out, and follows it across a reconnection.
+    '''
+
+    Never = 'never'
+    ''' No tool; tools which require tasks are left out. '''
+    Required = 'required'
+    ''' Tools which require tasks (``taskSupport: required``). '''
+    Supported = 'supported'
+    ''' Every tool which supports tasks (``required`` or ``optional``). '''
 
 
 @__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
@@ -80,6 +97,7 @@ class ServerOptions( __.immut.DataclassObject ):
     result_limit: int | None = RESULT_LIMIT_DEFAULT
     resources_as_tools: bool = False # expose: offer resources as tools
     sandbox: __.Absential[ _sandbox.Sandbox ] = __.absent
+    tasks: TaskUses = TaskUses.Required
 
 
 class ServerShortcuts( __.typx.TypedDict, total = False ):
@@ -135,6 +153,10 @@ class ServerShortcuts( __.typx.TypedDict, total = False ):
         __.ddoc.Doc( ''' Confinement of a stdio server: a ``Sandbox``, or
             ``True`` for the default profile. Connecting fails if no sandbox
             can be set up here. ''' ) ]
+    tasks: __.typx.Annotated[
+        TaskUses,
+        __.ddoc.Doc( ''' Which tools are called as tasks (default: those
+            which require them). ''' ) ]
     sampling_limits: __.typx.Annotated[
         __.typx.Any,
         __.ddoc.Doc( ''' Most sampling requests per session and most
@@ -156,6 +178,8 @@ def produce_options(
         fields[ 'include' ] = frozenset( fields[ 'include' ] )
     if 'exclude' in fields:
         fields[ 'exclude' ] = frozenset( fields[ 'exclude' ] )
+    if 'tasks' in fields:
+        fields[ 'tasks' ] = _validate_task_uses( name, fields[ 'tasks' ] )
     if 'sandbox' in fields:
         fields[ 'sandbox' ] = _sandbox.validate_sandbox(
             fields[ 'sandbox' ], f"MCP ensemble {name!r} 'sandbox'" )
@@ -171,6 +195,18 @@ def produce_options(
             "only (give 'command'); an HTTP server runs where it is "
             "hosted." )
     return options
+
+
+def _validate_task_uses( name: str, value: object ) -> TaskUses:
+    ''' Returns task use of a value (member or its string); raises if not.
+    '''
+    if isinstance( value, TaskUses ): return value
+    if isinstance( value, str ):
+        for member in TaskUses:
+            if member.value == value: return member
+    uses = ', '.join( repr( member.value ) for member in TaskUses )
+    raise _exceptions.ConfigurationInvalidity(
+        f"MCP ensemble {name!r} 'tasks'", f"must be one of {uses}." )
 
 
 def _validate_limit( name: str, value: object ) -> None:
