@@ -50,7 +50,7 @@ class _Notes( list ):
     async def wait_progress( self, progress ) -> None:
         ''' Waits until progress of a value arrived. '''
         while not any(
-            ( _access_progress( note ) or ( None, ) * 4 )[ 1 ] == progress
+            ( _access_progress( note ) or ( None, ) * 5 )[ 1 ] == progress
             for note in self
         ):
             self.arrival.clear( )
@@ -66,6 +66,7 @@ def _produce_ensemble( gate ):
         except asyncio.CancelledError:
             gate.cancelled.set( )
             raise
+        await context.log( 'info', f"finishing {label}" )
         await context.report_progress( 2, 2, f"finished {label}" )
         return f"done {label}"
 
@@ -226,6 +227,23 @@ async def test_120_tool_error_completes( ):
 
 
 @pytest.mark.asyncio
+async def test_125_invalid_arguments_complete( ):
+    ''' A task's call goes through the engine as any call: arguments
+        which break the schema are refused before the tool runs, an error
+        result of a completed task.
+    '''
+    gate = _Gate( )
+    server = serving.ToolServer( [ _produce_ensemble( gate ) ] )
+    async with _serve( server ) as url, _connect( url ) as session:
+        task = await _call_as_task( session, 'slow', { 'label': 3 } )
+        result = await asyncio.wait_for(
+            _fetch( session, _field( task, 'task_id' ) ), _WAIT )
+        assert _field( result, 'is_error' )
+        assert 'label' in result.content[ 0 ].text
+    assert not gate.started.is_set( )
+
+
+@pytest.mark.asyncio
 async def test_130_cancelled_midway( ):
     ''' Cancelling a working task cancels the tool's coroutine; the task
         is cancelled, has no result, and cannot be cancelled again.
@@ -295,7 +313,8 @@ async def test_150_found_by_new_session( ):
 @pytest.mark.asyncio
 async def test_160_progress_to_original_token( ):
     ''' Progress of the tool, after the task was returned, reaches the
-        client with the token of the request which started the task.
+        client with the token of the request which started the task; it
+        and the tool's log messages name the task.
     '''
     gate = _Gate( )
     notes = _Notes( )
@@ -310,8 +329,16 @@ async def test_160_progress_to_original_token( ):
         gate.release.set( )
         await asyncio.wait_for( _fetch( session, identifier ), _WAIT )
         await asyncio.wait_for( notes.wait_progress( 2 ), _WAIT )
+    related = { 'io.modelcontextprotocol/related-task': {
+        'taskId': identifier } }
     progress = [ _access_progress( note ) for note in notes ]
-    assert ( 'token-d', 2, 2, 'finished d' ) in progress
+    assert ( 'token-d', 2, 2, 'finished d', related ) in progress
+    messages = ( getattr( note, 'root', note ) for note in notes )
+    logs = [
+        ( message.params.data, _thaw( message.params.meta ) )
+        for message in messages
+        if isinstance( message, types.LoggingMessageNotification ) ]
+    assert logs == [ ( 'finishing d', related ) ]
 
 
 @pytest.mark.asyncio
@@ -428,4 +455,10 @@ def _access_progress( note ):
     parameters = note.params
     return (
         _field( parameters, 'progress_token' ), parameters.progress,
-        parameters.total, parameters.message )
+        parameters.total, parameters.message, _thaw( parameters.meta ) )
+
+
+def _thaw( meta ):
+    ''' Returns metadata as a dictionary (SDK 1.x: a model). '''
+    if hasattr( meta, 'model_dump' ): return meta.model_dump( )
+    return meta

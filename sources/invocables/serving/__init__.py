@@ -21,8 +21,9 @@
     The parts: ``servers`` (:py:class:`ToolServer` and its options),
     ``gateway`` (upstream resources, prompts and completion),
     ``applications`` (streamable HTTP and its guards), ``stdio``,
-    ``tasks`` (tool calls run as tasks, and their store), and the server
-    side of the SDK (``_sdk``).
+    ``liaisons`` (how a served tool asks its client), ``tasks`` (tool
+    calls run as tasks, and their store), and the server side of the SDK
+    (``_sdk``).
 '''
 
 
@@ -58,6 +59,7 @@ from .tasks import (
     TASKS_MAXIMUM_DEFAULT as TASKS_MAXIMUM_DEFAULT,
     TTL_DEFAULT as TTL_DEFAULT,
     TTL_MAXIMUM as TTL_MAXIMUM,
+    TTL_MINIMUM as TTL_MINIMUM,
     MemoryTaskStore as MemoryTaskStore,
     TaskRecord as TaskRecord,
     TaskStates as TaskStates,

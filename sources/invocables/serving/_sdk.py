@@ -230,16 +230,11 @@ class _SessionLegacy:
             token, progress, total, message,
             related_request_id = self.context.request_id )
 
-    async def send_progress_notification(
-        self,
-        token: str | int,
-        progress: float,
-        total: float | None = None,
-        message: str | None = None,
-    ) -> None:
-        ''' Sends progress with a token, on the session's own stream. '''
-        await self._connection.send_progress_notification(
-            token, progress, total, message )
+    async def send_notification( self, notification: __.typx.Any ) -> None:
+        ''' Sends notification on the session's own stream. '''
+        legacy: __.typx.Any = _types
+        await self._connection.send_notification(
+            legacy.ServerNotification( notification ) )
 
     async def send_tool_list_changed( self ) -> None:
         ''' Tells client that the tools changed. '''

@@ -17,6 +17,7 @@ import weakref as _weakref
 import invocables.serving.__ as __
 import invocables.serving._sdk as _server_sdk
 import invocables.serving.gateway as _gateway
+import invocables.serving.liaisons as _liaisons
 import invocables.serving.tasks as _tasks
 import invocables.canisters as _canisters
 import invocables.ensembles as _ensembles
@@ -32,7 +33,7 @@ import invocables.toolsets.policies as _policies
 
 
 NAME_DEFAULT = 'invocables'
-SAMPLING_TOKENS_DEFAULT = 1000
+SAMPLING_TOKENS_DEFAULT = _liaisons.SAMPLING_TOKENS_DEFAULT
 WATCH_INTERVAL_DEFAULT = 0.5
 
 _HINTS_WIRE = __.types.MappingProxyType( {
@@ -42,9 +43,6 @@ _HINTS_WIRE = __.types.MappingProxyType( {
 } )
 _OPTIONS_DEFAULT = _execution.ExecutionOptions(
     failure_policy = _execution.FailurePolicies.Report )
-_LEVELS = (
-    'debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert',
-    'emergency' )
 _Signature: __.typx.TypeAlias = tuple[ int, ... ]
 
 
@@ -91,7 +89,7 @@ class ToolServer(
         if shortcuts: options = __.dcls.replace( options, **shortcuts )
         self.options = __.dcls.replace(
             options, policy = _adapt_policy( options.policy ) )
-        self._liaisons: dict[ str, _SessionLiaison ] = { }
+        self._liaisons: dict[ str, _liaisons.SessionLiaison ] = { }
         self._listeners: _weakref.WeakSet[ __.typx.Any ] = (
             _weakref.WeakSet( ) )
         self._levels: _weakref.WeakKeyDictionary[ __.typx.Any, str ] = (
@@ -163,8 +161,8 @@ class ToolServer(
         level = self._levels.get( connection, 'debug' )
         task = getattr( parameters, 'task', None )
         if task is None or self.task_store is None:
-            return await self._execute(
-                parameters, designation, _SessionLiaison( context, level ) )
+            liaison = _liaisons.SessionLiaison( context, level )
+            return await self._execute( parameters, designation, liaison )
         if _tasks.access_task_support( designation ) in ( None, 'forbidden' ):
             raise _sdk.produce_error(
                 _mcp_types.METHOD_NOT_FOUND,
@@ -172,8 +170,8 @@ class ToolServer(
         token = _tasks.access_progress_token( parameters )
 
         async def call( identifier: str ) -> _mcp_types.CallToolResult:
-            liaison = _TaskLiaison(
-                context, level, token,
+            liaison = _liaisons.TaskLiaison(
+                context, level, identifier, token,
                 __.funct.partial( self._note_progress, identifier ) )
             return await self._execute( parameters, designation, liaison )
 
@@ -235,7 +233,7 @@ class ToolServer(
         self,
         parameters: _mcp_types.CallToolRequestParams,
         designation: _naming.Designation,
-        liaison: '_SessionLiaison',
+        liaison: _liaisons.SessionLiaison,
     ) -> _mcp_types.CallToolResult:
         ''' Runs tool through the engine, answered by liaison. '''
         identifier = _uuid.uuid4( ).hex
@@ -282,120 +280,6 @@ class ToolServer(
         try: return tuple(
             id( ensemble.survey_invokers( ) ) for ensemble in self.ensembles )
         except _exceptions.Omnierror: return None # not connected
-
-
-class _SessionLiaison:
-    ''' Answers a local tool's requests through the calling client's
-        session: logging, progress, elicitation, sampling.
-    '''
-
-    def __init__( self, context: __.typx.Any, level: str ):
-        self.context = context
-        self.level = level
-        self.related = context.request_id
-
-    async def log(
-        self, level: str, data: object, logger: str | None
-    ) -> None:
-        ''' Sends ``notifications/message`` if level is enough. '''
-        if level not in _LEVELS: level = 'info'
-        minimum = self.level if self.level in _LEVELS else 'debug'
-        if _LEVELS.index( level ) < _LEVELS.index( minimum ): return
-        with _warnings.catch_warnings( ):
-            _warnings.simplefilter( 'ignore', UserWarning ) # deprecated
-            await self.context.session.send_log_message(
-                level, data, logger, related_request_id = self.related )
-
-    async def report_progress(
-        self, progress: float, total: float | None, message: str | None
-    ) -> None:
-        ''' Sends progress, if the client asked for it. '''
-        await self.context.session.report_progress( progress, total, message )
-
-    async def elicit(
-        self, message: str, schema: __.cabc.Mapping[ str, __.typx.Any ]
-    ) -> __.typx.Any:
-        ''' Sends ``elicitation/create``; returns the client's answer. '''
-        return await self.context.session.elicit_form(
-            message, __.values.thaw_json( schema ),
-            related_request_id = self.context.request_id )
-
-    async def sample(
-        self, messages: __.cabc.Sequence[ __.typx.Any ],
-        **options: __.typx.Any,
-    ) -> __.typx.Any:
-        ''' Sends ``sampling/createMessage``; returns the answer. Messages
-            are text (from the user) or MCP sampling messages (mappings).
-        '''
-        samples = [
-            _mcp_types.SamplingMessage(
-                role = 'user',
-                content = _mcp_types.TextContent(
-                    type = 'text', text = message ) )
-            if isinstance( message, str )
-            else _mcp_types.SamplingMessage.model_validate( message )
-            for message in messages ]
-        options.setdefault( 'max_tokens', SAMPLING_TOKENS_DEFAULT )
-        with _warnings.catch_warnings( ):
-            _warnings.simplefilter( 'ignore', UserWarning ) # deprecated
-            return await self.context.session.create_message(
-                samples, related_request_id = self.context.request_id,
-                **options )
-
-
-class _TaskLiaison( _SessionLiaison ):
-    ''' Answers the requests of a tool run as a task, whose request was
-        answered: progress goes to the request's progress token still,
-        and its message becomes the task's status message; log messages
-        go to the client's session. Elicitation and sampling are refused.
-    '''
-
-    def __init__(
-        self,
-        context: __.typx.Any,
-        level: str,
-        token: str | int | None,
-        note: __.cabc.Callable[ [ str ], __.cabc.Awaitable[ None ] ],
-    ):
-        super( ).__init__( context, level )
-        self.related = None # the request was answered: the session's
-        self.token = token
-        self.note = note
-
-    async def log(
-        self, level: str, data: object, logger: str | None
-    ) -> None:
-        ''' Sends ``notifications/message`` if level is enough and the
-            client is there still.
-        '''
-        with __.ctxl.suppress( Exception ): # client gone: the task goes on
-            await super( ).log( level, data, logger )
-
-    async def report_progress(
-        self, progress: float, total: float | None, message: str | None
-    ) -> None:
-        ''' Notes message as the task's; sends progress with the token of
-            the request which started the task, if it had one and the
-            client is there still.
-        '''
-        if message is not None: await self.note( message )
-        if self.token is None: return
-        with __.ctxl.suppress( Exception ): # client gone: the task goes on
-            await self.context.session.send_progress_notification(
-                self.token, progress, total, message )
-
-    async def elicit(
-        self, message: str, schema: __.cabc.Mapping[ str, __.typx.Any ]
-    ) -> __.typx.Any:
-        ''' Refuses: a task does not ask its client (yet). '''
-        raise _exceptions.LiaisonAbsence( 'elicitation' )
-
-    async def sample(
-        self, messages: __.cabc.Sequence[ __.typx.Any ],
-        **options: __.typx.Any,
-    ) -> __.typx.Any:
-        ''' Refuses: a task does not ask its client (yet). '''
-        raise _exceptions.LiaisonAbsence( 'sampling' )
 
 
 async def prepare_server(

@@ -28,6 +28,7 @@ POLL_INTERVAL_DEFAULT = 500
 TASKS_MAXIMUM_DEFAULT = 1000
 TTL_DEFAULT = 3_600_000
 TTL_MAXIMUM = 86_400_000
+TTL_MINIMUM = 1000
 
 _RELATED_TASK = 'io.modelcontextprotocol/related-task'
 _scribe = __.produce_scribe( __name__ )
@@ -281,7 +282,8 @@ class TasksExtension:
         task = TaskRecord(
             identifier = _secrets.token_urlsafe( 24 ),
             created = now, updated = now,
-            ttl = min( TTL_DEFAULT if ttl is None else ttl, TTL_MAXIMUM ) )
+            ttl = max( TTL_MINIMUM, min(
+                TTL_DEFAULT if ttl is None else ttl, TTL_MAXIMUM ) ) )
         await store.store_task( task )
         running = __.asyncio.get_running_loop( ).create_task(
             self._run_task( task, call ) )
@@ -333,6 +335,7 @@ class TasksExtension:
     ) -> None:
         store = self._access_store( )
         latest = await store.retrieve_task( task.identifier ) or task
+        if latest.is_terminal( ): return # cancelled elsewhere first
         await store.store_task( __.dcls.replace(
             latest, state = state, updated = _produce_now( ), **fields ) )
 

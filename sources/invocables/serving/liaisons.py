@@ -1,0 +1,165 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' How a served tool asks its client: log messages, progress, elicitation
+    and sampling, through the session of the calling client.
+
+    :py:class:`SessionLiaison` answers an ordinary call, on the stream of
+    its request; :py:class:`TaskLiaison` answers a call run as a task,
+    whose request was answered: on the session's own stream, each message
+    naming the task.
+'''
+
+
+import warnings as _warnings
+
+import invocables.serving.__ as __
+import invocables.exceptions as _exceptions
+from ..mcp._sdk import types as _mcp_types
+
+
+LEVELS = (
+    'debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert',
+    'emergency' )
+''' Levels of log messages, least first. '''
+SAMPLING_TOKENS_DEFAULT = 1000
+
+_RELATED_TASK = 'io.modelcontextprotocol/related-task'
+
+
+class SessionLiaison:
+    ''' Answers a local tool's requests through the calling client's
+        session: logging, progress, elicitation, sampling.
+    '''
+
+    def __init__( self, context: __.typx.Any, level: str ):
+        self.context = context
+        self.level = level
+
+    async def log(
+        self, level: str, data: object, logger: str | None
+    ) -> None:
+        ''' Sends ``notifications/message`` if level is enough. '''
+        admitted = _admit_level( level, self.level )
+        if admitted is None: return
+        with _warnings.catch_warnings( ):
+            _warnings.simplefilter( 'ignore', UserWarning ) # deprecated
+            await self.context.session.send_log_message(
+                admitted, data, logger,
+                related_request_id = self.context.request_id )
+
+    async def report_progress(
+        self, progress: float, total: float | None, message: str | None
+    ) -> None:
+        ''' Sends progress, if the client asked for it. '''
+        await self.context.session.report_progress( progress, total, message )
+
+    async def elicit(
+        self, message: str, schema: __.cabc.Mapping[ str, __.typx.Any ]
+    ) -> __.typx.Any:
+        ''' Sends ``elicitation/create``; returns the client's answer. '''
+        return await self.context.session.elicit_form(
+            message, __.values.thaw_json( schema ),
+            related_request_id = self.context.request_id )
+
+    async def sample(
+        self, messages: __.cabc.Sequence[ __.typx.Any ],
+        **options: __.typx.Any,
+    ) -> __.typx.Any:
+        ''' Sends ``sampling/createMessage``; returns the answer. Messages
+            are text (from the user) or MCP sampling messages (mappings).
+        '''
+        samples = [
+            _mcp_types.SamplingMessage(
+                role = 'user',
+                content = _mcp_types.TextContent(
+                    type = 'text', text = message ) )
+            if isinstance( message, str )
+            else _mcp_types.SamplingMessage.model_validate( message )
+            for message in messages ]
+        options.setdefault( 'max_tokens', SAMPLING_TOKENS_DEFAULT )
+        with _warnings.catch_warnings( ):
+            _warnings.simplefilter( 'ignore', UserWarning ) # deprecated
+            return await self.context.session.create_message(
+                samples, related_request_id = self.context.request_id,
+                **options )
+
+
+class TaskLiaison( SessionLiaison ):
+    ''' Answers the requests of a tool run as a task, whose request was
+        answered: on the session's own stream, naming the task (``_meta``
+        ``io.modelcontextprotocol/related-task``), while the client is
+        there. Progress goes to the token of the request which started
+        the task, and its message becomes the task's status message (by
+        ``note``). Elicitation and sampling are refused.
+    '''
+
+    def __init__(
+        self,
+        context: __.typx.Any,
+        level: str,
+        identifier: str,
+        token: str | int | None,
+        note: __.cabc.Callable[ [ str ], __.cabc.Awaitable[ None ] ],
+    ):
+        super( ).__init__( context, level )
+        self.identifier = identifier
+        self.token = token
+        self.note = note
+
+    async def log(
+        self, level: str, data: object, logger: str | None
+    ) -> None:
+        ''' Sends ``notifications/message`` if level is enough. '''
+        admitted = _admit_level( level, self.level )
+        if admitted is None: return
+        parameters = _mcp_types.LoggingMessageNotificationParams
+        await self._notify( _mcp_types.LoggingMessageNotification(
+            method = 'notifications/message',
+            params = parameters.model_validate( {
+                'level': admitted, 'data': data, 'logger': logger,
+                '_meta': self._produce_meta( ) } ) ) )
+
+    async def report_progress(
+        self, progress: float, total: float | None, message: str | None
+    ) -> None:
+        ''' Notes message as the task's; sends progress if the request
+            which started the task asked for it.
+        '''
+        if message is not None: await self.note( message )
+        if self.token is None: return
+        await self._notify( _mcp_types.ProgressNotification(
+            method = 'notifications/progress',
+            params = _mcp_types.ProgressNotificationParams.model_validate( {
+                'progressToken': self.token, 'progress': progress,
+                'total': total, 'message': message,
+                '_meta': self._produce_meta( ) } ) ) )
+
+    async def elicit(
+        self, message: str, schema: __.cabc.Mapping[ str, __.typx.Any ]
+    ) -> __.typx.Any:
+        ''' Refuses: a task does not ask its client (yet). '''
+        raise _exceptions.LiaisonAbsence( 'elicitation' )
+
+    async def sample(
+        self, messages: __.cabc.Sequence[ __.typx.Any ],
+        **options: __.typx.Any,
+    ) -> __.typx.Any:
+        ''' Refuses: a task does not ask its client (yet). '''
+        raise _exceptions.LiaisonAbsence( 'sampling' )
+
+    async def _notify( self, notification: __.typx.Any ) -> None:
+        with __.ctxl.suppress( Exception ): # client gone: the task goes on
+            await self.context.session.send_notification( notification )
+
+    def _produce_meta( self ) -> dict[ str, __.typx.Any ]:
+        return { _RELATED_TASK: { 'taskId': self.identifier } }
+
+
+def _admit_level( level: str, minimum: str ) -> str | None:
+    ''' Returns level of message (``info`` if unknown), if not under the
+        least level the client wants.
+    '''
+    if level not in LEVELS: level = 'info'
+    if minimum not in LEVELS: minimum = 'debug'
+    if LEVELS.index( level ) < LEVELS.index( minimum ): return None
+    return level
