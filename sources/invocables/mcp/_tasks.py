@@ -116,11 +116,12 @@ class TaskCall:
             if status in ( 'completed', 'failed', 'input_required' ):
                 # Waits for the end; carries the server's questions.
                 return await _sdk.fetch_task_result(
-                    connection.session, identifier )
+                    _access_session( connection ), identifier )
             if status == 'cancelled':
                 raise self._refuse( identifier, 'the server cancelled it' )
             await __.asyncio.sleep( _access_interval( state ) )
-            state = await _sdk.survey_task( connection.session, identifier )
+            state = await _sdk.survey_task(
+                _access_session( connection ), identifier )
 
     def _refuse(
         self, identifier: str, reason: str
@@ -161,6 +162,13 @@ def is_tasked(
     support = tasked.get( name )
     if support is None: return False
     return support == 'required' or _sdk.accepts_tasks( session )
+
+
+def _access_session( connection: __.typx.Any ) -> __.typx.Any:
+    ''' Returns session of connection; raises if it is lost (stopped). '''
+    if not connection.is_usable( ):
+        raise _sdk.produce_error( _CONNECTION_CLOSED, 'Connection closed' )
+    return connection.session
 
 
 def _access_interval( state: __.typx.Any ) -> float:
