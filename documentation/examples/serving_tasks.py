@@ -5,6 +5,8 @@ import asyncio
 import json
 import socket
 
+from typing import Any
+
 import httpx
 import uvicorn
 
@@ -13,7 +15,7 @@ import invocables
 from invocables import serving
 
 
-async def count( context, up_to: int ) -> str:
+async def count( context: invocables.InvocationContext, up_to: int ) -> str:
     ''' Counts, telling its progress. '''
     for number in range( 1, up_to + 1 ):
         await context.report_progress( number, up_to, f"counted {number}" )
@@ -29,7 +31,7 @@ class Session:
         self.headers = { 'Accept': 'application/json, text/event-stream' }
         self.number = 0
 
-    async def request( self, method: str, **params: object ) -> dict:
+    async def request( self, method: str, **params: Any ) -> Any:
         ''' Sends request; returns its result (or its error). '''
         self.number += 1
         response = await self.client.post(
@@ -42,12 +44,12 @@ class Session:
         for line in response.text.splitlines( ): # server-sent events
             data = line.removeprefix( 'data:' ).strip( )
             if data == line.strip( ) or not data: continue
-            message = json.loads( data )
+            message: dict[ str, Any ] = json.loads( data )
             if message.get( 'id' ) == self.number:
                 return message.get( 'result' ) or message[ 'error' ]
         raise RuntimeError( response.text )
 
-    async def initialize( self ) -> dict:
+    async def initialize( self ) -> Any:
         ''' Opens the session (protocol 2025-11-25). '''
         result = await self.request(
             'initialize', protocolVersion = '2025-11-25', capabilities = { },

@@ -23,6 +23,8 @@ from invocables import serving
 from invocables.mcp import _http as sdk_http
 from invocables.mcp import _sdk as sdk
 
+from . import mcp_support
+
 
 _WAIT = 10 # seconds: bounds which prove "does not hang"
 
@@ -462,3 +464,33 @@ def _thaw( meta ):
     ''' Returns metadata as a dictionary (SDK 1.x: a model). '''
     if hasattr( meta, 'model_dump' ): return meta.model_dump( )
     return meta
+
+
+@pytest.mark.asyncio
+@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
+async def test_220_modern_session_ignores_task( ):
+    ''' A session of MCP 2026-07-28 (the SDK 2.x client's default), which
+        knows no tasks of 2025-11-25, sees no task support and gets the
+        call's result though it asks for a task. The SDK 1.x speaks no
+        2026-07-28: its session, of the handshake, gets a task.
+    '''
+    gate = _Gate( )
+    gate.release.set( )
+    server = serving.ToolServer( [ _produce_ensemble( gate ) ] )
+    async with (
+        invocables.connect_ensembles( server.ensembles ),
+        mcp_support.open_memory_client( server.produce_server( ) ) as client,
+    ):
+        session = getattr( client, 'session', client )
+        listing = await client.list_tools( )
+        modern = sdk.MAJOR >= 2
+        assert all(
+            ( tool.execution is None ) is modern for tool in listing.tools )
+        result = await _request(
+            session, types.CallToolRequest,
+            types.CallToolResult if modern else types.CreateTaskResult,
+            name = 'slow', arguments = { 'label': 'j' },
+            task = { 'ttl': 1000 } )
+        if modern: assert result.content[ 0 ].text == 'done j'
+        else: assert result.task.status == 'working'
+    await server.release_tasks( )

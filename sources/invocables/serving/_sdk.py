@@ -93,6 +93,17 @@ class AnnouncingServer( ServerBase ):
                         call = _types.TasksCallCapability( ) ) ) ) } )
 
 
+def is_modern_session( context: __.typx.Any ) -> bool:
+    ''' Returns whether request came in a session of MCP 2026-07-28 or
+        later, which knows no tasks of 2025-11-25 (a ``task`` of a tool
+        call is ignored).
+    '''
+    if not _CURRENT: return False
+    from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+    version = getattr( context, 'protocol_version', None )
+    return version in MODERN_PROTOCOL_VERSIONS
+
+
 def produce_application( # noqa: PLR0913
     server: __.typx.Any,
     *,
@@ -191,7 +202,9 @@ class _TaskCallMiddleware:
         self, context: __.typx.Any, call_next: __.typx.Any
     ) -> __.typx.Any:
         parameters: __.typx.Any = context.params
-        if context.method != 'tools/call' or not _is_task_asked( parameters ):
+        if context.method != 'tools/call' or is_modern_session(
+            context
+        ) or not _is_task_asked( parameters ):
             return await call_next( context )
         request = _types.CallToolRequestParams.model_validate(
             parameters, by_name = False )

@@ -160,7 +160,9 @@ class ToolServer(
                 "names which this server offers." ) from None
         level = self._levels.get( connection, 'debug' )
         task = getattr( parameters, 'task', None )
-        if task is None or self.task_store is None:
+        if task is None or self.task_store is None or (
+            _server_sdk.is_modern_session( context )
+        ):
             liaison = _liaisons.SessionLiaison( context, level )
             return await self._execute( parameters, designation, liaison )
         if _tasks.access_task_support( designation ) in ( None, 'forbidden' ):
