@@ -17,7 +17,7 @@ import weakref as _weakref
 import invocables.serving.__ as __
 import invocables.serving._sdk as _server_sdk
 import invocables.serving.gateway as _gateway
-import invocables.serving.liaisons as _liaisons
+import invocables.serving._liaisons as _liaisons
 import invocables.serving.tasks as _tasks
 import invocables.canisters as _canisters
 import invocables.ensembles as _ensembles
