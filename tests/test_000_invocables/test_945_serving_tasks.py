@@ -382,6 +382,29 @@ async def test_170_listed_by_pages( ):
 
 
 @pytest.mark.asyncio
+async def test_175_running_bounded( ):
+    ''' A server runs a bounded number of tasks at once: a client which
+        asks for one more gets an error, and a task once the first ended.
+    '''
+    gate = _Gate( )
+    server = serving.ToolServer(
+        [ _produce_ensemble( gate ) ], tasks_running_maximum = 1 )
+    async with _serve( server ) as url, _connect( url ) as session:
+        task = await _call_as_task( session, 'slow', { 'label': 'k' } )
+        with pytest.raises( sdk.Error ) as caught:
+            await _call_as_task( session, 'slow', { 'label': 'l' } )
+        assert caught.value.error.code == -32600
+        assert 'runs 1 tasks already' in caught.value.error.message
+        gate.release.set( )
+        await asyncio.wait_for(
+            _fetch( session, _field( task, 'task_id' ) ), _WAIT )
+        task = await _call_as_task( session, 'slow', { 'label': 'm' } )
+        result = await asyncio.wait_for(
+            _fetch( session, _field( task, 'task_id' ) ), _WAIT )
+        assert result.content[ 0 ].text == 'done m'
+
+
+@pytest.mark.asyncio
 async def test_180_ordinary_call_unchanged( ):
     ''' A call which asks no task is answered with the call's result. '''
     gate = _Gate( )

@@ -72,6 +72,11 @@ class ToolServer(
                 (MCP 2025-11-25 tasks); ``None``: no tasks. Default: in
                 memory. ''' ),
         ] = __.absent,
+        tasks_running_maximum: __.typx.Annotated[
+            int,
+            __.ddoc.Doc( ''' Most tasks running at once; a client which
+                asks for one more gets an error. ''' ),
+        ] = _tasks.RUNNING_MAXIMUM_DEFAULT,
         **shortcuts: __.typx.Unpack[ _execution.ExecutionShortcuts ],
     ):
         ''' Options of the calls (:py:class:`invocables.ExecutionOptions`)
@@ -85,6 +90,7 @@ class ToolServer(
         self.task_store = (
             _tasks.MemoryTaskStore( ) if __.is_absent( task_store )
             else task_store )
+        self.tasks_running_maximum = tasks_running_maximum
         self._running = { }
         if shortcuts: options = __.dcls.replace( options, **shortcuts )
         self.options = __.dcls.replace(

@@ -25,6 +25,7 @@ from ..mcp._sdk import types as _mcp_types
 
 PAGE_SIZE_DEFAULT = 100
 POLL_INTERVAL_DEFAULT = 500
+RUNNING_MAXIMUM_DEFAULT = 100
 TASKS_MAXIMUM_DEFAULT = 1000
 TTL_DEFAULT = 3_600_000
 TTL_MAXIMUM = 86_400_000
@@ -186,6 +187,7 @@ class TasksExtension:
     '''
 
     task_store: TaskStore | None
+    tasks_running_maximum: int
     _running: dict[ str, __.asyncio.Task[ None ] ]
 
     async def cancel_task(
@@ -278,6 +280,12 @@ class TasksExtension:
             identifier); returns the task.
         '''
         store = self._access_store( )
+        if len( self._running ) >= self.tasks_running_maximum:
+            raise _sdk.produce_error(
+                _mcp_types.INVALID_REQUEST,
+                "This server runs {count} tasks already, its most; wait "
+                "for one to end, or call without a task.".format(
+                    count = len( self._running ) ) )
         now = _produce_now( )
         task = TaskRecord(
             identifier = _secrets.token_urlsafe( 24 ),
