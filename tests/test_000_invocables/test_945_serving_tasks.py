@@ -81,9 +81,10 @@ def _produce_ensemble( gate ):
 
 
 @contextlib.asynccontextmanager
-async def _serve( server ):
+async def _serve( server, stateless = False ):
     ''' Serves over streamable HTTP, in this loop; yields the URL. '''
-    application = serving.produce_application( server )
+    application = serving.produce_application(
+        server, stateless = stateless )
     listener = socket.socket( )
     listener.bind( ( '127.0.0.1', 0 ) )
     listener.listen( )
@@ -517,3 +518,26 @@ async def test_220_modern_session_ignores_task( ):
         if modern: assert result.content[ 0 ].text == 'done j'
         else: assert result.task.status == 'working'
     await server.release_tasks( )
+
+
+@pytest.mark.asyncio
+async def test_230_stateless( ):
+    ''' Served statelessly (every request stands alone), a task runs
+        beyond the request which started it and is fetched by another.
+    '''
+    gate = _Gate( )
+    server = serving.ToolServer( [ _produce_ensemble( gate ) ] )
+    async with (
+        _serve( server, stateless = True ) as url,
+        _connect( url ) as session,
+    ):
+        task = await _call_as_task(
+            session, 'slow', { 'label': 'n' }, token = 'token-n' )
+        identifier = _field( task, 'task_id' )
+        await asyncio.wait_for( gate.started.wait( ), _WAIT )
+        state = await _get( session, identifier )
+        assert state.status == 'working'
+        fetching = asyncio.ensure_future( _fetch( session, identifier ) )
+        gate.release.set( )
+        result = await asyncio.wait_for( fetching, _WAIT )
+    assert result.content[ 0 ].text == 'done n'
