@@ -76,8 +76,12 @@ def _produce_ensemble( gate ):
         ''' Refuses, always. '''
         raise invocables.exceptions.InvocationRefusal( reason )
 
+    def explode( ) -> str:
+        ''' Fails, as a broken tool does. '''
+        raise RuntimeError( 'a secret detail' )
+
     return invocables.produce_ensemble( 'local', [
-        invocables.produce_invoker( slow ), refuse ] )
+        invocables.produce_invoker( slow ), refuse, explode ] )
 
 
 @contextlib.asynccontextmanager
@@ -227,6 +231,26 @@ async def test_120_tool_error_completes( ):
                 taskId = identifier )
         assert caught.value.error.code == -32602
         assert 'completed' in caught.value.error.message
+
+
+@pytest.mark.asyncio
+async def test_122_failure_fails( ):
+    ''' A call which fails (a tool's exception, which the server's options
+        make a failure rather than an error result) is a failed task,
+        whose result is a protocol error, without the exception's text.
+    '''
+    server = serving.ToolServer(
+        [ _produce_ensemble( _Gate( ) ) ],
+        failure_policy = invocables.FailurePolicies.Raise )
+    async with _serve( server ) as url, _connect( url ) as session:
+        task = await _call_as_task( session, 'explode', { } )
+        identifier = _field( task, 'task_id' )
+        with pytest.raises( sdk.Error ) as caught:
+            await asyncio.wait_for( _fetch( session, identifier ), _WAIT )
+        assert caught.value.error.code == -32603
+        assert 'secret' not in caught.value.error.message
+        state = await _get( session, identifier )
+        assert state.status == 'failed'
 
 
 @pytest.mark.asyncio

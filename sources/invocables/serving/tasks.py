@@ -327,11 +327,12 @@ class TasksExtension:
                     'message': exception.error.message,
                     'data': exception.error.data } )
                 return
-            except Exception as exception: # the client learns; logged
+            except Exception: # logged here, where secrets may be read
                 _scribe.exception( "Task %r failed.", task.identifier )
                 await self._store_end( task, TaskStates.Failed, error = {
                     'code': _mcp_types.INTERNAL_ERROR,
-                    'message': f"The call failed: {exception}" } )
+                    'message': "The call failed on the server; its log "
+                    "says why." } )
                 return
             await self._store_end(
                 task, TaskStates.Completed, result = result.model_dump(
