@@ -167,3 +167,30 @@ async def test_150_tasks_enum( ):
     ''' The option takes the enumeration's members as well. '''
     ensemble = _produce( tasks = invocables.mcp.TaskUses.Supported )
     assert ensemble.options.tasks is invocables.mcp.TaskUses.Supported
+
+
+async def test_160_descriptor( tmp_path ):
+    ''' A descriptor chooses the tools called as tasks (``tasks``); the
+        choice survives writing the descriptor back; a bad value is named.
+    '''
+    from invocables import descriptors
+    program = mcp_support.locate_npm_server( 'mcp-server-everything' )
+    path = tmp_path / 'research.toml'
+    path.write_text(
+        "[ensemble]\nname = 'research'\n\n[mcp]\n"
+        f"command = [ {str( program )!r}, 'stdio' ]\n"
+        "tasks = 'supported'\n" )
+    descriptor = descriptors.produce_ensemble_descriptor( path )
+    assert descriptor.server.tasks == 'supported'
+    ensemble = descriptors.produce_ensemble( descriptor )
+    assert ensemble.options.tasks is invocables.mcp.TaskUses.Supported
+    async with ensemble:
+        documents = descriptors.produce_documents( ensemble )
+    assert documents[ 'research.toml' ][ 'mcp' ][ 'tasks' ] == 'supported'
+    path.write_text(
+        "[ensemble]\nname = 'research'\n\n[mcp]\n"
+        "command = [ 'mcp-server-everything', 'stdio' ]\n"
+        "tasks = 'always'\n" )
+    with pytest.raises(
+        exceptions.DescriptorInvalidity, match = 'unknown use of tasks'
+    ): descriptors.produce_ensemble_descriptor( path )

@@ -56,6 +56,9 @@ class ServerDescriptor( __.immut.DataclassObject ):
     # network and environment (names); absent: unconfined.
     sandbox: __.Absential[ bool | __.cabc.Mapping[ str, __.typx.Any ] ] = (
         __.absent )
+    # tasks: which tools are called as tasks (a value of mcp.TaskUses);
+    # absent: those which require them.
+    tasks: __.Absential[ str ] = __.absent
 
     def __repr__( self ) -> str:
         # Values may be secrets (a token in a header, an argument, a URL's

@@ -28,6 +28,11 @@ from .records import (
 from .tables import Table as _Table
 
 
+# Values of mcp.TaskUses (not imported: the SDK is optional).
+_TASK_USES = ( 'never', 'required', 'supported' )
+_TASKS_DEFAULT = 'required'
+
+
 _transports_descriptors = tuple( dict.fromkeys(
     transport for transport, _ in _interchange.TRANSPORTS.values( ) ) )
 _scribe = __.produce_scribe( __name__ )
@@ -65,6 +70,9 @@ def access_server_descriptor(
         authorization = produce_authorization_table( # expose
             server.features.authorization ),
         resources_as_tools = options.resources_as_tools, # expose
+        tasks = (
+            __.absent if options.tasks.value == _TASKS_DEFAULT
+            else options.tasks.value ),
         sandbox = (
             __.absent if __.is_absent( options.sandbox )
             else __.immut.Dictionary[ str, __.typx.Any ](
@@ -153,6 +161,7 @@ def produce_server_ensemble(
                     server.authorization ) )
     options.update( _produce_lifecycle_options( descriptor ) )
     if server.resources_as_tools: options[ 'resources_as_tools' ] = True
+    if not __.is_absent( server.tasks ): options[ 'tasks' ] = server.tasks
     if not __.is_absent( server.sandbox ):
         options[ 'sandbox' ] = (
             server.sandbox if isinstance( server.sandbox, bool )
@@ -195,10 +204,22 @@ def produce_server_descriptor(
         authorization = _read_authorization( table, folder ),
         resources_as_tools = table.access( # expose
             'resources_as_tools', bool, default = False ),
+        tasks = _read_tasks( table ),
         sandbox = _read_sandbox( table, folder ) )
     table.finish( )
     _validate_transport( table, descriptor )
     return descriptor
+
+
+def _read_tasks( table: _Table ) -> __.Absential[ str ]:
+    ''' Reads ``tasks``: which tools are called as tasks. '''
+    value = table.access( 'tasks', str, default = __.absent )
+    if not __.is_absent( value ) and value not in _TASK_USES:
+        table.fail(
+            'tasks', "unknown use of tasks {value!r}; use one of "
+            "{known}.".format(
+                value = value, known = ', '.join( _TASK_USES ) ) )
+    return value
 
 
 def _read_sandbox(

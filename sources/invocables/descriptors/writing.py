@@ -247,6 +247,18 @@ def _produce_invoker_document(
     return document
 
 
+def _produce_choices(
+    server: _records.ServerDescriptor
+) -> dict[ str, __.typx.Any ]:
+    ''' Returns entries of the choices which differ from their defaults:
+        resources as tools, tools as tasks.
+    '''
+    entries: dict[ str, __.typx.Any ] = { }
+    if server.resources_as_tools: entries[ 'resources_as_tools' ] = True
+    if not __.is_absent( server.tasks ): entries[ 'tasks' ] = server.tasks
+    return entries
+
+
 def _produce_server_table(
     name: str, server: _records.ServerDescriptor
 ) -> dict[ str, __.typx.Any ]:
@@ -271,7 +283,7 @@ def _produce_server_table(
         table[ 'enabled_tools' ] = list( server.enabled_tools )
     if server.disabled_tools:
         table[ 'disabled_tools' ] = list( server.disabled_tools )
-    if server.resources_as_tools: table[ 'resources_as_tools' ] = True
+    table.update( _produce_choices( server ) )
     table.update( _produce_sandbox_entry( server ) )
     if server.authorization: # expose
         table[ 'authorization' ] = _produce_authorization_table(
