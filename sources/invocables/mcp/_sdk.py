@@ -235,30 +235,25 @@ async def create_task(
 
 async def cancel_task( session: __.typx.Any, identifier: str ) -> None:
     ''' Asks server to cancel task (``tasks/cancel``). '''
-    request = types.CancelTaskRequest(
-        params = types.CancelTaskRequestParams.model_validate(
-            { 'taskId': identifier } ) )
-    await _send( session, request, types.CancelTaskResult )
+    await _send_task(
+        session, types.CancelTaskRequest, identifier, types.CancelTaskResult )
 
 
 async def fetch_task_result(
     session: __.typx.Any, identifier: str
 ) -> types.CallToolResult:
     ''' Returns result of task (``tasks/result``): waits for its end. '''
-    request = types.GetTaskPayloadRequest(
-        params = types.GetTaskPayloadRequestParams.model_validate(
-            { 'taskId': identifier } ) )
-    return await _send( session, request, types.CallToolResult )
+    return await _send_task(
+        session, types.GetTaskPayloadRequest, identifier,
+        types.CallToolResult )
 
 
 async def survey_task(
     session: __.typx.Any, identifier: str
 ) -> types.GetTaskResult:
     ''' Returns state of task (``tasks/get``). '''
-    request = types.GetTaskRequest(
-        params = types.GetTaskRequestParams.model_validate(
-            { 'taskId': identifier } ) )
-    return await _send( session, request, types.GetTaskResult )
+    return await _send_task(
+        session, types.GetTaskRequest, identifier, types.GetTaskResult )
 
 
 def accepts_tasks( session: __.typx.Any ) -> bool:
@@ -270,6 +265,23 @@ def accepts_tasks( session: __.typx.Any ) -> bool:
     requests = getattr( tasks, 'requests', None )
     tools = getattr( requests, 'tools', None )
     return getattr( tools, 'call', None ) is not None
+
+
+async def _send_task(
+    session: __.typx.Any,
+    request: type[ _BaseModel ],
+    identifier: str,
+    model: type[ _ModelT ],
+) -> _ModelT:
+    ''' Sends request about a task (its parameters: the task's
+        identifier); returns result as model.
+    '''
+    return await _send(
+        session,
+        request.model_validate( {
+            'method': request.model_fields[ 'method' ].default,
+            'params': { 'taskId': identifier } } ),
+        model )
 
 
 async def _send(
