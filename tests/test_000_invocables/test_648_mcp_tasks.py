@@ -37,6 +37,11 @@ def _invoke( ensemble, arguments ):
     return ensemble.access_invoker( _TOOL )( context, arguments )
 
 
+def _survey_supports( ensemble ):
+    return {
+        tool.name: tool.task_support for tool in ensemble.survey_tools( ) }
+
+
 class _Catcher( logging.Handler ):
     ''' Keeps the identifiers of the tasks which calls start. '''
 
@@ -73,6 +78,7 @@ async def test_100_task_result_and_progress( transport ):
     if transport == 'stdio':
         ensemble = _produce( reporter = reports.append )
         async with ensemble:
+            supports = _survey_supports( ensemble )
             contents = await asyncio.wait_for(
                 _invoke( ensemble, { 'topic': 'cats' } ), _BOUND )
     else:
@@ -84,8 +90,11 @@ async def test_100_task_result_and_progress( transport ):
             ensemble = invocables.mcp.produce_ensemble(
                 'everything', url = url, reporter = reports.append )
             async with ensemble:
+                supports = _survey_supports( ensemble )
                 contents = await asyncio.wait_for(
                     _invoke( ensemble, { 'topic': 'cats' } ), _BOUND )
+    assert supports[ _TOOL ] == 'required'
+    assert supports[ 'echo' ] == 'forbidden'
     assert 'Research Report: cats' in contents[ 0 ].text
     messages = [ report.message for report in reports ]
     assert messages[ 0 ] == 'Gathering sources...'

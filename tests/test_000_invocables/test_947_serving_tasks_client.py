@@ -149,3 +149,28 @@ async def test_120_followed_across_reconnection( ):
             assert client.connection is not lost # a new session
     assert content[ 0 ].text == 'done c'
     assert gate.calls == 1
+
+
+async def test_200_upstream_task_through_gateway( ):
+    ''' serve relays an upstream tool which requires tasks (the reference
+        server-everything's): it lists it so, the client calls it through
+        serve as a task, and serve calls it upstream as a task.
+    '''
+    program = mcp_support.locate_npm_server( 'mcp-server-everything' )
+    upstream = invocables.mcp.produce_ensemble(
+        'everything', command = [ program, 'stdio' ],
+        include = [ 'simulate-research-query' ] )
+    reports = mcp_support.Reports( )
+    async with upstream, _serve( serving.ToolServer( [ upstream ] ) ) as url:
+        client = invocables.mcp.produce_ensemble(
+            'remote', url = url, reporter = reports.append )
+        async with client:
+            tool, = client.survey_tools( )
+            assert tool.task_support == 'required'
+            context = invocables.InvocationContext(
+                auxdata = None, invoker = None, namespace = { } )
+            content = await asyncio.wait_for(
+                client.access_invoker( tool.name )(
+                    context, { 'topic': 'bees' } ), _WAIT )
+    assert 'Research Report: bees' in content[ 0 ].text
+    assert reports

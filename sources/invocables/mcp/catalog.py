@@ -146,7 +146,8 @@ class Catalog:
             description = tool.description or '',
             argschema = argschema,
             outschema = outschema,
-            annotations = annotations )
+            annotations = annotations,
+            task_support = _access_task_support( tool ) )
         return self._produce_entry(
             self.producer( tool.name, timeout ), description, timeout )
 

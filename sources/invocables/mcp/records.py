@@ -73,6 +73,10 @@ class ToolDescription( __.immut.DataclassObject ):
     outschema: __.Absential[ __.Schema ] = __.absent
     annotations: __.cabc.Mapping[ str, __.typx.Any ] = __.dcls.field(
         default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
+    task_support: str = 'forbidden'
+    ''' Whether the tool runs as a task (``execution.taskSupport``):
+        ``forbidden`` (also when the server says nothing), ``optional`` or
+        ``required``. '''
 
 
 class Omission( __.immut.DataclassObject ):
