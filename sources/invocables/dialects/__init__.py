@@ -194,6 +194,49 @@ def adapt_plain_root(
     return _adapt_or_warn( name, root, dialect, 3, share = True, plain = True )
 
 
+def adapt_plain_roots(
+    names: __.typx.Annotated[
+        __.cabc.Sequence[ str ],
+        __.ddoc.Doc( ''' Provider-facing names of tools, in order. ''' ),
+    ],
+    roots: __.typx.Annotated[
+        __.cabc.Sequence[ Node ],
+        __.ddoc.Doc( ''' Roots known plain, as validators' (see
+            adapt_plain_root), in order. ''' ),
+    ],
+    dialect: _Target,
+) -> list[ Node | None ]:
+    ''' Returns adapted schemas of tools from their roots known plain, in
+        order, ``None`` for each to leave out: what
+        :py:func:`adapt_plain_root` gives for each (warnings in order), in
+        one pass: a Gemini root already in its subset, or an Ollama root
+        whose properties it takes, is told without the adapter's calls.
+    '''
+    if dialect in DIALECTS_ROOT_TAKEN: return list( roots )
+    adapted: list[ Node | None ] = [ ]
+    if dialect == 'gemini':
+        is_ready = _gemini.is_ready
+        dropped = _gemini.KEYS_ROOT_DROPPED
+        for name, root in zip( names, roots, strict = True ):
+            if root.__class__ is dict and is_ready( root ):
+                root_ = dict( root )
+                for key in dropped: root_.pop( key, None )
+                adapted.append( root_ )
+            else:
+                adapted.append( _adapt_or_warn(
+                    name, root, dialect, 3, share = True, plain = True ) )
+        return adapted
+    ollama = dialect == 'ollama'
+    for name, root in zip( names, roots, strict = True ):
+        if ollama:
+            try: adapted.append( _verify_ollama_properties( root ) )
+            except _core.Refusal: pass # refused below, with its warning
+            else: continue
+        adapted.append( _adapt_or_warn(
+            name, root, dialect, 3, share = True, plain = True ) )
+    return adapted
+
+
 def takes_plain_roots(
     dialect: _Target,
 ) -> bool:
