@@ -297,6 +297,28 @@ def produce_function_tool(
     return { 'type': 'function', 'function': function }
 
 
+def produce_function_tools(
+    self: object, *columns: __.cabc.Sequence[ __.typx.Any ]
+) -> list[ _natives.FunctionTool ]:
+    ''' Returns tools as :py:func:`produce_function_tool` does for each
+        recipe (names, descriptions, schemas and perhaps whether strict, by
+        column), in one pass: the ``produce_tools`` method of the
+        processors which take that function as ``produce_tool``.
+    '''
+    names, descriptions, schemas, *rest = columns
+    stricts: __.cabc.Sequence[ bool ] = rest[ 0 ] if rest else ( )
+    if True in stricts:
+        return [
+            produce_function_tool( self, name, description, schema, strict )
+            for name, description, schema, strict in zip(
+                names, descriptions, schemas, stricts ) ]
+    return [
+        { 'type': 'function', 'function':
+            { 'name': name, 'description': description, 'parameters': schema }
+            if description else { 'name': name, 'parameters': schema } }
+        for name, description, schema in zip( names, descriptions, schemas ) ]
+
+
 def produce_invalidity(
     provider: str, exception: Exception
 ) -> __.exceptions.ResponseInvalidity:

@@ -260,6 +260,20 @@ class AnthropicProcessor(
                 'input_schema': schema }
         return { 'name': name, 'input_schema': schema }
 
+    def produce_tools(
+        self, *columns: __.cabc.Sequence[ __.typx.Any ]
+    ) -> list[ _natives.AnthropicTool ]:
+        ''' Returns what ``produce_tool`` gives for each tool (names,
+            descriptions and schemas, by column), in one pass.
+        '''
+        names, descriptions, schemas = columns
+        return [
+            { 'name': name, 'description': description,
+              'input_schema': schema }
+            if description else { 'name': name, 'input_schema': schema }
+            for name, description, schema in zip(
+                names, descriptions, schemas ) ]
+
     def produce_invocations(
         self, native_message: object
     ) -> __.cabc.Sequence[ __.canisters.InvocationCanister ]:

@@ -184,7 +184,11 @@ class ProcessorBase(
             :py:func:`adapt_invoker_schema`).
         '''
         columns = self.survey_recipes( ensembles, selection )
-        return list( map( self.produce_tool, *columns ) ) if columns else [ ]
+        if not columns: return [ ]
+        if is_defined_together(
+            type( self ), 'produce_tool', 'produce_tools'
+        ): return self.produce_tools( *columns )
+        return list( map( self.produce_tool, *columns ) )
 
     def survey_recipes(
         self,
@@ -211,13 +215,18 @@ class ProcessorBase(
         columns = nomenclature.recipes.get( key )
         if columns is not None: return columns
         invokers = nomenclature.invokers
-        recipes = list( filter( None, map(
-            self.adapt_tool, nomenclature.names,
-            [ invoker.description for invoker in invokers ], invokers ) ) )
-        columns = tuple( zip( *recipes ) )
-        if len( recipes ) == len( invokers ) and self.is_remembered(
-            columns
-        ): nomenclature.recipes[ key ] = columns
+        if is_defined_together( type( self ), 'adapt_tool', 'adapt_tools' ):
+            columns = self.adapt_tools( nomenclature.names, invokers )
+            count = len( columns[ 0 ] ) if columns else 0
+        else:
+            recipes = list( filter( None, map(
+                self.adapt_tool, nomenclature.names,
+                [ invoker.description for invoker in invokers ],
+                invokers ) ) )
+            columns = tuple( zip( *recipes ) )
+            count = len( recipes )
+        if count == len( invokers ) and self.is_remembered( columns ):
+            nomenclature.recipes[ key ] = columns
         return columns
 
     def observe_ensembles( self, ensembles: Ensembles ) -> None:
@@ -237,6 +246,22 @@ class ProcessorBase(
         if schema is None: return None
         return ( name, description, schema )
 
+    def adapt_tools(
+        self,
+        names: __.cabc.Sequence[ str ],
+        invokers: __.cabc.Sequence[ __.invokers.Invoker ],
+    ) -> tuple[ tuple[ __.typx.Any, ... ], ... ]:
+        ''' Returns what ``adapt_tool`` gives for each tool, by column,
+            refused tools left out (no tools: no columns), in one pass.
+
+            Called instead of ``adapt_tool`` only where the class which
+            defines ``adapt_tool`` defines this too: a subclass which
+            overrides ``adapt_tool`` alone has it called for each tool.
+        '''
+        return compose_columns(
+            names, [ invoker.description for invoker in invokers ],
+            adapt_invoker_schemas( invokers, names, self.dialect ) )
+
     def is_remembered(
         self, columns: tuple[ tuple[ __.typx.Any, ... ], ... ]
     ) -> bool:
@@ -250,6 +275,19 @@ class ProcessorBase(
     ) -> _natives.Tool:
         ''' Hook: returns one tool in native format. '''
         raise NotImplementedError  # pragma: no cover
+
+    def produce_tools(
+        self, *columns: __.cabc.Sequence[ __.typx.Any ]
+    ) -> list[ _natives.Tool ]:
+        ''' Returns what ``produce_tool`` gives for each recipe (by
+            column), in fresh containers.
+
+            A processor may build them in one pass instead. Called instead
+            of ``produce_tool`` only where the class which defines
+            ``produce_tool`` defines this too: a subclass which overrides
+            ``produce_tool`` alone has it called for each tool.
+        '''
+        return list( map( self.produce_tool, *columns ) )
 
     def normalize_invocations( self, native_message: object ) -> Invocations:
         ''' Returns tool calls of whole native response or message.
@@ -342,7 +380,8 @@ def adapt_invoker_schema(
         ``adaptations``, by dialect): shared between calls and not to be
         changed. A refusal is not remembered, so that its warning is given
         at every call. Where the dialect takes a plain object root as it
-        is, the root copied with the invoker's validator is offered.
+        is, the root copied with the invoker's validator is offered
+        (remembered there, not in ``adaptations``).
     '''
     invoker_: __.typx.Any = invoker # perhaps without memo or validator
     try: adaptations: dict[ str, NativeObject ] = invoker_.adaptations
@@ -355,13 +394,85 @@ def adapt_invoker_schema(
     if root is None or invoker_.validator.schema is not schema:
         adapted = adapt_schema( provider, name, schema, dialect )
     # The validator's root is a plain copy of the schema: no need to read
-    # the schema again to know it plain.
-    elif dialect in _dialects.DIALECTS_ROOT_TAKEN: adapted = root
+    # the schema again to know it plain. Taken as it is, it is not
+    # remembered again: each memo would then hold a container, which the
+    # collector follows at every collection.
+    elif dialect in _dialects.DIALECTS_ROOT_TAKEN: return root
     elif dialect and dialect != 'openai-strict':
         adapted = _dialects.adapt_plain_root( name, root, dialect )
     else: adapted = adapt_schema( provider, name, root, dialect, plain = True )
     if adapted is not None: adaptations[ dialect ] = adapted
     return adapted
+
+
+def adapt_invoker_schemas(
+    invokers: __.cabc.Sequence[ __.invokers.Invoker ],
+    names: __.cabc.Sequence[ str ],
+    dialect: str,
+    provider: str = 'openai',
+) -> list[ NativeObject | None ]:
+    ''' Returns schemas of invokers in dialect, in order; ``None`` for each
+        tool to leave out.
+
+        What :py:func:`adapt_invoker_schema` gives for each (remembered
+        alike), in one pass where no tool has an adaptation remembered and
+        every one has a validator's root, plain, which the dialect adapts
+        (see :py:func:`invocables.dialects.adapt_plain_roots`): a first
+        list of many tools makes no call per tool.
+    '''
+    invokers_: __.cabc.Sequence[ __.typx.Any ] = invokers # perhaps bare
+    if dialect in _dialects.DIALECTS_ROOT_TAKEN:
+        # Nothing remembered: the roots are the validators' own.
+        roots = _survey_plain_roots( invokers_ )
+        if roots is not None: return roots
+    elif dialect and dialect != 'openai-strict':
+        try: memos = [ invoker.adaptations for invoker in invokers_ ]
+        except AttributeError: memos = None
+        if memos is not None:
+            adapted = [ memo.get( dialect ) for memo in memos ]
+            if None not in adapted: return adapted
+            roots = _survey_plain_roots( invokers_ ) if all(
+                value is None for value in adapted ) else None
+            if roots is not None:
+                adapted = _dialects.adapt_plain_roots( names, roots, dialect )
+                for memo, value in zip( memos, adapted ):
+                    if value is not None: memo[ dialect ] = value
+                return adapted
+    return [
+        adapt_invoker_schema( invoker, name, dialect, provider )
+        for invoker, name in zip( invokers, names ) ]
+
+
+def compose_columns(
+    names: __.cabc.Sequence[ str ],
+    descriptions: __.cabc.Sequence[ str ],
+    schemas: __.cabc.Sequence[ NativeObject | None ],
+    *columns: __.cabc.Sequence[ __.typx.Any ],
+) -> tuple[ tuple[ __.typx.Any, ... ], ... ]:
+    ''' Returns recipes by column, leaving out each tool whose schema is
+        ``None`` (refused). No tools: no columns.
+    '''
+    columns_ = ( names, descriptions, schemas, *columns )
+    if None in schemas:
+        kept = [
+            index for index, schema in enumerate( schemas )
+            if schema is not None ]
+        columns_ = tuple(
+            [ column[ index ] for index in kept ] for column in columns_ )
+    if not columns_[ 0 ]: return ( )
+    return tuple( map( tuple, columns_ ) )
+
+
+def is_defined_together( genus: type, method: str, together: str ) -> bool:
+    ''' Returns whether the class from which genus takes method also
+        defines together, its one-pass counterpart: which a subclass that
+        overrides method alone must not bypass. Told once per call, from
+        the classes, not per tool.
+    '''
+    for base in genus.__mro__:
+        members = vars( base )
+        if method in members: return together in members
+    return False
 
 
 def adapt_schema(
@@ -389,3 +500,19 @@ def adapt_schema(
         return _dialects.adapt_tool_schema_strictly( name, schema, provider )
     return _dialects.adapt_tool_schema(
         name, schema, dialect, share = True, plain = plain )
+
+
+def _survey_plain_roots(
+    invokers: __.cabc.Sequence[ __.typx.Any ]
+) -> list[ __.typx.Any ] | None:
+    ''' Returns the validators' roots of invokers, plain copies of their
+        schemas, where every one has one; ``None`` otherwise.
+    '''
+    try:
+        roots = [
+            validator.root
+            if ( validator := invoker.validator ).schema
+            is invoker.arguments_schema else None
+            for invoker in invokers ]
+    except AttributeError: return None
+    return None if None in roots else roots

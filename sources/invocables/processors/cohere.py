@@ -133,6 +133,7 @@ class CohereProcessor(
     accumulator_class = CohereAccumulator
 
     produce_tool = _wire.produce_function_tool
+    produce_tools = _wire.produce_function_tools
 
     def produce_invocations(
         self, native_message: object

@@ -235,7 +235,10 @@ class GeminiProcessor(
         '''
         columns = self.survey_recipes( ensembles, selection )
         if not columns: return [ ]
-        declarations = list( map( self.produce_declaration, *columns ) )
+        if _base.is_defined_together(
+            type( self ), 'produce_declaration', 'produce_declarations'
+        ): declarations = self.produce_declarations( *columns )
+        else: declarations = list( map( self.produce_declaration, *columns ) )
         return [ { 'function_declarations': declarations } ]
 
     def adapt_tool(
@@ -246,6 +249,19 @@ class GeminiProcessor(
         schema = _base.adapt_invoker_schema( invoker, name, dialect )
         if schema is None: return None
         return ( name, description, schema )
+
+    def adapt_tools(
+        self,
+        names: __.cabc.Sequence[ str ],
+        invokers: __.cabc.Sequence[ __.invokers.Invoker ],
+    ) -> tuple[ tuple[ __.typx.Any, ... ], ... ]:
+        ''' Returns what ``adapt_tool`` gives for each tool, by column,
+            refused tools left out, in one pass.
+        '''
+        dialect = 'openai' if self.json_schema else self.dialect
+        return _base.compose_columns(
+            names, [ invoker.description for invoker in invokers ],
+            _base.adapt_invoker_schemas( invokers, names, dialect ) )
 
     def produce_tool(
         self, name: str, description: str, schema: _wire.NativeObject
@@ -270,6 +286,32 @@ class GeminiProcessor(
             # which google-genai's Schema model and the REST API take.
             declaration[ 'parameters' ] = __.typx.cast( _Schema, schema )
         return declaration
+
+    def produce_declarations(
+        self,
+        names: __.cabc.Sequence[ str ],
+        descriptions: __.cabc.Sequence[ str ],
+        schemas: __.cabc.Sequence[ _wire.NativeObject ],
+    ) -> list[ _natives.GeminiDeclaration ]:
+        ''' Returns what ``produce_declaration`` gives for each function,
+            in one pass.
+        '''
+        if self.json_schema:
+            return [
+                { 'name': name, 'description': description,
+                  'parameters_json_schema': schema }
+                if description else
+                { 'name': name, 'parameters_json_schema': schema }
+                for name, description, schema in zip(
+                    names, descriptions, schemas ) ]
+        declarations: list[ _natives.GeminiDeclaration ] = [ ]
+        for name, description, schema in zip( names, descriptions, schemas ):
+            declaration: _natives.GeminiDeclaration = { 'name': name }
+            if description: declaration[ 'description' ] = description
+            if schema.get( 'properties' ):
+                declaration[ 'parameters' ] = __.typx.cast( _Schema, schema )
+            declarations.append( declaration )
+        return declarations
 
     def produce_invocations(
         self, native_message: object

@@ -134,6 +134,7 @@ class OllamaProcessor(
         return OllamaAccumulator( text_calls = self.text_calls )
 
     produce_tool = _wire.produce_function_tool
+    produce_tools = _wire.produce_function_tools
 
     def produce_invocations(
         self, native_message: object

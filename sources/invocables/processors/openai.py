@@ -206,6 +206,25 @@ class StrictProcessorBase(
         if schema is None: return None
         return ( name, description, schema, False )
 
+    def adapt_tools(
+        self,
+        names: __.cabc.Sequence[ str ],
+        invokers: __.cabc.Sequence[ __.invokers.Invoker ],
+    ) -> tuple[ tuple[ __.typx.Any, ... ], ... ]:
+        ''' Returns what ``adapt_tool`` gives for each tool, by column,
+            refused tools left out: in one pass without strict mode (in
+            strict mode, tool by tool, each warning after the one before).
+        '''
+        if self.strict:
+            return tuple( zip( *filter( None, map(
+                self.adapt_tool, names,
+                [ invoker.description for invoker in invokers ],
+                invokers ) ) ) )
+        return _base.compose_columns(
+            names, [ invoker.description for invoker in invokers ],
+            _base.adapt_invoker_schemas( invokers, names, self.dialect ),
+            [ False ] * len( names ) )
+
     def is_remembered(
         self, columns: tuple[ tuple[ __.typx.Any, ... ], ... ]
     ) -> bool:
@@ -268,6 +287,7 @@ class OpenaiProcessor(
             choice = self.choice, text_calls = self.text_calls )
 
     produce_tool = _wire.produce_function_tool
+    produce_tools = _wire.produce_function_tools
 
     def produce_invocations(
         self, native_message: object

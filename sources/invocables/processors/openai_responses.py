@@ -210,6 +210,24 @@ class OpenaiResponsesProcessor(
             'type': 'function', 'name': name, 'parameters': schema,
             'strict': strict }
 
+    def produce_tools(
+        self, *columns: __.cabc.Sequence[ __.typx.Any ]
+    ) -> list[ _natives.OpenaiResponsesTool ]:
+        ''' Returns what ``produce_tool`` gives for each tool (names,
+            descriptions, schemas and whether strict, by column), in one
+            pass.
+        '''
+        names, descriptions, schemas, stricts = columns
+        return [
+            { 'type': 'function', 'name': name,
+              'description': description, 'parameters': schema,
+              'strict': strict }
+            if description else {
+                'type': 'function', 'name': name, 'parameters': schema,
+                'strict': strict }
+            for name, description, schema, strict in zip(
+                names, descriptions, schemas, stricts ) ]
+
     def produce_invocations(
         self, native_message: object
     ) -> __.cabc.Sequence[ __.canisters.InvocationCanister ]:
