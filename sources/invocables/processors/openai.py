@@ -230,7 +230,7 @@ class StrictProcessorBase(
     ) -> bool:
         ''' Returns whether every tool is strict when strict mode is asked.
         '''
-        return not self.strict or all( columns[ 3 ] )
+        return not self.strict or not columns or all( columns[ 3 ] )
 
     async def execute_invocations(
         self,
