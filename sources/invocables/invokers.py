@@ -393,6 +393,7 @@ class FunctionInvoker(
             self.outschema: __.Absential[ __.Schema ]
             self.validator: _schemata.Validator
             self.adaptations: dict[ str, __.typx.Any ]
+            self.arguments_root: dict[ str, __.typx.Any ] | None
             self.function: __.Absential[
                 __.cabc.Callable[ _Parameters, _Result ] ]
         validator_ = (
@@ -417,7 +418,12 @@ class FunctionInvoker(
             validator = validator_,
             function = function,
             # Memo of processors: the schema adapted to each dialect.
-            adaptations = { } )
+            adaptations = { },
+            # Memo of processors: the validator's root where it is the
+            # schema's (None otherwise), read with one lookup per tool.
+            arguments_root = (
+                validator_.root if validator_.schema is arguments_schema
+                else None ) )
 
     def __repr__( self ) -> str:
         ensemble = self.ensemble

@@ -430,7 +430,7 @@ def adapt_invoker_schemas(
         except AttributeError: memos = None
         if memos is not None:
             adapted = [ memo.get( dialect ) for memo in memos ]
-            if None not in adapted: return adapted
+            if all( adapted ) or None not in adapted: return adapted
             roots = _survey_plain_roots( invokers_ ) if all(
                 value is None for value in adapted ) else None
             if roots is not None:
@@ -453,7 +453,8 @@ def compose_columns(
         ``None`` (refused). No tools: no columns.
     '''
     columns_ = ( names, descriptions, schemas, *columns )
-    if None in schemas:
+    # Truth first, told faster than equality to None.
+    if not all( schemas ) and None in schemas:
         kept = [
             index for index, schema in enumerate( schemas )
             if schema is not None ]
@@ -506,13 +507,11 @@ def _survey_plain_roots(
     invokers: __.cabc.Sequence[ __.typx.Any ]
 ) -> list[ __.typx.Any ] | None:
     ''' Returns the validators' roots of invokers, plain copies of their
-        schemas, where every one has one; ``None`` otherwise.
+        schemas, where every one has one (its ``arguments_root``, which a
+        function invoker notes when it is made); ``None`` otherwise.
     '''
-    try:
-        roots = [
-            validator.root
-            if ( validator := invoker.validator ).schema
-            is invoker.arguments_schema else None
-            for invoker in invokers ]
+    try: roots = [ invoker.arguments_root for invoker in invokers ]
     except AttributeError: return None
-    return None if None in roots else roots
+    # Truth is told faster than equality to None: a root is a dictionary,
+    # never empty (its type, at least), or None.
+    return roots if all( roots ) else None
