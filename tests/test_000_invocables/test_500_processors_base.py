@@ -821,3 +821,65 @@ def test_870_subclass_hooks_honoured( ):
     assert all(
         item[ 'description' ] == 'Adapted.'
         for item in declared[ 0 ][ 'function_declarations' ] )
+
+
+_SCHEMAS_VARIED = (
+    None,
+    { 'type': 'object', 'properties': {
+        'when': { 'type': 'string', 'format': 'date-time' },
+        'count': { 'type': 'integer', 'minimum': 0 } },
+      'required': [ 'count' ] },
+    { 'type': 'object', 'properties': { 'a': { 'type': 'string' } },
+      'anyOf': [ { 'required': [ 'a' ] }, { 'type': 'string' } ] },
+    { 'type': 'object', 'properties': {
+        'item': { '$ref': '#/$defs/item' } },
+      '$defs': { 'item': { 'type': 'object', 'properties': {
+          'name': { 'type': 'string' } } } } },
+    { 'type': 'object', 'additionalProperties': False },
+)
+
+
+@pytest.mark.parametrize( 'options', [
+    ( 'anthropic', { } ), ( 'cohere', { } ), ( 'gemini', { } ),
+    ( 'ollama', { } ), ( 'openai', { } ), ( 'openai', { 'strict': True } ),
+    ( 'openai-responses', { } ),
+    ( 'openai-responses', { 'strict': True } ),
+] )
+def test_880_one_pass_equals_per_tool( options ):
+    ''' A processor's list made in one pass equals the list which its
+        per-tool hooks make (a subclass which overrides them alone), with
+        the same tools refused and the same warnings, in order; a repeated
+        list is equal too.
+    '''
+    provider, settings = options
+    model = type( produce_processor( provider ) )
+
+    class PerTool( model ):
+        def adapt_tool( self, name, description, schema ):
+            return super( ).adapt_tool( name, description, schema )
+
+        def produce_tool( self, *arguments ):
+            return super( ).produce_tool( *arguments )
+
+    def prepare( processor ):
+        # Fresh invokers: no adaptation remembered from the other list.
+        ensemble = _ChangingEnsemble( 'e', [
+            _produce_invoker( f"tool{index}", schema )
+            for index, schema in enumerate( _SCHEMAS_VARIED ) ] )
+        with warnings.catch_warnings( record = True ) as caught:
+            warnings.simplefilter( 'always' )
+            first = processor.prepare_tools( [ ensemble ] )
+            second = processor.prepare_tools( [ ensemble ] )
+        return first, second, [ str( item.message ) for item in caught ]
+
+    one_pass = prepare( model( **settings ) )
+    per_tool = prepare( PerTool( **settings ) )
+    assert one_pass == per_tool
+    assert one_pass[ 0 ] == one_pass[ 1 ]
+
+
+@pytest.mark.parametrize( 'provider', [ 'openai', 'openai-responses' ] )
+def test_885_strict_without_tools( provider ):
+    ''' Strict mode gives an empty list for ensembles without tools. '''
+    processor = produce_processor( provider, strict = True )
+    assert processor.prepare_tools( [ _ChangingEnsemble( 'e', [ ] ) ] ) == [ ]
