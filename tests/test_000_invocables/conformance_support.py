@@ -25,6 +25,10 @@ import pytest
 PROJECT = Path( __file__ ).resolve( ).parents[ 2 ]
 CACHE = PROJECT / '.auxiliary' / 'caches' / 'conformance' / 'node_modules'
 SUITE = CACHE / '@modelcontextprotocol' / 'conformance' / 'dist' / 'index.js'
+# The pre-release of MCP 2026-07-28 (0.2.0-alpha.12), in a folder of its own.
+SUITE_2026 = (
+    PROJECT / '.auxiliary' / 'caches' / 'conformance-2026' / 'node_modules'
+    / '@modelcontextprotocol' / 'conformance' / 'dist' / 'index.js' )
 # Runs at once: enough to fill the waits of two cores, few enough that a
 # scenario's client or server is not starved past the suite's timeouts.
 RUNS_MAXIMUM = 4
@@ -38,8 +42,9 @@ class Runs:
         the completed process.
     '''
 
-    def __init__( self, folder: Path ):
+    def __init__( self, folder: Path, suite: Path = SUITE ):
         self.folder = folder
+        self.suite = suite
         self._executor = concurrent.futures.ThreadPoolExecutor(
             max_workers = RUNS_MAXIMUM )
         self._runs: dict[
@@ -54,7 +59,8 @@ class Runs:
         ''' Starts the suite with the arguments, unless started already. '''
         if key in self._runs: return
         self._runs[ key ] = self._executor.submit(
-            run_suite, arguments, environment = environment )
+            run_suite, arguments, environment = environment,
+            suite = self.suite )
 
     def access( self, key: Hashable ) -> Completion:
         ''' Returns the completed run, waiting for it. '''
@@ -82,16 +88,17 @@ def run_suite(
     arguments: Sequence[ str ],
     timeout: float = 300,
     environment: Mapping[ str, str ] | None = None,
+    suite: Path = SUITE,
 ) -> Completion:
     ''' Runs the suite's command line with the arguments (in the
         environment, else this one); returns the completed process, its
-        output as text.
+        output as text. The suite is the release, unless another is given.
     '''
-    assert SUITE.exists( ), (
+    assert suite.exists( ), (
         "The conformance suite is not installed: run "
         "'bash .auxiliary/scripts/install-conformance'." )
     return subprocess.run(
-        [ locate_node( ), str( SUITE ), *arguments ],
+        [ locate_node( ), str( suite ), *arguments ],
         capture_output = True, text = True, timeout = timeout,
         env = environment, check = False )
 

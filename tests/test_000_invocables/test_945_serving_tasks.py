@@ -10,7 +10,10 @@
 import asyncio
 import contextlib
 import datetime
+import json
 import socket
+
+from pathlib import Path
 
 import pytest
 import uvicorn
@@ -26,6 +29,7 @@ from invocables.mcp import _sdk as sdk
 from . import mcp_support
 
 
+_DATA = Path( __file__ ).parent.parent / 'data' / 'serving'
 _WAIT = 10 # seconds: bounds which prove "does not hang"
 
 
@@ -565,3 +569,251 @@ async def test_230_stateless( ):
         gate.release.set( )
         result = await asyncio.wait_for( fetching, _WAIT )
     assert result.content[ 0 ].text == 'done n'
+
+
+# The tasks extension of MCP 2026-07-28 (io.modelcontextprotocol/tasks):
+# requests of that protocol, raw (the SDK 2.x client sends no tasks/*).
+
+_EXTENSION = 'io.modelcontextprotocol/tasks'
+_MODERN = '2026-07-28'
+
+
+def _produce_declaring_ensemble( gate ):
+    async def slow( context, label: str ) -> str:
+        ''' Waits until released. '''
+        gate.started.set( )
+        try: await gate.release.wait( )
+        except asyncio.CancelledError:
+            gate.cancelled.set( )
+            raise
+        return f"done {label}"
+
+    def quick( ) -> str:
+        ''' Answers at once. '''
+        return 'quick'
+
+    return invocables.produce_ensemble( 'declaring', [
+        invocables.produce_invoker(
+            slow, annotations = { 'task_support': 'optional' } ),
+        invocables.produce_invoker(
+            slow, name = 'slow_required',
+            annotations = { 'task_support': 'required', 'title': 'Slow' } ),
+        invocables.produce_invoker(
+            quick, annotations = { 'task_support': 'forbidden' } ),
+        invocables.produce_invoker( quick, name = 'undeclared' ) ] )
+
+
+async def _post_modern(
+    http, url, method, parameters, extension = True, name = None
+):
+    ''' Posts request of MCP 2026-07-28; returns HTTP status and message.
+    '''
+    capabilities = { 'extensions': { _EXTENSION: { } } } if extension else { }
+    body = {
+        'jsonrpc': '2.0', 'id': 1, 'method': method,
+        'params': { **parameters, '_meta': {
+            'io.modelcontextprotocol/protocolVersion': _MODERN,
+            'io.modelcontextprotocol/clientCapabilities': capabilities,
+        } } }
+    headers = {
+        'Accept': 'application/json, text/event-stream',
+        'MCP-Protocol-Version': _MODERN, 'Mcp-Method': method }
+    if name is not None: headers[ 'Mcp-Name' ] = name
+    response = await http.post( url, json = body, headers = headers )
+    text = response.text
+    if 'text/event-stream' in response.headers.get( 'content-type', '' ):
+        text = next(
+            line[ len( 'data:' ) : ] for line in text.splitlines( )
+            if line.startswith( 'data:' ) and 'jsonrpc' in line )
+    try: message = json.loads( text )
+    except ValueError: message = None
+    return response.status_code, message
+
+
+@pytest.mark.asyncio
+async def test_300_declared_support_listed( ):
+    ''' Local tools declare their task support (annotation
+        ``task_support``), listed as the tool's; undeclared, they may run
+        as tasks (``optional``). The annotation is no MCP annotation.
+    '''
+    server = serving.ToolServer( [ _produce_declaring_ensemble( _Gate( ) ) ] )
+    async with _serve( server ) as url, _connect( url ) as session:
+        listing = await session.list_tools( )
+    supports = {
+        tool.name: _field( tool.execution, 'task_support' )
+        for tool in listing.tools }
+    assert supports == {
+        'slow': 'optional', 'slow_required': 'required',
+        'quick': 'forbidden', 'undeclared': 'optional' }
+    annotated = { tool.name: tool.annotations for tool in listing.tools }
+    assert annotated[ 'slow' ] is None
+    assert annotated[ 'slow_required' ].title == 'Slow'
+    assert 'task_support' not in annotated[ 'slow_required' ].model_dump( )
+
+
+def test_305_declared_support_invalid( ):
+    ''' A task support other than forbidden, optional or required is
+        named when the tool is served.
+    '''
+    ensemble = invocables.produce_ensemble( 'wrong', [
+        invocables.produce_invoker(
+            lambda: 'x', name = 'odd',
+            annotations = { 'task_support': 'sometimes' } ) ] )
+    designation = invocables.naming.access_nomenclature(
+        ( ensemble, ) ).access_designation( 'odd' )
+    with pytest.raises( invocables.exceptions.InvokerInvalidity ) as caught:
+        serving.produce_tool( designation )
+    assert 'sometimes' in str( caught.value )
+
+
+@pytest.mark.asyncio
+async def test_310_modern_task_lifecycle( ):
+    ''' Under MCP 2026-07-28 (mcp SDK 2.x), serve advertises the tasks
+        extension; a tool which declares task support, called by a client
+        which declares the extension, is a task (flat ``CreateTaskResult``)
+        whose ``tasks/get`` inlines the result; ``tasks/cancel`` is an
+        empty acknowledgement, also of a terminal task. The SDK 1.x knows
+        no 2026-07-28: serve refuses such requests.
+    '''
+    gate = _Gate( )
+    server = serving.ToolServer( [ _produce_declaring_ensemble( gate ) ] )
+    async with _serve( server ) as url, sdk.http.AsyncClient( ) as http:
+        status, created = await _post_modern(
+            http, url, 'tools/call',
+            { 'name': 'slow', 'arguments': { 'label': 'm' } }, name = 'slow' )
+        if sdk.MAJOR < 2:
+            assert status >= 400
+            return
+        task = created[ 'result' ]
+        assert task[ 'resultType' ] == 'task'
+        assert task[ 'status' ] == 'working'
+        assert task[ 'ttlMs' ] > 0 and task[ 'pollIntervalMs' ] > 0
+        assert not { 'task', 'ttl', 'pollInterval', 'requestState' } & set(
+            task )
+        identifier = task[ 'taskId' ]
+        await asyncio.wait_for( gate.started.wait( ), _WAIT )
+        _, state = await _post_modern(
+            http, url, 'tasks/get', { 'taskId': identifier } )
+        assert state[ 'result' ][ 'status' ] == 'working'
+        assert 'result' not in state[ 'result' ]
+        gate.release.set( )
+        await asyncio.wait_for(
+            server.task_store.wait_task( identifier ), _WAIT )
+        _, state = await _post_modern(
+            http, url, 'tasks/get', { 'taskId': identifier } )
+        detailed = state[ 'result' ]
+        assert detailed[ 'status' ] == 'completed'
+        assert detailed[ 'resultType' ] == 'complete'
+        assert detailed[ 'result' ][ 'content' ][ 0 ][ 'text' ] == 'done m'
+        assert 'io.modelcontextprotocol/related-task' not in (
+            detailed[ 'result' ].get( '_meta' ) or { } )
+        _, acknowledged = await _post_modern(
+            http, url, 'tasks/cancel', { 'taskId': identifier } )
+        assert set( acknowledged[ 'result' ] ) <= { 'resultType', '_meta' }
+        for method in ( 'tasks/get', 'tasks/cancel' ):
+            _, unknown = await _post_modern(
+                http, url, method, { 'taskId': 'nothing' } )
+            assert unknown[ 'error' ][ 'code' ] == -32602
+        for method in ( 'tasks/result', 'tasks/list' ):
+            _, removed = await _post_modern(
+                http, url, method, { 'taskId': identifier } )
+            assert removed[ 'error' ][ 'code' ] == -32601
+
+
+@pytest.mark.asyncio
+async def test_320_modern_cancelled( ):
+    ''' Under MCP 2026-07-28, cancelling a working task cancels the tool's
+        coroutine; the task is then cancelled.
+    '''
+    gate = _Gate( )
+    server = serving.ToolServer( [ _produce_declaring_ensemble( gate ) ] )
+    async with _serve( server ) as url, sdk.http.AsyncClient( ) as http:
+        status, created = await _post_modern(
+            http, url, 'tools/call',
+            { 'name': 'slow', 'arguments': { 'label': 'c' } }, name = 'slow' )
+        if sdk.MAJOR < 2:
+            assert status >= 400
+            return
+        identifier = created[ 'result' ][ 'taskId' ]
+        await asyncio.wait_for( gate.started.wait( ), _WAIT )
+        _, acknowledged = await _post_modern(
+            http, url, 'tasks/cancel', { 'taskId': identifier } )
+        assert acknowledged[ 'result' ][ 'resultType' ] == 'complete'
+        assert gate.cancelled.is_set( )
+        _, state = await _post_modern(
+            http, url, 'tasks/get', { 'taskId': identifier } )
+        assert state[ 'result' ][ 'status' ] == 'cancelled'
+
+
+@pytest.mark.asyncio
+async def test_330_modern_without_extension( ):
+    ''' Under MCP 2026-07-28, a client which does not declare the tasks
+        extension gets the results of task-supporting tools at once, an
+        error (missing client capability) for a tool which requires a
+        task and for ``tasks/*``; undeclared and forbidding tools never
+        are tasks. The SDK 1.x knows no 2026-07-28: serve refuses.
+    '''
+    gate = _Gate( )
+    gate.release.set( )
+    server = serving.ToolServer( [ _produce_declaring_ensemble( gate ) ] )
+    async with _serve( server ) as url, sdk.http.AsyncClient( ) as http:
+        status, called = await _post_modern(
+            http, url, 'tools/call',
+            { 'name': 'slow', 'arguments': { 'label': 's' } },
+            extension = False, name = 'slow' )
+        if sdk.MAJOR < 2:
+            assert status >= 400
+            return
+        assert called[ 'result' ][ 'content' ][ 0 ][ 'text' ] == 'done s'
+        _, refused = await _post_modern(
+            http, url, 'tools/call',
+            { 'name': 'slow_required', 'arguments': { 'label': 'r' } },
+            extension = False, name = 'slow_required' )
+        assert refused[ 'error' ][ 'code' ] == -32021
+        assert _EXTENSION in (
+            refused[ 'error' ][ 'data' ][ 'requiredCapabilities' ][
+                'extensions' ] )
+        for method in ( 'tasks/get', 'tasks/cancel', 'tasks/update' ):
+            _, gated = await _post_modern(
+                http, url, method, { 'taskId': 'any' }, extension = False )
+            assert gated[ 'error' ][ 'code' ] == -32021
+        for name in ( 'quick', 'undeclared' ):
+            _, called = await _post_modern(
+                http, url, 'tools/call', { 'name': name, 'arguments': { } },
+                name = name )
+            assert called[ 'result' ][ 'content' ][ 0 ][ 'text' ] == 'quick'
+
+
+def test_340_descriptor_declares_support( monkeypatch ):
+    ''' An ensemble descriptor declares its tools' task support (TOML
+        ``annotations = { task_support = ... }``); an unknown value is
+        named, with its file and key.
+    '''
+    from invocables import descriptors
+    monkeypatch.syspath_prepend( str( _DATA / 'modules' ) )
+    data = _DATA / 'conformance' / 'conformance.toml'
+    descriptor = descriptors.produce_ensemble_descriptor( data )
+    supports = {
+        invoker.name: invoker.annotations.get( 'task_support' )
+        for invoker in descriptor.invokers }
+    assert supports[ 'greet' ] == 'forbidden'
+    assert supports[ 'slow_compute' ] == 'optional'
+    assert supports[ 'failing_job' ] == 'required'
+    assert supports[ 'test_simple_text' ] is None
+
+
+def test_345_descriptor_invalid_support( tmp_path ):
+    ''' A descriptor's unknown task support is a descriptor error which
+        names the value and the choices.
+    '''
+    from invocables import descriptors
+    path = tmp_path / 'odd.toml'
+    path.write_text(
+        "[invoker]\nname = 'odd'\nimplementation = 'operator:add'\n"
+        "annotations = { task_support = 'sometimes' }\n"
+        "[arguments]\ntype = 'object'\n" )
+    invalidity = invocables.exceptions.DescriptorInvalidity
+    with pytest.raises( invalidity ) as caught:
+        descriptors.produce_invoker_descriptor( path )
+    assert 'sometimes' in str( caught.value )
+    assert 'forbidden, optional, required' in str( caught.value )

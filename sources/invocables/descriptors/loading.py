@@ -29,6 +29,7 @@ _implementation_path = __.re.compile(
 _implementation_module = __.re.compile( r'[A-Za-z_]\w*(\.[A-Za-z_]\w*)*' )
 _absence = object( )
 _RETRIES_MAXIMUM = 100
+_TASK_SUPPORTS = ( 'forbidden', 'optional', 'required' )
 
 
 def complete_function(
@@ -377,6 +378,7 @@ def _produce_invoker_record(
     max_retries = _access_retries( header )
     deduplicate = header.access( 'deduplicate', bool, default = False )
     annotations = header.access( 'annotations', dict, default = { } )
+    _validate_task_support( header, annotations )
     argschema = table.access_schema( 'arguments', name )
     outschema = table.access_schema( 'results', name, required = False )
     header.finish( )
@@ -389,6 +391,20 @@ def _produce_invoker_record(
         function = function, timeout = timeout, max_retries = max_retries,
         deduplicate = deduplicate,
         annotations = __.immut.Dictionary( annotations ) )
+
+
+def _validate_task_support(
+    header: _Table, annotations: __.cabc.Mapping[ str, __.typx.Any ]
+) -> None:
+    ''' Fails on an unknown value of the annotation ``task_support``: how
+        the tool runs as a task when served.
+    '''
+    support = annotations.get( 'task_support', 'optional' )
+    if support in _TASK_SUPPORTS: return
+    header.fail(
+        'annotations', "unknown task support {value!r} "
+        "(task_support); use one of {known}.".format(
+            value = support, known = ', '.join( _TASK_SUPPORTS ) ) )
 
 
 def _produce_implementation(

@@ -55,7 +55,11 @@ _REQUESTS_TASKS = __.types.MappingProxyType( {
         'tasks/cancel', 'CancelTaskRequestParams', 'CancelTaskRequest' ),
     'on_list_tasks': (
         'tasks/list', 'PaginatedRequestParams', 'ListTasksRequest' ),
+    # The extension of MCP 2026-07-28 (2.x only): its parameters are those
+    # of tasks/get, and its responses (kept as extra fields).
+    'on_update_task': ( 'tasks/update', 'GetTaskRequestParams', None ),
 } )
+_TASKS_EXTENSION = 'io.modelcontextprotocol/tasks'
 
 
 class AnnouncingServer( ServerBase ):
@@ -80,11 +84,20 @@ class AnnouncingServer( ServerBase ):
         self, *arguments: __.typx.Any, **keywords: __.typx.Any
     ) -> __.typx.Any:
         ''' Returns capabilities of the handlers; with handlers of tasks,
-            the tasks of tool calls, their list and cancellation.
+            the tasks of tool calls, their list and cancellation; under MCP
+            2026-07-28, the tasks extension instead.
         '''
         capabilities = super( ).get_capabilities( *arguments, **keywords )
         if not _is_serving_tasks( self ): return capabilities
+        if _is_modern_version( keywords.get( 'protocol_version' ) ):
+            return capabilities
+        update: dict[ str, __.typx.Any ] = { }
+        if _CURRENT: # the extension is of MCP 2026-07-28 only
+            extensions = dict( capabilities.extensions or { } )
+            extensions.pop( _TASKS_EXTENSION, None )
+            update[ 'extensions' ] = extensions or None
         return capabilities.model_copy( update = {
+            **update,
             'tasks': _types.ServerTasksCapability(
                 list = _types.TasksListCapability( ),
                 cancel = _types.TasksCancelCapability( ),
@@ -96,11 +109,15 @@ class AnnouncingServer( ServerBase ):
 def is_modern_session( context: __.typx.Any ) -> bool:
     ''' Returns whether request came in a session of MCP 2026-07-28 or
         later, which knows no tasks of 2025-11-25 (a ``task`` of a tool
-        call is ignored).
+        call is ignored) but the tasks extension.
     '''
+    return _is_modern_version( getattr( context, 'protocol_version', None ) )
+
+
+def _is_modern_version( version: object ) -> bool:
+    ''' Returns whether protocol version is MCP 2026-07-28 or later. '''
     if not _CURRENT: return False
     from mcp.types.version import MODERN_PROTOCOL_VERSIONS
-    version = getattr( context, 'protocol_version', None )
     return version in MODERN_PROTOCOL_VERSIONS
 
 
@@ -169,6 +186,8 @@ def produce_server(
             method, parameters, _ = _REQUESTS_TASKS[ keyword ]
             server.add_request_handler(
                 method, getattr( requests, parameters ), handler )
+        if 'on_update_task' in tasked:
+            server.extensions[ _TASKS_EXTENSION ] = { }
         if tasked and 'on_call_tool' in handlers:
             server.middleware.append(
                 _TaskCallMiddleware( handlers[ 'on_call_tool' ] ) )
@@ -181,6 +200,7 @@ def produce_server(
             _adapt_legacy( legacy, handler ) )
     for keyword, handler in tasked.items( ):
         request = _REQUESTS_TASKS[ keyword ][ 2 ]
+        if request is None: continue # of MCP 2026-07-28
         legacy.request_handlers[ getattr( requests, request ) ] = (
             _adapt_legacy( legacy, handler ) )
     return legacy

@@ -147,14 +147,16 @@ class ToolServer(
         self,
         context: __.typx.Any,
         parameters: _mcp_types.CallToolRequestParams,
-    ) -> _mcp_types.CallToolResult | _mcp_types.CreateTaskResult:
+    ) -> __.typx.Any:
         ''' Handles ``tools/call``: runs the tool through the engine.
 
             An unknown tool is a protocol error (invalid parameters); every
             other failure is an error result for the client's model. Asked
             for a task (``task``), starts the call in the background and
             returns the task at once; the progress of the call goes to the
-            request's progress token still.
+            request's progress token still. Under MCP 2026-07-28, a tool
+            which declares task support runs as a task for a client which
+            declares the tasks extension.
         '''
         connection = self._listen( context )
         nomenclature = _naming.access_nomenclature( self.ensembles )
@@ -165,10 +167,11 @@ class ToolServer(
                 f"Unknown tool {parameters.name!r}. List the tools for the "
                 "names which this server offers." ) from None
         level = self._levels.get( connection, 'debug' )
+        if _server_sdk.is_modern_session( context ):
+            return await self._invoke_tool_modern(
+                context, parameters, designation, level )
         task = getattr( parameters, 'task', None )
-        if task is None or self.task_store is None or (
-            _server_sdk.is_modern_session( context )
-        ):
+        if task is None or self.task_store is None:
             liaison = _liaisons.SessionLiaison( context, level )
             return await self._execute( parameters, designation, liaison )
         if _tasks.access_task_support( designation ) in ( None, 'forbidden' ):
@@ -184,6 +187,42 @@ class ToolServer(
             return await self._execute( parameters, designation, liaison )
 
         return await self._create_task( task.ttl, call )
+
+    async def _invoke_tool_modern(
+        self,
+        context: __.typx.Any,
+        parameters: _mcp_types.CallToolRequestParams,
+        designation: _naming.Designation,
+        level: str,
+    ) -> __.typx.Any:
+        ''' Handles ``tools/call`` of MCP 2026-07-28: the server decides
+            whether the call runs as a task (flat ``CreateTaskResult``).
+
+            Only tools which declare task support (``optional``,
+            ``required``) become tasks, for clients which declare the tasks
+            extension; a tool which requires a task, called by another
+            client, is refused (missing client capability).
+        '''
+        support = _tasks.access_task_support(
+            designation, default = 'forbidden' )
+        tasked = self.task_store is not None and support in (
+            'optional', 'required' )
+        if tasked and not _tasks.is_extension_declared( context, parameters ):
+            if support == 'required':
+                raise _tasks.produce_capability_absence( )
+            tasked = False
+        if not tasked:
+            liaison = _liaisons.SessionLiaison( context, level )
+            return await self._execute( parameters, designation, liaison )
+        token = _tasks.access_progress_token( parameters )
+
+        async def call( identifier: str ) -> _mcp_types.CallToolResult:
+            liaison = _liaisons.TaskLiaison(
+                context, level, identifier, token,
+                __.funct.partial( self._note_progress, identifier ) )
+            return await self._execute( parameters, designation, liaison )
+
+        return await self._create_task_flat( call )
 
     async def relay_progress( self, progress: __.typx.Any ) -> None:
         ''' Forwards progress of an upstream call to the calling client.
@@ -266,6 +305,7 @@ class ToolServer(
             'on_get_task_result': self.retrieve_task_result,
             'on_cancel_task': self.cancel_task,
             'on_list_tasks': self.survey_tasks,
+            'on_update_task': self.update_task,
         }
 
     async def _announce( self, session: __.typx.Any ) -> None:
@@ -363,7 +403,8 @@ def produce_tool(
 ) -> _mcp_types.Tool:
     ''' Produces MCP tool description of a designation.
 
-        With tasks, says whether the tool runs as a task: local tools may
+        With tasks, says whether the tool runs as a task: local tools as
+        they declare (annotation ``task_support``), else they may
         (``optional``); upstream tools as their server said.
     '''
     invoker = designation.invoker
@@ -443,10 +484,11 @@ def _derive_structure(
 def _produce_annotations(
     annotations: __.cabc.Mapping[ str, __.typx.Any ]
 ) -> _mcp_types.ToolAnnotations | None:
-    if not annotations: return None
     data = {
         _HINTS_WIRE.get( key, key ): value
-        for key, value in annotations.items( ) }
+        for key, value in annotations.items( )
+        if key != _tasks.TASK_SUPPORT_ANNOTATION }
+    if not data: return None
     try: return _mcp_types.ToolAnnotations.model_validate( data )
     except ValueError: return None
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 
-''' Tool calls run as tasks (MCP 2025-11-25): their records and store.
+''' Tool calls run as tasks: their records and store.
 
     A client which asks (``task`` in ``tools/call``) gets a task at once;
     the call runs in the background, through the same engine as an
@@ -10,6 +10,12 @@
     a client which reconnects finds its task. A :py:class:`TaskStore`
     keeps their records; :py:class:`MemoryTaskStore` is the default. The
     handlers are :py:class:`TasksExtension`, a part of the tool server.
+
+    In sessions of MCP 2026-07-28 (``mcp`` SDK 2.x), tasks are the
+    extension ``io.modelcontextprotocol/tasks``: the server decides, for
+    the tools which declare task support, when a client which declares
+    the extension gets a task; ``tasks/get`` inlines the result or the
+    error; ``tasks/result`` and ``tasks/list`` are gone.
 '''
 
 
@@ -31,6 +37,13 @@ TTL_DEFAULT = 3_600_000
 TTL_MAXIMUM = 86_400_000
 TTL_MINIMUM = 1000
 
+# The identifier of the tasks extension (MCP 2026-07-28); the annotation by
+# which a local tool declares whether it runs as a task, and its values.
+EXTENSION = 'io.modelcontextprotocol/tasks'
+TASK_SUPPORT_ANNOTATION = 'task_support'
+TASK_SUPPORTS = ( 'forbidden', 'optional', 'required' )
+
+_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities'
 _RELATED_TASK = 'io.modelcontextprotocol/related-task'
 _scribe = __.produce_scribe( __name__ )
 
@@ -192,11 +205,15 @@ class TasksExtension:
 
     async def cancel_task(
         self, context: __.typx.Any, parameters: __.typx.Any
-    ) -> _mcp_types.CancelTaskResult:
+    ) -> __.typx.Any:
         ''' Handles ``tasks/cancel``: cancels the call; the task is then
-            cancelled. A terminal task cannot be cancelled (error).
+            cancelled. A terminal task cannot be cancelled (error); under
+            MCP 2026-07-28 the answer is an empty acknowledgement, also for
+            a terminal task.
         '''
+        modern = _verify_extension( context )
         task = await self._access_task( parameters )
+        if modern and task.is_terminal( ): return { }
         if not task.is_terminal( ):
             running = self._running.get( task.identifier )
             if running is not None:
@@ -205,6 +222,7 @@ class TasksExtension:
             else: # run by another process: only its record is ours
                 await self._store_end( task, TaskStates.Cancelled )
             task = await self._access_task( parameters )
+            if modern: return { } # acknowledged, whatever came first
             if task.state is TaskStates.Cancelled: # unless it ended first
                 return _sdk.produce_model(
                     _mcp_types.CancelTaskResult,
@@ -224,9 +242,13 @@ class TasksExtension:
 
     async def retrieve_task(
         self, context: __.typx.Any, parameters: __.typx.Any
-    ) -> _mcp_types.GetTaskResult:
-        ''' Handles ``tasks/get``: the state of a task. '''
+    ) -> __.typx.Any:
+        ''' Handles ``tasks/get``: the state of a task. Under MCP
+            2026-07-28, with its result (completed) or error (failed).
+        '''
+        modern = _verify_extension( context )
         task = await self._access_task( parameters )
+        if modern: return _produce_task_detailed( task )
         return _sdk.produce_model(
             _mcp_types.GetTaskResult, **_produce_task_fields( task ) )
 
@@ -236,6 +258,7 @@ class TasksExtension:
         ''' Handles ``tasks/result``: waits until the task is terminal;
             returns the call's result, or raises its error.
         '''
+        _verify_legacy( context, 'tasks/result' )
         task = await self._access_task( parameters )
         store = self._access_store( )
         await store.wait_task( task.identifier )
@@ -255,6 +278,7 @@ class TasksExtension:
         self, context: __.typx.Any, parameters: __.typx.Any
     ) -> _mcp_types.ListTasksResult:
         ''' Handles ``tasks/list``: the tasks, a page at a time. '''
+        _verify_legacy( context, 'tasks/list' )
         store = self._access_store( )
         cursor = None if parameters is None else parameters.cursor
         try: tasks, after = await store.survey_tasks( cursor )
@@ -270,6 +294,22 @@ class TasksExtension:
                 for task in tasks ],
             next_cursor = after )
 
+    async def update_task(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> __.typx.Any:
+        ''' Handles ``tasks/update`` (MCP 2026-07-28): responses to the
+            requests of a task waiting for input; acknowledged. No task of
+            this server waits for input (a tool run as a task cannot ask
+            its client yet): responses to requests which are not pending
+            are ignored, as the extension says.
+        '''
+        if not _verify_extension( context ):
+            raise _sdk.produce_error(
+                _mcp_types.METHOD_NOT_FOUND,
+                "Method not found: tasks/update is of MCP 2026-07-28." )
+        await self._access_task( parameters )
+        return { }
+
     async def _create_task(
         self,
         ttl: int | None,
@@ -278,6 +318,31 @@ class TasksExtension:
     ) -> _mcp_types.CreateTaskResult:
         ''' Stores a working task and starts its call (given the task's
             identifier); returns the task.
+        '''
+        task = await self._start_task( ttl, call )
+        return _sdk.produce_model(
+            _mcp_types.CreateTaskResult,
+            task = _sdk.produce_model(
+                _mcp_types.Task, **_produce_task_fields( task ) ) )
+
+    async def _create_task_flat(
+        self,
+        call: __.cabc.Callable[
+            [ str ], __.cabc.Awaitable[ _mcp_types.CallToolResult ] ],
+    ) -> dict[ str, __.typx.Any ]:
+        ''' Stores a working task and starts its call; returns the task as
+            the flat ``CreateTaskResult`` of MCP 2026-07-28.
+        '''
+        task = await self._start_task( None, call )
+        return { 'resultType': 'task', **_produce_task_wire( task ) }
+
+    async def _start_task(
+        self,
+        ttl: int | None,
+        call: __.cabc.Callable[
+            [ str ], __.cabc.Awaitable[ _mcp_types.CallToolResult ] ],
+    ) -> TaskRecord:
+        ''' Stores a working task and starts its call; returns its record.
         '''
         store = self._access_store( )
         if len( self._running ) >= self.tasks_running_maximum:
@@ -296,10 +361,7 @@ class TasksExtension:
         running = __.asyncio.get_running_loop( ).create_task(
             self._run_task( task, call ) )
         self._running[ task.identifier ] = running
-        return _sdk.produce_model(
-            _mcp_types.CreateTaskResult,
-            task = _sdk.produce_model(
-                _mcp_types.Task, **_produce_task_fields( task ) ) )
+        return task
 
     async def _note_progress( self, identifier: str, message: str ) -> None:
         ''' Makes the status message of a working task that of progress.
@@ -379,19 +441,72 @@ def access_progress_token(
     return getattr( meta, 'progressToken', None )
 
 
-def access_task_support( designation: _naming.Designation ) -> str | None:
-    ''' Returns whether tool runs as a task: local tools may; those of an
+def access_task_support(
+    designation: _naming.Designation, default: str = 'optional'
+) -> str | None:
+    ''' Returns whether tool runs as a task: local tools as their
+        annotation ``task_support`` declares (else default); those of an
         upstream server as it said (``None``: it said nothing).
     '''
     from ..mcp.ensembles import ServerEnsemble
     ensemble = designation.invoker.ensemble
-    if not isinstance( ensemble, ServerEnsemble ): return 'optional'
+    if not isinstance( ensemble, ServerEnsemble ):
+        support = designation.invoker.annotations.get(
+            TASK_SUPPORT_ANNOTATION, default )
+        if support not in TASK_SUPPORTS:
+            raise _exceptions.InvokerInvalidity(
+                designation.name,
+                "the annotation {key!r} must be one of {known}, got "
+                "{value!r}.".format(
+                    key = TASK_SUPPORT_ANNOTATION, value = support,
+                    known = ', '.join( TASK_SUPPORTS ) ) )
+        return str( support )
     name = designation.invoker.name
     for description in ensemble.survey_tools( ):
         if description.name != name: continue
         support = getattr( description, 'task_support', None )
         return None if support is None else str( support )
     return None
+
+
+def is_extension_declared(
+    context: __.typx.Any, parameters: __.typx.Any = None
+) -> bool:
+    ''' Returns whether the client of a request declares the tasks
+        extension (MCP 2026-07-28): in its capabilities, or in those of the
+        request's ``_meta``.
+    '''
+    capabilities: __.typx.Any = getattr(
+        context.session, 'client_capabilities', None )
+    extensions: __.typx.Any = getattr( capabilities, 'extensions', None )
+    if extensions and EXTENSION in extensions: return True
+    meta: __.typx.Any = (
+        __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], parameters ).get(
+            '_meta' )
+        if isinstance( parameters, __.cabc.Mapping )
+        else getattr( parameters, 'meta', None ) )
+    if not isinstance( meta, __.cabc.Mapping ): return False
+    entries = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], meta )
+    declared: __.typx.Any = entries.get( _CLIENT_CAPABILITIES )
+    if not isinstance( declared, __.cabc.Mapping ): return False
+    extensions = __.typx.cast(
+        __.cabc.Mapping[ str, __.typx.Any ], declared ).get( 'extensions' )
+    return isinstance( extensions, __.cabc.Mapping ) and (
+        EXTENSION in extensions )
+
+
+def produce_capability_absence( ) -> BaseException:
+    ''' Produces the error of a request which needs the tasks extension
+        from a client which did not declare it (MCP 2026-07-28).
+    '''
+    return _sdk.produce_error(
+        _MISSING_CAPABILITY,
+        f"The client must declare the extension {EXTENSION!r}.",
+        { 'requiredCapabilities': { 'extensions': { EXTENSION: { } } } } )
+
+
+_HEADER_MISMATCH = -32020 # HeaderMismatch
+_MISSING_CAPABILITY = -32021 # MissingRequiredClientCapability
 
 
 def _produce_now( ) -> _datetime.datetime:
@@ -411,3 +526,71 @@ def _produce_task_fields(
         'ttl': task.ttl,
         'poll_interval': task.poll_interval,
     }
+
+
+def _produce_task_detailed( task: TaskRecord ) -> dict[ str, __.typx.Any ]:
+    ''' Returns the task of ``tasks/get`` (MCP 2026-07-28): with its result
+        when completed, its error when failed.
+    '''
+    detailed = _produce_task_wire( task )
+    if task.state is TaskStates.Completed and task.result is not None:
+        detailed[ 'result' ] = dict( task.result )
+    if task.state is TaskStates.Failed:
+        detailed[ 'error' ] = dict( task.error or {
+            'code': _mcp_types.INTERNAL_ERROR,
+            'message': "The call failed." } )
+    return detailed
+
+
+def _produce_task_wire( task: TaskRecord ) -> dict[ str, __.typx.Any ]:
+    ''' Returns fields of the task of MCP 2026-07-28 (wire names). '''
+    fields: dict[ str, __.typx.Any ] = {
+        'taskId': task.identifier,
+        'status': task.state.value,
+        'createdAt': task.created.isoformat( ),
+        'lastUpdatedAt': task.updated.isoformat( ),
+        'ttlMs': task.ttl,
+        'pollIntervalMs': task.poll_interval,
+    }
+    if task.message is not None: fields[ 'statusMessage' ] = task.message
+    return fields
+
+
+def _verify_extension( context: __.typx.Any ) -> bool:
+    ''' Returns whether request is of MCP 2026-07-28; raises if its client
+        did not declare the tasks extension then.
+    '''
+    import invocables.serving._sdk as _server_sdk
+    if not _server_sdk.is_modern_session( context ): return False
+    parameters = getattr( context, 'params', None )
+    if not is_extension_declared( context, parameters ):
+        raise produce_capability_absence( )
+    _verify_routing_header( context )
+    return True
+
+
+def _verify_routing_header( context: __.typx.Any ) -> None:
+    ''' Raises if the HTTP header ``Mcp-Name`` of a request about a task
+        names another task than its parameters (MCP 2026-07-28).
+    '''
+    headers: __.typx.Any = getattr(
+        getattr( context, 'request', None ), 'headers', None )
+    if headers is None: return
+    value: __.typx.Any = headers.get( 'mcp-name' )
+    if value is None: return
+    from mcp.shared.inbound import decode_header_value
+    parameters: __.typx.Any = getattr( context, 'params', None ) or { }
+    identifier = parameters.get( 'taskId' )
+    if decode_header_value( value ) == identifier: return
+    raise _sdk.produce_error(
+        _HEADER_MISMATCH,
+        "The header Mcp-Name does not match the request's taskId." )
+
+
+def _verify_legacy( context: __.typx.Any, method: str ) -> None:
+    ''' Raises if request is of MCP 2026-07-28, which removed method. '''
+    import invocables.serving._sdk as _server_sdk
+    if not _server_sdk.is_modern_session( context ): return
+    raise _sdk.produce_error(
+        _mcp_types.METHOD_NOT_FOUND,
+        f"Method not found: {method} is not of MCP 2026-07-28." )

@@ -159,3 +159,64 @@ async def test_elicitation_sep1330_enums( context, arguments ):
     return (
         f"Elicitation completed: action={result.action}, "
         f"content={result.content}" )
+
+
+# Tools of the tasks scenarios (MCP 2026-07-28, the tasks extension): their
+# task support is declared in conformance.toml (annotation task_support).
+
+
+def greet( context, arguments ):
+    ''' Greets, at once (never a task). '''
+    return f"Hello, {arguments.get( 'name', 'World' )}!"
+
+
+async def slow_compute( context, arguments ):
+    ''' Sleeps the given seconds, then answers (a task's cancellation
+        cancels the sleep).
+    '''
+    seconds = arguments.get( 'seconds', 1 )
+    label = arguments.get( 'label', '' )
+    await asyncio.sleep( seconds )
+    return f"Computed {label} after {seconds} s."
+
+
+async def failing_job( context, arguments ):
+    ''' Fails after a second: an error result. '''
+    await asyncio.sleep( 1 )
+    raise RuntimeError( 'The job failed, as it always does.' )
+
+
+async def protocol_error_job( context, arguments ):
+    ''' Fails at once, as a broken tool does. '''
+    raise RuntimeError( 'The job broke.' )
+
+
+async def confirm_delete( context, arguments ):
+    ''' Asks the caller's user to confirm the deletion of a file. '''
+    filename = arguments.get( 'filename', 'a file' )
+    result = await context.elicit( f"Delete {filename}?", {
+        'type': 'object',
+        'properties': { 'confirm': { 'type': 'boolean' } },
+        'required': [ 'confirm' ],
+    } )
+    return f"Deletion of {filename}: action={result.action}"
+
+
+async def multi_input( context, arguments ):
+    ''' Asks the caller's user two questions at once. '''
+    schema = {
+        'type': 'object', 'properties': { 'answer': { 'type': 'string' } } }
+    first, second = await asyncio.gather(
+        context.elicit( 'First question?', schema ),
+        context.elicit( 'Second question?', schema ) )
+    return f"Answers: {first.content}, {second.content}"
+
+
+async def test_tool_with_task( context, arguments ):
+    ''' Asks the caller's user's name, then greets in a task. '''
+    result = await context.elicit( 'What is your name?', {
+        'type': 'object',
+        'properties': { 'user_name': { 'type': 'string' } },
+        'required': [ 'user_name' ],
+    } )
+    return f"Hello, {( result.content or { } ).get( 'user_name' )}!"
