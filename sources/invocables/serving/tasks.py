@@ -39,7 +39,7 @@ TTL_MINIMUM = 1000
 
 # The identifier of the tasks extension (MCP 2026-07-28); the annotation by
 # which a local tool declares whether it runs as a task, and its values.
-EXTENSION = 'io.modelcontextprotocol/tasks'
+TASKS_EXTENSION = 'io.modelcontextprotocol/tasks'
 TASK_SUPPORT_ANNOTATION = 'task_support'
 TASK_SUPPORTS = ( 'forbidden', 'optional', 'required' )
 
@@ -479,7 +479,7 @@ def is_extension_declared(
     capabilities: __.typx.Any = getattr(
         context.session, 'client_capabilities', None )
     extensions: __.typx.Any = getattr( capabilities, 'extensions', None )
-    if extensions and EXTENSION in extensions: return True
+    if extensions and TASKS_EXTENSION in extensions: return True
     meta: __.typx.Any = (
         __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], parameters ).get(
             '_meta' )
@@ -492,7 +492,7 @@ def is_extension_declared(
     extensions = __.typx.cast(
         __.cabc.Mapping[ str, __.typx.Any ], declared ).get( 'extensions' )
     return isinstance( extensions, __.cabc.Mapping ) and (
-        EXTENSION in extensions )
+        TASKS_EXTENSION in extensions )
 
 
 def produce_capability_absence( ) -> BaseException:
@@ -501,8 +501,9 @@ def produce_capability_absence( ) -> BaseException:
     '''
     return _sdk.produce_error(
         _MISSING_CAPABILITY,
-        f"The client must declare the extension {EXTENSION!r}.",
-        { 'requiredCapabilities': { 'extensions': { EXTENSION: { } } } } )
+        f"The client must declare the extension {TASKS_EXTENSION!r}.",
+        { 'requiredCapabilities': {
+            'extensions': { TASKS_EXTENSION: { } } } } )
 
 
 _HEADER_MISMATCH = -32020 # HeaderMismatch
