@@ -63,7 +63,12 @@ Reporter: __.typx.TypeAlias = __.cabc.Callable[
 
 
 class ToolDescription( __.immut.DataclassObject ):
-    ''' What a server says of one of its tools. '''
+    ''' What a server says of one of its tools.
+
+        ``task_support`` says whether it runs as a task
+        (``execution.taskSupport``): ``forbidden`` (also when the server
+        says nothing), ``optional`` or ``required``.
+    '''
 
     name: str
     title: __.Absential[ str ] = __.absent
@@ -73,10 +78,9 @@ class ToolDescription( __.immut.DataclassObject ):
     outschema: __.Absential[ __.Schema ] = __.absent
     annotations: __.cabc.Mapping[ str, __.typx.Any ] = __.dcls.field(
         default_factory = __.immut.Dictionary[ str, __.typx.Any ] )
+    # Whether the tool runs as a task (execution.taskSupport): forbidden
+    # (also when the server says nothing), optional or required.
     task_support: str = 'forbidden'
-    ''' Whether the tool runs as a task (``execution.taskSupport``):
-        ``forbidden`` (also when the server says nothing), ``optional`` or
-        ``required``. '''
 
 
 class Omission( __.immut.DataclassObject ):
