@@ -87,9 +87,10 @@ async def _wait_message( reports, text ):
     await asyncio.wait_for( wait( ), _WAIT )
 
 
-async def test_100_progress_and_result( ):
-    ''' The call runs as a task: its progress reaches the client's reporter
-        as status messages, and its result is the call's.
+@contextlib.asynccontextmanager
+async def _start( label ):
+    ''' Serves the slow tool; yields its gate, the client and the call of
+        the tool, once the task reported that it started.
     '''
     gate = _Gate( )
     reports = mcp_support.Reports( )
@@ -99,10 +100,18 @@ async def test_100_progress_and_result( ):
             reporter = reports.append )
         async with client:
             call = asyncio.ensure_future(
-                _invoke( client, { 'label': 'a' } ) )
-            await _wait_message( reports, 'started a' )
-            gate.release.set( )
-            content = await asyncio.wait_for( call, _WAIT )
+                _invoke( client, { 'label': label } ) )
+            await _wait_message( reports, f"started {label}" )
+            yield gate, client, call
+
+
+async def test_100_progress_and_result( ):
+    ''' The call runs as a task: its progress reaches the client's reporter
+        as status messages (waited for), and its result is the call's.
+    '''
+    async with _start( 'a' ) as ( gate, _, call ):
+        gate.release.set( )
+        content = await asyncio.wait_for( call, _WAIT )
     assert content[ 0 ].text == 'done a'
     assert gate.calls == 1
 
@@ -111,19 +120,10 @@ async def test_110_cancelled_midway( ):
     ''' Cancelling the call midway cancels the task: the tool's coroutine
         on the server is cancelled.
     '''
-    gate = _Gate( )
-    reports = mcp_support.Reports( )
-    async with _serve( _produce_server( gate ) ) as url:
-        client = invocables.mcp.produce_ensemble(
-            'remote', url = url, tasks = 'supported',
-            reporter = reports.append )
-        async with client:
-            call = asyncio.ensure_future(
-                _invoke( client, { 'label': 'b' } ) )
-            await _wait_message( reports, 'started b' )
-            call.cancel( )
-            with pytest.raises( asyncio.CancelledError ): await call
-            await asyncio.wait_for( gate.cancelled.wait( ), _WAIT )
+    async with _start( 'b' ) as ( gate, _, call ):
+        call.cancel( )
+        with pytest.raises( asyncio.CancelledError ): await call
+        await asyncio.wait_for( gate.cancelled.wait( ), _WAIT )
 
 
 async def test_120_followed_across_reconnection( ):
@@ -131,22 +131,13 @@ async def test_120_followed_across_reconnection( ):
         reconnects and follows the same task: the tool runs once, and its
         result reaches the call.
     '''
-    gate = _Gate( )
-    reports = mcp_support.Reports( )
-    async with _serve( _produce_server( gate ) ) as url:
-        client = invocables.mcp.produce_ensemble(
-            'remote', url = url, tasks = 'supported',
-            reporter = reports.append )
-        async with client:
-            call = asyncio.ensure_future(
-                _invoke( client, { 'label': 'c' } ) )
-            await _wait_message( reports, 'started c' )
-            lost = client.connection
-            # The session ends as a network failure would end it.
-            client._state.connection.request_stop( 'the test cut it' )
-            gate.release.set( )
-            content = await asyncio.wait_for( call, _WAIT )
-            assert client.connection is not lost # a new session
+    async with _start( 'c' ) as ( gate, client, call ):
+        lost = client.connection
+        # The session ends as a network failure would end it.
+        client._state.connection.request_stop( 'the test cut it' )
+        gate.release.set( )
+        content = await asyncio.wait_for( call, _WAIT )
+        assert client.connection is not lost # a new session
     assert content[ 0 ].text == 'done c'
     assert gate.calls == 1
 
