@@ -170,8 +170,10 @@ def produce_server(
         handlers are named as the 2.x server's keywords (``on_list_tools``,
         ``on_call_tool``, ``on_set_logging_level``), and those of tasks
         ``on_get_task``, ``on_get_task_result``, ``on_cancel_task``,
-        ``on_list_tasks``. With them, the tool call handler may return a
-        task (``CreateTaskResult``) when asked for one.
+        ``on_list_tasks`` and (2.x, MCP 2026-07-28) ``on_update_task``.
+        With them, the tool call handler may return a task
+        (``CreateTaskResult``) when asked for one; with the last, the 2.x
+        server advertises the tasks extension.
     '''
     tasked = {
         keyword: handlers.pop( keyword )
