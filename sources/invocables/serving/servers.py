@@ -178,15 +178,8 @@ class ToolServer(
             raise _sdk.produce_error(
                 _mcp_types.METHOD_NOT_FOUND,
                 f"Tool {parameters.name!r} does not run as a task." )
-        token = _tasks.access_progress_token( parameters )
-
-        async def call( identifier: str ) -> _mcp_types.CallToolResult:
-            liaison = _liaisons.TaskLiaison(
-                context, level, identifier, token,
-                __.funct.partial( self._note_progress, identifier ) )
-            return await self._execute( parameters, designation, liaison )
-
-        return await self._create_task( task.ttl, call )
+        return await self._create_task( task.ttl, self._produce_task_call(
+            context, parameters, designation, level ) )
 
     async def _invoke_tool_modern(
         self,
@@ -214,6 +207,21 @@ class ToolServer(
         if not tasked:
             liaison = _liaisons.SessionLiaison( context, level )
             return await self._execute( parameters, designation, liaison )
+        return await self._create_task_flat( self._produce_task_call(
+            context, parameters, designation, level ) )
+
+    def _produce_task_call(
+        self,
+        context: __.typx.Any,
+        parameters: _mcp_types.CallToolRequestParams,
+        designation: _naming.Designation,
+        level: str,
+    ) -> __.cabc.Callable[
+        [ str ], __.cabc.Awaitable[ _mcp_types.CallToolResult ]
+    ]:
+        ''' Returns the call of a tool run as the task of an identifier,
+            which tells its progress to the request's token and the task.
+        '''
         token = _tasks.access_progress_token( parameters )
 
         async def call( identifier: str ) -> _mcp_types.CallToolResult:
@@ -222,7 +230,7 @@ class ToolServer(
                 __.funct.partial( self._note_progress, identifier ) )
             return await self._execute( parameters, designation, liaison )
 
-        return await self._create_task_flat( call )
+        return call
 
     async def relay_progress( self, progress: __.typx.Any ) -> None:
         ''' Forwards progress of an upstream call to the calling client.
