@@ -14,7 +14,9 @@
 
 import concurrent.futures
 import shutil
+import socket
 import subprocess
+import time
 
 from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
@@ -107,3 +109,20 @@ def select_items( request: pytest.FixtureRequest ) -> list[ pytest.Item ]:
     ''' Returns the selected tests of the requesting test's module. '''
     path = request.node.path
     return [ item for item in request.session.items if item.path == path ]
+
+
+def wait_for_port(
+    port: int, process: subprocess.Popen[ bytes ], log: Path
+) -> None:
+    ''' Waits until serve listens on port; fails if it exits or never does
+        (one minute at most: a bound which proves no hang).
+    '''
+    deadline = time.monotonic( ) + 60
+    while time.monotonic( ) < deadline:
+        if process.poll( ) is not None:
+            stderr = log.read_text( errors = 'replace' )
+            pytest.fail( f"serve exited with {process.returncode}: {stderr}" )
+        with socket.socket( ) as probe:
+            if probe.connect_ex( ( '127.0.0.1', port ) ) == 0: return
+        time.sleep( 0.05 )
+    pytest.fail( f"serve did not open port {port} in 60 s." )

@@ -17,10 +17,8 @@ import contextlib
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
-import time
 
 from pathlib import Path
 
@@ -142,7 +140,7 @@ class _Serves:
                 env = environment, stdout = subprocess.DEVNULL,
                 stderr = stream, start_new_session = True )
         self._processes.append( process )
-        _wait_for_port( port, process, log )
+        conformance_support.wait_for_port( port, process, log )
         for item in conformance_support.select_items( self._request ):
             callspec = getattr( item, 'callspec', None )
             if not callspec or callspec.params.get( 'mode' ) != mode: continue
@@ -169,20 +167,6 @@ def _stop_serve( process: subprocess.Popen[ bytes ] ) -> None:
     except subprocess.TimeoutExpired:
         os.killpg( process.pid, signal.SIGKILL )
         process.wait( timeout = 10 )
-
-
-def _wait_for_port(
-    port: int, process: subprocess.Popen[ bytes ], log: Path
-) -> None:
-    deadline = time.monotonic( ) + 60
-    while time.monotonic( ) < deadline:
-        if process.poll( ) is not None:
-            stderr = log.read_text( errors = 'replace' )
-            pytest.fail( f"serve exited with {process.returncode}: {stderr}" )
-        with socket.socket( ) as probe:
-            if probe.connect_ex( ( '127.0.0.1', port ) ) == 0: return
-        time.sleep( 0.05 )
-    pytest.fail( f"serve did not open port {port} in 60 s." )
 
 
 def _mark( mode: str, scenario: str ):

@@ -19,10 +19,8 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 
 from collections.abc import Iterator
 from pathlib import Path
@@ -107,7 +105,7 @@ class _Serve:
                 stderr = stream, start_new_session = True )
         self.runs = conformance_support.Runs(
             folder, suite = conformance_support.SUITE_2026 )
-        try: _wait_for_port( port, self.process, log )
+        try: conformance_support.wait_for_port( port, self.process, log )
         except BaseException:
             self.close( )
             raise
@@ -156,20 +154,6 @@ def serve(
         request, tmp_path_factory.mktemp( 'conformance-tasks' ) )
     try: yield serve
     finally: serve.close( )
-
-
-def _wait_for_port(
-    port: int, process: subprocess.Popen[ bytes ], log: Path
-) -> None:
-    deadline = time.monotonic( ) + 60
-    while time.monotonic( ) < deadline:
-        if process.poll( ) is not None:
-            stderr = log.read_text( errors = 'replace' )
-            pytest.fail( f"serve exited with {process.returncode}: {stderr}" )
-        with socket.socket( ) as probe:
-            if probe.connect_ex( ( '127.0.0.1', port ) ) == 0: return
-        time.sleep( 0.05 )
-    pytest.fail( f"serve did not open port {port} in 60 s." )
 
 
 def _mark( scenario: str ) -> object:
