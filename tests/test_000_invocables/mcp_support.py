@@ -211,3 +211,28 @@ async def open_memory_client( server, **callbacks ):
     async with create_connected_server_and_client_session(
         server, **callbacks
     ) as session: yield session
+
+
+@contextlib.asynccontextmanager
+async def serve_in_loop( server, stateless = False ):
+    ''' Serves a tool server over streamable HTTP, in the running loop, on
+        a free port of 127.0.0.1; yields the URL. Stops it on exit (bounded
+        wait: no hang).
+    '''
+    import uvicorn
+    from invocables import serving
+    application = serving.produce_application(
+        server, stateless = stateless )
+    listener = socket.socket( )
+    listener.bind( ( '127.0.0.1', 0 ) )
+    listener.listen( )
+    port = listener.getsockname( )[ 1 ]
+    runner = uvicorn.Server( uvicorn.Config(
+        application, lifespan = 'on', log_level = 'warning' ) )
+    serving_ = asyncio.get_running_loop( ).create_task(
+        runner.serve( sockets = [ listener ] ) )
+    try: yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        runner.should_exit = True
+        await asyncio.wait_for( serving_, 30 )
+        listener.close( )

@@ -11,12 +11,10 @@ import asyncio
 import contextlib
 import datetime
 import json
-import socket
 
 from pathlib import Path
 
 import pytest
-import uvicorn
 
 from mcp import ClientSession, types
 
@@ -31,6 +29,7 @@ from . import mcp_support
 
 _DATA = Path( __file__ ).parent.parent / 'data' / 'serving'
 _WAIT = 10 # seconds: bounds which prove "does not hang"
+_serve = mcp_support.serve_in_loop
 
 
 class _Gate:
@@ -88,24 +87,6 @@ def _produce_ensemble( gate ):
         invocables.produce_invoker( slow ), refuse, explode ] )
 
 
-@contextlib.asynccontextmanager
-async def _serve( server, stateless = False ):
-    ''' Serves over streamable HTTP, in this loop; yields the URL. '''
-    application = serving.produce_application(
-        server, stateless = stateless )
-    listener = socket.socket( )
-    listener.bind( ( '127.0.0.1', 0 ) )
-    listener.listen( )
-    port = listener.getsockname( )[ 1 ]
-    runner = uvicorn.Server( uvicorn.Config(
-        application, lifespan = 'on', log_level = 'warning' ) )
-    serving_ = asyncio.get_running_loop( ).create_task(
-        runner.serve( sockets = [ listener ] ) )
-    try: yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        runner.should_exit = True
-        await asyncio.wait_for( serving_, 30 )
-        listener.close( )
 
 
 @contextlib.asynccontextmanager

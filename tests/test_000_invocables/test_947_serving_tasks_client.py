@@ -9,10 +9,8 @@
 
 import asyncio
 import contextlib
-import socket
 
 import pytest
-import uvicorn
 
 import invocables
 import invocables.mcp
@@ -24,6 +22,7 @@ from . import mcp_support
 
 pytestmark = pytest.mark.asyncio
 _WAIT = 30 # seconds: bounds which prove "does not hang"
+_serve = mcp_support.serve_in_loop
 
 
 class _Gate:
@@ -53,23 +52,6 @@ def _produce_server( gate ):
     return serving.ToolServer( [ ensemble ] )
 
 
-@contextlib.asynccontextmanager
-async def _serve( server ):
-    ''' Serves over streamable HTTP, in this loop; yields the URL. '''
-    application = serving.produce_application( server )
-    listener = socket.socket( )
-    listener.bind( ( '127.0.0.1', 0 ) )
-    listener.listen( )
-    port = listener.getsockname( )[ 1 ]
-    runner = uvicorn.Server( uvicorn.Config(
-        application, lifespan = 'on', log_level = 'warning' ) )
-    serving_ = asyncio.get_running_loop( ).create_task(
-        runner.serve( sockets = [ listener ] ) )
-    try: yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        runner.should_exit = True
-        await asyncio.wait_for( serving_, _WAIT )
-        listener.close( )
 
 
 def _invoke( ensemble, arguments ):
