@@ -190,11 +190,7 @@ class GatewayExtension:
         self._listeners.add( _access_connection( context ) )
         found = await self._survey_scoped( 'survey_resources', 'uri' )
         return _mcp_types.ListResourcesResult( resources = [
-            _sdk.produce_model(
-                _mcp_types.Resource, uri = uri,
-                name = resource.name, title = nullify( resource.title ),
-                description = resource.description or None,
-                mime_type = nullify( resource.media_type ) )
+            _produce_listed( _mcp_types.Resource, resource, uri = uri )
             for uri, resource in found ] )
 
     async def survey_resource_templates(
@@ -208,12 +204,9 @@ class GatewayExtension:
         return _sdk.produce_model(
             _mcp_types.ListResourceTemplatesResult,
             resource_templates = [
-                _sdk.produce_model(
-                    _mcp_types.ResourceTemplate,
-                    uri_template = uri,
-                    name = template.name, title = nullify( template.title ),
-                    description = template.description or None,
-                    mime_type = nullify( template.media_type ) )
+                _produce_listed(
+                    _mcp_types.ResourceTemplate, template,
+                    uri_template = uri )
                 for uri, template in found ] )
 
     async def unsubscribe_resource(
@@ -392,3 +385,15 @@ async def _announce(
 
 def _encode( data: bytes ) -> str:
     return _base64.b64encode( data ).decode( 'ascii' )
+
+
+def _produce_listed(
+    model: __.typx.Any, entry: __.typx.Any, **fields: __.typx.Any
+) -> __.typx.Any:
+    ''' Produces SDK model of an upstream resource or template, as listed:
+        its name, title, description and media type, with fields.
+    '''
+    return _sdk.produce_model(
+        model, name = entry.name, title = nullify( entry.title ),
+        description = entry.description or None,
+        mime_type = nullify( entry.media_type ), **fields )
