@@ -41,11 +41,7 @@ class SessionLiaison:
         ''' Sends ``notifications/message`` if level is enough. '''
         admitted = _admit_level( level, self.level )
         if admitted is None: return
-        with _warnings.catch_warnings( ):
-            _warnings.simplefilter( 'ignore', UserWarning ) # deprecated
-            await self.context.session.send_log_message(
-                admitted, data, logger,
-                related_request_id = self.context.request_id )
+        await self._send_log( admitted, data, logger )
 
     async def report_progress(
         self, progress: float, total: float | None, message: str | None
@@ -83,6 +79,16 @@ class SessionLiaison:
                 samples, related_request_id = self.context.request_id,
                 **options )
 
+    async def _send_log(
+        self, level: str, data: object, logger: str | None
+    ) -> None:
+        ''' Sends ``notifications/message`` of an admitted level. '''
+        with _warnings.catch_warnings( ):
+            _warnings.simplefilter( 'ignore', UserWarning ) # deprecated
+            await self.context.session.send_log_message(
+                level, data, logger,
+                related_request_id = self.context.request_id )
+
 
 class TaskLiaison( SessionLiaison ):
     ''' Answers the requests of a tool run as a task, whose request was
@@ -105,19 +111,6 @@ class TaskLiaison( SessionLiaison ):
         self.identifier = identifier
         self.token = token
         self.note = note
-
-    async def log(
-        self, level: str, data: object, logger: str | None
-    ) -> None:
-        ''' Sends ``notifications/message`` if level is enough. '''
-        admitted = _admit_level( level, self.level )
-        if admitted is None: return
-        parameters = _mcp_types.LoggingMessageNotificationParams
-        await self._notify( _mcp_types.LoggingMessageNotification(
-            method = 'notifications/message',
-            params = parameters.model_validate( {
-                'level': admitted, 'data': data, 'logger': logger,
-                '_meta': self._produce_meta( ) } ) ) )
 
     async def report_progress(
         self, progress: float, total: float | None, message: str | None
@@ -153,6 +146,17 @@ class TaskLiaison( SessionLiaison ):
 
     def _produce_meta( self ) -> dict[ str, __.typx.Any ]:
         return { _RELATED_TASK: { 'taskId': self.identifier } }
+
+    async def _send_log(
+        self, level: str, data: object, logger: str | None
+    ) -> None:
+        ''' Sends ``notifications/message`` naming the task. '''
+        parameters = _mcp_types.LoggingMessageNotificationParams
+        await self._notify( _mcp_types.LoggingMessageNotification(
+            method = 'notifications/message',
+            params = parameters.model_validate( {
+                'level': level, 'data': data, 'logger': logger,
+                '_meta': self._produce_meta( ) } ) ) )
 
 
 def _admit_level( level: str, minimum: str ) -> str | None:
