@@ -273,29 +273,18 @@ def _drive(
         the coroutine waits for is waited for only until the grace ends,
         then the coroutine is abandoned (and ``CancelledError`` raised).
     '''
-    send = coroutine.send
     loop = expiry.task.get_loop( )
     while True:
         if expiry.ending is not None:
             finished, yielded = yield from _step_graced(
                 coroutine, yielded, expiry, loop )
-            if finished: return yielded
-            continue
-        try: yield yielded
-        except GeneratorExit:
-            coroutine.close( )
-            raise
-        except BaseException as exception: # forwarded to the coroutine
+        else:
+            thrown = yield from _relay( coroutine, yielded )
             if isinstance(
-                exception, __.asyncio.CancelledError
+                thrown, __.asyncio.CancelledError
             ) and expiry.is_ending( ): expiry.ending = loop.time( ) + _grace
-            try: yielded = coroutine.throw( exception )
-            except StopIteration as completion:
-                return completion.value
-            continue
-        try: yielded = send( None )
-        except StopIteration as completion:
-            return completion.value
+            finished, yielded = _resume( coroutine, thrown )
+        if finished: return yielded
 
 
 async def _finish_abandoned(
@@ -330,24 +319,15 @@ def _finish(
         cancellations holds up no shutdown.
     '''
     while True:
-        try: yield yielded
-        except GeneratorExit:
-            coroutine.close( )
-            raise
-        except BaseException as exception: # forwarded to the coroutine
-            if isinstance(
-                exception, __.asyncio.CancelledError
-            ) and is_cancel_requested( ):
-                # Closing a coroutine which awaits in its cleanup raises.
-                with __.ctxl.suppress( RuntimeError ): coroutine.close( )
-                raise
-            try: yielded = coroutine.throw( exception )
-            except StopIteration as completion:
-                return completion.value
-            continue
-        try: yielded = coroutine.send( None )
-        except StopIteration as completion:
-            return completion.value
+        thrown = yield from _relay( coroutine, yielded )
+        if isinstance(
+            thrown, __.asyncio.CancelledError
+        ) and is_cancel_requested( ):
+            # Closing a coroutine which awaits in its cleanup raises.
+            with __.ctxl.suppress( RuntimeError ): coroutine.close( )
+            raise thrown
+        finished, yielded = _resume( coroutine, thrown )
+        if finished: return yielded
 
 
 def _hold(
@@ -375,6 +355,22 @@ def _hold(
         handle.cancel( )
         future.remove_done_callback( release )
     return future.done( )
+
+
+def _relay(
+    coroutine: __.cabc.Coroutine[ __.typx.Any, __.typx.Any, __.typx.Any ],
+    yielded: __.typx.Any,
+) -> __.cabc.Generator[ __.typx.Any, __.typx.Any, BaseException | None ]:
+    ''' Yields what coroutine yielded to the task, as the task would;
+        returns what was thrown in instead of a value, if anything, to be
+        forwarded to the coroutine. Closes the coroutine when closed.
+    '''
+    try: yield yielded
+    except GeneratorExit:
+        coroutine.close( )
+        raise
+    except BaseException as exception: return exception
+    return None
 
 
 def _resume(
@@ -412,13 +408,8 @@ def _step_graced(
             return _resume( coroutine, exception )
         if settled: return _resume( coroutine )
     elif loop.time( ) < ending:
-        try: yield yielded
-        except GeneratorExit:
-            coroutine.close( )
-            raise
-        except BaseException as exception: # forwarded to the coroutine
-            return _resume( coroutine, exception )
-        return _resume( coroutine )
+        thrown = yield from _relay( coroutine, yielded )
+        return _resume( coroutine, thrown )
     if expiry.is_ending( ):
         _abandon( coroutine, yielded, expiry )
         raise __.asyncio.CancelledError
