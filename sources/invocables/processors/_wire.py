@@ -402,6 +402,24 @@ def report_repetition( provider: str, identifier: str ) -> None:
             provider = provider, identifier = identifier ) )
 
 
+def survey_choices(
+    items: __.cabc.Sequence[ __.typx.Any ],
+    ordinal: int,
+    ordinal_absent: int | None = None,
+) -> list[ __.typx.Any ]:
+    ''' Returns the items (choices, candidates) whose ``index`` is
+        ordinal, in order. An item without one is at ``ordinal_absent``
+        where given (JSON which omits zeros), else at its position.
+    '''
+    selected: list[ __.typx.Any ] = [ ]
+    for position, item in enumerate( items ):
+        index = access_field( item, 'index' )
+        if index is None:
+            index = position if ordinal_absent is None else ordinal_absent
+        if index == ordinal: selected.append( item )
+    return selected
+
+
 def synthesize_identifier(
     position: int, name: str, arguments: object
 ) -> str:
@@ -450,6 +468,8 @@ def validate_shape(
     value: object,
     fields: __.cabc.Sequence[ str ],
     what: str,
+    *,
+    untyped: bool = False,
 ) -> object:
     ''' Returns value if it has one of the fields; raises otherwise.
 
@@ -457,9 +477,14 @@ def validate_shape(
         another provider's payload (or an empty one) raises
         :py:class:`invocables.exceptions.ResponseInvalidity` rather than
         giving no calls, as if the model had finished. ``what`` names the
-        expected shape.
+        expected shape. With ``untyped``, a value which has a ``type``
+        (as the payloads of typed APIs have) raises too.
     '''
     if any( is_field_present( value, name ) for name in fields ):
+        if untyped and access_field( value, 'type' ) is not None:
+            raise __.exceptions.ResponseInvalidity(
+                provider, f"the payload has a 'type': it is not {what} "
+                "(the payload of another provider?)." )
         return value
     if isinstance( value, __.cabc.Mapping ):
         keys = ', '.join( sorted(

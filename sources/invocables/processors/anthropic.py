@@ -218,8 +218,6 @@ class AnthropicProcessor(
 ):
     ''' Processor for the Anthropic Messages API. '''
 
-    provider = PROVIDER
-    dialect = __.providers.PROVIDERS[ PROVIDER ].dialect
     accumulator_class = AnthropicAccumulator
 
     def prepare_message(

@@ -5,9 +5,10 @@
     Contract for a provider module (one small module per provider API,
     named by a row of :py:mod:`invocables.providers`):
 
-    * A processor subclasses :py:class:`ProcessorBase`, sets ``provider``
-      (the name used in errors), ``dialect`` (from its row) and
-      ``accumulator_class``, and implements ``produce_tool`` (one tool in
+    * A processor subclasses :py:class:`ProcessorBase`, sets
+      ``accumulator_class`` (whose ``provider``, the name used in errors,
+      it takes, with the ``dialect`` of that provider's row), and
+      implements ``produce_tool`` (one tool in
       native format, from the recipe of ``adapt_tool``),
       ``produce_invocations`` (native message to canisters),
       ``nativize_results`` and ``prepare_message`` (assistant message of
@@ -166,6 +167,19 @@ class ProcessorBase(
     # Attributes which change the recipes: each list remembered per values.
     tool_options: __.typx.ClassVar[ tuple[ str, ... ] ] = ( )
 
+    def __init_subclass__( cls, **arguments: __.typx.Any ) -> None:
+        ''' Gives a subclass which does not name them the provider of its
+            accumulator class and the dialect of that provider's row (see
+            :py:data:`invocables.providers.PROVIDERS`).
+        '''
+        super( ).__init_subclass__( **arguments )
+        members = vars( cls )
+        if 'provider' not in members and 'accumulator_class' in members:
+            cls.provider = cls.accumulator_class.provider
+        row = __.providers.PROVIDERS.get( cls.provider )
+        if 'dialect' not in members and row is not None:
+            cls.dialect = row.dialect
+
     def prepare_tools(
         self,
         ensembles: Ensembles,
@@ -236,13 +250,19 @@ class ProcessorBase(
             the tools they may read.
         '''
 
+    def access_dialect( self ) -> str:
+        ''' Hook: returns dialect of the schemas of ``adapt_tool`` and
+            ``adapt_tools``, which options of a processor may change.
+        '''
+        return self.dialect
+
     def adapt_tool(
         self, name: str, description: str, invoker: __.invokers.Invoker
     ) -> Recipe | None:
         ''' Returns arguments of ``produce_tool`` for one tool, or ``None``
             if refused. Every recipe of a processor has the same length.
         '''
-        schema = adapt_invoker_schema( invoker, name, self.dialect )
+        schema = adapt_invoker_schema( invoker, name, self.access_dialect( ) )
         if schema is None: return None
         return ( name, description, schema )
 
@@ -260,7 +280,7 @@ class ProcessorBase(
         '''
         return compose_columns(
             names, [ invoker.description for invoker in invokers ],
-            adapt_invoker_schemas( invokers, names, self.dialect ) )
+            adapt_invoker_schemas( invokers, names, self.access_dialect( ) ) )
 
     def is_remembered(
         self, columns: tuple[ tuple[ __.typx.Any, ... ], ... ]

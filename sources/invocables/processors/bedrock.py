@@ -146,8 +146,6 @@ class BedrockProcessor(
 ):
     ''' Processor for Amazon Bedrock's Converse API. '''
 
-    provider = PROVIDER
-    dialect = 'anthropic'
     accumulator_class = BedrockAccumulator
 
     def produce_tool(

@@ -128,8 +128,6 @@ class CohereProcessor(
 ):
     ''' Processor for Cohere Chat v2. '''
 
-    provider = PROVIDER
-    dialect = __.providers.PROVIDERS[ PROVIDER ].dialect
     accumulator_class = CohereAccumulator
 
     produce_tool = _wire.produce_function_tool
@@ -145,7 +143,10 @@ class CohereProcessor(
         '''
         access = _wire.access_field
         _raise_on_error( native_message, None )
-        _validate_response( native_message )
+        _wire.validate_shape(
+            PROVIDER, native_message,
+            ( 'message', 'tool_calls', 'content', 'tool_plan' ),
+            'a Cohere v2 chat response or message', untyped = True )
         message = access( native_message, 'message' )
         if message is None: message = native_message
         calls = _wire.access_items(
@@ -302,15 +303,3 @@ def _raise_on_error( body: object, genus: object ) -> None:
         error = access( access( body, 'delta' ), 'error' )
     if error is not None:
         raise _wire.produce_failure( PROVIDER, error )
-
-
-def _validate_response( body: object ) -> None:
-    ''' Raises response invalidity unless body is a response or message.
-    '''
-    _wire.validate_shape(
-        PROVIDER, body, ( 'message', 'tool_calls', 'content', 'tool_plan' ),
-        'a Cohere v2 chat response or message' )
-    if _wire.access_field( body, 'type' ) is not None:
-        raise __.exceptions.ResponseInvalidity(
-            PROVIDER, "the payload has a 'type': it is not a Cohere v2 chat "
-            "response or message (the payload of another provider?)." )

@@ -90,9 +90,10 @@ class GeminiAccumulator(
         _wire.validate_shape(
             PROVIDER, event, _CHUNK_FIELDS, 'a Gemini response chunk' )
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
-        for position, candidate in enumerate( _access_candidates( event ) ):
-            # Like whole responses, only the first candidate is read.
-            if _access_ordinal( candidate, position ) != 0: continue
+        # Like whole responses, only the first candidate is read.
+        for candidate in _wire.survey_choices(
+            _access_candidates( event ), 0, 0
+        ):
             content = _access( candidate, 'content' )
             for part in _wire.access_items(
                 _access( content, 'parts' ), PROVIDER, 'parts'
@@ -210,8 +211,6 @@ class GeminiProcessor(
 ):
     ''' Processor for Gemini generateContent and streamGenerateContent. '''
 
-    provider = PROVIDER
-    dialect = __.providers.PROVIDERS[ PROVIDER ].dialect
     accumulator_class = GeminiAccumulator
     tool_options = ( 'json_schema', )
 
@@ -241,27 +240,9 @@ class GeminiProcessor(
         else: declarations = list( map( self.produce_declaration, *columns ) )
         return [ { 'function_declarations': declarations } ]
 
-    def adapt_tool(
-        self, name: str, description: str, invoker: __.invokers.Invoker
-    ) -> _base.Recipe | None:
-        ''' Returns arguments of ``produce_declaration``, or ``None``. '''
-        dialect = 'openai' if self.json_schema else self.dialect
-        schema = _base.adapt_invoker_schema( invoker, name, dialect )
-        if schema is None: return None
-        return ( name, description, schema )
-
-    def adapt_tools(
-        self,
-        names: __.cabc.Sequence[ str ],
-        invokers: __.cabc.Sequence[ __.invokers.Invoker ],
-    ) -> tuple[ tuple[ __.typx.Any, ... ], ... ]:
-        ''' Returns what ``adapt_tool`` gives for each tool, by column,
-            refused tools left out, in one pass.
-        '''
-        dialect = 'openai' if self.json_schema else self.dialect
-        return _base.compose_columns(
-            names, [ invoker.description for invoker in invokers ],
-            _base.adapt_invoker_schemas( invokers, names, dialect ) )
+    def access_dialect( self ) -> str:
+        ''' Returns 'openai' with ``json_schema``, else 'gemini'. '''
+        return 'openai' if self.json_schema else self.dialect
 
     def produce_tool(
         self, name: str, description: str, schema: _wire.NativeObject
@@ -460,12 +441,6 @@ def _access_candidates( event: object ) -> __.cabc.Sequence[ __.typx.Any ]:
         _access( event, 'candidates' ), PROVIDER, 'candidates' )
 
 
-def _access_ordinal( candidate: object, position: int ) -> object:
-    ''' Returns index of candidate; 0 when absent (JSON omits zeros). '''
-    ordinal = _access( candidate, 'index' )
-    return 0 if ordinal is None else ordinal
-
-
 def _access_parts( message: object ) -> __.cabc.Sequence[ __.typx.Any ]:
     ''' Returns parts of first candidate, of candidate, or of content.
 
@@ -477,9 +452,7 @@ def _access_parts( message: object ) -> __.cabc.Sequence[ __.typx.Any ]:
     candidates = _access( message, 'candidates' )
     if candidates is not None:
         items = _wire.access_items( candidates, PROVIDER, 'candidates' )
-        selected = [
-            item for position, item in enumerate( items )
-            if _access_ordinal( item, position ) == 0 ]
+        selected = _wire.survey_choices( items, 0, 0 )
         if not selected: return ( )
         message = selected[ 0 ]
     content = _access( message, 'content' )

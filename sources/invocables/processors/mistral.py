@@ -100,8 +100,6 @@ class MistralProcessor(
 ):
     ''' Processor for Mistral's chat API. '''
 
-    provider = PROVIDER
-    dialect = 'openai'
     accumulator_class = MistralAccumulator
 
     def __init__( self, *, choice: int = 0 ):
@@ -216,13 +214,10 @@ def _access_message(
     access = _wire.access_field
     choices = access( native_message, 'choices' )
     if choices is not None:
-        for position, item in enumerate(
-            _wire.access_items( choices, PROVIDER, 'choices' )
-        ):
-            ordinal = access( item, 'index' )
-            if ( position if ordinal is None else ordinal ) == choice:
-                return access( item, 'message' ), None
-        return None, None
+        selected = _wire.survey_choices(
+            _wire.access_items( choices, PROVIDER, 'choices' ), choice )
+        if not selected: return None, None
+        return access( selected[ 0 ], 'message' ), None
     message = access( native_message, 'message' )
     return ( native_message if message is None else message ), None
 

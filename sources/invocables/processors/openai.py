@@ -78,12 +78,11 @@ class OpenaiAccumulator( _textcalls.TextCallsAccumulatorBase[ _Assistant ] ):
             _wire.validate_shape(
                 PROVIDER, event, ( 'choices', ), 'a Chat Completions chunk' )
         choices = _wire.access_items( choices, PROVIDER, 'choices' )
+        selected = _wire.survey_choices( choices, self._choice )
+        if len( selected ) < len( choices ): self._others = True
+        if selected: self._seen = True
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
-        for position, choice in enumerate( choices ):
-            if _access_ordinal( choice, position ) != self._choice:
-                self._others = True
-                continue
-            self._seen = True
+        for choice in selected:
             invocations.extend( self._ingest_choice( choice ) )
         return tuple( invocations )
 
@@ -257,8 +256,6 @@ class OpenaiProcessor(
 ):
     ''' Processor for OpenAI Chat Completions (and compatible servers). '''
 
-    provider = PROVIDER
-    dialect = __.providers.PROVIDERS[ PROVIDER ].dialect
     accumulator_class = OpenaiAccumulator
 
     def __init__(
@@ -443,18 +440,11 @@ def _access_message(
     _wire.validate_shape(
         PROVIDER, native_message,
         ( 'choices', 'message', 'tool_calls', 'content' ),
-        'a Chat Completions response, choice or message' )
-    if access( native_message, 'type' ) is not None:
-        raise __.exceptions.ResponseInvalidity(
-            PROVIDER, "the payload has a 'type': it is not a Chat "
-            "Completions response, choice or message (the payload of "
-            "another provider?)." )
+        'a Chat Completions response, choice or message', untyped = True )
     choices = access( native_message, 'choices' )
     if choices is not None:
         items = _wire.access_items( choices, PROVIDER, 'choices' )
-        selected = [
-            item for position, item in enumerate( items )
-            if _access_ordinal( item, position ) == choice ]
+        selected = _wire.survey_choices( items, choice )
         if not items: return None, None
         if not selected:
             raise __.exceptions.ResponseInvalidity(
@@ -473,12 +463,6 @@ def _access_name( call: object ) -> str:
     access = _wire.access_field
     return _wire.access_text(
         access( access( call, 'function' ), 'name' ), PROVIDER, 'name' )
-
-
-def _access_ordinal( choice: object, position: int ) -> object:
-    ''' Returns index of choice; its position when it has none. '''
-    ordinal = _wire.access_field( choice, 'index' )
-    return position if ordinal is None else ordinal
 
 
 def _produce_invocation(

@@ -185,8 +185,6 @@ class OpenaiResponsesProcessor(
 ):
     ''' Processor for the OpenAI Responses API. '''
 
-    provider = PROVIDER
-    dialect = __.providers.PROVIDERS[ PROVIDER ].dialect
     accumulator_class = OpenaiResponsesAccumulator
 
     def produce_accumulator( self ) -> OpenaiResponsesAccumulator:
