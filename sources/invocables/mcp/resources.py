@@ -203,11 +203,7 @@ class FeaturesExtension:
         return tuple(
             ResourceTemplateDescription(
                 uri_template = _sdk.access_field( template, 'uri_template' ),
-                name = template.name,
-                title = _absentify( template.title ),
-                description = template.description or '',
-                media_type = _absentify(
-                    _sdk.access_field( template, 'mime_type' ) ) )
+                **_describe_listed( template ) )
             for template in templates )
 
     async def survey_resources( self ) -> tuple[ ResourceDescription, ... ]:
@@ -216,12 +212,8 @@ class FeaturesExtension:
         resources = await self._list( session.list_resources, 'resources' )
         return tuple(
             ResourceDescription(
-                uri = str( resource.uri ), name = resource.name,
-                title = _absentify( resource.title ),
-                description = resource.description or '',
-                media_type = _absentify(
-                    _sdk.access_field( resource, 'mime_type' ) ),
-                size = _absentify( resource.size ) )
+                uri = str( resource.uri ), size = _absentify( resource.size ),
+                **_describe_listed( resource ) )
             for resource in resources )
 
     async def _list(
@@ -267,6 +259,15 @@ class FeaturesExtension:
 
 def _absentify( value: __.typx.Any ) -> __.typx.Any:
     return __.absent if value is None else value
+
+
+def _describe_listed( entry: __.typx.Any ) -> dict[ str, __.typx.Any ]:
+    ''' Returns what a server says of a resource or template it lists:
+        name, title, description, media type. '''
+    return {
+        'name': entry.name, 'title': _absentify( entry.title ),
+        'description': entry.description or '',
+        'media_type': _absentify( _sdk.access_field( entry, 'mime_type' ) ) }
 
 
 def _redact(
