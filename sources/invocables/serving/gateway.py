@@ -390,9 +390,7 @@ def _encode( data: bytes ) -> str:
 def _produce_listed(
     model: __.typx.Any, entry: __.typx.Any, **fields: __.typx.Any
 ) -> __.typx.Any:
-    ''' Produces SDK model of an upstream resource or template, as listed:
-        its name, title, description and media type, with fields.
-    '''
+    ''' Produces SDK model of listed upstream resource or template. '''
     return _sdk.produce_model(
         model, name = entry.name, title = nullify( entry.title ),
         description = entry.description or None,
