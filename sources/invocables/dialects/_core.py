@@ -88,6 +88,15 @@ def access_definitions( root: Node ) -> dict[ str, __.typx.Any ]:
     return definitions
 
 
+def access_properties( node: Node, path: str ) -> Node:
+    ''' Returns 'properties' of object node, empty if none; refuses a
+        value which is not an object. '''
+    properties = node.get( 'properties', { } )
+    if not isinstance( properties, dict ):
+        raise Refusal( "'properties' must be an object", path )
+    return __.typx.cast( Node, properties )
+
+
 def copy_schema( schema: object ) -> Node:
     ''' Returns deep, plain copy of schema; refuses what is not JSON.
 

@@ -153,10 +153,7 @@ class _GeminiAdapter:
     def _adapt_object(
         self, node: _core.Node, path: str, stack: tuple[ str, ... ]
     ) -> _core.Node:
-        properties = node.get( 'properties', { } )
-        if not isinstance( properties, dict ):
-            raise _core.Refusal( "'properties' must be an object", path )
-        properties_ = __.typx.cast( _core.Node, properties )
+        properties_ = _core.access_properties( node, path )
         if not properties_ and path:
             raise _core.Refusal(
                 "objects without declared properties (open-ended or empty "

@@ -189,10 +189,8 @@ def _unite_branches( objects: list[ _core.Node ], key: str ) -> _core.Node:
     requireds: list[ list[ str ] ] = [ ]
     for index, node in enumerate( objects ):
         path = f"/{key}/{index}"
-        properties = node.get( 'properties', { } )
-        if not isinstance( properties, dict ):
-            raise _core.Refusal( "'properties' must be an object", path )
-        for name, value in __.typx.cast( _core.Node, properties ).items( ):
+        properties = _core.access_properties( node, path )
+        for name, value in properties.items( ):
             known = variants.setdefault( name, { } )
             for item in _flatten_alternatives( value ):
                 known.setdefault(

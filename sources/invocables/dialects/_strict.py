@@ -323,10 +323,7 @@ class _StrictAdapter:
     def _adapt_object(
         self, node: _core.Node, plan: Nullifications, path: str, depth: int
     ) -> _core.Node:
-        properties = node.get( 'properties', { } )
-        if not isinstance( properties, dict ):
-            raise _core.Refusal( "'properties' must be an object", path )
-        properties_ = __.typx.cast( _core.Node, properties )
+        properties_ = _core.access_properties( node, path )
         _verify_closure( node, properties_, path )
         required = set(
             __.typx.cast( list[ str ], node.get( 'required', [ ] ) ) )
