@@ -72,29 +72,33 @@ class Reply:
 
 
 @__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
-class TextEvent:
-    ''' Text from the model: a delta when streamed, else the whole text. '''
+class _RoundEvent:
+    ''' Event of a round of the loop. '''
 
     round: int
+
+
+@__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
+class TextEvent( _RoundEvent ):
+    ''' Text from the model: a delta when streamed, else the whole text. '''
+
     text: str
 
 
 @__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
-class InvocationEvent:
+class InvocationEvent( _RoundEvent ):
     ''' Tool call of the model, complete, in a response which is whole
         (not yet approved nor run): only calls which the loop runs (or
         asks about) are announced.
     '''
 
-    round: int
     invocation: __.canisters.InvocationCanister
 
 
 @__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
-class ResponseEvent:
+class ResponseEvent( _RoundEvent ):
     ''' Whole response of the model, with the native messages appended. '''
 
-    round: int
     response: object
     messages: tuple[ NativeObject, ... ]
     invocations: Invocations
@@ -102,19 +106,17 @@ class ResponseEvent:
 
 
 @__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
-class ResultEvent:
+class ResultEvent( _RoundEvent ):
     ''' Result of one tool call (run, failed or refused) is ready. '''
 
-    round: int
     invocation: __.canisters.InvocationCanister
     result: __.canisters.ResultCanister
 
 
 @__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
-class ResultsEvent:
+class ResultsEvent( _RoundEvent ):
     ''' Results of a round, with the native messages appended. '''
 
-    round: int
     results: Results
     messages: tuple[ NativeObject, ... ]
 
