@@ -48,15 +48,22 @@ __all__ = (
     'HTTP_LOGGERS',
     'MAJOR',
     'RESULT_OVERSIZE',
+    'TASKS_EXTENSION',
     'ClientSession',
     'Error',
     'MessageStream',
+    'accepts_tasks',
     'access_field',
     'access_message',
     'call_tool',
+    'cancel_task',
+    'create_task',
+    'fetch_task_result',
     'http',
+    'is_modern',
     'is_oversize',
     'is_session_lost',
+    'negotiate',
     'produce_code_result',
     'produce_error',
     'produce_message',
@@ -64,6 +71,7 @@ __all__ = (
     'produce_model',
     'produce_oversize_error',
     'release_requests',
+    'survey_task',
     'types',
     'validate_listing',
     'validate_message',
@@ -80,10 +88,14 @@ RESULT_OVERSIZE = 'invocables.result_oversize'
 ''' Key, in the data of the error answering a request whose answer was
     over the result limit, of the size seen (bytes). '''
 
+TASKS_EXTENSION = 'io.modelcontextprotocol/tasks'
+''' Identifier of the tasks extension of MCP 2026-07-28. '''
+
 _CURRENT = MAJOR >= 2 # noqa: PLR2004
 _INVALID_REQUEST = -32600
 _OVERSIZE_CODE = -32603 # internal error; told apart by its data
 _SSE_OVERSIZE = 'Server-sent event exceeded'
+_UNSUPPORTED_VERSION = -32022
 _session_loss = __.re.compile(
     r'session (?:not found|terminated|expired)', __.re.IGNORECASE )
 
@@ -207,14 +219,22 @@ async def create_task(
     session: __.typx.Any,
     name: str,
     arguments: dict[ str, __.typx.Any ],
-) -> types.Task:
-    ''' Calls tool as a task (``tools/call`` with ``task``); returns task.
+    progress: __.typx.Any = None,
+) -> __.typx.Any:
+    ''' Calls tool as a task; returns task, or the call's result if the
+        server ran it at once.
 
-        The 2.x session checks each ``tools/call`` result as a tool's
-        result, which a task is not (it knows the tasks of protocol
-        2025-11-25 no more): that request goes through its dispatcher,
-        with the header the session would add.
+        MCP 2025-11-25: ``tools/call`` with ``task`` (a ``Task``). The 2.x
+        session checks each such result as a tool's result, which a task
+        is not (it knows the tasks of 2025-11-25 no more): that request
+        goes through its dispatcher, with the header the session would
+        add. MCP 2026-07-28: an ordinary ``tools/call``, whose result is
+        a task (``resultType: task``, the claim of the tasks extension) if
+        the server chose to run it so, else the call's result.
     '''
+    if is_modern( session ):
+        return await session.call_tool(
+            name, arguments, None, progress, allow_claimed = True )
     parameters = types.CallToolRequestParams(
         name = name, arguments = arguments, task = types.TaskMetadata( ) )
     if not _CURRENT:
@@ -234,37 +254,74 @@ async def create_task(
 
 
 async def cancel_task( session: __.typx.Any, identifier: str ) -> None:
-    ''' Asks server to cancel task (``tasks/cancel``). '''
+    ''' Asks server to cancel task (``tasks/cancel``); under MCP
+        2026-07-28, it acknowledges with an empty result.
+    '''
     await _send_task(
-        session, types.CancelTaskRequest, identifier, types.CancelTaskResult )
+        session, types.CancelTaskRequest, identifier,
+        types.Result if is_modern( session ) else types.CancelTaskResult )
 
 
 async def fetch_task_result(
     session: __.typx.Any, identifier: str
 ) -> types.CallToolResult:
-    ''' Returns result of task (``tasks/result``): waits for its end. '''
+    ''' Returns result of task (``tasks/result``, MCP 2025-11-25): waits
+        for its end.
+    '''
     return await _send_task(
         session, types.GetTaskPayloadRequest, identifier,
         types.CallToolResult )
 
 
 async def survey_task(
-    session: __.typx.Any, identifier: str
-) -> types.GetTaskResult:
-    ''' Returns state of task (``tasks/get``). '''
+    session: __.typx.Any,
+    identifier: str,
+    model: type[ _ModelT ] = types.GetTaskResult,
+) -> _ModelT:
+    ''' Returns state of task (``tasks/get``) as model: under MCP
+        2026-07-28, that of the tasks extension, given.
+    '''
     return await _send_task(
-        session, types.GetTaskRequest, identifier, types.GetTaskResult )
+        session, types.GetTaskRequest, identifier, model )
 
 
 def accepts_tasks( session: __.typx.Any ) -> bool:
-    ''' Tells whether the server runs tool calls as tasks (capability). '''
+    ''' Tells whether the server runs tool calls as tasks: capability of
+        MCP 2025-11-25, or tasks extension of 2026-07-28.
+    '''
     capabilities = (
         session.server_capabilities if _CURRENT
         else session.get_server_capabilities( ) )
+    if is_modern( session ):
+        extensions: __.typx.Any = getattr( capabilities, 'extensions', None )
+        return TASKS_EXTENSION in ( extensions or ( ) )
     tasks = getattr( capabilities, 'tasks', None )
     requests = getattr( tasks, 'requests', None )
     tools = getattr( requests, 'tools', None )
     return getattr( tools, 'call', None ) is not None
+
+
+def is_modern( session: __.typx.Any ) -> bool:
+    ''' Tells whether session speaks MCP 2026-07-28 or later. '''
+    if not _CURRENT: return False
+    from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+    return session.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+async def negotiate( session: __.typx.Any ) -> None:
+    ''' Opens session: the legacy handshake (``initialize``), which costs
+        no probe timeout with a server which ignores unknown methods; a
+        server which speaks MCP 2026-07-28 only (it refuses the handshake
+        with an unsupported protocol version, naming its own) is probed
+        with ``server/discover`` instead (SDK 2.x).
+    '''
+    if not _CURRENT:
+        await session.initialize( )
+        return
+    try: await session.initialize( )
+    except Error as exception:
+        if exception.error.code != _UNSUPPORTED_VERSION: raise
+        await session.discover( )
 
 
 async def _send_task(
@@ -274,14 +331,26 @@ async def _send_task(
     model: type[ _ModelT ],
 ) -> _ModelT:
     ''' Sends request about a task (its parameters: the task's
-        identifier); returns result as model.
+        identifier); returns result as model. Under MCP 2026-07-28, the
+        header ``Mcp-Name`` carries the task's identifier too.
     '''
+    if is_modern( session ): request = _produce_named_request( request )
     return await _send(
         session,
         request.model_validate( {
             'method': request.model_fields[ 'method' ].default,
             'params': { 'taskId': identifier } } ),
         model )
+
+
+@__.funct.cache
+def _produce_named_request(
+    request: type[ _BaseModel ]
+) -> type[ _BaseModel ]:
+    ''' Returns request about a task whose identifier goes in the header
+        ``Mcp-Name`` too (2.x: the SDK mirrors ``name_param``).
+    '''
+    return type( request.__name__, ( request, ), { 'name_param': 'taskId' } )
 
 
 async def _send(

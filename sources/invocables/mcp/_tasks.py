@@ -1,18 +1,30 @@
 # SPDX-License-Identifier: Apache-2.0
 
-''' Calls of tools which run as tasks on their server (MCP 2025-11-25).
+''' Calls of tools which run as tasks on their server.
 
-    A call starts a task (``tools/call`` with ``task``), polls it
-    (``tasks/get``) at the interval its server asks, reports each new status
-    message as progress, and fetches its result (``tasks/result``, which
-    also carries what the server asks the user meanwhile). A call which is
-    cancelled, or whose time is up, cancels its task (``tasks/cancel``).
-    When the session is lost, the ensemble reconnects and the call follows
-    the same task on the new session, if the server still knows it.
+    A call starts a task, polls it (``tasks/get``) at the interval its
+    server asks, reports each new status message as progress, and takes its
+    result. A call which is cancelled, or whose time is up, cancels its task
+    (``tasks/cancel``). When the session is lost, the ensemble reconnects
+    and the call follows the same task on the new session, if the server
+    still knows it.
+
+    The two protocols differ in how a task starts and ends, told apart here
+    and in :py:mod:`invocables.mcp._sdk` alone. MCP 2025-11-25: the client
+    asks (``tools/call`` with ``task``) for the tools which the options
+    name; the result is fetched with ``tasks/result``, which also carries
+    what the server asks the user meanwhile. MCP 2026-07-28 (the extension
+    ``io.modelcontextprotocol/tasks``, SDK 2.x): the session declares the
+    extension and the server decides which calls become tasks (a result
+    ``resultType: task``); ``tasks/get`` inlines the result or the error.
 '''
 
 
+from typing import Literal as _Literal
+
 import anyio as _anyio
+
+from pydantic import Field as _Field
 
 import invocables.mcp.__ as __
 import invocables.mcp._relays as _relays
@@ -34,6 +46,28 @@ _CONNECTION_CLOSED = -32000
 _LOSSES = ( _anyio.ClosedResourceError, _anyio.BrokenResourceError )
 
 _scribe = __.produce_scribe( __name__ )
+
+
+class TaskState( _mcp_types.Result ):
+    ''' Task of the tasks extension (MCP 2026-07-28), as ``tasks/get``
+        answers it: the call's result (completed) or error (failed)
+        inlined. Its fields bear the names of the task of 2025-11-25.
+    '''
+
+    task_id: str = _Field( alias = 'taskId' )
+    status: str
+    status_message: str | None = _Field(
+        default = None, alias = 'statusMessage' )
+    poll_interval: int | None = _Field(
+        default = None, alias = 'pollIntervalMs' )
+    result: dict[ str, __.typx.Any ] | None = None
+    error: dict[ str, __.typx.Any ] | None = None
+
+
+class TaskCreation( TaskState ):
+    ''' Result of a tool call which the server runs as a task. '''
+
+    result_type: _Literal[ 'task' ] = _Field( alias = 'resultType' )
 
 
 class TaskCall:
@@ -64,7 +98,9 @@ class TaskCall:
             call (the caller may send it again if undelivered).
         '''
         task = await _sdk.create_task(
-            connection.session, self.tool, arguments )
+            connection.session, self.tool, arguments, self.progress )
+        # MCP 2026-07-28: the server chose to answer at once.
+        if isinstance( task, _mcp_types.CallToolResult ): return task
         identifier = _sdk.access_field( task, 'task_id' )
         _scribe.debug(
             "MCP server %r runs tool %r as task %r.",
@@ -94,8 +130,14 @@ class TaskCall:
         self, connection: __.typx.Any, identifier: str
     ) -> None:
         ''' Asks server to cancel task; waits a grace period at most. '''
+        session = connection.session
+        if session is None: # the session ended: nothing to ask it
+            _scribe.debug(
+                "MCP server %r: task %r not cancelled: session ended.",
+                self.ensemble, identifier )
+            return
         cancelling = __.asyncio.ensure_future(
-            _sdk.cancel_task( connection.session, identifier ) )
+            _sdk.cancel_task( session, identifier ) )
         try:
             await __.asyncio.wait_for(
                 __.asyncio.shield( cancelling ), self.grace )
@@ -114,14 +156,40 @@ class TaskCall:
             status = _sdk.access_field( state, 'status' )
             await self._report( state )
             if status in ( 'completed', 'failed', 'input_required' ):
-                # Waits for the end; carries the server's questions.
-                return await _sdk.fetch_task_result(
-                    _access_session( connection ), identifier )
+                return await self._conclude( connection, identifier, state )
             if status == 'cancelled':
                 raise self._refuse( identifier, 'the server cancelled it' )
             await __.asyncio.sleep( _access_interval( state ) )
-            state = await _sdk.survey_task(
+            state = await _survey_task(
                 _access_session( connection ), identifier )
+
+    async def _conclude(
+        self, connection: __.typx.Any, identifier: str, state: __.typx.Any
+    ) -> _mcp_types.CallToolResult:
+        ''' Returns result of task which ended or needs input.
+
+            MCP 2025-11-25: ``tasks/result`` waits for the end and carries
+            the server's questions. MCP 2026-07-28: the result or error
+            which the task's state inlines (a task created ended says
+            none: it is asked for once).
+        '''
+        session = _access_session( connection )
+        if not _sdk.is_modern( session ):
+            return await _sdk.fetch_task_result( session, identifier )
+        if state.status == 'input_required':
+            # TODO: answer the requests of a task (tasks/update).
+            raise self._refuse(
+                identifier, 'it asks for input, which this client cannot '
+                'give to a task yet' )
+        if isinstance( state, TaskCreation ):
+            state = await _survey_task( session, identifier )
+        if state.result is not None:
+            return _mcp_types.CallToolResult.model_validate(
+                state.result, by_name = False )
+        error: dict[ str, __.typx.Any ] = state.error or { }
+        # Refused here: its code is the call's, never a lost session's.
+        reason = str( error.get( 'message' ) or 'it failed' ).rstrip( '.' )
+        raise self._refuse( identifier, reason )
 
     def _refuse(
         self, identifier: str, reason: str
@@ -144,7 +212,7 @@ class TaskCall:
     async def _survey(
         self, connection: __.typx.Any, identifier: str
     ) -> __.typx.Any:
-        try: return await _sdk.survey_task( connection.session, identifier )
+        try: return await _survey_task( connection.session, identifier )
         except _MCPError as exception:
             raise self._refuse(
                 identifier,
@@ -159,9 +227,29 @@ def is_tasked(
         supports them, the options ask for them (``tasked`` holds it then)
         and the server runs calls as tasks.
     '''
+    if _sdk.is_modern( session ): return _sdk.accepts_tasks( session )
     support = tasked.get( name )
     if support is None: return False
     return support == 'required' or _sdk.accepts_tasks( session )
+
+
+def produce_task_arguments( *, tasks: bool ) -> dict[ str, __.typx.Any ]:
+    ''' Returns arguments of a 2.x session which declares the tasks
+        extension (MCP 2026-07-28), with the claim of its results (the
+        calls follow tasks themselves); none without tasks, or with 1.x.
+    '''
+    if not ( tasks and _sdk.MAJOR >= 2 ): return { } # noqa: PLR2004
+    from mcp.client.extension import ResultClaim
+
+    async def resolve( result: TaskCreation, context: __.typx.Any ) -> (
+        _mcp_types.CallToolResult
+    ): raise NotImplementedError # pragma: no cover
+
+    claim = ResultClaim(
+        result_type = 'task', model = TaskCreation, resolve = resolve )
+    return {
+        'extensions': { _sdk.TASKS_EXTENSION: { } },
+        'result_claims': { _sdk.TASKS_EXTENSION: [ claim ] } }
 
 
 def _access_session( connection: __.typx.Any ) -> __.typx.Any:
@@ -169,6 +257,15 @@ def _access_session( connection: __.typx.Any ) -> __.typx.Any:
     if not connection.is_usable( ):
         raise _sdk.produce_error( _CONNECTION_CLOSED, 'Connection closed' )
     return connection.session
+
+
+async def _survey_task(
+    session: __.typx.Any, identifier: str
+) -> __.typx.Any:
+    ''' Returns state of task, as the session's protocol gives it. '''
+    model: type[ __.typx.Any ] = (
+        TaskState if _sdk.is_modern( session ) else _mcp_types.GetTaskResult )
+    return await _sdk.survey_task( session, identifier, model )
 
 
 def _access_interval( state: __.typx.Any ) -> float:

@@ -4,7 +4,9 @@
 
     Opens the transport, performs the legacy handshake (``initialize``,
     protocol 2025-11-25: a server which ignores unknown methods costs no
-    probe timeout), lists every page of tools, then serves list-changed
+    probe timeout; a server which speaks MCP 2026-07-28 only is discovered
+    instead, see :py:func:`invocables.mcp._sdk.negotiate`), lists every
+    page of tools, then serves list-changed
     refreshes until asked to stop or until the transport dies; on every way
     out it closes the session and the transport (which terminates a child
     process group). Each listing goes to the ensemble through a callback,
@@ -26,6 +28,7 @@ import invocables.mcp.records as _records
 import invocables.mcp.redaction as _redaction
 import invocables.mcp._relays as _relays
 import invocables.mcp._sdk as _sdk
+import invocables.mcp._tasks as _tasks
 from ._sdk import ClientSession as _ClientSession
 from ._sdk import Error as _MCPError
 from ._sdk import types as _mcp_types
@@ -221,6 +224,8 @@ class Runner:
             if connection.relay is not None:
                 arguments = connection.relay.produce_session_arguments(
                     arguments )
+            arguments = arguments | _tasks.produce_task_arguments(
+                tasks = options.tasks is not _records.TaskUses.Never )
             session = await stack.enter_async_context( _ClientSession(
                 read, write,
                 message_handler = self._handle_message,
@@ -228,7 +233,7 @@ class Runner:
             with _anyio.fail_after( options.connect_timeout ) as deadline:
                 features.deadline = deadline # stopped while a user logs in
                 try:
-                    await session.initialize( )
+                    await _sdk.negotiate( session )
                     await features.prepare_session( session )
                     await self._refresh( session )
                 finally: features.deadline = None

@@ -1,0 +1,351 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Tools which run as tasks under MCP 2026-07-28 (the tasks extension),
+    called by the library's client: against serve over HTTP, fronted so
+    that it speaks 2026-07-28 only (it refuses the legacy handshake as a
+    server of that protocol alone does). With the mcp SDK 2.x the client
+    discovers it, declares the extension and follows the tasks which the
+    server makes; with 1.x (no 2026-07-28) the front is left out and the
+    same calls take the 2025-11-25 path. Result, progress, cancellation,
+    timeout and reconnection are checked on both paths.
+'''
+
+
+import asyncio
+import contextlib
+import json
+import logging
+import socket
+
+import pytest
+
+import invocables
+import invocables.mcp
+
+from invocables import exceptions
+from invocables import serving
+from invocables.mcp import _sdk
+
+
+pytestmark = pytest.mark.asyncio
+_MODERN = _sdk.MAJOR >= 2 # the SDK speaks 2026-07-28
+_UNSUPPORTED_VERSION = -32022
+_WAIT = 30 # seconds: bounds which prove "does not hang"
+
+
+class _Gate:
+    ''' What the slow tool does, controlled and seen by the test. '''
+
+    def __init__( self ):
+        self.calls = 0
+        self.started = asyncio.Event( )
+        self.release = asyncio.Event( )
+        self.cancelled = asyncio.Event( )
+
+
+class _Reports( list ):
+    ''' Progress reports of the client's reporter; awaited, never timed. '''
+
+    def __init__( self ):
+        super( ).__init__( )
+        self.arrival = asyncio.Event( )
+
+    def append( self, report ) -> None:
+        super( ).append( report )
+        self.arrival.set( )
+
+    async def wait_message( self, text ):
+        async def wait( ) -> None:
+            while not any( report.message == text for report in self ):
+                self.arrival.clear( )
+                await self.arrival.wait( )
+        await asyncio.wait_for( wait( ), _WAIT )
+
+
+def _produce_server( gate ):
+    async def slow( context, label: str ) -> str:
+        ''' Waits until released; reports progress first. '''
+        gate.calls += 1
+        await context.report_progress( 1, 2, f"started {label}" )
+        gate.started.set( )
+        try: await gate.release.wait( )
+        except asyncio.CancelledError:
+            gate.cancelled.set( )
+            raise
+        return f"done {label}"
+
+    async def quick( label: str ) -> str:
+        ''' Answers at once. '''
+        return f"quick {label}"
+
+    async def broken( label: str ) -> str:
+        ''' Fails. '''
+        raise exceptions.InvocationRefusal( f"broken {label}" )
+
+    ensemble = invocables.produce_ensemble( 'local', [
+        invocables.produce_invoker(
+            slow, annotations = { 'task_support': 'required' } ),
+        invocables.produce_invoker(
+            broken, annotations = { 'task_support': 'required' } ),
+        invocables.produce_invoker(
+            quick, annotations = { 'task_support': 'forbidden' } ) ] )
+    return serving.ToolServer( [ ensemble ] )
+
+
+def _refuse_legacy( application, seen ):
+    ''' Returns the application, which answers the legacy handshake
+        (``initialize``) as a server of MCP 2026-07-28 alone does: with an
+        unsupported protocol version, naming its own. Keeps the method and
+        the header ``Mcp-Name`` of each request about a task in seen.
+    '''
+    async def front( scope, receive, send ):
+        if scope[ 'type' ] != 'http' or scope[ 'method' ] != 'POST':
+            return await application( scope, receive, send )
+        chunks = [ ]
+        while True:
+            message = await receive( )
+            chunks.append( message.get( 'body', b'' ) )
+            if not message.get( 'more_body' ): break
+        body = b''.join( chunks )
+        request = json.loads( body ) if body else { }
+        method = (
+            request.get( 'method' ) if isinstance( request, dict ) else '' )
+        if str( method ).startswith( 'tasks/' ):
+            headers = dict( scope[ 'headers' ] )
+            seen.append( (
+                method, request[ 'params' ][ 'taskId' ],
+                headers.get( b'mcp-name', b'' ).decode( ) ) )
+        if isinstance( request, dict ) and (
+            request.get( 'method' ) == 'initialize'
+        ):
+            answer = json.dumps( {
+                'jsonrpc': '2.0', 'id': request.get( 'id' ),
+                'error': {
+                    'code': _UNSUPPORTED_VERSION,
+                    'message': 'Unsupported protocol version.',
+                    'data': {
+                        'supported': [ '2026-07-28' ],
+                        'requested': request[ 'params' ][
+                            'protocolVersion' ] } } } ).encode( )
+            await send( {
+                'type': 'http.response.start', 'status': 400,
+                'headers': [ ( b'content-type', b'application/json' ) ] } )
+            await send( { 'type': 'http.response.body', 'body': answer } )
+            return None
+        replayed = False
+
+        async def replay( ):
+            nonlocal replayed
+            if replayed: return await receive( )
+            replayed = True
+            return {
+                'type': 'http.request', 'body': body, 'more_body': False }
+
+        return await application( scope, replay, send )
+
+    return front
+
+
+@contextlib.asynccontextmanager
+async def _serve( server, modern, seen = None ):
+    ''' Serves tool server over streamable HTTP in the running loop (2.x:
+        fronted to speak 2026-07-28 alone, if modern); yields its URL.
+    '''
+    import uvicorn
+    application = serving.produce_application( server )
+    if modern:
+        application = _refuse_legacy(
+            application, [ ] if seen is None else seen )
+    listener = socket.socket( )
+    listener.bind( ( '127.0.0.1', 0 ) )
+    listener.listen( )
+    port = listener.getsockname( )[ 1 ]
+    runner = uvicorn.Server( uvicorn.Config(
+        application, lifespan = 'on', log_level = 'warning' ) )
+    serving_ = asyncio.get_running_loop( ).create_task(
+        runner.serve( sockets = [ listener ] ) )
+    try: yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        runner.should_exit = True
+        await asyncio.wait_for( serving_, _WAIT )
+        listener.close( )
+
+
+def _invoke( ensemble, name, arguments ):
+    context = invocables.InvocationContext(
+        auxdata = None, invoker = None, namespace = { } )
+    return ensemble.access_invoker( name )( context, arguments )
+
+
+@contextlib.asynccontextmanager
+async def _start( label, modern = _MODERN, seen = None, **options ):
+    ''' Serves the tools; yields gate, client, reports and the call of the
+        slow tool, once its task reported that it started.
+    '''
+    gate = _Gate( )
+    reports = _Reports( )
+    async with _serve( _produce_server( gate ), modern, seen ) as url:
+        client = invocables.mcp.produce_ensemble(
+            'remote', url = url, reporter = reports.append, **options )
+        async with client:
+            call = asyncio.ensure_future(
+                _invoke( client, 'slow', { 'label': label } ) )
+            await reports.wait_message( f"started {label}" )
+            yield gate, client, reports, call
+
+
+def _verify_protocol( client, modern = _MODERN ):
+    ''' Asserts the protocol of the client's session: 2026-07-28 with the
+        tasks extension of its server (2.x), else 2025-11-25 tasks.
+    '''
+    session = client.connection
+    assert _sdk.is_modern( session ) is modern
+    assert _sdk.accepts_tasks( session ) # capability, or extension
+
+
+async def test_100_result_and_progress( caplog ):
+    ''' The call runs as a task: its status messages reach the client's
+        reporter as progress (waited for), and its result, inlined by
+        ``tasks/get`` under 2026-07-28, is the call's.
+    '''
+    caplog.set_level( logging.DEBUG, logger = 'invocables.mcp._tasks' )
+    seen = [ ]
+    async with _start( 'a', seen = seen ) as ( gate, client, _, call ):
+        _verify_protocol( client )
+        gate.release.set( )
+        content = await asyncio.wait_for( call, _WAIT )
+    assert content[ 0 ].text == 'done a'
+    assert gate.calls == 1
+    assert any(
+        "runs tool 'slow' as task" in record.getMessage( )
+        for record in caplog.records )
+    # Under 2026-07-28, each request about the task names it in Mcp-Name.
+    assert bool( seen ) is _MODERN
+    assert all(
+        method == 'tasks/get' and header == identifier
+        for method, identifier, header in seen )
+
+
+async def test_110_answered_at_once( ):
+    ''' A tool which the server does not run as a task answers the call
+        at once, also where every call may become a task (2026-07-28).
+    '''
+    async with _start( 'b' ) as ( gate, client, _, call ):
+        content = await asyncio.wait_for(
+            _invoke( client, 'quick', { 'label': 'b' } ), _WAIT )
+        gate.release.set( )
+        await asyncio.wait_for( call, _WAIT )
+    assert content[ 0 ].text == 'quick b'
+
+
+async def test_120_cancelled_midway( ):
+    ''' Cancelling the call midway cancels the task (``tasks/cancel``):
+        the tool's coroutine on the server is cancelled.
+    '''
+    seen = [ ]
+    async with _start( 'c', seen = seen ) as ( gate, client, _, call ):
+        _verify_protocol( client )
+        call.cancel( )
+        with pytest.raises( asyncio.CancelledError ): await call
+        await asyncio.wait_for( gate.cancelled.wait( ), _WAIT )
+    cancels = [ entry for entry in seen if entry[ 0 ] == 'tasks/cancel' ]
+    assert len( cancels ) == ( 1 if _MODERN else 0 )
+    assert all( header == identifier for _, identifier, header in cancels )
+
+
+async def test_130_timeout( ):
+    ''' A call whose time is up is refused and cancels its task: the tool
+        on the server is cancelled.
+    '''
+    async with _start( 'd', timeouts = { 'slow': 1.0 } ) as (
+        gate, client, _, call
+    ):
+        _verify_protocol( client )
+        with pytest.raises(
+            exceptions.InvocationRefusal, match = 'within 1.0 seconds'
+        ): await asyncio.wait_for( call, _WAIT )
+        await asyncio.wait_for( gate.cancelled.wait( ), _WAIT )
+
+
+async def test_135_deadline_of_engine( ):
+    ''' The execution engine's deadline ends the call with an error result
+        for the model, within the timeout and its grace, and cancels the
+        task: the tool on the server is cancelled.
+    '''
+    gate = _Gate( )
+    async with _serve( _produce_server( gate ), _MODERN ) as url:
+        client = invocables.mcp.produce_ensemble( 'remote', url = url )
+        async with client:
+            _verify_protocol( client )
+            call = invocables.InvocationCanister(
+                identifier = 'x', name = 'slow',
+                arguments = { 'label': 'h' } )
+            result, = await asyncio.wait_for(
+                invocables.execute_invocations(
+                    [ call ], [ client ], timeout = 1.0 ), _WAIT )
+            await asyncio.wait_for( gate.cancelled.wait( ), _WAIT )
+    assert result.error is not None
+    assert gate.calls == 1
+
+
+async def test_140_followed_across_reconnection( ):
+    ''' When the session is lost while the task runs, the client
+        reconnects (with the same protocol) and follows the same task: the
+        tool runs once, and its result reaches the call.
+    '''
+    async with _start( 'e' ) as ( gate, client, _, call ):
+        lost = client.connection
+        # The session ends as a network failure would end it.
+        client._state.connection.request_stop( 'the test cut it' )
+        gate.release.set( )
+        content = await asyncio.wait_for( call, _WAIT )
+        assert client.connection is not lost # a new session
+        _verify_protocol( client )
+    assert content[ 0 ].text == 'done e'
+    assert gate.calls == 1
+
+
+async def test_150_legacy_server_keeps_legacy_tasks( ):
+    ''' A server which also speaks the legacy handshake (serve unfronted)
+        is spoken to in 2025-11-25, with its tasks, whatever the SDK.
+    '''
+    async with _start( 'f', modern = False ) as ( gate, client, _, call ):
+        _verify_protocol( client, modern = False )
+        gate.release.set( )
+        content = await asyncio.wait_for( call, _WAIT )
+    assert content[ 0 ].text == 'done f'
+
+
+async def test_160_never_declares_extension( ):
+    ''' With option ``tasks`` ``'never'``, the session declares no tasks
+        extension: under 2026-07-28 the server refuses the tool which
+        requires tasks (missing client capability); under 2025-11-25 the
+        tool is left out.
+    '''
+    gate = _Gate( )
+    async with _serve( _produce_server( gate ), _MODERN ) as url:
+        client = invocables.mcp.produce_ensemble(
+            'remote', url = url, tasks = 'never' )
+        async with client:
+            names = { tool.name for tool in client.survey_tools( ) }
+            if not _MODERN:
+                assert names == { 'quick' }
+                return
+            with pytest.raises( exceptions.Omnierror, match = 'extension' ):
+                await asyncio.wait_for(
+                    _invoke( client, 'slow', { 'label': 'g' } ), _WAIT )
+    assert gate.calls == 0
+
+
+async def test_170_tool_error( ):
+    ''' A tool error of a task (the result of the call, inlined under
+        2026-07-28) is the call's refusal, on both paths.
+    '''
+    async with _start( 'i' ) as ( gate, client, _, call ):
+        with pytest.raises(
+            exceptions.InvocationRefusal, match = 'broken i'
+        ):
+            await asyncio.wait_for(
+                _invoke( client, 'broken', { 'label': 'i' } ), _WAIT )
+        gate.release.set( )
+        await asyncio.wait_for( call, _WAIT )
