@@ -124,8 +124,10 @@ def test_120_prepare_tools_strict_fallback( ):
         'type': 'object',
         'patternProperties': { '^x': { 'type': 'string' } } } )
     ensemble = invocables.produce_ensemble( 'mixed', [ loose, get_weather ] )
-    tools = produce_processor( 'openai', strict = True ).prepare_tools(
-        [ ensemble ] )
+    processor = produce_processor( 'openai', strict = True )
+    with pytest.warns(
+        exceptions.ToolStrictnessWarning, match = 'tag'
+    ): tools = processor.prepare_tools( [ ensemble ] )
     _tools_adapter.validate_python( tools )
     assert [ tool[ 'function' ].get( 'strict' ) for tool in tools ] == [
         None, True ]

@@ -123,8 +123,10 @@ def test_110_prepare_tools_strict( ):
         'patternProperties': { '^x': { 'type': 'string' } } } )
     ensembles = [ invocables.produce_ensemble(
         'mixed', [ loose, get_capital ] ) ]
-    tools = produce_processor( _PROVIDER, strict = True ).prepare_tools(
-        ensembles )
+    processor = produce_processor( _PROVIDER, strict = True )
+    with pytest.warns(
+        exceptions.ToolStrictnessWarning, match = 'tag'
+    ): tools = processor.prepare_tools( ensembles )
     _tools_adapter.validate_python( tools )
     assert [ tool[ 'strict' ] for tool in tools ] == [ False, True ]
 
