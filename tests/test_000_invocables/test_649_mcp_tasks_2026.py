@@ -29,7 +29,9 @@ from invocables.mcp import _sdk
 
 pytestmark = pytest.mark.asyncio
 _MODERN = _sdk.MAJOR >= 2 # the SDK speaks 2026-07-28
-_UNSUPPORTED_VERSION = -32022
+_REFUSAL = { 'initialize': {
+    'code': -32022, 'message': 'Unsupported protocol version.',
+    'data': { 'supported': [ '2026-07-28' ], 'requested': '2025-11-25' } } }
 _WAIT = 30 # seconds: bounds which prove "does not hang"
 
 
@@ -92,11 +94,12 @@ def _produce_server( gate ):
     return serving.ToolServer( [ ensemble ] )
 
 
-def _refuse_legacy( application, seen ):
+def _refuse_legacy( application, seen, refusal = _REFUSAL ):
     ''' Returns the application, which answers the legacy handshake
-        (``initialize``) as a server of MCP 2026-07-28 alone does: with an
-        unsupported protocol version, naming its own. Keeps the method and
-        the header ``Mcp-Name`` of each request about a task in seen.
+        (``initialize``) as a server of MCP 2026-07-28 alone does: by
+        default with an unsupported protocol version, naming its own (the
+        refusal maps each refused method to its error). Keeps the method
+        and the header ``Mcp-Name`` of each request about a task in seen.
     '''
     async def front( scope, receive, send ):
         if scope[ 'type' ] != 'http' or scope[ 'method' ] != 'POST':
@@ -115,18 +118,10 @@ def _refuse_legacy( application, seen ):
             seen.append( (
                 method, request[ 'params' ][ 'taskId' ],
                 headers.get( b'mcp-name', b'' ).decode( ) ) )
-        if isinstance( request, dict ) and (
-            request.get( 'method' ) == 'initialize'
-        ):
+        if method in refusal:
             answer = json.dumps( {
                 'jsonrpc': '2.0', 'id': request.get( 'id' ),
-                'error': {
-                    'code': _UNSUPPORTED_VERSION,
-                    'message': 'Unsupported protocol version.',
-                    'data': {
-                        'supported': [ '2026-07-28' ],
-                        'requested': request[ 'params' ][
-                            'protocolVersion' ] } } } ).encode( )
+                'error': refusal[ method ] } ).encode( )
             await send( {
                 'type': 'http.response.start', 'status': 400,
                 'headers': [ ( b'content-type', b'application/json' ) ] } )
@@ -147,7 +142,7 @@ def _refuse_legacy( application, seen ):
 
 
 @contextlib.asynccontextmanager
-async def _serve( server, modern, seen = None ):
+async def _serve( server, modern, seen = None, refusal = _REFUSAL ):
     ''' Serves tool server over streamable HTTP in the running loop (2.x:
         fronted to speak 2026-07-28 alone, if modern); yields its URL.
     '''
@@ -155,7 +150,7 @@ async def _serve( server, modern, seen = None ):
     application = serving.produce_application( server )
     if modern:
         application = _refuse_legacy(
-            application, [ ] if seen is None else seen )
+            application, [ ] if seen is None else seen, refusal )
     listener = socket.socket( )
     listener.bind( ( '127.0.0.1', 0 ) )
     listener.listen( )
@@ -349,3 +344,42 @@ async def test_170_tool_error( ):
                 _invoke( client, 'broken', { 'label': 'i' } ), _WAIT )
         gate.release.set( )
         await asyncio.wait_for( call, _WAIT )
+
+
+_HEADERLESS = { 'initialize': {
+    'code': -32600, 'message': 'Missing MCP-Protocol-Version header' } }
+
+
+async def test_180_handshake_refused_otherwise( ):
+    ''' A server of 2026-07-28 alone which refuses the legacy handshake
+        otherwise (a missing protocol header, as the conformance suite's
+        server does) is discovered too (2.x).
+    '''
+    gate = _Gate( )
+    async with _serve(
+        _produce_server( gate ), _MODERN, refusal = _HEADERLESS
+    ) as url:
+        client = invocables.mcp.produce_ensemble( 'remote', url = url )
+        async with client:
+            _verify_protocol( client )
+            content = await asyncio.wait_for(
+                _invoke( client, 'quick', { 'label': 'j' } ), _WAIT )
+    assert content[ 0 ].text == 'quick j'
+
+
+async def test_190_everything_refused( ):
+    ''' A server which refuses both the handshake and ``server/discover``
+        fails the connection with the handshake's refusal (1.x: with the
+        status of its answer, as the SDK's transport reports it).
+    '''
+    refusal = _REFUSAL | { 'server/discover': {
+        'code': -32601, 'message': 'Method not found' } }
+    server = _produce_server( _Gate( ) )
+    async with _serve( server, True, refusal = refusal ) as url:
+        client = invocables.mcp.produce_ensemble(
+            'remote', url = url, connect_timeout = 10 )
+        with pytest.raises(
+            exceptions.ConnectionFailure,
+            match = 'Unsupported protocol version' if _MODERN else '400'
+        ):
+            await asyncio.wait_for( client.connect( ), _WAIT )

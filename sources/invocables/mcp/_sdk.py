@@ -95,7 +95,6 @@ _CURRENT = MAJOR >= 2 # noqa: PLR2004
 _INVALID_REQUEST = -32600
 _OVERSIZE_CODE = -32603 # internal error; told apart by its data
 _SSE_OVERSIZE = 'Server-sent event exceeded'
-_UNSUPPORTED_VERSION = -32022
 _session_loss = __.re.compile(
     r'session (?:not found|terminated|expired)', __.re.IGNORECASE )
 
@@ -310,18 +309,23 @@ def is_modern( session: __.typx.Any ) -> bool:
 
 async def negotiate( session: __.typx.Any ) -> None:
     ''' Opens session: the legacy handshake (``initialize``), which costs
-        no probe timeout with a server which ignores unknown methods; a
-        server which speaks MCP 2026-07-28 only (it refuses the handshake
-        with an unsupported protocol version, naming its own) is probed
-        with ``server/discover`` instead (SDK 2.x).
+        no probe timeout with a server which ignores unknown methods. A
+        server which refuses it, or answers a version of its own (one of
+        MCP 2026-07-28 alone answers an unsupported protocol version, a
+        missing protocol header, or 2026-07-28), is asked
+        ``server/discover`` once (SDK 2.x); if that fails too, the
+        handshake's error is raised.
     '''
     if not _CURRENT:
         await session.initialize( )
         return
     try: await session.initialize( )
-    except Error as exception:
-        if exception.error.code != _UNSUPPORTED_VERSION: raise
-        await session.discover( )
+    except ( Error, RuntimeError ) as exception: # SDK: version unknown
+        refusal = exception
+    else: return
+    try: await session.discover( )
+    except ( Error, RuntimeError ):
+        raise refusal from None
 
 
 async def _send_task(
