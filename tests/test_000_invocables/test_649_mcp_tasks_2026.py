@@ -64,7 +64,7 @@ class _Reports( list ):
         await asyncio.wait_for( wait( ), _WAIT )
 
 
-def _produce_server( gate ):
+def _produce_server( gate, store = None ):
     async def slow( context, label: str ) -> str:
         ''' Waits until released; reports progress first. '''
         gate.calls += 1
@@ -91,7 +91,8 @@ def _produce_server( gate ):
             broken, annotations = { 'task_support': 'required' } ),
         invocables.produce_invoker(
             quick, annotations = { 'task_support': 'forbidden' } ) ] )
-    return serving.ToolServer( [ ensemble ] )
+    if store is None: return serving.ToolServer( [ ensemble ] )
+    return serving.ToolServer( [ ensemble ], task_store = store )
 
 
 def _refuse_legacy( application, seen, refusal = _REFUSAL ):
@@ -383,3 +384,31 @@ async def test_190_everything_refused( ):
             match = 'Unsupported protocol version' if _MODERN else '400'
         ):
             await asyncio.wait_for( client.connect( ), _WAIT )
+
+
+async def test_175_task_failed_elsewhere( ):
+    ''' A task which fails (here, as a worker of the server which shares
+        its store would fail it) fails the call with the task's error
+        (inlined by ``tasks/get`` under 2026-07-28; from ``tasks/result``
+        under 2025-11-25).
+    '''
+    import dataclasses
+    gate = _Gate( )
+    store = serving.MemoryTaskStore( )
+    reports = _Reports( )
+    server = _produce_server( gate, store )
+    async with _serve( server, _MODERN ) as url:
+        client = invocables.mcp.produce_ensemble(
+            'remote', url = url, reporter = reports.append )
+        async with client:
+            call = asyncio.ensure_future(
+                _invoke( client, 'slow', { 'label': 'k' } ) )
+            await reports.wait_message( 'started k' )
+            ( record, ), _ = await store.survey_tasks( None )
+            await store.store_task( dataclasses.replace(
+                record, state = serving.TaskStates.Failed,
+                error = { 'code': -32603, 'message': 'The worker failed.' } ) )
+            with pytest.raises(
+                exceptions.InvocationRefusal, match = 'The worker failed'
+            ): await asyncio.wait_for( call, _WAIT )
+            gate.release.set( )
