@@ -39,6 +39,9 @@ _SETTLE_TIMEOUT = 1.0
 _SAMPLING_FIELDS = (
     'max_tokens', 'system_prompt', 'include_context', 'temperature',
     'stop_sequences', 'metadata', 'model_preferences' )
+# Given to the caller as MCP's wire shapes, redacted: what the model may
+# call (2025-11-25).
+_SAMPLING_TOOLS_FIELDS = ( 'tools', 'tool_choice' )
 _calls: _contextvars.ContextVar[ object ] = _contextvars.ContextVar(
     'invocables_mcp_call', default = None )
 _scribe = __.produce_scribe( __name__ )
@@ -60,6 +63,7 @@ class Relay:
         self.elicitor: _Callback | None = None
         self.sampler: _Callback | None = None
         self.logger: _Callback | None = None
+        self.admit: _callbacks.SamplingGate | None = None
 
     def produce_session_arguments(
         self, arguments: __.cabc.Mapping[ str, __.typx.Any ]
@@ -67,16 +71,23 @@ class Relay:
         ''' Returns arguments of the SDK's ``ClientSession`` whose
             callbacks relay, falling back to those given.
 
-            Elicitation and sampling are offered to the server: the caller
-            may answer them.
+            Elicitation and sampling (with tools too) are offered to the
+            server: the caller may answer them. The limits of sampling
+            given with the arguments (``delegate_admission``) apply to
+            every sampling request, relayed or not.
         '''
         self.elicitor = arguments.get( 'elicitation_callback' )
         self.sampler = arguments.get( 'sampling_callback' )
         self.logger = arguments.get( 'logging_callback' )
+        delegate = getattr( arguments, 'delegate_admission', None )
+        self.admit = None if delegate is None else delegate( )
         return dict( arguments ) | {
             'elicitation_callback': self.elicit,
             'sampling_callback': self.sample,
-            'logging_callback': self.log }
+            'logging_callback': self.log,
+            # Whether the caller can is known per request: one whose
+            # client cannot is refused by the SDK, and the server learns.
+            'sampling_capabilities': _produce_sampling_capability( ) }
 
     @__.ctxl.contextmanager
     def track(
@@ -153,24 +164,53 @@ class Relay:
     async def sample(
         self, context: __.typx.Any, parameters: __.typx.Any
     ) -> __.typx.Any:
-        ''' Answers ``sampling/createMessage`` by the caller's model. '''
+        ''' Answers ``sampling/createMessage`` by the caller's model.
+
+            A request with tools goes to the caller only: the ensemble's
+            sampler takes no tools.
+        '''
+        if self.admit is not None:
+            refusal = self.admit( parameters )
+            if refusal is not None: return refusal
+        tools = any(
+            _sdk.access_field( parameters, name, None ) is not None
+            for name in _SAMPLING_TOOLS_FIELDS )
         caller = self.access_caller( )
         if caller is not None:
-            messages = [
-                self.redactor.redact_data( message.model_dump(
-                    by_alias = True, mode = 'json', exclude_none = True ) )
-                for message in parameters.messages ]
-            options = {
-                name: value for name in _SAMPLING_FIELDS
-                if ( value := _sdk.access_field( parameters, name ) )
-                is not None }
+            messages, options = self._produce_sampling_arguments(
+                parameters )
             result = await self._ask(
-                caller, 'sampling', _produce_sampling_result,
+                caller, 'sampling',
+                lambda answer: _produce_sampling_result( answer, tools ),
                 'sample', messages, **options )
             if result is not None: return result
+        if tools: return _produce_refusal_tools( )
         if self.sampler is not None:
             return await self.sampler( context, parameters )
         return _produce_refusal( 'sampling' )
+
+    def _produce_sampling_arguments(
+        self, parameters: __.typx.Any
+    ) -> tuple[ list[ __.typx.Any ], dict[ str, __.typx.Any ] ]:
+        ''' Returns messages and options of a relayed sampling request:
+            messages, tools and tool choice as MCP's wire shapes, redacted.
+        '''
+        messages = [
+            self.redactor.redact_data( _dump_model( message ) )
+            for message in parameters.messages ]
+        options = {
+            name: value for name in _SAMPLING_FIELDS
+            if ( value := _sdk.access_field( parameters, name ) )
+            is not None }
+        tools = _sdk.access_field( parameters, 'tools', None )
+        if tools is not None:
+            options[ 'tools' ] = [
+                self.redactor.redact_data( _dump_model( tool ) )
+                for tool in tools ]
+        choice = _sdk.access_field( parameters, 'tool_choice', None )
+        if choice is not None:
+            options[ 'tool_choice' ] = _dump_model( choice )
+        return messages, options
 
     async def _ask(
         self,
@@ -308,6 +348,12 @@ def track(
     return relay.track( context )
 
 
+def _dump_model( model: __.typx.Any ) -> __.typx.Any:
+    ''' Returns MCP's wire shape of an SDK model. '''
+    return model.model_dump(
+        by_alias = True, mode = 'json', exclude_none = True )
+
+
 def _produce_failure(
     request: str, exception: Exception
 ) -> _mcp_types.ErrorData:
@@ -337,8 +383,37 @@ def _produce_refusal(
             "of its own." ) )
 
 
-def _produce_sampling_result( answer: object ) -> __.typx.Any:
-    if isinstance( answer, _mcp_types.CreateMessageResult ): return answer
+def _produce_refusal_tools( ) -> _mcp_types.ErrorData:
+    return _mcp_types.ErrorData(
+        code = _mcp_types.INVALID_REQUEST,
+        message = (
+            "Nobody can answer sampling with tools here: the request "
+            "belongs to no call whose caller answers it, and the client's "
+            "own sampler takes no tools." ) )
+
+
+def _produce_sampling_capability( ) -> __.typx.Any:
+    ''' Returns sampling capability of a relaying session: with tools. '''
+    return _mcp_types.SamplingCapability(
+        tools = _mcp_types.SamplingToolsCapability( ) )
+
+
+def _produce_sampling_result(
+    answer: object, tools: bool # noqa: FBT001
+) -> __.typx.Any:
+    ''' Returns the server's result of the caller's answer: the SDK's
+        result as it came; else the library's conversion, or, for a
+        request with tools, MCP's result with tools (its content may hold
+        ``tool_use`` blocks).
+    '''
+    if isinstance( answer, _exchanges.SAMPLING_MODELS ): return answer
+    if tools and isinstance( answer, __.cabc.Mapping ):
+        try:
+            return _mcp_types.CreateMessageResultWithTools.model_validate(
+                answer )
+        except ValueError as exception: # pydantic's validation error
+            _scribe.error( "Relayed sampling with tools: %s", exception )
+            return _produce_refusal( 'sampling', invalid = True )
     try: response = _exchanges.produce_sampling_response( answer )
     except _exceptions.CallbackAnswerInvalidity as exception:
         _scribe.error( "Relayed sampling: %s", exception )

@@ -67,6 +67,25 @@ _scribe = __.produce_scribe( __name__ )
 
 _AnswerT = __.typx.TypeVar( '_AnswerT' )
 
+SamplingGate: __.typx.TypeAlias = __.cabc.Callable[
+    [ __.typx.Any ], _mcp_types.ErrorData | None ]
+''' Counts a sampling request of a session (its parameters); returns the
+    error for the server if the request is beyond the limits. '''
+
+
+class SessionArguments( dict[ str, __.typx.Any ] ):
+    ''' Keyword arguments of the SDK's ``ClientSession``, and the hand
+        over of the gate of the session's sampling requests
+        (``delegate_admission``): a relay, which answers every sampling
+        request of the session, applies the limits itself, once a request.
+    '''
+
+    def __init__(
+        self, delegate_admission: __.cabc.Callable[ [ ], SamplingGate ]
+    ):
+        super( ).__init__( )
+        self.delegate_admission = delegate_admission
+
 
 class Features:
     ''' What the client offers one server: callbacks, roots, log level.
@@ -113,12 +132,13 @@ class Features:
         self.auth: __.typx.Any = None
         self.deadline: _anyio.CancelScope | None = None # while connecting
         self.samplings = 0
+        self.admitting = True # False: a relay admits sampling requests
         self.redactor = _redaction.Redactor( )
         self.scribe = __.logging.getLogger( f"{LOGGER_PREFIX}.{ensemble}" )
 
     def produce_session_arguments(
         self, redactor: _redaction.Redactor
-    ) -> dict[ str, __.typx.Any ]:
+    ) -> SessionArguments:
         ''' Returns keyword arguments of the SDK's ``ClientSession``.
 
             Passing a callback advertises its capability to the server; the
@@ -126,8 +146,9 @@ class Features:
         '''
         self.redactor = redactor
         self.samplings = 0
-        arguments: dict[ str, __.typx.Any ] = {
-            'logging_callback': self._receive_log }
+        self.admitting = True
+        arguments = SessionArguments( self.delegate_admission )
+        arguments[ 'logging_callback' ] = self._receive_log
         if not __.is_absent( self.elicitor ):
             arguments[ 'elicitation_callback' ] = self._elicit
         if not __.is_absent( self.sampler ):
@@ -199,6 +220,31 @@ class Features:
         await set_logging_level(
             session, __.typx.cast( LoggingLevels, self.log_level ) )
 
+    def admit_sampling(
+        self, params: __.typx.Any
+    ) -> _mcp_types.ErrorData | None:
+        ''' Counts a sampling request of the session, whoever answers it
+            (the ensemble's sampler, or the caller of a call when the
+            session relays); returns the error for the server instead if
+            the request is beyond the limits.
+        '''
+        refusal = self._check_sampling( params )
+        if refusal is not None:
+            _scribe.warning(
+                "MCP ensemble %r: sampling request refused: %s",
+                self.ensemble, refusal )
+            return _produce_error( refusal )
+        self.samplings += 1
+        return None
+
+    def delegate_admission( self ) -> SamplingGate:
+        ''' Returns the gate of the session's sampling requests, which
+            the caller applies from now on to every request (a relay); the
+            ensemble's own sampler applies it no more.
+        '''
+        self.admitting = False
+        return self.admit_sampling
+
     async def _elicit(
         self, context: __.typx.Any, params: __.typx.Any
     ) -> __.typx.Any:
@@ -260,13 +306,9 @@ class Features:
     async def _sample(
         self, context: __.typx.Any, params: __.typx.Any
     ) -> __.typx.Any:
-        refusal = self._check_sampling( params )
-        if refusal is not None:
-            _scribe.warning(
-                "MCP ensemble %r: sampling request refused: %s",
-                self.ensemble, refusal )
-            return _produce_error( refusal )
-        self.samplings += 1
+        if self.admitting:
+            refusal = self.admit_sampling( params )
+            if refusal is not None: return refusal
         request = _produce_sampling_request( self.ensemble, params )
         response = await self._consult(
             'sampler', 'sample', request, produce_sampling_response )

@@ -22,6 +22,9 @@ import invocables.exceptions as _exceptions
 
 SAMPLING_REQUESTS_DEFAULT = 100
 SAMPLING_TOKENS_DEFAULT = 4096
+SAMPLING_MODELS: tuple[ type[ __.typx.Any ], ... ] = (
+    _mcp_types.CreateMessageResult, _mcp_types.CreateMessageResultWithTools )
+''' The SDK's results of sampling, without and with tools. '''
 _ACTIONS = frozenset( ( 'accept', 'decline', 'cancel' ) )
 _CONTENT_EXPECTED = (
     "a mapping of the requested fields to strings, numbers, booleans, "
@@ -35,10 +38,6 @@ _SAMPLING_EXPECTED = (
     "a SamplingResponse, a mapping of MCP's CreateMessageResult "
     "({'role': 'assistant', 'content': {'type': 'text', 'text': ...}, "
     "'model': ...}) or mcp.types.CreateMessageResult" )
-_SAMPLING_MODELS: tuple[ type[ __.typx.Any ], ... ] = tuple(
-    getattr( _mcp_types, name )
-    for name in ( 'CreateMessageResult', 'CreateMessageResultWithTools' )
-    if hasattr( _mcp_types, name ) )
 
 
 class ElicitationActions( __.enum.Enum ):
@@ -233,7 +232,7 @@ def produce_sampling_response(
     '''
     if isinstance( answer, SamplingResponse ): return answer
     wire = _access_wire(
-        'sampler', _SAMPLING_EXPECTED, answer, _SAMPLING_MODELS )
+        'sampler', _SAMPLING_EXPECTED, answer, SAMPLING_MODELS )
     role: object = wire.get( 'role', 'assistant' )
     if role != 'assistant':
         raise _produce_invalidity( 'sampler', "'assistant' as 'role'", role )

@@ -62,7 +62,10 @@ class SessionLiaison:
         **options: __.typx.Any,
     ) -> __.typx.Any:
         ''' Sends ``sampling/createMessage``; returns the answer. Messages
-            are text (from the user) or MCP sampling messages (mappings).
+            are text (from the user) or MCP sampling messages (mappings);
+            ``tools`` and ``tool_choice`` are MCP's (mappings or the SDK's
+            models), which the client must support (``sampling.tools``),
+            else the SDK refuses them.
         '''
         samples = [
             _mcp_types.SamplingMessage(
@@ -73,6 +76,13 @@ class SessionLiaison:
             else _mcp_types.SamplingMessage.model_validate( message )
             for message in messages ]
         options.setdefault( 'max_tokens', SAMPLING_TOKENS_DEFAULT )
+        if options.get( 'tools' ) is not None:
+            options[ 'tools' ] = [
+                _mcp_types.Tool.model_validate( tool )
+                for tool in options[ 'tools' ] ]
+        if options.get( 'tool_choice' ) is not None:
+            options[ 'tool_choice' ] = _mcp_types.ToolChoice.model_validate(
+                options[ 'tool_choice' ] )
         with _warnings.catch_warnings( ):
             _warnings.simplefilter( 'ignore', UserWarning ) # deprecated
             return await self.context.session.create_message(
