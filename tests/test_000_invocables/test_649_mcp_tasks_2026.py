@@ -26,6 +26,8 @@ from invocables import exceptions
 from invocables import serving
 from invocables.mcp import _sdk
 
+from . import mcp_support
+
 
 pytestmark = pytest.mark.asyncio
 _MODERN = _sdk.MAJOR >= 2 # the SDK speaks 2026-07-28
@@ -45,23 +47,13 @@ class _Gate:
         self.cancelled = asyncio.Event( )
 
 
-class _Reports( list ):
-    ''' Progress reports of the client's reporter; awaited, never timed. '''
-
-    def __init__( self ):
-        super( ).__init__( )
-        self.arrival = asyncio.Event( )
-
-    def append( self, report ) -> None:
-        super( ).append( report )
-        self.arrival.set( )
-
-    async def wait_message( self, text ):
-        async def wait( ) -> None:
-            while not any( report.message == text for report in self ):
-                self.arrival.clear( )
-                await self.arrival.wait( )
-        await asyncio.wait_for( wait( ), _WAIT )
+async def _wait_message( reports, text ):
+    ''' Waits until a progress report carries a message; bounded. '''
+    async def wait( ) -> None:
+        while not any( report.message == text for report in reports ):
+            reports.arrival.clear( )
+            await reports.arrival.wait( )
+    await asyncio.wait_for( wait( ), _WAIT )
 
 
 def _produce_server( gate, store = None ):
@@ -179,14 +171,14 @@ async def _start( label, modern = _MODERN, seen = None, **options ):
         slow tool, once its task reported that it started.
     '''
     gate = _Gate( )
-    reports = _Reports( )
+    reports = mcp_support.Reports( )
     async with _serve( _produce_server( gate ), modern, seen ) as url:
         client = invocables.mcp.produce_ensemble(
             'remote', url = url, reporter = reports.append, **options )
         async with client:
             call = asyncio.ensure_future(
                 _invoke( client, 'slow', { 'label': label } ) )
-            await reports.wait_message( f"started {label}" )
+            await _wait_message( reports, f"started {label}" )
             yield gate, client, reports, call
 
 
@@ -395,7 +387,7 @@ async def test_175_task_failed_elsewhere( ):
     import dataclasses
     gate = _Gate( )
     store = serving.MemoryTaskStore( )
-    reports = _Reports( )
+    reports = mcp_support.Reports( )
     server = _produce_server( gate, store )
     async with _serve( server, _MODERN ) as url:
         client = invocables.mcp.produce_ensemble(
@@ -403,7 +395,7 @@ async def test_175_task_failed_elsewhere( ):
         async with client:
             call = asyncio.ensure_future(
                 _invoke( client, 'slow', { 'label': 'k' } ) )
-            await reports.wait_message( 'started k' )
+            await _wait_message( reports, 'started k' )
             ( record, ), _ = await store.survey_tasks( None )
             await store.store_task( dataclasses.replace(
                 record, state = serving.TaskStates.Failed,
