@@ -10,9 +10,10 @@
     class (``Error``, :py:func:`produce_error`), in the HTTP client library
     (``http``: ``httpx`` or ``httpx2``; its client and transport are in
     :py:mod:`invocables.mcp._http`), and in the wrapping of JSON-RPC
-    messages (:py:func:`access_message`, :py:func:`produce_message`). The
-    server side is :py:mod:`invocables.serving._sdk`. Type checkers see the
-    2.x SDK.
+    messages (:py:func:`access_message`, :py:func:`produce_message`). Only
+    2.x speaks MCP 2026-07-28 (:py:func:`negotiate`, :py:func:`is_modern`;
+    the requests about tasks differ by protocol here). The server side is
+    :py:mod:`invocables.serving._sdk`. Type checkers see the 2.x SDK.
 '''
 
 
