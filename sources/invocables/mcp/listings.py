@@ -27,11 +27,38 @@ _Item: __.typx.TypeAlias = _SessionMessage | Exception
 
 _CURRENT = _sdk.MAJOR >= 2 # noqa: PLR2004
 _LIST = 'tools/list'
+_PAGES_MAXIMUM = 1000
 _Request = _mcp_types.JSONRPCRequest
 _INITIALIZE = 'initialize'
 _REASONS_MAXIMUM = 3
 _VERSION_DEFAULT = '2025-11-25'
 _scribe = __.produce_scribe( __name__ )
+
+
+async def survey_pages(
+    name: str,
+    lister: __.cabc.Callable[ ..., __.cabc.Awaitable[ __.typx.Any ] ],
+    attribute: str,
+) -> list[ __.typx.Any ]:
+    ''' Returns the items of every page of a listing, following its
+        cursors; stops, with a warning, where the server repeats a cursor.
+    '''
+    items: list[ __.typx.Any ] = [ ]
+    cursor: str | None = None
+    seen: set[ str ] = set( )
+    for _ in range( _PAGES_MAXIMUM ):
+        params = (
+            None if cursor is None
+            else _mcp_types.PaginatedRequestParams( cursor = cursor ) )
+        result = await lister( params = params )
+        items.extend( _sdk.access_field( result, attribute ) )
+        cursor = _sdk.access_field( result, 'next_cursor' )
+        if cursor is None: return items
+        if cursor in seen: break
+        seen.add( cursor )
+    _scribe.warning(
+        "MCP server %r repeats listing cursors; listing stopped.", name )
+    return items
 
 
 class ListingScreen:

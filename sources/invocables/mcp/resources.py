@@ -15,6 +15,7 @@ import anyio as _anyio
 
 import invocables.mcp.__ as __
 import invocables.mcp.callbacks as _callbacks
+import invocables.mcp.listings as _listings
 import invocables.mcp.results as _results
 import invocables.mcp._sdk as _sdk
 from ._sdk import Error as _MCPError
@@ -24,7 +25,6 @@ import invocables.exceptions as _exceptions
 
 
 _CONNECTION_CLOSED = -32000
-_PAGES_MAXIMUM = 1000
 _scribe = __.produce_scribe( __name__ )
 
 
@@ -221,20 +221,10 @@ class FeaturesExtension:
         lister: __.cabc.Callable[ ..., __.typx.Any ],
         attribute: str,
     ) -> list[ __.typx.Any ]:
-        ''' Lists every page, stopping at a repeated cursor. '''
-        items: list[ __.typx.Any ] = [ ]
-        cursor: str | None = None
-        seen: set[ str ] = set( )
-        for _ in range( _PAGES_MAXIMUM ):
-            params = (
-                None if cursor is None
-                else _mcp_types.PaginatedRequestParams( cursor = cursor ) )
-            result = await self._request( lister( params = params ) )
-            items.extend( _sdk.access_field( result, attribute ) )
-            cursor = _sdk.access_field( result, 'next_cursor' )
-            if cursor is None or cursor in seen: break
-            seen.add( cursor )
-        return items
+        ''' Lists every page, each within the list timeout. '''
+        async def list_page( params: __.typx.Any ) -> __.typx.Any:
+            return await self._request( lister( params = params ) )
+        return await _listings.survey_pages( self.name, list_page, attribute )
 
     async def _request(
         self, awaitable: __.cabc.Awaitable[ __.typx.Any ]

@@ -45,7 +45,6 @@ Listener: __.typx.TypeAlias = __.cabc.Callable[
 ]
 ''' Takes each listing of tools, with the tools the screen refused. '''
 
-_PAGES_MAXIMUM = 1000
 _scribe = __.produce_scribe( __name__ )
 
 
@@ -320,7 +319,8 @@ class Runner:
 
     async def _refresh( self, session: _ClientSession ) -> None:
         self.screen.refusals.clear( )
-        tools = await _list_tools( self.name, session )
+        tools = await _listings.survey_pages(
+            self.name, session.list_tools, 'tools' )
         self.connection.listings += 1
         redactor = self.connection.redactor
         tools = [ _prepare_tool( redactor, tool ) for tool in tools ]
@@ -396,28 +396,6 @@ def _prepare_tool(
     if prepared is data or prepared == data: return tool
     prepared[ 'name' ] = tool.name
     return type( tool ).model_validate( prepared )
-
-
-async def _list_tools(
-    name: str, session: _ClientSession
-) -> list[ _mcp_types.Tool ]:
-    ''' Lists tools, following every page. '''
-    tools: list[ _mcp_types.Tool ] = [ ]
-    cursor: str | None = None
-    seen: set[ str ] = set( )
-    for _ in range( _PAGES_MAXIMUM ):
-        params = (
-            None if cursor is None
-            else _mcp_types.PaginatedRequestParams( cursor = cursor ) )
-        result = await session.list_tools( params = params )
-        tools.extend( result.tools )
-        cursor = _sdk.access_field( result, 'next_cursor' )
-        if cursor is None: return tools
-        if cursor in seen: break
-        seen.add( cursor )
-    _scribe.warning(
-        "MCP server %r repeats listing cursors; listing stopped.", name )
-    return tools
 
 
 async def _open_streamable_http_(
