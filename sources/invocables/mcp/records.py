@@ -31,11 +31,16 @@ def _produce_timeouts( ) -> __.cabc.Mapping[ str, float | None ]:
 
 
 class TaskUses( __.enum.Enum ):
-    ''' Which tools are called as tasks (MCP 2025-11-25 tasks).
+    ''' Which tools are called as tasks.
 
         A task runs on the server beyond the request which started it: the
         ensemble polls it, fetches its result, cancels it when the call is
-        cancelled or times out, and follows it across a reconnection.
+        cancelled or times out, and follows it across a reconnection. Under
+        MCP 2025-11-25 the ensemble chooses which calls become tasks, by
+        the tools' declared support; under MCP 2026-07-28 (the extension
+        ``io.modelcontextprotocol/tasks``) the server chooses, and
+        ``required`` and ``supported`` both declare the extension, while
+        ``never`` declares nothing.
     '''
 
     Never = 'never'
