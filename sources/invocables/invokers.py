@@ -151,6 +151,15 @@ class InvocationContext:
         '''
         return await _ask_liaison( 'elicit', message, schema )
 
+    async def elicit_url(
+        self, message: str, url: str, identifier: str
+    ) -> __.typx.Any:
+        ''' Asks the caller's user to visit a URL (MCP's elicitation of
+            mode ``url``, identified by ``elicitationId``); returns the
+            answer (MCP's ``ElicitResult`` under ``serve``).
+        '''
+        return await _ask_liaison( 'elicit_url', message, url, identifier )
+
     async def sample(
         self, messages: __.cabc.Sequence[ __.typx.Any ],
         **options: __.typx.Any,
@@ -167,9 +176,10 @@ def liaise( liaison: object ) -> __.typx.ContextManager[ None ]:
     ''' Makes liaison answer the tools run within the block (and tasks
         started in it): its ``log( level, data, logger )``,
         ``report_progress( progress, total, message )``, ``elicit(
-        message, schema )`` and ``sample( messages, **options )``,
-        coroutines, answer :py:class:`InvocationContext`'s methods of the
-        same names.
+        message, schema )``, ``elicit_url( message, url, identifier )``
+        and ``sample( messages, **options )``, coroutines, answer
+        :py:class:`InvocationContext`'s methods of the same names (asking
+        a liaison without the method raises ``LiaisonAbsence``).
     '''
     @__.ctxl.contextmanager
     def manage( ) -> __.cabc.Generator[ None, None, None ]:

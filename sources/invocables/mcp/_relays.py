@@ -32,8 +32,9 @@ Observer: __.typx.TypeAlias = __.cabc.Callable[
     [ str, str, str | None ], __.cabc.Awaitable[ None ] ]
 ''' Takes the changes a server announces: the name of its ensemble, the
     method of its notification (``notifications/resources/updated``,
-    ``.../resources/list_changed``, ``.../prompts/list_changed``) and the
-    URI of an updated resource. '''
+    ``.../resources/list_changed``, ``.../prompts/list_changed``,
+    ``notifications/elicitation/complete``) and the URI of an updated
+    resource or the identifier of a completed elicitation. '''
 
 _SETTLE_TIMEOUT = 1.0
 _SAMPLING_FIELDS = (
@@ -114,16 +115,12 @@ class Relay:
     async def elicit(
         self, context: __.typx.Any, parameters: __.typx.Any
     ) -> __.typx.Any:
-        ''' Answers ``elicitation/create`` by the caller's user. '''
+        ''' Answers ``elicitation/create`` by the caller's user: a form
+            (``elicit``) or a URL to visit (``elicit_url``).
+        '''
         caller = self.access_caller( )
-        if caller is not None and getattr( parameters, 'url', None ) is None:
-            schema: __.cabc.Mapping[ str, __.typx.Any ] = _sdk.access_field(
-                parameters, 'requested_schema', None ) or { }
-            message = self.redactor.redact( parameters.message )
-            result = await self._ask(
-                caller, 'elicitation',
-                lambda answer: self._produce_elicit_result( schema, answer ),
-                'elicit', message, schema )
+        if caller is not None:
+            result = await self._elicit_caller( caller, parameters )
             if result is not None: return result
         if self.elicitor is not None:
             return await self.elicitor( context, parameters )
@@ -155,6 +152,9 @@ class Relay:
             _mcp_types.ResourceListChangedNotification,
             _mcp_types.PromptListChangedNotification,
         ) ): method = message.method
+        elif isinstance( message, _mcp_types.ElicitCompleteNotification ):
+            method = message.method
+            uri = _sdk.access_field( message.params, 'elicitation_id' )
         if method is None: return
         try: await self.observer( self.ensemble, method, uri )
         except Exception:
@@ -188,6 +188,28 @@ class Relay:
         if self.sampler is not None:
             return await self.sampler( context, parameters )
         return _produce_refusal( 'sampling' )
+
+    async def _elicit_caller(
+        self, caller: '_Caller', parameters: __.typx.Any
+    ) -> __.typx.Any:
+        ''' Returns the server's result of the caller's answer, or None
+            if the caller has nobody to ask.
+        '''
+        schema: __.cabc.Mapping[ str, __.typx.Any ] = _sdk.access_field(
+            parameters, 'requested_schema', None ) or { }
+        message = self.redactor.redact( parameters.message )
+        url: str | None = getattr( parameters, 'url', None )
+        if url is None:
+            return await self._ask(
+                caller, 'elicitation',
+                lambda answer: self._produce_elicit_result( schema, answer ),
+                'elicit', message, schema )
+        return await self._ask(
+            caller, 'elicitation',
+            lambda answer: self._produce_elicit_result(
+                schema, answer, url = True ),
+            'elicit_url', message, self.redactor.redact( url ),
+            _sdk.access_field( parameters, 'elicitation_id' ) )
 
     def _produce_sampling_arguments(
         self, parameters: __.typx.Any
@@ -233,14 +255,18 @@ class Relay:
         return produce( answer )
 
     def _produce_elicit_result(
-        self, schema: __.cabc.Mapping[ str, __.typx.Any ], answer: object
+        self,
+        schema: __.cabc.Mapping[ str, __.typx.Any ],
+        answer: object,
+        *,
+        url: bool = False,
     ) -> __.typx.Any:
         try: response = _exchanges.produce_elicitation_response( answer )
         except _exceptions.CallbackAnswerInvalidity as exception:
             _scribe.error( "Relayed elicitation: %s", exception )
             return _produce_refusal( 'elicitation', invalid = True )
         return _callbacks.produce_elicit_result(
-            self.ensemble, schema, response )
+            self.ensemble, schema, response, url = url )
 
 
 class _Caller:

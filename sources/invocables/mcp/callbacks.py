@@ -249,16 +249,19 @@ class Features:
         self, context: __.typx.Any, params: __.typx.Any
     ) -> __.typx.Any:
         url = getattr( params, 'url', None )
+        identifier = _sdk.access_field( params, 'elicitation_id', None )
         schema: dict[ str, __.typx.Any ] = (
             _sdk.access_field( params, 'requested_schema', None ) or { } )
         request = ElicitationRequest(
             ensemble = self.ensemble, message = params.message,
             schema = __.types.MappingProxyType( dict( schema ) ),
-            url = __.absent if url is None else url )
+            url = __.absent if url is None else url,
+            identifier = __.absent if identifier is None else identifier )
         response = await self._consult(
             'elicitor', 'elicit input', request, produce_elicitation_response )
         if isinstance( response, _mcp_types.ErrorData ): return response
-        return produce_elicit_result( self.ensemble, schema, response )
+        return produce_elicit_result(
+            self.ensemble, schema, response, url = url is not None )
 
     async def _consult(
         self,
@@ -410,12 +413,15 @@ def produce_elicit_result(
     ensemble: str,
     schema: __.cabc.Mapping[ str, __.typx.Any ],
     response: ElicitationResponse,
+    *,
+    url: bool = False,
 ) -> __.typx.Any:
     ''' Returns the SDK's elicitation result of a response, or an error
         for the server if accepted content does not match the requested
         schema (the server learns where and which rule, never the value).
+        The answer to a request to visit a URL (if url) is its action only.
     '''
-    if response.action is not ElicitationActions.Accept:
+    if url or response.action is not ElicitationActions.Accept:
         return _mcp_types.ElicitResult( action = response.action.value )
     content: dict[ str, __.typx.Any ] = {
         name: _exchanges.thaw_value( value )

@@ -53,8 +53,11 @@ class ElicitationRequest:
     ''' Request of a server for input from the user.
 
         ``schema`` is the JSON schema of the requested content (a flat
-        object); for a request to visit a URL, ``url`` is given instead and
-        ``schema`` is empty.
+        object). For a request to visit a URL (MCP's mode ``url``), ``url``
+        and ``identifier`` (its ``elicitationId``) are given instead and
+        ``schema`` is empty: the answer's action says whether the user
+        agreed to visit it (``Decline`` if the application cannot show a
+        URL); content is not sent.
     '''
 
     ensemble: str
@@ -62,6 +65,7 @@ class ElicitationRequest:
     schema: __.cabc.Mapping[ str, __.typx.Any ] = __.dcls.field(
         default_factory = lambda: __.types.MappingProxyType( { } ) )
     url: __.Absential[ str ] = __.absent
+    identifier: __.Absential[ str ] = __.absent
 
 
 @__.dcls.dataclass( frozen = True, slots = True, kw_only = True )

@@ -14,6 +14,7 @@ import warnings as _warnings
 
 import invocables.serving.__ as __
 import invocables.exceptions as _exceptions
+from ..mcp._sdk import produce_error as _produce_error
 from ..mcp._sdk import types as _mcp_types
 
 
@@ -31,9 +32,16 @@ class SessionLiaison:
         session: logging, progress, elicitation, sampling.
     '''
 
-    def __init__( self, context: __.typx.Any, level: str ):
+    def __init__(
+        self,
+        context: __.typx.Any,
+        level: str,
+        note_visit: __.cabc.Callable[ [ str ], None ] | None = None,
+    ):
         self.context = context
         self.level = level
+        # Told the identifier of each visit of a URL the client accepted.
+        self.note_visit = note_visit
 
     async def log(
         self, level: str, data: object, logger: str | None
@@ -56,6 +64,29 @@ class SessionLiaison:
         return await self.context.session.elicit_form(
             message, __.values.thaw_json( schema ),
             related_request_id = self.context.request_id )
+
+    async def elicit_url(
+        self, message: str, url: str, identifier: str
+    ) -> __.typx.Any:
+        ''' Sends ``elicitation/create`` of mode ``url``; returns the
+            client's answer. A client which did not declare it
+            (``elicitation.url``) is not asked: the error says so. A visit
+            accepted is noted, so that the client learns when it is
+            complete.
+        '''
+        session = self.context.session
+        capabilities = session.client_capabilities
+        elicitation = getattr( capabilities, 'elicitation', None )
+        if getattr( elicitation, 'url', None ) is None:
+            raise _produce_error(
+                _mcp_types.INVALID_PARAMS,
+                "The client does not support elicitation of mode 'url'." )
+        result = await session.elicit_url(
+            message, url, identifier,
+            related_request_id = self.context.request_id )
+        if self.note_visit is not None and result.action == 'accept':
+            self.note_visit( identifier )
+        return result
 
     async def sample(
         self, messages: __.cabc.Sequence[ __.typx.Any ],
@@ -139,6 +170,12 @@ class TaskLiaison( SessionLiaison ):
 
     async def elicit(
         self, message: str, schema: __.cabc.Mapping[ str, __.typx.Any ]
+    ) -> __.typx.Any:
+        ''' Refuses: a task does not ask its client (yet). '''
+        raise _exceptions.LiaisonAbsence( 'elicitation' )
+
+    async def elicit_url(
+        self, message: str, url: str, identifier: str
     ) -> __.typx.Any:
         ''' Refuses: a task does not ask its client (yet). '''
         raise _exceptions.LiaisonAbsence( 'elicitation' )

@@ -251,6 +251,12 @@ class _SessionLegacy:
         self._connection = context.session
         self.context = context
 
+    @property
+    def client_capabilities( self ) -> __.typx.Any:
+        ''' Capabilities the client declared, or None. '''
+        parameters = self._connection.client_params
+        return None if parameters is None else parameters.capabilities
+
     async def report_progress(
         self,
         progress: float,
@@ -287,6 +293,15 @@ class _SessionLegacy:
         ''' Asks the client's user (``elicitation/create``). '''
         self._verify_channel( 'elicitation' )
         return await self._connection.elicit( *arguments, **keywords )
+
+    async def elicit_url(
+        self, *arguments: __.typx.Any, **keywords: __.typx.Any
+    ) -> __.typx.Any:
+        ''' Asks the client's user to visit a URL (``elicitation/create``
+            of mode ``url``).
+        '''
+        self._verify_channel( 'elicitation' )
+        return await self._connection.elicit_url( *arguments, **keywords )
 
     async def create_message(
         self, *arguments: __.typx.Any, **keywords: __.typx.Any
@@ -330,6 +345,20 @@ def _adapt_legacy(
         legacy: __.typx.Any = _types
         return legacy.ServerResult( result )
     return handle
+
+
+async def notify_elicitation_complete(
+    connection: __.typx.Any, identifier: str
+) -> None:
+    ''' Sends ``notifications/elicitation/complete`` on a client's
+        connection (2.x), or its session (1.x).
+    '''
+    if _CURRENT:
+        await connection.notify(
+            'notifications/elicitation/complete',
+            { 'elicitationId': identifier } )
+        return
+    await connection.send_elicit_complete( identifier )
 
 
 def _is_task_asked( parameters: object ) -> bool:

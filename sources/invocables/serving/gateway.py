@@ -17,6 +17,7 @@ import base64 as _base64
 import weakref as _weakref
 
 import invocables.serving.__ as __
+import invocables.serving._sdk as _server_sdk
 import invocables.canisters as _canisters
 import invocables.exceptions as _exceptions
 import invocables.mcp._sdk as _sdk
@@ -30,6 +31,11 @@ _ANNOUNCERS = __.types.MappingProxyType( {
     'notifications/resources/list_changed': 'send_resource_list_changed',
     'notifications/prompts/list_changed': 'send_prompt_list_changed',
 } )
+VISITS_MAXIMUM = 1000
+''' Most elicitations by URL remembered, to tell their clients when the
+    visit is complete. '''
+
+_ELICITATION_COMPLETE = 'notifications/elicitation/complete'
 _RESOURCE_ABSENT = -32002 # MCP's code of a resource not found
 _SCHEME_UNSAFE = __.re.compile( r'[^A-Za-z0-9.-]' )
 
@@ -42,6 +48,7 @@ class GatewayExtension:
     ensembles: tuple[ __.typx.Any, ... ]
     _listeners: _weakref.WeakSet[ __.typx.Any ]
     _subscribers: dict[ str, _weakref.WeakSet[ __.typx.Any ] ]
+    _visits: _weakref.WeakValueDictionary[ str, __.typx.Any ]
 
     async def announce_change(
         self, ensemble: str, method: str, uri: str | None
@@ -49,8 +56,13 @@ class GatewayExtension:
         ''' Tells clients of a change an upstream server announced: an
             updated resource to the clients subscribed to it (by its URI,
             or its URI scoped by ensemble), new lists of resources or
-            prompts to the clients known.
+            prompts to the clients known, a completed elicitation (whose
+            identifier is given as uri) to the client asked to visit its
+            URL.
         '''
+        if method == _ELICITATION_COMPLETE:
+            await self._complete_visit( uri )
+            return
         announcer = _ANNOUNCERS.get( method )
         if announcer is None: return
         if uri is None:
@@ -219,6 +231,27 @@ class GatewayExtension:
         await self._forward_subscription(
             'unsubscribe_resource', parameters )
         return _mcp_types.EmptyResult( )
+
+    def note_visit( self, connection: __.typx.Any, identifier: str ) -> None:
+        ''' Remembers the client which accepted to visit the URL of an
+            elicitation, to tell it when the visit is complete (the latest
+            visits of the clients connected).
+        '''
+        visits = self._visits
+        visits.pop( identifier, None )
+        visits[ identifier ] = connection
+        while len( visits ) > VISITS_MAXIMUM:
+            visits.pop( next( iter( visits ) ), None )
+
+    async def _complete_visit( self, identifier: str | None ) -> None:
+        if identifier is None: return
+        connection = self._visits.pop( identifier, None )
+        if connection is None: return
+        try:
+            await _server_sdk.notify_elicitation_complete(
+                connection, identifier )
+        except Exception: # client gone: nothing to tell
+            self._listeners.discard( connection )
 
     async def _find_template(
         self, uri: str

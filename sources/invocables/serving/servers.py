@@ -105,6 +105,8 @@ class ToolServer(
         ] = ( None, None )
         self._subscribers: dict[ str, _weakref.WeakSet[ __.typx.Any ] ] = (
             { } )
+        self._visits: _weakref.WeakValueDictionary[ str, __.typx.Any ] = (
+            _weakref.WeakValueDictionary( ) )
         self._relaying = frozenset(
             _relay_requests( self.ensembles, self.announce_change ) )
 
@@ -172,7 +174,9 @@ class ToolServer(
                 context, parameters, designation, level )
         task = getattr( parameters, 'task', None )
         if task is None or self.task_store is None:
-            liaison = _liaisons.SessionLiaison( context, level )
+            liaison = _liaisons.SessionLiaison(
+                context, level, note_visit = __.funct.partial(
+                    self.note_visit, connection ) )
             return await self._execute( parameters, designation, liaison )
         if _tasks.access_task_support( designation ) in ( None, 'forbidden' ):
             raise _sdk.produce_error(
