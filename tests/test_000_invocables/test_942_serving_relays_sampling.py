@@ -224,6 +224,30 @@ async def test_200_request_limit_relayed( ):
 @pytest.mark.asyncio
 @pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
 @pytest.mark.filterwarnings( 'ignore::UserWarning' )
+async def test_205_request_limit_per_call( ):
+    ''' Relayed requests count per call, not per upstream session, which
+        a gateway keeps for every client: calls after one which reached
+        the limit are served.
+    '''
+    server = serving.ToolServer( [ _produce_upstream(
+        sampling_limits = invocables.mcp.SamplingLimits( requests = 2 ) ) ] )
+    downstream = _Downstream( )
+    async with invocables.connect_ensembles( server.ensembles ):
+        async with _open_client(
+            server.produce_server( ),
+            sampling_callback = downstream.on_sample,
+        ) as client:
+            results = [
+                await client.call_tool( 'repeat', { 'count': 2 } )
+                for _ in range( 3 ) ]
+    answers = [ json.loads( result.content[ 0 ].text ) for result in results ]
+    assert answers == [ [ 'ok', 'ok' ] ] * 3
+    assert len( downstream.requests ) == 6
+
+
+@pytest.mark.asyncio
+@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
+@pytest.mark.filterwarnings( 'ignore::UserWarning' )
 async def test_210_token_limit_relayed( ):
     ''' The limit of tokens per request applies to the requests relayed.
     '''

@@ -169,13 +169,13 @@ class Relay:
             A request with tools goes to the caller only: the ensemble's
             sampler takes no tools.
         '''
+        caller = self.access_caller( )
         if self.admit is not None:
-            refusal = self.admit( parameters )
+            refusal = self.admit( parameters, caller )
             if refusal is not None: return refusal
         tools = any(
             _sdk.access_field( parameters, name, None ) is not None
             for name in _SAMPLING_TOOLS_FIELDS )
-        caller = self.access_caller( )
         if caller is not None:
             messages, options = self._produce_sampling_arguments(
                 parameters )

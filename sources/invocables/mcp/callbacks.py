@@ -23,6 +23,7 @@
 
 
 import os as _os
+import weakref as _weakref
 
 from urllib.parse import quote as _quote
 
@@ -68,9 +69,10 @@ _scribe = __.produce_scribe( __name__ )
 _AnswerT = __.typx.TypeVar( '_AnswerT' )
 
 SamplingGate: __.typx.TypeAlias = __.cabc.Callable[
-    [ __.typx.Any ], _mcp_types.ErrorData | None ]
-''' Counts a sampling request of a session (its parameters); returns the
-    error for the server if the request is beyond the limits. '''
+    [ __.typx.Any, object ], _mcp_types.ErrorData | None ]
+''' Counts a sampling request (its parameters) of a session, or of the
+    call it is relayed to (the call's caller, or None); returns the error
+    for the server if the request is beyond the limits. '''
 
 
 class SessionArguments( dict[ str, __.typx.Any ] ):
@@ -132,6 +134,10 @@ class Features:
         self.auth: __.typx.Any = None
         self.deadline: _anyio.CancelScope | None = None # while connecting
         self.samplings = 0
+        # Relayed requests count per call: one upstream session of a
+        # gateway serves every client for as long as it runs.
+        self.samplings_relayed: _weakref.WeakKeyDictionary[
+            object, int ] = _weakref.WeakKeyDictionary( )
         self.admitting = True # False: a relay admits sampling requests
         self.redactor = _redaction.Redactor( )
         self.scribe = __.logging.getLogger( f"{LOGGER_PREFIX}.{ensemble}" )
@@ -221,20 +227,23 @@ class Features:
             session, __.typx.cast( LoggingLevels, self.log_level ) )
 
     def admit_sampling(
-        self, params: __.typx.Any
+        self, params: __.typx.Any, caller: object = None
     ) -> _mcp_types.ErrorData | None:
-        ''' Counts a sampling request of the session, whoever answers it
-            (the ensemble's sampler, or the caller of a call when the
-            session relays); returns the error for the server instead if
-            the request is beyond the limits.
+        ''' Counts a sampling request of the session, or of the call it is
+            relayed to (caller), whoever answers it; returns the error for
+            the server instead if the request is beyond the limits.
         '''
-        refusal = self._check_sampling( params )
+        count = (
+            self.samplings if caller is None
+            else self.samplings_relayed.get( caller, 0 ) )
+        refusal = self._check_sampling( params, count )
         if refusal is not None:
             _scribe.warning(
                 "MCP ensemble %r: sampling request refused: %s",
                 self.ensemble, refusal )
             return _produce_error( refusal )
-        self.samplings += 1
+        if caller is None: self.samplings += 1
+        else: self.samplings_relayed[ caller ] = count + 1
         return None
 
     def delegate_admission( self ) -> SamplingGate:
@@ -318,12 +327,15 @@ class Features:
         if isinstance( response, _mcp_types.ErrorData ): return response
         return produce_sampling_result( response )
 
-    def _check_sampling( self, params: __.typx.Any ) -> str | None:
+    def _check_sampling(
+        self, params: __.typx.Any, count: int
+    ) -> str | None:
         limits = self.sampling_limits
-        if limits.requests is not None and self.samplings >= limits.requests:
+        if limits.requests is not None and count >= limits.requests:
             return (
                 f"The client serves at most {limits.requests} sampling "
-                "requests per session; this one was refused." )
+                "requests per session (per call, when relayed); this one "
+                "was refused." )
         tokens = _sdk.access_field( params, 'max_tokens' )
         if limits.tokens is not None and tokens > limits.tokens:
             return (
