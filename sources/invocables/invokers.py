@@ -144,12 +144,17 @@ class InvocationContext:
         await _report_progress( progress, total, message )
 
     async def elicit(
-        self, message: str, schema: __.cabc.Mapping[ str, __.typx.Any ]
+        self,
+        message: str,
+        schema: __.cabc.Mapping[ str, __.typx.Any ],
+        **options: __.typx.Any,
     ) -> __.typx.Any:
         ''' Asks the caller's user for data of a (flat) schema; returns
-            the answer (MCP's ``ElicitResult`` under ``serve``).
+            the answer (MCP's ``ElicitResult`` under ``serve``). Options
+            go to the liaison (under ``serve``: ``key``, the key of the
+            request among the input requests of MCP 2026-07-28).
         '''
-        return await _ask_liaison( 'elicit', message, schema )
+        return await _ask_liaison( 'elicit', message, schema, **options )
 
     async def elicit_url(
         self, message: str, url: str, identifier: str
@@ -171,13 +176,20 @@ class InvocationContext:
         '''
         return await _ask_liaison( 'sample', messages, **options )
 
+    async def survey_roots( self, **options: __.typx.Any ) -> __.typx.Any:
+        ''' Asks the caller for its roots (MCP's ``roots/list``); returns
+            its answer (MCP's ``ListRootsResult`` under ``serve``).
+        '''
+        return await _ask_liaison( 'survey_roots', **options )
+
 
 def liaise( liaison: object ) -> __.typx.ContextManager[ None ]:
     ''' Makes liaison answer the tools run within the block (and tasks
         started in it): its ``log( level, data, logger )``,
         ``report_progress( progress, total, message )``, ``elicit(
-        message, schema )``, ``elicit_url( message, url, identifier )``
-        and ``sample( messages, **options )``, coroutines, answer
+        message, schema, **options )``, ``elicit_url( message, url,
+        identifier )``, ``sample( messages, **options )`` and
+        ``survey_roots( **options )``, coroutines, answer
         :py:class:`InvocationContext`'s methods of the same names (asking
         a liaison without the method raises ``LiaisonAbsence``).
     '''

@@ -58,9 +58,14 @@ class SessionLiaison:
         await self.context.session.report_progress( progress, total, message )
 
     async def elicit(
-        self, message: str, schema: __.cabc.Mapping[ str, __.typx.Any ]
+        self,
+        message: str,
+        schema: __.cabc.Mapping[ str, __.typx.Any ],
+        **options: __.typx.Any,
     ) -> __.typx.Any:
-        ''' Sends ``elicitation/create``; returns the client's answer. '''
+        ''' Sends ``elicitation/create``; returns the client's answer.
+            Options are of MCP 2026-07-28 (``key``): ignored.
+        '''
         return await self.context.session.elicit_form(
             message, __.values.thaw_json( schema ),
             related_request_id = self.context.request_id )
@@ -98,27 +103,17 @@ class SessionLiaison:
             models), which the client must support (``sampling.tools``),
             else the SDK refuses them.
         '''
-        samples = [
-            _mcp_types.SamplingMessage(
-                role = 'user',
-                content = _mcp_types.TextContent(
-                    type = 'text', text = message ) )
-            if isinstance( message, str )
-            else _mcp_types.SamplingMessage.model_validate( message )
-            for message in messages ]
-        options.setdefault( 'max_tokens', SAMPLING_TOKENS_DEFAULT )
-        if options.get( 'tools' ) is not None:
-            options[ 'tools' ] = [
-                _mcp_types.Tool.model_validate( tool )
-                for tool in options[ 'tools' ] ]
-        if options.get( 'tool_choice' ) is not None:
-            options[ 'tool_choice' ] = _mcp_types.ToolChoice.model_validate(
-                options[ 'tool_choice' ] )
+        options.pop( 'key', None ) # of MCP 2026-07-28
+        samples, options = produce_sampling( messages, options )
         with _warnings.catch_warnings( ):
             _warnings.simplefilter( 'ignore', UserWarning ) # deprecated
             return await self.context.session.create_message(
                 samples, related_request_id = self.context.request_id,
                 **options )
+
+    async def survey_roots( self, **options: __.typx.Any ) -> __.typx.Any:
+        ''' Sends ``roots/list``; returns the client's answer. '''
+        return await self.context.session.list_roots( )
 
     async def _send_log(
         self, level: str, data: object, logger: str | None
@@ -169,7 +164,10 @@ class TaskLiaison( SessionLiaison ):
                 '_meta': self._produce_meta( ) } ) ) )
 
     async def elicit(
-        self, message: str, schema: __.cabc.Mapping[ str, __.typx.Any ]
+        self,
+        message: str,
+        schema: __.cabc.Mapping[ str, __.typx.Any ],
+        **options: __.typx.Any,
     ) -> __.typx.Any:
         ''' Refuses: a task does not ask its client (yet). '''
         raise _exceptions.LiaisonAbsence( 'elicitation' )
@@ -204,6 +202,33 @@ class TaskLiaison( SessionLiaison ):
             params = parameters.model_validate( {
                 'level': level, 'data': data, 'logger': logger,
                 '_meta': self._produce_meta( ) } ) ) )
+
+
+def produce_sampling(
+    messages: __.cabc.Sequence[ __.typx.Any ],
+    options: __.cabc.Mapping[ str, __.typx.Any ],
+) -> tuple[ list[ __.typx.Any ], dict[ str, __.typx.Any ] ]:
+    ''' Produces the MCP sampling messages of messages (text from the
+        user, or MCP sampling messages as mappings) and the options of
+        the request, tools and tool choice as the SDK's models.
+    '''
+    samples = [
+        _mcp_types.SamplingMessage(
+            role = 'user',
+            content = _mcp_types.TextContent( type = 'text', text = message ) )
+        if isinstance( message, str )
+        else _mcp_types.SamplingMessage.model_validate( message )
+        for message in messages ]
+    options = dict( options )
+    options.setdefault( 'max_tokens', SAMPLING_TOKENS_DEFAULT )
+    if options.get( 'tools' ) is not None:
+        options[ 'tools' ] = [
+            _mcp_types.Tool.model_validate( tool )
+            for tool in options[ 'tools' ] ]
+    if options.get( 'tool_choice' ) is not None:
+        options[ 'tool_choice' ] = _mcp_types.ToolChoice.model_validate(
+            options[ 'tool_choice' ] )
+    return samples, options
 
 
 def _admit_level( level: str, minimum: str ) -> str | None:

@@ -162,6 +162,7 @@ def produce_server(
     *,
     version: str,
     instructions: str | None,
+    state_duration: float | None = None,
     **handlers: __.cabc.Callable[ ..., __.typx.Any ],
 ) -> _ServerT:
     ''' Produces low-level server (class ``model``) with handlers.
@@ -173,7 +174,10 @@ def produce_server(
         ``on_list_tasks`` and (2.x, MCP 2026-07-28) ``on_update_task``.
         With them, the tool call handler may return a task
         (``CreateTaskResult``) when asked for one; with the last, the 2.x
-        server advertises the tasks extension.
+        server advertises the tasks extension. With a state duration
+        (2.x), the ``requestState`` of MCP 2026-07-28 results is sealed
+        (AES-GCM under a key of the process, the SDK's
+        ``RequestStateBoundary``), good for that many seconds.
     '''
     tasked = {
         keyword: handlers.pop( keyword )
@@ -193,6 +197,9 @@ def produce_server(
         if tasked and 'on_call_tool' in handlers:
             server.middleware.append(
                 _TaskCallMiddleware( handlers[ 'on_call_tool' ] ) )
+        if state_duration is not None:
+            server.middleware.append( _produce_state_boundary(
+                name, state_duration ) )
         return server
     legacy: __.typx.Any = model(
         name, version = version, instructions = instructions )
@@ -206,6 +213,17 @@ def produce_server(
         legacy.request_handlers[ getattr( requests, request ) ] = (
             _adapt_legacy( legacy, handler ) )
     return legacy
+
+
+def _produce_state_boundary( name: str, duration: float ) -> __.typx.Any:
+    ''' Returns middleware of the 2.x server which seals and checks the
+        ``requestState`` of multi round trip requests.
+    '''
+    from mcp.server.request_state import (
+        RequestStateBoundary, RequestStateSecurity )
+    return RequestStateBoundary(
+        RequestStateSecurity.ephemeral( ttl = duration ),
+        default_audience = name )
 
 
 class _TaskCallMiddleware:
@@ -310,6 +328,11 @@ class _SessionLegacy:
         self._verify_channel( 'sampling' )
         return await self._connection.create_message(
             *arguments, **keywords )
+
+    async def list_roots( self ) -> __.typx.Any:
+        ''' Asks the client for its roots (``roots/list``). '''
+        self._verify_channel( 'roots' )
+        return await self._connection.list_roots( )
 
     def _verify_channel( self, request: str ) -> None:
         ''' Raises if the client cannot be asked: a stateless session.

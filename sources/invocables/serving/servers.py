@@ -16,6 +16,7 @@ import weakref as _weakref
 
 import invocables.serving.__ as __
 import invocables.serving._sdk as _server_sdk
+import invocables.serving.continuations as _continuations
 import invocables.serving.gateway as _gateway
 import invocables.serving._liaisons as _liaisons
 import invocables.serving.tasks as _tasks
@@ -77,6 +78,18 @@ class ToolServer(
             __.ddoc.Doc( ''' Most tasks running at once; a client which
                 asks for one more gets an error. ''' ),
         ] = _tasks.RUNNING_MAXIMUM_DEFAULT,
+        continuations_maximum: __.typx.Annotated[
+            int,
+            __.ddoc.Doc( ''' Most calls waiting at once for their clients'
+                input (MCP 2026-07-28, ``input_required``); one more
+                which asks gets an error. ''' ),
+        ] = _continuations.MAXIMUM_DEFAULT,
+        continuation_duration: __.typx.Annotated[
+            float,
+            __.ddoc.Doc( ''' Seconds a call waits for its client's next
+                round (MCP 2026-07-28); then it is cancelled, and its
+                state expires. ''' ),
+        ] = _continuations.DURATION_DEFAULT,
         **shortcuts: __.typx.Unpack[ _execution.ExecutionShortcuts ],
     ):
         ''' Options of the calls (:py:class:`invocables.ExecutionOptions`)
@@ -92,6 +105,8 @@ class ToolServer(
             else task_store )
         self.tasks_running_maximum = tasks_running_maximum
         self._running = { }
+        self._continuations = _continuations.ContinuationsManager(
+            continuations_maximum, continuation_duration )
         if shortcuts: options = __.dcls.replace( options, **shortcuts )
         self.options = __.dcls.replace(
             options, policy = _adapt_policy( options.policy ) )
@@ -123,6 +138,7 @@ class ToolServer(
                 instructions = (
                     None if __.is_absent( self.instructions )
                     else self.instructions ),
+                state_duration = self._continuations.duration,
                 on_list_tools = self.survey_tools,
                 on_call_tool = self.invoke_tool,
                 on_set_logging_level = self.configure_logging,
@@ -209,8 +225,12 @@ class ToolServer(
                 raise _tasks.produce_capability_absence( )
             tasked = False
         if not tasked:
-            liaison = _liaisons.SessionLiaison( context, level )
-            return await self._execute( parameters, designation, liaison )
+            liaison = _continuations.InputLiaison(
+                context, level, note_visit = __.funct.partial(
+                    self.note_visit, self._listen( context ) ) )
+            return await self._continuations.invoke(
+                parameters, liaison, __.funct.partial(
+                    self._execute, parameters, designation ) )
         return await self._create_task_flat( self._produce_task_call(
             context, parameters, designation, level ) )
 
@@ -235,6 +255,10 @@ class ToolServer(
             return await self._execute( parameters, designation, liaison )
 
         return call
+
+    def release_continuations( self ) -> None:
+        ''' Cancels the calls which wait for their clients' input. '''
+        self._continuations.release( )
 
     async def relay_progress( self, progress: __.typx.Any ) -> None:
         ''' Forwards progress of an upstream call to the calling client.
@@ -447,6 +471,7 @@ async def produce_watcher(
     finally:
         task.cancel( )
         await __.asyncio.gather( task, return_exceptions = True )
+        server.release_continuations( )
         await server.release_tasks( )
 
 

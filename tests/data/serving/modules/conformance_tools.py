@@ -220,3 +220,102 @@ async def test_tool_with_task( context, arguments ):
         'required': [ 'user_name' ],
     } )
     return f"Hello, {( result.content or { } ).get( 'user_name' )}!"
+
+
+# Tools of the input_required scenarios (MCP 2026-07-28, SEP-2322): they
+# ask as every tool does; under serve, their requests become the input
+# requests of their calls' results, under the keys they choose.
+
+_NAME_SCHEMA = {
+    'type': 'object',
+    'properties': { 'name': { 'type': 'string' } },
+    'required': [ 'name' ],
+}
+_CONFIRM_SCHEMA = {
+    'type': 'object',
+    'properties': { 'ok': { 'type': 'boolean' } },
+    'required': [ 'ok' ],
+}
+
+
+async def test_input_required_result_elicitation( context, arguments ):
+    ''' Asks the caller's user's name; greets. '''
+    result = await context.elicit(
+        'What is your name?', _NAME_SCHEMA, key = 'user_name' )
+    return f"Hello, {( result.content or { } ).get( 'name' )}!"
+
+
+async def test_input_required_result_sampling( context, arguments ):
+    ''' Asks the caller's model for the capital of France. '''
+    result = await context.sample(
+        [ 'What is the capital of France?' ], max_tokens = 100,
+        key = 'capital_question' )
+    return f"LLM response: {result.content.text}"
+
+
+async def test_input_required_result_list_roots( context, arguments ):
+    ''' Asks the caller for its roots; lists them. '''
+    result = await context.survey_roots( key = 'client_roots' )
+    uris = ', '.join( str( root.uri ) for root in result.roots )
+    return f"Roots: {uris}"
+
+
+async def test_input_required_result_request_state( context, arguments ):
+    ''' Asks the caller's user to confirm; its answer resumes this very
+        call (the state which the client echoed, checked).
+    '''
+    result = await context.elicit(
+        'Please confirm', _CONFIRM_SCHEMA, key = 'confirm' )
+    return f"state-ok: action={result.action}, content={result.content}"
+
+
+async def test_input_required_result_multiple_inputs( context, arguments ):
+    ''' Asks the caller's user, model and roots at once. '''
+    name, greeting, roots = await asyncio.gather(
+        context.elicit(
+            'What is your name?', _NAME_SCHEMA, key = 'user_name' ),
+        context.sample(
+            [ 'Generate a greeting' ], max_tokens = 50, key = 'greeting' ),
+        context.survey_roots( key = 'client_roots' ) )
+    return (
+        f"Name: {( name.content or { } ).get( 'name' )}; "
+        f"greeting: {greeting.content.text}; "
+        f"roots: {len( roots.roots )}" )
+
+
+async def test_input_required_result_multi_round( context, arguments ):
+    ''' Asks the caller's user two questions, one after the other. '''
+    name = await context.elicit(
+        'Step 1: What is your name?', _NAME_SCHEMA, key = 'step1' )
+    color = await context.elicit(
+        'Step 2: What is your favorite color?', {
+            'type': 'object',
+            'properties': { 'color': { 'type': 'string' } },
+            'required': [ 'color' ],
+        }, key = 'step2' )
+    return (
+        f"Name: {( name.content or { } ).get( 'name' )}, "
+        f"color: {( color.content or { } ).get( 'color' )}" )
+
+
+async def test_input_required_result_tampered_state( context, arguments ):
+    ''' Asks the caller's user to confirm (a state which a tampering
+        client breaks).
+    '''
+    result = await context.elicit(
+        'Please confirm', _CONFIRM_SCHEMA, key = 'confirm' )
+    return f"Confirmed: action={result.action}"
+
+
+async def test_input_required_result_capabilities( context, arguments ):
+    ''' Asks the caller's user if it can (its client declared
+        elicitation), then its model.
+    '''
+    try:
+        await context.elicit(
+            'What is your name?', _NAME_SCHEMA, key = 'user_name' )
+    except Exception: # noqa: BLE001, S110
+        pass # the client cannot: not asked
+    result = await context.sample(
+        [ 'Say hello.' ], max_tokens = 50, key = 'hello' )
+    return f"LLM response: {result.content.text}"
