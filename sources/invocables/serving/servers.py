@@ -105,7 +105,7 @@ class ToolServer(
             else task_store )
         self.tasks_running_maximum = tasks_running_maximum
         self._running = { }
-        self._continuations = _continuations.ContinuationsManager(
+        self.continuations = _continuations.ContinuationsManager(
             continuations_maximum, continuation_duration )
         if shortcuts: options = __.dcls.replace( options, **shortcuts )
         self.options = __.dcls.replace(
@@ -138,7 +138,7 @@ class ToolServer(
                 instructions = (
                     None if __.is_absent( self.instructions )
                     else self.instructions ),
-                state_duration = self._continuations.duration,
+                state_duration = self.continuations.duration,
                 on_list_tools = self.survey_tools,
                 on_call_tool = self.invoke_tool,
                 on_set_logging_level = self.configure_logging,
@@ -228,7 +228,7 @@ class ToolServer(
             liaison = _continuations.InputLiaison(
                 context, level, note_visit = __.funct.partial(
                     self.note_visit, self._listen( context ) ) )
-            return await self._continuations.invoke(
+            return await self.continuations.invoke(
                 parameters, liaison, __.funct.partial(
                     self._execute, parameters, designation ) )
         return await self._create_task_flat( self._produce_task_call(
@@ -258,7 +258,7 @@ class ToolServer(
 
     def release_continuations( self ) -> None:
         ''' Cancels the calls which wait for their clients' input. '''
-        self._continuations.release( )
+        self.continuations.release( )
 
     async def relay_progress( self, progress: __.typx.Any ) -> None:
         ''' Forwards progress of an upstream call to the calling client.

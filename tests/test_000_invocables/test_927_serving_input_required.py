@@ -1,0 +1,348 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' serve asks its client for input the MCP 2026-07-28 way (multi round
+    trip requests, SEP-2322): a served tool which asks (elicitation,
+    sampling, roots) gets its call answered ``input_required``; the client
+    sends the call again with its answers and the state, and the same
+    suspended call goes on. Rounds, several requests at once, the bounds
+    (number, duration) and their cleanup, tampered and spent states; under
+    2025-11-25, requests on the call's stream as before. Raw requests of
+    2026-07-28 over streamable HTTP (the SDK's client sends none of them).
+
+    The ``mcp`` SDK 1.x speaks no 2026-07-28: the tests say so by asserting
+    that serve refuses such requests, and that 2025-11-25 is unchanged.
+'''
+
+
+import asyncio
+import contextlib
+import json
+
+from typing import Any
+
+import pytest
+
+from mcp import ClientSession, types
+
+import invocables
+
+from invocables import serving
+from invocables.mcp import _http as sdk_http
+from invocables.mcp import _sdk as sdk
+
+from . import mcp_support
+
+
+_MODERN = sdk.MAJOR >= 2 # noqa: PLR2004
+_VERSION = '2026-07-28'
+_WAIT = 10 # seconds: bounds which prove "does not hang"
+_CAPABILITIES = { 'elicitation': { }, 'sampling': { }, 'roots': { } }
+_NAME_SCHEMA = {
+    'type': 'object',
+    'properties': { 'name': { 'type': 'string' } },
+    'required': [ 'name' ],
+}
+
+
+class _Gate:
+    ''' What the tools did, seen by the test. '''
+
+    def __init__( self ):
+        self.cancelled = asyncio.Event( )
+        self.asked = 0
+
+
+def _produce_ensemble( gate: _Gate ) -> Any:
+    async def rounds( context: Any ) -> str:
+        ''' Asks a name, then a model, in two rounds. '''
+        gate.asked += 1
+        try:
+            name = await context.elicit( 'Name?', _NAME_SCHEMA )
+            sample = await context.sample( [ 'Greet.' ], max_tokens = 10 )
+        except asyncio.CancelledError:
+            gate.cancelled.set( )
+            raise
+        return f"{name.content[ 'name' ]}: {sample.content.text}"
+
+    async def several( context: Any ) -> str:
+        ''' Asks the user, the model and the roots at once. '''
+        name, sample, roots = await asyncio.gather(
+            context.elicit( 'Name?', _NAME_SCHEMA, key = 'who' ),
+            context.sample( [ 'Greet.' ], key = 'greeting' ),
+            context.survey_roots( key = 'roots' ) )
+        return (
+            f"{name.content[ 'name' ]}, {sample.content.text}, "
+            f"{len( roots.roots )}" )
+
+    return invocables.produce_ensemble(
+        'asking', [ rounds, several ] )
+
+
+def _elicited( content: dict[ str, Any ] ) -> dict[ str, Any ]:
+    return { 'action': 'accept', 'content': content }
+
+
+def _sampled( text: str ) -> dict[ str, Any ]:
+    return {
+        'role': 'assistant', 'content': { 'type': 'text', 'text': text },
+        'model': 'test', 'stopReason': 'endTurn' }
+
+
+async def _call(
+    http: Any, url: str, name: str,
+    responses: dict[ str, Any ] | None = None,
+    state: str | None = None,
+    capabilities: dict[ str, Any ] | None = None,
+) -> tuple[ int, Any ]:
+    ''' Posts ``tools/call`` of MCP 2026-07-28; returns HTTP status and
+        message.
+    '''
+    parameters = { 'name': name, 'arguments': { } }
+    if responses is not None: parameters[ 'inputResponses' ] = responses
+    if state is not None: parameters[ 'requestState' ] = state
+    parameters[ '_meta' ] = {
+        'io.modelcontextprotocol/protocolVersion': _VERSION,
+        'io.modelcontextprotocol/clientCapabilities': (
+            _CAPABILITIES if capabilities is None else capabilities ),
+    }
+    body = {
+        'jsonrpc': '2.0', 'id': 1, 'method': 'tools/call',
+        'params': parameters }
+    headers = {
+        'Accept': 'application/json, text/event-stream',
+        'MCP-Protocol-Version': _VERSION, 'Mcp-Method': 'tools/call',
+        'Mcp-Name': name }
+    response = await http.post( url, json = body, headers = headers )
+    text = response.text
+    if 'text/event-stream' in response.headers.get( 'content-type', '' ):
+        text = next(
+            line[ len( 'data:' ) : ] for line in text.splitlines( )
+            if line.startswith( 'data:' ) and 'jsonrpc' in line )
+    message: Any = json.loads( text )
+    return response.status_code, message
+
+
+@contextlib.asynccontextmanager
+async def _serve( server: Any ):
+    async with (
+        mcp_support.serve_in_loop( server ) as url,
+        sdk.http.AsyncClient( ) as http,
+    ): yield url, http
+
+
+@pytest.mark.asyncio
+async def test_100_continued_across_rounds( ):
+    ''' A tool which asks twice gets its call answered ``input_required``
+        twice, each with its request (keys chosen by serve) and a state;
+        the answers resume the same call (the tool ran once), which ends
+        with its result. Under the SDK 1.x, no 2026-07-28.
+    '''
+    gate = _Gate( )
+    server = serving.ToolServer( [ _produce_ensemble( gate ) ] )
+    async with _serve( server ) as ( url, http ):
+        status, first = await _call( http, url, 'rounds' )
+        if not _MODERN:
+            assert status >= 400 # noqa: PLR2004
+            return
+        result = first[ 'result' ]
+        assert result[ 'resultType' ] == 'input_required'
+        ( key, request ), = result[ 'inputRequests' ].items( )
+        assert request[ 'method' ] == 'elicitation/create'
+        assert request[ 'params' ][ 'message' ] == 'Name?'
+        state = result[ 'requestState' ]
+        _, second = await _call(
+            http, url, 'rounds', { key: _elicited( { 'name': 'Ada' } ) },
+            state )
+        result = second[ 'result' ]
+        assert result[ 'resultType' ] == 'input_required'
+        ( key2, request ), = result[ 'inputRequests' ].items( )
+        assert request[ 'method' ] == 'sampling/createMessage'
+        assert request[ 'params' ][ 'maxTokens' ] == 10 # noqa: PLR2004
+        assert result[ 'requestState' ] != state
+        _, third = await _call(
+            http, url, 'rounds', { key2: _sampled( 'Hello' ) },
+            result[ 'requestState' ] )
+    result = third[ 'result' ]
+    assert result[ 'resultType' ] == 'complete'
+    assert result[ 'content' ][ 0 ][ 'text' ] == 'Ada: Hello'
+    assert gate.asked == 1
+    assert not server.continuations.continuations
+
+
+@pytest.mark.asyncio
+async def test_110_several_requests_at_once( ):
+    ''' Requests made at once come in one result, under the tool's keys;
+        answers to some leave the others asked again (a new state); the
+        answers to all end the call. Keys never asked are ignored.
+    '''
+    server = serving.ToolServer( [ _produce_ensemble( _Gate( ) ) ] )
+    async with _serve( server ) as ( url, http ):
+        status, first = await _call( http, url, 'several' )
+        if not _MODERN:
+            assert status >= 400 # noqa: PLR2004
+            return
+        result = first[ 'result' ]
+        requests = result[ 'inputRequests' ]
+        assert { key: request[ 'method' ] for key, request
+                 in requests.items( ) } == {
+            'who': 'elicitation/create',
+            'greeting': 'sampling/createMessage',
+            'roots': 'roots/list' }
+        _, second = await _call(
+            http, url, 'several',
+            { 'who': _elicited( { 'name': 'Ada' } ),
+              'stranger': _elicited( { 'x': 1 } ) },
+            result[ 'requestState' ] )
+        result = second[ 'result' ]
+        assert set( result[ 'inputRequests' ] ) == { 'greeting', 'roots' }
+        _, third = await _call(
+            http, url, 'several',
+            { 'greeting': _sampled( 'Hi' ),
+              'roots': { 'roots': [ { 'uri': 'file:///a' } ] } },
+            result[ 'requestState' ] )
+    assert third[ 'result' ][ 'content' ][ 0 ][ 'text' ] == 'Ada, Hi, 1'
+
+
+@pytest.mark.asyncio
+async def test_120_answers_before_requests( ):
+    ''' A first round may carry the answers under the keys which the tool
+        chooses: the call ends at once.
+    '''
+    server = serving.ToolServer( [ _produce_ensemble( _Gate( ) ) ] )
+    async with _serve( server ) as ( url, http ):
+        status, message = await _call(
+            http, url, 'several', {
+                'who': _elicited( { 'name': 'Bo' } ),
+                'greeting': _sampled( 'Yo' ),
+                'roots': { 'roots': [ ] } } )
+        if not _MODERN:
+            assert status >= 400 # noqa: PLR2004
+            return
+    assert message[ 'result' ][ 'content' ][ 0 ][ 'text' ] == 'Bo, Yo, 0'
+
+
+@pytest.mark.asyncio
+async def test_130_expired_cancelled( ):
+    ''' A call whose client does not come back within the duration is
+        cancelled and forgotten; its state is then refused (-32602).
+    '''
+    gate = _Gate( )
+    server = serving.ToolServer(
+        [ _produce_ensemble( gate ) ], continuation_duration = 0.2 )
+    async with _serve( server ) as ( url, http ):
+        status, first = await _call( http, url, 'rounds' )
+        if not _MODERN:
+            assert status >= 400 # noqa: PLR2004
+            return
+        result = first[ 'result' ]
+        await asyncio.wait_for( gate.cancelled.wait( ), _WAIT )
+        assert not server.continuations.continuations
+        ( key, _ ), = result[ 'inputRequests' ].items( )
+        _, late = await _call(
+            http, url, 'rounds', { key: _elicited( { 'name': 'A' } ) },
+            result[ 'requestState' ] )
+    assert late[ 'error' ][ 'code' ] == -32602 # noqa: PLR2004
+
+
+@pytest.mark.asyncio
+async def test_140_tampered_and_spent_states( ):
+    ''' A tampered state, a state of another tool and a spent state (of a
+        round already answered) are refused (-32602); the call still
+        waits for its true next round.
+    '''
+    server = serving.ToolServer( [ _produce_ensemble( _Gate( ) ) ] )
+    async with _serve( server ) as ( url, http ):
+        status, first = await _call( http, url, 'rounds' )
+        if not _MODERN:
+            assert status >= 400 # noqa: PLR2004
+            return
+        result = first[ 'result' ]
+        ( key, _ ), = result[ 'inputRequests' ].items( )
+        state = result[ 'requestState' ]
+        answer = { key: _elicited( { 'name': 'Ada' } ) }
+        _, tampered = await _call(
+            http, url, 'rounds', answer, state[ : -2 ] + 'xx' )
+        assert tampered[ 'error' ][ 'code' ] == -32602 # noqa: PLR2004
+        _, other = await _call( http, url, 'several', answer, state )
+        assert other[ 'error' ][ 'code' ] == -32602 # noqa: PLR2004
+        _, second = await _call( http, url, 'rounds', answer, state )
+        assert second[ 'result' ][ 'resultType' ] == 'input_required'
+        _, spent = await _call( http, url, 'rounds', answer, state )
+        assert spent[ 'error' ][ 'code' ] == -32602 # noqa: PLR2004
+    server.release_continuations( )
+    assert not server.continuations.continuations
+
+
+@pytest.mark.asyncio
+async def test_150_bounded_in_number( ):
+    ''' At most the maximum of calls wait at once: one more which asks
+        gets an error (its call cancelled); the waiting one goes on.
+    '''
+    gate = _Gate( )
+    server = serving.ToolServer(
+        [ _produce_ensemble( gate ) ], continuations_maximum = 1 )
+    async with _serve( server ) as ( url, http ):
+        status, first = await _call( http, url, 'rounds' )
+        if not _MODERN:
+            assert status >= 400 # noqa: PLR2004
+            return
+        _, refused = await _call( http, url, 'rounds' )
+        assert refused[ 'error' ][ 'code' ] == -32603 # noqa: PLR2004
+        await asyncio.wait_for( gate.cancelled.wait( ), _WAIT )
+        result = first[ 'result' ]
+        ( key, _ ), = result[ 'inputRequests' ].items( )
+        _, second = await _call(
+            http, url, 'rounds', { key: _elicited( { 'name': 'A' } ) },
+            result[ 'requestState' ] )
+        assert second[ 'result' ][ 'resultType' ] == 'input_required'
+    server.release_continuations( )
+
+
+@pytest.mark.asyncio
+async def test_160_undeclared_capability_refused( ):
+    ''' A client which does not declare elicitation is not asked: the
+        tool's request fails (its call reports the failure).
+    '''
+    server = serving.ToolServer( [ _produce_ensemble( _Gate( ) ) ] )
+    async with _serve( server ) as ( url, http ):
+        status, message = await _call(
+            http, url, 'rounds', capabilities = { 'sampling': { } } )
+        if not _MODERN:
+            assert status >= 400 # noqa: PLR2004
+            return
+    result = message[ 'result' ]
+    assert result[ 'resultType' ] == 'complete'
+    assert result[ 'isError' ] is True
+    assert 'elicitation' in result[ 'content' ][ 0 ][ 'text' ]
+
+
+@pytest.mark.asyncio
+async def test_170_legacy_session_unchanged( ):
+    ''' Under MCP 2025-11-25 (the handshake), the tool's requests go to
+        the client on the call's stream, as before; no state, no
+        continuation.
+    '''
+    server = serving.ToolServer( [ _produce_ensemble( _Gate( ) ) ] )
+
+    async def elicit( context: Any, parameters: Any ) -> Any:
+        return types.ElicitResult(
+            action = 'accept', content = { 'name': 'Cy' } )
+
+    async def sample( context: Any, parameters: Any ) -> Any:
+        return types.CreateMessageResult(
+            role = 'assistant', model = 'test',
+            content = types.TextContent( type = 'text', text = 'Hey' ) )
+
+    async with (
+        mcp_support.serve_in_loop( server ) as url,
+        sdk.http.AsyncClient( ) as http,
+        sdk_http.open_streamable_http( url, http, None ) as streams,
+        ClientSession(
+            *streams, elicitation_callback = elicit,
+            sampling_callback = sample ) as session,
+    ):
+        await session.initialize( )
+        result = await asyncio.wait_for(
+            session.call_tool( 'rounds', { } ), _WAIT )
+    assert result.content[ 0 ].text == 'Cy: Hey'
+    assert not server.continuations.continuations
