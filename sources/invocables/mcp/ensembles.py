@@ -19,6 +19,7 @@ import invocables.mcp.callbacks as _callbacks # authorization
 import invocables.mcp.catalog as _catalog
 import invocables.mcp.configuration as _configuration
 import invocables.mcp.exposure as _exposure # expose
+import invocables.mcp._inputs as _inputs
 import invocables.mcp.resources as _resources # authorization
 import invocables.mcp.records as _records
 import invocables.mcp._relays as _relays
@@ -232,8 +233,8 @@ class ServerEnsemble(
                     self.options.grace )( connection, payload )
                 if _tasks.is_tasked(
                     self._state.catalog.tasked, connection.session, name )
-                else _sdk.call_tool(
-                    connection.session, name, payload, None, progress ) )
+                else _inputs.call_tool( connection.session, name, payload,
+                    progress, connection.redactor.redact ) )
             try:
                 with _relays.track( connection.relay, context ):
                     result = await ( # none when the caller keeps the time
@@ -262,15 +263,8 @@ class ServerEnsemble(
                         _CONNECTION_CLOSED, 'Connection closed' ),
                     retry = False )
             except ( RuntimeError, ValueError ) as exception:
-                flaw = (
-                    'breaks its own declaration'
-                    if isinstance( exception, RuntimeError )
-                    else 'is not a valid MCP result' )
-                raise _exceptions.InvocationRefusal(
-                    connection.redactor.redact(
-                        f"Server {self.name!r} returned a result which "
-                        f"{flaw}: {exception}" )
-                ) from exception
+                raise _results.produce_flaw_refusal( # noqa: B904 # its cause
+                    self.name, connection.redactor, exception )
             if progress is not None: await progress.settle( )
             return self._produce_contents( connection, name, result )
 

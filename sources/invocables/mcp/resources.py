@@ -15,6 +15,7 @@ import anyio as _anyio
 
 import invocables.mcp.__ as __
 import invocables.mcp.callbacks as _callbacks
+import invocables.mcp._inputs as _inputs
 import invocables.mcp.listings as _listings
 import invocables.mcp.results as _results
 import invocables.mcp._sdk as _sdk
@@ -142,8 +143,10 @@ class FeaturesExtension:
         '''
         session, redactor = self.access_session_for_features( )
         try:
-            result = await self._request( session.get_prompt(
-                name, None if arguments is None else dict( arguments ) ) )
+            result = await self._request( _inputs.get_prompt(
+                session, name,
+                None if arguments is None else dict( arguments ),
+                redactor.redact ) )
         except _MCPError as exception:
             raise _exceptions.PromptAbsence(
                 self.name, name,
@@ -166,7 +169,9 @@ class FeaturesExtension:
             server knows no resource at the URI.
         '''
         session, redactor = self.access_session_for_features( )
-        try: result = await self._request( session.read_resource( uri ) )
+        try:
+            result = await self._request(
+                _inputs.read_resource( session, uri, redactor.redact ) )
         except _MCPError as exception:
             raise _exceptions.ResourceAbsence(
                 self.name, redactor.redact( uri ),

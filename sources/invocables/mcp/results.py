@@ -108,6 +108,25 @@ def validate_result(
         f"declaration: tool {name!r}: {reason}" ) )
 
 
+def produce_flaw_refusal(
+    ensemble: str, redactor: __.typx.Any, exception: Exception
+) -> _exceptions.Omnierror:
+    ''' Returns refusal of a call whose result the SDK found amiss
+        (exception, its cause), redacted; an exception of the library,
+        raised on the way (input required beyond bounds, a task which
+        did not complete), as it is. The refusal's cause is exception.
+    '''
+    if isinstance( exception, _exceptions.Omnierror ): return exception
+    flaw = (
+        'breaks its own declaration' if isinstance( exception, RuntimeError )
+        else 'is not a valid MCP result' )
+    refusal = _exceptions.InvocationRefusal( redactor.redact(
+        f"Server {ensemble!r} returned a result which {flaw}: "
+        f"{exception}" ) )
+    refusal.__cause__ = exception
+    return refusal
+
+
 def produce_content( block: __.typx.Any ) -> _canisters.Content:
     ''' Maps one MCP content block into a canister (authorization). '''
     return _produce_content( block )

@@ -1,0 +1,175 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Input which a server requires to complete a request (MCP 2026-07-28).
+
+    Under MCP 2026-07-28 a server sends no request of its own during a
+    call: it answers ``tools/call``, ``resources/read`` or ``prompts/get``
+    with a result of type ``input_required``, whose ``inputRequests``
+    (keyed) ask for elicitation, sampling or roots, maybe with a
+    ``requestState``. The client answers each of them and sends the
+    original request again, with a new JSON-RPC identifier, the answers
+    under the same keys (``inputResponses``) and exactly the state it got
+    (none if none was given), until the result is complete (SEP-2322).
+
+    The SDK's ``ClientSession`` hands such a result over when asked to
+    (``allow_input_required``), and answers an input request with the
+    session's callbacks (``dispatch_input_request``), as it answers the
+    requests of a server under 2025-11-25; its ``Client`` alone loops
+    (with a private driver). The loop is here, with those public parts:
+    the same elicitor, sampler and roots, the same relay to the caller of
+    a call, the same redaction and sampling limits as under 2025-11-25.
+    The requests of a round are answered concurrently; at most
+    :py:data:`ROUNDS_MAXIMUM` rounds are made; the loop runs within the
+    caller's timeout and is cancelled with the call.
+'''
+
+
+import invocables.mcp.__ as __
+import invocables.mcp._sdk as _sdk
+import invocables.exceptions as _exceptions
+
+
+ROUNDS_MAXIMUM = 10
+''' Most rounds of input which one request may require (as the SDK's
+    ``Client``). '''
+
+_Send: __.typx.TypeAlias = __.cabc.Callable[
+    [ __.typx.Any, str | None ], __.cabc.Awaitable[ __.typx.Any ] ]
+_Redact: __.typx.TypeAlias = __.cabc.Callable[ [ str ], str ]
+_STATE_DELAY_INITIAL = 0.05 # seconds; a result with state alone
+_STATE_DELAY_MAXIMUM = 0.25
+
+
+def call_tool(
+    session: __.typx.Any,
+    name: str,
+    arguments: dict[ str, __.typx.Any ],
+    progress: __.typx.Any,
+    redact: _Redact,
+) -> __.cabc.Coroutine[ __.typx.Any, __.typx.Any, __.typx.Any ]:
+    ''' Returns call of tool through session, which answers the input the
+        server requires (MCP 2026-07-28); under 2025-11-25, the call of
+        :py:func:`invocables.mcp._sdk.call_tool`, unwrapped.
+    '''
+    if not _sdk.is_modern( session ):
+        return _sdk.call_tool( session, name, arguments, None, progress )
+
+    def send( responses: __.typx.Any, state: str | None ) -> __.typx.Any:
+        return session.call_tool(
+            name, arguments, None, progress,
+            input_responses = responses, request_state = state,
+            allow_input_required = True )
+
+    return resolve( session, send, f"tool {name!r}", redact )
+
+
+async def get_prompt(
+    session: __.typx.Any,
+    name: str,
+    arguments: dict[ str, str ] | None,
+    redact: _Redact,
+) -> __.typx.Any:
+    ''' Returns prompt (``prompts/get``), answering the input the server
+        requires (MCP 2026-07-28).
+    '''
+    if not _sdk.is_modern( session ):
+        return await session.get_prompt( name, arguments )
+
+    def send( responses: __.typx.Any, state: str | None ) -> __.typx.Any:
+        return session.get_prompt(
+            name, arguments, input_responses = responses,
+            request_state = state, allow_input_required = True )
+
+    return await resolve( session, send, f"prompt {name!r}", redact )
+
+
+async def read_resource(
+    session: __.typx.Any, uri: str, redact: _Redact
+) -> __.typx.Any:
+    ''' Returns contents of resource (``resources/read``), answering the
+        input the server requires (MCP 2026-07-28).
+    '''
+    if not _sdk.is_modern( session ):
+        return await session.read_resource( uri )
+
+    def send( responses: __.typx.Any, state: str | None ) -> __.typx.Any:
+        return session.read_resource(
+            uri, input_responses = responses, request_state = state,
+            allow_input_required = True )
+
+    return await resolve(
+        session, send, f"resource {redact( uri )!r}", redact )
+
+
+async def resolve(
+    session: __.typx.Any,
+    send: _Send,
+    subject: str,
+    redact: _Redact,
+    rounds: int = ROUNDS_MAXIMUM,
+) -> __.typx.Any:
+    ''' Returns complete result of request (sent by send, with answers
+        and state), answering the input its server requires, round after
+        round.
+
+        Raises :py:class:`invocables.exceptions.InvocationRefusal` if the
+        server requires input for more than rounds rounds, or if an input
+        could not be given (the callback refused; the server cannot learn
+        it under 2026-07-28).
+    '''
+    required = _sdk.types.InputRequiredResult
+    result = await send( None, None )
+    count = 0
+    delay = _STATE_DELAY_INITIAL
+    while isinstance( result, required ):
+        count += 1
+        if count > rounds:
+            raise _exceptions.InvocationRefusal(
+                f"The server required input for {subject} for more than "
+                f"{rounds} rounds; the request was abandoned." )
+        requests = result.input_requests
+        if requests:
+            delay = _STATE_DELAY_INITIAL
+            responses = await _answer( session, requests, subject, redact )
+        else: # state alone: the server is busy; wait a little
+            await __.asyncio.sleep( delay )
+            delay = min( delay * 2, _STATE_DELAY_MAXIMUM )
+            responses = None
+        result = await send( responses, result.request_state )
+    return result
+
+
+async def _answer(
+    session: __.typx.Any,
+    requests: __.cabc.Mapping[ str, __.typx.Any ],
+    subject: str,
+    redact: _Redact,
+) -> dict[ str, __.typx.Any ]:
+    ''' Returns answers to input requests, by key, each by the session's
+        callbacks (concurrently, within the caller's context: a relay
+        finds the caller of the call).
+    '''
+    from mcp.client.session import ClientRequestContext
+    answers: dict[ str, __.typx.Any ] = { }
+
+    async def answer( key: str, request: __.typx.Any ) -> None:
+        parameters = getattr( request, 'params', None )
+        context = ClientRequestContext(
+            session = session, request_id = key,
+            meta = getattr( parameters, 'meta', None ) )
+        answer = await session.dispatch_input_request( context, request )
+        if isinstance( answer, _sdk.types.ErrorData ):
+            raise _exceptions.InvocationRefusal( redact(
+                f"The input which the server required for {subject} "
+                f"could not be given: {answer.message}" ) )
+        answers[ key ] = answer
+
+    tasks = [
+        __.asyncio.ensure_future( answer( key, request ) )
+        for key, request in requests.items( ) ]
+    try: await __.asyncio.gather( *tasks )
+    except BaseException: # the first failure, or cancellation: end all
+        for task in tasks: task.cancel( )
+        await __.asyncio.gather( *tasks, return_exceptions = True )
+        raise
+    return answers
