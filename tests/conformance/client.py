@@ -8,7 +8,7 @@
     server as the last argument, the scenario in ``MCP_CONFORMANCE_SCENARIO``
     and, for some, a JSON context in ``MCP_CONFORMANCE_CONTEXT`` (client
     credentials, keys, an identity token). It connects, lists the tools,
-    calls the scenario's tool and exits 0; it exits 1 with the error on
+    calls the scenario's tool (or tools, together) and exits 0; it exits 1 with the error on
     standard error when the library fails.
 
     Most scenarios build their ensemble in code; ``auth/client-credentials-
@@ -58,6 +58,14 @@ CALLS = {
     'sse-retry': ( 'test_reconnection', { } ),
     'elicitation-sep1034-client-defaults': (
         'test_client_elicitation_defaults', { } ),
+}
+# Tools which scenarios of MCP 2026-07-28 (the suite's pre-release) call
+# together, with no arguments: multi round trip requests (SEP-2322), the
+# unrelated call beside the others, whose answers must not leak into it.
+TOGETHER = {
+    'sep-2322-client-request-state': (
+        'test_mrtr_echo_state', 'test_mrtr_no_state', 'test_mrtr_unrelated',
+        'test_mrtr_no_result_type' ),
 }
 
 
@@ -224,6 +232,15 @@ async def call_tool( scenario: str, ensemble ) -> None:
         listed, with no arguments) and prints its result.
     '''
     tools = [ tool.name for tool in ensemble.survey_tools( ) ]
+    if scenario in TOGETHER:
+        calls = [
+            invocables.InvocationCanister(
+                identifier = f"call-{index}", name = name, arguments = { } )
+            for index, name in enumerate( TOGETHER[ scenario ] ) ]
+        results = await invocables.execute_invocations(
+            calls, [ ensemble ] )
+        for result in results: print( result.as_text( ) )
+        return
     if scenario in CALLS: name, arguments = CALLS[ scenario ]
     elif tools: name, arguments = tools[ 0 ], { }
     else: return
@@ -254,7 +271,8 @@ async def run( scenario: str, url: str ) -> None:
     if scenario.startswith( 'auth/' ):
         options[ 'authorization' ] = await produce_authorization(
             scenario, url )
-    if scenario in CALLS: options[ 'elicitor' ] = elicit
+    if scenario in CALLS or scenario in TOGETHER:
+        options[ 'elicitor' ] = elicit
     ensemble = invocables.mcp.produce_ensemble(
         'conformance', url = url, **options )
     async with ensemble: await call_tool( scenario, ensemble )

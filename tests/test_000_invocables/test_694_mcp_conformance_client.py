@@ -256,3 +256,44 @@ def test_140_lacking_under_1x( tmp_path ):
         assert _survey_flaws( scenario, checks )
         assert LACKING_1X[ scenario ] in stderr
         assert completed.returncode != 0
+
+
+# The client scenario of multi round trip requests (SEP-2322) in the
+# suite's pre-release of MCP 2026-07-28 (0.2.0-alpha.12), which lists it
+# beside the scenarios of its own protocol: run alone, apart from the
+# release's.
+SCENARIO_INPUT = 'sep-2322-client-request-state'
+CHECKS_INPUT = frozenset( (
+    'sep-2322-client-request-state-echoed',
+    'sep-2322-client-jsonrpc-id-different',
+    'sep-2322-client-no-state-omitted',
+    'sep-2322-client-parallel-isolation',
+    'sep-2322-default-result-type-complete' ) )
+
+
+@pytest.mark.slow
+def test_150_input_required_2026( tmp_path ):
+    ''' Under the mcp SDK 2.x, the client passes the pre-release's scenario
+        of multi round trip requests: the state echoed exactly, none sent
+        when none was given, a new JSON-RPC identifier for each retry, no
+        answers in a call beside, a result without ``resultType``
+        complete. Under 1.x (no 2026-07-28), it cannot connect, and the
+        scenario fails (said, not skipped).
+    '''
+    arguments, environment = _arrange_run(
+        SCENARIO_INPUT, tmp_path, 'code' )
+    completed = conformance_support.run_suite(
+        arguments, environment = environment,
+        suite = conformance_support.SUITE_2026 )
+    _, checks, stderr = _read_run( completed, tmp_path )
+    statuses = {
+        check[ 'id' ]: check[ 'status' ] for check in checks
+        if check[ 'id' ] in CHECKS_INPUT }
+    assert set( statuses ) == CHECKS_INPUT, checks
+    if MAJOR < 2: # noqa: PLR2004
+        assert 'FAILURE' in statuses.values( ), checks
+        assert completed.returncode != 0
+        return
+    assert set( statuses.values( ) ) == { 'SUCCESS' }, (
+        checks, stderr[ -3000 : ] )
+    assert completed.returncode == 0, completed.stderr[ -3000 : ]
