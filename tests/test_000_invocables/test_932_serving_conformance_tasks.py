@@ -70,10 +70,6 @@ SCENARIOS_INPUT = (
     'input-required-result-ignore-extra-params',
     'input-required-result-validate-input',
 )
-_NO_INPUT = (
-    "a tool run as a task cannot ask its client (no input_required, no "
-    "inputRequests: its elicitation is refused), and serve answers no "
-    "tool call with an InputRequiredResult (MRTR, SEP-2322)" )
 # Scenarios which a server of no MCP 2026-07-28 (under 1.x) passes: they
 # check only that no input_required result comes where none may.
 _PASSED_LEGACY = frozenset( (
@@ -89,12 +85,11 @@ UNSUPPORTED = {
         "task; the configuration of serve cannot choose the policy Raise "
         "(test_945's test_122 shows the failed task under it)",
         { 'sep-2663-tasks-get-status-failed' } ),
-    'tasks-mrtr-input': (
-        _NO_INPUT,
-        { 'sep-2663-tasks-get-status-input-required',
-          'tasks-mrtr-partial-fulfillment' } ),
     'tasks-mrtr-composition': (
-        _NO_INPUT,
+        "a tool run as a task asks its client as a task (tasks/get "
+        "input_required, tasks/update): serve has no way yet for a tool "
+        "to gather its input by input_required rounds before its call "
+        "becomes a task (not done)",
         { 'sep-2663-mrtr-synchronous-before-task-creation' } ),
     'input-required-result-non-tool-request': (
         "serve's prompts are its upstream servers' (the gateway): a prompt "

@@ -17,6 +17,7 @@ from mcp.server.lowlevel import NotificationOptions as _NotificationOptions
 import invocables.serving.__ as __
 import invocables.exceptions as _exceptions
 from ..mcp._sdk import MAJOR as _MAJOR
+from ..mcp._sdk import produce_error as _produce_error
 from ..mcp._sdk import types as _types
 
 
@@ -60,6 +61,7 @@ _REQUESTS_TASKS = __.types.MappingProxyType( {
     'on_update_task': ( 'tasks/update', 'GetTaskRequestParams', None ),
 } )
 _TASKS_EXTENSION = 'io.modelcontextprotocol/tasks'
+_HEADER_MISMATCH = -32020 # HeaderMismatch
 
 
 class AnnouncingServer( ServerBase ):
@@ -112,6 +114,24 @@ def is_modern_session( context: __.typx.Any ) -> bool:
         call is ignored) but the tasks extension.
     '''
     return _is_modern_version( getattr( context, 'protocol_version', None ) )
+
+
+def verify_routing_header( context: __.typx.Any ) -> None:
+    ''' Raises if the HTTP header ``Mcp-Name`` of a request about a task
+        names another task than its parameters (MCP 2026-07-28).
+    '''
+    headers: __.typx.Any = getattr(
+        getattr( context, 'request', None ), 'headers', None )
+    if headers is None: return
+    value: __.typx.Any = headers.get( 'mcp-name' )
+    if value is None: return
+    from mcp.shared.inbound import decode_header_value
+    parameters: __.typx.Any = getattr( context, 'params', None ) or { }
+    identifier = parameters.get( 'taskId' )
+    if decode_header_value( value ) == identifier: return
+    raise _produce_error(
+        _HEADER_MISMATCH,
+        "The header Mcp-Name does not match the request's taskId." )
 
 
 def _is_modern_version( version: object ) -> bool:

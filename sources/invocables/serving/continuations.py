@@ -305,6 +305,41 @@ class InputLiaison( _liaisons.SessionLiaison ):
             + ( f" of mode {mode!r}." if mode else "." ) )
 
 
+class TaskInputLiaison( InputLiaison, _liaisons.TaskLiaison ):
+    ''' Answers the requests of a tool run as a task of MCP 2026-07-28 by
+        input requests which the task holds (its status
+        ``input_required``, on ``tasks/get``), which the client answers
+        by ``tasks/update``. Logging and progress as a task's.
+    '''
+
+
+def answer_wire(
+    continuation: Continuation | None, parameters: __.typx.Any
+) -> None:
+    ''' Answers the requests of a continuation with the responses of
+        request parameters (JSON, ``inputResponses``), if any.
+    '''
+    if continuation is None or not isinstance(
+        parameters, __.cabc.Mapping
+    ): return
+    entries = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], parameters )
+    responses: __.typx.Any = entries.get( 'inputResponses' )
+    if not isinstance( responses, __.cabc.Mapping ): return
+    continuation.answer(
+        __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], responses ) )
+
+
+def produce_requests_wire(
+    continuation: Continuation | None
+) -> dict[ str, __.typx.Any ]:
+    ''' Returns the requests which wait for an answer, as JSON, by key. '''
+    if continuation is None: return { }
+    return {
+        key: request.model_dump(
+            by_alias = True, mode = 'json', exclude_none = True )
+        for key, request in continuation.survey_requests( ).items( ) }
+
+
 _RESPONSES = __.types.MappingProxyType( {
     'elicitation/create': ( _mcp_types.ElicitResult, ),
     'sampling/createMessage': (

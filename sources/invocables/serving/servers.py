@@ -105,6 +105,7 @@ class ToolServer(
             else task_store )
         self.tasks_running_maximum = tasks_running_maximum
         self._running = { }
+        self._inputs = { }
         self.continuations = _continuations.ContinuationsManager(
             continuations_maximum, continuation_duration )
         if shortcuts: options = __.dcls.replace( options, **shortcuts )
@@ -232,7 +233,7 @@ class ToolServer(
                 parameters, liaison, __.funct.partial(
                     self._execute, parameters, designation ) )
         return await self._create_task_flat( self._produce_task_call(
-            context, parameters, designation, level ) )
+            context, parameters, designation, level, modern = True ) )
 
     def _produce_task_call(
         self,
@@ -240,19 +241,32 @@ class ToolServer(
         parameters: _mcp_types.CallToolRequestParams,
         designation: _naming.Designation,
         level: str,
+        *,
+        modern: bool = False,
     ) -> __.cabc.Callable[
         [ str ], __.cabc.Awaitable[ _mcp_types.CallToolResult ]
     ]:
         ''' Returns the call of a tool run as the task of an identifier,
             which tells its progress to the request's token and the task.
+            Under MCP 2026-07-28, the task holds the tool's requests for
+            input (``input_required``), which ``tasks/update`` answers.
         '''
         token = _tasks.access_progress_token( parameters )
 
         async def call( identifier: str ) -> _mcp_types.CallToolResult:
-            liaison = _liaisons.TaskLiaison(
+            if not modern:
+                liaison = _liaisons.TaskLiaison(
+                    context, level, identifier, token,
+                    __.funct.partial( self._note_progress, identifier ) )
+                return await self._execute( parameters, designation, liaison )
+            liaison = _continuations.TaskInputLiaison(
                 context, level, identifier, token,
                 __.funct.partial( self._note_progress, identifier ) )
-            return await self._execute( parameters, designation, liaison )
+            continuation = _continuations.Continuation( )
+            liaison.continuation = self._inputs[ identifier ] = continuation
+            try:
+                return await self._execute( parameters, designation, liaison )
+            finally: self._inputs.pop( identifier, None )
 
         return call
 

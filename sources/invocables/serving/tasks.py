@@ -23,6 +23,7 @@ import datetime as _datetime
 import secrets as _secrets
 
 import invocables.serving.__ as __
+import invocables.serving.continuations as _continuations
 import invocables.exceptions as _exceptions
 import invocables.naming as _naming
 import invocables.mcp._sdk as _sdk
@@ -202,6 +203,8 @@ class TasksExtension:
     task_store: TaskStore | None
     tasks_running_maximum: int
     _running: dict[ str, __.asyncio.Task[ None ] ]
+    # Requests for input of the running tasks (MCP 2026-07-28), by task.
+    _inputs: dict[ str, _continuations.Continuation ]
 
     async def cancel_task(
         self, context: __.typx.Any, parameters: __.typx.Any
@@ -248,7 +251,9 @@ class TasksExtension:
         '''
         modern = _verify_extension( context )
         task = await self._access_task( parameters )
-        if modern: return _produce_task_detailed( task )
+        if modern:
+            return _produce_task_detailed(
+                task, self._inputs.get( task.identifier ) )
         return _sdk.produce_model(
             _mcp_types.GetTaskResult, **_produce_task_fields( task ) )
 
@@ -297,17 +302,17 @@ class TasksExtension:
     async def update_task(
         self, context: __.typx.Any, parameters: __.typx.Any
     ) -> __.typx.Any:
-        ''' Handles ``tasks/update`` (MCP 2026-07-28): responses to the
-            requests of a task waiting for input; acknowledged. No task of
-            this server waits for input (a tool run as a task cannot ask
-            its client yet): responses to requests which are not pending
-            are ignored, as the extension says.
+        ''' Handles ``tasks/update`` (MCP 2026-07-28): the responses to
+            the requests of a task waiting for input resume its call;
+            acknowledged. Responses to no pending request are ignored.
         '''
         if not _verify_extension( context ):
             raise _sdk.produce_error(
                 _mcp_types.METHOD_NOT_FOUND,
                 "Method not found: tasks/update is of MCP 2026-07-28." )
-        await self._access_task( parameters )
+        task = await self._access_task( parameters )
+        _continuations.answer_wire(
+            self._inputs.get( task.identifier ), context.params )
         return { }
 
     async def _create_task(
@@ -506,7 +511,6 @@ def produce_capability_absence( ) -> BaseException:
             'extensions': { TASKS_EXTENSION: { } } } } )
 
 
-_HEADER_MISMATCH = -32020 # HeaderMismatch
 _MISSING_CAPABILITY = -32021 # MissingRequiredClientCapability
 
 
@@ -529,11 +533,18 @@ def _produce_task_fields(
     }
 
 
-def _produce_task_detailed( task: TaskRecord ) -> dict[ str, __.typx.Any ]:
+def _produce_task_detailed(
+    task: TaskRecord,
+    continuation: _continuations.Continuation | None = None,
+) -> dict[ str, __.typx.Any ]:
     ''' Returns the task of ``tasks/get`` (MCP 2026-07-28): with its result
-        when completed, its error when failed.
+        when completed, its error when failed; ``input_required``, with
+        its requests, while its call waits for the client's answers.
     '''
     detailed = _produce_task_wire( task )
+    requests = _continuations.produce_requests_wire( continuation )
+    if requests and not task.is_terminal( ):
+        detailed.update( status = 'input_required', inputRequests = requests )
     if task.state is TaskStates.Completed and task.result is not None:
         detailed[ 'result' ] = dict( task.result )
     if task.state is TaskStates.Failed:
@@ -566,26 +577,8 @@ def _verify_extension( context: __.typx.Any ) -> bool:
     parameters = getattr( context, 'params', None )
     if not is_extension_declared( context, parameters ):
         raise produce_capability_absence( )
-    _verify_routing_header( context )
+    _server_sdk.verify_routing_header( context )
     return True
-
-
-def _verify_routing_header( context: __.typx.Any ) -> None:
-    ''' Raises if the HTTP header ``Mcp-Name`` of a request about a task
-        names another task than its parameters (MCP 2026-07-28).
-    '''
-    headers: __.typx.Any = getattr(
-        getattr( context, 'request', None ), 'headers', None )
-    if headers is None: return
-    value: __.typx.Any = headers.get( 'mcp-name' )
-    if value is None: return
-    from mcp.shared.inbound import decode_header_value
-    parameters: __.typx.Any = getattr( context, 'params', None ) or { }
-    identifier = parameters.get( 'taskId' )
-    if decode_header_value( value ) == identifier: return
-    raise _sdk.produce_error(
-        _HEADER_MISMATCH,
-        "The header Mcp-Name does not match the request's taskId." )
 
 
 def _verify_legacy( context: __.typx.Any, method: str ) -> None:
