@@ -346,3 +346,87 @@ async def test_170_legacy_session_unchanged( ):
             session.call_tool( 'rounds', { } ), _WAIT )
     assert result.content[ 0 ].text == 'Cy: Hey'
     assert not server.continuations.continuations
+
+
+_EXTENSION = 'io.modelcontextprotocol/tasks'
+
+
+async def _post( http: Any, url: str, method: str, parameters: Any ) -> Any:
+    ''' Posts request of MCP 2026-07-28 from a client which declares the
+        tasks extension; returns the message.
+    '''
+    parameters = { **parameters, '_meta': {
+        'io.modelcontextprotocol/protocolVersion': _VERSION,
+        'io.modelcontextprotocol/clientCapabilities': {
+            **_CAPABILITIES, 'extensions': { _EXTENSION: { } } },
+    } }
+    name = parameters.get( 'name', parameters.get( 'taskId' ) )
+    headers = {
+        'Accept': 'application/json, text/event-stream',
+        'MCP-Protocol-Version': _VERSION, 'Mcp-Method': method,
+        'Mcp-Name': name }
+    response = await http.post( url, headers = headers, json = {
+        'jsonrpc': '2.0', 'id': 1, 'method': method,
+        'params': parameters } )
+    text = response.text
+    if 'text/event-stream' in response.headers.get( 'content-type', '' ):
+        text = next(
+            line[ len( 'data:' ) : ] for line in text.splitlines( )
+            if line.startswith( 'data:' ) and 'jsonrpc' in line )
+    return json.loads( text )
+
+
+async def _poll( http: Any, url: str, identifier: str, status: str ) -> Any:
+    ''' Returns the task once of a status (bounded: no hang). '''
+    async def poll( ) -> Any:
+        while True:
+            message = await _post(
+                http, url, 'tasks/get', { 'taskId': identifier } )
+            if message[ 'result' ][ 'status' ] == status:
+                return message[ 'result' ]
+            await asyncio.sleep( 0.05 )
+    return await asyncio.wait_for( poll( ), _WAIT )
+
+
+@pytest.mark.asyncio
+async def test_200_task_input_required( ):
+    ''' A tool run as a task (MCP 2026-07-28) which asks makes its task
+        ``input_required``, its requests on ``tasks/get``; ``tasks/update``
+        answers some (acknowledged; the others still asked), then the
+        rest, and the task completes with the answers.
+    '''
+    async def asking( context: Any ) -> str:
+        ''' Asks two questions at once. '''
+        first, second = await asyncio.gather(
+            context.elicit( 'One?', _NAME_SCHEMA ),
+            context.elicit( 'Two?', _NAME_SCHEMA ) )
+        return f"{first.content[ 'name' ]} {second.content[ 'name' ]}"
+
+    ensemble = invocables.produce_ensemble( 'tasked', [
+        invocables.produce_invoker(
+            asking, annotations = { 'task_support': 'optional' } ) ] )
+    server = serving.ToolServer( [ ensemble ] )
+    async with _serve( server ) as ( url, http ):
+        if not _MODERN:
+            status, _ = await _call( http, url, 'asking' )
+            assert status >= 400 # noqa: PLR2004
+            return
+        created = await _post(
+            http, url, 'tools/call', { 'name': 'asking', 'arguments': { } } )
+        identifier = created[ 'result' ][ 'taskId' ]
+        task = await _poll( http, url, identifier, 'input_required' )
+        keys = sorted( task[ 'inputRequests' ] )
+        assert len( keys ) == 2 # noqa: PLR2004
+        acknowledged = await _post( http, url, 'tasks/update', {
+            'taskId': identifier,
+            'inputResponses': { keys[ 0 ]: _elicited( { 'name': 'a' } ) } } )
+        assert acknowledged[ 'result' ].get( 'resultType' ) == 'complete'
+        task = await _poll( http, url, identifier, 'input_required' )
+        assert list( task[ 'inputRequests' ] ) == [ keys[ 1 ] ]
+        await _post( http, url, 'tasks/update', {
+            'taskId': identifier,
+            'inputResponses': { keys[ 1 ]: _elicited( { 'name': 'b' } ) } } )
+        task = await _poll( http, url, identifier, 'completed' )
+    texts = { task[ 'result' ][ 'content' ][ 0 ][ 'text' ] }
+    assert texts <= { 'a b', 'b a' }
+    await server.release_tasks( )
