@@ -301,7 +301,9 @@ async def test_150_bounded_in_number( ):
 @pytest.mark.asyncio
 async def test_160_undeclared_capability_refused( ):
     ''' A client which does not declare elicitation is not asked: the
-        tool's request fails (its call reports the failure).
+        tool's request fails, and its call, which failed, is answered with
+        the error of a missing client capability (-32021), which names
+        it.
     '''
     server = serving.ToolServer( [ _produce_ensemble( _Gate( ) ) ] )
     async with _serve( server ) as ( url, http ):
@@ -310,10 +312,9 @@ async def test_160_undeclared_capability_refused( ):
         if not _MODERN:
             assert status >= 400 # noqa: PLR2004
             return
-    result = message[ 'result' ]
-    assert result[ 'resultType' ] == 'complete'
-    assert result[ 'isError' ] is True
-    assert 'elicitation' in result[ 'content' ][ 0 ][ 'text' ]
+    error = message[ 'error' ]
+    assert error[ 'code' ] == -32021 # noqa: PLR2004
+    assert error[ 'data' ][ 'requiredCapabilities' ] == { 'elicitation': { } }
 
 
 @pytest.mark.asyncio

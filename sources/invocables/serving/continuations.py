@@ -43,6 +43,7 @@ DURATION_DEFAULT = 300.0
 MAXIMUM_DEFAULT = 100
 ''' Calls which wait for their client at once, by default. '''
 
+_MISSING_CAPABILITY = -32021 # MissingRequiredClientCapability
 _SETTLE_ROUNDS = 8 # loop turns which gather the requests of one round
 _STATE_INVALID = "Invalid or expired requestState"
 
@@ -66,6 +67,8 @@ class Continuation:
         self.round = 0
         self.task: __.asyncio.Task[ __.typx.Any ] | None = None
         self.liaison: InputLiaison | None = None
+        # A request refused for a capability which the client lacks.
+        self.refusal: BaseException | None = None
         self.timer: __.asyncio.TimerHandle | None = None
 
     async def ask(
@@ -172,7 +175,7 @@ class ContinuationsManager:
         except BaseException:
             self._cancel( continuation )
             raise
-        if ended: return continuation.task.result( ) # type: ignore[union-attr]
+        if ended: return _conclude( continuation )
         if state is None and len( self.continuations ) >= self.maximum:
             self._cancel( continuation )
             raise _produce_error(
@@ -299,10 +302,15 @@ class InputLiaison( _liaisons.SessionLiaison ):
         if capability is not None and mode is not None:
             capability = getattr( capability, mode, None )
         if capability is not None: return
-        raise _produce_error(
-            _mcp_types.INVALID_PARAMS,
+        error = _produce_error(
+            _MISSING_CAPABILITY,
             f"The client does not support {kind}"
-            + ( f" of mode {mode!r}." if mode else "." ) )
+            + ( f" of mode {mode!r}." if mode else "." ),
+            { 'requiredCapabilities': {
+                kind: { mode: { } } if mode else { } } } )
+        if self.continuation is not None:
+            self.continuation.refusal = error
+        raise error
 
 
 class TaskInputLiaison( InputLiaison, _liaisons.TaskLiaison ):
@@ -347,6 +355,20 @@ _RESPONSES = __.types.MappingProxyType( {
         _mcp_types.CreateMessageResultWithTools ),
     'roots/list': ( _mcp_types.ListRootsResult, ),
 } )
+
+
+def _conclude( continuation: Continuation ) -> __.typx.Any:
+    ''' Returns the result of an ended call; raises the refusal of a
+        request for a capability which the client lacks, if the call
+        failed (rather than do without).
+    '''
+    task = continuation.task
+    assert task is not None
+    result = task.result( )
+    refusal = continuation.refusal
+    if refusal is not None and getattr( result, 'is_error', False ):
+        raise refusal
+    return result
 
 
 def _validate_response(

@@ -319,3 +319,27 @@ async def test_input_required_result_capabilities( context, arguments ):
     result = await context.sample(
         [ 'Say hello.' ], max_tokens = 50, key = 'hello' )
     return f"LLM response: {result.content.text}"
+
+
+# Tools of the stateless scenario (MCP 2026-07-28, SEP-2575).
+
+async def test_missing_capability( context, arguments ):
+    ''' Needs the caller's model: a client which did not declare sampling
+        gets the error of a missing capability.
+    '''
+    result = await context.sample( [ 'Say hello.' ], max_tokens = 20 )
+    return f"LLM response: {result.content.text}"
+
+
+async def test_streaming_elicitation( context, arguments ):
+    ''' Asks the caller's user (an input request, never a request of the
+        server on the call's stream).
+    '''
+    result = await context.elicit( 'What is your name?', _NAME_SCHEMA )
+    return f"Hello, {( result.content or { } ).get( 'name' )}!"
+
+
+async def test_logging_tool( context, arguments ):
+    ''' Logs, which reaches only a client which asked for a level. '''
+    await context.log( 'info', 'A message of the logging tool.' )
+    return 'Logged.'
