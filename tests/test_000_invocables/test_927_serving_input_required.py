@@ -364,8 +364,8 @@ async def _post( http: Any, url: str, method: str, parameters: Any ) -> Any:
     name = parameters.get( 'name', parameters.get( 'taskId' ) )
     headers = {
         'Accept': 'application/json, text/event-stream',
-        'MCP-Protocol-Version': _VERSION, 'Mcp-Method': method,
-        'Mcp-Name': name }
+        'MCP-Protocol-Version': _VERSION, 'Mcp-Method': method }
+    if name is not None: headers[ 'Mcp-Name' ] = name
     response = await http.post( url, headers = headers, json = {
         'jsonrpc': '2.0', 'id': 1, 'method': method,
         'params': parameters } )
@@ -430,4 +430,47 @@ async def test_200_task_input_required( ):
         task = await _poll( http, url, identifier, 'completed' )
     texts = { task[ 'result' ][ 'content' ][ 0 ][ 'text' ] }
     assert texts <= { 'a b', 'b a' }
+    await server.release_tasks( )
+
+
+@pytest.mark.asyncio
+async def test_210_input_before_task( ):
+    ''' A tool run as a task which declares ``task_input_first`` asks in
+        rounds first (``input_required``, no task); once it asks no more,
+        its call becomes a task (``resultType: "task"``, no state), whose
+        result has the answers. Its annotation is not listed as MCP's.
+    '''
+    async def first( context: Any ) -> str:
+        ''' Asks a name, then works. '''
+        name = await context.elicit( 'Name?', _NAME_SCHEMA )
+        await asyncio.sleep( 0.05 )
+        return f"Hello, {name.content[ 'name' ]}"
+
+    ensemble = invocables.produce_ensemble( 'tasked', [
+        invocables.produce_invoker( first, annotations = {
+            'task_support': 'required', 'task_input_first': True } ) ] )
+    server = serving.ToolServer( [ ensemble ] )
+    async with _serve( server ) as ( url, http ):
+        if not _MODERN:
+            status, _ = await _call( http, url, 'first' )
+            assert status >= 400 # noqa: PLR2004
+            return
+        listing = await _post( http, url, 'tools/list', { } )
+        assert listing[ 'result' ][ 'tools' ][ 0 ].get( 'annotations' ) is None
+        round_ = await _post(
+            http, url, 'tools/call', { 'name': 'first', 'arguments': { } } )
+        result = round_[ 'result' ]
+        assert result[ 'resultType' ] == 'input_required'
+        assert 'taskId' not in result
+        ( key, _ ), = result[ 'inputRequests' ].items( )
+        created = await _post( http, url, 'tools/call', {
+            'name': 'first', 'arguments': { },
+            'inputResponses': { key: _elicited( { 'name': 'Di' } ) },
+            'requestState': result[ 'requestState' ] } )
+        task = created[ 'result' ]
+        assert task[ 'resultType' ] == 'task'
+        assert 'requestState' not in task
+        assert 'inputRequests' not in task
+        done = await _poll( http, url, task[ 'taskId' ], 'completed' )
+    assert done[ 'result' ][ 'content' ][ 0 ][ 'text' ] == 'Hello, Di'
     await server.release_tasks( )

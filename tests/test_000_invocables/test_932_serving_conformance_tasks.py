@@ -88,12 +88,6 @@ UNSUPPORTED = {
         "task; the configuration of serve cannot choose the policy Raise "
         "(test_945's test_122 shows the failed task under it)",
         { 'sep-2663-tasks-get-status-failed' } ),
-    'tasks-mrtr-composition': (
-        "a tool run as a task asks its client as a task (tasks/get "
-        "input_required, tasks/update): serve has no way yet for a tool "
-        "to gather its input by input_required rounds before its call "
-        "becomes a task (not done)",
-        { 'sep-2663-mrtr-synchronous-before-task-creation' } ),
     'input-required-result-non-tool-request': (
         "serve's prompts are its upstream servers' (the gateway): a prompt "
         "which asks its client for input needs the relay of the upstream "

@@ -108,15 +108,15 @@ class Continuation:
             key: request for key, ( request, future )
             in self.requests.items( ) if not future.done( ) }
 
-    async def proceed( self ) -> bool:
+    async def proceed( self, *, patient: bool = True ) -> bool:
         ''' Runs the call until it ends (returns true) or waits for
-            requests (false).
+            requests (false). Impatient, for a few turns of the loop only.
         '''
         task = self.task
         assert task is not None
         while True:
             if task.done( ): return True
-            if self.survey_requests( ):
+            if self.survey_requests( ) or not patient:
                 for _ in range( _SETTLE_ROUNDS ): await __.asyncio.sleep( 0 )
                 return task.done( )
             self.asked.clear( )
@@ -147,13 +147,19 @@ class ContinuationsManager:
         call: __.cabc.Callable[
             [ _liaisons.SessionLiaison ],
             __.cabc.Coroutine[ __.typx.Any, __.typx.Any, __.typx.Any ] ],
+        escalate: __.cabc.Callable[
+            [ Continuation ], __.cabc.Awaitable[ __.typx.Any ] ]
+        | None = None,
     ) -> __.typx.Any:
         ''' Runs a call whose liaison asks its client by input requests;
             returns its result, or the requests it waits for.
 
             A call sent again with a state resumes the call which waits
             under it, with the answers; an unknown, spent or expired
-            state is an error (invalid parameters).
+            state is an error (invalid parameters). With escalate, a call
+            which does not ask at once (in a few turns of the loop) is
+            escalated (made a task, whose answer is returned), rather than
+            awaited.
         '''
         state = getattr( parameters, 'request_state', None )
         responses: __.cabc.Mapping[ str, __.typx.Any ] = (
@@ -171,7 +177,10 @@ class ContinuationsManager:
             except BaseException:
                 self._suspend( identifier, continuation )
                 raise
-        try: ended = await continuation.proceed( )
+        try:
+            ended = await continuation.proceed( patient = escalate is None )
+            if escalate is not None and not continuation.survey_requests( ):
+                return await escalate( continuation )
         except BaseException:
             self._cancel( continuation )
             raise

@@ -232,8 +232,32 @@ class ToolServer(
             return await self.continuations.invoke(
                 parameters, liaison, __.funct.partial(
                     self._execute, parameters, designation ) )
-        return await self._create_task_flat( self._produce_task_call(
+        if not designation.invoker.annotations.get(
+            _tasks.INPUT_FIRST_ANNOTATION
+        ): return await self._create_task_flat( self._produce_task_call(
             context, parameters, designation, level, modern = True ) )
+        # Asks in rounds first; a task once it asks no more.
+        liaison = _continuations.InputLiaison( context, level )
+        return await self.continuations.invoke(
+            parameters, liaison,
+            __.funct.partial( self._execute, parameters, designation ),
+            escalate = self._escalate_task )
+
+    async def _escalate_task(
+        self, continuation: _continuations.Continuation
+    ) -> dict[ str, __.typx.Any ]:
+        ''' Makes the running call of a continuation a task; returns the
+            task. The task holds the call's later requests for input.
+        '''
+        running = continuation.task
+        assert running is not None
+
+        async def call( identifier: str ) -> _mcp_types.CallToolResult:
+            self._inputs[ identifier ] = continuation
+            try: return await running
+            finally: self._inputs.pop( identifier, None )
+
+        return await self._create_task_flat( call )
 
     def _produce_task_call(
         self,
@@ -538,7 +562,7 @@ def _produce_annotations(
     data = {
         _HINTS_WIRE.get( key, key ): value
         for key, value in annotations.items( )
-        if key != _tasks.TASK_SUPPORT_ANNOTATION }
+        if key not in _tasks.ANNOTATIONS }
     if not data: return None
     try: return _mcp_types.ToolAnnotations.model_validate( data )
     except ValueError: return None

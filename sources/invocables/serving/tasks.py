@@ -43,6 +43,11 @@ TTL_MINIMUM = 1000
 TASKS_EXTENSION = 'io.modelcontextprotocol/tasks'
 TASK_SUPPORT_ANNOTATION = 'task_support'
 TASK_SUPPORTS = ( 'forbidden', 'optional', 'required' )
+# The annotation of a tool run as a task (MCP 2026-07-28) which asks in
+# rounds (input_required) before its call becomes a task; the annotations
+# of serve, not MCP's.
+INPUT_FIRST_ANNOTATION = 'task_input_first'
+ANNOTATIONS = frozenset( ( TASK_SUPPORT_ANNOTATION, INPUT_FIRST_ANNOTATION ) )
 
 _CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities'
 _RELATED_TASK = 'io.modelcontextprotocol/related-task'

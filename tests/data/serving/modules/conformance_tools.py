@@ -213,13 +213,13 @@ async def multi_input( context, arguments ):
 
 
 async def test_tool_with_task( context, arguments ):
-    ''' Asks the caller's user's name, then greets in a task. '''
-    result = await context.elicit( 'What is your name?', {
-        'type': 'object',
-        'properties': { 'user_name': { 'type': 'string' } },
-        'required': [ 'user_name' ],
-    } )
-    return f"Hello, {( result.content or { } ).get( 'user_name' )}!"
+    ''' Asks the caller's user's name (in rounds, before its call becomes a
+        task), then greets in a task.
+    '''
+    result = await context.elicit(
+        'What is your name?', _NAME_SCHEMA, key = 'user_name' )
+    await asyncio.sleep( 0.1 ) # a task's work
+    return f"Hello, {( result.content or { } ).get( 'name' )}!"
 
 
 # Tools of the input_required scenarios (MCP 2026-07-28, SEP-2322): they
