@@ -247,8 +247,9 @@ async def test_130_expired_cancelled( ):
 @pytest.mark.asyncio
 async def test_140_tampered_and_spent_states( ):
     ''' A tampered state, a state of another tool and a spent state (of a
-        round already answered) are refused (-32602); the call still
-        waits for its true next round.
+        round already answered) are refused (-32602), as is an answer of
+        another kind than its request; the call still waits for its true
+        next round, its state still good.
     '''
     server = serving.ToolServer( [ _produce_ensemble( _Gate( ) ) ] )
     async with _serve( server ) as ( url, http ):
@@ -265,6 +266,9 @@ async def test_140_tampered_and_spent_states( ):
         assert tampered[ 'error' ][ 'code' ] == -32602 # noqa: PLR2004
         _, other = await _call( http, url, 'several', answer, state )
         assert other[ 'error' ][ 'code' ] == -32602 # noqa: PLR2004
+        _, wrong = await _call(
+            http, url, 'rounds', { key: { 'roots': [ ] } }, state )
+        assert wrong[ 'error' ][ 'code' ] == -32602 # noqa: PLR2004
         _, second = await _call( http, url, 'rounds', answer, state )
         assert second[ 'result' ][ 'resultType' ] == 'input_required'
         _, spent = await _call( http, url, 'rounds', answer, state )

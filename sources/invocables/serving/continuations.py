@@ -174,8 +174,8 @@ class ContinuationsManager:
         else:
             identifier, continuation = self._resume( state, liaison )
             try: continuation.answer( responses )
-            except BaseException:
-                self._suspend( identifier, continuation )
+            except BaseException: # the same round again, its state good
+                self._suspend( identifier, continuation, advance = False )
                 raise
         try:
             ended = await continuation.proceed( patient = escalate is None )
@@ -225,9 +225,13 @@ class ContinuationsManager:
         return identifier, continuation
 
     def _suspend(
-        self, identifier: str, continuation: Continuation
+        self,
+        identifier: str,
+        continuation: Continuation,
+        *,
+        advance: bool = True,
     ) -> None:
-        continuation.round += 1
+        if advance: continuation.round += 1
         continuation.timer = __.asyncio.get_running_loop( ).call_later(
             self.duration, self._expire, identifier )
         self.continuations[ identifier ] = continuation
