@@ -5,7 +5,8 @@
     sampling, roots) gets its call answered ``input_required``; the client
     sends the call again with its answers and the state, and the same
     suspended call goes on. Rounds, several requests at once, the bounds
-    (number, duration) and their cleanup, tampered and spent states; under
+    (number, duration) and their cleanup, tampered and spent states, the
+    requests of an upstream server relayed, those of tasks; under
     2025-11-25, requests on the call's stream as before. Raw requests of
     2026-07-28 over streamable HTTP (the SDK's client sends none of them).
 
@@ -94,32 +95,11 @@ async def _call(
     state: str | None = None,
     capabilities: dict[ str, Any ] | None = None,
 ) -> tuple[ int, Any ]:
-    ''' Posts ``tools/call`` of MCP 2026-07-28; returns HTTP status and
-        message.
+    ''' Posts ``tools/call`` of MCP 2026-07-28 without arguments;
+        returns HTTP status and message.
     '''
-    parameters = { 'name': name, 'arguments': { } }
-    if responses is not None: parameters[ 'inputResponses' ] = responses
-    if state is not None: parameters[ 'requestState' ] = state
-    parameters[ '_meta' ] = {
-        'io.modelcontextprotocol/protocolVersion': _VERSION,
-        'io.modelcontextprotocol/clientCapabilities': (
-            _CAPABILITIES if capabilities is None else capabilities ),
-    }
-    body = {
-        'jsonrpc': '2.0', 'id': 1, 'method': 'tools/call',
-        'params': parameters }
-    headers = {
-        'Accept': 'application/json, text/event-stream',
-        'MCP-Protocol-Version': _VERSION, 'Mcp-Method': 'tools/call',
-        'Mcp-Name': name }
-    response = await http.post( url, json = body, headers = headers )
-    text = response.text
-    if 'text/event-stream' in response.headers.get( 'content-type', '' ):
-        text = next(
-            line[ len( 'data:' ) : ] for line in text.splitlines( )
-            if line.startswith( 'data:' ) and 'jsonrpc' in line )
-    message: Any = json.loads( text )
-    return response.status_code, message
+    return await _post_call(
+        http, url, name, { }, responses, state, capabilities )
 
 
 @contextlib.asynccontextmanager
@@ -478,3 +458,78 @@ async def test_210_input_before_task( ):
         done = await _poll( http, url, task[ 'taskId' ], 'completed' )
     assert done[ 'result' ][ 'content' ][ 0 ][ 'text' ] == 'Hello, Di'
     await server.release_tasks( )
+
+
+@pytest.mark.asyncio
+@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
+@pytest.mark.filterwarnings( 'ignore::UserWarning' )
+async def test_300_upstream_requests_in_rounds( ):
+    ''' An upstream server's elicitation and sampling during a call (MCP
+        2025-11-25 upstream, relayed to the call's context) reach a client
+        of MCP 2026-07-28 as the input requests of rounds; its answers go
+        back up, and the upstream call ends.
+    '''
+    upstream = invocables.mcp.produce_ensemble(
+        'relay', command = [
+            mcp_support.SERVERS_PYTHON,
+            str( mcp_support.SERVERS / 'relay_server.py' ) ] )
+    server = serving.ToolServer( [ upstream ] )
+    async with (
+        invocables.connect_ensembles( server.ensembles ),
+        _serve( server ) as ( url, http ),
+    ):
+        status, first = await _post_call(
+            http, url, 'consult', { 'topic': 'tea' } )
+        if not _MODERN:
+            assert status >= 400 # noqa: PLR2004
+            return
+        result = first[ 'result' ]
+        ( key, request ), = result[ 'inputRequests' ].items( )
+        assert request[ 'params' ][ 'message' ] == 'Your view on tea?'
+        _, second = await _post_call(
+            http, url, 'consult', { 'topic': 'tea' },
+            { key: _elicited( { 'view': 'fine' } ) },
+            result[ 'requestState' ] )
+        result = second[ 'result' ]
+        ( key, request ), = result[ 'inputRequests' ].items( )
+        assert request[ 'method' ] == 'sampling/createMessage'
+        assert request[ 'params' ][ 'systemPrompt' ] == 'Be brief.'
+        _, third = await _post_call(
+            http, url, 'consult', { 'topic': 'tea' },
+            { key: _sampled( 'a summary' ) }, result[ 'requestState' ] )
+    result = third[ 'result' ]
+    assert not result.get( 'isError' ), result
+    answers = json.loads( result[ 'content' ][ 0 ][ 'text' ] )
+    assert answers[ 'elicited' ][ 'content' ] == { 'view': 'fine' }
+    assert answers[ 'sampled' ][ 'content' ][ 'text' ] == 'a summary'
+
+
+async def _post_call(
+    http: Any, url: str, name: str, arguments: dict[ str, Any ],
+    responses: dict[ str, Any ] | None = None, state: str | None = None,
+    capabilities: dict[ str, Any ] | None = None,
+) -> tuple[ int, Any ]:
+    ''' Posts ``tools/call`` of MCP 2026-07-28 with arguments (and the
+        client's capabilities); returns HTTP status and message.
+    '''
+    parameters: dict[ str, Any ] = { 'name': name, 'arguments': arguments }
+    if responses is not None: parameters[ 'inputResponses' ] = responses
+    if state is not None: parameters[ 'requestState' ] = state
+    parameters[ '_meta' ] = {
+        'io.modelcontextprotocol/protocolVersion': _VERSION,
+        'io.modelcontextprotocol/clientCapabilities': (
+            _CAPABILITIES if capabilities is None else capabilities ) }
+    headers = {
+        'Accept': 'application/json, text/event-stream',
+        'MCP-Protocol-Version': _VERSION, 'Mcp-Method': 'tools/call',
+        'Mcp-Name': name }
+    response = await http.post( url, headers = headers, json = {
+        'jsonrpc': '2.0', 'id': 1, 'method': 'tools/call',
+        'params': parameters } )
+    text = response.text
+    if 'text/event-stream' in response.headers.get( 'content-type', '' ):
+        text = next(
+            line[ len( 'data:' ) : ] for line in text.splitlines( )
+            if line.startswith( 'data:' ) and 'jsonrpc' in line )
+    message: Any = json.loads( text )
+    return response.status_code, message
