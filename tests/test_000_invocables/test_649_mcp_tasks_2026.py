@@ -404,3 +404,75 @@ async def test_175_task_failed_elsewhere( ):
                 exceptions.InvocationRefusal, match = 'The worker failed'
             ): await asyncio.wait_for( call, _WAIT )
             gate.release.set( )
+
+
+_NAME_SCHEMA = {
+    'type': 'object',
+    'properties': { 'name': { 'type': 'string' } },
+    'required': [ 'name' ] }
+
+
+def _produce_asking_server( ):
+    async def rounds( context ) -> str:
+        ''' Asks a name, then a model, in two rounds. '''
+        name = await context.elicit( 'Name?', _NAME_SCHEMA )
+        sample = await context.sample( [ 'Greet.' ], max_tokens = 10 )
+        return f"{name.content[ 'name' ]}: {sample.content.text}"
+
+    async def first( context ) -> str:
+        ''' Asks a name before it becomes a task. '''
+        name = await context.elicit( 'Name first?', _NAME_SCHEMA )
+        return f"Hello, {name.content[ 'name' ]}"
+
+    ensemble = invocables.produce_ensemble( 'asking', [
+        invocables.produce_invoker(
+            rounds, annotations = { 'task_support': 'required' } ),
+        invocables.produce_invoker( first, annotations = {
+            'task_support': 'required', 'task_input_first': True } ) ] )
+    return serving.ToolServer( [ ensemble ] )
+
+
+async def test_200_task_asks_for_input( ):
+    ''' A task which asks for input, in two rounds, is answered by the
+        ensemble's elicitor and sampler, as a call's questions are: under
+        2026-07-28 its state ``input_required`` carries the requests,
+        which ``tasks/update`` answers (``Mcp-Name`` naming the task); a
+        tool which asks before it becomes a task is answered in rounds.
+        Under 2025-11-25 (1.x), serve relays no question of a task of
+        that protocol: the call is refused, saying so.
+    '''
+    from invocables.mcp import callbacks
+    asked = [ ]
+
+    async def elicitor( request ):
+        asked.append( request.message )
+        return callbacks.ElicitationResponse(
+            action = callbacks.ElicitationActions.Accept,
+            content = { 'name': 'Ada' } )
+
+    async def sampler( request ):
+        asked.append( 'sample' )
+        return callbacks.SamplingResponse( text = 'hi', model = 'm1' )
+
+    seen = [ ]
+    async with _serve( _produce_asking_server( ), _MODERN, seen ) as url:
+        client = invocables.mcp.produce_ensemble(
+            'remote', url = url, elicitor = elicitor, sampler = sampler )
+        async with client:
+            _verify_protocol( client )
+            if not _MODERN:
+                with pytest.raises( exceptions.InvocationRefusal ) as refusal:
+                    await asyncio.wait_for(
+                        _invoke( client, 'rounds', { } ), _WAIT )
+                assert 'Nobody answers' in str( refusal.value )
+                return
+            contents = await asyncio.wait_for(
+                _invoke( client, 'rounds', { } ), _WAIT )
+            first = await asyncio.wait_for(
+                _invoke( client, 'first', { } ), _WAIT )
+    assert contents[ 0 ].text == 'Ada: hi'
+    assert first[ 0 ].text == 'Hello, Ada'
+    assert asked == [ 'Name?', 'sample', 'Name first?' ]
+    updates = [ entry for entry in seen if entry[ 0 ] == 'tasks/update' ]
+    assert len( updates ) == 2 # noqa: PLR2004
+    assert all( identifier == name for _, identifier, name in updates )

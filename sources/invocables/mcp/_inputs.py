@@ -130,7 +130,8 @@ async def resolve(
         requests = result.input_requests
         if requests:
             delay = _STATE_DELAY_INITIAL
-            responses = await _answer( session, requests, subject, redact )
+            responses = await answer_requests(
+                session, requests, subject, redact )
         else: # state alone: the server is busy; wait a little
             await __.asyncio.sleep( delay )
             delay = min( delay * 2, _STATE_DELAY_MAXIMUM )
@@ -139,15 +140,18 @@ async def resolve(
     return result
 
 
-async def _answer(
+async def answer_requests(
     session: __.typx.Any,
     requests: __.cabc.Mapping[ str, __.typx.Any ],
     subject: str,
     redact: _Redact,
 ) -> dict[ str, __.typx.Any ]:
-    ''' Returns answers to input requests, by key, each by the session's
-        callbacks (concurrently, within the caller's context: a relay
-        finds the caller of the call).
+    ''' Returns answers to input requests (SDK models), by key, each by
+        the session's callbacks (concurrently, within the caller's
+        context: a relay finds the caller of the call).
+
+        Raises :py:class:`invocables.exceptions.InvocationRefusal` if an
+        input could not be given.
     '''
     from mcp.client.session import ClientRequestContext
     answers: dict[ str, __.typx.Any ] = { }
@@ -173,3 +177,16 @@ async def _answer(
         await __.asyncio.gather( *tasks, return_exceptions = True )
         raise
     return answers
+
+
+def produce_requests(
+    requests: __.cabc.Mapping[ str, __.typx.Any ]
+) -> dict[ str, __.typx.Any ]:
+    ''' Returns input requests (SDK models) out of their wire shapes, by
+        key (as a task of the tasks extension carries them).
+    '''
+    if not requests: return { }
+    result = _sdk.types.InputRequiredResult.model_validate(
+        { 'resultType': 'input_required', 'inputRequests': dict( requests ) },
+        by_name = False )
+    return dict( result.input_requests or { } )

@@ -72,6 +72,7 @@ __all__ = (
     'produce_model',
     'produce_oversize_error',
     'release_requests',
+    'send_task_request',
     'survey_task',
     'types',
     'validate_listing',
@@ -220,9 +221,12 @@ async def create_task(
     name: str,
     arguments: dict[ str, __.typx.Any ],
     progress: __.typx.Any = None,
+    responses: __.typx.Any = None,
+    state: str | None = None,
 ) -> __.typx.Any:
     ''' Calls tool as a task; returns task, or the call's result if the
-        server ran it at once.
+        server ran it at once (under MCP 2026-07-28, or the input which it
+        requires first, given responses and state of a former round).
 
         MCP 2025-11-25: ``tools/call`` with ``task`` (a ``Task``). The 2.x
         session checks each such result as a tool's result, which a task
@@ -234,7 +238,9 @@ async def create_task(
     '''
     if is_modern( session ):
         return await session.call_tool(
-            name, arguments, None, progress, allow_claimed = True )
+            name, arguments, None, progress, allow_claimed = True,
+            input_responses = responses, request_state = state,
+            allow_input_required = True )
     parameters = types.CallToolRequestParams(
         name = name, arguments = arguments, task = types.TaskMetadata( ) )
     if not _CURRENT:
@@ -257,7 +263,7 @@ async def cancel_task( session: __.typx.Any, identifier: str ) -> None:
     ''' Asks server to cancel task (``tasks/cancel``); under MCP
         2026-07-28, it acknowledges with an empty result.
     '''
-    await _send_task(
+    await send_task_request(
         session, types.CancelTaskRequest, identifier,
         types.Result if is_modern( session ) else types.CancelTaskResult )
 
@@ -268,7 +274,7 @@ async def fetch_task_result(
     ''' Returns result of task (``tasks/result``, MCP 2025-11-25): waits
         for its end.
     '''
-    return await _send_task(
+    return await send_task_request(
         session, types.GetTaskPayloadRequest, identifier,
         types.CallToolResult )
 
@@ -281,7 +287,7 @@ async def survey_task(
     ''' Returns state of task (``tasks/get``) as model: under MCP
         2026-07-28, that of the tasks extension, given.
     '''
-    return await _send_task(
+    return await send_task_request(
         session, types.GetTaskRequest, identifier, model )
 
 
@@ -329,22 +335,24 @@ async def negotiate( session: __.typx.Any ) -> None:
         raise refusal from None
 
 
-async def _send_task(
+async def send_task_request(
     session: __.typx.Any,
     request: type[ _BaseModel ],
     identifier: str,
     model: type[ _ModelT ],
+    **parameters: __.typx.Any,
 ) -> _ModelT:
     ''' Sends request about a task (its parameters: the task's
-        identifier); returns result as model. Under MCP 2026-07-28, the
-        header ``Mcp-Name`` carries the task's identifier too.
+        identifier, and those given, by wire name); returns result as
+        model. Under MCP 2026-07-28, the header ``Mcp-Name`` carries the
+        task's identifier too.
     '''
     if is_modern( session ): request = _produce_named_request( request )
     return await _send(
         session,
         request.model_validate( {
             'method': request.model_fields[ 'method' ].default,
-            'params': { 'taskId': identifier } } ),
+            'params': { 'taskId': identifier, **parameters } } ),
         model )
 
 

@@ -27,6 +27,7 @@ import anyio as _anyio
 from pydantic import Field as _Field
 
 import invocables.mcp.__ as __
+import invocables.mcp._inputs as _inputs
 import invocables.mcp._relays as _relays
 import invocables.mcp._sdk as _sdk
 from ._sdk import Error as _MCPError
@@ -48,10 +49,10 @@ _LOSSES = ( _anyio.ClosedResourceError, _anyio.BrokenResourceError )
 _scribe = __.produce_scribe( __name__ )
 
 
-class TaskState( _mcp_types.Result ):
-    ''' Task of the tasks extension (MCP 2026-07-28), as ``tasks/get``
-        answers it: the call's result (completed) or error (failed)
-        inlined. Its fields bear the names of the task of 2025-11-25.
+class TaskCommon( _mcp_types.Result ):
+    ''' Task of the tasks extension (MCP 2026-07-28): the call's result
+        (completed) or error (failed) inlined. Its fields bear the names
+        of the task of 2025-11-25.
     '''
 
     task_id: str = _Field( alias = 'taskId' )
@@ -64,10 +65,40 @@ class TaskState( _mcp_types.Result ):
     error: dict[ str, __.typx.Any ] | None = None
 
 
-class TaskCreation( TaskState ):
-    ''' Result of a tool call which the server runs as a task. '''
+class TaskState( TaskCommon ):
+    ''' Task as ``tasks/get`` answers it: with its input requests, by key,
+        while it needs input. '''
+
+    input_requests: dict[ str, __.typx.Any ] | None = _Field(
+        default = None, alias = 'inputRequests' )
+
+
+class TaskCreation( TaskCommon ):
+    ''' Result of a tool call which the server runs as a task (the SDK
+        lets a claimed result have no ``inputRequests``: a task created
+        needing input says its requests on the next poll).
+    '''
 
     result_type: _Literal[ 'task' ] = _Field( alias = 'resultType' )
+
+
+class TaskUpdateParameters( _mcp_types.RequestParams ):
+    ''' Parameters of ``tasks/update`` (the tasks extension). '''
+
+    task_id: str = _Field( alias = 'taskId' )
+    input_responses: dict[ str, __.typx.Any ] = _Field(
+        alias = 'inputResponses' )
+
+
+class TaskUpdate( _mcp_types.Request[
+    TaskUpdateParameters, _Literal[ 'tasks/update' ]
+] ):
+    ''' Request ``tasks/update`` of the tasks extension (MCP 2026-07-28):
+        the answers to the input requests of a task, by key.
+    '''
+
+    method: _Literal[ 'tasks/update' ] = 'tasks/update'
+    params: TaskUpdateParameters
 
 
 class TaskCall:
@@ -88,6 +119,8 @@ class TaskCall:
         self.grace = grace
         self.reported: str | None = None
         self.updates = 0
+        self.answered: set[ str ] = set( )
+        self.rounds = 0
 
     async def __call__(
         self, connection: __.typx.Any, arguments: dict[ str, __.typx.Any ]
@@ -97,8 +130,7 @@ class TaskCall:
             Errors of the start are the session's own, as for an ordinary
             call (the caller may send it again if undelivered).
         '''
-        task = await _sdk.create_task(
-            connection.session, self.tool, arguments, self.progress )
+        task = await self._create( connection, arguments )
         # MCP 2026-07-28: the server chose to answer at once.
         if isinstance( task, _mcp_types.CallToolResult ): return task
         identifier = _sdk.access_field( task, 'task_id' )
@@ -125,6 +157,28 @@ class TaskCall:
         except __.asyncio.CancelledError:
             await self._cancel( connection, identifier )
             raise
+
+    async def _create(
+        self, connection: __.typx.Any, arguments: dict[ str, __.typx.Any ]
+    ) -> __.typx.Any:
+        ''' Returns task which the call of the tool starts, or its result;
+            under MCP 2026-07-28, after the input it requires first.
+        '''
+        session = connection.session
+        if not _sdk.is_modern( session ):
+            return await _sdk.create_task(
+                session, self.tool, arguments, self.progress )
+
+        def send( responses: __.typx.Any, state: str | None ) -> (
+            __.cabc.Awaitable[ __.typx.Any ]
+        ):
+            return _sdk.create_task(
+                session, self.tool, arguments, self.progress,
+                responses, state )
+
+        return await _inputs.resolve(
+            session, send, f"tool {self.tool!r}",
+            connection.redactor.redact )
 
     async def _cancel(
         self, connection: __.typx.Any, identifier: str
@@ -155,9 +209,12 @@ class TaskCall:
         while True:
             status = _sdk.access_field( state, 'status' )
             await self._report( state )
-            if status in ( 'completed', 'failed', 'input_required' ):
+            if status == 'input_required' and _sdk.is_modern(
+                _access_session( connection )
+            ): await self._answer( connection, identifier, state )
+            elif status in ( 'completed', 'failed', 'input_required' ):
                 return await self._conclude( connection, identifier, state )
-            if status == 'cancelled':
+            elif status == 'cancelled':
                 raise self._refuse( identifier, 'the server cancelled it' )
             await __.asyncio.sleep( _access_interval( state ) )
             state = await _survey_task(
@@ -176,11 +233,6 @@ class TaskCall:
         session = _access_session( connection )
         if not _sdk.is_modern( session ):
             return await _sdk.fetch_task_result( session, identifier )
-        if state.status == 'input_required':
-            # TODO: answer the requests of a task (tasks/update).
-            raise self._refuse(
-                identifier, 'it asks for input, which this client cannot '
-                'give to a task yet' )
         if isinstance( state, TaskCreation ):
             state = await _survey_task( session, identifier )
         if state.result is not None:
@@ -190,6 +242,41 @@ class TaskCall:
         # Refused here: its code is the call's, never a lost session's.
         reason = str( error.get( 'message' ) or 'it failed' ).rstrip( '.' )
         raise self._refuse( identifier, reason )
+
+    async def _answer(
+        self, connection: __.typx.Any, identifier: str, state: __.typx.Any
+    ) -> None:
+        ''' Answers the requests of a task which needs input (MCP
+            2026-07-28: ``tasks/update``), by the session's callbacks, as
+            those of a call are; each key once, at most
+            :py:data:`invocables.mcp._inputs.ROUNDS_MAXIMUM` times a round.
+            A task created needing input says none: the next poll does.
+        '''
+        session = _access_session( connection )
+        requests = {
+            key: request for key, request
+            in _inputs.produce_requests(
+                getattr( state, 'input_requests', None ) or { } ).items( )
+            if key not in self.answered }
+        if not requests: return
+        self.rounds += 1
+        if self.rounds > _inputs.ROUNDS_MAXIMUM:
+            await self._cancel( connection, identifier )
+            raise self._refuse(
+                identifier, "it required input for more than "
+                f"{_inputs.ROUNDS_MAXIMUM} rounds" )
+        answers = await _inputs.answer_requests(
+            session, requests,
+            f"task {identifier!r} of tool {self.tool!r}",
+            connection.redactor.redact )
+        self.answered.update( answers )
+        # Acknowledged with an empty result.
+        await _sdk.send_task_request(
+            session, TaskUpdate, identifier, _mcp_types.Result,
+            inputResponses = {
+                key: answer.model_dump(
+                    by_alias = True, mode = 'json', exclude_none = True )
+                for key, answer in answers.items( ) } )
 
     def _refuse(
         self, identifier: str, reason: str
