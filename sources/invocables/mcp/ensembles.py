@@ -233,8 +233,9 @@ class ServerEnsemble(
                     self.options.grace )( connection, payload )
                 if _tasks.is_tasked(
                     self._state.catalog.tasked, connection.session, name )
-                else _inputs.call_tool( connection.session, name, payload,
-                    progress, connection.redactor.redact ) )
+                else _inputs.call_tool(
+                    connection.session, name, payload, progress,
+                    connection.redactor.redact ) )
             try:
                 with _relays.track( connection.relay, context ):
                     result = await ( # none when the caller keeps the time
