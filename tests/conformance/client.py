@@ -8,8 +8,8 @@
     server as the last argument, the scenario in ``MCP_CONFORMANCE_SCENARIO``
     and, for some, a JSON context in ``MCP_CONFORMANCE_CONTEXT`` (client
     credentials, keys, an identity token). It connects, lists the tools,
-    calls the scenario's tool (or tools, together) and exits 0; it exits 1 with the error on
-    standard error when the library fails.
+    calls the scenario's tool (or tools, together) and exits 0; it exits 1
+    with the error on standard error when the library fails.
 
     Most scenarios build their ensemble in code; ``auth/client-credentials-
     jwt`` and ``auth/cross-app-access-complete-flow`` through a configuration

@@ -59,9 +59,9 @@ def _produce( answers = None, **options ):
     if answers is not None:
         options.setdefault( 'elicitor', answers.elicit )
         options.setdefault( 'sampler', answers.sample )
+    command = [ mcp_support.SERVERS_PYTHON, _SERVER, *arguments ]
     return invocables.mcp.produce_ensemble(
-        'inputs', command = [ mcp_support.SERVERS_PYTHON, _SERVER, *arguments ],
-        **options )
+        'inputs', command = command, **options )
 
 
 async def _call( ensemble, name, arguments = None ):
@@ -127,6 +127,19 @@ async def test_110_rounds_and_state( ):
         f"Say a word (elicit-{round_})." for round_ in ( 1, 2, 3 ) ]
     assert answers.sampled == [
         f"Answer sample-{round_}." for round_ in ( 1, 2, 3 ) ]
+
+
+async def test_115_state_alone( ):
+    ''' A result with a state and no input requests (the server is busy)
+        is sent again, after a short wait, with the state alone.
+    '''
+    async with _produce( _Answers( ) ) as ensemble:
+        legs = json.loads( await _call( ensemble, 'busy' ) )
+    if not _MODERN:
+        assert legs == [ ]
+        return
+    assert legs == [
+        { 'state': None, 'keys': [ ] }, { 'state': 'busy', 'keys': [ ] } ]
 
 
 async def test_120_resource_and_prompt( ):

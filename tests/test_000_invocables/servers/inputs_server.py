@@ -15,13 +15,17 @@
     ``input_required`` result carries a ``requestState`` (with characters
     to spoil); it returns, as JSON, the legs it saw (the state and the keys
     of the answers each carried) and the answers. ``endless( )`` asks for
-    ever (by requests: twelve times); ``stall( )`` asks once, then waits a minute. The resource
+    ever (by requests: twelve times); ``stall( )`` asks once, then waits a
+    minute; ``busy( )`` answers with a state alone, then with the legs it
+    saw. The resource
     ``inputs://note/{topic}`` and the prompt ``note`` ask for a word first.
 '''
 
 
 import json
 import sys
+
+from typing import Any
 
 import anyio
 
@@ -55,7 +59,7 @@ def _is_modern( context: Context ) -> bool:
     return context.protocol_version in MODERN_PROTOCOL_VERSIONS
 
 
-def _produce_request( kind: str, key: str ) -> object:
+def _produce_request( kind: str, key: str ) -> Any:
     if kind == 'elicit':
         return ElicitRequest( params = ElicitRequestFormParams(
             message = f"Say a word ({key}).",
@@ -125,7 +129,7 @@ async def confer(
             f"{kind}-{round_}": _produce_request( kind, f"{kind}-{round_}" )
             for kind in names }
         return InputRequiredResult(
-            input_requests = requests, # pyright: ignore
+            input_requests = requests,
             request_state = (
                 f" round {round_} \"é\" \\n " if state else None ) )
     legs = list( _LEGS )
@@ -140,7 +144,8 @@ async def endless( context: Context ) -> str | InputRequiredResult:
         for _ in range( 12 ): await _ask_legacy( context, 'elicit', 'e' )
         return 'asked 12 times'
     return InputRequiredResult(
-        input_requests = { 'elicit': _produce_request( 'elicit', 'e' ) }, # pyright: ignore
+        input_requests = {
+            'elicit': _produce_request( 'elicit', 'e' ) },
         request_state = 'again' )
 
 
@@ -152,10 +157,25 @@ async def stall( context: Context ) -> str | InputRequiredResult:
         await anyio.sleep( 60 )
         return 'late'
     if not context.input_responses:
-        return InputRequiredResult(
-            input_requests = { 'elicit': _produce_request( 'elicit', 's' ) } ) # pyright: ignore
+        return InputRequiredResult( input_requests = {
+            'elicit': _produce_request( 'elicit', 's' ) } )
     await anyio.sleep( 60 )
     return 'late'
+
+
+@server.tool( structured_output = False )
+async def busy( context: Context ) -> str | InputRequiredResult:
+    ''' Answers with a state alone first (busy), then with the states it
+        got, as JSON. '''
+    if not _is_modern( context ): return json.dumps( [ ] )
+    _LEGS.append( {
+        'state': context.request_state,
+        'keys': sorted( context.input_responses or { } ) } )
+    if context.request_state is None:
+        return InputRequiredResult( request_state = 'busy' )
+    legs = list( _LEGS )
+    _LEGS.clear( )
+    return json.dumps( legs )
 
 
 @server.resource( 'inputs://note/{topic}' )
@@ -177,14 +197,15 @@ async def _note( context: Context ) -> str | InputRequiredResult:
     responses = context.input_responses or { }
     if 'note' not in responses:
         return InputRequiredResult(
-            input_requests = { 'note': _produce_request( 'elicit', 'note' ) }, # pyright: ignore
+            input_requests = {
+                'note': _produce_request( 'elicit', 'note' ) },
             request_state = 'note-state' )
     return f"note {_summarize( 'elicit', responses[ 'note' ] )}"
 
 
 async def _serve_modern( ) -> None:
     ''' Serves over stdio, refusing the legacy handshake. '''
-    lowlevel = server._lowlevel_server # pyright: ignore
+    lowlevel: Any = getattr( server, '_lowlevel_server' )
     async with stdio_server( ) as ( reading, writing ):
         sending, receiving = anyio.create_memory_object_stream[
             SessionMessage | Exception ]( 0 )
@@ -196,7 +217,7 @@ async def _serve_modern( ) -> None:
                     if getattr( message, 'method', None ) == 'initialize':
                         await writing.send( SessionMessage( JSONRPCError(
                             jsonrpc = '2.0',
-                            id = message.id, # pyright: ignore
+                            id = message.id,
                             error = ErrorData(
                                 code = -32022,
                                 message = 'Unsupported protocol version.',
