@@ -424,9 +424,17 @@ def _produce_asking_server( ):
         name = await context.elicit( 'Name first?', _NAME_SCHEMA )
         return f"Hello, {name.content[ 'name' ]}"
 
+    async def endless( context ) -> str:
+        ''' Asks a name, over and over. '''
+        for _ in range( 20 ):
+            await context.elicit( 'Again?', _NAME_SCHEMA )
+        return 'asked 20 times'
+
     ensemble = invocables.produce_ensemble( 'asking', [
         invocables.produce_invoker(
             rounds, annotations = { 'task_support': 'required' } ),
+        invocables.produce_invoker(
+            endless, annotations = { 'task_support': 'required' } ),
         invocables.produce_invoker( first, annotations = {
             'task_support': 'required', 'task_input_first': True } ) ] )
     return serving.ToolServer( [ ensemble ] )
@@ -476,3 +484,34 @@ async def test_200_task_asks_for_input( ):
     updates = [ entry for entry in seen if entry[ 0 ] == 'tasks/update' ]
     assert len( updates ) == 2 # noqa: PLR2004
     assert all( identifier == name for _, identifier, name in updates )
+
+
+@pytest.mark.slow
+async def test_210_task_asks_too_often( ):
+    ''' A task which asks for input round after round is cancelled after
+        the rounds limit, and the call refused, saying so.
+    '''
+    from invocables.mcp import _inputs, callbacks
+    asked = [ ]
+
+    async def elicitor( request ):
+        asked.append( request.message )
+        return callbacks.ElicitationResponse(
+            action = callbacks.ElicitationActions.Accept,
+            content = { 'name': 'Ada' } )
+
+    seen = [ ]
+    async with _serve( _produce_asking_server( ), _MODERN, seen ) as url:
+        client = invocables.mcp.produce_ensemble(
+            'remote', url = url, elicitor = elicitor )
+        async with client:
+            with pytest.raises( exceptions.InvocationRefusal ) as refusal:
+                await asyncio.wait_for(
+                    _invoke( client, 'endless', { } ), _WAIT )
+    if not _MODERN:
+        assert 'Nobody answers' in str( refusal.value )
+        return
+    assert f"more than {_inputs.ROUNDS_MAXIMUM} rounds" in str(
+        refusal.value )
+    assert len( asked ) == _inputs.ROUNDS_MAXIMUM
+    assert [ entry[ 0 ] for entry in seen ].count( 'tasks/cancel' ) == 1
