@@ -6,13 +6,15 @@
     :py:class:`SessionLiaison` answers an ordinary call, on the stream of
     its request; :py:class:`TaskLiaison` answers a call run as a task,
     whose request was answered: on the session's own stream, each message
-    naming the task.
+    naming the task; its requests for input (MCP 2025-11-25) on the stream
+    of a ``tasks/result``.
 '''
 
 
 import warnings as _warnings
 
 import invocables.serving.__ as __
+import invocables.serving._sdk as _server_sdk
 import invocables.exceptions as _exceptions
 from ..mcp._sdk import produce_error as _produce_error
 from ..mcp._sdk import types as _mcp_types
@@ -25,6 +27,14 @@ LEVELS = (
 SAMPLING_TOKENS_DEFAULT = 1000
 
 _RELATED_TASK = 'io.modelcontextprotocol/related-task'
+
+Asker: __.typx.TypeAlias = __.cabc.Callable[
+    [ str, __.cabc.Callable[
+        [ __.typx.Any ], __.cabc.Awaitable[ __.typx.Any ] ] ],
+    __.cabc.Awaitable[ __.typx.Any ] ]
+''' Asks the client, for a task (with a status message), by a sender of
+    the request on the stream of a ``tasks/result``; returns the answer.
+'''
 
 
 class SessionLiaison:
@@ -132,7 +142,10 @@ class TaskLiaison( SessionLiaison ):
         ``io.modelcontextprotocol/related-task``), while the client is
         there. Progress goes to the token of the request which started
         the task, and its message becomes the task's status message (by
-        ``note``). Elicitation and sampling are refused.
+        ``note``). Elicitation and sampling wait for the client's next
+        ``tasks/result``, on whose stream they go (by ``ask``, which makes
+        the task wait for input meanwhile); without ``ask``, and for
+        elicitation of mode ``url``, refused.
     '''
 
     def __init__(
@@ -142,11 +155,13 @@ class TaskLiaison( SessionLiaison ):
         identifier: str,
         token: str | int | None,
         note: __.cabc.Callable[ [ str ], __.cabc.Awaitable[ None ] ],
+        ask: Asker | None = None,
     ):
         super( ).__init__( context, level )
         self.identifier = identifier
         self.token = token
         self.note = note
+        self.ask = ask
 
     async def report_progress(
         self, progress: float, total: float | None, message: str | None
@@ -169,8 +184,16 @@ class TaskLiaison( SessionLiaison ):
         schema: __.cabc.Mapping[ str, __.typx.Any ],
         **options: __.typx.Any,
     ) -> __.typx.Any:
-        ''' Refuses: a task does not ask its client (yet). '''
-        raise _exceptions.LiaisonAbsence( 'elicitation' )
+        ''' Sends ``elicitation/create`` on the stream of a
+            ``tasks/result``; returns the client's answer. Options are of
+            MCP 2026-07-28 (``key``): ignored.
+        '''
+        parameters = {
+            'message': message,
+            'requestedSchema': __.values.thaw_json( schema ) }
+        return await self._ask(
+            'elicitation', f"The tool asks the user: {message}",
+            'elicitation/create', parameters, _mcp_types.ElicitResult )
 
     async def elicit_url(
         self, message: str, url: str, identifier: str
@@ -182,8 +205,41 @@ class TaskLiaison( SessionLiaison ):
         self, messages: __.cabc.Sequence[ __.typx.Any ],
         **options: __.typx.Any,
     ) -> __.typx.Any:
-        ''' Refuses: a task does not ask its client (yet). '''
-        raise _exceptions.LiaisonAbsence( 'sampling' )
+        ''' Sends ``sampling/createMessage`` on the stream of a
+            ``tasks/result``; returns the answer. Messages and options as
+            those of an ordinary call.
+        '''
+        options.pop( 'key', None ) # of MCP 2026-07-28
+        samples, options = produce_sampling( messages, options )
+        parameters = {
+            _produce_camel( name ): _produce_wire( value )
+            for name, value in options.items( ) if value is not None }
+        parameters[ 'messages' ] = _produce_wire( samples )
+        return await self._ask(
+            'sampling', "The tool asks the client's model.",
+            'sampling/createMessage', parameters,
+            _mcp_types.CreateMessageResult )
+
+    async def _ask(
+        self,
+        channel: str,
+        status: str,
+        method: str,
+        parameters: dict[ str, __.typx.Any ],
+        result: type[ __.typx.Any ],
+    ) -> __.typx.Any:
+        ''' Sends request, naming the task, on the stream of the client's
+            next ``tasks/result``; returns the answer. Refused without
+            ``ask``.
+        '''
+        if self.ask is None: raise _exceptions.LiaisonAbsence( channel )
+        parameters[ '_meta' ] = self._produce_meta( )
+
+        async def send( context: __.typx.Any ) -> __.typx.Any:
+            return await _server_sdk.send_request(
+                context, method, parameters, result )
+
+        return await self.ask( status, send )
 
     async def _notify( self, notification: __.typx.Any ) -> None:
         with __.ctxl.suppress( Exception ): # client gone: the task goes on
@@ -229,6 +285,23 @@ def produce_sampling(
         options[ 'tool_choice' ] = _mcp_types.ToolChoice.model_validate(
             options[ 'tool_choice' ] )
     return samples, options
+
+
+def _produce_camel( name: str ) -> str:
+    ''' Returns wire name (camelCase) of a keyword (snake_case). '''
+    first, *rest = name.split( '_' )
+    return first + ''.join( part.capitalize( ) for part in rest )
+
+
+def _produce_wire( value: __.typx.Any ) -> __.typx.Any:
+    ''' Returns JSON of value: the SDK's models dumped, by wire names. '''
+    if isinstance( value, ( list, tuple ) ):
+        items = __.typx.cast( __.cabc.Sequence[ __.typx.Any ], value )
+        return [ _produce_wire( item ) for item in items ]
+    if hasattr( value, 'model_dump' ):
+        return value.model_dump(
+            by_alias = True, mode = 'json', exclude_none = True )
+    return value
 
 
 def _admit_level( level: str, minimum: str ) -> str | None:

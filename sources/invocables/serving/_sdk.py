@@ -61,6 +61,11 @@ _REQUESTS_TASKS = __.types.MappingProxyType( {
     'on_update_task': ( 'tasks/update', 'GetTaskRequestParams', None ),
 } )
 _TASKS_EXTENSION = 'io.modelcontextprotocol/tasks'
+# Requests of the server to its client, by method: the SDK's models.
+_REQUESTS_SERVER = __.types.MappingProxyType( {
+    'elicitation/create': 'ElicitRequest',
+    'sampling/createMessage': 'CreateMessageRequest',
+} )
 _HEADER_MISMATCH = -32020 # HeaderMismatch
 
 
@@ -290,6 +295,11 @@ class _SessionLegacy:
         self.context = context
 
     @property
+    def connection( self ) -> __.typx.Any:
+        ''' The session of the connection, which lasts. '''
+        return self._connection
+
+    @property
     def client_capabilities( self ) -> __.typx.Any:
         ''' Capabilities the client declared, or None. '''
         parameters = self._connection.client_params
@@ -402,6 +412,30 @@ async def notify_elicitation_complete(
             { 'elicitationId': identifier } )
         return
     await connection.send_elicit_complete( identifier )
+
+
+async def send_request(
+    context: __.typx.Any,
+    method: str,
+    parameters: __.cabc.Mapping[ str, __.typx.Any ],
+    result: type[ __.typx.Any ],
+) -> __.typx.Any:
+    ''' Sends request (method, wire parameters) to the client on the
+        stream of the request of context; returns the answer (a model of
+        class ``result``).
+    '''
+    from mcp.shared.message import ServerMessageMetadata
+    model: __.typx.Any = getattr( _types, _REQUESTS_SERVER[ method ] )
+    request = model.model_validate(
+        { 'method': method, 'params': dict( parameters ) } )
+    metadata = ServerMessageMetadata( related_request_id = context.request_id )
+    session: __.typx.Any = context.session
+    if _CURRENT:
+        return await session.send_request(
+            request, result, metadata = metadata )
+    legacy: __.typx.Any = _types
+    return await session.connection.send_request(
+        legacy.ServerRequest( request ), result, metadata = metadata )
 
 
 def _is_task_asked( parameters: object ) -> bool:

@@ -19,6 +19,7 @@ import invocables.serving._sdk as _server_sdk
 import invocables.serving.continuations as _continuations
 import invocables.serving.gateway as _gateway
 import invocables.serving._liaisons as _liaisons
+import invocables.serving._taskinputs as _taskinputs
 import invocables.serving.tasks as _tasks
 import invocables.canisters as _canisters
 import invocables.ensembles as _ensembles
@@ -106,6 +107,7 @@ class ToolServer(
         self.tasks_running_maximum = tasks_running_maximum
         self._running = { }
         self._inputs = { }
+        self._asks = _taskinputs.TaskInputs( self._note_progress )
         self.continuations = _continuations.ContinuationsManager(
             continuations_maximum, continuation_duration )
         if shortcuts: options = __.dcls.replace( options, **shortcuts )
@@ -275,13 +277,14 @@ class ToolServer(
             Under MCP 2026-07-28, the task holds the tool's requests for
             input (``input_required``), which ``tasks/update`` answers.
         '''
-        token = _tasks.access_progress_token( parameters )
+        token = _taskinputs.access_progress_token( parameters )
 
         async def call( identifier: str ) -> _mcp_types.CallToolResult:
             if not modern:
                 liaison = _liaisons.TaskLiaison(
                     context, level, identifier, token,
-                    __.funct.partial( self._note_progress, identifier ) )
+                    __.funct.partial( self._note_progress, identifier ),
+                    __.funct.partial( self._asks.ask, identifier ) )
                 return await self._execute( parameters, designation, liaison )
             liaison = _continuations.TaskInputLiaison(
                 context, level, identifier, token,

@@ -23,6 +23,7 @@ import datetime as _datetime
 import secrets as _secrets
 
 import invocables.serving.__ as __
+import invocables.serving._taskinputs as _taskinputs
 import invocables.serving.continuations as _continuations
 import invocables.exceptions as _exceptions
 import invocables.naming as _naming
@@ -58,6 +59,7 @@ class TaskStates( __.enum.Enum ):
     ''' States of a task, as the protocol names them. '''
 
     Working = 'working'
+    InputRequired = 'input_required' # MCP 2025-11-25: the tool asks
     Completed = 'completed'
     Failed = 'failed'
     Cancelled = 'cancelled'
@@ -90,7 +92,8 @@ class TaskRecord( __.immut.DataclassObject ):
     def is_terminal( self ) -> bool:
         ''' Returns whether the call ended (completed, failed, cancelled).
         '''
-        return self.state is not TaskStates.Working
+        return self.state not in (
+            TaskStates.Working, TaskStates.InputRequired )
 
 
 class TaskStore( __.typx.Protocol ):
@@ -210,6 +213,8 @@ class TasksExtension:
     _running: dict[ str, __.asyncio.Task[ None ] ]
     # Requests for input of the running tasks (MCP 2026-07-28), by task.
     _inputs: dict[ str, _continuations.Continuation ]
+    # Requests for input of the running tasks (MCP 2025-11-25).
+    _asks: _taskinputs.TaskInputs
 
     async def cancel_task(
         self, context: __.typx.Any, parameters: __.typx.Any
@@ -265,13 +270,14 @@ class TasksExtension:
     async def retrieve_task_result(
         self, context: __.typx.Any, parameters: __.typx.Any
     ) -> __.typx.Any:
-        ''' Handles ``tasks/result``: waits until the task is terminal;
-            returns the call's result, or raises its error.
+        ''' Handles ``tasks/result``: waits until the task is terminal,
+            sending meanwhile, on its stream, the requests of the tool to
+            the client; returns the call's result, or raises its error.
         '''
         _verify_legacy( context, 'tasks/result' )
         task = await self._access_task( parameters )
-        store = self._access_store( )
-        await store.wait_task( task.identifier )
+        ending = self._access_store( ).wait_task( task.identifier )
+        await self._asks.deliver( task.identifier, context, ending )
         task = await self._access_task( parameters )
         meta = { _RELATED_TASK: { 'taskId': task.identifier } }
         if task.result is not None:
@@ -373,14 +379,18 @@ class TasksExtension:
         self._running[ task.identifier ] = running
         return task
 
-    async def _note_progress( self, identifier: str, message: str ) -> None:
-        ''' Makes the status message of a working task that of progress.
+    async def _note_progress(
+        self, identifier: str, message: str | None, state: str = 'working'
+    ) -> None:
+        ''' Makes message the status message of a running task, and state
+            its state (``input_required`` while its tool asks).
         '''
         store = self._access_store( )
         task = await store.retrieve_task( identifier )
         if task is None or task.is_terminal( ): return
         await store.store_task( __.dcls.replace(
-            task, message = message, updated = _produce_now( ) ) )
+            task, message = message, updated = _produce_now( ),
+            state = TaskStates( state ) ) )
 
     async def _run_task(
         self,
@@ -409,7 +419,9 @@ class TasksExtension:
             await self._store_end(
                 task, TaskStates.Completed, result = result.model_dump(
                     by_alias = True, mode = 'json', exclude_none = True ) )
-        finally: self._running.pop( task.identifier, None )
+        finally:
+            self._running.pop( task.identifier, None )
+            self._asks.forget( task.identifier )
 
     async def _store_end(
         self, task: TaskRecord, state: TaskStates, **fields: __.typx.Any
@@ -436,19 +448,6 @@ class TasksExtension:
                 _mcp_types.METHOD_NOT_FOUND,
                 "This server runs no tasks." )
         return store
-
-
-def access_progress_token(
-    parameters: __.typx.Any
-) -> str | int | None:
-    ''' Returns progress token of request, if its client asked for progress.
-    '''
-    meta: __.typx.Any = getattr( parameters, 'meta', None )
-    if meta is None: return None
-    if isinstance( meta, __.cabc.Mapping ): # SDK 2.x: a typed dictionary
-        entries = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], meta )
-        return entries.get( 'progress_token', entries.get( 'progressToken' ) )
-    return getattr( meta, 'progressToken', None )
 
 
 def access_task_support(

@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Requests for input of tool calls run as tasks (MCP 2025-11-25).
+
+    A tool run as a task asks its client (elicitation, sampling): its task
+    waits (``input_required``) until the client calls ``tasks/result``,
+    on whose stream the request goes; the answer resumes the tool, and the
+    task works again. A request made while no ``tasks/result`` is open
+    waits for the next one: none is lost.
+'''
+
+
+import invocables.serving.__ as __
+
+
+Sender: __.typx.TypeAlias = __.cabc.Callable[
+    [ __.typx.Any ], __.cabc.Awaitable[ __.typx.Any ] ]
+''' Sends a request on the stream of a request context; returns answer. '''
+Noter: __.typx.TypeAlias = __.cabc.Callable[
+    [ str, str | None, str ], __.cabc.Awaitable[ None ] ]
+''' Notes the status message and state of a task (``input_required``, or
+    ``working`` again).
+'''
+
+
+class _Asking:
+    ''' Requests of one task not yet sent, and those which wait. '''
+
+    def __init__( self ):
+        self.pending: __.collections.deque[
+            tuple[ Sender, __.asyncio.Future[ __.typx.Any ] ] ] = (
+                __.collections.deque( ) )
+        self.arrival = __.asyncio.Event( )
+        self.waiting = 0
+
+
+class TaskInputs:
+    ''' Requests for input of the running tasks, by task. '''
+
+    def __init__( self, note: Noter ):
+        self.note = note
+        self._askings: dict[ str, _Asking ] = { }
+
+    async def ask( self, identifier: str, message: str, send: Sender ) -> (
+        __.typx.Any
+    ):
+        ''' Queues request of task; returns the client's answer, once a
+            ``tasks/result`` carried it. The task waits for input
+            meanwhile, with message as its status message.
+        '''
+        asking = self._askings.setdefault( identifier, _Asking( ) )
+        future: __.asyncio.Future[ __.typx.Any ] = (
+            __.asyncio.get_running_loop( ).create_future( ) )
+        asking.pending.append( ( send, future ) )
+        asking.arrival.set( )
+        asking.waiting += 1
+        await self.note( identifier, message, 'input_required' )
+        try: return await future
+        finally:
+            asking.waiting -= 1
+            if not asking.waiting:
+                with __.ctxl.suppress( Exception ):
+                    await self.note( identifier, None, 'working' )
+
+    async def deliver(
+        self,
+        identifier: str,
+        context: __.typx.Any,
+        ending: __.cabc.Awaitable[ None ],
+    ) -> None:
+        ''' Sends requests of task on the stream of the request context (a
+            ``tasks/result``), and gives their answers, until ending is
+            over (the task is terminal).
+        '''
+        asking = self._askings.setdefault( identifier, _Asking( ) )
+        ended = __.asyncio.ensure_future( ending )
+        try:
+            while True:
+                while asking.pending:
+                    await _send( asking, context )
+                if ended.done( ): return
+                asking.arrival.clear( )
+                arriving = __.asyncio.ensure_future( asking.arrival.wait( ) )
+                await __.asyncio.wait(
+                    ( ended, arriving ),
+                    return_when = __.asyncio.FIRST_COMPLETED )
+                arriving.cancel( )
+        finally:
+            ended.cancel( )
+            await __.asyncio.gather( ended, return_exceptions = True )
+
+    def forget( self, identifier: str ) -> None:
+        ''' Forgets requests of a task which ended. '''
+        asking = self._askings.pop( identifier, None )
+        if asking is None: return
+        for _, future in asking.pending: future.cancel( )
+
+
+def access_progress_token(
+    parameters: __.typx.Any
+) -> str | int | None:
+    ''' Returns progress token of request, if its client asked for progress.
+    '''
+    meta: __.typx.Any = getattr( parameters, 'meta', None )
+    if meta is None: return None
+    if isinstance( meta, __.cabc.Mapping ): # SDK 2.x: a typed dictionary
+        entries = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], meta )
+        return entries.get( 'progress_token', entries.get( 'progressToken' ) )
+    return getattr( meta, 'progressToken', None )
+
+
+async def _send( asking: _Asking, context: __.typx.Any ) -> None:
+    ''' Sends the first request pending; gives its answer or error. A
+        request whose sending is cancelled (``tasks/result`` gone) waits
+        for the next ``tasks/result``.
+    '''
+    send, future = asking.pending.popleft( )
+    if future.done( ): return # its tool was cancelled
+    try: answer = await send( context )
+    except __.asyncio.CancelledError:
+        if not future.done( ): asking.pending.appendleft( ( send, future ) )
+        raise
+    except Exception as exception:
+        if not future.done( ): future.set_exception( exception )
+        return
+    if not future.done( ): future.set_result( answer )
