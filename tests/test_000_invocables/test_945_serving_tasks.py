@@ -559,6 +559,166 @@ _EXTENSION = 'io.modelcontextprotocol/tasks'
 _MODERN = '2026-07-28'
 
 
+_NAME_SCHEMA = {
+    'type': 'object',
+    'properties': { 'name': { 'type': 'string' } },
+    'required': [ 'name' ] }
+
+
+class _Answerer:
+    ''' Answers the server's requests, as the SDK's client callbacks;
+        keeps what it was asked and the task each request named.
+    '''
+
+    def __init__( self ):
+        self.asked = [ ]
+        self.tasks = [ ]
+
+    async def elicit( self, context, parameters ):
+        self.asked.append( parameters.message )
+        self._note( parameters )
+        return types.ElicitResult(
+            action = 'accept', content = { 'name': 'Ada' } )
+
+    async def sample( self, context, parameters ):
+        self.asked.append( parameters.messages[ 0 ].content.text )
+        self._note( parameters )
+        return types.CreateMessageResult(
+            role = 'assistant', model = 'm1',
+            content = types.TextContent( type = 'text', text = 'hi' ) )
+
+    def _note( self, parameters ):
+        meta = _thaw( parameters.meta ) or { }
+        related = meta.get( 'io.modelcontextprotocol/related-task' ) or { }
+        self.tasks.append( related.get( 'taskId' ) )
+
+
+def _produce_asking_ensemble( gate ):
+    async def ask( context ) -> str:
+        ''' Asks a name, then the model, once released. '''
+        await gate.release.wait( )
+        gate.started.set( )
+        try:
+            name = await context.elicit( 'Name?', _NAME_SCHEMA )
+            sample = await context.sample( [ 'Greet.' ], max_tokens = 10 )
+        except asyncio.CancelledError:
+            gate.cancelled.set( )
+            raise
+        return f"{name.content[ 'name' ]}: {sample.content.text}"
+
+    return invocables.produce_ensemble( 'asking', [
+        invocables.produce_invoker( ask ) ] )
+
+
+@contextlib.asynccontextmanager
+async def _connect_answering( url, answerer ):
+    ''' Yields an initialized session of the SDK's client which answers
+        elicitation and sampling.
+    '''
+    async with (
+        sdk.http.AsyncClient( ) as http,
+        sdk_http.open_streamable_http( url, http, None ) as streams,
+        ClientSession(
+            *streams, elicitation_callback = answerer.elicit,
+            sampling_callback = answerer.sample ) as session,
+    ):
+        await session.initialize( )
+        yield session
+
+
+async def _wait_status( session, identifier, status ):
+    ''' Polls task until its status; returns its state. Bounded. '''
+    async def wait( ):
+        while True:
+            state = await _get( session, identifier )
+            if state.status == status: return state
+            await asyncio.sleep( 0.05 )
+    return await asyncio.wait_for( wait( ), _WAIT )
+
+
+async def _wait_delivery( server, identifier ):
+    ''' Waits until a ``tasks/result`` of the task is open on the server.
+    '''
+    while identifier not in server._asks._askings:
+        await asyncio.sleep( 0.01 )
+
+
+@pytest.mark.asyncio
+async def test_240_task_asks_before_result( ):
+    ''' A task's tool which asks its client waits for input
+        (``input_required``, its status message naming the question); its
+        requests, made before any ``tasks/result``, go on the stream of
+        the next one, naming the task; the answers resume the tool, and
+        the task completes with its result.
+    '''
+    gate = _Gate( )
+    answerer = _Answerer( )
+    server = serving.ToolServer( [ _produce_asking_ensemble( gate ) ] )
+    async with (
+        _serve( server ) as url, _connect_answering( url, answerer ) as session
+    ):
+        task = await _call_as_task( session, 'ask', { } )
+        identifier = _field( task, 'task_id' )
+        gate.release.set( )
+        state = await _wait_status( session, identifier, 'input_required' )
+        assert 'Name?' in _field( state, 'status_message' )
+        assert answerer.asked == [ ]
+        result = await asyncio.wait_for( _fetch( session, identifier ), _WAIT )
+        assert result.content[ 0 ].text == 'Ada: hi'
+        assert answerer.asked == [ 'Name?', 'Greet.' ]
+        assert answerer.tasks == [ identifier, identifier ]
+        state = await _get( session, identifier )
+        assert state.status == 'completed'
+
+
+@pytest.mark.asyncio
+async def test_250_task_asks_during_result( ):
+    ''' A task's tool which asks while ``tasks/result`` is open has its
+        requests sent on that stream; the result follows the answers.
+    '''
+    gate = _Gate( )
+    answerer = _Answerer( )
+    server = serving.ToolServer( [ _produce_asking_ensemble( gate ) ] )
+    async with (
+        _serve( server ) as url, _connect_answering( url, answerer ) as session
+    ):
+        task = await _call_as_task( session, 'ask', { } )
+        identifier = _field( task, 'task_id' )
+        fetching = asyncio.ensure_future( _fetch( session, identifier ) )
+        await asyncio.wait_for( _wait_delivery( server, identifier ), _WAIT )
+        gate.release.set( )
+        result = await asyncio.wait_for( fetching, _WAIT )
+        assert result.content[ 0 ].text == 'Ada: hi'
+        assert answerer.asked == [ 'Name?', 'Greet.' ]
+        assert answerer.tasks == [ identifier, identifier ]
+
+
+@pytest.mark.asyncio
+async def test_260_cancelled_while_asking( ):
+    ''' Cancelling a task whose tool waits for input cancels the tool;
+        the task is cancelled, its request never sent, and
+        ``tasks/result`` is an error.
+    '''
+    gate = _Gate( )
+    answerer = _Answerer( )
+    server = serving.ToolServer( [ _produce_asking_ensemble( gate ) ] )
+    async with (
+        _serve( server ) as url, _connect_answering( url, answerer ) as session
+    ):
+        task = await _call_as_task( session, 'ask', { } )
+        identifier = _field( task, 'task_id' )
+        gate.release.set( )
+        await _wait_status( session, identifier, 'input_required' )
+        cancelled = await _request(
+            session, types.CancelTaskRequest, types.CancelTaskResult,
+            taskId = identifier )
+        assert cancelled.status == 'cancelled'
+        assert gate.cancelled.is_set( )
+        with pytest.raises( sdk.Error ):
+            await asyncio.wait_for( _fetch( session, identifier ), _WAIT )
+        assert answerer.asked == [ ]
+
+
 def _produce_declaring_ensemble( gate ):
     async def slow( context, label: str ) -> str:
         ''' Waits until released. '''
