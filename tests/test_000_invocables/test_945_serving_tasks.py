@@ -719,6 +719,56 @@ async def test_260_cancelled_while_asking( ):
         assert answerer.asked == [ ]
 
 
+@pytest.mark.asyncio
+async def test_265_cancelled_while_client_answers( ):
+    ''' Cancelling a task whose request the client has but did not
+        answer yet cancels the tool; the open ``tasks/result`` ends with
+        an error, without waiting for the answer.
+    '''
+    gate = _Gate( )
+    answerer = _Answerer( )
+    asked = asyncio.Event( )
+    never = asyncio.Event( )
+
+    async def elicit( context, parameters ):
+        asked.set( )
+        await never.wait( )
+
+    answerer.elicit = elicit
+    fetched = asyncio.Event( )
+
+    class Server( serving.ToolServer ):
+        ''' Tells when a ``tasks/result`` ends. '''
+
+        async def retrieve_task_result( self, context, parameters ):
+            try: return await super( ).retrieve_task_result(
+                context, parameters )
+            finally: fetched.set( )
+
+    server = Server( [ _produce_asking_ensemble( gate ) ] )
+    async with (
+        _serve( server ) as url, _connect_answering( url, answerer ) as session
+    ):
+        task = await _call_as_task( session, 'ask', { } )
+        identifier = _field( task, 'task_id' )
+        gate.release.set( )
+        fetching = asyncio.ensure_future( _fetch( session, identifier ) )
+        await asyncio.wait_for( asked.wait( ), _WAIT )
+        # Another session cancels: the 1.x client reads nothing while its
+        # callback runs.
+        async with _connect( url ) as other:
+            cancelled = await asyncio.wait_for( _request(
+                other, types.CancelTaskRequest, types.CancelTaskResult,
+                taskId = identifier ), _WAIT )
+        assert cancelled.status == 'cancelled'
+        assert gate.cancelled.is_set( )
+        # The open tasks/result ended on the server, unanswered.
+        await asyncio.wait_for( fetched.wait( ), _WAIT )
+        never.set( )
+        with pytest.raises( sdk.Error ):
+            await asyncio.wait_for( fetching, _WAIT )
+
+
 def _produce_declaring_ensemble( gate ):
     async def slow( context, label: str ) -> str:
         ''' Waits until released. '''

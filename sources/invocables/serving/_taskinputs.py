@@ -81,13 +81,16 @@ class TaskInputs:
                 if ended.done( ): return
                 asking.arrival.clear( )
                 arriving = __.asyncio.ensure_future( asking.arrival.wait( ) )
-                await __.asyncio.wait(
-                    ( ended, arriving ),
-                    return_when = __.asyncio.FIRST_COMPLETED )
-                arriving.cancel( )
+                try:
+                    await __.asyncio.wait(
+                        ( ended, arriving ),
+                        return_when = __.asyncio.FIRST_COMPLETED )
+                finally: arriving.cancel( )
         finally:
+            over = ended.done( ) and not ended.cancelled( )
             ended.cancel( )
             await __.asyncio.gather( ended, return_exceptions = True )
+            if over: self.forget( identifier ) # nothing more to ask
 
     def forget( self, identifier: str ) -> None:
         ''' Forgets requests of a task which ended. '''
@@ -116,11 +119,20 @@ async def _send( asking: _Asking, context: __.typx.Any ) -> None:
     '''
     send, future = asking.pending.popleft( )
     if future.done( ): return # its tool was cancelled
-    try: answer = await send( context )
+    sending = __.asyncio.ensure_future( send( context ) )
+    try:
+        await __.asyncio.wait(
+            ( sending, future ), return_when = __.asyncio.FIRST_COMPLETED )
     except __.asyncio.CancelledError:
+        sending.cancel( )
         if not future.done( ): asking.pending.appendleft( ( send, future ) )
         raise
-    except Exception as exception:
-        if not future.done( ): future.set_exception( exception )
+    if future.done( ): # its tool was cancelled: no answer awaited
+        sending.cancel( )
+        await __.asyncio.gather( sending, return_exceptions = True )
         return
-    if not future.done( ): future.set_result( answer )
+    try: answer = sending.result( )
+    except Exception as exception:
+        future.set_exception( exception )
+        return
+    future.set_result( answer )

@@ -380,17 +380,17 @@ class TasksExtension:
         return task
 
     async def _note_progress(
-        self, identifier: str, message: str | None, state: str = 'working'
+        self, identifier: str, message: str | None, state: str | None = None
     ) -> None:
         ''' Makes message the status message of a running task, and state
-            its state (``input_required`` while its tool asks).
+            (if any) its state: ``input_required`` while its tool asks.
         '''
         store = self._access_store( )
         task = await store.retrieve_task( identifier )
         if task is None or task.is_terminal( ): return
         await store.store_task( __.dcls.replace(
             task, message = message, updated = _produce_now( ),
-            state = TaskStates( state ) ) )
+            state = task.state if state is None else TaskStates( state ) ) )
 
     async def _run_task(
         self,
