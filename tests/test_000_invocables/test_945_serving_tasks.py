@@ -769,6 +769,31 @@ async def test_265_cancelled_while_client_answers( ):
             await asyncio.wait_for( fetching, _WAIT )
 
 
+@pytest.mark.asyncio
+async def test_270_stateless_asking( ):
+    ''' Served statelessly (no stream on which the client could answer),
+        a task's tool which asks its client is refused: the task
+        completes with the tool's error, naming the elicitation, and
+        nothing is asked.
+    '''
+    gate = _Gate( )
+    answerer = _Answerer( )
+    server = serving.ToolServer( [ _produce_asking_ensemble( gate ) ] )
+    async with (
+        _serve( server, stateless = True ) as url,
+        _connect_answering( url, answerer ) as session,
+    ):
+        task = await _call_as_task( session, 'ask', { } )
+        identifier = _field( task, 'task_id' )
+        gate.release.set( )
+        result = await asyncio.wait_for( _fetch( session, identifier ), _WAIT )
+        state = await _get( session, identifier )
+    assert state.status == 'completed'
+    assert _field( result, 'is_error' )
+    assert 'elicitation' in result.content[ 0 ].text
+    assert answerer.asked == [ ]
+
+
 def _produce_declaring_ensemble( gate ):
     async def slow( context, label: str ) -> str:
         ''' Waits until released. '''

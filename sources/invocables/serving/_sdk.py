@@ -433,6 +433,7 @@ async def send_request(
     if _CURRENT:
         return await session.send_request(
             request, result, metadata = metadata )
+    session._verify_channel( method.partition( '/' )[ 0 ] ) # stateless
     legacy: __.typx.Any = _types
     return await session.connection.send_request(
         legacy.ServerRequest( request ), result, metadata = metadata )

@@ -41,9 +41,9 @@ class TaskInputs:
         self.note = note
         self._askings: dict[ str, _Asking ] = { }
 
-    async def ask( self, identifier: str, message: str, send: Sender ) -> (
-        __.typx.Any
-    ):
+    async def ask(
+        self, identifier: str, message: str, send: Sender
+    ) -> __.typx.Any:
         ''' Queues request of task; returns the client's answer, once a
             ``tasks/result`` carried it. The task waits for input
             meanwhile, with message as its status message.
