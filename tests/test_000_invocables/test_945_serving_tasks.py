@@ -794,6 +794,42 @@ async def test_270_stateless_asking( ):
     assert answerer.asked == [ ]
 
 
+@pytest.mark.asyncio
+async def test_280_result_dropped_while_asking( ):
+    ''' A request whose ``tasks/result`` the client dropped before it
+        answered is sent again on the next one (the 2.x client cancels
+        the dropped request; 1.x's does not, and the answer comes on the
+        first stream): either way, the answer resumes the tool.
+    '''
+    gate = _Gate( )
+    answerer = _Answerer( )
+    asked = asyncio.Event( )
+    release = asyncio.Event( )
+    elicit_answering = answerer.elicit
+
+    async def elicit( context, parameters ):
+        if not asked.is_set( ):
+            asked.set( )
+            await release.wait( )
+        return await elicit_answering( context, parameters )
+
+    answerer.elicit = elicit
+    server = serving.ToolServer( [ _produce_asking_ensemble( gate ) ] )
+    async with (
+        _serve( server ) as url, _connect_answering( url, answerer ) as session
+    ):
+        task = await _call_as_task( session, 'ask', { } )
+        identifier = _field( task, 'task_id' )
+        gate.release.set( )
+        fetching = asyncio.ensure_future( _fetch( session, identifier ) )
+        await asyncio.wait_for( asked.wait( ), _WAIT )
+        fetching.cancel( )
+        release.set( )
+        result = await asyncio.wait_for( _fetch( session, identifier ), _WAIT )
+    assert result.content[ 0 ].text == 'Ada: hi'
+    assert answerer.asked[ -1 ] == 'Greet.'
+
+
 def _produce_declaring_ensemble( gate ):
     async def slow( context, label: str ) -> str:
         ''' Waits until released. '''

@@ -125,7 +125,9 @@ async def _send( asking: _Asking, context: __.typx.Any ) -> None:
             ( sending, future ), return_when = __.asyncio.FIRST_COMPLETED )
     except __.asyncio.CancelledError:
         sending.cancel( )
-        if not future.done( ): asking.pending.appendleft( ( send, future ) )
+        if not future.done( ):
+            asking.pending.appendleft( ( send, future ) )
+            asking.arrival.set( ) # for another open tasks/result
         raise
     if future.done( ): # its tool was cancelled: no answer awaited
         sending.cancel( )
