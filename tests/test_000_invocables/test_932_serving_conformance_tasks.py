@@ -88,12 +88,6 @@ UNSUPPORTED = {
         "task; the configuration of serve cannot choose the policy Raise "
         "(test_945's test_122 shows the failed task under it)",
         { 'sep-2663-tasks-get-status-failed' } ),
-    'input-required-result-non-tool-request': (
-        "serve's prompts are its upstream servers' (the gateway): a prompt "
-        "which asks its client for input needs the relay of the upstream "
-        "server's requests during prompts/get, which relays only tool "
-        "calls' (not done yet)",
-        { 'sep-2322-non-tool-incomplete' } ),
     'server-stateless': (
         "serve does not serve subscriptions/listen (SEP-2575) and "
         "advertises no capability which it delivers under 2026-07-28: "

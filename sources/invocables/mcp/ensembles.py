@@ -84,6 +84,11 @@ class ServerEnsemble(
         ''' Returns seconds allowed to one listing request. '''
         return self.options.list_timeout
 
+    def access_relay_for_features( self ) -> '_relays.Relay | None':
+        ''' Returns relay of the live session, if it relays. '''
+        connection = self._state.connection
+        return None if connection is None else connection.relay
+
     def __repr__( self ) -> str:
         return "{cls}( name = {name!r}, parameters = {parameters!r}, "\
             "tools = {count} )".format(

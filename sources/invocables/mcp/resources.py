@@ -8,6 +8,13 @@
     ``retrieve_prompt``), roots and the log level of the server. Listings
     follow every page. Each request is bounded by the list timeout of the
     ensemble.
+
+    A prompt or a resource read with the caller's context (``context``)
+    relays what the server asks meanwhile (elicitation, sampling, log
+    messages) to that caller, as a tool call of a relaying ensemble does
+    (see :py:mod:`invocables.mcp._relays`): under ``serve``, to the client
+    which asked for the prompt or the resource. The caller's answers count
+    within the list timeout.
 '''
 
 
@@ -17,6 +24,7 @@ import invocables.mcp.__ as __
 import invocables.mcp.callbacks as _callbacks
 import invocables.mcp._inputs as _inputs
 import invocables.mcp.listings as _listings
+import invocables.mcp._relays as _relays
 import invocables.mcp.results as _results
 import invocables.mcp._sdk as _sdk
 from ._sdk import Error as _MCPError
@@ -26,6 +34,11 @@ import invocables.exceptions as _exceptions
 
 
 _CONNECTION_CLOSED = -32000
+_CONTEXT_DOCUMENTATION = '''
+    Context of the caller (an invocation's context, or a liaison: what
+    has ``elicit``, ``elicit_url``, ``sample`` and ``log``), to which the
+    server's requests meanwhile are relayed, if the ensemble relays
+    (``configure_relay``). None: the ensemble's own callbacks answer. '''
 _scribe = __.produce_scribe( __name__ )
 
 
@@ -89,6 +102,10 @@ class FeaturesExtension:
         ''' Returns seconds allowed to one listing request. '''
         raise NotImplementedError # pragma: no cover
 
+    def access_relay_for_features( self ) -> '_relays.Relay | None':
+        ''' Returns relay of the live session, if it relays. '''
+        return None
+
     async def configure_logging(
         self,
         level: __.typx.Annotated[
@@ -135,6 +152,11 @@ class FeaturesExtension:
             __.cabc.Mapping[ str, str ] | None,
             __.ddoc.Doc( ''' Values of the prompt's arguments. ''' ),
         ] = None,
+        *,
+        context: __.typx.Annotated[
+            __.typx.Any,
+            __.ddoc.Doc( _CONTEXT_DOCUMENTATION ),
+        ] = None,
     ) -> tuple[ PromptMessage, ...]:
         ''' Returns messages of prompt, with arguments filled in.
 
@@ -146,7 +168,7 @@ class FeaturesExtension:
             result = await self._request( _inputs.get_prompt(
                 session, name,
                 None if arguments is None else dict( arguments ),
-                redactor.redact ) )
+                redactor.redact ), context )
         except _MCPError as exception:
             raise _exceptions.PromptAbsence(
                 self.name, name,
@@ -162,6 +184,11 @@ class FeaturesExtension:
         self,
         uri: __.typx.Annotated[
             str, __.ddoc.Doc( ''' URI of resource on server. ''' ) ],
+        *,
+        context: __.typx.Annotated[
+            __.typx.Any,
+            __.ddoc.Doc( _CONTEXT_DOCUMENTATION ),
+        ] = None,
     ) -> _canisters.ContentSequence:
         ''' Returns contents of resource, as resource canisters.
 
@@ -171,7 +198,8 @@ class FeaturesExtension:
         session, redactor = self.access_session_for_features( )
         try:
             result = await self._request(
-                _inputs.read_resource( session, uri, redactor.redact ) )
+                _inputs.read_resource( session, uri, redactor.redact ),
+                context )
         except _MCPError as exception:
             raise _exceptions.ResourceAbsence(
                 self.name, redactor.redact( uri ),
@@ -232,12 +260,22 @@ class FeaturesExtension:
         return await _listings.survey_pages( self.name, list_page, attribute )
 
     async def _request(
-        self, awaitable: __.cabc.Awaitable[ __.typx.Any ]
+        self,
+        awaitable: __.cabc.Awaitable[ __.typx.Any ],
+        context: __.typx.Any = None,
     ) -> __.typx.Any:
-        ''' Awaits request within the list timeout; maps lost sessions. '''
+        ''' Awaits request within the list timeout; maps lost sessions.
+            With the caller's context, the server's requests meanwhile go
+            to the caller, if the session relays.
+        '''
         timeout = self.access_list_timeout( )
+        relay = None if context is None else (
+            self.access_relay_for_features( ) )
         try:
-            with _anyio.fail_after( timeout ): return await awaitable
+            with (
+                _anyio.fail_after( timeout ),
+                _relays.track( relay, context ),
+            ): return await awaitable
         except TimeoutError:
             raise _exceptions.ConnectionFailure(
                 self.name,

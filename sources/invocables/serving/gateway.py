@@ -10,6 +10,12 @@
     (updated resources, new lists) reach the clients subscribed or known.
     Local ensembles have none. Also the
     conversion of contents into the SDK's models.
+
+    What an upstream server asks while it makes a prompt or reads a
+    resource (elicitation, sampling, log messages) goes to the client
+    which asked, as during a tool call: under MCP 2025-11-25, as the
+    server's own requests; under MCP 2026-07-28, as rounds of input
+    (``input_required``) of the ``prompts/get`` or ``resources/read``.
 '''
 
 
@@ -17,6 +23,8 @@ import base64 as _base64
 import weakref as _weakref
 
 import invocables.serving.__ as __
+import invocables.serving.continuations as _continuations
+import invocables.serving._liaisons as _liaisons
 import invocables.serving._sdk as _server_sdk
 import invocables.canisters as _canisters
 import invocables.exceptions as _exceptions
@@ -46,6 +54,8 @@ class GatewayExtension:
     '''
 
     ensembles: tuple[ __.typx.Any, ... ]
+    continuations: _continuations.ContinuationsManager
+    _levels: _weakref.WeakKeyDictionary[ __.typx.Any, str ]
     _listeners: _weakref.WeakSet[ __.typx.Any ]
     _subscribers: dict[ str, _weakref.WeakSet[ __.typx.Any ] ]
     _visits: _weakref.WeakValueDictionary[ str, __.typx.Any ]
@@ -117,8 +127,10 @@ class GatewayExtension:
 
     async def retrieve_prompt(
         self, context: __.typx.Any, parameters: __.typx.Any
-    ) -> _mcp_types.GetPromptResult:
-        ''' Handles ``prompts/get``: the prompt of its upstream server. '''
+    ) -> __.typx.Any:
+        ''' Handles ``prompts/get``: the prompt of its upstream server,
+            whose requests meanwhile go to the client.
+        '''
         name = str( parameters.name )
         found = _access_prompt_names( await self._survey_prompts( ) )
         if name not in found:
@@ -127,38 +139,55 @@ class GatewayExtension:
                 f"Unknown prompt {name!r}. List the prompts for the names "
                 "which this server offers." )
         ensemble, prompt = found[ name ]
-        try:
-            messages = await ensemble.retrieve_prompt(
-                prompt.name, parameters.arguments )
-        except _exceptions.PromptAbsence as exception:
-            raise _sdk.produce_error(
-                _mcp_types.INVALID_PARAMS, exception.reason ) from None
-        return _sdk.produce_model(
-            _mcp_types.GetPromptResult,
-            description = prompt.description or None,
-            messages = [
-                _mcp_types.PromptMessage(
-                    role = __.typx.cast( __.typx.Any, message.role ),
-                    content = produce_block( item ) )
-                for message in messages for item in message.content ] )
+
+        async def retrieve(
+            liaison: _liaisons.SessionLiaison
+        ) -> _mcp_types.GetPromptResult:
+            try:
+                messages = await ensemble.retrieve_prompt(
+                    prompt.name, parameters.arguments, context = liaison )
+            except _exceptions.PromptAbsence as exception:
+                raise _sdk.produce_error(
+                    _mcp_types.INVALID_PARAMS, exception.reason ) from None
+            return _sdk.produce_model(
+                _mcp_types.GetPromptResult,
+                description = prompt.description or None,
+                messages = [
+                    _mcp_types.PromptMessage(
+                        role = __.typx.cast( __.typx.Any, message.role ),
+                        content = produce_block( item ) )
+                    for message in messages for item in message.content ] )
+
+        return await self._relay( context, parameters, retrieve )
 
     async def retrieve_resource(
         self, context: __.typx.Any, parameters: __.typx.Any
-    ) -> _mcp_types.ReadResourceResult:
+    ) -> __.typx.Any:
         ''' Handles ``resources/read``: asks the upstream servers in
-            order; the first which has the resource answers.
+            order; the first which has the resource answers. Their
+            requests meanwhile go to the client.
         '''
         uri = str( parameters.uri )
-        for ensemble, inner in self._resolve_uri( uri ):
-            try: contents = await ensemble.retrieve_resource( inner )
-            except _exceptions.ResourceAbsence: continue
-            except _exceptions.ConnectionFailure: continue
-            prefix = '' if inner == uri else uri[ : len( uri ) - len( inner ) ]
-            return _mcp_types.ReadResourceResult( contents = [
-                produce_resource( item, prefix ) for item in contents
-                if isinstance( item, _canisters.ResourceContent ) ] )
-        raise _sdk.produce_error(
-            _RESOURCE_ABSENT, f"Unknown resource {uri!r}.", { 'uri': uri } )
+
+        async def retrieve(
+            liaison: _liaisons.SessionLiaison
+        ) -> _mcp_types.ReadResourceResult:
+            for ensemble, inner in self._resolve_uri( uri ):
+                try:
+                    contents = await ensemble.retrieve_resource(
+                        inner, context = liaison )
+                except _exceptions.ResourceAbsence: continue
+                except _exceptions.ConnectionFailure: continue
+                prefix = '' if inner == uri else (
+                    uri[ : len( uri ) - len( inner ) ] )
+                return _mcp_types.ReadResourceResult( contents = [
+                    produce_resource( item, prefix ) for item in contents
+                    if isinstance( item, _canisters.ResourceContent ) ] )
+            raise _sdk.produce_error(
+                _RESOURCE_ABSENT, f"Unknown resource {uri!r}.",
+                { 'uri': uri } )
+
+        return await self._relay( context, parameters, retrieve )
 
     async def subscribe_resource(
         self, context: __.typx.Any, parameters: __.typx.Any
@@ -274,6 +303,30 @@ class GatewayExtension:
             except ( _exceptions.Omnierror, _sdk.Error ): return
         for ensemble, uri in self._resolve_uri( str( parameters.uri ) ):
             await forward( ensemble, uri )
+
+    async def _relay(
+        self,
+        context: __.typx.Any,
+        parameters: __.typx.Any,
+        retrieve: __.cabc.Callable[
+            [ _liaisons.SessionLiaison ],
+            __.cabc.Coroutine[ __.typx.Any, __.typx.Any, __.typx.Any ] ],
+    ) -> __.typx.Any:
+        ''' Retrieves with the liaison of the client, which the upstream
+            server's requests reach: under MCP 2026-07-28, in rounds of
+            input, as a tool call's (a request sent again with its state
+            resumes the retrieval which waits).
+        '''
+        connection = _access_connection( context )
+        level = self._levels.get( connection, 'debug' )
+        note_visit = __.funct.partial( self.note_visit, connection )
+        if not _server_sdk.is_modern_session( context ):
+            return await retrieve( _liaisons.SessionLiaison(
+                context, level, note_visit = note_visit ) )
+        liaison = _continuations.InputLiaison(
+            context, level, note_visit = note_visit )
+        return await self.continuations.invoke(
+            parameters, liaison, retrieve )
 
     async def _survey_prompts( self ) -> list[ _Featured ]:
         found: list[ _Featured ] = [ ]

@@ -2,17 +2,25 @@
 
 ''' Upstream MCP server (stdio, the mcp SDK's MCPServer) of the resources
     and prompts which the conformance suite's server scenarios read:
-    served through ``invocables serve``, which aggregates them.
+    served through ``invocables serve``, which aggregates them. The prompt
+    ``test_input_required_result_prompt`` asks its client for a context
+    (elicitation), which serve relays to its own client (under MCP
+    2026-07-28, as a round of input).
 '''
 
 
 import base64
 import json
 
-from mcp.server.mcpserver import Image, MCPServer, UserMessage
+from mcp.server.mcpserver import Context, Image, MCPServer, UserMessage
 from mcp.types import EmbeddedResource, TextResourceContents
 
 
+_CONTEXT_SCHEMA = {
+    'type': 'object',
+    'properties': { 'context': { 'type': 'string' } },
+    'required': [ 'context' ],
+}
 _PNG = base64.b64decode(
     'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQI'
     'AX8jx0gAAAABJRU5ErkJggg==' )
@@ -82,6 +90,17 @@ def with_image( ) -> list[ UserMessage ]:
             data = _PNG, format = 'png' ).to_image_content( ) ),
         UserMessage( 'Please analyze the image above.' ),
     ]
+
+
+@server.prompt(
+    'test_input_required_result_prompt',
+    description = 'A prompt which asks the user for a context first.' )
+async def with_input( context: Context ) -> str:
+    elicited = await context.session.elicit_form(
+        'What context should the prompt use?', _CONTEXT_SCHEMA,
+        related_request_id = context.request_id )
+    given = ( elicited.content or { } ).get( 'context', '' )
+    return f"Prompt with the context {given!r} ({elicited.action})."
 
 
 if __name__ == '__main__': server.run( )
