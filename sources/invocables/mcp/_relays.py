@@ -12,6 +12,8 @@
     says no more). Otherwise, and when the caller has no liaison, the
     ensemble's own callbacks answer; without them, the server is told that
     nobody can answer. The answers go back to the server as they came.
+    A prompt or a resource read given the caller's context is tracked as
+    a call is (``FeaturesExtension``), its requests relayed alike.
 '''
 
 
