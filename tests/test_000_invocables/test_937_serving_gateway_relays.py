@@ -182,6 +182,34 @@ async def test_100_prompt_requests_relayed( ):
 @pytest.mark.slow
 @pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
 @pytest.mark.filterwarnings( 'ignore::UserWarning' )
+async def test_105_http_upstream_prompt_relayed( ):
+    ''' A streamable HTTP upstream's requests during a prompt, which come
+        on the prompt's own stream, reach the downstream client likewise.
+    '''
+    port = mcp_support.select_port( )
+    with mcp_support.serve_http(
+        [ mcp_support.SERVERS_PYTHON, str( _UPSTREAM ), '--http',
+          str( port ) ], port
+    ) as url:
+        server = serving.ToolServer( [
+            invocables.mcp.produce_ensemble( 'relay', url = url ) ] )
+        downstream = _Downstream( )
+        async with invocables.connect_ensembles( server.ensembles ):
+            async with mcp_support.open_memory_client(
+                server.produce_server( ), **downstream.produce_callbacks( )
+            ) as client:
+                result = await client.get_prompt(
+                    'advise', { 'topic': 'tea' } )
+    answers = json.loads( result.messages[ 0 ].content.text )
+    assert answers[ 'elicited' ][ 'content' ] == { 'view': 'fine' }
+    assert answers[ 'sampled' ][ 'content' ][ 'text' ] == 'a summary'
+    assert downstream.elicitations == [ 'Your view on tea?' ]
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
+@pytest.mark.filterwarnings( 'ignore::UserWarning' )
 async def test_110_resource_requests_relayed( ):
     ''' An upstream resource's elicitation reaches the downstream client
         which reads it (MCP 2025-11-25), its URI scoped or not; the answer

@@ -8,10 +8,12 @@
     ``view``) and samples, then tells what the client answered as JSON (an
     MCP error as ``error <code>: <message>``). The resources
     ``test://relay/secret/{door}`` elicit a required string ``word``
-    (``The word?``), and tell the answer likewise.
+    (``The word?``), and tell the answer likewise. Flag: ``--http PORT``
+    serves streamable HTTP on 127.0.0.1 instead of stdio.
 '''
 
 
+import argparse
 import json
 
 from typing import Any
@@ -81,4 +83,16 @@ async def secret( door: str, context: Context ) -> str:
     return json.dumps( { 'door': door, 'elicited': answer } )
 
 
-if __name__ == '__main__': server.run( )
+def main( ) -> None:
+    ''' Serves on stdio, or streamable HTTP with ``--http PORT``. '''
+    parser = argparse.ArgumentParser( )
+    parser.add_argument( '--http', type = int )
+    arguments = parser.parse_args( )
+    if arguments.http:
+        server.settings.log_level = 'WARNING'
+        server.run(
+            'streamable-http', host = '127.0.0.1', port = arguments.http )
+    else: server.run( )
+
+
+if __name__ == '__main__': main( )
