@@ -125,6 +125,7 @@ async def _serve( server: Any ):
 async def _post(
     http: Any, url: str, method: str, parameters: dict[ str, Any ],
     responses: dict[ str, Any ] | None = None, state: str | None = None,
+    capabilities: dict[ str, Any ] | None = None,
 ) -> tuple[ int, Any ]:
     ''' Posts a request of MCP 2026-07-28 (with the client's
         capabilities); returns HTTP status and message.
@@ -134,7 +135,8 @@ async def _post(
     if state is not None: parameters[ 'requestState' ] = state
     parameters[ '_meta' ] = {
         'io.modelcontextprotocol/protocolVersion': _VERSION,
-        'io.modelcontextprotocol/clientCapabilities': _CAPABILITIES }
+        'io.modelcontextprotocol/clientCapabilities': (
+            _CAPABILITIES if capabilities is None else capabilities ) }
     headers = {
         'Accept': 'application/json, text/event-stream',
         'MCP-Protocol-Version': _VERSION, 'Mcp-Method': method }
@@ -322,6 +324,32 @@ async def test_210_resource_in_rounds( ):
     assert result.get( 'resultType', 'complete' ) == 'complete', result
     answer = json.loads( result[ 'contents' ][ 0 ][ 'text' ] )
     assert answer[ 'elicited' ][ 'content' ] == { 'word': 'swordfish' }
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
+@pytest.mark.filterwarnings( 'ignore::UserWarning' )
+async def test_220_undeclared_capabilities_refused( ):
+    ''' Under MCP 2026-07-28, a client which declared neither elicitation
+        nor sampling is not asked: the upstream gets the error of a
+        missing capability, and its prompt comes complete at once. Under
+        the SDK 1.x, no 2026-07-28.
+    '''
+    server = serving.ToolServer( [ _produce_upstream( ) ] )
+    request = { 'name': 'advise', 'arguments': { 'topic': 'tea' } }
+    async with _serve( server ) as ( url, http ):
+        status, first = await _post(
+            http, url, 'prompts/get', request, capabilities = { } )
+    if not _MODERN:
+        assert status >= 400 # noqa: PLR2004
+        return
+    result = first[ 'result' ]
+    assert result.get( 'resultType', 'complete' ) == 'complete', result
+    answers = json.loads( result[ 'messages' ][ 0 ][ 'content' ][ 'text' ] )
+    assert answers[ 'elicited' ].startswith( 'error -32021' )
+    assert answers[ 'sampled' ].startswith( 'error -32021' )
+    assert not server.continuations.continuations
 
 
 @pytest.mark.asyncio
