@@ -382,3 +382,31 @@ async def test_300_ensemble_relays_to_context( ):
     assert answers[ 'elicited' ].startswith( 'error ' )
     answer = json.loads( contents[ 0 ].text )
     assert answer[ 'elicited' ][ 'content' ] == { 'word': 'mine' }
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
+@pytest.mark.filterwarnings( 'ignore::UserWarning' )
+async def test_310_resource_tool_relays_to_caller( ):
+    ''' The tool which reads a resource (``resources_as_tools``) relays
+        what the server asks while it reads to the caller of that tool;
+        a server with no tool of its own still gets the resource tools.
+    '''
+    upstream = invocables.mcp.produce_ensemble(
+        'relay', command = [ mcp_support.SERVERS_PYTHON, str( _UPSTREAM ) ],
+        resources_as_tools = True )
+    upstream.configure_relay( )
+    liaison = _Liaison( )
+    async with invocables.connect_ensembles( ( upstream, ) ):
+        names = [ invoker.name for invoker in upstream.survey_invokers( ) ]
+        with invocables.invokers.liaise( liaison ):
+            results = await invocables.execute_invocations(
+                [ invocables.InvocationCanister(
+                    identifier = 'c1', name = 'read_resource',
+                    arguments = { 'uri': 'test://relay/secret/back' } ) ],
+                [ upstream ] )
+    assert names == [ 'list_resources', 'read_resource' ]
+    assert not results[ 0 ].is_error( ), results[ 0 ]
+    assert liaison.records == [ ( 'elicit', 'The word?' ) ]
+    assert '"mine"' in results[ 0 ].content[ -1 ].text

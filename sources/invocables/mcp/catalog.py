@@ -49,7 +49,8 @@ class Catalog:
             __.types.MappingProxyType( { } ) )
         self.descriptions: tuple[ _records.ToolDescription, ... ] = ( )
         self.omissions: tuple[ _records.Omission, ... ] = ( )
-        self.fingerprints: tuple[ str, ... ] = ( )
+        # None until a first listing: one without tools still completes.
+        self.fingerprints: tuple[ str, ... ] | None = None
         self.entries: dict[ str, _Entry ] = { }
         self.tasked: __.cabc.Mapping[ str, str ] = (
             __.types.MappingProxyType( { } ) )

@@ -56,7 +56,7 @@ class Resourceful( __.typx.Protocol ):
     name: str
 
     async def retrieve_resource(
-        self, uri: str
+        self, uri: str, *, context: __.typx.Any = None
     ) -> _canisters.ContentSequence: ...
 
     async def survey_resource_templates(
@@ -229,7 +229,8 @@ async def _read_resource(
 ) -> _canisters.ContentSequence:
     ''' Reads one resource of the server of ensemble. '''
     uri = str( arguments[ 'uri' ] )
-    try: contents = await ensemble.retrieve_resource( uri )
+    # The server's requests while it reads go to the caller of the tool.
+    try: contents = await ensemble.retrieve_resource( uri, context = context )
     except _exceptions.ResourceAbsence as exception:
         reason = str( exception ).rstrip( '.' )
         raise _exceptions.InvocationRefusal(
