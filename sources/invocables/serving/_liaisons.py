@@ -191,7 +191,7 @@ class TaskLiaison( SessionLiaison ):
         parameters = {
             'message': message,
             'requestedSchema': __.values.thaw_json( schema ) }
-        return await self._ask(
+        return await self._ask_task(
             'elicitation', f"The tool asks the user: {message}",
             'elicitation/create', parameters, _mcp_types.ElicitResult )
 
@@ -215,12 +215,12 @@ class TaskLiaison( SessionLiaison ):
             _produce_camel( name ): _produce_wire( value )
             for name, value in options.items( ) if value is not None }
         parameters[ 'messages' ] = _produce_wire( samples )
-        return await self._ask(
+        return await self._ask_task(
             'sampling', "The tool asks the client's model.",
             'sampling/createMessage', parameters,
             _mcp_types.CreateMessageResult )
 
-    async def _ask(
+    async def _ask_task(
         self,
         channel: str,
         status: str,
