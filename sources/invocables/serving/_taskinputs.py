@@ -79,13 +79,7 @@ class TaskInputs:
                 while asking.pending:
                     await _send( asking, context )
                 if ended.done( ): return
-                asking.arrival.clear( )
-                arriving = __.asyncio.ensure_future( asking.arrival.wait( ) )
-                try:
-                    await __.asyncio.wait(
-                        ( ended, arriving ),
-                        return_when = __.asyncio.FIRST_COMPLETED )
-                finally: arriving.cancel( )
+                await await_signal( ended, asking.arrival )
         finally:
             over = ended.done( ) and not ended.cancelled( )
             ended.cancel( )
@@ -111,6 +105,19 @@ def access_progress_token(
         return entries.get( 'progress_token', entries.get( 'progressToken' ) )
     return getattr( meta, 'progressToken', None )
 
+
+async def await_signal(
+    future: __.asyncio.Future[ __.typx.Any ], signal: __.asyncio.Event
+) -> None:
+    ''' Waits until future is done or signal is set (from now on: it is
+        cleared first).
+    '''
+    signal.clear( )
+    waiter = __.asyncio.ensure_future( signal.wait( ) )
+    try:
+        await __.asyncio.wait(
+            ( future, waiter ), return_when = __.asyncio.FIRST_COMPLETED )
+    finally: waiter.cancel( )
 
 async def _send( asking: _Asking, context: __.typx.Any ) -> None:
     ''' Sends the first request pending; gives its answer or error. A

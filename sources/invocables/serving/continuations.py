@@ -34,6 +34,7 @@ import secrets as _secrets
 
 import invocables.serving.__ as __
 import invocables.serving._liaisons as _liaisons
+import invocables.serving._taskinputs as _taskinputs
 from ..mcp._sdk import produce_error as _produce_error
 from ..mcp._sdk import types as _mcp_types
 
@@ -119,13 +120,7 @@ class Continuation:
             if self.survey_requests( ) or not patient:
                 for _ in range( _SETTLE_ROUNDS ): await __.asyncio.sleep( 0 )
                 return task.done( )
-            self.asked.clear( )
-            waiter = __.asyncio.ensure_future( self.asked.wait( ) )
-            try:
-                await __.asyncio.wait(
-                    ( task, waiter ),
-                    return_when = __.asyncio.FIRST_COMPLETED )
-            finally: waiter.cancel( )
+            await _taskinputs.await_signal( task, self.asked )
 
 
 class ContinuationsManager:
