@@ -99,9 +99,7 @@ class SessionLiaison:
         result = await session.elicit_url(
             message, url, identifier,
             related_request_id = self.context.request_id )
-        if self.note_visit is not None and result.action == 'accept':
-            self.note_visit( identifier )
-        return result
+        return note_visit( self.note_visit, identifier, result )
 
     async def sample(
         self, messages: __.cabc.Sequence[ __.typx.Any ],
@@ -258,6 +256,18 @@ class TaskLiaison( SessionLiaison ):
             params = parameters.model_validate( {
                 'level': level, 'data': data, 'logger': logger,
                 '_meta': self._produce_meta( ) } ) ) )
+
+
+def note_visit(
+    noter: __.cabc.Callable[ [ str ], None ] | None,
+    identifier: str,
+    result: __.typx.Any,
+) -> __.typx.Any:
+    ''' Returns the client's answer to a URL to visit, noting the visit
+        if the client accepted it (so that it learns when it is complete).
+    '''
+    if noter is not None and result.action == 'accept': noter( identifier )
+    return result
 
 
 def produce_sampling(

@@ -267,10 +267,8 @@ class InputLiaison( _liaisons.SessionLiaison ):
             method = 'elicitation/create',
             params = _mcp_types.ElicitRequestURLParams(
                 message = message, url = url, elicitation_id = identifier ) )
-        result = await self._ask( None, request )
-        if self.note_visit is not None and result.action == 'accept':
-            self.note_visit( identifier )
-        return result
+        return _liaisons.note_visit(
+            self.note_visit, identifier, await self._ask( None, request ) )
 
     async def sample(
         self, messages: __.cabc.Sequence[ __.typx.Any ],
