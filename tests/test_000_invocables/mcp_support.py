@@ -236,3 +236,40 @@ async def serve_in_loop( server, stateless = False ):
         runner.should_exit = True
         await asyncio.wait_for( serving_, 30 )
         listener.close( )
+
+
+VERSION_MODERN = '2026-07-28'
+
+
+async def post_modern(
+    http, url, method, parameters, *,
+    capabilities, responses = None, state = None,
+):
+    ''' Posts a request of MCP 2026-07-28 with http (an httpx client): the
+        client's capabilities in its ``_meta``, the answers and the state
+        of a round of input if any, and the routing headers. Returns the
+        HTTP status and the message (JSON, or the event stream's).
+    '''
+    import json
+    parameters = dict( parameters )
+    if responses is not None: parameters[ 'inputResponses' ] = responses
+    if state is not None: parameters[ 'requestState' ] = state
+    parameters[ '_meta' ] = {
+        'io.modelcontextprotocol/protocolVersion': VERSION_MODERN,
+        'io.modelcontextprotocol/clientCapabilities': capabilities }
+    headers = {
+        'Accept': 'application/json, text/event-stream',
+        'MCP-Protocol-Version': VERSION_MODERN, 'Mcp-Method': method }
+    name = next( (
+        parameters[ key ] for key in ( 'name', 'uri', 'taskId' )
+        if key in parameters ), None )
+    if name is not None: headers[ 'Mcp-Name' ] = name
+    response = await http.post( url, headers = headers, json = {
+        'jsonrpc': '2.0', 'id': 1, 'method': method,
+        'params': parameters } )
+    text = response.text
+    if 'text/event-stream' in response.headers.get( 'content-type', '' ):
+        text = next(
+            line[ len( 'data:' ) : ] for line in text.splitlines( )
+            if line.startswith( 'data:' ) and 'jsonrpc' in line )
+    return response.status_code, json.loads( text )

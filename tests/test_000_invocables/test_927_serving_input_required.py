@@ -35,7 +35,6 @@ from . import mcp_support
 
 
 _MODERN = sdk.MAJOR >= 2 # noqa: PLR2004
-_VERSION = '2026-07-28'
 _WAIT = 10 # seconds: bounds which prove "does not hang"
 _CAPABILITIES = { 'elicitation': { }, 'sampling': { }, 'roots': { } }
 _NAME_SCHEMA = {
@@ -340,25 +339,10 @@ async def _post( http: Any, url: str, method: str, parameters: Any ) -> Any:
     ''' Posts request of MCP 2026-07-28 from a client which declares the
         tasks extension; returns the message.
     '''
-    parameters = { **parameters, '_meta': {
-        'io.modelcontextprotocol/protocolVersion': _VERSION,
-        'io.modelcontextprotocol/clientCapabilities': {
-            **_CAPABILITIES, 'extensions': { _EXTENSION: { } } },
-    } }
-    name = parameters.get( 'name', parameters.get( 'taskId' ) )
-    headers = {
-        'Accept': 'application/json, text/event-stream',
-        'MCP-Protocol-Version': _VERSION, 'Mcp-Method': method }
-    if name is not None: headers[ 'Mcp-Name' ] = name
-    response = await http.post( url, headers = headers, json = {
-        'jsonrpc': '2.0', 'id': 1, 'method': method,
-        'params': parameters } )
-    text = response.text
-    if 'text/event-stream' in response.headers.get( 'content-type', '' ):
-        text = next(
-            line[ len( 'data:' ) : ] for line in text.splitlines( )
-            if line.startswith( 'data:' ) and 'jsonrpc' in line )
-    return json.loads( text )
+    _, message = await mcp_support.post_modern(
+        http, url, method, parameters, capabilities = {
+            **_CAPABILITIES, 'extensions': { _EXTENSION: { } } } )
+    return message
 
 
 async def _poll( http: Any, url: str, identifier: str, status: str ) -> Any:
@@ -512,24 +496,7 @@ async def _post_call(
     ''' Posts ``tools/call`` of MCP 2026-07-28 with arguments (and the
         client's capabilities); returns HTTP status and message.
     '''
-    parameters: dict[ str, Any ] = { 'name': name, 'arguments': arguments }
-    if responses is not None: parameters[ 'inputResponses' ] = responses
-    if state is not None: parameters[ 'requestState' ] = state
-    parameters[ '_meta' ] = {
-        'io.modelcontextprotocol/protocolVersion': _VERSION,
-        'io.modelcontextprotocol/clientCapabilities': (
-            _CAPABILITIES if capabilities is None else capabilities ) }
-    headers = {
-        'Accept': 'application/json, text/event-stream',
-        'MCP-Protocol-Version': _VERSION, 'Mcp-Method': 'tools/call',
-        'Mcp-Name': name }
-    response = await http.post( url, headers = headers, json = {
-        'jsonrpc': '2.0', 'id': 1, 'method': 'tools/call',
-        'params': parameters } )
-    text = response.text
-    if 'text/event-stream' in response.headers.get( 'content-type', '' ):
-        text = next(
-            line[ len( 'data:' ) : ] for line in text.splitlines( )
-            if line.startswith( 'data:' ) and 'jsonrpc' in line )
-    message: Any = json.loads( text )
-    return response.status_code, message
+    return await mcp_support.post_modern(
+        http, url, 'tools/call', { 'name': name, 'arguments': arguments },
+        capabilities = _CAPABILITIES if capabilities is None else capabilities,
+        responses = responses, state = state )

@@ -35,7 +35,6 @@ _MODERN = sdk.MAJOR >= 2 # noqa: PLR2004
 _UPSTREAM = (
     Path( __file__ ).parent.parent / 'data' / 'serving' / 'modules'
     / 'relay_upstream.py' )
-_VERSION = '2026-07-28'
 _CAPABILITIES = { 'elicitation': { }, 'sampling': { } }
 
 
@@ -130,28 +129,10 @@ async def _post(
     ''' Posts a request of MCP 2026-07-28 (with the client's
         capabilities); returns HTTP status and message.
     '''
-    parameters = dict( parameters )
-    if responses is not None: parameters[ 'inputResponses' ] = responses
-    if state is not None: parameters[ 'requestState' ] = state
-    parameters[ '_meta' ] = {
-        'io.modelcontextprotocol/protocolVersion': _VERSION,
-        'io.modelcontextprotocol/clientCapabilities': (
-            _CAPABILITIES if capabilities is None else capabilities ) }
-    headers = {
-        'Accept': 'application/json, text/event-stream',
-        'MCP-Protocol-Version': _VERSION, 'Mcp-Method': method }
-    name = parameters.get( 'name', parameters.get( 'uri' ) )
-    if name is not None: headers[ 'Mcp-Name' ] = name
-    response = await http.post( url, headers = headers, json = {
-        'jsonrpc': '2.0', 'id': 1, 'method': method,
-        'params': parameters } )
-    text = response.text
-    if 'text/event-stream' in response.headers.get( 'content-type', '' ):
-        text = next(
-            line[ len( 'data:' ) : ] for line in text.splitlines( )
-            if line.startswith( 'data:' ) and 'jsonrpc' in line )
-    message: Any = json.loads( text )
-    return response.status_code, message
+    return await mcp_support.post_modern(
+        http, url, method, parameters,
+        capabilities = _CAPABILITIES if capabilities is None else capabilities,
+        responses = responses, state = state )
 
 
 @pytest.mark.asyncio
