@@ -297,3 +297,29 @@ def test_150_input_required_2026( tmp_path ):
     assert set( statuses.values( ) ) == { 'SUCCESS' }, (
         checks, stderr[ -3000 : ] )
     assert completed.returncode == 0, completed.stderr[ -3000 : ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize( 'scenario', (
+    'auth/metadata-default', 'auth/iss-supported', 'auth/iss-unexpected' ) )
+def test_160_response_issuer_2026( tmp_path, scenario ):
+    ''' The authorization code grant against the pre-release's servers of
+        2026-07-28, which name themselves in the redirect (``iss``, RFC
+        9207): the client passes the issuer on, so that the SDK 2.x checks
+        it (and refuses a wrong one), and the grant completes. The SDK
+        1.x checks no issuer: the two ``iss`` scenarios fail there (said,
+        not skipped).
+    '''
+    arguments, environment = _arrange_run( scenario, tmp_path, 'code' )
+    completed = conformance_support.run_suite(
+        arguments, environment = environment,
+        suite = conformance_support.SUITE_2026 )
+    _, checks, stderr = _read_run( completed, tmp_path )
+    failed = [
+        check[ 'id' ] for check in checks
+        if check[ 'status' ] not in ( 'SUCCESS', 'INFO' ) ]
+    if MAJOR < 2 and scenario.startswith( 'auth/iss-' ): # noqa: PLR2004
+        assert failed, checks
+        return
+    assert not failed, ( failed, stderr[ -3000 : ] )
+    assert completed.returncode == 0, completed.stderr[ -3000 : ]

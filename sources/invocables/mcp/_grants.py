@@ -89,8 +89,9 @@ def produce_code_auth(
                     error = query[ 'error' ][ 0 ] ) )
         code = query.get( 'code', [ '' ] )[ 0 ]
         state = query.get( 'state', [ None ] )[ 0 ]
+        issuer = query.get( 'iss', [ None ] )[ 0 ] # RFC 9207
         _oauth.register_secrets( code )
-        return _sdk.produce_code_result( code, state )
+        return _sdk.produce_code_result( code, state, issuer )
 
     metadata = OAuthClientMetadata(
         redirect_uris = [

@@ -143,12 +143,15 @@ def is_session_lost( exception: Error ) -> bool:
         and _session_loss.search( error.message ) is not None )
 
 
-def produce_code_result( code: str, state: str | None ) -> __.typx.Any:
-    ''' Produces what an OAuth callback handler returns: code and state.
+def produce_code_result(
+    code: str, state: str | None, issuer: str | None = None
+) -> __.typx.Any:
+    ''' Produces what an OAuth callback handler returns: code, state and
+        the issuer of the response (RFC 9207, which the SDK 2.x checks).
     '''
     if not _CURRENT: return ( code, state )
     from mcp.shared.auth import AuthorizationCodeResult
-    return AuthorizationCodeResult( code = code, state = state )
+    return AuthorizationCodeResult( code = code, state = state, iss = issuer )
 
 
 def produce_error(
