@@ -23,7 +23,7 @@ import base64 as _base64
 import weakref as _weakref
 
 import invocables.serving.__ as __
-import invocables.serving.continuations as _continuations
+import invocables.serving._continuations as _continuations
 import invocables.serving._liaisons as _liaisons
 import invocables.serving._sdk as _server_sdk
 import invocables.canisters as _canisters

@@ -16,7 +16,7 @@ import weakref as _weakref
 
 import invocables.serving.__ as __
 import invocables.serving._sdk as _server_sdk
-import invocables.serving.continuations as _continuations
+import invocables.serving._continuations as _continuations
 import invocables.serving.gateway as _gateway
 import invocables.serving._liaisons as _liaisons
 import invocables.serving._taskinputs as _taskinputs

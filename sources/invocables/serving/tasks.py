@@ -24,7 +24,7 @@ import secrets as _secrets
 
 import invocables.serving.__ as __
 import invocables.serving._taskinputs as _taskinputs
-import invocables.serving.continuations as _continuations
+import invocables.serving._continuations as _continuations
 import invocables.exceptions as _exceptions
 import invocables.naming as _naming
 import invocables.mcp._sdk as _sdk
