@@ -22,6 +22,7 @@ import invocables
 from invocables import invokers, serving
 from invocables.mcp import _http as sdk_http
 from invocables.mcp import _sdk as sdk
+from invocables.mcp import redaction
 
 from . import mcp_support
 
@@ -515,3 +516,115 @@ async def _open_http_client( url, **callbacks ):
     ):
         await session.initialize( )
         yield session
+
+
+_SECRET = 'sk-relay-secret-7373'
+_VARIABLE = 'INVOCABLES_TEST_RELAY_SECRET'
+
+
+def _produce_confiding( **options ):
+    return invocables.mcp.produce_ensemble(
+        'relay', command = [ mcp_support.SERVERS_PYTHON, _RELAY ],
+        environment = { 'RELAY_SECRET': f"env:{_VARIABLE}" }, **options )
+
+
+def _verify_hidden( texts ):
+    ''' Asserts that every text hides the secret (and shows its mark). '''
+    for text in texts:
+        assert _SECRET not in text
+        assert '***' in text, text
+
+
+@pytest.mark.asyncio
+@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
+@pytest.mark.filterwarnings( 'ignore::UserWarning' )
+async def test_600_relayed_requests_redacted( monkeypatch ):
+    ''' A secret of the upstream server, which it puts into every text of
+        an elicitation (message, schema) and of a sampling request
+        (messages, system prompt, stop sequences, metadata, model hints),
+        reaches the downstream client as ``***`` only; the answers still
+        reach the upstream.
+    '''
+    monkeypatch.setenv( _VARIABLE, _SECRET )
+    server = serving.ToolServer( [ _produce_confiding( ) ] )
+    downstream = _Downstream( )
+    samplings = [ ]
+
+    async def on_sample( context, parameters ):
+        samplings.append( parameters )
+        return await downstream.on_sample( context, parameters )
+
+    callbacks = downstream.produce_callbacks( ) | {
+        'sampling_callback': on_sample }
+    async with invocables.connect_ensembles( server.ensembles ):
+        async with mcp_support.open_memory_client(
+            server.produce_server( ), **callbacks
+        ) as client:
+            result = await client.call_tool( 'confide', { } )
+    assert not sdk.access_field( result, 'is_error' ), result
+    answers = json.loads( result.content[ 0 ].text )
+    assert answers[ 'elicited' ] == 'accept'
+    assert answers[ 'sampled' ][ 'text' ] == 'a summary'
+    ( message, schema ), = downstream.elicitations
+    view = schema[ 'properties' ][ 'view' ]
+    _verify_hidden( (
+        message, schema[ 'title' ], view[ 'description' ], view[ 'default' ]
+    ) )
+    parameters, = samplings
+    preferences = sdk.access_field( parameters, 'model_preferences' )
+    _verify_hidden( (
+        parameters.messages[ 0 ].content.text,
+        sdk.access_field( parameters, 'system_prompt' ),
+        *sdk.access_field( parameters, 'stop_sequences' ),
+        parameters.metadata[ 'key' ],
+        *( hint.name for hint in preferences.hints ) ) )
+
+
+@pytest.mark.asyncio
+async def test_610_own_callbacks_redacted( monkeypatch ):
+    ''' Without a caller, the ensemble's own elicitor and sampler (which
+        show the user, or send to a model) get the texts redacted; the
+        URL a server asks to visit keeps its query.
+    '''
+    monkeypatch.setenv( _VARIABLE, _SECRET )
+    requests = [ ]
+
+    async def elicit( request ):
+        requests.append( request )
+        return { 'action': 'accept', 'content': { 'view': 'ok' } }
+
+    async def sample( request ):
+        requests.append( request )
+        return { 'content': { 'type': 'text', 'text': 'fine' },
+                 'model': 'local' }
+
+    call = invocables.InvocationCanister(
+        identifier = 'c1', name = 'confide', arguments = { } )
+    upstream = _produce_confiding( elicitor = elicit, sampler = sample )
+    async with upstream:
+        results = await invocables.execute_invocations(
+            [ call ], [ upstream ] )
+    answers = json.loads( results[ 0 ].content[ 0 ].text )
+    assert answers[ 'elicited' ] == 'accept'
+    assert answers[ 'sampled' ][ 'text' ] == 'fine'
+    elicitation, sampling = requests
+    view = elicitation.schema[ 'properties' ][ 'view' ]
+    _verify_hidden( (
+        elicitation.message, elicitation.schema[ 'title' ],
+        view[ 'description' ], view[ 'default' ] ) )
+    _verify_hidden( (
+        sampling.messages[ 0 ].content[ 0 ].text, sampling.system,
+        *sampling.stop_sequences, *sampling.model_hints ) )
+
+
+def test_620_visited_url_keeps_query( ):
+    ''' A URL to visit loses its secrets, not the query the visit needs,
+        even on the server's own host (where other text loses queries).
+    '''
+    redactor = redaction.Redactor(
+        [ _SECRET ], [ 'auth.example.com' ] )
+    url = f"https://auth.example.com/visit?session=abc&key={_SECRET}"
+    assert redactor.redact_link( url ) == (
+        'https://auth.example.com/visit?session=abc&key=***' )
+    assert redactor.redact( url ) == (
+        'https://auth.example.com/visit?session=***&key=***' )

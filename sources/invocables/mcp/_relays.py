@@ -202,15 +202,16 @@ class Relay:
         message = self.redactor.redact( parameters.message )
         url: str | None = getattr( parameters, 'url', None )
         if url is None:
+            # The answer is checked against the server's own schema.
             return await self._ask(
                 caller, 'elicitation',
                 lambda answer: self._produce_elicit_result( schema, answer ),
-                'elicit', message, schema )
+                'elicit', message, self.redactor.redact_data( schema ) )
         return await self._ask(
             caller, 'elicitation',
             lambda answer: self._produce_elicit_result(
                 schema, answer, url = True ),
-            'elicit_url', message, self.redactor.redact( url ),
+            'elicit_url', message, self.redactor.redact_link( url ),
             _sdk.access_field( parameters, 'elicitation_id' ) )
 
     def _produce_sampling_arguments(
@@ -223,7 +224,8 @@ class Relay:
             self.redactor.redact_data( _dump_model( message ) )
             for message in parameters.messages ]
         options = {
-            name: value for name in _SAMPLING_FIELDS
+            name: _redact_option( self.redactor, value )
+            for name in _SAMPLING_FIELDS
             if ( value := _sdk.access_field( parameters, name ) )
             is not None }
         tools = _sdk.access_field( parameters, 'tools', None )
@@ -374,6 +376,19 @@ def track(
     ''' Marks call as running on a relaying session, if relay. '''
     if relay is None: return __.ctxl.nullcontext( )
     return relay.track( context )
+
+
+def _redact_option(
+    redactor: __.typx.Any, value: __.typx.Any
+) -> __.typx.Any:
+    ''' Returns option of a sampling request with its texts redacted,
+        in its own type (preferences stay the SDK's model).
+    '''
+    if not hasattr( value, 'model_dump' ):
+        return redactor.redact_data( value )
+    model = __.typx.cast( __.typx.Any, type( value ) )
+    return model.model_validate(
+        redactor.redact_data( _dump_model( value ) ) )
 
 
 def _dump_model( model: __.typx.Any ) -> __.typx.Any:

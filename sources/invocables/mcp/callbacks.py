@@ -261,10 +261,13 @@ class Features:
         identifier = _sdk.access_field( params, 'elicitation_id', None )
         schema: dict[ str, __.typx.Any ] = (
             _sdk.access_field( params, 'requested_schema', None ) or { } )
+        redactor = self.redactor
         request = ElicitationRequest(
-            ensemble = self.ensemble, message = params.message,
-            schema = __.types.MappingProxyType( dict( schema ) ),
-            url = __.absent if url is None else url,
+            ensemble = self.ensemble,
+            message = redactor.redact( params.message ),
+            schema = __.types.MappingProxyType(
+                redactor.redact_data( dict( schema ) ) ),
+            url = __.absent if url is None else redactor.redact_link( url ),
             identifier = __.absent if identifier is None else identifier )
         response = await self._consult(
             'elicitor', 'elicit input', request, produce_elicitation_response )
@@ -321,7 +324,8 @@ class Features:
         if self.admitting:
             refusal = self.admit_sampling( params )
             if refusal is not None: return refusal
-        request = _produce_sampling_request( self.ensemble, params )
+        request = _produce_sampling_request(
+            self.ensemble, params, self.redactor )
         response = await self._consult(
             'sampler', 'sample', request, produce_sampling_response )
         if isinstance( response, _mcp_types.ErrorData ): return response
@@ -527,8 +531,11 @@ def _produce_root_uri( root: object, location: str ) -> str:
 
 
 def _produce_sampling_request(
-    ensemble: str, params: __.typx.Any
+    ensemble: str, params: __.typx.Any, redactor: _redaction.Redactor
 ) -> SamplingRequest:
+    ''' Returns the sampler's request, with the server's secrets redacted
+        from every text (they would reach the sampler's model).
+    '''
     import invocables.mcp.results as _results
     messages: list[ SamplingMessage ] = [ ]
     for message in params.messages:
@@ -539,18 +546,22 @@ def _produce_sampling_request(
         messages.append( SamplingMessage(
             role = message.role,
             content = tuple(
-                _results.produce_content( block ) for block in blocks ) ) )
+                _results.redact_content(
+                    redactor, _results.produce_content( block ) )
+                for block in blocks ) ) )
     preferences = _sdk.access_field( params, 'model_preferences' )
     hints = ( ) if preferences is None or not preferences.hints else tuple(
-        hint.name for hint in preferences.hints if hint.name )
+        redactor.redact( hint.name )
+        for hint in preferences.hints if hint.name )
     system = _sdk.access_field( params, 'system_prompt' )
     return SamplingRequest(
         ensemble = ensemble, messages = tuple( messages ),
         max_tokens = _sdk.access_field( params, 'max_tokens' ),
-        system = __.absent if system is None else system,
+        system = __.absent if system is None else redactor.redact( system ),
         temperature = (
             __.absent if params.temperature is None else params.temperature ),
         stop_sequences = tuple(
+            redactor.redact( sequence ) for sequence in
             _sdk.access_field( params, 'stop_sequences' ) or ( ) ),
         model_hints = hints )
 

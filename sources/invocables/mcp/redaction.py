@@ -71,11 +71,18 @@ class Redactor( __.immut.Object ):
 
     def redact( self, text: str ) -> str:
         ''' Returns text with every secret replaced. '''
-        for secret in self.secrets:
-            if secret in text: text = text.replace( secret, REDACTION )
+        text = self.redact_link( text )
         if self.hosts and '://' in text:
             text = _url.sub( self._redact_url, text )
         return text
+
+    def redact_link( self, url: str ) -> str:
+        ''' Returns URL a server asks the user to visit, with every secret
+            replaced; its query stays, which the visit needs.
+        '''
+        for secret in self.secrets:
+            if secret in url: url = url.replace( secret, REDACTION )
+        return url
 
     def redact_data( self, data: __.typx.Any ) -> __.typx.Any:
         ''' Returns JSON-like data with secrets replaced in its strings. '''

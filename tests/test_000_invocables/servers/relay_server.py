@@ -9,7 +9,8 @@
     until a block was cancelled, then returns how many were. ``touch(
     uri )`` announces that a resource was updated, ``renew( )`` that the
     list of resources changed (resource ``test://relay/one``, whose text
-    is ``one`` or the ``--label`` given). Flag: ``--http PORT`` serves
+    is ``one`` or the ``--label`` given). ``confide( )`` elicits and
+    samples with the value of ``RELAY_SECRET`` in every text field. Flag: ``--http PORT`` serves
     streamable HTTP on 127.0.0.1 instead of stdio.
 '''
 
@@ -17,10 +18,12 @@
 import argparse
 import asyncio
 import json
+import os
 
 from mcp import MCPError
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import SamplingMessage, TextContent
+from mcp_types import (
+    ModelHint, ModelPreferences, SamplingMessage, TextContent )
 
 
 server = MCPServer( 'relay' )
@@ -67,6 +70,33 @@ async def consult( topic: str, context: Context ) -> str:
             f"error {error.error.code}: {error.error.message}" )
     await context.report_progress( 3, 3, 'done' )
     return json.dumps( answers )
+
+
+@server.tool( structured_output = False )
+async def confide( context: Context ) -> str:
+    ''' Elicits and samples with the secret in every text field. '''
+    secret = os.environ[ 'RELAY_SECRET' ]
+    schema = {
+        'type': 'object', 'title': f"Form {secret}",
+        'properties': { 'view': {
+            'type': 'string', 'description': f"Not {secret}.",
+            'default': secret } } }
+    elicited = await context.session.elicit_form(
+        f"Confirm {secret}?", schema,
+        related_request_id = context.request_id )
+    sampled = await context.session.create_message(
+        [ SamplingMessage(
+            role = 'user',
+            content = TextContent( type = 'text', text = f"Use {secret}." ) )
+        ],
+        max_tokens = 50, system_prompt = f"Key {secret}.",
+        stop_sequences = [ secret ], metadata = { 'key': secret },
+        model_preferences = ModelPreferences(
+            hints = [ ModelHint( name = secret ) ] ),
+        related_request_id = context.request_id )
+    return json.dumps( {
+        'elicited': elicited.action,
+        'sampled': sampled.model_dump( mode = 'json' )[ 'content' ] } )
 
 
 @server.tool( structured_output = False )
