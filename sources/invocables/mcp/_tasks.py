@@ -121,6 +121,7 @@ class TaskCall:
         self.updates = 0
         self.answered: set[ str ] = set( )
         self.rounds = 0
+        self.redactor: __.typx.Any = None
 
     async def __call__(
         self, connection: __.typx.Any, arguments: dict[ str, __.typx.Any ]
@@ -130,6 +131,7 @@ class TaskCall:
             Errors of the start are the session's own, as for an ordinary
             call (the caller may send it again if undelivered).
         '''
+        self.redactor = connection.redactor
         task = await self._create( connection, arguments )
         # MCP 2026-07-28: the server chose to answer at once.
         if isinstance( task, _mcp_types.CallToolResult ): return task
@@ -281,9 +283,15 @@ class TaskCall:
     def _refuse(
         self, identifier: str, reason: str
     ) -> _exceptions.InvocationRefusal:
-        return _exceptions.InvocationRefusal(
+        ''' Returns refusal of the call, with the server's secrets
+            redacted (its reason and the task's identifier are the
+            server's). '''
+        message = (
             f"Task {identifier!r} of tool {self.tool!r} on MCP server "
             f"{self.ensemble!r} did not complete: {reason}." )
+        if self.redactor is not None:
+            message = self.redactor.redact( message )
+        return _exceptions.InvocationRefusal( message )
 
     async def _report( self, state: __.typx.Any ) -> None:
         ''' Reports status message of task as progress, when it changes. '''

@@ -118,9 +118,9 @@ class FeaturesExtension:
             The level is kept and asked again after each reconnection.
         '''
         self.features.log_level = level
-        session, _ = self.access_session_for_features( )
+        session, redactor = self.access_session_for_features( )
         await self._request(
-            _callbacks.set_logging_level( session, level ) )
+            _callbacks.set_logging_level( session, level ), redactor )
 
     async def configure_roots(
         self,
@@ -140,9 +140,10 @@ class FeaturesExtension:
                 "give roots to produce_ensemble to change them later; the "
                 "roots capability is declared when the session begins." )
         self.features.roots = _callbacks.produce_root_uris( roots )
-        session, _ = self.access_session_for_features( )
+        session, redactor = self.access_session_for_features( )
         with _callbacks.suppress_deprecation( ):
-            await self._request( session.send_roots_list_changed( ) )
+            await self._request(
+                session.send_roots_list_changed( ), redactor )
 
     async def retrieve_prompt(
         self,
@@ -168,7 +169,7 @@ class FeaturesExtension:
             result = await self._request( _inputs.get_prompt(
                 session, name,
                 None if arguments is None else dict( arguments ),
-                redactor.redact ), context )
+                redactor.redact ), redactor, context )
         except _MCPError as exception:
             raise _exceptions.PromptAbsence(
                 self.name, name,
@@ -199,7 +200,7 @@ class FeaturesExtension:
         try:
             result = await self._request(
                 _inputs.read_resource( session, uri, redactor.redact ),
-                context )
+                redactor, context )
         except _MCPError as exception:
             raise _exceptions.ResourceAbsence(
                 self.name, redactor.redact( uri ),
@@ -211,17 +212,24 @@ class FeaturesExtension:
             for contents in result.contents ) )
 
     async def survey_prompts( self ) -> tuple[ PromptDescription, ... ]:
-        ''' Returns descriptions of the prompts of server, every page. '''
-        session, _ = self.access_session_for_features( )
-        prompts = await self._list( session.list_prompts, 'prompts' )
+        ''' Returns descriptions of the prompts of server, every page.
+
+            Their texts are redacted (not the names, which retrieving
+            needs).
+        '''
+        session, redactor = self.access_session_for_features( )
+        prompts = await self._list(
+            session.list_prompts, redactor, 'prompts' )
+        redact = redactor.redact
         return tuple(
             PromptDescription(
-                name = prompt.name, title = _absentify( prompt.title ),
-                description = prompt.description or '',
+                name = prompt.name,
+                title = _absentify( prompt.title, redact ),
+                description = redact( prompt.description or '' ),
                 arguments = tuple(
                     PromptArgument(
                         name = argument.name,
-                        description = argument.description or '',
+                        description = redact( argument.description or '' ),
                         required = bool( argument.required ) )
                     for argument in prompt.arguments or ( ) ) )
             for prompt in prompts )
@@ -229,44 +237,56 @@ class FeaturesExtension:
     async def survey_resource_templates(
         self
     ) -> tuple[ ResourceTemplateDescription, ... ]:
-        ''' Returns templates of resource URIs of server, every page. '''
-        session, _ = self.access_session_for_features( )
+        ''' Returns templates of resource URIs of server, every page.
+
+            Their texts are redacted (not the templates, which reading
+            needs).
+        '''
+        session, redactor = self.access_session_for_features( )
         templates = await self._list(
-            session.list_resource_templates, 'resource_templates' )
+            session.list_resource_templates, redactor,
+            'resource_templates' )
         return tuple(
             ResourceTemplateDescription(
                 uri_template = _sdk.access_field( template, 'uri_template' ),
-                **_describe_listed( template ) )
+                **_describe_listed( template, redactor.redact ) )
             for template in templates )
 
     async def survey_resources( self ) -> tuple[ ResourceDescription, ... ]:
-        ''' Returns descriptions of the resources of server, every page. '''
-        session, _ = self.access_session_for_features( )
-        resources = await self._list( session.list_resources, 'resources' )
+        ''' Returns descriptions of the resources of server, every page.
+
+            Their texts are redacted (not the URIs, which reading needs).
+        '''
+        session, redactor = self.access_session_for_features( )
+        resources = await self._list(
+            session.list_resources, redactor, 'resources' )
         return tuple(
             ResourceDescription(
                 uri = str( resource.uri ), size = _absentify( resource.size ),
-                **_describe_listed( resource ) )
+                **_describe_listed( resource, redactor.redact ) )
             for resource in resources )
 
     async def _list(
         self,
         lister: __.cabc.Callable[ ..., __.typx.Any ],
+        redactor: __.typx.Any,
         attribute: str,
     ) -> list[ __.typx.Any ]:
         ''' Lists every page, each within the list timeout. '''
         async def list_page( params: __.typx.Any ) -> __.typx.Any:
-            return await self._request( lister( params = params ) )
+            return await self._request( lister( params = params ), redactor )
         return await _listings.survey_pages( self.name, list_page, attribute )
 
     async def _request(
         self,
         awaitable: __.cabc.Awaitable[ __.typx.Any ],
+        redactor: __.typx.Any,
         context: __.typx.Any = None,
     ) -> __.typx.Any:
-        ''' Awaits request within the list timeout; maps lost sessions.
-            With the caller's context, the server's requests meanwhile go
-            to the caller, if the session relays.
+        ''' Awaits request within the list timeout; maps lost sessions;
+            redacts the server's errors. With the caller's context, the
+            server's requests meanwhile go to the caller, if the session
+            relays.
         '''
         timeout = self.access_list_timeout( )
         relay = None if context is None else (
@@ -282,7 +302,8 @@ class FeaturesExtension:
                 f"the server did not answer within {timeout} "
                 "seconds." ) from None
         except _MCPError as exception:
-            if exception.error.code != _CONNECTION_CLOSED: raise
+            if exception.error.code != _CONNECTION_CLOSED:
+                raise _redact_error( redactor, exception ) from None
             raise _exceptions.ConnectionFailure(
                 self.name, "the session was closed." ) from None
         except ( _anyio.ClosedResourceError, _anyio.BrokenResourceError ):
@@ -290,17 +311,34 @@ class FeaturesExtension:
                 self.name, "the session was closed." ) from None
 
 
-def _absentify( value: __.typx.Any ) -> __.typx.Any:
-    return __.absent if value is None else value
+def _absentify(
+    value: __.typx.Any, redact: __.cabc.Callable[ [ str ], str ] | None = None
+) -> __.typx.Any:
+    if value is None: return __.absent
+    return value if redact is None else redact( value )
 
 
-def _describe_listed( entry: __.typx.Any ) -> dict[ str, __.typx.Any ]:
+def _describe_listed(
+    entry: __.typx.Any, redact: __.cabc.Callable[ [ str ], str ]
+) -> dict[ str, __.typx.Any ]:
     ''' Returns what a server says of a resource or template it lists:
-        name, title, description, media type. '''
+        name, title, description, media type; redacted. '''
     return {
-        'name': entry.name, 'title': _absentify( entry.title ),
-        'description': entry.description or '',
-        'media_type': _absentify( _sdk.access_field( entry, 'mime_type' ) ) }
+        'name': redact( entry.name ),
+        'title': _absentify( entry.title, redact ),
+        'description': redact( entry.description or '' ),
+        'media_type': _absentify(
+            _sdk.access_field( entry, 'mime_type' ), redact ) }
+
+
+def _redact_error(
+    redactor: __.typx.Any, exception: _MCPError
+) -> _MCPError:
+    ''' Returns error of server with its message and data redacted. '''
+    error = exception.error
+    return _sdk.produce_error(
+        error.code, redactor.redact( error.message ),
+        redactor.redact_data( error.data ) )
 
 
 def _redact(

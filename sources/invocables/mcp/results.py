@@ -236,14 +236,18 @@ def _redact_content(
         case _canisters.StructureContent( ):
             return _canisters.StructureContent(
                 data = redactor.redact_data( content.data ) )
-        case _canisters.ResourceContent( ) if not __.is_absent(
-            content.text
-        ):
+        case _canisters.ResourceContent( ):
             return __.dcls.replace(
-                content, text = redactor.redact( content.text ) )
+                content, uri = redactor.redact( content.uri ),
+                text = (
+                    content.text if __.is_absent( content.text )
+                    else redactor.redact( content.text ) ) )
         case _canisters.ResourceLinkContent( ):
             return __.dcls.replace(
                 content, uri = redactor.redact( content.uri ),
+                name = (
+                    content.name if __.is_absent( content.name )
+                    else redactor.redact( content.name ) ),
                 description = (
                     content.description if __.is_absent( content.description )
                     else redactor.redact( content.description ) ) )
