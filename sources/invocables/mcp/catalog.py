@@ -48,6 +48,8 @@ class Catalog:
         self.invokers_by_name: __.cabc.Mapping[ str, _invokers.Invoker ] = (
             __.types.MappingProxyType( { } ) )
         self.descriptions: tuple[ _records.ToolDescription, ... ] = ( )
+        self.descriptions_by_name: __.cabc.Mapping[
+            str, _records.ToolDescription ] = __.types.MappingProxyType( { } )
         self.omissions: tuple[ _records.Omission, ... ] = ( )
         # None until a first listing: one without tools still completes.
         self.fingerprints: tuple[ str, ... ] | None = None
@@ -72,10 +74,11 @@ class Catalog:
                 f"refused:{refusal.name}" for refusal in refusals )
         if fingerprints == self.fingerprints: return
         entries: dict[ str, _Entry ] = { }
+        names: set[ str ] = set( )
         omissions: list[ _records.Omission ] = list( refusals )
         tasked: dict[ str, str ] = { }
         for tool, fingerprint in zip( tools, fingerprints ):
-            reason = self._access_omission_reason( tool, entries )
+            reason = self._access_omission_reason( tool, names )
             if reason is not None:
                 omissions.append( _records.Omission(
                     name = tool.name, reason = reason ) )
@@ -93,6 +96,7 @@ class Catalog:
                     self.name, tool.name, exception )
                 omissions.append( _records.Omission(
                     name = tool.name, reason = str( exception ) ) )
+            else: names.add( tool.name )
         self._warn_missing( tools )
         self.tasked = __.types.MappingProxyType( tasked )
         self._replace( fingerprints, self._complete( entries ), omissions )
@@ -100,7 +104,7 @@ class Catalog:
     def _access_omission_reason(
         self,
         tool: _mcp_types.Tool,
-        entries: __.cabc.Mapping[ str, _Entry ],
+        names: __.cabc.Set[ str ],
     ) -> str | None:
         options = self.options
         name = tool.name
@@ -115,7 +119,7 @@ class Catalog:
                 "MCP server %r: tool %r left out: it requires tasks, which "
                 "the ensemble's option 'tasks' refuses.", self.name, name )
             return "requires tasks, which option 'tasks' refuses"
-        if any( invoker.name == name for invoker, _ in entries.values( ) ):
+        if name in names:
             _scribe.warning(
                 "MCP server %r lists tool %r twice; the first is kept.",
                 self.name, name )
@@ -182,6 +186,9 @@ class Catalog:
             invoker.name: invoker for invoker in self.invokers } )
         self.descriptions = tuple(
             description for _, description in entries.values( ) )
+        self.descriptions_by_name = __.types.MappingProxyType( {
+            description.name: description
+            for description in self.descriptions } )
         self.omissions = tuple( omissions )
 
     def _warn_missing(
