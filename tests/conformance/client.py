@@ -11,6 +11,17 @@
     calls the scenario's tool (or tools, together) and exits 0; it exits 1
     with the error on standard error when the library fails.
 
+    The scenarios of MCP 2026-07-28 whose checks begin at the first request
+    (``MODERN``) open the session with ``server/discover``: the ensemble's
+    option ``protocol = 'modern'``, which the SDK 1.x, speaking no
+    2026-07-28, answers with ``initialize``. A scenario whose context
+    lists ``toolCalls`` has those calls made, in order, with their
+    arguments, less those which are null (a parameter not given: the
+    library refuses a null which the tool's schema does not allow);
+    ``http-invalid-tool-headers`` has every tool listed called, and
+    ``http-standard-headers`` its server's resources and prompts listed
+    and the first of each read.
+
     Most scenarios build their ensemble in code; ``auth/client-credentials-
     jwt`` and ``auth/cross-app-access-complete-flow`` through a configuration
     and a server descriptor with ``[mcp.authorization]``, as the command
@@ -67,6 +78,19 @@ TOGETHER = {
         'test_mrtr_echo_state', 'test_mrtr_no_state', 'test_mrtr_unrelated',
         'test_mrtr_no_result_type' ),
 }
+# Scenarios of MCP 2026-07-28 whose checks begin at the first request:
+# the session opens with server/discover.
+MODERN = frozenset( (
+    'request-metadata', 'http-standard-headers', 'http-custom-headers',
+    'http-invalid-tool-headers' ) )
+# Scenarios which call every tool listed, with arguments of their types.
+EVERY = frozenset( ( 'http-invalid-tool-headers', ) )
+# Scenarios which also list resources and prompts, and read the first.
+FEATURES = frozenset( ( 'http-standard-headers', ) )
+# Argument for a required parameter, by its JSON type.
+SAMPLES = {
+    'string': 'us-west1', 'integer': 1, 'number': 1.5, 'boolean': True,
+    'object': { }, 'array': [ ], 'null': None }
 
 
 class Browser:
@@ -227,11 +251,40 @@ async def produce_descriptor_table( scenario: str, url: str ) -> str:
         "storage = 'tokens'\n" )
 
 
-async def call_tool( scenario: str, ensemble ) -> None:
-    ''' Calls the scenario's tool (for auth scenarios the first tool
-        listed, with no arguments) and prints its result.
+def produce_arguments( schema ) -> dict[ str, object ]:
+    ''' Returns an argument of its type for each required parameter. '''
+    properties = schema.get( 'properties', { } )
+    return {
+        name: SAMPLES.get( properties.get( name, { } ).get( 'type' ) )
+        for name in schema.get( 'required', ( ) ) }
+
+
+def survey_calls( scenario: str, ensemble ) -> list[ tuple[ str, dict ] ]:
+    ''' Returns the calls of the scenario, in order: those of its context
+        (``toolCalls``), of ``CALLS``, every tool listed (``EVERY``), else
+        the first tool listed with no arguments (none if none listed).
     '''
-    tools = [ tool.name for tool in ensemble.survey_tools( ) ]
+    tools = list( ensemble.survey_tools( ) )
+    context = access_context( )
+    if 'toolCalls' in context:
+        return [
+            ( call[ 'name' ], {
+                name: value
+                for name, value in call.get( 'arguments', { } ).items( )
+                if value is not None } )
+            for call in context[ 'toolCalls' ] ]
+    if scenario in CALLS: return [ CALLS[ scenario ] ]
+    if scenario in EVERY:
+        return [
+            ( tool.name, produce_arguments( tool.argschema ) )
+            for tool in tools ]
+    return [ ( tools[ 0 ].name, { } ) ] if tools else [ ]
+
+
+async def call_tool( scenario: str, ensemble ) -> None:
+    ''' Calls the scenario's tools (for auth scenarios the first tool
+        listed, with no arguments) and prints their results.
+    '''
     if scenario in TOGETHER:
         calls = [
             invocables.InvocationCanister(
@@ -241,13 +294,24 @@ async def call_tool( scenario: str, ensemble ) -> None:
             calls, [ ensemble ] )
         for result in results: print( result.as_text( ) )
         return
-    if scenario in CALLS: name, arguments = CALLS[ scenario ]
-    elif tools: name, arguments = tools[ 0 ], { }
-    else: return
-    call = invocables.InvocationCanister(
-        identifier = 'call-1', name = name, arguments = arguments )
-    results = await invocables.execute_invocations( [ call ], [ ensemble ] )
-    print( results[ 0 ].as_text( ) )
+    for index, ( name, arguments ) in enumerate(
+        survey_calls( scenario, ensemble )
+    ):
+        call = invocables.InvocationCanister(
+            identifier = f"call-{index}", name = name,
+            arguments = arguments )
+        results = await invocables.execute_invocations(
+            [ call ], [ ensemble ] )
+        print( results[ 0 ].as_text( ) )
+    if scenario in FEATURES: await retrieve_features( ensemble )
+
+
+async def retrieve_features( ensemble ) -> None:
+    ''' Lists resources and prompts; reads the first of each. '''
+    resources = await ensemble.survey_resources( )
+    if resources: await ensemble.retrieve_resource( resources[ 0 ].uri )
+    prompts = await ensemble.survey_prompts( )
+    if prompts: await ensemble.retrieve_prompt( prompts[ 0 ].name, { } )
 
 
 async def run( scenario: str, url: str ) -> None:
@@ -273,6 +337,7 @@ async def run( scenario: str, url: str ) -> None:
             scenario, url )
     if scenario in CALLS or scenario in TOGETHER:
         options[ 'elicitor' ] = elicit
+    if scenario in MODERN: options[ 'protocol' ] = 'modern'
     ensemble = invocables.mcp.produce_ensemble(
         'conformance', url = url, **options )
     async with ensemble: await call_tool( scenario, ensemble )

@@ -59,6 +59,9 @@ class ServerDescriptor( __.immut.DataclassObject ):
     # tasks: which tools are called as tasks (a value of mcp.TaskUses);
     # absent: those which require them.
     tasks: __.Absential[ str ] = __.absent
+    # protocol: which handshake opens the session (a value of
+    # mcp.Protocols); absent: auto.
+    protocol: __.Absential[ str ] = __.absent
 
     def __repr__( self ) -> str:
         # Values may be secrets (a token in a header, an argument, a URL's

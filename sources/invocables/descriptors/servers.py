@@ -31,6 +31,9 @@ from .tables import Table as _Table
 # Values of mcp.TaskUses (not imported: the SDK is optional).
 _TASK_USES = ( 'never', 'required', 'supported' )
 _TASKS_DEFAULT = 'required'
+# Values of mcp.Protocols.
+_PROTOCOLS = ( 'auto', 'legacy', 'modern' )
+_PROTOCOL_DEFAULT = 'auto'
 
 
 _transports_descriptors = tuple( dict.fromkeys(
@@ -73,6 +76,9 @@ def access_server_descriptor(
         tasks = (
             __.absent if options.tasks.value == _TASKS_DEFAULT
             else options.tasks.value ),
+        protocol = (
+            __.absent if options.protocol.value == _PROTOCOL_DEFAULT
+            else options.protocol.value ),
         sandbox = (
             __.absent if __.is_absent( options.sandbox )
             else __.immut.Dictionary[ str, __.typx.Any ](
@@ -162,6 +168,8 @@ def produce_server_ensemble(
     options.update( _produce_lifecycle_options( descriptor ) )
     if server.resources_as_tools: options[ 'resources_as_tools' ] = True
     if not __.is_absent( server.tasks ): options[ 'tasks' ] = server.tasks
+    if not __.is_absent( server.protocol ):
+        options[ 'protocol' ] = server.protocol
     if not __.is_absent( server.sandbox ):
         options[ 'sandbox' ] = (
             server.sandbox if isinstance( server.sandbox, bool )
@@ -204,21 +212,26 @@ def produce_server_descriptor(
         authorization = _read_authorization( table, folder ),
         resources_as_tools = table.access( # expose
             'resources_as_tools', bool, default = False ),
-        tasks = _read_tasks( table ),
+        tasks = _read_choice( table, 'tasks', _TASK_USES, 'use of tasks' ),
+        protocol = _read_choice( table, 'protocol', _PROTOCOLS, 'protocol' ),
         sandbox = _read_sandbox( table, folder ) )
     table.finish( )
     _validate_transport( table, descriptor )
     return descriptor
 
 
-def _read_tasks( table: _Table ) -> __.Absential[ str ]:
-    ''' Reads ``tasks``: which tools are called as tasks. '''
-    value = table.access( 'tasks', str, default = __.absent )
-    if not __.is_absent( value ) and value not in _TASK_USES:
+def _read_choice(
+    table: _Table, key: str, choices: tuple[ str, ... ], label: str
+) -> __.Absential[ str ]:
+    ''' Reads a choice among names: ``tasks`` (which tools are called as
+        tasks), ``protocol`` (which handshake opens the session).
+    '''
+    value = table.access( key, str, default = __.absent )
+    if not __.is_absent( value ) and value not in choices:
         table.fail(
-            'tasks', "unknown use of tasks {value!r}; use one of "
-            "{known}.".format(
-                value = value, known = ', '.join( _TASK_USES ) ) )
+            key, "unknown {label} {value!r}; use one of {known}.".format(
+                label = label, value = value,
+                known = ', '.join( choices ) ) )
     return value
 
 

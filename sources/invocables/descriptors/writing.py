@@ -251,11 +251,13 @@ def _produce_choices(
     server: _records.ServerDescriptor
 ) -> dict[ str, __.typx.Any ]:
     ''' Returns entries of the choices which differ from their defaults:
-        resources as tools, tools as tasks.
+        resources as tools, tools as tasks, the opening handshake.
     '''
     entries: dict[ str, __.typx.Any ] = { }
     if server.resources_as_tools: entries[ 'resources_as_tools' ] = True
     if not __.is_absent( server.tasks ): entries[ 'tasks' ] = server.tasks
+    if not __.is_absent( server.protocol ):
+        entries[ 'protocol' ] = server.protocol
     return entries
 
 

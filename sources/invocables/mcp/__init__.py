@@ -69,6 +69,7 @@ from .records import (
     TIMEOUT_DEFAULT as TIMEOUT_DEFAULT,
     Omission as Omission,
     Progress as Progress,
+    Protocols as Protocols,
     Reporter as Reporter,
     ServerOptions as ServerOptions,
     TaskUses as TaskUses,

@@ -317,23 +317,25 @@ def is_modern( session: __.typx.Any ) -> bool:
     return session.protocol_version in MODERN_PROTOCOL_VERSIONS
 
 
-async def negotiate( session: __.typx.Any ) -> None:
-    ''' Opens session: the legacy handshake (``initialize``), which costs
-        no probe timeout with a server which ignores unknown methods. A
-        server which refuses it, or answers a version of its own (one of
-        MCP 2026-07-28 alone answers an unsupported protocol version, a
-        missing protocol header, or 2026-07-28), is asked
-        ``server/discover`` once (SDK 2.x); if that fails too, the
-        handshake's error is raised.
+async def negotiate( session: __.typx.Any, protocol: str ) -> None:
+    ''' Opens session by the handshake chosen (a value of ``Protocols``).
+        ``auto``: ``initialize``, no probe timeout with a server which
+        ignores unknown methods; a server which refuses it or answers a
+        version of its own (MCP 2026-07-28 alone) is asked
+        ``server/discover`` once. ``modern``: the other way round. If the
+        second fails too, the first's error is raised. ``legacy``, and
+        every choice under the SDK 1.x: ``initialize`` alone.
     '''
-    if not _CURRENT:
+    if not _CURRENT or protocol == 'legacy':
         await session.initialize( )
         return
-    try: await session.initialize( )
+    first, second = session.initialize, session.discover
+    if protocol == 'modern': first, second = second, first
+    try: await first( )
     except ( Error, RuntimeError ) as exception: # SDK: version unknown
         refusal = exception
     else: return
-    try: await session.discover( )
+    try: await second( )
     except ( Error, RuntimeError ):
         raise refusal from None
 

@@ -20,8 +20,10 @@ TIMEOUT_DEFAULT = _deadlines.TIMEOUT_DEFAULT
 OPTIONS = (
     'connect_timeout', 'list_timeout', 'timeouts', 'include', 'exclude',
     'reporter', 'grace', 'result_limit', 'resources_as_tools', 'sandbox',
-    'tasks' )
+    'tasks', 'protocol' )
 ''' Names of the fields of server options. '''
+
+_ChoiceT = __.typx.TypeVar( '_ChoiceT', bound = __.enum.Enum )
 
 
 def _produce_timeouts( ) -> __.cabc.Mapping[ str, float | None ]:
@@ -49,6 +51,25 @@ class TaskUses( __.enum.Enum ):
     ''' Tools which require tasks (``taskSupport: required``). '''
     Supported = 'supported'
     ''' Every tool which supports tasks (``required`` or ``optional``). '''
+
+
+class Protocols( __.enum.Enum ):
+    ''' Which handshake opens a session with the server.
+
+        MCP 2026-07-28 opens with ``server/discover``; former revisions
+        with ``initialize``. Under the mcp SDK 1.x, which speaks no
+        2026-07-28, every choice opens with ``initialize``.
+    '''
+
+    Automatic = 'auto'
+    ''' ``initialize``, then ``server/discover`` if the server refuses it
+        (or answers 2026-07-28): no probe for a former server. '''
+    Legacy = 'legacy'
+    ''' ``initialize`` alone: the session never speaks 2026-07-28. '''
+    Modern = 'modern'
+    ''' ``server/discover``, then ``initialize`` if the server refuses it:
+        a server of 2026-07-28 hears its own protocol from the first
+        request. '''
 
 
 @__.dcls.dataclass( frozen = True, slots = True, kw_only = True )
@@ -111,6 +132,7 @@ class ServerOptions( __.immut.DataclassObject ):
     resources_as_tools: bool = False # expose: offer resources as tools
     sandbox: __.Absential[ _sandbox.Sandbox ] = __.absent
     tasks: TaskUses = TaskUses.Required
+    protocol: Protocols = Protocols.Automatic
 
 
 class ServerShortcuts( __.typx.TypedDict, total = False ):
@@ -170,6 +192,10 @@ class ServerShortcuts( __.typx.TypedDict, total = False ):
         TaskUses,
         __.ddoc.Doc( ''' Which tools are called as tasks (default: those
             which require them). ''' ) ]
+    protocol: __.typx.Annotated[
+        Protocols | str,
+        __.ddoc.Doc( ''' Which handshake opens the session (a member or
+            its value; default: ``auto``). ''' ) ]
     sampling_limits: __.typx.Annotated[
         __.typx.Any,
         __.ddoc.Doc( ''' Most sampling requests per session and most
@@ -192,7 +218,11 @@ def produce_options(
     if 'exclude' in fields:
         fields[ 'exclude' ] = frozenset( fields[ 'exclude' ] )
     if 'tasks' in fields:
-        fields[ 'tasks' ] = _validate_task_uses( name, fields[ 'tasks' ] )
+        fields[ 'tasks' ] = _validate_choice(
+            name, 'tasks', TaskUses, fields[ 'tasks' ] )
+    if 'protocol' in fields:
+        fields[ 'protocol' ] = _validate_choice(
+            name, 'protocol', Protocols, fields[ 'protocol' ] )
     if 'sandbox' in fields:
         fields[ 'sandbox' ] = _sandbox.validate_sandbox(
             fields[ 'sandbox' ], f"MCP ensemble {name!r} 'sandbox'" )
@@ -210,16 +240,19 @@ def produce_options(
     return options
 
 
-def _validate_task_uses( name: str, value: object ) -> TaskUses:
-    ''' Returns task use of a value (member or its string); raises if not.
+def _validate_choice(
+    name: str, option: str, choices: type[ _ChoiceT ], value: object
+) -> _ChoiceT:
+    ''' Returns member of choices of a value (member or its string);
+        raises if not.
     '''
-    if isinstance( value, TaskUses ): return value
+    if isinstance( value, choices ): return value
     if isinstance( value, str ):
-        for member in TaskUses:
+        for member in choices:
             if member.value == value: return member
-    uses = ', '.join( repr( member.value ) for member in TaskUses )
+    known = ', '.join( repr( member.value ) for member in choices )
     raise _exceptions.ConfigurationInvalidity(
-        f"MCP ensemble {name!r} 'tasks'", f"must be one of {uses}." )
+        f"MCP ensemble {name!r} '{option}'", f"must be one of {known}." )
 
 
 def _validate_limit( name: str, value: object ) -> None:

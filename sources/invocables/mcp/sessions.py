@@ -232,7 +232,7 @@ class Runner:
             with _anyio.fail_after( options.connect_timeout ) as deadline:
                 features.deadline = deadline # stopped while a user logs in
                 try:
-                    await _sdk.negotiate( session )
+                    await _sdk.negotiate( session, options.protocol.value )
                     await features.prepare_session( session )
                     await self._refresh( session )
                 finally: features.deadline = None
