@@ -22,10 +22,13 @@
 
     Continuations are bounded: at most ``maximum`` wait at once (another
     call which asks gets an error), and each waits ``duration`` seconds at
-    most for the client's next round: then its call is cancelled and
-    forgotten. They live in the memory of the process which started them:
-    under stateless HTTP with several workers, a client's next round must
-    come to the same worker, or it gets the error of an expired state.
+    most for the client's next round (a round whose answers are refused
+    keeps its deadline): then its call is cancelled and forgotten.
+    Answers given before their requests serve those of the first round
+    only; the others are forgotten. They live in the memory of the
+    process which started them: under stateless HTTP with several
+    workers, a client's next round must come to the same worker, or it
+    gets the error of an expired state.
 '''
 
 
@@ -58,7 +61,7 @@ class Continuation:
         self, answers: __.cabc.Mapping[ str, __.typx.Any ] | None = None
     ):
         # Answers which came before their request: a first round may
-        # carry them (the keys the tool chooses).
+        # carry them (the keys the tool chooses), for its requests only.
         self.answers: dict[ str, __.typx.Any ] = dict( answers or { } )
         self.requests: dict[
             str, tuple[ __.typx.Any, __.asyncio.Future[ __.typx.Any ] ]
@@ -71,15 +74,22 @@ class Continuation:
         # A request refused for a capability which the client lacks.
         self.refusal: BaseException | None = None
         self.timer: __.asyncio.TimerHandle | None = None
+        self.deadline = 0.0 # loop time of the end of the client's round
 
     async def ask(
         self, key: str | None, request: __.typx.Any
     ) -> __.typx.Any:
         ''' Returns the client's answer to request (an MCP input request),
-            under key (chosen here if none, or taken).
+            under key (chosen here if none, or taken). An answer given
+            before its request, not of its kind, is refused (the error of
+            invalid parameters, which the call's client then gets).
         '''
         if key is not None and key in self.answers:
-            return self.answers.pop( key )
+            answer = self.answers.pop( key )
+            try: return _validate_response( key, request, answer )
+            except BaseException as exception:
+                self.refusal = exception
+                raise
         if key is None or key in self.requests:
             key = "{kind}-{number}".format(
                 kind = request.method.split( '/' )[ 0 ],
@@ -174,6 +184,7 @@ class ContinuationsManager:
                 raise
         try:
             ended = await continuation.proceed( patient = escalate is None )
+            continuation.answers.clear( ) # those of keys never asked
             if escalate is not None and not continuation.survey_requests( ):
                 return await escalate( continuation )
         except BaseException:
@@ -226,9 +237,13 @@ class ContinuationsManager:
         *,
         advance: bool = True,
     ) -> None:
-        if advance: continuation.round += 1
-        continuation.timer = __.asyncio.get_running_loop( ).call_later(
-            self.duration, self._expire, identifier )
+        # The same round again (its answers refused) keeps its deadline.
+        loop = __.asyncio.get_running_loop( )
+        if advance:
+            continuation.round += 1
+            continuation.deadline = loop.time( ) + self.duration
+        continuation.timer = loop.call_at(
+            continuation.deadline, self._expire, identifier )
         self.continuations[ identifier ] = continuation
 
 
@@ -331,14 +346,19 @@ def answer_wire(
     continuation: Continuation | None, parameters: __.typx.Any
 ) -> None:
     ''' Answers the requests of a continuation with the responses of
-        request parameters (JSON, ``inputResponses``), if any.
+        request parameters (JSON, ``inputResponses``), if any. Raises an
+        error of invalid parameters if they are not an object.
     '''
-    if continuation is None or not isinstance(
-        parameters, __.cabc.Mapping
-    ): return
+    if not isinstance( parameters, __.cabc.Mapping ): return
     entries = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], parameters )
     responses: __.typx.Any = entries.get( 'inputResponses' )
-    if not isinstance( responses, __.cabc.Mapping ): return
+    if responses is not None and not isinstance(
+        responses, __.cabc.Mapping
+    ):
+        raise _produce_error(
+            _mcp_types.INVALID_PARAMS,
+            "The input responses must be an object, by key." )
+    if continuation is None or responses is None: return
     continuation.answer(
         __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], responses ) )
 

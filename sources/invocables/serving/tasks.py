@@ -20,9 +20,11 @@
 
 
 import datetime as _datetime
+import itertools as _itertools
 import secrets as _secrets
 
 import invocables.serving.__ as __
+import invocables.serving._expiries as _expiries
 import invocables.serving._taskinputs as _taskinputs
 import invocables.serving._continuations as _continuations
 import invocables.exceptions as _exceptions
@@ -51,6 +53,7 @@ INPUT_FIRST_ANNOTATION = 'task_input_first'
 ANNOTATIONS = frozenset( ( TASK_SUPPORT_ANNOTATION, INPUT_FIRST_ANNOTATION ) )
 
 _CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities'
+_MISSING_CAPABILITY = -32021 # MissingRequiredClientCapability
 _RELATED_TASK = 'io.modelcontextprotocol/related-task'
 _scribe = __.produce_scribe( __name__ )
 
@@ -131,7 +134,8 @@ class MemoryTaskStore:
     ''' Records of tasks, in memory, for the life of the process.
 
         Keeps at most ``maximum`` records: beyond, the oldest terminal
-        ones are forgotten. Lists ``page_size`` records a page.
+        ones are forgotten; expired ones found without a scan of all.
+        Lists ``page_size`` records a page.
     '''
 
     def __init__(
@@ -144,18 +148,20 @@ class MemoryTaskStore:
         self._tasks: __.collections.OrderedDict[ str, TaskRecord ] = (
             __.collections.OrderedDict( ) )
         self._endings: dict[ str, __.asyncio.Event ] = { }
+        self._expiries = _expiries.Expiries( )
 
     async def store_task( self, task: TaskRecord ) -> None:
         ''' Stores record, new or replacing the one of its identifier. '''
         self._tasks[ task.identifier ] = task
+        self._expiries.note( task.identifier, task.created, task.ttl )
         if task.is_terminal( ): self._end( task.identifier )
         self._purge( )
-        excess = len( self._tasks ) - self.maximum
-        for record in tuple( self._tasks.values( ) ):
-            if excess <= 0: break
-            if not record.is_terminal( ): continue
-            del self._tasks[ record.identifier ]
-            excess -= 1
+        excess = max( 0, len( self._tasks ) - self.maximum )
+        for identifier in tuple( _itertools.islice( (
+            record.identifier for record in self._tasks.values( )
+            if record.is_terminal( ) ), excess ) ):
+            del self._tasks[ identifier ]
+            self._expiries.forget( identifier )
 
     async def retrieve_task( self, identifier: str ) -> TaskRecord | None:
         ''' Returns record of identifier; ``None`` if unknown or expired.
@@ -194,11 +200,10 @@ class MemoryTaskStore:
         if ending is not None: ending.set( )
 
     def _purge( self ) -> None:
-        now = _produce_now( )
-        for record in tuple( self._tasks.values( ) ):
-            if not record.is_expired( now ): continue
-            del self._tasks[ record.identifier ]
-            self._end( record.identifier )
+        now = _produce_now( ).timestamp( )
+        for identifier in self._expiries.survey_expired( now ):
+            self._tasks.pop( identifier, None )
+            self._end( identifier )
 
 
 class TasksExtension:
@@ -358,7 +363,8 @@ class TasksExtension:
         call: __.cabc.Callable[
             [ str ], __.cabc.Awaitable[ _mcp_types.CallToolResult ] ],
     ) -> TaskRecord:
-        ''' Stores a working task and starts its call; returns its record.
+        ''' Stores a working task and starts its call, cut off when its
+            record expires (none could read its result); returns its record.
         '''
         store = self._access_store( )
         if len( self._running ) >= self.tasks_running_maximum:
@@ -399,7 +405,8 @@ class TasksExtension:
             [ str ], __.cabc.Awaitable[ _mcp_types.CallToolResult ] ],
     ) -> None:
         try:
-            try: result = await call( task.identifier )
+            try: result = await __.asyncio.wait_for( # not past its record
+                call( task.identifier ), task.ttl / 1000 )
             except __.asyncio.CancelledError:
                 await self._store_end( task, TaskStates.Cancelled )
                 raise
@@ -513,9 +520,6 @@ def produce_capability_absence( ) -> BaseException:
         f"The client must declare the extension {TASKS_EXTENSION!r}.",
         { 'requiredCapabilities': {
             'extensions': { TASKS_EXTENSION: { } } } } )
-
-
-_MISSING_CAPABILITY = -32021 # MissingRequiredClientCapability
 
 
 def _produce_now( ) -> _datetime.datetime:
