@@ -10,6 +10,7 @@
 
 import enum
 import functools
+import importlib
 import inspect
 import operator
 import re
@@ -218,7 +219,49 @@ def _remove_absent_text( text: str ) -> str:
     return text
 
 
+def _resolve_reexport(
+    app: typing.Any, env: typing.Any, node: typing.Any, contnode: typing.Any
+) -> typing.Any:
+    ''' Resolves a reference to a name as a package re-exports it (such
+        as ``invocables.InvocationCanister``) to where it is documented:
+        its defining module, else the one documented object of that name
+        within the package.
+    '''
+    if node.get( 'refdomain' ) != 'py': return None
+    target = node.get( 'reftarget', '' )
+    if not target.startswith( 'invocables.' ): return None
+    domain = env.get_domain( 'py' )
+    for canonical in _survey_homes( domain, target ):
+        resolved = domain.resolve_xref(
+            env, node[ 'refdoc' ], app.builder, node[ 'reftype' ],
+            canonical, node, contnode )
+        if resolved is not None: return resolved
+    return None
+
+
+def _survey_homes( domain: typing.Any, target: str ) -> list[ str ]:
+    ''' Returns names under which target may be documented. '''
+    homes: list[ str ] = [ ]
+    package, _, attribute = target.rpartition( '.' )
+    try: obj = getattr( importlib.import_module( package ), attribute )
+    except ( ImportError, AttributeError ): obj = None
+    module = getattr( obj, '__module__', None )
+    qualname = getattr( obj, '__qualname__', None )
+    if isinstance( module, str ) and isinstance( qualname, str ):
+        homes.append( f"{module}.{qualname}" )
+    suffix = f".{attribute}"
+    matches = [
+        name for name in domain.objects
+        if name.startswith( f"{package}." ) and name.endswith( suffix )
+        and name.count( '.' ) == target.count( '.' ) + 1 ]
+    if len( matches ) == 1: homes.extend( matches )
+    return [ home for home in homes if home != target ]
+
+
 def setup( app: typing.Any ) -> None:
-    ''' Connects the hooks which render parameters for users. '''
+    ''' Connects the hooks which render parameters for users, and the
+        resolver of re-exported names.
+    '''
     app.connect( 'autodoc-process-signature', _rectify_signature )
     app.connect( 'autodoc-process-docstring', _rectify_docstring )
+    app.connect( 'missing-reference', _resolve_reexport )

@@ -48,11 +48,9 @@ Counter: __.typx.TypeAlias = __.cabc.Callable[ [ str ], int ]
 Message: __.typx.TypeAlias = __.typx.Any
 _Keys = __.immut.Dictionary[ str, __.cabc.Sequence[ str ] ]
 
-PLACEHOLDER_PREFIX: __.typx.Annotated[
-    str,
-    __.ddoc.Doc( ''' How each placeholder starts; a result which starts so
-        is taken as trimmed already. ''' ),
-] = _transcripts.PLACEHOLDER_PREFIX
+PLACEHOLDER_PREFIX: str = _transcripts.PLACEHOLDER_PREFIX
+''' How each placeholder starts; a result which starts so is taken as
+    trimmed already. '''
 _REASON_BUDGET = 'the history passed its size budget'
 _REASON_RECENCY = 'only the {keep} most recent tool results are kept'
 _REASON_SUPERSEDED = 'a later call of {name} superseded it'

@@ -163,10 +163,8 @@ class Provider( __.immut.DataclassObject ):
         return self.sdk.split( '.', 1 )[ 0 ]
 
 
-PROVIDERS: __.typx.Annotated[
-    __.cabc.Mapping[ str, Provider ],
-    __.ddoc.Doc( ''' Known providers by name, in order of listing. ''' ),
-] = __.types.MappingProxyType( { provider.name: provider for provider in (
+PROVIDERS: __.cabc.Mapping[ str, Provider ] = __.types.MappingProxyType( {
+    provider.name: provider for provider in (
     Provider(
         name = 'anthropic', client = 'anthropic.AsyncAnthropic( )',
         method = ( 'messages', 'create' ),
@@ -227,6 +225,10 @@ PROVIDERS: __.typx.Annotated[
         streaming_method = ( 'chat', 'stream_async' ),
         finals = ( '[DONE]', ) ),
 ) } )
+''' Known providers by name, in order of listing.
+
+    :meta hide-value:
+'''
 
 
 def access_provider(

@@ -3,6 +3,7 @@
 ''' Documentation builds without warnings; its examples run. '''
 
 
+import re
 import subprocess
 import sys
 
@@ -84,3 +85,32 @@ def _render_text( page: Path ) -> str:
     import re
     markup = page.read_text( encoding = 'utf-8' )
     return html.unescape( re.sub( r'<[^>]+>', '', markup ) )
+
+
+_UNRESOLVED = re.compile(
+    r'^(?P<where>\S*documentation/(?P<page>[\w/-]+)\.rst):\d+: WARNING: '
+    r'py:\w+ reference target not found: (?P<target>invocables\.[\w.]+)',
+    re.MULTILINE )
+
+
+@pytest.mark.slow
+def test_210_guides_references_resolve( tmp_path ):
+    ''' Every reference which a guide makes to a public name of the
+        library leads to its documentation, also where a package
+        re-exports the name (``invocables.InvocationCanister``).
+    '''
+    completed = subprocess.run(
+        [ sys.executable, '-m', 'sphinx', '-n', '-q', '-b', 'html',
+          str( _root / 'documentation' ), str( tmp_path / 'html' ) ],
+        capture_output = True, text = True, timeout = 300 )
+    assert completed.returncode == 0, completed.stderr
+    unresolved = sorted( {
+        ( match[ 'page' ], match[ 'target' ] )
+        for match in _UNRESOLVED.finditer( completed.stderr )
+        if match[ 'page' ] != 'api'
+        and not any(
+            part.startswith( '_' ) for part in match[ 'target' ].split( '.' ) )
+    } )
+    assert not unresolved
+    guide = ( tmp_path / 'html' / 'conversation.html' ).read_text( )
+    assert 'href="api.html#invocables.canisters.InvocationCanister"' in guide

@@ -35,7 +35,10 @@ PARAMETERS: __.immut.Dictionary[ str, __.typx.Any ] = __.immut.Dictionary(
     command = __.absent, arguments = ( ), environment = __.absent,
     cwd = __.absent, url = __.absent, headers = __.absent,
     transport = __.absent )
-''' Fields of server parameters, as not given. '''
+''' Fields of server parameters, as not given.
+
+    :meta hide-value:
+'''
 
 _reference = __.re.compile( r'^env:([A-Za-z_][A-Za-z0-9_]*)$' )
 # Placeholders as mcpServers files of other clients write them: ${NAME},

@@ -34,17 +34,16 @@ if __.typx.TYPE_CHECKING:
 
 
 NAMESPACE_PREFIX = 'invocables.search.'
-NATIVE_SEARCH_TOOLS: __.typx.Annotated[
-    __.cabc.Mapping[ str, __.cabc.Mapping[ str, str ] ],
-    __.ddoc.Doc( ''' Search tool of each provider which searches deferred
-        tools on its servers. ''' ),
-] = __.types.MappingProxyType( {
-    'anthropic': __.types.MappingProxyType( {
-        'type': 'tool_search_tool_bm25_20251119',
-        'name': 'tool_search_tool_bm25' } ),
-    'openai-responses': __.types.MappingProxyType( {
-        'type': 'tool_search' } ),
-} )
+NATIVE_SEARCH_TOOLS: __.cabc.Mapping[ str, __.cabc.Mapping[ str, str ] ] = (
+    __.types.MappingProxyType( {
+        'anthropic': __.types.MappingProxyType( {
+            'type': 'tool_search_tool_bm25_20251119',
+            'name': 'tool_search_tool_bm25' } ),
+        'openai-responses': __.types.MappingProxyType( {
+            'type': 'tool_search' } ),
+    } ) )
+''' Search tool of each provider which searches deferred tools on its
+    servers. '''
 LIMIT_DEFAULT = 5
 FOUND_MAXIMUM_DEFAULT = 20
 _LIMIT_MAXIMUM = 20
