@@ -323,3 +323,121 @@ def test_160_response_issuer_2026( tmp_path, scenario ):
         return
     assert not failed, ( failed, stderr[ -3000 : ] )
     assert completed.returncode == 0, completed.stderr[ -3000 : ]
+
+
+# Scenarios of the pre-release whose checks begin at the first request,
+# which the client opens with server/discover (protocol 'modern'), with
+# the checks each must pass: request metadata and version header (SEP-2575),
+# the standard headers Mcp-Method and Mcp-Name, and the tool parameters
+# mirrored into Mcp-Param headers, tools whose designations are invalid
+# left out (SEP-2243).
+CHECKS_MODERN = {
+    'request-metadata': frozenset( (
+        'sep-2575-http-client-sends-version-header',
+        'sep-2575-client-populates-meta',
+        'sep-2575-client-sends-client-info',
+        'sep-2575-http-version-header-matches-meta',
+        'sep-2575-client-retry-supported-version' ) ),
+    'http-standard-headers': frozenset( (
+        'sep-2243-client-includes-standard-headers', ) ),
+    'http-custom-headers': frozenset( (
+        'sep-2243-client-supports-custom-headers',
+        'sep-2243-client-mirrors-designated-params',
+        'sep-2243-client-encode-values',
+        'sep-2243-client-base64-unsafe',
+        'sep-2243-client-omit-null' ) ),
+    'http-invalid-tool-headers': frozenset( (
+        'sep-2243-client-reject-invalid-tool',
+        'sep-2243-x-mcp-header-not-empty',
+        'sep-2243-x-mcp-header-primitive-only',
+        'sep-2243-x-mcp-header-unique',
+        'sep-2243-x-mcp-header-charset' ) ),
+}
+# What a session opened with server/discover never sends.
+SKIPPED_MODERN = frozenset( (
+    'ClientMcpMethodHeader_initialize',
+    'ClientMcpMethodHeader_notifications_initialized' ) )
+
+
+def _run_2026( scenario, folder ):
+    ''' Runs one scenario of the pre-release in code; returns the suite's
+        process, its checks and the client's errors.
+    '''
+    arguments, environment = _arrange_run( scenario, folder, 'code' )
+    completed = conformance_support.run_suite(
+        arguments, environment = environment,
+        suite = conformance_support.SUITE_2026 )
+    return _read_run( completed, folder )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize( 'scenario', sorted( CHECKS_MODERN ) )
+def test_170_modern_first_request_2026( tmp_path, scenario ):
+    ''' Under the mcp SDK 2.x, the client passes the pre-release's
+        scenarios which check every request from the first: the session
+        opens with ``server/discover`` (the option ``protocol =
+        'modern'``), so that each request carries the ``_meta`` and
+        headers of 2026-07-28, and the SDK mirrors the designated tool
+        parameters (``x-mcp-header``) into ``Mcp-Param`` headers, leaving
+        out the tools whose designations are invalid. Under 1.x (no
+        2026-07-28), the same scenarios fail (said, not skipped): the
+        session opens with ``initialize``.
+    '''
+    completed, checks, stderr = _run_2026( scenario, tmp_path )
+    expected = CHECKS_MODERN[ scenario ]
+    statuses = { }
+    for check in checks:
+        statuses.setdefault( check[ 'id' ], set( ) ).add( check[ 'status' ] )
+    if MAJOR < 2: # noqa: PLR2004
+        assert any(
+            check[ 'status' ] == 'FAILURE' for check in checks ), checks
+        assert completed.returncode != 0
+        return
+    assert expected <= set( statuses ), checks
+    assert all(
+        statuses[ key ] - { 'SKIPPED' } == { 'SUCCESS' } for key in expected
+    ), ( checks, stderr[ -3000 : ] )
+    skipped = {
+        check[ 'name' ] for check in checks
+        if check[ 'status' ] == 'SKIPPED' and check[ 'id' ] in expected }
+    assert skipped == (
+        SKIPPED_MODERN if scenario == 'http-standard-headers' else set( ) ), (
+        checks )
+    assert not _survey_flaws( scenario, checks ), stderr[ -3000 : ]
+    assert completed.returncode == 0, completed.stderr[ -3000 : ]
+
+
+@pytest.mark.slow
+def test_180_parameters_mirrored_2026( tmp_path ):
+    ''' The designated parameters reach the server as the scenario expects
+        them: each ``Mcp-Param`` check names its header, none was sent
+        for a parameter not designated or null, and values which need it
+        (not ASCII, surrounding spaces, control characters) came in
+        Base64. Under the SDK 1.x the tools are never called.
+    '''
+    completed, checks, _ = _run_2026( 'http-custom-headers', tmp_path )
+    names = {
+        check[ 'name' ]: check[ 'status' ] for check in checks }
+    mirrored = (
+        'Region', 'Priority', 'Verbose', 'Debug', 'EmptyVal', 'Method',
+        'NonAscii', 'Whitespace', 'LeadingSpace', 'TrailingSpace',
+        'InternalSpace', 'ControlChar', 'CrLf', 'Tab' )
+    if MAJOR < 2: # noqa: PLR2004
+        assert not any(
+            f"ClientCustomHeader_{name}" in names for name in mirrored )
+        assert completed.returncode != 0
+        return
+    for name in mirrored:
+        assert names[ f"ClientCustomHeader_{name}" ] == 'SUCCESS', checks
+    for name in (
+        'ClientCustomHeaderNoMirrorNumber',
+        'ClientCustomHeaderNoMirrorUnannotated',
+        'ClientCustomHeaderOmitNull',
+    ): assert names[ name ] == 'SUCCESS', checks
+    encoded = [
+        check for check in checks
+        if check[ 'id' ] == 'sep-2243-client-base64-unsafe' ]
+    assert encoded
+    assert all(
+        check[ 'details' ][ 'rawHeaderValue' ].startswith( '=?base64?' )
+        for check in encoded ), encoded
