@@ -18,9 +18,10 @@
     (with a private driver). The loop is here, with those public parts:
     the same elicitor, sampler and roots, the same relay to the caller of
     a call, the same redaction and sampling limits as under 2025-11-25.
-    The requests of a round are answered concurrently; at most
-    :py:data:`ROUNDS_MAXIMUM` rounds are made; the loop runs within the
-    caller's timeout and is cancelled with the call.
+    The requests of a round are answered concurrently, at most
+    :py:data:`REQUESTS_MAXIMUM` of them; at most :py:data:`ROUNDS_MAXIMUM`
+    rounds are made; the loop runs within the caller's timeout and is
+    cancelled with the call.
 '''
 
 
@@ -28,6 +29,10 @@ import invocables.mcp.__ as __
 import invocables.mcp._sdk as _sdk
 import invocables.exceptions as _exceptions
 
+
+REQUESTS_MAXIMUM = 64
+''' Most input requests which one round may carry: each is put to the
+    application's elicitor, sampler or roots (the SDK sets no bound). '''
 
 ROUNDS_MAXIMUM = 10
 ''' Most rounds of input which one request may require (as the SDK's
@@ -151,9 +156,15 @@ async def answer_requests(
         context: a relay finds the caller of the call).
 
         Raises :py:class:`invocables.exceptions.InvocationRefusal` if an
-        input could not be given.
+        input could not be given, or if there are more than
+        :py:data:`REQUESTS_MAXIMUM` requests (none is answered then).
     '''
     from mcp.client.session import ClientRequestContext
+    if len( requests ) > REQUESTS_MAXIMUM:
+        raise _exceptions.InvocationRefusal( redact(
+            f"The server required {len( requests )} inputs at once for "
+            f"{subject}, more than the {REQUESTS_MAXIMUM} which a round "
+            "may ask; the request was abandoned." ) )
     answers: dict[ str, __.typx.Any ] = { }
 
     async def answer( key: str, request: __.typx.Any ) -> None:

@@ -441,17 +441,20 @@ def validate_message( data: bytes | bytearray | str, *, parse: bool ) -> (
 ):
     ''' Returns JSON-RPC message of a line; raises ``ValueError`` if not.
 
-        With ``parse``, the standard JSON parser reads the text first.
+        With ``parse``, or for JSON deeper than pydantic's parser goes (200
+        levels), the standard parser (near 1000) reads the text first.
     '''
-    if _CURRENT:
-        adapter = types.jsonrpc_message_adapter
-        if parse:
-            return adapter.validate_python(
-                __.json.loads( data ), by_name = False )
-        return adapter.validate_json( data, by_name = False )
     wrapper: __.typx.Any = types.JSONRPCMessage
-    if parse: return wrapper.model_validate( __.json.loads( data ) )
-    return wrapper.model_validate_json( data )
+    if not parse:
+        try:
+            if not _CURRENT: return wrapper.model_validate_json( data )
+            return types.jsonrpc_message_adapter.validate_json(
+                data, by_name = False )
+        except ValueError as exception: # lest the answer be lost
+            if 'recursion limit' not in str( exception ): raise
+    if not _CURRENT: return wrapper.model_validate( __.json.loads( data ) )
+    return types.jsonrpc_message_adapter.validate_python(
+        __.json.loads( data ), by_name = False )
 
 
 class _SchemaLegacy( _BaseModel, extra = 'allow' ):

@@ -4,10 +4,13 @@
 
     A call starts a task, polls it (``tasks/get``) at the interval its
     server asks, reports each new status message as progress, and takes its
-    result. A call which is cancelled, or whose time is up, cancels its task
-    (``tasks/cancel``). When the session is lost, the ensemble reconnects
-    and the call follows the same task on the new session, if the server
-    still knows it.
+    result. A call which is cancelled, whose time is up, or which ends
+    otherwise before its task did (a state or input requests out of shape,
+    an input which could not be given), cancels its task
+    (``tasks/cancel``). What the server says of its task (identifier,
+    status, interval, error) is bounded where used. When the session is
+    lost, the ensemble reconnects and the call follows the same task on the
+    new session, if the server still knows it.
 
     The two protocols differ in how a task starts and ends, told apart here
     and in :py:mod:`invocables.mcp._sdk` alone. MCP 2025-11-25: the client
@@ -44,7 +47,10 @@ POLL_INTERVAL_MAXIMUM = 5.0
 POLL_INTERVAL_MINIMUM = 0.05
 
 _CONNECTION_CLOSED = -32000
+_ENDS = ( 'completed', 'failed' )
 _LOSSES = ( _anyio.ClosedResourceError, _anyio.BrokenResourceError )
+
+_TEXT_LENGTH_MAXIMUM = 200 # characters of a server's text in a message
 
 _scribe = __.produce_scribe( __name__ )
 
@@ -122,6 +128,7 @@ class TaskCall:
         self.answered: set[ str ] = set( )
         self.rounds = 0
         self.redactor: __.typx.Any = None
+        self.ended = False # the server told the task's end
 
     async def __call__(
         self, connection: __.typx.Any, arguments: dict[ str, __.typx.Any ]
@@ -138,7 +145,7 @@ class TaskCall:
         identifier = _sdk.access_field( task, 'task_id' )
         _scribe.debug(
             "MCP server %r runs tool %r as task %r.",
-            self.ensemble, self.tool, identifier )
+            self.ensemble, self.tool, self._shorten( identifier ) )
         state: __.typx.Any = task
         try:
             while True:
@@ -156,8 +163,9 @@ class TaskCall:
                         connection, 'Connection closed' )
                 # The state before the loss: ask again on the new session.
                 state = await self._survey( connection, identifier )
-        except __.asyncio.CancelledError:
-            await self._cancel( connection, identifier )
+        except ( Exception, __.asyncio.CancelledError ):
+            # Cancelled, out of time, or ended here: the task runs still.
+            if not self.ended: await self._cancel( connection, identifier )
             raise
 
     async def _create(
@@ -190,7 +198,7 @@ class TaskCall:
         if session is None: # the session ended: nothing to ask it
             _scribe.debug(
                 "MCP server %r: task %r not cancelled: session ended.",
-                self.ensemble, identifier )
+                self.ensemble, self._shorten( identifier ) )
             return
         cancelling = __.asyncio.ensure_future(
             _sdk.cancel_task( session, identifier ) )
@@ -202,7 +210,8 @@ class TaskCall:
         except ( _MCPError, *_LOSSES ) as exception:
             _scribe.debug(
                 "MCP server %r did not cancel task %r: %s",
-                self.ensemble, identifier, exception )
+                self.ensemble, self._shorten( identifier ),
+                self._shorten( str( exception ) ) )
 
     async def _follow(
         self, connection: __.typx.Any, identifier: str, state: __.typx.Any
@@ -214,9 +223,13 @@ class TaskCall:
             if status == 'input_required' and _sdk.is_modern(
                 _access_session( connection )
             ): await self._answer( connection, identifier, state )
-            elif status in ( 'completed', 'failed', 'input_required' ):
+            elif status in ( *_ENDS, 'input_required' ):
+                # A task created ended is asked once for its end.
+                self.ended = status in _ENDS and not isinstance(
+                    state, TaskCreation )
                 return await self._conclude( connection, identifier, state )
             elif status == 'cancelled':
+                self.ended = True
                 raise self._refuse( identifier, 'the server cancelled it' )
             await __.asyncio.sleep( _access_interval( state ) )
             state = await _survey_task(
@@ -237,13 +250,19 @@ class TaskCall:
             return await _sdk.fetch_task_result( session, identifier )
         if isinstance( state, TaskCreation ):
             state = await _survey_task( session, identifier )
+            if state.status not in _ENDS:
+                raise self._refuse(
+                    identifier, "the server said that it ended, then "
+                    f"that it is {self._shorten( state.status )}" )
+            self.ended = True
         if state.result is not None:
             return _mcp_types.CallToolResult.model_validate(
                 state.result, by_name = False )
         error: dict[ str, __.typx.Any ] = state.error or { }
         # Refused here: its code is the call's, never a lost session's.
-        reason = str( error.get( 'message' ) or 'it failed' ).rstrip( '.' )
-        raise self._refuse( identifier, reason )
+        message = error.get( 'message' )
+        reason = message if isinstance( message, str ) else ''
+        raise self._refuse( identifier, reason or 'it failed' )
 
     async def _answer(
         self, connection: __.typx.Any, identifier: str, state: __.typx.Any
@@ -262,14 +281,13 @@ class TaskCall:
             if key not in self.answered }
         if not requests: return
         self.rounds += 1
-        if self.rounds > _inputs.ROUNDS_MAXIMUM:
-            await self._cancel( connection, identifier )
+        if self.rounds > _inputs.ROUNDS_MAXIMUM: # cancelled on the way out
             raise self._refuse(
                 identifier, "it required input for more than "
                 f"{_inputs.ROUNDS_MAXIMUM} rounds" )
         answers = await _inputs.answer_requests(
             session, requests,
-            f"task {identifier!r} of tool {self.tool!r}",
+            f"task {self._quote( identifier )} of tool {self.tool!r}",
             connection.redactor.redact )
         self.answered.update( answers )
         # Acknowledged with an empty result.
@@ -285,13 +303,24 @@ class TaskCall:
     ) -> _exceptions.InvocationRefusal:
         ''' Returns refusal of the call, with the server's secrets
             redacted (its reason and the task's identifier are the
-            server's). '''
-        message = (
-            f"Task {identifier!r} of tool {self.tool!r} on MCP server "
-            f"{self.ensemble!r} did not complete: {reason}." )
-        if self.redactor is not None:
-            message = self.redactor.redact( message )
-        return _exceptions.InvocationRefusal( message )
+            server's), each abbreviated. '''
+        return _exceptions.InvocationRefusal(
+            f"Task {self._quote( identifier )} of tool {self.tool!r} on "
+            f"MCP server {self.ensemble!r} did not complete: "
+            f"{self._shorten( reason ).rstrip( '.' )}." )
+
+    def _quote( self, identifier: str ) -> str:
+        ''' Returns task's identifier, quoted, redacted and abbreviated. '''
+        return self._shorten( repr( identifier ) )
+
+    def _shorten( self, text: str ) -> str:
+        ''' Returns server's text redacted, then abbreviated: no bound cuts
+            a secret. '''
+        if self.redactor is not None: text = self.redactor.redact( text )
+        if len( text ) <= _TEXT_LENGTH_MAXIMUM: return text
+        return (
+            f"{text[ : _TEXT_LENGTH_MAXIMUM ]}... "
+            f"({len( text )} characters)" )
 
     async def _report( self, state: __.typx.Any ) -> None:
         ''' Reports status message of task as progress, when it changes. '''
@@ -309,6 +338,7 @@ class TaskCall:
     ) -> __.typx.Any:
         try: return await _survey_task( connection.session, identifier )
         except _MCPError as exception:
+            self.ended = True # nothing to cancel
             raise self._refuse(
                 identifier,
                 "the server no longer knows it after the session was lost "
@@ -369,8 +399,11 @@ def _access_interval( state: __.typx.Any ) -> float:
     if isinstance( interval, bool ) or not isinstance(
         interval, int | float
     ): return POLL_INTERVAL_DEFAULT
-    return min(
-        max( interval / 1000, POLL_INTERVAL_MINIMUM ), POLL_INTERVAL_MAXIMUM )
+    # Compared before divided: an integer of any size (JSON allows it)
+    # overflows a float; NaN is never below.
+    if not interval < POLL_INTERVAL_MAXIMUM * 1000:
+        return POLL_INTERVAL_MAXIMUM
+    return max( interval / 1000, POLL_INTERVAL_MINIMUM )
 
 
 def _is_lost( exception: _MCPError ) -> bool:
