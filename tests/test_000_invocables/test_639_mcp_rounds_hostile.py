@@ -266,6 +266,24 @@ async def test_190_duplicate_keys( ):
     assert answers.elicited == [ 'Second.' ]
 
 
+async def test_200_rounds_before_task( ):
+    ''' With the tasks extension, the input which a call requires before
+        its server makes a task is bounded alike: rounds, and inputs at
+        once (2025-11-25: the tools are no tasks; refused as invalid).
+    '''
+    answers = _Answers( )
+    async with _produce( answers ) as ensemble:
+        refusal = await _refuse( ensemble, 'forever' )
+        refusal_ = await _refuse( ensemble, 'thousands', { 'count': 5000 } )
+    if not _MODERN:
+        assert _INVALID in str( refusal )
+        assert _INVALID in str( refusal_ )
+        return
+    assert f"more than {_inputs.ROUNDS_MAXIMUM} rounds" in str( refusal )
+    assert 'required 5000 inputs at once' in str( refusal_ )
+    assert len( answers.elicited ) == _inputs.ROUNDS_MAXIMUM
+
+
 def _produce_tasks( answers = None, **options ):
     ''' Returns ensemble whose calls of ``task`` run as tasks. '''
     options.setdefault( 'timeouts', { 'task': 1.0 } )
@@ -441,3 +459,18 @@ async def test_410_poll_error( ):
         refusal, seen = await _refuse_task( ensemble, 'get_error' )
     assert str( refusal ).endswith( 'did not complete: The task store broke.' )
     assert _survey_cancels( seen ) == [ 't1' ]
+
+
+async def test_420_unknown_status( ):
+    ''' A task whose status is of no protocol is polled, boundedly, until
+        the call's time is up (2025-11-25: its state is refused as
+        invalid), then cancelled.
+    '''
+    async with _produce_tasks( ) as ensemble:
+        refusal, seen = await _refuse_task( ensemble, 'unknown_status' )
+    assert _survey_cancels( seen ) == [ 't1' ]
+    if not _MODERN:
+        assert _INVALID in str( refusal )
+        return
+    assert 'within 1.0 seconds' in str( refusal )
+    assert _count( seen, 'tasks/get' ) < 60

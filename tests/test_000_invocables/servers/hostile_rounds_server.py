@@ -31,7 +31,7 @@
     ``input_thousands`` and ``input_forever`` need input so;
     ``input_answerless`` asks for a word which no one can give;
     ``get_error`` answers polls with an error; ``failed_huge`` fails with a
-    message of a megabyte. Tool ``seen( )`` returns, as JSON, the method,
+    message of a megabyte; ``unknown_status`` says a status of no protocol. Tool ``seen( )`` returns, as JSON, the method,
     tool or task identifier (its length beyond 64), and parameters' key
     names of each message received before.
 '''
@@ -246,6 +246,7 @@ def _survey_task( identifier, task ):
     elif kind == 'failed_huge':
         fields.update( status = 'failed', error = {
             'code': -1, 'message': 'm' * ( 1 << 20 ) } )
+    elif kind == 'unknown_status': fields[ 'status' ] = 'exploded'
     elif kind == 'id_changes':
         fields[ 'taskId' ] = f"other{polls}"
         if polls >= 3:
