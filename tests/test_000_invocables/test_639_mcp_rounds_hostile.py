@@ -474,3 +474,27 @@ async def test_420_unknown_status( ):
         return
     assert 'within 1.0 seconds' in str( refusal )
     assert _count( seen, 'tasks/get' ) < 60
+
+
+async def test_430_cancel_unanswered( ):
+    ''' A task whose cancellation is never answered holds the call no
+        longer than its timeout and the grace: it is refused all the same.
+    '''
+    async with _produce_tasks( grace = 1.0 ) as ensemble:
+        refusal, seen = await _refuse_task( ensemble, 'cancel_deaf' )
+    assert 'within 1.0 seconds' in str( refusal )
+    assert _survey_cancels( seen ) == [ 't1' ]
+
+
+async def test_440_unsolicited_task( ):
+    ''' A task which the client did not ask for (its session declares no
+        tasks) is refused as invalid (2025-11-25: a tool which requires
+        tasks is left out then).
+    '''
+    async with _produce_tasks( tasks = 'never' ) as ensemble:
+        if not _MODERN:
+            with pytest.raises( exceptions.InvokerAbsence ):
+                ensemble.access_invoker( 'task' )
+            return
+        refusal, _ = await _refuse_task( ensemble, 'working' )
+    assert _INVALID in str( refusal )

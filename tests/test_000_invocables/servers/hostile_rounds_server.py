@@ -31,7 +31,8 @@
     ``input_thousands`` and ``input_forever`` need input so;
     ``input_answerless`` asks for a word which no one can give;
     ``get_error`` answers polls with an error; ``failed_huge`` fails with a
-    message of a megabyte; ``unknown_status`` says a status of no protocol. Tool ``seen( )`` returns, as JSON, the method,
+    message of a megabyte; ``unknown_status`` says a status of no protocol;
+    ``cancel_deaf`` works for ever and never answers ``tasks/cancel``. Tool ``seen( )`` returns, as JSON, the method,
     tool or task identifier (its length beyond 64), and parameters' key
     names of each message received before.
 '''
@@ -354,6 +355,7 @@ def _handle( message: dict ) -> None:
     if method == 'tasks/cancel':
         plan = _plans.get( task )
         if plan is None: return _fail( identifier, -32602, 'Unknown task.' )
+        if plan[ 'plan' ] == 'cancel_deaf': return None # never answered
         fields = _task_fields( task, plan, 'cancelled' )
         if not _legacy: return _answer( identifier, { } )
         return _write_task( identifier, fields, plan, 'flat' )
