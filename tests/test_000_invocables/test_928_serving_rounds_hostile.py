@@ -329,11 +329,12 @@ async def test_130_same_state_at_once( ):
 
 @pytest.mark.asyncio
 async def test_140_answers_of_wrong_kind_refused( ):
-    ''' An answer of another kind than its request is refused (-32602,
-        naming its key): in a round, the call still waits with its state
-        good; given before its request, in a first round, the call ends
-        with that error, the tool never sees the wrong answer, and nothing
-        waits.
+    ''' An answer of another kind than its request, or which accepts an
+        elicitation with content which breaks the requested schema, is
+        refused (-32602, naming its key): in a round, the call still waits
+        with its state good; given before its request, in a first round,
+        the call ends with that error, the tool never sees the wrong
+        answer, and nothing waits.
     '''
     gate = _Gate( )
     server = serving.ToolServer( [ _produce_ensemble( gate ) ] )
@@ -343,6 +344,8 @@ async def test_140_answers_of_wrong_kind_refused( ):
         for wrong in (
             _sampled( 'x' ), { 'roots': [ ] }, { 'action': 'maybe' },
             { 'action': 'accept', 'content': { 'name': { 'deep': 1 } } },
+            _elicited( { } ), _elicited( { 'name': 5 } ),
+            _elicited( { 'name': [ 'a', 'b' ] } ),
         ):
             _, message = await _call(
                 http, url, 'rounds', { key: wrong }, state )
@@ -357,6 +360,10 @@ async def test_140_answers_of_wrong_kind_refused( ):
             'greeting': _elicited( { 'name': 'not a sample' } ) } )
         assert _code( message ) == _INVALID_PARAMS
         assert 'does not answer' in message[ 'error' ][ 'message' ]
+        _, message = await _call( http, url, 'keyed', {
+            'who': _elicited( { 'nom': 'x' } ), 'greeting': _sampled( 'Hi' ) } )
+        assert _code( message ) == _INVALID_PARAMS
+        assert 'requested schema' in message[ 'error' ][ 'message' ]
     assert not server.continuations.continuations
 
 
@@ -467,6 +474,40 @@ async def test_180_refused_answers_keep_deadline( ):
         assert text == 'Invalid or expired requestState'
         await asyncio.wait_for( gate.cancelled.wait( ), _WAIT )
     assert not server.continuations.continuations
+
+
+@pytest.mark.asyncio
+async def test_190_state_starts_no_task( ):
+    ''' A state of a call in rounds of a tool which may run as a task,
+        sent again and again by a client which declares the tasks
+        extension, continues its call once (which becomes a task, its
+        answers taken), and is refused after (-32602): it starts no other
+        call, and nothing waits.
+    '''
+    gate = _Gate( )
+    server = serving.ToolServer( [ _produce_tasked_ensemble( gate ) ] )
+    async with _serve( server ) as ( url, http ):
+        if await _refused_under_legacy( http, url ): return
+        _, message = await mcp_support.post_modern(
+            http, url, 'tools/call', { 'name': 'asking', 'arguments': { } },
+            capabilities = _CAPABILITIES )
+        result = message[ 'result' ]
+        ( key, _ ), = result[ 'inputRequests' ].items( )
+        answer = { key: _elicited( { 'name': 'Ada' } ) }
+        replies = [
+            await _call( http, url, 'asking', answer,
+                         result[ 'requestState' ] )
+            for _ in range( 4 ) ]
+        task = replies[ 0 ][ 1 ][ 'result' ]
+        assert task[ 'resultType' ] == 'task'
+        assert all(
+            _code( message ) == _INVALID_PARAMS
+            for _, message in replies[ 1 : ] )
+        done = await _poll_terminal( http, url, task[ 'taskId' ] )
+    assert done[ 'result' ][ 'content' ][ 0 ][ 'text' ] == 'Hello, Ada'
+    assert gate.asked == 1
+    assert not server.continuations.continuations
+    assert not server._running and not server._inputs
 
 
 @pytest.mark.asyncio
@@ -702,8 +743,9 @@ async def _poll_terminal( http: Any, url: str, identifier: str ) -> Any:
 
 @pytest.mark.asyncio
 async def test_310_task_updates_malformed( ):
-    ''' ``tasks/update`` with answers which are no object, or of the wrong
-        kind, is refused (-32602), the task still waiting; answers under
+    ''' ``tasks/update`` with answers which are no object, of the wrong
+        kind, or which break the requested schema, is refused (-32602),
+        the task still waiting; answers under
         keys never asked are acknowledged and ignored; answers to a task
         which waits no more are acknowledged, the task unchanged.
     '''
@@ -716,10 +758,10 @@ async def test_310_task_updates_malformed( ):
             _, message = await _post( http, url, 'tasks/update', {
                 'taskId': identifier, 'inputResponses': responses } )
             assert _code( message ) == _INVALID_PARAMS, responses
-        _, message = await _post( http, url, 'tasks/update', {
-            'taskId': identifier,
-            'inputResponses': { key: _sampled( 'wrong' ) } } )
-        assert _code( message ) == _INVALID_PARAMS
+        for wrong in ( _sampled( 'wrong' ), _elicited( { 'nom': 'x' } ) ):
+            _, message = await _post( http, url, 'tasks/update', {
+                'taskId': identifier, 'inputResponses': { key: wrong } } )
+            assert _code( message ) == _INVALID_PARAMS
         _, message = await _post( http, url, 'tasks/update', {
             'taskId': identifier, 'inputResponses': {
                 f"stranger-{index}": _elicited( { } )

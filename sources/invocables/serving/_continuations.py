@@ -38,6 +38,7 @@ import secrets as _secrets
 import invocables.serving.__ as __
 import invocables.serving._liaisons as _liaisons
 import invocables.serving._taskinputs as _taskinputs
+import invocables.mcp.exchanges as _exchanges
 from ..mcp._sdk import produce_error as _produce_error
 from ..mcp._sdk import types as _mcp_types
 
@@ -401,14 +402,37 @@ def _validate_response(
     key: str, request: __.typx.Any, response: __.typx.Any
 ) -> __.typx.Any:
     ''' Returns response as the result of request's kind, or raises an
-        error of invalid parameters.
+        error of invalid parameters; so too if it accepts an elicitation
+        with content which breaks the requested schema.
     '''
     models = _RESPONSES[ request.method ]
-    if isinstance( response, models ): return response
+    if not isinstance( response, models ):
+        response = _convert_response( key, request, response )
+    schema = getattr( request.params, 'requested_schema', None )
+    content = getattr( response, 'content', None )
+    if schema is None or content is None: return response
+    if getattr( response, 'action', None ) != 'accept': return response
+    # A schema which cannot be checked (an upstream server's) is not.
+    try: breach = _exchanges.validate_content( schema, content )
+    except Exception: return response
+    if breach is None: return response
+    where, _, reason = breach
+    raise _produce_error(
+        _mcp_types.INVALID_PARAMS,
+        f"The input response {key!r} does not match the requested schema "
+        f"at {where}: {reason}." )
+
+
+def _convert_response(
+    key: str, request: __.typx.Any, response: __.typx.Any
+) -> __.typx.Any:
+    ''' Returns response (JSON, or another model) as the result of
+        request's kind, or raises an error of invalid parameters.
+    '''
     data = (
         response.model_dump( by_alias = True, exclude_none = True )
         if hasattr( response, 'model_dump' ) else response )
-    for model in models:
+    for model in _RESPONSES[ request.method ]:
         with __.ctxl.suppress( ValueError ):
             return model.model_validate( data )
     raise _produce_error(

@@ -236,9 +236,11 @@ class ToolServer(
                     self._execute, parameters, designation ) )
         if not designation.invoker.annotations.get(
             _tasks.INPUT_FIRST_ANNOTATION
-        ): return await self._create_task_flat( self._produce_task_call(
-            context, parameters, designation, level, modern = True ) )
-        # Asks in rounds first; a task once it asks no more.
+        ) and getattr( parameters, 'request_state', None ) is None:
+            return await self._create_task_flat( self._produce_task_call(
+                context, parameters, designation, level, modern = True ) )
+        # Asks in rounds first (a state continues its call, never starts
+        # another); a task once it asks no more.
         liaison = _continuations.InputLiaison( context, level )
         return await self.continuations.invoke(
             parameters, liaison,
