@@ -512,10 +512,11 @@ async def test_190_state_starts_no_task( ):
 
 @pytest.mark.asyncio
 async def test_200_callers_never_answering_bounded( ):
-    ''' Callers which open rounds and never answer are bounded: the
-        maximum of calls wait, each one more is refused at once (-32603,
-        saying why) and its call cancelled; released, the waiting calls
-        are cancelled too, and nothing is kept.
+    ''' Callers which open rounds and never answer, one after another or
+        at once, are bounded: the maximum of calls wait, each one more is
+        refused at once (-32603, saying why) and its call cancelled;
+        released, the waiting calls are cancelled too, and nothing is
+        kept.
     '''
     gate = _Gate( )
     maximum, callers = 3, 60
@@ -523,8 +524,12 @@ async def test_200_callers_never_answering_bounded( ):
         [ _produce_ensemble( gate ) ], continuations_maximum = maximum )
     async with _serve( server ) as ( url, http ):
         if await _refused_under_legacy( http, url ): return
-        replies = [
-            await _call( http, url, 'rounds' ) for _ in range( callers ) ]
+        replies = [ # a third one after another, the rest at once
+            await _call( http, url, 'rounds' )
+            for _ in range( callers // 3 ) ]
+        replies.extend( await asyncio.wait_for( asyncio.gather( *(
+            _call( http, url, 'rounds' )
+            for _ in range( callers - len( replies ) ) ) ), _WAIT * 3 ) )
         waiting = [
             message for _, message in replies
             if message.get( 'result', { } ).get( 'resultType' )
@@ -864,7 +869,8 @@ async def test_350_flood_of_task_polls( ):
     ''' A flood of ``tasks/get`` against a full store costs no scan of all
         its records each: twenty thousand polls among a thousand records
         end well within a generous bound; through serve, every poll is
-        answered and the store keeps its records.
+        answered and the store keeps its records. A store churned through
+        by thousands of tasks keeps its maximum, and bounded bookkeeping.
     '''
     store = serving.MemoryTaskStore( )
     now = datetime.datetime.now( datetime.timezone.utc )
@@ -889,6 +895,14 @@ async def test_350_flood_of_task_polls( ):
             for index in range( 300 ) ) ), _WAIT * 3 )
     assert { _status( result ) for result in results } == { 'completed' }
     assert len( ( await store.survey_tasks( None ) )[ 0 ] ) == store.page_size
+    small = serving.MemoryTaskStore( maximum = 50 )
+    for index in range( 5000 ):
+        await small.store_task( serving.tasks.TaskRecord(
+            identifier = f"churn-{index}", created = now, updated = now,
+            ttl = 3_600_000 + index,
+            state = serving.tasks.TaskStates.Completed ) )
+    assert len( small._tasks ) == small.maximum
+    assert len( small._expiries._heap ) <= 3 * small.maximum + 64
 
 
 def _status( result: Any ) -> str:
