@@ -34,6 +34,7 @@ pytestmark = pytest.mark.asyncio
 _MODERN = _sdk.MAJOR >= 2 # the SDK speaks 2026-07-28
 _SERVER = str( mcp_support.SERVERS / 'hostile_rounds_server.py' )
 _INVALID = 'not a valid MCP result'
+_FLAW_MAXIMUM = 3000 # characters of a refusal quoting thousands of faults
 _MESSAGE_MAXIMUM = 1000 # characters of a refusal quoting a huge text
 _WAIT = 30 # seconds: bounds which prove "does not hang"
 
@@ -239,6 +240,19 @@ async def test_170_malformed_requests( shape ):
     assert answers.elicited == [ ]
 
 
+async def test_175_many_malformed_requests( ):
+    ''' Thousands of input requests out of shape are refused as invalid
+        with a message of bounded length (the validation lists each fault),
+        which says how long the whole was.
+    '''
+    async with _produce_rounds( _Answers( ) ) as ensemble:
+        refusal = await _refuse( ensemble, 'malformed', { 'shape': 'many' } )
+    message = str( refusal )
+    assert _INVALID in message
+    assert len( message ) < _FLAW_MAXIMUM
+    if _MODERN: assert ' characters)' in message
+
+
 async def test_180_empty( ):
     ''' A result which requires input but gives neither requests nor state
         is refused as invalid.
@@ -404,6 +418,17 @@ async def test_370_input_malformed( ):
     async with _produce_tasks( _Answers( ) ) as ensemble:
         refusal, seen = await _refuse_task( ensemble, 'input_malformed' )
     assert ( _INVALID if _MODERN else 'No result.' ) in str( refusal )
+    assert _survey_cancels( seen ) == [ 't1' ]
+
+
+async def test_375_input_many_malformed( ):
+    ''' A task which needs thousands of inputs out of shape is refused as
+        invalid with a message of bounded length, and cancelled.
+    '''
+    async with _produce_tasks( _Answers( ) ) as ensemble:
+        refusal, seen = await _refuse_task( ensemble, 'input_malformed_many' )
+    assert ( _INVALID if _MODERN else 'No result.' ) in str( refusal )
+    assert len( str( refusal ) ) < _FLAW_MAXIMUM
     assert _survey_cancels( seen ) == [ 't1' ]
 
 

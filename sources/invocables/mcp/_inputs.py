@@ -41,6 +41,7 @@ ROUNDS_MAXIMUM = 10
 _Send: __.typx.TypeAlias = __.cabc.Callable[
     [ __.typx.Any, str | None ], __.cabc.Awaitable[ __.typx.Any ] ]
 _Redact: __.typx.TypeAlias = __.cabc.Callable[ [ str ], str ]
+_FLAW_LENGTH_MAXIMUM = 2000 # characters of the flaw of a result
 _STATE_DELAY_INITIAL = 0.05 # seconds; a result with state alone
 _STATE_DELAY_MAXIMUM = 0.25
 
@@ -120,28 +121,34 @@ async def resolve(
         Raises :py:class:`invocables.exceptions.InvocationRefusal` if the
         server requires input for more than rounds rounds, or if an input
         could not be given (the callback refused; the server cannot learn
-        it under 2026-07-28).
+        it under 2026-07-28). A result out of shape raises ``ValueError``,
+        its text bounded.
     '''
     required = _sdk.types.InputRequiredResult
-    result = await send( None, None )
     count = 0
     delay = _STATE_DELAY_INITIAL
-    while isinstance( result, required ):
-        count += 1
-        if count > rounds:
-            raise _exceptions.InvocationRefusal(
-                f"The server required input for {subject} for more than "
-                f"{rounds} rounds; the request was abandoned." )
-        requests = result.input_requests
-        if requests:
-            delay = _STATE_DELAY_INITIAL
-            responses = await answer_requests(
-                session, requests, subject, redact )
-        else: # state alone: the server is busy; wait a little
-            await __.asyncio.sleep( delay )
-            delay = min( delay * 2, _STATE_DELAY_MAXIMUM )
-            responses = None
-        result = await send( responses, result.request_state )
+    try:
+        result = await send( None, None )
+        while isinstance( result, required ):
+            count += 1
+            if count > rounds:
+                raise _exceptions.InvocationRefusal(
+                    f"The server required input for {subject} for more "
+                    f"than {rounds} rounds; the request was abandoned." )
+            requests = result.input_requests
+            if requests:
+                delay = _STATE_DELAY_INITIAL
+                responses = await answer_requests(
+                    session, requests, subject, redact )
+            else: # state alone: the server is busy; wait a little
+                await __.asyncio.sleep( delay )
+                delay = min( delay * 2, _STATE_DELAY_MAXIMUM )
+                responses = None
+            result = await send( responses, result.request_state )
+    except ValueError as exception:
+        flaw = _bound_flaw( exception, redact )
+        if flaw is exception: raise
+        raise flaw from exception
     return result
 
 
@@ -191,13 +198,32 @@ async def answer_requests(
 
 
 def produce_requests(
-    requests: __.cabc.Mapping[ str, __.typx.Any ]
+    requests: __.cabc.Mapping[ str, __.typx.Any ], redact: _Redact
 ) -> dict[ str, __.typx.Any ]:
     ''' Returns input requests (SDK models) out of their wire shapes, by
         key (as a task of the tasks extension carries them).
+
+        Raises ``ValueError`` if they are out of shape, its text bounded.
     '''
     if not requests: return { }
-    result = _sdk.types.InputRequiredResult.model_validate(
-        { 'resultType': 'input_required', 'inputRequests': dict( requests ) },
-        by_name = False )
+    try:
+        result = _sdk.types.InputRequiredResult.model_validate(
+            { 'resultType': 'input_required',
+              'inputRequests': dict( requests ) }, by_name = False )
+    except ValueError as exception:
+        flaw = _bound_flaw( exception, redact )
+        if flaw is exception: raise
+        raise flaw from exception
     return dict( result.input_requests or { } )
+
+
+def _bound_flaw( exception: ValueError, redact: _Redact ) -> ValueError:
+    ''' Returns flaw of a server's result (pydantic's lists every fault:
+        thousands, for thousands of requests), redacted and abbreviated
+        if long (no bound cuts a secret); else the flaw itself.
+    '''
+    text = str( exception )
+    if len( text ) <= _FLAW_LENGTH_MAXIMUM: return exception
+    text = redact( text )
+    return ValueError(
+        f"{text[ : _FLAW_LENGTH_MAXIMUM ]}... ({len( text )} characters)" )

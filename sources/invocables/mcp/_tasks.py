@@ -277,7 +277,8 @@ class TaskCall:
         requests = {
             key: request for key, request
             in _inputs.produce_requests(
-                getattr( state, 'input_requests', None ) or { } ).items( )
+                getattr( state, 'input_requests', None ) or { },
+                connection.redactor.redact ).items( )
             if key not in self.answered }
         if not requests: return
         self.rounds += 1

@@ -17,7 +17,8 @@
     one round; ``huge_state( size )`` gives a state of size characters and
     then tells whether it came back exactly; ``deep_state( depth )`` gives
     a nested array as state; ``deep_request( depth )`` asks with a schema
-    nested depth levels; ``unknown_kind``, ``malformed( shape )`` and
+    nested depth levels; ``unknown_kind``, ``malformed( shape )`` (of
+    ``many``: thousands of requests, each out of shape) and
     ``empty`` ask what no client can answer; ``duplicate_keys`` writes one
     key twice in the result and in its requests.
 
@@ -28,7 +29,8 @@
     ``malformed_result`` and ``huge_result`` complete with such a result;
     ``huge_id`` has an identifier of a megabyte, and fails; ``id_changes``
     names another task on each poll, then completes; ``input_malformed``,
-    ``input_thousands`` and ``input_forever`` need input so;
+    ``input_thousands``, ``input_forever`` and ``input_malformed_many``
+    (thousands out of shape) need input so;
     ``input_answerless`` asks for a word which no one can give;
     ``get_error`` answers polls with an error; ``failed_huge`` fails with a
     message of a megabyte; ``unknown_status`` says a status of no protocol;
@@ -164,6 +166,7 @@ def _call_rounds( identifier, name, arguments, params ):
             'bare': { 'x': { 'method': 'elicitation/create' } },
             'list': [ _elicitation( 'Listed.' ) ],
             'string': 'requests',
+            'many': { f"x{index}": 42 for index in range( 5000 ) },
         }[ shape ]
         _answer( identifier, _required( requests ) )
     elif name == 'empty':
@@ -256,6 +259,8 @@ def _survey_task( identifier, task ):
         fields[ 'status' ] = 'input_required'
         fields[ 'inputRequests' ] = {
             'input_malformed': { 'x': { 'method': 'nope/nope' } },
+            'input_malformed_many': {
+                f"x{index}": 42 for index in range( 5000 ) },
             'input_thousands': {
                 f"e{index}": _elicitation( f"Word {index}." )
                 for index in range( 5000 ) },
