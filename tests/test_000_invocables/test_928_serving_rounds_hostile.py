@@ -477,6 +477,42 @@ async def test_180_refused_answers_keep_deadline( ):
 
 
 @pytest.mark.asyncio
+async def test_185_empty_rounds_keep_deadline( ):
+    ''' A client which sends round after round without answering does not
+        keep its call waiting: each such round gets the requests again
+        under a new state, but keeps the deadline, and the call is
+        cancelled at its end, its last state then expired.
+    '''
+    gate = _Gate( )
+    server = serving.ToolServer(
+        [ _produce_ensemble( gate ) ], continuation_duration = 0.5 )
+    async with _serve( server ) as ( url, http ):
+        if await _refused_under_legacy( http, url ): return
+        key, state = await _open_round( http, url )
+        continuation, = server.continuations.continuations.values( )
+        assert continuation.timer is not None
+        deadline = continuation.timer.when( )
+        key2, state2 = await _open_round(
+            http, url, responses = { }, state = state )
+        assert ( key2, continuation.timer.when( ) ) == ( key, deadline )
+        assert state2 != state
+
+        async def stall( state: str ) -> str:
+            while True:
+                _, message = await _call(
+                    http, url, 'rounds', { 'stranger': _sampled( 'x' ) },
+                    state )
+                if 'error' in message: return message[ 'error' ][ 'message' ]
+                state = message[ 'result' ][ 'requestState' ]
+
+        text = await asyncio.wait_for( stall( state2 ), _WAIT )
+        assert text == 'Invalid or expired requestState'
+        await asyncio.wait_for( gate.cancelled.wait( ), _WAIT )
+    assert not server.continuations.continuations
+    assert gate.asked == 1
+
+
+@pytest.mark.asyncio
 async def test_190_state_starts_no_task( ):
     ''' A state of a call in rounds of a tool which may run as a task,
         sent again and again by a client which declares the tasks

@@ -22,8 +22,9 @@
 
     Continuations are bounded: at most ``maximum`` wait at once (another
     call which asks gets an error), and each waits ``duration`` seconds at
-    most for the client's next round (a round whose answers are refused
-    keeps its deadline): then its call is cancelled and forgotten.
+    most for the client's next round (a round whose answers are refused,
+    or which answers nothing, keeps its deadline): then its call is
+    cancelled and forgotten.
     Answers given before their requests serve those of the first round
     only; the others are forgotten. They live in the memory of the
     process which started them: under stateless HTTP with several
@@ -103,16 +104,18 @@ class Continuation:
 
     def answer(
         self, responses: __.cabc.Mapping[ str, __.typx.Any ]
-    ) -> None:
+    ) -> int:
         ''' Answers the requests which wait, with the responses of their
-            keys; ignores the others. Raises an error of invalid
-            parameters if a response is not of its request's kind.
+            keys; ignores the others. Returns how many it answered. Raises
+            an error of invalid parameters if a response is not of its
+            request's kind.
         '''
         validated = [
             ( future, _validate_response( key, request, responses[ key ] ) )
             for key, ( request, future ) in self.requests.items( )
             if key in responses and not future.done( ) ]
         for future, response in validated: future.set_result( response )
+        return len( validated )
 
     def survey_requests( self ) -> dict[ str, __.typx.Any ]:
         ''' Returns the requests which wait for an answer, by key. '''
@@ -177,9 +180,10 @@ class ContinuationsManager:
             continuation.task = __.asyncio.get_running_loop( ).create_task(
                 call( liaison ) )
             identifier = _secrets.token_hex( 16 )
+            answered = 1 # a first round sets the deadline
         else:
             identifier, continuation = self._resume( state, liaison )
-            try: continuation.answer( responses )
+            try: answered = continuation.answer( responses )
             except BaseException: # the same round again, its state good
                 self._suspend( identifier, continuation, advance = False )
                 raise
@@ -198,7 +202,8 @@ class ContinuationsManager:
                 _mcp_types.INTERNAL_ERROR,
                 "Too many calls wait for their clients' input; "
                 "try again later." )
-        self._suspend( identifier, continuation )
+        # A round which answers nothing keeps its deadline.
+        self._suspend( identifier, continuation, renew = answered > 0 )
         return _mcp_types.InputRequiredResult(
             input_requests = continuation.survey_requests( ),
             request_state = f"{identifier}.{continuation.round}" )
@@ -237,11 +242,12 @@ class ContinuationsManager:
         continuation: Continuation,
         *,
         advance: bool = True,
+        renew: bool = True,
     ) -> None:
         # The same round again (its answers refused) keeps its deadline.
         loop = __.asyncio.get_running_loop( )
-        if advance:
-            continuation.round += 1
+        if advance: continuation.round += 1
+        if advance and renew:
             continuation.deadline = loop.time( ) + self.duration
         continuation.timer = loop.call_at(
             continuation.deadline, self._expire, identifier )
