@@ -15,9 +15,8 @@
 '''
 
 
-import json
-
 import asyncio
+import json
 
 import pytest
 

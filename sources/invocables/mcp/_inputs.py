@@ -121,8 +121,8 @@ async def resolve(
         Raises :py:class:`invocables.exceptions.InvocationRefusal` if the
         server requires input for more than rounds rounds, or if an input
         could not be given (the callback refused; the server cannot learn
-        it under 2026-07-28). A result out of shape raises ``ValueError``,
-        its text bounded.
+        it under 2026-07-28), or if a result is out of shape with a long
+        account of its faults (a shorter one raises as it is).
     '''
     required = _sdk.types.InputRequiredResult
     count = 0
@@ -146,7 +146,7 @@ async def resolve(
                 responses = None
             result = await send( responses, result.request_state )
     except ValueError as exception:
-        flaw = _bound_flaw( exception, redact )
+        flaw = _produce_flaw( exception, subject, redact )
         if flaw is exception: raise
         raise flaw from exception
     return result
@@ -198,12 +198,16 @@ async def answer_requests(
 
 
 def produce_requests(
-    requests: __.cabc.Mapping[ str, __.typx.Any ], redact: _Redact
+    requests: __.cabc.Mapping[ str, __.typx.Any ],
+    subject: str,
+    redact: _Redact,
 ) -> dict[ str, __.typx.Any ]:
     ''' Returns input requests (SDK models) out of their wire shapes, by
         key (as a task of the tasks extension carries them).
 
-        Raises ``ValueError`` if they are out of shape, its text bounded.
+        Raises ``ValueError`` if they are out of shape, or
+        :py:class:`invocables.exceptions.InvocationRefusal` with a long
+        account of their faults.
     '''
     if not requests: return { }
     try:
@@ -211,19 +215,25 @@ def produce_requests(
             { 'resultType': 'input_required',
               'inputRequests': dict( requests ) }, by_name = False )
     except ValueError as exception:
-        flaw = _bound_flaw( exception, redact )
+        flaw = _produce_flaw( exception, subject, redact )
         if flaw is exception: raise
         raise flaw from exception
     return dict( result.input_requests or { } )
 
 
-def _bound_flaw( exception: ValueError, redact: _Redact ) -> ValueError:
-    ''' Returns flaw of a server's result (pydantic's lists every fault:
-        thousands, for thousands of requests), redacted and abbreviated
-        if long (no bound cuts a secret); else the flaw itself.
+def _produce_flaw(
+    exception: ValueError, subject: str, redact: _Redact
+) -> Exception:
+    ''' Returns refusal of a server's result out of shape whose account is
+        long (pydantic's lists every fault: thousands, for thousands of
+        requests), redacted, then abbreviated (no bound cuts a secret);
+        else the exception itself (the library's own, or a short one).
     '''
+    if isinstance( exception, _exceptions.Omnierror ): return exception
     text = str( exception )
     if len( text ) <= _FLAW_LENGTH_MAXIMUM: return exception
     text = redact( text )
-    return ValueError(
-        f"{text[ : _FLAW_LENGTH_MAXIMUM ]}... ({len( text )} characters)" )
+    return _exceptions.InvocationRefusal(
+        f"The server returned a result for {subject} which is not a valid "
+        f"MCP result: {text[ : _FLAW_LENGTH_MAXIMUM ]}... ({len( text )} "
+        "characters)" )

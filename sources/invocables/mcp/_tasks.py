@@ -274,11 +274,13 @@ class TaskCall:
             A task created needing input says none: the next poll does.
         '''
         session = _access_session( connection )
+        subject = f"task {self._quote( identifier )} of tool {self.tool!r}"
+        redact = connection.redactor.redact
         requests = {
             key: request for key, request
             in _inputs.produce_requests(
                 getattr( state, 'input_requests', None ) or { },
-                connection.redactor.redact ).items( )
+                subject, redact ).items( )
             if key not in self.answered }
         if not requests: return
         self.rounds += 1
@@ -287,9 +289,7 @@ class TaskCall:
                 identifier, "it required input for more than "
                 f"{_inputs.ROUNDS_MAXIMUM} rounds" )
         answers = await _inputs.answer_requests(
-            session, requests,
-            f"task {self._quote( identifier )} of tool {self.tool!r}",
-            connection.redactor.redact )
+            session, requests, subject, redact )
         self.answered.update( answers )
         # Acknowledged with an empty result.
         await _sdk.send_task_request(
