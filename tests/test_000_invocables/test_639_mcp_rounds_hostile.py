@@ -522,3 +522,21 @@ async def test_440_unsolicited_task( ):
             return
         refusal, _ = await _refuse_task( ensemble, 'working' )
     assert _INVALID in str( refusal )
+
+
+async def test_450_secret_in_identifier( monkeypatch ):
+    ''' A task whose identifier and error bear a secret of the server
+        (with a quote and a backslash, which quoting escapes; across the
+        bound of the abbreviated identifier) is refused with the secret
+        redacted before it is quoted or cut: no part of it shows.
+    '''
+    secret = 'Zq9\\w"x\'secret-tail'
+    monkeypatch.setenv( 'INVOCABLES_TEST_HOSTILE_SECRET', secret )
+    async with _produce_tasks( environment = {
+        'HOSTILE_SECRET': 'env:INVOCABLES_TEST_HOSTILE_SECRET' }
+    ) as ensemble:
+        refusal, _ = await _refuse_task( ensemble, 'secret_id' )
+    message = str( refusal )
+    assert len( message ) < _MESSAGE_MAXIMUM
+    assert 'Zq9' not in message
+    assert 'secret-tail' not in message

@@ -311,16 +311,19 @@ class TaskCall:
             f"{self._shorten( reason ).rstrip( '.' )}." )
 
     def _quote( self, identifier: str ) -> str:
-        ''' Returns task's identifier, quoted, redacted and abbreviated. '''
-        return self._shorten( repr( identifier ) )
+        ''' Returns task's identifier redacted, then quoted (quoting
+            escapes what a secret may hold) and abbreviated. '''
+        return self._shorten( identifier, repr )
 
-    def _shorten( self, text: str ) -> str:
+    def _shorten(
+        self, text: str, quote: __.cabc.Callable[ [ str ], str ] = str
+    ) -> str:
         ''' Returns server's text redacted, then abbreviated: no bound cuts
             a secret. '''
         if self.redactor is not None: text = self.redactor.redact( text )
-        if len( text ) <= _TEXT_LENGTH_MAXIMUM: return text
+        if len( text ) <= _TEXT_LENGTH_MAXIMUM: return quote( text )
         return (
-            f"{text[ : _TEXT_LENGTH_MAXIMUM ]}... "
+            f"{quote( text[ : _TEXT_LENGTH_MAXIMUM ] )}... "
             f"({len( text )} characters)" )
 
     async def _report( self, state: __.typx.Any ) -> None:

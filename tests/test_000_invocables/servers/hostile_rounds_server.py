@@ -34,13 +34,17 @@
     ``input_answerless`` asks for a word which no one can give;
     ``get_error`` answers polls with an error; ``failed_huge`` fails with a
     message of a megabyte; ``unknown_status`` says a status of no protocol;
-    ``cancel_deaf`` works for ever and never answers ``tasks/cancel``. Tool ``seen( )`` returns, as JSON, the method,
+    ``cancel_deaf`` works for ever and never answers ``tasks/cancel``;
+    ``secret_id`` bears the variable ``HOSTILE_SECRET`` in its identifier
+    (across its two hundredth character, before a megabyte) and in the
+    message of its failure. Tool ``seen( )`` returns, as JSON, the method,
     tool or task identifier (its length beyond 64), and parameters' key
     names of each message received before.
 '''
 
 
 import json
+import os
 import sys
 
 
@@ -222,6 +226,10 @@ def _call_task( identifier, arguments ):
     number = len( _plans ) + 1
     task = f"t{number}"
     if plan[ 'plan' ] == 'huge_id': task = f"t{number}-" + 'i' * ( 1 << 20 )
+    if plan[ 'plan' ] == 'secret_id':
+        task = (
+            f"t{number}-" + 'i' * 190 + os.environ[ 'HOSTILE_SECRET' ]
+            + 'i' * ( 1 << 20 ) )
     _plans[ task ] = plan
     status = 'completed' if plan[ 'plan' ] == 'flip' else 'working'
     _write_task(
@@ -247,6 +255,10 @@ def _survey_task( identifier, task ):
     elif kind == 'huge_id':
         fields.update( status = 'failed',
                        error = { 'code': -1, 'message': 'Broken.' } )
+    elif kind == 'secret_id':
+        fields.update( status = 'failed', error = {
+            'code': -1,
+            'message': f"Broken by {os.environ[ 'HOSTILE_SECRET' ]}." } )
     elif kind == 'failed_huge':
         fields.update( status = 'failed', error = {
             'code': -1, 'message': 'm' * ( 1 << 20 ) } )
