@@ -540,3 +540,19 @@ async def test_450_secret_in_identifier( monkeypatch ):
     assert len( message ) < _MESSAGE_MAXIMUM
     assert 'Zq9' not in message
     assert 'secret-tail' not in message
+
+
+async def test_460_listing_checked_by_discovered_protocol( ):
+    ''' The tools a server lists are checked by the protocol of the
+        session: a tool whose output schema is an array, which MCP
+        2026-07-28 allows, stays in a discovered session (the first
+        handshake refused), as it was checked by 2025-11-25 before. The
+        SDK 1.x, which knows one model of listings, checks no output
+        schema's type: it keeps the tool too.
+    '''
+    async with _produce( ) as ensemble:
+        tools = { tool.name: tool for tool in ensemble.survey_tools( ) }
+        omissions = [
+            omission.name for omission in ensemble.survey_omissions( ) ]
+    assert tools[ 'arrayed' ].outschema[ 'type' ] == 'array'
+    assert 'arrayed' not in omissions

@@ -231,10 +231,7 @@ class Runner:
                 client_info = _access_client_information( ), **arguments ) )
             with _anyio.fail_after( options.connect_timeout ) as deadline:
                 features.deadline = deadline # stopped while a user logs in
-                try:
-                    await _sdk.negotiate( session, options.protocol.value )
-                    await features.prepare_session( session )
-                    await self._refresh( session )
+                try: await self._open( session )
                 finally: features.deadline = None
             connection.session = session
             connection.ready.set_result( None )
@@ -242,6 +239,15 @@ class Runner:
                 "Connected to MCP server %r.", self.name )
             try: await self._serve( session )
             finally: _sdk.release_requests( session ) # SDK 1.x
+
+    async def _open( self, session: _ClientSession ) -> None:
+        ''' Opens session by the handshake chosen; lists its tools. '''
+        await _sdk.negotiate( session, self.options.protocol.value )
+        # Listings are checked by the protocol discovered too.
+        self.screen.version = _sdk.access_field(
+            session, 'protocol_version', self.screen.version )
+        await self.features.prepare_session( session )
+        await self._refresh( session )
 
     async def _serve( self, session: _ClientSession ) -> None:
         connection = self.connection

@@ -37,7 +37,9 @@
     ``cancel_deaf`` works for ever and never answers ``tasks/cancel``;
     ``secret_id`` bears the variable ``HOSTILE_SECRET`` in its identifier
     (across its two hundredth character, before a megabyte) and in the
-    message of its failure. Tool ``seen( )`` returns, as JSON, the method,
+    message of its failure. Tool ``arrayed`` declares an array as its
+    output schema, which MCP 2026-07-28 allows and 2025-11-25 does not.
+    Tool ``seen( )`` returns, as JSON, the method,
     tool or task identifier (its length beyond 64), and parameters' key
     names of each message received before.
 '''
@@ -314,7 +316,7 @@ def _list_tools( ) -> list:
     names = (
         'forever', 'state_forever', 'thousands', 'huge_state',
         'deep_state', 'deep_request', 'unknown_kind', 'malformed', 'empty',
-        'duplicate_keys', 'task', 'seen' )
+        'duplicate_keys', 'task', 'seen', 'arrayed' )
     tools = [ ]
     for name in names:
         tool: dict[ str, object ] = {
@@ -322,6 +324,9 @@ def _list_tools( ) -> list:
                 'type': 'object', 'additionalProperties': True } }
         if name == 'task' and _legacy:
             tool[ 'execution' ] = { 'taskSupport': 'required' }
+        if name == 'arrayed': # 2026-07-28 alone lets it be no object
+            tool[ 'outputSchema' ] = {
+                'type': 'array', 'items': { 'type': 'integer' } }
         tools.append( tool )
     return tools
 
