@@ -47,7 +47,7 @@ _NAME_SCHEMA = {
     'required': [ 'name' ],
 }
 _INVALID_PARAMS = -32602
-_INTERNAL_ERROR = -32603
+_BUSY = -32050 # serve's: too many calls wait for their clients
 _PARSE_ERROR = -32700
 _BODY_MAXIMUM = 4 * 1024 * 1024 # the SDK's bound on a request's body
 
@@ -550,9 +550,9 @@ async def test_190_state_starts_no_task( ):
 async def test_200_callers_never_answering_bounded( ):
     ''' Callers which open rounds and never answer, one after another or
         at once, are bounded: the maximum of calls wait, each one more is
-        refused at once (-32603, saying why) and its call cancelled;
-        released, the waiting calls are cancelled too, and nothing is
-        kept.
+        refused at once (serve's busy error, -32050, saying why and the
+        maximum) and its call cancelled; released, the waiting calls are
+        cancelled too, and nothing is kept.
     '''
     gate = _Gate( )
     maximum, callers = 3, 60
@@ -575,8 +575,10 @@ async def test_200_callers_never_answering_bounded( ):
         assert len( waiting ) == maximum
         assert len( refused ) == callers - maximum
         assert all(
-            _code( message ) == _INTERNAL_ERROR
+            _code( message ) == _BUSY == serving._continuations.BUSY
             and 'Too many calls' in message[ 'error' ][ 'message' ]
+            and message[ 'error' ][ 'data' ] == {
+                'reason': 'busy', 'maximum': maximum }
             for message in refused )
         assert len( server.continuations.continuations ) == maximum
         server.release_continuations( )

@@ -39,7 +39,6 @@ import secrets as _secrets
 import invocables.serving.__ as __
 import invocables.serving._liaisons as _liaisons
 import invocables.serving._taskinputs as _taskinputs
-import invocables.mcp.exchanges as _exchanges
 from ..mcp._sdk import produce_error as _produce_error
 from ..mcp._sdk import types as _mcp_types
 
@@ -48,6 +47,11 @@ DURATION_DEFAULT = 300.0
 ''' Seconds a call waits for its client's next round, by default. '''
 MAXIMUM_DEFAULT = 100
 ''' Calls which wait for their client at once, by default. '''
+BUSY = -32050
+''' Error of a call refused because the most calls wait already: serve's
+    own code, of JSON-RPC's range for servers (neither JSON-RPC nor MCP
+    names a busy server). The condition passes: a client may try again.
+'''
 
 _MISSING_CAPABILITY = -32021 # MissingRequiredClientCapability
 _SETTLE_ROUNDS = 8 # loop turns which gather the requests of one round
@@ -199,9 +203,10 @@ class ContinuationsManager:
         if state is None and len( self.continuations ) >= self.maximum:
             self._cancel( continuation )
             raise _produce_error(
-                _mcp_types.INTERNAL_ERROR,
-                "Too many calls wait for their clients' input; "
-                "try again later." )
+                BUSY,
+                "Too many calls wait for their clients' input (at most "
+                f"{self.maximum}); the server is busy: try again later.",
+                { 'reason': 'busy', 'maximum': self.maximum } )
         # A round which answers nothing keeps its deadline.
         self._suspend( identifier, continuation, renew = answered > 0 )
         return _mcp_types.InputRequiredResult(
@@ -414,19 +419,9 @@ def _validate_response(
     models = _RESPONSES[ request.method ]
     if not isinstance( response, models ):
         response = _convert_response( key, request, response )
-    schema = getattr( request.params, 'requested_schema', None )
-    content = getattr( response, 'content', None )
-    if schema is None or content is None: return response
-    if getattr( response, 'action', None ) != 'accept': return response
-    # A schema which cannot be checked (an upstream server's) is not.
-    try: breach = _exchanges.validate_content( schema, content )
-    except Exception: return response
-    if breach is None: return response
-    where, _, reason = breach
-    raise _produce_error(
-        _mcp_types.INVALID_PARAMS,
-        f"The input response {key!r} does not match the requested schema "
-        f"at {where}: {reason}." )
+    return _liaisons.validate_elicitation(
+        getattr( request.params, 'requested_schema', None ), response,
+        f"The input response {key!r}" )
 
 
 def _convert_response(

@@ -16,6 +16,7 @@ import warnings as _warnings
 import invocables.serving.__ as __
 import invocables.serving._sdk as _server_sdk
 import invocables.exceptions as _exceptions
+import invocables.mcp.exchanges as _exchanges
 from ..mcp._sdk import produce_error as _produce_error
 from ..mcp._sdk import types as _mcp_types
 
@@ -183,15 +184,20 @@ class TaskLiaison( SessionLiaison ):
         **options: __.typx.Any,
     ) -> __.typx.Any:
         ''' Sends ``elicitation/create`` on the stream of a
-            ``tasks/result``; returns the client's answer. Options are of
-            MCP 2026-07-28 (``key``): ignored.
+            ``tasks/result``; returns the client's answer, if it accepts
+            with content which matches schema (else raises the error of
+            invalid parameters). Options are of MCP 2026-07-28 (``key``):
+            ignored.
         '''
         parameters = {
             'message': message,
             'requestedSchema': __.values.thaw_json( schema ) }
-        return await self._ask_task(
+        answer = await self._ask_task(
             'elicitation', f"The tool asks the user: {message}",
             'elicitation/create', parameters, _mcp_types.ElicitResult )
+        return validate_elicitation(
+            parameters[ 'requestedSchema' ], answer,
+            "The answer to elicitation/create" )
 
     async def elicit_url(
         self, message: str, url: str, identifier: str
@@ -268,6 +274,27 @@ def note_visit(
     '''
     if noter is not None and result.action == 'accept': noter( identifier )
     return result
+
+
+def validate_elicitation(
+    schema: __.typx.Any, answer: __.typx.Any, subject: str
+) -> __.typx.Any:
+    ''' Returns answer to an elicitation, unless it accepts with content
+        which breaks the requested schema: then raises the error of
+        invalid parameters, naming subject (the answer), where and why.
+    '''
+    content = getattr( answer, 'content', None )
+    if schema is None or content is None: return answer
+    if getattr( answer, 'action', None ) != 'accept': return answer
+    # A schema which cannot be checked (an upstream server's) is not.
+    try: breach = _exchanges.validate_content( schema, content )
+    except Exception: return answer
+    if breach is None: return answer
+    where, _, reason = breach
+    raise _produce_error(
+        _mcp_types.INVALID_PARAMS,
+        f"{subject} does not match the requested schema at {where}: "
+        f"{reason}." )
 
 
 def produce_sampling(

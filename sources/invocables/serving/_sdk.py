@@ -283,6 +283,7 @@ class _ContextLegacy:
         self.context = context
         self.request_id = context.request_id
         self.meta = context.meta
+        self.request = getattr( context, 'request', None ) # HTTP's, if any
         self.session = _SessionLegacy( context )
 
 

@@ -201,8 +201,9 @@ class ToolServer(
             raise _sdk.produce_error(
                 _mcp_types.METHOD_NOT_FOUND,
                 f"Tool {parameters.name!r} does not run as a task." )
-        return await self._create_task( task.ttl, self._produce_task_call(
-            context, parameters, designation, level ) )
+        call = self._produce_task_call(
+            context, parameters, designation, level )
+        return await self._create_task( context, task.ttl, call )
 
     async def _invoke_tool_modern(
         self,
@@ -237,8 +238,9 @@ class ToolServer(
         if not designation.invoker.annotations.get(
             _tasks.INPUT_FIRST_ANNOTATION
         ) and getattr( parameters, 'request_state', None ) is None:
-            return await self._create_task_flat( self._produce_task_call(
-                context, parameters, designation, level, modern = True ) )
+            return await self._create_task_flat(
+                context, self._produce_task_call(
+                    context, parameters, designation, level, modern = True ) )
         # Asks in rounds first (a state continues its call, never starts
         # another); a task once it asks no more.
         liaison = _continuations.InputLiaison( context, level )
@@ -261,7 +263,9 @@ class ToolServer(
             try: return await running
             finally: self._inputs.pop( identifier, None )
 
-        return await self._create_task_flat( call )
+        liaison = continuation.liaison # of the round which escalates
+        return await self._create_task_flat(
+            None if liaison is None else liaison.context, call )
 
     def _produce_task_call(
         self,

@@ -7,7 +7,10 @@
     ordinary call, and the client polls it (``tasks/get``), fetches its
     result (``tasks/result``), cancels it (``tasks/cancel``) or lists the
     tasks (``tasks/list``). Tasks belong to the server, not to a session:
-    a client which reconnects finds its task. A :py:class:`TaskStore`
+    a client which reconnects finds its task. A task created by an
+    authenticated request is bound to its principal: requests of another
+    find no such task (:py:mod:`invocables.serving._taskbinding`); without
+    authentication, tasks are bound to no one. A :py:class:`TaskStore`
     keeps their records; :py:class:`MemoryTaskStore` is the default. The
     handlers are :py:class:`TasksExtension`, a part of the tool server.
 
@@ -25,7 +28,9 @@ import secrets as _secrets
 
 import invocables.serving.__ as __
 import invocables.serving._expiries as _expiries
+import invocables.serving._taskbinding as _taskbinding
 import invocables.serving._taskinputs as _taskinputs
+import invocables.serving._taskwire as _taskwire
 import invocables.serving._continuations as _continuations
 import invocables.exceptions as _exceptions
 import invocables.naming as _naming
@@ -74,7 +79,9 @@ class TaskRecord( __.immut.DataclassObject ):
         Times are aware; durations are milliseconds, as on the wire. The
         result is the JSON of the call's result (``CallToolResult``), the
         error that of a JSON-RPC error (``code``, ``message``, ``data``):
-        plain data, which a store may keep anywhere.
+        plain data, which a store may keep anywhere. The principal is that
+        of the request which created the task (``None``: unauthenticated);
+        only requests of the same principal reach the task.
     '''
 
     identifier: str
@@ -86,6 +93,7 @@ class TaskRecord( __.immut.DataclassObject ):
     message: str | None = None
     result: __.cabc.Mapping[ str, __.typx.Any ] | None = None
     error: __.cabc.Mapping[ str, __.typx.Any ] | None = None
+    principal: str | None = None
 
     def is_expired( self, now: _datetime.datetime ) -> bool:
         ''' Returns whether its time to live, from creation, is over. '''
@@ -116,12 +124,12 @@ class TaskStore( __.typx.Protocol ):
         raise NotImplementedError # pragma: no cover
 
     async def survey_tasks(
-        self, cursor: str | None
+        self, cursor: str | None, principal: str | None = None
     ) -> tuple[ tuple[ TaskRecord, ... ], str | None ]:
-        ''' Returns one page of records, oldest first, and the cursor of
-            the next page (``None`` after the last). Raises
-            :py:class:`invocables.exceptions.TaskAbsence` for a cursor it
-            did not give.
+        ''' Returns one page of the records of principal, oldest first,
+            and the cursor of the next page (``None`` after the last).
+            Raises :py:class:`invocables.exceptions.TaskAbsence` for a
+            cursor it did not give for this principal.
         '''
         raise NotImplementedError # pragma: no cover
 
@@ -135,7 +143,8 @@ class MemoryTaskStore:
 
         Keeps at most ``maximum`` records: beyond, the oldest terminal
         ones are forgotten; expired ones found without a scan of all.
-        Lists ``page_size`` records a page.
+        Lists ``page_size`` records a page, of one principal, at a cost
+        about that of the page.
     '''
 
     def __init__(
@@ -149,11 +158,13 @@ class MemoryTaskStore:
             __.collections.OrderedDict( ) )
         self._endings: dict[ str, __.asyncio.Event ] = { }
         self._expiries = _expiries.Expiries( )
+        self._listings = _taskbinding.Listings( )
 
     async def store_task( self, task: TaskRecord ) -> None:
         ''' Stores record, new or replacing the one of its identifier. '''
         self._tasks[ task.identifier ] = task
         self._expiries.note( task.identifier, task.created, task.ttl )
+        self._listings.note( task.identifier, task.principal )
         if task.is_terminal( ): self._end( task.identifier )
         self._purge( )
         excess = max( 0, len( self._tasks ) - self.maximum )
@@ -162,6 +173,7 @@ class MemoryTaskStore:
             if record.is_terminal( ) ), excess ) ):
             del self._tasks[ identifier ]
             self._expiries.forget( identifier )
+            self._listings.forget( identifier )
 
     async def retrieve_task( self, identifier: str ) -> TaskRecord | None:
         ''' Returns record of identifier; ``None`` if unknown or expired.
@@ -170,23 +182,15 @@ class MemoryTaskStore:
         return self._tasks.get( identifier )
 
     async def survey_tasks(
-        self, cursor: str | None
+        self, cursor: str | None, principal: str | None = None
     ) -> tuple[ tuple[ TaskRecord, ... ], str | None ]:
-        ''' Returns one page of records, oldest first, and the cursor of
-            the next page: the identifier of the last record given.
+        ''' Returns one page of the records of principal, oldest first,
+            and the cursor of the next page (a place in its listing).
         '''
         self._purge( )
-        identifiers = tuple( self._tasks )
-        start = 0
-        if cursor is not None:
-            try: start = identifiers.index( cursor ) + 1
-            except ValueError as exception:
-                raise _exceptions.TaskAbsence( cursor ) from exception
-        page = tuple(
-            self._tasks[ identifier ]
-            for identifier in identifiers[ start : start + self.page_size ] )
-        after = start + self.page_size < len( identifiers )
-        return page, ( page[ -1 ].identifier if after else None )
+        identifiers, after = self._listings.survey(
+            principal, cursor, self.page_size )
+        return tuple( self._tasks[ name ] for name in identifiers ), after
 
     async def wait_task( self, identifier: str ) -> None:
         ''' Returns once the task is terminal, or forgotten. '''
@@ -203,6 +207,7 @@ class MemoryTaskStore:
         now = _produce_now( ).timestamp( )
         for identifier in self._expiries.survey_expired( now ):
             self._tasks.pop( identifier, None )
+            self._listings.forget( identifier )
             self._end( identifier )
 
 
@@ -230,7 +235,7 @@ class TasksExtension:
             a terminal task.
         '''
         modern = _verify_extension( context )
-        task = await self._access_task( parameters )
+        task = await self._access_task( context, parameters )
         if modern and task.is_terminal( ): return { }
         if not task.is_terminal( ):
             running = self._running.get( task.identifier )
@@ -239,12 +244,12 @@ class TasksExtension:
                 await __.asyncio.gather( running, return_exceptions = True )
             else: # run by another process: only its record is ours
                 await self._store_end( task, TaskStates.Cancelled )
-            task = await self._access_task( parameters )
+            task = await self._access_task( context, parameters )
             if modern: return { } # acknowledged, whatever came first
             if task.state is TaskStates.Cancelled: # unless it ended first
                 return _sdk.produce_model(
                     _mcp_types.CancelTaskResult,
-                    **_produce_task_fields( task ) )
+                    **_taskwire.produce_task_fields( task ) )
         raise _sdk.produce_error(
             _mcp_types.INVALID_PARAMS,
             "Task {identifier!r} is already {state}: it cannot be "
@@ -265,12 +270,13 @@ class TasksExtension:
             2026-07-28, with its result (completed) or error (failed).
         '''
         modern = _verify_extension( context )
-        task = await self._access_task( parameters )
+        task = await self._access_task( context, parameters )
         if modern:
-            return _produce_task_detailed(
+            return _taskwire.produce_task_detailed(
                 task, self._inputs.get( task.identifier ) )
         return _sdk.produce_model(
-            _mcp_types.GetTaskResult, **_produce_task_fields( task ) )
+            _mcp_types.GetTaskResult,
+            **_taskwire.produce_task_fields( task ) )
 
     async def retrieve_task_result(
         self, context: __.typx.Any, parameters: __.typx.Any
@@ -280,10 +286,10 @@ class TasksExtension:
             the client; returns the call's result, or raises its error.
         '''
         _verify_legacy( context, 'tasks/result' )
-        task = await self._access_task( parameters )
+        task = await self._access_task( context, parameters )
         ending = self._access_store( ).wait_task( task.identifier )
         await self._asks.deliver( task.identifier, context, ending )
-        task = await self._access_task( parameters )
+        task = await self._access_task( context, parameters )
         meta = { _RELATED_TASK: { 'taskId': task.identifier } }
         if task.result is not None:
             return _mcp_types.CallToolResult.model_validate(
@@ -298,11 +304,14 @@ class TasksExtension:
     async def survey_tasks(
         self, context: __.typx.Any, parameters: __.typx.Any
     ) -> _mcp_types.ListTasksResult:
-        ''' Handles ``tasks/list``: the tasks, a page at a time. '''
+        ''' Handles ``tasks/list``: the tasks of the request's principal,
+            a page at a time.
+        '''
         _verify_legacy( context, 'tasks/list' )
         store = self._access_store( )
         cursor = None if parameters is None else parameters.cursor
-        try: tasks, after = await store.survey_tasks( cursor )
+        principal = _taskbinding.access_principal( context )
+        try: tasks, after = await store.survey_tasks( cursor, principal )
         except _exceptions.TaskAbsence:
             raise _sdk.produce_error(
                 _mcp_types.INVALID_PARAMS,
@@ -311,7 +320,7 @@ class TasksExtension:
             _mcp_types.ListTasksResult,
             tasks = [
                 _sdk.produce_model(
-                    _mcp_types.Task, **_produce_task_fields( task ) )
+                    _mcp_types.Task, **_taskwire.produce_task_fields( task ) )
                 for task in tasks ],
             next_cursor = after )
 
@@ -326,39 +335,43 @@ class TasksExtension:
             raise _sdk.produce_error(
                 _mcp_types.METHOD_NOT_FOUND,
                 "Method not found: tasks/update is of MCP 2026-07-28." )
-        task = await self._access_task( parameters )
+        task = await self._access_task( context, parameters )
         _continuations.answer_wire(
             self._inputs.get( task.identifier ), context.params )
         return { }
 
     async def _create_task(
         self,
+        context: __.typx.Any,
         ttl: int | None,
         call: __.cabc.Callable[
             [ str ], __.cabc.Awaitable[ _mcp_types.CallToolResult ] ],
     ) -> _mcp_types.CreateTaskResult:
-        ''' Stores a working task and starts its call (given the task's
-            identifier); returns the task.
+        ''' Stores a working task, bound to the principal of the request
+            of context, and starts its call (given the task's identifier);
+            returns the task.
         '''
-        task = await self._start_task( ttl, call )
+        task = await self._start_task( context, ttl, call )
         return _sdk.produce_model(
             _mcp_types.CreateTaskResult,
             task = _sdk.produce_model(
-                _mcp_types.Task, **_produce_task_fields( task ) ) )
+                _mcp_types.Task, **_taskwire.produce_task_fields( task ) ) )
 
     async def _create_task_flat(
         self,
+        context: __.typx.Any,
         call: __.cabc.Callable[
             [ str ], __.cabc.Awaitable[ _mcp_types.CallToolResult ] ],
     ) -> dict[ str, __.typx.Any ]:
         ''' Stores a working task and starts its call; returns the task as
             the flat ``CreateTaskResult`` of MCP 2026-07-28.
         '''
-        task = await self._start_task( None, call )
-        return { 'resultType': 'task', **_produce_task_wire( task ) }
+        task = await self._start_task( context, None, call )
+        return { 'resultType': 'task', **_taskwire.produce_task_wire( task ) }
 
     async def _start_task(
         self,
+        context: __.typx.Any,
         ttl: int | None,
         call: __.cabc.Callable[
             [ str ], __.cabc.Awaitable[ _mcp_types.CallToolResult ] ],
@@ -378,7 +391,8 @@ class TasksExtension:
             identifier = _secrets.token_urlsafe( 24 ),
             created = now, updated = now,
             ttl = max( TTL_MINIMUM, min(
-                TTL_DEFAULT if ttl is None else ttl, TTL_MAXIMUM ) ) )
+                TTL_DEFAULT if ttl is None else ttl, TTL_MAXIMUM ) ),
+            principal = _taskbinding.access_principal( context ) )
         await store.store_task( task )
         running = __.asyncio.get_running_loop( ).create_task(
             self._run_task( task, call ) )
@@ -439,10 +453,16 @@ class TasksExtension:
         await store.store_task( __.dcls.replace(
             latest, state = state, updated = _produce_now( ), **fields ) )
 
-    async def _access_task( self, parameters: __.typx.Any ) -> TaskRecord:
+    async def _access_task(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> TaskRecord:
+        ''' Returns the task of a request; the task of another principal
+            is as unknown as one which never was.
+        '''
         identifier = _sdk.access_field( parameters, 'task_id' )
         task = await self._access_store( ).retrieve_task( identifier )
-        if task is None:
+        principal = _taskbinding.access_principal( context )
+        if task is None or task.principal != principal:
             raise _sdk.produce_error(
                 _mcp_types.INVALID_PARAMS,
                 f"Unknown task {identifier!r}: it never was, or it expired." )
@@ -524,56 +544,6 @@ def produce_capability_absence( ) -> BaseException:
 
 def _produce_now( ) -> _datetime.datetime:
     return _datetime.datetime.now( _datetime.timezone.utc )
-
-
-def _produce_task_fields(
-    task: TaskRecord
-) -> dict[ str, __.typx.Any ]:
-    ''' Returns fields of the protocol's task (snake_case names). '''
-    return {
-        'task_id': task.identifier,
-        'status': task.state.value,
-        'status_message': task.message,
-        'created_at': task.created.isoformat( ),
-        'last_updated_at': task.updated.isoformat( ),
-        'ttl': task.ttl,
-        'poll_interval': task.poll_interval,
-    }
-
-
-def _produce_task_detailed(
-    task: TaskRecord,
-    continuation: _continuations.Continuation | None = None,
-) -> dict[ str, __.typx.Any ]:
-    ''' Returns the task of ``tasks/get`` (MCP 2026-07-28): with its result
-        when completed, its error when failed; ``input_required``, with
-        its requests, while its call waits for the client's answers.
-    '''
-    detailed = _produce_task_wire( task )
-    requests = _continuations.produce_requests_wire( continuation )
-    if requests and not task.is_terminal( ):
-        detailed.update( status = 'input_required', inputRequests = requests )
-    if task.state is TaskStates.Completed and task.result is not None:
-        detailed[ 'result' ] = dict( task.result )
-    if task.state is TaskStates.Failed:
-        detailed[ 'error' ] = dict( task.error or {
-            'code': _mcp_types.INTERNAL_ERROR,
-            'message': "The call failed." } )
-    return detailed
-
-
-def _produce_task_wire( task: TaskRecord ) -> dict[ str, __.typx.Any ]:
-    ''' Returns fields of the task of MCP 2026-07-28 (wire names). '''
-    fields: dict[ str, __.typx.Any ] = {
-        'taskId': task.identifier,
-        'status': task.state.value,
-        'createdAt': task.created.isoformat( ),
-        'lastUpdatedAt': task.updated.isoformat( ),
-        'ttlMs': task.ttl,
-        'pollIntervalMs': task.poll_interval,
-    }
-    if task.message is not None: fields[ 'statusMessage' ] = task.message
-    return fields
 
 
 def _verify_extension( context: __.typx.Any ) -> bool:
