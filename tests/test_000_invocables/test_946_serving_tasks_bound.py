@@ -326,14 +326,14 @@ async def test_130_modern_other_principal_finds_no_task( ):
 
 async def _post_modern( http, url, method, parameters, name = None ):
     ''' Posts request of MCP 2026-07-28 from a client which declares the
-        tasks extension; returns HTTP status and message.
+        tasks extension and elicitation; returns HTTP status and message.
     '''
     body = {
         'jsonrpc': '2.0', 'id': 1, 'method': method,
         'params': { **parameters, '_meta': {
             'io.modelcontextprotocol/protocolVersion': _MODERN,
             'io.modelcontextprotocol/clientCapabilities': {
-                'extensions': { _EXTENSION: { } } },
+                'elicitation': { }, 'extensions': { _EXTENSION: { } } },
         } } }
     headers = {
         'Accept': 'application/json, text/event-stream',
@@ -348,6 +348,55 @@ async def _post_modern( http, url, method, parameters, name = None ):
     try: message = json.loads( text )
     except ValueError: message = None
     return response.status_code, message
+
+
+@pytest.mark.asyncio
+async def test_135_modern_escalated_task_bound( ):
+    ''' Under MCP 2026-07-28 (mcp SDK 2.x), a call which asks in rounds
+        first (``task_input_first``) and then becomes a task is bound to
+        the principal of the round which made it one: another finds no
+        such task. The SDK 1.x knows no 2026-07-28: serve refuses.
+    '''
+    gate = _Gate( )
+
+    async def first( context ) -> str:
+        ''' Asks a name, then waits until released. '''
+        answer = await context.elicit( 'Name?', _NAME_SCHEMA )
+        await gate.release.wait( )
+        return f"hello {answer.content[ 'name' ]}"
+
+    ensemble = invocables.produce_ensemble( 'first', [
+        invocables.produce_invoker( first, annotations = {
+            'task_support': 'required', 'task_input_first': True } ) ] )
+    server = serving.ToolServer( [ ensemble ] )
+    call = { 'name': 'first', 'arguments': { } }
+    async with (
+        _serve( server, _Verifier( ) ) as url,
+        sdk.http.AsyncClient( headers = _produce_headers( 'token-ada' ) )
+        as ada,
+        sdk.http.AsyncClient( headers = _produce_headers( 'token-bob' ) )
+        as bob,
+    ):
+        status, round_ = await _post_modern(
+            ada, url, 'tools/call', call, name = 'first' )
+        if sdk.MAJOR < 2:
+            assert status >= 400 # noqa: PLR2004
+            return
+        result = round_[ 'result' ]
+        ( key, _ ), = result[ 'inputRequests' ].items( )
+        answer = { 'action': 'accept', 'content': { 'name': 'Di' } }
+        _, created = await _post_modern( ada, url, 'tools/call', {
+            **call, 'inputResponses': { key: answer },
+            'requestState': result[ 'requestState' ] }, name = 'first' )
+        identifier = created[ 'result' ][ 'taskId' ]
+        _, refused = await _post_modern(
+            bob, url, 'tasks/get', { 'taskId': identifier } )
+        assert refused[ 'error' ][ 'code' ] == -32602 # noqa: PLR2004
+        _, state = await _post_modern(
+            ada, url, 'tasks/get', { 'taskId': identifier } )
+        assert state[ 'result' ][ 'status' ] == 'working'
+        gate.release.set( )
+    await server.release_tasks( )
 
 
 @pytest.mark.asyncio
