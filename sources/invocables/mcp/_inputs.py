@@ -26,6 +26,7 @@
 
 
 import invocables.mcp.__ as __
+import invocables.mcp.results as _results
 import invocables.mcp._sdk as _sdk
 import invocables.exceptions as _exceptions
 
@@ -41,7 +42,6 @@ ROUNDS_MAXIMUM = 10
 _Send: __.typx.TypeAlias = __.cabc.Callable[
     [ __.typx.Any, str | None ], __.cabc.Awaitable[ __.typx.Any ] ]
 _Redact: __.typx.TypeAlias = __.cabc.Callable[ [ str ], str ]
-_FLAW_LENGTH_MAXIMUM = 2000 # characters of the flaw of a result
 _STATE_DELAY_INITIAL = 0.05 # seconds; a result with state alone
 _STATE_DELAY_MAXIMUM = 0.25
 
@@ -231,9 +231,7 @@ def _produce_flaw(
     '''
     if isinstance( exception, _exceptions.Omnierror ): return exception
     text = str( exception )
-    if len( text ) <= _FLAW_LENGTH_MAXIMUM: return exception
-    text = redact( text )
+    if len( text ) <= _results.EXCERPT_LENGTH_MAXIMUM: return exception
     return _exceptions.InvocationRefusal(
         f"The server returned a result for {subject} which is not a valid "
-        f"MCP result: {text[ : _FLAW_LENGTH_MAXIMUM ]}... ({len( text )} "
-        "characters)" )
+        f"MCP result: {_results.produce_excerpt( text, redact )}" )

@@ -32,6 +32,7 @@ from pydantic import Field as _Field
 import invocables.mcp.__ as __
 import invocables.mcp._inputs as _inputs
 import invocables.mcp._relays as _relays
+import invocables.mcp.results as _results
 import invocables.mcp._sdk as _sdk
 from ._sdk import Error as _MCPError
 from ._sdk import types as _mcp_types
@@ -320,11 +321,9 @@ class TaskCall:
     ) -> str:
         ''' Returns server's text redacted, then abbreviated: no bound cuts
             a secret. '''
-        if self.redactor is not None: text = self.redactor.redact( text )
-        if len( text ) <= _TEXT_LENGTH_MAXIMUM: return quote( text )
-        return (
-            f"{quote( text[ : _TEXT_LENGTH_MAXIMUM ] )}... "
-            f"({len( text )} characters)" )
+        redact = None if self.redactor is None else self.redactor.redact
+        return _results.produce_excerpt(
+            text, redact, quote, _TEXT_LENGTH_MAXIMUM )
 
     async def _report( self, state: __.typx.Any ) -> None:
         ''' Reports status message of task as progress, when it changes. '''

@@ -14,6 +14,10 @@ import invocables.exceptions as _exceptions
 import invocables.schemata as _schemata
 
 
+EXCERPT_LENGTH_MAXIMUM = 2000
+''' Most characters of a server's text (its error, the account of its
+    result's faults) which a message of the library quotes. '''
+
 _REASON_LENGTH_MAXIMUM = 1000 # characters of a validator's reason shown
 _REDACTOR_VACANT = _redaction.Redactor( )
 _VALIDATORS_MAXIMUM = 4096 # output schemas whose validators are kept
@@ -101,8 +105,8 @@ def validate_result(
                     "its structured content cannot be checked against its "
                     f"output schema ({type( exception ).__name__})" )
             else: return
-    if len( reason ) > _REASON_LENGTH_MAXIMUM:
-        reason = reason[ : _REASON_LENGTH_MAXIMUM ] + ' ...'
+    reason = produce_excerpt(
+        reason, redactor.redact, maximum = _REASON_LENGTH_MAXIMUM )
     raise _exceptions.InvocationRefusal( redactor.redact(
         f"Server {server!r} returned a result which breaks its own "
         f"declaration: tool {name!r}: {reason}" ) )
@@ -112,7 +116,8 @@ def produce_flaw_refusal(
     ensemble: str, redactor: __.typx.Any, exception: Exception
 ) -> _exceptions.Omnierror:
     ''' Returns refusal of a call whose result the SDK found amiss
-        (exception, its cause), redacted; an exception of the library,
+        (exception, its cause), redacted and abbreviated (an account of
+        thousands of faults is long); an exception of the library,
         raised on the way (input required beyond bounds, a task which
         did not complete), as it is. The refusal's cause is exception.
     '''
@@ -120,9 +125,10 @@ def produce_flaw_refusal(
     flaw = (
         'breaks its own declaration' if isinstance( exception, RuntimeError )
         else 'is not a valid MCP result' )
+    account = produce_excerpt( str( exception ), redactor.redact )
     refusal = _exceptions.InvocationRefusal( redactor.redact(
         f"Server {ensemble!r} returned a result which {flaw}: "
-        f"{exception}" ) )
+        f"{account}" ) )
     refusal.__cause__ = exception
     return refusal
 
@@ -130,6 +136,21 @@ def produce_flaw_refusal(
 def produce_content( block: __.typx.Any ) -> _canisters.Content:
     ''' Maps one MCP content block into a canister (authorization). '''
     return _produce_content( block )
+
+
+def produce_excerpt(
+    text: str,
+    redact: __.cabc.Callable[ [ str ], str ] | None = None,
+    quote: __.cabc.Callable[ [ str ], str ] = str,
+    maximum: int = EXCERPT_LENGTH_MAXIMUM,
+) -> str:
+    ''' Returns server's text redacted, then quoted and abbreviated to
+        its first maximum characters, with its length: no bound cuts a
+        secret. Every message which quotes what a server says bounds it
+        so. '''
+    if redact is not None: text = redact( text )
+    if len( text ) <= maximum: return quote( text )
+    return f"{quote( text[ : maximum ] )}... ({len( text )} characters)"
 
 
 def redact_content(
