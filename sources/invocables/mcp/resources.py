@@ -162,7 +162,9 @@ class FeaturesExtension:
         ''' Returns messages of prompt, with arguments filled in.
 
             Raises :py:class:`invocables.exceptions.PromptAbsence` if the
-            server knows no such prompt or refuses the arguments.
+            server knows no such prompt or refuses the arguments, or
+            answers out of shape (the account of its faults redacted and
+            abbreviated).
         '''
         session, redactor = self.access_session_for_features( )
         try:
@@ -174,6 +176,11 @@ class FeaturesExtension:
             raise _exceptions.PromptAbsence(
                 self.name, name,
                 redactor.redact( exception.error.message ) ) from None
+        except ValueError as exception: # its answer is out of shape
+            if isinstance( exception, _exceptions.Omnierror ): raise
+            raise _exceptions.PromptAbsence(
+                self.name, name,
+                _produce_flaw( redactor, exception ) ) from None
         return tuple(
             PromptMessage(
                 role = message.role,
@@ -194,7 +201,8 @@ class FeaturesExtension:
         ''' Returns contents of resource, as resource canisters.
 
             Raises :py:class:`invocables.exceptions.ResourceAbsence` if the
-            server knows no resource at the URI.
+            server knows no resource at the URI, or answers out of shape
+            (the account of its faults redacted and abbreviated).
         '''
         session, redactor = self.access_session_for_features( )
         try:
@@ -205,6 +213,11 @@ class FeaturesExtension:
             raise _exceptions.ResourceAbsence(
                 self.name, redactor.redact( uri ),
                 redactor.redact( exception.error.message ) ) from None
+        except ValueError as exception: # its answer is out of shape
+            if isinstance( exception, _exceptions.Omnierror ): raise
+            raise _exceptions.ResourceAbsence(
+                self.name, redactor.redact( uri ),
+                _produce_flaw( redactor, exception ) ) from None
         return _redact( redactor, tuple(
             _results.produce_content( _sdk.produce_model(
                 _mcp_types.EmbeddedResource,
@@ -329,6 +342,13 @@ def _describe_listed(
         'description': redact( entry.description or '' ),
         'media_type': _absentify(
             _sdk.access_field( entry, 'mime_type' ), redact ) }
+
+
+def _produce_flaw( redactor: __.typx.Any, exception: ValueError ) -> str:
+    ''' Returns why a server's answer is refused: the SDK's account of
+        its faults, redacted and abbreviated. '''
+    account = _results.produce_excerpt( str( exception ), redactor.redact )
+    return f"its answer is not a valid MCP result: {account}"
 
 
 def _redact_error(
