@@ -261,6 +261,14 @@ class Features:
         identifier = _sdk.access_field( params, 'elicitation_id', None )
         schema: dict[ str, __.typx.Any ] = (
             _sdk.access_field( params, 'requested_schema', None ) or { } )
+        if _exchanges.is_schema_deep( schema ):
+            _scribe.warning(
+                "MCP server %r requested an elicitation whose schema is "
+                "nested too deep; refused.", self.ensemble )
+            return _produce_error(
+                "The requested schema is nested deeper than "
+                f"{_exchanges.SCHEMA_DEPTH_MAXIMUM} levels (MCP's are "
+                "flat); it is not shown to the user." )
         redactor = self.redactor
         request = ElicitationRequest(
             ensemble = self.ensemble,

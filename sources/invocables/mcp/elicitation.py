@@ -22,6 +22,7 @@ import threading as _threading
 
 import invocables.mcp.__ as __
 import invocables.mcp.callbacks as _callbacks
+import invocables.mcp.exchanges as _exchanges
 
 
 _ANSWERS_ACCEPTING = frozenset( ( 'y', 'yes', 'send', 'accept' ) )
@@ -76,6 +77,9 @@ class TerminalElicitor:
             self._write( f"  Open this URL: {request.url}\n" )
             return await self._confirm( None )
         schema = request.schema
+        if _exchanges.is_schema_deep( schema ): # never asked of a user
+            self._write( "  Its form is nested too deep to be shown.\n" )
+            raise _Outcome( _callbacks.ElicitationActions.Decline )
         properties = __.typx.cast(
             __.cabc.Mapping[ str, __.cabc.Mapping[ str, __.typx.Any ] ],
             schema.get( 'properties', { } ) )

@@ -22,6 +22,12 @@ import invocables.exceptions as _exceptions
 
 SAMPLING_REQUESTS_DEFAULT = 100
 SAMPLING_TOKENS_DEFAULT = 4096
+SCHEMA_DEPTH_MAXIMUM = 256
+''' Most levels of nesting (objects and arrays) of a schema which a
+    server requests in an elicitation. MCP's are flat (an object of
+    properties of primitive types: a few levels); a deeper one is refused
+    before a recursive walk (a validator's, the redactor's, the
+    application's) can exhaust Python's recursion. '''
 SAMPLING_MODELS: tuple[ type[ __.typx.Any ], ... ] = (
     _mcp_types.CreateMessageResult, _mcp_types.CreateMessageResultWithTools )
 ''' The SDK's results of sampling, without and with tools. '''
@@ -323,13 +329,39 @@ def _produce_sampled_text( content: object ) -> str:
     return '\n'.join( texts )
 
 
+def is_schema_deep(
+    schema: object, maximum: int = SCHEMA_DEPTH_MAXIMUM
+) -> bool:
+    ''' Tells whether schema nests objects and arrays deeper than
+        maximum levels; in one pass without recursion, which stops at the
+        first level too deep. '''
+    pending: list[ tuple[ object, int ] ] = [ ( schema, 1 ) ]
+    while pending:
+        value, depth = pending.pop( )
+        if isinstance( value, __.cabc.Mapping ):
+            values = __.typx.cast(
+                __.cabc.Mapping[ object, object ], value ).values( )
+        elif isinstance( value, ( list, tuple ) ):
+            values = __.typx.cast( __.cabc.Sequence[ object ], value )
+        else: continue
+        if depth > maximum: return True
+        pending.extend( ( item, depth + 1 ) for item in values )
+    return False
+
+
 def validate_content(
     schema: __.cabc.Mapping[ str, __.typx.Any ],
     content: __.cabc.Mapping[ str, __.typx.Any ],
 ) -> tuple[ str, str, str ] | None:
     ''' Returns where content breaks schema, the keyword it breaks and
-        why, or None if it matches.
+        why, or None if it matches. A schema nested deeper than
+        :py:data:`SCHEMA_DEPTH_MAXIMUM` levels is not walked: any content
+        breaks it (keyword ``depth``).
     '''
+    if is_schema_deep( schema ):
+        return '(top)', 'depth', (
+            f"the schema is nested deeper than {SCHEMA_DEPTH_MAXIMUM} "
+            "levels" )
     # A server's patterns never run on Python's backtracking re.
     import invocables.schemata as schemata
     validator = schemata.produce_instance_validator( schema )
