@@ -9,7 +9,10 @@
     every transport: it notes the requests which list tools, and takes the
     tools which the SDK would refuse out of their answers, one by one,
     before the session sees them. Each left-out tool is logged as a warning
-    naming it, and kept as an omission; the other tools work.
+    naming it, and kept as an omission; the other tools work. The tools
+    which the SDK itself drops after its check (under MCP 2026-07-28, a
+    tool whose ``x-mcp-header`` designation is invalid) are kept as
+    omissions too, with its reason abbreviated.
 '''
 
 
@@ -19,6 +22,7 @@ from mcp.shared.message import SessionMessage as _SessionMessage
 
 import invocables.mcp.__ as __
 import invocables.mcp.records as _records
+import invocables.mcp.results as _results
 import invocables.mcp._sdk as _sdk
 from ._sdk import types as _mcp_types
 
@@ -31,8 +35,24 @@ _PAGES_MAXIMUM = 1000
 _Request = _mcp_types.JSONRPCRequest
 _INITIALIZE = 'initialize'
 _REASONS_MAXIMUM = 3
+_REASON_LENGTH_MAXIMUM = 200 # characters of the SDK's reason to drop
 _VERSION_DEFAULT = '2025-11-25'
 _scribe = __.produce_scribe( __name__ )
+
+
+def _produce_header_check( ) -> tuple[
+    __.cabc.Collection[ str ],
+    __.cabc.Callable[ [ __.typx.Any ], str | None ] | None,
+]:
+    ''' Returns protocols under which the SDK drops tools whose
+        x-mcp-header is invalid, and its check (2.x alone). '''
+    if not _CURRENT: return ( ), None
+    from mcp.shared.inbound import find_invalid_x_mcp_header
+    from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+    return MODERN_PROTOCOL_VERSIONS, find_invalid_x_mcp_header
+
+
+_MODERNS, _find_header_fault = _produce_header_check( )
 
 
 async def survey_pages(
@@ -91,13 +111,14 @@ class ListingScreen:
             if isinstance( version, str ): self.version = version
             return
         tools = result.get( 'tools' )
-        if not isinstance( tools, list ) or not self._is_refused( result ):
-            return
+        if not isinstance( tools, list ): return
         entries = __.typx.cast( list[ __.typx.Any ], tools )
-        message.result = dict( result ) | {
-            'tools': [
+        if self._is_refused( result ):
+            entries = [
                 tool for index, tool in enumerate( entries )
-                if self._is_accepted( result, index, tool ) ] }
+                if self._is_accepted( result, index, tool ) ]
+            message.result = dict( result ) | { 'tools': entries }
+        self._note_drops( entries )
 
     def _is_accepted(
         self,
@@ -119,6 +140,22 @@ class ListingScreen:
                 _records.Omission( name = name, reason = reason ) )
             return False
         return True
+
+    def _note_drops( self, tools: list[ __.typx.Any ] ) -> None:
+        ''' Notes as omissions the tools which the SDK will drop from a
+            listing it accepts (x-mcp-header, MCP 2026-07-28), as it
+            does: it logs them itself. '''
+        if self.version not in _MODERNS: return # always so under 1.x
+        for index, tool in enumerate( tools ):
+            fault = _access_header_fault( tool )
+            if fault is None: continue
+            reason = _results.produce_excerpt(
+                fault, maximum = _REASON_LENGTH_MAXIMUM )
+            self.refusals.append( _records.Omission(
+                name = _name_tool( tool, index ),
+                reason = (
+                    "the MCP SDK drops it for an invalid x-mcp-header "
+                    f"designation: {reason}" ) ) )
 
     def _is_refused(
         self, result: __.cabc.Mapping[ str, __.typx.Any ]
@@ -193,6 +230,16 @@ def _describe_refusal( exception: ValueError ) -> str:
         location = '.'.join( str( part ) for part in error[ 'loc' ][ 2 : ] )
         parts.append( f"{location or 'tool'}: {error[ 'msg' ]}" )
     return '; '.join( parts )
+
+
+def _access_header_fault( tool: __.typx.Any ) -> str | None:
+    ''' Returns why the SDK drops tool for its x-mcp-header, or None. '''
+    if _find_header_fault is None or not isinstance( tool, __.cabc.Mapping ):
+        return None
+    schema = __.typx.cast(
+        __.cabc.Mapping[ str, __.typx.Any ], tool ).get( 'inputSchema' )
+    try: return _find_header_fault( schema )
+    except Exception: return None # the SDK's own check fails alike
 
 
 def _name_tool( tool: __.typx.Any, index: int ) -> str:
