@@ -22,6 +22,21 @@
     ``empty`` ask what no client can answer; ``duplicate_keys`` writes one
     key twice in the result and in its requests.
 
+    Tool ``flawed( count )`` returns a result whose count content blocks
+    are out of shape (each quoting ``HOSTILE_SECRET``, if set, to the
+    SDK's account of its faults). Tool ``deep_elicit( depth )`` (with
+    ``--legacy``) asks the client, during the call, for an elicitation
+    (``elicitation/create``) whose schema is nested depth levels, then
+    returns what the client answered (``error <message>`` or ``<action>``).
+    With ``--features`` the server declares prompts and resources:
+    ``prompts/get`` of ``flawed`` and ``resources/read`` of
+    ``hostile://flawed`` answer out of shape (argument ``count``, or query
+    ``?count=``, messages or contents each quoting ``HOSTILE_SECRET``);
+    any other name or URI is unknown. With ``--bad-header`` the listing
+    holds tool ``headed`` too, whose ``x-mcp-header`` designation is no
+    RFC 9110 token (a text of 64 KiB), which MCP 2026-07-28 tells a
+    client to drop.
+
     Tool ``task( plan, interval )`` (the tasks extension; 2025-11-25 with
     ``--legacy``) makes a task, polled at ``pollIntervalMs`` interval (a
     JSON number written as given, any size), which behaves by plan:
@@ -55,6 +70,8 @@ _MODERN = '2026-07-28'
 _out = sys.stdout
 
 _legacy = '--legacy' in sys.argv
+_features = '--features' in sys.argv
+_headers = '--bad-header' in sys.argv
 _tasks = '--no-tasks' not in sys.argv
 _seen: list[ dict[ str, object ] ] = [ ]
 _plans: dict[ str, dict[ str, object ] ] = { }
@@ -175,6 +192,14 @@ def _call_rounds( identifier, name, arguments, params ):
             'many': { f"x{index}": 42 for index in range( 5000 ) },
         }[ shape ]
         _answer( identifier, _required( requests ) )
+    elif name == 'flawed':
+        count = int( arguments.get( 'count', 5000 ) )
+        result = _complete( '' )
+        result[ 'content' ] = [
+            { 'type': 'text', 'text': { 'secret': _secret( ) } } ] * count
+        if _legacy: result.pop( 'resultType' )
+        _answer( identifier, result )
+    elif name == 'deep_elicit': _elicit_deep( identifier, arguments )
     elif name == 'empty':
         _answer( identifier, { 'resultType': 'input_required',
                                'inputRequests': { } } )
@@ -192,6 +217,47 @@ def _call_rounds( identifier, name, arguments, params ):
             + '"resultType":"input_required"}}' )
     else: return False
     return True
+
+
+def _secret( ) -> str:
+    return os.environ.get( 'HOSTILE_SECRET', 'no secret' )
+
+
+def _elicit_deep( identifier: object, arguments: dict ) -> None:
+    ''' Asks the client for an elicitation of a deep schema, waits for
+        its answer (handling what else comes meanwhile), returns it. '''
+    schema = _nest_schema( int( arguments.get( 'depth', 200 ) ) )
+    _write(
+        '{"jsonrpc": "2.0", "id": "deep", "method": "elicitation/create", '
+        '"params": {"message": "Deep.", "requestedSchema": ' + schema
+        + '}}' )
+    for line in sys.stdin:
+        if not line.strip( ): continue
+        message = json.loads( line )
+        if message.get( 'id' ) == 'deep' and 'method' not in message: break
+        _handle( message )
+    else: return
+    error = message.get( 'error' )
+    _answer( identifier, _complete(
+        f"error {error[ 'message' ]}" if error
+        else str( message[ 'result' ].get( 'action' ) ) ) )
+
+
+def _get_feature( identifier: object, method: str, params: dict ):
+    ''' Answers ``prompts/get`` or ``resources/read``, out of shape. '''
+    if method == 'prompts/get' and params.get( 'name' ) == 'flawed':
+        count = int( ( params.get( 'arguments' ) or { } ).get( 'count', 1 ) )
+        result: dict[ str, object ] = { 'messages': [ {
+            'role': _secret( ),
+            'content': { 'type': 'text', 'text': 'x' } } ] * count }
+    elif str( params.get( 'uri' ) ).startswith( 'hostile://flawed' ):
+        _, _, count = str( params[ 'uri' ] ).partition( '?count=' )
+        result = { 'contents': [ {
+            'uri': 'hostile://flawed', 'text': { 'secret': _secret( ) } }
+        ] * int( count or 1 ) }
+    else: return _fail( identifier, -32602, 'Unknown prompt or resource.' )
+    if not _legacy: result[ 'resultType' ] = 'complete'
+    return _answer( identifier, result )
 
 
 def _task_fields( identifier: str, plan: dict, status: str ) -> dict:
@@ -316,7 +382,8 @@ def _list_tools( ) -> list:
     names = (
         'forever', 'state_forever', 'thousands', 'huge_state',
         'deep_state', 'deep_request', 'unknown_kind', 'malformed', 'empty',
-        'duplicate_keys', 'task', 'seen', 'arrayed' )
+        'duplicate_keys', 'task', 'seen', 'arrayed', 'flawed',
+        'deep_elicit' ) + ( ( 'headed', ) if _headers else ( ) )
     tools = [ ]
     for name in names:
         tool: dict[ str, object ] = {
@@ -327,8 +394,18 @@ def _list_tools( ) -> list:
         if name == 'arrayed': # 2026-07-28 alone lets it be no object
             tool[ 'outputSchema' ] = {
                 'type': 'array', 'items': { 'type': 'integer' } }
+        if name == 'headed': tool[ 'inputSchema' ] = {
+            'type': 'object', 'properties': { 'region': {
+                'type': 'string', 'x-mcp-header': 'no token ' * 7282 } } }
         tools.append( tool )
     return tools
+
+
+def _declare( ) -> dict[ str, object ]:
+    ''' Returns capabilities of the server, but for tasks. '''
+    capabilities: dict[ str, object ] = { 'tools': { } }
+    if _features: capabilities.update( prompts = { }, resources = { } )
+    return capabilities
 
 
 def _handle( message: dict ) -> None:
@@ -343,7 +420,7 @@ def _handle( message: dict ) -> None:
                 identifier, -32022, 'Unsupported protocol version.',
                 { 'supported': [ _MODERN ],
                   'requested': params.get( 'protocolVersion' ) } )
-        capabilities: dict[ str, object ] = { 'tools': { } }
+        capabilities: dict[ str, object ] = _declare( )
         capabilities[ 'tasks' ] = {
             'requests': { 'tools': { 'call': { } } }, 'cancel': { } }
         return _answer( identifier, {
@@ -351,7 +428,7 @@ def _handle( message: dict ) -> None:
             'capabilities': capabilities,
             'serverInfo': { 'name': 'hostile-rounds', 'version': '1' } } )
     if method == 'server/discover':
-        capabilities = { 'tools': { } }
+        capabilities = _declare( )
         if _tasks: capabilities[ 'extensions' ] = { _EXTENSION: { } }
         return _answer( identifier, {
             'supportedVersions': [ _MODERN ], 'capabilities': capabilities,
@@ -371,6 +448,8 @@ def _handle( message: dict ) -> None:
         if name == 'task': return _call_task( identifier, arguments )
         if _call_rounds( identifier, name, arguments, params ): return None
         return _fail( identifier, -32602, 'Unknown tool.' )
+    if _features and method in ( 'prompts/get', 'resources/read' ):
+        return _get_feature( identifier, method, params )
     task = params.get( 'taskId' )
     if method == 'tasks/get': return _survey_task( identifier, task )
     if method == 'tasks/result': return _conclude_task( identifier, task )
