@@ -188,6 +188,21 @@ async def test_220_prompt_and_resource_unknown( monkeypatch ):
 
 
 @pytest.mark.asyncio
+async def test_230_prompt_of_huge_error( monkeypatch ):
+    ''' A server which refuses a prompt with a message of a megabyte,
+        which begins with a secret, makes the prompt absent with its
+        message redacted and abbreviated.
+    '''
+    async with _produce( monkeypatch, '--features' ) as ensemble:
+        error = await _refuse( ensemble.retrieve_prompt( 'huge_error' ) )
+    assert isinstance( error, exceptions.PromptAbsence )
+    message = str( error )
+    assert ' characters)' in message
+    assert len( message ) < _MESSAGE_MAXIMUM
+    assert 'Zq9' not in message
+
+
+@pytest.mark.asyncio
 @pytest.mark.parametrize( 'depth', [ 130, 300 ] )
 async def test_300_deep_elicitation_during_call( monkeypatch, depth ):
     ''' An elicitation asked during a call (2025-11-25) whose schema is

@@ -174,8 +174,8 @@ class FeaturesExtension:
                 redactor.redact ), redactor, context )
         except _MCPError as exception:
             raise _exceptions.PromptAbsence(
-                self.name, name,
-                redactor.redact( exception.error.message ) ) from None
+                self.name, name, _results.produce_excerpt(
+                    exception.error.message, redactor.redact ) ) from None
         except ValueError as exception: # its answer is out of shape
             if isinstance( exception, _exceptions.Omnierror ): raise
             raise _exceptions.PromptAbsence(
@@ -211,8 +211,8 @@ class FeaturesExtension:
                 redactor, context )
         except _MCPError as exception:
             raise _exceptions.ResourceAbsence(
-                self.name, redactor.redact( uri ),
-                redactor.redact( exception.error.message ) ) from None
+                self.name, redactor.redact( uri ), _results.produce_excerpt(
+                    exception.error.message, redactor.redact ) ) from None
         except ValueError as exception: # its answer is out of shape
             if isinstance( exception, _exceptions.Omnierror ): raise
             raise _exceptions.ResourceAbsence(
@@ -354,10 +354,11 @@ def _produce_flaw( redactor: __.typx.Any, exception: ValueError ) -> str:
 def _redact_error(
     redactor: __.typx.Any, exception: _MCPError
 ) -> _MCPError:
-    ''' Returns error of server with its message and data redacted. '''
+    ''' Returns error of server with its message redacted and
+        abbreviated, its data redacted. '''
     error = exception.error
     return _sdk.produce_error(
-        error.code, redactor.redact( error.message ),
+        error.code, _results.produce_excerpt( error.message, redactor.redact ),
         redactor.redact_data( error.data ) )
 
 

@@ -32,10 +32,11 @@
     ``prompts/get`` of ``flawed`` and ``resources/read`` of
     ``hostile://flawed`` answer out of shape (argument ``count``, or query
     ``?count=``, messages or contents each quoting ``HOSTILE_SECRET``);
-    any other name or URI is unknown. With ``--bad-header`` the listing
-    holds tool ``headed`` too, whose ``x-mcp-header`` designation is no
-    RFC 9110 token (a text of 64 KiB), which MCP 2026-07-28 tells a
-    client to drop.
+    ``prompts/get`` of ``huge_error`` fails with a message of a megabyte
+    (beginning with ``HOSTILE_SECRET``); any other name or URI is
+    unknown. With ``--bad-header`` the listing holds tool ``headed`` too,
+    whose ``x-mcp-header`` designation is no RFC 9110 token (a text of 64
+    KiB), which MCP 2026-07-28 tells a client to drop.
 
     Tool ``task( plan, interval )`` (the tasks extension; 2025-11-25 with
     ``--legacy``) makes a task, polled at ``pollIntervalMs`` interval (a
@@ -255,6 +256,8 @@ def _get_feature( identifier: object, method: str, params: dict ):
         result = { 'contents': [ {
             'uri': 'hostile://flawed', 'text': { 'secret': _secret( ) } }
         ] * int( count or 1 ) }
+    elif params.get( 'name' ) == 'huge_error':
+        return _fail( identifier, -32602, _secret( ) + 'm' * ( 1 << 20 ) )
     else: return _fail( identifier, -32602, 'Unknown prompt or resource.' )
     if not _legacy: result[ 'resultType' ] = 'complete'
     return _answer( identifier, result )
