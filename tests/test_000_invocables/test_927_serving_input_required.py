@@ -270,7 +270,8 @@ async def test_150_bounded_in_number( ):
             assert status >= 400 # noqa: PLR2004
             return
         _, refused = await _call( http, url, 'rounds' )
-        assert refused[ 'error' ][ 'code' ] == -32603 # noqa: PLR2004
+        assert refused[ 'error' ][ 'code' ] == -32050 # noqa: PLR2004
+        assert refused[ 'error' ][ 'data' ][ 'reason' ] == 'busy'
         await asyncio.wait_for( gate.cancelled.wait( ), _WAIT )
         result = first[ 'result' ]
         ( key, _ ), = result[ 'inputRequests' ].items( )
