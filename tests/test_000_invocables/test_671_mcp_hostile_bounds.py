@@ -292,7 +292,8 @@ async def test_340_terminal_elicitor_declines_deep_schema( ):
 async def test_400_tool_of_bad_header( monkeypatch ):
     ''' A tool whose x-mcp-header designation is no token, which the SDK
         drops under MCP 2026-07-28, is an omission with its reason,
-        abbreviated; the other tools work. Under 2025-11-25 (and the SDK
+        abbreviated and redacted (the designation quotes the server's
+        secret); the other tools work. Under 2025-11-25 (and the SDK
         1.x) the designation means nothing and the tool stays.
     '''
     async with _produce( monkeypatch, '--bad-header' ) as ensemble:
@@ -310,6 +311,8 @@ async def test_400_tool_of_bad_header( monkeypatch ):
     reason = omissions[ 'headed' ]
     assert 'x-mcp-header' in reason
     assert len( reason ) < 500
+    assert _SECRET not in reason
+    assert '***' in reason
     assert set( omissions ) == { 'headed' }
 
 
@@ -326,3 +329,19 @@ async def test_410_tool_of_bad_header_legacy( monkeypatch ):
             omission.name for omission in ensemble.survey_omissions( ) ]
     assert 'headed' in tools
     assert 'headed' not in omissions
+
+
+@pytest.mark.asyncio
+async def test_500_call_refused_at_length( monkeypatch ):
+    ''' A server which refuses a call with a JSON-RPC error of a mebibyte
+        (quoting its secret) gets a refusal of the library, abbreviated
+        with its length and redacted.
+    '''
+    async with _produce( monkeypatch ) as ensemble:
+        refusal = await _refuse( _call( ensemble, 'refuse_huge' ) )
+    assert isinstance( refusal, exceptions.InvocationRefusal )
+    message = str( refusal )
+    assert len( message ) < _MESSAGE_MAXIMUM
+    assert ' characters)' in message
+    assert _SECRET not in message
+    assert '*** refused.' in message

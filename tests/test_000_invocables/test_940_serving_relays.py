@@ -628,3 +628,30 @@ def test_620_visited_url_keeps_query( ):
         'https://auth.example.com/visit?session=abc&key=***' )
     assert redactor.redact( url ) == (
         'https://auth.example.com/visit?session=***&key=***' )
+
+
+@pytest.mark.asyncio
+@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
+@pytest.mark.filterwarnings( 'ignore::UserWarning' )
+async def test_630_relayed_deep_schema_refused( ):
+    ''' An upstream's elicitation whose schema is nested hundreds of
+        levels deep is not relayed: the downstream client is never asked,
+        and the upstream gets an error which says why (the SDK 1.x refuses
+        such a request itself first).
+    '''
+    hostile = str( mcp_support.SERVERS / 'hostile_rounds_server.py' )
+    upstream = invocables.mcp.produce_ensemble(
+        'hostile', command = [
+            mcp_support.SERVERS_PYTHON, hostile, '--legacy', '--no-tasks' ],
+        protocol = 'legacy' )
+    server = serving.ToolServer( [ upstream ] )
+    downstream = _Downstream( )
+    async with invocables.connect_ensembles( server.ensembles ):
+        async with mcp_support.open_memory_client(
+            server.produce_server( ), **downstream.produce_callbacks( )
+        ) as client:
+            result = await client.call_tool( 'deep_elicit', { 'depth': 300 } )
+    assert downstream.elicitations == [ ]
+    text = result.content[ 0 ].text
+    assert text.startswith( 'error ' )
+    if sdk.MAJOR >= 2: assert 'nested deeper than' in text

@@ -199,6 +199,8 @@ class Relay:
         '''
         schema: __.cabc.Mapping[ str, __.typx.Any ] = _sdk.access_field(
             parameters, 'requested_schema', None ) or { }
+        if _exchanges.is_schema_deep( schema ):
+            return _callbacks.produce_depth_refusal( self.ensemble )
         message = self.redactor.redact( parameters.message )
         url: str | None = getattr( parameters, 'url', None )
         if url is None:

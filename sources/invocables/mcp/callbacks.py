@@ -262,13 +262,7 @@ class Features:
         schema: dict[ str, __.typx.Any ] = (
             _sdk.access_field( params, 'requested_schema', None ) or { } )
         if _exchanges.is_schema_deep( schema ):
-            _scribe.warning(
-                "MCP server %r requested an elicitation whose schema is "
-                "nested too deep; refused.", self.ensemble )
-            return _produce_error(
-                "The requested schema is nested deeper than "
-                f"{_exchanges.SCHEMA_DEPTH_MAXIMUM} levels (MCP's are "
-                "flat); it is not shown to the user." )
+            return produce_depth_refusal( self.ensemble )
         redactor = self.redactor
         request = ElicitationRequest(
             ensemble = self.ensemble,
@@ -431,6 +425,19 @@ def produce_sampler(
         return SamplingResponse( text = transcript.text, model = model )
 
     return sample
+
+
+def produce_depth_refusal( ensemble: str ) -> _mcp_types.ErrorData:
+    ''' Returns error for a server whose elicitation schema is nested
+        too deep to show anyone (relayed or not); logs it.
+    '''
+    _scribe.warning(
+        "MCP server %r requested an elicitation whose schema is nested "
+        "too deep; refused.", ensemble )
+    return _produce_error(
+        "The requested schema is nested deeper than "
+        f"{_exchanges.SCHEMA_DEPTH_MAXIMUM} levels (MCP's are flat); it is "
+        "not shown to the user." )
 
 
 def produce_elicit_result(

@@ -358,9 +358,11 @@ class ServerEnsemble(
                 self.name,
                 f"{connection.describe_failure( )} during a call to tool "
                 f"{name!r}. {advice}" ) from None
-        raise _exceptions.InvocationRefusal( connection.redactor.redact(
+        message = _results.produce_excerpt(
+            exception.error.message, connection.redactor.redact )
+        raise _exceptions.InvocationRefusal(
             f"Server {self.name!r} refused the call of tool {name!r}: "
-            f"{exception.error.message} (code {code})." ) ) from exception
+            f"{message} (code {code})." ) from exception
 
     def _produce_invocable(
         self, name: str, timeout: __.Absential[ float | None ]

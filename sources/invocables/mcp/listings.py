@@ -84,8 +84,15 @@ async def survey_pages(
 class ListingScreen:
     ''' Watches requests and answers of one session for tool listings. '''
 
-    def __init__( self, name: str ):
+    def __init__(
+        self,
+        name: str,
+        redactor: __.typx.Any = None, # a Redactor of the connection
+    ):
         self.name = name
+        # Reasons quote what the server listed: redacted as the rest.
+        self.redact: __.cabc.Callable[ [ str ], str ] = (
+            str if redactor is None else redactor.redact )
         self.version = _VERSION_DEFAULT
         self.pending: dict[ str | int, str ] = { }
         self.refusals: list[ _records.Omission ] = [ ]
@@ -130,7 +137,7 @@ class ListingScreen:
         try: _sdk.validate_listing( self.version, single )
         except ValueError as exception:
             name = _name_tool( tool, index )
-            reason = (
+            reason = self.redact(
                 "the MCP SDK refuses its description: {reasons}".format(
                     reasons = _describe_refusal( exception ) ) )
             _scribe.warning(
@@ -150,7 +157,7 @@ class ListingScreen:
             fault = _access_header_fault( tool )
             if fault is None: continue
             reason = _results.produce_excerpt(
-                fault, maximum = _REASON_LENGTH_MAXIMUM )
+                fault, self.redact, maximum = _REASON_LENGTH_MAXIMUM )
             self.refusals.append( _records.Omission(
                 name = _name_tool( tool, index ),
                 reason = (

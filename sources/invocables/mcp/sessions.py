@@ -161,7 +161,8 @@ class Runner:
         self.resolution = resolution
         self.listener = listener
         self.features = features or _callbacks.Features( connection.name )
-        self.screen = _listings.ListingScreen( connection.name )
+        self.screen = _listings.ListingScreen(
+            connection.name, connection.redactor )
 
     async def run( self ) -> None:
         ''' Runs session until stopped; records why it ended.

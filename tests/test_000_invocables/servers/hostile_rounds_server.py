@@ -34,9 +34,12 @@
     ``?count=``, messages or contents each quoting ``HOSTILE_SECRET``);
     ``prompts/get`` of ``huge_error`` fails with a message of a megabyte
     (beginning with ``HOSTILE_SECRET``); any other name or URI is
-    unknown. With ``--bad-header`` the listing holds tool ``headed`` too,
+    unknown. Tool ``refuse_huge`` answers with a JSON-RPC error whose
+    message (beginning with ``HOSTILE_SECRET``) is a mebibyte long.
+    With ``--bad-header`` the listing holds tool ``headed`` too,
     whose ``x-mcp-header`` designation is no RFC 9110 token (a text of 64
-    KiB), which MCP 2026-07-28 tells a client to drop.
+    KiB, beginning with ``HOSTILE_SECRET``), which MCP 2026-07-28 tells a
+    client to drop.
 
     Tool ``task( plan, interval )`` (the tasks extension; 2025-11-25 with
     ``--legacy``) makes a task, polled at ``pollIntervalMs`` interval (a
@@ -201,6 +204,8 @@ def _call_rounds( identifier, name, arguments, params ):
         if _legacy: result.pop( 'resultType' )
         _answer( identifier, result )
     elif name == 'deep_elicit': _elicit_deep( identifier, arguments )
+    elif name == 'refuse_huge':
+        _fail( identifier, -32603, f"{_secret( )} refused. " + 'x' * 2 ** 20 )
     elif name == 'empty':
         _answer( identifier, { 'resultType': 'input_required',
                                'inputRequests': { } } )
@@ -386,7 +391,8 @@ def _list_tools( ) -> list:
         'forever', 'state_forever', 'thousands', 'huge_state',
         'deep_state', 'deep_request', 'unknown_kind', 'malformed', 'empty',
         'duplicate_keys', 'task', 'seen', 'arrayed', 'flawed',
-        'deep_elicit' ) + ( ( 'headed', ) if _headers else ( ) )
+        'deep_elicit', 'refuse_huge' ) + (
+            ( 'headed', ) if _headers else ( ) )
     tools = [ ]
     for name in names:
         tool: dict[ str, object ] = {
@@ -399,7 +405,8 @@ def _list_tools( ) -> list:
                 'type': 'array', 'items': { 'type': 'integer' } }
         if name == 'headed': tool[ 'inputSchema' ] = {
             'type': 'object', 'properties': { 'region': {
-                'type': 'string', 'x-mcp-header': 'no token ' * 7282 } } }
+                'type': 'string',
+                'x-mcp-header': f"{_secret( )} " + 'no token ' * 7282 } } }
         tools.append( tool )
     return tools
 
