@@ -174,6 +174,42 @@ async def test_130_oversized_result_is_error_result( ):
 
 
 @pytest.mark.asyncio
+async def test_135_oversized_fault_abbreviated( ):
+    ''' A tool which fails or refuses with a message past the size limit
+        of a result gives an error result whose message is abbreviated to
+        the limit, with its length; a short message stays whole.
+    '''
+    async def fail( context, arguments ):
+        raise ValueError( 'v' * 50_000 )
+
+    async def refuse( context, arguments ):
+        if arguments.get( 'short' ): raise exceptions.InvocationRefusal( 'no' )
+        raise exceptions.InvocationRefusal( 'r' * 50_000 )
+
+    schema = { 'type': 'object', 'properties': {
+        'short': { 'type': 'boolean' } } }
+    ensemble = invocables.produce_ensemble( 'tools', [
+        invocables.produce_invoker(
+            fail, name = 'fail', arguments_schema = schema ),
+        invocables.produce_invoker(
+            refuse, name = 'refuse', arguments_schema = schema ) ] )
+    limits = invocables.execution.Limits( results_size_maximum = 1000 )
+    results = await invocables.execute_invocations( [
+        _call( 'a', 'fail' ), _call( 'b', 'refuse' ),
+        _call( 'c', 'refuse', { 'short': True } ),
+    ], [ ensemble ], limits = limits,
+        failure_policy = FailurePolicies.Report )
+    failed, refused, short = ( result.error for result in results )
+    assert failed.genus is FaultGenera.Failure
+    assert refused.genus is FaultGenera.Refusal
+    for fault in ( failed, refused ):
+        assert len( fault.message ) < 1100 # noqa: PLR2004
+        assert fault.message.endswith( 'characters)' )
+    assert '(50000 characters)' in refused.message
+    assert short.message == 'no'
+
+
+@pytest.mark.asyncio
 async def test_140_deep_result_is_error_result( ):
     ''' A result nested past the depth limit is an error result. '''
     deep = [ ]

@@ -420,13 +420,15 @@ class _Execution:
         exception: Exception,
     ) -> _canisters.ResultCanister:
         genera = _canisters.FaultGenera
+        # Outside text (a server's, a tool's) within the size of a result.
+        maximum = self.limits.results_size_maximum
         match exception:
             case _exceptions.InvocationRefusal( ):
                 return _produce_error_result(
-                    invocation, genera.Refusal, exception.message )
+                    invocation, genera.Refusal, exception.message, maximum )
             case _exceptions.ArgumentsInvalidity( ):
                 return _produce_error_result(
-                    invocation, genera.Invalidity, str( exception ) )
+                    invocation, genera.Invalidity, str( exception ), maximum )
             case _exceptions.ResultInvalidity( ):
                 return _produce_unsendable_result(
                     invocation, exception.reason )
@@ -438,7 +440,7 @@ class _Execution:
                 return _produce_error_result(
                     invocation, genus,
                     f"Tool {invocation.name!r} failed: "
-                    f"{type( exception ).__name__}: {exception}" )
+                    f"{type( exception ).__name__}: {exception}", maximum )
             case _exceptions.ConnectionFailure( ):
                 raise exception
             case _:
@@ -548,7 +550,10 @@ def _produce_error_result(
     invocation: _canisters.InvocationCanister,
     genus: _canisters.FaultGenera,
     message: str,
+    maximum: int | None = None,
 ) -> _canisters.ResultCanister:
+    if maximum is not None and len( message ) > maximum:
+        message = f"{message[ : maximum ]}... ({len( message )} characters)"
     return _canisters.ResultCanister(
         invocation_id = invocation.identifier,
         error = _canisters.Fault( genus = genus, message = message ),

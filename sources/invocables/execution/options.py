@@ -54,7 +54,9 @@ class Limits( __.immut.DataclassObject ):
         int, __.ddoc.Doc( ''' Deepest nesting of structured results. ''' )
     ] = _canisters.RESULTS_DEPTH_MAXIMUM_DEFAULT
     results_size_maximum: __.typx.Annotated[
-        int, __.ddoc.Doc( ''' Largest size of a result, all content. ''' )
+        int,
+        __.ddoc.Doc( ''' Largest size of a result, all content; a longer
+            error message is abbreviated to it. ''' ),
     ] = _canisters.RESULTS_SIZE_MAXIMUM_DEFAULT
 
     def __post_init__( self ) -> None:
