@@ -214,15 +214,25 @@ async def open_memory_client( server, **callbacks ):
 
 
 @contextlib.asynccontextmanager
-async def serve_in_loop( server, stateless = False ):
+async def serve_in_loop( server, stateless = False, **options ):
     ''' Serves a tool server over streamable HTTP, in the running loop, on
-        a free port of 127.0.0.1; yields the URL. Stops it on exit (bounded
-        wait: no hang).
+        a free port of 127.0.0.1 (options: those of
+        ``serving.produce_application``, such as ``token_verifier``);
+        yields the URL. Stops it on exit (bounded wait: no hang).
     '''
-    import uvicorn
     from invocables import serving
     application = serving.produce_application(
-        server, stateless = stateless )
+        server, stateless = stateless, **options )
+    async with serve_application( application ) as url: yield url
+
+
+@contextlib.asynccontextmanager
+async def serve_application( application ):
+    ''' Serves an ASGI application (a server's, perhaps fronted) over
+        HTTP, in the running loop, on a free port of 127.0.0.1; yields the
+        URL of its ``/mcp``. Stops it on exit (bounded wait: no hang).
+    '''
+    import uvicorn
     listener = socket.socket( )
     listener.bind( ( '127.0.0.1', 0 ) )
     listener.listen( )

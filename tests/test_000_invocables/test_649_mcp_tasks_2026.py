@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import socket
 
 import pytest
 
@@ -139,24 +138,12 @@ async def _serve( server, modern, seen = None, refusal = _REFUSAL ):
     ''' Serves tool server over streamable HTTP in the running loop (2.x:
         fronted to speak 2026-07-28 alone, if modern); yields its URL.
     '''
-    import uvicorn
     application = serving.produce_application( server )
     if modern:
         application = _refuse_legacy(
             application, [ ] if seen is None else seen, refusal )
-    listener = socket.socket( )
-    listener.bind( ( '127.0.0.1', 0 ) )
-    listener.listen( )
-    port = listener.getsockname( )[ 1 ]
-    runner = uvicorn.Server( uvicorn.Config(
-        application, lifespan = 'on', log_level = 'warning' ) )
-    serving_ = asyncio.get_running_loop( ).create_task(
-        runner.serve( sockets = [ listener ] ) )
-    try: yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        runner.should_exit = True
-        await asyncio.wait_for( serving_, _WAIT )
-        listener.close( )
+    async with mcp_support.serve_application( application ) as url:
+        yield url
 
 
 def _invoke( ensemble, name, arguments ):

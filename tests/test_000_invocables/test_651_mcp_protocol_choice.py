@@ -10,10 +10,8 @@
 '''
 
 
-import asyncio
 import contextlib
 import json
-import socket
 
 import pytest
 
@@ -25,6 +23,8 @@ import invocables.mcp
 from invocables import exceptions
 from invocables import serving
 from invocables.mcp import _sdk
+
+from . import mcp_support
 
 
 pytestmark = pytest.mark.asyncio
@@ -101,24 +101,12 @@ async def _serve( refusals = None ):
     ''' Serves the echo tool over streamable HTTP in the running loop,
         fronted; yields its URL and the record of requests.
     '''
-    import uvicorn
     record = _Record( )
     application = _front(
         serving.produce_application( _produce_server( ) ), record,
         refusals or { } )
-    listener = socket.socket( )
-    listener.bind( ( '127.0.0.1', 0 ) )
-    listener.listen( )
-    port = listener.getsockname( )[ 1 ]
-    runner = uvicorn.Server( uvicorn.Config(
-        application, lifespan = 'on', log_level = 'warning' ) )
-    serving_ = asyncio.get_running_loop( ).create_task(
-        runner.serve( sockets = [ listener ] ) )
-    try: yield f"http://127.0.0.1:{port}/mcp", record
-    finally:
-        runner.should_exit = True
-        await asyncio.wait_for( serving_, _WAIT )
-        listener.close( )
+    async with mcp_support.serve_application( application ) as url:
+        yield url, record
 
 
 async def _call_echo( ensemble ):

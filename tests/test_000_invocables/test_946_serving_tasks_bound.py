@@ -12,7 +12,6 @@
 import asyncio
 import contextlib
 import json
-import socket
 
 import pytest
 
@@ -23,6 +22,8 @@ import invocables
 from invocables import serving
 from invocables.mcp import _http as sdk_http
 from invocables.mcp import _sdk as sdk
+
+from . import mcp_support
 
 
 _EXTENSION = 'io.modelcontextprotocol/tasks'
@@ -90,25 +91,11 @@ _NAME_SCHEMA = {
 @contextlib.asynccontextmanager
 async def _serve( server, verifier = None ):
     ''' Serves a tool server over streamable HTTP on a free port of
-        127.0.0.1, with a token verifier if any; yields the URL. Stops it
-        on exit (bounded wait: no hang).
+        127.0.0.1, with a token verifier if any; yields the URL.
     '''
-    import uvicorn
-    application = serving.produce_application(
-        server, token_verifier = verifier )
-    listener = socket.socket( )
-    listener.bind( ( '127.0.0.1', 0 ) )
-    listener.listen( )
-    port = listener.getsockname( )[ 1 ]
-    runner = uvicorn.Server( uvicorn.Config(
-        application, lifespan = 'on', log_level = 'warning' ) )
-    serving_ = asyncio.get_running_loop( ).create_task(
-        runner.serve( sockets = [ listener ] ) )
-    try: yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        runner.should_exit = True
-        await asyncio.wait_for( serving_, 30 )
-        listener.close( )
+    async with mcp_support.serve_in_loop(
+        server, token_verifier = verifier
+    ) as url: yield url
 
 
 def _produce_headers( token ):
