@@ -283,3 +283,17 @@ async def post_modern(
             line[ len( 'data:' ) : ] for line in text.splitlines( )
             if line.startswith( 'data:' ) and 'jsonrpc' in line )
     return response.status_code, json.loads( text )
+
+
+def produce_elicited( content ):
+    ''' Returns a client's answer (wire shape) which accepts an
+        elicitation with content. '''
+    return { 'action': 'accept', 'content': content }
+
+
+def produce_sampled( text ):
+    ''' Returns a client's answer (wire shape) to a sampling request:
+        a text of the assistant. '''
+    return {
+        'role': 'assistant', 'content': { 'type': 'text', 'text': text },
+        'model': 'test', 'stopReason': 'endTurn' }

@@ -78,16 +78,6 @@ def _produce_ensemble( gate: _Gate ) -> Any:
         'asking', [ rounds, several ] )
 
 
-def _elicited( content: dict[ str, Any ] ) -> dict[ str, Any ]:
-    return { 'action': 'accept', 'content': content }
-
-
-def _sampled( text: str ) -> dict[ str, Any ]:
-    return {
-        'role': 'assistant', 'content': { 'type': 'text', 'text': text },
-        'model': 'test', 'stopReason': 'endTurn' }
-
-
 async def _call(
     http: Any, url: str, name: str,
     responses: dict[ str, Any ] | None = None,
@@ -130,7 +120,7 @@ async def test_100_continued_across_rounds( ):
         assert request[ 'params' ][ 'message' ] == 'Name?'
         state = result[ 'requestState' ]
         _, second = await _call(
-            http, url, 'rounds', { key: _elicited( { 'name': 'Ada' } ) },
+            http, url, 'rounds', { key: mcp_support.produce_elicited( { 'name': 'Ada' } ) },
             state )
         result = second[ 'result' ]
         assert result[ 'resultType' ] == 'input_required'
@@ -139,7 +129,7 @@ async def test_100_continued_across_rounds( ):
         assert request[ 'params' ][ 'maxTokens' ] == 10 # noqa: PLR2004
         assert result[ 'requestState' ] != state
         _, third = await _call(
-            http, url, 'rounds', { key2: _sampled( 'Hello' ) },
+            http, url, 'rounds', { key2: mcp_support.produce_sampled( 'Hello' ) },
             result[ 'requestState' ] )
     result = third[ 'result' ]
     assert result[ 'resultType' ] == 'complete'
@@ -169,14 +159,14 @@ async def test_110_several_requests_at_once( ):
             'roots': 'roots/list' }
         _, second = await _call(
             http, url, 'several',
-            { 'who': _elicited( { 'name': 'Ada' } ),
-              'stranger': _elicited( { 'x': 1 } ) },
+            { 'who': mcp_support.produce_elicited( { 'name': 'Ada' } ),
+              'stranger': mcp_support.produce_elicited( { 'x': 1 } ) },
             result[ 'requestState' ] )
         result = second[ 'result' ]
         assert set( result[ 'inputRequests' ] ) == { 'greeting', 'roots' }
         _, third = await _call(
             http, url, 'several',
-            { 'greeting': _sampled( 'Hi' ),
+            { 'greeting': mcp_support.produce_sampled( 'Hi' ),
               'roots': { 'roots': [ { 'uri': 'file:///a' } ] } },
             result[ 'requestState' ] )
     assert third[ 'result' ][ 'content' ][ 0 ][ 'text' ] == 'Ada, Hi, 1'
@@ -191,8 +181,8 @@ async def test_120_answers_before_requests( ):
     async with _serve( server ) as ( url, http ):
         status, message = await _call(
             http, url, 'several', {
-                'who': _elicited( { 'name': 'Bo' } ),
-                'greeting': _sampled( 'Yo' ),
+                'who': mcp_support.produce_elicited( { 'name': 'Bo' } ),
+                'greeting': mcp_support.produce_sampled( 'Yo' ),
                 'roots': { 'roots': [ ] } } )
         if not _MODERN:
             assert status >= 400 # noqa: PLR2004
@@ -218,7 +208,7 @@ async def test_130_expired_cancelled( ):
         assert not server.continuations.continuations
         ( key, _ ), = result[ 'inputRequests' ].items( )
         _, late = await _call(
-            http, url, 'rounds', { key: _elicited( { 'name': 'A' } ) },
+            http, url, 'rounds', { key: mcp_support.produce_elicited( { 'name': 'A' } ) },
             result[ 'requestState' ] )
     assert late[ 'error' ][ 'code' ] == -32602 # noqa: PLR2004
 
@@ -239,7 +229,7 @@ async def test_140_tampered_and_spent_states( ):
         result = first[ 'result' ]
         ( key, _ ), = result[ 'inputRequests' ].items( )
         state = result[ 'requestState' ]
-        answer = { key: _elicited( { 'name': 'Ada' } ) }
+        answer = { key: mcp_support.produce_elicited( { 'name': 'Ada' } ) }
         _, tampered = await _call(
             http, url, 'rounds', answer, state[ : -2 ] + 'xx' )
         assert tampered[ 'error' ][ 'code' ] == -32602 # noqa: PLR2004
@@ -276,7 +266,7 @@ async def test_150_bounded_in_number( ):
         result = first[ 'result' ]
         ( key, _ ), = result[ 'inputRequests' ].items( )
         _, second = await _call(
-            http, url, 'rounds', { key: _elicited( { 'name': 'A' } ) },
+            http, url, 'rounds', { key: mcp_support.produce_elicited( { 'name': 'A' } ) },
             result[ 'requestState' ] )
         assert second[ 'result' ][ 'resultType' ] == 'input_required'
     server.release_continuations( )
@@ -389,13 +379,13 @@ async def test_200_task_input_required( ):
         assert len( keys ) == 2 # noqa: PLR2004
         acknowledged = await _post( http, url, 'tasks/update', {
             'taskId': identifier,
-            'inputResponses': { keys[ 0 ]: _elicited( { 'name': 'a' } ) } } )
+            'inputResponses': { keys[ 0 ]: mcp_support.produce_elicited( { 'name': 'a' } ) } } )
         assert acknowledged[ 'result' ].get( 'resultType' ) == 'complete'
         task = await _poll( http, url, identifier, 'input_required' )
         assert list( task[ 'inputRequests' ] ) == [ keys[ 1 ] ]
         await _post( http, url, 'tasks/update', {
             'taskId': identifier,
-            'inputResponses': { keys[ 1 ]: _elicited( { 'name': 'b' } ) } } )
+            'inputResponses': { keys[ 1 ]: mcp_support.produce_elicited( { 'name': 'b' } ) } } )
         task = await _poll( http, url, identifier, 'completed' )
     texts = { task[ 'result' ][ 'content' ][ 0 ][ 'text' ] }
     assert texts <= { 'a b', 'b a' }
@@ -434,7 +424,7 @@ async def test_210_input_before_task( ):
         ( key, _ ), = result[ 'inputRequests' ].items( )
         created = await _post( http, url, 'tools/call', {
             'name': 'first', 'arguments': { },
-            'inputResponses': { key: _elicited( { 'name': 'Di' } ) },
+            'inputResponses': { key: mcp_support.produce_elicited( { 'name': 'Di' } ) },
             'requestState': result[ 'requestState' ] } )
         task = created[ 'result' ]
         assert task[ 'resultType' ] == 'task'
@@ -473,7 +463,7 @@ async def test_300_upstream_requests_in_rounds( ):
         assert request[ 'params' ][ 'message' ] == 'Your view on tea?'
         _, second = await _post_call(
             http, url, 'consult', { 'topic': 'tea' },
-            { key: _elicited( { 'view': 'fine' } ) },
+            { key: mcp_support.produce_elicited( { 'view': 'fine' } ) },
             result[ 'requestState' ] )
         result = second[ 'result' ]
         ( key, request ), = result[ 'inputRequests' ].items( )
@@ -481,7 +471,7 @@ async def test_300_upstream_requests_in_rounds( ):
         assert request[ 'params' ][ 'systemPrompt' ] == 'Be brief.'
         _, third = await _post_call(
             http, url, 'consult', { 'topic': 'tea' },
-            { key: _sampled( 'a summary' ) }, result[ 'requestState' ] )
+            { key: mcp_support.produce_sampled( 'a summary' ) }, result[ 'requestState' ] )
     result = third[ 'result' ]
     assert not result.get( 'isError' ), result
     answers = json.loads( result[ 'content' ][ 0 ][ 'text' ] )

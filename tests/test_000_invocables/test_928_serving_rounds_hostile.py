@@ -128,16 +128,6 @@ def _produce_tasked_ensemble( gate: _Gate ) -> Any:
         invocables.produce_invoker( stuck, annotations = annotations ) ] )
 
 
-def _elicited( content: dict[ str, Any ] ) -> dict[ str, Any ]:
-    return { 'action': 'accept', 'content': content }
-
-
-def _sampled( text: str ) -> dict[ str, Any ]:
-    return {
-        'role': 'assistant', 'content': { 'type': 'text', 'text': text },
-        'model': 'test', 'stopReason': 'endTurn' }
-
-
 async def _post(
     http: Any, url: str, method: str, parameters: dict[ str, Any ]
 ) -> tuple[ int, Any ]:
@@ -235,7 +225,7 @@ async def test_100_forged_states_refused( ):
     async with _serve( server ) as ( url, http ):
         if await _refused_under_legacy( http, url ): return
         key, state = await _open_round( http, url )
-        answer = { key: _elicited( { 'name': 'Ada' } ) }
+        answer = { key: mcp_support.produce_elicited( { 'name': 'Ada' } ) }
         for forged in (
             state[ : len( state ) // 2 ], state[ : -1 ], state + 'A',
             'v1.' + 'A' * 60, 'v2' + state[ 2 : ], '', 'x' * 10_000, 42,
@@ -262,7 +252,7 @@ async def test_110_state_bound_to_tool_and_arguments( ):
         if await _refused_under_legacy( http, url ): return
         key, state = await _open_round(
             http, url, arguments = { 'label': 'a' } )
-        answer = { key: _elicited( { 'name': 'Ada' } ) }
+        answer = { key: mcp_support.produce_elicited( { 'name': 'Ada' } ) }
         for name, arguments in (
             ( 'rounds', { 'label': 'b' } ), ( 'rounds', { } ),
             ( 'rounds', { 'label': 'a', 'extra': 1 } ),
@@ -287,11 +277,11 @@ async def test_120_replayed_states_refused( ):
     async with _serve( server ) as ( url, http ):
         if await _refused_under_legacy( http, url ): return
         key, state = await _open_round( http, url )
-        first = { key: _elicited( { 'name': 'Ada' } ) }
+        first = { key: mcp_support.produce_elicited( { 'name': 'Ada' } ) }
         _, message = await _call( http, url, 'rounds', first, state )
         ( key2, _ ), = message[ 'result' ][ 'inputRequests' ].items( )
         state2 = message[ 'result' ][ 'requestState' ]
-        second = { key2: _sampled( 'Hi' ) }
+        second = { key2: mcp_support.produce_sampled( 'Hi' ) }
         _, message = await _call( http, url, 'rounds', second, state2 )
         assert message[ 'result' ][ 'content' ][ 0 ][ 'text' ] == 'Ada: Hi'
         for answer, replayed in ( ( first, state ), ( second, state2 ) ):
@@ -311,7 +301,7 @@ async def test_130_same_state_at_once( ):
     async with _serve( server ) as ( url, http ):
         if await _refused_under_legacy( http, url ): return
         key, state = await _open_round( http, url )
-        answer = { key: _elicited( { 'name': 'Ada' } ) }
+        answer = { key: mcp_support.produce_elicited( { 'name': 'Ada' } ) }
         replies = await asyncio.wait_for( asyncio.gather( *(
             _call( http, url, 'rounds', answer, state )
             for _ in range( 12 ) ) ), _WAIT )
@@ -342,26 +332,26 @@ async def test_140_answers_of_wrong_kind_refused( ):
         if await _refused_under_legacy( http, url ): return
         key, state = await _open_round( http, url )
         for wrong in (
-            _sampled( 'x' ), { 'roots': [ ] }, { 'action': 'maybe' },
+            mcp_support.produce_sampled( 'x' ), { 'roots': [ ] }, { 'action': 'maybe' },
             { 'action': 'accept', 'content': { 'name': { 'deep': 1 } } },
-            _elicited( { } ), _elicited( { 'name': 5 } ),
-            _elicited( { 'name': [ 'a', 'b' ] } ),
+            mcp_support.produce_elicited( { } ), mcp_support.produce_elicited( { 'name': 5 } ),
+            mcp_support.produce_elicited( { 'name': [ 'a', 'b' ] } ),
         ):
             _, message = await _call(
                 http, url, 'rounds', { key: wrong }, state )
             assert _code( message ) == _INVALID_PARAMS, wrong
         _, message = await _call(
-            http, url, 'rounds', { key: _elicited( { 'name': 'A' } ) },
+            http, url, 'rounds', { key: mcp_support.produce_elicited( { 'name': 'A' } ) },
             state )
         assert message[ 'result' ][ 'resultType' ] == 'input_required'
         server.release_continuations( )
         _, message = await _call( http, url, 'keyed', {
-            'who': _sampled( 'not a name' ),
-            'greeting': _elicited( { 'name': 'not a sample' } ) } )
+            'who': mcp_support.produce_sampled( 'not a name' ),
+            'greeting': mcp_support.produce_elicited( { 'name': 'not a sample' } ) } )
         assert _code( message ) == _INVALID_PARAMS
         assert 'does not answer' in message[ 'error' ][ 'message' ]
         _, message = await _call( http, url, 'keyed', {
-            'who': _elicited( { 'nom': 'x' } ), 'greeting': _sampled( 'Hi' ) } )
+            'who': mcp_support.produce_elicited( { 'nom': 'x' } ), 'greeting': mcp_support.produce_sampled( 'Hi' ) } )
         assert _code( message ) == _INVALID_PARAMS
         assert 'requested schema' in message[ 'error' ][ 'message' ]
     assert not server.continuations.continuations
@@ -377,12 +367,12 @@ async def test_150_huge_answers_bounded( ):
     async with _serve( server ) as ( url, http ):
         if await _refused_under_legacy( http, url ): return
         key, state = await _open_round( http, url )
-        huge = { key: _elicited( { 'name': 'x' * _BODY_MAXIMUM } ) }
+        huge = { key: mcp_support.produce_elicited( { 'name': 'x' * _BODY_MAXIMUM } ) }
         status, message = await _call( http, url, 'rounds', huge, state )
         assert status >= 400 # noqa: PLR2004
         assert message is None or 'error' in message
         assert len( server.continuations.continuations ) == 1
-        large = { key: _elicited( { 'name': 'y' * ( _BODY_MAXIMUM // 8 ) } ) }
+        large = { key: mcp_support.produce_elicited( { 'name': 'y' * ( _BODY_MAXIMUM // 8 ) } ) }
         _, message = await _call( http, url, 'rounds', large, state )
         assert message[ 'result' ][ 'resultType' ] == 'input_required'
     server.release_continuations( )
@@ -407,7 +397,7 @@ async def test_160_deep_answers_refused( ):
             http, url, 'tools/call', body, 'rounds' )
         assert _code( message ) in ( _PARSE_ERROR, _INVALID_PARAMS )
         _, message = await _call(
-            http, url, 'rounds', { key: _elicited( { 'name': 'A' } ) },
+            http, url, 'rounds', { key: mcp_support.produce_elicited( { 'name': 'A' } ) },
             state )
         assert message[ 'result' ][ 'resultType' ] == 'input_required'
     server.release_continuations( )
@@ -422,20 +412,20 @@ async def test_170_thousands_of_keys_never_asked( ):
     gate = _Gate( )
     server = serving.ToolServer( [ _produce_ensemble( gate ) ] )
     strangers = {
-        f"stranger-{index}": _elicited( { 'name': str( index ) } )
+        f"stranger-{index}": mcp_support.produce_elicited( { 'name': str( index ) } )
         for index in range( 5000 ) }
     async with _serve( server ) as ( url, http ):
         if await _refused_under_legacy( http, url ): return
         key, state = await _open_round( http, url, responses = strangers )
         continuation, = server.continuations.continuations.values( )
         assert not continuation.answers
-        answers = { **strangers, key: _elicited( { 'name': 'Ada' } ) }
+        answers = { **strangers, key: mcp_support.produce_elicited( { 'name': 'Ada' } ) }
         _, message = await _call( http, url, 'rounds', answers, state )
         result = message[ 'result' ]
         ( key2, request ), = result[ 'inputRequests' ].items( )
         assert request[ 'method' ] == 'sampling/createMessage'
         _, message = await _call(
-            http, url, 'rounds', { key2: _sampled( 'Hi' ) },
+            http, url, 'rounds', { key2: mcp_support.produce_sampled( 'Hi' ) },
             result[ 'requestState' ] )
         assert message[ 'result' ][ 'content' ][ 0 ][ 'text' ] == 'Ada: Hi'
     assert not server.continuations.continuations
@@ -459,7 +449,7 @@ async def test_180_refused_answers_keep_deadline( ):
         assert continuation.timer is not None
         deadline = continuation.timer.when( )
         _, message = await _call(
-            http, url, 'rounds', { key: _sampled( 'x' ) }, state )
+            http, url, 'rounds', { key: mcp_support.produce_sampled( 'x' ) }, state )
         assert _code( message ) == _INVALID_PARAMS
         assert continuation.timer.when( ) == deadline
 
@@ -500,7 +490,7 @@ async def test_185_empty_rounds_keep_deadline( ):
         async def stall( state: str ) -> str:
             while True:
                 _, message = await _call(
-                    http, url, 'rounds', { 'stranger': _sampled( 'x' ) },
+                    http, url, 'rounds', { 'stranger': mcp_support.produce_sampled( 'x' ) },
                     state )
                 if 'error' in message: return message[ 'error' ][ 'message' ]
                 state = message[ 'result' ][ 'requestState' ]
@@ -529,7 +519,7 @@ async def test_190_state_starts_no_task( ):
             capabilities = _CAPABILITIES )
         result = message[ 'result' ]
         ( key, _ ), = result[ 'inputRequests' ].items( )
-        answer = { key: _elicited( { 'name': 'Ada' } ) }
+        answer = { key: mcp_support.produce_elicited( { 'name': 'Ada' } ) }
         replies = [
             await _call( http, url, 'asking', answer,
                          result[ 'requestState' ] )
@@ -592,7 +582,7 @@ async def test_200_callers_never_answering_bounded( ):
         await asyncio.wait_for( wait_cancellations( ), _WAIT )
         _, message = await _call(
             http, url, 'rounds',
-            { 'elicitation-1': _elicited( { 'name': 'A' } ) },
+            { 'elicitation-1': mcp_support.produce_elicited( { 'name': 'A' } ) },
             waiting[ 0 ][ 'result' ][ 'requestState' ] )
         assert _code( message ) == _INVALID_PARAMS
     assert gate.asked == callers
@@ -613,7 +603,7 @@ async def test_210_answer_after_expiry( ):
         await asyncio.wait_for( gate.cancelled.wait( ), _WAIT )
         assert not server.continuations.continuations
         _, message = await _call(
-            http, url, 'rounds', { key: _elicited( { 'name': 'A' } ) },
+            http, url, 'rounds', { key: mcp_support.produce_elicited( { 'name': 'A' } ) },
             state )
     assert _code( message ) == _INVALID_PARAMS
     assert message[ 'error' ][ 'message' ] == (
@@ -633,7 +623,7 @@ async def test_220_disconnect_mid_round( ):
         if await _refused_under_legacy( http, url ): return
         key, state = await _open_round( http, url, 'hang' )
         going = asyncio.ensure_future( _call(
-            http, url, 'hang', { key: _elicited( { 'name': 'A' } ) },
+            http, url, 'hang', { key: mcp_support.produce_elicited( { 'name': 'A' } ) },
             state ) )
         await asyncio.wait_for( gate.resumed.wait( ), _WAIT )
         going.cancel( )
@@ -666,7 +656,7 @@ async def test_230_shutdown_releases_everything( ):
         identifier = created[ 'result' ][ 'taskId' ]
         _, message = await _post( http, url, 'tasks/update', {
             'taskId': identifier,
-            'inputResponses': { 'x': _elicited( { 'name': 'A' } ) } } )
+            'inputResponses': { 'x': mcp_support.produce_elicited( { 'name': 'A' } ) } } )
         assert 'result' in message
         _, message = await _post(
             http, url, 'tasks/get', { 'taskId': identifier } )
@@ -801,13 +791,13 @@ async def test_310_task_updates_malformed( ):
             _, message = await _post( http, url, 'tasks/update', {
                 'taskId': identifier, 'inputResponses': responses } )
             assert _code( message ) == _INVALID_PARAMS, responses
-        for wrong in ( _sampled( 'wrong' ), _elicited( { 'nom': 'x' } ) ):
+        for wrong in ( mcp_support.produce_sampled( 'wrong' ), mcp_support.produce_elicited( { 'nom': 'x' } ) ):
             _, message = await _post( http, url, 'tasks/update', {
                 'taskId': identifier, 'inputResponses': { key: wrong } } )
             assert _code( message ) == _INVALID_PARAMS
         _, message = await _post( http, url, 'tasks/update', {
             'taskId': identifier, 'inputResponses': {
-                f"stranger-{index}": _elicited( { } )
+                f"stranger-{index}": mcp_support.produce_elicited( { } )
                 for index in range( 2000 ) } } )
         assert 'result' in message
         _, message = await _post(
@@ -816,11 +806,11 @@ async def test_310_task_updates_malformed( ):
         assert list( message[ 'result' ][ 'inputRequests' ] ) == [ key ]
         await _post( http, url, 'tasks/update', {
             'taskId': identifier,
-            'inputResponses': { key: _elicited( { 'name': 'Ada' } ) } } )
+            'inputResponses': { key: mcp_support.produce_elicited( { 'name': 'Ada' } ) } } )
         done = await _poll_terminal( http, url, identifier )
         _, message = await _post( http, url, 'tasks/update', {
             'taskId': identifier,
-            'inputResponses': { key: _elicited( { 'name': 'Bo' } ) } } )
+            'inputResponses': { key: mcp_support.produce_elicited( { 'name': 'Bo' } ) } } )
         assert 'result' in message
         _, message = await _post(
             http, url, 'tasks/get', { 'taskId': identifier } )
@@ -842,7 +832,7 @@ async def test_320_task_updates_at_once( ):
         replies = await asyncio.wait_for( asyncio.gather( *(
             _post( http, url, 'tasks/update', {
                 'taskId': identifier, 'inputResponses': {
-                    key: _elicited( { 'name': f"n{index}" } ) } } )
+                    key: mcp_support.produce_elicited( { 'name': f"n{index}" } ) } } )
             for index in range( 10 ) ) ), _WAIT )
         assert all( 'result' in message for _, message in replies )
         done = await _poll_terminal( http, url, identifier )
@@ -867,7 +857,7 @@ async def test_330_cancel_while_answering( ):
             identifier, key = await _open_task( http, url, gate )
             answer = {
                 'taskId': identifier,
-                'inputResponses': { key: _elicited( { 'name': 'A' } ) } }
+                'inputResponses': { key: mcp_support.produce_elicited( { 'name': 'A' } ) } }
             replies = await asyncio.wait_for( asyncio.gather(
                 _post( http, url, 'tasks/update', answer ),
                 _post( http, url, 'tasks/cancel', { 'taskId': identifier } ),

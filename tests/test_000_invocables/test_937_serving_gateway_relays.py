@@ -102,16 +102,6 @@ def _produce_upstream( name: str = 'relay' ) -> Any:
         name, command = [ mcp_support.SERVERS_PYTHON, str( _UPSTREAM ) ] )
 
 
-def _elicited( content: dict[ str, Any ] ) -> dict[ str, Any ]:
-    return { 'action': 'accept', 'content': content }
-
-
-def _sampled( text: str ) -> dict[ str, Any ]:
-    return {
-        'role': 'assistant', 'content': { 'type': 'text', 'text': text },
-        'model': 'test', 'stopReason': 'endTurn' }
-
-
 @contextlib.asynccontextmanager
 async def _serve( server: Any ):
     async with (
@@ -255,7 +245,7 @@ async def test_200_prompt_in_rounds( ):
         assert asked[ 'params' ][ 'message' ] == 'Your view on tea?'
         _, second = await _post(
             http, url, 'prompts/get', request,
-            { key: _elicited( { 'view': 'fine' } ) },
+            { key: mcp_support.produce_elicited( { 'view': 'fine' } ) },
             result[ 'requestState' ] )
         result = second[ 'result' ]
         assert result[ 'resultType' ] == 'input_required'
@@ -263,7 +253,7 @@ async def test_200_prompt_in_rounds( ):
         assert asked[ 'method' ] == 'sampling/createMessage'
         _, third = await _post(
             http, url, 'prompts/get', request,
-            { key: _sampled( 'a summary' ) }, result[ 'requestState' ] )
+            { key: mcp_support.produce_sampled( 'a summary' ) }, result[ 'requestState' ] )
     result = third[ 'result' ]
     assert result.get( 'resultType', 'complete' ) == 'complete', result
     answers = json.loads( result[ 'messages' ][ 0 ][ 'content' ][ 'text' ] )
@@ -293,7 +283,7 @@ async def test_210_resource_in_rounds( ):
         assert result[ 'resultType' ] == 'input_required'
         ( key, asked ), = result[ 'inputRequests' ].items( )
         assert asked[ 'params' ][ 'message' ] == 'The word?'
-        answer = { key: _elicited( { 'word': 'swordfish' } ) }
+        answer = { key: mcp_support.produce_elicited( { 'word': 'swordfish' } ) }
         _, tampered = await _post(
             http, url, 'resources/read', request, answer,
             result[ 'requestState' ][ : -4 ] + 'AAAA' )
