@@ -67,9 +67,7 @@ def access_name_flaw( name: object ) -> str | None:
 def produce_name_label( name: object ) -> str:
     ''' Returns name for a message, shortened if long. '''
     text = name if isinstance( name, str ) else repr( name )
-    if len( text ) <= _NAME_SHOWN_MAXIMUM: return text
-    return "{head}... ({length} characters)".format(
-        head = text[ : _NAME_SHOWN_MAXIMUM ], length = len( text ) )
+    return __.values.abbreviate( text, _NAME_SHOWN_MAXIMUM )
 
 
 def validate_function( name: str, function: _Function ) -> _Function:

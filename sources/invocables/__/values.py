@@ -227,6 +227,17 @@ class Walker:
                 "levels" )
 
 
+def abbreviate(
+    text: str,
+    maximum: int,
+    quote: __.cabc.Callable[ [ str ], str ] = str,
+) -> str:
+    ''' Returns text for a message: quoted whole, or its first maximum
+        characters quoted, with its length. '''
+    if len( text ) <= maximum: return quote( text )
+    return f"{quote( text[ : maximum ] )}... ({len( text )} characters)"
+
+
 def copy_json(
     value: object,
     depth_maximum: int = RESULTS_DEPTH_MAXIMUM,

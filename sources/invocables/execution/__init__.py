@@ -552,8 +552,7 @@ def _produce_error_result(
     message: str,
     maximum: int | None = None,
 ) -> _canisters.ResultCanister:
-    if maximum is not None and len( message ) > maximum:
-        message = f"{message[ : maximum ]}... ({len( message )} characters)"
+    if maximum is not None: message = __.values.abbreviate( message, maximum )
     return _canisters.ResultCanister(
         invocation_id = invocation.identifier,
         error = _canisters.Fault( genus = genus, message = message ),

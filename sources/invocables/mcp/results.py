@@ -149,8 +149,7 @@ def produce_excerpt(
         secret. Every message which quotes what a server says bounds it
         so. '''
     if redact is not None: text = redact( text )
-    if len( text ) <= maximum: return quote( text )
-    return f"{quote( text[ : maximum ] )}... ({len( text )} characters)"
+    return __.values.abbreviate( text, maximum, quote )
 
 
 def redact_content(
