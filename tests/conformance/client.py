@@ -20,7 +20,8 @@
     library refuses a null which the tool's schema does not allow);
     ``http-invalid-tool-headers`` has every tool listed called, and
     ``http-standard-headers`` its server's resources and prompts listed
-    and the first of each read.
+    and the first of each read; ``json-schema-2020-12-preservation`` has
+    the schema which the library kept for one tool echoed back by another.
 
     Most scenarios build their ensemble in code; ``auth/client-credentials-
     jwt`` and ``auth/cross-app-access-complete-flow`` through a configuration
@@ -39,6 +40,7 @@ import tempfile
 import urllib.error
 import urllib.request
 
+from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 import invocables
@@ -87,6 +89,13 @@ MODERN = frozenset( (
 EVERY = frozenset( ( 'http-invalid-tool-headers', ) )
 # Scenarios which also list resources and prompts, and read the first.
 FEATURES = frozenset( ( 'http-standard-headers', ) )
+# Scenarios which have a tool echo back the schema the library kept for
+# another tool (the schema's tool, then the echoing tool): JSON Schema
+# 2020-12 keywords preserved as the server sent them (SEP-1613, SEP-2106).
+ECHOES = {
+    'json-schema-2020-12-preservation': (
+        'json_schema_2020_12_tool', 'json_schema_echo' ),
+}
 # Argument for a required parameter, by its JSON type.
 SAMPLES = {
     'string': 'us-west1', 'integer': 1, 'number': 1.5, 'boolean': True,
@@ -259,6 +268,15 @@ def produce_arguments( schema ) -> dict[ str, object ]:
         for name in schema.get( 'required', ( ) ) }
 
 
+def thaw( value: object ) -> object:
+    ''' Returns plain JSON of a value kept read-only by the library. '''
+    if isinstance( value, Mapping ):
+        return { key: thaw( item ) for key, item in value.items( ) }
+    if isinstance( value, ( list, tuple ) ):
+        return [ thaw( item ) for item in value ]
+    return value
+
+
 def survey_calls( scenario: str, ensemble ) -> list[ tuple[ str, dict ] ]:
     ''' Returns the calls of the scenario, in order: those of its context
         (``toolCalls``), of ``CALLS``, every tool listed (``EVERY``), else
@@ -274,6 +292,10 @@ def survey_calls( scenario: str, ensemble ) -> list[ tuple[ str, dict ] ]:
                 if value is not None } )
             for call in context[ 'toolCalls' ] ]
     if scenario in CALLS: return [ CALLS[ scenario ] ]
+    if scenario in ECHOES:
+        kept, echo = ECHOES[ scenario ]
+        schemas = { tool.name: tool.argschema for tool in tools }
+        return [ ( echo, { 'schema': thaw( schemas[ kept ] ) } ) ]
     if scenario in EVERY:
         return [
             ( tool.name, produce_arguments( tool.argschema ) )

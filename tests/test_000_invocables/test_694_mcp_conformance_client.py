@@ -441,3 +441,25 @@ def test_180_parameters_mirrored_2026( tmp_path ):
     assert all(
         check[ 'details' ][ 'rawHeaderValue' ].startswith( '=?base64?' )
         for check in encoded ), encoded
+
+
+@pytest.mark.slow
+def test_190_schema_keywords_preserved_2026( tmp_path ):
+    ''' The schema of arguments which the library keeps for a tool is the
+        server's, keyword for keyword: echoed back to the pre-release's
+        server, it still has ``$schema``, ``$defs`` (with ``$anchor``),
+        ``additionalProperties``, ``allOf``/``anyOf`` and
+        ``if``/``then``/``else`` (SEP-1613, SEP-2106), under either SDK.
+    '''
+    completed, checks, stderr = _run_2026(
+        'json-schema-2020-12-preservation', tmp_path )
+    statuses = { check[ 'id' ]: check[ 'status' ] for check in checks }
+    for key in (
+        'json-schema-2020-12-client-$schema-preserved',
+        'json-schema-2020-12-client-$defs-preserved',
+        'json-schema-2020-12-client-additionalProperties-preserved',
+        'sep-2106-client-composition-keywords-preserved',
+        'sep-2106-client-conditional-keywords-preserved',
+        'sep-2106-client-anchor-keyword-preserved',
+    ): assert statuses[ key ] == 'SUCCESS', ( checks, stderr[ -3000 : ] )
+    assert completed.returncode == 0, completed.stderr[ -3000 : ]
