@@ -203,7 +203,10 @@ async def produce_authorization( scenario: str, url: str ):
                 client_secret = export_secret(
                     'CONFORMANCE_CLIENT_SECRET', context[ 'client_secret' ] ),
                 storage = storage )
-        case 'auth/cross-app-access-complete-flow':
+        case (
+            'auth/cross-app-access-complete-flow'
+            | 'auth/enterprise-managed-authorization'
+        ):
             return EnterpriseAuthorization(
                 identity_token = export_secret(
                     'CONFORMANCE_ID_TOKEN', context[ 'idp_id_token' ] ),
