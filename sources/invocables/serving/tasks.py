@@ -25,6 +25,7 @@
 import datetime as _datetime
 import itertools as _itertools
 import secrets as _secrets
+import weakref as _weakref
 
 import invocables.serving.__ as __
 import invocables.serving._expiries as _expiries
@@ -61,6 +62,13 @@ _CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities'
 _MISSING_CAPABILITY = -32021 # MissingRequiredClientCapability
 _RELATED_TASK = 'io.modelcontextprotocol/related-task'
 _scribe = __.produce_scribe( __name__ )
+# The task support of the tools of each upstream ensemble, by name, with
+# the descriptions it was read from: ``survey_tools`` gives the same tuple
+# until the tools change, so that a listing reads each in constant time.
+# The tuple is held, so that its identity is never that of another.
+_upstream_supports: _weakref.WeakKeyDictionary[
+    __.typx.Any, tuple[ __.typx.Any, dict[ str, __.typx.Any ] ]
+] = _weakref.WeakKeyDictionary( )
 
 
 class TaskStates( __.enum.Enum ):
@@ -497,12 +505,15 @@ def access_task_support(
                     key = TASK_SUPPORT_ANNOTATION, value = support,
                     known = ', '.join( TASK_SUPPORTS ) ) )
         return str( support )
-    name = designation.invoker.name
-    for description in ensemble.survey_tools( ):
-        if description.name != name: continue
-        support = getattr( description, 'task_support', None )
-        return None if support is None else str( support )
-    return None
+    descriptions = ensemble.survey_tools( )
+    known, supports = _upstream_supports.get( ensemble, ( None, { } ) )
+    if known is not descriptions: # its tools changed, or first asked
+        supports = {
+            description.name: getattr( description, 'task_support', None )
+            for description in descriptions }
+        _upstream_supports[ ensemble ] = ( descriptions, supports )
+    support = supports.get( designation.invoker.name )
+    return None if support is None else str( support )
 
 
 def is_extension_declared(
