@@ -162,32 +162,57 @@ def survey_calls(
         _survey_items if provider == 'openai-responses' else _survey_chat )
     calls: list[ Call ] = [ ]
     by_id: dict[ object, Call ] = { }
-    pending: list[ Call ] = [ ]
+    pending = _Pending( )
     for index, message in enumerate( messages ):
         found, results = survey( message, index, provider )
         if found:
-            if provider != 'openai-responses': pending = [ ]
+            if provider != 'openai-responses': pending = _Pending( )
             for call in found:
                 call.order = len( calls )
                 calls.append( call )
-                pending.append( call )
+                pending.add( call )
                 if call.identifier is not None:
                     by_id[ call.identifier ] = call
         for identifier, name, result in results:
             call = by_id.pop( identifier, None ) if identifier else None
-            if call is None: call = _pair_position( pending, name )
+            if call is None: call = pending.pair( name )
             if call is None or call.result is not None: continue
             call.result = result
-            if call in pending: pending.remove( call )
     return calls
 
 
-def _pair_position( pending: list[ Call ], name: object ) -> Call | None:
-    for call in pending:
-        if call.result is None and call.name == name: return call
-    for call in pending:
-        if call.result is None: return call
-    return None
+class _Pending:
+    ''' Calls of a round not yet answered, in order, by name too.
+
+        Answered calls leave the queues when they reach the front, so that
+        pairing every result of a round costs time linear in the round,
+        whatever the order of the results.
+    '''
+
+    __slots__ = ( 'calls', 'named' )
+
+    def __init__( self ) -> None:
+        self.calls: __.collections.deque[ Call ] = __.collections.deque( )
+        self.named: dict[ str, __.collections.deque[ Call ] ] = { }
+
+    def add( self, call: Call ) -> None:
+        ''' Adds call, last of the round. '''
+        self.calls.append( call )
+        self.named.setdefault(
+            call.name, __.collections.deque( ) ).append( call )
+
+    def pair( self, name: object ) -> Call | None:
+        ''' Returns first unanswered call of name, else of any name. '''
+        named = self.named.get( name ) if isinstance( name, str ) else None
+        if named:
+            _drop_answered( named )
+            if named: return named[ 0 ]
+        _drop_answered( self.calls )
+        return self.calls[ 0 ] if self.calls else None
+
+
+def _drop_answered( calls: __.collections.deque[ Call ] ) -> None:
+    while calls and calls[ 0 ].result is not None: calls.popleft( )
 
 
 Survey: __.typx.TypeAlias = tuple[

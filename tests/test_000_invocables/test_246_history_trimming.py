@@ -300,6 +300,64 @@ def test_220_gemini_parallel_calls_without_ids( ):
     assert parts[ 1 ] == messages[ 2 ][ 'parts' ][ 1 ]
 
 
+
+class _Name( str ):
+    ''' Name of a result which counts the comparisons made with it. '''
+
+    __slots__ = ( )
+    comparisons = 0
+
+    def __eq__( self, other ):
+        _Name.comparisons += 1
+        return str.__eq__( self, other )
+
+    __hash__ = str.__hash__
+
+
+def _gemini_round( count ):
+    ''' Gemini history: a round of calls answered in reverse order, then
+        a round of one call.
+    '''
+    calls = [
+        { 'functionCall': { 'name': f"t{index}", 'args': { 'i': index } } }
+        for index in range( count ) ]
+    results = [
+        { 'functionResponse': {
+            'name': _Name( f"t{index}" ),
+            'response': { 'result': f"{index:04d}" * 100 } } }
+        for index in reversed( range( count ) ) ]
+    return [
+        { 'role': 'user', 'parts': [ { 'text': 'Go.' } ] },
+        { 'role': 'model', 'parts': calls },
+        { 'role': 'user', 'parts': results },
+        { 'role': 'model', 'parts': [
+            { 'functionCall': { 'name': 'late', 'args': { } } } ] },
+        { 'role': 'user', 'parts': [
+            { 'functionResponse': {
+                'name': 'late', 'response': { 'result': 'ok' } } } ] } ]
+
+
+def test_225_pairing_linear_in_round( ):
+    ''' Results without ids, in another order than their calls, pair each
+        with its call by name at a cost linear in the round: the names of
+        1,000 results are compared about 1,000 times, not half a million.
+    '''
+    counts = [ ]
+    for count in ( 500, 1000 ):
+        _Name.comparisons = 0
+        trimmed = history.trim_history(
+            _gemini_round( count ), 'gemini', keep = 1 )
+        counts.append( _Name.comparisons )
+        # Each result was trimmed as the result of its own call.
+        assert trimmed.trimmed == tuple(
+            f"1:{index}" for index in range( count ) )
+        parts = trimmed.messages[ 2 ][ 'parts' ]
+        assert [ part[ 'functionResponse' ][ 'name' ] for part in parts ] == [
+            f"t{index}" for index in reversed( range( count ) ) ]
+    assert counts[ 1 ] <= 2 * 1000
+    assert counts[ 1 ] <= 2.5 * counts[ 0 ]
+
+
 def test_230_bedrock_and_responses_shapes( ):
     ''' Bedrock's ``toolResult`` keeps a text block; Responses' output is
         replaced; server tool blocks are left alone.
