@@ -695,17 +695,27 @@ def test_440_gemini_free_form_root_refused( ):
 
 
 def test_450_gemini_hostile_keywords( ):
-    ''' Keywords of the wrong JSON type are dropped; huge bounds stay
-        exact.
+    ''' Keywords of the wrong JSON type are dropped, and bounds beyond
+        what the provider reads (a double; a 64-bit count), which its SDK
+        refuses with the whole request; large bounds within stay exact.
     '''
+    from google.genai import types as genai_types
     schema = { 'type': 'object', 'properties': {
         'a': { 'type': 'string', 'description': 3, 'minLength': -1,
                'pattern': [ 'x' ] },
-        'b': { 'type': 'integer', 'exclusiveMinimum': 10 ** 400 } } }
+        'b': { 'type': 'integer', 'exclusiveMinimum': 10 ** 400 },
+        'c': { 'type': 'number', 'maximum': -10 ** 400, 'minimum': 1e308 },
+        'd': { 'type': 'string', 'maxLength': 2 ** 64 },
+        'e': { 'type': 'integer', 'exclusiveMaximum': 2 ** 70 } } }
     adapted = dialects.adapt_schema( schema, 'gemini' )
-    assert adapted[ 'properties' ][ 'a' ] == { 'type': 'string' }
-    assert adapted[ 'properties' ][ 'b' ] == {
-        'type': 'integer', 'minimum': 10 ** 400 + 1 }
+    properties = adapted[ 'properties' ]
+    assert properties[ 'a' ] == { 'type': 'string' }
+    assert properties[ 'b' ] == { 'type': 'integer' }
+    assert properties[ 'c' ] == { 'type': 'number', 'minimum': 1e308 }
+    assert properties[ 'd' ] == { 'type': 'string' }
+    assert properties[ 'e' ] == { 'type': 'integer', 'maximum': 2 ** 70 - 1 }
+    genai_types.Tool.model_validate( { 'function_declarations': [
+        { 'name': 'f', 'parameters': adapted } ] } )
 
 
 def test_500_ollama_property_shapes( ):

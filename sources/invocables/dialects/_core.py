@@ -34,6 +34,10 @@ KINDS_KEYWORD = __.types.MappingProxyType( {
     'propertyOrdering': 'names',
 } )
 _CONTAINERS = ( __.cabc.Mapping, list, tuple )
+# Bounds which providers read as 64-bit integers (counts) or as doubles
+# (numbers); a larger one is refused with the whole request.
+_COUNT_MAXIMUM = 2 ** 63 - 1
+_NUMBER_MAXIMUM = __.sys.float_info.max
 _PATH_LENGTH_MAXIMUM = 120
 # Keywords which apply their schemas to the same value (not to its parts).
 _KEYS_INPLACE_SCHEMA = ( 'not', 'if', 'then', 'else' )
@@ -146,15 +150,20 @@ is_plain = __.values.is_plain
 def is_kind( value: object, kind: str ) -> bool:
     ''' Returns whether value is of the kind of a keyword (see
         :py:data:`KINDS_KEYWORD`): 'text', 'count', 'number', 'positive'
-        or 'names'.
+        or 'names'. Counts fit 64 bits and numbers a double, as providers
+        read them.
     '''
     if isinstance( value, bool ): return False
     match kind:
         case 'text': return isinstance( value, str )
-        case 'count': return isinstance( value, int ) and value >= 0
-        case 'number': return isinstance( value, ( int, float ) )
+        case 'count':
+            return isinstance( value, int ) and 0 <= value <= _COUNT_MAXIMUM
+        case 'number':
+            return isinstance( value, ( int, float ) ) and (
+                -_NUMBER_MAXIMUM <= value <= _NUMBER_MAXIMUM )
         case 'positive':
-            return isinstance( value, ( int, float ) ) and value > 0
+            return isinstance( value, ( int, float ) ) and (
+                0 < value <= _NUMBER_MAXIMUM )
         case _: return is_names( value )
 
 
@@ -228,7 +237,8 @@ def merge_properties( target: object, source: object, path: str ) -> Node:
 
 
 def remove_malformed( node: Node ) -> None:
-    ''' Removes keywords whose values have the wrong JSON type.
+    ''' Removes keywords whose values have the wrong JSON type, or numbers
+        beyond what providers read (a bound of ``10 ** 400``).
 
         Providers refuse a whole request for one such value (a numeric
         ``description``, a negative ``minLength``); each of these keywords

@@ -271,7 +271,8 @@ def _convert_exclusive_bounds( node: _core.Node, genus: str ) -> None:
         if 'integer' == genus:
             if isinstance( bound, int ): bound += step
             elif bound.is_integer( ): bound = int( bound ) + step
-        if inclusive not in node: node[ inclusive ] = bound
+        if inclusive not in node and _core.is_kind( bound, 'number' ):
+            node[ inclusive ] = bound
 
 
 def _infer_values_type( values: list[ object ] ) -> str:
