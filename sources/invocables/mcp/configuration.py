@@ -66,12 +66,26 @@ class Transports( __.enum.Enum ):
 
 
 class Resolution( __.immut.DataclassObject ):
-    ''' Values of one connection, with ``env:`` references resolved. '''
+    ''' Values of one connection, with ``env:`` references resolved.
+
+        Shows no values: keys of environment and headers, URL as
+        :py:func:`describe_url` does and without the secrets of its path.
+    '''
 
     environment: __.cabc.Mapping[ str, str ]
     headers: __.cabc.Mapping[ str, str ]
     url: __.Absential[ str ]
     redactor: Redactor
+
+    def __repr__( self ) -> str:
+        url = '' if __.is_absent( self.url ) else self.redactor.redact(
+            describe_url( self.url ) )
+        return (
+            "{cls}( url = {url!r}, environment = {environment}, "
+            "headers = {headers} )".format(
+                cls = type( self ).__name__, url = url,
+                environment = _describe_keys( self.environment ),
+                headers = _describe_keys( self.headers ) ) )
 
 
 class ServerParameters( __.immut.DataclassObject ):
