@@ -226,6 +226,10 @@ def validate_schema( name: str, schema: object ) -> __.Schema:
         # Whatever this check is not sure of, the meta-schema decides.
         if not _is_schema_surely_valid( schema_ ):
             _access_metavalidator( ).check( thaw_json( schema_ ) )
+            if not _is_finite( schema_ ):
+                raise _exceptions.SchemaInvalidity(
+                    name, "the schema holds a number which JSON cannot "
+                    "carry (NaN or Infinity)." )
     except SchemaError as exception:
         raise _exceptions.SchemaInvalidity(
             name, exception.message ) from exception
@@ -387,13 +391,18 @@ def _is_subschema_surely_valid( # noqa: C901,PLR0911,PLR0912,PLR0915
             if type( value ) not in ( list, tuple ) or not value: return False
             for subschema in __.typx.cast( __.cabc.Sequence[ object ], value ):
                 if not _is_subschema_surely_valid( subschema ): return False
-        elif keyword in _METAKEYWORDS_ANY: continue
+        elif keyword in _METAKEYWORDS_ANY:
+            if not is_plain( value ): return False
         elif keyword in _METAKEYWORDS_ARRAY:
-            if type( value ) not in ( list, tuple ): return False
+            if type( value ) is not list or not is_plain( value ):
+                return False
         elif keyword in _METAKEYWORDS_COUNT:
             if type( value ) is not int or value < 0: return False
         elif keyword in _METAKEYWORDS_NUMBER:
-            if type( value ) not in ( int, float ): return False
+            if type( value ) is not int and not (
+                type( value ) is float
+                and __.math.isfinite( __.typx.cast( float, value ) )
+            ): return False
         elif keyword in _METAKEYWORDS_BOOLEAN:
             if type( value ) is not bool: return False
         elif keyword == 'multipleOf':
@@ -404,6 +413,23 @@ def _is_subschema_surely_valid( # noqa: C901,PLR0911,PLR0912,PLR0915
             if type( value ) is not str: return False
             if _REFERENCE_LOCAL.match( value ) is None: return False
         else: return False
+    return True
+
+
+def _is_finite( schema: object ) -> bool:
+    ''' Returns whether every number of schema is finite (no NaN and no
+        Infinity, which no JSON text carries), at any depth.
+    '''
+    pending: list[ object ] = [ schema ]
+    while pending:
+        value = pending.pop( )
+        if isinstance( value, float ):
+            if not __.math.isfinite( value ): return False
+        elif isinstance( value, __.cabc.Mapping ):
+            pending.extend( __.typx.cast(
+                __.cabc.Mapping[ object, object ], value ).values( ) )
+        elif isinstance( value, ( list, tuple ) ):
+            pending.extend( __.typx.cast( __.cabc.Sequence[ object ], value ) )
     return True
 
 

@@ -127,6 +127,32 @@ def test_131_explicit_schema_accepted_shapes( ):
     assert invocables.signatures.validate_invocable( 'x', _search ) is _search
 
 
+
+@pytest.mark.parametrize( 'schema', [
+    { 'type': 'object', 'properties': {
+        'a': { 'type': 'number', 'maximum': float( 'inf' ) } } },
+    { 'type': 'object', 'properties': {
+        'a': { 'type': 'number', 'default': float( 'nan' ) } } },
+    { 'type': 'object', 'properties': {
+        'a': { 'enum': [ 1, { 'b': [ float( '-inf' ) ] } ] } } },
+    { 'type': 'object', 'properties': {
+        'a': { 'type': 'number', 'multipleOf': float( 'nan' ) } } },
+] )
+def test_132_explicit_schema_non_finite( schema ):
+    ''' A schema which holds NaN or Infinity anywhere (no JSON text carries
+        them) is refused when the tool is made, naming the tool. '''
+
+    def search( context, arguments ): return arguments
+
+    with pytest.raises( exceptions.SchemaInvalidity, match = 'NaN' ):
+        invocables.produce_invoker(
+            search, name = 'search', arguments_schema = schema )
+    finite = { 'type': 'object', 'properties': {
+        'a': { 'type': 'number', 'maximum': 1e308, 'default': 0.5 } } }
+    invocables.produce_invoker(
+        search, name = 'search', arguments_schema = finite )
+
+
 def test_140_option_types( ):
     ''' Descriptions must be strings and annotations mappings. '''
     with pytest.raises( exceptions.InvokerInvalidity ) as caught:

@@ -36,3 +36,34 @@ async def test_100_lone_surrogates_escaped( ):
                 identifier = 'a', name = 'echo',
                 arguments = { 'message': 'hi' } ) ], [ ensemble ] )
     assert results[ 0 ].as_text( ) == 'hi'
+
+
+@pytest.mark.asyncio
+async def test_110_non_finite_numbers_left_out( monkeypatch ):
+    ''' A tool whose schema holds NaN or Infinity (which a lenient parser
+        reads from a server's listing, and no JSON text carries) is left out
+        where the listing enters, with its reason; the server's other tools
+        stay. Before, providers left it out each on its own, and ``serve``
+        listed it with ``null`` in place of the numbers.
+    '''
+    monkeypatch.setenv( 'INVOCABLES_TEST_HOSTILE_SECRET', 'Zq9-non-finite' )
+    server = str( mcp_support.SERVERS / 'hostile_rounds_server.py' )
+    ensemble = invocables.mcp.produce_ensemble(
+        'hostile', command = [
+            mcp_support.SERVERS_PYTHON, server, '--non-finite', '--no-tasks',
+            '--legacy' ],
+        environment = {
+            'HOSTILE_SECRET': 'env:INVOCABLES_TEST_HOSTILE_SECRET' } )
+    async with ensemble:
+        names = { invoker.name for invoker in ensemble.survey_invokers( ) }
+        assert 'unbounded' not in names
+        assert 'forever' in names
+        reasons = {
+            omission.name: omission.reason
+            for omission in ensemble.survey_omissions( ) }
+        assert 'NaN or Infinity' in reasons[ 'unbounded' ]
+        for name in invocables.processors.PROVIDERS:
+            tools = invocables.produce_processor( name ).prepare_tools(
+                [ ensemble ] )
+            text = json.dumps( tools, allow_nan = False )
+            assert 'unbounded' not in text

@@ -39,7 +39,9 @@
     With ``--bad-header`` the listing holds tool ``headed`` too,
     whose ``x-mcp-header`` designation is no RFC 9110 token (a text of 64
     KiB, beginning with ``HOSTILE_SECRET``), which MCP 2026-07-28 tells a
-    client to drop.
+    client to drop. With ``--non-finite`` it holds tool ``unbounded``
+    too, whose schema has ``NaN`` and ``Infinity`` (literals no JSON text
+    carries, which Python's parser reads).
 
     Tool ``task( plan, interval )`` (the tasks extension; 2025-11-25 with
     ``--legacy``) makes a task, polled at ``pollIntervalMs`` interval (a
@@ -77,6 +79,7 @@ _legacy = '--legacy' in sys.argv
 _features = '--features' in sys.argv
 _headers = '--bad-header' in sys.argv
 _tasks = '--no-tasks' not in sys.argv
+_non_finite = '--non-finite' in sys.argv
 _seen: list[ dict[ str, object ] ] = [ ]
 _plans: dict[ str, dict[ str, object ] ] = { }
 
@@ -392,7 +395,8 @@ def _list_tools( ) -> list:
         'deep_state', 'deep_request', 'unknown_kind', 'malformed', 'empty',
         'duplicate_keys', 'task', 'seen', 'arrayed', 'flawed',
         'deep_elicit', 'refuse_huge' ) + (
-            ( 'headed', ) if _headers else ( ) )
+            ( 'headed', ) if _headers else ( ) ) + (
+            ( 'unbounded', ) if _non_finite else ( ) )
     tools = [ ]
     for name in names:
         tool: dict[ str, object ] = {
@@ -407,6 +411,10 @@ def _list_tools( ) -> list:
             'type': 'object', 'properties': { 'region': {
                 'type': 'string',
                 'x-mcp-header': f"{_secret( )} " + 'no token ' * 7282 } } }
+        if name == 'unbounded': tool[ 'inputSchema' ] = { # NaN, Infinity
+            'type': 'object', 'properties': { 'x': {
+                'type': 'number', 'default': float( 'nan' ),
+                'maximum': float( 'inf' ) } } }
         tools.append( tool )
     return tools
 
