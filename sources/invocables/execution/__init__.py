@@ -291,6 +291,7 @@ class _Execution:
     limits: Limits
     max_retries: int = 0
     interceptor: _interception.Interceptor | None = None
+    concurrency: int = CONCURRENCY_DEFAULT # the semaphore's bound
 
     async def execute(
         self, invocation: _canisters.InvocationCanister
@@ -385,22 +386,34 @@ class _Execution:
         designation: _naming.Designation,
         arguments: __.Arguments,
     ) -> _canisters.ResultCanister:
+        ''' Runs invocation; its timeout counts the wait for a slot too. '''
         invoker = designation.invoker
         timeout, retries = self._access_bounds( designation )
+        deadline = _deadlines.access_deadline( timeout )
+        limit = timeout # seconds which the tool has
         semaphore = self.semaphore
-        if semaphore is not None: await semaphore.acquire( )
+        if semaphore is not None:
+            try:
+                await _deadlines.await_within(
+                    semaphore.acquire( ), timeout, invoker.name )
+            except _exceptions.InvocationExpiry: # it never starts
+                return _produce_error_result(
+                    invocation, _canisters.FaultGenera.Timeout,
+                    _describe_expiry(
+                        invocation.name, timeout, [ ], self.concurrency ) )
+            limit = _deadlines.access_remainder( deadline )
         context = _invokers.produce_context(
-            self.auxdata, invoker, self.namespace, invocation,
-            _deadlines.access_deadline( timeout ) )
+            self.auxdata, invoker, self.namespace, invocation, deadline )
         fates: list[ _workers.Fates ] = [ ] # of sync calls, if any
         token = _workers.FATES_OBSERVED.set( fates )
         try:
             content = await (
                 _deadlines.await_within(
-                    invoker( context, arguments ), timeout, invoker.name )
+                    invoker( context, arguments ), limit, invoker.name )
                 if retries == 0 else _attempt_retrying(
                     lambda context: _deadlines.await_within(
-                        invoker( context, arguments ), timeout,
+                        invoker( context, arguments ),
+                        _deadlines.access_remainder( context ),
                         invoker.name ),
                     context, timeout, retries ) )
         except _exceptions.InvocationExpiry:
@@ -472,8 +485,10 @@ async def _attempt_retrying(
 
         Transient: a timeout, a lost connection, a tool's transience. The
         delays double from the initial one, bounded by the maximum, each a
-        random part of that (full jitter). Each try has its whole timeout,
-        and a context with its own deadline.
+        random part of that (full jitter). The first try has what is left
+        of the call's timeout (after its wait for a slot of the execution);
+        each further try its whole timeout, and a context with its own
+        deadline.
     '''
     for index in range( retries ):
         try: return await attempt( context )
@@ -491,8 +506,13 @@ async def _attempt_retrying(
     return await attempt( context )
 
 def _describe_expiry(
-    name: str, timeout: float | None, fates: list[ _workers.Fates ]
+    name: str,
+    timeout: float | None,
+    fates: list[ _workers.Fates ],
+    concurrency: int | None = None,
 ) -> str:
+    ''' Returns message of a timeout: concurrency is given for a call which
+        waited for a slot of its execution, and never started. '''
     if _workers.Fates.Abandoned in fates:
         return (
             f"Tool {name!r} did not finish within {timeout} seconds. It runs "
@@ -504,11 +524,15 @@ def _describe_expiry(
             f"Tool {name!r} did not finish within {timeout} seconds, nor "
             "end once cancelled: it was abandoned. Try a smaller request or "
             "another approach." )
-    if _workers.Fates.Withdrawn in fates:
+    if concurrency is not None or _workers.Fates.Withdrawn in fates:
+        busy = (
+            f"all {concurrency} slots of its execution's concurrency"
+            if concurrency is not None else
+            "all {maximum} threads for sync tools".format(
+                maximum = _workers.access_threads_maximum( ) ) )
         return (
-            f"Tool {name!r} did not start within {timeout} seconds: all "
-            "{maximum} threads for sync tools were busy. Try again "
-            "later.".format( maximum = _workers.access_threads_maximum( ) ) )
+            f"Tool {name!r} did not start within {timeout} seconds: {busy} "
+            "were busy. Try again later." )
     return (
         f"Tool {name!r} did not finish within {timeout} seconds and was "
         "cancelled. Try a smaller request or another approach." )
@@ -535,7 +559,7 @@ def _prepare_execution(
             __.asyncio.Semaphore( concurrency )
             if count > concurrency else None ),
         options.failure_policy, options.limits, options.max_retries,
-        interceptor )
+        interceptor, concurrency )
 
 
 def _produce_cancellation_result(

@@ -103,7 +103,8 @@ class ExecutionOptions( __.immut.DataclassObject ):
         int, __.ddoc.Doc( ''' Most invocations running at once. Default:
             1024, so that I/O-bound async tools all run at once; sync tools
             are further bounded by the threads for sync tools
-            (:py:func:`invocables.execution.workers.configure_threads`). ''' )
+            (:py:func:`invocables.execution.workers.configure_threads`).
+            A call waits for its turn within its timeout. ''' )
     ] = CONCURRENCY_DEFAULT
     max_retries: __.typx.Annotated[
         int,
