@@ -11,12 +11,32 @@
 '''
 
 
+import base64
+
+import pytest
+
 import invocables
 import invocables.mcp
+
+from . import mcp_support
 
 
 _SECRET = 'Zq9-hush-Hush-7731'
 _VARIABLE = 'INVOCABLES_TEST_FORMS'
+
+
+def _call( identifier, name, arguments = None ):
+    return invocables.InvocationCanister(
+        identifier = identifier, name = name,
+        arguments = { } if arguments is None else arguments )
+
+
+async def _echo( ensemble, *messages ):
+    calls = [
+        _call( f"c{index}", 'echo', { 'message': message } )
+        for index, message in enumerate( messages ) ]
+    results = await invocables.execute_invocations( calls, [ ensemble ] )
+    return [ result.as_text( ) for result in results ]
 
 
 def test_100_resolution_shows_no_values( monkeypatch ):
@@ -45,3 +65,28 @@ def test_100_resolution_shows_no_values( monkeypatch ):
     text = repr( local.parameters.resolve( 'local' ) )
     assert _SECRET not in text
     assert "environment = [ 'TOKEN' ]" in text
+
+
+@pytest.mark.slow
+@pytest.mark.asyncio
+async def test_200_basic_user_name_learned( monkeypatch ):
+    ''' An API key sent as the user name of Basic credentials (with an
+        empty password) is a secret by itself: a server which quotes it
+        sends it to no model.
+
+        Before, the redactor learned the encoded credentials, the pair and
+        the empty password, but not the key alone.
+    '''
+    key = 'sk_live_4eC39HqLyjWDarjtT1zdp7dc'
+    monkeypatch.setenv(
+        _VARIABLE, base64.b64encode( f"{key}:".encode( ) ).decode( ) )
+    port = mcp_support.select_port( )
+    command = mcp_support.produce_server_command(
+        'echo_server.py', '--http', str( port ) )
+    with mcp_support.serve_http( command, port ) as url:
+        ensemble = invocables.mcp.produce_ensemble(
+            'billing', url = url,
+            headers = { 'Authorization': f"Basic env:{_VARIABLE}" } )
+        async with ensemble:
+            texts = await _echo( ensemble, f"key {key} has no access" )
+    assert texts == [ 'key *** has no access' ]

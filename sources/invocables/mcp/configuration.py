@@ -424,14 +424,19 @@ def _resolve_value(
 
 
 def _survey_credentials( value: str ) -> tuple[ str, ... ]:
-    ''' Returns secret parts of ``<scheme> <credentials>``. '''
+    ''' Returns secret parts of ``<scheme> <credentials>``.
+
+        Of ``Basic``, the decoded pair and its user and password apart: an
+        API key is often sent as the user, with an empty password.
+    '''
     match = _credentials.match( value )
     if match is None: return ( )
     scheme, credentials = match[ 1 ], match[ 2 ]
     if scheme.lower( ) != 'basic': return ( credentials, )
     try: decoded = _b64decode( credentials, validate = True ).decode( )
     except ( ValueError, UnicodeDecodeError ): return ( credentials, )
-    return ( credentials, decoded, decoded.partition( ':' )[ 2 ] )
+    user, _, password = decoded.partition( ':' )
+    return ( credentials, decoded, user, password )
 
 
 def _resolve_reference( location: str, value: str ) -> str:
