@@ -8,11 +8,12 @@
 '''
 
 
+import asyncio
 import contextlib
 
 import pytest
 
-from mcp import ClientSession
+from mcp import ClientSession, types
 
 import invocables
 
@@ -24,8 +25,41 @@ from invocables.mcp import ensembles as mcp_ensembles
 from . import mcp_support
 
 
+_INVALID_REQUEST = -32600
 _SUPPORTS = ( 'forbidden', 'optional', 'required' )
+_TOKENS = { # token: ( client, subject )
+    'token-ada': ( 'app', 'ada' ),
+    'token-ada-again': ( 'app', 'ada' ),
+    'token-bob': ( 'app', 'bob' ),
+}
 _TOOLS_MANY = 3000
+_WAIT = 10 # seconds: bounds which prove "does not hang"
+
+
+class _Gates:
+    ''' Releases of the slow tool, by label; the labels started. '''
+
+    def __init__( self ):
+        self.releases: dict[ str, asyncio.Event ] = { }
+        self.started: list[ str ] = [ ]
+
+    def access( self, label ):
+        return self.releases.setdefault( label, asyncio.Event( ) )
+
+
+class _Verifier:
+    ''' Accepts the tokens of a few principals, as a token verifier of
+        the mcp SDK would.
+    '''
+
+    async def verify_token( self, token ):
+        from mcp.server.auth.provider import AccessToken
+        found = _TOKENS.get( token )
+        if found is None: return None
+        client, subject = found
+        return AccessToken(
+            token = token, client_id = client, scopes = [ ],
+            subject = subject )
 
 
 class _Descriptions( tuple ):
@@ -70,6 +104,61 @@ async def _connect( url, token = None ):
     ):
         await session.initialize( )
         yield session
+
+
+def _produce_slow_ensemble( gates ):
+    async def slow( label: str ) -> str:
+        ''' Waits until its label is released. '''
+        gates.started.append( label )
+        await gates.access( label ).wait( )
+        return f"done {label}"
+
+    return invocables.produce_ensemble( 'fair', [
+        invocables.produce_invoker(
+            slow, annotations = { 'task_support': 'optional' } ) ] )
+
+
+async def _request( session, model, result, **parameters ):
+    ''' Sends request of a model with parameters (wire names). '''
+    request = model.model_validate( {
+        'method': model.model_fields[ 'method' ].default,
+        'params': parameters } )
+    if sdk.MAJOR < 2: request = types.ClientRequest( request ) # noqa: PLR2004
+    return await session.send_request( request, result )
+
+
+async def _call_as_task( session, label ):
+    ''' Calls the slow tool, asking for a task (MCP 2025-11-25); returns
+        the task's identifier.
+    '''
+    parameters = {
+        'name': 'slow', 'arguments': { 'label': label },
+        'task': { 'ttl': 60_000 } }
+    if sdk.MAJOR < 2: # noqa: PLR2004
+        result = await _request(
+            session, types.CallToolRequest, types.CreateTaskResult,
+            **parameters )
+        return sdk.access_field( result.task, 'task_id' )
+    raw = await session._dispatcher.send_raw_request(
+        'tools/call', parameters, None )
+    task = types.CreateTaskResult.model_validate( raw ).task
+    return sdk.access_field( task, 'task_id' )
+
+
+async def _refusal( session, label ):
+    ''' Returns the error of a call as a task which is refused. '''
+    with pytest.raises( sdk.Error ) as caught:
+        await asyncio.wait_for( _call_as_task( session, label ), _WAIT )
+    return caught.value.error
+
+
+async def _finish( session, gates, identifier, label ):
+    ''' Releases the task of label; returns its result's text. '''
+    gates.access( label ).set( )
+    result = await asyncio.wait_for( _request(
+        session, types.GetTaskPayloadRequest, types.CallToolResult,
+        taskId = identifier ), _WAIT )
+    return result.content[ 0 ].text
 
 
 def _produce_many_tools( count ):
@@ -117,3 +206,84 @@ async def test_100_gateway_lists_many_tools_linearly( ):
         f"tool_{index}": _SUPPORTS[ index % len( _SUPPORTS ) ]
         for index in range( _TOOLS_MANY ) }
     assert _Descriptions.scans < 10 # noqa: PLR2004
+
+
+@pytest.mark.asyncio
+async def test_200_principal_runs_its_share( ):
+    ''' An authenticated principal runs at most its share of the running
+        tasks (by default a quarter of the server's most): one more is
+        refused with the error of the server's most (-32600), by any of
+        its tokens, while another principal still starts its own; once
+        one of its tasks ends, it starts another.
+    '''
+    gates = _Gates( )
+    server = serving.ToolServer(
+        [ _produce_slow_ensemble( gates ) ], tasks_running_maximum = 4 )
+    assert server.tasks_running_per_principal_maximum == 1
+    async with (
+        mcp_support.serve_in_loop(
+            server, token_verifier = _Verifier( ) ) as url,
+        _connect( url, 'token-ada' ) as ada,
+        _connect( url, 'token-ada-again' ) as again,
+        _connect( url, 'token-bob' ) as bob,
+    ):
+        first = await _call_as_task( ada, 'a1' )
+        for session in ( ada, again ):
+            error = await _refusal( session, 'a2' )
+            assert error.code == _INVALID_REQUEST
+            assert 'tasks of your principal already' in error.message
+        bobs = await _call_as_task( bob, 'b1' )
+        assert await _finish( ada, gates, first, 'a1' ) == 'done a1'
+        second = await _call_as_task( again, 'a3' )
+        assert await _finish( again, gates, second, 'a3' ) == 'done a3'
+        assert await _finish( bob, gates, bobs, 'b1' ) == 'done b1'
+    assert 'a2' not in gates.started
+
+
+@pytest.mark.asyncio
+async def test_210_share_given( ):
+    ''' A share given (``tasks_running_per_principal_maximum``) bounds
+        each principal so; the server's most still bounds them all.
+    '''
+    gates = _Gates( )
+    server = serving.ToolServer(
+        [ _produce_slow_ensemble( gates ) ], tasks_running_maximum = 3,
+        tasks_running_per_principal_maximum = 2 )
+    async with (
+        mcp_support.serve_in_loop(
+            server, token_verifier = _Verifier( ) ) as url,
+        _connect( url, 'token-ada' ) as ada,
+        _connect( url, 'token-bob' ) as bob,
+    ):
+        adas = [ await _call_as_task( ada, f"a{index}" ) for index in ( 1, 2 ) ]
+        error = await _refusal( ada, 'a3' )
+        assert 'tasks of your principal already' in error.message
+        bobs = await _call_as_task( bob, 'b1' )
+        error = await _refusal( bob, 'b2' )
+        assert error.code == _INVALID_REQUEST
+        assert 'runs 3 tasks already' in error.message
+        for identifier, label in zip( adas, ( 'a1', 'a2' ) ):
+            await _finish( ada, gates, identifier, label )
+        await _finish( bob, gates, bobs, 'b1' )
+
+
+@pytest.mark.asyncio
+async def test_220_unauthenticated_unshared( ):
+    ''' Without authentication, tasks are bound by the server's most only,
+        as ever: no share applies.
+    '''
+    gates = _Gates( )
+    server = serving.ToolServer(
+        [ _produce_slow_ensemble( gates ) ], tasks_running_maximum = 4 )
+    async with (
+        mcp_support.serve_in_loop( server ) as url,
+        _connect( url ) as session,
+    ):
+        identifiers = [
+            await _call_as_task( session, f"u{index}" )
+            for index in range( 4 ) ]
+        error = await _refusal( session, 'u4' )
+        assert 'runs 4 tasks already' in error.message
+        for index, identifier in enumerate( identifiers ):
+            await _finish( session, gates, identifier, f"u{index}" )
+    assert not server._running

@@ -10,6 +10,11 @@
     owners of sessions); without authentication there is none, and tasks
     are bound to no one (whoever holds a task's identifier reaches it).
 
+    No authenticated principal runs more than its share of the running
+    tasks (:py:class:`Shares`): one which filled the server's most would
+    starve the others. Unauthenticated requests have no share; the most of
+    the server bounds them.
+
     The listing of each principal keeps its records in order of creation;
     a cursor names a place in it, so that a page costs about its size, not
     that of all the records (stale places are compacted away in bulk).
@@ -22,6 +27,8 @@ import secrets as _secrets
 
 import invocables.serving.__ as __
 import invocables.exceptions as _exceptions
+import invocables.mcp._sdk as _sdk
+from ..mcp._sdk import types as _mcp_types
 
 
 _DIGITS = 18 # of a place in a cursor, at most
@@ -52,6 +59,40 @@ def access_principal( context: __.typx.Any ) -> str | None:
         str( token.client_id ),
         None if issuer is None else str( issuer ),
         getattr( token, 'subject', None ) ] )
+
+
+class Shares:
+    ''' The running tasks of each authenticated principal, counted, and
+        the most of one principal: by default a quarter of the most of the
+        server (at least one), so that four principals at least run at
+        once, whatever one of them asks.
+    '''
+
+    def __init__( self, maximum: __.Absential[ int ], total: int ):
+        self.maximum = (
+            max( 1, total // 4 ) if __.is_absent( maximum ) else maximum )
+        self._counts: dict[ str, int ] = { }
+
+    def acquire( self, principal: str | None ) -> None:
+        ''' Counts one more running task of principal; beyond its most,
+            raises the error which the most of the server gives (invalid
+            request). Unauthenticated (``None``): counts nothing.
+        '''
+        if principal is None: return
+        count = self._counts.get( principal, 0 )
+        if count >= self.maximum:
+            raise _sdk.produce_error(
+                _mcp_types.INVALID_REQUEST,
+                "This server runs {count} tasks of your principal already, "
+                "the most of one; wait for one to end, or call without a "
+                "task.".format( count = count ) )
+        self._counts[ principal ] = count + 1
+
+    def release( self, principal: str | None ) -> None:
+        ''' Counts one running task of principal less (it ended). '''
+        if principal is None: return
+        count = self._counts.pop( principal, 0 ) - 1
+        if count > 0: self._counts[ principal ] = count
 
 
 class _Listing:

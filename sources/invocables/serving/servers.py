@@ -61,7 +61,7 @@ class ToolServer(
         :py:func:`invocables.serving.produce_application`.
     '''
 
-    def __init__(
+    def __init__( # noqa: PLR0913
         self,
         ensembles: __.cabc.Sequence[ _ensembles.Ensemble ],
         *,
@@ -79,6 +79,11 @@ class ToolServer(
             __.ddoc.Doc( ''' Most tasks running at once; a client which
                 asks for one more gets an error. ''' ),
         ] = _tasks.RUNNING_MAXIMUM_DEFAULT,
+        tasks_running_per_principal_maximum: __.typx.Annotated[
+            __.Absential[ int ],
+            __.ddoc.Doc( ''' Most tasks running at once of one principal
+                (authenticated); default: a quarter of the most. ''' ),
+        ] = __.absent,
         continuations_maximum: __.typx.Annotated[
             int,
             __.ddoc.Doc( ''' Most calls waiting at once for their clients'
@@ -104,10 +109,8 @@ class ToolServer(
         self.task_store = (
             _tasks.MemoryTaskStore( ) if __.is_absent( task_store )
             else task_store )
-        self.tasks_running_maximum = tasks_running_maximum
-        self._running = { }
-        self._inputs = { }
-        self._asks = _taskinputs.TaskInputs( self._note_progress )
+        self._prepare_tasks(
+            tasks_running_maximum, tasks_running_per_principal_maximum )
         self.continuations = _continuations.ContinuationsManager(
             continuations_maximum, continuation_duration )
         if shortcuts: options = __.dcls.replace( options, **shortcuts )

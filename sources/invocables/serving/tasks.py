@@ -39,6 +39,10 @@ import invocables.mcp._sdk as _sdk
 from ..mcp._sdk import types as _mcp_types
 
 
+TaskCall: __.typx.TypeAlias = __.cabc.Callable[
+    [ str ], __.cabc.Awaitable[ _mcp_types.CallToolResult ] ]
+''' The call of a tool run as the task of an identifier. '''
+
 PAGE_SIZE_DEFAULT = 100
 POLL_INTERVAL_DEFAULT = 500
 RUNNING_MAXIMUM_DEFAULT = 100
@@ -229,10 +233,28 @@ class TasksExtension:
     task_store: TaskStore | None
     tasks_running_maximum: int
     _running: dict[ str, __.asyncio.Task[ None ] ]
+    _shares: _taskbinding.Shares # of the principals, of the running tasks
     # Requests for input of the running tasks (MCP 2026-07-28), by task.
     _inputs: dict[ str, _continuations.Continuation ]
     # Requests for input of the running tasks (MCP 2025-11-25).
     _asks: _taskinputs.TaskInputs
+
+    def _prepare_tasks(
+        self, maximum: int, share: __.Absential[ int ] = __.absent
+    ) -> None:
+        ''' Prepares the bookkeeping of the running tasks, in the server's
+            initialiser: at most maximum, and share of one principal.
+        '''
+        self.tasks_running_maximum = maximum
+        self._running = { }
+        self._shares = _taskbinding.Shares( share, maximum )
+        self._inputs = { }
+        self._asks = _taskinputs.TaskInputs( self._note_progress )
+
+    @property
+    def tasks_running_per_principal_maximum( self ) -> int:
+        ''' Most tasks running at once of one authenticated principal. '''
+        return self._shares.maximum
 
     async def cancel_task(
         self, context: __.typx.Any, parameters: __.typx.Any
@@ -349,11 +371,7 @@ class TasksExtension:
         return { }
 
     async def _create_task(
-        self,
-        context: __.typx.Any,
-        ttl: int | None,
-        call: __.cabc.Callable[
-            [ str ], __.cabc.Awaitable[ _mcp_types.CallToolResult ] ],
+        self, context: __.typx.Any, ttl: int | None, call: TaskCall
     ) -> _mcp_types.CreateTaskResult:
         ''' Stores a working task, bound to the principal of the request
             of context, and starts its call (given the task's identifier);
@@ -366,10 +384,7 @@ class TasksExtension:
                 _mcp_types.Task, **_taskwire.produce_task_fields( task ) ) )
 
     async def _create_task_flat(
-        self,
-        context: __.typx.Any,
-        call: __.cabc.Callable[
-            [ str ], __.cabc.Awaitable[ _mcp_types.CallToolResult ] ],
+        self, context: __.typx.Any, call: TaskCall
     ) -> dict[ str, __.typx.Any ]:
         ''' Stores a working task and starts its call; returns the task as
             the flat ``CreateTaskResult`` of MCP 2026-07-28.
@@ -378,11 +393,7 @@ class TasksExtension:
         return { 'resultType': 'task', **_taskwire.produce_task_wire( task ) }
 
     async def _start_task(
-        self,
-        context: __.typx.Any,
-        ttl: int | None,
-        call: __.cabc.Callable[
-            [ str ], __.cabc.Awaitable[ _mcp_types.CallToolResult ] ],
+        self, context: __.typx.Any, ttl: int | None, call: TaskCall
     ) -> TaskRecord:
         ''' Stores a working task and starts its call, cut off when its
             record expires (none could read its result); returns its record.
@@ -401,7 +412,11 @@ class TasksExtension:
             ttl = max( TTL_MINIMUM, min(
                 TTL_DEFAULT if ttl is None else ttl, TTL_MAXIMUM ) ),
             principal = _taskbinding.access_principal( context ) )
-        await store.store_task( task )
+        self._shares.acquire( task.principal )
+        try: await store.store_task( task )
+        except BaseException:
+            self._shares.release( task.principal )
+            raise
         running = __.asyncio.get_running_loop( ).create_task(
             self._run_task( task, call ) )
         self._running[ task.identifier ] = running
@@ -420,12 +435,7 @@ class TasksExtension:
             task, message = message, updated = _produce_now( ),
             state = task.state if state is None else TaskStates( state ) ) )
 
-    async def _run_task(
-        self,
-        task: TaskRecord,
-        call: __.cabc.Callable[
-            [ str ], __.cabc.Awaitable[ _mcp_types.CallToolResult ] ],
-    ) -> None:
+    async def _run_task( self, task: TaskRecord, call: TaskCall ) -> None:
         try:
             try: result = await __.asyncio.wait_for( # not past its record
                 call( task.identifier ), task.ttl / 1000 )
@@ -450,6 +460,7 @@ class TasksExtension:
                     by_alias = True, mode = 'json', exclude_none = True ) )
         finally:
             self._running.pop( task.identifier, None )
+            self._shares.release( task.principal )
             self._asks.forget( task.identifier )
 
     async def _store_end(
