@@ -119,10 +119,9 @@ class Rule( __.immut.DataclassObject ):
         if not __.is_absent( self.ensemble ) and not _fnmatch.fnmatchcase(
             ensemble, self.ensemble
         ): return False
-        if not __.is_absent( self.tool ) and not (
-            _fnmatch.fnmatchcase( tool, self.tool )
-            or ( alias and _fnmatch.fnmatchcase( alias, self.tool ) )
-        ): return False
+        pattern = self.tool
+        if not __.is_absent( pattern ) and not _wrappers.is_identity_matching(
+            alias or tool, tool, ( pattern, ) ): return False
         for key in _HINTS:
             wanted = getattr( self, key )
             if __.is_absent( wanted ): continue

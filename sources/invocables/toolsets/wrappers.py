@@ -236,7 +236,12 @@ class FilteredEnsemble( WrapperBase ):
         are given), matches no ``exclude`` pattern, has every annotation
         given (such as ``{ 'readOnlyHint': True }``) and satisfies the
         predicate (if given). Patterns are shell-style globs, matched
-        case-sensitively against the inner ensemble's tool names.
+        case-sensitively against the tool's identity, as policies match
+        it: a pattern matches a tool if it matches the name the inner
+        ensemble offers it under or the name its source gives it (before
+        any prefix or rename of wrappers within). So ``exclude =
+        'delete_*'`` leaves out ``x_delete_file``, a prefixed
+        ``delete_file``, and ``include = 'read_*'`` keeps ``x_read_file``.
     '''
 
     def __init__(
@@ -288,10 +293,11 @@ class FilteredEnsemble( WrapperBase ):
 
     def is_kept( self, invoker: _invokers.Invoker ) -> bool:
         ''' Returns whether invoker passes the filter. '''
-        name = invoker.name
-        if self.include and not is_name_matching( name, self.include ):
-            return False
-        if is_name_matching( name, self.exclude ): return False
+        name, source = invoker.name, access_source_name( invoker )
+        if self.include and not is_identity_matching(
+            name, source, self.include
+        ): return False
+        if is_identity_matching( name, source, self.exclude ): return False
         annotations = invoker.annotations
         for key, value in self.annotations.items( ):
             if key not in annotations or annotations[ key ] != value:
@@ -435,6 +441,20 @@ def access_source_name( invoker: _invokers.Invoker ) -> str:
     return invoker.name
 
 
+def is_identity_matching(
+    name: str, source: str, patterns: __.cabc.Iterable[ str ]
+) -> bool:
+    ''' Returns whether a glob matches the offered or the source name.
+
+        The one match of a tool's (or an ensemble's) identity, which
+        filters and policies share: ``name`` is what a wrapper offers,
+        ``source`` what the source calls it.
+    '''
+    patterns = tuple( patterns )
+    return is_name_matching( name, patterns ) or (
+        source != name and is_name_matching( source, patterns ) )
+
+
 def is_name_matching( name: str, patterns: __.cabc.Iterable[ str ] ) -> bool:
     ''' Returns whether name matches a glob (filters', selectors' match). '''
     return any( _fnmatchcase( name, pattern ) for pattern in patterns )
@@ -476,7 +496,8 @@ def produce_wrapped_ensemble(
 ) -> _ensembles.Ensemble:
     ''' Produces ensemble filtered, then renamed, as the options ask.
 
-        Filters match the inner names (before renaming). Returns the inner
+        Filters match the inner names (before renaming), as they match
+        every tool: by offered or source name. Returns the inner
         ensemble itself when no option is given. These are the ``include``,
         ``exclude``, ``prefix`` and ``rename`` keys of ensemble entries in
         TOML descriptors.

@@ -1,0 +1,111 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' One tool identity under wrappers: filters and policies match a tool by
+    its source names (ensemble, tool) as well as by the names a wrapper
+    offers; pinned tools are judged by the annotations their server gives
+    them now. '''
+
+
+import pytest
+
+import invocables
+
+from invocables.toolsets import wrappers
+
+
+def _files( runs: list[ str ] ) -> invocables.Ensemble:
+
+    def delete_file( path: str ) -> str:
+        ''' Deletes a file. '''
+        runs.append( f"delete_file {path}" )
+        return f"deleted {path}"
+
+    def read_file( path: str ) -> str:
+        ''' Reads a file. '''
+        runs.append( f"read_file {path}" )
+        return f"contents of {path}"
+
+    return invocables.produce_ensemble( 'fs', [
+        invocables.produce_invoker( delete_file ),
+        invocables.produce_invoker(
+            read_file, annotations = { 'readOnlyHint': True } ),
+    ] )
+
+
+def _names( ensemble ) -> list[ str ]:
+    return [ invoker.name for invoker in ensemble.survey_invokers( ) ]
+
+
+async def _run( ensembles, name, policy = None, namespace = None ):
+    invocation = invocables.InvocationCanister(
+        identifier = 'c1', name = name, arguments = { 'path': '/x' } )
+    options = { } if policy is None else { 'policy': policy }
+    if namespace is not None: options[ 'namespace' ] = namespace
+    results = await invocables.execute_invocations(
+        [ invocation ], ensembles, **options )
+    return results[ 0 ]
+
+
+@pytest.mark.parametrize( ( 'wrap', 'offered' ), [
+    ( lambda fs: wrappers.RenamedEnsemble( fs, prefix = 'x_' ),
+      [ 'x_read_file' ] ),
+    ( lambda fs: wrappers.RenamedEnsemble(
+        fs, rename = { 'delete_file': 'remove' } ), [ 'read_file' ] ),
+    ( lambda fs: wrappers.RenamedEnsemble(
+        fs, rename = { 'delete_file': 'remove' }, prefix = 'x_' ),
+      [ 'x_read_file' ] ),
+] )
+@pytest.mark.asyncio
+async def test_100_exclude_matches_source_name( wrap, offered ):
+    ''' An exclude pattern on a tool's source name hides it under any
+        prefix or rename: it is neither offered nor callable. '''
+    runs: list[ str ] = [ ]
+    renamed = wrap( _files( runs ) )
+    hidden = [ name for name in _names( renamed ) if name not in offered ]
+    filtered = wrappers.FilteredEnsemble( renamed, exclude = 'delete_*' )
+    assert _names( filtered ) == offered
+    result = await _run( [ filtered ], hidden[ 0 ] )
+    assert result.is_error( )
+    assert runs == [ ]
+
+
+@pytest.mark.asyncio
+async def test_110_exclude_matches_either_name( ):
+    ''' A tool is left out if an exclude pattern matches its offered name
+        or its source name. '''
+    runs: list[ str ] = [ ]
+    renamed = wrappers.RenamedEnsemble(
+        _files( runs ), rename = { 'delete_file': 'remove' } )
+    for pattern in ( 'remove', 'delete_file', 'rem*', 'del*' ):
+        filtered = wrappers.FilteredEnsemble( renamed, exclude = pattern )
+        assert _names( filtered ) == [ 'read_file' ], pattern
+    kept = wrappers.FilteredEnsemble( renamed, exclude = 'read' )
+    assert _names( kept ) == [ 'remove', 'read_file' ]
+
+
+@pytest.mark.asyncio
+async def test_120_include_matches_source_name( ):
+    ''' An include pattern on a source name keeps the prefixed tool; one
+        on the offered name keeps it too; others are left out. '''
+    runs: list[ str ] = [ ]
+    renamed = wrappers.RenamedEnsemble( _files( runs ), prefix = 'x_' )
+    by_source = wrappers.FilteredEnsemble( renamed, include = 'read_*' )
+    assert _names( by_source ) == [ 'x_read_file' ]
+    by_offered = wrappers.FilteredEnsemble( renamed, include = 'x_read_*' )
+    assert _names( by_offered ) == [ 'x_read_file' ]
+    result = await _run( [ by_source ], 'x_read_file' )
+    assert result.content[ 0 ].text == 'contents of /x'
+    assert runs == [ 'read_file /x' ]
+
+
+@pytest.mark.asyncio
+async def test_130_filter_over_filter_and_rename( ):
+    ''' Filters stacked over renames and filters see the source names. '''
+    runs: list[ str ] = [ ]
+    inner = wrappers.FilteredEnsemble(
+        wrappers.RenamedEnsemble( _files( runs ), prefix = 'a_' ),
+        include = '*_file' )
+    outer = wrappers.FilteredEnsemble(
+        wrappers.RenamedEnsemble( inner, prefix = 'b_' ),
+        exclude = 'delete_file' )
+    assert _names( outer ) == [ 'b_a_read_file' ]
