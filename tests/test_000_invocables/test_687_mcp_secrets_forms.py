@@ -18,6 +18,8 @@ import pytest
 import invocables
 import invocables.mcp
 
+from invocables.mcp import redaction
+
 from . import mcp_support
 
 
@@ -29,6 +31,14 @@ def _call( identifier, name, arguments = None ):
     return invocables.InvocationCanister(
         identifier = identifier, name = name,
         arguments = { } if arguments is None else arguments )
+
+
+def _produce_echo( monkeypatch, secret ):
+    monkeypatch.setenv( _VARIABLE, secret )
+    return invocables.mcp.produce_ensemble(
+        'echo', command = mcp_support.produce_server_command(
+            'echo_server.py' ),
+        environment = { 'APP_KEY': f"env:{_VARIABLE}" } )
 
 
 async def _echo( ensemble, *messages ):
@@ -90,3 +100,19 @@ async def test_200_basic_user_name_learned( monkeypatch ):
         async with ensemble:
             texts = await _echo( ensemble, f"key {key} has no access" )
     assert texts == [ 'key *** has no access' ]
+
+
+@pytest.mark.asyncio
+async def test_300_secret_learned_stripped( monkeypatch ):
+    ''' A secret read with surrounding whitespace (from a file, with its
+        newline) is a secret without it too: a server which strips it and
+        quotes it sends it to no model. A value long enough only with its
+        whitespace leaves its core alone (it would hide too much).
+
+        Before, the redactor knew the value only with its newline.
+    '''
+    async with _produce_echo( monkeypatch, f" {_SECRET}\n" ) as ensemble:
+        texts = await _echo( ensemble, f"using token {_SECRET}" )
+    assert texts == [ 'using token ***' ]
+    assert redaction.Redactor( [ 'abc\n\n' ] ).redact( 'abc' ) == 'abc'
+

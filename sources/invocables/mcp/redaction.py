@@ -14,6 +14,8 @@
     of its HTTP client (``httpx2``; ``httpx`` with SDK 1.x), applies every
     active redactor to each record, its arguments and its traceback. The
     filter leaves the loggers of others once no connection is open.
+
+    Each secret is also known stripped of surrounding whitespace.
 '''
 
 
@@ -49,9 +51,11 @@ class Redactor( __.immut.Object ):
     ''' Replaces secrets in text by ``***``.
 
         Values shorter than four characters are left alone (they would
-        hide too much). URLs on one of the hosts lose their credentials and
-        the values of their queries (hosts are names or addresses, without
-        ports).
+        hide too much). Each secret is learned as it is and stripped of
+        surrounding whitespace (a secret read from a file ends with a
+        newline, which its user strips). URLs on one of the hosts lose
+        their credentials and the values of their queries (hosts are names
+        or addresses, without ports).
     '''
 
     def __init__(
@@ -59,9 +63,10 @@ class Redactor( __.immut.Object ):
         secrets: __.cabc.Iterable[ str ] = ( ),
         hosts: __.cabc.Iterable[ str ] = ( ),
     ):
+        # Longest first: a form which holds another goes whole.
         self.secrets = tuple( sorted(
-            { secret for secret in secrets
-              if len( secret ) >= _LENGTH_MINIMUM },
+            { form for secret in secrets for form in _survey_forms( secret )
+              if len( form ) >= _LENGTH_MINIMUM },
             key = len, reverse = True ) )
         self.hosts = frozenset( host.lower( ) for host in hosts if host )
 
@@ -181,6 +186,13 @@ def _strip_port( host: str ) -> str:
     if host.startswith( '[' ):
         return host.split( ']', maxsplit = 1 )[ 0 ] + ']'
     return host.split( ':', maxsplit = 1 )[ 0 ]
+
+
+def _survey_forms( secret: str ) -> __.cabc.Iterator[ str ]:
+    ''' Yields secret and the secret stripped of surrounding whitespace.
+    '''
+    stripped = secret.strip( )
+    yield from { secret, stripped }
 
 
 def _survey_loggers( ) -> list[ __.logging.Logger ]:
