@@ -10,6 +10,7 @@
 
 import asyncio
 import contextlib
+import datetime
 
 import pytest
 
@@ -287,3 +288,48 @@ async def test_220_unauthenticated_unshared( ):
         for index, identifier in enumerate( identifiers ):
             await _finish( session, gates, identifier, f"u{index}" )
     assert not server._running
+
+
+_checks = [ 0 ] # calls of is_terminal on the records of test_300
+
+
+class _CountedRecord( serving.tasks.TaskRecord ):
+    ''' Record of a task which counts how often its end is checked. '''
+
+    def is_terminal( self ) -> bool:
+        _checks[ 0 ] += 1
+        return super( ).is_terminal( )
+
+
+@pytest.mark.asyncio
+async def test_300_full_store_forgets_without_scan( ):
+    ''' A full store forgets an ended task for each new one without a scan
+        of those which run (long ones, created first): the work per task
+        stored is bounded, whatever the number running; the tasks which
+        ended first go first, those running stay.
+    '''
+    store = serving.MemoryTaskStore( maximum = 500 )
+    now = datetime.datetime.now( datetime.timezone.utc )
+
+    def produce( identifier, state ):
+        return _CountedRecord(
+            identifier = identifier, created = now, updated = now,
+            ttl = 3_600_000, state = state )
+
+    running = [ f"running-{index}" for index in range( 250 ) ]
+    for identifier in running:
+        await store.store_task(
+            produce( identifier, serving.tasks.TaskStates.Working ) )
+    _checks[ 0 ] = 0
+    count = 2000
+    for index in range( count ):
+        await store.store_task( produce(
+            f"ended-{index}", serving.tasks.TaskStates.Completed ) )
+    assert _checks[ 0 ] < 5 * count
+    for identifier in running:
+        assert await store.retrieve_task( identifier ) is not None
+    assert await store.retrieve_task( 'ended-0' ) is None
+    kept = [
+        index for index in range( count )
+        if await store.retrieve_task( f"ended-{index}" ) is not None ]
+    assert kept == list( range( count - 250, count ) )

@@ -23,7 +23,6 @@
 
 
 import datetime as _datetime
-import itertools as _itertools
 import secrets as _secrets
 import weakref as _weakref
 
@@ -153,8 +152,10 @@ class TaskStore( __.typx.Protocol ):
 class MemoryTaskStore:
     ''' Records of tasks, in memory, for the life of the process.
 
-        Keeps at most ``maximum`` records: beyond, the oldest terminal
-        ones are forgotten; expired ones found without a scan of all.
+        Keeps at most ``maximum`` records: beyond, the terminal ones are
+        forgotten, those which ended first first, each without a scan of
+        the others (which may run long); expired ones are found without a
+        scan of all.
         Lists ``page_size`` records a page, of one principal, at a cost
         about that of the page.
     '''
@@ -166,7 +167,9 @@ class MemoryTaskStore:
     ):
         self.maximum = maximum
         self.page_size = page_size
-        self._tasks: __.collections.OrderedDict[ str, TaskRecord ] = (
+        self._tasks: dict[ str, TaskRecord ] = { }
+        # The terminal records, in the order they ended: the first goes.
+        self._ended: __.collections.OrderedDict[ str, None ] = (
             __.collections.OrderedDict( ) )
         self._endings: dict[ str, __.asyncio.Event ] = { }
         self._expiries = _expiries.Expiries( )
@@ -174,18 +177,17 @@ class MemoryTaskStore:
 
     async def store_task( self, task: TaskRecord ) -> None:
         ''' Stores record, new or replacing the one of its identifier. '''
-        self._tasks[ task.identifier ] = task
-        self._expiries.note( task.identifier, task.created, task.ttl )
-        self._listings.note( task.identifier, task.principal )
-        if task.is_terminal( ): self._end( task.identifier )
+        identifier = task.identifier
+        self._tasks[ identifier ] = task
+        self._expiries.note( identifier, task.created, task.ttl )
+        self._listings.note( identifier, task.principal )
+        if task.is_terminal( ):
+            self._ended.setdefault( identifier ) # when first it ended
+            self._end( identifier )
+        else: self._ended.pop( identifier, None )
         self._purge( )
-        excess = max( 0, len( self._tasks ) - self.maximum )
-        for identifier in tuple( _itertools.islice( (
-            record.identifier for record in self._tasks.values( )
-            if record.is_terminal( ) ), excess ) ):
-            del self._tasks[ identifier ]
-            self._expiries.forget( identifier )
-            self._listings.forget( identifier )
+        while len( self._tasks ) > self.maximum and self._ended:
+            self._forget( self._ended.popitem( last = False )[ 0 ] )
 
     async def retrieve_task( self, identifier: str ) -> TaskRecord | None:
         ''' Returns record of identifier; ``None`` if unknown or expired.
@@ -218,9 +220,14 @@ class MemoryTaskStore:
     def _purge( self ) -> None:
         now = _produce_now( ).timestamp( )
         for identifier in self._expiries.survey_expired( now ):
-            self._tasks.pop( identifier, None )
-            self._listings.forget( identifier )
+            self._forget( identifier )
             self._end( identifier )
+
+    def _forget( self, identifier: str ) -> None:
+        self._tasks.pop( identifier, None )
+        self._ended.pop( identifier, None )
+        self._expiries.forget( identifier )
+        self._listings.forget( identifier )
 
 
 class TasksExtension:
