@@ -286,6 +286,41 @@ def test_271_exit_of_tool_is_one_line( tmp_path, home ):
     _assert_one_line_error( process, 'sys.exit( 4 )', 4 )
 
 
+
+def test_272_control_characters_escaped( tmp_path, home ):
+    ''' What tools say reaches the terminal with its control characters
+        escaped (an escape sequence which would clear the screen, a NUL):
+        descriptions listed by survey and search, results of invoke,
+        and C1 controls in the JSON of schemas as JSON escapes.
+    '''
+    path = support.write_sample( tmp_path, **{
+        'sample/echo.toml': support.ECHO.replace(
+            'Echoes text back.',
+            'Echoes \\u001b[2J text \\u0000 back \\u009b31m.' ) } )
+    environment = { 'PYTHONPATH': str( support.TESTS ) }
+    outputs = [ ]
+    for arguments in (
+        ( 'survey', ), ( 'search', 'echoes' ),
+        ( 'schemas', '--provider', 'anthropic' ),
+        ( 'invoke', 'echo', '--arguments', '{"text": "a\\u001b[2Jb"}' ),
+    ):
+        process = _run(
+            '--configuration', str( path ), *arguments, cwd = tmp_path,
+            home = home, environment = environment )
+        assert process.returncode == 0, process.stderr
+        outputs.append( process.stdout )
+        assert not any(
+            character in process.stdout
+            for character in ( '\x1b', '\x00', '\x9b' ) ), arguments
+    assert 'Echoes \\x1b[2J text \\x00 back \\x9b31m.' in outputs[ 0 ]
+    assert '\\x1b[2J' in outputs[ 1 ]
+    schemas = json.loads( outputs[ 2 ] )
+    descriptions = { tool[ 'name' ]: tool.get( 'description' )
+                     for tool in schemas }
+    assert descriptions[ 'echo' ] == 'Echoes \x1b[2J text \x00 back \x9b31m.'
+    assert outputs[ 3 ] == 'a\\x1b[2Jb\n'
+
+
 @pytest.mark.parametrize( 'case, fragment', [
     ( '62-mcp-type-array', 'mcp.json at mcpServers.s.type: expected a string' ),
     ( '63-toml-nested-5000-deep', 'invocables.toml at deep: the value' ),

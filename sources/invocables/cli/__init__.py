@@ -215,7 +215,8 @@ class _LineHandler( _logging.Handler ):
         super( ).__init__( _logging.WARNING )
 
     def emit( self, record: _logging.LogRecord ) -> None:
-        text = ' '.join( record.getMessage( ).split( ) )
+        text = _commands.escape_text(
+            ' '.join( record.getMessage( ).split( ) ) )
         genus = 'error' if record.levelno >= _logging.ERROR else 'warning'
         try: _sys.stderr.write( f"{_commands.PROGRAM}: {genus}: {text}\n" )
         except Exception: self.handleError( record )
@@ -230,5 +231,5 @@ def _show_warning(
     line: str | None = None,
 ) -> None:
     ''' Prints warning as one line. '''
-    text = ' '.join( str( message ).split( ) )
+    text = _commands.escape_text( ' '.join( str( message ).split( ) ) )
     _sys.stderr.write( f"{_commands.PROGRAM}: warning: {text}\n" )

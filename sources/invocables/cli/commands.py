@@ -31,6 +31,8 @@ EXIT_USAGE = 2
 PROGRAM = 'invocables'
 STDIN_ARGUMENT = '-'
 
+_CONTROLS = __.re.compile(
+    '[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]' )
 _EXTRAS_PARTS = __.types.MappingProxyType( {
     'mcp': f"{__.package_name}.mcp",
 } )
@@ -116,12 +118,22 @@ def describe_exception( exception: BaseException ) -> str:
     return f"{PROGRAM}: error: {describe_message( exception )}\n"
 
 
+def escape_text( text: str ) -> str:
+    ''' Returns text with control characters escaped (``\x1b``, ...),
+        but line feeds and tabs: safe to write to a terminal.
+
+        Every text from outside (tools' names, descriptions, results,
+        errors; a model's words) goes through it on its way out.
+    '''
+    return _CONTROLS.sub( _escape_character, text )
+
+
 def describe_message( exception: BaseException ) -> str:
     ''' Returns message of exception on one line, without prefix.
 
         Errors of the library say what failed; the class names others.
     '''
-    message = ' '.join( str( exception ).split( ) )
+    message = escape_text( ' '.join( str( exception ).split( ) ) )
     if isinstance( exception, _exceptions.Omnierror ): return message
     return "{genus}: {message}".format(
         genus = type( exception ).__name__, message = message ).rstrip(
@@ -169,12 +181,13 @@ async def _execute_invoke( options: _argparse.Namespace ) -> int:
         text = '\n'.join(
             _canisters.render_content_text( item )
             for item in result.content )
-        if text: _sys.stdout.write( text.rstrip( '\n' ) + '\n' )
+        if text:
+            _sys.stdout.write( escape_text( text.rstrip( '\n' ) ) + '\n' )
     if __.is_absent( result.error ): return EXIT_SUCCESS
     if not options.json:
         _sys.stderr.write( "{program}: error: {message}\n".format(
-            program = PROGRAM,
-            message = ' '.join( result.error.message.split( ) ) ) )
+            program = PROGRAM, message = escape_text(
+                ' '.join( result.error.message.split( ) ) ) ) )
     return EXIT_FAILURE
 
 
@@ -184,8 +197,10 @@ async def _execute_schemas( options: _argparse.Namespace ) -> int:
     processor = _processors.produce_processor( provider )
     async with connect_configuration( options ) as ensembles:
         tools = processor.prepare_tools( ensembles )
-    _sys.stdout.write(
-        __.json.dumps( tools, indent = 2, ensure_ascii = False ) + '\n' )
+    text = __.json.dumps( tools, indent = 2, ensure_ascii = False )
+    # Controls which JSON leaves as they are (C1, bidirectional) escaped.
+    _sys.stdout.write( _CONTROLS.sub(
+        lambda match: f"\\u{ord( match.group( ) ):04x}", text ) + '\n' )
     return 0
 
 
@@ -242,7 +257,7 @@ async def _execute_survey( options: _argparse.Namespace ) -> int:
     finally: await disconnect( ensembles )
     if options.json:
         _sys.stdout.write( __.json.dumps( report, indent = 2 ) + '\n' )
-    else: _sys.stdout.write( _render_survey( report ) )
+    else: _sys.stdout.write( escape_text( _render_survey( report ) ) )
     return EXIT_FAILURE if any(
         not __.is_absent( failure ) for failure in failures ) else 0
 
@@ -586,3 +601,9 @@ def summarize_description( description: str ) -> str:
     text = ' '.join( description.split( ) )
     sentence, separator, _ = text.partition( '. ' )
     return sentence + ( '.' if separator else '' )
+
+
+def _escape_character( match: __.re.Match[ str ] ) -> str:
+    code = ord( match.group( ) )
+    if code > 0xff: return f"\\u{code:04x}" # noqa: PLR2004
+    return f"\\x{code:02x}"

@@ -70,8 +70,6 @@ _CONNECTION_ERRORS = frozenset( (
 ) )
 # Control characters (but line feeds and tabs) and those which reorder
 # text: what a terminal could take as a command.
-_CONTROLS = __.re.compile(
-    '[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]' )
 _LOCAL_KEY = 'local' # OpenAI-compatible local servers ignore the key
 _NO_ANSWER = '(no answer)'
 _SUMMARY_LENGTH_MAXIMUM = 160
@@ -137,13 +135,6 @@ async def converse(
             ): display.show_line( _NO_ANSWER )
     display.conclude( )
     return termination is _conversations.base.Terminations.Completion
-
-
-def escape_text( text: str ) -> str:
-    ''' Returns text with control characters escaped (``\x1b``, ...),
-        but line feeds and tabs: safe to write to a terminal.
-    '''
-    return _CONTROLS.sub( _escape_character, text )
 
 
 def produce_client( provider: str, base_url: str | None ) -> __.typx.Any:
@@ -259,7 +250,7 @@ class _Display:
         ''' Shows one event of the loop. '''
         match event:
             case _conversations.base.TextEvent( ):
-                self.output.write( escape_text( event.text ) )
+                self.output.write( _commands.escape_text( event.text ) )
                 self.output.flush( )
                 self.fresh = event.text.endswith( '\n' )
             case _conversations.base.InvocationEvent( ):
@@ -336,12 +327,6 @@ def _access_url(
     return f"the {provider.name} API"
 
 
-def _escape_character( match: __.re.Match[ str ] ) -> str:
-    code = ord( match.group( ) )
-    if code > 0xff: return f"\\u{code:04x}" # noqa: PLR2004
-    return f"\\x{code:02x}"
-
-
 def _produce_options(
     options: _argparse.Namespace
 ) -> dict[ str, __.typx.Any ]:
@@ -405,7 +390,7 @@ def _produce_trimming(
 def _summarize( text: str ) -> str:
     ''' Returns text on one line, shortened, control characters escaped.
     '''
-    line = escape_text( ' '.join( text.split( ) ) )
+    line = _commands.escape_text( ' '.join( text.split( ) ) )
     if len( line ) <= _SUMMARY_LENGTH_MAXIMUM: return line
     return line[ : _SUMMARY_LENGTH_MAXIMUM - 3 ] + '...'
 

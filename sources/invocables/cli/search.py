@@ -43,8 +43,8 @@ async def _execute_search( options: _argparse.Namespace ) -> int:
     if options.json: text = __.json.dumps( found, indent = 2 )
     elif not found: text = f"No tool matches {options.query!r}."
     else:
-        text = '\n'.join(
+        text = _commands.escape_text( '\n'.join(
             "{name}  ({score})  {description}".format( **item )
-            for item in found )
+            for item in found ) )
     _sys.stdout.write( text + '\n' )
     return 0
