@@ -4,6 +4,7 @@
 
 
 import invocables.serving.__ as __
+import invocables.serving._stdio as _stdio
 import invocables.serving.servers as _servers
 import invocables.ensembles as _ensembles
 
@@ -21,14 +22,17 @@ async def serve_stdio(
 ) -> None:
     ''' Serves over stdin and stdout until the client closes them.
 
-        Connects the ensembles first and disconnects them at the end.
+        Connects the ensembles first and disconnects them at the end. A
+        line of the client may not exceed 4 MiB (the bound of a request's
+        body over HTTP); a longer one, or one which is no JSON-RPC message
+        (not UTF-8, not JSON, nested too deep, a batch), is answered with
+        a JSON-RPC error, and serving goes on.
     '''
-    from mcp.server.stdio import stdio_server
     mcp_server = server.produce_server( )
     async with (
         _ensembles.connect_ensembles( server.ensembles ),
         _servers.produce_watcher( server ),
-        stdio_server( ) as ( read, write ),
+        _stdio.produce_streams( ) as ( read, write ),
     ):
         if announce is not None: announce( )
         await mcp_server.run(
