@@ -35,14 +35,21 @@ class _Watch:
     def __init__( self ):
         self.results = { }
         self.endings = { }
+        self.entries = { }
 
     def access_ending( self, identifier ):
         ''' Returns event set once call of identifier has ended. '''
         return self.endings.setdefault( identifier, asyncio.Event( ) )
 
+    def access_entry( self, identifier ):
+        ''' Returns event set once call of identifier has begun: it then
+            runs, or waits, before the test goes on. '''
+        return self.entries.setdefault( identifier, asyncio.Event( ) )
+
     def produce_interceptor( self, namespace ):
         ''' Returns interceptor which records each call's result. '''
         async def intercept( invocation, designation, arguments, proceed ):
+            self.access_entry( invocation.identifier ).set( )
             result = await proceed( invocation, designation, arguments )
             self.results[ invocation.identifier ] = result
             self.access_ending( invocation.identifier ).set( )
@@ -121,3 +128,90 @@ async def test_110_wait_for_slot_counts_against_deadline( ):
         invocables.TextContent( text = 'answered' ), )
     assert len( runs ) == 1
     assert runs[ 0 ] <= released_at + timeout
+
+
+def _produce_fetching_ensemble( deduplicator, started, released, runs ):
+    ''' Returns ensemble of a deduplicated tool whose first call waits
+        until released; later calls answer at once. '''
+    async def fetch( context, key: str ) -> str:
+        ''' Fetches key; the first time, once released. '''
+        runs.append( context.deadline )
+        if len( runs ) == 1:
+            started.set( )
+            await released.wait( )
+            return f"first {key}"
+        return f"again {key}"
+
+    return invocables.produce_ensemble( 'e', [
+        invocables.produce_invoker( fetch, deduplicator = deduplicator ) ] )
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize( 'shared', ( False, True ) )
+async def test_200_duplicate_waits_within_its_timeout( shared ):
+    ''' A duplicate of a call in flight, of a shared namespace or of a
+        shared cache, ends at its own timeout with the timeout error; the
+        call it waited for goes on, and its result is kept for later
+        calls. '''
+    started, released, runs = asyncio.Event( ), asyncio.Event( ), [ ]
+    deduplicator = (
+        invocables.ResultCache( shared = True ) if shared
+        else invocables.ExactDeduplicator( ) )
+    ensemble = _produce_fetching_ensemble(
+        deduplicator, started, released, runs )
+    namespace = { }
+
+    def execute( identifier, timeout ):
+        return invocables.execute_invocations(
+            [ _call( 'fetch', identifier, { 'key': 'k' } ) ], [ ensemble ],
+            namespace = { } if shared else namespace, timeout = timeout )
+
+    first = asyncio.ensure_future( execute( 'a', None ) )
+    try:
+        await asyncio.wait_for( started.wait( ), _BOUND )
+        second = await asyncio.wait_for( execute( 'b', _TIMEOUT ), _BOUND )
+        error = second[ 0 ].error
+        assert error.genus is FaultGenera.Timeout
+        assert error.message.startswith(
+            "Tool 'fetch' did not finish within 0.2 seconds" )
+        assert second[ 0 ].invocation_id == 'b'
+        assert not first.done( )
+    finally: released.set( )
+    results = await asyncio.wait_for( first, _BOUND )
+    assert results[ 0 ].content == (
+        invocables.TextContent( text = 'first k' ), )
+    later = await asyncio.wait_for( execute( 'c', _TIMEOUT ), _BOUND )
+    assert later[ 0 ].content == results[ 0 ].content
+    assert len( runs ) == 1
+
+
+@pytest.mark.asyncio
+async def test_210_duplicate_runs_when_first_is_cancelled( ):
+    ''' A duplicate does not take the cancellation of the call it waited
+        for as its own: it runs, with what is left of its timeout. '''
+    started, released, runs = asyncio.Event( ), asyncio.Event( ), [ ]
+    ensemble = _produce_fetching_ensemble(
+        invocables.ExactDeduplicator( ), started, released, runs )
+    namespace, watch, timeout = { }, _Watch( ), 30
+
+    def execute( identifier ):
+        return invocables.execute_invocations(
+            [ _call( 'fetch', identifier, { 'key': 'k' } ) ], [ ensemble ],
+            namespace = namespace, timeout = timeout, policy = watch )
+
+    first = asyncio.ensure_future( execute( 'a' ) )
+    second = asyncio.ensure_future( execute( 'b' ) )
+    try:
+        await asyncio.wait_for( started.wait( ), _BOUND )
+        await asyncio.wait_for( watch.access_entry( 'b' ).wait( ), _BOUND )
+        assert len( runs ) == 1 # the second waits for the first
+        cancelled_at = asyncio.get_running_loop( ).time( )
+        first.cancel( )
+        results = await asyncio.wait_for( second, _BOUND )
+    finally: released.set( )
+    assert results[ 0 ].error is invocables.__.absent
+    assert results[ 0 ].content == (
+        invocables.TextContent( text = 'again k' ), )
+    assert len( runs ) == 2
+    assert runs[ 1 ] <= cancelled_at + timeout
+    with pytest.raises( asyncio.CancelledError ): await first

@@ -70,22 +70,21 @@ async def execute_invocations(
         as ``timeout = 5`` or ``policy = policy``), replacing those of
         options.
 
-        Unknown names, arguments which are not valid, and timeouts become
-        error results which the model can act on. Every call ends within
-        its timeout plus a grace
+        Unknown names, arguments which are not valid, and timeouts become error
+        results which the model can act on. Every call ends within its timeout
+        (which counts its waits: for a slot of the concurrency, for an
+        identical call in flight) plus a grace
         (:py:func:`~invocables.execution.deadlines.access_grace`): a cancelled
-        tool
-        which has not ended by then is abandoned, and one which swallows
+        tool which has not ended by then is abandoned, and one which swallows
         its cancellation gets the timeout error all the same. A tool which
         raises fails fast by default: other invocations are cancelled, the
         alerter is called, and
-        :py:class:`invocables.exceptions.InvocationExecutionFailure` is
-        raised, chained to the cause. A result which cannot be serialized
-        as JSON, or which exceeds the limits, is an error result. Cancelling
-        the execution cancels every task it started and waits for them,
-        each at most the grace; sync tools (in threads, which cannot be
-        stopped) which had not started never start, and running ones are
-        abandoned.
+        :py:class:`invocables.exceptions.InvocationExecutionFailure` is raised,
+        chained to the cause. A result which cannot be serialized as JSON, or
+        which exceeds the limits, is an error result. Cancelling the execution
+        cancels every task it started and waits for them, each at most the
+        grace; sync tools (in threads, which cannot be stopped) which had not
+        started never start, and running ones are abandoned.
     '''
     invocations_ = tuple( invocations )
     if not invocations_: return ( )
@@ -353,14 +352,21 @@ class _Execution:
         designation: _naming.Designation,
         arguments: __.Arguments,
     ) -> _canisters.ResultCanister:
-        ''' Runs invocation, deduplicated if its invoker says so. '''
+        ''' Runs invocation, deduplicated if its invoker says so; a
+            duplicate waits for an identical call within its deadline. '''
         deduplicator = designation.invoker.deduplicator
         if __.is_absent( deduplicator ):
             return await self._run( invocation, designation, arguments )
-        return await _deduplicators.execute_deduplicated(
-            deduplicator, self.namespace, invocation, designation.name,
-            arguments, lambda: self._run( invocation, designation, arguments ),
-            self._handle_exception )
+        timeout = self._access_bounds( designation )[ 0 ]
+        deadline = _deadlines.access_deadline( timeout )
+        try:
+            return await _deduplicators.execute_deduplicated(
+                deduplicator, self.namespace, invocation, designation.name,
+                arguments, lambda: self._run(
+                    invocation, designation, arguments, deadline ),
+                self._handle_exception, deadline )
+        except _exceptions.InvocationExpiry: # the call it waited for goes on
+            return _produce_expiry_result( invocation, timeout )
 
     def _access_bounds(
         self, designation: _naming.Designation
@@ -385,22 +391,24 @@ class _Execution:
         invocation: _canisters.InvocationCanister,
         designation: _naming.Designation,
         arguments: __.Arguments,
+        deadline: __.Absential[ float | None ] = __.absent,
     ) -> _canisters.ResultCanister:
-        ''' Runs invocation; its timeout counts the wait for a slot too. '''
+        ''' Runs invocation; its timeout (passing at deadline, if given)
+            counts its wait for a slot too. '''
         invoker = designation.invoker
         timeout, retries = self._access_bounds( designation )
-        deadline = _deadlines.access_deadline( timeout )
         limit = timeout # seconds which the tool has
+        if __.is_absent( deadline ):
+            deadline = _deadlines.access_deadline( timeout )
+        else: limit = _deadlines.access_remainder( deadline )
         semaphore = self.semaphore
         if semaphore is not None:
             try:
                 await _deadlines.await_within(
-                    semaphore.acquire( ), timeout, invoker.name )
+                    semaphore.acquire( ), limit, invoker.name )
             except _exceptions.InvocationExpiry: # it never starts
-                return _produce_error_result(
-                    invocation, _canisters.FaultGenera.Timeout,
-                    _describe_expiry(
-                        invocation.name, timeout, [ ], self.concurrency ) )
+                return _produce_expiry_result(
+                    invocation, timeout, concurrency = self.concurrency )
             limit = _deadlines.access_remainder( deadline )
         context = _invokers.produce_context(
             self.auxdata, invoker, self.namespace, invocation, deadline )
@@ -417,9 +425,7 @@ class _Execution:
                         invoker.name ),
                     context, timeout, retries ) )
         except _exceptions.InvocationExpiry:
-            return _produce_error_result(
-                invocation, _canisters.FaultGenera.Timeout,
-                _describe_expiry( invocation.name, timeout, fates ) )
+            return _produce_expiry_result( invocation, timeout, fates )
         except Exception as exception:
             return self._handle_exception( invocation, exception )
         finally:
@@ -505,37 +511,38 @@ async def _attempt_retrying(
             context, deadline = _deadlines.access_deadline( timeout ) )
     return await attempt( context )
 
-def _describe_expiry(
-    name: str,
+
+def _produce_expiry_result(
+    invocation: _canisters.InvocationCanister,
     timeout: float | None,
-    fates: list[ _workers.Fates ],
+    fates: __.cabc.Collection[ _workers.Fates ] = ( ),
     concurrency: int | None = None,
-) -> str:
-    ''' Returns message of a timeout: concurrency is given for a call which
-        waited for a slot of its execution, and never started. '''
-    if _workers.Fates.Abandoned in fates:
-        return (
-            f"Tool {name!r} did not finish within {timeout} seconds. It runs "
-            "in a thread, which cannot be stopped: the thread was abandoned "
-            "and may still be running. Try a smaller request or another "
-            "approach." )
-    if _workers.Fates.Stranded in fates:
-        return (
-            f"Tool {name!r} did not finish within {timeout} seconds, nor "
-            "end once cancelled: it was abandoned. Try a smaller request or "
-            "another approach." )
-    if concurrency is not None or _workers.Fates.Withdrawn in fates:
+) -> _canisters.ResultCanister:
+    ''' Returns result of a call whose timeout passed (with concurrency:
+        while it waited for a slot of its execution, never started). '''
+    name = invocation.name
+    if _workers.Fates.Abandoned in fates: message = (
+        f"Tool {name!r} did not finish within {timeout} seconds. It runs in "
+        "a thread, which cannot be stopped: the thread was abandoned and "
+        "may still be running. Try a smaller request or another approach." )
+    elif _workers.Fates.Stranded in fates: message = (
+        f"Tool {name!r} did not finish within {timeout} seconds, nor end "
+        "once cancelled: it was abandoned. Try a smaller request or another "
+        "approach." )
+    elif concurrency is not None or _workers.Fates.Withdrawn in fates:
         busy = (
             f"all {concurrency} slots of its execution's concurrency"
             if concurrency is not None else
             "all {maximum} threads for sync tools".format(
                 maximum = _workers.access_threads_maximum( ) ) )
-        return (
+        message = (
             f"Tool {name!r} did not start within {timeout} seconds: {busy} "
             "were busy. Try again later." )
-    return (
+    else: message = (
         f"Tool {name!r} did not finish within {timeout} seconds and was "
         "cancelled. Try a smaller request or another approach." )
+    return _produce_error_result(
+        invocation, _canisters.FaultGenera.Timeout, message )
 
 
 def _prepare_execution(

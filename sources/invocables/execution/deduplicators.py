@@ -18,7 +18,11 @@
       function of the user (case, whitespace, units, ...).
 
     Within one namespace, identical invocations in flight at the same
-    moment run once. A deduplicator of the user's own, with only
+    moment run once: the later ones wait for the first, each within its own
+    deadline (at which it ends with its own timeout error, while the first
+    goes on). If the first is cancelled, which a later one was not, the
+    later one runs (or waits for another one which does), with what is
+    left of its timeout. A deduplicator of the user's own, with only
     ``is_duplicate`` and ``record``, is consulted before each call and told
     of each successful one; a duplicate reuses the result of an identical
     earlier call, or, if none is known, is answered that it repeats an
@@ -29,6 +33,7 @@
 import invocables.__ as __
 import invocables.canisters as _canisters
 import invocables.exceptions as _exceptions
+import invocables.execution.deadlines as _deadlines
 
 
 Clock: __.typx.TypeAlias = __.cabc.Callable[ [ ], float ]
@@ -248,12 +253,15 @@ async def execute_deduplicated(
     arguments: __.Arguments,
     run: Runner,
     handle: Handler,
+    deadline: float | None = None,
 ) -> _canisters.ResultCanister:
     ''' Runs invocation unless a duplicate result can be reused.
 
         For the execution engine. ``run`` runs the invocation; ``handle``
         turns an exception raised by the deduplicator into a result (or
-        raises it).
+        raises it). Waiting for an identical invocation in flight ends at
+        deadline (loop time; ``None``: never), raising
+        :py:class:`invocables.exceptions.InvocationExpiry`.
     '''
     try:
         if isinstance( deduplicator, ResultCache ):
@@ -271,7 +279,8 @@ async def execute_deduplicated(
                 __.typx.cast( Deduplicator, deduplicator ), namespace,
                 invocation, name, arguments, run )
     except Exception as exception: return handle( invocation, exception )
-    return await _execute_once( store, signature, invocation, run )
+    return await _execute_once(
+        store, signature, invocation, run, deadline )
 
 
 def produce_canonical_json( value: object ) -> str:
@@ -295,15 +304,21 @@ async def _execute_once(
     signature: __.cabc.Hashable,
     invocation: _canisters.InvocationCanister,
     run: Runner,
+    deadline: float | None,
 ) -> _canisters.ResultCanister:
-    ''' Runs invocation unless an identical one ran or is running. '''
-    entry = store.access( signature )
-    earlier = None if entry is None else entry[ 1 ]
-    if earlier is not None:
-        content, error = await __.asyncio.shield( earlier )
-        return _canisters.ResultCanister(
-            invocation_id = invocation.identifier, content = content,
-            error = error, name = invocation.name )
+    ''' Runs invocation unless an identical one ran or is running.
+
+        Waits for one running until deadline; runs if it was cancelled.
+    '''
+    while True:
+        entry = store.access( signature )
+        earlier = None if entry is None else entry[ 1 ]
+        if earlier is None: break
+        result = await _deadlines.await_within(
+            _reuse( earlier, invocation ),
+            _deadlines.access_remainder( deadline ), invocation.name )
+        if result is not None: return result
+        store.discard( signature, earlier ) # cancelled: never reused
     future: __.asyncio.Future[ _Outcome ] = (
         __.asyncio.get_running_loop( ).create_future( ) )
     store.assign( signature, future )
@@ -357,6 +372,24 @@ async def _execute_protocol(
         store.assign( signature, future )
         deduplicator.record( name, arguments )
     return result
+
+
+async def _reuse(
+    earlier: __.asyncio.Future[ _Outcome ],
+    invocation: _canisters.InvocationCanister,
+) -> _canisters.ResultCanister | None:
+    ''' Returns result of invocation from an identical earlier one, once it
+        has ended; ``None`` if it was cancelled. Raises what it raised.
+
+        A cancellation of the earlier one is not this one's, nor does a
+        cancellation of this one reach the earlier one.
+    '''
+    if not earlier.done( ): await __.asyncio.wait( ( earlier, ) )
+    if earlier.cancelled( ): return None
+    content, error = earlier.result( )
+    return _canisters.ResultCanister(
+        invocation_id = invocation.identifier, content = content,
+        error = error, name = invocation.name )
 
 
 def _serialize_default( value: object ) -> object:
