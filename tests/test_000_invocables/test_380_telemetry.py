@@ -213,6 +213,70 @@ def test_400_mcp_request_spans( ):
     assert requests[ 0 ][ 2 ] == tool[ 1 ]
 
 
+
+_MCP_ERROR_SPANS_SCRIPT = """
+import asyncio, json, os, sys
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+    InMemorySpanExporter )
+import invocables
+exporter = InMemorySpanExporter( )
+provider = TracerProvider( )
+provider.add_span_processor( SimpleSpanProcessor( exporter ) )
+trace.set_tracer_provider( provider )
+
+async def main( ):
+    ensemble = invocables.mcp.produce_ensemble(
+        'hostile', command = json.loads( sys.argv[ 1 ] ),
+        environment = {
+            'HOSTILE_SECRET': 'env:INVOCABLES_TEST_HOSTILE_SECRET' } )
+    async with ensemble:
+        results = await invocables.execute_invocations(
+            [ invocables.InvocationCanister(
+                identifier = 'c1', name = 'refuse_huge',
+                arguments = { } ) ], [ ensemble ] )
+    assert results[ 0 ].is_error( )
+
+asyncio.run( main( ) )
+print( json.dumps( [
+    [ span.name, span.to_json( ) ]
+    for span in exporter.get_finished_spans( ) ] ) )
+"""
+
+
+@pytest.mark.slow
+def test_410_mcp_error_spans_redacted( ):
+    ''' A server's JSON-RPC error which quotes a secret of the ensemble
+        reaches no span, the SDK's own (whose status quotes the error)
+        included: errors are redacted where they enter, before the SDK
+        reads them (set in a process of its own, with the global tracer
+        provider).
+    '''
+    import os
+    import subprocess
+    import sys
+    from . import mcp_support
+    secret = 'Zq9-span-secret-4417'
+    command = [
+        mcp_support.SERVERS_PYTHON,
+        str( mcp_support.SERVERS / 'hostile_rounds_server.py' ),
+        '--no-tasks', '--legacy' ]
+    completed = subprocess.run(
+        [ sys.executable, '-c', _MCP_ERROR_SPANS_SCRIPT,
+          json.dumps( command ) ],
+        capture_output = True, text = True, timeout = 120, check = True,
+        env = { **os.environ, 'INVOCABLES_TEST_HOSTILE_SECRET': secret } )
+    spans = json.loads( completed.stdout.strip( ).splitlines( )[ -1 ] )
+    requests = [
+        text for name, text in spans
+        if name.startswith( 'MCP send tools/call' ) ]
+    assert requests, [ name for name, _ in spans ]
+    assert '*** refused.' in requests[ 0 ]
+    assert not any( secret in text for _, text in spans )
+
+
 def test_500_import_light( ):
     ''' Importing invocables imports no OpenTelemetry. '''
     import subprocess

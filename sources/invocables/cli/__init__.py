@@ -24,6 +24,7 @@ import sys as _sys
 import warnings as _warnings
 
 from . import __
+from . import _escapes
 from . import commands as _commands
 from . import converse as _converse
 from . import search as _search
@@ -215,7 +216,7 @@ class _LineHandler( _logging.Handler ):
         super( ).__init__( _logging.WARNING )
 
     def emit( self, record: _logging.LogRecord ) -> None:
-        text = _commands.escape_text(
+        text = _escapes.escape_text(
             ' '.join( record.getMessage( ).split( ) ) )
         genus = 'error' if record.levelno >= _logging.ERROR else 'warning'
         try: _sys.stderr.write( f"{_commands.PROGRAM}: {genus}: {text}\n" )
@@ -231,5 +232,5 @@ def _show_warning(
     line: str | None = None,
 ) -> None:
     ''' Prints warning as one line. '''
-    text = _commands.escape_text( ' '.join( str( message ).split( ) ) )
+    text = _escapes.escape_text( ' '.join( str( message ).split( ) ) )
     _sys.stderr.write( f"{_commands.PROGRAM}: warning: {text}\n" )

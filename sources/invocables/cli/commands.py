@@ -14,6 +14,7 @@ import argparse as _argparse
 import sys as _sys
 
 import invocables.cli.__ as __
+import invocables.cli._escapes as _escapes
 import invocables.canisters as _canisters
 import invocables.descriptors as _descriptors
 import invocables.ensembles as _ensembles
@@ -31,8 +32,6 @@ EXIT_USAGE = 2
 PROGRAM = 'invocables'
 STDIN_ARGUMENT = '-'
 
-_CONTROLS = __.re.compile(
-    '[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]' )
 _EXTRAS_PARTS = __.types.MappingProxyType( {
     'mcp': f"{__.package_name}.mcp",
 } )
@@ -118,22 +117,12 @@ def describe_exception( exception: BaseException ) -> str:
     return f"{PROGRAM}: error: {describe_message( exception )}\n"
 
 
-def escape_text( text: str ) -> str:
-    ''' Returns text with control characters escaped (``\x1b``, ...),
-        but line feeds and tabs: safe to write to a terminal.
-
-        Every text from outside (tools' names, descriptions, results,
-        errors; a model's words) goes through it on its way out.
-    '''
-    return _CONTROLS.sub( _escape_character, text )
-
-
 def describe_message( exception: BaseException ) -> str:
     ''' Returns message of exception on one line, without prefix.
 
         Errors of the library say what failed; the class names others.
     '''
-    message = escape_text( ' '.join( str( exception ).split( ) ) )
+    message = _escapes.escape_text( ' '.join( str( exception ).split( ) ) )
     if isinstance( exception, _exceptions.Omnierror ): return message
     return "{genus}: {message}".format(
         genus = type( exception ).__name__, message = message ).rstrip(
@@ -181,12 +170,12 @@ async def _execute_invoke( options: _argparse.Namespace ) -> int:
         text = '\n'.join(
             _canisters.render_content_text( item )
             for item in result.content )
-        if text:
-            _sys.stdout.write( escape_text( text.rstrip( '\n' ) ) + '\n' )
+        if text: _sys.stdout.write(
+            _escapes.escape_text( text.rstrip( '\n' ) ) + '\n' )
     if __.is_absent( result.error ): return EXIT_SUCCESS
     if not options.json:
         _sys.stderr.write( "{program}: error: {message}\n".format(
-            program = PROGRAM, message = escape_text(
+            program = PROGRAM, message = _escapes.escape_text(
                 ' '.join( result.error.message.split( ) ) ) ) )
     return EXIT_FAILURE
 
@@ -199,8 +188,7 @@ async def _execute_schemas( options: _argparse.Namespace ) -> int:
         tools = processor.prepare_tools( ensembles )
     text = __.json.dumps( tools, indent = 2, ensure_ascii = False )
     # Controls which JSON leaves as they are (C1, bidirectional) escaped.
-    _sys.stdout.write( _CONTROLS.sub(
-        lambda match: f"\\u{ord( match.group( ) ):04x}", text ) + '\n' )
+    _sys.stdout.write( _escapes.escape_json_text( text ) + '\n' )
     return 0
 
 
@@ -257,7 +245,8 @@ async def _execute_survey( options: _argparse.Namespace ) -> int:
     finally: await disconnect( ensembles )
     if options.json:
         _sys.stdout.write( __.json.dumps( report, indent = 2 ) + '\n' )
-    else: _sys.stdout.write( escape_text( _render_survey( report ) ) )
+    else:
+        _sys.stdout.write( _escapes.escape_text( _render_survey( report ) ) )
     return EXIT_FAILURE if any(
         not __.is_absent( failure ) for failure in failures ) else 0
 
@@ -601,9 +590,3 @@ def summarize_description( description: str ) -> str:
     text = ' '.join( description.split( ) )
     sentence, separator, _ = text.partition( '. ' )
     return sentence + ( '.' if separator else '' )
-
-
-def _escape_character( match: __.re.Match[ str ] ) -> str:
-    code = ord( match.group( ) )
-    if code > 0xff: return f"\\u{code:04x}" # noqa: PLR2004
-    return f"\\x{code:02x}"

@@ -22,6 +22,7 @@ import argparse as _argparse
 import sys as _sys
 
 import invocables.cli.__ as __
+import invocables.cli._escapes as _escapes
 import invocables.cli.commands as _commands
 import invocables.canisters as _canisters
 import invocables.conversations as _conversations
@@ -250,7 +251,7 @@ class _Display:
         ''' Shows one event of the loop. '''
         match event:
             case _conversations.base.TextEvent( ):
-                self.output.write( _commands.escape_text( event.text ) )
+                self.output.write( _escapes.escape_text( event.text ) )
                 self.output.flush( )
                 self.fresh = event.text.endswith( '\n' )
             case _conversations.base.InvocationEvent( ):
@@ -390,7 +391,7 @@ def _produce_trimming(
 def _summarize( text: str ) -> str:
     ''' Returns text on one line, shortened, control characters escaped.
     '''
-    line = _commands.escape_text( ' '.join( text.split( ) ) )
+    line = _escapes.escape_text( ' '.join( text.split( ) ) )
     if len( line ) <= _SUMMARY_LENGTH_MAXIMUM: return line
     return line[ : _SUMMARY_LENGTH_MAXIMUM - 3 ] + '...'
 

@@ -9,6 +9,7 @@ import argparse as _argparse
 import sys as _sys
 
 import invocables.cli.__ as __
+import invocables.cli._escapes as _escapes
 import invocables.cli.commands as _commands
 import invocables.naming as _naming
 import invocables.toolsets.search as _search
@@ -43,7 +44,7 @@ async def _execute_search( options: _argparse.Namespace ) -> int:
     if options.json: text = __.json.dumps( found, indent = 2 )
     elif not found: text = f"No tool matches {options.query!r}."
     else:
-        text = _commands.escape_text( '\n'.join(
+        text = _escapes.escape_text( '\n'.join(
             "{name}  ({score})  {description}".format( **item )
             for item in found ) )
     _sys.stdout.write( text + '\n' )

@@ -151,22 +151,14 @@ class Lines:
 
 
 class Screen( __.typx.Protocol ):
-    ''' Sees each request sent and may amend each answer received.
-
-        Answers go to it only while it has requests pending.
-    '''
-
-    @property
-    def pending( self ) -> __.cabc.Sized:
-        ''' Requests noted whose answers have not come yet. '''
-        raise NotImplementedError # pragma: no cover
+    ''' Sees each request sent and may amend each message received. '''
 
     def note_request( self, message: __.typx.Any ) -> None:
         ''' Notes request before it is written. '''
         raise NotImplementedError # pragma: no cover
 
-    def amend_answer( self, message: __.typx.Any ) -> None:
-        ''' Amends answer, in place, before the session receives it. '''
+    def amend( self, message: __.typx.Any ) -> None:
+        ''' Amends message, in place, before the session receives it. '''
         raise NotImplementedError # pragma: no cover
 
 
@@ -225,8 +217,7 @@ class Streams:
         if not line or line.isspace( ): return None
         message = _read_message( line )
         if not isinstance( message, ValueError ):
-            if self.screen is not None and self.screen.pending:
-                self.screen.amend_answer( message )
+            if self.screen is not None: self.screen.amend( message )
             return _SessionMessage( message )
         text = _decode_leniently( line )[ : _NOISE_LENGTH_MAXIMUM ]
         if self.watch.noise is None: self.watch.noise = text
@@ -373,8 +364,7 @@ class MessageReceiver( _sdk.MessageStream ):
                 try: answer = _parse_message( line )
                 except ValueError: message = streams.parse( line )
                 else:
-                    if screen is not None and screen.pending:
-                        screen.amend_answer( answer )
+                    if screen is not None: screen.amend( answer )
                     message = _SessionMessage( answer )
                 if message is not None: messages.append( message )
             if rest: lines.hold( rest ) # a line yet to end

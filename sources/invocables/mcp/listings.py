@@ -12,7 +12,9 @@
     naming it, and kept as an omission; the other tools work. The tools
     which the SDK itself drops after its check (under MCP 2026-07-28, a
     tool whose ``x-mcp-header`` designation is invalid) are kept as
-    omissions too, with its reason abbreviated.
+    omissions too, with its reason abbreviated. The screen also redacts
+    the message and data of every error the server answers with, before
+    the SDK quotes them.
 '''
 
 
@@ -32,6 +34,7 @@ _Item: __.typx.TypeAlias = _SessionMessage | Exception
 _CURRENT = _sdk.MAJOR >= 2 # noqa: PLR2004
 _LIST = 'tools/list'
 _PAGES_MAXIMUM = 1000
+_Error = _mcp_types.JSONRPCError
 _Request = _mcp_types.JSONRPCRequest
 _INITIALIZE = 'initialize'
 _REASONS_MAXIMUM = 3
@@ -90,6 +93,7 @@ class ListingScreen:
         redactor: __.typx.Any = None, # a Redactor of the connection
     ):
         self.name = name
+        self.redactor = redactor
         # Reasons quote what the server listed: redacted as the rest.
         self.redact: __.cabc.Callable[ [ str ], str ] = (
             str if redactor is None else redactor.redact )
@@ -104,6 +108,19 @@ class ListingScreen:
         method = message.method
         if method in ( _LIST, _INITIALIZE ):
             self.pending[ message.id ] = method
+
+    def amend( self, message: __.typx.Any ) -> None:
+        ''' Amends message, in place, before the session receives it:
+            answers of listings (see :py:meth:`amend_answer`), and errors,
+            whose message and data are redacted where they enter, before
+            the SDK quotes them (in its exceptions, in the status of its
+            spans).
+        '''
+        if self.pending: self.amend_answer( message )
+        redactor = self.redactor
+        if redactor is None or redactor.is_vacant( ): return
+        message = _sdk.access_message( message )
+        if isinstance( message, _Error ): _redact_error( message, redactor )
 
     def amend_answer( self, message: __.typx.Any ) -> None:
         ''' Removes refused tools from answer of a listing, in place. '''
@@ -194,8 +211,8 @@ class ReadStream( _sdk.MessageStream ):
     async def receive( self ) -> _Item:
         ''' Returns next message from transport. '''
         item: _Item = await self.inner.receive( )
-        if self.screen.pending and isinstance( item, _SessionMessage ):
-            self.screen.amend_answer( item.message )
+        if isinstance( item, _SessionMessage ):
+            self.screen.amend( item.message )
         return item
 
     async def aclose( self ) -> None:
@@ -225,6 +242,16 @@ class WriteStream( _sdk.MessageStream ):
     async def aclose( self ) -> None:
         ''' Closes stream. '''
         await self.inner.aclose( )
+
+
+def _redact_error( message: __.typx.Any, redactor: __.typx.Any ) -> None:
+    ''' Replaces error of message with one whose texts are redacted. '''
+    error = message.error
+    text = redactor.redact( error.message )
+    data = None if error.data is None else redactor.redact_data( error.data )
+    if text != error.message or data != error.data:
+        message.error = error.model_copy(
+            update = { 'message': text, 'data': data } )
 
 
 def _describe_refusal( exception: ValueError ) -> str:
