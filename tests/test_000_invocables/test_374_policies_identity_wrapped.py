@@ -11,6 +11,13 @@ import pytest
 import invocables
 
 from invocables.toolsets import wrappers
+from invocables.toolsets.policies import (
+    Actions,
+    Policy,
+    Rule,
+    resume_invocation,
+    survey_suspensions,
+)
 
 
 def _files( runs: list[ str ] ) -> invocables.Ensemble:
@@ -109,3 +116,87 @@ async def test_130_filter_over_filter_and_rename( ):
         wrappers.RenamedEnsemble( inner, prefix = 'b_' ),
         exclude = 'delete_file' )
     assert _names( outer ) == [ 'b_a_read_file' ]
+
+
+_DENY_FS = Policy( rules = (
+    Rule( action = Actions.Deny, ensemble = 'fs', name = 'no fs' ), ) )
+
+
+@pytest.mark.parametrize( 'wrap', [
+    lambda fs: wrappers.RenamedEnsemble( fs, prefix = 'x_', name = 'tools' ),
+    lambda fs: wrappers.RenamedEnsemble(
+        fs, rename = { 'delete_file': 'remove' }, name = 'tools' ),
+    lambda fs: wrappers.FilteredEnsemble(
+        fs, exclude = 'nothing', name = 'tools' ),
+    lambda fs: wrappers.PinnedEnsemble(
+        fs, fs.survey_invokers( ), name = 'tools' ),
+    lambda fs: wrappers.FilteredEnsemble( wrappers.RenamedEnsemble(
+        fs, prefix = 'x_', name = 'middle' ), name = 'tools' ),
+] )
+@pytest.mark.asyncio
+async def test_200_ensemble_rule_matches_source( wrap ):
+    ''' A rule on the source ensemble's name governs its tools whatever
+        name a wrapper gives the ensemble. '''
+    runs: list[ str ] = [ ]
+    wrapped = wrap( _files( runs ) )
+    assert wrapped.name == 'tools'
+    for name in _names( wrapped ):
+        result = await _run( [ wrapped ], name, _DENY_FS )
+        assert result.is_error( )
+        assert "'no fs'" in result.error.message
+    assert runs == [ ]
+
+
+@pytest.mark.asyncio
+async def test_210_ensemble_rule_matches_either_name( ):
+    ''' A rule matches the name a wrapper gives the ensemble as well as
+        the source's; with a tool pattern, both names of each. '''
+    runs: list[ str ] = [ ]
+    wrapped = wrappers.RenamedEnsemble(
+        _files( runs ), rename = { 'delete_file': 'remove' },
+        name = 'tools' )
+    for ensemble in ( 'tools', 'fs', 't*', 'f?' ):
+        for tool in ( 'remove', 'delete_*' ):
+            policy = Policy( rules = ( Rule(
+                action = Actions.Deny, ensemble = ensemble,
+                tool = tool ), ) )
+            result = await _run( [ wrapped ], 'remove', policy )
+            assert result.is_error( ), ( ensemble, tool )
+    other = Policy( rules = (
+        Rule( action = Actions.Deny, ensemble = 'other' ), ) )
+    result = await _run( [ wrapped ], 'remove', other )
+    assert result.content[ 0 ].text == 'deleted /x'
+    assert runs == [ 'delete_file /x' ]
+
+
+@pytest.mark.asyncio
+async def test_220_suspension_records_source_identity( ):
+    ''' A call suspended under a wrapper is recorded with the source
+        ensemble and tool; resuming finds the offer of the record's name
+        among two wrappers of the same source, and a policy which now
+        denies the source ensemble refuses it. '''
+    runs: list[ str ] = [ ]
+    files = _files( runs )
+    first = wrappers.RenamedEnsemble( files, prefix = 'a_', name = 'a' )
+    second = wrappers.RenamedEnsemble( files, prefix = 'b_', name = 'b' )
+    asking = Policy( rules = (
+        Rule( action = Actions.Ask, ensemble = 'fs', tool = 'delete_*' ), ) )
+    namespace: dict = { }
+    result = await _run(
+        [ first, second ], 'b_delete_file', asking, namespace )
+    assert result.is_error( )
+    assert runs == [ ]
+    request, = survey_suspensions( namespace )
+    assert ( request.ensemble, request.tool, request.name ) == (
+        'fs', 'delete_file', 'b_delete_file' )
+    record = request.as_dictionary( )
+    refused = await resume_invocation(
+        record, [ first, second ], approval = True, policy = Policy(
+            rules = ( Rule( action = Actions.Deny, ensemble = 'fs' ), ) ) )
+    assert refused.is_error( )
+    assert runs == [ ]
+    resumed = await resume_invocation(
+        record, [ first, second ], approval = True, policy = asking )
+    assert resumed.name == 'b_delete_file'
+    assert resumed.content[ 0 ].text == 'deleted /x'
+    assert runs == [ 'delete_file /x' ]

@@ -37,10 +37,11 @@ class ApprovalRequest( __.immut.DataclassObject ):
     ''' Call which waits for approval; also its serialisable record.
 
         ``name`` is the name which the model used; ``ensemble`` and
-        ``tool`` say what it stands for (the tool as its source names it),
-        so that the call can be resumed even if names were scoped
-        differently since. ``seal`` authenticates the record: resuming
-        checks it, so that an edited record runs nothing.
+        ``tool`` say what it stands for (the ensemble and the tool as
+        their source names them, through any wrapper), so that the call
+        can be resumed even if names were scoped differently since.
+        ``seal`` authenticates the record: resuming checks it, so that an
+        edited record runs nothing.
     '''
 
     invocation_id: str

@@ -15,7 +15,6 @@
 '''
 
 
-import fnmatch as _fnmatch
 import os as _os
 import secrets as _secrets
 import sys as _sys
@@ -68,10 +67,11 @@ class Rule( __.immut.DataclassObject ):
     ''' One rule: an action and what it matches (all given must match).
 
         Patterns are globs (``*``, ``?``, ``[...]``) over the ensemble
-        name and the tool name: the name of the tool as its source names
-        it (before any prefix or rename) or, as well, the name its
-        ensemble offers it under. Whatever a provider or a wrapper calls
-        a tool, a rule on its source name governs it. Hints match
+        name and the tool name: the names as the tool's source names them
+        (the innermost ensemble, the tool before any prefix or rename) or,
+        as well, the names a wrapper offers them under. Whatever a
+        provider or a wrapper calls a tool or its ensemble, a rule on the
+        source names governs it. Hints match
         the tool's annotations, MCP defaults applying to a tool which says
         nothing (``destructive`` unless read-only, ``open_world``).
     '''
@@ -109,16 +109,18 @@ class Rule( __.immut.DataclassObject ):
         return f"{self.name!r} ({text})"
 
     def is_match(
-        self, ensemble: str, tool: str, hints: Hints, alias: str = ''
+        self, ensemble: str, tool: str, hints: Hints, alias: str = '',
+        ensemble_alias: str = '',
     ) -> bool:
         ''' Returns whether rule matches tool of ensemble.
 
-            ``tool`` is the name as the tool's source names it; ``alias``,
-            if given, the name under which its ensemble offers it.
+            ``ensemble`` and ``tool`` are the names as the tool's source
+            names them; ``ensemble_alias`` and ``alias``, if given, the
+            names under which a wrapper offers them.
         '''
-        if not __.is_absent( self.ensemble ) and not _fnmatch.fnmatchcase(
-            ensemble, self.ensemble
-        ): return False
+        pattern = self.ensemble
+        if not __.is_absent( pattern ) and not _wrappers.is_identity_matching(
+            ensemble_alias or ensemble, ensemble, ( pattern, ) ): return False
         pattern = self.tool
         if not __.is_absent( pattern ) and not _wrappers.is_identity_matching(
             alias or tool, tool, ( pattern, ) ): return False
@@ -162,15 +164,15 @@ class Policy( __.immut.DataclassObject ):
         object.__setattr__( self, 'rules', rules )
 
     def access_action(
-        self, ensemble: str, tool: str, hints: Hints, alias: str = ''
+        self, ensemble: str, tool: str, hints: Hints, alias: str = '',
+        ensemble_alias: str = '',
     ) -> tuple[ Actions, Rule | None ]:
         ''' Returns action for tool, and the rule which decided it.
 
-            ``tool`` is the name as the tool's source names it; ``alias``,
-            if given, the name under which its ensemble offers it.
+            Names as for :py:meth:`Rule.is_match`.
         '''
         for rule in self.rules:
-            if rule.is_match( ensemble, tool, hints, alias ):
+            if rule.is_match( ensemble, tool, hints, alias, ensemble_alias ):
                 return rule.action, rule
         return self.default, None
 
@@ -217,11 +219,9 @@ class Policy( __.immut.DataclassObject ):
     ) -> _canisters.ResultCanister | None:
         ''' Returns refusal result, or ``None`` if the call may run. '''
         invoker = designation.invoker
-        ensemble = designation.ensemble.name
-        tool = _wrappers.access_source_name( invoker )
+        ensemble, tool, *aliases = _access_identity( designation )
         action, rule = self.access_action(
-            ensemble, tool, invoker.annotations,
-            '' if tool == invoker.name else invoker.name )
+            ensemble, tool, invoker.annotations, *aliases )
         if action is Actions.Allow: return None
         label = 'the default' if rule is None else f"rule {rule.describe( )}"
         if action is Actions.Deny:
@@ -460,10 +460,9 @@ async def resume_invocation(
             invocation, f"The user did not approve the call of tool "
             f"{name!r}. Do not repeat it unless the user asks." )
     if not __.is_absent( policy ) and designation is not None:
-        invoker = designation.invoker
+        ensemble, tool, *aliases = _access_identity( designation )
         action, rule = policy.access_action(
-            request_.ensemble, request_.tool, invoker.annotations,
-            invoker.name )
+            ensemble, tool, designation.invoker.annotations, *aliases )
         if action is Actions.Deny:
             label = (
                 'the default' if rule is None
@@ -481,6 +480,18 @@ async def resume_invocation(
     return await _execution.execute_invoker(
         designation.invoker, request_.arguments, options = record,
         designation = designation, identifier = request_.invocation_id )
+
+
+def _access_identity(
+    designation: _naming.Designation
+) -> tuple[ str, str, str, str ]:
+    ''' Returns source ensemble and tool names, then the offered ones. '''
+    ensemble = designation.ensemble
+    source = _wrappers.access_source_ensemble( ensemble )
+    invoker = designation.invoker
+    return (
+        source.name, _wrappers.access_source_name( invoker ),
+        invoker.name, ensemble.name )
 
 
 def _describe_pattern_flaw( value: object ) -> str:
@@ -559,10 +570,16 @@ _thaw = __.values.thaw_json
 def _find_designation(
     nomenclature: _naming.Nomenclature, request: ApprovalRequest
 ) -> _naming.Designation | None:
-    ''' Returns designation of the tool a record names, if offered. '''
+    ''' Returns designation of the tool a record names, if offered.
+
+        The record's ensemble is the source's; a wrapper's name matches
+        too. Of several offers of the tool, the one of the record's name.
+    '''
+    found = None
     for designation in nomenclature.designations:
-        if designation.ensemble.name != request.ensemble: continue
-        invoker = designation.invoker
-        if _wrappers.access_source_name( invoker ) == request.tool:
-            return designation
-    return None
+        ensemble, tool, _, offered = _access_identity( designation )
+        if tool != request.tool: continue
+        if request.ensemble not in ( ensemble, offered ): continue
+        if designation.name == request.name: return designation
+        if found is None: found = designation
+    return found
