@@ -333,3 +333,134 @@ async def test_300_full_store_forgets_without_scan( ):
         index for index in range( count )
         if await store.retrieve_task( f"ended-{index}" ) is not None ]
     assert kept == list( range( count - 250, count ) )
+
+
+_CAPABILITIES = {
+    'elicitation': { },
+    'extensions': { 'io.modelcontextprotocol/tasks': { } },
+}
+_NAME_SCHEMA = {
+    'type': 'object',
+    'properties': { 'name': { 'type': 'string' } },
+    'required': [ 'name' ],
+}
+_OVERDUE = -32001
+
+
+class _Asker:
+    ''' What the asking tools did, seen and steered by the test. '''
+
+    def __init__( self ):
+        self.cancelled = asyncio.Event( )
+        self.proceed = asyncio.Event( )
+        self.asked = 0
+
+
+def _produce_asking_ensemble( asker ):
+    async def asking( context ) -> str:
+        ''' Asks a name, run as a task. '''
+        asker.asked += 1
+        try: name = await context.elicit( 'Name?', _NAME_SCHEMA )
+        except asyncio.CancelledError:
+            asker.cancelled.set( )
+            raise
+        return f"Hello, {name.content[ 'name' ]}"
+
+    async def twice( context ) -> str:
+        ''' Asks a name in rounds, works, then asks another as a task. '''
+        first = await context.elicit( 'Name?', _NAME_SCHEMA )
+        await asker.proceed.wait( )
+        try: second = await context.elicit( 'Other?', _NAME_SCHEMA )
+        except asyncio.CancelledError:
+            asker.cancelled.set( )
+            raise
+        return f"{first.content[ 'name' ]}, {second.content[ 'name' ]}"
+
+    return invocables.produce_ensemble( 'asking', [
+        invocables.produce_invoker(
+            asking, annotations = { 'task_support': 'optional' } ),
+        invocables.produce_invoker( twice, annotations = {
+            'task_support': 'required', 'task_input_first': True } ) ] )
+
+
+async def _post( http, url, method, parameters ):
+    ''' Posts a request of MCP 2026-07-28; returns its message. '''
+    _, message = await mcp_support.post_modern(
+        http, url, method, parameters, capabilities = _CAPABILITIES )
+    return message
+
+
+async def _await_failure( http, url, store, identifier ):
+    ''' Returns the task of identifier (tasks/get) once it ended. '''
+    await asyncio.wait_for( store.wait_task( identifier ), _WAIT )
+    task = await _post( http, url, 'tasks/get', { 'taskId': identifier } )
+    return task[ 'result' ]
+
+
+@pytest.mark.asyncio
+async def test_400_task_waiting_for_input_ends( ):
+    ''' A task of MCP 2026-07-28 whose requests for input wait longer than
+        ``continuation_duration`` without ``tasks/update`` fails, with an
+        error which says why; its call is cancelled and its slot freed:
+        the server's one slot starts another task.
+    '''
+    asker = _Asker( )
+    store = serving.MemoryTaskStore( )
+    server = serving.ToolServer(
+        [ _produce_asking_ensemble( asker ) ], task_store = store,
+        tasks_running_maximum = 1, continuation_duration = 0.5 )
+    async with (
+        mcp_support.serve_in_loop( server ) as url,
+        sdk.http.AsyncClient( timeout = _WAIT * 3 ) as http,
+    ):
+        if sdk.MAJOR < 2: return # noqa: PLR2004 # speaks no 2026-07-28
+        created = await _post(
+            http, url, 'tools/call', { 'name': 'asking', 'arguments': { } } )
+        identifier = created[ 'result' ][ 'taskId' ]
+        task = await _await_failure( http, url, store, identifier )
+        assert asker.cancelled.is_set( )
+        assert task[ 'status' ] == 'failed'
+        assert task[ 'error' ][ 'code' ] == _OVERDUE
+        assert 'tasks/update' in task[ 'error' ][ 'message' ]
+        assert 'inputRequests' not in task
+        assert not server._running and not server._inputs
+        created = await _post(
+            http, url, 'tools/call', { 'name': 'asking', 'arguments': { } } )
+        assert created[ 'result' ][ 'resultType' ] == 'task'
+        assert asker.asked == 2 # noqa: PLR2004
+        await server.release_tasks( )
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+async def test_410_escalated_task_waiting_for_input_ends( ):
+    ''' A call which asked in rounds first and then became a task
+        (``task_input_first``) fails alike once its later requests wait
+        too long for ``tasks/update``.
+    '''
+    asker = _Asker( )
+    store = serving.MemoryTaskStore( )
+    server = serving.ToolServer(
+        [ _produce_asking_ensemble( asker ) ], task_store = store,
+        continuation_duration = 3 )
+    async with (
+        mcp_support.serve_in_loop( server ) as url,
+        sdk.http.AsyncClient( timeout = _WAIT * 3 ) as http,
+    ):
+        if sdk.MAJOR < 2: return # noqa: PLR2004 # speaks no 2026-07-28
+        round_ = await _post(
+            http, url, 'tools/call', { 'name': 'twice', 'arguments': { } } )
+        result = round_[ 'result' ]
+        ( key, _ ), = result[ 'inputRequests' ].items( )
+        created = await _post( http, url, 'tools/call', {
+            'name': 'twice', 'arguments': { },
+            'inputResponses': {
+                key: mcp_support.produce_elicited( { 'name': 'Di' } ) },
+            'requestState': result[ 'requestState' ] } )
+        identifier = created[ 'result' ][ 'taskId' ]
+        asker.proceed.set( )
+        task = await _await_failure( http, url, store, identifier )
+        assert asker.cancelled.is_set( )
+        assert task[ 'status' ] == 'failed'
+        assert task[ 'error' ][ 'code' ] == _OVERDUE
+        assert not server._running and not server._inputs

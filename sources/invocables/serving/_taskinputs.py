@@ -7,20 +7,29 @@
     on whose stream the request goes; the answer resumes the tool, and the
     task works again. A request made while no ``tasks/result`` is open
     waits for the next one: none is lost.
+
+    A task of MCP 2026-07-28 holds its requests until ``tasks/update``
+    answers them (:py:func:`await_answered`); one whose requests wait
+    longer than the duration of a continuation for an answer fails.
 '''
 
 
 import invocables.serving.__ as __
+from ..mcp._sdk import produce_error as _produce_error
 
 
 Sender: __.typx.TypeAlias = __.cabc.Callable[
     [ __.typx.Any ], __.cabc.Awaitable[ __.typx.Any ] ]
 ''' Sends a request on the stream of a request context; returns answer. '''
+Result = __.typx.TypeVar( 'Result' )
 Noter: __.typx.TypeAlias = __.cabc.Callable[
     [ str, str | None, str ], __.cabc.Awaitable[ None ] ]
 ''' Notes the status message and state of a task (``input_required``, or
     ``working`` again).
 '''
+
+
+_OVERDUE = -32001 # the mcp SDK's REQUEST_TIMEOUT: an answer is overdue
 
 
 class _Asking:
@@ -93,6 +102,41 @@ class TaskInputs:
         for _, future in asking.pending: future.cancel( )
 
 
+async def await_answered(
+    inputs: dict[ str, __.typx.Any ],
+    identifier: str,
+    continuation: __.typx.Any,
+    call: __.cabc.Awaitable[ Result ],
+    duration: float,
+) -> Result:
+    ''' Returns the result of the call of a task of MCP 2026-07-28 whose
+        requests for input continuation holds, under identifier in inputs
+        meanwhile, for ``tasks/update`` to answer. Once its requests
+        waited duration seconds without an answer, cancels the call and
+        raises an error which says so (the task fails, and its call runs
+        no more).
+    '''
+    inputs[ identifier ] = continuation
+    running = __.asyncio.ensure_future( call )
+    try:
+        while not running.done( ):
+            waiting = [
+                future for _, future in continuation.requests.values( )
+                if not future.done( ) ]
+            if not waiting: # until the call asks, or ends
+                await await_signal( running, continuation.asked )
+                continue
+            done, _ = await __.asyncio.wait(
+                ( running, *waiting ), timeout = duration,
+                return_when = __.asyncio.FIRST_COMPLETED )
+            if not done: raise _produce_overdue( duration )
+        return running.result( )
+    finally:
+        inputs.pop( identifier, None )
+        running.cancel( )
+        await __.asyncio.gather( running, return_exceptions = True )
+
+
 def access_progress_token(
     parameters: __.typx.Any
 ) -> str | int | None:
@@ -118,6 +162,19 @@ async def await_signal(
         await __.asyncio.wait(
             ( future, waiter ), return_when = __.asyncio.FIRST_COMPLETED )
     finally: waiter.cancel( )
+
+
+def _produce_overdue( duration: float ) -> BaseException:
+    ''' Produces the error of a task whose client's answers are overdue.
+    '''
+    return _produce_error(
+        _OVERDUE,
+        "The task waited {duration:g} seconds for its client's answers to "
+        "its input requests (tasks/update), its most: its call is "
+        "abandoned. Call the tool again to retry.".format(
+            duration = duration ),
+        { 'reason': 'input_overdue', 'duration': duration } )
+
 
 async def _send( asking: _Asking, context: __.typx.Any ) -> None:
     ''' Sends the first request pending; gives its answer or error. A

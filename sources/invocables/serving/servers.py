@@ -94,7 +94,8 @@ class ToolServer(
             float,
             __.ddoc.Doc( ''' Seconds a call waits for its client's next
                 round (MCP 2026-07-28); then it is cancelled, and its
-                state expires. ''' ),
+                state expires. So long a task waits for the answers of
+                ``tasks/update``; then it fails. ''' ),
         ] = _continuations.DURATION_DEFAULT,
         **shortcuts: __.typx.Unpack[ _execution.ExecutionShortcuts ],
     ):
@@ -262,9 +263,9 @@ class ToolServer(
         assert running is not None
 
         async def call( identifier: str ) -> _mcp_types.CallToolResult:
-            self._inputs[ identifier ] = continuation
-            try: return await running
-            finally: self._inputs.pop( identifier, None )
+            return await _taskinputs.await_answered(
+                self._inputs, identifier, continuation, running,
+                self.continuations.duration )
 
         liaison = continuation.liaison # of the round which escalates
         return await self._create_task_flat(
@@ -298,11 +299,11 @@ class ToolServer(
             liaison = _continuations.TaskInputLiaison(
                 context, level, identifier, token,
                 __.funct.partial( self._note_progress, identifier ) )
-            continuation = _continuations.Continuation( )
-            liaison.continuation = self._inputs[ identifier ] = continuation
-            try:
-                return await self._execute( parameters, designation, liaison )
-            finally: self._inputs.pop( identifier, None )
+            liaison.continuation = _continuations.Continuation( )
+            return await _taskinputs.await_answered(
+                self._inputs, identifier, liaison.continuation,
+                self._execute( parameters, designation, liaison ),
+                self.continuations.duration )
 
         return call
 
