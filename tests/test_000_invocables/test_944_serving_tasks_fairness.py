@@ -26,7 +26,17 @@ from invocables.mcp import ensembles as mcp_ensembles
 from . import mcp_support
 
 
+_CAPABILITIES = {
+    'elicitation': { },
+    'extensions': { 'io.modelcontextprotocol/tasks': { } },
+}
 _INVALID_REQUEST = -32600
+_NAME_SCHEMA = {
+    'type': 'object',
+    'properties': { 'name': { 'type': 'string' } },
+    'required': [ 'name' ],
+}
+_OVERDUE = -32001 # the mcp SDK's REQUEST_TIMEOUT: answers overdue
 _SUPPORTS = ( 'forbidden', 'optional', 'required' )
 _TOKENS = { # token: ( client, subject )
     'token-ada': ( 'app', 'ada' ),
@@ -35,6 +45,7 @@ _TOKENS = { # token: ( client, subject )
 }
 _TOOLS_MANY = 3000
 _WAIT = 10 # seconds: bounds which prove "does not hang"
+_checks = [ 0 ] # calls of is_terminal on the records of test_300
 
 
 class _Gates:
@@ -290,9 +301,6 @@ async def test_220_unauthenticated_unshared( ):
     assert not server._running
 
 
-_checks = [ 0 ] # calls of is_terminal on the records of test_300
-
-
 class _CountedRecord( serving.tasks.TaskRecord ):
     ''' Record of a task which counts how often its end is checked. '''
 
@@ -333,18 +341,6 @@ async def test_300_full_store_forgets_without_scan( ):
         index for index in range( count )
         if await store.retrieve_task( f"ended-{index}" ) is not None ]
     assert kept == list( range( count - 250, count ) )
-
-
-_CAPABILITIES = {
-    'elicitation': { },
-    'extensions': { 'io.modelcontextprotocol/tasks': { } },
-}
-_NAME_SCHEMA = {
-    'type': 'object',
-    'properties': { 'name': { 'type': 'string' } },
-    'required': [ 'name' ],
-}
-_OVERDUE = -32001
 
 
 class _Asker:
