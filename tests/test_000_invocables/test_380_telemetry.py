@@ -163,8 +163,9 @@ async def test_310_disabled( ):
     assert recording.spans.get_finished_spans( ) == ( )
 
 
-_MCP_SPANS_SCRIPT = """
-import asyncio, json, sys
+# Spans of a process of its own, with the global tracer provider.
+_SPANS_PRELUDE = """
+import asyncio, json, os, sys
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -175,6 +176,8 @@ exporter = InMemorySpanExporter( )
 provider = TracerProvider( )
 provider.add_span_processor( SimpleSpanProcessor( exporter ) )
 trace.set_tracer_provider( provider )
+"""
+_MCP_SPANS_SCRIPT = _SPANS_PRELUDE + """
 
 async def main( ):
     ensemble = invocables.mcp.produce_ensemble(
@@ -214,18 +217,7 @@ def test_400_mcp_request_spans( ):
 
 
 
-_MCP_ERROR_SPANS_SCRIPT = """
-import asyncio, json, os, sys
-from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
-    InMemorySpanExporter )
-import invocables
-exporter = InMemorySpanExporter( )
-provider = TracerProvider( )
-provider.add_span_processor( SimpleSpanProcessor( exporter ) )
-trace.set_tracer_provider( provider )
+_MCP_ERROR_SPANS_SCRIPT = _SPANS_PRELUDE + """
 
 async def main( ):
     ensemble = invocables.mcp.produce_ensemble(
