@@ -12,6 +12,8 @@
 
 
 import base64
+import json
+import urllib.parse
 
 import pytest
 
@@ -115,4 +117,62 @@ async def test_300_secret_learned_stripped( monkeypatch ):
         texts = await _echo( ensemble, f"using token {_SECRET}" )
     assert texts == [ 'using token ***' ]
     assert redaction.Redactor( [ 'abc\n\n' ] ).redact( 'abc' ) == 'abc'
+
+
+@pytest.mark.asyncio
+async def test_400_encoded_forms_redacted( monkeypatch ):
+    ''' A server which quotes a secret of its environment encoded sends no
+        form of it: percent-encoded (as in a path, as in a query), in
+        base64 (standard and URL-safe, with and without padding), escaped
+        for JSON, every character a ``\\u`` escape, in upper or lower case.
+
+        Before, only the value itself (and, of a URL's references, their
+        percent-encoded form) was known.
+    '''
+    secret = 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY "ü~?'
+    data = secret.encode( )
+    forms = {
+        'percent': urllib.parse.quote( secret, safe = '' ),
+        'path': urllib.parse.quote( secret ),
+        'query': urllib.parse.quote_plus( secret ),
+        'base64': base64.b64encode( data ).decode( ),
+        'base64 unpadded': base64.b64encode( data ).decode( ).rstrip( '=' ),
+        'base64 URL-safe': base64.urlsafe_b64encode( data ).decode( ),
+        'base64 URL-safe unpadded':
+            base64.urlsafe_b64encode( data ).decode( ).rstrip( '=' ),
+        'JSON': json.dumps( secret )[ 1 : -1 ],
+        'JSON unescaped':
+            json.dumps( secret, ensure_ascii = False )[ 1 : -1 ],
+        'escapes': ''.join(
+            "\\u{code:04x}".format( code = ord( character ) )
+            for character in secret ),
+        'upper': secret.upper( ),
+        'lower': secret.lower( ),
+    }
+    async with _produce_echo( monkeypatch, secret ) as ensemble:
+        texts = await _echo( ensemble, *(
+            f"{name}: {form}." for name, form in forms.items( ) ) )
+    assert texts == [ f"{name}: ***." for name in forms ]
+
+
+@pytest.mark.asyncio
+async def test_410_mixed_case_kept( monkeypatch ):
+    ''' Case is not ignored beyond upper and lower case: a word which
+        matches a short secret in another mixture of cases stays. '''
+    async with _produce_echo( monkeypatch, 'hunter' ) as ensemble:
+        texts = await _echo( ensemble, 'Hunter HUNTER hunter' )
+    assert texts == [ 'Hunter *** ***' ]
+
+
+def test_420_forms_of_references_in_url( monkeypatch ):
+    ''' Resolved values of a URL are secrets in every form, as those of
+        environments and headers: the percent-encoded one which the URL
+        sends among them. '''
+    monkeypatch.setenv( _VARIABLE, 'p@ss/word' )
+    ensemble = invocables.mcp.produce_ensemble(
+        'remote', url = f"https://api.example.com/mcp?key=env:{_VARIABLE}" )
+    resolution = ensemble.parameters.resolve( 'remote' )
+    redactor = resolution.redactor
+    assert redactor.redact( 'sent p%40ss%2Fword' ) == 'sent ***'
+    assert redactor.redact( 'sent cEBzcy93b3Jk' ) == 'sent ***'
 

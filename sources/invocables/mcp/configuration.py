@@ -500,10 +500,9 @@ def _resolve_url_part(
 ) -> str:
     if _reference.match( value ) is None: return value
     found = _resolve_reference( location, value )
-    quoted = _quote( found, safe = '' )
-    # As the value is sent, and as logs show it: percent-encoded.
-    secrets.extend( ( found, quoted ) if quoted != found else ( found, ) )
-    return quoted
+    # Sent percent-encoded, a form which the redactor learns with it.
+    secrets.append( found )
+    return _quote( found, safe = '' )
 
 
 def _split_command(

@@ -15,11 +15,18 @@
     active redactor to each record, its arguments and its traceback. The
     filter leaves the loggers of others once no connection is open.
 
-    Each secret is also known stripped of surrounding whitespace.
+    Each secret is also known stripped of surrounding whitespace and in the
+    forms in which a server may quote it: percent-encoded, in base64,
+    escaped for JSON, in upper and lower case (see :py:class:`Redactor`).
 '''
 
 
 import threading as _threading
+
+from base64 import b64encode as _b64encode
+from base64 import urlsafe_b64encode as _urlsafe_b64encode
+from urllib.parse import quote as _quote
+from urllib.parse import quote_plus as _quote_plus
 
 import invocables.mcp.__ as __
 import invocables.mcp._sdk as _sdk
@@ -52,10 +59,14 @@ class Redactor( __.immut.Object ):
 
         Values shorter than four characters are left alone (they would
         hide too much). Each secret is learned as it is and stripped of
-        surrounding whitespace (a secret read from a file ends with a
-        newline, which its user strips). URLs on one of the hosts lose
-        their credentials and the values of their queries (hosts are names
-        or addresses, without ports).
+        surrounding whitespace, and each of these in the forms which a
+        server may quote: percent-encoded (as in a path, as in a query or
+        form), in base64 (standard and URL-safe, with and without padding),
+        escaped as JSON escapes it (where that differs) and with every
+        character a ``\\u`` escape, in upper and lower case. (Case is not
+        ignored otherwise: a secret in mixed case is another word.) URLs on
+        one of the hosts lose their credentials and the values of their
+        queries (hosts are names or addresses, without ports).
     '''
 
     def __init__(
@@ -189,10 +200,28 @@ def _strip_port( host: str ) -> str:
 
 
 def _survey_forms( secret: str ) -> __.cabc.Iterator[ str ]:
-    ''' Yields secret and the secret stripped of surrounding whitespace.
+    ''' Yields secret, stripped, and the forms in which each may be quoted.
     '''
     stripped = secret.strip( )
-    yield from { secret, stripped }
+    for core in { secret, stripped }:
+        if len( core ) < _LENGTH_MINIMUM: continue
+        # The bytes the environment gave; else lone surrogates as they are.
+        try: data = core.encode( errors = 'surrogateescape' )
+        except UnicodeEncodeError:
+            data = core.encode( errors = 'surrogatepass' )
+        units = core.encode( 'utf-16-be', errors = 'surrogatepass' )
+        yield from (
+            core, core.upper( ), core.lower( ),
+            _quote( data, safe = '' ), _quote( data ), _quote_plus( data ),
+            __.json.dumps( core )[ 1 : -1 ],
+            __.json.dumps( core, ensure_ascii = False )[ 1 : -1 ],
+            ''.join(
+                "\\u{unit:04x}".format( unit = int.from_bytes(
+                    units[ index : index + 2 ], 'big' ) )
+                for index in range( 0, len( units ), 2 ) ) )
+        for encoded in ( _b64encode( data ), _urlsafe_b64encode( data ) ):
+            text = encoded.decode( 'ascii' )
+            yield from ( text, text.rstrip( '=' ) )
 
 
 def _survey_loggers( ) -> list[ __.logging.Logger ]:
