@@ -6,18 +6,27 @@
     them now. '''
 
 
+import asyncio
+import json
+
 import pytest
 
 import invocables
+import invocables.mcp
 
+from invocables import descriptors
 from invocables.toolsets import wrappers
 from invocables.toolsets.policies import (
+    POLICY_CAUTIOUS,
     Actions,
     Policy,
     Rule,
+    access_hint,
     resume_invocation,
     survey_suspensions,
 )
+
+from . import mcp_support
 
 
 def _files( runs: list[ str ] ) -> invocables.Ensemble:
@@ -200,3 +209,110 @@ async def test_220_suspension_records_source_identity( ):
     assert resumed.name == 'b_delete_file'
     assert resumed.content[ 0 ].text == 'deleted /x'
     assert runs == [ 'delete_file /x' ]
+
+
+def _snapshot( ensemble, name, annotations ):
+    ''' Returns invoker as a snapshot would pin it, with annotations. '''
+    invoker = ensemble.access_invoker( name )
+    return invocables.FunctionInvoker(
+        name = name, invocable = invoker.invocable,
+        arguments_schema = invoker.arguments_schema,
+        description = invoker.description, annotations = annotations )
+
+
+def _flipping( ) -> invocables.Ensemble:
+    return invocables.mcp.produce_ensemble(
+        'srv', command = mcp_support.produce_server_command(
+            'flipping_server.py' ), timeout = 10 )
+
+
+async def _flip( server ) -> None:
+    ''' Has the server make act destructive; waits for the new listing. '''
+    result = await _run( [ server ], 'flip' )
+    assert result.content[ 0 ].text == 'flipped'
+    await asyncio.wait_for( server.wait_listings( ), 10 )
+    assert server.access_invoker( 'act' ).annotations[ 'destructiveHint' ]
+
+
+@pytest.mark.asyncio
+async def test_300_pinned_sees_live_annotations( ):
+    ''' A pinned MCP tool which its server makes destructive (and
+        announces so) is judged by the live annotations: a cautious policy
+        asks, and the pin keeps the pinned name, description and schema.
+    '''
+    server = _flipping( )
+    async with server:
+        pinned = wrappers.produce_pinned_ensemble( server, name = 'pin' )
+        before = pinned.access_invoker( 'act' )
+        assert not access_hint( before.annotations, 'destructive' )
+        result = await _run( [ pinned ], 'act', POLICY_CAUTIOUS )
+        assert result.content[ 0 ].text == 'read'
+        reading = wrappers.FilteredEnsemble(
+            pinned, annotations = { 'readOnlyHint': True } )
+        assert _names( reading ) == [ 'act', 'flip' ]
+        await _flip( server )
+        assert _names( reading ) == [ 'flip' ]
+        assert _names( pinned ) == [ 'act', 'flip' ]
+        invoker = pinned.access_invoker( 'act' )
+        assert access_hint( invoker.annotations, 'destructive' )
+        assert not access_hint( invoker.annotations, 'read_only' )
+        assert ( invoker.description, invoker.arguments_schema ) == (
+            before.description, before.arguments_schema )
+        namespace: dict = { }
+        result = await _run( [ pinned ], 'act', POLICY_CAUTIOUS, namespace )
+        assert result.is_error( )
+        assert 'awaits' in result.error.message
+        request, = survey_suspensions( namespace )
+        assert ( request.ensemble, request.tool ) == ( 'srv', 'act' )
+        wrapped = wrappers.RenamedEnsemble( pinned, prefix = 'x_' )
+        result = await _run( [ wrapped ], 'x_act', POLICY_CAUTIOUS )
+        assert 'awaits' in result.error.message
+
+
+@pytest.mark.asyncio
+async def test_310_descriptors_pinning_sees_live_annotations( tmp_path ):
+    ''' Tools pinned by descriptors ([[invokers]] beside [mcp]) are judged
+        by the live annotations too. '''
+    command = mcp_support.produce_server_command( 'flipping_server.py' )
+    ( tmp_path / 'srv.toml' ).write_text(
+        "[ensemble]\nname = 'srv'\n\n[mcp]\n"
+        f"command = {json.dumps( command )}\n" )
+    discovered = descriptors.produce_ensemble(
+        descriptors.produce_ensemble_descriptor( tmp_path / 'srv.toml' ) )
+    async with discovered:
+        written = descriptors.create_descriptors(
+            discovered, tmp_path / 'pinned' )
+    pinned, = await descriptors.prepare_ensembles(
+        { 'ensembles': [ { 'source': written } ] } )
+    assert isinstance( pinned, descriptors.PinnedEnsemble )
+    async with pinned:
+        result = await _run( [ pinned ], 'act', POLICY_CAUTIOUS )
+        assert result.content[ 0 ].text == 'read'
+        await _flip( pinned.inner )
+        result = await _run( [ pinned ], 'act', POLICY_CAUTIOUS )
+        assert result.is_error( )
+        assert 'awaits' in result.error.message
+
+
+@pytest.mark.asyncio
+async def test_320_pinned_hints_most_cautious( ):
+    ''' Each hint of a pinned tool is the more cautious of the pinned and
+        the live one: a pin cannot relax what the source says, and a pin
+        more cautious than the source stays so. '''
+    runs: list[ str ] = [ ]
+    files = _files( runs ) # delete_file says nothing: destructive
+    relaxed = _snapshot( files, 'delete_file', { 'readOnlyHint': True } )
+    pinned = wrappers.PinnedEnsemble( files, ( relaxed, ) )
+    annotations = pinned.access_invoker( 'delete_file' ).annotations
+    assert access_hint( annotations, 'destructive' )
+    result = await _run( [ pinned ], 'delete_file', POLICY_CAUTIOUS )
+    assert 'awaits' in result.error.message
+    assert runs == [ ]
+    cautious = _snapshot( files, 'read_file', {
+        'destructiveHint': True, 'idempotentHint': False,
+        'title': 'Reader' } )
+    pinned = wrappers.PinnedEnsemble( files, ( cautious, ) )
+    annotations = pinned.access_invoker( 'read_file' ).annotations
+    assert dict( annotations ) == {
+        'readOnlyHint': False, 'destructiveHint': True,
+        'idempotentHint': False, 'title': 'Reader' }

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 
 ''' Invokers which wrappers offer: delegates of the tools of inner
-    ensembles, under other names or descriptions.
+    ensembles, under other names or descriptions, and the invokers of
+    pinned snapshots, with the annotations which rules must see.
 '''
 
 
@@ -9,6 +10,7 @@ import invocables.__ as __
 import invocables.canisters as _canisters
 import invocables.execution.deduplicators as _deduplicators
 import invocables.ensembles as _ensembles
+import invocables.exceptions as _exceptions
 import invocables.invokers as _invokers
 
 
@@ -72,7 +74,9 @@ class DelegateInvoker( __.immut.Object ):
         return self.inner.deduplicator
 
     @property
-    def annotations( self ) -> _invokers.Annotations:
+    def annotations( # pyright: ignore[reportIncompatibleVariableOverride]
+        self
+    ) -> _invokers.Annotations:
         ''' Annotations of inner invoker. '''
         return self.inner.annotations
 
@@ -95,3 +99,136 @@ class DelegateInvoker( __.immut.Object ):
         self, context: _invokers.Context, arguments: __.Arguments
     ) -> _canisters.ContentSequence:
         return await self.inner( context, arguments )
+
+
+# Hints of MCP tool annotations: wire name and default, by the MCP
+# specification (a tool which says nothing may destroy and reach out). The
+# defaults are also the cautious values: what a rule must assume.
+HINTS = __.types.MappingProxyType( {
+    'read_only': ( 'readOnlyHint', False ),
+    'destructive': ( 'destructiveHint', True ),
+    'idempotent': ( 'idempotentHint', False ),
+    'open_world': ( 'openWorldHint', True ),
+} )
+
+
+class PinnedInvoker( _invokers.FunctionInvoker ):
+    ''' Invoker of a pinned snapshot, which calls the inner tool.
+
+        Name, description and schemas are the pinned ones: a pin guards
+        what the model is offered against drift. Annotations are not the
+        server's to relax behind the pin, nor to hide: while the inner
+        ensemble offers the tool, each hint is the more cautious of the
+        pinned and the live one (destructive if either says so, read-only
+        only if both do), so that rules see a tool which its server has
+        made destructive since, and a pin which marks a tool more
+        cautiously than its server keeps doing so.
+    '''
+
+    def __init__(
+        self, *, source: _ensembles.Ensemble, **arguments: __.typx.Any
+    ):
+        self.source = source
+        # Memo: the live annotations last merged, and the merge.
+        self.merger: list[ __.typx.Any ] = [ None, None ]
+        super( ).__init__( **arguments )
+
+    @property
+    def annotations( # pyright: ignore[reportIncompatibleVariableOverride]
+        self
+    ) -> _invokers.Annotations:
+        ''' Annotations pinned, as cautious as the live tool's. '''
+        pinned: _invokers.Annotations = vars( self )[ 'annotations' ]
+        live = self._access_live_annotations( )
+        if live is None: return pinned
+        merger = self.merger
+        if merger[ 0 ] is not live:
+            merger[ 1 ] = __.immut.Dictionary[ str, __.typx.Any ](
+                merge_annotations( pinned, live ) )
+            merger[ 0 ] = live
+        return merger[ 1 ]
+
+    def with_ensemble( self, ensemble: _ensembles.Ensemble ) -> __.typx.Self:
+        ''' Returns copy of invoker which belongs to ensemble. '''
+        return type( self )(
+            source = self.source, name = self.name,
+            invocable = self.invocable,
+            arguments_schema = self.arguments_schema,
+            description = self.description, ensemble = ensemble,
+            timeout = self.timeout, max_retries = self.max_retries,
+            deduplicator = self.deduplicator,
+            annotations = vars( self )[ 'annotations' ],
+            outschema = self.outschema, validator = self.validator )
+
+    def _access_live_annotations( self ) -> _invokers.Annotations | None:
+        # Not connected (an MCP server), or no longer offered: the pinned.
+        try: return self.source.access_invoker( self.name ).annotations
+        except (
+            _exceptions.ConnectionAbsence, _exceptions.InvokerAbsence
+        ): return None
+
+
+def access_hint(
+    hints: __.cabc.Mapping[ str, __.typx.Any ], key: str
+) -> bool:
+    ''' Returns hint of annotations, with the MCP default if not given.
+
+        Keys are ``read_only``, ``destructive``, ``idempotent``,
+        ``open_world``; annotations may use them or MCP's names
+        (``readOnlyHint`` ...). A read-only tool is never destructive.
+    '''
+    wire, default = HINTS[ key ]
+    value = hints.get( wire, hints.get( key ) )
+    if isinstance( value, bool ): return value
+    if key == 'destructive' and access_hint( hints, 'read_only' ):
+        return False
+    return default
+
+
+def merge_annotations(
+    pinned: __.cabc.Mapping[ str, __.typx.Any ],
+    live: __.cabc.Mapping[ str, __.typx.Any ],
+) -> dict[ str, __.typx.Any ]:
+    ''' Returns pinned annotations with each hint the more cautious.
+
+        A hint which either says something about is given, under its MCP
+        name, as the cautious value (the MCP default) if either side's
+        value is it; other keys are the pinned ones, else the live ones.
+    '''
+    merged = { **live, **pinned }
+    for key, ( wire, cautious ) in HINTS.items( ):
+        said = [
+            hints for hints in ( pinned, live )
+            if wire in hints or key in hints ]
+        if not said: continue
+        merged.pop( key, None )
+        values = ( access_hint( pinned, key ), access_hint( live, key ) )
+        merged[ wire ] = cautious if cautious in values else not cautious
+    return merged
+
+
+def produce_pinned_invoker(
+    source: _ensembles.Ensemble,
+    invoker: _invokers.Invoker,
+    ensemble: _ensembles.Ensemble,
+) -> PinnedInvoker:
+    ''' Produces invoker of snapshot which calls source tool of its name.
+    '''
+    name = invoker.name
+    # Not a member of the Invoker protocol; function invokers have it.
+    retries: object = getattr( invoker, 'max_retries', __.absent )
+
+    async def invoke(
+        context: _invokers.Context, arguments: __.Arguments
+    ) -> object:
+        inner = source.access_invoker( name )
+        return list( await inner( context, arguments ) ) or None
+
+    return PinnedInvoker(
+        source = source, name = name, invocable = invoke,
+        arguments_schema = invoker.arguments_schema,
+        description = invoker.description, ensemble = ensemble,
+        timeout = invoker.timeout,
+        max_retries = retries if isinstance( retries, int ) else __.absent,
+        deduplicator = invoker.deduplicator,
+        annotations = invoker.annotations, outschema = invoker.outschema )

@@ -26,6 +26,7 @@ import invocables.execution as _execution
 import invocables.execution.interception as _interception
 import invocables.invokers as _invokers
 import invocables.naming as _naming
+import invocables.toolsets._delegates as _delegates
 import invocables.toolsets.approvals as _approvals
 import invocables.toolsets.wrappers as _wrappers
 from .approvals import (
@@ -43,13 +44,8 @@ Hints: __.typx.TypeAlias = __.cabc.Mapping[ str, __.typx.Any ]
 SEAL_KEY_VARIABLE = 'INVOCABLES_APPROVAL_KEY'
 
 # Hint keys of MCP tool annotations, and their defaults by the MCP
-# specification (a tool which says nothing may destroy and reach out).
-_HINTS = __.types.MappingProxyType( {
-    'read_only': ( 'readOnlyHint', False ),
-    'destructive': ( 'destructiveHint', True ),
-    'idempotent': ( 'idempotentHint', False ),
-    'open_world': ( 'openWorldHint', True ),
-} )
+# specification: one table, which pinned invokers read too.
+_HINTS = _delegates.HINTS
 _RULE_KEYS = frozenset( ( 'action', 'ensemble', 'tool', 'name', *_HINTS ) )
 # Seals approval records of this process when no key is configured.
 _seal_key_process = _secrets.token_bytes( 32 )
@@ -298,12 +294,7 @@ def access_hint( hints: Hints, key: str ) -> bool:
         ``open_world``; annotations may use them or MCP's names
         (``readOnlyHint`` ...). A read-only tool is never destructive.
     '''
-    wire, default = _HINTS[ key ]
-    value = hints.get( wire, hints.get( key ) )
-    if isinstance( value, bool ): return value
-    if key == 'destructive' and access_hint( hints, 'read_only' ):
-        return False
-    return default
+    return _delegates.access_hint( hints, key )
 
 
 def load_policy(

@@ -10,7 +10,8 @@
     server's ``tools/list_changed``), the wrapper derives its own anew, as
     a new tuple, so that nomenclatures made of it are made anew too. A
     pinned ensemble is the exception, on purpose: it offers the tools it
-    was given, whatever the inner ensemble offers later.
+    was given, whatever the inner ensemble offers later (but its rules see
+    the live annotations, when more cautious).
 '''
 
 
@@ -289,8 +290,12 @@ class PinnedEnsemble( WrapperBase ):
 
         The snapshot (names, descriptions, schemas) is offered even before
         the inner ensemble is connected and whatever it offers later; calls
-        go to the inner tools of the same names. Connecting checks that the
-        inner ensemble still offers every pinned tool, and raises
+        go to the inner tools of the same names. Annotations are not
+        pinned against the server: while the inner ensemble offers a tool,
+        each hint is the more cautious of the pinned and the live one, so
+        that policies see a tool which its server made destructive since.
+        Connecting checks that the inner ensemble still offers every
+        pinned tool, and raises
         :py:class:`invocables.exceptions.ConnectionFailure` (after
         disconnecting it) otherwise. The ``descriptors`` pinning of MCP
         servers (``[[invokers]]`` beside ``[mcp]``) is this, made from TOML.
@@ -312,17 +317,30 @@ class PinnedEnsemble( WrapperBase ):
     ):
         super( ).__init__( inner, name = name )
         self.snapshot = tuple( invokers )
+        # Memo: the inner tuple last seen, and the snapshot for it.
+        self._sources: list[ __.typx.Any ] = [ None, self.snapshot ]
 
     def derive_invokers(
         self, invokers: tuple[ _invokers.Invoker, ... ]
     ) -> __.cabc.Iterable[ _invokers.Invoker ]:
         ''' Returns invokers of the snapshot which call the inner tools. '''
         return [
-            _produce_pinned_invoker( self, invoker ) for invoker in invokers ]
+            _delegates.produce_pinned_invoker( self.inner, invoker, self )
+            for invoker in invokers ]
 
     def survey_source( self ) -> tuple[ _invokers.Invoker, ... ]:
-        ''' Returns the snapshot, whatever the inner ensemble offers. '''
-        return self.snapshot
+        ''' Returns the snapshot, whatever the inner ensemble offers.
+
+            An equal tuple, anew, when the inner ensemble's tools change:
+            wrappers over this one (a filter by annotations) then judge
+            the tools by their live annotations.
+        '''
+        try: live = self.inner.survey_invokers( )
+        except _exceptions.ConnectionAbsence: live = None
+        sources = self._sources
+        if sources[ 0 ] is not live:
+            sources[ : ] = [ live, ( *self.snapshot, ) ] # a new tuple
+        return sources[ 1 ]
 
     async def connect( self ) -> None:
         ''' Connects inner ensemble; checks that it offers every tool. '''
@@ -447,30 +465,6 @@ def _is_ensemble( value: object ) -> bool:
         hasattr( value, name ) for name in (
             'name', 'configuration', 'survey_invokers', 'access_invoker',
             'connect', 'disconnect', 'is_connected' ) )
-
-
-def _produce_pinned_invoker(
-    ensemble: PinnedEnsemble, invoker: _invokers.Invoker
-) -> _invokers.Invoker:
-    ''' Produces invoker of snapshot which calls inner tool of its name. '''
-    name = invoker.name
-    # Not a member of the Invoker protocol; function invokers have it.
-    retries: object = getattr( invoker, 'max_retries', __.absent )
-
-    async def invoke(
-        context: _invokers.Context, arguments: __.Arguments
-    ) -> object:
-        inner = ensemble.inner.access_invoker( name )
-        return list( await inner( context, arguments ) ) or None
-
-    return _invokers.FunctionInvoker(
-        name = name, invocable = invoke,
-        arguments_schema = invoker.arguments_schema,
-        description = invoker.description, ensemble = ensemble,
-        timeout = invoker.timeout,
-        max_retries = retries if isinstance( retries, int ) else __.absent,
-        deduplicator = invoker.deduplicator,
-        annotations = invoker.annotations, outschema = invoker.outschema )
 
 
 def _validate_new_names(
