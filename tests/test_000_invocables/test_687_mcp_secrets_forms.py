@@ -7,7 +7,8 @@
 
     The secrets are given as ``env:`` references; servers quote them
     through their ``echo`` tool (``servers/echo_server.py``), as a server
-    which quotes what it was given would.
+    which quotes what it was given would; ``mcp-server-time`` lists the
+    tools whose names a short secret would change.
 '''
 
 
@@ -176,3 +177,64 @@ def test_420_forms_of_references_in_url( monkeypatch ):
     assert redactor.redact( 'sent p%40ss%2Fword' ) == 'sent ***'
     assert redactor.redact( 'sent cEBzcy93b3Jk' ) == 'sent ***'
 
+
+def _produce_clock( monkeypatch, secret ):
+    monkeypatch.setenv( _VARIABLE, secret )
+    return invocables.mcp.produce_ensemble(
+        'clock', command = [
+            mcp_support.locate_time_server( ), '--local-timezone', 'UTC' ],
+        environment = { 'APP_MODE': f"env:{_VARIABLE}" } )
+
+
+_REASON = (
+    'its schema holds a secret of the connection in the name of an '
+    'argument or keyword, which redaction changes; calls by the names '
+    'listed would fail' )
+
+
+@pytest.mark.asyncio
+async def test_500_tools_of_disfigured_arguments_left_out(
+    monkeypatch, caplog
+):
+    ''' A secret which is a common word (``time``) would change the names
+        of arguments (``timezone`` into ``***zone``): the tools concerned
+        are left out, with a reason which quotes no secret, and one
+        warning says to use a longer secret. A secret in a description
+        only is redacted there, and its tool stays.
+
+        Before, the tools were offered with the changed names, and a call
+        by them failed ("Field required").
+    '''
+    caplog.set_level( 'WARNING' )
+    async with _produce_clock( monkeypatch, 'time' ) as ensemble:
+        omissions = ensemble.survey_omissions( )
+        assert not ensemble.invokers
+        for name in invocables.processors.PROVIDERS:
+            processor = invocables.produce_processor( name )
+            assert processor.prepare_tools( [ ensemble ] ) == [ ]
+    assert { omission.name for omission in omissions } == {
+        'get_current_time', 'convert_time' }
+    assert { omission.reason for omission in omissions } == { _REASON }
+    warnings = [
+        record for record in caplog.records
+        if 'use a longer one.' in record.getMessage( ) ]
+    assert len( warnings ) == 1
+    async with _produce_echo( monkeypatch, 'unchanged' ) as ensemble:
+        invoker = ensemble.access_invoker( 'echo' )
+        assert invoker.description.strip( ) == 'Returns the message ***.'
+        assert await _echo( ensemble, 'unchanged' ) == [ '***' ]
+
+
+@pytest.mark.asyncio
+async def test_510_tools_of_disfigured_types_left_out( monkeypatch ):
+    ''' A secret which is a word of JSON Schema (``string``) would change
+        types: the tools concerned are left out with the same reason.
+
+        Before, they were left out as invalid JSON Schema, which blamed
+        the server.
+    '''
+    async with _produce_clock( monkeypatch, 'string' ) as ensemble:
+        omissions = ensemble.survey_omissions( )
+    assert { omission.name for omission in omissions } == {
+        'get_current_time', 'convert_time' }
+    assert { omission.reason for omission in omissions } == { _REASON }

@@ -13,6 +13,7 @@
 
 import invocables.mcp.__ as __
 import invocables.mcp.records as _records
+import invocables.mcp.redaction as _redaction
 import invocables.mcp._sdk as _sdk
 from ._sdk import types as _mcp_types
 import invocables.ensembles as _ensembles
@@ -26,6 +27,11 @@ InvocableProducer: __.typx.TypeAlias = __.cabc.Callable[
 
 _Entry: __.typx.TypeAlias = tuple[
     _invokers.Invoker, _records.ToolDescription ]
+
+_REASON_DISFIGURED = (
+    "its schema holds a secret of the connection in the name of an "
+    "argument or keyword, which redaction changes; calls by the names "
+    "listed would fail" )
 
 _scribe = __.produce_scribe( __name__ )
 
@@ -58,6 +64,7 @@ class Catalog:
             __.types.MappingProxyType( { } ) )
         ''' Task support (``required``, ``optional``) of the tools which
             are called as tasks, by name. '''
+        self.disfigured = False # a tool was left out for a short secret
 
     def absorb(
         self,
@@ -124,6 +131,9 @@ class Catalog:
                 "MCP server %r lists tool %r twice; the first is kept.",
                 self.name, name )
             return 'listed twice by server'
+        if _is_disfigured( tool ):
+            self._warn_disfigured( )
+            return _REASON_DISFIGURED
         return None
 
     def _complete(
@@ -191,6 +201,16 @@ class Catalog:
             for description in self.descriptions } )
         self.omissions = tuple( omissions )
 
+    def _warn_disfigured( self ) -> None:
+        if self.disfigured: return
+        self.disfigured = True
+        _scribe.warning(
+            "MCP server %r: a secret of the connection appears in names in "
+            "tool schemas (of arguments or keywords), which redaction would "
+            "change; the tools concerned are left out (see "
+            "survey_omissions). If the secret is short or a common word, "
+            "use a longer one.", self.name )
+
     def _warn_missing(
         self, tools: __.cabc.Sequence[ _mcp_types.Tool ]
     ) -> None:
@@ -201,6 +221,36 @@ class Catalog:
             _scribe.warning(
                 "MCP server %r offers no tool %r from the include list.",
                 self.name, name )
+
+
+def _is_disfigured( tool: _mcp_types.Tool ) -> bool:
+    ''' Returns whether redaction changed names in schemas of a (redacted)
+        tool: property names or other keys, or types.
+
+        The values of a schema (descriptions, defaults, examples, enums)
+        may lose their secrets; its names are what calls send back.
+    '''
+    pending: list[ __.typx.Any ] = [
+        _sdk.access_field( tool, 'input_schema' ),
+        _sdk.access_field( tool, 'output_schema' ) ]
+    while pending:
+        node = pending.pop( )
+        if isinstance( node, list ):
+            pending.extend( __.typx.cast( list[ __.typx.Any ], node ) )
+            continue
+        if not isinstance( node, dict ): continue
+        mapping = __.typx.cast( dict[ str, __.typx.Any ], node )
+        if any( _redaction.REDACTION in key for key in mapping ): return True
+        kind: __.typx.Any = mapping.get( 'type' )
+        kinds = __.typx.cast(
+            list[ __.typx.Any ],
+            kind if isinstance( kind, list ) else [ kind ] )
+        if any(
+            isinstance( item, str ) and _redaction.REDACTION in item
+            for item in kinds
+        ): return True
+        pending.extend( mapping.values( ) )
+    return False
 
 
 def _access_task_support( tool: _mcp_types.Tool ) -> str:
