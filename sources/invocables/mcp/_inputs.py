@@ -22,6 +22,10 @@
     :py:data:`REQUESTS_MAXIMUM` of them; at most :py:data:`ROUNDS_MAXIMUM`
     rounds are made; the loop runs within the caller's timeout and is
     cancelled with the call.
+
+    Every request here (under either version) raises its failures
+    confined (:py:func:`confine`): a traceback of them shows no text of
+    the server as the server gave it.
 '''
 
 
@@ -55,10 +59,12 @@ def call_tool(
 ) -> __.cabc.Coroutine[ __.typx.Any, __.typx.Any, __.typx.Any ]:
     ''' Returns call of tool through session, which answers the input the
         server requires (MCP 2026-07-28); under 2025-11-25, the call of
-        :py:func:`invocables.mcp._sdk.call_tool`, unwrapped.
+        :py:func:`invocables.mcp._sdk.call_tool`, confined.
     '''
     if not _sdk.is_modern( session ):
-        return _sdk.call_tool( session, name, arguments, None, progress )
+        return confine(
+            _sdk.call_tool( session, name, arguments, None, progress ),
+            redact )
 
     def send( responses: __.typx.Any, state: str | None ) -> __.typx.Any:
         return session.call_tool(
@@ -79,7 +85,7 @@ async def get_prompt(
         requires (MCP 2026-07-28).
     '''
     if not _sdk.is_modern( session ):
-        return await session.get_prompt( name, arguments )
+        return await confine( session.get_prompt( name, arguments ), redact )
 
     def send( responses: __.typx.Any, state: str | None ) -> __.typx.Any:
         return session.get_prompt(
@@ -96,7 +102,7 @@ async def read_resource(
         input the server requires (MCP 2026-07-28).
     '''
     if not _sdk.is_modern( session ):
-        return await session.read_resource( uri )
+        return await confine( session.read_resource( uri ), redact )
 
     def send( responses: __.typx.Any, state: str | None ) -> __.typx.Any:
         return session.read_resource(
@@ -122,34 +128,52 @@ async def resolve(
         server requires input for more than rounds rounds, or if an input
         could not be given (the callback refused; the server cannot learn
         it under 2026-07-28), or if a result is out of shape with a long
-        account of its faults (a shorter one raises as it is).
+        account of its faults (a shorter one raises as its stand-in: see
+        :py:func:`confine`, as the SDK's errors).
     '''
     required = _sdk.types.InputRequiredResult
     count = 0
     delay = _STATE_DELAY_INITIAL
-    try:
-        result = await send( None, None )
-        while isinstance( result, required ):
-            count += 1
-            if count > rounds:
-                raise _exceptions.InvocationRefusal(
-                    f"The server required input for {subject} for more "
-                    f"than {rounds} rounds; the request was abandoned." )
-            requests = result.input_requests
-            if requests:
-                delay = _STATE_DELAY_INITIAL
-                responses = await answer_requests(
-                    session, requests, subject, redact )
-            else: # state alone: the server is busy; wait a little
-                await __.asyncio.sleep( delay )
-                delay = min( delay * 2, _STATE_DELAY_MAXIMUM )
-                responses = None
-            result = await send( responses, result.request_state )
-    except ValueError as exception:
+    result = await confine( send( None, None ), redact, subject )
+    while isinstance( result, required ):
+        count += 1
+        if count > rounds:
+            raise _exceptions.InvocationRefusal(
+                f"The server required input for {subject} for more "
+                f"than {rounds} rounds; the request was abandoned." )
+        requests = result.input_requests
+        if requests:
+            delay = _STATE_DELAY_INITIAL
+            responses = await answer_requests(
+                session, requests, subject, redact )
+        else: # state alone: the server is busy; wait a little
+            await __.asyncio.sleep( delay )
+            delay = min( delay * 2, _STATE_DELAY_MAXIMUM )
+            responses = None
+        result = await confine(
+            send( responses, result.request_state ), redact, subject )
+    return result
+
+
+async def confine(
+    awaitable: __.cabc.Awaitable[ __.typx.Any ],
+    redact: _Redact,
+    subject: str | None = None,
+) -> __.typx.Any:
+    ''' Returns result of request; raises its failure confined: the
+        SDK's error, or a result out of shape (``ValueError``,
+        ``RuntimeError``), as a stand-in which carries the server's text
+        redacted (see :py:func:`invocables.mcp.results.produce_cause`),
+        raised apart from the original, which is neither its cause nor
+        its context; with subject, an account of faults which is long as
+        a refusal (see :py:func:`resolve`); an exception of the library
+        as it is.
+    '''
+    try: return await awaitable
+    except ( _sdk.Error, ValueError, RuntimeError ) as exception:
         flaw = _produce_flaw( exception, subject, redact )
         if flaw is exception: raise
-        raise flaw from exception
-    return result
+    raise flaw # apart from the handling: without context
 
 
 async def answer_requests(
@@ -216,22 +240,28 @@ def produce_requests(
               'inputRequests': dict( requests ) }, by_name = False )
     except ValueError as exception:
         flaw = _produce_flaw( exception, subject, redact )
-        if flaw is exception: raise
-        raise flaw from exception
-    return dict( result.input_requests or { } )
+    else: return dict( result.input_requests or { } )
+    raise flaw # apart from the handling: without context
 
 
 def _produce_flaw(
-    exception: ValueError, subject: str, redact: _Redact
-) -> Exception:
-    ''' Returns refusal of a server's result out of shape whose account is
-        long (pydantic's lists every fault: thousands, for thousands of
-        requests), redacted, then abbreviated (no bound cuts a secret);
-        else the exception itself (the library's own, or a short one).
+    exception: Exception, subject: str | None, redact: _Redact
+) -> BaseException:
+    ''' Returns the exception of the library as it is; else its stand-in
+        (see :py:func:`invocables.mcp.results.produce_cause`), or, for a
+        server's result out of shape whose account is long (pydantic's
+        lists every fault: thousands, for thousands of requests), a
+        refusal with it redacted, then abbreviated (no bound cuts a
+        secret), whose cause is the stand-in: if subject is given.
     '''
-    if isinstance( exception, _exceptions.Omnierror ): return exception
-    text = str( exception )
-    if len( text ) <= _results.EXCERPT_LENGTH_MAXIMUM: return exception
-    return _exceptions.InvocationRefusal(
+    cause = _results.produce_cause( exception, redact )
+    if subject is None or cause is exception or not isinstance(
+        exception, ValueError
+    ): return cause
+    text = str( cause )
+    if len( text ) <= _results.EXCERPT_LENGTH_MAXIMUM: return cause
+    refusal = _exceptions.InvocationRefusal(
         f"The server returned a result for {subject} which is not a valid "
-        f"MCP result: {_results.produce_excerpt( text, redact )}" )
+        f"MCP result: {_results.produce_excerpt( text )}" )
+    refusal.__cause__ = cause
+    return refusal

@@ -358,11 +358,8 @@ class ServerEnsemble(
                 self.name,
                 f"{connection.describe_failure( )} during a call to tool "
                 f"{name!r}. {advice}" ) from None
-        message = _results.produce_excerpt(
-            exception.error.message, connection.redactor.redact )
-        raise _exceptions.InvocationRefusal(
-            f"Server {self.name!r} refused the call of tool {name!r}: "
-            f"{message} (code {code})." ) from exception
+        raise _results.produce_call_refusal( # its cause: a stand-in
+            self.name, name, exception, connection.redactor )
 
     def _produce_invocable(
         self, name: str, timeout: __.Absential[ float | None ]

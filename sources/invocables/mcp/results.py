@@ -18,6 +18,7 @@ EXCERPT_LENGTH_MAXIMUM = 2000
 ''' Most characters of a server's text (its error, the account of its
     result's faults) which a message of the library quotes. '''
 
+_DATA_DEPTH_MAXIMUM = 64 # levels of an error's data redacted
 _REASON_LENGTH_MAXIMUM = 1000 # characters of a validator's reason shown
 _REDACTOR_VACANT = _redaction.Redactor( )
 _VALIDATORS_MAXIMUM = 4096 # output schemas whose validators are kept
@@ -112,24 +113,73 @@ def validate_result(
         f"declaration: tool {name!r}: {reason}" ) )
 
 
+def produce_call_refusal(
+    ensemble: str,
+    tool: str,
+    exception: _sdk.Error,
+    redactor: _redaction.Redactor,
+) -> _exceptions.InvocationRefusal:
+    ''' Returns refusal of a call which the server refused (exception,
+        the SDK's error): its message redacted and abbreviated, its code.
+        The refusal's cause is exception's redacted stand-in (see
+        :py:func:`produce_cause`).
+    '''
+    error = exception.error
+    message = produce_excerpt( error.message, redactor.redact )
+    refusal = _exceptions.InvocationRefusal(
+        f"Server {ensemble!r} refused the call of tool {tool!r}: "
+        f"{message} (code {error.code})." )
+    refusal.__cause__ = produce_cause( exception, redactor.redact )
+    return refusal
+
+
+def produce_cause(
+    exception: BaseException, redact: __.cabc.Callable[ [ str ], str ]
+) -> BaseException:
+    ''' Returns what may stand as the cause (or context) of an error of
+        the library which exception brought about, so that no traceback
+        shows a server's text as the server gave it.
+
+        An exception of the library is itself (its text is redacted when
+        it is made). Any other (the SDK's error, pydantic's account of a
+        result out of shape) is replaced by a stand-in which carries its
+        text redacted, not abbreviated, and has no cause, context or
+        traceback: the SDK's error of the same code with its message and
+        data redacted, or an exception of its builtin kind
+        (``RuntimeError``, ``ValueError``, else ``Exception``).
+    '''
+    if isinstance( exception, _exceptions.Omniexception ): return exception
+    if isinstance( exception, _sdk.Error ):
+        error = exception.error
+        return _sdk.produce_error(
+            error.code, redact( error.message ),
+            _redact_data( redact, error.data, 0 ) )
+    text = redact( str( exception ) )
+    for kind in ( RuntimeError, ValueError ):
+        if isinstance( exception, kind ): return kind( text )
+    return Exception( text )
+
+
 def produce_flaw_refusal(
     ensemble: str, redactor: __.typx.Any, exception: Exception
 ) -> _exceptions.Omnierror:
     ''' Returns refusal of a call whose result the SDK found amiss
-        (exception, its cause), redacted and abbreviated (an account of
-        thousands of faults is long); an exception of the library,
-        raised on the way (input required beyond bounds, a task which
-        did not complete), as it is. The refusal's cause is exception.
+        (exception), redacted and abbreviated (an account of thousands of
+        faults is long); an exception of the library, raised on the way
+        (input required beyond bounds, a task which did not complete), as
+        it is. The refusal's cause is exception's redacted stand-in (see
+        :py:func:`produce_cause`).
     '''
     if isinstance( exception, _exceptions.Omnierror ): return exception
     flaw = (
         'breaks its own declaration' if isinstance( exception, RuntimeError )
         else 'is not a valid MCP result' )
-    account = produce_excerpt( str( exception ), redactor.redact )
+    cause = produce_cause( exception, redactor.redact )
+    account = produce_excerpt( str( cause ) )
     refusal = _exceptions.InvocationRefusal( redactor.redact(
         f"Server {ensemble!r} returned a result which {flaw}: "
         f"{account}" ) )
-    refusal.__cause__ = exception
+    refusal.__cause__ = cause
     return refusal
 
 
@@ -272,6 +322,24 @@ def _redact_content(
                     content.description if __.is_absent( content.description )
                     else redactor.redact( content.description ) ) )
         case _: return content
+
+
+def _redact_data(
+    redact: __.cabc.Callable[ [ str ], str ], data: __.typx.Any, depth: int
+) -> __.typx.Any:
+    ''' Returns JSON-like data (of an error) with its strings redacted;
+        below the bound of depth, a redaction mark only. '''
+    if isinstance( data, str ): return redact( data )
+    if depth >= _DATA_DEPTH_MAXIMUM: return _redaction.REDACTION
+    if isinstance( data, __.cabc.Mapping ):
+        mapping = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], data )
+        return {
+            redact( str( key ) ): _redact_data( redact, value, depth + 1 )
+            for key, value in mapping.items( ) }
+    if isinstance( data, ( list, tuple ) ):
+        items = __.typx.cast( __.cabc.Sequence[ __.typx.Any ], data )
+        return [ _redact_data( redact, item, depth + 1 ) for item in items ]
+    return data
 
 
 def _produce_error_text( result: _mcp_types.CallToolResult ) -> str:

@@ -10,20 +10,44 @@
     returns a resource (binary) and a resource link whose URI and name
     carry it. Flag: ``--refuse`` refuses to list prompts and templates,
     with the secret in the error.
+
+    Tool ``reject( )`` refuses the call with the secret in the message and
+    data of its error; ``garble( count )`` answers count text blocks out
+    of shape (their text an object quoting the secret); ``typed( )``
+    returns an image, an audio clip, two resources (text, binary) and a
+    resource link whose media types carry it; ``halves( gap, error )``
+    returns it split over two text blocks (the second led by gap), as an
+    error result if error. Flag: ``--modern`` speaks MCP 2026-07-28 alone
+    (refuses the legacy handshake, ``initialize``).
 '''
 
 
 import argparse
 import os
 
-from typing import Annotated
+from typing import Annotated, Any
+
+import anyio
 
 from pydantic import Field
 
 from mcp import MCPError
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 from mcp_types import (
-    BlobResourceContents, EmbeddedResource, ResourceLink )
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    EmbeddedResource,
+    ErrorData,
+    ImageContent,
+    JSONRPCError,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
 
 
 _SECRET = os.environ[ 'CONFIDING_SECRET' ]
@@ -90,13 +114,113 @@ def embed( ) -> list[ EmbeddedResource | ResourceLink ]:
             uri = f"test://confiding/link/{_SECRET}" ) ]
 
 
+@server.tool( )
+def reject( ) -> str:
+    ''' Refuses the call, quoting the secret in message and data. '''
+    raise MCPError( -32602, f"Bad token {_SECRET}.", { 'token': _SECRET } )
+
+
+@server.tool( )
+def garble( count: int = 1 ) -> str:
+    ''' Answers text blocks out of shape (see _garble). '''
+    return str( count )
+
+
+async def _garble(
+    ctx: ServerRequestContext[ Any, Any ], call_next: CallNext
+) -> HandlerResult:
+    ''' Replaces the answer of garble( count ): count text blocks whose
+        text is an object quoting the secret (past the SDK's check). '''
+    result = await call_next( ctx )
+    parameters: Any = ctx.params or { }
+    if ctx.method != 'tools/call' or parameters.get( 'name' ) != 'garble':
+        return result
+    arguments: dict[ str, Any ] = parameters.get( 'arguments' ) or { }
+    count = int( arguments.get( 'count', 1 ) )
+    block = { 'type': 'text', 'text': { 'token': _SECRET } }
+    return { **dict( result or { } ), 'content': [ block ] * count }
+
+
+server.middleware.append( _garble )
+
+
+@server.tool( structured_output = False )
+def typed( ) -> list[
+    ImageContent | AudioContent | EmbeddedResource | ResourceLink
+]:
+    ''' Returns contents whose media types carry the secret. '''
+    return [
+        ImageContent(
+            type = 'image', data = 'iVBORw0KGgo=',
+            mime_type = f"image/png; x={_SECRET}" ),
+        AudioContent(
+            type = 'audio', data = 'AAAA', mime_type = f"audio/{_SECRET}" ),
+        EmbeddedResource(
+            type = 'resource', resource = TextResourceContents(
+                uri = 'test://confiding/typed.txt', text = 'hi',
+                mime_type = f"text/plain; charset={_SECRET}" ) ),
+        EmbeddedResource(
+            type = 'resource', resource = BlobResourceContents(
+                uri = 'test://confiding/typed.bin', blob = 'AAEC',
+                mime_type = f"application/{_SECRET}" ) ),
+        ResourceLink(
+            type = 'resource_link', name = 'typed', uri = 'test://c',
+            mime_type = f"text/{_SECRET}" ) ]
+
+
+@server.tool( structured_output = False )
+def halves( gap: str = '', error: bool = False ) -> CallToolResult:
+    ''' Returns the secret split over two text blocks. '''
+    half = len( _SECRET ) // 2
+    return CallToolResult(
+        content = [
+            TextContent( type = 'text', text = f"key {_SECRET[ : half ]}" ),
+            TextContent(
+                type = 'text', text = f"{gap}{_SECRET[ half : ]} ends" ) ],
+        is_error = error )
+
+
+async def _serve_modern( ) -> None:
+    ''' Serves over stdio, refusing the legacy handshake. '''
+    lowlevel: Any = getattr( server, '_lowlevel_server' )
+    async with stdio_server( ) as ( reading, writing ):
+        sending, receiving = anyio.create_memory_object_stream[
+            SessionMessage | Exception ]( 0 )
+
+        async def pump( ) -> None:
+            async with sending:
+                async for item in reading:
+                    message: Any = getattr( item, 'message', None )
+                    if getattr( message, 'method', None ) == 'initialize':
+                        await writing.send( SessionMessage( JSONRPCError(
+                            jsonrpc = '2.0', id = message.id,
+                            error = ErrorData(
+                                code = -32022,
+                                message = 'Unsupported protocol version.',
+                                data = {
+                                    'supported': [ '2026-07-28' ],
+                                    'requested': '2025-11-25' } ) ) ) )
+                        continue
+                    await sending.send( item )
+
+        async with anyio.create_task_group( ) as group:
+            group.start_soon( pump )
+            await lowlevel.run(
+                receiving, writing,
+                lowlevel.create_initialization_options( ) )
+            group.cancel_scope.cancel( )
+
+
 def main( ) -> None:
     ''' Runs server on stdio. '''
     global _refusing # noqa: PLW0603
     parser = argparse.ArgumentParser( )
     parser.add_argument( '--refuse', action = 'store_true' )
-    _refusing = parser.parse_args( ).refuse
-    server.run( )
+    parser.add_argument( '--modern', action = 'store_true' )
+    options = parser.parse_args( )
+    _refusing = options.refuse
+    if options.modern: anyio.run( _serve_modern )
+    else: server.run( )
 
 
 if __name__ == '__main__': main( )
