@@ -21,7 +21,7 @@ import pytest
 import invocables
 import invocables.mcp
 
-from invocables import exceptions
+from invocables import exceptions, serving
 from invocables.mcp import _inputs, redaction
 from invocables.mcp import _sdk as sdk
 
@@ -190,3 +190,33 @@ async def test_130_confined_failures_redacted( ):
     with pytest.raises( ValueError, match = r'\*\*\*' ) as raised:
         _inputs.produce_requests( requests, "tool 'x'", redactor.redact )
     _verify_chain( raised.value )
+
+
+@pytest.mark.asyncio
+async def test_200_media_types_redacted( monkeypatch ):
+    ''' The media types of an image, an audio clip, a text and a binary
+        resource and a resource link are redacted: in the canisters, and
+        in every processor's native results. '''
+    async with _produce_ensemble( monkeypatch ) as ensemble:
+        contents = await _invoke( ensemble, 'typed' )
+        results = await invocables.execute_invocations(
+            [ _call( 'a', 'typed' ) ], [ ensemble ] )
+    assert [ content.media_type for content in contents ] == [
+        'image/png; x=***', 'audio/***', 'text/plain; charset=***',
+        'application/***', 'text/***' ]
+    assert _SECRET not in repr( contents )
+    _verify_processors( results )
+
+
+@pytest.mark.asyncio
+async def test_210_media_types_served_redacted( monkeypatch ):
+    ''' serve, as a gateway, gives its clients the contents of a result
+        with their media types redacted. '''
+    server = serving.ToolServer( [ _produce_ensemble( monkeypatch ) ] )
+    async with invocables.connect_ensembles( server.ensembles ):
+        async with mcp_support.open_memory_client(
+            server.produce_server( ) ) as client:
+            result = await client.call_tool( 'typed', { } )
+    text = json.dumps( result.model_dump( mode = 'json', by_alias = True ) )
+    assert _SECRET not in text
+    assert 'audio/***' in text

@@ -299,28 +299,30 @@ def _find_repeat(
 def _redact_content(
     redactor: _redaction.Redactor, content: _canisters.Content
 ) -> _canisters.Content:
+    ''' Returns content with secrets redacted from every text it holds:
+        its text, data, URI, name, description, media type. '''
+    redact = redactor.redact
     match content:
         case _canisters.TextContent( ):
-            return _canisters.TextContent(
-                text = redactor.redact( content.text ) )
+            return _canisters.TextContent( text = redact( content.text ) )
         case _canisters.StructureContent( ):
             return _canisters.StructureContent(
                 data = redactor.redact_data( content.data ) )
+        case _canisters.ImageContent( ) | _canisters.AudioContent( ):
+            return __.dcls.replace(
+                content, media_type = redact( content.media_type ) )
         case _canisters.ResourceContent( ):
             return __.dcls.replace(
-                content, uri = redactor.redact( content.uri ),
-                text = (
-                    content.text if __.is_absent( content.text )
-                    else redactor.redact( content.text ) ) )
+                content, uri = redact( content.uri ),
+                media_type = _redact_optional( redact, content.media_type ),
+                text = _redact_optional( redact, content.text ) )
         case _canisters.ResourceLinkContent( ):
             return __.dcls.replace(
-                content, uri = redactor.redact( content.uri ),
-                name = (
-                    content.name if __.is_absent( content.name )
-                    else redactor.redact( content.name ) ),
-                description = (
-                    content.description if __.is_absent( content.description )
-                    else redactor.redact( content.description ) ) )
+                content, uri = redact( content.uri ),
+                name = _redact_optional( redact, content.name ),
+                description = _redact_optional(
+                    redact, content.description ),
+                media_type = _redact_optional( redact, content.media_type ) )
         case _: return content
 
 
@@ -340,6 +342,12 @@ def _redact_data(
         items = __.typx.cast( __.cabc.Sequence[ __.typx.Any ], data )
         return [ _redact_data( redact, item, depth + 1 ) for item in items ]
     return data
+
+
+def _redact_optional(
+    redact: __.cabc.Callable[ [ str ], str ], value: __.Absential[ str ]
+) -> __.Absential[ str ]:
+    return value if __.is_absent( value ) else redact( value )
 
 
 def _produce_error_text( result: _mcp_types.CallToolResult ) -> str:
