@@ -220,3 +220,67 @@ async def test_210_media_types_served_redacted( monkeypatch ):
     text = json.dumps( result.model_dump( mode = 'json', by_alias = True ) )
     assert _SECRET not in text
     assert 'audio/***' in text
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize( 'gap', ( '', '\n', ' \n\t' ) )
+async def test_300_split_secret_redacted( monkeypatch, gap ):
+    ''' A secret split over two text blocks (the second led by
+        whitespace, or not) is redacted in both: no processor gives it
+        whole, not even once whitespace is taken out. '''
+    async with _produce_ensemble( monkeypatch ) as ensemble:
+        contents = await _invoke( ensemble, 'halves', { 'gap': gap } )
+        results = await invocables.execute_invocations(
+            [ _call( 'a', 'halves', { 'gap': gap } ) ], [ ensemble ] )
+    assert [ content.text for content in contents ] == [
+        'key ***', f"{gap}*** ends" ]
+    _verify_processors( results )
+
+
+@pytest.mark.asyncio
+async def test_310_split_secret_of_error_redacted( monkeypatch ):
+    ''' A secret split over two text blocks of an error result is
+        redacted in the refusal (which joins them by a newline) and in
+        the error result the model gets. '''
+    async with _produce_ensemble( monkeypatch ) as ensemble:
+        with pytest.raises( exceptions.InvocationRefusal ) as raised:
+            await _invoke( ensemble, 'halves', { 'error': True } )
+        results = await invocables.execute_invocations(
+            [ _call( 'a', 'halves', { 'error': True } ) ], [ ensemble ] )
+    assert str( raised.value ) == 'key ***\n*** ends'
+    assert results[ 0 ].error
+    _verify_processors( results )
+
+
+@pytest.mark.asyncio
+async def test_320_split_secret_served_redacted( monkeypatch ):
+    ''' serve, as a gateway, gives its clients the two texts redacted. '''
+    server = serving.ToolServer( [ _produce_ensemble( monkeypatch ) ] )
+    async with invocables.connect_ensembles( server.ensembles ):
+        async with mcp_support.open_memory_client(
+            server.produce_server( ) ) as client:
+            result = await client.call_tool( 'halves', { 'gap': '\n' } )
+    texts = [ block.text for block in result.content ]
+    assert texts == [ 'key ***', '\n*** ends' ]
+
+
+def test_330_straddles_redacted( ):
+    ''' redact_straddles replaces a secret which two neighbouring texts
+        share (at any cut, whitespace between, whitespace within the
+        secret at the cut), and leaves texts which only look alike. '''
+    secret = 'abcd efgh'
+    redactor = redaction.Redactor( [ secret, 'wxyz' ] )
+    straddle = redaction.redact_straddles
+    assert straddle( redactor, [ 'x a', 'bcd efgh y' ] ) == [
+        'x ***', '*** y' ]
+    assert straddle( redactor, [ 'x abcd ', '\n efgh' ] ) == [
+        'x *** ', '\n***' ]
+    assert straddle( redactor, [ 'abcd efg', ' h', 'w', 'xyz' ] ) == [
+        '***', ' ***', '***', '***' ]
+    for texts in (
+        [ 'x abc', 'efgh' ], [ 'abcd', 'fgh' ], [ 'abcd e', 'fg' ],
+        [ 'abcd x', 'efgh' ], [ 'wxyz' ], [ ],
+    ): assert straddle( redactor, texts ) == texts
+    long = 'q' * 100_000
+    assert straddle( redactor, [ long + 'abc', 'd efgh' + long ] ) == [
+        long + '***', '***' + long ]

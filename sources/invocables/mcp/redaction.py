@@ -242,3 +242,58 @@ def _is_watched( name: str ) -> bool:
     for prefix in ( __.package_name, *_LOGGERS_FOREIGN ):
         if name == prefix or name.startswith( f"{prefix}." ): return True
     return False
+
+
+def redact_straddles(
+    redactor: Redactor, texts: __.cabc.Sequence[ str ]
+) -> list[ str ]:
+    ''' Returns texts (each redacted already), with every secret which
+        straddles two neighbours replaced in both: the end of one begins
+        the secret and the start of the next ends it, maybe with
+        whitespace between (a processor which joins the texts with a
+        newline would give it whole). Per boundary and secret, at most as
+        many checks as the secret has characters.
+    '''
+    results = list( texts )
+    for index in range( len( results ) - 1 ):
+        for secret in redactor.secrets:
+            results[ index ], results[ index + 1 ] = _redact_straddle(
+                secret, results[ index ], results[ index + 1 ] )
+    return results
+
+
+def _redact_straddle(
+    secret: str, left: str, right: str
+) -> tuple[ str, str ]:
+    ''' Returns left and right with the two parts of secret replaced, if
+        left ends with its first part and right begins with the rest
+        (whitespace aside); else both as they are. '''
+    head = len( left.rstrip( ) )
+    tail = len( right ) - len( right.lstrip( ) )
+    for cut in range( 1, len( secret ) ):
+        start = _locate_end( left, head, secret[ : cut ] )
+        if start < 0: continue
+        end = _locate_start( right, tail, secret[ cut : ] )
+        if end < 0: continue
+        return (
+            left[ : start ] + REDACTION + left[ start + cut : ],
+            right[ : end ] + REDACTION + right[ end + len( secret ) - cut : ] )
+    return left, right
+
+
+def _locate_end( text: str, head: int, part: str ) -> int:
+    ''' Returns where part starts in text if only whitespace follows it
+        (text is whitespace from head on); else -1. '''
+    core = part.rstrip( )
+    start = head - len( core )
+    if start < 0 or not text.startswith( part, start ): return -1
+    return start
+
+
+def _locate_start( text: str, tail: int, part: str ) -> int:
+    ''' Returns where part starts in text if only whitespace precedes it
+        (text is whitespace up to tail); else -1. '''
+    core = part.lstrip( )
+    start = tail - ( len( part ) - len( core ) )
+    if start < 0 or not text.startswith( part, start ): return -1
+    return start

@@ -47,7 +47,7 @@ def produce_contents(
     '''
     if getattr( result, _IS_ERROR ):
         raise _exceptions.InvocationRefusal(
-            redactor.redact( _produce_error_text( result ) ) )
+            _produce_error_text( result, redactor ) )
     blocks = result.content
     structure = getattr( result, _STRUCTURED_CONTENT )
     if structure is None:
@@ -65,7 +65,8 @@ def produce_contents(
         if structure is not None:
             contents.append( _canisters.StructureContent( data = structure ) )
     if redactor.is_vacant( ): return tuple( contents )
-    return tuple( _redact_content( redactor, item ) for item in contents )
+    return _redact_straddles( redactor, [
+        _redact_content( redactor, item ) for item in contents ] )
 
 
 def validate_result(
@@ -350,10 +351,35 @@ def _redact_optional(
     return value if __.is_absent( value ) else redact( value )
 
 
-def _produce_error_text( result: _mcp_types.CallToolResult ) -> str:
+def _redact_straddles(
+    redactor: _redaction.Redactor, contents: list[ _canisters.Content ]
+) -> _canisters.ContentSequence:
+    ''' Returns contents with every secret which straddles two texts
+        (in order, other contents aside) redacted in both: a processor
+        which joins texts would give it whole. '''
+    places: list[ int ] = [ ]
+    texts: list[ str ] = [ ]
+    for index, item in enumerate( contents ):
+        if isinstance( item, _canisters.TextContent ):
+            places.append( index )
+            texts.append( item.text )
+    if len( texts ) < 2: return tuple( contents ) # noqa: PLR2004
+    redacted = _redaction.redact_straddles( redactor, texts )
+    for index, text, original in zip( places, redacted, texts ):
+        if text is not original:
+            contents[ index ] = _canisters.TextContent( text = text )
+    return tuple( contents )
+
+
+def _produce_error_text(
+    result: _mcp_types.CallToolResult, redactor: _redaction.Redactor
+) -> str:
+    ''' Returns texts of error result, each redacted, then those which
+        a secret straddles, joined. '''
     texts = [
-        block.text for block in result.content
+        redactor.redact( block.text ) for block in result.content
         if isinstance( block, _mcp_types.TextContent ) ]
+    texts = _redaction.redact_straddles( redactor, texts )
     text = '\n'.join( texts ).strip( )
     return text or "The tool reported an error without a message."
 
