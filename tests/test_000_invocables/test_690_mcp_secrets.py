@@ -260,3 +260,37 @@ def test_330_server_descriptor_shows_no_values( ):
     assert "headers = [ 'Authorization' ]" in remote
     assert "target = 'server', arguments = 2" in local
     assert "environment = [ 'API_KEY' ]" in local
+
+
+def test_340_log_records_keep_arguments_without_secret( ):
+    ''' While a redactor is active, a record which quotes a secret loses
+        its arguments to the redacted message; one which quotes none keeps
+        them, for the handlers which read them.
+    '''
+    from invocables.mcp import redaction
+
+    class Keeper( logging.Handler ):
+
+        def __init__( self ):
+            super( ).__init__( logging.DEBUG )
+            self.records = [ ]
+
+        def emit( self, record ):
+            self.records.append( ( record.getMessage( ), record.args ) )
+
+    scribe = logging.getLogger( 'invocables.mcp.sessions' )
+    keeper = Keeper( )
+    scribe.addHandler( keeper )
+    level = scribe.level
+    scribe.setLevel( logging.DEBUG )
+    redactor = redaction.Redactor( [ 'sk-kept-args-secret' ] )
+    redaction.activate_redactor( redactor )
+    try:
+        scribe.debug( "Task %s of %r.", 'one', 'plain' )
+        scribe.debug( "Token %s.", 'sk-kept-args-secret' )
+    finally:
+        redaction.deactivate_redactor( redactor )
+        scribe.removeHandler( keeper )
+        scribe.setLevel( level )
+    assert keeper.records[ 0 ] == ( "Task one of 'plain'.", ( 'one', 'plain' ) )
+    assert keeper.records[ 1 ] == ( 'Token ***.', None )

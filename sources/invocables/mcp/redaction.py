@@ -148,14 +148,20 @@ def redact_everywhere( text: str ) -> str:
 
 
 class _Filter( __.logging.Filter ):
-    ''' Redacts log records: message, arguments, traceback, stack. '''
+    ''' Redacts log records: message, arguments, traceback, stack.
+
+        A message which quotes no secret keeps its arguments, which
+        handlers may read.
+    '''
 
     def filter( self, record: __.logging.LogRecord ) -> bool:
         if not _redactors: return True
         try: message = record.getMessage( )
         except Exception: return True # logging reports the bad record
-        record.msg = redact_everywhere( message )
-        record.args = None
+        redacted = redact_everywhere( message )
+        if redacted != message: # else handlers keep the record's arguments
+            record.msg = redacted
+            record.args = None
         if record.exc_info:
             text = record.exc_text or _formatter.formatException(
                 record.exc_info )
