@@ -20,7 +20,8 @@
 
     The parts: ``servers`` (:py:class:`ToolServer` and its options),
     ``gateway`` (upstream resources, prompts and completion),
-    ``applications`` (streamable HTTP and its guards), ``stdio``,
+    ``applications`` (streamable HTTP and its guards), ``stdio`` (over
+    bounded lines of its own, ``_stdio``),
     ``tasks`` (tool calls run as tasks, and their store), how a served
     tool asks its client (``_liaisons``), and the server side of the SDK
     (``_sdk``).
