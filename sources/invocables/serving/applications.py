@@ -14,15 +14,13 @@
 import hmac as _hmac
 import ipaddress as _ipaddress
 import os as _os
-import uuid as _uuid
 
 import h11 as _h11
 
-from mcp.server.streamable_http import EventMessage as _EventMessage
-from mcp.server.streamable_http import EventStore as _EventStore
 from uvicorn.protocols.http.h11_impl import H11Protocol as _H11Protocol
 
 import invocables.serving.__ as __
+import invocables.serving._events as _events
 import invocables.serving._sdk as _server_sdk
 import invocables.serving.servers as _servers
 import invocables.ensembles as _ensembles
@@ -30,12 +28,15 @@ import invocables.exceptions as _exceptions
 
 
 CONNECTIONS_MAXIMUM_DEFAULT = 1000
-EVENTS_MAXIMUM_DEFAULT = 10_000
+EVENTS_MAXIMUM_DEFAULT = _events.EVENTS_MAXIMUM_DEFAULT
+EVENTS_SIZE_MAXIMUM_DEFAULT = _events.EVENTS_SIZE_MAXIMUM_DEFAULT
 HEADER_TIMEOUT_DEFAULT = 10.0
 IDLE_TIMEOUT_DEFAULT = 5
 OPTIONS_VARIABLE = 'INVOCABLES_SERVE_OPTIONS'
 PATH_DEFAULT = '/mcp'
 PORT_DEFAULT = 8000
+
+MemoryEventStore = _events.MemoryEventStore
 
 _LOOPBACK_NAMES = ( '127.0.0.1', 'localhost', '::1' )
 _WILDCARDS = ( '', '0.0.0.0', '::' ) # noqa: S104
@@ -96,50 +97,6 @@ class HeaderTimeoutProtocol( _H11Protocol ):
         self._header_timer = None
         if self.conn.their_state is not _h11.IDLE: return
         if not self.transport.is_closing( ): self.transport.close( )
-
-
-class MemoryEventStore( _EventStore ):
-    ''' Events of streams, in memory, for clients to resume streams.
-
-        Keeps the latest ``maximum`` events of all streams; a client which
-        resumes after an event forgotten gets nothing replayed. Any event
-        store of the ``mcp`` SDK (``EventStore``) can replace it.
-    '''
-
-    def __init__( self, maximum: int = EVENTS_MAXIMUM_DEFAULT ):
-        self.maximum = maximum
-        self._events: __.collections.OrderedDict[
-            str, tuple[ str, __.typx.Any ] ] = __.collections.OrderedDict( )
-
-    async def store_event(
-        self, stream_id: str, message: __.typx.Any
-    ) -> str:
-        ''' Stores message of stream; returns its event identifier. '''
-        identifier = _uuid.uuid4( ).hex
-        self._events[ identifier ] = ( stream_id, message )
-        while len( self._events ) > self.maximum:
-            self._events.popitem( last = False )
-        return identifier
-
-    async def replay_events_after(
-        self,
-        last_event_id: str,
-        send_callback: __.cabc.Callable[
-            [ _EventMessage ], __.cabc.Awaitable[ None ] ],
-    ) -> str | None:
-        ''' Sends the events of the stream after an event; returns the
-            stream, or ``None`` if the event is unknown.
-        '''
-        if last_event_id not in self._events: return None
-        stream = self._events[ last_event_id ][ 0 ]
-        after = False
-        for identifier, ( owner, message ) in tuple( self._events.items( ) ):
-            if identifier == last_event_id:
-                after = True
-                continue
-            if not after or owner != stream or message is None: continue
-            await send_callback( _EventMessage( message, identifier ) )
-        return stream
 
 
 class _LoopbackGuard:
@@ -226,7 +183,9 @@ def produce_application( # noqa: PLR0913
     event_store: __.typx.Annotated[
         __.typx.Any,
         __.ddoc.Doc( ''' Event store of the ``mcp`` SDK, which makes
-            streams resumable; ``None`` for none. Default: in memory. ''' ),
+            streams resumable; ``None`` for none. Default: in memory,
+            bounded in events and bytes, per session
+            (:py:func:`produce_event_store`). ''' ),
     ] = __.absent,
     retry_interval: __.typx.Annotated[
         int | None,
@@ -277,6 +236,9 @@ def produce_application( # noqa: PLR0913
         ): yield
 
     application.router.lifespan_context = lifespan
+    if isinstance( event_store, MemoryEventStore ):
+        application.add_middleware(
+            _events.SessionsTracker, store = event_store )
     # Without a token, clients beyond the loopback are refused whatever
     # the address listened on (an ASGI server may listen on any).
     if guarded: application.add_middleware( _LoopbackGuard )
@@ -313,9 +275,20 @@ def produce_application_from_environment( ) -> __.typx.Any:
             'allow_unauthenticated' ) is True )
 
 
-def produce_event_store( ) -> MemoryEventStore:
-    ''' Produces the default event store: in memory, bounded. '''
-    return MemoryEventStore( )
+def produce_event_store(
+    maximum: __.typx.Annotated[
+        int, __.ddoc.Doc( ''' Events kept, at most. ''' )
+    ] = EVENTS_MAXIMUM_DEFAULT,
+    size_maximum: __.typx.Annotated[
+        int,
+        __.ddoc.Doc( ''' Bytes kept, at most: the sizes of the events'
+            messages in JSON. ''' ),
+    ] = EVENTS_SIZE_MAXIMUM_DEFAULT,
+) -> MemoryEventStore:
+    ''' Produces the default event store: in memory, bounded in events
+        and bytes, per session.
+    '''
+    return MemoryEventStore( maximum = maximum, size_maximum = size_maximum )
 
 
 def produce_protocol(
