@@ -27,7 +27,9 @@
     which came without one, text calls among them) are made unique within
     the conversation: they carry the length of the transcript before the
     response, so that a call repeated round after round gets a new id each
-    time.
+    time; so does a call whose provider's id a call of the transcript had
+    (a server which numbers the calls of each response from ``call_0``),
+    for every provider, renamed alike in its message and its result.
 '''
 
 
@@ -245,6 +247,12 @@ class ConversationBase(
         '''
         return { 'role': 'user', 'content': prompt }
 
+    def nativize_identifier( self, identifier: str ) -> str:
+        ''' Returns id of call as the assistant messages of the provider
+            carry it: by default, the id itself.
+        '''
+        return identifier
+
     def produce_request(
         self, messages: list[ NativeObject ], tools: list[ NativeObject ]
     ) -> NativeObject:
@@ -362,6 +370,7 @@ class ConversationBase(
         self, messages: Messages, *, streaming: bool
     ) -> __.cabc.AsyncGenerator[ Event, None ]:
         transcript = self._produce_transcript( messages )
+        identifiers = _records.survey_identifiers( transcript )
         offered: __.execution.Ensembles = self.ensembles
         # With a selector, tools are prepared round by round instead.
         tools = (
@@ -385,10 +394,8 @@ class ConversationBase(
                 if isinstance( portion, str ):
                     yield await self._notify(
                         TextEvent( round = round_, text = portion ) )
-            if __.is_absent( reply ):
-                raise __.exceptions.ResponseInvalidity(
-                    self.provider, "the request ended without a reply." )
-            reply = relabel_reply( reply, len( transcript ) )
+            reply = self._validate_reply(
+                reply, len( transcript ), identifiers )
             async for event in self._announce(
                 reply, round_, streaming = streaming
             ): yield event
@@ -501,6 +508,23 @@ class ConversationBase(
             return
         reply = await self.request( messages, tools )
         yield reply
+
+    def _validate_reply(
+        self, reply: __.Absential[ Reply ], turn: int, identifiers: set[ str ]
+    ) -> Reply:
+        ''' Returns reply of a request, its ids of calls made unique in the
+            transcript (see :py:func:`relabel_reply`) and added to
+            identifiers; raises response invalidity if there is none.
+        '''
+        if __.is_absent( reply ):
+            raise __.exceptions.ResponseInvalidity(
+                self.provider, "the request ended without a reply." )
+        reply = relabel_reply(
+            reply, turn, identifiers, self.nativize_identifier )
+        identifiers.update(
+            self.nativize_identifier( invocation.identifier )
+            for invocation in reply.invocations )
+        return reply
 
 
 def _access_object( request: NativeObject, key: str ) -> NativeObject:

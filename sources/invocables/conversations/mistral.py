@@ -23,3 +23,10 @@ class MistralConversation(
     ''' Conversation loop over a Mistral client. '''
 
     provider = 'mistral'
+
+    def nativize_identifier( self, identifier: str ) -> str:
+        ''' Returns id of call as Mistral takes it: nine letters and
+            digits (see
+            :py:func:`invocables.processors.mistral.nativize_identifier`).
+        '''
+        return _mistral.nativize_identifier( identifier )

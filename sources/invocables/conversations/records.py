@@ -6,7 +6,8 @@
     A :py:class:`Reply` is one whole response of the model as the loop
     reads it (from the processor's ``prepare_message`` of a whole response,
     or from its accumulator of a stream); ids which the processor
-    synthesized are made unique within the conversation by
+    synthesized, and ids of the provider which calls of earlier responses
+    had, are made unique within the conversation by
     :py:func:`relabel_reply`.
 '''
 
@@ -14,7 +15,8 @@
 import invocables.conversations.__ as __
 
 
-_IDENTIFIER_KEYS = frozenset( ( 'call_id', 'id', 'tool_call_id' ) )
+_IDENTIFIER_KEYS = frozenset(
+    ( 'call_id', 'id', 'tool_call_id', 'toolUseId' ) )
 _TEXT_GENERA = frozenset( ( 'output_text', 'text' ) )
 
 NativeObject: __.typx.TypeAlias = dict[ str, __.typx.Any ]
@@ -157,36 +159,72 @@ def produce_reply(
         resumable = resumable )
 
 
-def relabel_reply( reply: Reply, turn: int ) -> Reply:
-    ''' Returns reply whose synthesized ids are unique in a conversation.
+def relabel_reply(
+    reply: Reply,
+    turn: int,
+    identifiers: __.cabc.Container[ str ] = ( ),
+    nativize: __.cabc.Callable[ [ str ], str ] = str,
+) -> Reply:
+    ''' Returns reply whose ids of calls are unique in a conversation.
 
         A synthesized id depends on the call's position, name and
         arguments: a call repeated in a later response would get the same
         one, and results could no longer be paired with calls by id (and
-        servers which check ids refuse the history). The id becomes
-        ``call_<turn>_<position>_<digest>``, with ``turn`` the length of the
-        transcript before the response, and the position of the call in its
-        response (whole and streamed alike); the messages of the reply carry
-        the new ids.
+        servers which check ids refuse the history). A provider's own id
+        may repeat too (a server which numbers the calls of each response
+        from ``call_0``). Each synthesized id, and each id of the provider
+        already among ``identifiers`` (the ids of the calls of the
+        transcript, as sent: see :py:func:`survey_identifiers`), becomes
+        ``call_<turn>_<position>_<digest>``, with ``turn`` the length of
+        the transcript before the response, and the position of the call
+        in its response (whole and streamed alike); the messages of the
+        reply carry the new ids, as ``nativize`` writes ids into messages
+        (such as Mistral's nine characters), and so do its results.
     '''
-    identifiers: dict[ str, str ] = { }
+    renamed: dict[ str, str ] = { }
     invocations: list[ __.canisters.InvocationCanister ] = [ ]
     for position, invocation in enumerate( reply.invocations ):
-        if not invocation.identifier_synthesized:
+        if not invocation.identifier_synthesized and (
+            nativize( invocation.identifier ) not in identifiers
+        ):
             invocations.append( invocation )
             continue
         synthesized = __.processors.wire.synthesize_identifier(
             position, invocation.name, invocation.arguments )
         identifier = "call_{turn}_{rest}".format(
             turn = turn, rest = synthesized.removeprefix( 'call_' ) )
-        identifiers[ invocation.identifier ] = identifier
+        renamed[ nativize( invocation.identifier ) ] = nativize( identifier )
         invocations.append(
             __.dcls.replace( invocation, identifier = identifier ) )
-    if not identifiers: return reply
+    if not renamed: return reply
     messages = tuple(
-        _relabel_value( message, identifiers ) for message in reply.messages )
+        _relabel_value( message, renamed ) for message in reply.messages )
     return __.dcls.replace(
         reply, messages = messages, invocations = tuple( invocations ) )
+
+
+def survey_identifiers(
+    messages: __.cabc.Iterable[ object ]
+) -> set[ str ]:
+    ''' Returns ids in native messages: values of the keys which carry
+        ids of calls (``id``, ``call_id``, ``tool_call_id``,
+        ``toolUseId``), at any depth; other ids among them only make
+        renaming by :py:func:`relabel_reply` likelier.
+    '''
+    identifiers: set[ str ] = set( )
+    pending = list( messages )
+    while pending:
+        value = pending.pop( )
+        if isinstance( value, dict ):
+            mapping = __.typx.cast( dict[ str, object ], value )
+            for key, item in mapping.items( ):
+                if isinstance( item, str ):
+                    if key in _IDENTIFIER_KEYS: identifiers.add( item )
+                elif isinstance( item, ( dict, list ) ):
+                    pending.append( __.typx.cast( object, item ) )
+        elif isinstance( value, list ):
+            pending.extend( __.typx.cast( list[ object ], value ) )
+    return identifiers
 
 
 def _access_text( message: NativeObject ) -> str:

@@ -159,25 +159,6 @@ def decode_event(
             provider, f"event is not JSON: {exception}" ) from exception
 
 
-def deduplicate_invocations(
-    provider: str, invocations: Invocations
-) -> Invocations:
-    ''' Returns invocations without repetitions of an id (an id of the
-        provider names one call), as streams give them.
-    '''
-    identifiers = { invocation.identifier for invocation in invocations }
-    if len( identifiers ) == len( invocations ): return invocations
-    seen: set[ str ] = set( )
-    unique: list[ __.canisters.InvocationCanister ] = [ ]
-    for invocation in invocations:
-        if invocation.identifier in seen:
-            report_repetition( provider, invocation.identifier )
-            continue
-        seen.add( invocation.identifier )
-        unique.append( invocation )
-    return tuple( unique )
-
-
 def describe_genus( value: object ) -> str:
     return "arguments are a JSON {genus}, not an object".format(
         genus = _name_json_genus( value ) )
@@ -222,6 +203,28 @@ def is_field_present( value: __.typx.Any, name: str ) -> bool:
     if kind == _KIND_OBJECT: return hasattr( value, name )
     if kind == _KIND_MAPPING: return name in value
     return False
+
+
+def mark_repetitions(
+    provider: str, invocations: Invocations, *, report: bool = True
+) -> tuple[ __.canisters.InvocationCanister | None, ... ]:
+    ''' Returns invocations, in order, each call which repeats the id of
+        an earlier one as ``None`` (an id of the provider names one call:
+        only the first call under it is run and kept, as streams keep
+        it), with a warning for each unless not to ``report``.
+    '''
+    identifiers = { invocation.identifier for invocation in invocations }
+    if len( identifiers ) == len( invocations ): return invocations
+    seen: set[ str ] = set( )
+    marked: list[ __.canisters.InvocationCanister | None ] = [ ]
+    for invocation in invocations:
+        if invocation.identifier in seen:
+            if report: report_repetition( provider, invocation.identifier )
+            marked.append( None )
+            continue
+        seen.add( invocation.identifier )
+        marked.append( invocation )
+    return tuple( marked )
 
 
 def nativize_object( value: object, *, aliases: bool = False ) -> object:

@@ -244,7 +244,9 @@ class AnthropicProcessor(
             if not isinstance( block_, dict ): continue
             block__ = __.typx.cast( _MessageBlock, block_ )
             if block__.get( 'type' ) == 'tool_use':
-                block__[ 'id' ] = next( invocations ).identifier
+                invocation = next( invocations )
+                if invocation is None: continue # repeated id: not run
+                block__[ 'id' ] = invocation.identifier
             content.append( block__ )
         return _produce_message( content )
 

@@ -13,7 +13,8 @@
       ``produce_invocations`` (native message to canisters),
       ``nativize_results`` and ``prepare_message`` (assistant message of
       a whole response, pairing its calls with those of
-      ``access_invocations``), with the helpers of
+      ``access_invocations``, and leaving out those it gives as ``None``:
+      repetitions of an id, which are not run), with the helpers of
       :py:mod:`!invocables.processors._wire`. It names its native types as
       arguments of ``ProcessorBase[ Tool, Message, Assistant ]``.
     * An accumulator subclasses
@@ -45,6 +46,9 @@ from ._wire import (
 
 
 Ensembles: __.typx.TypeAlias = __.execution.Ensembles
+# Calls of a whole response, one per call, a repeated id's as None.
+Pairings: __.typx.TypeAlias = tuple[
+    __.canisters.InvocationCanister | None, ... ]
 # Arguments of a processor's ``produce_tool`` for one tool.
 Recipe: __.typx.TypeAlias = tuple[ __.typx.Any, ... ]
 
@@ -315,28 +319,33 @@ class ProcessorBase(
             Accepts SDK typed objects and plain dictionaries alike. Error
             bodies raise :py:class:`invocables.exceptions.ProviderFailure`;
             malformed input raises
-            :py:class:`invocables.exceptions.ResponseInvalidity`.
+            :py:class:`invocables.exceptions.ResponseInvalidity`. An id
+            names one call: a call which repeats the id of an earlier one
+            is left out, with a warning (see ``access_invocations``).
         '''
-        return _wire.deduplicate_invocations(
-            self.provider, self.access_invocations( native_message ) )
+        invocations = self._read_invocations( native_message )
+        pairings = _wire.mark_repetitions( self.provider, invocations )
+        if pairings is invocations: return invocations
+        return tuple(
+            invocation for invocation in pairings if invocation is not None )
 
-    def access_invocations( self, native_message: object ) -> Invocations:
-        ''' Returns tool calls of whole native response or message, in
-            order, each as its response has it: as
-            ``normalize_invocations`` reads them, with repetitions of an id
-            kept (for ``prepare_message``, which pairs calls with the
-            response's own).
+    def access_invocations( self, native_message: object ) -> Pairings:
+        ''' Returns tool calls of whole native response or message, one
+            per call of the response, in order, for ``prepare_message``,
+            which pairs them with the response's own calls: the canister of
+            each call which ``normalize_invocations`` returns, ``None`` for
+            each call which repeats the id of an earlier one.
+
+            The one rule of repeated ids, whole and streamed alike (the
+            accumulator's ``complete_call`` applies it to streams): only
+            the first call under an id is run, and the assistant
+            message holds only the calls which are run (a call of ``None``
+            is left out of it), so that every call sent back has its one
+            result.
         '''
-        if native_message is None or isinstance(
-            native_message, ( str, bytes, int, float )
-        ):
-            raise __.exceptions.ResponseInvalidity(
-                self.provider, "the response is not a JSON object." )
-        try: return tuple( self.produce_invocations( native_message ) )
-        except __.exceptions.Omnierror: raise
-        except Exception as exception:
-            raise _wire.produce_invalidity(
-                self.provider, exception ) from exception
+        return _wire.mark_repetitions(
+            self.provider, self._read_invocations( native_message ),
+            report = False )
 
     def produce_invocations(
         self, native_message: object
@@ -386,6 +395,18 @@ class ProcessorBase(
     ) -> _streaming.AccumulatorBase[ _natives.Assistant ]:
         ''' Produces accumulator for one streamed response. '''
         return self.accumulator_class( )
+
+    def _read_invocations( self, native_message: object ) -> Invocations:
+        if native_message is None or isinstance(
+            native_message, ( str, bytes, int, float )
+        ):
+            raise __.exceptions.ResponseInvalidity(
+                self.provider, "the response is not a JSON object." )
+        try: return tuple( self.produce_invocations( native_message ) )
+        except __.exceptions.Omnierror: raise
+        except Exception as exception:
+            raise _wire.produce_invalidity(
+                self.provider, exception ) from exception
 
 
 def adapt_invoker_schema(

@@ -211,8 +211,10 @@ class BedrockProcessor(
             block_ = __.typx.cast( _natives.BedrockBlock, native )
             use = block_.get( 'toolUse' )
             if use is not None and use.get( 'type' ) != _SERVER_TOOL:
+                invocation = next( invocations )
+                if invocation is None: continue # repeated id: not run
                 block_[ 'toolUse' ] = {
-                    **use, 'toolUseId': next( invocations ).identifier }
+                    **use, 'toolUseId': invocation.identifier }
             content.append( block_ )
         return { 'role': 'assistant', 'content': content }
 

@@ -199,7 +199,8 @@ class CohereProcessor(
                             _access_arguments( call ) ),
                     },
                 }
-                for invocation, call in zip( invocations, calls ) ],
+                for invocation, call in zip( invocations, calls )
+                if invocation is not None ],
             ''.join( texts ) )
 
     def nativize_results(

@@ -321,13 +321,18 @@ class GeminiProcessor(
             Holds every part (text, thoughts with their signatures, function
             calls, ...), in order, as plain dictionaries (google-genai's
             typed objects with their Python names, as its typed
-            dictionaries have them); empty parts are left out. A call
+            dictionaries have them); empty parts, and calls which repeat
+            the id of an earlier one (not run), are left out. A call
             without id keeps none, as its result does. Raises as
             ``normalize_invocations`` does.
         '''
-        self.access_invocations( native_message )
+        invocations = iter( self.access_invocations( native_message ) )
         parts: list[ _wire.NativeObject ] = [ ]
         for part in _access_parts( native_message ):
+            # A call which repeats an id is not run: left out.
+            if _access(
+                part, 'functionCall', 'function_call'
+            ) is not None and next( invocations ) is None: continue
             native = _wire.nativize_object( part )
             if isinstance( native, dict ) and native:
                 parts.append( __.typx.cast( _wire.NativeObject, native ) )

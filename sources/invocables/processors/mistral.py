@@ -141,7 +141,10 @@ class MistralProcessor(
             its text and calls, with ids of Mistral's shape (those of
             ``nativize_results``).
         '''
-        invocations = self.normalize_invocations( native_message )
+        invocations = [
+            invocation
+            for invocation in self.access_invocations( native_message )
+            if invocation is not None ]
         message, _ = _access_message(
             _nativize( native_message ), self.choice )
         text = _wire.access_field( message, 'content' )

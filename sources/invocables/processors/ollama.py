@@ -183,8 +183,9 @@ class OllamaProcessor(
         text = self.text_calls.strip( text )
         thinking = access( message, 'thinking' )
         return _produce_message(
-            text, thinking if isinstance( thinking, str ) else '',
-            invocations )
+            text, thinking if isinstance( thinking, str ) else '', [
+                invocation for invocation in invocations
+                if invocation is not None ] )
 
     def nativize_results(
         self, results: __.cabc.Sequence[ __.canisters.ResultCanister ]

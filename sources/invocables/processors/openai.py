@@ -356,7 +356,8 @@ class OpenaiProcessor(
                         if index < len( calls ) else invocation.arguments ),
                 },
             }
-            for index, invocation in enumerate( invocations ) ]
+            for index, invocation in enumerate( invocations )
+            if invocation is not None ]
         return native
 
     def nativize_results(

@@ -290,10 +290,13 @@ class OpenaiResponsesProcessor(
             if not isinstance( item, dict ): continue
             item_ = __.typx.cast( _wire.NativeObject, item )
             if item_.get( 'type' ) == 'function_call':
-                item_[ 'call_id' ] = next( invocations ).identifier
+                invocation = next( invocations )
+                if invocation is None: continue # repeated id: not run
+                item_[ 'call_id' ] = invocation.identifier
             items.extend( _strip_message( item_, self.text_calls ) )
         items.extend(
-            _produce_text_call( invocation ) for invocation in invocations )
+            _produce_text_call( invocation ) for invocation in invocations
+            if invocation is not None )
         # Output items as the API sent them: input items of its own type.
         return __.typx.cast( _Items, items )
 
