@@ -409,9 +409,10 @@ def test_310_text_calls_moved_into_calls( ):
         'name': 'get_weather', 'arguments': '{"city": "Oslo"}' }
 
 
-def test_320_repeated_ids_kept( caplog ):
-    ''' Blocks whose ids repeat are kept as the response has them, though
-        their calls run once.
+def test_320_repeated_ids_left_out( caplog ):
+    ''' A block whose id repeats an earlier one's is left out of the
+        message, as its call does not run: every call of the message has
+        its result, whole or streamed.
     '''
     processor = produce_processor( 'anthropic' )
     block = {
@@ -424,7 +425,7 @@ def test_320_repeated_ids_kept( caplog ):
     assert len( invocations ) == 1
     assert 'toolu_1' in caplog.text
     message = processor.prepare_message( response )
-    assert message == { 'role': 'assistant', 'content': [ block, block ] }
+    assert message == { 'role': 'assistant', 'content': [ block ] }
 
 
 def test_330_list_of_blocks_or_items( ):
