@@ -147,15 +147,16 @@ def _produce_fetching_ensemble( deduplicator, started, released, runs ):
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize( 'shared', ( False, True ) )
-async def test_200_duplicate_waits_within_its_timeout( shared ):
+@pytest.mark.parametrize( 'scope', ( 'namespace', 'process' ) )
+async def test_200_duplicate_waits_within_its_timeout( scope ):
     ''' A duplicate of a call in flight, of a shared namespace or of a
         shared cache, ends at its own timeout with the timeout error; the
         call it waited for goes on, and its result is kept for later
         calls. '''
     started, released, runs = asyncio.Event( ), asyncio.Event( ), [ ]
+    process = scope == 'process' # one cache for every namespace
     deduplicator = (
-        invocables.ResultCache( shared = True ) if shared
+        invocables.ResultCache( shared = True ) if process
         else invocables.ExactDeduplicator( ) )
     ensemble = _produce_fetching_ensemble(
         deduplicator, started, released, runs )
@@ -164,7 +165,7 @@ async def test_200_duplicate_waits_within_its_timeout( shared ):
     def execute( identifier, timeout ):
         return invocables.execute_invocations(
             [ _call( 'fetch', identifier, { 'key': 'k' } ) ], [ ensemble ],
-            namespace = { } if shared else namespace, timeout = timeout )
+            namespace = { } if process else namespace, timeout = timeout )
 
     first = asyncio.ensure_future( execute( 'a', None ) )
     try:
