@@ -24,6 +24,7 @@ from mcp.shared.message import SessionMessage as _SessionMessage
 
 import invocables.mcp.__ as __
 import invocables.mcp.records as _records
+import invocables.mcp.redaction as _redaction
 import invocables.mcp.results as _results
 import invocables.mcp._sdk as _sdk
 from ._sdk import types as _mcp_types
@@ -248,7 +249,8 @@ def _redact_error( message: __.typx.Any, redactor: __.typx.Any ) -> None:
     ''' Replaces error of message with one whose texts are redacted. '''
     error = message.error
     text = redactor.redact( error.message )
-    data = None if error.data is None else redactor.redact_data( error.data )
+    data = None if error.data is None else _redaction.redact_json(
+        redactor.redact, error.data, _results.DATA_DEPTH_MAXIMUM )
     if text != error.message or data != error.data:
         message.error = error.model_copy(
             update = { 'message': text, 'data': data } )

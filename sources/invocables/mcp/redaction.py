@@ -103,7 +103,7 @@ class Redactor( __.immut.Object ):
     def redact_data( self, data: __.typx.Any ) -> __.typx.Any:
         ''' Returns JSON-like data with secrets replaced in its strings. '''
         if self.is_vacant( ): return data
-        return _redact_data( self, data )
+        return redact_json( self.redact, data )
 
     def _redact_url( self, match: __.re.Match[ str ] ) -> str:
         host = match[ 'host' ]
@@ -186,16 +186,26 @@ def _detach_filter( ) -> None:
     for logger in _survey_loggers( ): logger.removeFilter( _filter )
 
 
-def _redact_data( redactor: Redactor, data: __.typx.Any ) -> __.typx.Any:
-    if isinstance( data, str ): return redactor.redact( data )
+def redact_json(
+    redact: __.cabc.Callable[ [ str ], str ],
+    data: __.typx.Any,
+    depth_maximum: int | None = None,
+) -> __.typx.Any:
+    ''' Returns JSON-like data with its strings and keys redacted; below
+        depth maximum (if any: an error's data), a redaction mark only.
+    '''
+    if isinstance( data, str ): return redact( data )
+    if depth_maximum is not None:
+        if depth_maximum <= 0: return REDACTION
+        depth_maximum -= 1
     if isinstance( data, __.cabc.Mapping ):
-        mapping = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], data )
+        mapping = __.typx.cast( __.cabc.Mapping[ object, __.typx.Any ], data )
         return {
-            redactor.redact( key ): _redact_data( redactor, value )
+            redact( str( key ) ): redact_json( redact, value, depth_maximum )
             for key, value in mapping.items( ) }
     if isinstance( data, ( list, tuple ) ):
         items = __.typx.cast( __.cabc.Sequence[ __.typx.Any ], data )
-        return [ _redact_data( redactor, item ) for item in items ]
+        return [ redact_json( redact, item, depth_maximum ) for item in items ]
     return data
 
 

@@ -25,6 +25,7 @@ import invocables.mcp.callbacks as _callbacks
 import invocables.mcp._inputs as _inputs
 import invocables.mcp.listings as _listings
 import invocables.mcp._relays as _relays
+import invocables.mcp.redaction as _redaction
 import invocables.mcp.results as _results
 import invocables.mcp._sdk as _sdk
 from ._sdk import Error as _MCPError
@@ -359,7 +360,8 @@ def _redact_error(
     error = exception.error
     return _sdk.produce_error(
         error.code, _results.produce_excerpt( error.message, redactor.redact ),
-        redactor.redact_data( error.data ) )
+        _redaction.redact_json(
+            redactor.redact, error.data, _results.DATA_DEPTH_MAXIMUM ) )
 
 
 def _redact(

@@ -14,11 +14,13 @@ import invocables.exceptions as _exceptions
 import invocables.schemata as _schemata
 
 
+DATA_DEPTH_MAXIMUM = 64
+''' Most levels of a server's error data kept, redacted; deeper, a
+    redaction mark. '''
 EXCERPT_LENGTH_MAXIMUM = 2000
 ''' Most characters of a server's text (its error, the account of its
     result's faults) which a message of the library quotes. '''
 
-_DATA_DEPTH_MAXIMUM = 64 # levels of an error's data redacted
 _REASON_LENGTH_MAXIMUM = 1000 # characters of a validator's reason shown
 _REDACTOR_VACANT = _redaction.Redactor( )
 _VALIDATORS_MAXIMUM = 4096 # output schemas whose validators are kept
@@ -154,7 +156,8 @@ def produce_cause(
         error = exception.error
         return _sdk.produce_error(
             error.code, redact( error.message ),
-            _redact_data( redact, error.data, 0 ) )
+            _redaction.redact_json(
+                redact, error.data, DATA_DEPTH_MAXIMUM ) )
     text = redact( str( exception ) )
     for kind in ( RuntimeError, ValueError ):
         if isinstance( exception, kind ): return kind( text )
@@ -325,24 +328,6 @@ def _redact_content(
                     redact, content.description ),
                 media_type = _redact_optional( redact, content.media_type ) )
         case _: return content
-
-
-def _redact_data(
-    redact: __.cabc.Callable[ [ str ], str ], data: __.typx.Any, depth: int
-) -> __.typx.Any:
-    ''' Returns JSON-like data (of an error) with its strings redacted;
-        below the bound of depth, a redaction mark only. '''
-    if isinstance( data, str ): return redact( data )
-    if depth >= _DATA_DEPTH_MAXIMUM: return _redaction.REDACTION
-    if isinstance( data, __.cabc.Mapping ):
-        mapping = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], data )
-        return {
-            redact( str( key ) ): _redact_data( redact, value, depth + 1 )
-            for key, value in mapping.items( ) }
-    if isinstance( data, ( list, tuple ) ):
-        items = __.typx.cast( __.cabc.Sequence[ __.typx.Any ], data )
-        return [ _redact_data( redact, item, depth + 1 ) for item in items ]
-    return data
 
 
 def _redact_optional(
