@@ -32,8 +32,6 @@
 '''
 
 
-from fnmatch import fnmatchcase as _fnmatchcase
-
 import invocables.__ as __
 import invocables.execution.deduplicators as _deduplicators
 import invocables.ensembles as _ensembles
@@ -406,9 +404,9 @@ def _produce_exclusion(
                 _naming.produce_safe_name( name ),
                 _naming.produce_safe_name( scoped ) ) )
     names = frozenset( patterns )
-    globs = tuple( p for p in patterns if _is_glob( p ) )
-    return lambda name: name in names or any(
-        _fnmatchcase( name, pattern ) for pattern in globs )
+    globs = tuple( p for p in patterns if _naming.is_glob( p ) )
+    return lambda name: name in names or _naming.is_name_matching(
+        name, globs )
 
 
 def _produce_key(
@@ -433,10 +431,6 @@ def _produce_staleness( superseded: object ) -> Staleness | None:
     if callable( getattr( superseded, 'survey_reads', None ) ):
         return __.typx.cast( Staleness, superseded )
     return None
-
-
-def _is_glob( pattern: str ) -> bool:
-    return any( character in pattern for character in '*?[' )
 
 
 def _rebuild(

@@ -22,6 +22,7 @@
 import threading as _threading
 import weakref as _weakref
 
+from fnmatch import fnmatchcase as _fnmatchcase
 from itertools import chain as _chain
 
 import invocables.__ as __
@@ -184,6 +185,24 @@ def access_nomenclature(
     if len( _nomenclatures ) >= _CACHE_SIZE_MAXIMUM: _nomenclatures.clear( )
     _nomenclatures[ key ] = nomenclature
     return nomenclature
+
+
+def is_glob( pattern: str ) -> bool:
+    ''' Returns whether pattern holds glob characters (``*?[``). '''
+    return any( character in pattern for character in '*?[' )
+
+
+def is_name_matching( name: str, patterns: __.cabc.Iterable[ str ] ) -> bool:
+    ''' Returns whether name equals a pattern or matches it as a glob.
+
+        The one match of names, which filters, selectors, policies, MCP's
+        ``include`` and ``exclude`` and the trimming of histories share.
+        Globs are case-sensitive (``*``, ``?``, ``[seq]``); a name equal to
+        a pattern matches even when it holds glob characters itself.
+    '''
+    return any(
+        name == pattern or _fnmatchcase( name, pattern )
+        for pattern in patterns )
 
 
 def is_name_safe( name: str ) -> bool:

@@ -334,3 +334,21 @@ def test_330_nomenclature_freed_when_dropped( ):
         del nomenclature
         assert reference( ) is None
     finally: gc.enable( )
+
+
+@pytest.mark.parametrize( ( 'name', 'patterns', 'expected' ), [
+    ( 'read_file', ( 'read_*', ), True ),
+    ( 'Read_file', ( 'read_*', ), False ),
+    ( 'tool_2', ( 'tool_[0-3]', ), True ),
+    ( 'tool_[1]', ( 'tool_[1]', ), True ),
+    ( 'tool_1', ( 'tool_?', 'x' ), True ),
+    ( 'tool_12', ( 'tool_?', ), False ),
+    ( 'tool', ( ), False ),
+] )
+def test_340_one_match_of_names( name, patterns, expected ):
+    ''' Names match a pattern they equal (even one holding glob
+        characters) or a case-sensitive glob; globs are recognised.
+    '''
+    assert naming.is_name_matching( name, patterns ) is expected
+    assert naming.is_glob( 'a*' ) and naming.is_glob( '[ab]' )
+    assert not naming.is_glob( 'read_file' )

@@ -129,6 +129,34 @@ async def test_310_include( ):
         assert len( ensemble.survey_omissions( ) ) == 6
 
 
+async def test_315_include_exclude_globs( caplog ):
+    ''' Include and exclude take globs, matched as filters and policies
+        match names; an include pattern matching no tool is warned about.
+    '''
+    ensemble = invocables.mcp.produce_ensemble(
+        'chosen', command = mcp_support.produce_server_command(
+            'paged_server.py' ),
+        include = [ 'tool_[0-3]', 'tool_6', 'other_*' ],
+        exclude = [ '*_2' ] )
+    with caplog.at_level( 'WARNING', logger = 'invocables' ):
+        async with ensemble:
+            names = [
+                invoker.name for invoker in ensemble.survey_invokers( ) ]
+            omissions = {
+                omission.name: omission.reason
+                for omission in ensemble.survey_omissions( ) }
+    assert names == [ 'tool_0', 'tool_1', 'tool_3', 'tool_6' ]
+    assert omissions == {
+        'tool_2': 'in exclude list',
+        'tool_4': 'not in include list', 'tool_5': 'not in include list' }
+    warned = [
+        record.getMessage( ) for record in caplog.records
+        if 'include list' in record.getMessage( ) ]
+    assert warned == [
+        "MCP server 'chosen' offers no tool matching 'other_*' from the "
+        "include list." ]
+
+
 async def test_320_invalid_schema_left_out( mutable ):
     ''' A tool with an invalid input schema is left out, the rest work. '''
     names = { invoker.name for invoker in mutable.survey_invokers( ) }

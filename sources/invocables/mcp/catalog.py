@@ -19,6 +19,7 @@ from ._sdk import types as _mcp_types
 import invocables.ensembles as _ensembles
 import invocables.exceptions as _exceptions
 import invocables.invokers as _invokers
+import invocables.naming as _naming
 
 
 InvocableProducer: __.typx.TypeAlias = __.cabc.Callable[
@@ -115,10 +116,11 @@ class Catalog:
     ) -> str | None:
         options = self.options
         name = tool.name
-        if not __.is_absent( options.include ) and (
-            name not in options.include
+        if not __.is_absent( options.include ) and not (
+            _naming.is_name_matching( name, options.include )
         ): return 'not in include list'
-        if name in options.exclude: return 'in exclude list'
+        if _naming.is_name_matching( name, options.exclude ):
+            return 'in exclude list'
         if options.tasks is _records.TaskUses.Never and (
             _access_task_support( tool ) == 'required'
         ):
@@ -214,13 +216,18 @@ class Catalog:
     def _warn_missing(
         self, tools: __.cabc.Sequence[ _mcp_types.Tool ]
     ) -> None:
-        names = { tool.name for tool in tools }
         include = self.options.include
-        wanted = set[ str ]( ) if __.is_absent( include ) else set( include )
-        for name in sorted( wanted - names ):
+        if __.is_absent( include ): return
+        names = { tool.name for tool in tools }
+        for pattern in sorted( include ):
+            if pattern in names: continue
+            if _naming.is_glob( pattern ) and any(
+                _naming.is_name_matching( name, ( pattern, ) )
+                for name in names
+            ): continue
             _scribe.warning(
-                "MCP server %r offers no tool %r from the include list.",
-                self.name, name )
+                "MCP server %r offers no tool matching %r from the include "
+                "list.", self.name, pattern )
 
 
 def _is_disfigured( tool: _mcp_types.Tool ) -> bool:

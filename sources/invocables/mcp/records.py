@@ -166,10 +166,10 @@ class ServerShortcuts( __.typx.TypedDict, total = False ):
         __.ddoc.Doc( ''' Seconds allowed to calls, by tool name. ''' ) ]
     include: __.typx.Annotated[
         __.cabc.Iterable[ str ],
-        __.ddoc.Doc( ''' Names of the only tools to offer. ''' ) ]
+        __.ddoc.Doc( ''' Names (or globs) of the only tools to offer. ''' ) ]
     exclude: __.typx.Annotated[
         __.cabc.Iterable[ str ],
-        __.ddoc.Doc( ''' Names of tools never to offer. ''' ) ]
+        __.ddoc.Doc( ''' Names (or globs) of tools never to offer. ''' ) ]
     reporter: __.typx.Annotated[
         Reporter,
         __.ddoc.Doc( ''' Called (sync or async) with each progress

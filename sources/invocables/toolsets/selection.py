@@ -17,7 +17,6 @@ import invocables.__ as __
 import invocables.ensembles as _ensembles
 import invocables.exceptions as _exceptions
 import invocables.naming as _naming
-import invocables.toolsets.wrappers as _wrappers
 
 
 Names: __.typx.TypeAlias = __.cabc.Iterable[ str ]
@@ -153,4 +152,4 @@ def survey_matching_names(
     patterns_ = tuple( patterns )
     return tuple(
         designation.name for designation in nomenclature.designations
-        if _wrappers.is_name_matching( designation.name, patterns_ ) )
+        if _naming.is_name_matching( designation.name, patterns_ ) )

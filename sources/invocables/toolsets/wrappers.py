@@ -15,12 +15,11 @@
 '''
 
 
-from fnmatch import fnmatchcase as _fnmatchcase
-
 import invocables.__ as __
 import invocables.ensembles as _ensembles
 import invocables.exceptions as _exceptions
 import invocables.invokers as _invokers
+import invocables.naming as _naming
 import invocables.toolsets._delegates as _delegates
 
 
@@ -402,9 +401,7 @@ def is_identity_matching(
         source != name and is_name_matching( source, patterns ) )
 
 
-def is_name_matching( name: str, patterns: __.cabc.Iterable[ str ] ) -> bool:
-    ''' Returns whether name matches a glob (filters', selectors' match). '''
-    return any( _fnmatchcase( name, pattern ) for pattern in patterns )
+is_name_matching = _naming.is_name_matching
 
 
 def produce_pinned_ensemble(
