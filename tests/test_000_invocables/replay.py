@@ -285,8 +285,16 @@ def _check_items( items: Any ) -> str | None:
     if isinstance( items, str ): return None
     calls: set[ str ] = set( )
     answered: set[ str ] = set( )
+    items_seen: set[ str ] = set( )
     for item in items:
         genus = item.get( 'type' )
+        item_id = item.get( 'id' )
+        if isinstance( item_id, str ):
+            if item_id in items_seen:
+                return (
+                    f"Duplicate item found with id {item_id}. Remove "
+                    "duplicate items from your input and try again." )
+            items_seen.add( item_id )
         if genus == 'function_call':
             identifier = item.get( 'call_id' )
             if identifier in calls:

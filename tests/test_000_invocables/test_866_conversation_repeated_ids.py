@@ -354,6 +354,23 @@ def test_210_fresh_native_id_kept( ):
     assert relabeled is reply
 
 
+def test_215_repeated_item_id_renamed( ):
+    ''' An item id (Responses' ``fc_...``) which an earlier item had is
+        renamed, a fresh call id being kept; a fresh item id is kept.
+    '''
+    processor = produce_processor( 'openai-responses' )
+    response, = _responses( [ ( 'fresh0000', { 'a': 1, 'b': 1 } ) ], False )
+    reply = records.produce_reply(
+        response, processor.prepare_message( response ),
+        processor.normalize_invocations( response ) )
+    relabeled = records.relabel_reply( reply, 5, { 'fc_0', 'call_0' } )
+    item, = relabeled.messages
+    assert item[ 'id' ] == 'fc_0_5_0'
+    assert item[ 'call_id' ] == 'fresh0000'
+    assert relabeled.invocations == reply.invocations
+    assert records.relabel_reply( reply, 5, { 'fc_1' } ) is reply
+
+
 def test_220_identifiers_surveyed( ):
     ''' Ids of calls are found in messages of every shape. '''
     messages = [

@@ -109,8 +109,7 @@ def test_000_defaults( ):
     store = serving.produce_event_store( )
     assert store.maximum == serving.EVENTS_MAXIMUM_DEFAULT
     assert store.size_maximum == 64 * 1024 * 1024
-    assert store.size_maximum == (
-        serving.applications.EVENTS_SIZE_MAXIMUM_DEFAULT )
+    assert store.size_maximum == serving.EVENTS_SIZE_MAXIMUM_DEFAULT
     assert store.size == 0 and not store.count
 
 

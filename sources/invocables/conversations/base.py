@@ -524,6 +524,7 @@ class ConversationBase(
         identifiers.update(
             self.nativize_identifier( invocation.identifier )
             for invocation in reply.invocations )
+        identifiers.update( _records.survey_identifiers( reply.messages ) )
         return reply
 
 

@@ -196,11 +196,32 @@ def relabel_reply(
         renamed[ nativize( invocation.identifier ) ] = nativize( identifier )
         invocations.append(
             __.dcls.replace( invocation, identifier = identifier ) )
+    renamed.update( _relabel_items( reply.messages, turn, identifiers ) )
     if not renamed: return reply
     messages = tuple(
         _relabel_value( message, renamed ) for message in reply.messages )
     return __.dcls.replace(
         reply, messages = messages, invocations = tuple( invocations ) )
+
+
+def _relabel_items(
+    messages: __.cabc.Sequence[ object ],
+    turn: int,
+    identifiers: __.cabc.Container[ str ],
+) -> dict[ str, str ]:
+    ''' Returns new ids for items of a reply (OpenAI Responses: ``fc_...``,
+        ``msg_...``) whose ids earlier items had: the API refuses an input
+        which holds an item id twice.
+    '''
+    renamed: dict[ str, str ] = { }
+    for position, message in enumerate( messages ):
+        if not isinstance( message, dict ): continue
+        item = __.typx.cast( NativeObject, message )
+        identifier = item.get( 'id' )
+        if 'type' in item and isinstance( identifier, str ) and (
+            identifier in identifiers
+        ): renamed[ identifier ] = f"{identifier}_{turn}_{position}"
+    return renamed
 
 
 def survey_identifiers(
