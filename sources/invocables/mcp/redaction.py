@@ -16,14 +16,20 @@
     filter leaves the loggers of others once no connection is open.
 
     Each secret is also known stripped of surrounding whitespace and in the
-    forms in which a server may quote it: percent-encoded, in base64,
-    escaped for JSON, in upper and lower case (see :py:class:`Redactor`).
+    forms in which a server may quote it: percent-encoded, in base64 (also
+    within longer base64 text), escaped for JSON, in upper and lower case
+    (see :py:class:`Redactor`); and when a server splits it over texts
+    which a processor joins (see :py:func:`redact_straddles`).
 '''
 
 
 import threading as _threading
 
 from base64 import b64encode as _b64encode
+from bisect import bisect_left as _bisect_left
+from bisect import bisect_right as _bisect_right
+from itertools import accumulate as _accumulate
+from itertools import pairwise as _pairwise
 from base64 import urlsafe_b64encode as _urlsafe_b64encode
 from urllib.parse import quote as _quote
 from urllib.parse import quote_plus as _quote_plus
@@ -34,6 +40,10 @@ import invocables.mcp._sdk as _sdk
 
 REDACTION = '***'
 
+_BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
+_BASE64_URLSAFE = str.maketrans( '+/', '-_' )
+# 48 bits: a core shorter would match other base64 by chance too often.
+_CORE_LENGTH_MINIMUM = 8
 _LENGTH_MINIMUM = 4
 _LOGGERS_FOREIGN = ( *_sdk.HTTP_LOGGERS, 'mcp.client', 'mcp.shared' )
 _key_secret = __.re.compile(
@@ -49,6 +59,8 @@ _url = __.re.compile(
     r'''(?P<host>[^\s/?#'"<>]+)'''
     r'''(?P<path>[^\s?#'"<>]*)'''
     r'''(?P<query>\?[^\s#'"<>]*)?''' )
+_nonspace = __.re.compile( r'\S' )
+_space = __.re.compile( r'\s+' )
 _formatter = __.logging.Formatter( )
 _lock = _threading.Lock( )
 _redactors: list[ 'Redactor' ] = [ ]
@@ -67,6 +79,16 @@ class Redactor( __.immut.Object ):
         ignored otherwise: a secret in mixed case is another word.) URLs on
         one of the hosts lose their credentials and the values of their
         queries (hosts are names or addresses, without ports).
+
+        Within longer base64 text (a server's encoding of a document which
+        holds the secret, as it is or escaped for JSON), the secret is
+        known by its core at each of the three byte alignments, in both
+        alphabets: the characters which its bytes alone decide. The
+        character before a core and the one after it, which share bits
+        with the secret, go with it when those bits agree. A core is
+        learned only if at least eight characters long (48 bits: shorter,
+        it would match other base64 by chance), which secrets of seven
+        bytes or more reach at every alignment.
     '''
 
     def __init__(
@@ -74,11 +96,14 @@ class Redactor( __.immut.Object ):
         secrets: __.cabc.Iterable[ str ] = ( ),
         hosts: __.cabc.Iterable[ str ] = ( ),
     ):
+        margins = _survey_margins( secrets )
         # Longest first: a form which holds another goes whole.
-        self.secrets = tuple( sorted(
-            { form for secret in secrets for form in _survey_forms( secret )
-              if len( form ) >= _LENGTH_MINIMUM },
-            key = len, reverse = True ) )
+        self.secrets = tuple( sorted( margins, key = len, reverse = True ) )
+        self._forms = tuple(
+            ( form, *margins[ form ] ) for form in self.secrets )
+        self._spreads = _survey_spreads( self.secrets )
+        self._spread_width = max(
+            ( len( form ) for form, _ in self._spreads ), default = 0 )
         self.hosts = frozenset( host.lower( ) for host in hosts if host )
 
     def is_vacant( self ) -> bool:
@@ -96,14 +121,35 @@ class Redactor( __.immut.Object ):
         ''' Returns URL a server asks the user to visit, with every secret
             replaced; its query stays, which the visit needs.
         '''
-        for secret in self.secrets:
-            if secret in url: url = url.replace( secret, REDACTION )
+        for secret, before, after in self._forms:
+            if secret not in url: continue
+            if before or after:
+                url = _redact_core( url, secret, before, after )
+            else: url = url.replace( secret, REDACTION )
         return url
 
     def redact_data( self, data: __.typx.Any ) -> __.typx.Any:
         ''' Returns JSON-like data with secrets replaced in its strings. '''
         if self.is_vacant( ): return data
         return redact_json( self.redact, data )
+
+    def redact_straddles(
+        self, texts: __.cabc.Sequence[ str ]
+    ) -> list[ str ]:
+        ''' Returns texts (see :py:func:`redact_straddles`). '''
+        results = list( texts )
+        if len( results ) < 2 or not self._spreads: # noqa: PLR2004
+            return results
+        squeeze = _squeeze_texts( results, self._spread_width )
+        spans: dict[ int, list[ tuple[ int, int ] ] ] = { }
+        for form, gaps in self._spreads:
+            for index in _locate_straddles( squeeze, form ):
+                for owner, start, end in _locate_shares(
+                    squeeze, index, gaps
+                ): spans.setdefault( owner, [ ] ).append( ( start, end ) )
+        for owner, pairs in spans.items( ):
+            results[ owner ] = _replace_spans( results[ owner ], pairs )
+        return results
 
     def _redact_url( self, match: __.re.Match[ str ] ) -> str:
         host = match[ 'host' ]
@@ -221,10 +267,7 @@ def _survey_forms( secret: str ) -> __.cabc.Iterator[ str ]:
     stripped = secret.strip( )
     for core in { secret, stripped }:
         if len( core ) < _LENGTH_MINIMUM: continue
-        # The bytes the environment gave; else lone surrogates as they are.
-        try: data = core.encode( errors = 'surrogateescape' )
-        except UnicodeEncodeError:
-            data = core.encode( errors = 'surrogatepass' )
+        data = _encode( core )
         units = core.encode( 'utf-16-be', errors = 'surrogatepass' )
         yield from (
             core, core.upper( ), core.lower( ),
@@ -238,6 +281,94 @@ def _survey_forms( secret: str ) -> __.cabc.Iterator[ str ]:
         for encoded in ( _b64encode( data ), _urlsafe_b64encode( data ) ):
             text = encoded.decode( 'ascii' )
             yield from ( text, text.rstrip( '=' ) )
+
+
+def _survey_cores(
+    secret: str
+) -> __.cabc.Iterator[ tuple[ str, str, str ] ]:
+    ''' Yields the cores of secret (as it is and stripped, and each of
+        these escaped for JSON) in longer base64 text, at every alignment
+        and in both alphabets, with the characters which may stand before
+        and after each; those long enough (see :py:class:`Redactor`).
+    '''
+    for core in { secret, secret.strip( ) }:
+        if len( core ) < _LENGTH_MINIMUM: continue
+        variants = {
+            _encode( core ), _encode( __.json.dumps( core )[ 1 : -1 ] ),
+            _encode( __.json.dumps( core, ensure_ascii = False )[ 1 : -1 ] ),
+        }
+        for data in variants:
+            for alignment in range( 3 ):
+                form, before, after = _produce_core( data, alignment )
+                if len( form ) < _CORE_LENGTH_MINIMUM: continue
+                yield form, before, after
+                yield (
+                    form.translate( _BASE64_URLSAFE ),
+                    before.translate( _BASE64_URLSAFE ),
+                    after.translate( _BASE64_URLSAFE ) )
+
+
+def _produce_core( data: bytes, alignment: int ) -> tuple[ str, str, str ]:
+    ''' Returns the characters of base64 which data alone decides, when
+        alignment bytes precede it; and the characters which may stand
+        before and after them: those whose bits from data agree. '''
+    text = _b64encode( bytes( alignment ) + data ).decode( 'ascii' )
+    bits = 8 * ( alignment + len( data ) )
+    start = ( 8 * alignment + 5 ) // 6
+    end = bits // 6
+    before = after = ''
+    shared = 6 * start - 8 * alignment # low bits of the character before
+    if shared:
+        value = _BASE64.index( text[ start - 1 ] ) % ( 1 << shared )
+        before = _BASE64[ value :: 1 << shared ]
+    shared = bits - 6 * end # high bits of the character after
+    if shared:
+        width = 1 << ( 6 - shared )
+        value = _BASE64.index( text[ end ] ) // width * width
+        after = _BASE64[ value : value + width ]
+    return text[ start : end ], before, after
+
+
+def _encode( text: str ) -> bytes:
+    ''' Returns the bytes the environment gave; else lone surrogates as
+        they are. '''
+    try: return text.encode( errors = 'surrogateescape' )
+    except UnicodeEncodeError:
+        return text.encode( errors = 'surrogatepass' )
+
+
+def _survey_margins(
+    secrets: __.cabc.Iterable[ str ]
+) -> dict[ str, tuple[ str, str ] ]:
+    ''' Returns every form of secrets long enough, with the characters
+        which go with it before and after (none, but for base64 cores). '''
+    margins: dict[ str, tuple[ str, str ] ] = { }
+    for secret in secrets:
+        for form in _survey_forms( secret ):
+            if len( form ) >= _LENGTH_MINIMUM:
+                margins.setdefault( form, ( '', '' ) )
+        for form, before, after in _survey_cores( secret ):
+            known = margins.get( form, ( '', '' ) )
+            margins[ form ] = ( known[ 0 ] + before, known[ 1 ] + after )
+    return margins
+
+
+def _survey_spreads(
+    forms: __.cabc.Iterable[ str ]
+) -> tuple[ tuple[ str, tuple[ int, ... ] ], ... ]:
+    ''' Returns each form without its whitespace (once, if long enough),
+        with the length of the whitespace after each of its characters but
+        the last. '''
+    spreads: dict[ str, tuple[ int, ... ] ] = { }
+    for form in forms:
+        places = [ match.start( ) for match in _nonspace.finditer( form ) ]
+        if len( places ) < _LENGTH_MINIMUM: continue
+        squeezed = ''.join( form[ place ] for place in places )
+        if squeezed in spreads: continue
+        spreads[ squeezed ] = tuple(
+            after - before - 1
+            for before, after in _pairwise( places ) )
+    return tuple( spreads.items( ) )
 
 
 def _survey_loggers( ) -> list[ __.logging.Logger ]:
@@ -264,52 +395,181 @@ def redact_straddles(
     redactor: Redactor, texts: __.cabc.Sequence[ str ]
 ) -> list[ str ]:
     ''' Returns texts (each redacted already), with every secret which
-        straddles two neighbours replaced in both: the end of one begins
-        the secret and the start of the next ends it, maybe with
-        whitespace between (a processor which joins the texts with a
-        newline would give it whole). Per boundary and secret, at most as
-        many checks as the secret has characters.
+        neighbouring texts spread between them replaced in each, whitespace
+        at the joints aside: the end of one begins the secret, the texts
+        after it (each shorter than the secret, or blank) continue it, and
+        the start of the last ends it. A processor which joins the texts,
+        with or without newlines, would give it whole.
+
+        The secret's whitespace at a joint goes with the later text, as far
+        as that text leads with whitespace. Work is linear in the length of
+        texts and of secrets: only the heads and tails of texts, as long as
+        the longest secret, are scanned, in one pass per form of secret.
     '''
-    results = list( texts )
-    for index in range( len( results ) - 1 ):
-        for secret in redactor.secrets:
-            results[ index ], results[ index + 1 ] = _redact_straddle(
-                secret, results[ index ], results[ index + 1 ] )
-    return results
+    return redactor.redact_straddles( texts )
 
 
-def _redact_straddle(
-    secret: str, left: str, right: str
-) -> tuple[ str, str ]:
-    ''' Returns left and right with the two parts of secret replaced, if
-        left ends with its first part and right begins with the rest
-        (whitespace aside); else both as they are. '''
-    head = len( left.rstrip( ) )
-    tail = len( right ) - len( right.lstrip( ) )
-    for cut in range( 1, len( secret ) ):
-        start = _locate_end( left, head, secret[ : cut ] )
-        if start < 0: continue
-        end = _locate_start( right, tail, secret[ cut : ] )
-        if end < 0: continue
-        return (
-            left[ : start ] + REDACTION + left[ start + cut : ],
-            right[ : end ] + REDACTION + right[ end + len( secret ) - cut : ] )
-    return left, right
+class _Squeeze( __.immut.DataclassObject ):
+    ''' Texts, as far as a secret spread over them may reach, without
+        whitespace: their characters, in segments (a whole text, or its
+        head and its tail), and the joints between texts. '''
+
+    texts: __.cabc.Sequence[ str ]
+    characters: str
+    # owner, start and end in owner, characters of each segment
+    segments: list[ tuple[ int, int, int, str ] ]
+    starts: list[ int ] # where each segment starts in characters
+    joints: list[ int ] # where a text starts in characters, but the first
+    places: dict[ int, list[ int ] ] = __.dcls.field(
+        default_factory = dict[ int, list[ int ] ] )
 
 
-def _locate_end( text: str, head: int, part: str ) -> int:
-    ''' Returns where part starts in text if only whitespace follows it
-        (text is whitespace from head on); else -1. '''
-    core = part.rstrip( )
-    start = head - len( core )
-    if start < 0 or not text.startswith( part, start ): return -1
-    return start
+def _locate_piece(
+    squeeze: _Squeeze, first: int, last: int
+) -> list[ int ]:
+    ''' Returns owner, start and end in owner of the squeezed characters
+        from first to last (one segment). '''
+    segment = _bisect_right( squeeze.starts, first ) - 1
+    owner, start, end, _ = squeeze.segments[ segment ]
+    places = squeeze.places.get( segment )
+    if places is None:
+        places = squeeze.places[ segment ] = [
+            match.start( ) for match
+            in _nonspace.finditer( squeeze.texts[ owner ], start, end ) ]
+    offset = squeeze.starts[ segment ]
+    return [ owner, places[ first - offset ], places[ last - 1 - offset ] + 1 ]
 
 
-def _locate_start( text: str, tail: int, part: str ) -> int:
-    ''' Returns where part starts in text if only whitespace precedes it
-        (text is whitespace up to tail); else -1. '''
-    core = part.lstrip( )
-    start = tail - ( len( part ) - len( core ) )
-    if start < 0 or not text.startswith( part, start ): return -1
-    return start
+def _locate_shares(
+    squeeze: _Squeeze, index: int, gaps: tuple[ int, ... ]
+) -> list[ list[ int ] ]:
+    ''' Returns owner, start and end in owner of each text's share in
+        the secret at index of the squeezed characters (gaps: the lengths
+        of its whitespace). The secret's whitespace at a joint goes to the
+        later text as far as it leads with whitespace, the rest to the
+        earlier as far as it ends with whitespace. '''
+    end = index + len( gaps ) + 1
+    joints = squeeze.joints
+    cuts = joints[
+        _bisect_right( joints, index ) : _bisect_left( joints, end ) ]
+    marks = ( index, *cuts, end )
+    shares = [
+        _locate_piece( squeeze, first, last )
+        for first, last in _pairwise( marks ) ]
+    for left, right, cut in zip( shares, shares[ 1 : ], cuts ):
+        gap = gaps[ cut - index - 1 ]
+        taken = min( gap, right[ 1 ] ) # right starts with its first word
+        right[ 1 ] -= taken
+        trailing = len( squeeze.texts[ left[ 0 ] ] ) - left[ 2 ]
+        left[ 2 ] += min( gap - taken, trailing )
+    return shares
+
+
+def _locate_straddles( squeeze: _Squeeze, form: str ) -> list[ int ]:
+    ''' Returns where form starts in the squeezed characters, wherever it
+        crosses a joint; leftmost first, not overlapping. Each search
+        starts past the last match, or near the next joint. '''
+    characters, joints = squeeze.characters, squeeze.joints
+    size = len( form )
+    found: list[ int ] = [ ]
+    index = characters.find( form )
+    while index >= 0:
+        following = _bisect_right( joints, index )
+        if following == len( joints ): break
+        joint = joints[ following ]
+        if joint < index + size:
+            found.append( index )
+            start = index + size
+        else: start = joint - size + 1
+        index = characters.find( form, start )
+    return found
+
+
+def _redact_core( text: str, core: str, before: str, after: str ) -> str:
+    ''' Returns text with every core replaced, with the character before
+        it and the one after it if among those which go with it. '''
+    pieces: list[ str ] = [ ]
+    cursor = 0
+    index = text.find( core )
+    while index >= 0:
+        end = index + len( core )
+        if index > cursor and text[ index - 1 ] in before: index -= 1
+        if end < len( text ) and text[ end ] in after: end += 1
+        pieces.extend( ( text[ cursor : index ], REDACTION ) )
+        cursor = end
+        index = text.find( core, end )
+    pieces.append( text[ cursor : ] )
+    return ''.join( pieces )
+
+
+def _replace_spans(
+    text: str, spans: list[ tuple[ int, int ] ]
+) -> str:
+    ''' Returns text with each span replaced, overlapping ones as one. '''
+    merged: list[ list[ int ] ] = [ ]
+    for start, end in sorted( spans ):
+        if merged and start <= merged[ -1 ][ 1 ]:
+            merged[ -1 ][ 1 ] = max( merged[ -1 ][ 1 ], end )
+        else: merged.append( [ start, end ] )
+    pieces: list[ str ] = [ ]
+    cursor = 0
+    for start, end in merged:
+        pieces.extend( ( text[ cursor : start ], REDACTION ) )
+        cursor = end
+    pieces.append( text[ cursor : ] )
+    return ''.join( pieces )
+
+
+def _squeeze_end(
+    text: str, width: int, *, head: bool
+) -> tuple[ int, str ] | None:
+    ''' Returns length of the shortest slice at the head (or tail) of
+        text, from twice width by powers of four, which holds width
+        characters other than whitespace, with them; none if it would
+        reach half of text. '''
+    size = 2 * width
+    while 2 * size < len( text ):
+        piece = text[ : size ] if head else text[ -size : ]
+        squeezed = _space.sub( '', piece )
+        if len( squeezed ) >= width: return size, squeezed
+        size *= 4
+    return None
+
+
+def _squeeze_texts(
+    texts: __.cabc.Sequence[ str ], width: int
+) -> _Squeeze:
+    ''' Returns texts squeezed, each as far as a secret of width
+        characters (whitespace aside) which crosses a joint may reach. '''
+    segments = [
+        ( owner, start, end, squeezed )
+        for owner, text in enumerate( texts )
+        for start, end, squeezed in _survey_windows( text, width )
+        if squeezed ]
+    starts = list( _accumulate(
+        ( len( segment[ 3 ] ) for segment in segments ), initial = 0 ) )
+    joints = [
+        starts[ index ] for index in range( 1, len( segments ) )
+        if segments[ index ][ 0 ] != segments[ index - 1 ][ 0 ] ]
+    return _Squeeze(
+        texts = texts, segments = segments, starts = starts,
+        joints = joints,
+        characters = ''.join( segment[ 3 ] for segment in segments ) )
+
+
+def _survey_windows(
+    text: str, width: int
+) -> list[ tuple[ int, int, str ] ]:
+    ''' Returns the spans of text which a secret crossing into or out of
+        it may reach, with their characters other than whitespace: the
+        whole text, or its head and its tail, each with width characters
+        at least (so that no secret reaches from one to the other). '''
+    head = _squeeze_end( text, width, head = True )
+    tail = (
+        None if head is None
+        else _squeeze_end( text, width, head = False ) )
+    if head is None or tail is None:
+        return [ ( 0, len( text ), _space.sub( '', text ) ) ]
+    return [
+        ( 0, head[ 0 ], head[ 1 ] ),
+        ( len( text ) - tail[ 0 ], len( text ), tail[ 1 ] ) ]
