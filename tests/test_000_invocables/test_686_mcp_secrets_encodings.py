@@ -135,7 +135,7 @@ def _verify_processors( results, hidden ):
             assert hidden not in _whitespace.sub( '', string ), name
 
 
-def _spread( texts, gaps = ( ) ):
+def _spread( texts ):
     ''' Returns redacted texts, as a processor's results hold them. '''
     redactor = redaction.Redactor( [ _SECRET ] )
     texts = [ redactor.redact( text ) for text in texts ]
@@ -308,23 +308,23 @@ async def test_330_base64_from_server_redacted( monkeypatch, tmp_path ):
         gives every processor none of the characters which depend on the
         secret. '''
     calls = [
-        ( { 'prefix': prefix, 'suffix': ':end', 'urlsafe': urlsafe },
-          encode )
+        ( prefix, urlsafe, encode )
         for prefix in ( '', 'a:', 'ab:', 'json' )
         for urlsafe, encode in zip( ( False, True ), _ENCODERS ) ]
     async with _produce_ensemble( monkeypatch, tmp_path ) as ensemble:
         results = await invocables.execute_invocations(
-            [ _call( f"c{index}", 'wrap', arguments )
-              for index, ( arguments, _ ) in enumerate( calls ) ],
+            [ _call( f"c{index}", 'wrap', {
+                'prefix': prefix, 'suffix': ':end', 'urlsafe': urlsafe } )
+              for index, ( prefix, urlsafe, _ ) in enumerate( calls ) ],
             [ ensemble ] )
-    for result, ( arguments, encode ) in zip( results, calls ):
-        if arguments[ 'prefix' ] == 'json':
+    for result, ( given, _, encode ) in zip( results, calls ):
+        if given == 'json':
             document = json.dumps(
                 { 'token': _SECRET, 'scope': ':end' } ).encode( )
             start = document.index( _SECRET.encode( ) )
             end = start + len( _SECRET )
             prefix, suffix = document[ : start ], document[ end : ]
-        else: prefix, suffix = arguments[ 'prefix' ].encode( ), b':end'
+        else: prefix, suffix = given.encode( ), b':end'
         text, first, last = _locate_dependents(
             encode, prefix, _SECRET.encode( ), suffix )
         assert result.as_text( ) == (

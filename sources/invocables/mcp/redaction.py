@@ -26,11 +26,11 @@
 import threading as _threading
 
 from base64 import b64encode as _b64encode
+from base64 import urlsafe_b64encode as _urlsafe_b64encode
 from bisect import bisect_left as _bisect_left
 from bisect import bisect_right as _bisect_right
 from itertools import accumulate as _accumulate
 from itertools import pairwise as _pairwise
-from base64 import urlsafe_b64encode as _urlsafe_b64encode
 from urllib.parse import quote as _quote
 from urllib.parse import quote_plus as _quote_plus
 
@@ -143,10 +143,8 @@ class Redactor( __.immut.Object ):
         squeeze = _squeeze_texts( results, self._spread_width )
         spans: dict[ int, list[ tuple[ int, int ] ] ] = { }
         for form, gaps in self._spreads:
-            for index in _locate_straddles( squeeze, form ):
-                for owner, start, end in _locate_shares(
-                    squeeze, index, gaps
-                ): spans.setdefault( owner, [ ] ).append( ( start, end ) )
+            for owner, start, end in _survey_shares( squeeze, form, gaps ):
+                spans.setdefault( owner, [ ] ).append( ( start, end ) )
         for owner, pairs in spans.items( ):
             results[ owner ] = _replace_spans( results[ owner ], pairs )
         return results
@@ -555,6 +553,15 @@ def _squeeze_texts(
         texts = texts, segments = segments, starts = starts,
         joints = joints,
         characters = ''.join( segment[ 3 ] for segment in segments ) )
+
+
+def _survey_shares(
+    squeeze: _Squeeze, form: str, gaps: tuple[ int, ... ]
+) -> __.cabc.Iterator[ list[ int ] ]:
+    ''' Yields owner, start and end in owner of each text's share in each
+        place where form crosses a joint. '''
+    for index in _locate_straddles( squeeze, form ):
+        yield from _locate_shares( squeeze, index, gaps )
 
 
 def _survey_windows(
