@@ -259,3 +259,38 @@ async def test_180_input_rounds_redacted( monkeypatch ):
             'kinds': 'elicit,sample', 'rounds': 1, 'state': False } )
     assert elicited == [ '*** (note).', '*** (note).', '*** (elicit-1).' ]
     assert sampled == [ '*** sample-1.' ]
+
+
+@pytest.mark.asyncio
+async def test_190_names_holding_secret_left_out( monkeypatch, caplog ):
+    ''' A tool whose name holds the secret is left out (no provider may
+        see it; calls need the name as it is), its omission named
+        redacted; so is a prompt whose name, or an argument's, holds it,
+        from the application and the clients of serve; the rest stays.
+    '''
+    ensemble = _produce_ensemble( monkeypatch, '--named' )
+    with caplog.at_level( 'WARNING' ):
+        async with ensemble:
+            names = [ invoker.name for invoker in ensemble.survey_invokers( ) ]
+            omissions = ensemble.survey_omissions( )
+            prompts = await ensemble.survey_prompts( )
+            tools = invocables.produce_processor( 'openai' ).prepare_tools(
+                [ ensemble ] )
+            server = serving.ToolServer( [ ensemble ] )
+            async with mcp_support.open_memory_client(
+                server.produce_server( ) ) as client:
+                served = [
+                    await client.list_tools( ),
+                    await client.list_prompts( ) ]
+    assert 'peek_***' not in names and 'echo' not in names
+    assert { 'embed', 'reject', 'halves' } <= set( names )
+    ( omission, ) = omissions
+    assert omission.name == 'peek_***'
+    assert 'its name holds a secret' in omission.reason
+    assert [ prompt.name for prompt in prompts ] == [ 'brief' ]
+    texts = [ json.dumps( tools ), repr( omissions ), caplog.text ] + [
+        json.dumps( listing.model_dump( mode = 'json' ) )
+        for listing in served ]
+    for text in texts: assert _SECRET not in text
+    assert [ prompt.name for prompt in served[ 1 ].prompts ] == [ 'brief' ]
+    assert 'peek' not in texts[ 3 ]

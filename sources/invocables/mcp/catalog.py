@@ -29,6 +29,8 @@ InvocableProducer: __.typx.TypeAlias = __.cabc.Callable[
 _Entry: __.typx.TypeAlias = tuple[
     _invokers.Invoker, _records.ToolDescription ]
 
+_REASON_NAME_CONCEALED = (
+    "its name holds a secret of the connection, which no provider may see" )
 _REASON_DISFIGURED = (
     "its schema holds a secret of the connection in the name of an "
     "argument or keyword, which redaction changes; calls by the names "
@@ -133,10 +135,9 @@ class Catalog:
                 "MCP server %r lists tool %r twice; the first is kept.",
                 self.name, name )
             return 'listed twice by server'
-        if _is_disfigured( tool ):
-            self._warn_disfigured( )
-            return _REASON_DISFIGURED
-        return None
+        disfigurement = _access_disfigurement( tool )
+        if disfigurement is not None: self._warn_disfigured( )
+        return disfigurement
 
     def _complete(
         self, entries: dict[ str, _Entry ]
@@ -207,11 +208,11 @@ class Catalog:
         if self.disfigured: return
         self.disfigured = True
         _scribe.warning(
-            "MCP server %r: a secret of the connection appears in names in "
-            "tool schemas (of arguments or keywords), which redaction would "
-            "change; the tools concerned are left out (see "
-            "survey_omissions). If the secret is short or a common word, "
-            "use a longer one.", self.name )
+            "MCP server %r: a secret of the connection appears in tool "
+            "names, or in names in tool schemas (of arguments or keywords), "
+            "which redaction would change; the tools concerned are left out "
+            "(see survey_omissions). If the secret is short or a common "
+            "word, use a longer one.", self.name )
 
     def _warn_missing(
         self, tools: __.cabc.Sequence[ _mcp_types.Tool ]
@@ -230,13 +231,20 @@ class Catalog:
                 "list.", self.name, pattern )
 
 
-def _is_disfigured( tool: _mcp_types.Tool ) -> bool:
-    ''' Returns whether redaction changed names in schemas of a (redacted)
-        tool: property names or other keys, or types.
+def _access_disfigurement( tool: _mcp_types.Tool ) -> str | None:
+    ''' Returns why redaction changed names of a (redacted) tool, if it
+        did: its own name, or names in its schemas (property names or
+        other keys, or types).
 
         The values of a schema (descriptions, defaults, examples, enums)
         may lose their secrets; its names are what calls send back.
     '''
+    if _redaction.REDACTION in tool.name: return _REASON_NAME_CONCEALED
+    if _is_disfigured( tool ): return _REASON_DISFIGURED
+    return None
+
+
+def _is_disfigured( tool: _mcp_types.Tool ) -> bool:
     pending: list[ __.typx.Any ] = [
         _sdk.access_field( tool, 'input_schema' ),
         _sdk.access_field( tool, 'output_schema' ) ]

@@ -154,7 +154,7 @@ class ListingScreen:
         single = dict( result ) | { 'tools': [ tool ] }
         try: _sdk.validate_listing( self.version, single )
         except ValueError as exception:
-            name = _name_tool( tool, index )
+            name = self.redact( _name_tool( tool, index ) )
             reason = self.redact(
                 "the MCP SDK refuses its description: {reasons}".format(
                     reasons = _describe_refusal( exception ) ) )
@@ -177,7 +177,7 @@ class ListingScreen:
             reason = _results.produce_excerpt(
                 fault, self.redact, maximum = _REASON_LENGTH_MAXIMUM )
             self.refusals.append( _records.Omission(
-                name = _name_tool( tool, index ),
+                name = self.redact( _name_tool( tool, index ) ),
                 reason = (
                     "the MCP SDK drops it for an invalid x-mcp-header "
                     f"designation: {reason}" ) ) )

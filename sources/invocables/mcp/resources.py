@@ -229,12 +229,16 @@ class FeaturesExtension:
         ''' Returns descriptions of the prompts of server, every page.
 
             Their texts are redacted (not the names, which retrieving
-            needs).
+            needs); a prompt whose name, or an argument's, holds a secret
+            of the connection is left out, with a warning.
         '''
         session, redactor = self.access_session_for_features( )
         prompts = await self._list(
             session.list_prompts, redactor, 'prompts' )
         redact = redactor.redact
+        prompts = [
+            prompt for prompt in prompts
+            if not _is_name_secret( self.name, prompt, redact ) ]
         return tuple(
             PromptDescription(
                 name = prompt.name,
@@ -323,6 +327,23 @@ class FeaturesExtension:
         except ( _anyio.ClosedResourceError, _anyio.BrokenResourceError ):
             raise _exceptions.ConnectionFailure(
                 self.name, "the session was closed." ) from None
+
+
+def _is_name_secret(
+    server: str, prompt: __.typx.Any, redact: __.cabc.Callable[ [ str ], str ]
+) -> bool:
+    ''' Returns whether the name of prompt, or of one of its arguments,
+        holds a secret (warns then: retrieving needs the name as it is,
+        and no one may see it).
+    '''
+    names = [ prompt.name ] + [
+        argument.name for argument in prompt.arguments or ( ) ]
+    if all( redact( name ) == name for name in names ): return False
+    _scribe.warning(
+        "MCP server %r: prompt %r left out: its name, or the name of an "
+        "argument, holds a secret of the connection.",
+        server, redact( prompt.name ) )
+    return True
 
 
 def _absentify(

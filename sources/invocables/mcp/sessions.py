@@ -389,7 +389,8 @@ def _prepare_tool(
     redactor: _configuration.Redactor, tool: _mcp_types.Tool
 ) -> _mcp_types.Tool:
     ''' Returns tool with secrets replaced and text made sendable, in all
-        but its name (which calls send back as it is).
+        but its name (which calls send back as it is) unless that holds a
+        secret: the catalog leaves such a tool out.
 
         What a server lists reaches every provider's tool list, the list
         which ``serve`` sends, descriptors written and spans: its secrets
@@ -401,7 +402,8 @@ def _prepare_tool(
         dict[ str, __.typx.Any ],
         _canisters.normalize_data( redactor.redact_data( data ) ) )
     if prepared is data or prepared == data: return tool
-    prepared[ 'name' ] = tool.name
+    if redactor.redact( tool.name ) == tool.name:
+        prepared[ 'name' ] = tool.name
     return type( tool ).model_validate( prepared )
 
 

@@ -18,7 +18,9 @@
     resource link whose media types carry it; ``halves( gap, error )``
     returns it split over two text blocks (the second led by gap), as an
     error result if error. Flag: ``--modern`` speaks MCP 2026-07-28 alone
-    (refuses the legacy handshake, ``initialize``).
+    (refuses the legacy handshake, ``initialize``). Flag: ``--named``
+    adds a tool ``peek_<secret>``, a prompt ``brief_<secret>`` and a
+    prompt ``ask`` whose argument is named after the secret.
 '''
 
 
@@ -34,6 +36,7 @@ from pydantic import Field
 from mcp import MCPError
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.prompts import Prompt
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types import (
@@ -44,6 +47,7 @@ from mcp_types import (
     ErrorData,
     ImageContent,
     JSONRPCError,
+    PromptArgument,
     ResourceLink,
     TextContent,
     TextResourceContents,
@@ -211,14 +215,35 @@ async def _serve_modern( ) -> None:
             group.cancel_scope.cancel( )
 
 
+def _add_named( ) -> None:
+    ''' Adds tools and prompts whose names hold the secret. '''
+    def peek( ) -> str:
+        return 'peeked'
+
+    def brief_named( ) -> str:
+        return 'Brief.'
+
+    def ask( **arguments: str ) -> str:
+        return 'Asked.'
+
+    server.add_tool( peek, name = f"peek_{_SECRET}" )
+    server.add_prompt( Prompt.from_function(
+        brief_named, name = f"brief_{_SECRET}" ) )
+    prompt = Prompt.from_function( ask, name = 'ask' )
+    prompt.arguments = [ PromptArgument( name = _SECRET, required = True ) ]
+    server.add_prompt( prompt )
+
+
 def main( ) -> None:
     ''' Runs server on stdio. '''
     global _refusing # noqa: PLW0603
     parser = argparse.ArgumentParser( )
     parser.add_argument( '--refuse', action = 'store_true' )
     parser.add_argument( '--modern', action = 'store_true' )
+    parser.add_argument( '--named', action = 'store_true' )
     options = parser.parse_args( )
     _refusing = options.refuse
+    if options.named: _add_named( )
     if options.modern: anyio.run( _serve_modern )
     else: server.run( )
 
