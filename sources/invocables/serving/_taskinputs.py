@@ -9,8 +9,10 @@
     waits for the next one: none is lost.
 
     A task of MCP 2026-07-28 holds its requests until ``tasks/update``
-    answers them (:py:func:`await_answered`); one whose requests wait
-    longer than the duration of a continuation for an answer fails.
+    answers them (:py:func:`await_answered`). Either way, a task whose
+    requests wait longer than the duration of a continuation for an
+    answer fails (:py:meth:`TaskInputs.await_answered`): only waits count,
+    not the call's own work.
 '''
 
 
@@ -33,14 +35,17 @@ _OVERDUE = -32001 # the mcp SDK's REQUEST_TIMEOUT: an answer is overdue
 
 
 class _Asking:
-    ''' Requests of one task not yet sent, and those which wait. '''
+    ''' Requests of one task not yet sent, and those which wait for an
+        answer (sent or not).
+    '''
 
     def __init__( self ):
         self.pending: __.collections.deque[
             tuple[ Sender, __.asyncio.Future[ __.typx.Any ] ] ] = (
                 __.collections.deque( ) )
-        self.arrival = __.asyncio.Event( )
-        self.waiting = 0
+        self.arrival = __.asyncio.Event( ) # for a tasks/result
+        self.asked = __.asyncio.Event( ) # for the bound of the waits
+        self.waiting: set[ __.asyncio.Future[ __.typx.Any ] ] = set( )
 
 
 class TaskInputs:
@@ -62,14 +67,32 @@ class TaskInputs:
             __.asyncio.get_running_loop( ).create_future( ) )
         asking.pending.append( ( send, future ) )
         asking.arrival.set( )
-        asking.waiting += 1
+        asking.waiting.add( future )
+        asking.asked.set( )
         await self.note( identifier, message, 'input_required' )
         try: return await future
         finally:
-            asking.waiting -= 1
+            asking.waiting.discard( future )
             if not asking.waiting:
                 with __.ctxl.suppress( Exception ):
                     await self.note( identifier, None, 'working' )
+
+    async def await_answered(
+        self,
+        call: __.cabc.Callable[ [ str ], __.cabc.Awaitable[ Result ] ],
+        duration: float,
+        identifier: str,
+    ) -> Result:
+        ''' Returns the result of the call of the task of identifier (MCP
+            2025-11-25). Once its requests waited duration seconds without
+            an answer (not yet sent, or sent on a ``tasks/result`` and
+            unanswered), cancels the call and raises an error which says
+            so (the task fails, and its call runs no more).
+        '''
+        asking = self._askings.setdefault( identifier, _Asking( ) )
+        return await _await_bounded(
+            call( identifier ), lambda: asking.waiting, asking.asked,
+            duration, 'tasks/result' )
 
     async def deliver(
         self,
@@ -117,24 +140,13 @@ async def await_answered(
         no more).
     '''
     inputs[ identifier ] = continuation
-    running = __.asyncio.ensure_future( call )
     try:
-        while not running.done( ):
-            waiting = [
-                future for _, future in continuation.requests.values( )
-                if not future.done( ) ]
-            if not waiting: # until the call asks, or ends
-                await await_signal( running, continuation.asked )
-                continue
-            done, _ = await __.asyncio.wait(
-                ( running, *waiting ), timeout = duration,
-                return_when = __.asyncio.FIRST_COMPLETED )
-            if not done: raise _produce_overdue( duration )
-        return running.result( )
-    finally:
-        inputs.pop( identifier, None )
-        running.cancel( )
-        await __.asyncio.gather( running, return_exceptions = True )
+        return await _await_bounded(
+            call,
+            lambda: [
+                future for _, future in continuation.requests.values( ) ],
+            continuation.asked, duration, 'tasks/update' )
+    finally: inputs.pop( identifier, None )
 
 
 def access_progress_token(
@@ -164,15 +176,49 @@ async def await_signal(
     finally: waiter.cancel( )
 
 
-def _produce_overdue( duration: float ) -> BaseException:
-    ''' Produces the error of a task whose client's answers are overdue.
+async def _await_bounded(
+    call: __.cabc.Awaitable[ Result ],
+    survey_waits: __.cabc.Callable[
+        [ ], __.cabc.Iterable[ __.asyncio.Future[ __.typx.Any ] ] ],
+    asked: __.asyncio.Event,
+    duration: float,
+    method: str,
+) -> Result:
+    ''' Returns the result of a call, unless its requests for input (the
+        futures of their answers, which survey_waits gives; asked is set
+        at each new one) wait duration seconds without an answer: then
+        cancels the call and raises the error of answers overdue, which
+        method would have carried. Each answer gives the requests still
+        waiting the whole duration again; the call's own work counts not.
+    '''
+    running = __.asyncio.ensure_future( call )
+    try:
+        while not running.done( ):
+            waiting = [
+                future for future in survey_waits( ) if not future.done( ) ]
+            if not waiting: # until the call asks, or ends
+                await await_signal( running, asked )
+                continue
+            done, _ = await __.asyncio.wait(
+                ( running, *waiting ), timeout = duration,
+                return_when = __.asyncio.FIRST_COMPLETED )
+            if not done: raise _produce_overdue( duration, method )
+        return running.result( )
+    finally:
+        running.cancel( )
+        await __.asyncio.gather( running, return_exceptions = True )
+
+
+def _produce_overdue( duration: float, method: str ) -> BaseException:
+    ''' Produces the error of a task whose client's answers are overdue,
+        which method would have carried.
     '''
     return _produce_error(
         _OVERDUE,
         "The task waited {duration:g} seconds for its client's answers to "
-        "its input requests (tasks/update), its most: its call is "
-        "abandoned. Call the tool again to retry.".format(
-            duration = duration ),
+        "its input requests ({method}), its most: its call is abandoned. "
+        "Call the tool again to retry.".format(
+            duration = duration, method = method ),
         { 'reason': 'input_overdue', 'duration': duration } )
 
 

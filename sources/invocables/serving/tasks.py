@@ -63,7 +63,6 @@ ANNOTATIONS = frozenset( ( TASK_SUPPORT_ANNOTATION, INPUT_FIRST_ANNOTATION ) )
 
 _CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities'
 _MISSING_CAPABILITY = -32021 # MissingRequiredClientCapability
-_RELATED_TASK = 'io.modelcontextprotocol/related-task'
 _scribe = __.produce_scribe( __name__ )
 # The task support of the tools of each upstream ensemble, by name, with
 # the descriptions it was read from: ``survey_tools`` gives the same tuple
@@ -239,6 +238,8 @@ class TasksExtension:
 
     task_store: TaskStore | None
     tasks_running_maximum: int
+    # Its duration bounds the waits of the tasks for their clients' input.
+    continuations: _continuations.ContinuationsManager
     _running: dict[ str, __.asyncio.Task[ None ] ]
     _shares: _taskbinding.Shares # of the principals, of the running tasks
     # Requests for input of the running tasks (MCP 2026-07-28), by task.
@@ -284,9 +285,8 @@ class TasksExtension:
             task = await self._access_task( context, parameters )
             if modern: return { } # acknowledged, whatever came first
             if task.state is TaskStates.Cancelled: # unless it ended first
-                return _sdk.produce_model(
-                    _mcp_types.CancelTaskResult,
-                    **_taskwire.produce_task_fields( task ) )
+                return _taskwire.produce_task_model(
+                    task, _mcp_types.CancelTaskResult )
         raise _sdk.produce_error(
             _mcp_types.INVALID_PARAMS,
             "Task {identifier!r} is already {state}: it cannot be "
@@ -311,9 +311,7 @@ class TasksExtension:
         if modern:
             return _taskwire.produce_task_detailed(
                 task, self._inputs.get( task.identifier ) )
-        return _sdk.produce_model(
-            _mcp_types.GetTaskResult,
-            **_taskwire.produce_task_fields( task ) )
+        return _taskwire.produce_task_model( task, _mcp_types.GetTaskResult )
 
     async def retrieve_task_result(
         self, context: __.typx.Any, parameters: __.typx.Any
@@ -327,16 +325,9 @@ class TasksExtension:
         ending = self._access_store( ).wait_task( task.identifier )
         await self._asks.deliver( task.identifier, context, ending )
         task = await self._access_task( context, parameters )
-        meta = { _RELATED_TASK: { 'taskId': task.identifier } }
-        if task.result is not None:
-            return _mcp_types.CallToolResult.model_validate(
-                { **task.result, '_meta': meta } )
-        error = task.error or {
-            'code': _mcp_types.INTERNAL_ERROR,
-            'message': "The task was cancelled: it has no result." }
-        raise _sdk.produce_error(
-            int( error[ 'code' ] ), str( error[ 'message' ] ),
-            error.get( 'data' ) )
+        result = _taskwire.produce_task_payload( task )
+        if result is None: raise _taskwire.produce_task_failure( task )
+        return result
 
     async def survey_tasks(
         self, context: __.typx.Any, parameters: __.typx.Any
@@ -355,10 +346,7 @@ class TasksExtension:
                 f"Unknown cursor {cursor!r}." ) from None
         return _sdk.produce_model(
             _mcp_types.ListTasksResult,
-            tasks = [
-                _sdk.produce_model(
-                    _mcp_types.Task, **_taskwire.produce_task_fields( task ) )
-                for task in tasks ],
+            tasks = [ _taskwire.produce_task_model( task ) for task in tasks ],
             next_cursor = after )
 
     async def update_task(
@@ -382,13 +370,14 @@ class TasksExtension:
     ) -> _mcp_types.CreateTaskResult:
         ''' Stores a working task, bound to the principal of the request
             of context, and starts its call (given the task's identifier);
-            returns the task.
+            returns the task. It fails once its requests for input wait
+            the duration of a continuation for the client's answers.
         '''
-        task = await self._start_task( context, ttl, call )
+        task = await self._start_task( context, ttl, __.funct.partial(
+            self._asks.await_answered, call, self.continuations.duration ) )
         return _sdk.produce_model(
             _mcp_types.CreateTaskResult,
-            task = _sdk.produce_model(
-                _mcp_types.Task, **_taskwire.produce_task_fields( task ) ) )
+            task = _taskwire.produce_task_model( task ) )
 
     async def _create_task_flat(
         self, context: __.typx.Any, call: TaskCall
@@ -476,6 +465,8 @@ class TasksExtension:
         store = self._access_store( )
         latest = await store.retrieve_task( task.identifier ) or task
         if latest.is_terminal( ): return # cancelled elsewhere first
+        error = fields.get( 'error' )
+        if error is not None: fields[ 'message' ] = error[ 'message' ] # why
         await store.store_task( __.dcls.replace(
             latest, state = state, updated = _produce_now( ), **fields ) )
 
