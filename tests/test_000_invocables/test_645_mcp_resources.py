@@ -5,6 +5,8 @@
 '''
 
 
+import asyncio
+
 import pytest
 
 import invocables
@@ -107,6 +109,27 @@ async def test_200_pagination( ):
         f"prompt-{index}" for index in range( 5 ) ]
     assert blob.data == b'\x89PNGkey'
     assert blob.media_type == 'image/png'
+    assert note.text == 'text 4'
+
+
+@pytest.mark.parametrize( 'method', [
+    'survey_resources', 'survey_resource_templates', 'survey_prompts' ] )
+async def test_205_endless_pages_cut_off( method ):
+    ''' A server which gives new cursors for ever, each page within the
+        list timeout, is cut off at the list timeout of the whole listing
+        (before, after a thousand pages: 200 s here), with a connection
+        failure which says so; the session still works.
+    '''
+    ensemble = invocables.mcp.produce_ensemble(
+        'endless', command = mcp_support.produce_server_command(
+            'paged_resources_server.py', '--endless', '0.2' ),
+        list_timeout = 1 )
+    async with ensemble:
+        with pytest.raises( exceptions.ConnectionFailure ) as caught:
+            # Bound which proves "does not hang", far above the timeout.
+            await asyncio.wait_for( getattr( ensemble, method )( ), 60 )
+        note, = await ensemble.retrieve_resource( 'note://4' )
+    assert 'within 1 seconds' in str( caught.value )
     assert note.text == 'text 4'
 
 

@@ -78,10 +78,15 @@ async def survey_pages(
         items.extend( _sdk.access_field( result, attribute ) )
         cursor = _sdk.access_field( result, 'next_cursor' )
         if cursor is None: return items
-        if cursor in seen: break
+        if cursor in seen:
+            _scribe.warning(
+                "MCP server %r repeats listing cursors; listing stopped.",
+                name )
+            return items
         seen.add( cursor )
     _scribe.warning(
-        "MCP server %r repeats listing cursors; listing stopped.", name )
+        "MCP server %r gives more than %d pages of %s; listing stopped.",
+        name, _PAGES_MAXIMUM, attribute )
     return items
 
 

@@ -290,10 +290,22 @@ class FeaturesExtension:
         redactor: __.typx.Any,
         attribute: str,
     ) -> list[ __.typx.Any ]:
-        ''' Lists every page, each within the list timeout. '''
+        ''' Lists every page, all within the list timeout, as the tools
+            are listed: a server which gives new cursors for ever is cut
+            off at the deadline, not after a thousand pages.
+        '''
         async def list_page( params: __.typx.Any ) -> __.typx.Any:
             return await self._request( lister( params = params ), redactor )
-        return await _listings.survey_pages( self.name, list_page, attribute )
+        timeout = self.access_list_timeout( )
+        try:
+            with _anyio.fail_after( timeout ):
+                return await _listings.survey_pages(
+                    self.name, list_page, attribute )
+        except TimeoutError:
+            raise _exceptions.ConnectionFailure(
+                self.name,
+                f"the server did not list its {attribute} within {timeout} "
+                "seconds." ) from None
 
     async def _request(
         self,

@@ -2,11 +2,17 @@
 
 ''' MCP server which lists five resources, two templates and five prompts,
     two per page; its one tool is named ``list_resources``, as a tool
-    which lists resources for the model would be.
+    which lists resources for the model would be. With ``--endless
+    DELAY``, every listing gives a new cursor for ever, each page after
+    DELAY seconds.
 '''
 
 
+import sys
+
 from typing import Any
+
+import anyio
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import (
@@ -17,12 +23,20 @@ from mcp_types import (
 
 
 PAGE_SIZE = 2
+ENDLESS = (
+    float( sys.argv[ 2 ] ) if sys.argv[ 1 : 2 ] == [ '--endless' ] else None )
 
 
-def _page( items: list[ Any ], params: Any ) -> tuple[ list[ Any ], Any ]:
+async def _page(
+    items: list[ Any ], params: Any
+) -> tuple[ list[ Any ], Any ]:
     cursor = getattr( params, 'cursor', None ) if params else None
     start = int( cursor ) if cursor else 0
     end = start + PAGE_SIZE
+    if ENDLESS is not None:
+        await anyio.sleep( ENDLESS )
+        first = start % len( items )
+        return items[ first : first + PAGE_SIZE ], str( end )
     return items[ start : end ], ( str( end ) if end < len( items ) else None )
 
 
@@ -32,13 +46,13 @@ class PagedServer( MCPServer ):
     async def _handle_list_resources(
         self, ctx: Any, params: Any
     ) -> ListResourcesResult:
-        items, following = _page( await self.list_resources( ), params )
+        items, following = await _page( await self.list_resources( ), params )
         return ListResourcesResult( resources = items, next_cursor = following )
 
     async def _handle_list_resource_templates(
         self, ctx: Any, params: Any
     ) -> ListResourceTemplatesResult:
-        items, following = _page(
+        items, following = await _page(
             await self.list_resource_templates( ), params )
         return ListResourceTemplatesResult(
             resource_templates = items, next_cursor = following )
@@ -46,7 +60,7 @@ class PagedServer( MCPServer ):
     async def _handle_list_prompts(
         self, ctx: Any, params: Any
     ) -> ListPromptsResult:
-        items, following = _page( await self.list_prompts( ), params )
+        items, following = await _page( await self.list_prompts( ), params )
         return ListPromptsResult( prompts = items, next_cursor = following )
 
 
