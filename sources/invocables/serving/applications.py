@@ -14,7 +14,9 @@
 import hmac as _hmac
 import ipaddress as _ipaddress
 import os as _os
+import uuid as _uuid
 
+import anyio as _anyio
 import h11 as _h11
 
 from uvicorn.protocols.http.h11_impl import H11Protocol as _H11Protocol
@@ -39,6 +41,15 @@ PORT_DEFAULT = 8000
 MemoryEventStore = _events.MemoryEventStore
 
 _LOOPBACK_NAMES = ( '127.0.0.1', 'localhost', '::1' )
+# Headers of a session's request which its ping does not repeat.
+_PING_HEADERS_OMITTED = frozenset( (
+    b'accept', b'content-length', b'content-type', b'last-event-id',
+    b'mcp-method', b'mcp-name', b'transfer-encoding',
+) )
+_PING_TIMEOUT = 10.0
+# Responses of sessions up to this size (bytes) may stay in memory while
+# their sessions are idle; larger ones are released by a ping.
+_RESPONSE_SIZE_KEPT_MAXIMUM = 64 * 1024
 _WILDCARDS = ( '', '0.0.0.0', '::' ) # noqa: S104
 _scribe = __.produce_scribe( __name__ )
 
@@ -117,6 +128,77 @@ class _LoopbackGuard:
         response = PlainTextResponse(
             "Serving beyond the loopback needs a token.", status_code = 403 )
         await response( scope, receive, send )
+
+
+class _ResponsesReleaser:
+    ''' ASGI middleware which pings the session of each large response,
+        once sent, so that the transport of the ``mcp`` SDK lets it go.
+
+        The transport (1.x and 2.x) routes the messages of a session in one
+        task, which holds the last message routed until the next one: an
+        idle session kept its last response, however large, as long as it
+        lived. The answer of a ping (a request of MCP, which changes
+        nothing) takes its place; it goes through the application, as the
+        client's request did (same session, credentials, ``Host``).
+    '''
+
+    def __init__( self, app: __.typx.Any ):
+        self.app = app
+
+    async def __call__(
+        self, scope: __.typx.Any, receive: __.typx.Any, send: __.typx.Any
+    ) -> None:
+        if scope[ 'type' ] != 'http' or scope.get( 'method' ) != 'POST' or (
+            not any(
+                name == b'mcp-session-id'
+                for name, _ in scope.get( 'headers' ) or ( ) )
+        ):
+            await self.app( scope, receive, send )
+            return
+        # Copied before the inner parts add theirs (route, credentials).
+        origin = dict( scope )
+        size = 0
+
+        async def send_measured( message: __.typx.Any ) -> None:
+            nonlocal size
+            if message[ 'type' ] == 'http.response.body':
+                size += len( message.get( 'body' ) or b'' )
+            await send( message )
+
+        await self.app( scope, receive, send_measured )
+        if size > _RESPONSE_SIZE_KEPT_MAXIMUM: await self._ping( origin )
+
+    async def _ping( self, scope: __.typx.Any ) -> None:
+        ''' Pings session of request (scope); ignores the answer. '''
+        body = __.json.dumps( {
+            'jsonrpc': '2.0', 'id': f"invocables-release-{_uuid.uuid4( )}",
+            'method': 'ping' } ).encode( 'utf-8' )
+        headers = [
+            ( name, value ) for name, value in scope[ 'headers' ]
+            if name not in _PING_HEADERS_OMITTED ]
+        headers.extend( (
+            ( b'accept', b'application/json, text/event-stream' ),
+            ( b'content-type', b'application/json' ),
+            ( b'content-length', str( len( body ) ).encode( 'ascii' ) ) ) )
+        answered = _anyio.Event( )
+        messages = [ { 'type': 'http.request', 'body': body } ]
+
+        async def receive( ) -> dict[ str, __.typx.Any ]:
+            if messages: return messages.pop( )
+            await answered.wait( )
+            return { 'type': 'http.disconnect' }
+
+        async def send( message: __.typx.Any ) -> None:
+            if message[ 'type' ] == 'http.response.body' and not message.get(
+                'more_body', False
+            ): answered.set( )
+
+        request = { **scope, 'headers': headers }
+        with _anyio.move_on_after( _PING_TIMEOUT ):
+            try: await self.app( request, receive, send )
+            except Exception:
+                # The response was sent; only its release failed.
+                _scribe.exception( "Could not release a session's response." )
 
 
 class _StaticTokenVerifier:
@@ -201,7 +283,9 @@ def produce_application( # noqa: PLR0913
         against DNS rebinding). Serving beyond the loopback (host, or an
         allowed host, not a loopback name) without a token or verifier
         raises :py:class:`invocables.exceptions.ConfigurationInvalidity`
-        unless ``allow_unauthenticated``.
+        unless ``allow_unauthenticated``. A session which got a response
+        over 64 KiB is pinged, so that it does not keep that response in
+        memory while it is idle.
     '''
     from mcp.server.auth.settings import AuthSettings
     if not __.is_absent( token ):
@@ -236,6 +320,8 @@ def produce_application( # noqa: PLR0913
         ): yield
 
     application.router.lifespan_context = lifespan
+    # Innermost: its pings need none of the middleware added below.
+    if not stateless: application.add_middleware( _ResponsesReleaser )
     if isinstance( event_store, MemoryEventStore ):
         application.add_middleware(
             _events.SessionsTracker, store = event_store )
