@@ -137,6 +137,36 @@ def _drain( accumulator, events ):
     return invocations
 
 
+_OVERLONG = (
+    '[add(a=0x' + 'f' * 5000 + ', b=1)]',
+    '[add(a=[1, -0b' + '1' * 20000 + '], b=1)]',
+    '[add(a=-0o' + '7' * 6000 + ' + 1j, b=1)]',
+    '[add(a=' + '9' * 5000 + ', b=1)]',
+    '{"name": "add", "arguments": {"a": ' + '9' * 5000 + ', "b": 1}}',
+)
+
+
+@pytest.mark.parametrize( 'text', _OVERLONG )
+def test_140_overlong_integers_refused( text ):
+    ''' A call whose arguments hold an integer too long to read (in any
+        base, at any depth, pythonic or JSON) is read as an invalid call
+        of its tool with a reason for the model, whole and streamed, and
+        the processors of local models read it so too.
+    '''
+    reading = textcalls.read_text_calls( text, _NAMES )
+    assert [ call.name for call in reading.invocations ] == [ 'add' ]
+    invalidity = reading.invocations[ 0 ].invalidity
+    assert isinstance( invalidity, str )
+    assert 'integer of more than' in invalidity
+    assert reading.invocations[ 0 ].arguments == { }
+    _, streamed = _read_streamed( text )
+    assert [ call.invalidity for call in streamed ] == [ invalidity ]
+    invocations = _prepare( 'ollama' ).normalize_invocations( {
+        'model': 'qwen', 'done': True,
+        'message': { 'role': 'assistant', 'content': text } } )
+    assert [ call.invalidity for call in invocations ] == [ invalidity ]
+
+
 def test_200_natives_win_chat( ):
     ''' A Chat reply with native calls and the same call as text runs the
         native call only, whole and streamed; the text call's text is

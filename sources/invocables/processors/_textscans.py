@@ -20,6 +20,10 @@ import invocables.processors.__ as __
 
 
 DEPTH_MAXIMUM = 64
+INTEGER_DIGITS_MAXIMUM = 4300
+''' Most decimal digits of an integer in a call's arguments (Python's
+    default limit of conversions between integers and text; the
+    interpreter's own limit where it is lower). '''
 REGION_SIZE_MAXIMUM = 1 << 20
 
 # Keys of a call written as JSON: an object with any other key (such as
@@ -215,6 +219,17 @@ class ListScanner( ScannerBase ):
 _Stack: __.typx.TypeAlias = list[ list[ int ] ]
 
 
+def access_digits_maximum( ) -> int:
+    ''' Returns most decimal digits of an integer in a call's arguments:
+        :py:data:`INTEGER_DIGITS_MAXIMUM`, or the interpreter's limit of
+        conversions between integers and text where it is lower (an
+        integer beyond it can be neither rendered nor hashed as text).
+    '''
+    limit: int = getattr( __.sys, 'get_int_max_str_digits', int )( )
+    return min( limit, INTEGER_DIGITS_MAXIMUM ) if limit > 0 else (
+        INTEGER_DIGITS_MAXIMUM )
+
+
 def access_python_name( item: str ) -> str | None:
     match = _python_name.match( item )
     return None if match is None else match.group( 1 )
@@ -228,9 +243,22 @@ def decode_json(
         text, object_pairs_hook = _refuse_repetitions ), __.absent
     except _RepetitionError as exception: return { }, str( exception )
     except ValueError as exception:
+        if _is_integer_overlong( exception ):
+            return { }, describe_integer( 'the arguments hold' )
         return { }, "arguments are not valid JSON: {message}".format(
             message = exception )
     except RecursionError: return { }, "arguments are nested too deeply"
+
+
+def describe_integer( holder: str ) -> str:
+    ''' Returns reason to refuse an integer too long to be read, for the
+        model: what holds it (``"argument 'q' holds"``), the bound, and
+        what to send instead.
+    '''
+    return (
+        "{holder} an integer of more than {digits} digits, which cannot "
+        "be read; send such a number as a string".format(
+            holder = holder, digits = access_digits_maximum( ) ) )
 
 
 def is_call( value: __.cabc.Mapping[ str, object ] ) -> bool:
@@ -246,7 +274,12 @@ def parse_python_call(
     ''' Parses one pythonic call with literal arguments; never evaluates.
     '''
     try: tree = _ast.parse( item.strip( ), mode = 'eval' )
-    except ( SyntaxError, ValueError, RecursionError, MemoryError ):
+    except ( SyntaxError, ValueError ) as exception:
+        # A decimal literal beyond the interpreter's limit fails here.
+        if _is_integer_overlong( exception ):
+            return { }, describe_integer( f"the call of {name!r} holds" )
+        return { }, f"the call of {name!r} is not valid Python"
+    except ( RecursionError, MemoryError, OverflowError ):
         return { }, f"the call of {name!r} is not valid Python"
     call = tree.body
     if not isinstance( call, _ast.Call ) or not isinstance(
@@ -308,15 +341,38 @@ def _evaluate_keywords(
     for keyword in keywords:
         if keyword.arg is None:
             return { }, "arguments must be given by keyword, not unpacked"
+        if _has_integer_overlong( keyword.value ):
+            return { }, describe_integer( f"argument {keyword.arg!r} holds" )
         try: value = _ast.literal_eval( keyword.value )
         except (
-            ValueError, TypeError, SyntaxError, RecursionError, MemoryError
+            ValueError, TypeError, SyntaxError, RecursionError, MemoryError,
+            OverflowError, # an integer beyond floats beside a complex
         ): return { }, f"argument {keyword.arg!r} is not a literal"
         try: arguments[ keyword.arg ] = __.values.copy_plain(
             value, DEPTH_MAXIMUM )
         except __.values.Flaw:
             return { }, f"argument {keyword.arg!r} has no JSON form"
     return arguments, __.absent
+
+
+def _has_integer_overlong( node: _ast.AST ) -> bool:
+    ''' Returns whether a literal of the expression (at any depth, signed
+        or not, in any base) is an integer of more digits than may be
+        read. Hexadecimal, octal and binary literals parse at any length.
+    '''
+    bound = _produce_integer_bound( access_digits_maximum( ) )
+    for child in _ast.walk( node ):
+        if not isinstance( child, _ast.Constant ): continue
+        value: object = child.value
+        if type( value ) is int and abs( value ) >= bound: return True
+    return False
+
+
+def _is_integer_overlong( exception: Exception ) -> bool:
+    ''' Returns whether parsing failed on an integer beyond the
+        interpreter's limit of digits (a decimal literal, a JSON number).
+    '''
+    return 'integer string conversion' in str( exception )
 
 
 def _merge_tracks(
@@ -334,6 +390,12 @@ def _merge_tracks(
         larger.extend( smaller )
         stack[ - depth ] = larger
     return stack
+
+
+@__.funct.lru_cache( maxsize = 4 )
+def _produce_integer_bound( digits: int ) -> int:
+    ''' Returns the least integer of more decimal digits than digits. '''
+    return 10 ** digits
 
 
 def _push_brace(
