@@ -94,8 +94,10 @@ class ToolServer(
             float,
             __.ddoc.Doc( ''' Seconds a call waits for its client's next
                 round (MCP 2026-07-28); then it is cancelled, and its
-                state expires. So long a task waits for the answers of
-                ``tasks/update``; then it fails. ''' ),
+                state expires. So long a task waits for its client's input
+                (the answers of ``tasks/update`` under 2026-07-28, of the
+                requests relayed by ``tasks/result`` under 2025-11-25);
+                then it fails. ''' ),
         ] = _continuations.DURATION_DEFAULT,
         **shortcuts: __.typx.Unpack[ _execution.ExecutionShortcuts ],
     ):
