@@ -65,6 +65,11 @@ def json_schema_2020_12_tool( context, arguments ):
     return f"Received: {arguments}"
 
 
+def test_custom_header( context, arguments ):
+    ''' Echoes the region, which the client mirrors into a header. '''
+    return f"Region: {arguments[ 'region' ]}"
+
+
 async def test_tool_with_logging( context, arguments ):
     ''' Logs three messages to the caller. '''
     await context.log( 'info', 'Tool execution started' )
