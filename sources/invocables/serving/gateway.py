@@ -8,8 +8,11 @@
     and resource subscriptions go to the upstream server which has the
     prompt, template or resource; the changes upstream servers announce
     (updated resources, new lists) reach the clients subscribed or known.
-    Local ensembles have none. Also the
-    conversion of contents into the SDK's models.
+    Local ensembles have none. A URI reaches the server which listed it,
+    else the first whose template it matches, else the only server with
+    resources, else none (``-32002``). What goes to an upstream server
+    is bounded by its ensemble's ``list_timeout``. Also
+    the conversion of contents into the SDK's models.
 
     What an upstream server asks while it makes a prompt or reads a
     resource (elicitation, sampling, log messages) goes to the client
@@ -22,8 +25,11 @@
 import base64 as _base64
 import weakref as _weakref
 
+import anyio as _anyio
+
 import invocables.serving.__ as __
 import invocables.serving._continuations as _continuations
+import invocables.serving._gatewayroutes as _gatewayroutes
 import invocables.serving._liaisons as _liaisons
 import invocables.serving._sdk as _server_sdk
 import invocables.canisters as _canisters
@@ -45,7 +51,9 @@ VISITS_MAXIMUM = 1000
 
 _ELICITATION_COMPLETE = 'notifications/elicitation/complete'
 _RESOURCE_ABSENT = -32002 # MCP's code of a resource not found
-_SCHEME_UNSAFE = __.re.compile( r'[^A-Za-z0-9.-]' )
+_scribe = __.produce_scribe( __name__ )
+
+scope_uri = _gatewayroutes.scope_uri
 
 
 class GatewayExtension:
@@ -92,7 +100,9 @@ class GatewayExtension:
         self, context: __.typx.Any, parameters: __.typx.Any
     ) -> _mcp_types.CompleteResult:
         ''' Handles ``completion/complete``: asks the upstream server of
-            the prompt or resource template; no values if it has none.
+            the prompt or resource template; no values if it has none or
+            refuses. An error if it does not answer within its ensemble's
+            list timeout.
         '''
         reference = parameters.ref
         target: __.typx.Any = None
@@ -110,18 +120,21 @@ class GatewayExtension:
         if target is not None:
             arguments = None if parameters.context is None else (
                 parameters.context.arguments )
-            session, redactor = target.access_session_for_features( )
-            try:
+            argument = {
+                'name': parameters.argument.name,
+                'value': parameters.argument.value }
+
+            async def complete(
+                session: __.typx.Any, redactor: __.typx.Any
+            ) -> list[ str ]:
                 result = await session.complete(
-                    reference, {
-                        'name': parameters.argument.name,
-                        'value': parameters.argument.value },
-                    arguments )
-            except ( _exceptions.Omnierror, _sdk.Error ): result = None
-            if result is not None:
-                values = [
+                    reference, argument, arguments )
+                return [
                     redactor.redact( value )
                     for value in result.completion.values ]
+
+            values = await _ask_upstream(
+                target, 'completion/complete', complete ) or [ ]
         return _mcp_types.CompleteResult(
             completion = _mcp_types.Completion( values = values ) )
 
@@ -163,29 +176,30 @@ class GatewayExtension:
     async def retrieve_resource(
         self, context: __.typx.Any, parameters: __.typx.Any
     ) -> __.typx.Any:
-        ''' Handles ``resources/read``: asks the upstream servers in
-            order; the first which has the resource answers. Their
-            requests meanwhile go to the client.
+        ''' Handles ``resources/read``: asks the upstream server of the
+            URI (the one which listed it, else the first whose template
+            it matches, else the only one with resources; else the error
+            ``-32002``), whose requests meanwhile go to the client.
         '''
         uri = str( parameters.uri )
 
         async def retrieve(
             liaison: _liaisons.SessionLiaison
         ) -> _mcp_types.ReadResourceResult:
-            for ensemble, inner in self._resolve_uri( uri ):
-                try:
-                    contents = await ensemble.retrieve_resource(
-                        inner, context = liaison )
-                except _exceptions.ResourceAbsence: continue
-                except _exceptions.ConnectionFailure: continue
-                prefix = '' if inner == uri else (
-                    uri[ : len( uri ) - len( inner ) ] )
-                return _mcp_types.ReadResourceResult( contents = [
-                    produce_resource( item, prefix ) for item in contents
-                    if isinstance( item, _canisters.ResourceContent ) ] )
-            raise _sdk.produce_error(
-                _RESOURCE_ABSENT, f"Unknown resource {uri!r}.",
-                { 'uri': uri } )
+            ensemble, inner = await self._route_uri( uri )
+            try:
+                contents = await ensemble.retrieve_resource(
+                    inner, context = liaison )
+            except _exceptions.ResourceAbsence:
+                raise _produce_absence( uri ) from None
+            except _exceptions.ConnectionFailure as exception:
+                raise _sdk.produce_error(
+                    _mcp_types.INTERNAL_ERROR,
+                    f"Could not read resource {uri!r}. {exception}" ) from None
+            prefix = uri[ : len( uri ) - len( inner ) ]
+            return _mcp_types.ReadResourceResult( contents = [
+                produce_resource( item, prefix ) for item in contents
+                if isinstance( item, _canisters.ResourceContent ) ] )
 
         return await self._relay( context, parameters, retrieve )
 
@@ -193,12 +207,16 @@ class GatewayExtension:
         self, context: __.typx.Any, parameters: __.typx.Any
     ) -> _mcp_types.EmptyResult:
         ''' Handles ``resources/subscribe``: forwarded to the upstream
-            servers which accept it.
+            server of the URI, as reading is (``-32002`` if none); an
+            error if it does not answer within its ensemble's list
+            timeout. A refusal is not an error: the server may yet
+            announce updates.
         '''
         uri = str( parameters.uri )
+        await self._forward_subscription(
+            'subscribe_resource', await self._route_uri( uri ) )
         self._subscribers.setdefault( uri, _weakref.WeakSet( ) ).add(
             _access_connection( context ) )
-        await self._forward_subscription( 'subscribe_resource', parameters )
         return _mcp_types.EmptyResult( )
 
     async def survey_prompts(
@@ -253,12 +271,17 @@ class GatewayExtension:
     async def unsubscribe_resource(
         self, context: __.typx.Any, parameters: __.typx.Any
     ) -> _mcp_types.EmptyResult:
-        ''' Handles ``resources/unsubscribe``: forwarded likewise. '''
-        subscribers = self._subscribers.get( str( parameters.uri ) )
+        ''' Handles ``resources/unsubscribe``: forwarded likewise (a URI
+            of no server is not an error).
+        '''
+        uri = str( parameters.uri )
+        subscribers = self._subscribers.get( uri )
         if subscribers is not None:
             subscribers.discard( _access_connection( context ) )
-        await self._forward_subscription(
-            'unsubscribe_resource', parameters )
+        route = await _gatewayroutes.route_uri(
+            self._survey_featured( ), uri )
+        if route is not None:
+            await self._forward_subscription( 'unsubscribe_resource', route )
         return _mcp_types.EmptyResult( )
 
     def note_visit( self, connection: __.typx.Any, identifier: str ) -> None:
@@ -285,24 +308,31 @@ class GatewayExtension:
     async def _find_template(
         self, uri: str
     ) -> tuple[ __.typx.Any, str ]:
-        for ensemble, inner in self._resolve_uri( uri ):
-            try: templates = await ensemble.survey_resource_templates( )
-            except _exceptions.Omnierror: continue
-            if any(
-                template.uri_template == inner for template in templates
-            ): return ensemble, inner
+        ''' Returns server of a template as served (none if unknown), with
+            the template which it knows.
+        '''
+        templates = await _gatewayroutes.survey_scoped(
+            self._survey_featured( ), 'survey_resource_templates',
+            'uri_template' )
+        for served, ensemble, template in templates:
+            if served == uri: return ensemble, template.uri_template
         return None, uri
 
     async def _forward_subscription(
-        self, method: str, parameters: __.typx.Any
+        self, method: str, route: _gatewayroutes.Route
     ) -> None:
-        async def forward( ensemble: __.typx.Any, uri: str ) -> None:
-            try:
-                session, _ = ensemble.access_session_for_features( )
-                await getattr( session, method )( uri )
-            except ( _exceptions.Omnierror, _sdk.Error ): return
-        for ensemble, uri in self._resolve_uri( str( parameters.uri ) ):
-            await forward( ensemble, uri )
+        ''' Forwards (un)subscription to the server of a URI, within its
+            list timeout; its refusal is ignored.
+        '''
+        ensemble, uri = route
+
+        async def forward(
+            session: __.typx.Any, redactor: __.typx.Any
+        ) -> None:
+            await getattr( session, method )( uri )
+
+        label = f"resources/{method.removesuffix( '_resource' )}"
+        await _ask_upstream( ensemble, label, forward )
 
     async def _relay(
         self,
@@ -336,37 +366,22 @@ class GatewayExtension:
             found.extend( ( ensemble, prompt ) for prompt in prompts )
         return found
 
-    def _resolve_uri(
-        self, uri: str
-    ) -> tuple[ tuple[ __.typx.Any, str ], ... ]:
-        ''' Returns servers to ask for a URI, with the URI each knows: the
-            server whose ensemble scopes it, else every server.
+    async def _route_uri( self, uri: str ) -> _gatewayroutes.Route:
+        ''' Returns server of a URI as served, with the URI which it
+            knows. Raises the MCP error of an unknown resource if none.
         '''
-        featured = self._survey_featured( )
-        for ensemble in featured:
-            prefix = scope_uri( ensemble.name, '' )
-            if uri.startswith( prefix ) and '://' in uri[ len( prefix ) : ]:
-                return ( ( ensemble, uri[ len( prefix ) : ] ), )
-        return tuple( ( ensemble, uri ) for ensemble in featured )
+        route = await _gatewayroutes.route_uri(
+            self._survey_featured( ), uri )
+        if route is None: raise _produce_absence( uri )
+        return route
 
     async def _survey_scoped(
         self, method: str, field: str
     ) -> list[ tuple[ str, __.typx.Any ] ]:
-        ''' Returns what servers list, each with its URI as served: its
-            own, or scoped by ensemble when several servers list it.
-        '''
-        found: list[ tuple[ __.typx.Any, __.typx.Any ] ] = [ ]
-        for ensemble in self._survey_featured( ):
-            try: items = await getattr( ensemble, method )( )
-            except _exceptions.Omnierror: continue
-            found.extend( ( ensemble, item ) for item in items )
-        counts = __.collections.Counter(
-            getattr( item, field ) for _, item in found )
-        return [
-            ( uri if counts[ uri ] == 1 else scope_uri( ensemble.name, uri ),
-              item )
-            for ensemble, item in found
-            for uri in ( getattr( item, field ), ) ]
+        ''' Returns what servers list, each with its URI as served. '''
+        found = await _gatewayroutes.survey_scoped(
+            self._survey_featured( ), method, field )
+        return [ ( served, item ) for served, _, item in found ]
 
     def _survey_featured( self ) -> tuple[ __.typx.Any, ... ]:
         ''' Returns ensembles with resources and prompts (MCP servers). '''
@@ -428,17 +443,6 @@ def produce_resource(
         uri = uri, mime_type = media_type, blob = _encode( data ) )
 
 
-def scope_uri( ensemble: str, uri: str ) -> str:
-    ''' Returns URI (or URI template) scoped by ensemble, as served when
-        several servers offer it: ``<ensemble>+<uri>``
-        (``docs+file:///readme.md``), the ensemble's name in the letters a
-        URI's scheme allows (others become ``-``).
-    '''
-    name = _SCHEME_UNSAFE.sub( '-', ensemble )
-    if not name[ : 1 ].isalpha( ): name = f"mcp-{name}"
-    return f"{name}+{uri}"
-
-
 def _access_connection( context: __.typx.Any ) -> __.typx.Any:
     ''' Returns connection of a request's client, which lasts and notifies
         (no public accessor on the low-level context, mcp 2.3).
@@ -460,6 +464,34 @@ def _access_prompt_names(
         for ensemble, prompt in found }
 
 
+async def _ask_upstream(
+    ensemble: __.typx.Any, method: str,
+    request: __.cabc.Callable[
+        [ __.typx.Any, __.typx.Any ],
+        __.cabc.Coroutine[ __.typx.Any, __.typx.Any, __.typx.Any ] ],
+) -> __.typx.Any:
+    ''' Returns what request (given the session of an upstream server and
+        its redactor) returns, within the ensemble's list timeout; none if
+        the server refuses it or is not connected. Past the timeout, logs
+        and raises the MCP error to answer (the request is cancelled).
+    '''
+    timeout = ensemble.access_list_timeout( )
+    try:
+        session, redactor = ensemble.access_session_for_features( )
+        with _anyio.fail_after( timeout ):
+            return await request( session, redactor )
+    except ( _exceptions.Omnierror, _sdk.Error ): return None
+    except TimeoutError:
+        _scribe.warning(
+            "Upstream server %r did not answer %s within %s seconds.",
+            ensemble.name, method, timeout )
+        raise _sdk.produce_error(
+            _mcp_types.INTERNAL_ERROR,
+            f"The upstream server {ensemble.name!r} did not answer "
+            f"{method} within {timeout} seconds (its list timeout)."
+        ) from None
+
+
 async def _announce(
     connection: __.typx.Any, announcer: str, arguments: tuple[ str, ... ]
 ) -> bool:
@@ -471,6 +503,12 @@ async def _announce(
 
 def _encode( data: bytes ) -> str:
     return _base64.b64encode( data ).decode( 'ascii' )
+
+
+def _produce_absence( uri: str ) -> __.typx.Any:
+    ''' Produces MCP error of a resource which no upstream server has. '''
+    return _sdk.produce_error(
+        _RESOURCE_ABSENT, f"Unknown resource {uri!r}.", { 'uri': uri } )
 
 
 def _produce_listed(

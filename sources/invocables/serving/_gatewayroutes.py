@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Routes of the gateway: which upstream server a URI as served reaches.
+
+    A URI goes to the server which listed it (as served: its own, or
+    scoped by ensemble), else to the first server, in the order of the
+    ensembles, whose template it matches, else to the only server with
+    resources; else to none. Templates match as RFC 6570 expands them,
+    loosely: each expression takes any run of the characters its operator
+    allows (a simple one, no ``/``, ``?`` nor ``#``), matched without
+    backtracking, in time proportional to the URI by the template.
+'''
+
+
+import invocables.serving.__ as __
+import invocables.exceptions as _exceptions
+
+
+Route: __.typx.TypeAlias = tuple[ __.typx.Any, str ]
+''' Ensemble of an upstream server, and the URI which the server knows. '''
+Scoped: __.typx.TypeAlias = tuple[ str, __.typx.Any, __.typx.Any ]
+''' Listed item as served (its URI, perhaps scoped), ensemble, item. '''
+
+_EXPRESSION = __.re.compile( r'\{([^{}]*)\}' )
+_OPERATORS = __.types.MappingProxyType( {
+    # operator: ( character which leads its expansion, characters barred )
+    '': ( '', '/?#' ), '+': ( '', '?#' ), '#': ( '#', '' ),
+    '.': ( '.', '/?#' ), '/': ( '/', '?#' ), ';': ( ';', '/?#' ),
+    '?': ( '?', '#' ), '&': ( '&', '#' ),
+} )
+_SCHEME_UNSAFE = __.re.compile( r'[^A-Za-z0-9.-]' )
+_URI_MAXIMUM = 65536 # longest URI matched against templates
+
+# Steps of a template: a literal character; a character which may be
+# absent (an operator's lead); any run of characters but those barred.
+_Step: __.typx.TypeAlias = tuple[ str, str ]
+_LITERAL, _OPTIONAL, _RUN = 'literal', 'optional', 'run'
+
+
+def match_template( template: str, uri: str ) -> bool:
+    ''' Returns whether URI is an expansion of a URI template (RFC 6570,
+        loosely), such as ``test://items/7`` of ``test://items/{id}``.
+        A template with an operator RFC 6570 reserves matches nothing, nor
+        does a URI of more than 65536 characters.
+    '''
+    if len( uri ) > _URI_MAXIMUM: return False
+    steps = _compile_template( template )
+    if steps is None: return False
+    states = _advance_empty( steps, { 0 } )
+    for character in uri:
+        following: set[ int ] = set( )
+        for state in states:
+            if state == len( steps ): continue
+            kind, characters = steps[ state ]
+            if kind == _RUN:
+                if character not in characters: following.add( state )
+            elif character == characters: following.add( state + 1 )
+        if not following: return False
+        states = _advance_empty( steps, following )
+    return len( steps ) in states
+
+
+async def route_uri(
+    featured: __.cabc.Sequence[ __.typx.Any ], uri: str
+) -> Route | None:
+    ''' Returns the upstream server to ask for a URI as served, with the
+        URI which it knows: the server which listed the URI; else the
+        first whose template matches it; else the only server which lists
+        resources or templates (or the only server); else none.
+    '''
+    resources = await survey_scoped( featured, 'survey_resources', 'uri' )
+    for served, ensemble, resource in resources:
+        if served == uri: return ensemble, resource.uri
+    templates = await survey_scoped(
+        featured, 'survey_resource_templates', 'uri_template' )
+    for served, ensemble, template in templates:
+        if match_template( served, uri ):
+            scope = len( served ) - len( template.uri_template )
+            return ensemble, uri[ scope : ]
+    owners = tuple( { id( ensemble ): ensemble
+                      for _, ensemble, _ in ( *resources, *templates )
+                    }.values( ) ) or tuple( featured )
+    if len( owners ) == 1: return owners[ 0 ], uri
+    return None
+
+
+def scope_uri( ensemble: str, uri: str ) -> str:
+    ''' Returns URI (or URI template) scoped by ensemble, as served when
+        several servers offer it: ``<ensemble>+<uri>``
+        (``docs+file:///readme.md``), the ensemble's name in the letters a
+        URI's scheme allows (others become ``-``).
+    '''
+    name = _SCHEME_UNSAFE.sub( '-', ensemble )
+    if not name[ : 1 ].isalpha( ): name = f"mcp-{name}"
+    return f"{name}+{uri}"
+
+
+async def survey_scoped(
+    featured: __.cabc.Sequence[ __.typx.Any ], method: str, field: str
+) -> list[ Scoped ]:
+    ''' Returns what servers list (asked together, each within its list
+        timeout; a server which fails lists nothing), in the order of the
+        ensembles, each with its URI as served: its own, or scoped by
+        ensemble when several servers list it or when its own is another's
+        scoped (``bank+secret://statement`` listed by ``evil`` is served
+        ``evil+bank+secret://statement`` if ``bank`` lists
+        ``secret://statement`` scoped).
+    '''
+    async def survey( ensemble: __.typx.Any ) -> tuple[ __.typx.Any, ... ]:
+        try: return tuple( await getattr( ensemble, method )( ) )
+        except _exceptions.Omnierror: return ( )
+    surveys = await __.asyncio.gather( *map( survey, featured ) )
+    found = [
+        ( ensemble, item )
+        for ensemble, items in zip( featured, surveys ) for item in items ]
+    owns = [ getattr( item, field ) for _, item in found ]
+    counts = __.collections.Counter( owns )
+    served = [
+        uri if counts[ uri ] == 1 else scope_uri( ensemble.name, uri )
+        for ( ensemble, _ ), uri in zip( found, owns ) ]
+    counts = __.collections.Counter( served )
+    return [
+        ( ( scope_uri( ensemble.name, uri )
+            if counts[ uri ] > 1 and uri == own else uri ),
+          ensemble, item )
+        for ( ensemble, item ), own, uri in zip( found, owns, served ) ]
+
+
+def _advance_empty(
+    steps: __.cabc.Sequence[ _Step ], states: __.cabc.Iterable[ int ]
+) -> set[ int ]:
+    ''' Returns states with those reached past steps which may match no
+        character (runs and optional characters).
+    '''
+    reached = set( states )
+    for start in sorted( reached ):
+        state = start
+        while state < len( steps ) and steps[ state ][ 0 ] != _LITERAL:
+            state += 1
+            reached.add( state )
+    return reached
+
+
+def _compile_template( template: str ) -> tuple[ _Step, ... ] | None:
+    ''' Returns steps of a URI template; none if an operator is unknown.
+    '''
+    steps: list[ _Step ] = [ ]
+    position = 0
+    for expression in _EXPRESSION.finditer( template ):
+        steps.extend(
+            ( _LITERAL, character )
+            for character in template[ position : expression.start( ) ] )
+        position = expression.end( )
+        body = expression.group( 1 )
+        operator = body[ : 1 ] if body[ : 1 ] in _OPERATORS else ''
+        if operator == '' and body[ : 1 ] in tuple( '=,!@|' ): return None
+        lead, barred = _OPERATORS[ operator ]
+        if lead: steps.append( ( _OPTIONAL, lead ) )
+        steps.append( ( _RUN, barred ) )
+    steps.extend(
+        ( _LITERAL, character ) for character in template[ position : ] )
+    return tuple( steps )
