@@ -1,17 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
 
 ''' The tasks scenarios (the extension ``io.modelcontextprotocol/tasks`` of
-    MCP 2026-07-28, SEP-2663) and the input_required scenarios (multi round
-    trip requests, SEP-2322) of the official MCP conformance suite's
-    pre-release 0.2.0-alpha.12 (installed by
+    MCP 2026-07-28, SEP-2663), the input_required scenarios (multi round
+    trip requests, SEP-2322) and the other server scenarios new in the
+    official MCP conformance suite's pre-release 0.2.0-alpha.12 (installed by
     ``.auxiliary/scripts/install-conformance`` beside the release) against
     ``invocables serve --http`` (stateful), serving the local tools of
     ``tests/data/serving/conformance`` which declare their task support,
-    and those which ask their client for input.
+    and those which ask their client for input or mirror a parameter into
+    a header.
 
     MCP 2026-07-28 is of the ``mcp`` SDK 2.x: under 1.x, serve speaks the
-    protocols up to 2025-11-25 only, and every scenario fails, which the
-    tests assert (they say so rather than skip). Under 2.x, every scenario
+    protocols up to 2025-11-25 only, and every scenario of 2026-07-28
+    fails, which the tests assert (they say so rather than skip). Under 2.x, every scenario
     passes but those named, strict expected failures whose failing checks
     are named too.
 '''
@@ -73,11 +74,34 @@ SCENARIOS_INPUT = (
 # The stateless scenario of MCP 2026-07-28 (SEP-2575), whose fixture tools
 # ask for sampling and elicitation, and log.
 SCENARIOS_STATELESS = ( 'server-stateless', )
+# The other server scenarios new in the pre-release (or changed there):
+# sessions, resources not found (SEP-2164), caching hints (SEP-2549), the
+# standard and custom headers of requests (SEP-2243, the latter through
+# the tool test_custom_header), and JSON Schema 2020-12 on MCP 2026-07-28.
+SCENARIOS_PROTOCOL = (
+    'server-session-lifecycle',
+    'sep-2164-resource-not-found',
+    'caching',
+    'http-header-validation',
+    'http-custom-header-server-validation',
+    'json-schema-2020-12',
+)
+# Server scenarios of the pre-release run by neither this module nor
+# test_930 (whose release suite runs the rest), and why.
+NOT_RUN = {
+    'sep-2640-skills-directory': "serve serves no skills (the extension "
+        "of SEP-2640): the suite skips every check but that of setup",
+    'sep-2640-skills-enumeration': "the same (skills, SEP-2640)",
+    'sep-2640-skills-manifest': "the same (skills, SEP-2640)",
+}
 # Scenarios which a server of no MCP 2026-07-28 (under 1.x) passes: they
-# check only that no input_required result comes where none may.
+# check only that no input_required result comes where none may, or what
+# earlier versions ask too.
 _PASSED_LEGACY = frozenset( (
     'input-required-result-unsupported-methods',
     'input-required-result-validate-input',
+    'server-session-lifecycle',
+    'json-schema-2020-12',
 ) )
 # Scenarios which cannot pass (under 2.x): why, and their failing checks.
 UNSUPPORTED = {
@@ -197,7 +221,9 @@ def _mark( scenario: str ) -> object:
 @pytest.mark.slow
 @pytest.mark.parametrize( 'scenario', [
     _mark( scenario )
-    for scenario in SCENARIOS + SCENARIOS_INPUT + SCENARIOS_STATELESS ] )
+    for scenario in (
+        SCENARIOS + SCENARIOS_INPUT + SCENARIOS_STATELESS
+        + SCENARIOS_PROTOCOL ) ] )
 def test_100_tasks_scenario( serve: _Serve, scenario: str ) -> None:
     ''' Under the mcp SDK 2.x, the scenario passes against serve: every
         check (but those of the scenarios named). Under 1.x, which knows no
@@ -241,7 +267,8 @@ def test_110_unsupported_checks_named(
 
 def test_200_every_scenario_named( ) -> None:
     ''' Every server scenario of the tasks extension and of input_required
-        which the suite lists is run here.
+        which the suite lists is run here; every other server scenario is
+        run here or by test_930, but those named as not run.
     '''
     completed = conformance_support.run_suite(
         [ 'list' ], timeout = 120, suite = conformance_support.SUITE_2026 )
@@ -257,3 +284,10 @@ def test_200_every_scenario_named( ) -> None:
     assert set( SCENARIOS_STATELESS ) <= set( section.split( ) )
     assert set( UNSUPPORTED ) <= set(
         SCENARIOS + SCENARIOS_INPUT + SCENARIOS_STATELESS )
+    from .test_930_serving_conformance import SCENARIOS as released
+    server = {
+        line.strip( ).split( )[ 1 ] for line in section.splitlines( )
+        if line.strip( ).startswith( '- ' ) }
+    run = set( SCENARIOS + SCENARIOS_INPUT + SCENARIOS_STATELESS
+               + SCENARIOS_PROTOCOL + released )
+    assert server - run == set( NOT_RUN ), completed.stdout

@@ -10,8 +10,9 @@
     (updated resources, new lists) reach the clients subscribed or known.
     Local ensembles have none. A URI reaches the server which listed it,
     else the first whose template it matches, else the only server with
-    resources, else none (``-32002``). What goes to an upstream server
-    is bounded by its ensemble's ``list_timeout``. Also
+    resources, else none (``-32002``; ``-32602`` under MCP 2026-07-28).
+    What goes to an upstream server is bounded by its ensemble's
+    ``list_timeout``. Also
     the conversion of contents into the SDK's models.
 
     What an upstream server asks while it makes a prompt or reads a
@@ -50,7 +51,9 @@ VISITS_MAXIMUM = 1000
     visit is complete. '''
 
 _ELICITATION_COMPLETE = 'notifications/elicitation/complete'
-_RESOURCE_ABSENT = -32002 # MCP's code of a resource not found
+# MCP's code of a resource not found up to 2025-11-25; from 2026-07-28
+# (SEP-2164), that of invalid parameters.
+_RESOURCE_ABSENT = -32002
 _scribe = __.produce_scribe( __name__ )
 
 scope_uri = _gatewayroutes.scope_uri
@@ -186,12 +189,12 @@ class GatewayExtension:
         async def retrieve(
             liaison: _liaisons.SessionLiaison
         ) -> _mcp_types.ReadResourceResult:
-            ensemble, inner = await self._route_uri( uri )
+            ensemble, inner = await self._route_uri( uri, context )
             try:
                 contents = await ensemble.retrieve_resource(
                     inner, context = liaison )
             except _exceptions.ResourceAbsence:
-                raise _produce_absence( uri ) from None
+                raise _produce_absence( uri, context ) from None
             except _exceptions.ConnectionFailure as exception:
                 raise _sdk.produce_error(
                     _mcp_types.INTERNAL_ERROR,
@@ -214,7 +217,7 @@ class GatewayExtension:
         '''
         uri = str( parameters.uri )
         await self._forward_subscription(
-            'subscribe_resource', await self._route_uri( uri ) )
+            'subscribe_resource', await self._route_uri( uri, context ) )
         self._subscribers.setdefault( uri, _weakref.WeakSet( ) ).add(
             _access_connection( context ) )
         return _mcp_types.EmptyResult( )
@@ -366,13 +369,15 @@ class GatewayExtension:
             found.extend( ( ensemble, prompt ) for prompt in prompts )
         return found
 
-    async def _route_uri( self, uri: str ) -> _gatewayroutes.Route:
+    async def _route_uri(
+        self, uri: str, context: __.typx.Any
+    ) -> _gatewayroutes.Route:
         ''' Returns server of a URI as served, with the URI which it
             knows. Raises the MCP error of an unknown resource if none.
         '''
         route = await _gatewayroutes.route_uri(
             self._survey_featured( ), uri )
-        if route is None: raise _produce_absence( uri )
+        if route is None: raise _produce_absence( uri, context )
         return route
 
     async def _survey_scoped(
@@ -505,10 +510,15 @@ def _encode( data: bytes ) -> str:
     return _base64.b64encode( data ).decode( 'ascii' )
 
 
-def _produce_absence( uri: str ) -> __.typx.Any:
-    ''' Produces MCP error of a resource which no upstream server has. '''
+def _produce_absence( uri: str, context: __.typx.Any ) -> __.typx.Any:
+    ''' Produces MCP error of a resource which no upstream server has,
+        of the session's version (``-32002``, or ``-32602`` from MCP
+        2026-07-28).
+    '''
+    code = _mcp_types.INVALID_PARAMS if _server_sdk.is_modern_session(
+        context ) else _RESOURCE_ABSENT
     return _sdk.produce_error(
-        _RESOURCE_ABSENT, f"Unknown resource {uri!r}.", { 'uri': uri } )
+        code, f"Unknown resource {uri!r}.", { 'uri': uri } )
 
 
 def _produce_listed(
