@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 
-''' Regular expressions of schemas which cannot run away, and the
-    jsonschema validator whose pattern keywords match with them (see
-    :py:mod:`invocables.schemata`).
+''' Regular expressions of schemas which cannot run away, the jsonschema
+    validator whose pattern keywords match with them and whose
+    ``uniqueItems`` runs in linear time, and the measure of a schema's
+    fan-out (see :py:mod:`invocables.schemata`).
 '''
 
 
@@ -12,12 +13,27 @@ import invocables.__ as __
 import invocables.exceptions as _exceptions
 
 
+FANOUT_MAXIMUM = 10_000
+''' Most subschemas which a schema may apply to one value (see
+    :py:func:`access_fanout`). '''
+PATTERNS_EXPANSION_MAXIMUM = 100_000
+''' Most positions which a pattern for the ``regex`` package may expand to,
+    its counted repetitions multiplied out: compiling a larger one could
+    take minutes. '''
 PATTERNS_TIMEOUT = 0.25
 
+_KEYWORDS_APPLYING = ( 'allOf', 'anyOf', 'oneOf' )
+_KEYWORDS_APPLYING_ONE = ( 'else', 'if', 'not', 'then' )
 _KEYWORDS_DATA = frozenset( ( 'const', 'default', 'enum', 'examples' ) )
+_KEYWORDS_FANNING = frozenset( (
+    '$dynamicRef', '$ref', 'allOf', 'anyOf', 'dependentSchemas', 'else',
+    'if', 'not', 'oneOf', 'then' ) )
 _KEYWORDS_NAMING = frozenset( (
     '$defs', 'definitions', 'dependentSchemas', 'properties' ) )
+_KEYWORDS_REFERENCE = ( '$dynamicRef', '$ref' )
 _PATTERNS_CACHE_SIZE = 1024
+_REPETITION = __.re.compile( r'\{(\d+)(?:,(\d*))?\}' )
+_TYPES_SCALAR = frozenset( ( bool, float, int, str, type( None ) ) )
 
 deadline: _contextvars.ContextVar[ float | None ] = _contextvars.ContextVar(
     'invocables.schemata.deadline', default = None )
@@ -70,6 +86,119 @@ class _ExpressionBounded( Expression ):
         return match is not None
 
 
+class _FanoutSurveyor:
+    ''' Counts the subschemas which each subschema of one schema applies to
+        its value, references followed as jsonschema resolves them (within
+        the schema: nothing is retrieved). A plain class: it memoizes.
+
+        Its resolvers are ``None`` until a reference or an ``$id`` needs
+        one: most schemas need none.
+    '''
+
+    def __init__( self, schema: __.typx.Any ):
+        self._counts: dict[ int, int ] = { }
+        self._root: __.typx.Any = None
+        self._schema = schema
+
+    def survey( self ) -> int:
+        ''' Returns the most subschemas applied to one value. '''
+        return self._survey( self._schema, None )
+
+    def _access_resolver( self, resolver: __.typx.Any ) -> __.typx.Any:
+        if resolver is not None: return resolver
+        if self._root is not None: return self._root
+        from referencing import Registry
+        from referencing.jsonschema import DRAFT202012
+        registry: __.typx.Any = __.typx.cast( __.typx.Any, Registry )( )
+        self._root = registry.resolver_with_root(
+            DRAFT202012.create_resource( self._schema ) )
+        return self._root
+
+    def _count( self, node: object, resolver: __.typx.Any ) -> int:
+        if not isinstance( node, __.cabc.Mapping ): return 1
+        node_ = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], node )
+        if not ( node_.keys( ) & _KEYWORDS_FANNING ): return 1
+        key = id( node_ )
+        count = self._counts.get( key )
+        if count is not None: return count
+        # A cycle counts once: validation recurses out of it, or stops.
+        self._counts[ key ] = 1
+        resolver = self._enter( node_, resolver )
+        children: list[ object ] = [ ]
+        for keyword in _KEYWORDS_APPLYING:
+            value = node_.get( keyword )
+            if isinstance( value, ( list, tuple ) ):
+                children.extend( __.typx.cast( list[ object ], value ) )
+        children.extend(
+            node_[ keyword ] for keyword in _KEYWORDS_APPLYING_ONE
+            if keyword in node_ )
+        dependents = node_.get( 'dependentSchemas' )
+        if isinstance( dependents, __.cabc.Mapping ):
+            children.extend( __.typx.cast(
+                __.cabc.Mapping[ str, object ], dependents ).values( ) )
+        count = 1
+        for child in children: count += self._count( child, resolver )
+        for keyword in _KEYWORDS_REFERENCE:
+            reference = node_.get( keyword )
+            if not isinstance( reference, str ): continue
+            resolver = self._access_resolver( resolver )
+            try: resolved = resolver.lookup( reference )
+            except Exception: continue # noqa: S112 # validation refuses it
+            count += self._count( resolved.contents, resolved.resolver )
+        count = min( count, FANOUT_MAXIMUM + 1 )
+        self._counts[ key ] = count
+        return count
+
+    def _enter(
+        self, node: __.cabc.Mapping[ str, __.typx.Any ], resolver: __.typx.Any
+    ) -> __.typx.Any:
+        ''' Returns resolver within node, if node has an ``$id``. '''
+        if not isinstance( node.get( '$id' ), str ): return resolver
+        from referencing.jsonschema import DRAFT202012
+        resolver = self._access_resolver( resolver )
+        try: return resolver.in_subresource(
+            DRAFT202012.create_resource( node ) )
+        except Exception: return resolver
+
+    def _survey( self, value: object, resolver: __.typx.Any ) -> int:
+        ''' Returns the most subschemas applied to one value, wherever a
+            subschema may be in value. '''
+        most = 0
+        if isinstance( value, ( list, tuple ) ):
+            for item in __.typx.cast( __.cabc.Sequence[ object ], value ):
+                most = max( most, self._survey( item, resolver ) )
+            return most
+        if not isinstance( value, __.cabc.Mapping ): return most
+        node = __.typx.cast( __.cabc.Mapping[ str, object ], value )
+        most = self._count( node, resolver )
+        resolver = self._enter( node, resolver )
+        for key, item in node.items( ):
+            if most > FANOUT_MAXIMUM: break
+            if type( item ) in _TYPES_SCALAR or key in _KEYWORDS_DATA:
+                continue
+            subschemas = item
+            if key in _KEYWORDS_NAMING and isinstance( item, __.cabc.Mapping ):
+                subschemas = tuple( __.typx.cast(
+                    __.cabc.Mapping[ str, object ], item ).values( ) )
+            most = max( most, self._survey( subschemas, resolver ) )
+        return most
+
+
+def access_fanout( schema: __.typx.Any ) -> int:
+    ''' Returns the most subschemas which schema applies to one value.
+
+        In-place applicators (``allOf``, ``anyOf``, ``oneOf``, ``not``,
+        ``if``, ``then``, ``else``, ``dependentSchemas``) and references
+        (into ``$defs``, say) apply their subschemas to the value itself;
+        counted with multiplicity wherever a subschema may be, these
+        measure the work of validating one value, which definitions that
+        each apply the next twice make exponential. Counts stop past
+        :py:data:`FANOUT_MAXIMUM`. Raises ``RecursionError`` for a schema
+        nested too deeply.
+    '''
+    return _FanoutSurveyor( schema ).survey( )
+
+
 @__.funct.cache
 def access_validator_class( ) -> __.typx.Any:
     ''' Returns Draft 2020-12 validator whose patterns cannot run away.
@@ -77,7 +206,10 @@ def access_validator_class( ) -> __.typx.Any:
         jsonschema matches ``pattern`` and ``patternProperties`` with
         Python's ``re`` in four keywords; those are replaced by versions
         which match with :py:func:`compile_pattern`, and otherwise do as
-        jsonschema 4 does.
+        jsonschema 4 does. Its ``uniqueItems`` finds duplicates in linear
+        time, with jsonschema's equality (``1`` equals ``1.0``, ``true``
+        does not equal ``1``, arrays and objects compare by content);
+        jsonschema's compares every pair of items.
     '''
     from jsonschema import Draft202012Validator
     from jsonschema import validators as _validators
@@ -87,6 +219,7 @@ def access_validator_class( ) -> __.typx.Any:
         'pattern': _check_pattern,
         'patternProperties': _check_pattern_properties,
         'unevaluatedProperties': _check_unevaluated_properties,
+        'uniqueItems': _check_unique_items,
     } )
 
 
@@ -99,6 +232,11 @@ def compile_pattern( pattern: str ) -> Expression:
     try: compiled = re2.compile( pattern, options )
     except re2.error: pass
     else: return _ExpressionLinear( pattern, compiled )
+    expansion = _access_expansion( pattern )
+    if expansion > PATTERNS_EXPANSION_MAXIMUM:
+        raise _exceptions.PatternInvalidity(
+            pattern, "RE2 refuses it, and its repetitions multiply out to "
+            f"more than {PATTERNS_EXPANSION_MAXIMUM} positions" )
     import regex
     try: compiled = regex.compile( pattern )
     except regex.error as exception:
@@ -110,6 +248,25 @@ def compile_pattern( pattern: str ) -> Expression:
 def compile_patterns( schema: __.Schema ) -> None:
     ''' Compiles every pattern of schema; raises pattern invalidity. '''
     for pattern in _survey_patterns( schema ): compile_pattern( pattern )
+
+
+def _access_expansion( pattern: str ) -> int:
+    ''' Returns how many positions pattern expands to, its counted
+        repetitions multiplied out. A pattern which Python's parser cannot
+        read is taken as if every count multiplied every other.
+    '''
+    import importlib
+    parser: __.typx.Any = importlib.import_module(
+        're._parser' if __.sys.version_info >= ( 3, 11 ) else 'sre_parse' )
+    try: tree = parser.parse( pattern )
+    except Exception: # syntax of the regex package only
+        expansion = 1
+        for low, high in _REPETITION.findall( pattern ):
+            expansion *= max( int( low ), int( high or 0 ), 1 )
+            if expansion > PATTERNS_EXPANSION_MAXIMUM: break
+        return expansion
+    try: return _count_positions( tree, parser.MAXREPEAT )
+    except RecursionError: return PATTERNS_EXPANSION_MAXIMUM + 1
 
 
 def _check_additional_properties(
@@ -193,6 +350,37 @@ def _check_unevaluated_properties(
                 **_describe_extras( failures, ordered = False ) ) )
 
 
+def _check_unique_items(
+    validator: __.typx.Any,
+    unique: __.typx.Any,
+    instance: __.typx.Any,
+    schema: __.typx.Any,
+) -> __.cabc.Iterator[ __.typx.Any ]:
+    from jsonschema.exceptions import ValidationError
+    if unique and validator.is_type( instance, 'array' ) and not _is_unique(
+        instance
+    ): yield ValidationError( f"{instance!r} has non-unique elements" )
+
+
+def _count_positions( items: __.typx.Any, unbounded: object ) -> int:
+    ''' Returns positions of parsed pattern, repetitions multiplied out. '''
+    total = 0
+    for operation, argument in items:
+        if str( operation ).endswith( '_REPEAT' ):
+            low, high, part = argument
+            times = low if high == unbounded else max( low, high )
+            total += max( times, 1 ) * _count_positions( part, unbounded )
+        else:
+            parts = __.typx.cast(
+                tuple[ __.typx.Any, ... ],
+                argument if isinstance( argument, tuple ) else ( argument, ) )
+            total += 1 + sum(
+                _count_positions( each, unbounded )
+                for part in parts for each in _survey_parts( part ) )
+        if total > PATTERNS_EXPANSION_MAXIMUM: break
+    return total
+
+
 def _describe_extras(
     extras: __.cabc.Iterable[ __.typx.Any ], *, ordered: bool = True
 ) -> dict[ str, str ]:
@@ -204,6 +392,43 @@ def _describe_extras(
 
 def _is_valid( errors: __.cabc.Iterator[ __.typx.Any ] ) -> bool:
     return next( errors, None ) is None
+
+
+def _is_unique( items: __.cabc.Sequence[ __.typx.Any ] ) -> bool:
+    ''' Returns whether items are distinct, as jsonschema judges them: by
+        keys of their content, in linear time; by pairs, in jsonschema's
+        way, for items which are not JSON and have no such key.
+    '''
+    keys: set[ object ] = set( )
+    try:
+        for item in items:
+            key = _produce_key( item )
+            if key in keys: return False
+            keys.add( key )
+    except TypeError: # unhashable: not JSON
+        from jsonschema import _utils
+        utilities: __.typx.Any = _utils # private, untyped
+        return bool( utilities.uniq( items ) )
+    return True
+
+
+def _produce_key( value: object ) -> object:
+    ''' Returns hashable key of value, equal for values which jsonschema's
+        equality finds equal: ``1`` and ``1.0`` alike, ``true`` and ``1``
+        not, arrays by their items, objects by their members in any order.
+    '''
+    if isinstance( value, str ): return value
+    if value is True or value is False: return ( 'boolean', value )
+    if isinstance( value, __.cabc.Sequence ):
+        return ( 'array', tuple(
+            _produce_key( item ) for item in
+            __.typx.cast( __.cabc.Sequence[ object ], value ) ) )
+    if isinstance( value, __.cabc.Mapping ):
+        members = __.typx.cast( __.cabc.Mapping[ object, object ], value )
+        return ( 'object', frozenset(
+            ( key, _produce_key( item ) ) for key, item in members.items( ) ) )
+    hash( value ) # raises TypeError if it has no key
+    return value
 
 
 def _search( pattern: __.typx.Any, text: str ) -> bool:
@@ -273,6 +498,14 @@ def _survey_evaluated_keys( # noqa: C901,PLR0912
             evaluated.extend( _survey_evaluated_keys(
                 validator, instance, schema[ 'else' ] ) )
     return evaluated
+
+
+def _survey_parts( value: object ) -> __.cabc.Iterator[ __.typx.Any ]:
+    ''' Yields parsed subpatterns in argument of a parsed operation. '''
+    if isinstance( value, list ): # alternatives of a branch
+        for item in __.typx.cast( list[ object ], value ):
+            yield from _survey_parts( item )
+    elif hasattr( value, 'data' ): yield value # a parsed subpattern
 
 
 def _survey_patterns( schema: object ) -> __.cabc.Iterator[ str ]:

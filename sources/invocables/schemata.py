@@ -27,6 +27,8 @@ import invocables.canisters as _canisters
 import invocables.exceptions as _exceptions
 
 from ._patterns import (
+    FANOUT_MAXIMUM as FANOUT_MAXIMUM,
+    PATTERNS_EXPANSION_MAXIMUM as PATTERNS_EXPANSION_MAXIMUM,
     PATTERNS_TIMEOUT as PATTERNS_TIMEOUT,
     Expression as Expression,
 )
@@ -236,6 +238,7 @@ def validate_schema( name: str, schema: object ) -> __.Schema:
     except RecursionError as exception:
         raise _exceptions.SchemaInvalidity(
             name, "the schema is nested too deeply." ) from exception
+    _validate_fanout( name, schema_ )
     try: _patterns.compile_patterns( schema_ )
     except _exceptions.PatternInvalidity as exception:
         raise _exceptions.SchemaInvalidity(
@@ -251,6 +254,22 @@ def access_schema_empty( ) -> __.Schema:
 thaw_json = __.values.thaw_json
 
 
+
+
+def _validate_fanout( name: str, schema: __.Schema ) -> None:
+    ''' Raises schema invalidity if schema applies too many subschemas to
+        one value (see :py:func:`invocables._patterns.access_fanout`).
+    '''
+    try: fanout = _patterns.access_fanout( schema )
+    except RecursionError as exception:
+        raise _exceptions.SchemaInvalidity(
+            name, "the schema is nested too deeply." ) from exception
+    if fanout <= FANOUT_MAXIMUM: return
+    raise _exceptions.SchemaInvalidity(
+        name, "its applicators (allOf, anyOf, oneOf, not, if, then, else, "
+        "dependentSchemas) and references apply more than "
+        f"{FANOUT_MAXIMUM} subschemas to one value, which would make "
+        "validation take too long." )
 
 
 def _is_array( value: object ) -> bool: return type( value ) is list

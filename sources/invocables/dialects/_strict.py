@@ -459,9 +459,12 @@ def _probe_validity( schema: _core.Node, value: object ) -> bool:
 
 
 def _produce_validator( schema: _core.Node ) -> __.typx.Any:
-    ''' Returns jsonschema validator, or ``False`` if it cannot be built. '''
-    from jsonschema import Draft202012Validator
-    try: return Draft202012Validator( schema )
+    ''' Returns jsonschema validator, or ``False`` if it cannot be built.
+
+        The library's validator: patterns never run on Python's
+        backtracking ``re`` (see :py:mod:`invocables.schemata`).
+    '''
+    try: return __.schemata.produce_instance_validator( schema )
     except Exception: return False # hostile schemas: nothing validates
 
 
