@@ -34,6 +34,7 @@ _KEYWORDS_REFERENCE = ( '$dynamicRef', '$ref' )
 _PATTERNS_CACHE_SIZE = 1024
 _REPETITION = __.re.compile( r'\{(\d+)(?:,(\d*))?\}' )
 _TYPES_SCALAR = frozenset( ( bool, float, int, str, type( None ) ) )
+_UNRESOLVED = object( ) # a reference which no plain pointer resolves
 
 deadline: _contextvars.ContextVar[ float | None ] = _contextvars.ContextVar(
     'invocables.schemata.deadline', default = None )
@@ -124,29 +125,32 @@ class _FanoutSurveyor:
         # A cycle counts once: validation recurses out of it, or stops.
         self._counts[ key ] = 1
         resolver = self._enter( node_, resolver )
-        children: list[ object ] = [ ]
-        for keyword in _KEYWORDS_APPLYING:
-            value = node_.get( keyword )
-            if isinstance( value, ( list, tuple ) ):
-                children.extend( __.typx.cast( list[ object ], value ) )
-        children.extend(
-            node_[ keyword ] for keyword in _KEYWORDS_APPLYING_ONE
-            if keyword in node_ )
-        dependents = node_.get( 'dependentSchemas' )
-        if isinstance( dependents, __.cabc.Mapping ):
-            children.extend( __.typx.cast(
-                __.cabc.Mapping[ str, object ], dependents ).values( ) )
-        count = 1
-        for child in children: count += self._count( child, resolver )
-        for keyword in _KEYWORDS_REFERENCE:
-            reference = node_.get( keyword )
-            if not isinstance( reference, str ): continue
-            resolver = self._access_resolver( resolver )
-            try: resolved = resolver.lookup( reference )
-            except Exception: continue # noqa: S112 # validation refuses it
-            count += self._count( resolved.contents, resolved.resolver )
+        count = 1 + sum(
+            self._count( child, resolver )
+            for child in _survey_applied( node_ ) )
+        count += self._count_references( node_, resolver )
         count = min( count, FANOUT_MAXIMUM + 1 )
         self._counts[ key ] = count
+        return count
+
+    def _count_references(
+        self, node: __.cabc.Mapping[ str, __.typx.Any ], resolver: __.typx.Any
+    ) -> int:
+        ''' Returns subschemas which the references of node apply. '''
+        count = 0
+        for keyword in _KEYWORDS_REFERENCE:
+            reference = node.get( keyword )
+            if not isinstance( reference, str ): continue
+            if resolver is None:
+                # Pointers into the root (pydantic's), resolved at once.
+                local = self._point( reference )
+                if local is not _UNRESOLVED:
+                    count += self._count( local, None )
+                    continue
+            resolver_ = self._access_resolver( resolver )
+            try: resolved = resolver_.lookup( reference )
+            except Exception: continue # noqa: S112 # validation refuses it
+            count += self._count( resolved.contents, resolved.resolver )
         return count
 
     def _enter(
@@ -159,6 +163,21 @@ class _FanoutSurveyor:
         try: return resolver.in_subresource(
             DRAFT202012.create_resource( node ) )
         except Exception: return resolver
+
+    def _point( self, reference: str ) -> object:
+        ''' Returns node of a plain JSON pointer into the root schema
+            (``#/$defs/name``), or a marker if reference is another kind.
+        '''
+        if not reference.startswith( '#/' ) or '%' in reference:
+            return _UNRESOLVED
+        node: object = self._schema
+        for part in reference[ 2 : ].split( '/' ):
+            part_ = part.replace( '~1', '/' ).replace( '~0', '~' )
+            if isinstance( node, __.cabc.Mapping ) and part_ in node:
+                node = __.typx.cast(
+                    __.cabc.Mapping[ str, object ], node )[ part_ ]
+            else: return _UNRESOLVED
+        return node
 
     def _survey( self, value: object, resolver: __.typx.Any ) -> int:
         ''' Returns the most subschemas applied to one value, wherever a
@@ -534,3 +553,23 @@ def _survey_patterns( schema: object ) -> __.cabc.Iterator[ str ]:
                 __.cabc.Mapping[ str, object ], value
             ).values( ): yield from _survey_patterns( subschema )
         else: yield from _survey_patterns( value )
+
+
+def _survey_applied(
+    node: __.cabc.Mapping[ str, __.typx.Any ]
+) -> list[ object ]:
+    ''' Returns subschemas which node applies in place (not references).
+    '''
+    children: list[ object ] = [ ]
+    for keyword in _KEYWORDS_APPLYING:
+        value = node.get( keyword )
+        if isinstance( value, ( list, tuple ) ):
+            children.extend( __.typx.cast( list[ object ], value ) )
+    children.extend(
+        node[ keyword ] for keyword in _KEYWORDS_APPLYING_ONE
+        if keyword in node )
+    dependents = node.get( 'dependentSchemas' )
+    if isinstance( dependents, __.cabc.Mapping ):
+        children.extend( __.typx.cast(
+            __.cabc.Mapping[ str, object ], dependents ).values( ) )
+    return children

@@ -254,6 +254,15 @@ def access_schema_empty( ) -> __.Schema:
 thaw_json = __.values.thaw_json
 
 
+def is_schema_fanned( schema: __.cabc.Mapping[ str, __.typx.Any ] ) -> bool:
+    ''' Returns whether schema applies more than
+        :py:data:`FANOUT_MAXIMUM` subschemas to one value (or is nested
+        too deeply to tell): for schemas from elsewhere, such as an MCP
+        server's elicitation, which are checked before any value is
+        validated against them.
+    '''
+    try: return _patterns.access_fanout( schema ) > FANOUT_MAXIMUM
+    except RecursionError: return True
 
 
 def _validate_fanout( name: str, schema: __.Schema ) -> None:

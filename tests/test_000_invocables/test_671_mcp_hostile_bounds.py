@@ -273,6 +273,36 @@ def test_330_content_checked_against_deep_schema( ):
     assert breach is not None and breach[ 1 ] == 'type'
 
 
+def _fan( depth ):
+    ''' Returns schema of definitions which each apply the next twice:
+        2**depth subschemas for the value of property a. '''
+    definitions = {
+        f"d{index}": { 'allOf': [
+            { '$ref': f"#/$defs/d{index + 1}" },
+            { '$ref': f"#/$defs/d{index + 1}" } ] }
+        for index in range( depth ) }
+    definitions[ f"d{depth}" ] = { 'type': 'string' }
+    return {
+        'type': 'object', '$defs': definitions,
+        'properties': { 'a': { '$ref': '#/$defs/d0' } } }
+
+
+def test_335_content_checked_against_fanned_schema( ):
+    ''' Content checked against a server's schema which applies more
+        subschemas to one value than the bound (2**30 here) is refused at
+        once (keyword ``fanout``); within the bound, it is checked as
+        before. An answer to a field of such a schema is refused too.
+    '''
+    breach = exchanges.validate_content( _fan( 30 ), { 'a': 'x' } )
+    assert breach is not None
+    assert breach[ 1 ] == 'fanout'
+    assert exchanges.validate_content( _fan( 8 ), { 'a': 'x' } ) is None
+    breach = exchanges.validate_content( _fan( 8 ), { 'a': 1 } )
+    assert breach is not None and breach[ 1 ] == 'type'
+    with pytest.raises( ValueError, match = 'too many subschemas' ):
+        elicitation.validate_answer( _fan( 30 ), 'x' )
+
+
 @pytest.mark.asyncio
 async def test_340_terminal_elicitor_declines_deep_schema( ):
     ''' The terminal elicitor, given a schema nested too deep, shows none

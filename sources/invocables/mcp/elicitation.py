@@ -292,6 +292,10 @@ def validate_answer(
     # A server's patterns never run on Python's backtracking re.
     import invocables.exceptions as exceptions
     import invocables.schemata as schemata
+    if schemata.is_schema_fanned( field ):
+        raise ValueError(
+            "The field's schema applies too many subschemas to check an "
+            "answer against it." )
     validator = schemata.produce_instance_validator( field, formats = True )
     try: errors: list[ __.typx.Any ] = list( validator.iter_errors( value ) )
     except exceptions.PatternInterruption as exception:

@@ -356,7 +356,9 @@ def validate_content(
     ''' Returns where content breaks schema, the keyword it breaks and
         why, or None if it matches. A schema nested deeper than
         :py:data:`SCHEMA_DEPTH_MAXIMUM` levels is not walked: any content
-        breaks it (keyword ``depth``).
+        breaks it (keyword ``depth``); nor is one which applies too many
+        subschemas to one value (keyword ``fanout``, see
+        :py:func:`invocables.schemata.is_schema_fanned`).
     '''
     if is_schema_deep( schema ):
         return '(top)', 'depth', (
@@ -364,6 +366,10 @@ def validate_content(
             "levels" )
     # A server's patterns never run on Python's backtracking re.
     import invocables.schemata as schemata
+    if schemata.is_schema_fanned( schema ):
+        return '(top)', 'fanout', (
+            "the schema applies more than "
+            f"{schemata.FANOUT_MAXIMUM} subschemas to one value" )
     validator = schemata.produce_instance_validator( schema )
     try: errors: list[ __.typx.Any ] = sorted(
         validator.iter_errors( dict( content ) ),
