@@ -10,6 +10,7 @@
 import contextvars as _contextvars
 
 import invocables.__ as __
+import invocables._steps as _steps
 import invocables.exceptions as _exceptions
 
 
@@ -228,18 +229,23 @@ def access_validator_class( ) -> __.typx.Any:
         jsonschema 4 does. Its ``uniqueItems`` finds duplicates in linear
         time, with jsonschema's equality (``1`` equals ``1.0``, ``true``
         does not equal ``1``, arrays and objects compare by content);
-        jsonschema's compares every pair of items.
+        jsonschema's compares every pair of items. Its keywords which
+        descend into subschemas spend the steps of the budget of the
+        validation under way (see :py:mod:`invocables._steps`).
     '''
     from jsonschema import Draft202012Validator
     from jsonschema import validators as _validators
     validators: __.typx.Any = _validators # only partly typed
-    return validators.extend( Draft202012Validator, validators = {
+    checks: dict[ str, __.typx.Any ] = {
+        **Draft202012Validator.VALIDATORS,
         'additionalProperties': _check_additional_properties,
         'pattern': _check_pattern,
         'patternProperties': _check_pattern_properties,
         'unevaluatedProperties': _check_unevaluated_properties,
         'uniqueItems': _check_unique_items,
-    } )
+    }
+    return validators.extend(
+        Draft202012Validator, validators = _steps.count_steps( checks ) )
 
 
 @__.funct.lru_cache( maxsize = _PATTERNS_CACHE_SIZE )

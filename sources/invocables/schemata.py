@@ -10,7 +10,12 @@
     (an MCP server) could make run for hours: they run on RE2, in linear
     time; the few which RE2 cannot run (lookarounds, backreferences) run on
     the ``regex`` package, within :py:data:`PATTERNS_TIMEOUT` seconds per
-    validation, after which the arguments are refused as invalid.
+    validation, after which the arguments are refused as invalid. A
+    validation which checks one part of the value by one subschema more
+    than :py:data:`VISITS_MAXIMUM` times refuses the value too: parts of a
+    schema which apply each other at every level of the value would
+    otherwise make its validation take exponentially long in the depth of
+    the value.
 
     Most tools take a flat object of primitives (``{ message: string }``),
     for which a general jsonschema validation (10 to 25 µs) would be most of
@@ -23,6 +28,7 @@
 
 import invocables.__ as __
 import invocables._patterns as _patterns
+import invocables._steps as _steps
 import invocables.canisters as _canisters
 import invocables.exceptions as _exceptions
 
@@ -32,6 +38,7 @@ from ._patterns import (
     PATTERNS_TIMEOUT as PATTERNS_TIMEOUT,
     Expression as Expression,
 )
+from ._steps import VISITS_MAXIMUM as VISITS_MAXIMUM
 
 
 ARGUMENTS_DEPTH_MAXIMUM_DEFAULT = __.values.ARGUMENTS_DEPTH_MAXIMUM
@@ -109,14 +116,16 @@ class Validator( __.immut.Object, instances_mutables = ( '_validator', ) ):
         deadline = __.time.monotonic( ) + PATTERNS_TIMEOUT
         token = _patterns.deadline.set( deadline )
         try:
-            if validator.is_valid( arguments_ ): return arguments_
-            reason = self._describe_errors( arguments_ )
+            with _steps.bound( ):
+                if validator.is_valid( arguments_ ): return arguments_
+                reason = self._describe_errors( arguments_ )
         except _exceptions.PatternInterruption as exception:
             reason = (
                 f"the pattern {exception.pattern!r} took too long to "
                 "match; send shorter text." )
         except RecursionError:
             reason = "the arguments are nested too deeply to be checked."
+        except _steps.Exhaustion: reason = describe_exhaustion( 'arguments' )
         finally: _patterns.deadline.reset( token )
         raise _exceptions.ArgumentsInvalidity( self.name, reason )
 
@@ -252,6 +261,19 @@ def access_schema_empty( ) -> __.Schema:
 
 
 thaw_json = __.values.thaw_json
+bound_steps = _steps.bound # bounds the repeated work of validations within
+StepsExhaustion = _steps.Exhaustion
+
+
+def describe_exhaustion( subject: str ) -> str:
+    ''' Returns reason of a validation of subject (``'arguments'``) which
+        checked one part of it by one subschema too often.
+    '''
+    return (
+        f"checking the {subject} against the schema repeats itself more "
+        f"than {VISITS_MAXIMUM} times on one part of them (parts of the "
+        "schema apply each other at every level); send them nested less "
+        "deeply." )
 
 
 def is_schema_fanned( schema: __.cabc.Mapping[ str, __.typx.Any ] ) -> bool:

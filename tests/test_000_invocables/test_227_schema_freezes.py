@@ -2,8 +2,9 @@
 
 ''' Schemas and values which would stall validation are refused or checked
     in bounded time: ``uniqueItems`` in linear time, patterns which expand
-    too far, applicators which fan out too far (arguments and output), and
-    strict mode's own validation.
+    too far, applicators which fan out too far (arguments and output),
+    strict mode's own validation, and validations which repeat their work
+    at every level of the value (old code: exponential).
 '''
 
 
@@ -14,7 +15,7 @@ import pytest
 
 from invocables import _patterns, exceptions, schemata
 from invocables.dialects import _strict
-from invocables.mcp import results, _sdk as sdk
+from invocables.mcp import exchanges, results, _sdk as sdk
 
 
 _PATTERN_HUGE = '^(((a{100}){100}){100}){1}$' # RE2 refuses; 10**6 positions
@@ -263,3 +264,90 @@ def test_410_strict_stripping_catastrophic_pattern( ):
     word = 'a' * 64 + 'b'
     stripped = record.strip( { 'word': word, 'note': None, 'other': None } )
     assert stripped == { 'word': word }
+
+
+def _nest_twice( depth ):
+    ''' Returns schema whose definitions each apply the next twice to
+        property x, and a value nested depth levels in x: 2**depth
+        checks of the deepest level. '''
+    definitions = {
+        f"d{index}": { 'allOf': [
+            { 'properties': { 'x': { '$ref': f"#/$defs/d{index + 1}" } } }
+        ] * 2 }
+        for index in range( depth ) }
+    definitions[ f"d{depth}" ] = { 'type': 'integer' }
+    value = 1
+    for _ in range( depth ): value = { 'x': value }
+    return {
+        'type': 'object', '$defs': definitions,
+        'properties': { 'x': { '$ref': '#/$defs/d0' } } }, { 'x': value }
+
+
+def _recurse_twice( depth ):
+    ''' Returns recursive schema whose two failing branches each descend
+        into x, and a value nested depth levels whose leaf fails: 2**depth
+        checks of the leaf. '''
+    branch = {
+        'type': 'object', 'required': [ 'x' ],
+        'properties': { 'x': { '$ref': '#/$defs/node' } } }
+    value = 'leaf'
+    for _ in range( depth ): value = { 'x': value }
+    return {
+        'type': 'object',
+        '$defs': { 'node': { 'anyOf': [
+            { 'type': 'integer' }, branch, dict( branch ) ] } },
+        'properties': { 'x': { '$ref': '#/$defs/node' } } }, { 'x': value }
+
+
+@pytest.mark.parametrize( 'shape', [ _nest_twice, _recurse_twice ] )
+def test_500_repeated_work_refused( shape ):
+    ''' Small schemas whose work doubles at each level of the value are
+        accepted, and a value 40 levels deep (2**40 checks) is refused at
+        once, saying why, rather than validated for ever; so is content
+        checked against such a schema (an MCP server's). '''
+    schema, value = shape( 40 )
+    validator = schemata.produce_validator( 'doubling', schema )
+    with pytest.raises( exceptions.ArgumentsInvalidity ) as caught:
+        validator.validate_arguments( value )
+    assert 'repeats itself more than' in caught.value.reason
+    breach = exchanges.validate_content( schema, value )
+    assert breach is not None and breach[ 1 ] == 'steps'
+
+
+def test_510_shared_work_accepted( ):
+    ''' Definitions shared by alternatives, many items of one definition
+        and recursion which descends once a level validate as jsonschema
+        does. '''
+    base = { 'type': 'object', 'required': [ 'id' ],
+             'properties': { 'id': { 'type': 'integer' } } }
+    schema = {
+        'type': 'object',
+        '$defs': {
+            'base': base,
+            'cat': { 'allOf': [ { '$ref': '#/$defs/base' } ],
+                     'required': [ 'purr' ] },
+            'dog': { 'allOf': [ { '$ref': '#/$defs/base' } ],
+                     'required': [ 'bark' ] },
+            'pet': { 'oneOf': [
+                { '$ref': '#/$defs/cat' }, { '$ref': '#/$defs/dog' } ] },
+            'tree': { 'type': 'object', 'properties': {
+                'children': { 'type': 'array',
+                              'items': { '$ref': '#/$defs/tree' } } } },
+        },
+        'properties': {
+            'pets': { 'type': 'array', 'items': { '$ref': '#/$defs/pet' } },
+            'flags': { 'type': 'array',
+                       'items': { 'anyOf': [ { 'type': 'boolean' } ] } },
+            'tree': { '$ref': '#/$defs/tree' },
+        } }
+    validator = schemata.produce_validator( 'shared', schema )
+    tree = { }
+    for _ in range( 40 ): tree = { 'children': [ tree, { } ] }
+    arguments = {
+        'pets': [ { 'id': index, 'purr': True } for index in range( 5000 ) ],
+        'flags': [ True ] * 5000, 'tree': tree }
+    assert validator.validate_arguments( arguments ) is arguments
+    arguments[ 'pets' ].append( { 'id': 'x', 'bark': True } )
+    with pytest.raises( exceptions.ArgumentsInvalidity ) as caught:
+        validator.validate_arguments( arguments )
+    assert 'repeats itself' not in caught.value.reason

@@ -449,7 +449,9 @@ def _nullify( schema: _core.Node ) -> _core.Node:
 
 def _probe_validator( validator: __.typx.Any, value: object ) -> bool:
     ''' Returns whether value is valid; false if validation fails itself. '''
-    try: return bool( validator.is_valid( value ) )
+    try:
+        with __.schemata.bound_steps( ):
+            return bool( validator.is_valid( value ) )
     except Exception: return False # hostile schemas: treat as not valid
 
 

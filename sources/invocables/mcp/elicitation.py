@@ -297,11 +297,17 @@ def validate_answer(
             "The field's schema applies too many subschemas to check an "
             "answer against it." )
     validator = schemata.produce_instance_validator( field, formats = True )
-    try: errors: list[ __.typx.Any ] = list( validator.iter_errors( value ) )
+    try:
+        with schemata.bound_steps( ):
+            errors: list[ __.typx.Any ] = list(
+                validator.iter_errors( value ) )
     except exceptions.PatternInterruption as exception:
         raise ValueError(
             "The answer took too long to check against the pattern "
             f"{exception.pattern!r}; give a shorter one." ) from exception
+    except schemata.StepsExhaustion as exception:
+        raise ValueError(
+            schemata.describe_exhaustion( 'answer' ) ) from exception
     if errors: raise ValueError( str( errors[ 0 ].message ) )
     return value
 

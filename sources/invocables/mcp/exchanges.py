@@ -371,12 +371,17 @@ def validate_content(
             "the schema applies more than "
             f"{schemata.FANOUT_MAXIMUM} subschemas to one value" )
     validator = schemata.produce_instance_validator( schema )
-    try: errors: list[ __.typx.Any ] = sorted(
-        validator.iter_errors( dict( content ) ),
-        key = lambda error: tuple( str( part ) for part in error.path ) )
+    try:
+        with schemata.bound_steps( ):
+            errors: list[ __.typx.Any ] = sorted(
+                validator.iter_errors( dict( content ) ),
+                key = lambda error: tuple(
+                    str( part ) for part in error.path ) )
     except _exceptions.PatternInterruption as exception:
         return '(unknown)', 'pattern', (
             f"the pattern {exception.pattern!r} took too long to match" )
+    except schemata.StepsExhaustion:
+        return '(unknown)', 'steps', schemata.describe_exhaustion( 'content' )
     if not errors: return None
     error = errors[ 0 ]
     where = '/'.join( str( part ) for part in error.path ) or '(top)'
