@@ -32,6 +32,7 @@ _KEYWORDS_FANNING = frozenset( (
 _KEYWORDS_NAMING = frozenset( (
     '$defs', 'definitions', 'dependentSchemas', 'properties' ) )
 _KEYWORDS_REFERENCE = ( '$dynamicRef', '$ref' )
+_KEYWORDS_REFERENCING = frozenset( _KEYWORDS_REFERENCE )
 _PATTERNS_CACHE_SIZE = 1024
 _REPETITION = __.re.compile( r'\{(\d+)(?:,(\d*))?\}' )
 _TYPES_SCALAR = frozenset( ( bool, float, int, str, type( None ) ) )
@@ -117,9 +118,9 @@ class _FanoutSurveyor:
         return self._root
 
     def _count( self, node: object, resolver: __.typx.Any ) -> int:
-        if not isinstance( node, __.cabc.Mapping ): return 1
+        if not _is_mapping( node ): return 1
         node_ = __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ], node )
-        if not ( node_.keys( ) & _KEYWORDS_FANNING ): return 1
+        if _KEYWORDS_FANNING.isdisjoint( node_ ): return 1
         key = id( node_ )
         count = self._counts.get( key )
         if count is not None: return count
@@ -186,18 +187,19 @@ class _FanoutSurveyor:
         most = 0
         if isinstance( value, ( list, tuple ) ):
             for item in __.typx.cast( __.cabc.Sequence[ object ], value ):
+                if type( item ) in _TYPES_SCALAR: continue
                 most = max( most, self._survey( item, resolver ) )
             return most
-        if not isinstance( value, __.cabc.Mapping ): return most
+        if not _is_mapping( value ): return most
         node = __.typx.cast( __.cabc.Mapping[ str, object ], value )
         most = self._count( node, resolver )
-        resolver = self._enter( node, resolver )
+        if '$id' in node: resolver = self._enter( node, resolver )
         for key, item in node.items( ):
             if most > FANOUT_MAXIMUM: break
             if type( item ) in _TYPES_SCALAR or key in _KEYWORDS_DATA:
                 continue
             subschemas = item
-            if key in _KEYWORDS_NAMING and isinstance( item, __.cabc.Mapping ):
+            if key in _KEYWORDS_NAMING and _is_mapping( item ):
                 subschemas = tuple( __.typx.cast(
                     __.cabc.Mapping[ str, object ], item ).values( ) )
             most = max( most, self._survey( subschemas, resolver ) )
@@ -216,6 +218,7 @@ def access_fanout( schema: __.typx.Any ) -> int:
         :py:data:`FANOUT_MAXIMUM`. Raises ``RecursionError`` for a schema
         nested too deeply.
     '''
+    if _is_surely_narrow( schema ): return 1
     return _FanoutSurveyor( schema ).survey( )
 
 
@@ -579,3 +582,31 @@ def _survey_applied(
         children.extend( __.typx.cast(
             __.cabc.Mapping[ str, object ], dependents ).values( ) )
     return children
+
+
+def _is_mapping( value: object ) -> bool:
+    ''' Returns whether value is a mapping (a dict, at once). '''
+    return type( value ) is dict or isinstance( value, __.cabc.Mapping )
+
+
+def _is_surely_narrow( schema: object ) -> bool:
+    ''' Returns whether schema surely applies at most
+        :py:data:`FANOUT_MAXIMUM` subschemas to any value: it has no
+        references and no more nodes than that, so that no subschema
+        applies twice. One quick pass, which most schemas need alone.
+    '''
+    pending: list[ object ] = [ schema ]
+    nodes = 0
+    while pending:
+        value = pending.pop( )
+        if type( value ) in _TYPES_SCALAR: continue
+        if isinstance( value, ( list, tuple ) ):
+            pending.extend( __.typx.cast( __.cabc.Sequence[ object ], value ) )
+        elif _is_mapping( value ):
+            node = __.typx.cast( __.cabc.Mapping[ str, object ], value )
+            nodes += 1
+            if nodes > FANOUT_MAXIMUM or not _KEYWORDS_REFERENCING.isdisjoint(
+                node
+            ): return False
+            pending.extend( node.values( ) )
+    return True
