@@ -27,13 +27,14 @@
 
 
 import invocables.__ as __
+import invocables._fanout as _fanout
 import invocables._patterns as _patterns
 import invocables._steps as _steps
 import invocables.canisters as _canisters
 import invocables.exceptions as _exceptions
 
+from ._fanout import FANOUT_MAXIMUM as FANOUT_MAXIMUM
 from ._patterns import (
-    FANOUT_MAXIMUM as FANOUT_MAXIMUM,
     PATTERNS_EXPANSION_MAXIMUM as PATTERNS_EXPANSION_MAXIMUM,
     PATTERNS_TIMEOUT as PATTERNS_TIMEOUT,
     Expression as Expression,
@@ -283,15 +284,15 @@ def is_schema_fanned( schema: __.cabc.Mapping[ str, __.typx.Any ] ) -> bool:
         server's elicitation, which are checked before any value is
         validated against them.
     '''
-    try: return _patterns.access_fanout( schema ) > FANOUT_MAXIMUM
+    try: return _fanout.access_fanout( schema ) > FANOUT_MAXIMUM
     except RecursionError: return True
 
 
 def _validate_fanout( name: str, schema: __.Schema ) -> None:
     ''' Raises schema invalidity if schema applies too many subschemas to
-        one value (see :py:func:`invocables._patterns.access_fanout`).
+        one value (see :py:func:`invocables._fanout.access_fanout`).
     '''
-    try: fanout = _patterns.access_fanout( schema )
+    try: fanout = _fanout.access_fanout( schema )
     except RecursionError as exception:
         raise _exceptions.SchemaInvalidity(
             name, "the schema is nested too deeply." ) from exception

@@ -21,7 +21,8 @@ _MODEL = frozenset( (
     'invocables.__.values', 'invocables.exceptions', 'invocables.canisters',
     'invocables._texts', 'invocables.invokers', 'invocables._callables',
     'invocables.ensembles', 'invocables._members', 'invocables.naming',
-    'invocables.schemata', 'invocables._patterns', 'invocables._steps' ) )
+    'invocables.schemata', 'invocables._patterns', 'invocables._steps',
+    'invocables._fanout' ) )
 # Ensembles make invokers of typed functions (the design documents' local
 # ensembles take functions): the model may import signatures.
 _SIGNATURES = 'invocables.signatures'

@@ -13,7 +13,7 @@ import types
 import jsonschema._utils
 import pytest
 
-from invocables import _patterns, exceptions, schemata
+from invocables import _fanout, _patterns, exceptions, schemata
 from invocables.dialects import _strict
 from invocables.mcp import exchanges, results, _sdk as sdk
 
@@ -203,7 +203,7 @@ def test_320_fanout_within_bound( ):
     validator = schemata.produce_validator( 'tree', tree )
     arguments = { 'label': 'a', 'children': [ { 'label': None } ] }
     assert validator.validate_arguments( arguments ) == arguments
-    assert _patterns.access_fanout( tree ) < 10
+    assert _fanout.access_fanout( tree ) < 10
     remote = {
         'type': 'object',
         'properties': { 'a': { '$ref': 'https://example.com/a.json' } } }
