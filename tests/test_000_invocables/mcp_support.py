@@ -248,7 +248,28 @@ async def serve_application( application ):
         listener.close( )
 
 
+VERSION_LEGACY = '2025-11-25'
 VERSION_MODERN = '2026-07-28'
+
+
+async def open_legacy_session( http, url ):
+    ''' Opens a session of MCP 2025-11-25 with http (an httpx client), by
+        hand: initialize, then initialized. Returns the headers of its
+        requests (session, version).
+    '''
+    accept = 'application/json, text/event-stream'
+    response = await http.post( url, headers = { 'Accept': accept }, json = {
+        'jsonrpc': '2.0', 'id': 0, 'method': 'initialize', 'params': {
+            'protocolVersion': VERSION_LEGACY, 'capabilities': { },
+            'clientInfo': { 'name': 'test', 'version': '1' } } } )
+    assert response.status_code == 200 # noqa: PLR2004
+    headers = {
+        'Accept': accept,
+        'Mcp-Session-Id': response.headers[ 'mcp-session-id' ],
+        'Mcp-Protocol-Version': VERSION_LEGACY }
+    await http.post( url, headers = headers, json = {
+        'jsonrpc': '2.0', 'method': 'notifications/initialized' } )
+    return headers
 
 
 async def post_modern(

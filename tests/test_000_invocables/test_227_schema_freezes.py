@@ -314,8 +314,8 @@ def test_500_repeated_work_refused( shape ):
     assert breach is not None and breach[ 1 ] == 'steps'
 
 
-def test_510_shared_work_accepted( ):
-    ''' Definitions shared by alternatives, many items of one definition
+def test_510_common_work_accepted( ):
+    ''' Definitions common to alternatives, many items of one definition
         and recursion which descends once a level validate as jsonschema
         does. '''
     base = { 'type': 'object', 'required': [ 'id' ],
@@ -340,7 +340,7 @@ def test_510_shared_work_accepted( ):
                        'items': { 'anyOf': [ { 'type': 'boolean' } ] } },
             'tree': { '$ref': '#/$defs/tree' },
         } }
-    validator = schemata.produce_validator( 'shared', schema )
+    validator = schemata.produce_validator( 'pets', schema )
     tree = { }
     for _ in range( 40 ): tree = { 'children': [ tree, { } ] }
     arguments = {

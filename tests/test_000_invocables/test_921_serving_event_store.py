@@ -18,10 +18,6 @@ from invocables import serving
 from . import mcp_support
 
 
-_ACCEPT = 'application/json, text/event-stream'
-_VERSION = '2025-11-25'
-
-
 async def big( size: int ) -> str:
     ''' Returns a text of size characters. '''
     return 'x' * size
@@ -44,22 +40,6 @@ def _parse_events( text ):
         if identifier is None and not data: continue
         events.append( ( identifier, json.loads( data ) if data else None ) )
     return events
-
-
-async def _open( http, url ):
-    ''' Opens a session; returns the headers of its requests. '''
-    response = await http.post( url, headers = { 'Accept': _ACCEPT }, json = {
-        'jsonrpc': '2.0', 'id': 0, 'method': 'initialize', 'params': {
-            'protocolVersion': _VERSION, 'capabilities': { },
-            'clientInfo': { 'name': 'test', 'version': '1' } } } )
-    assert response.status_code == 200
-    headers = {
-        'Accept': _ACCEPT,
-        'Mcp-Session-Id': response.headers[ 'mcp-session-id' ],
-        'Mcp-Protocol-Version': _VERSION }
-    await http.post( url, headers = headers, json = {
-        'jsonrpc': '2.0', 'method': 'notifications/initialized' } )
-    return headers
 
 
 async def _call( http, url, headers, size, identifier = 1 ):
@@ -125,7 +105,7 @@ async def test_100_bound_in_bytes( ):
         httpx.AsyncClient( timeout = 30 ) as http,
     ):
         for _ in range( 6 ):
-            headers = await _open( http, url )
+            headers = await mcp_support.open_legacy_session( http, url )
             await _call( http, url, headers, 1_000_000 )
             assert store.size <= store.size_maximum
         # Each session stored three events: initialize's response, the
@@ -143,7 +123,7 @@ async def test_110_closed_sessions_dropped( ):
         httpx.AsyncClient( timeout = 30 ) as http,
     ):
         for _ in range( 5 ):
-            headers = await _open( http, url )
+            headers = await mcp_support.open_legacy_session( http, url )
             await _call( http, url, headers, 500_000 )
             assert store.size > 500_000
             await http.delete( url, headers = headers )
@@ -161,7 +141,7 @@ async def test_120_sessions_dropped_at_stop( ):
         httpx.AsyncClient( timeout = 30 ) as http,
     ):
         for _ in range( 3 ):
-            headers = await _open( http, url )
+            headers = await mcp_support.open_legacy_session( http, url )
             await _call( http, url, headers, 100_000 )
         assert store.size > 300_000
     await _wait_empty( store )
@@ -179,7 +159,7 @@ async def test_200_resumption( ):
             _produce_server( ), event_store = store ) as url,
         httpx.AsyncClient( timeout = 30 ) as http,
     ):
-        headers = await _open( http, url )
+        headers = await mcp_support.open_legacy_session( http, url )
         events = await _call( http, url, headers, 200_000 )
         priming, response = events[ 0 ], events[ -1 ]
         assert priming[ 1 ] is None
@@ -202,9 +182,9 @@ async def test_210_other_sessions_not_replayed( ):
             _produce_server( ), event_store = store ) as url,
         httpx.AsyncClient( timeout = 30 ) as http,
     ):
-        mine = await _open( http, url )
+        mine = await mcp_support.open_legacy_session( http, url )
         events = await _call( http, url, mine, 10 )
-        other = await _open( http, url )
+        other = await mcp_support.open_legacy_session( http, url )
         await _call( http, url, other, 20 )
         replayed = await _resume( http, url, mine, events[ 0 ][ 0 ] )
     texts = [
@@ -224,7 +204,7 @@ async def test_300_evicted_replay( ):
             _produce_server( ), event_store = store ) as url,
         httpx.AsyncClient( timeout = 30 ) as http,
     ):
-        headers = await _open( http, url )
+        headers = await mcp_support.open_legacy_session( http, url )
         first = await _call( http, url, headers, 1_000_000 )
         await _call( http, url, headers, 1_000_000, identifier = 2 )
         missed = await _resume( http, url, headers, first[ 0 ][ 0 ] )
@@ -245,7 +225,7 @@ async def test_310_oversized_result( ):
             _produce_server( ), event_store = store ) as url,
         httpx.AsyncClient( timeout = 30 ) as http,
     ):
-        headers = await _open( http, url )
+        headers = await mcp_support.open_legacy_session( http, url )
         events = await _call( http, url, headers, 200_000 )
         assert len( events[ -1 ][ 1 ][ 'result' ][ 'content' ][ 0 ][
             'text' ] ) == 200_000

@@ -29,11 +29,10 @@ from invocables.mcp import _http as sdk_http
 from . import mcp_support
 
 
-_ACCEPT = 'application/json, text/event-stream'
 _SESSIONS = 20
 _SIZE = 1_000_000
 _TOKEN = 'tok-922'
-_VERSION = '2025-11-25'
+_open = mcp_support.open_legacy_session
 
 
 async def big( size: int ) -> str:
@@ -67,22 +66,6 @@ def _trace_memory( ):
 
     try: yield measure
     finally: tracemalloc.stop( )
-
-
-async def _open( http, url ):
-    ''' Opens a session; returns the headers of its requests. '''
-    response = await http.post( url, headers = { 'Accept': _ACCEPT }, json = {
-        'jsonrpc': '2.0', 'id': 0, 'method': 'initialize', 'params': {
-            'protocolVersion': _VERSION, 'capabilities': { },
-            'clientInfo': { 'name': 'test', 'version': '1' } } } )
-    assert response.status_code == 200
-    headers = {
-        'Accept': _ACCEPT,
-        'Mcp-Session-Id': response.headers[ 'mcp-session-id' ],
-        'Mcp-Protocol-Version': _VERSION }
-    await http.post( url, headers = headers, json = {
-        'jsonrpc': '2.0', 'method': 'notifications/initialized' } )
-    return headers
 
 
 async def _call( http, url, headers, size, identifier = 1 ):
