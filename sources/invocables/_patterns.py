@@ -87,8 +87,8 @@ def access_validator_class( ) -> __.typx.Any:
         time, with jsonschema's equality (``1`` equals ``1.0``, ``true``
         does not equal ``1``, arrays and objects compare by content);
         jsonschema's compares every pair of items. Its keywords which
-        descend into subschemas spend the steps of the budget of the
-        validation under way (see :py:mod:`invocables._steps`).
+        descend into subschemas count how often they check each part of
+        the value (see :py:mod:`invocables._steps`).
     '''
     from jsonschema import Draft202012Validator
     from jsonschema import validators as _validators

@@ -66,8 +66,10 @@ async def route_uri(
     ''' Returns the upstream server to ask for a URI as served, with the
         URI which it knows: the server which listed the URI; else the
         first whose template matches it; else the only server which lists
-        resources or templates (or the only server); else none.
+        resources or templates (or the only server); else none. The only
+        server gets every URI at once, unlisted.
     '''
+    if len( featured ) == 1: return featured[ 0 ], uri
     resources = await survey_scoped( featured, 'survey_resources', 'uri' )
     for served, ensemble, resource in resources:
         if served == uri: return ensemble, resource.uri

@@ -12,8 +12,8 @@
     else the first whose template it matches, else the only server with
     resources, else none (``-32002``; ``-32602`` under MCP 2026-07-28).
     What goes to an upstream server is bounded by its ensemble's
-    ``list_timeout``. Also
-    the conversion of contents into the SDK's models.
+    ``list_timeout``. Also the conversion of contents into the SDK's
+    models.
 
     What an upstream server asks while it makes a prompt or reads a
     resource (elicitation, sampling, log messages) goes to the client
@@ -182,7 +182,8 @@ class GatewayExtension:
         ''' Handles ``resources/read``: asks the upstream server of the
             URI (the one which listed it, else the first whose template
             it matches, else the only one with resources; else the error
-            ``-32002``), whose requests meanwhile go to the client.
+            of a resource not found), whose requests meanwhile go to the
+            client.
         '''
         uri = str( parameters.uri )
 
@@ -210,7 +211,7 @@ class GatewayExtension:
         self, context: __.typx.Any, parameters: __.typx.Any
     ) -> _mcp_types.EmptyResult:
         ''' Handles ``resources/subscribe``: forwarded to the upstream
-            server of the URI, as reading is (``-32002`` if none); an
+            server of the URI, as reading is (not found if none); an
             error if it does not answer within its ensemble's list
             timeout. A refusal is not an error: the server may yet
             announce updates.
