@@ -10,9 +10,10 @@
     :py:func:`bound`, each keyword which descends into subschemas
     (``$ref``, ``allOf``, ``properties``, ``items`` ...) counts how often
     it checks the same part of the value; past :py:data:`VISITS_MAXIMUM`,
-    validation stops with :py:class:`Exhaustion`. The work of a validation
-    is then at most polynomial in the sizes of value and schema. Validations
-    outside a bound are not counted.
+    validation stops with
+    :py:class:`invocables.exceptions.ValidationExhaustion`. The work of a
+    validation is then at most polynomial in the sizes of value and
+    schema. Validations outside a bound are not counted.
 '''
 
 
@@ -20,6 +21,7 @@ import contextlib as _contextlib
 import contextvars as _contextvars
 
 import invocables.__ as __
+import invocables.exceptions as _exceptions
 
 
 VISITS_MAXIMUM = 100
@@ -44,15 +46,13 @@ _visits: _contextvars.ContextVar[ _Visits | None ] = (
 _Check: __.typx.TypeAlias = __.cabc.Callable[ ..., __.typx.Any ]
 
 
-class Exhaustion( Exception ):
-    ''' Internal signal: the validation checked one part of the value by
-        one subschema too often. Raised only within :py:func:`bound`,
-        whose callers turn it into their refusal. '''
-
-
 @_contextlib.contextmanager
 def bound( ) -> __.cabc.Generator[ None, None, None ]:
-    ''' Bounds the repeated work of the validations within. '''
+    ''' Bounds the repeated work of the validations within: past
+        :py:data:`VISITS_MAXIMUM` checks of one part of a value by one
+        subschema, they raise
+        :py:class:`invocables.exceptions.ValidationExhaustion`.
+    '''
     token = _visits.set( { } )
     try: yield
     finally: _visits.reset( token )
@@ -86,7 +86,8 @@ def _count( keyword: str, check: _Check ) -> _Check:
         if visits is not None and type( instance ) in ( dict, list ):
             key = ( id( instance ), id( schema ), keyword )
             count = visits[ key ] = visits.get( key, 0 ) + 1
-            if count > VISITS_MAXIMUM: raise Exhaustion
+            if count > VISITS_MAXIMUM:
+                raise _exceptions.ValidationExhaustion
         return check( validator, value, instance, schema )
 
     return check_counted

@@ -562,3 +562,21 @@ class UsageInvalidity( Omnierror, ValueError ):
 
 # The design documents' name of the execution failure (000).
 ToolExecutionFailure = InvocationExecutionFailure
+
+
+class ValidationExhaustion( Omnierror, RuntimeError ):
+    ''' Validation of a value against a schema was stopped: it checked one
+        part of the value by one subschema more than
+        :py:data:`invocables.schemata.VISITS_MAXIMUM` times.
+
+        Parts of a schema which apply each other at every level of the value
+        would otherwise make its validation exponentially long in the depth
+        of the value. Raised within :py:func:`invocables.schemata.bound_steps`
+        only; the library's own validations turn it into their refusals.
+    '''
+
+    def __init__( self ) -> None:
+        super( ).__init__(
+            "Validation checked one part of the value by one subschema too "
+            "often and was stopped. Send a value nested less deeply, or "
+            "simplify the schema." )

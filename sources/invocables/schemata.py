@@ -126,7 +126,8 @@ class Validator( __.immut.Object, instances_mutables = ( '_validator', ) ):
                 "match; send shorter text." )
         except RecursionError:
             reason = "the arguments are nested too deeply to be checked."
-        except _steps.Exhaustion: reason = describe_exhaustion( 'arguments' )
+        except _exceptions.ValidationExhaustion:
+            reason = describe_exhaustion( 'arguments' )
         finally: _patterns.deadline.reset( token )
         raise _exceptions.ArgumentsInvalidity( self.name, reason )
 
@@ -263,7 +264,6 @@ def access_schema_empty( ) -> __.Schema:
 
 thaw_json = __.values.thaw_json
 bound_steps = _steps.bound # bounds the repeated work of validations within
-StepsExhaustion = _steps.Exhaustion
 
 
 def describe_exhaustion( subject: str ) -> str:

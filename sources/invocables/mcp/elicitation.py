@@ -305,7 +305,7 @@ def validate_answer(
         raise ValueError(
             "The answer took too long to check against the pattern "
             f"{exception.pattern!r}; give a shorter one." ) from exception
-    except schemata.StepsExhaustion as exception:
+    except exceptions.ValidationExhaustion as exception:
         raise ValueError(
             schemata.describe_exhaustion( 'answer' ) ) from exception
     if errors: raise ValueError( str( errors[ 0 ].message ) )

@@ -380,7 +380,7 @@ def validate_content(
     except _exceptions.PatternInterruption as exception:
         return '(unknown)', 'pattern', (
             f"the pattern {exception.pattern!r} took too long to match" )
-    except schemata.StepsExhaustion:
+    except _exceptions.ValidationExhaustion:
         return '(unknown)', 'steps', schemata.describe_exhaustion( 'content' )
     if not errors: return None
     error = errors[ 0 ]
