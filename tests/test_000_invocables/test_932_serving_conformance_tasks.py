@@ -72,7 +72,8 @@ SCENARIOS_INPUT = (
     'input-required-result-validate-input',
 )
 # The stateless scenario of MCP 2026-07-28 (SEP-2575), whose fixture tools
-# ask for sampling and elicitation, and log.
+# ask for sampling and elicitation, and log, and whose subscriptions/listen
+# streams hear the changes of the upstream server's test_trigger_* tools.
 SCENARIOS_STATELESS = ( 'server-stateless', )
 # The other server scenarios new in the pre-release (or changed there):
 # sessions, resources not found (SEP-2164), caching hints (SEP-2549), the
@@ -112,17 +113,6 @@ UNSUPPORTED = {
         "task; the configuration of serve cannot choose the policy Raise "
         "(test_945's test_122 shows the failed task under it)",
         { 'sep-2663-tasks-get-status-failed' } ),
-    'server-stateless': (
-        "serve does not serve subscriptions/listen (SEP-2575) and "
-        "advertises no capability which it delivers under 2026-07-28: "
-        "the suite skips its five checks of subscriptions (not of this "
-        "work); the others, of the fixture tools which sample, elicit "
-        "and log, pass",
-        { 'sep-2575-server-sends-subscription-ack',
-          'sep-2575-server-tags-subscription-id',
-          'sep-2575-server-honors-notification-filter',
-          'sep-2575-server-sends-prompts-list-changed-on-subscription',
-          'sep-2575-server-sends-tools-list-changed-on-subscription' } ),
     'tasks-status-notifications': (
         "a suite limitation: it skips its one check, whose harness awaits "
         "a rewrite for the subscriptions/listen stream (SEP-2575) which "

@@ -18,7 +18,9 @@
     (MCP 2025-11-25) instead of waiting for the call. Importing this
     package imports the ``mcp`` SDK (the ``mcp`` extra).
 
-    The parts: ``servers`` (:py:class:`ToolServer` and its options),
+    The parts: ``servers`` (:py:class:`ToolServer` and its options; the
+    MCP shapes of its tools and results, ``_shapes``; the streams of
+    ``subscriptions/listen``, ``_subscriptions``),
     ``gateway`` (upstream resources, prompts and completion),
     ``applications`` (streamable HTTP and its guards), ``stdio`` (over
     bounded lines of its own, ``_stdio``),

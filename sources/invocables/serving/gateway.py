@@ -32,6 +32,7 @@ import invocables.serving.__ as __
 import invocables.serving._continuations as _continuations
 import invocables.serving._gatewayroutes as _gatewayroutes
 import invocables.serving._liaisons as _liaisons
+import invocables.serving._subscriptions as _subscriptions
 import invocables.serving._sdk as _server_sdk
 import invocables.canisters as _canisters
 import invocables.exceptions as _exceptions
@@ -66,6 +67,7 @@ class GatewayExtension:
 
     ensembles: tuple[ __.typx.Any, ... ]
     continuations: _continuations.ContinuationsManager
+    subscriptions: _subscriptions.Subscriptions
     _levels: _weakref.WeakKeyDictionary[ __.typx.Any, str ]
     _listeners: _weakref.WeakSet[ __.typx.Any ]
     _subscribers: dict[ str, _weakref.WeakSet[ __.typx.Any ] ]
@@ -84,6 +86,9 @@ class GatewayExtension:
         if method == _ELICITATION_COMPLETE:
             await self._complete_visit( uri )
             return
+        for served in ( ( None, ) if uri is None
+                        else ( uri, scope_uri( ensemble, uri ) ) ):
+            await self.subscriptions.publish( method, served )
         announcer = _ANNOUNCERS.get( method )
         if announcer is None: return
         if uri is None:

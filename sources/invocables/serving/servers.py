@@ -19,6 +19,8 @@ import invocables.serving._sdk as _server_sdk
 import invocables.serving._continuations as _continuations
 import invocables.serving.gateway as _gateway
 import invocables.serving._liaisons as _liaisons
+import invocables.serving._shapes as _shapes
+import invocables.serving._subscriptions as _subscriptions
 import invocables.serving._taskinputs as _taskinputs
 import invocables.serving.tasks as _tasks
 import invocables.canisters as _canisters
@@ -38,11 +40,8 @@ NAME_DEFAULT = 'invocables'
 SAMPLING_TOKENS_DEFAULT = _liaisons.SAMPLING_TOKENS_DEFAULT
 WATCH_INTERVAL_DEFAULT = 0.5
 
-_HINTS_WIRE = __.types.MappingProxyType( {
-    'read_only': 'readOnlyHint', 'destructive': 'destructiveHint',
-    'idempotent': 'idempotentHint', 'open_world': 'openWorldHint',
-    'title': 'title',
-} )
+produce_call_result = _shapes.produce_call_result
+produce_tool = _shapes.produce_tool
 _OPTIONS_DEFAULT = _execution.ExecutionOptions(
     failure_policy = _execution.FailurePolicies.Report )
 _Signature: __.typx.TypeAlias = tuple[ int, ... ]
@@ -131,6 +130,7 @@ class ToolServer(
             { } )
         self._visits: _weakref.WeakValueDictionary[ str, __.typx.Any ] = (
             _weakref.WeakValueDictionary( ) )
+        self.subscriptions = _subscriptions.Subscriptions( )
         self._relaying = frozenset(
             _relay_requests( self.ensembles, self.announce_change ) )
 
@@ -159,6 +159,7 @@ class ToolServer(
                 on_completion = self.complete_argument,
                 on_subscribe_resource = self.subscribe_resource,
                 on_unsubscribe_resource = self.unsubscribe_resource,
+                **self.subscriptions.produce_handlers( ),
                 **self._produce_task_handlers( ) )
 
     async def configure_logging(
@@ -362,6 +363,8 @@ class ToolServer(
             signature = self._access_signature( )
             if signature is None or signature == known: continue
             known = signature
+            await self.subscriptions.publish(
+                'notifications/tools/list_changed' )
             for session in tuple( self._listeners ):
                 await self._announce( session )
 
@@ -457,63 +460,6 @@ async def prepare_server(
     return server
 
 
-def produce_call_result(
-    result: _canisters.ResultCanister, invoker: __.typx.Any
-) -> _mcp_types.CallToolResult:
-    ''' Produces MCP result of a result canister. '''
-    if not __.is_absent( result.error ):
-        return _sdk.produce_model(
-            _mcp_types.CallToolResult,
-            content = [ _mcp_types.TextContent(
-                type = 'text', text = result.error.message ) ],
-            is_error = True )
-    blocks: list[ __.typx.Any ] = [ ]
-    structure: __.typx.Any = None
-    for item in result.content:
-        if isinstance( item, _canisters.StructureContent ):
-            data: __.typx.Any = item.data
-            if structure is None and isinstance( data, dict ):
-                structure = __.typx.cast( dict[ str, __.typx.Any ], data )
-            blocks.append( _mcp_types.TextContent(
-                type = 'text',
-                text = __.json.dumps( data, ensure_ascii = False ) ) )
-            continue
-        blocks.append( _gateway.produce_block( item ) )
-    outschema = getattr( invoker, 'outschema', __.absent )
-    if structure is None and not __.is_absent( outschema ):
-        structure = _derive_structure( result.content, outschema )
-    return _sdk.produce_model(
-        _mcp_types.CallToolResult,
-        content = blocks, structured_content = structure )
-
-
-def produce_tool(
-    designation: _naming.Designation, *, tasks: bool = True
-) -> _mcp_types.Tool:
-    ''' Produces MCP tool description of a designation.
-
-        With tasks, says whether the tool runs as a task: local tools as
-        they declare (annotation ``task_support``), else they may
-        (``optional``); upstream tools as their server said.
-    '''
-    invoker = designation.invoker
-    outschema = invoker.outschema
-    support = _tasks.access_task_support( designation ) if tasks else None
-    return _sdk.produce_model(
-        _mcp_types.Tool,
-        execution = (
-            None if support is None
-            else _sdk.produce_model(
-                _mcp_types.ToolExecution, task_support = support ) ),
-        name = designation.name,
-        description = invoker.description or None,
-        input_schema = __.values.thaw_json( invoker.arguments_schema ),
-        output_schema = (
-            None if __.is_absent( outschema )
-            else __.values.thaw_json( outschema ) ),
-        annotations = _produce_annotations( invoker.annotations ) )
-
-
 @__.ctxl.asynccontextmanager
 async def produce_watcher(
     server: ToolServer
@@ -524,6 +470,7 @@ async def produce_watcher(
     finally:
         task.cancel( )
         await __.asyncio.gather( task, return_exceptions = True )
+        server.subscriptions.close( )
         server.release_continuations( )
         await server.release_tasks( )
 
@@ -545,42 +492,6 @@ def _adapt_policy(
         return _policies.Approvals.Deny
 
     return policy.with_approver( refuse )
-
-
-def _derive_structure(
-    content: _canisters.ContentSequence, outschema: __.Schema
-) -> __.typx.Any:
-    ''' Returns structure which a declared output schema requires.
-
-        Upstream results whose structure repeated their text come as text
-        alone: the text is JSON of the structure, or its one field.
-    '''
-    texts = [
-        item.text for item in content
-        if isinstance( item, _canisters.TextContent ) ]
-    if len( texts ) != 1: return None
-    text = texts[ 0 ]
-    try: data: __.typx.Any = __.json.loads( text )
-    except ValueError: data = None
-    if isinstance( data, dict ): return __.typx.cast( __.typx.Any, data )
-    properties: __.typx.Any = outschema.get( 'properties' )
-    if not isinstance( properties, __.cabc.Mapping ): return None
-    names = tuple( __.typx.cast( __.cabc.Mapping[ str, __.typx.Any ],
-        properties ) )
-    if len( names ) == 1: return { names[ 0 ]: text }
-    return None
-
-
-def _produce_annotations(
-    annotations: __.cabc.Mapping[ str, __.typx.Any ]
-) -> _mcp_types.ToolAnnotations | None:
-    data = {
-        _HINTS_WIRE.get( key, key ): value
-        for key, value in annotations.items( )
-        if key not in _tasks.ANNOTATIONS }
-    if not data: return None
-    try: return _mcp_types.ToolAnnotations.model_validate( data )
-    except ValueError: return None
 
 
 def _relay_requests(

@@ -5,7 +5,10 @@
     served through ``invocables serve``, which aggregates them. The prompt
     ``test_input_required_result_prompt`` asks its client for a context
     (elicitation), which serve relays to its own client (under MCP
-    2026-07-28, as a round of input).
+    2026-07-28, as a round of input). The tools ``test_trigger_tool_change``
+    and ``test_trigger_prompt_change`` each add a tool or a prompt and
+    announce it, for the suite's checks that serve tells its listening
+    clients (``subscriptions/listen``).
 '''
 
 
@@ -13,6 +16,7 @@ import base64
 import json
 
 from mcp.server.mcpserver import Context, Image, MCPServer, UserMessage
+from mcp.server.mcpserver.prompts.base import Prompt
 from mcp.types import EmbeddedResource, TextResourceContents
 
 
@@ -101,6 +105,29 @@ async def with_input( context: Context ) -> str:
         related_request_id = context.request_id )
     given = ( elicited.content or { } ).get( 'context', '' )
     return f"Prompt with the context {given!r} ({elicited.action})."
+
+
+@server.tool( 'test_trigger_tool_change',
+    description = 'Adds a tool to this server, and announces it.' )
+async def trigger_tool_change( context: Context ) -> str:
+    name = f"test_added_tool_{len( await server.list_tools( ) )}"
+    server.add_tool( _echo, name = name, description = 'Echoes its text.' )
+    await context.session.send_tool_list_changed( )
+    return f"Added the tool {name}."
+
+
+@server.tool( 'test_trigger_prompt_change',
+    description = 'Adds a prompt to this server, and announces it.' )
+async def trigger_prompt_change( context: Context ) -> str:
+    name = f"test_added_prompt_{len( await server.list_prompts( ) )}"
+    server.add_prompt( Prompt.from_function(
+        _echo, name = name, description = 'Echoes its text.' ) )
+    await context.session.send_prompt_list_changed( )
+    return f"Added the prompt {name}."
+
+
+def _echo( text: str ) -> str:
+    return text
 
 
 if __name__ == '__main__': server.run( )

@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Streams of ``subscriptions/listen`` (MCP 2026-07-28, SEP-2575).
+
+    From MCP 2026-07-28, a client hears of changes only on the streams it
+    opens with ``subscriptions/listen``: the answer to that request is the
+    stream, which carries the changes the client asked for (tools, prompts,
+    resources listed; resources updated, by URI). With the ``mcp`` SDK 2.x,
+    the server serves them with the SDK's listen handler, fed by a bus of
+    the process; its capabilities then say that lists change and that
+    resources may be subscribed to. The 1.x SDK knows no such request:
+    nothing is served and publishing does nothing.
+
+    Each worker process has its own bus: a stream hears the changes which
+    its worker sees (each worker watches the same ensembles).
+'''
+
+
+import invocables.serving.__ as __
+
+
+_listening: __.typx.Any
+_events: __.typx.Any
+try: # SDK 2.x
+    from mcp.server import subscriptions as _listening
+    from mcp.shared import subscriptions as _events
+except ImportError: _listening = _events = None # SDK 1.x
+
+
+STREAMS_MAXIMUM = 1024
+''' Most streams open at once; another ``subscriptions/listen`` is refused
+    (an internal error) until one ends. '''
+EVENTS_MAXIMUM = 1024
+''' Most changes waiting on one stream whose client reads no more; the
+    stream is then ended (its client listens again, and lists again). '''
+
+
+class Subscriptions:
+    ''' Bus and handler of ``subscriptions/listen`` streams of a server. '''
+
+    def __init__( self ) -> None:
+        self._bus: __.typx.Any = None
+        self._handler: __.typx.Any = None
+        if _listening is None: return
+        self._bus = _listening.InMemorySubscriptionBus( )
+        self._handler = _listening.ListenHandler(
+            self._bus, max_subscriptions = STREAMS_MAXIMUM,
+            max_buffered_events = EVENTS_MAXIMUM )
+
+    def close( self ) -> None:
+        ''' Ends every open stream, each with its final result. '''
+        if self._handler is not None: self._handler.close( )
+
+    def produce_handlers(
+        self
+    ) -> dict[ str, __.cabc.Callable[ ..., __.typx.Any ] ]:
+        ''' Returns handler of ``subscriptions/listen``, by keyword of the
+            2.x server; none with the 1.x SDK.
+        '''
+        if self._handler is None: return { }
+        return { 'on_subscriptions_listen': self._handler }
+
+    async def publish( self, method: str, uri: str | None = None ) -> None:
+        ''' Tells the streams which asked for it of a change, by the method
+            of its notification (``notifications/tools/list_changed``,
+            ``notifications/resources/updated`` with the resource's URI).
+            Other methods are not of these streams.
+        '''
+        if self._bus is None: return
+        parameters = None if uri is None else { 'uri': uri }
+        event = _events.event_from_wire( method, parameters )
+        if event is not None: await self._bus.publish( event )
