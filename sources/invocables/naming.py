@@ -192,6 +192,27 @@ def is_glob( pattern: str ) -> bool:
     return any( character in pattern for character in '*?[' )
 
 
+def describe_pattern_flaw( value: object ) -> str:
+    ''' Returns why value is not a pattern of names (a name with the
+        wildcards of :py:func:`is_name_matching`); empty if it is one.
+    '''
+    if not isinstance( value, str ): return "expected a glob pattern text."
+    flaw = _invokers.access_name_flaw( value )
+    if flaw is not None:
+        return (
+            f"{value!r} is not a valid pattern: {flaw}; a pattern is a "
+            "name with the wildcards '*', '?', '[...]'." )
+    depth = 0
+    for character in value:
+        if character == '[': depth += 1
+        elif character == ']': depth -= 1
+        if depth not in ( 0, 1 ):
+            return f"{value!r} is not a valid pattern: unbalanced brackets."
+    if depth:
+        return f"{value!r} is not a valid pattern: unbalanced brackets."
+    return ''
+
+
 def is_name_matching( name: str, patterns: __.cabc.Iterable[ str ] ) -> bool:
     ''' Returns whether name equals a pattern or matches it as a glob.
 

@@ -9,6 +9,8 @@
 '''
 
 
+import contextvars as _contextvars
+
 import invocables.__ as __
 import invocables.canisters as _canisters
 from . import deadlines as _deadlines
@@ -35,15 +37,14 @@ from .options import (
 RETRY_DELAY_INITIAL = 0.05
 RETRY_DELAY_MAXIMUM = 2.0
 
-_GRACE_MARGIN = 0.5 # seconds after the grace for a cancelled task to end
 _NOMENCLATURE_EMPTY = _naming.produce_nomenclature( ( ) )
 _T = __.typx.TypeVar( '_T' )
 _Outcome: __.typx.TypeAlias = (
     _canisters.ResultCanister
     | __.cabc.Awaitable[ _canisters.ResultCanister ] )
 _scribe = __.produce_scribe( __name__ )
-# Tasks left to end by themselves after their execution was cancelled.
-_stragglers: set[ __.asyncio.Task[ __.typx.Any ] ] = set( )
+_slots: _contextvars.ContextVar[ __.asyncio.Semaphore | None ] = (
+    _contextvars.ContextVar( 'slots', default = None ) )
 
 Ensembles: __.typx.TypeAlias = (
     __.cabc.Sequence[ _ensembles.Ensemble ] | _naming.Nomenclature )
@@ -124,7 +125,7 @@ async def execute_invocations(
         await __.asyncio.wait(
             tasks, return_when = __.asyncio.FIRST_EXCEPTION )
     except __.asyncio.CancelledError:
-        await _cancel_tasks( tasks )
+        await _deadlines.cancel_tasks( tasks )
         raise
     return _mark_synthesized(
         invocations_, await _collect_results( invocations_, tasks, alerter ) )
@@ -193,6 +194,23 @@ async def execute_invoker(
         raise
 
 
+@__.ctxl.contextmanager
+def share_slots(
+    slots: __.typx.Annotated[
+        __.asyncio.Semaphore,
+        __.ddoc.Doc( ''' Slots of the concurrency, shared. ''' ),
+    ],
+) -> __.cabc.Generator[ None, None, None ]:
+    ''' Makes the executions started within take their slots from one
+        semaphore, so that the bound of the concurrency holds across them
+        (a server's calls, each an execution of its own). A wait for a
+        slot counts in the call's timeout, as in one execution.
+    '''
+    token = _slots.set( slots )
+    try: yield
+    finally: _slots.reset( token )
+
+
 def _mark_synthesized(
     invocations: __.cabc.Sequence[ _canisters.InvocationCanister ],
     results: __.cabc.Sequence[ _canisters.ResultCanister ],
@@ -209,41 +227,6 @@ def _mark_synthesized(
         for invocation, result in zip( invocations, results, strict = True ) )
 
 
-async def _cancel_tasks(
-    tasks: __.cabc.Sequence[ __.asyncio.Task[ __.typx.Any ] ]
-) -> None:
-    ''' Cancels tasks and waits until every one has finished.
-
-        Each tool's own deadline abandons it if it has not ended within the
-        grace; on Python 3.10, which cannot tell a cancellation from
-        outside there, a task still running a little after the grace is
-        left to end by itself, so that the execution never waits for a
-        tool which ignores cancellation.
-    '''
-    for task in tasks: task.cancel( )
-    pending = [ task for task in tasks if not task.done( ) ]
-    stragglers: set[ __.asyncio.Task[ __.typx.Any ] ] = set( )
-    if pending:
-        _, stragglers = await __.asyncio.wait(
-            pending, timeout = _deadlines.access_grace( ) + _GRACE_MARGIN )
-    for task in tasks:
-        if task in stragglers:
-            _stragglers.add( task )
-            task.add_done_callback( _release_straggler )
-        # Retrieved, as gather would: none is reported as never retrieved.
-        elif not task.cancelled( ): task.exception( )
-
-
-def _release_straggler( task: __.asyncio.Task[ __.typx.Any ] ) -> None:
-    _stragglers.discard( task )
-    if task.cancelled( ): return
-    exception = task.exception( )
-    if exception is not None:
-        _scribe.warning(
-            "An invocation left running after its execution was cancelled "
-            "ended with %s; it was discarded.", type( exception ).__name__ )
-
-
 async def _collect_results(
     invocations: tuple[ _canisters.InvocationCanister, ... ],
     tasks: __.cabc.Sequence[ __.asyncio.Task[ _canisters.ResultCanister ] ],
@@ -254,7 +237,7 @@ async def _collect_results(
         if task.done( ) and not task.cancelled( )
         and task.exception( ) is not None ), None )
     if failure is not None:
-        await _cancel_tasks( tasks )
+        await _deadlines.cancel_tasks( tasks )
         invocation, task = failure
         exception = __.typx.cast( BaseException, task.exception( ) )
         _alert( alerter, invocation, exception )
@@ -559,11 +542,13 @@ def _prepare_execution(
         interceptor = _interception.chain_interceptors(
             interceptor, policy.produce_interceptor( namespace_ ) )
     concurrency = options.concurrency
+    slots = _slots.get( ) # shared, else only where the bound may bite
     # In the order of the fields: positional costs half of keywords.
     return _Execution(
         nomenclature, options.auxdata,
         namespace_, options.timeout, (
-            __.asyncio.Semaphore( concurrency )
+            slots if slots is not None
+            else __.asyncio.Semaphore( concurrency )
             if count > concurrency else None ),
         options.failure_policy, options.limits, options.max_retries,
         interceptor, concurrency )

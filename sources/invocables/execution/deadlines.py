@@ -32,11 +32,16 @@ import invocables.execution.workers as _workers
 
 GRACE_DEFAULT = 1.0
 ''' Seconds which a cancelled tool has to end before it is abandoned. '''
+GRACE_MARGIN = 0.5
+''' Seconds after the grace within which a cancelled task is awaited
+    still (Python 3.10); then it is left to end by itself. '''
 TIMEOUT_DEFAULT = 60.0
 
 _INFINITY = float( 'inf' )
 _T = __.typx.TypeVar( '_T' )
 _abandonments: set[ __.asyncio.Task[ None ] ] = set( )
+# Tasks left to end by themselves after their execution was cancelled.
+_stragglers: set[ __.asyncio.Task[ __.typx.Any ] ] = set( )
 _grace = GRACE_DEFAULT
 _scribe = __.produce_scribe( __name__ )
 
@@ -100,6 +105,31 @@ def access_remainder(
     deadline = _access_deadline_of( context )
     if deadline is None: return None
     return max( 0.0, deadline - _access_time( ) )
+
+
+async def cancel_tasks(
+    tasks: __.cabc.Sequence[ __.asyncio.Task[ __.typx.Any ] ]
+) -> None:
+    ''' Cancels tasks and waits until every one has finished.
+
+        Each tool's own deadline abandons it if it has not ended within the
+        grace; on Python 3.10, which cannot tell a cancellation from
+        outside there, a task still running a little after the grace is
+        left to end by itself, so that the execution never waits for a
+        tool which ignores cancellation.
+    '''
+    for task in tasks: task.cancel( )
+    pending = [ task for task in tasks if not task.done( ) ]
+    stragglers: set[ __.asyncio.Task[ __.typx.Any ] ] = set( )
+    if pending:
+        _, stragglers = await __.asyncio.wait(
+            pending, timeout = access_grace( ) + GRACE_MARGIN )
+    for task in tasks:
+        if task in stragglers:
+            _stragglers.add( task )
+            task.add_done_callback( _release_straggler )
+        # Retrieved, as gather would: none is reported as never retrieved.
+        elif not task.cancelled( ): task.exception( )
 
 
 def configure_grace(
@@ -371,6 +401,16 @@ def _relay(
         raise
     except BaseException as exception: return exception
     return None
+
+
+def _release_straggler( task: __.asyncio.Task[ __.typx.Any ] ) -> None:
+    _stragglers.discard( task )
+    if task.cancelled( ): return
+    exception = task.exception( )
+    if exception is not None:
+        _scribe.warning(
+            "An invocation left running after its execution was cancelled "
+            "ended with %s; it was discarded.", type( exception ).__name__ )
 
 
 def _resume(

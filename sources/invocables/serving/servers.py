@@ -27,7 +27,6 @@ import invocables.canisters as _canisters
 import invocables.ensembles as _ensembles
 import invocables.exceptions as _exceptions
 import invocables.execution as _execution
-import invocables.execution.interception as _interception
 import invocables.invokers as _invokers
 import invocables.naming as _naming
 import invocables.descriptors.paths as _paths
@@ -103,8 +102,11 @@ class ToolServer(
         ''' Options of the calls (:py:class:`invocables.ExecutionOptions`)
             default to failures reported to the client; its fields are
             shortcuts into them (``policy``, ``timeout``, ``auxdata``,
-            ``limits`` ...). A policy's asking rules refuse unless it has
-            an approver: a server has nobody to ask. '''
+            ``limits`` ...). ``concurrency`` bounds the calls running at
+            once across the server's clients (a wait for a slot counts in
+            a call's timeout). A policy's asking rules refuse unless it
+            has an approver, also within a chain: a server has nobody to
+            ask. '''
         self.ensembles = tuple( ensembles )
         self.name = name
         self.instructions = instructions
@@ -117,7 +119,8 @@ class ToolServer(
             continuations_maximum, continuation_duration )
         if shortcuts: options = __.dcls.replace( options, **shortcuts )
         self.options = __.dcls.replace(
-            options, policy = _adapt_policy( options.policy ) )
+            options,
+            policy = _policies.produce_unattended_policy( options.policy ) )
         self._liaisons: dict[ str, _liaisons.SessionLiaison ] = { }
         self._listeners: _weakref.WeakSet[ __.typx.Any ] = (
             _weakref.WeakSet( ) )
@@ -131,6 +134,8 @@ class ToolServer(
         self._visits: _weakref.WeakValueDictionary[ str, __.typx.Any ] = (
             _weakref.WeakValueDictionary( ) )
         self.subscriptions = _subscriptions.Subscriptions( )
+        # Every call an execution of its own: the concurrency across them.
+        self._slots = __.asyncio.Semaphore( self.options.concurrency )
         self._relaying = frozenset(
             _relay_requests( self.ensembles, self.announce_change ) )
 
@@ -382,7 +387,9 @@ class ToolServer(
         nomenclature = _naming.access_nomenclature( self.ensembles )
         self._liaisons[ identifier ] = liaison
         try:
-            with _invokers.liaise( liaison ):
+            with _invokers.liaise( liaison ), _execution.share_slots(
+                self._slots
+            ):
                 results = await _execution.execute_invocations(
                     ( invocation, ), nomenclature, self.options )
         finally: del self._liaisons[ identifier ]
@@ -473,25 +480,6 @@ async def produce_watcher(
         server.subscriptions.close( )
         server.release_continuations( )
         await server.release_tasks( )
-
-
-def _adapt_policy(
-    policy: __.Absential[ _interception.InterceptorProducer ]
-) -> __.Absential[ _interception.InterceptorProducer ]:
-    ''' Returns policy whose asking rules refuse, unless it has an approver.
-
-        A server has nobody to ask, and a suspended call would never end.
-    '''
-    if not isinstance( policy, _policies.Policy ) or not __.is_absent(
-        policy.approver
-    ): return policy
-
-    async def refuse(
-        request: _policies.ApprovalRequest
-    ) -> _policies.Approvals:
-        return _policies.Approvals.Deny
-
-    return policy.with_approver( refuse )
 
 
 def _relay_requests(

@@ -126,9 +126,16 @@ class PinnedInvoker( _invokers.FunctionInvoker ):
     '''
 
     def __init__(
-        self, *, source: _ensembles.Ensemble, **arguments: __.typx.Any
+        self,
+        *,
+        source: _ensembles.Ensemble,
+        origin: __.Absential[ str ] = __.absent,
+        **arguments: __.typx.Any,
     ):
         self.source = source
+        # The name which the innermost source gives the tool: its identity.
+        self.origin: str = (
+            arguments[ 'name' ] if __.is_absent( origin ) else origin )
         # Memo: the live annotations last merged, and the merge.
         self.merger: list[ __.typx.Any ] = [ None, None ]
         super( ).__init__( **arguments )
@@ -151,7 +158,7 @@ class PinnedInvoker( _invokers.FunctionInvoker ):
     def with_ensemble( self, ensemble: _ensembles.Ensemble ) -> __.typx.Self:
         ''' Returns copy of invoker which belongs to ensemble. '''
         return type( self )(
-            source = self.source, name = self.name,
+            source = self.source, origin = self.origin, name = self.name,
             invocable = self.invocable,
             arguments_schema = self.arguments_schema,
             description = self.description, ensemble = ensemble,
@@ -166,6 +173,15 @@ class PinnedInvoker( _invokers.FunctionInvoker ):
         except (
             _exceptions.ConnectionAbsence, _exceptions.InvokerAbsence
         ): return None
+
+
+def access_source_name( invoker: _invokers.Invoker ) -> str:
+    ''' Returns name of tool as its innermost source names it, through
+        every rename, prefix and pin.
+    '''
+    while isinstance( invoker, DelegateInvoker ): invoker = invoker.inner
+    if isinstance( invoker, PinnedInvoker ): return invoker.origin
+    return invoker.name
 
 
 def access_hint(
@@ -225,7 +241,8 @@ def produce_pinned_invoker(
         return list( await inner( context, arguments ) ) or None
 
     return PinnedInvoker(
-        source = source, name = name, invocable = invoke,
+        source = source, origin = access_source_name( invoker ),
+        name = name, invocable = invoke,
         arguments_schema = invoker.arguments_schema,
         description = invoker.description, ensemble = ensemble,
         timeout = invoker.timeout,

@@ -24,7 +24,6 @@ import invocables.canisters as _canisters
 import invocables.exceptions as _exceptions
 import invocables.execution as _execution
 import invocables.execution.interception as _interception
-import invocables.invokers as _invokers
 import invocables.naming as _naming
 import invocables.toolsets._delegates as _delegates
 import invocables.toolsets.approvals as _approvals
@@ -89,7 +88,7 @@ class Rule( __.immut.DataclassObject ):
         for key in ( 'ensemble', 'tool' ):
             value = getattr( self, key )
             if __.is_absent( value ): continue
-            reason = _describe_pattern_flaw( value )
+            reason = _naming.describe_pattern_flaw( value )
             if reason: raise _exceptions.ConfigurationInvalidity(
                 f"rule {key}", reason )
 
@@ -356,6 +355,18 @@ def produce_approval_policy(
     return _PoliciesChain( outer = asking, inner = policy )
 
 
+def produce_unattended_policy(
+    policy: __.Absential[ _interception.InterceptorProducer ]
+) -> __.Absential[ _interception.InterceptorProducer ]:
+    ''' Returns policy whose asking rules refuse where nobody can be
+        asked (a server): those of every policy without an approver, also
+        within a chain (:py:func:`produce_approval_policy`). A suspended
+        call would never end there.
+    '''
+    if __.is_absent( policy ): return policy
+    return _produce_unattended( policy )
+
+
 def produce_policy(
     document: __.typx.Annotated[
         __.cabc.Mapping[ str, __.typx.Any ],
@@ -462,12 +473,15 @@ async def resume_invocation(
                 invocation, f"Tool {name!r} is denied by the permission "
                 f"policy ({label}). Do not call it again; use another "
                 "tool or ask the user." )
-    if designation is None: # no longer offered: an unknown tool
-        results = await _execution.execute_invocations(
-            ( invocation, ), nomenclature, **options )
-        return results[ 0 ]
+    if designation is None: # no longer offered: never another of its name
+        return _produce_refusal(
+            invocation, f"Unknown tool {name!r}: it is no longer offered. "
+            "Use one of the tools that are offered now.",
+            _canisters.FaultGenera.Absence )
     record = options.pop( 'options', _execution.OPTIONS_DEFAULT )
     if options: record = __.dcls.replace( record, **options )
+    # Approved: asked no more, whatever policy the options carry.
+    record = __.dcls.replace( record, policy = __.absent )
     return await _execution.execute_invoker(
         designation.invoker, request_.arguments, options = record,
         designation = designation, identifier = request_.invocation_id )
@@ -485,30 +499,29 @@ def _access_identity(
         invoker.name, ensemble.name )
 
 
-def _describe_pattern_flaw( value: object ) -> str:
-    if not isinstance( value, str ): return "expected a glob pattern text."
-    flaw = _invokers.access_name_flaw( value )
-    if flaw is not None:
-        return (
-            f"{value!r} is not a valid pattern: {flaw}; a pattern is a "
-            "name with the wildcards '*', '?', '[...]'." )
-    depth = 0
-    for character in value:
-        if character == '[': depth += 1
-        elif character == ']': depth -= 1
-        if depth not in ( 0, 1 ):
-            return f"{value!r} is not a valid pattern: unbalanced brackets."
-    if depth:
-        return f"{value!r} is not a valid pattern: unbalanced brackets."
-    return ''
-
-
 def _produce_action( value: object, location: str ) -> Actions:
     try: return Actions( value )
     except ValueError:
         raise _exceptions.ConfigurationInvalidity(
             location, f"{value!r} is not one of 'allow', 'ask', "
             "'deny'." ) from None
+
+
+def _produce_unattended(
+    policy: _interception.InterceptorProducer
+) -> _interception.InterceptorProducer:
+    if isinstance( policy, _PoliciesChain ):
+        return _PoliciesChain(
+            outer = _produce_unattended( policy.outer ),
+            inner = _produce_unattended( policy.inner ) )
+    if not isinstance( policy, Policy ) or not __.is_absent(
+        policy.approver
+    ): return policy
+    return policy.with_approver( _refuse )
+
+
+async def _refuse( request: ApprovalRequest ) -> Approvals:
+    return Approvals.Deny
 
 
 def _produce_refusal(
@@ -540,7 +553,7 @@ def _produce_rule( table: object, location: str ) -> Rule:
             table_[ 'action' ], f"{location}.action" ) }
     for key in ( 'ensemble', 'tool' ):
         if key not in table_: continue
-        reason = _describe_pattern_flaw( table_[ key ] )
+        reason = _naming.describe_pattern_flaw( table_[ key ] )
         if reason: raise _exceptions.ConfigurationInvalidity(
             f"{location}.{key}", reason )
         fields[ key ] = table_[ key ]

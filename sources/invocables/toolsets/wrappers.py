@@ -379,12 +379,11 @@ def access_source_ensemble(
 def access_source_name( invoker: _invokers.Invoker ) -> str:
     ''' Returns name of tool as its source names it.
 
-        Through every rename and prefix of wrappers, the name of the
+        Through every rename, prefix and pin of wrappers, the name of the
         innermost tool: with the ensemble's name, the tool's identity,
         which policies and approvals match whatever the model calls it.
     '''
-    while isinstance( invoker, DelegateInvoker ): invoker = invoker.inner
-    return invoker.name
+    return _delegates.access_source_name( invoker )
 
 
 def is_identity_matching(
