@@ -14,10 +14,19 @@
     nobody can answer. The answers go back to the server as they came.
     A prompt or a resource read given the caller's context is tracked as
     a call is (``FeaturesExtension``), its requests relayed alike.
+
+    What goes to the caller is redacted by the connection's redactor and
+    made sendable by the one normaliser (lone surrogates escaped), here,
+    where it leaves the session: every text of an elicitation, a sampling
+    request, a log message (its data and the name of its logger) and
+    progress. The identifier of an elicitation by URL which holds a
+    secret, or is not sendable, goes as an opaque stand-in, under which
+    the server's word that the visit is complete goes too.
 '''
 
 
 import contextvars as _contextvars
+import secrets as _secrets
 
 import invocables.mcp.__ as __
 import invocables.mcp.callbacks as _callbacks
@@ -26,6 +35,7 @@ import invocables.mcp.records as _records
 import invocables.mcp._sdk as _sdk
 from ._sdk import Error as _MCPError
 from ._sdk import types as _mcp_types
+import invocables.canisters as _canisters
 import invocables.exceptions as _exceptions
 
 
@@ -39,6 +49,7 @@ Observer: __.typx.TypeAlias = __.cabc.Callable[
     resource or the identifier of a completed elicitation. '''
 
 _SETTLE_TIMEOUT = 1.0
+_VISITS_MAXIMUM = 1000 # stand-ins of identifiers of visits remembered
 _SAMPLING_FIELDS = (
     'max_tokens', 'system_prompt', 'include_context', 'temperature',
     'stop_sequences', 'metadata', 'model_preferences' )
@@ -67,6 +78,9 @@ class Relay:
         self.sampler: _Callback | None = None
         self.logger: _Callback | None = None
         self.admit: _callbacks.SamplingGate | None = None
+        # Stand-ins of the identifiers of visits (elicitations by URL)
+        # which may not go out as the server gave them, by those.
+        self.visits: dict[ str, str ] = { }
 
     def produce_session_arguments(
         self, arguments: __.cabc.Mapping[ str, __.typx.Any ]
@@ -125,43 +139,73 @@ class Relay:
             result = await self._elicit_caller( caller, parameters )
             if result is not None: return result
         if self.elicitor is not None:
-            return await self.elicitor( context, parameters )
+            return await self.elicitor(
+                context, self._screen_elicitation( parameters ) )
         return _produce_refusal( 'elicitation' )
 
     async def log( self, parameters: __.typx.Any ) -> None:
-        ''' Logs as configured, and to the caller of the call. '''
+        ''' Logs as configured, and to the caller of the call: its data
+            and the name of its logger redacted and sendable.
+        '''
         if self.logger is not None: await self.logger( parameters )
         caller = self.access_caller( )
         if caller is None: return
+        logger: str | None = parameters.logger
         try:
             await caller.ask(
                 'log', str( parameters.level ),
-                self.redactor.redact_data( parameters.data ),
-                parameters.logger )
+                _prepare_data( self.redactor, parameters.data ),
+                None if logger is None
+                else _prepare_text( self.redactor, logger ) )
         except Exception: # the caller went away: the call ends anyway
             _scribe.debug(
                 "Log message of MCP server %r not relayed.", self.ensemble,
                 exc_info = True )
 
     async def observe( self, message: object ) -> None:
-        ''' Tells observer of a change the server announced, if any. '''
+        ''' Tells observer of a change the server announced, if any.
+
+            A visit complete is told by the identifier which went out for
+            it (see :py:meth:`produce_visit`); an updated resource, by its
+            URI. One which holds a secret or is not sendable, and went out
+            as no stand-in, is not told.
+        '''
         if self.observer is None: return
         method: str | None = None
         uri: str | None = None
         if isinstance( message, _mcp_types.ResourceUpdatedNotification ):
             method, uri = message.method, str( message.params.uri )
+            if not _is_clean( self.redactor, uri ): return
         elif isinstance( message, (
             _mcp_types.ResourceListChangedNotification,
             _mcp_types.PromptListChangedNotification,
         ) ): method = message.method
         elif isinstance( message, _mcp_types.ElicitCompleteNotification ):
             method = message.method
-            uri = _sdk.access_field( message.params, 'elicitation_id' )
+            uri = self._access_visit(
+                _sdk.access_field( message.params, 'elicitation_id' ) )
+            if uri is None: return
         if method is None: return
         try: await self.observer( self.ensemble, method, uri )
         except Exception:
             _scribe.exception(
                 "Observer of MCP server %r raised.", self.ensemble )
+
+    def produce_visit( self, identifier: str ) -> str:
+        ''' Returns identifier of an elicitation by URL which may go out:
+            the server's, unless it holds a secret of the connection or is
+            not sendable; else an opaque stand-in, the same for the same
+            identifier, remembered (the latest thousand) so that the
+            server's word that the visit is complete goes out under it.
+        '''
+        if _is_clean( self.redactor, identifier ): return identifier
+        visits = self.visits
+        served = visits.pop( identifier, None ) or (
+            f"visit-{_secrets.token_hex( 16 )}" )
+        visits[ identifier ] = served
+        while len( visits ) > _VISITS_MAXIMUM:
+            del visits[ next( iter( visits ) ) ]
+        return served
 
     async def sample(
         self, context: __.typx.Any, parameters: __.typx.Any
@@ -195,49 +239,78 @@ class Relay:
         self, caller: '_Caller', parameters: __.typx.Any
     ) -> __.typx.Any:
         ''' Returns the server's result of the caller's answer, or None
-            if the caller has nobody to ask.
+            if the caller has nobody to ask. The message, schema and URL
+            go redacted and sendable; the identifier of a visit, as
+            :py:meth:`produce_visit` gives it.
         '''
+        redactor = self.redactor
         schema: __.cabc.Mapping[ str, __.typx.Any ] = _sdk.access_field(
             parameters, 'requested_schema', None ) or { }
         if _exchanges.is_schema_deep( schema ):
             return _callbacks.produce_depth_refusal( self.ensemble )
-        message = self.redactor.redact( parameters.message )
+        message = _prepare_text( redactor, parameters.message )
         url: str | None = getattr( parameters, 'url', None )
         if url is None:
             # The answer is checked against the server's own schema.
             return await self._ask(
                 caller, 'elicitation',
                 lambda answer: self._produce_elicit_result( schema, answer ),
-                'elicit', message, self.redactor.redact_data( schema ) )
+                'elicit', message, _prepare_data( redactor, schema ) )
         return await self._ask(
             caller, 'elicitation',
             lambda answer: self._produce_elicit_result(
                 schema, answer, url = True ),
-            'elicit_url', message, self.redactor.redact_link( url ),
-            _sdk.access_field( parameters, 'elicitation_id' ) )
+            'elicit_url', message,
+            _canisters.normalize_text( redactor.redact_link( url ) ),
+            self.produce_visit(
+                _sdk.access_field( parameters, 'elicitation_id' ) ) )
+
+    def _access_visit( self, identifier: str ) -> str | None:
+        ''' Returns identifier which went out for a visit the server
+            says is complete (see :py:meth:`produce_visit`), or None. '''
+        served = self.visits.pop( identifier, None )
+        if served is not None: return served
+        return identifier if _is_clean( self.redactor, identifier ) else None
+
+    def _screen_elicitation( self, parameters: __.typx.Any ) -> __.typx.Any:
+        ''' Returns parameters of an elicitation for the ensemble's own
+            elicitor: those of a visit with the identifier which may go
+            out (see :py:meth:`produce_visit`). '''
+        identifier: str | None = _sdk.access_field(
+            parameters, 'elicitation_id', None )
+        if identifier is None: return parameters
+        served = self.produce_visit( identifier )
+        if served == identifier: return parameters
+        data = parameters.model_dump( by_alias = True )
+        data[ 'elicitationId' ] = served
+        model = __.typx.cast( __.typx.Any, type( parameters ) )
+        return model.model_validate( data )
 
     def _produce_sampling_arguments(
         self, parameters: __.typx.Any
     ) -> tuple[ list[ __.typx.Any ], dict[ str, __.typx.Any ] ]:
         ''' Returns messages and options of a relayed sampling request:
-            messages, tools and tool choice as MCP's wire shapes, redacted.
+            messages, tools and tool choice as MCP's wire shapes; every
+            text redacted and sendable.
         '''
+        redactor = self.redactor
         messages = [
-            self.redactor.redact_data( _dump_model( message ) )
+            _prepare_data( redactor, _dump_model( message ) )
             for message in parameters.messages ]
         options = {
-            name: _redact_option( self.redactor, value )
+            name: _redact_option( redactor, value )
             for name in _SAMPLING_FIELDS
             if ( value := _sdk.access_field( parameters, name ) )
             is not None }
         tools = _sdk.access_field( parameters, 'tools', None )
         if tools is not None:
             options[ 'tools' ] = [
-                self.redactor.redact_data( _dump_model( tool ) )
+                _prepare_data( redactor, _dump_model( tool ) )
                 for tool in tools ]
         choice = _sdk.access_field( parameters, 'tool_choice', None )
         if choice is not None:
-            options[ 'tool_choice' ] = _dump_model( choice )
+            options[ 'tool_choice' ] = _prepare_data(
+                redactor, _dump_model( choice ) )
         return messages, options
 
     async def _ask(
@@ -345,7 +418,12 @@ class Progress:
     async def _deliver(
         self, progress: float, total: float | None, message: str | None
     ) -> None:
-        if message is not None: message = self.redactor.redact( message )
+        ''' Delivers progress, its message redacted and sendable; to the
+            caller, only with a finite progress (JSON has no other), and
+            its total if finite.
+        '''
+        if message is not None:
+            message = _prepare_text( self.redactor, message )
         try:
             if not __.is_absent( self.reporter ):
                 outcome = self.reporter( _records.Progress(
@@ -353,7 +431,9 @@ class Progress:
                     progress = progress, total = total, message = message,
                     invocation_id = self.identifier ) )
                 if __.inspect.isawaitable( outcome ): await outcome
-            if self.caller is not None:
+            if self.caller is not None and __.math.isfinite( progress ):
+                if total is not None and not __.math.isfinite( total ):
+                    total = None
                 await self.caller.ask(
                     'report_progress', progress, total, message )
         except Exception:
@@ -383,14 +463,37 @@ def track(
 def _redact_option(
     redactor: __.typx.Any, value: __.typx.Any
 ) -> __.typx.Any:
-    ''' Returns option of a sampling request with its texts redacted,
-        in its own type (preferences stay the SDK's model).
+    ''' Returns option of a sampling request with its texts redacted
+        and sendable, in its own type (preferences stay the SDK's model).
     '''
     if not hasattr( value, 'model_dump' ):
-        return redactor.redact_data( value )
+        return _prepare_data( redactor, value )
     model = __.typx.cast( __.typx.Any, type( value ) )
     return model.model_validate(
-        redactor.redact_data( _dump_model( value ) ) )
+        _prepare_data( redactor, _dump_model( value ) ) )
+
+
+def _is_clean( redactor: __.typx.Any, text: str ) -> bool:
+    ''' Returns whether text may go out as it is: it holds no secret of
+        the connection and is sendable. '''
+    return (
+        redactor.redact( text ) == text
+        and _canisters.normalize_text( text ) is text )
+
+
+def _prepare_data(
+    redactor: __.typx.Any, data: __.typx.Any
+) -> __.typx.Any:
+    ''' Returns JSON-like data of a server, as it may go out: redacted
+        by the connection's redactor, then made sendable by the one
+        normaliser (:py:func:`invocables.canisters.normalize_data`). '''
+    return _canisters.normalize_data( redactor.redact_data( data ) )
+
+
+def _prepare_text( redactor: __.typx.Any, text: str ) -> str:
+    ''' Returns text of a server, as it may go out (see
+        :py:func:`_prepare_data`). '''
+    return _canisters.normalize_text( redactor.redact( text ) )
 
 
 def _dump_model( model: __.typx.Any ) -> __.typx.Any:

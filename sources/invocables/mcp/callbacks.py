@@ -270,7 +270,10 @@ class Features:
             schema = __.types.MappingProxyType(
                 redactor.redact_data( dict( schema ) ) ),
             url = __.absent if url is None else redactor.redact_link( url ),
-            identifier = __.absent if identifier is None else identifier )
+            # Under a relay, a stand-in already if it held a secret.
+            identifier = (
+                __.absent if identifier is None
+                else redactor.redact( identifier ) ) )
         response = await self._consult(
             'elicitor', 'elicit input', request, produce_elicitation_response )
         if isinstance( response, _mcp_types.ErrorData ): return response
@@ -317,7 +320,8 @@ class Features:
             data, default = str )
         origin = '' if params.logger is None else f"[{params.logger}] "
         self.scribe.log(
-            level, "%s%s", origin, self.redactor.redact( text ),
+            level, "%s%s", self.redactor.redact( origin ),
+            self.redactor.redact( text ),
             extra = { 'mcp_level': str( params.level ) } )
 
     async def _sample(

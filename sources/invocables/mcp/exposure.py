@@ -155,7 +155,13 @@ def summarize_contents(
     contents: __.cabc.Sequence[ _canisters.Content ]
 ) -> _canisters.ContentSequence:
     ''' Returns contents a model can take: text and images as they are,
-        other binary data as a summary.
+        binary data of a textual media type as text, other binary data as
+        a summary.
+
+        The contents are an ensemble's (``retrieve_resource``), redacted
+        where they entered, their binary data too (as text: see
+        :py:func:`invocables.mcp.results.redact_content`), so that the
+        text decoded here holds no secret of the server.
     '''
     summaries: list[ _canisters.Content ] = [ ]
     for content in contents:

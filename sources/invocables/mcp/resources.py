@@ -9,6 +9,17 @@
     follow every page. Each request is bounded by the list timeout of the
     ensemble.
 
+    What a server lists and gives (its prompts, resources and templates,
+    the messages of a prompt, the contents of a resource) is redacted by
+    the connection's redactor and made sendable by the one normaliser
+    (:py:func:`invocables.canisters.normalize_text`,
+    :py:func:`invocables.canisters.validate_content`) where it enters,
+    here, so that the application, a model and the clients of ``serve``
+    alike get it so. What retrieving needs as it is (the names of prompts
+    and their arguments, URIs and templates of URIs) is never changed: an
+    entry where it holds a secret, or is not sendable, is left out, with a
+    warning.
+
     A prompt or a resource read with the caller's context (``context``)
     relays what the server asks meanwhile (elicitation, sampling, log
     messages) to that caller, as a tool call of a relaying ensemble does
@@ -182,12 +193,17 @@ class FeaturesExtension:
             raise _exceptions.PromptAbsence(
                 self.name, name,
                 _produce_flaw( redactor, exception ) ) from None
-        return tuple(
-            PromptMessage(
-                role = message.role,
-                content = _redact( redactor, (
-                    _results.produce_content( message.content ), ) ) )
-            for message in result.messages )
+        try:
+            return tuple(
+                PromptMessage(
+                    role = message.role,
+                    content = _seal( redactor, (
+                        _results.produce_content( message.content ), ) ) )
+                for message in result.messages )
+        except _exceptions.ResultInvalidity as exception:
+            raise _exceptions.PromptAbsence(
+                self.name, name, _results.produce_excerpt(
+                    str( exception ), redactor.redact ) ) from None
 
     async def retrieve_resource(
         self,
@@ -219,35 +235,44 @@ class FeaturesExtension:
             raise _exceptions.ResourceAbsence(
                 self.name, redactor.redact( uri ),
                 _produce_flaw( redactor, exception ) ) from None
-        return _redact( redactor, tuple(
-            _results.produce_content( _sdk.produce_model(
-                _mcp_types.EmbeddedResource,
-                type = 'resource', resource = contents ) )
-            for contents in result.contents ) )
+        try:
+            return _seal( redactor, tuple(
+                _results.produce_content( _sdk.produce_model(
+                    _mcp_types.EmbeddedResource,
+                    type = 'resource', resource = contents ) )
+                for contents in result.contents ) )
+        except _exceptions.ResultInvalidity as exception:
+            raise _exceptions.ResourceAbsence(
+                self.name, redactor.redact( uri ), _results.produce_excerpt(
+                    str( exception ), redactor.redact ) ) from None
 
     async def survey_prompts( self ) -> tuple[ PromptDescription, ... ]:
         ''' Returns descriptions of the prompts of server, every page.
 
-            Their texts are redacted (not the names, which retrieving
-            needs); a prompt whose name, or an argument's, holds a secret
-            of the connection is left out, with a warning.
+            Their texts are redacted and sendable (not the names, which
+            retrieving needs); a prompt whose name, or an argument's,
+            holds a secret of the connection or is not sendable is left
+            out, with a warning.
         '''
         session, redactor = self.access_session_for_features( )
         prompts = await self._list(
             session.list_prompts, redactor, 'prompts' )
-        redact = redactor.redact
+        prepare = __.funct.partial( _prepare, redactor.redact )
         prompts = [
             prompt for prompt in prompts
-            if not _is_name_secret( self.name, prompt, redact ) ]
+            if not _is_withheld( self.name, 'prompt', redactor.redact, (
+                prompt.name, *(
+                    argument.name for argument in prompt.arguments or ( ) )
+            ) ) ]
         return tuple(
             PromptDescription(
                 name = prompt.name,
-                title = _absentify( prompt.title, redact ),
-                description = redact( prompt.description or '' ),
+                title = _absentify( prompt.title, prepare ),
+                description = prepare( prompt.description or '' ),
                 arguments = tuple(
                     PromptArgument(
                         name = argument.name,
-                        description = redact( argument.description or '' ),
+                        description = prepare( argument.description or '' ),
                         required = bool( argument.required ) )
                     for argument in prompt.arguments or ( ) ) )
             for prompt in prompts )
@@ -257,32 +282,43 @@ class FeaturesExtension:
     ) -> tuple[ ResourceTemplateDescription, ... ]:
         ''' Returns templates of resource URIs of server, every page.
 
-            Their texts are redacted (not the templates, which reading
-            needs).
+            Their texts are redacted and sendable (not the templates,
+            which reading needs: one which holds a secret of the
+            connection, or is not sendable, is left out, with a warning).
         '''
         session, redactor = self.access_session_for_features( )
         templates = await self._list(
             session.list_resource_templates, redactor,
             'resource_templates' )
+        found = (
+            ( _sdk.access_field( template, 'uri_template' ), template )
+            for template in templates )
         return tuple(
             ResourceTemplateDescription(
-                uri_template = _sdk.access_field( template, 'uri_template' ),
-                **_describe_listed( template, redactor.redact ) )
-            for template in templates )
+                uri_template = uri, **_describe_listed( template, redactor ) )
+            for uri, template in found
+            if not _is_withheld(
+                self.name, 'resource template', redactor.redact_link,
+                ( uri, ) ) )
 
     async def survey_resources( self ) -> tuple[ ResourceDescription, ... ]:
         ''' Returns descriptions of the resources of server, every page.
 
-            Their texts are redacted (not the URIs, which reading needs).
+            Their texts are redacted and sendable (not the URIs, which
+            reading needs: a resource whose URI holds a secret of the
+            connection, or is not sendable, is left out, with a warning).
         '''
         session, redactor = self.access_session_for_features( )
         resources = await self._list(
             session.list_resources, redactor, 'resources' )
+        found = ( ( str( resource.uri ), resource ) for resource in resources )
         return tuple(
             ResourceDescription(
-                uri = str( resource.uri ), size = _absentify( resource.size ),
-                **_describe_listed( resource, redactor.redact ) )
-            for resource in resources )
+                uri = uri, size = _absentify( resource.size ),
+                **_describe_listed( resource, redactor ) )
+            for uri, resource in found
+            if not _is_withheld(
+                self.name, 'resource', redactor.redact_link, ( uri, ) ) )
 
     async def _list(
         self,
@@ -341,20 +377,29 @@ class FeaturesExtension:
                 self.name, "the session was closed." ) from None
 
 
-def _is_name_secret(
-    server: str, prompt: __.typx.Any, redact: __.cabc.Callable[ [ str ], str ]
+def _is_withheld(
+    server: str,
+    kind: str,
+    redact: __.cabc.Callable[ [ str ], str ],
+    names: __.cabc.Sequence[ str ],
 ) -> bool:
-    ''' Returns whether the name of prompt, or of one of its arguments,
-        holds a secret (warns then: retrieving needs the name as it is,
-        and no one may see it).
+    ''' Returns whether one of the names of an entry of a listing (of a
+        prompt and its arguments, the URI of a resource or template)
+        holds a secret or is not sendable (warns then: retrieving needs
+        the name as it is, and no one may see it, or it cannot go out).
     '''
-    names = [ prompt.name ] + [
-        argument.name for argument in prompt.arguments or ( ) ]
-    if all( redact( name ) == name for name in names ): return False
+    if any( redact( name ) != name for name in names ):
+        reason = 'holds a secret of the connection'
+    elif any(
+        _canisters.normalize_text( name ) is not name for name in names
+    ): reason = 'is not valid Unicode (lone surrogates)'
+    else: return False
+    subject = (
+        'its name, or the name of an argument,' if kind == 'prompt'
+        else 'its URI' )
     _scribe.warning(
-        "MCP server %r: prompt %r left out: its name, or the name of an "
-        "argument, holds a secret of the connection.",
-        server, redact( prompt.name ) )
+        "MCP server %r: %s %r left out: %s %s.",
+        server, kind, _prepare( redact, names[ 0 ] ), subject, reason )
     return True
 
 
@@ -366,16 +411,22 @@ def _absentify(
 
 
 def _describe_listed(
-    entry: __.typx.Any, redact: __.cabc.Callable[ [ str ], str ]
+    entry: __.typx.Any, redactor: __.typx.Any
 ) -> dict[ str, __.typx.Any ]:
     ''' Returns what a server says of a resource or template it lists:
-        name, title, description, media type; redacted. '''
+        name, title, description, media type; redacted and sendable. '''
+    prepare = __.funct.partial( _prepare, redactor.redact )
     return {
-        'name': redact( entry.name ),
-        'title': _absentify( entry.title, redact ),
-        'description': redact( entry.description or '' ),
+        'name': prepare( entry.name ),
+        'title': _absentify( entry.title, prepare ),
+        'description': prepare( entry.description or '' ),
         'media_type': _absentify(
-            _sdk.access_field( entry, 'mime_type' ), redact ) }
+            _sdk.access_field( entry, 'mime_type' ), prepare ) }
+
+
+def _prepare( redact: __.cabc.Callable[ [ str ], str ], text: str ) -> str:
+    ''' Returns text of a server redacted, then sendable. '''
+    return _canisters.normalize_text( redact( text ) )
 
 
 def _produce_flaw( redactor: __.typx.Any, exception: ValueError ) -> str:
@@ -397,10 +448,16 @@ def _redact_error(
             redactor.redact, error.data, _results.DATA_DEPTH_MAXIMUM ) )
 
 
-def _redact(
+def _seal(
     redactor: __.typx.Any, contents: _canisters.ContentSequence
 ) -> _canisters.ContentSequence:
-    if redactor.is_vacant( ): return contents
-    return tuple(
-        _results.redact_content( redactor, content )
-        for content in contents )
+    ''' Returns contents of a prompt or a resource redacted (binary data
+        too), then sendable (the one normaliser of results, unbounded in
+        size: the transport bounds what a server sends). Raises
+        :py:class:`invocables.exceptions.ResultInvalidity` if they are
+        deeper than results may be. '''
+    if not redactor.is_vacant( ):
+        contents = tuple(
+            _results.redact_content( redactor, content )
+            for content in contents )
+    return _canisters.validate_content( contents, size_maximum = None )

@@ -209,7 +209,8 @@ def produce_excerpt(
 def redact_content(
     redactor: _redaction.Redactor, content: _canisters.Content
 ) -> _canisters.Content:
-    ''' Returns content with secrets redacted (authorization). '''
+    ''' Returns content with secrets redacted from its texts and binary
+        data (resources, prompts, sampling, authorization). '''
     return _redact_content( redactor, content )
 
 
@@ -304,7 +305,8 @@ def _redact_content(
     redactor: _redaction.Redactor, content: _canisters.Content
 ) -> _canisters.Content:
     ''' Returns content with secrets redacted from every text it holds:
-        its text, data, URI, name, description, media type. '''
+        its text, data, URI, name, description, media type; and from its
+        binary data (see :py:func:`_redact_bytes`). '''
     redact = redactor.redact
     match content:
         case _canisters.TextContent( ):
@@ -314,12 +316,16 @@ def _redact_content(
                 data = redactor.redact_data( content.data ) )
         case _canisters.ImageContent( ) | _canisters.AudioContent( ):
             return __.dcls.replace(
-                content, media_type = redact( content.media_type ) )
+                content, media_type = redact( content.media_type ),
+                data = _redact_bytes( redact, content.data ) )
         case _canisters.ResourceContent( ):
+            data = content.data
             return __.dcls.replace(
                 content, uri = redact( content.uri ),
                 media_type = _redact_optional( redact, content.media_type ),
-                text = _redact_optional( redact, content.text ) )
+                text = _redact_optional( redact, content.text ),
+                data = data if __.is_absent( data )
+                else _redact_bytes( redact, data ) )
         case _canisters.ResourceLinkContent( ):
             return __.dcls.replace(
                 content, uri = redact( content.uri ),
@@ -328,6 +334,23 @@ def _redact_content(
                     redact, content.description ),
                 media_type = _redact_optional( redact, content.media_type ) )
         case _: return content
+
+
+def _redact_bytes(
+    redact: __.cabc.Callable[ [ str ], str ], data: bytes
+) -> bytes:
+    ''' Returns binary data (a blob, decoded from its base64) with every
+        secret replaced as in text, the bytes read as UTF-8 (those which
+        are not, kept as they are): a document sent as binary (JSON, a
+        configuration file) loses the secrets it holds, in every form
+        which the redactor knows, wherever they stand (as the cores of
+        their base64 would find them in the blob, at every alignment).
+        The same bytes if it holds none.
+    '''
+    text = data.decode( 'utf-8', 'surrogateescape' )
+    redacted = redact( text )
+    if redacted == text: return data
+    return redacted.encode( 'utf-8', 'surrogateescape' )
 
 
 def _redact_optional(

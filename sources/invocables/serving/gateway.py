@@ -109,8 +109,8 @@ class GatewayExtension:
     ) -> _mcp_types.CompleteResult:
         ''' Handles ``completion/complete``: asks the upstream server of
             the prompt or resource template; no values if it has none or
-            refuses. An error if it does not answer within its ensemble's
-            list timeout.
+            refuses; its values redacted and sendable. An error if it does
+            not answer within its ensemble's list timeout.
         '''
         reference = parameters.ref
         target: __.typx.Any = None
@@ -137,8 +137,9 @@ class GatewayExtension:
             ) -> list[ str ]:
                 result = await session.complete(
                     reference, argument, arguments )
+                # Where completion enters: redacted, then sendable.
                 return [
-                    redactor.redact( value )
+                    _canisters.normalize_text( redactor.redact( value ) )
                     for value in result.completion.values ]
 
             values = await _ask_upstream(
