@@ -16,35 +16,28 @@
     filter leaves the loggers of others once no connection is open.
 
     Each secret is also known stripped of surrounding whitespace and in the
-    forms in which a server may quote it: percent-encoded, in base64 (also
-    within longer base64 text), escaped for JSON, in upper and lower case
-    (see :py:class:`Redactor`); and when a server splits it over texts
-    which a processor joins (see :py:func:`redact_straddles`).
+    forms in which a server may quote it: percent-encoded or escaped for
+    JSON (any of its characters escaped, in either case of hex, the others
+    left plain), in base64 (also within longer base64 text), in upper and
+    lower case (see :py:class:`Redactor`); and when a server splits it over
+    texts which a processor joins (see :py:func:`redact_straddles`).
 '''
 
 
 import threading as _threading
 
-from base64 import b64encode as _b64encode
-from base64 import urlsafe_b64encode as _urlsafe_b64encode
 from bisect import bisect_left as _bisect_left
 from bisect import bisect_right as _bisect_right
 from itertools import accumulate as _accumulate
 from itertools import pairwise as _pairwise
-from urllib.parse import quote as _quote
-from urllib.parse import quote_plus as _quote_plus
 
 import invocables.mcp.__ as __
+import invocables.mcp._redactforms as _redactforms
 import invocables.mcp._sdk as _sdk
 
 
 REDACTION = '***'
 
-_BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
-_BASE64_URLSAFE = str.maketrans( '+/', '-_' )
-# 48 bits: a core shorter would match other base64 by chance too often.
-_CORE_LENGTH_MINIMUM = 8
-_LENGTH_MINIMUM = 4
 _LOGGERS_FOREIGN = ( *_sdk.HTTP_LOGGERS, 'mcp.client', 'mcp.shared' )
 _key_secret = __.re.compile(
     r'auth|token|secret|passw|credential|cookie|signature|apikey'
@@ -73,12 +66,23 @@ class Redactor( __.immut.Object ):
         hide too much). Each secret is learned as it is and stripped of
         surrounding whitespace, and each of these in the forms which a
         server may quote: percent-encoded (as in a path, as in a query or
-        form), in base64 (standard and URL-safe, with and without padding),
-        escaped as JSON escapes it (where that differs) and with every
-        character a ``\\u`` escape, in upper and lower case. (Case is not
-        ignored otherwise: a secret in mixed case is another word.) URLs on
-        one of the hosts lose their credentials and the values of their
-        queries (hosts are names or addresses, without ports).
+        form, with ``+`` for spaces), in base64 (standard and URL-safe,
+        with and without padding), escaped as JSON escapes it (where that
+        differs) and with every character a ``\\u`` escape, in upper and
+        lower case. (Case is not ignored otherwise: a secret in mixed case
+        is another word.) URLs on one of the hosts lose their credentials
+        and the values of their queries (hosts are names or addresses,
+        without ports).
+
+        Encoders escape different characters, in either case of hex: in a
+        text which holds ``%`` or a backslash, a secret is also found with
+        any of its characters percent-encoded (their UTF-8 bytes) or
+        escaped as JSON may escape them (``\\u`` in either case, a pair
+        for a character beyond the first plane, ``\\/`` and the other
+        short escapes), the others left plain, and so through both kinds
+        at once (a URL inside JSON): in a view of the text with each
+        escape decoded, made in one scan of the text. The escapes of the
+        secret's characters go whole with it.
 
         Within longer base64 text (a server's encoding of a document which
         holds the secret, as it is or escaped for JSON), the secret is
@@ -96,11 +100,13 @@ class Redactor( __.immut.Object ):
         secrets: __.cabc.Iterable[ str ] = ( ),
         hosts: __.cabc.Iterable[ str ] = ( ),
     ):
-        margins = _survey_margins( secrets )
+        margins, views = _redactforms.survey_margins( secrets )
         # Longest first: a form which holds another goes whole.
         self.secrets = tuple( sorted( margins, key = len, reverse = True ) )
         self._forms = tuple(
             ( form, *margins[ form ] ) for form in self.secrets )
+        self._views = tuple(
+            ( form, *pair ) for form, pair in views.items( ) )
         self._spreads = _survey_spreads( self.secrets )
         self._spread_width = max(
             ( len( form ) for form, _ in self._spreads ), default = 0 )
@@ -121,6 +127,12 @@ class Redactor( __.immut.Object ):
         ''' Returns URL a server asks the user to visit, with every secret
             replaced; its query stays, which the visit needs.
         '''
+        if self._views and ( '%' in url or '\\' in url ):
+            # One replacement of what both find, lest either cut a match
+            # of the other (a secret ending in '%' in its form '...%25').
+            spans = _redactforms.locate_forms( url, self._forms )
+            spans.extend( _redactforms.locate_escaped( url, self._views ) )
+            return _replace_spans( url, spans ) if spans else url
         for secret, before, after in self._forms:
             if secret not in url: continue
             if before or after:
@@ -259,98 +271,6 @@ def _strip_port( host: str ) -> str:
     return host.split( ':', maxsplit = 1 )[ 0 ]
 
 
-def _survey_forms( secret: str ) -> __.cabc.Iterator[ str ]:
-    ''' Yields secret, stripped, and the forms in which each may be quoted.
-    '''
-    stripped = secret.strip( )
-    for core in { secret, stripped }:
-        if len( core ) < _LENGTH_MINIMUM: continue
-        data = _encode( core )
-        units = core.encode( 'utf-16-be', errors = 'surrogatepass' )
-        yield from (
-            core, core.upper( ), core.lower( ),
-            _quote( data, safe = '' ), _quote( data ), _quote_plus( data ),
-            __.json.dumps( core )[ 1 : -1 ],
-            __.json.dumps( core, ensure_ascii = False )[ 1 : -1 ],
-            ''.join(
-                "\\u{unit:04x}".format( unit = int.from_bytes(
-                    units[ index : index + 2 ], 'big' ) )
-                for index in range( 0, len( units ), 2 ) ) )
-        for encoded in ( _b64encode( data ), _urlsafe_b64encode( data ) ):
-            text = encoded.decode( 'ascii' )
-            yield from ( text, text.rstrip( '=' ) )
-
-
-def _survey_cores(
-    secret: str
-) -> __.cabc.Iterator[ tuple[ str, str, str ] ]:
-    ''' Yields the cores of secret (as it is and stripped, and each of
-        these escaped for JSON) in longer base64 text, at every alignment
-        and in both alphabets, with the characters which may stand before
-        and after each; those long enough (see :py:class:`Redactor`).
-    '''
-    for core in { secret, secret.strip( ) }:
-        if len( core ) < _LENGTH_MINIMUM: continue
-        variants = {
-            _encode( core ), _encode( __.json.dumps( core )[ 1 : -1 ] ),
-            _encode( __.json.dumps( core, ensure_ascii = False )[ 1 : -1 ] ),
-        }
-        for data in variants:
-            for alignment in range( 3 ):
-                form, before, after = _produce_core( data, alignment )
-                if len( form ) < _CORE_LENGTH_MINIMUM: continue
-                yield form, before, after
-                yield (
-                    form.translate( _BASE64_URLSAFE ),
-                    before.translate( _BASE64_URLSAFE ),
-                    after.translate( _BASE64_URLSAFE ) )
-
-
-def _produce_core( data: bytes, alignment: int ) -> tuple[ str, str, str ]:
-    ''' Returns the characters of base64 which data alone decides, when
-        alignment bytes precede it; and the characters which may stand
-        before and after them: those whose bits from data agree. '''
-    text = _b64encode( bytes( alignment ) + data ).decode( 'ascii' )
-    bits = 8 * ( alignment + len( data ) )
-    start = ( 8 * alignment + 5 ) // 6
-    end = bits // 6
-    before = after = ''
-    shared = 6 * start - 8 * alignment # low bits of the character before
-    if shared:
-        value = _BASE64.index( text[ start - 1 ] ) % ( 1 << shared )
-        before = _BASE64[ value :: 1 << shared ]
-    shared = bits - 6 * end # high bits of the character after
-    if shared:
-        width = 1 << ( 6 - shared )
-        value = _BASE64.index( text[ end ] ) // width * width
-        after = _BASE64[ value : value + width ]
-    return text[ start : end ], before, after
-
-
-def _encode( text: str ) -> bytes:
-    ''' Returns the bytes the environment gave; else lone surrogates as
-        they are. '''
-    try: return text.encode( errors = 'surrogateescape' )
-    except UnicodeEncodeError:
-        return text.encode( errors = 'surrogatepass' )
-
-
-def _survey_margins(
-    secrets: __.cabc.Iterable[ str ]
-) -> dict[ str, tuple[ str, str ] ]:
-    ''' Returns every form of secrets long enough, with the characters
-        which go with it before and after (none, but for base64 cores). '''
-    margins: dict[ str, tuple[ str, str ] ] = { }
-    for secret in secrets:
-        for form in _survey_forms( secret ):
-            if len( form ) >= _LENGTH_MINIMUM:
-                margins.setdefault( form, ( '', '' ) )
-        for form, before, after in _survey_cores( secret ):
-            known = margins.get( form, ( '', '' ) )
-            margins[ form ] = ( known[ 0 ] + before, known[ 1 ] + after )
-    return margins
-
-
 def _survey_spreads(
     forms: __.cabc.Iterable[ str ]
 ) -> tuple[ tuple[ str, tuple[ int, ... ] ], ... ]:
@@ -360,7 +280,7 @@ def _survey_spreads(
     spreads: dict[ str, tuple[ int, ... ] ] = { }
     for form in forms:
         places = [ match.start( ) for match in _nonspace.finditer( form ) ]
-        if len( places ) < _LENGTH_MINIMUM: continue
+        if len( places ) < _redactforms.LENGTH_MINIMUM: continue
         squeezed = ''.join( form[ place ] for place in places )
         if squeezed in spreads: continue
         spreads[ squeezed ] = tuple(
