@@ -96,30 +96,32 @@ def edit_message(
                 blocks[ position ], provider, keys, kind, value )
         copy[ container ] = blocks
         return copy
+    items: list[ object ] | None = None # copied once, for all its calls
     for ( kind, position ), value in changes.items( ):
         if kind == 'result':
             field = 'output' if provider == 'openai-responses' else 'content'
             copy[ field ] = value
         elif provider == 'openai-responses':
             copy[ 'arguments' ] = _empty_arguments( value )
-        else: copy[ 'tool_calls' ] = _edit_chat_calls(
-            copy[ 'tool_calls' ], position, value )
+        else:
+            if items is None:
+                items = list( __.typx.cast(
+                    list[ object ],
+                    _wire.nativize_object( copy[ 'tool_calls' ] ) ) )
+                copy[ 'tool_calls' ] = items
+            items[ position ] = _edit_chat_call( items[ position ], value )
     return copy
 
 
-def _edit_chat_calls(
-    calls: object, position: int, arguments: object
-) -> list[ object ]:
-    calls_ = list( __.typx.cast(
-        list[ object ], _wire.nativize_object( calls ) ) )
-    call = __.typx.cast(
-        dict[ str, __.typx.Any ], _wire.nativize_object( calls_[ position ] ) )
+def _edit_chat_call( call: object, arguments: object ) -> dict[ str, object ]:
+    call_ = __.typx.cast(
+        dict[ str, __.typx.Any ], _wire.nativize_object( call ) )
     function = __.typx.cast(
-        dict[ str, __.typx.Any ], _wire.nativize_object( call[ 'function' ] ) )
+        dict[ str, __.typx.Any ],
+        _wire.nativize_object( call_[ 'function' ] ) )
     function[ 'arguments' ] = _empty_arguments( arguments )
-    call[ 'function' ] = function
-    calls_[ position ] = call
-    return calls_
+    call_[ 'function' ] = function
+    return call_
 
 
 def _edit_block(

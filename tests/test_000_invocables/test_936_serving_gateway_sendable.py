@@ -139,6 +139,25 @@ async def test_100_features_sendable( monkeypatch ):
 
 @pytest.mark.asyncio
 @pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
+async def test_110_errors_sendable( monkeypatch ):
+    ''' The upstream's refusal of a prompt reaches the client as an
+        error whose message is sendable and redacted.
+    '''
+    server = _produce_server( monkeypatch )
+    async with invocables.connect_ensembles( server.ensembles ):
+        async with mcp_support.open_memory_client(
+            server.produce_server( ) ) as client:
+            with pytest.raises( Exception ) as caught:
+                await client.get_prompt( 'p', { 'who': 'fail' } )
+            listed = await client.list_prompts( )
+    message = str( caught.value )
+    _encode( message )
+    assert _SENDABLE in message
+    assert listed.prompts
+
+
+@pytest.mark.asyncio
+@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
 async def test_200_blobs_redacted( monkeypatch ):
     ''' A blob of a JSON document holding the secret, read as a resource
         or returned by a tool, reaches the client redacted (still

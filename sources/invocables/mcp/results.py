@@ -201,9 +201,12 @@ def produce_excerpt(
     ''' Returns server's text redacted, then quoted and abbreviated to
         its first maximum characters, with its length: no bound cuts a
         secret. Every message which quotes what a server says bounds it
-        so. '''
+        so, and so gets it sendable (see
+        :py:func:`invocables.canisters.normalize_text`): such a message
+        may go out (an error of ``serve``). '''
     if redact is not None: text = redact( text )
-    return __.values.abbreviate( text, maximum, quote )
+    return __.values.abbreviate(
+        _canisters.normalize_text( text ), maximum, quote )
 
 
 def redact_content(

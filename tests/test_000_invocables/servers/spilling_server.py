@@ -13,17 +13,18 @@
     answer), ``visit_plain`` (the same with the identifier ``visit-1``),
     ``visit_lone`` (an identifier with a lone surrogate), ``progress``
     (progress whose message holds both, with a total of Infinity; then a
-    ping, as ``log``),
-    ``elicit`` (a form whose message and schema hold both), ``sample``
-    (sampling whose messages, system prompt and metadata hold both),
+    ping, as ``log``), ``elicit`` (a form whose message and schema hold
+    both), ``sample`` (sampling whose messages, system prompt and
+    metadata hold both),
     ``config`` (a result of an embedded resource whose blob is the base64
     of a JSON document which holds the secret). Prompts, resources and
     templates whose texts hold both; a prompt whose argument's name is
     not Unicode, a resource whose URI holds the secret, templates whose
     URI holds the secret or is not Unicode (which a client must leave
-    out; the SDK 1.x refuses a listing of a URI which is not Unicode). Prompt messages,
-    resource texts and completion values hold both; ``file:///config.json``
-    is the blob.
+    out; the SDK 1.x refuses a listing of a URI which is not Unicode).
+    Prompt messages, resource texts and completion values hold both, as
+    does the error of the prompt for ``who`` ``fail``;
+    ``file:///config.json`` is the blob.
 '''
 
 
@@ -171,6 +172,11 @@ def _handle( message ):
     elif method == 'tools/call': _call( identifier, parameters )
     elif method == 'prompts/list':
         _respond( identifier, { 'prompts': _PROMPTS } )
+    elif method == 'prompts/get' and (
+        parameters.get( 'arguments' ) or { }
+    ).get( 'who' ) == 'fail':
+        _write( { 'jsonrpc': '2.0', 'id': identifier, 'error': {
+            'code': -32602, 'message': BAD } } )
     elif method == 'prompts/get':
         _respond( identifier, { 'description': BAD, 'messages': [
             { 'role': 'user',
