@@ -25,7 +25,9 @@ import invocables.schemata as _schemata
 CONCURRENCY_DEFAULT = 1024
 TIMEOUT_DEFAULT = _TIMEOUT_DEFAULT
 
-_INFINITY = float( 'inf' )
+# Largest float: a larger integer compares below infinity, yet no float
+# holds it (the deadline's arithmetic would overflow).
+_FLOAT_MAXIMUM = __.sys.float_info.max
 _NAMESPACE_GENERA = frozenset( ( dict, type( __.absent ) ) )
 _TIMEOUT_GENERA = frozenset( ( int, float, type( None ) ) )
 
@@ -144,7 +146,7 @@ class ExecutionOptions( __.immut.DataclassObject ):
         if not (
             type( self.concurrency ) is int and self.concurrency >= 1
             and type( timeout ) in _TIMEOUT_GENERA
-            and ( timeout is None or 0 < timeout < _INFINITY )
+            and ( timeout is None or 0 < timeout <= _FLOAT_MAXIMUM )
             and type( self.namespace ) in _NAMESPACE_GENERA
             and type( self.limits ) is Limits
         ): _validate_options( self )

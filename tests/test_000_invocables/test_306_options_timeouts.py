@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Timeouts of the execution options at the edges of the floats: an
+    integer no float holds is refused as invalid, like any bad timeout.
+'''
+
+
+import sys
+
+import pytest
+
+import invocables
+
+from invocables import exceptions
+from invocables.processors import produce_processor
+
+
+def echo( text: str ) -> str:
+    ''' Echoes. '''
+    return text
+
+
+def _produce_call( ):
+    return invocables.InvocationCanister(
+        identifier = 'a', name = 'echo', arguments = { 'text': 'x' } )
+
+
+_HUGE = 10 ** 400 # compares below infinity, yet no float holds it
+
+
+def test_100_huge_integer_refused( ):
+    ''' An integer timeout beyond the floats is a configuration invalidity
+        when the options are made, not an overflow later.
+    '''
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        invocables.ExecutionOptions( timeout = _HUGE )
+    assert caught.value.location == 'timeout'
+    with pytest.raises( exceptions.ConfigurationInvalidity ):
+        invocables.ExecutionOptions( timeout = -_HUGE )
+
+
+@pytest.mark.asyncio
+async def test_110_huge_integer_refused_by_entry_points( ):
+    ''' The engine's function and a processor's refuse it alike, before
+        any tool runs.
+    '''
+    ensembles = [ invocables.produce_ensemble( 'tools', [ echo ] ) ]
+    with pytest.raises( exceptions.ConfigurationInvalidity ):
+        await invocables.execute_invocations(
+            [ _produce_call( ) ], ensembles, timeout = _HUGE )
+    processor = produce_processor( 'openai' )
+    with pytest.raises( exceptions.ConfigurationInvalidity ):
+        await processor.execute_invocations(
+            [ _produce_call( ) ], ensembles, timeout = _HUGE )
+
+
+@pytest.mark.parametrize( 'timeout', [
+    sys.float_info.max, 10 ** 308, 1e300, 1, 0.001 ] )
+@pytest.mark.asyncio
+async def test_120_finite_timeouts_run( timeout ):
+    ''' Every positive timeout a float holds, up to the largest, runs the
+        call.
+    '''
+    ensembles = [ invocables.produce_ensemble( 'tools', [ echo ] ) ]
+    results = await invocables.execute_invocations(
+        [ _produce_call( ) ], ensembles, timeout = timeout )
+    assert results[ 0 ].content == ( invocables.TextContent( text = 'x' ), )
+
+
+@pytest.mark.parametrize( 'timeout', [
+    float( 'inf' ), float( 'nan' ), 0, -1e-9, True, '5' ] )
+def test_130_other_timeouts_refused( timeout ):
+    ''' Infinity, NaN, zero, negatives, booleans and text stay refused. '''
+    with pytest.raises( exceptions.ConfigurationInvalidity ):
+        invocables.ExecutionOptions( timeout = timeout )
