@@ -23,6 +23,17 @@ OPTIONS = (
     'tasks', 'protocol' )
 ''' Names of the fields of server options. '''
 
+_FIELDS_CHECKED = (
+    'connect_timeout', 'list_timeout', 'timeouts', 'grace', 'debounce',
+    'result_limit' )
+_FIELDS_PAUSES = frozenset( ( 'debounce', 'grace' ) )
+_REASON_PAUSE = (
+    "must be zero or a positive, finite number of seconds, got {value!r} "
+    "({kind})." )
+_REASON_TIMEOUT = (
+    "must be a positive, finite number of seconds, got {value!r} "
+    "({kind})." )
+
 _ChoiceT = __.typx.TypeVar( '_ChoiceT', bound = __.enum.Enum )
 
 
@@ -134,6 +145,13 @@ class ServerOptions( __.immut.DataclassObject ):
     tasks: TaskUses = TaskUses.Required
     protocol: Protocols = Protocols.Automatic
 
+    def __post_init__( self ) -> None:
+        # Checked when made, so that no ensemble waits without end.
+        for field in _FIELDS_CHECKED:
+            _validate_option(
+                field, getattr( self, field ),
+                f"MCP server options {field!r}" )
+
 
 class ServerShortcuts( __.typx.TypedDict, total = False ):
     ''' Further keyword shortcuts of
@@ -226,12 +244,13 @@ def produce_options(
     if 'sandbox' in fields:
         fields[ 'sandbox' ] = _sandbox.validate_sandbox(
             fields[ 'sandbox' ], f"MCP ensemble {name!r} 'sandbox'" )
+    for field in _FIELDS_CHECKED: # named by ensemble, before the record
+        if field in fields:
+            _validate_option(
+                field, fields[ field ], f"MCP ensemble {name!r} {field!r}" )
     options = (
         ServerOptions( **fields ) if __.is_absent( options )
         else __.dcls.replace( options, **fields ) )
-    for label, value in options.timeouts.items( ):
-        validate_timeout( name, label, value )
-    _validate_limit( name, options.result_limit )
     if not __.is_absent( options.sandbox ) and not __.is_absent( url ):
         raise _exceptions.ConfigurationInvalidity(
             f"MCP ensemble {name!r} 'sandbox'", "applies to stdio servers "
@@ -255,17 +274,35 @@ def _validate_choice(
         f"MCP ensemble {name!r} '{option}'", f"must be one of {known}." )
 
 
-def _validate_limit( name: str, value: object ) -> None:
-    if value is None: return
-    if isinstance( value, int ) and not isinstance( value, bool ) and (
-        value > 0
-    ): return
-    raise _exceptions.ConfigurationInvalidity(
-        f"MCP ensemble {name!r} 'result_limit'",
-        "must be a positive number of bytes or None." )
+def _validate_option( field: str, value: object, location: str ) -> None:
+    ''' Raises configuration invalidity at location unless value is valid
+        for a checked field of server options.
+    '''
+    if field == 'timeouts':
+        timeouts = __.typx.cast( __.cabc.Mapping[ str, object ], value )
+        for label, timeout in timeouts.items( ):
+            __.values.validate_timeout(
+                timeout, f"{location}[{label!r}]",
+                reason = "must be a positive number of seconds or None." )
+        return
+    if field == 'result_limit':
+        if value is None or (
+            isinstance( value, int ) and not isinstance( value, bool )
+            and value > 0
+        ): return
+        raise _exceptions.ConfigurationInvalidity(
+            location, "must be a positive number of bytes or None." )
+    reason = _REASON_TIMEOUT
+    if field in _FIELDS_PAUSES:
+        if type( value ) in ( int, float ) and value == 0: return
+        reason = _REASON_PAUSE
+    __.values.validate_timeout(
+        value, location, nullable = False, reason = reason )
 
 
 def validate_timeout( name: str, label: str, value: object ) -> None:
+    ''' Raises configuration invalidity unless value is a timeout of a call
+        (positive seconds, or None). '''
     __.values.validate_timeout(
         value, f"MCP ensemble {name!r} timeout {label!r}",
         reason = "must be a positive number of seconds or None." )
