@@ -34,6 +34,8 @@ _FILE_FLAGS = (
     | getattr( _os, 'O_NOCTTY', 0 ) | getattr( _os, 'O_CLOEXEC', 0 ) )
 _OPENERS = '[{'
 _CLOSERS = ']}'
+_nonblank = __.re.compile( r'\S' )
+_statement_stop = __.re.compile( r'''[\n#"'=\[]''' )
 _surrogate = __.re.compile( '[\ud800-\udfff]' )
 
 
@@ -166,35 +168,60 @@ def validate_document(
         Walks the document without recursion, so that any document,
         even a cyclic mapping, gets a clear error.
     '''
-    stack: list[ tuple[ object, str, int ] ] = [ ( document, keypath, 0 ) ]
+    stack: list[ tuple[ object, _Place, int ] ] = [ ( document, keypath, 0 ) ]
     while stack:
-        value, where, depth = stack.pop( )
+        value, place, depth = stack.pop( )
         if isinstance( value, str ):
-            _validate_text( location, where, value )
+            _validate_text( location, place, value )
         elif isinstance( value, float ) and finite and not _math.isfinite(
             value
         ):
             raise _exceptions.DescriptorInvalidity(
-                location, where, f"{value!r} is not a JSON number; give a "
-                "finite number." )
-        children = _survey_children( location, where, value )
+                location, _render_place( place ), f"{value!r} is not a JSON "
+                "number; give a finite number." )
+        children = _survey_children( location, place, value )
         if children and depth >= DEPTH_MAXIMUM:
             raise _exceptions.DescriptorInvalidity(
-                location, where, "tables or arrays nest deeper than "
-                f"{DEPTH_MAXIMUM} levels here; flatten the structure." )
+                location, _render_place( place ), "tables or arrays nest "
+                f"deeper than {DEPTH_MAXIMUM} levels here; flatten the "
+                "structure." )
         stack.extend(
-            ( child, path, depth + 1 ) for child, path in children )
+            ( child, place_, depth + 1 ) for child, place_ in children )
+
+
+class _Step:
+    ''' Place of a value: the place of its table or array, and its key or
+        index there.
+
+        Key paths are rendered only for an error: rendered for every value,
+        they would cost the length of the path for each of them (a long key
+        of a table of many entries: the square of the text).
+    '''
+
+    __slots__ = ( 'parent', 'step' )
+
+    def __init__( self, parent: '_Place', step: str | int ):
+        self.parent = parent
+        self.step = step
+
+
+_Place: __.typx.TypeAlias = str | _Step # key path, or a step below one
 
 
 @__.dcls.dataclass( kw_only = True )
 class _TomlScan:
     ''' Place of a scan of TOML text: table, key of the statement, depth.
+
+        The statement (text before its ``=``) is kept as the index where it
+        starts, and whether it holds more than blanks: a copy of it per
+        character would cost the square of a long line.
     '''
 
     text: str
     table: str = ''
     key: str = ''
-    statement: str = ''
+    start: int = 0
+    begun: bool = False
     line: int = 1
     index: int = 0
     depth: int = 0
@@ -207,7 +234,7 @@ def _advance_toml( scan: _TomlScan ) -> bool:
     if character in '"\'':
         end = _skip_string_toml( text, index )
         scan.line += text.count( '\n', index, end )
-        if not scan.key: scan.statement += text[ index : end ]
+        if not scan.key: scan.begun = True
         scan.index = end
         return False
     if character == '#' or ( character == '\n' and not scan.depth ):
@@ -227,14 +254,21 @@ def _advance_toml( scan: _TomlScan ) -> bool:
 def _advance_statement( scan: _TomlScan, character: str ) -> None:
     ''' Reads key of statement, or header of table, before any value. '''
     if character == '=':
-        scan.key = scan.statement.strip( ) or '?'
-    elif character == '[' and not scan.statement.strip( ):
+        key = scan.text[ scan.start : scan.index - 1 ].strip( )
+        scan.key = key or '?'
+    elif character == '[' and not scan.begun:
         end = scan.text.find( '\n', scan.index )
         end = len( scan.text ) if end < 0 else end
         header = scan.text[ scan.index - 1 : end ]
         scan.table = header.split( '#', 1 )[ 0 ].strip( '[] \t' )
         scan.index = end
-    else: scan.statement += character
+    else: # the run of plain characters of a key, at once
+        found = _statement_stop.search( scan.text, scan.index )
+        end = len( scan.text ) if found is None else found.start( )
+        if not scan.begun and _nonblank.search(
+            scan.text, scan.index - 1, end
+        ): scan.begun = True
+        scan.index = end
 
 
 def _skip_line( scan: _TomlScan ) -> None:
@@ -242,8 +276,9 @@ def _skip_line( scan: _TomlScan ) -> None:
     end = scan.text.find( '\n', scan.index )
     if end < 0: end = len( scan.text )
     else: scan.line += 1
-    if not scan.depth: scan.key, scan.statement = '', ''
     scan.index = end + 1
+    if not scan.depth:
+        scan.key, scan.start, scan.begun = '', scan.index, False
 
 
 def _join_keypath( keypath: str, inner: str ) -> str:
@@ -329,34 +364,47 @@ def _read_text( path: __.Path ) -> str:
             "save it as UTF-8." ) from exception
 
 
+def _render_place( place: _Place ) -> str:
+    ''' Returns key path of a place. '''
+    steps: list[ str | int ] = [ ]
+    while isinstance( place, _Step ):
+        steps.append( place.step )
+        place = place.parent
+    parts = [ place ]
+    for step in reversed( steps ):
+        if isinstance( step, int ): parts.append( f"[{step}]" )
+        elif any( parts ): parts.append( f".{step}" )
+        else: parts.append( step )
+    return ''.join( parts )
+
+
 def _survey_children(
-    location: str, keypath: str, value: object
-) -> list[ tuple[ object, str ] ]:
-    ''' Returns items of table or array, with their key paths. '''
+    location: str, place: _Place, value: object
+) -> list[ tuple[ object, _Place ] ]:
+    ''' Returns items of table or array, with their places. '''
     if isinstance( value, __.cabc.Mapping ):
         mapping = __.typx.cast( __.cabc.Mapping[ object, object ], value )
-        children: list[ tuple[ object, str ] ] = [ ]
+        children: list[ tuple[ object, _Place ] ] = [ ]
         for key, item in mapping.items( ):
             if not isinstance( key, str ):
                 raise _exceptions.DescriptorInvalidity(
-                    location, keypath, f"key {key!r} is not a string; name "
-                    "keys with strings." )
-            _validate_text( location, keypath, key )
-            where = f"{keypath}.{key}" if keypath else key
-            children.append( ( item, where ) )
+                    location, _render_place( place ), f"key {key!r} is not "
+                    "a string; name keys with strings." )
+            _validate_text( location, place, key )
+            children.append( ( item, _Step( place, key ) ) )
         return children
     if isinstance( value, ( list, tuple ) ):
         items = __.typx.cast( __.cabc.Sequence[ object ], value )
         return [
-            ( item, f"{keypath}[{index}]" )
+            ( item, _Step( place, index ) )
             for index, item in enumerate( items ) ]
     return [ ]
 
 
-def _validate_text( location: str, keypath: str, text: str ) -> None:
+def _validate_text( location: str, place: _Place, text: str ) -> None:
     match = _surrogate.search( text )
     if match is None: return
     raise _exceptions.DescriptorInvalidity(
-        location, keypath, "the text holds {character}, half of a UTF-16 "
-        "pair, which is not Unicode text; remove it.".format(
+        location, _render_place( place ), "the text holds {character}, half "
+        "of a UTF-16 pair, which is not Unicode text; remove it.".format(
             character = ascii( match[ 0 ] ) ) )
