@@ -15,7 +15,8 @@
     level, redacted); the first such line is kept, so that a failed
     handshake can quote it. A line longer than the result limit is not
     kept: the request it answers fails with an error naming the limit, and
-    memory stays bounded by the limit.
+    memory stays bounded by the limit. A line nested too deep to read fails
+    the request it answers, else it is skipped.
 '''
 
 
@@ -43,7 +44,9 @@ _CHUNK_SIZE = 1 << 20
 _EXIT_NOTICE_TIMEOUT = _groups.EXIT_NOTICE_TIMEOUT
 _NOISE_LENGTH_MAXIMUM = 200
 _OVERSIZE_EDGE = 4096
+_PARSE_ERROR = -32700 # JSON-RPC: the text cannot be read
 _PARSE_STANDARD_MINIMUM = 1 << 16
+_REASON_DEEP = "The answer nests arrays or objects too deep to be read."
 _POLL_INTERVAL = _groups.POLL_INTERVAL
 _POLL_INTERVAL_EXITING = 0.002
 _STDERR_LINE_MAXIMUM = 2000
@@ -213,12 +216,18 @@ class Streams:
             A line which is not UTF-8 is read again with replacement
             characters, so that one bad byte in a result loses no answer.
         '''
-        if isinstance( line, Oversize ): return self._refuse( line )
+        if isinstance( line, Oversize ):
+            return self._refuse( line.head, line.tail, line.size )
         if not line or line.isspace( ): return None
         message = _read_message( line )
-        if not isinstance( message, ValueError ):
+        if not isinstance( message, Exception ):
             if self.screen is not None: self.screen.amend( message )
             return _SessionMessage( message )
+        if isinstance( message, RecursionError ):
+            answer = self._refuse( # a deep line is noise unless an answer
+                bytes( line[ : _OVERSIZE_EDGE ] ),
+                bytes( line[ - _OVERSIZE_EDGE : ] ) )
+            if answer is not None: return answer
         text = _decode_leniently( line )[ : _NOISE_LENGTH_MAXIMUM ]
         if self.watch.noise is None: self.watch.noise = text
         _scribe.debug(
@@ -226,26 +235,32 @@ class Streams:
             self.watch.name, self.watch.redactor.redact( text ) )
         return message
 
-    def _refuse( self, line: 'Oversize' ) -> _SessionMessage | None:
-        ''' Answers request of an oversized line with an error. '''
-        match = None
-        if _request_head.match( line.head ) is None:
-            match = (
-                _identifier_head.match( line.head )
-                or _identifier_tail.search( line.tail ) )
-        if match is None:
+    def _refuse(
+        self, head: bytes, tail: bytes, size: int | None = None
+    ) -> _SessionMessage | None:
+        ''' Fails request of a line over the limit (of size), or else too
+            deep to read; None if the line answers no request. '''
+        identifier = _access_identifier( head, tail )
+        name, limit = self.watch.name, self.limit
+        if __.is_absent( identifier ):
+            if size is None: return None # a deep line: noise
             _scribe.warning(
                 "MCP server %r wrote a message of %d bytes, over the limit "
                 "of %d bytes, which answers no request; it was skipped.",
-                self.watch.name, line.size, self.limit )
+                name, size, limit )
             return None
-        _scribe.warning(
-            "MCP server %r answered with %d bytes, over the limit of %d "
-            "bytes; the answer was discarded.",
-            self.watch.name, line.size, self.limit )
-        identifier = __.json.loads( match[ 1 ] )
-        answer = _sdk.produce_oversize_error(
-            identifier, self.limit, line.size )
+        if size is None:
+            _scribe.warning(
+                "MCP server %r answered with JSON nested deeper than can be "
+                "read; the answer was discarded.", name )
+            answer = _sdk.types.JSONRPCError(
+                jsonrpc = '2.0', id = identifier, error = _sdk.types.ErrorData(
+                    code = _PARSE_ERROR, message = _REASON_DEEP ) )
+        else:
+            _scribe.warning(
+                "MCP server %r answered with %d bytes, over the limit of %d "
+                "bytes; the answer was discarded.", name, size, limit )
+            answer = _sdk.produce_oversize_error( identifier, limit, size )
         return _SessionMessage( _sdk.produce_message( answer ) )
 
     async def watch_exit( self ) -> None:
@@ -507,6 +522,17 @@ async def _converse(
             await _groups.terminate_group( process, grace )
 
 
+def _access_identifier( head: bytes, tail: bytes ) -> __.typx.Any:
+    ''' Returns id of the answer whose first and last bytes are given;
+        absent if they are not an answer's (a request, a notification).
+    '''
+    if _request_head.match( head ) is not None: return __.absent
+    match = _identifier_head.match( head ) or _identifier_tail.search( tail )
+    if match is None: return __.absent
+    try: return __.json.loads( match[ 1 ] )
+    except ValueError: return __.absent # an invalid escape in a text id
+
+
 def _decode_leniently( data: bytes | bytearray ) -> str:
     return data.decode( 'utf-8', errors = 'replace' )
 
@@ -515,7 +541,8 @@ _parse_message = _sdk.produce_message_parser( )
 
 
 def _read_message( line: bytes | bytearray ) -> __.typx.Any:
-    ''' Returns JSON-RPC message of line; or, if none, why (a ValueError).
+    ''' Returns JSON-RPC message of line; or, if none, why (a ValueError,
+        or a RecursionError for JSON nested deeper than can be read).
 
         The SDK's parser refuses escapes of lone UTF-16 halves, which are
         valid JSON: the standard parser reads such a line (what goes out is
@@ -524,14 +551,16 @@ def _read_message( line: bytes | bytearray ) -> __.typx.Any:
         bad byte in a result loses no answer.
     '''
     try: return _validate( line )
-    except ValueError as exception: failure = exception
+    except ( ValueError, RecursionError ) as exception: failure = exception
+    if isinstance( failure, RecursionError ): return failure
     if _escape_half.search( line ):
         try: return _sdk.validate_message( line, parse = True )
         except ( ValueError, RecursionError ): pass
     text = _decode_leniently( line )
     if '\ufffd' in text:
         try: return _validate( text )
-        except ValueError as exception: failure = exception
+        except ( ValueError, RecursionError ) as exception:
+            failure = exception
     return failure
 
 
