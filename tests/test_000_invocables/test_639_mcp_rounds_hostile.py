@@ -177,24 +177,25 @@ async def test_130_huge_state( ):
 
 async def test_140_deep_state( ):
     ''' A state which is no text (nested arrays) is refused as invalid;
-        one nested beyond any parser's depth ends the connection with an
-        error of the library, and the next call reconnects.
+        one nested beyond any parser's depth fails its own call with a
+        refusal which says so, and the session lives.
     '''
     async with _produce_rounds( _Answers( ) ) as ensemble:
         refusal = await _refuse( ensemble, 'deep_state', { 'depth': 100 } )
         assert _INVALID in str( refusal )
         refusal = await _refuse(
             ensemble, 'deep_state', { 'depth': 100000 } )
-        assert isinstance( refusal, exceptions.ConnectionFailure )
+        assert isinstance( refusal, exceptions.InvocationRefusal )
+        assert 'too deep to be read' in str( refusal )
         seen = await _survey_seen( ensemble )
-    assert _count( seen, 'tools/call', 'deep_state' ) == 0 # a new server
+    assert _count( seen, 'tools/call', 'deep_state' ) == 2 # the same server
 
 
 async def test_150_deep_request( ):
     ''' An input request nested deeper than pydantic's parser goes (which
         JSON allows) is read nevertheless (its answer is not lost: the call
         does not wait for its timeout); one nested beyond any parser's
-        depth ends the connection with an error of the library.
+        depth fails its own call with a refusal which says so.
     '''
     answers = _Answers( )
     async with _produce_rounds(
@@ -211,7 +212,8 @@ async def test_150_deep_request( ):
             assert _INVALID in str( refusal )
         refusal = await _refuse(
             ensemble, 'deep_request', { 'depth': 3000 } )
-        assert isinstance( refusal, exceptions.ConnectionFailure )
+        assert isinstance( refusal, exceptions.InvocationRefusal )
+        assert 'too deep to be read' in str( refusal )
 
 
 async def test_160_unknown_kinds( ):
