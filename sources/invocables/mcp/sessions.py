@@ -7,7 +7,9 @@
     probe timeout; a server which speaks MCP 2026-07-28 only is discovered
     instead, see :py:func:`invocables.mcp._sdk.negotiate`), lists every
     page of tools, then serves list-changed
-    refreshes until asked to stop or until the transport dies; on every way
+    refreshes (under MCP 2026-07-28, heard on streams of
+    ``subscriptions/listen``, :py:mod:`invocables.mcp._listening`) until
+    asked to stop or until the transport dies; on every way
     out it closes the session and the transport (which terminates a child
     process group). Each listing goes to the ensemble through a callback,
     the listener; the session knows nothing of ensembles.
@@ -23,6 +25,7 @@ import invocables.mcp.callbacks as _callbacks # authorization
 import invocables.mcp.configuration as _configuration
 import invocables.mcp.listings as _listings
 import invocables.mcp._http as _http
+import invocables.mcp._listening as _listening
 import invocables.mcp._processes as _processes
 import invocables.mcp.records as _records
 import invocables.mcp.redaction as _redaction
@@ -238,8 +241,19 @@ class Runner:
             connection.ready.set_result( None )
             _scribe.debug(
                 "Connected to MCP server %r.", self.name )
-            try: await self._serve( session )
-            finally: _sdk.release_requests( session ) # SDK 1.x
+            await self._hold( session )
+
+    async def _hold( self, session: _ClientSession ) -> None:
+        ''' Serves refreshes until asked to stop; under MCP 2026-07-28,
+            hears the server's changes on streams meanwhile. '''
+        try:
+            async with _anyio.create_task_group( ) as group:
+                if _sdk.is_modern( session ):
+                    group.start_soon(
+                        _listening.listen_changes, session, self.name )
+                await self._serve( session )
+                group.cancel_scope.cancel( )
+        finally: _sdk.release_requests( session ) # SDK 1.x
 
     async def _open( self, session: _ClientSession ) -> None:
         ''' Opens session by the handshake chosen; lists its tools. '''
@@ -278,6 +292,7 @@ class Runner:
             _mcp_types.ToolListChangedNotification,
         ):
             self.connection.request_refresh( )
+            _scribe.debug( "MCP server %r announced new tools.", self.name )
         elif isinstance( message, Exception ):
             _scribe.debug(
                 "MCP server %r: transport reported %s.",

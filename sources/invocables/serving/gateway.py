@@ -229,13 +229,20 @@ class GatewayExtension:
             _access_connection( context ) )
         return _mcp_types.EmptyResult( )
 
+    def _note_listener( self, context: __.typx.Any ) -> None:
+        ''' Remembers the connection of a client of MCP 2025-11-25 or
+            earlier, to tell it of changes; later clients hear them on
+            their streams of ``subscriptions/listen``. '''
+        if _server_sdk.is_modern_session( context ): return
+        self._listeners.add( _access_connection( context ) )
+
     async def survey_prompts(
         self, context: __.typx.Any, parameters: __.typx.Any
     ) -> _mcp_types.ListPromptsResult:
         ''' Handles ``prompts/list``: the upstream servers' prompts, named
             as tools are (scoped by ensemble when names clash).
         '''
-        self._listeners.add( _access_connection( context ) )
+        self._note_listener( context )
         found = _access_prompt_names( await self._survey_prompts( ) )
         return _mcp_types.ListPromptsResult( prompts = [
             _sdk.produce_model(
@@ -256,7 +263,7 @@ class GatewayExtension:
         ''' Handles ``resources/list``: every upstream server's (a URI
             which several offer is scoped by ensemble).
         '''
-        self._listeners.add( _access_connection( context ) )
+        self._note_listener( context )
         found = await self._survey_scoped( 'survey_resources', 'uri' )
         return _mcp_types.ListResourcesResult( resources = [
             _produce_listed( _mcp_types.Resource, resource, uri = uri )

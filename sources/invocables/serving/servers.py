@@ -420,7 +420,9 @@ class ToolServer(
         # The session is a view of one request; its connection (no public
         # accessor on the low-level context, mcp 2.3) lasts and notifies.
         connection = getattr( session, '_connection', session )
-        self._listeners.add( connection )
+        # Later clients hear changes on streams of subscriptions/listen.
+        if not _server_sdk.is_modern_session( context ):
+            self._listeners.add( connection )
         return connection
 
     def _access_signature( self ) -> _Signature | None:

@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' What a server of MCP 2026-07-28 announces, heard as before.
+
+    From MCP 2026-07-28 a server sends its changes (tools, prompts and
+    resources listed anew) only on the streams which its client opens with
+    ``subscriptions/listen`` (SEP-2575). A session of that version keeps
+    such a stream open for every change which the server's capabilities
+    say it announces. The SDK gives each change on the stream to the
+    session's handler, as the notification of earlier versions
+    (``notifications/tools/list_changed`` ...): tools are listed again and
+    gateways tell their own clients, whatever the version. A stream which
+    ends is opened again after a pause; a server which refuses the request
+    is not asked again.
+'''
+
+
+import invocables.mcp.__ as __
+from ._sdk import Error as _MCPError
+
+
+PAUSE_INITIAL = 1.0
+''' Seconds before a stream which ended is opened again; doubled after
+    each stream which carried nothing, up to :py:data:`PAUSE_MAXIMUM`. '''
+PAUSE_MAXIMUM = 60.0
+
+_scribe = __.produce_scribe( __name__ )
+
+
+async def listen_changes( session: __.typx.Any, name: str ) -> None:
+    ''' Keeps a stream of the changes which the server of a session of
+        MCP 2026-07-28 announces open, until cancelled. Returns at once if
+        the server announces none, or when it refuses to be listened to.
+    '''
+    tools, prompts, resources = _select_changes( session.server_capabilities )
+    if not ( tools or prompts or resources ): return
+    from mcp.client.subscriptions import listen
+    pause = PAUSE_INITIAL
+    while True:
+        heard = False
+        try:
+            async with listen(
+                session, tools_list_changed = tools,
+                prompts_list_changed = prompts,
+                resources_list_changed = resources,
+            ) as subscription:
+                async for _ in subscription: heard = True
+        except _MCPError as exception:
+            _scribe.info(
+                "MCP server %r refused to be listened to (%s); its changes "
+                "are not heard.", name, exception )
+            return
+        except Exception as exception: # a stream lost: listen again
+            _scribe.debug(
+                "Stream of changes of MCP server %r ended: %s.",
+                name, type( exception ).__name__ )
+        pause = PAUSE_INITIAL if heard else min( pause * 2, PAUSE_MAXIMUM )
+        await __.asyncio.sleep( pause )
+
+
+def _select_changes(
+    capabilities: __.typx.Any
+) -> tuple[ bool, bool, bool ]:
+    ''' Returns whether the server announces changes of its tools, its
+        prompts and its resources: those to listen for. '''
+    def is_changing( feature: str ) -> bool:
+        value = getattr( capabilities, feature, None )
+        return getattr( value, 'list_changed', None ) is True
+    return (
+        is_changing( 'tools' ), is_changing( 'prompts' ),
+        is_changing( 'resources' ) )
