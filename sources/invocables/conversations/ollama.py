@@ -55,7 +55,7 @@ class OllamaConversation(
 def _decode_body( content: bytes, status: int ) -> object:
     ''' Decodes JSON body; error bodies raise provider failure. '''
     try: body = __.json.loads( content )
-    except ValueError as exception:
+    except ( ValueError, RecursionError ) as exception:
         raise __.exceptions.ResponseInvalidity(
             _PROVIDER, f"body is not JSON (status {status}): {exception}"
         ) from exception

@@ -59,7 +59,7 @@ def retrieve_records( path: __.Path ) -> Records:
         return { }
     if content is None: return { }
     try: data = __.json.loads( content )
-    except ValueError:
+    except ( ValueError, RecursionError ):
         _scribe.warning(
             "Token file %s is not JSON; it is ignored (no tokens).", path )
         return { }

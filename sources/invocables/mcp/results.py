@@ -300,7 +300,7 @@ def _find_repeat(
         return _Repeats.Structure
     if not text.lstrip( ).startswith( ( '{', '[' ) ): return _Repeats.Nothing
     try: data = __.json.loads( text )
-    except ValueError: return _Repeats.Nothing
+    except ( ValueError, RecursionError ): return _Repeats.Nothing
     return _Repeats.Text if data == structure else _Repeats.Nothing
 
 

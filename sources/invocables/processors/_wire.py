@@ -157,6 +157,10 @@ def decode_event(
     except ValueError as exception:
         raise __.exceptions.ResponseInvalidity(
             provider, f"event is not JSON: {exception}" ) from exception
+    except RecursionError:
+        raise __.exceptions.ResponseInvalidity(
+            provider, "event nests arrays or objects too deep to be read."
+        ) from None
 
 
 def describe_genus( value: object ) -> str:

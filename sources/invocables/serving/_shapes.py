@@ -90,7 +90,7 @@ def _derive_structure(
     if len( texts ) != 1: return None
     text = texts[ 0 ]
     try: data: __.typx.Any = __.json.loads( text )
-    except ValueError: data = None
+    except ( ValueError, RecursionError ): data = None
     if isinstance( data, dict ): return __.typx.cast( __.typx.Any, data )
     properties: __.typx.Any = outschema.get( 'properties' )
     if not isinstance( properties, __.cabc.Mapping ): return None
