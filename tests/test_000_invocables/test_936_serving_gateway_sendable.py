@@ -231,7 +231,7 @@ async def test_310_visits_stand_in( monkeypatch ):
     _encode( [ downstream.received, downstream.completions ] )
     hidden, lone, plain = downstream.visits
     assert downstream.completions == downstream.visits
-    assert plain == 'visit-1'
-    for identifier in ( hidden, lone ):
+    assert len( { hidden, lone, plain } ) == 3 # noqa: PLR2004
+    for identifier in ( hidden, lone, plain ):
         assert identifier.startswith( 'visit-' ) and len( identifier ) > 20
     assert hidden != lone

@@ -63,9 +63,15 @@ class _Liaison:
         return { 'action': 'decline' }
 
 
-def _produce_upstream( **keywords ):
+def _assert_opaque( identifier ):
+    ''' Asserts that an identifier of a visit is a stand-in of the relay,
+        not the server's own (``visit-1``). '''
+    assert identifier.startswith( 'visit-' ) and len( identifier ) > 20
+
+
+def _produce_upstream( name = 'visits', **keywords ):
     return invocables.mcp.produce_ensemble(
-        'visits', command = [ mcp_support.SERVERS_PYTHON, _SERVER ],
+        name, command = [ mcp_support.SERVERS_PYTHON, _SERVER ],
         **keywords )
 
 
@@ -82,9 +88,10 @@ async def _execute( upstream ):
 @pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
 @pytest.mark.filterwarnings( 'ignore::UserWarning' )
 async def test_100_url_relayed( ):
-    ''' The downstream client gets the upstream's URL, message and
-        identifier; its answer reaches the upstream, and so does the
-        upstream's word that the visit is complete.
+    ''' The downstream client gets the upstream's URL and message, and
+        an opaque identifier; its answer reaches the upstream, and the
+        upstream's word that the visit is complete reaches the client
+        under that identifier.
     '''
     server = serving.ToolServer( [ _produce_upstream( ) ] )
     downstream = _Downstream( )
@@ -97,9 +104,38 @@ async def test_100_url_relayed( ):
             result = await client.call_tool( 'visit', { } )
             await asyncio.wait_for( downstream.completed.wait( ), 10 )
     assert json.loads( result.content[ 0 ].text ) == { 'action': 'accept' }
-    assert downstream.requests == [
-        ( 'url', 'Please authorize.', _URL, 'visit-1' ) ]
-    assert downstream.completions == [ 'visit-1' ]
+    ( *request, identifier ), = downstream.requests
+    assert request == [ 'url', 'Please authorize.', _URL ]
+    _assert_opaque( identifier )
+    assert downstream.completions == [ identifier ]
+
+
+@pytest.mark.asyncio
+@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
+@pytest.mark.filterwarnings( 'ignore::UserWarning' )
+async def test_105_upstreams_alike_kept_apart( ):
+    ''' Two upstream servers which name their visits alike
+        (``visit-1``): the downstream client gets two identifiers, and
+        each upstream's word that its visit is complete reaches the client
+        under its own.
+    '''
+    server = serving.ToolServer( [
+        _produce_upstream( 'alpha' ), _produce_upstream( 'beta' ) ] )
+    downstream = _Downstream( )
+    async with invocables.connect_ensembles( server.ensembles ):
+        async with mcp_support.open_memory_client(
+            server.produce_server( ),
+            elicitation_callback = downstream.on_elicit,
+            message_handler = downstream.on_message, mode = 'legacy',
+        ) as client:
+            for name in ( 'alpha__visit', 'beta__visit' ):
+                downstream.completed.clear( )
+                await client.call_tool( name, { } )
+                await asyncio.wait_for( downstream.completed.wait( ), 10 )
+    identifiers = [ request[ -1 ] for request in downstream.requests ]
+    assert len( set( identifiers ) ) == 2 # noqa: PLR2004
+    for identifier in identifiers: _assert_opaque( identifier )
+    assert downstream.completions == identifiers
 
 
 @pytest.mark.asyncio
@@ -132,7 +168,9 @@ async def test_200_application_liaison( ):
         with invokers.liaise( liaison ):
             answer = await _execute( upstream )
     assert answer == { 'action': 'decline' }
-    assert liaison.requests == [ ( 'Please authorize.', _URL, 'visit-1' ) ]
+    ( *request, identifier ), = liaison.requests
+    assert request == [ 'Please authorize.', _URL ]
+    _assert_opaque( identifier )
 
 
 @pytest.mark.asyncio

@@ -191,14 +191,19 @@ class Relay:
             _scribe.exception(
                 "Observer of MCP server %r raised.", self.ensemble )
 
-    def produce_visit( self, identifier: str ) -> str:
+    def produce_visit(
+        self, identifier: str, *, opaque: bool = False
+    ) -> str:
         ''' Returns identifier of an elicitation by URL which may go out:
             the server's, unless it holds a secret of the connection or is
-            not sendable; else an opaque stand-in, the same for the same
+            not sendable, or unless opaque (what goes to a caller: two
+            servers may name their visits alike, and neither may end the
+            other's); else an opaque stand-in, the same for the same
             identifier, remembered (the latest thousand) so that the
             server's word that the visit is complete goes out under it.
         '''
-        if _is_clean( self.redactor, identifier ): return identifier
+        if not opaque and _is_clean( self.redactor, identifier ):
+            return identifier
         visits = self.visits
         served = visits.pop( identifier, None ) or (
             f"visit-{_secrets.token_hex( 16 )}" )
@@ -240,8 +245,8 @@ class Relay:
     ) -> __.typx.Any:
         ''' Returns the server's result of the caller's answer, or None
             if the caller has nobody to ask. The message, schema and URL
-            go redacted and sendable; the identifier of a visit, as
-            :py:meth:`produce_visit` gives it.
+            go redacted and sendable; the identifier of a visit, an opaque
+            stand-in (see :py:meth:`produce_visit`).
         '''
         redactor = self.redactor
         schema: __.cabc.Mapping[ str, __.typx.Any ] = _sdk.access_field(
@@ -263,7 +268,8 @@ class Relay:
             'elicit_url', message,
             _canisters.normalize_text( redactor.redact_link( url ) ),
             self.produce_visit(
-                _sdk.access_field( parameters, 'elicitation_id' ) ) )
+                _sdk.access_field( parameters, 'elicitation_id' ),
+                opaque = True ) )
 
     def _access_visit( self, identifier: str ) -> str | None:
         ''' Returns identifier which went out for a visit the server
