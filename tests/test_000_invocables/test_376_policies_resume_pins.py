@@ -37,6 +37,18 @@ async def _suspend( ensembles, policy, name = 'delete' ):
     return record
 
 
+async def _suspend_asked( ):
+    ''' Suspends a call of ``fs``'s ``delete`` under a policy which asks
+        about every call; returns what ran, the ensemble, the policy and
+        the record. '''
+    ran = [ ]
+    fs = invocables.produce_ensemble(
+        'fs', [ _produce_deleter( 'fs', ran ) ] )
+    policy = policies.Policy( rules = (
+        policies.Rule( action = policies.Actions.Ask ), ) )
+    return ran, fs, policy, await _suspend( [ fs ], policy )
+
+
 @pytest.mark.asyncio
 async def test_100_resume_never_runs_another_tool( ):
     ''' A record of ``fs``'s tool, resumed where ``fs`` is gone and
@@ -67,12 +79,7 @@ async def test_110_resume_without_policy_runs_no_other_tool( ):
         offered is unknown as well; the tool of the same name elsewhere
         does not run.
     '''
-    ran = [ ]
-    fs = invocables.produce_ensemble(
-        'fs', [ _produce_deleter( 'fs', ran ) ] )
-    policy = policies.Policy( rules = (
-        policies.Rule( action = policies.Actions.Ask ), ) )
-    record = await _suspend( [ fs ], policy )
+    ran, fs, policy, record = await _suspend_asked( )
     other = invocables.produce_ensemble(
         'other', [ _produce_deleter( 'other', ran ) ] )
     result = await policies.resume_invocation(
@@ -86,12 +93,7 @@ async def test_120_approved_call_not_asked_again_by_options( ):
     ''' An approved call runs once, even when the options record given to
         the resumption carries the policy which asked.
     '''
-    ran = [ ]
-    fs = invocables.produce_ensemble(
-        'fs', [ _produce_deleter( 'fs', ran ) ] )
-    policy = policies.Policy( rules = (
-        policies.Rule( action = policies.Actions.Ask ), ) )
-    record = await _suspend( [ fs ], policy )
+    ran, fs, policy, record = await _suspend_asked( )
     result = await policies.resume_invocation(
         record, [ fs ], approval = True, policy = policy,
         options = invocables.ExecutionOptions( policy = policy, timeout = 5 ) )
@@ -102,12 +104,7 @@ async def test_120_approved_call_not_asked_again_by_options( ):
 @pytest.mark.asyncio
 async def test_130_denied_still_denied_on_resume( ):
     ''' The policy given again still denies what it denies now. '''
-    ran = [ ]
-    fs = invocables.produce_ensemble(
-        'fs', [ _produce_deleter( 'fs', ran ) ] )
-    asking = policies.Policy( rules = (
-        policies.Rule( action = policies.Actions.Ask ), ) )
-    record = await _suspend( [ fs ], asking )
+    ran, fs, asking, record = await _suspend_asked( )
     denying = policies.Policy(
         rules = ( policies.Rule(
             action = policies.Actions.Deny, tool = 'delete' ), ),

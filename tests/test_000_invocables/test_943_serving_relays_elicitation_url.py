@@ -63,6 +63,15 @@ class _Liaison:
         return { 'action': 'decline' }
 
 
+def _open_downstream( server, downstream ):
+    ''' Returns the context of a client of the server, of 2025-11-25,
+        whose user is downstream. '''
+    return mcp_support.open_memory_client(
+        server.produce_server( ),
+        elicitation_callback = downstream.on_elicit,
+        message_handler = downstream.on_message, mode = 'legacy' )
+
+
 def _assert_opaque( identifier ):
     ''' Asserts that an identifier of a visit is a stand-in of the relay,
         not the server's own (``visit-1``). '''
@@ -96,11 +105,7 @@ async def test_100_url_relayed( ):
     server = serving.ToolServer( [ _produce_upstream( ) ] )
     downstream = _Downstream( )
     async with invocables.connect_ensembles( server.ensembles ):
-        async with mcp_support.open_memory_client(
-            server.produce_server( ),
-            elicitation_callback = downstream.on_elicit,
-            message_handler = downstream.on_message, mode = 'legacy',
-        ) as client:
+        async with _open_downstream( server, downstream ) as client:
             result = await client.call_tool( 'visit', { } )
             await asyncio.wait_for( downstream.completed.wait( ), 10 )
     assert json.loads( result.content[ 0 ].text ) == { 'action': 'accept' }
@@ -123,11 +128,7 @@ async def test_105_upstreams_alike_kept_apart( ):
         _produce_upstream( 'alpha' ), _produce_upstream( 'beta' ) ] )
     downstream = _Downstream( )
     async with invocables.connect_ensembles( server.ensembles ):
-        async with mcp_support.open_memory_client(
-            server.produce_server( ),
-            elicitation_callback = downstream.on_elicit,
-            message_handler = downstream.on_message, mode = 'legacy',
-        ) as client:
+        async with _open_downstream( server, downstream ) as client:
             for name in ( 'alpha__visit', 'beta__visit' ):
                 downstream.completed.clear( )
                 await client.call_tool( name, { } )
