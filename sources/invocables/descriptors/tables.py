@@ -142,9 +142,9 @@ class Table:
         value = self.access( key, list, default = default )
         if value is default: return default
         tables: list[ Table ] = [ ]
+        path = self.produce_keypath( key )
         for index, item in enumerate( __.typx.cast( list[ object ], value ) ):
-            keypath = "{path}[{index}]".format(
-                path = self.produce_keypath( key ), index = index )
+            keypath = f"{path}[{index}]"
             if not isinstance( item, __.cabc.Mapping ):
                 self.fail(
                     f"{key}[{index}]", "expected a table, got {item}; write "
