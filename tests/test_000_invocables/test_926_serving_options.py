@@ -48,7 +48,7 @@ async def test_100_concurrency_bounds_calls_across_clients( ):
     gate = asyncio.Event( )
 
     async def use( n: int ) -> str:
-        ''' Uses a shared service. '''
+        ''' Uses a service which every call uses. '''
         running[ 0 ] += 1
         peak[ 0 ] = max( peak[ 0 ], running[ 0 ] )
         started.set( )

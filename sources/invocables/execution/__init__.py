@@ -198,7 +198,7 @@ async def execute_invoker(
 def share_slots(
     slots: __.typx.Annotated[
         __.asyncio.Semaphore,
-        __.ddoc.Doc( ''' Slots of the concurrency, shared. ''' ),
+        __.ddoc.Doc( ''' Slots of the concurrency, in common. ''' ),
     ],
 ) -> __.cabc.Generator[ None, None, None ]:
     ''' Makes the executions started within take their slots from one
@@ -542,7 +542,7 @@ def _prepare_execution(
         interceptor = _interception.chain_interceptors(
             interceptor, policy.produce_interceptor( namespace_ ) )
     concurrency = options.concurrency
-    slots = _slots.get( ) # shared, else only where the bound may bite
+    slots = _slots.get( ) # in common, else only where the bound may bite
     # In the order of the fields: positional costs half of keywords.
     return _Execution(
         nomenclature, options.auxdata,
