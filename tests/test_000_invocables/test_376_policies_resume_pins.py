@@ -89,6 +89,23 @@ async def test_110_resume_without_policy_runs_no_other_tool( ):
 
 
 @pytest.mark.asyncio
+async def test_115_impostor_wrapper_runs_nothing( ):
+    ''' A wrapper which bears the record's ensemble's name (``fs``) over
+        another ensemble offers another tool: resuming runs nothing, with
+        the policy given again or without.
+    '''
+    ran, _, policy, record = await _suspend_asked( )
+    other = invocables.produce_ensemble(
+        'other', [ _produce_deleter( 'other', ran ) ] )
+    impostor = wrappers.FilteredEnsemble( other, name = 'fs' )
+    for given in ( { 'policy': policy }, { } ):
+        result = await policies.resume_invocation(
+            record, [ impostor ], approval = True, **given )
+        assert result.error.genus is invocables.FaultGenera.Absence
+    assert ran == [ ]
+
+
+@pytest.mark.asyncio
 async def test_120_approved_call_not_asked_again_by_options( ):
     ''' An approved call runs once, even when the options record given to
         the resumption carries the policy which asked.

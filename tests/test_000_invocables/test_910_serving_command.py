@@ -285,3 +285,34 @@ def test_400_invoke_policies( ):
         assert asked.returncode == status, asked.stderr
         assert "Allow tool 'greet'" in asked.stderr
         assert ( 'Hello, Ada!' in asked.stdout ) is ( status == 0 )
+
+
+async def _drain( stream ):
+    ''' Reads a stream of subscriptions/listen to its end. '''
+    async for _ in stream: pass
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+@pytest.mark.parametrize( 'mode', ( ( ), ( '--stateless', ) ) )
+async def test_220_stops_with_listen_streams_open( mode ):
+    ''' SIGTERM stops serve, with status 0, although a client
+        of MCP 2026-07-28 holds a stream of ``subscriptions/listen`` open:
+        the stream ends with the server. Under the mcp SDK 1.x no such
+        stream is served, and serve stops as well.
+    '''
+    with _serve_http( *mode ) as ( url, process ):
+        if sdk.MAJOR >= 2: # noqa: PLR2004
+            import asyncio
+            import mcp
+            async with mcp.Client( url, mode = 'auto' ) as client:
+                async with client.listen( tools_list_changed = True ) as stream:
+                    ending = asyncio.create_task( _drain( stream ) )
+                    process.send_signal( signal.SIGTERM )
+                    # Bounds which prove "does not hang": before, it did.
+                    status = await asyncio.to_thread( process.wait, 60 )
+                    await asyncio.wait_for( ending, 60 ) # ended, not lost
+        else:
+            process.send_signal( signal.SIGTERM )
+            status = process.wait( 60 )
+    assert status == 0

@@ -147,6 +147,28 @@ async def test_120_streams_end_with_serving( ):
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
+async def test_130_resources_named_bounded( ):
+    ''' A stream which names more resources than the bound is refused
+        (invalid parameters), saying so; one which names as many is
+        served.
+    '''
+    server = _produce_server( )
+    bound = subscriptions.RESOURCES_MAXIMUM
+    async with _open_client( server ) as client:
+        if client is None: return # SDK 1.x: refused
+        from mcp.shared.exceptions import MCPError
+        uris = [ f"test://item/{index}" for index in range( bound + 1 ) ]
+        with pytest.raises( MCPError, match = 'resources at most' ) as caught:
+            async with client.listen( resource_subscriptions = uris ): pass
+        assert caught.value.error.code == -32602 # noqa: PLR2004
+        async with client.listen(
+            resource_subscriptions = uris[ : bound ]
+        ) as stream:
+            assert stream.honored.resource_subscriptions == uris[ : bound ]
+
+
+@pytest.mark.asyncio
 async def test_200_handler_by_sdk( ):
     ''' With the mcp SDK 2.x, the server has a handler of
         ``subscriptions/listen`` which the SDK's capabilities see; with

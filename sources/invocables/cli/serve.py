@@ -28,6 +28,9 @@ EXIT_USAGE = 2
 PORT_DEFAULT = 8000
 
 _FACTORY = 'invocables.serving:produce_application_from_environment'
+# Seconds which connections have to end once stopping; then they are cut
+# (a client's stream of subscriptions/listen lasts until then).
+_GRACE_SHUTDOWN = 5
 _PROGRAM = 'invocables serve'
 _PROTOCOL = 'invocables.serving:HeaderTimeoutProtocol'
 _SPEAKER = 'invocables' # of the lines which say where it serves, and when
@@ -282,8 +285,10 @@ async def _serve_http(
             options.idle_timeout, _serving.IDLE_TIMEOUT_DEFAULT ),
         limit_concurrency = _choose(
             options.connections_maximum,
-            _serving.CONNECTIONS_MAXIMUM_DEFAULT ) )
-    web_server = _produce_web_server( uvicorn.Server, configuration )
+            _serving.CONNECTIONS_MAXIMUM_DEFAULT ),
+        timeout_graceful_shutdown = _GRACE_SHUTDOWN )
+    web_server = _produce_web_server(
+        uvicorn.Server, configuration, server.subscriptions.close )
     handler = _UvicornHandler( failures, web_server )
     # The web server's and the SDK's server logs, one line each; none of
     # the SDK's once stopping (the 1.x SDK reports its streams closed at
@@ -334,14 +339,23 @@ def _guard_lifespan(
 
 
 def _produce_web_server(
-    base: type[ __.typx.Any ], configuration: __.typx.Any
+    base: type[ __.typx.Any ],
+    configuration: __.typx.Any,
+    stop: __.cabc.Callable[ [ ], None ],
 ) -> __.typx.Any:
     ''' Returns uvicorn server which stops on Ctrl-C or SIGTERM and
-        returns, rather than raising the signal again once stopped.
+        returns, rather than raising the signal again once stopped. On the
+        signal, stop ends the streams which would keep connections open.
     '''
     import threading
 
     class Server( base ):
+
+        def handle_exit( self, sig: int, frame: __.typx.Any ) -> None:
+            # A signal interrupts the loop: stop runs at its next turn.
+            try: __.asyncio.get_running_loop( ).call_soon_threadsafe( stop )
+            except RuntimeError: stop( ) # no loop runs
+            super( ).handle_exit( sig, frame ) # pyright: ignore[reportUnknownMemberType]
 
         @__.ctxl.contextmanager
         def capture_signals(
@@ -474,6 +488,7 @@ async def _supervise_workers(
             '--limit-concurrency', str( _choose(
                 options.connections_maximum,
                 _serving.CONNECTIONS_MAXIMUM_DEFAULT ) ),
+            '--timeout-graceful-shutdown', str( _GRACE_SHUTDOWN ),
             env = environment ) )
         process = processes[ 0 ]
         if stopped: process.terminate( )

@@ -10,8 +10,9 @@
     session's handler, as the notification of earlier versions
     (``notifications/tools/list_changed`` ...): tools are listed again and
     gateways tell their own clients, whatever the version. A stream which
-    ends is opened again after a pause; a server which refuses the request
-    is not asked again.
+    ends, or which the server could not open (too many streams, say), is
+    opened again after a pause; a server which refuses the request (it
+    knows no such method, or finds it invalid) is not asked again.
 '''
 
 
@@ -23,6 +24,9 @@ PAUSE_INITIAL = 1.0
 ''' Seconds before a stream which ended is opened again; doubled after
     each stream which carried nothing, up to :py:data:`PAUSE_MAXIMUM`. '''
 PAUSE_MAXIMUM = 60.0
+
+# Errors which say that the server will never serve the stream.
+_REFUSALS = frozenset( ( -32600, -32601, -32602 ) )
 
 _scribe = __.produce_scribe( __name__ )
 
@@ -44,12 +48,18 @@ async def listen_changes( session: __.typx.Any, name: str ) -> None:
                 prompts_list_changed = prompts,
                 resources_list_changed = resources,
             ) as subscription:
+                _scribe.debug(
+                    "Listening to the changes of MCP server %r.", name )
                 async for _ in subscription: heard = True
         except _MCPError as exception:
-            _scribe.info(
-                "MCP server %r refused to be listened to (%s); its changes "
-                "are not heard.", name, exception )
-            return
+            if exception.error.code in _REFUSALS:
+                _scribe.info(
+                    "MCP server %r refused to be listened to (%s); its "
+                    "changes are not heard.", name, exception )
+                return
+            _scribe.debug( # busy, perhaps (too many streams): again
+                "MCP server %r did not open a stream of changes: %s.",
+                name, exception )
         except Exception as exception: # a stream lost: listen again
             _scribe.debug(
                 "Stream of changes of MCP server %r ended: %s.",

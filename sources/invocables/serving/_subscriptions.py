@@ -17,6 +17,8 @@
 
 
 import invocables.serving.__ as __
+import invocables.mcp._sdk as _sdk
+from ..mcp._sdk import types as _mcp_types
 
 
 _listening: __.typx.Any
@@ -33,6 +35,10 @@ STREAMS_MAXIMUM = 1024
 EVENTS_MAXIMUM = 1024
 ''' Most changes waiting on one stream whose client reads no more; the
     stream is then ended (its client listens again, and lists again). '''
+RESOURCES_MAXIMUM = 1024
+''' Most resources one stream may name (``resourceSubscriptions``); a
+    request which names more is refused (invalid parameters), so that open
+    streams hold bounded memory. '''
 
 
 class Subscriptions:
@@ -58,7 +64,19 @@ class Subscriptions:
             2.x server; none with the 1.x SDK.
         '''
         if self._handler is None: return { }
-        return { 'on_subscriptions_listen': self._handler }
+        return { 'on_subscriptions_listen': self._listen }
+
+    async def _listen(
+        self, context: __.typx.Any, parameters: __.typx.Any
+    ) -> __.typx.Any:
+        ''' Serves a stream, unless it names too many resources. '''
+        uris = parameters.notifications.resource_subscriptions or ( )
+        if len( uris ) > RESOURCES_MAXIMUM:
+            raise _sdk.produce_error(
+                _mcp_types.INVALID_PARAMS,
+                f"A stream may name {RESOURCES_MAXIMUM} resources at most; "
+                f"this one names {len( uris )}. Listen on several." )
+        return await self._handler( context, parameters )
 
     async def publish( self, method: str, uri: str | None = None ) -> None:
         ''' Tells the streams which asked for it of a change, by the method

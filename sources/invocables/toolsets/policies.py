@@ -576,14 +576,15 @@ def _find_designation(
 ) -> _naming.Designation | None:
     ''' Returns designation of the tool a record names, if offered.
 
-        The record's ensemble is the source's; a wrapper's name matches
-        too. Of several offers of the tool, the one of the record's name.
+        The record's ensemble is the source's, whatever wrapper offers the
+        tool (a wrapper which takes that name for another ensemble's tools
+        offers another tool). Of several offers of the tool, the one of the
+        record's name.
     '''
     found = None
     for designation in nomenclature.designations:
-        ensemble, tool, _, offered = _access_identity( designation )
-        if tool != request.tool: continue
-        if request.ensemble not in ( ensemble, offered ): continue
+        ensemble, tool, *_ = _access_identity( designation )
+        if ( ensemble, tool ) != ( request.ensemble, request.tool ): continue
         if designation.name == request.name: return designation
         if found is None: found = designation
     return found
