@@ -191,6 +191,29 @@ def test_210_both_kinds_at_once_redacted( ):
         '{"url": "https:\\/\\/api.example.org\\/u\\/***"}' )
 
 
+@pytest.mark.parametrize( 'encode', (
+    lambda secret: urllib.parse.quote( _encode_go_json( secret ) ),
+    lambda secret: urllib.parse.quote( json.dumps( secret ) ),
+    lambda secret: urllib.parse.quote( json.dumps( secret ), safe = '' ),
+    lambda secret: json.dumps( json.dumps( secret ) ),
+    lambda secret: urllib.parse.quote(
+        urllib.parse.quote( secret, safe = '' ), safe = '' ),
+    lambda secret: _encode_dotnet_json( urllib.parse.quote( secret ) ),
+) )
+def test_215_escapes_within_escapes_redacted( encode ):
+    ''' A secret escaped for JSON and then percent-encoded (JSON in a
+        URL's query), or escaped twice alike, is redacted; the text around
+        it is kept. '''
+    redactor = redaction.Redactor( _SECRETS )
+    for secret in _SECRETS:
+        text = f"https://cb.example/?state={encode( secret )}&next=1"
+        redacted = redactor.redact( text )
+        assert redacted.startswith( 'https://cb.example/?state=' ), redacted
+        assert redacted.endswith( '&next=1' ), redacted
+        assert '***' in redacted, ( secret, text, redacted )
+        assert encode( secret ) not in redacted
+
+
 def test_220_link_keeps_query( ):
     ''' A URL to visit loses its secret in lowercase hex, keeps its
         query. '''

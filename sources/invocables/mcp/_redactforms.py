@@ -32,6 +32,10 @@ Spans: __.typx.TypeAlias = list[ tuple[ int, int ] ]
 
 LENGTH_MINIMUM = 4
 
+DEPTH_MAXIMUM = 2
+''' Times a text is decoded of its escapes to find a secret: two finds
+    JSON escapes within percent-encoding and the other way round. '''
+
 _BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
 _BASE64_URLSAFE = str.maketrans( '+/', '-_' )
 # 48 bits: a core shorter would match other base64 by chance too often.
@@ -50,11 +54,13 @@ _ESCAPES_SHORT = __.immut.Dictionary( {
 
 
 def locate_escaped(
-    text: str, forms: __.cabc.Sequence[ Form ]
+    text: str, forms: __.cabc.Sequence[ Form ], depth: int = DEPTH_MAXIMUM
 ) -> Spans:
     ''' Returns the spans of text where a form appears once its escapes
         are decoded (percent-encoded bytes, JSON's escapes), each escape
-        of a form's characters whole; none if text has no escapes.
+        of a form's characters whole; none if text has no escapes. Escapes
+        which decoding reveals are decoded too, depth times in all (JSON
+        in a URL: ``%5Cu0026`` is ``&``).
     '''
     parts = _escape.split( text ) # plain text, escapes, plain text ...
     if len( parts ) == 1: return [ ]
@@ -62,16 +68,17 @@ def locate_escaped(
     table = {
         escape: _decode_escape( escape )
         for escape in dict.fromkeys( escapes ) }
+    decodeds = parts.copy( )
+    decodeds[ 1 :: 2 ] = map( table.__getitem__, escapes )
+    view = ''.join( decodeds )
+    spans = locate_escaped( view, forms, depth - 1 ) if depth > 1 else [ ]
     # Where no escape gives a character of a form, the text holds it
     # plain: a form of the secret itself, found in the text as it is, or a
     # decoding of one, which plain text does not hide.
     decoded = set( ''.join( table.values( ) ) )
-    forms = [
+    found = [
         form for form in forms if not decoded.isdisjoint( ''.join( form ) ) ]
-    if not forms: return [ ]
-    decodeds = parts.copy( )
-    decodeds[ 1 :: 2 ] = map( table.__getitem__, escapes )
-    spans = locate_forms( ''.join( decodeds ), forms )
+    if found: spans.extend( locate_forms( view, found ) )
     if not spans: return [ ]
     return _map_spans( parts, decodeds, spans )
 
