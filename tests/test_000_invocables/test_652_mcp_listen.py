@@ -59,16 +59,19 @@ class _Announcements( logging.Handler ):
 
 
 @contextlib.asynccontextmanager
-async def _connect_remote( before = None ):
+async def _connect_remote( before = None, observer = None ):
     ''' Serves the upstream server through serve over HTTP; yields an
         ensemble of MCP 2026-07-28 (where the SDK speaks it) of it, which
-        connects once before (a context of the URL), if given, is in. '''
+        connects once before (a context of the URL), if given, is in; its
+        observer, if given, hears what its server announces. '''
     server = serving.ToolServer( [ invocables.mcp.produce_ensemble(
         'upstream', command = [ mcp_support.SERVERS_PYTHON, _UPSTREAM ] ) ] )
     async with invocables.connect_ensembles( server.ensembles ):
         async with mcp_support.serve_in_loop( server ) as url:
             remote = invocables.mcp.produce_ensemble(
                 'remote', url = url, protocol = 'modern' )
+            if observer is not None:
+                remote.configure_relay( observer = observer )
             async with contextlib.AsyncExitStack( ) as stack:
                 if before is not None:
                     await stack.enter_async_context( before( url ) )
@@ -155,17 +158,10 @@ async def test_110_prompt_change_reaches_observer( ):
         changes.append( ( ensemble, method, uri ) )
         arrival.set( )
 
-    server = serving.ToolServer( [ invocables.mcp.produce_ensemble(
-        'upstream', command = [ mcp_support.SERVERS_PYTHON, _UPSTREAM ] ) ] )
-    async with invocables.connect_ensembles( server.ensembles ):
-        async with mcp_support.serve_in_loop( server ) as url:
-            remote = invocables.mcp.produce_ensemble(
-                'remote', url = url, protocol = 'modern' )
-            remote.configure_relay( observer = observe )
-            async with remote:
-                if not _MODERN: # 2025-11-25: told those which listed
-                    await remote.survey_prompts( )
-                await remote.invoke( 'test_trigger_prompt_change', { } )
-                await asyncio.wait_for( arrival.wait( ), _WAIT )
+    async with _connect_remote( observer = observe ) as remote:
+        if not _MODERN: # 2025-11-25: told those which listed
+            await remote.survey_prompts( )
+        await remote.invoke( 'test_trigger_prompt_change', { } )
+        await asyncio.wait_for( arrival.wait( ), _WAIT )
     assert changes == [
         ( 'remote', 'notifications/prompts/list_changed', None ) ]

@@ -132,3 +132,16 @@ async def test_200_relayed_sendable( monkeypatch ):
     assert messages[ 0 ][ 'content' ][ 'text' ] == _SENDABLE
     assert options[ 'system_prompt' ] == _SENDABLE
     assert options[ 'metadata' ] == { 'note': _SENDABLE }
+
+
+def test_400_redactor_prepares_what_goes_out( ):
+    ''' The redactor's one way out: secrets replaced, then lone
+        surrogates escaped, in texts and in JSON-like data alike. '''
+    from invocables.mcp import redaction
+    redactor = redaction.Redactor( ( 'hush-Hush-7731', ) )
+    text = 'key hush-Hush-7731 \ud800'
+    prepared = redactor.prepare( text )
+    assert 'hush-Hush-7731' not in prepared
+    prepared.encode( 'utf-8' ) # sendable: no lone surrogate left
+    data = redactor.prepare_data( { 'a': [ text ], 'b': 1 } )
+    assert data[ 'a' ] == [ prepared ] and data[ 'b' ] == 1

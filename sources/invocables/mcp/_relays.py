@@ -154,9 +154,9 @@ class Relay:
         try:
             await caller.ask(
                 'log', str( parameters.level ),
-                _prepare_data( self.redactor, parameters.data ),
+                self.redactor.prepare_data( parameters.data ),
                 None if logger is None
-                else _prepare_text( self.redactor, logger ) )
+                else self.redactor.prepare( logger ) )
         except Exception: # the caller went away: the call ends anyway
             _scribe.debug(
                 "Log message of MCP server %r not relayed.", self.ensemble,
@@ -253,14 +253,14 @@ class Relay:
             parameters, 'requested_schema', None ) or { }
         if _exchanges.is_schema_deep( schema ):
             return _callbacks.produce_depth_refusal( self.ensemble )
-        message = _prepare_text( redactor, parameters.message )
+        message = redactor.prepare( parameters.message )
         url: str | None = getattr( parameters, 'url', None )
         if url is None:
             # The answer is checked against the server's own schema.
             return await self._ask(
                 caller, 'elicitation',
                 lambda answer: self._produce_elicit_result( schema, answer ),
-                'elicit', message, _prepare_data( redactor, schema ) )
+                'elicit', message, redactor.prepare_data( schema ) )
         return await self._ask(
             caller, 'elicitation',
             lambda answer: self._produce_elicit_result(
@@ -301,7 +301,7 @@ class Relay:
         '''
         redactor = self.redactor
         messages = [
-            _prepare_data( redactor, _dump_model( message ) )
+            redactor.prepare_data( _dump_model( message ) )
             for message in parameters.messages ]
         options = {
             name: _redact_option( redactor, value )
@@ -311,12 +311,12 @@ class Relay:
         tools = _sdk.access_field( parameters, 'tools', None )
         if tools is not None:
             options[ 'tools' ] = [
-                _prepare_data( redactor, _dump_model( tool ) )
+                redactor.prepare_data( _dump_model( tool ) )
                 for tool in tools ]
         choice = _sdk.access_field( parameters, 'tool_choice', None )
         if choice is not None:
-            options[ 'tool_choice' ] = _prepare_data(
-                redactor, _dump_model( choice ) )
+            options[ 'tool_choice' ] = redactor.prepare_data(
+                _dump_model( choice ) )
         return messages, options
 
     async def _ask(
@@ -429,7 +429,7 @@ class Progress:
             its total if finite.
         '''
         if message is not None:
-            message = _prepare_text( self.redactor, message )
+            message = self.redactor.prepare( message )
         try:
             if not __.is_absent( self.reporter ):
                 outcome = self.reporter( _records.Progress(
@@ -473,10 +473,10 @@ def _redact_option(
         and sendable, in its own type (preferences stay the SDK's model).
     '''
     if not hasattr( value, 'model_dump' ):
-        return _prepare_data( redactor, value )
+        return redactor.prepare_data( value )
     model = __.typx.cast( __.typx.Any, type( value ) )
     return model.model_validate(
-        _prepare_data( redactor, _dump_model( value ) ) )
+        redactor.prepare_data( _dump_model( value ) ) )
 
 
 def _is_clean( redactor: __.typx.Any, text: str ) -> bool:
@@ -485,21 +485,6 @@ def _is_clean( redactor: __.typx.Any, text: str ) -> bool:
     return (
         redactor.redact( text ) == text
         and _canisters.normalize_text( text ) is text )
-
-
-def _prepare_data(
-    redactor: __.typx.Any, data: __.typx.Any
-) -> __.typx.Any:
-    ''' Returns JSON-like data of a server, as it may go out: redacted
-        by the connection's redactor, then made sendable by the one
-        normaliser (:py:func:`invocables.canisters.normalize_data`). '''
-    return _canisters.normalize_data( redactor.redact_data( data ) )
-
-
-def _prepare_text( redactor: __.typx.Any, text: str ) -> str:
-    ''' Returns text of a server, as it may go out (see
-        :py:func:`_prepare_data`). '''
-    return _canisters.normalize_text( redactor.redact( text ) )
 
 
 def _dump_model( model: __.typx.Any ) -> __.typx.Any:

@@ -32,6 +32,7 @@ from itertools import accumulate as _accumulate
 from itertools import pairwise as _pairwise
 
 import invocables.mcp.__ as __
+import invocables.canisters as _canisters
 import invocables.mcp._redactforms as _redactforms
 import invocables.mcp._sdk as _sdk
 
@@ -144,6 +145,18 @@ class Redactor( __.immut.Object ):
         ''' Returns JSON-like data with secrets replaced in its strings. '''
         if self.is_vacant( ): return data
         return redact_json( self.redact, data )
+
+    def prepare( self, text: str ) -> str:
+        ''' Returns text of a server as it may go out: secrets replaced,
+            then made sendable by the one normaliser
+            (:py:func:`invocables.canisters.normalize_text`). '''
+        return _canisters.normalize_text( self.redact( text ) )
+
+    def prepare_data( self, data: __.typx.Any ) -> __.typx.Any:
+        ''' Returns JSON-like data of a server as it may go out: secrets
+            replaced, then made sendable
+            (:py:func:`invocables.canisters.normalize_data`). '''
+        return _canisters.normalize_data( self.redact_data( data ) )
 
     def redact_straddles(
         self, texts: __.cabc.Sequence[ str ]

@@ -257,7 +257,7 @@ class FeaturesExtension:
         session, redactor = self.access_session_for_features( )
         prompts = await self._list(
             session.list_prompts, redactor, 'prompts' )
-        prepare = __.funct.partial( _prepare, redactor.redact )
+        prepare = redactor.prepare
         prompts = [
             prompt for prompt in prompts
             if not _is_withheld( self.name, 'prompt', redactor.redact, (
@@ -399,7 +399,8 @@ def _is_withheld(
         else 'its URI' )
     _scribe.warning(
         "MCP server %r: %s %r left out: %s %s.",
-        server, kind, _prepare( redact, names[ 0 ] ), subject, reason )
+        server, kind, _canisters.normalize_text( redact( names[ 0 ] ) ),
+        subject, reason )
     return True
 
 
@@ -415,18 +416,13 @@ def _describe_listed(
 ) -> dict[ str, __.typx.Any ]:
     ''' Returns what a server says of a resource or template it lists:
         name, title, description, media type; redacted and sendable. '''
-    prepare = __.funct.partial( _prepare, redactor.redact )
+    prepare = redactor.prepare
     return {
         'name': prepare( entry.name ),
         'title': _absentify( entry.title, prepare ),
         'description': prepare( entry.description or '' ),
         'media_type': _absentify(
             _sdk.access_field( entry, 'mime_type' ), prepare ) }
-
-
-def _prepare( redact: __.cabc.Callable[ [ str ], str ], text: str ) -> str:
-    ''' Returns text of a server redacted, then sendable. '''
-    return _canisters.normalize_text( redact( text ) )
 
 
 def _produce_flaw( redactor: __.typx.Any, exception: ValueError ) -> str:

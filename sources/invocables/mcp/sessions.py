@@ -35,7 +35,6 @@ import invocables.mcp._tasks as _tasks
 from ._sdk import ClientSession as _ClientSession
 from ._sdk import Error as _MCPError
 from ._sdk import types as _mcp_types
-import invocables.canisters as _canisters
 import invocables.exceptions as _exceptions
 
 
@@ -415,7 +414,7 @@ def _prepare_tool(
     data = tool.model_dump( by_alias = True, exclude_none = True )
     prepared = __.typx.cast(
         dict[ str, __.typx.Any ],
-        _canisters.normalize_data( redactor.redact_data( data ) ) )
+        redactor.prepare_data( data ) )
     if prepared is data or prepared == data: return tool
     if redactor.redact( tool.name ) == tool.name:
         prepared[ 'name' ] = tool.name

@@ -139,7 +139,7 @@ class GatewayExtension:
                     reference, argument, arguments )
                 # Where completion enters: redacted, then sendable.
                 return [
-                    _canisters.normalize_text( redactor.redact( value ) )
+                    redactor.prepare( value )
                     for value in result.completion.values ]
 
             values = await _ask_upstream(
