@@ -30,6 +30,11 @@ VISITS_MAXIMUM = 100
     models which each extend a base checks the base twice); work which
     multiplies with the depth of the value repeats thousands. '''
 
+SEPARATED_MAXIMUM = 1_048_576
+''' Most dicts, lists and items, counted at every place, of a value whose
+    parts stand in several places: past it, a validation which repeats
+    itself is refused rather than checked again on copies. '''
+
 # Keywords of Draft 2020-12 which apply subschemas.
 _KEYWORDS_DESCENDING = frozenset( (
     '$dynamicRef', '$ref', 'additionalProperties', 'allOf', 'anyOf',
@@ -91,3 +96,43 @@ def _count( keyword: str, check: _Check ) -> _Check:
         return check( validator, value, instance, schema )
 
     return check_counted
+
+
+def separate(
+    value: __.typx.Any, size_maximum: int = SEPARATED_MAXIMUM
+) -> __.typx.Any:
+    ''' Returns value with a copy of each dict or list for every place past
+        the first where it stands; the same value when none stands twice.
+
+        A part which a caller gives in several places (``[ item ] * 300``)
+        is checked once for each place, which the bound would take for
+        repeated work. Raises
+        :py:class:`invocables.exceptions.ValidationExhaustion` when the
+        value, with its parts counted at every place, holds more than
+        size_maximum dicts, lists and items.
+    '''
+    seen: set[ int ] = set( )
+    size = 0
+
+    def copy( item: __.typx.Any, *, fresh: bool ) -> __.typx.Any:
+        nonlocal size
+        size += 1
+        if size > size_maximum: raise _exceptions.ValidationExhaustion
+        genus: type = type( __.typx.cast( object, item ) )
+        if genus is not dict and genus is not list: return item
+        fresh = fresh or id( item ) in seen
+        if not fresh: seen.add( id( item ) )
+        if genus is dict:
+            mapping = __.typx.cast( dict[ str, __.typx.Any ], item )
+            copied = { key: copy( part, fresh = fresh )
+                for key, part in mapping.items( ) }
+            changed = fresh or any(
+                copied[ key ] is not part for key, part in mapping.items( ) )
+            return copied if changed else item
+        sequence = __.typx.cast( list[ __.typx.Any ], item )
+        copied_ = [ copy( part, fresh = fresh ) for part in sequence ]
+        changed = fresh or any(
+            part_ is not part for part_, part in zip( copied_, sequence ) )
+        return copied_ if changed else item
+
+    return copy( value, fresh = False )

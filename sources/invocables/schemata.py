@@ -117,9 +117,15 @@ class Validator( __.immut.Object, instances_mutables = ( '_validator', ) ):
         deadline = __.time.monotonic( ) + PATTERNS_TIMEOUT
         token = _patterns.deadline.set( deadline )
         try:
-            with _steps.bound( ):
-                if validator.is_valid( arguments_ ): return arguments_
-                reason = self._describe_errors( arguments_ )
+            try: reason = self._judge( validator, arguments_ )
+            except _exceptions.ValidationExhaustion:
+                # A part given in several places is checked at each: once
+                # each place has its own copy, the bound counts true work.
+                separated = _steps.separate( arguments_ )
+                if separated is arguments_: raise
+                arguments_ = separated
+                reason = self._judge( validator, arguments_ )
+            if reason is None: return arguments_
         except _exceptions.PatternInterruption as exception:
             reason = (
                 f"the pattern {exception.pattern!r} took too long to "
@@ -130,6 +136,14 @@ class Validator( __.immut.Object, instances_mutables = ( '_validator', ) ):
             reason = describe_exhaustion( 'arguments' )
         finally: _patterns.deadline.reset( token )
         raise _exceptions.ArgumentsInvalidity( self.name, reason )
+
+    def _judge(
+        self, validator: __.typx.Any, arguments: __.Arguments
+    ) -> str | None:
+        ''' Returns why arguments are invalid; ``None`` if valid. '''
+        with _steps.bound( ):
+            if validator.is_valid( arguments ): return None
+            return self._describe_errors( arguments )
 
     def _access_validator( self ) -> __.typx.Any:
         validator = self._validator

@@ -351,3 +351,49 @@ def test_510_common_work_accepted( ):
     with pytest.raises( exceptions.ArgumentsInvalidity ) as caught:
         validator.validate_arguments( arguments )
     assert 'repeats itself' not in caught.value.reason
+
+
+def test_520_part_given_in_many_places_accepted( ):
+    ''' One dict or list which a caller places many times in its arguments
+        (``[ item ] * 300``) is checked once at each place, not taken for
+        repeated work; valid arguments come back whole, and an invalid
+        place is still found. (Old code: refused past 100 places.) '''
+    schema = {
+        'type': 'object', 'properties': { 'items': {
+            'type': 'array', 'items': {
+                'type': 'object', 'required': [ 'a' ],
+                'properties': { 'a': { 'type': 'integer' },
+                                'tags': { 'type': 'array' } } } } } }
+    validator = schemata.produce_validator( 'gather', schema )
+    tags = [ 'x' ]
+    item = { 'a': 1, 'tags': tags }
+    arguments = { 'items': [ item ] * 300 + [ { 'a': 2, 'tags': tags } ] }
+    valid = validator.validate_arguments( arguments )
+    assert valid == arguments
+    bad = { 'items': [ item ] * 300 + [ { 'a': 'two' } ] }
+    with pytest.raises( exceptions.ArgumentsInvalidity ) as caught:
+        validator.validate_arguments( bad )
+    assert 'repeats itself' not in caught.value.reason
+    assert "'two'" in caught.value.reason
+
+
+def test_530_parts_in_many_places_bounded( ):
+    ''' Parts placed in many places which, counted at every place, would
+        make a vast value (a list holding one list twice, 40 levels deep:
+        2**40 places) are refused at once, saying why; repeated work over
+        a value whose parts stand in many places is refused too. '''
+    schema = {
+        'type': 'object', '$defs': { 'node': {
+            'type': 'array', 'items': { '$ref': '#/$defs/node' } } },
+        'properties': { 'x': { '$ref': '#/$defs/node' } } }
+    value: list[ object ] = [ ]
+    for _ in range( 40 ): value = [ value, value ]
+    validator = schemata.produce_validator( 'vast', schema )
+    with pytest.raises( exceptions.ArgumentsInvalidity ) as caught:
+        validator.validate_arguments( { 'x': value } )
+    assert 'repeats itself more than' in caught.value.reason
+    doubling, deep = _nest_twice( 40 )
+    validator = schemata.produce_validator( 'doubling', doubling )
+    with pytest.raises( exceptions.ArgumentsInvalidity ) as caught:
+        validator.validate_arguments( { **deep, 'y': [ deep ] * 200 } )
+    assert 'repeats itself more than' in caught.value.reason
