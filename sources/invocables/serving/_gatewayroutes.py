@@ -9,8 +9,13 @@
     loosely: each expression takes any run of the characters its operator
     allows (a simple one, no ``/``, ``?`` nor ``#``), matched without
     backtracking, in time proportional to the URI by the template.
+
+    What the servers list is remembered (:py:class:`RoutesMemo`), so that
+    a URI listed before reaches its server without listing again.
 '''
 
+
+import weakref as _weakref
 
 import invocables.serving.__ as __
 import invocables.exceptions as _exceptions
@@ -20,6 +25,11 @@ Route: __.typx.TypeAlias = tuple[ __.typx.Any, str ]
 ''' Ensemble of an upstream server, and the URI which the server knows. '''
 Scoped: __.typx.TypeAlias = tuple[ str, __.typx.Any, __.typx.Any ]
 ''' Listed item as served (its URI, perhaps scoped), ensemble, item. '''
+_T = __.typx.TypeVar( '_T' )
+
+ROUTES_MAXIMUM = 4096
+''' Most URIs remembered of one upstream server: the last it listed (a
+    server may list millions); a URI beyond is routed by listing again. '''
 
 _EXPRESSION = __.re.compile( r'\{([^{}]*)\}' )
 _OPERATORS = __.types.MappingProxyType( {
@@ -35,6 +45,75 @@ _URI_MAXIMUM = 65536 # longest URI matched against templates
 # absent (an operator's lead); any run of characters but those barred.
 _Step: __.typx.TypeAlias = tuple[ str, str ]
 _LITERAL, _OPTIONAL, _RUN = 'literal', 'optional', 'run'
+
+
+class RoutesMemo:
+    ''' URIs as served, each with the upstream server which listed it and
+        the URI which that server knows: learnt from the latest listing of
+        every server (replaced by the next), forgotten when a server
+        announces new resources (any: a URI is scoped by what the others
+        list), or when the session to a server is replaced. Holds at
+        most :py:data:`ROUTES_MAXIMUM` URIs of each server.
+    '''
+
+    def __init__( self, maximum: int = ROUTES_MAXIMUM ) -> None:
+        self.generation = 0
+        self.maximum = maximum
+        self._routes: dict[ str, Route ] = { }
+        self._sessions: dict[ str, _weakref.ReferenceType[ __.typx.Any ] ] = (
+            { } )
+
+    def access_route( self, uri: str ) -> Route | None:
+        ''' Returns the server remembered for a URI as served, with the
+            URI which it knows; none if unknown, or if the session to the
+            server was replaced since it listed (all is forgotten then).
+        '''
+        route = self._routes.get( uri )
+        if route is None: return None
+        ensemble = route[ 0 ]
+        known = self._sessions.get( ensemble.name )
+        if known is None or known( ) is not _access_session( ensemble ):
+            self.forget_routes( )
+            return None
+        return route
+
+    def forget_route( self, uri: str ) -> None:
+        ''' Forgets the server of a URI as served. '''
+        self._routes.pop( uri, None )
+
+    def forget_routes( self ) -> None:
+        ''' Forgets every route; a listing begun before is not learnt. '''
+        self.generation += 1
+        self._routes = { }
+        self._sessions = { }
+
+    def record_listing(
+        self,
+        featured: __.cabc.Sequence[ __.typx.Any ],
+        found: __.cabc.Sequence[ Scoped ],
+        generation: int,
+    ) -> None:
+        ''' Remembers the resources which servers listed (as
+            :py:func:`survey_scoped` gives them), in place of what was
+            remembered, unless routes were forgotten since the listing
+            began (its generation): the last of each server's, up to the
+            most.
+        '''
+        if generation != self.generation: return
+        listed: dict[ str, list[ Scoped ] ] = { }
+        for entry in found:
+            listed.setdefault( entry[ 1 ].name, [ ] ).append( entry )
+        sessions: dict[ str, _weakref.ReferenceType[ __.typx.Any ] ] = { }
+        for ensemble in featured:
+            session = _access_session( ensemble )
+            if session is not None:
+                sessions[ ensemble.name ] = _weakref.ref( session )
+        self._routes = {
+            served: ( ensemble, item.uri )
+            for entries in listed.values( )
+            for served, ensemble, item in entries[ - self.maximum : ]
+            if ensemble.name in sessions }
+        self._sessions = sessions
 
 
 def match_template( template: str, uri: str ) -> bool:
@@ -60,17 +139,48 @@ def match_template( template: str, uri: str ) -> bool:
     return len( steps ) in states
 
 
+async def retrieve_routed(
+    featured: __.cabc.Sequence[ __.typx.Any ],
+    memo: RoutesMemo,
+    uri: str,
+    retrieve: __.cabc.Callable[ [ Route ], __.cabc.Awaitable[ _T ] ],
+) -> tuple[ _T, str ] | None:
+    ''' Returns what retrieve gives from the server of a URI as served
+        (see :py:func:`route_uri`), with the URI which the server knows;
+        none if no server has it. A server remembered for the URI which
+        finds no such resource (retrieve raises
+        :py:class:`invocables.exceptions.ResourceAbsence`) is forgotten,
+        and the URI routed afresh, once.
+    '''
+    route = memo.access_route( uri )
+    if route is not None:
+        try: return await retrieve( route ), route[ 1 ]
+        except _exceptions.ResourceAbsence: memo.forget_route( uri )
+    fresh = await route_uri( featured, uri, memo )
+    if fresh is None or fresh == route: return None
+    try: return await retrieve( fresh ), fresh[ 1 ]
+    except _exceptions.ResourceAbsence: return None
+
+
 async def route_uri(
-    featured: __.cabc.Sequence[ __.typx.Any ], uri: str
+    featured: __.cabc.Sequence[ __.typx.Any ],
+    uri: str,
+    memo: RoutesMemo | None = None,
 ) -> Route | None:
     ''' Returns the upstream server to ask for a URI as served, with the
-        URI which it knows: the server which listed the URI; else the
-        first whose template matches it; else the only server which lists
-        resources or templates (or the only server); else none. The only
-        server gets every URI at once, unlisted.
+        URI which it knows: the server which listed the URI (as the memo,
+        if any, remembers, else as listing finds); else the first whose
+        template matches it; else the only server which lists resources
+        or templates (or the only server); else none. The only server
+        gets every URI at once, unlisted. The memo learns the listing.
     '''
     if len( featured ) == 1: return featured[ 0 ], uri
+    route = None if memo is None else memo.access_route( uri )
+    if route is not None: return route
+    generation = 0 if memo is None else memo.generation
     resources = await survey_scoped( featured, 'survey_resources', 'uri' )
+    if memo is not None:
+        memo.record_listing( featured, resources, generation )
     for served, ensemble, resource in resources:
         if served == uri: return ensemble, resource.uri
     templates = await survey_scoped(
@@ -126,6 +236,13 @@ async def survey_scoped(
             if counts[ uri ] > 1 and uri == own else uri ),
           ensemble, item )
         for ( ensemble, item ), own, uri in zip( found, owns, served ) ]
+
+
+def _access_session( ensemble: __.typx.Any ) -> __.typx.Any:
+    ''' Returns the live session of an ensemble; none if not connected. '''
+    try: session, _ = ensemble.access_session_for_features( )
+    except _exceptions.Omnierror: return None
+    return session
 
 
 def _advance_empty(

@@ -11,6 +11,10 @@
     Local ensembles have none. A URI reaches the server which listed it,
     else the first whose template it matches, else the only server with
     resources, else none (``-32002``; ``-32602`` under MCP 2026-07-28).
+    A URI which a listing showed (the client's or the gateway's own) goes
+    to its server without listing again, until a server announces new
+    resources or a session is replaced; if that server finds no such
+    resource, the URI is routed afresh once.
     What goes to an upstream server is bounded by its ensemble's
     ``list_timeout``. Also the conversion of contents into the SDK's
     models.
@@ -52,6 +56,7 @@ VISITS_MAXIMUM = 1000
     visit is complete. '''
 
 _ELICITATION_COMPLETE = 'notifications/elicitation/complete'
+_RESOURCES_CHANGED = 'notifications/resources/list_changed'
 # MCP's code of a resource not found up to 2025-11-25; from 2026-07-28
 # (SEP-2164), that of invalid parameters.
 _RESOURCE_ABSENT = -32002
@@ -86,6 +91,7 @@ class GatewayExtension:
         if method == _ELICITATION_COMPLETE:
             await self._complete_visit( uri )
             return
+        if method == _RESOURCES_CHANGED: self._routes.forget_routes( )
         for served in ( ( None, ) if uri is None
                         else ( uri, scope_uri( ensemble, uri ) ) ):
             await self.subscriptions.publish( method, served )
@@ -196,16 +202,11 @@ class GatewayExtension:
         async def retrieve(
             liaison: _liaisons.SessionLiaison
         ) -> _mcp_types.ReadResourceResult:
-            ensemble, inner = await self._route_uri( uri, context )
-            try:
-                contents = await ensemble.retrieve_resource(
-                    inner, context = liaison )
-            except _exceptions.ResourceAbsence:
-                raise _produce_absence( uri, context ) from None
-            except _exceptions.ConnectionFailure as exception:
-                raise _sdk.produce_error(
-                    _mcp_types.INTERNAL_ERROR,
-                    f"Could not read resource {uri!r}. {exception}" ) from None
+            found = await _gatewayroutes.retrieve_routed(
+                self._survey_featured( ), self._routes, uri,
+                __.funct.partial( _retrieve, uri = uri, liaison = liaison ) )
+            if found is None: raise _produce_absence( uri, context )
+            contents, inner = found
             prefix = uri[ : len( uri ) - len( inner ) ]
             return _mcp_types.ReadResourceResult( contents = [
                 produce_resource( item, prefix ) for item in contents
@@ -264,7 +265,12 @@ class GatewayExtension:
             which several offer is scoped by ensemble).
         '''
         self._note_listener( context )
-        found = await self._survey_scoped( 'survey_resources', 'uri' )
+        featured = self._survey_featured( )
+        generation = self._routes.generation
+        listed = await _gatewayroutes.survey_scoped(
+            featured, 'survey_resources', 'uri' )
+        self._routes.record_listing( featured, listed, generation )
+        found = [ ( served, item ) for served, _, item in listed ]
         return _mcp_types.ListResourcesResult( resources = [
             _produce_listed( _mcp_types.Resource, resource, uri = uri )
             for uri, resource in found ] )
@@ -296,7 +302,7 @@ class GatewayExtension:
         if subscribers is not None:
             subscribers.discard( _access_connection( context ) )
         route = await _gatewayroutes.route_uri(
-            self._survey_featured( ), uri )
+            self._survey_featured( ), uri, self._routes )
         if route is not None:
             await self._forward_subscription( 'unsubscribe_resource', route )
         return _mcp_types.EmptyResult( )
@@ -383,14 +389,21 @@ class GatewayExtension:
             found.extend( ( ensemble, prompt ) for prompt in prompts )
         return found
 
+    @__.funct.cached_property
+    def _routes( self ) -> _gatewayroutes.RoutesMemo:
+        ''' Memo of the servers of URIs listed (made when first used: the
+            server freezes its attributes once made). '''
+        return _gatewayroutes.RoutesMemo( )
+
     async def _route_uri(
         self, uri: str, context: __.typx.Any
     ) -> _gatewayroutes.Route:
         ''' Returns server of a URI as served, with the URI which it
-            knows. Raises the MCP error of an unknown resource if none.
+            knows: the one remembered, else as listing finds it. Raises the
+            MCP error of an unknown resource if none.
         '''
         route = await _gatewayroutes.route_uri(
-            self._survey_featured( ), uri )
+            self._survey_featured( ), uri, self._routes )
         if route is None: raise _produce_absence( uri, context )
         return route
 
@@ -543,3 +556,22 @@ def _produce_listed(
         model, name = entry.name, title = nullify( entry.title ),
         description = entry.description or None,
         mime_type = nullify( entry.media_type ), **fields )
+
+
+async def _retrieve(
+    route: _gatewayroutes.Route,
+    *,
+    uri: str,
+    liaison: _liaisons.SessionLiaison,
+) -> _canisters.ContentSequence:
+    ''' Returns contents of a resource (its URI as served) from its
+        server, whose requests meanwhile go to the liaison. Raises the MCP
+        error of a failed connection; passes on the server's absence of
+        the resource.
+    '''
+    ensemble, inner = route
+    try: return await ensemble.retrieve_resource( inner, context = liaison )
+    except _exceptions.ConnectionFailure as exception:
+        raise _sdk.produce_error(
+            _mcp_types.INTERNAL_ERROR,
+            f"Could not read resource {uri!r}. {exception}" ) from None
