@@ -53,6 +53,7 @@ from invocables.mcp import (
     ElicitationResponse,
     EnterpriseAuthorization,
     MemoryTokenStorage,
+    WorkloadAuthorization,
 )
 
 
@@ -63,7 +64,8 @@ REDIRECT_URI = 'http://localhost:3000/callback'
 # Scenarios run through a descriptor, as the command line does (in code
 # too with CONFORMANCE_MODE=code).
 DESCRIBED = frozenset( (
-    'auth/client-credentials-jwt', 'auth/cross-app-access-complete-flow' ) )
+    'auth/client-credentials-jwt', 'auth/cross-app-access-complete-flow',
+    'auth/wif-jwt-bearer' ) )
 # Tools each scenario calls, with their arguments (auth scenarios call the
 # first tool listed, with none).
 CALLS = {
@@ -219,6 +221,12 @@ async def produce_authorization( scenario: str, url: str ):
                 client_secret = export_secret(
                     'CONFORMANCE_CLIENT_SECRET', context[ 'client_secret' ] ),
                 storage = storage )
+        case 'auth/wif-jwt-bearer':
+            return WorkloadAuthorization(
+                assertion = export_secret(
+                    'CONFORMANCE_WORKLOAD_JWT', context[ 'valid_jwt' ] ),
+                client_id = str( context[ 'client_id' ] ),
+                storage = storage )
     browser = Browser( )
     registered = { }
     if 'client_id' in context:
@@ -247,6 +255,14 @@ async def produce_descriptor_table( scenario: str, url: str ) -> str:
             f"client_id = {json.dumps( client )}\n"
             "private_key = 'client.pem'\n"
             "storage = 'tokens'\n" )
+    if scenario == 'auth/wif-jwt-bearer':
+        # As a platform gives it: a file of the workload's JWT.
+        with open( 'workload.jwt', 'w' ) as file:
+            file.write( f"{context[ 'valid_jwt' ]}\n" )
+        return (
+            "kind = 'workload'\n"
+            "assertion = 'workload.jwt'\n"
+            f"client_id = {json.dumps( client )}\n" )
     export_secret( 'CONFORMANCE_ID_TOKEN', context[ 'idp_id_token' ] )
     export_secret( 'CONFORMANCE_CLIENT_SECRET', context[ 'client_secret' ] )
     issuer = await discover_issuer( url )

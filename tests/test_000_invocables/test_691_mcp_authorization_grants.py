@@ -2,7 +2,8 @@
 
 ''' Authorization options beyond dynamic registration: clients registered
     beforehand, client ID metadata documents, ``private_key_jwt`` client
-    credentials and enterprise-managed authorization, in code and in
+    credentials, enterprise-managed authorization and workload identity
+    federation, in code and in
     ``[mcp.authorization]`` of descriptors (the flows themselves run against
     the official conformance suite, in test_694).
 '''
@@ -103,6 +104,63 @@ def test_120_enterprise_descriptor( tmp_path ):
     assert grant.issuer == 'https://auth.example.com'
     assert grant.scope == 'notes.read'
     assert 'ID_TOKEN' in repr( grant )
+
+
+_JWT = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ3b3JrbG9hZCJ9.c2lnbmF0dXJl'
+
+
+def test_125_workload_descriptor( tmp_path ):
+    ''' ``kind = 'workload'`` gives workload identity federation: its
+        ``assertion`` a file from the folder of the descriptor, an
+        ``env:`` reference or a JWT, each kept as it is; a repr never
+        shows the JWT.
+    '''
+    grant = _grant( tmp_path, (
+        "kind = 'workload'\nassertion = 'tokens/workload.jwt'\n"
+        "client_id = 'fleet'\nscope = 'inventory.read'\n" ) )
+    assert isinstance( grant, authorization.WorkloadAuthorization )
+    assert grant.assertion == str( tmp_path / 'tokens' / 'workload.jwt' )
+    assert grant.client_id == 'fleet'
+    assert grant.scope == 'inventory.read'
+    assert 'workload.jwt' in repr( grant )
+    grant = _grant( tmp_path, (
+        "kind = 'workload'\nassertion = 'env:WORKLOAD_JWT'\n" ) )
+    assert grant.assertion == 'env:WORKLOAD_JWT'
+    grant = _grant( tmp_path, f"kind = 'workload'\nassertion = '{_JWT}'\n" )
+    assert grant.assertion == _JWT
+    assert _JWT not in repr( grant ) and 'eyJ' not in repr( grant )
+    with pytest.raises( exceptions.DescriptorInvalidity ) as caught:
+        _load( tmp_path, "kind = 'workload'\nclient_id = 'fleet'\n" )
+    assert 'mcp.authorization.assertion' in str( caught.value )
+
+
+def test_126_workload_assertion_read( tmp_path, monkeypatch ):
+    ''' The workload's JWT is read anew at each grant (a platform renews
+        its file); a file which cannot be read, or which holds no JWT, is
+        an authorization failure which names the file, never the text.
+    '''
+    from invocables.mcp import _grants
+    path = tmp_path / 'workload.jwt'
+    path.write_text( f"{_JWT}\n" )
+    grant = authorization.WorkloadAuthorization( assertion = str( path ) )
+    assert _grants._read_assertion( 'fleet', grant ) == _JWT
+    renewed = _JWT.replace( 'c2lnbmF0dXJl', 'cmVuZXdlZA' )
+    path.write_text( renewed )
+    assert _grants._read_assertion( 'fleet', grant ) == renewed
+    monkeypatch.setenv( 'WORKLOAD_JWT', f" {_JWT} " )
+    grant = authorization.WorkloadAuthorization( assertion = 'env:WORKLOAD_JWT' )
+    assert _grants._read_assertion( 'fleet', grant ) == _JWT
+    missing = authorization.WorkloadAuthorization(
+        assertion = str( tmp_path / 'absent.jwt' ) )
+    with pytest.raises( exceptions.AuthorizationFailure ) as caught:
+        _grants._read_assertion( 'fleet', missing )
+    assert 'absent.jwt' in str( caught.value )
+    path.write_text( 'not-a-token-but-secret-text' )
+    grant = authorization.WorkloadAuthorization( assertion = str( path ) )
+    with pytest.raises( exceptions.AuthorizationFailure ) as caught:
+        _grants._read_assertion( 'fleet', grant )
+    assert 'not a JWT' in str( caught.value )
+    assert 'secret-text' not in str( caught.value )
 
 
 def test_130_descriptor_refusals( tmp_path ):
@@ -301,6 +359,10 @@ def test_180_written_back( tmp_path ):
             issuer = 'https://auth.example.com',
             identity_provider_token_endpoint = 'https://idp.example.com/t',
             client_id = 'agent', client_secret = _SECRET ),
+        'fleet': authorization.WorkloadAuthorization(
+            assertion = _JWT, client_id = 'fleet' ),
+        'depot': authorization.WorkloadAuthorization(
+            assertion = str( tmp_path / 'depot.jwt' ) ),
     }
     expected = {
         'desk': {
@@ -319,6 +381,11 @@ def test_180_written_back( tmp_path ):
             'identity_provider_token_endpoint': 'https://idp.example.com/t',
             'issuer': 'https://auth.example.com', 'client_id': 'agent',
             'client_secret': 'env:AGENT_CLIENT_SECRET' },
+        'fleet': {
+            'kind': 'workload', 'assertion': 'env:FLEET_ASSERTION',
+            'client_id': 'fleet' },
+        'depot': {
+            'kind': 'workload', 'assertion': str( tmp_path / 'depot.jwt' ) },
     }
     for name, grant in grants.items( ):
         server = servers.access_server_descriptor(
@@ -329,6 +396,7 @@ def test_180_written_back( tmp_path ):
         documents = descriptors.produce_documents( ensemble, server = server )
         text = json.dumps( documents, default = str )
         assert _SECRET not in text and 'literal-id-token' not in text
+        assert _JWT not in text
         assert 'PRIVATE KEY' not in text
         table = documents[ f"{name}.toml" ][ 'mcp' ][ 'authorization' ]
         assert table == expected[ name ]
@@ -375,7 +443,8 @@ def test_190_documented_examples( tmp_path ):
     assert {
         authorization.CodeAuthorization,
         authorization.ClientCredentialsAuthorization,
-        authorization.EnterpriseAuthorization } <= kinds
+        authorization.EnterpriseAuthorization,
+        authorization.WorkloadAuthorization } <= kinds
     loaded = set( )
     for index, block in enumerate( _survey_section_blocks( 'toml' ) ):
         if '[mcp.authorization]' not in block: continue

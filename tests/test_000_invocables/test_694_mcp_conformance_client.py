@@ -486,3 +486,75 @@ def test_200_enterprise_authorization_2026( tmp_path ):
     assert { 'complete-flow-token-exchange', 'complete-flow-jwt-bearer' } <= {
         check[ 'id' ] for check in checks }
     assert completed.returncode == 0, completed.stderr[ -3000 : ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize( 'mode', ( 'code', 'descriptor' ) )
+def test_210_workload_identity_2026( tmp_path, mode ):
+    ''' The pre-release's scenario of workload identity federation
+        (SEP-1933): the workload's JWT, given by a variable in code and by a
+        file in a descriptor, buys the access token with the JWT bearer
+        grant, as a public client; the suite verifies the assertion. '''
+    arguments, environment = _arrange_run(
+        'auth/wif-jwt-bearer', tmp_path, mode )
+    completed = conformance_support.run_suite(
+        arguments, environment = environment,
+        suite = conformance_support.SUITE_2026 )
+    _, checks, stderr = _read_run( completed, tmp_path )
+    statuses = { check[ 'id' ]: check[ 'status' ] for check in checks }
+    assert statuses.get( 'wif-assertion-verified' ) == 'SUCCESS', (
+        checks, stderr[ -3000 : ] )
+    assert not [
+        identifier for identifier, status in statuses.items( )
+        if status not in ( 'SUCCESS', 'INFO' ) ], ( checks, stderr[ -3000 : ] )
+    assert completed.returncode == 0, completed.stderr[ -3000 : ]
+
+
+# A client which presents the JWT of the context named by its argument.
+_WORKLOAD_CLIENT = '''
+import asyncio, json, os, sys
+import invocables.mcp
+from invocables import exceptions
+context = json.loads( os.environ[ 'MCP_CONFORMANCE_CONTEXT' ] )
+os.environ[ 'WORKLOAD_JWT' ] = context[ sys.argv[ 1 ] ]
+async def main( ):
+    ensemble = invocables.mcp.produce_ensemble(
+        'workload', url = sys.argv[ -1 ],
+        authorization = invocables.mcp.WorkloadAuthorization(
+            assertion = 'env:WORKLOAD_JWT',
+            client_id = context[ 'client_id' ] ) )
+    try:
+        async with ensemble: pass
+    except exceptions.AuthorizationFailure as failure:
+        print( f"refused: {failure}", file = sys.stderr )
+        sys.exit( 3 )
+asyncio.run( main( ) )
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize( ( 'jwt', 'check' ), (
+    ( 'expired_jwt', 'wif-assertion-expired' ),
+    ( 'wrong_audience_jwt', 'wif-assertion-audience' ) ) )
+def test_220_workload_refusal_surfaced( tmp_path, jwt, check ):
+    ''' A JWT the authorization server refuses (expired, for another
+        audience) fails the connection with an authorization failure at
+        once: the grant is not asked again, nor another grant tried, and
+        the JWT is not shown. '''
+    script = tmp_path / 'workload.py'
+    script.write_text( _WORKLOAD_CLIENT )
+    folder = tmp_path / 'run'
+    environment = { **os.environ }
+    environment.pop( 'MCP_CONFORMANCE_CONTEXT', None )
+    completed = conformance_support.run_suite(
+        [ 'client', '--command', f"{sys.executable} {script} {jwt}",
+          '--scenario', 'auth/wif-jwt-bearer',
+          '--timeout', _CLIENT_TIMEOUT, '-o', str( folder ) ],
+        environment = environment, suite = conformance_support.SUITE_2026 )
+    _, checks, stderr = _read_run( completed, folder )
+    statuses = { item[ 'id' ]: item[ 'status' ] for item in checks }
+    assert statuses.get( check ) == 'FAILURE', checks
+    assert 'wif-no-retry' not in statuses, checks
+    assert 'wif-grant-fallback' not in statuses, checks
+    assert 'refused: ' in stderr, stderr[ -3000 : ]
+    assert 'eyJ' not in stderr.split( 'refused: ' )[ -1 ], stderr[ -3000 : ]

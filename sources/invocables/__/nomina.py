@@ -16,8 +16,17 @@ Namespace: __.typx.TypeAlias = __.cabc.MutableMapping[ str, __.typx.Any ]
 # connect time (MCP servers, and the descriptors which describe them).
 ENVIRONMENT_PREFIX = 'env:'
 
+# A compact JWT (three parts joined by dots): a credential given as it is,
+# not a file nor a reference.
+_JWT = __.re.compile( r'[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*' )
+
 SlotSetter: __.typx.TypeAlias = __.cabc.Callable[
     [ __.typx.Any, __.typx.Any ], None ]
+
+
+def is_jwt( text: str ) -> bool:
+    ''' Whether text (spaces around it aside) is a compact JWT. '''
+    return _JWT.fullmatch( text.strip( ) ) is not None
 
 
 def produce_scribe( name: str = package_name ) -> __.logging.Logger:

@@ -120,6 +120,8 @@ def produce_authorization_table(
             values.update( _produce_code_table( authorization ) )
         case _authorization.EnterpriseAuthorization( ):
             values[ 'kind' ] = 'enterprise'
+        case _authorization.WorkloadAuthorization( ):
+            values[ 'kind' ] = 'workload'
         case _: return __.immut.Dictionary[ str, __.typx.Any ]( )
     if values: # expose
         required, optional = _authorization_keys[ values[ 'kind' ] ]
@@ -283,6 +285,8 @@ _authorization_keys = __.immut.Dictionary( {
         ( ),
         ( 'scope', 'storage', 'port', 'client_id', 'client_secret',
           'client_metadata_url' ) ),
+    'workload': (
+        ( 'assertion', ), ( 'client_id', 'scope', 'issuer', 'storage' ) ),
 } )
 
 
@@ -291,8 +295,9 @@ def _read_authorization(
 ) -> __.immut.Dictionary[ str, __.typx.Any ]:
     ''' Reads ``[mcp.authorization]``: kind, then the keys of the kind.
 
-        A ``private_key`` which is neither ``env:NAME`` nor PEM text is a
-        file, from the folder of the descriptor.
+        A ``private_key`` which is neither ``env:NAME`` nor PEM text, and an
+        ``assertion`` which is neither ``env:NAME`` nor a JWT, are files,
+        from the folder of the descriptor.
     '''
     section = table.access_table( 'authorization', default = None )
     if section is None: return __.immut.Dictionary[ str, __.typx.Any ]( )
@@ -309,10 +314,12 @@ def _read_authorization(
         value = section.access( key, genus, default = __.absent )
         if not __.is_absent( value ): values[ key ] = value
     _validate_credentials( section, values )
-    key = values.get( 'private_key', '' )
-    if key and not key.startswith( ( __.ENVIRONMENT_PREFIX, '-----BEGIN' ) ):
-        values[ 'private_key' ] = str(
-            folder / _expand_path( section, 'private_key', key ) )
+    for key in ( 'private_key', 'assertion' ):
+        value = values.get( key, '' )
+        if not value or value.startswith(
+            ( __.ENVIRONMENT_PREFIX, '-----BEGIN' )
+        ) or __.is_jwt( value ): continue
+        values[ key ] = str( folder / _expand_path( section, key, value ) )
     section.finish( )
     return __.immut.Dictionary[ str, __.typx.Any ]( values )
 

@@ -329,6 +329,10 @@ def _produce_authorization_table(
     key = table.get( 'private_key', '' )
     if key.lstrip( ).startswith( '-----BEGIN' ):
         table[ 'private_key' ] = secrets.refer( key, f"{name}_private_key" )
+    # So is a workload's JWT file; the JWT itself never.
+    assertion = table.get( 'assertion', '' )
+    if __.is_jwt( assertion ):
+        table[ 'assertion' ] = secrets.refer( assertion, f"{name}_assertion" )
     return table
 
 

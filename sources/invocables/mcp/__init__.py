@@ -35,6 +35,7 @@ from .authorization import (
     FileTokenStorage as FileTokenStorage,
     MemoryTokenStorage as MemoryTokenStorage,
     TokenStorage as TokenStorage,
+    WorkloadAuthorization as WorkloadAuthorization,
     produce_loopback_authorization as produce_loopback_authorization,
 )
 from .callbacks import (

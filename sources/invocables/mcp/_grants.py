@@ -4,11 +4,13 @@
     SDK's: the code grant (registered, metadata document or dynamic
     client), client credentials (secret or ``private_key_jwt``),
     enterprise-managed authorization (identity token exchange, then the
-    SDK 2.x's identity assertion grant) and static bearer tokens.
+    SDK 2.x's identity assertion grant), the workload's JWT bearer grant
+    and static bearer tokens.
 '''
 
 
 from urllib.parse import parse_qs as _parse_qs
+from urllib.parse import parse_qsl as _parse_qsl
 from urllib.parse import urlsplit as _urlsplit
 
 import invocables.mcp.__ as __
@@ -21,6 +23,7 @@ from .credentials import (
     CodeAuthorization as _CodeAuthorization,
     EnterpriseAuthorization as _EnterpriseAuthorization,
     Suspension as _Suspension,
+    WorkloadAuthorization as _WorkloadAuthorization,
 )
 
 
@@ -28,6 +31,7 @@ from .credentials import (
 _AUTH_METHOD_PUBLIC = 'none'
 _OK = 200
 _UNAUTHORIZED = 401
+_JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer'
 # Token exchange (RFC 8693) of an ID token for an identity assertion grant.
 _EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange'
 _EXCHANGE_REQUESTED = 'urn:ietf:params:oauth:token-type:id-jag'
@@ -196,6 +200,80 @@ def produce_enterprise_auth(
         scope = _oauth.presentify( authorization.scope ),
         token_endpoint_auth_method = 'client_secret_basic' ) # noqa: S106
     return provider
+
+
+def produce_workload_auth(
+    ensemble: str,
+    authorization: _WorkloadAuthorization,
+    url: str,
+    storage: __.typx.Any,
+) -> __.typx.Any:
+    ''' Returns the SDK's provider of client credentials, which asks for
+        its token with the workload's JWT instead (RFC 7523 JWT bearer
+        grant, SEP-1933), as a public client.
+    '''
+    from mcp.client.auth.extensions import client_credentials
+    import warnings
+    # SDK 1.x names the scope 'scopes'.
+    scope = 'scope' if _sdk.MAJOR >= 2 else 'scopes' # noqa: PLR2004
+    client_id = authorization.client_id
+    parent: type[ client_credentials.ClientCredentialsOAuthProvider ] = (
+        _produce_provider_class(
+            client_credentials.ClientCredentialsOAuthProvider ) )
+
+    class Provider( parent ):
+        ''' Asks for a token with the workload's JWT. '''
+
+        async def _exchange_token_client_credentials(
+            self
+        ) -> __.typx.Any:
+            # The SDK's request: the issuer checked, resource and scope.
+            request = await super( )._exchange_token_client_credentials( )
+            form = dict( _parse_qsl( request.content.decode( ) ) )
+            for key in ( 'client_id', 'client_secret' ): form.pop( key, None )
+            form.update(
+                grant_type = _JWT_BEARER_GRANT,
+                assertion = _read_assertion( ensemble, authorization ) )
+            if not __.is_absent( client_id ): form[ 'client_id' ] = client_id
+            return _sdk.http.Request(
+                'POST', request.url, data = form, headers = {
+                    'Content-Type': 'application/x-www-form-urlencoded' } )
+
+    with warnings.catch_warnings( ):
+        warnings.filterwarnings( 'ignore', message = r'Omitting `issuer`' )
+        return __.typx.cast( __.typx.Any, Provider )(
+            ensemble, server_url = url, storage = storage,
+            client_id = '' if __.is_absent( client_id ) else client_id,
+            client_secret = None,
+            token_endpoint_auth_method = _AUTH_METHOD_PUBLIC,
+            issuer = _oauth.presentify( authorization.issuer ),
+            **{ scope: _oauth.presentify( authorization.scope ) } )
+
+
+def _read_assertion(
+    ensemble: str, authorization: _WorkloadAuthorization
+) -> str:
+    ''' Returns the workload's JWT: itself, from the environment
+        (``env:NAME``) or from its file, read anew (platforms renew it).
+    '''
+    value = authorization.assertion
+    if __.is_jwt( value ): assertion = value.strip( )
+    elif value.startswith( _configuration.ENVIRONMENT_PREFIX ):
+        assertion = _oauth.resolve( ensemble, 'assertion', value ).strip( )
+    else:
+        path = __.Path( value ).expanduser( )
+        try: assertion = path.read_text( ).strip( )
+        except ( OSError, UnicodeDecodeError ) as exception:
+            raise _exceptions.AuthorizationFailure(
+                ensemble, f"the workload's JWT file {str( path )!r} cannot "
+                f"be read ({type( exception ).__name__}); give a readable "
+                "file, 'env:NAME' or the JWT." ) from None
+    _oauth.register_secrets( assertion )
+    if not __.is_jwt( assertion ):
+        raise _exceptions.AuthorizationFailure(
+            ensemble, "the workload's assertion is not a JWT (three parts "
+            "joined by dots); check the file or variable it comes from." )
+    return assertion
 
 
 @__.funct.cache

@@ -16,7 +16,9 @@
       127.0.0.1 for the redirect;
     * :py:class:`EnterpriseAuthorization`: enterprise-managed authorization
       (cross-app access): an identity token exchanged for a grant at the
-      identity provider, then for a token (mcp SDK 2.x).
+      identity provider, then for a token (mcp SDK 2.x);
+    * :py:class:`WorkloadAuthorization`: workload identity federation: the
+      workload's JWT, which its platform issues, exchanged for a token.
 
     The flows are the ``mcp`` SDK's (``OAuthClientProvider`` and its
     extensions; the private modules ``_grants`` and ``_oauth``). Tokens and
@@ -53,6 +55,7 @@ from .credentials import (
     Storage as Storage,
     Suspension as Suspension,
     TokenStorage as TokenStorage,
+    WorkloadAuthorization as WorkloadAuthorization,
 )
 
 
@@ -338,6 +341,9 @@ def produce_auth(
         case EnterpriseAuthorization( ):
             provider = _grants.produce_enterprise_auth(
                 ensemble, authorization, url, storage )
+        case WorkloadAuthorization( ):
+            provider = _grants.produce_workload_auth(
+                ensemble, authorization, url, storage )
     provider.timeout = timeout # expose
     return provider
 
@@ -351,8 +357,9 @@ def produce_authorization_from_table(
         (``client_id``, ``client_secret`` or ``private_key`` with
         ``signing_algorithm``, ``scope``, ``issuer``), 'oauth' (the loopback
         code grant: ``port``, ``scope``, ``client_id``, ``client_secret``,
-        ``client_metadata_url``) or 'enterprise' (the keys of
-        :py:class:`EnterpriseAuthorization`); ``storage`` names a directory
+        ``client_metadata_url``), 'enterprise' (the keys of
+        :py:class:`EnterpriseAuthorization`) or 'workload' (those of
+        :py:class:`WorkloadAuthorization`); ``storage`` names a directory
         of tokens.
     '''
     values: dict[ str, __.typx.Any ] = {
@@ -364,6 +371,7 @@ def produce_authorization_from_table(
         case 'client-credentials':
             return ClientCredentialsAuthorization( **values )
         case 'enterprise': return EnterpriseAuthorization( **values )
+        case 'workload': return WorkloadAuthorization( **values )
         case _:
             return produce_loopback_authorization(
                 values.pop( 'port', LOOPBACK_PORT_DEFAULT ), **values )

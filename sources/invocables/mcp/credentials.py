@@ -3,7 +3,8 @@
 ''' The kinds of authorization which an application gives an MCP ensemble.
 
     Records only: a bearer token, OAuth client credentials, the OAuth
-    authorization code grant, enterprise-managed authorization; and the
+    authorization code grant, enterprise-managed authorization, workload
+    identity federation; and the
     protocol of the storage of tokens. The flows are in
     :py:mod:`invocables.mcp.authorization`, which also offers these names.
 '''
@@ -155,12 +156,49 @@ class EnterpriseAuthorization( __.immut.DataclassObject ):
             f"identity_token = {_show( self.identity_token )} )" )
 
 
+class WorkloadAuthorization( __.immut.DataclassObject ):
+    ''' Workload identity federation (SEP-1933): no user, no secret.
+
+        The workload's own JWT, which its platform issues (a Kubernetes
+        projected service account token, a SPIFFE JWT-SVID, a cloud
+        identity token), buys an access token at the authorization server
+        which the MCP server names (RFC 7523 JWT bearer grant).
+        ``assertion`` is that JWT: best a file, which the platform renews
+        and which is read again for each grant (a path, ``~`` expanded),
+        or ``env:NAME``, or the JWT itself. ``client_id`` names the client
+        where the authorization server asks for one; ``issuer``, if given,
+        is the only authorization server the JWT is sent to. A refused
+        grant is an error at once: it is not tried again, nor another
+        grant tried in its stead.
+    '''
+
+    assertion: str
+    client_id: __.Absential[ str ] = __.absent
+    scope: __.Absential[ str ] = __.absent
+    issuer: __.Absential[ str ] = __.absent
+    storage: __.Absential[ Storage ] = __.absent
+
+    def __repr__( self ) -> str:
+        client = (
+            '' if __.is_absent( self.client_id )
+            else f", client_id = {self.client_id!r}" )
+        return (
+            f"{type( self ).__name__}( assertion = "
+            f"{_show_assertion( self.assertion )}{client} )" )
+
+
 Authorization: __.typx.TypeAlias = (
     BearerAuthorization | ClientCredentialsAuthorization | CodeAuthorization
-    | EnterpriseAuthorization )
+    | EnterpriseAuthorization | WorkloadAuthorization )
 
 
 def _show( value: str ) -> str:
     if value.startswith( _configuration.ENVIRONMENT_PREFIX ):
         return repr( value )
     return "'***'"
+
+
+def _show_assertion( value: str ) -> str:
+    ''' Shows a file or variable; never a JWT. '''
+    if __.is_jwt( value ): return "'***'"
+    return repr( value )
