@@ -28,6 +28,13 @@ _CHALLENGE_MAXIMUM = 4096
 _CHALLENGE_VALUE_MAXIMUM = 200
 
 # A parameter of a challenge: name=token or name="quoted string".
+# What a refused token request may say of itself: its status, and one of
+# the error codes of RFC 6749 (section 5.2).
+_TOKEN_ERRORS = frozenset( (
+    'invalid_client', 'invalid_grant', 'invalid_request', 'invalid_scope',
+    'unauthorized_client', 'unsupported_grant_type' ) )
+_TOKEN_ERROR = __.re.compile( r'"error"\s*:\s*"([a-z_]{1,40})"' )
+_TOKEN_STATUS = __.re.compile( r'\(([1-5][0-9]{2})\)' )
 _CHALLENGE_PARAMETER = __.re.compile(
     r'([A-Za-z0-9_.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,"]*))' )
 
@@ -84,11 +91,25 @@ def describe_failure( exception: BaseException ) -> str:
     if isinstance( exception, OAuthRegistrationError ):
         return f"client registration was refused ({name})."
     if isinstance( exception, OAuthTokenError ):
-        return f"the token request was refused ({name})."
+        return "the token request was refused ({reason}).".format(
+            reason = _describe_token_refusal( text ) or name )
     if isinstance( exception, KeyError ):
         return "the authorization server's answer lacks a field."
     return describe_http_failure( exception ) or redact_secrets(
         f"{name}: {text}" )
+
+
+def _describe_token_refusal( text: str ) -> str | None:
+    ''' Returns status and error code (RFC 6749, section 5.2) of a refused
+        token request, from the SDK's message; nothing else the server
+        sent.
+    '''
+    status = _TOKEN_STATUS.search( text )
+    code = _TOKEN_ERROR.search( text )
+    words = [ status.group( 1 ) ] if status else [ ]
+    if code and code.group( 1 ) in _TOKEN_ERRORS:
+        words.append( code.group( 1 ) )
+    return ' '.join( words ) or None
 
 
 def describe_http_failure(
