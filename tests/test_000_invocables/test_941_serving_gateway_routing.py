@@ -21,6 +21,7 @@ from mcp import types
 import invocables
 
 from invocables import serving
+from invocables.mcp import _sdk as sdk
 from invocables.serving import _gatewayroutes as routes
 
 from . import mcp_support
@@ -30,6 +31,7 @@ _UPSTREAM = str(
     Path( __file__ ).parent.parent / 'data' / 'serving' / 'modules'
     / 'routing_upstream.py' )
 _BOUND = 30 # seconds: proves that a notification comes, not how soon
+_MODERN = sdk.MAJOR >= 2 # noqa: PLR2004
 _LIST = 'resources/list'
 _READ = 'resources/read'
 
@@ -65,22 +67,37 @@ class _Upstream:
 
 
 class _Changes:
-    ''' Notifications of new resources which the gateway's client got. '''
+    ''' Notifications of new resources and of updated resources (their
+        URIs) which the gateway's client got. '''
 
     def __init__( self ):
         self.count = 0
+        self.updated: list[ str ] = [ ]
         self.arrival = asyncio.Event( )
 
     async def on_message( self, message ) -> None:
         message = getattr( message, 'root', message )
         if isinstance( message, types.ResourceListChangedNotification ):
             self.count += 1
-            self.arrival.set( )
+        elif isinstance( message, types.ResourceUpdatedNotification ):
+            self.updated.append( str( message.params.uri ) )
+        else: return
+        self.arrival.set( )
 
     async def wait( self, count: int ) -> None:
-        ''' Waits until count notifications came; bounded: no hang. '''
+        ''' Waits until count notifications of new resources came;
+            bounded: no hang. '''
+        await self._wait( lambda: self.count >= count )
+
+    async def wait_updated( self, uris: list[ str ], start: int ) -> None:
+        ''' Waits until updates of the URIs came, after the first start
+            heard (a stream opened anew may tell one twice); bounded. '''
+        await self._wait(
+            lambda: set( uris ) <= set( self.updated[ start : ] ) )
+
+    async def _wait( self, condition ) -> None:
         async def wait( ) -> None:
-            while self.count < count:
+            while not condition( ):
                 self.arrival.clear( )
                 await self.arrival.wait( )
         await asyncio.wait_for( wait( ), _BOUND )
@@ -207,11 +224,11 @@ async def test_130_memo_bounded( tmp_path ):
         tmp_path, 'alpha', '--page', '1000', generate = maximum + 200 )
     beta = _Upstream( tmp_path, 'beta', resources = [ 'b://one' ] )
     server = serving.ToolServer( [ alpha.ensemble, beta.ensemble ] )
-    pages = ( maximum + 201 + 999 ) // 1000 # with alpha://announce
+    pages = ( maximum + 202 + 999 ) // 1000 # alpha://announce, ://update
     async with invocables.connect_ensembles( server.ensembles ):
         async with _open_client( server ) as client:
             listed = ( await client.list_resources( ) ).resources
-            assert len( listed ) == maximum + 203 # noqa: PLR2004
+            assert len( listed ) == maximum + 205 # noqa: PLR2004
             assert alpha.count( ) == pages
             last = f"alpha://item/{maximum + 199}"
             for _ in range( 3 ):
@@ -276,3 +293,48 @@ async def test_150_subscriptions_remembered( tmp_path ):
             assert alpha.count( 'resources/templates/list' ) == 1
             assert await _read( client, 'a://one' ) == 'alpha: a://one'
             assert ( alpha.count( ), beta.count( ) ) == ( 2, 2 )
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
+@pytest.mark.filterwarnings( 'ignore::UserWarning' )
+async def test_160_modern_upstream_updates( tmp_path ):
+    ''' A client which subscribes to resources of an upstream server of
+        MCP 2026-07-28 (``serve``, which knows no ``resources/subscribe``)
+        hears of their updates: the gateway names them on a stream of
+        ``subscriptions/listen`` (opened anew as they change) instead of
+        forwarding the request. Under the SDK 1.x, which speaks no
+        2026-07-28, the request is forwarded, and reaches the server
+        behind. A client of 2026-07-28 cannot subscribe so: the method is
+        not found (it listens on streams instead).
+    '''
+    inner = _Upstream( tmp_path, 'inner', resources = [ 'i://1', 'i://2' ] )
+    other = _Upstream( tmp_path, 'other', resources = [ 'o://1' ] )
+    upstream = serving.ToolServer( [ inner.ensemble ] )
+    changes = _Changes( )
+    async with invocables.connect_ensembles( upstream.ensembles ):
+        async with mcp_support.serve_in_loop( upstream ) as url:
+            modern = invocables.mcp.produce_ensemble(
+                'modern', url = url, protocol = 'modern' )
+            server = serving.ToolServer( [ modern, other.ensemble ] )
+            async with invocables.connect_ensembles( server.ensembles ):
+                async with _open_client( server, changes ) as client:
+                    await client.subscribe_resource( 'i://1' )
+                    await _read( client, 'inner://update' )
+                    await changes.wait_updated( [ 'i://1' ], 0 )
+                    await client.subscribe_resource( 'i://2' )
+                    heard = len( changes.updated )
+                    await _read( client, 'inner://update' )
+                    await changes.wait_updated( [ 'i://1', 'i://2' ], heard )
+                    await client.unsubscribe_resource( 'i://1' )
+                    await client.unsubscribe_resource( 'i://2' )
+                    assert inner.count( 'resources/subscribe' ) == (
+                        0 if _MODERN else 2 )
+                if not _MODERN: return
+                async with mcp_support.open_memory_client(
+                    server.produce_server( ) ) as client:
+                    with pytest.raises( Exception ) as caught: # noqa: PT011
+                        await client.subscribe_resource( 'i://1' )
+                    assert caught.value.error.code == (
+                        types.METHOD_NOT_FOUND )

@@ -14,10 +14,11 @@
     A URI which a listing showed (the client's or the gateway's own) goes
     to its server without listing again, until a server announces new
     resources or a session is replaced; if that server finds no such
-    resource, the URI is routed afresh once.
-    What goes to an upstream server is bounded by its ensemble's
-    ``list_timeout``. Also the conversion of contents into the SDK's
-    models.
+    resource, the URI is routed afresh once. An upstream server of MCP
+    2026-07-28 gets the resources subscribed to on a stream of
+    ``subscriptions/listen``. What goes to an upstream server is bounded
+    by its ensemble's ``list_timeout``. Also the conversion of contents
+    into the SDK's models.
 
     What an upstream server asks while it makes a prompt or reads a
     resource (elicitation, sampling, log messages) goes to the client
@@ -35,6 +36,7 @@ import anyio as _anyio
 import invocables.serving.__ as __
 import invocables.serving._continuations as _continuations
 import invocables.serving._gatewayroutes as _gatewayroutes
+import invocables.serving._gatewaystreams as _gatewaystreams
 import invocables.serving._liaisons as _liaisons
 import invocables.serving._subscriptions as _subscriptions
 import invocables.serving._sdk as _server_sdk
@@ -217,9 +219,10 @@ class GatewayExtension:
     async def subscribe_resource(
         self, context: __.typx.Any, parameters: __.typx.Any
     ) -> _mcp_types.EmptyResult:
-        ''' Handles ``resources/subscribe``: forwarded to the upstream
-            server of the URI, as reading is (not found if none); an
-            error if it does not answer within its ensemble's list
+        ''' Handles ``resources/subscribe`` (MCP 2025-11-25 and earlier):
+            forwarded to the upstream server of the URI, as reading is (not
+            found if none), or named on its stream under MCP 2026-07-28;
+            an error if it does not answer within its ensemble's list
             timeout. A refusal is not an error: the server may yet
             announce updates.
         '''
@@ -345,17 +348,30 @@ class GatewayExtension:
         self, method: str, route: _gatewayroutes.Route
     ) -> None:
         ''' Forwards (un)subscription to the server of a URI, within its
-            list timeout; its refusal is ignored.
+            list timeout; its refusal is ignored. A server of MCP
+            2026-07-28, which knows no such request, gets the resources on
+            a stream of ``subscriptions/listen`` instead (refused beyond the
+            most resources).
         '''
         ensemble, uri = route
 
         async def forward(
             session: __.typx.Any, redactor: __.typx.Any
-        ) -> None:
-            await getattr( session, method )( uri )
+        ) -> bool:
+            if not _sdk.is_modern( session ):
+                await getattr( session, method )( uri )
+                return True
+            return await self._streams.configure_resource(
+                ensemble.name, session, uri,
+                subscribed = method == 'subscribe_resource' )
 
         label = f"resources/{method.removesuffix( '_resource' )}"
-        await _ask_upstream( ensemble, label, forward )
+        if await _ask_upstream( ensemble, label, forward ) is False:
+            raise _sdk.produce_error(
+                _mcp_types.INVALID_PARAMS,
+                f"The upstream server {ensemble.name!r} has "
+                f"{_gatewaystreams.RESOURCES_MAXIMUM} resources subscribed "
+                "to already; unsubscribe from one first." )
 
     async def _relay(
         self,
@@ -394,6 +410,12 @@ class GatewayExtension:
         ''' Memo of the servers of URIs listed (made when first used: the
             server freezes its attributes once made). '''
         return _gatewayroutes.RoutesMemo( )
+
+    @__.funct.cached_property
+    def _streams( self ) -> _gatewaystreams.UpstreamStreams:
+        ''' Streams of the resources subscribed to on upstream servers
+            of MCP 2026-07-28 (made when first used, as the memo). '''
+        return _gatewaystreams.UpstreamStreams( )
 
     async def _route_uri(
         self, uri: str, context: __.typx.Any

@@ -12,7 +12,9 @@
     does not list (nor matches a template's part before its first ``{``)
     is the error ``-32002``, else any URI reads as ``<label>: <uri>``.
     It always lists ``<label>://announce``, whose reading first sends
-    ``notifications/resources/list_changed``.
+    ``notifications/resources/list_changed``, and ``<label>://update``,
+    whose reading first sends ``notifications/resources/updated`` of each
+    resource of its state.
 '''
 
 
@@ -35,11 +37,12 @@ def _parse( ) -> argparse.Namespace:
 
 _OPTIONS = _parse( )
 _ANNOUNCE = f"{_OPTIONS.label}://announce"
+_UPDATE = f"{_OPTIONS.label}://update"
 
 
 def _read_state( ) -> tuple[ list[ str ], list[ str ] ]:
     state = json.loads( Path( _OPTIONS.state ).read_text( ) )
-    resources = [ *state.get( 'resources', ( ) ), _ANNOUNCE ]
+    resources = [ *state.get( 'resources', ( ) ), _ANNOUNCE, _UPDATE ]
     resources.extend(
         f"{_OPTIONS.label}://item/{index}"
         for index in range( state.get( 'generate', 0 ) ) )
@@ -94,6 +97,20 @@ def _write( output, message: dict ) -> None:
     output.flush( )
 
 
+def _notify( output, uri: str ) -> None:
+    ''' Sends what reading a URI of control announces, if any. '''
+    if uri == _ANNOUNCE:
+        _write( output, {
+            'jsonrpc': '2.0',
+            'method': 'notifications/resources/list_changed' } )
+    if uri != _UPDATE: return
+    state = json.loads( Path( _OPTIONS.state ).read_text( ) )
+    for resource in state.get( 'resources', ( ) ):
+        _write( output, {
+            'jsonrpc': '2.0', 'method': 'notifications/resources/updated',
+            'params': { 'uri': resource } } )
+
+
 def _serve( ) -> None:
     output = sys.stdout.buffer
     for line in sys.stdin.buffer:
@@ -103,10 +120,7 @@ def _serve( ) -> None:
         parameters = message.get( 'params' ) or { }
         with open( _OPTIONS.log, 'a', encoding = 'utf-8' ) as log:
             log.write( f"{method} {parameters.get( 'uri', '' )}\n" )
-        if method == 'resources/read' and parameters[ 'uri' ] == _ANNOUNCE:
-            _write( output, {
-                'jsonrpc': '2.0',
-                'method': 'notifications/resources/list_changed' } )
+        if method == 'resources/read': _notify( output, parameters[ 'uri' ] )
         _write( output, {
             'jsonrpc': '2.0', 'id': message[ 'id' ],
             **_answer( method, parameters ) } )
