@@ -8,10 +8,11 @@
     escaped as the encoders of Python write it (see
     :py:class:`invocables.mcp.redaction.Redactor`). Other encoders escape
     other characters, or in the other case of hex: any mixture of a
-    secret's characters percent-encoded or left plain, or escaped for JSON
-    or left plain, is found in the decoded view of the text, which decodes
-    each escape once (in one scan of the text, linear in its length) and
-    maps what it finds back to the text.
+    secret's characters percent-encoded, escaped for JSON or JavaScript,
+    or written as HTML's character references, or left plain, is found in
+    the decoded view of the text, which decodes each escape once (in one
+    scan of the text, linear in its length) and maps what it finds back
+    to the text. A ``+`` stands for any space of a secret (a form).
 '''
 
 
@@ -40,47 +41,50 @@ _BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
 _BASE64_URLSAFE = str.maketrans( '+/', '-_' )
 # 48 bits: a core shorter would match other base64 by chance too often.
 _CORE_LENGTH_MINIMUM = 8
-# A run of escapes of one kind, or one short escape of JSON: each
+# A run of percent escapes or of JSON's \\u, or one other escape: each
 # alternative starts with its own character (which lets the engine skip
-# to the next '%' or backslash) and repeats nothing which may end
-# otherwise, so that no start of a match is tried twice.
-_escape = __.re.compile(
-    r'(%[0-9A-Fa-f]{2}(?:%[0-9A-Fa-f]{2})*'
-    r'|\\(?:u[0-9A-Fa-f]{4}(?:\\u[0-9A-Fa-f]{4})*|["\\/bfnrt]))' )
+# to the next '%', backslash or ampersand) and repeats nothing which may
+# end otherwise, so that no start of a match is tried twice.
+_ESCAPES_PERCENT = r'%[0-9A-Fa-f]{2}(?:%[0-9A-Fa-f]{2})*'
+_ESCAPES_BACKSLASH = (
+    r'\\(?:u[0-9A-Fa-f]{4}(?:\\u[0-9A-Fa-f]{4})*'
+    r'|u\{0*[0-9A-Fa-f]{1,6}\}|x[0-9A-Fa-f]{2}|["\'\\/bfnrtv])' )
+_ESCAPES_REFERENCE = (
+    r'&(?:#(?:[xX]0*[0-9A-Fa-f]{1,6}|0*[0-9]{1,7})'
+    r'|amp|AMP|lt|LT|gt|GT|quot|QUOT|apos);' )
+_KINDS = ( '%', '\\', '&', '%\\', '%&', '\\&', '%\\&' ) # of escapes
+# Per kinds of escape a text may hold: the engine skips faster to one
+# character than to any of two, to any of two than of three.
+_escapes = {
+    kinds: __.re.compile( "({patterns})".format( patterns = '|'.join(
+        pattern for kind, pattern in (
+            ( '%', _ESCAPES_PERCENT ), ( '\\', _ESCAPES_BACKSLASH ),
+            ( '&', _ESCAPES_REFERENCE ) )
+        if kind in kinds ) ) )
+    for kinds in _KINDS }
 _ESCAPES_SHORT = __.immut.Dictionary( {
-    '\\"': '"', '\\\\': '\\', '\\/': '/', '\\b': '\b', '\\f': '\f',
-    '\\n': '\n', '\\r': '\r', '\\t': '\t',
+    '\\"': '"', "\\'": "'", '\\\\': '\\', '\\/': '/', '\\b': '\b',
+    '\\f': '\f', '\\n': '\n', '\\r': '\r', '\\t': '\t', '\\v': '\v',
+    '&amp;': '&', '&AMP;': '&', '&lt;': '<', '&LT;': '<', '&gt;': '>',
+    '&GT;': '>', '&quot;': '"', '&QUOT;': '"', '&apos;': "'",
 } )
+_POINT_MAXIMUM = 0x10FFFF
+_REPLACEMENT = '\ufffd' # of a code point beyond Unicode
 
 
 def locate_escaped(
     text: str, forms: __.cabc.Sequence[ Form ], depth: int = DEPTH_MAXIMUM
 ) -> Spans:
     ''' Returns the spans of text where a form appears once its escapes
-        are decoded (percent-encoded bytes, JSON's escapes), each escape
-        of a form's characters whole; none if text has no escapes. Escapes
-        which decoding reveals are decoded too, depth times in all (JSON
-        in a URL: ``%5Cu0026`` is ``&``).
+        are decoded (percent-encoded bytes, the escapes of JSON and
+        JavaScript, HTML's character references), each escape of a form's
+        characters whole, and with ``+`` for any of its spaces; none if
+        text has neither. Escapes which decoding reveals are decoded too,
+        depth times in all (JSON in a URL: ``%5Cu0026`` is ``&``).
     '''
-    parts = _escape.split( text ) # plain text, escapes, plain text ...
-    if len( parts ) == 1: return [ ]
-    escapes = parts[ 1 :: 2 ]
-    table = {
-        escape: _decode_escape( escape )
-        for escape in dict.fromkeys( escapes ) }
-    decodeds = parts.copy( )
-    decodeds[ 1 :: 2 ] = map( table.__getitem__, escapes )
-    view = ''.join( decodeds )
-    spans = locate_escaped( view, forms, depth - 1 ) if depth > 1 else [ ]
-    # Where no escape gives a character of a form, the text holds it
-    # plain: a form of the secret itself, found in the text as it is, or a
-    # decoding of one, which plain text does not hide.
-    decoded = set( ''.join( table.values( ) ) )
-    found = [
-        form for form in forms if not decoded.isdisjoint( ''.join( form ) ) ]
-    if found: spans.extend( locate_forms( view, found ) )
-    if not spans: return [ ]
-    return _map_spans( parts, decodeds, spans )
+    parts = _split_escapes( text ) # plain text, escapes, plain text ...
+    if len( parts ) > 1: return _locate_view( parts, forms, depth )
+    return _locate_spaced( text, forms ) if '+' in text else [ ]
 
 
 def locate_forms( text: str, forms: __.cabc.Sequence[ Form ] ) -> Spans:
@@ -132,16 +136,25 @@ def survey_margins(
 
 
 def _decode_escape( escape: str ) -> str:
-    ''' Returns characters of a run of escapes (or of a short escape):
+    ''' Returns characters of a run of escapes (or of another escape):
         UTF-8 of percent-encoded bytes, else each byte as the environment
-        gives it; UTF-16 of ``\\u`` escapes, lone surrogates as they are.
+        gives it; UTF-16 of ``\\u`` escapes, lone surrogates as they are;
+        the code point of ``\\u{...}``, ``\\x`` and a numeric character
+        reference (beyond Unicode, the replacement character).
     '''
     if escape in _ESCAPES_SHORT: return _ESCAPES_SHORT[ escape ]
-    if escape.startswith( '%' ):
+    if escape[ 0 ] == '%':
         data = bytes.fromhex( escape.replace( '%', '' ) )
         return data.decode( errors = 'surrogateescape' )
-    data = bytes.fromhex( escape.replace( '\\u', '' ) )
-    return data.decode( 'utf-16-be', errors = 'surrogatepass' )
+    if escape.startswith( ( '&#x', '&#X' ) ):
+        point = int( escape[ 3 : -1 ], 16 )
+    elif escape[ 0 ] == '&': point = int( escape[ 2 : -1 ] )
+    elif escape[ 1 ] == 'x': point = int( escape[ 2 : ], 16 )
+    elif escape[ 2 ] == '{': point = int( escape[ 3 : -1 ], 16 )
+    else:
+        data = bytes.fromhex( escape.replace( '\\u', '' ) )
+        return data.decode( 'utf-16-be', errors = 'surrogatepass' )
+    return chr( point ) if point <= _POINT_MAXIMUM else _REPLACEMENT
 
 
 def _encode( text: str ) -> bytes:
@@ -150,6 +163,67 @@ def _encode( text: str ) -> bytes:
     try: return text.encode( errors = 'surrogateescape' )
     except UnicodeEncodeError:
         return text.encode( errors = 'surrogatepass' )
+
+
+def _locate_spaced( text: str, forms: __.cabc.Sequence[ Form ] ) -> Spans:
+    ''' Returns the spans of text where each form which holds a space
+        appears with ``+`` for any of its spaces (a form of HTML or a
+        query), its other characters as they are; leftmost first for each
+        form, not overlapping. '''
+    spaced = [ form for form in forms if ' ' in form[ 0 ] ]
+    if not spaced: return [ ]
+    plussed = text.replace( '+', ' ' )
+    spans: Spans = [ ]
+    size = len( text )
+    for form, before, after in spaced:
+        # the characters of form which a plus gives only as a plus
+        pluses = [ place for place, mark in enumerate( form ) if '+' == mark ]
+        sought = form.replace( '+', ' ' )
+        index = plussed.find( sought )
+        while index >= 0:
+            if any( text[ index + place ] != '+' for place in pluses ):
+                index = plussed.find( sought, index + 1 )
+                continue
+            start, end = index, index + len( form )
+            if start and text[ start - 1 ] in before: start -= 1
+            if end < size and text[ end ] in after: end += 1
+            spans.append( ( start, end ) )
+            index = plussed.find( sought, index + len( form ) )
+    return spans
+
+
+def _locate_view(
+    parts: list[ str ], forms: __.cabc.Sequence[ Form ], depth: int
+) -> Spans:
+    ''' Returns the spans of the text split into parts (plain text,
+        escapes, plain text ...) where a form appears in the view of it
+        with each escape decoded, or in views of that view (depth in all).
+    '''
+    escapes = parts[ 1 :: 2 ]
+    table = {
+        escape: _decode_escape( escape )
+        for escape in dict.fromkeys( escapes ) }
+    decodeds = parts.copy( )
+    decodeds[ 1 :: 2 ] = map( table.__getitem__, escapes )
+    view = ''.join( decodeds )
+    spans: Spans = [ ]
+    if depth > 1:
+        inner = _split_escapes( view )
+        if len( inner ) > 1: spans = _locate_view( inner, forms, depth - 1 )
+    # Where no escape gives a character of a form (nor a plus a space),
+    # the text holds it plain: a form of the secret itself, found in the
+    # text as it is, or a decoding of one, which plain text does not hide.
+    decoded = set( ''.join( table.values( ) ) )
+    plussed = '+' in view
+    if plussed: decoded.add( ' ' )
+    found = [
+        form for form in forms if not decoded.isdisjoint( ''.join( form ) ) ]
+    if plussed:
+        spans.extend( _locate_spaced( view, found ) )
+        found = [ form for form in found if ' ' not in form[ 0 ] ]
+    spans.extend( locate_forms( view, found ) )
+    if not spans: return [ ]
+    return _map_spans( parts, decodeds, spans )
 
 
 def _map_spans(
@@ -178,15 +252,15 @@ def _measure_escape( escape: str, decoded: str ) -> list[ int ]:
     ''' Returns how many characters of escape stand for the characters of
         decoded before each, and for all (prefix sums). '''
     widths: __.cabc.Iterable[ int ]
-    if escape.startswith( '%' ):
+    if len( decoded ) == 1: widths = ( len( escape ), )
+    elif escape[ 0 ] == '%':
         widths = (
             3 if '\udc80' <= character <= '\udcff' # a byte as it is
             else 3 * len( character.encode( errors = 'surrogatepass' ) )
             for character in decoded )
-    elif escape.startswith( '\\u' ):
+    else: # a run of \u
         widths = (
             12 if character > '\uffff' else 6 for character in decoded )
-    else: widths = ( len( escape ), )
     return list( _accumulate( widths, initial = 0 ) )
 
 
@@ -219,6 +293,15 @@ def _select_long( margins: Margins ) -> Margins:
         if len( form ) >= LENGTH_MINIMUM }
 
 
+def _split_escapes( text: str ) -> list[ str ]:
+    ''' Returns text split at its escapes: plain text, escape, plain text
+        ... (its only part if it has none). '''
+    kinds = ''.join( kind for kind in _KINDS[ -1 ] if kind in text )
+    if kinds.endswith( '&' ) and ';' not in text: # no reference ends
+        kinds = kinds[ : -1 ]
+    return _escapes[ kinds ].split( text ) if kinds else [ text ]
+
+
 def _survey_cores( core: str ) -> __.cabc.Iterator[ Form ]:
     ''' Yields the cores of secret (as it is and escaped for JSON) in
         longer base64 text, at every alignment and in both alphabets,
@@ -242,13 +325,14 @@ def _survey_cores( core: str ) -> __.cabc.Iterator[ Form ]:
 
 def _survey_decodings( form: str ) -> __.cabc.Iterator[ str ]:
     ''' Yields form with what reads as an escape in it decoded as the
-        view of a text decodes it: its percent escapes (a text which
-        escapes its other characters for JSON, which leaves those plain),
-        its JSON escapes (a text which percent-encodes its others, leaving
-        its backslashes plain), both. '''
-    parts = _escape.split( form )
+        view of a text decodes it, each kind of escape or not: its
+        percent escapes (a text which escapes its other characters for
+        JSON, which leaves those plain), its backslash escapes (a text
+        which percent-encodes its others, leaving its backslashes plain),
+        its character references, any of these together. '''
+    parts = _split_escapes( form )
     if len( parts ) == 1: return
-    for kinds in ( '%', '\\', '%\\' ):
+    for kinds in _KINDS:
         pieces = parts.copy( )
         pieces[ 1 :: 2 ] = (
             _decode_escape( part ) if part[ 0 ] in kinds else part

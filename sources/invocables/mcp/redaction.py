@@ -16,11 +16,12 @@
     filter leaves the loggers of others once no connection is open.
 
     Each secret is also known stripped of surrounding whitespace and in the
-    forms in which a server may quote it: percent-encoded or escaped for
-    JSON (any of its characters escaped, in either case of hex, the others
-    left plain), in base64 (also within longer base64 text), in upper and
-    lower case (see :py:class:`Redactor`); and when a server splits it over
-    texts which a processor joins (see :py:func:`redact_straddles`).
+    forms in which a server may quote it: percent-encoded, escaped for JSON
+    or JavaScript, or written as HTML's character references (any of its
+    characters escaped, in either case of hex, the others left plain; its
+    spaces as ``+``), in base64 (also within longer base64 text), in upper
+    and lower case (see :py:class:`Redactor`); and when a server splits it
+    over texts which a processor joins (see :py:func:`redact_straddles`).
 '''
 
 
@@ -76,14 +77,19 @@ class Redactor( __.immut.Object ):
         without ports).
 
         Encoders escape different characters, in either case of hex: in a
-        text which holds ``%`` or a backslash, a secret is also found with
-        any of its characters percent-encoded (their UTF-8 bytes) or
-        escaped as JSON may escape them (``\\u`` in either case, a pair
-        for a character beyond the first plane, ``\\/`` and the other
-        short escapes), the others left plain, and so through both kinds
-        at once (a URL inside JSON): in a view of the text with each
-        escape decoded, made in one scan of the text. The escapes of the
-        secret's characters go whole with it.
+        text which holds ``%``, a backslash or ``&``, a secret is also
+        found with any of its characters percent-encoded (their UTF-8
+        bytes), escaped as JSON or JavaScript may escape them (``\\u`` in
+        either case, a pair for a character beyond the first plane,
+        ``\\u{...}``, ``\\x``, ``\\/`` and the other short escapes) or
+        written as HTML's character references (``&#NN;``, ``&#xHH;``,
+        ``&amp;`` and the other named ones of an escaper), the others left
+        plain, and so through two kinds at once (a URL inside JSON or
+        HTML): in a view of the text with each escape decoded, made in one
+        scan of the text, and in a view of that view. A secret with spaces
+        is also found with any of them ``+`` (as a form writes them),
+        where the text holds ``+``; a ``+`` stands for no other character.
+        The escapes of the secret's characters go whole with it.
 
         Within longer base64 text (a server's encoding of a document which
         holds the secret, as it is or escaped for JSON), the secret is
@@ -108,6 +114,8 @@ class Redactor( __.immut.Object ):
             ( form, *margins[ form ] ) for form in self.secrets )
         self._views = tuple(
             ( form, *pair ) for form, pair in views.items( ) )
+        # Only then may a plus stand for a secret's space.
+        self._spaced = any( ' ' in form for form in views )
         self._spreads = _survey_spreads( self.secrets )
         self._spread_width = max(
             ( len( form ) for form, _ in self._spreads ), default = 0 )
@@ -128,7 +136,10 @@ class Redactor( __.immut.Object ):
         ''' Returns URL a server asks the user to visit, with every secret
             replaced; its query stays, which the visit needs.
         '''
-        if self._views and ( '%' in url or '\\' in url ):
+        if self._views and (
+            '%' in url or '\\' in url or '&' in url
+            or ( self._spaced and '+' in url )
+        ):
             # One replacement of what both find, lest either cut a match
             # of the other (a secret ending in '%' in its form '...%25').
             spans = _redactforms.locate_forms( url, self._forms )
