@@ -329,8 +329,13 @@ async def test_160_modern_upstream_updates( tmp_path ):
                     await changes.wait_updated( [ 'i://1', 'i://2' ], heard )
                     await client.unsubscribe_resource( 'i://1' )
                     await client.unsubscribe_resource( 'i://2' )
+                    await client.subscribe_resource( 'i://2' )
+                    await client.subscribe_resource( 'i://2' )
+                    heard = len( changes.updated )
+                    await _read( client, 'inner://update' )
+                    await changes.wait_updated( [ 'i://2' ], heard )
                     assert inner.count( 'resources/subscribe' ) == (
-                        0 if _MODERN else 2 )
+                        0 if _MODERN else 4 )
                 if not _MODERN: return
                 async with mcp_support.open_memory_client(
                     server.produce_server( ) ) as client:

@@ -46,15 +46,17 @@ class UpstreamStreams:
             longer; returns once the server acknowledged the stream which
             names the resources of the moment (or refused it, or it ended),
             and the stream it replaces ended (an update told on both
-            meanwhile may come twice). Returns false, and changes nothing,
+            meanwhile may come twice); at once if the resources named are
+            those of an open stream. Returns false, and changes nothing,
             if the resource would be one more than the most.
         '''
         resources = self._resources.setdefault( name, { } )
-        if subscribed:
-            if uri not in resources and len( resources ) >= RESOURCES_MAXIMUM:
-                return False
-            resources[ uri ] = None
+        known = uri in resources
+        if subscribed and not known and len( resources ) >= RESOURCES_MAXIMUM:
+            return False
+        if subscribed: resources[ uri ] = None
         else: resources.pop( uri, None )
+        if known == subscribed and name in self._streams: return True
         previous = self._streams.pop( name, None )
         try:
             if not resources:
