@@ -11,7 +11,8 @@
     ``\\uXXXX``. A secret with any of its characters so written, the
     others plain, is redacted with its escapes and nothing around it, and
     so through two of these at once (HTML within a URL, a URL within
-    HTML, JavaScript within HTML).
+    HTML, JavaScript within HTML); and so when a result splits it over two
+    texts, which a processor joins.
 
     Before, each of these forms leaked the secret (but a form whose every
     space is ``+`` and which escapes nothing else).
@@ -354,6 +355,36 @@ def test_700_long_text_linear( ):
     assert redactor.redact( text ) == 'a+' * 1_000_000 + '***'
     text = '\\u{41}\\x42' * 200_000 + 'correct\\x20horse+battery staple'
     assert redactor.redact( text ).endswith( '\\x42***' )
+
+
+@pytest.mark.parametrize( 'gap', ( '', '\n', ' \n\t' ) )
+def test_900_escaped_secret_split_redacted( gap ):
+    ''' A secret in these forms split over two texts at any cut (inside
+        an escape too, the second text led by whitespace or not) is
+        redacted in both, and nothing around it; texts which only look
+        alike stay. '''
+    redactor = redaction.Redactor( _SECRETS )
+    chooser = random.Random( 685 )
+    escapers = ( _escape_form, _escape_html, _escape_script )
+    for secret in _SECRETS:
+        for encoded in (
+            html.escape( secret ), _reference_all( secret ),
+            urllib.parse.quote( html.escape( secret ) ),
+            _mix( chooser, secret, *escapers ),
+        ):
+            for cut in range( 1, len( encoded ) ):
+                # whitespace of the secret at the cut is whitespace aside
+                if gap and ' ' in encoded[ cut - 1 : cut + 1 ]: continue
+                texts = [
+                    redactor.redact( 'head ' + encoded[ : cut ] ),
+                    redactor.redact( gap + encoded[ cut : ] + ' tail' ) ]
+                assert redaction.redact_straddles( redactor, texts ) == [
+                    'head ***', f"{gap}*** tail" ], ( encoded, cut )
+    for texts in (
+        [ 'x &#116;&#111;&#107;', '&#95;&#108;&#105;&#118;&#101;' ],
+        [ 'correct+horse ', 'battery+staple&amp;' ],
+        [ 'tok_live&amp;A9x&lt;7K', 'q&gt;Zr2&quot;q&#39;S' ],
+    ): assert redaction.redact_straddles( redactor, texts ) == texts
 
 
 @pytest.mark.asyncio

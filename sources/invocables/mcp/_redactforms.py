@@ -36,6 +36,10 @@ LENGTH_MINIMUM = 4
 DEPTH_MAXIMUM = 2
 ''' Times a text is decoded of its escapes to find a secret: two finds
     JSON escapes within percent-encoding and the other way round. '''
+WIDTH_MAXIMUM = 64
+''' Characters of text which a character of a secret takes at most,
+    escaped twice (HTML's references of the characters of a reference take
+    some 30; padded with zeros, more). '''
 
 _BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
 _BASE64_URLSAFE = str.maketrans( '+/', '-_' )
@@ -72,8 +76,18 @@ _POINT_MAXIMUM = 0x10FFFF
 _REPLACEMENT = '\ufffd' # of a code point beyond Unicode
 
 
+class Views( __.immut.DataclassObject ):
+    ''' Forms to search the decoded view of a text for, with the
+        characters of each (and of all) which an escape may give. '''
+
+    forms: tuple[ Form, ... ]
+    characters: tuple[ frozenset[ str ], ... ] # of each form, margins too
+    union: frozenset[ str ]
+    spaced: bool # whether a form holds a space
+
+
 def locate_escaped(
-    text: str, forms: __.cabc.Sequence[ Form ], depth: int = DEPTH_MAXIMUM
+    text: str, views: Views, depth: int = DEPTH_MAXIMUM
 ) -> Spans:
     ''' Returns the spans of text where a form appears once its escapes
         are decoded (percent-encoded bytes, the escapes of JSON and
@@ -83,8 +97,10 @@ def locate_escaped(
         depth times in all (JSON in a URL: ``%5Cu0026`` is ``&``).
     '''
     parts = _split_escapes( text ) # plain text, escapes, plain text ...
-    if len( parts ) > 1: return _locate_view( parts, forms, depth )
-    return _locate_spaced( text, forms ) if '+' in text else [ ]
+    if len( parts ) > 1: return _locate_view( parts, views, depth )
+    if views.spaced and '+' in text:
+        return _locate_spaced( text, views.forms )
+    return [ ]
 
 
 def locate_forms( text: str, forms: __.cabc.Sequence[ Form ] ) -> Spans:
@@ -103,6 +119,42 @@ def locate_forms( text: str, forms: __.cabc.Sequence[ Form ] ) -> Spans:
             spans.append( ( start, end ) )
             index = text.find( form, index + len( form ) )
     return spans
+
+
+def locate_straddles(
+    left: str, right: str, views: Views, width: int
+) -> tuple[ Spans, Spans ]:
+    ''' Returns the spans of left and of right where a form appears across
+        their joint once their escapes are decoded (see
+        :py:func:`locate_escaped`), as they meet or with whitespace at the
+        joint aside (which stays); only the last width characters of left
+        and the first of right are searched.
+    '''
+    tail, head = left[ -width : ], right[ : width ]
+    base = len( left ) - len( tail )
+    pairs = [ ( tail, head ) ]
+    stripped = ( tail.rstrip( ), head.lstrip( ) )
+    if stripped != pairs[ 0 ]: pairs.append( stripped )
+    lefts: Spans = [ ]
+    rights: Spans = [ ]
+    for before, after in pairs:
+        cut, lead = len( before ), len( head ) - len( after )
+        for start, end in locate_escaped( before + after, views ):
+            if not start < cut < end: continue
+            lefts.append( ( base + start, base + cut ) )
+            rights.append( ( lead, lead + end - cut ) )
+    return lefts, rights
+
+
+def produce_views( margins: Margins ) -> Views:
+    ''' Returns the forms of margins to search the decoded view of a text
+        for. '''
+    forms = tuple( ( form, *pair ) for form, pair in margins.items( ) )
+    characters = tuple( frozenset( ''.join( form ) ) for form in forms )
+    return Views(
+        forms = forms, characters = characters,
+        union = frozenset( ''.join( map( ''.join, forms ) ) ),
+        spaced = any( ' ' in form for form in margins ) )
 
 
 def survey_margins(
@@ -192,9 +244,7 @@ def _locate_spaced( text: str, forms: __.cabc.Sequence[ Form ] ) -> Spans:
     return spans
 
 
-def _locate_view(
-    parts: list[ str ], forms: __.cabc.Sequence[ Form ], depth: int
-) -> Spans:
+def _locate_view( parts: list[ str ], views: Views, depth: int ) -> Spans:
     ''' Returns the spans of the text split into parts (plain text,
         escapes, plain text ...) where a form appears in the view of it
         with each escape decoded, or in views of that view (depth in all).
@@ -209,15 +259,16 @@ def _locate_view(
     spans: Spans = [ ]
     if depth > 1:
         inner = _split_escapes( view )
-        if len( inner ) > 1: spans = _locate_view( inner, forms, depth - 1 )
+        if len( inner ) > 1: spans = _locate_view( inner, views, depth - 1 )
     # Where no escape gives a character of a form (nor a plus a space),
     # the text holds it plain: a form of the secret itself, found in the
     # text as it is, or a decoding of one, which plain text does not hide.
     decoded = set( ''.join( table.values( ) ) )
-    plussed = '+' in view
+    plussed = views.spaced and '+' in view
     if plussed: decoded.add( ' ' )
-    found = [
-        form for form in forms if not decoded.isdisjoint( ''.join( form ) ) ]
+    found = [ ] if decoded.isdisjoint( views.union ) else [
+        form for form, characters in zip( views.forms, views.characters )
+        if not decoded.isdisjoint( characters ) ]
     if plussed:
         spans.extend( _locate_spaced( view, found ) )
         found = [ form for form in found if ' ' not in form[ 0 ] ]

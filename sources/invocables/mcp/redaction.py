@@ -112,13 +112,12 @@ class Redactor( __.immut.Object ):
         self.secrets = tuple( sorted( margins, key = len, reverse = True ) )
         self._forms = tuple(
             ( form, *margins[ form ] ) for form in self.secrets )
-        self._views = tuple(
-            ( form, *pair ) for form, pair in views.items( ) )
-        # Only then may a plus stand for a secret's space.
-        self._spaced = any( ' ' in form for form in views )
+        self._views = _redactforms.produce_views( views )
         self._spreads = _survey_spreads( self.secrets )
         self._spread_width = max(
             ( len( form ) for form, _ in self._spreads ), default = 0 )
+        self._escaped_width = _redactforms.WIDTH_MAXIMUM * max(
+            map( len, views ), default = 0 )
         self.hosts = frozenset( host.lower( ) for host in hosts if host )
 
     def is_vacant( self ) -> bool:
@@ -136,9 +135,9 @@ class Redactor( __.immut.Object ):
         ''' Returns URL a server asks the user to visit, with every secret
             replaced; its query stays, which the visit needs.
         '''
-        if self._views and (
+        if self._views.forms and (
             '%' in url or '\\' in url or '&' in url
-            or ( self._spaced and '+' in url )
+            or ( self._views.spaced and '+' in url )
         ):
             # One replacement of what both find, lest either cut a match
             # of the other (a secret ending in '%' in its form '...%25').
@@ -181,6 +180,11 @@ class Redactor( __.immut.Object ):
         for form, gaps in self._spreads:
             for owner, start, end in _survey_shares( squeeze, form, gaps ):
                 spans.setdefault( owner, [ ] ).append( ( start, end ) )
+        for owner, ( left, right ) in enumerate( _pairwise( results ) ):
+            lefts, rights = _redactforms.locate_straddles(
+                left, right, self._views, self._escaped_width )
+            if lefts: spans.setdefault( owner, [ ] ).extend( lefts )
+            if rights: spans.setdefault( owner + 1, [ ] ).extend( rights )
         for owner, pairs in spans.items( ):
             results[ owner ] = _replace_spans( results[ owner ], pairs )
         return results
@@ -347,6 +351,12 @@ def redact_straddles(
         as that text leads with whitespace. Work is linear in the length of
         texts and of secrets: only the heads and tails of texts, as long as
         the longest secret, are scanned, in one pass per form of secret.
+
+        A secret with its characters escaped, as found in one text (see
+        :py:class:`Redactor`), is found across the joint of two
+        neighbouring texts too (the cut inside an escape, or not), as they
+        meet or with whitespace at the joint aside; in the tail and head of
+        each, as long as the longest form escaped twice.
     '''
     return redactor.redact_straddles( texts )
 
