@@ -82,6 +82,11 @@ def _escape_html( chooser, character ):
     return chooser.choice( choices )
 
 
+def _escape_json( text ):
+    ''' Returns text escaped as JSON escapes it, without quotes. '''
+    return json.dumps( text )[ 1 : -1 ]
+
+
 def _escape_script( chooser, character ):
     ''' Returns character as JavaScript may write it: ``\\xNN`` (below
         256), ``\\u{...}`` of one to six digits, ``\\uXXXX`` (a pair
@@ -112,11 +117,6 @@ def _mix( chooser, secret, *escapers ):
             pieces.append( character )
         else: pieces.append( chooser.choice( escapers )( chooser, character ) )
     return ''.join( pieces )
-
-
-def _escape_json( text ):
-    ''' Returns text escaped as JSON escapes it, without quotes. '''
-    return json.dumps( text )[ 1 : -1 ]
 
 
 def _reference_all( text ):
@@ -310,7 +310,7 @@ def test_600_look_alikes_kept( ):
     for text in kept: assert redactor.redact( text ) == text
 
 
-def test_610_secret_with_references_kept_plain( ):
+def test_610_secret_holding_references_redacted( ):
     ''' A secret which holds what reads as a reference is found as it is
         and with its other characters escaped, and its decoding only
         where escapes give some of it. '''
@@ -357,36 +357,6 @@ def test_700_long_text_linear( ):
     assert redactor.redact( text ).endswith( '\\x42***' )
 
 
-@pytest.mark.parametrize( 'gap', ( '', '\n', ' \n\t' ) )
-def test_900_escaped_secret_split_redacted( gap ):
-    ''' A secret in these forms split over two texts at any cut (inside
-        an escape too, the second text led by whitespace or not) is
-        redacted in both, and nothing around it; texts which only look
-        alike stay. '''
-    redactor = redaction.Redactor( _SECRETS )
-    chooser = random.Random( 685 )
-    escapers = ( _escape_form, _escape_html, _escape_script )
-    for secret in _SECRETS:
-        for encoded in (
-            html.escape( secret ), _reference_all( secret ),
-            urllib.parse.quote( html.escape( secret ) ),
-            _mix( chooser, secret, *escapers ),
-        ):
-            for cut in range( 1, len( encoded ) ):
-                # whitespace of the secret at the cut is whitespace aside
-                if gap and ' ' in encoded[ cut - 1 : cut + 1 ]: continue
-                texts = [
-                    redactor.redact( 'head ' + encoded[ : cut ] ),
-                    redactor.redact( gap + encoded[ cut : ] + ' tail' ) ]
-                assert redaction.redact_straddles( redactor, texts ) == [
-                    'head ***', f"{gap}*** tail" ], ( encoded, cut )
-    for texts in (
-        [ 'x &#116;&#111;&#107;', '&#95;&#108;&#105;&#118;&#101;' ],
-        [ 'correct+horse ', 'battery+staple&amp;' ],
-        [ 'tok_live&amp;A9x&lt;7K', 'q&gt;Zr2&quot;q&#39;S' ],
-    ): assert redaction.redact_straddles( redactor, texts ) == texts
-
-
 @pytest.mark.asyncio
 async def test_800_server_quotes_redacted( monkeypatch ):
     ''' A server which quotes its secret in these forms sends it to no
@@ -418,3 +388,33 @@ async def test_800_server_quotes_redacted( monkeypatch ):
         native = json.dumps(
             processor.nativize_results( results ), default = str )
         assert native.count( '***' ) == len( encodeds ), name
+
+
+@pytest.mark.parametrize( 'gap', ( '', '\n', ' \n\t' ) )
+def test_900_escaped_secret_split_redacted( gap ):
+    ''' A secret in these forms split over two texts at any cut (inside
+        an escape too, the second text led by whitespace or not) is
+        redacted in both, and nothing around it; texts which only look
+        alike stay. '''
+    redactor = redaction.Redactor( _SECRETS )
+    chooser = random.Random( 685 )
+    escapers = ( _escape_form, _escape_html, _escape_script )
+    for secret in _SECRETS:
+        for encoded in (
+            html.escape( secret ), _reference_all( secret ),
+            urllib.parse.quote( html.escape( secret ) ),
+            _mix( chooser, secret, *escapers ),
+        ):
+            for cut in range( 1, len( encoded ) ):
+                # whitespace of the secret at the cut is whitespace aside
+                if gap and ' ' in encoded[ cut - 1 : cut + 1 ]: continue
+                texts = [
+                    redactor.redact( 'head ' + encoded[ : cut ] ),
+                    redactor.redact( gap + encoded[ cut : ] + ' tail' ) ]
+                assert redaction.redact_straddles( redactor, texts ) == [
+                    'head ***', f"{gap}*** tail" ], ( encoded, cut )
+    for texts in (
+        [ 'x &#116;&#111;&#107;', '&#95;&#108;&#105;&#118;&#101;' ],
+        [ 'correct+horse ', 'battery+staple&amp;' ],
+        [ 'tok_live&amp;A9x&lt;7K', 'q&gt;Zr2&quot;q&#39;S' ],
+    ): assert redaction.redact_straddles( redactor, texts ) == texts
