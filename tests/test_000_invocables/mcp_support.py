@@ -318,3 +318,32 @@ def produce_sampled( text ):
     return {
         'role': 'assistant', 'content': { 'type': 'text', 'text': text },
         'model': 'test', 'stopReason': 'endTurn' }
+
+
+async def assert_echoes_redacted(
+    monkeypatch, variable: str, secret: str, encodeds: list[ str ]
+) -> None:
+    ''' Has the echo server, whose environment holds secret, echo each
+        encoded form of it; asserts that the results' texts, and every
+        processor's native results, hold only the redaction. '''
+    import json
+    import invocables
+    import invocables.mcp
+    monkeypatch.setenv( variable, secret )
+    ensemble = invocables.mcp.produce_ensemble(
+        'echo', command = produce_server_command( 'echo_server.py' ),
+        environment = { 'APP_KEY': f"env:{variable}" } )
+    calls = [
+        invocables.InvocationCanister(
+            identifier = f"c{index}", name = 'echo',
+            arguments = { 'message': f"pw={encoded};" } )
+        for index, encoded in enumerate( encodeds ) ]
+    async with ensemble:
+        results = await invocables.execute_invocations( calls, [ ensemble ] )
+    assert [ result.as_text( ) for result in results ] == (
+        [ 'pw=***;' ] * len( encodeds ) )
+    for name in invocables.processors.PROVIDERS:
+        processor = invocables.produce_processor( name )
+        native = json.dumps(
+            processor.nativize_results( results ), default = str )
+        assert native.count( '***' ) == len( encodeds ), name

@@ -30,8 +30,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import invocables
-import invocables.mcp
 
 from invocables.mcp import redaction
 
@@ -363,31 +361,14 @@ async def test_800_server_quotes_redacted( monkeypatch ):
         model: the results' texts and every processor's native results
         hold only the redaction. '''
     secret = _SECRETS[ 1 ] + ' ' + _SECRETS[ 0 ]
-    monkeypatch.setenv( _VARIABLE, secret )
-    ensemble = invocables.mcp.produce_ensemble(
-        'echo', command = mcp_support.produce_server_command(
-            'echo_server.py' ),
-        environment = { 'APP_KEY': f"env:{_VARIABLE}" } )
     encodeds = [
         urllib.parse.urlencode( { 'k': secret } )[ 2 : ],
         html.escape( secret ), _reference_all( secret ),
         urllib.parse.quote( html.escape( secret ) ),
         ''.join( f"\\u{{{ord( item ):x}}}" for item in secret ),
     ]
-    calls = [
-        invocables.InvocationCanister(
-            identifier = f"c{index}", name = 'echo',
-            arguments = { 'message': f"pw={encoded};" } )
-        for index, encoded in enumerate( encodeds ) ]
-    async with ensemble:
-        results = await invocables.execute_invocations( calls, [ ensemble ] )
-    assert [ result.as_text( ) for result in results ] == (
-        [ 'pw=***;' ] * len( encodeds ) )
-    for name in invocables.processors.PROVIDERS:
-        processor = invocables.produce_processor( name )
-        native = json.dumps(
-            processor.nativize_results( results ), default = str )
-        assert native.count( '***' ) == len( encodeds ), name
+    await mcp_support.assert_echoes_redacted(
+        monkeypatch, _VARIABLE, secret, encodeds )
 
 
 @pytest.mark.parametrize( 'gap', ( '', '\n', ' \n\t' ) )

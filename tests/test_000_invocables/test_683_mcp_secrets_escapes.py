@@ -27,8 +27,6 @@ import urllib.parse
 
 import pytest
 
-import invocables
-import invocables.mcp
 
 from invocables.mcp import redaction
 
@@ -280,23 +278,6 @@ async def test_500_server_quotes_redacted( monkeypatch ):
         it to no model: the results' texts and every processor's native
         results hold only the redaction. '''
     secret = _SECRETS[ 3 ]
-    monkeypatch.setenv( _VARIABLE, secret )
-    ensemble = invocables.mcp.produce_ensemble(
-        'echo', command = mcp_support.produce_server_command(
-            'echo_server.py' ),
-        environment = { 'APP_KEY': f"env:{_VARIABLE}" } )
     encodeds = [ encode( secret ) for encode in _ENCODERS.values( ) ]
-    calls = [
-        invocables.InvocationCanister(
-            identifier = f"c{index}", name = 'echo',
-            arguments = { 'message': f"pw={encoded};" } )
-        for index, encoded in enumerate( encodeds ) ]
-    async with ensemble:
-        results = await invocables.execute_invocations( calls, [ ensemble ] )
-    assert [ result.as_text( ) for result in results ] == (
-        [ 'pw=***;' ] * len( encodeds ) )
-    for name in invocables.processors.PROVIDERS:
-        processor = invocables.produce_processor( name )
-        native = json.dumps(
-            processor.nativize_results( results ), default = str )
-        assert native.count( '***' ) == len( encodeds ), name
+    await mcp_support.assert_echoes_redacted(
+        monkeypatch, _VARIABLE, secret, encodeds )
