@@ -561,3 +561,48 @@ def test_220_workload_refusal_surfaced( tmp_path, jwt, check ):
     refusal = stderr.split( 'refused: ' )[ -1 ]
     assert '(400 invalid_grant)' in refusal, refusal
     assert 'eyJ' not in refusal and 'expired' not in refusal, refusal
+
+
+# What the pre-release's scenarios of DPoP (SEP-1932) check of the client.
+CHECKS_DPOP = frozenset( (
+    'sep-1932-client-token-request-proof',
+    'sep-1932-client-dpop-auth-scheme',
+    'sep-1932-client-fresh-proof' ) )
+CHECKS_DPOP_NONCE = CHECKS_DPOP | {
+    'sep-1932-client-as-nonce', 'sep-1932-client-rs-nonce' }
+
+
+def _verify_dpop_run( scenario, folder, expected ):
+    ''' Runs a scenario of DPoP; asserts that it passes with the checks
+        expected, and that the client wrote no JWT (token or proof).
+    '''
+    completed, checks, stderr = _run_2026( scenario, folder )
+    statuses = { check[ 'id' ]: check[ 'status' ] for check in checks }
+    assert expected <= set( statuses ), ( checks, stderr[ -3000 : ] )
+    assert not [
+        identifier for identifier, status in statuses.items( )
+        if status not in ( 'SUCCESS', 'INFO' ) ], ( checks, stderr[ -3000 : ] )
+    assert 'eyJ' not in stderr, stderr[ -3000 : ]
+    assert completed.returncode == 0, completed.stderr[ -3000 : ]
+
+
+@pytest.mark.slow
+def test_230_dpop_2026( tmp_path ):
+    ''' The pre-release's scenario of DPoP (SEP-1932, RFC 9449): the
+        authorization server advertises ES256, so the token request
+        carries a proof, and the DPoP-bound token it buys goes with the
+        ``DPoP`` scheme and a fresh proof (naming the token's digest) on
+        every request to the MCP server, under either SDK.
+    '''
+    _verify_dpop_run( 'auth/dpop', tmp_path, CHECKS_DPOP )
+
+
+@pytest.mark.slow
+def test_240_dpop_nonce_2026( tmp_path ):
+    ''' The pre-release's scenario of DPoP with nonces: the token request
+        refused for want of the authorization server's nonce
+        (``use_dpop_nonce``, ``DPoP-Nonce``) is sent again with it, and so
+        is the MCP request the server refuses with a ``DPoP`` challenge of
+        the same error, under either SDK.
+    '''
+    _verify_dpop_run( 'auth/dpop-nonce', tmp_path, CHECKS_DPOP_NONCE )

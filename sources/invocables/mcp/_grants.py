@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl as _parse_qsl
 from urllib.parse import urlsplit as _urlsplit
 
 import invocables.mcp.__ as __
+import invocables.mcp._dpop as _dpop
 import invocables.mcp._oauth as _oauth
 import invocables.mcp.configuration as _configuration
 import invocables.mcp._sdk as _sdk
@@ -387,7 +388,7 @@ def _produce_exchanger(
         form.update( audience = audience, resource = resource )
         if not __.is_absent( authorization.scope ):
             form[ 'scope' ] = authorization.scope
-        status, answer = await _post_form(
+        status, answer = await _oauth.post_form(
             ensemble, endpoint, form, timeout( ) )
         grant: object = (
             __.typx.cast( dict[ str, object ], answer ).get( 'access_token' )
@@ -428,30 +429,6 @@ def _infer_signing_algorithm( ensemble: str, key: str ) -> str:
         "'signing_algorithm'." )
 
 
-async def _post_form(
-    ensemble: str,
-    endpoint: str,
-    form: dict[ str, str ],
-    timeout: float | None,
-) -> tuple[ int, object ]:
-    ''' Posts form to an endpoint; returns status and JSON answer (None
-        for an answer which is not JSON).
-    '''
-    http: __.typx.Any = _sdk.http
-    async with http.AsyncClient(
-        timeout = 30.0 if timeout is None else timeout
-    ) as client:
-        try: response = await client.post( endpoint, data = form )
-        except http.HTTPError as exception:
-            raise _exceptions.AuthorizationFailure(
-                ensemble, _oauth.describe_http_failure( exception ) or (
-                    "the identity provider could not be reached." )
-            ) from None
-    try: answer: object = response.json( )
-    except ValueError: answer = None
-    return int( response.status_code ), answer
-
-
 @__.funct.cache
 def _produce_flow_class(
     base: __.typx.Any, *, renewing: bool = False
@@ -484,6 +461,7 @@ def _produce_flow_class(
             self.stalled: __.typx.Any = None
             # Client registered beforehand, which stands for the stored one.
             self.client_fixed: __.typx.Any = None
+            self.prover: _dpop.Prover | None = None # DPoP, if advertised
 
         def __repr__( self ) -> str:
             return f"OAuthProvider( ensemble = {self.ensemble!r} )"
@@ -504,7 +482,15 @@ def _produce_flow_class(
                         outgoing,
                         None if outgoing is request else self.timeout )
                     with _oauth.note_stall( self, outgoing, request ):
-                        response = yield outgoing
+                        response = yield _dpop.prepare_request(
+                            self, outgoing, request )
+                        if await _dpop.register_nonce(
+                            self, outgoing, request, response
+                        ): # The server wants its DPoP nonce: once more.
+                            response = yield _dpop.prepare_request(
+                                self, outgoing, request )
+                    response = await _dpop.adapt_answer(
+                        self, outgoing, request, response )
                     answer = response if outgoing is request else answer
                     self.flaws.extend( (
                         await _oauth.observe_metadata( outgoing, response )
@@ -518,10 +504,8 @@ def _produce_flow_class(
                         # A token rejected before its time: refresh once
                         # before authorizing anew.
                         refreshed = True
-                        await flow.aclose( )
-                        self.context.token_expiry_time = 1.0
-                        flow = super( )._auth_flow( request )
-                        outgoing = await flow.__anext__( )
+                        flow, outgoing = await self._restart_flow(
+                            flow, request )
                         continue
                     outgoing = await flow.asend( response )
             except StopAsyncIteration:
@@ -538,6 +522,17 @@ def _produce_flow_class(
                 # expose: closed here, in this task; left to the finalizer,
                 # the SDK's flow releases its lock in another task and fails.
                 await flow.aclose( )
+
+        async def _restart_flow(
+            self, flow: __.typx.Any, request: _sdk.http.Request
+        ) -> tuple[ __.typx.Any, _sdk.http.Request ]:
+            ''' Closes flow; returns another, which refreshes the token
+                first, and its first request.
+            '''
+            await flow.aclose( )
+            self.context.token_expiry_time = 1.0
+            flow = super( )._auth_flow( request )
+            return flow, await flow.__anext__( )
 
     return Provider
 

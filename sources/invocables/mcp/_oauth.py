@@ -170,6 +170,30 @@ async def observe_metadata(
     return ( )
 
 
+async def post_form(
+    ensemble: str,
+    endpoint: str,
+    form: dict[ str, str ],
+    timeout: float | None,
+) -> tuple[ int, object ]:
+    ''' Posts form to an endpoint; returns status and JSON answer (None
+        for an answer which is not JSON).
+    '''
+    http: __.typx.Any = _sdk.http
+    async with http.AsyncClient(
+        timeout = 30.0 if timeout is None else timeout
+    ) as client:
+        try: response = await client.post( endpoint, data = form )
+        except http.HTTPError as exception:
+            raise _exceptions.AuthorizationFailure(
+                ensemble, describe_http_failure( exception ) or (
+                    "the identity provider could not be reached." )
+            ) from None
+    try: answer: object = response.json( )
+    except ValueError: answer = None
+    return int( response.status_code ), answer
+
+
 def presentify( value: __.Absential[ str ] ) -> str | None:
     return None if __.is_absent( value ) else value
 
