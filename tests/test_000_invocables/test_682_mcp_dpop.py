@@ -192,7 +192,8 @@ async def test_200_advertisement(
     '''
     provider = _produce_provider( )
     request = _sdk.http.Request( 'GET', _METADATA )
-    body: dict[ str, object ] = { 'issuer': 'http://127.0.0.1:9', 'token_endpoint': _AS }
+    body: dict[ str, object ] = {
+        'issuer': 'http://127.0.0.1:9', 'token_endpoint': _AS }
     if algorithms is not None:
         body[ 'dpop_signing_alg_values_supported' ] = algorithms
     answer = _produce_answer( request, 200, body )
