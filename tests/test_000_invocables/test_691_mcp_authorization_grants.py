@@ -163,6 +163,40 @@ def test_126_workload_assertion_read( tmp_path, monkeypatch ):
     assert 'secret-text' not in str( caught.value )
 
 
+def _make_pipe( folder ):
+    ''' Returns a named pipe which nothing writes: opening it to read
+        blocks, unless asked not to. '''
+    import os
+    path = folder / 'credential.pipe'
+    if not path.exists( ): os.mkfifo( path )
+    return path
+
+
+def test_127_credential_files_bounded( tmp_path ):
+    ''' A credential's file is read only if it is a regular file of at
+        most 64 KiB: a named pipe which nothing writes, a device which
+        never ends, a directory or a huge file fail at once, saying why.
+    '''
+    from invocables.mcp import _grants
+    huge = tmp_path / 'huge.jwt'
+    huge.write_text( _JWT + ' ' * 70_000 )
+    cases = (
+        ( _make_pipe( tmp_path ), 'not a regular file' ),
+        ( '/dev/zero', 'not a regular file' ),
+        ( tmp_path, 'not a regular file' ),
+        ( huge, 'larger than' ) )
+    for path, reason in cases:
+        grant = authorization.WorkloadAuthorization( assertion = str( path ) )
+        with pytest.raises( exceptions.AuthorizationFailure ) as caught:
+            _grants._read_assertion( 'fleet', grant )
+        assert reason in str( caught.value ), str( caught.value )
+    link = tmp_path / 'link.jwt'
+    ( tmp_path / 'target.jwt' ).write_text( _JWT )
+    link.symlink_to( tmp_path / 'target.jwt' )
+    grant = authorization.WorkloadAuthorization( assertion = str( link ) )
+    assert _grants._read_assertion( 'fleet', grant ) == _JWT
+
+
 def test_130_descriptor_refusals( tmp_path ):
     ''' Client credentials need exactly one of secret and key; a secret
         needs its client; enterprise authorization needs its keys; each
@@ -240,6 +274,10 @@ def test_150_code_refusals( tmp_path, monkeypatch ):
         ( authorization.ClientCredentialsAuthorization(
             client_id = 'svc', storage = storage,
             private_key = 'env:UNSET_KEY_VARIABLE' ), 'UNSET_KEY_VARIABLE' ),
+        ( authorization.ClientCredentialsAuthorization(
+            client_id = 'svc', storage = storage,
+            private_key = str( _make_pipe( tmp_path ) ) ),
+          'not a regular file' ),
         ( authorization.produce_loopback_authorization(
             33999, storage = storage,
             client_metadata_url = 'http://app.example.com/client.json' ),

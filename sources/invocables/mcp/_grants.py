@@ -262,13 +262,13 @@ def _read_assertion(
     elif value.startswith( _configuration.ENVIRONMENT_PREFIX ):
         assertion = _oauth.resolve( ensemble, 'assertion', value ).strip( )
     else:
-        path = __.Path( value ).expanduser( )
-        try: assertion = path.read_text( ).strip( )
+        try: assertion = _oauth.read_credential_file( value ).strip( )
         except ( OSError, UnicodeDecodeError ) as exception:
             raise _exceptions.AuthorizationFailure(
-                ensemble, f"the workload's JWT file {str( path )!r} cannot "
-                f"be read ({type( exception ).__name__}); give a readable "
-                "file, 'env:NAME' or the JWT." ) from None
+                ensemble, "the workload's JWT: {reason}; give a readable "
+                "file, 'env:NAME' or the JWT.".format(
+                    reason = _oauth.describe_read_failure(
+                        value, exception ) ) ) from None
     _oauth.register_secrets( assertion )
     if not __.is_jwt( assertion ):
         raise _exceptions.AuthorizationFailure(
@@ -587,13 +587,12 @@ def _read_private_key( ensemble: str, value: str ) -> str:
     elif value.startswith( _configuration.ENVIRONMENT_PREFIX ):
         key = _oauth.resolve( ensemble, 'private_key', value )
     else:
-        path = __.Path( value ).expanduser( )
-        try: key = path.read_text( )
+        try: key = _oauth.read_credential_file( value )
         except ( OSError, UnicodeDecodeError ) as exception:
             raise _exceptions.ConfigurationInvalidity(
                 f"MCP ensemble {ensemble!r} authorization 'private_key'",
-                f"the key file {str( path )!r} cannot be read "
-                f"({type( exception ).__name__}); give a readable PEM "
-                "file or 'env:NAME'." ) from None
+                "{reason}; give a readable PEM file or 'env:NAME'.".format(
+                    reason = _oauth.describe_read_failure(
+                        value, exception ) ) ) from None
     _oauth.register_secrets( key )
     return key

@@ -6,13 +6,19 @@
 '''
 
 
+import errno as _errno
 import os as _os
+import stat as _stat
 
 import invocables.mcp.__ as __
 import invocables.mcp.configuration as _configuration
 import invocables.mcp.redaction as _redaction
 import invocables.mcp._sdk as _sdk
 import invocables.exceptions as _exceptions
+
+
+CREDENTIAL_SIZE_MAXIMUM = 65_536
+''' Most bytes of a credential's file (a key, a workload's JWT). '''
 
 
 _METADATA_PATHS = (
@@ -168,6 +174,40 @@ async def observe_metadata(
             f"{model.__name__}; the client fell back to the default "
             "endpoints." ), )
     return ( )
+
+
+def read_credential_file( value: str ) -> str:
+    ''' Returns the text of a credential's file (``~`` expanded).
+
+        Only a regular file (a link to one too) of at most
+        :py:data:`CREDENTIAL_SIZE_MAXIMUM` bytes of UTF-8 is read: a pipe
+        or a device would block the flow, or never end. Raises
+        :py:class:`OSError` (``strerror`` says why) or
+        :py:class:`UnicodeDecodeError` otherwise.
+    '''
+    path = __.Path( value ).expanduser( )
+    flags = _os.O_RDONLY | getattr( _os, 'O_NONBLOCK', 0 )
+    descriptor = _os.open( path, flags | getattr( _os, 'O_CLOEXEC', 0 ) )
+    try:
+        status = _os.fstat( descriptor )
+        if not _stat.S_ISREG( status.st_mode ):
+            raise OSError( _errno.EINVAL, "not a regular file" )
+        if status.st_size > CREDENTIAL_SIZE_MAXIMUM:
+            raise OSError(
+                _errno.EFBIG, "larger than a credential's "
+                f"{CREDENTIAL_SIZE_MAXIMUM} bytes" )
+        data = _os.read( descriptor, CREDENTIAL_SIZE_MAXIMUM + 1 )
+    finally: _os.close( descriptor )
+    return data[ : CREDENTIAL_SIZE_MAXIMUM ].decode( )
+
+
+def describe_read_failure( value: str, exception: Exception ) -> str:
+    ''' Returns why a credential's file cannot be read. '''
+    reason = (
+        exception.strerror if isinstance( exception, OSError )
+        and exception.strerror else type( exception ).__name__ )
+    path = str( __.Path( value ).expanduser( ) )
+    return f"the file {path!r} cannot be read ({reason})"
 
 
 async def post_form(
