@@ -115,12 +115,9 @@ class CodeAuthorization( __.immut.DataclassObject ):
     client_metadata_url: __.Absential[ str ] = __.absent
 
     def __repr__( self ) -> str:
-        client = (
-            '' if __.is_absent( self.client_id )
-            else f", client_id = {self.client_id!r}" )
         return (
             f"{type( self ).__name__}( redirect_uri = "
-            f"{self.redirect_uri!r}{client} )" )
+            f"{self.redirect_uri!r}{_show_client( self.client_id )} )" )
 
 
 class EnterpriseAuthorization( __.immut.DataclassObject ):
@@ -179,12 +176,10 @@ class WorkloadAuthorization( __.immut.DataclassObject ):
     storage: __.Absential[ Storage ] = __.absent
 
     def __repr__( self ) -> str:
-        client = (
-            '' if __.is_absent( self.client_id )
-            else f", client_id = {self.client_id!r}" )
         return (
             f"{type( self ).__name__}( assertion = "
-            f"{_show_assertion( self.assertion )}{client} )" )
+            f"{_show_assertion( self.assertion )}"
+            f"{_show_client( self.client_id )} )" )
 
 
 Authorization: __.typx.TypeAlias = (
@@ -196,6 +191,12 @@ def _show( value: str ) -> str:
     if value.startswith( _configuration.ENVIRONMENT_PREFIX ):
         return repr( value )
     return "'***'"
+
+
+def _show_client( client_id: __.Absential[ str ] ) -> str:
+    ''' Shows the client, if any, as the last argument of a repr. '''
+    if __.is_absent( client_id ): return ''
+    return f", client_id = {client_id!r}"
 
 
 def _show_assertion( value: str ) -> str:
