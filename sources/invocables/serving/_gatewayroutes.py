@@ -177,10 +177,7 @@ async def route_uri(
     if len( featured ) == 1: return featured[ 0 ], uri
     route = None if memo is None else memo.access_route( uri )
     if route is not None: return route
-    generation = 0 if memo is None else memo.generation
-    resources = await survey_scoped( featured, 'survey_resources', 'uri' )
-    if memo is not None:
-        memo.record_listing( featured, resources, generation )
+    resources = await survey_resources( featured, memo )
     for served, ensemble, resource in resources:
         if served == uri: return ensemble, resource.uri
     templates = await survey_scoped(
@@ -236,6 +233,19 @@ async def survey_scoped(
             if counts[ uri ] > 1 and uri == own else uri ),
           ensemble, item )
         for ( ensemble, item ), own, uri in zip( found, owns, served ) ]
+
+
+async def survey_resources(
+    featured: __.cabc.Sequence[ __.typx.Any ], memo: RoutesMemo | None
+) -> list[ Scoped ]:
+    ''' Returns the resources which servers list, as
+        :py:func:`survey_scoped` gives them; the memo, if any, learns them.
+    '''
+    generation = 0 if memo is None else memo.generation
+    resources = await survey_scoped( featured, 'survey_resources', 'uri' )
+    if memo is not None:
+        memo.record_listing( featured, resources, generation )
+    return resources
 
 
 def _access_session( ensemble: __.typx.Any ) -> __.typx.Any:

@@ -268,11 +268,8 @@ class GatewayExtension:
             which several offer is scoped by ensemble).
         '''
         self._note_listener( context )
-        featured = self._survey_featured( )
-        generation = self._routes.generation
-        listed = await _gatewayroutes.survey_scoped(
-            featured, 'survey_resources', 'uri' )
-        self._routes.record_listing( featured, listed, generation )
+        listed = await _gatewayroutes.survey_resources(
+            self._survey_featured( ), self._routes )
         found = [ ( served, item ) for served, _, item in listed ]
         return _mcp_types.ListResourcesResult( resources = [
             _produce_listed( _mcp_types.Resource, resource, uri = uri )
