@@ -46,6 +46,8 @@ _curves_algorithms = __.immut.Dictionary( {
 def produce_bearer_auth( ensemble: str, token: str ) -> __.typx.Any:
     ''' Returns auth which sends a static bearer token. '''
 
+    _oauth.validate_token( ensemble, token )
+
     class _BearerAuth( _sdk.http.Auth ):
         ''' Sends a static bearer token. '''
 
@@ -244,7 +246,9 @@ def produce_workload_auth(
         warnings.filterwarnings( 'ignore', message = r'Omitting `issuer`' )
         return __.typx.cast( __.typx.Any, Provider )(
             ensemble, server_url = url, storage = storage,
-            client_id = '' if __.is_absent( client_id ) else client_id,
+            # The SDK 2.x needs a client ID; none goes in the form.
+            client_id = (
+                __.package_name if __.is_absent( client_id ) else client_id ),
             client_secret = None,
             token_endpoint_auth_method = _AUTH_METHOD_PUBLIC,
             issuer = _oauth.presentify( authorization.issuer ),
@@ -307,7 +311,7 @@ def _produce_assertion_provider(
     '''
     from mcp.client.auth.extensions.client_credentials import (
         SignedJWTParameters )
-    key = _read_private_key(
+    key = _oauth.read_private_key(
         ensemble, __.typx.cast( str, authorization.private_key ) )
     algorithm = (
         _infer_signing_algorithm( ensemble, key )
@@ -489,12 +493,9 @@ def _produce_flow_class(
                         ): # The server wants its DPoP nonce: once more.
                             response = yield _dpop.prepare_request(
                                 self, outgoing, request )
-                    response = await _dpop.adapt_answer(
-                        self, outgoing, request, response )
+                    response = await self._inspect_answer(
+                        outgoing, request, response )
                     answer = response if outgoing is request else answer
-                    self.flaws.extend( (
-                        await _oauth.observe_metadata( outgoing, response )
-                    ) if renewing else ( ) )
                     if (
                         outgoing is request
                         and response.status_code == _UNAUTHORIZED
@@ -522,6 +523,22 @@ def _produce_flow_class(
                 # expose: closed here, in this task; left to the finalizer,
                 # the SDK's flow releases its lock in another task and fails.
                 await flow.aclose( )
+
+        async def _inspect_answer(
+            self, outgoing: __.typx.Any, request: __.typx.Any,
+            response: __.typx.Any,
+        ) -> __.typx.Any:
+            ''' Returns answer as the SDK takes it (DPoP); notes invalid
+                metadata; refuses a token which could not be used.
+            '''
+            response = await _dpop.adapt_answer(
+                self, outgoing, request, response )
+            await _oauth.verify_token_answer(
+                self.ensemble, outgoing, request, response )
+            self.flaws.extend( (
+                await _oauth.observe_metadata( outgoing, response )
+            ) if renewing else ( ) )
+            return response
 
         async def _restart_flow(
             self, flow: __.typx.Any, request: _sdk.http.Request
@@ -577,22 +594,3 @@ def _restore_state( provider: __.typx.Any ) -> None:
         provider.context.client_info = provider.client_fixed
     tokens = provider.context.current_tokens
     if tokens is not None: provider.context.update_token_expiry( tokens )
-
-
-def _read_private_key( ensemble: str, value: str ) -> str:
-    ''' Returns PEM text of a key: itself, from the environment
-        (``env:NAME``) or from a file.
-    '''
-    if value.lstrip( ).startswith( '-----BEGIN' ): key = value
-    elif value.startswith( _configuration.ENVIRONMENT_PREFIX ):
-        key = _oauth.resolve( ensemble, 'private_key', value )
-    else:
-        try: key = _oauth.read_credential_file( value )
-        except ( OSError, UnicodeDecodeError ) as exception:
-            raise _exceptions.ConfigurationInvalidity(
-                f"MCP ensemble {ensemble!r} authorization 'private_key'",
-                "{reason}; give a readable PEM file or 'env:NAME'.".format(
-                    reason = _oauth.describe_read_failure(
-                        value, exception ) ) ) from None
-    _oauth.register_secrets( key )
-    return key

@@ -32,6 +32,14 @@ _UNAUTHORIZED = 401
 _FORBIDDEN = 403
 _CHALLENGE_MAXIMUM = 4096
 _CHALLENGE_VALUE_MAXIMUM = 200
+# An access token as it can go in a header: visible ASCII (RFC 6750's
+# b64token is narrower), of a length servers accept.
+_TOKEN_SENDABLE = __.re.compile( r'[\x21-\x7e]{1,16384}' )
+# A lifetime beyond this many seconds (some 290 billion years) is none.
+_LIFETIME_MAXIMUM = 2 ** 63
+# A credential's path, named in errors: absolute, from home or from here,
+# printable, without spaces; other text may be the credential itself.
+_PATH_SHOWN = __.re.compile( r'(?:/|~|\.{1,2}/)[\x21-\x7e]{0,1024}' )
 
 # A parameter of a challenge: name=token or name="quoted string".
 # What a refused token request may say of itself: its status, and one of
@@ -57,7 +65,14 @@ class RedactingStorage:
         self.storage = storage
 
     async def get_tokens( self ) -> __.typx.Any:
-        return _register_holder( await self.storage.get_tokens( ) )
+        ''' Returns stored tokens; none if the access token cannot be sent
+            in a header (a damaged or forged store): a grant anew then.
+        '''
+        tokens = _register_holder( await self.storage.get_tokens( ) )
+        token = getattr( tokens, 'access_token', None )
+        if isinstance( token, str ) and not is_sendable_token( token ):
+            return None
+        return tokens
 
     async def set_tokens( self, tokens: __.typx.Any ) -> None:
         await self.storage.set_tokens( _register_holder( tokens ) )
@@ -185,9 +200,16 @@ def read_credential_file( value: str ) -> str:
         :py:class:`OSError` (``strerror`` says why) or
         :py:class:`UnicodeDecodeError` otherwise.
     '''
-    path = __.Path( value ).expanduser( )
+    try: path = __.Path( value ).expanduser( )
+    except RuntimeError as exception: # '~name' of no user
+        raise OSError( _errno.ENOENT, "no such home directory" ) from (
+            exception )
     flags = _os.O_RDONLY | getattr( _os, 'O_NONBLOCK', 0 )
-    descriptor = _os.open( path, flags | getattr( _os, 'O_CLOEXEC', 0 ) )
+    try:
+        descriptor = _os.open(
+            path, flags | getattr( _os, 'O_CLOEXEC', 0 ) )
+    except ValueError as exception: # a NUL in the value
+        raise OSError( _errno.EINVAL, "not a file name" ) from exception
     try:
         status = _os.fstat( descriptor )
         if not _stat.S_ISREG( status.st_mode ):
@@ -202,12 +224,29 @@ def read_credential_file( value: str ) -> str:
 
 
 def describe_read_failure( value: str, exception: Exception ) -> str:
-    ''' Returns why a credential's file cannot be read. '''
+    ''' Returns why a credential's file cannot be read; names the file
+        only if the value reads as a path (it may be a credential which
+        was not recognized as one, a key or a JWT).
+    '''
     reason = (
         exception.strerror if isinstance( exception, OSError )
         and exception.strerror else type( exception ).__name__ )
-    path = str( __.Path( value ).expanduser( ) )
+    if not is_path_shown( value ): return f"the file cannot be read ({reason})"
+    try: path = str( __.Path( value ).expanduser( ) )
+    except RuntimeError: path = value # '~name' of no user
     return f"the file {path!r} cannot be read ({reason})"
+
+
+def is_path_shown( value: str ) -> bool:
+    ''' Whether a credential's value reads as a path, which may be shown:
+        absolute, from home or from the current directory, printable.
+    '''
+    return _PATH_SHOWN.fullmatch( value ) is not None
+
+
+def is_sendable_token( token: str ) -> bool:
+    ''' Whether an access token can go in an ``Authorization`` header. '''
+    return _TOKEN_SENDABLE.fullmatch( token ) is not None
 
 
 async def post_form(
@@ -236,6 +275,26 @@ async def post_form(
 
 def presentify( value: __.Absential[ str ] ) -> str | None:
     return None if __.is_absent( value ) else value
+
+
+def read_private_key( ensemble: str, value: str ) -> str:
+    ''' Returns PEM text of a key: itself, from the environment
+        (``env:NAME``) or from a file.
+    '''
+    # PEM text, perhaps after attributes (as OpenSSL writes them).
+    if '-----BEGIN' in value: key = value
+    elif value.startswith( _configuration.ENVIRONMENT_PREFIX ):
+        key = resolve( ensemble, 'private_key', value )
+    else:
+        try: key = read_credential_file( value )
+        except ( OSError, UnicodeDecodeError ) as exception:
+            raise _exceptions.ConfigurationInvalidity(
+                f"MCP ensemble {ensemble!r} authorization 'private_key'",
+                "{reason}; give a readable PEM file or 'env:NAME'.".format(
+                    reason = describe_read_failure(
+                        value, exception ) ) ) from None
+    register_secrets( key )
+    return key
 
 
 def redact_secrets( text: str ) -> str:
@@ -267,6 +326,51 @@ def resolve( ensemble: str, label: str, value: str ) -> str:
             f"environment variable {variable!r} is not set; set it "
             "before connecting, or change the value." )
     return found
+
+
+async def verify_token_answer(
+    ensemble: str,
+    outgoing: __.typx.Any,
+    request: __.typx.Any,
+    response: __.typx.Any,
+) -> None:
+    ''' Raises authorization failure for an answer of an OAuth flow with
+        an access token which cannot be sent in a header (control
+        characters, line breaks, non-ASCII, too long) or a lifetime which
+        is no number of seconds, before the SDK keeps it; other answers
+        (metadata, registration, refusals, the resource's) pass.
+    '''
+    if outgoing is request or response.status_code != _OK: return
+    try: answer: object = __.json.loads( await response.aread( ) )
+    except ValueError: return # the SDK explains it
+    if not isinstance( answer, dict ): return
+    answer = __.typx.cast( dict[ str, object ], answer )
+    token, lifetime = answer.get( 'access_token' ), answer.get( 'expires_in' )
+    if isinstance( token, str ) and not is_sendable_token( token ):
+        register_secrets( token )
+        raise _exceptions.AuthorizationFailure(
+            ensemble, "the authorization server issued an access token "
+            "which cannot be sent in a header (control characters, "
+            "non-ASCII or too long); check the server's token issuance." )
+    if isinstance( lifetime, ( int, float ) ) and not (
+        abs( lifetime ) < _LIFETIME_MAXIMUM
+    ): # NaN too
+        raise _exceptions.AuthorizationFailure(
+            ensemble, "the authorization server issued a token with an "
+            "unusable lifetime ('expires_in'); check the server's token "
+            "issuance." )
+
+
+def validate_token( ensemble: str, token: str ) -> str:
+    ''' Returns a static bearer token; raises configuration invalidity
+        for one which cannot be sent in a header.
+    '''
+    if is_sendable_token( token ): return token
+    raise _exceptions.ConfigurationInvalidity(
+        f"MCP ensemble {ensemble!r} authorization 'token'",
+        "not a token which can be sent in a header (control characters, "
+        "line breaks, non-ASCII or too long); check the value or the "
+        "variable it comes from." )
 
 
 def verify_answer( ensemble: str, response: __.typx.Any ) -> None:

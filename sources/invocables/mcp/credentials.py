@@ -13,6 +13,7 @@
 import os as _os
 
 import invocables.mcp.__ as __
+import invocables.mcp._oauth as _oauth
 import invocables.mcp.configuration as _configuration
 
 
@@ -200,6 +201,10 @@ def _show_client( client_id: __.Absential[ str ] ) -> str:
 
 
 def _show_assertion( value: str ) -> str:
-    ''' Shows a file or variable; never a JWT. '''
-    if __.is_jwt( value ): return "'***'"
-    return repr( value )
+    ''' Shows a variable or what reads as a path; never a JWT, nor text
+        which may be one (a JWT, padded or encrypted, is no path).
+    '''
+    if value.startswith( _configuration.ENVIRONMENT_PREFIX ) or (
+        _oauth.is_path_shown( value ) and not __.is_jwt( value )
+    ): return repr( value )
+    return "'***'"
