@@ -39,10 +39,13 @@ class _Authority:
 
     def __init__(
         self, answer = None, headers = ( ), dpop = False,
-        token_nonce = False, resource_nonce = False,
+        token_nonce = False, resource_nonce = False, endless = None,
     ):
         self.answer, self.headers, self.dpop = answer, headers, dpop
         self.token_nonce, self.resource_nonce = token_nonce, resource_nonce
+        # Path whose answer never ends, and the pause between its pieces.
+        self.endless = endless
+        self.sent = 0
         self.requests = [ ]
         self.server = self.base = None
 
@@ -73,6 +76,9 @@ class _Authority:
             writer.close( )
             return
         self.requests.append( ( method, path.split( '?' )[ 0 ] ) )
+        if self.endless and path.startswith( self.endless[ 0 ] ):
+            await self._drip( writer, self.endless[ 1 ] )
+            return
         status, headers, body = self._answer( path, b'dpop:' in head.lower( ) )
         text = ''.join(
             f"{name}: {value}\r\n" for name, value in headers )
@@ -83,6 +89,22 @@ class _Authority:
         try: await writer.drain( )
         except OSError: pass
         writer.close( )
+
+    async def _drip( self, writer, pause ):
+        ''' Answers with a body of a gigabyte of JSON spaces, in pieces,
+            until the client goes. '''
+        writer.write(
+            b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n'
+            b'Content-Length: 1000000000\r\n\r\n{' )
+        piece = b' ' * ( 1 if pause else 65_536 )
+        try:
+            while self.sent < 1_000_000_000:
+                writer.write( piece )
+                await writer.drain( )
+                self.sent += len( piece )
+                if pause: await asyncio.sleep( pause )
+        except OSError: pass
+        finally: writer.close( )
 
     def _answer( self, path, proven ):
         base = self.base
@@ -116,9 +138,10 @@ class _Authority:
             'oauth-protected-resource"' ) ), ), b'{}'
 
 
-async def _connect( authority, caplog ):
-    ''' Connects a client of client credentials to the authority; returns
-        the error raised, its storage and the text of every log record.
+async def _connect( authority, caplog, **options ):
+    ''' Connects a client of client credentials to the authority (with
+        the options of the ensemble given); returns the error raised, its
+        storage and the text of every log record.
     '''
     storage = authorization.MemoryTokenStorage( )
     grant = authorization.ClientCredentialsAuthorization(
@@ -126,7 +149,7 @@ async def _connect( authority, caplog ):
     caplog.set_level( logging.DEBUG )
     async with authority as url:
         ensemble = invocables.mcp.produce_ensemble(
-            'hostile', url = url, authorization = grant )
+            'hostile', url = url, authorization = grant, **options )
         try:
             with pytest.raises( exceptions.Omnierror ) as caught:
                 await asyncio.wait_for( ensemble.connect( ), _BOUND )
@@ -238,6 +261,34 @@ async def test_150_hostile_nonce_ignored( nonce, caplog ):
     failure, _, _ = await _connect( authority, caplog )
     assert isinstance( failure, exceptions.AuthorizationFailure ), failure
     assert nonce[ : 40 ] not in str( failure )
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize( 'path', (
+    '/token', '/.well-known/oauth-protected-resource',
+    '/.well-known/oauth-authorization-server' ) )
+async def test_160_endless_answer_bounded( path, caplog ):
+    ''' An answer of the flow (token, metadata) which never ends is read
+        no further than the bound (the SDK would read a gigabyte): the
+        flow fails naming the bound. '''
+    authority = _Authority( endless = ( path, 0 ) )
+    failure, storage, _ = await _connect( authority, caplog )
+    assert isinstance( failure, exceptions.AuthorizationFailure ), failure
+    assert str( _oauth.ANSWER_SIZE_MAXIMUM ) in str( failure )
+    assert authority.sent < 100 * _oauth.ANSWER_SIZE_MAXIMUM
+    assert storage.tokens is None
+
+
+@pytest.mark.asyncio
+async def test_170_dripping_answer_bounded( caplog ):
+    ''' A token answer which drips a byte at a time, within each read's
+        timeout, ends with the connection's deadline. '''
+    authority = _Authority( endless = ( '/token', 0.05 ) )
+    failure, storage, _ = await _connect(
+        authority, caplog, connect_timeout = 2.0 )
+    assert isinstance( failure, exceptions.ConnectionFailure ), failure
+    assert "'hostile'" in str( failure )
+    assert storage.tokens is None
 
 
 @pytest.mark.parametrize( 'token', _UNSENDABLE )

@@ -486,13 +486,17 @@ def _produce_flow_class(
                         outgoing,
                         None if outgoing is request else self.timeout )
                     with _oauth.note_stall( self, outgoing, request ):
-                        response = yield _dpop.prepare_request(
-                            self, outgoing, request )
+                        response = await _oauth.bound_answer(
+                            self.ensemble, outgoing, request, ( yield (
+                                _dpop.prepare_request(
+                                    self, outgoing, request ) ) ) )
                         if await _dpop.register_nonce(
                             self, outgoing, request, response
                         ): # The server wants its DPoP nonce: once more.
-                            response = yield _dpop.prepare_request(
-                                self, outgoing, request )
+                            response = await _oauth.bound_answer(
+                                self.ensemble, outgoing, request, ( yield (
+                                    _dpop.prepare_request(
+                                        self, outgoing, request ) ) ) )
                     response = await self._inspect_answer(
                         outgoing, request, response )
                     answer = response if outgoing is request else answer
@@ -502,8 +506,7 @@ def _produce_flow_class(
                         and not refreshed
                         and self.context.can_refresh_token( )
                     ):
-                        # A token rejected before its time: refresh once
-                        # before authorizing anew.
+                        # A token rejected early: refresh, then authorize.
                         refreshed = True
                         flow, outgoing = await self._restart_flow(
                             flow, request )

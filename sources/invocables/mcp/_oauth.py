@@ -17,6 +17,9 @@ import invocables.mcp._sdk as _sdk
 import invocables.exceptions as _exceptions
 
 
+ANSWER_SIZE_MAXIMUM = 1_048_576
+''' Most bytes of an answer to a request of an OAuth flow (metadata,
+    registration, token), which the SDK reads whole. '''
 CREDENTIAL_SIZE_MAXIMUM = 65_536
 ''' Most bytes of a credential's file (a key, a workload's JWT). '''
 
@@ -82,6 +85,33 @@ class RedactingStorage:
 
     async def set_client_info( self, client_info: __.typx.Any ) -> None:
         await self.storage.set_client_info( _register_holder( client_info ) )
+
+
+async def bound_answer(
+    ensemble: str,
+    outgoing: __.typx.Any,
+    request: __.typx.Any,
+    response: __.typx.Any,
+) -> __.typx.Any:
+    ''' Returns an answer to a request of an OAuth flow, read as the SDK
+        reads it, but no further than :py:data:`ANSWER_SIZE_MAXIMUM`
+        bytes; raises authorization failure for a larger one. The answer to
+        the request authorized (request) is the transport's, as it comes.
+    '''
+    if outgoing is request or hasattr( response, '_content' ):
+        return response
+    body = bytearray( )
+    async with __.ctxl.aclosing( response.aiter_bytes( ) ) as pieces:
+        async for piece in pieces:
+            body.extend( piece )
+            if len( body ) <= ANSWER_SIZE_MAXIMUM: continue
+            await response.aclose( )
+            raise _exceptions.AuthorizationFailure(
+                ensemble, f"{_locate( response.request )} sent an answer "
+                f"over {ANSWER_SIZE_MAXIMUM} bytes; check the server's "
+                "OAuth configuration." )
+    response._content = bytes( body ) # expose: as 'aread' leaves it
+    return response
 
 
 def bound_request( request: __.typx.Any, timeout: float | None ) -> None:
