@@ -174,23 +174,44 @@ async def route_uri(
         or templates (or the only server); else none. The only server
         gets every URI at once, unlisted. The memo learns the listing.
     '''
-    if len( featured ) == 1: return featured[ 0 ], uri
-    route = None if memo is None else memo.access_route( uri )
-    if route is not None: return route
+    return ( await route_uris( featured, ( uri, ), memo ) ).get( uri )
+
+
+async def route_uris(
+    featured: __.cabc.Sequence[ __.typx.Any ],
+    uris: __.cabc.Collection[ str ],
+    memo: RoutesMemo | None = None,
+) -> dict[ str, Route ]:
+    ''' Returns the routes of URIs as served, by URI, each as
+        :py:func:`route_uri` finds it (a URI of no server left out): the
+        servers list their resources once for them all, and their
+        templates once if a URI is not listed.
+    '''
+    if len( featured ) == 1:
+        return { uri: ( featured[ 0 ], uri ) for uri in uris }
+    routes: dict[ str, Route ] = { }
+    for uri in uris:
+        route = None if memo is None else memo.access_route( uri )
+        if route is not None: routes[ uri ] = route
+    unknown = [ uri for uri in uris if uri not in routes ]
+    if not unknown: return routes
     resources = await survey_resources( featured, memo )
+    wanted = frozenset( unknown )
     for served, ensemble, resource in resources:
-        if served == uri: return ensemble, resource.uri
+        if served in wanted and served not in routes:
+            routes[ served ] = ( ensemble, resource.uri )
+    unknown = [ uri for uri in unknown if uri not in routes ]
+    if not unknown: return routes
     templates = await survey_scoped(
         featured, 'survey_resource_templates', 'uri_template' )
-    for served, ensemble, template in templates:
-        if match_template( served, uri ):
-            scope = len( served ) - len( template.uri_template )
-            return ensemble, uri[ scope : ]
     owners = tuple( { id( ensemble ): ensemble
                       for _, ensemble, _ in ( *resources, *templates )
                     }.values( ) ) or tuple( featured )
-    if len( owners ) == 1: return owners[ 0 ], uri
-    return None
+    for uri in unknown:
+        route = _match_templates( templates, uri )
+        if route is None and len( owners ) == 1: route = owners[ 0 ], uri
+        if route is not None: routes[ uri ] = route
+    return routes
 
 
 def scope_uri( ensemble: str, uri: str ) -> str:
@@ -289,3 +310,16 @@ def _compile_template( template: str ) -> tuple[ _Step, ... ] | None:
     steps.extend(
         ( _LITERAL, character ) for character in template[ position : ] )
     return tuple( steps )
+
+
+def _match_templates(
+    templates: __.cabc.Sequence[ Scoped ], uri: str
+) -> Route | None:
+    ''' Returns route of a URI by the first template which it matches
+        (scoped as served); none if it matches none.
+    '''
+    for served, ensemble, template in templates:
+        if match_template( served, uri ):
+            scope = len( served ) - len( template.uri_template )
+            return ensemble, uri[ scope : ]
+    return None

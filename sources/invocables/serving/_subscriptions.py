@@ -12,7 +12,9 @@
     nothing is served and publishing does nothing.
 
     Each worker process has its own bus: a stream hears the changes which
-    its worker sees (each worker watches the same ensembles).
+    its worker sees (each worker watches the same ensembles). A stream
+    which names resources follows them while open (a gateway subscribes
+    to them upstream): see :py:class:`Subscriptions`.
 '''
 
 
@@ -28,6 +30,9 @@ try: # SDK 2.x
     from mcp.shared import subscriptions as _events
 except ImportError: _listening = _events = None # SDK 1.x
 
+Follower: __.typx.TypeAlias = __.cabc.Callable[
+    [ __.cabc.Sequence[ str ] ], __.typx.AsyncContextManager[ None ] ]
+''' Returns context in which a stream follows resources (by URI). '''
 
 STREAMS_MAXIMUM = 1024
 ''' Most streams open at once; another ``subscriptions/listen`` is refused
@@ -42,9 +47,15 @@ RESOURCES_MAXIMUM = 1024
 
 
 class Subscriptions:
-    ''' Bus and handler of ``subscriptions/listen`` streams of a server. '''
+    ''' Bus and handler of ``subscriptions/listen`` streams of a server.
 
-    def __init__( self ) -> None:
+        A stream which names resources is served within the context which
+        follow, if given, returns for them (entered before the stream is
+        acknowledged, exited when it ends).
+    '''
+
+    def __init__( self, follow: Follower | None = None ) -> None:
+        self._follow = follow
         self._bus: __.typx.Any = None
         self._handler: __.typx.Any = None
         if _listening is None: return
@@ -76,7 +87,10 @@ class Subscriptions:
                 _mcp_types.INVALID_PARAMS,
                 f"A stream may name {RESOURCES_MAXIMUM} resources at most; "
                 f"this one names {len( uris )}. Listen on several." )
-        return await self._handler( context, parameters )
+        if not uris or self._follow is None:
+            return await self._handler( context, parameters )
+        async with self._follow( tuple( uris ) ):
+            return await self._handler( context, parameters )
 
     async def publish( self, method: str, uri: str | None = None ) -> None:
         ''' Tells the streams which asked for it of a change, by the method

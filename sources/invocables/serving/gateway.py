@@ -14,8 +14,11 @@
     A URI which a listing showed (the client's or the gateway's own) goes
     to its server without listing again, until a server announces new
     resources or a session is replaced; if that server finds no such
-    resource, the URI is routed afresh once. An upstream server of MCP
-    2026-07-28 gets the resources subscribed to on a stream of
+    resource, the URI is routed afresh once. A resource is subscribed to
+    upstream while a client follows it (a session subscribed to it, or a
+    stream of ``subscriptions/listen`` names it): at the first, and
+    unsubscribed from at the last (see ``_gatewayinterest``); an upstream
+    server of MCP 2026-07-28 gets the resources on a stream of
     ``subscriptions/listen``. What goes to an upstream server is bounded
     by its ensemble's ``list_timeout``. Also the conversion of contents
     into the SDK's models.
@@ -35,6 +38,7 @@ import anyio as _anyio
 
 import invocables.serving.__ as __
 import invocables.serving._continuations as _continuations
+import invocables.serving._gatewayinterest as _gatewayinterest
 import invocables.serving._gatewayroutes as _gatewayroutes
 import invocables.serving._gatewaystreams as _gatewaystreams
 import invocables.serving._liaisons as _liaisons
@@ -77,7 +81,6 @@ class GatewayExtension:
     subscriptions: _subscriptions.Subscriptions
     _levels: _weakref.WeakKeyDictionary[ __.typx.Any, str ]
     _listeners: _weakref.WeakSet[ __.typx.Any ]
-    _subscribers: dict[ str, _weakref.WeakSet[ __.typx.Any ] ]
     _visits: _weakref.WeakValueDictionary[ str, __.typx.Any ]
 
     async def announce_change(
@@ -104,10 +107,8 @@ class GatewayExtension:
                         for connection in tuple( self._listeners ) ]
         else:
             targets = [
-                ( connection, ( served, ) )
-                for served in ( uri, scope_uri( ensemble, uri ) )
-                for connection in tuple(
-                    self._subscribers.get( served, ( ) ) ) ]
+                ( connection, ( served, ) ) for connection, served
+                in self._interests.survey_connections( ensemble, uri ) ]
         for connection, arguments in targets:
             if not await _announce( connection, announcer, arguments ):
                 self._listeners.discard( connection ) # client gone
@@ -154,6 +155,16 @@ class GatewayExtension:
                 target, 'completion/complete', complete ) or [ ]
         return _mcp_types.CompleteResult(
             completion = _mcp_types.Completion( values = values ) )
+
+    def follow_resources(
+        self, uris: __.cabc.Sequence[ str ]
+    ) -> __.typx.AsyncContextManager[ None ]:
+        ''' Returns context in which a stream of ``subscriptions/listen``
+            follows resources (by URI as served): subscribed to upstream
+            before it is entered, unless followed already, unsubscribed
+            from once nothing follows them after it.
+        '''
+        return self._interests.follow_stream( uris )
 
     async def retrieve_prompt(
         self, context: __.typx.Any, parameters: __.typx.Any
@@ -221,16 +232,16 @@ class GatewayExtension:
     ) -> _mcp_types.EmptyResult:
         ''' Handles ``resources/subscribe`` (MCP 2025-11-25 and earlier):
             forwarded to the upstream server of the URI, as reading is (not
-            found if none), or named on its stream under MCP 2026-07-28;
-            an error if it does not answer within its ensemble's list
-            timeout. A refusal is not an error: the server may yet
-            announce updates.
+            found if none), or named on its stream under MCP 2026-07-28,
+            unless another client follows it already; an error if it does
+            not answer within its ensemble's list timeout, or if the
+            session follows the most resources. A refusal is not an error:
+            the server may yet announce updates.
         '''
         uri = str( parameters.uri )
-        await self._forward_subscription(
-            'subscribe_resource', await self._route_uri( uri, context ) )
-        self._subscribers.setdefault( uri, _weakref.WeakSet( ) ).add(
-            _access_connection( context ) )
+        route = await self._route_uri( uri, context )
+        await self._interests.follow_session(
+            _access_connection( context ), uri, route )
         return _mcp_types.EmptyResult( )
 
     def _note_listener( self, context: __.typx.Any ) -> None:
@@ -294,17 +305,12 @@ class GatewayExtension:
     async def unsubscribe_resource(
         self, context: __.typx.Any, parameters: __.typx.Any
     ) -> _mcp_types.EmptyResult:
-        ''' Handles ``resources/unsubscribe``: forwarded likewise (a URI
-            of no server is not an error).
+        ''' Handles ``resources/unsubscribe``: forwarded likewise, if no
+            other client follows the resource (a URI not subscribed to is
+            not an error).
         '''
-        uri = str( parameters.uri )
-        subscribers = self._subscribers.get( uri )
-        if subscribers is not None:
-            subscribers.discard( _access_connection( context ) )
-        route = await _gatewayroutes.route_uri(
-            self._survey_featured( ), uri, self._routes )
-        if route is not None:
-            await self._forward_subscription( 'unsubscribe_resource', route )
+        await self._interests.unfollow_session(
+            _access_connection( context ), str( parameters.uri ) )
         return _mcp_types.EmptyResult( )
 
     def note_visit( self, connection: __.typx.Any, identifier: str ) -> None:
@@ -341,35 +347,6 @@ class GatewayExtension:
             if served == uri: return ensemble, template.uri_template
         return None, uri
 
-    async def _forward_subscription(
-        self, method: str, route: _gatewayroutes.Route
-    ) -> None:
-        ''' Forwards (un)subscription to the server of a URI, within its
-            list timeout; its refusal is ignored. A server of MCP
-            2026-07-28, which knows no such request, gets the resources on
-            a stream of ``subscriptions/listen`` instead (refused beyond the
-            most resources).
-        '''
-        ensemble, uri = route
-
-        async def forward(
-            session: __.typx.Any, redactor: __.typx.Any
-        ) -> bool:
-            if not _sdk.is_modern( session ):
-                await getattr( session, method )( uri )
-                return True
-            return await self._streams.configure_resource(
-                ensemble.name, session, uri,
-                subscribed = method == 'subscribe_resource' )
-
-        label = f"resources/{method.removesuffix( '_resource' )}"
-        if await _ask_upstream( ensemble, label, forward ) is False:
-            raise _sdk.produce_error(
-                _mcp_types.INVALID_PARAMS,
-                f"The upstream server {ensemble.name!r} has "
-                f"{_gatewaystreams.RESOURCES_MAXIMUM} resources subscribed "
-                "to already; unsubscribe from one first." )
-
     async def _relay(
         self,
         context: __.typx.Any,
@@ -401,6 +378,18 @@ class GatewayExtension:
             except _exceptions.Omnierror: continue
             found.extend( ( ensemble, prompt ) for prompt in prompts )
         return found
+
+    @__.funct.cached_property
+    def _interests( self ) -> _gatewayinterest.InterestLedger:
+        ''' Interest of the clients in upstream resources (made when
+            first used, as the memo). '''
+        async def route(
+            uris: __.cabc.Collection[ str ]
+        ) -> dict[ str, _gatewayroutes.Route ]:
+            return await _gatewayroutes.route_uris(
+                self._survey_featured( ), uris, self._routes )
+        return _gatewayinterest.InterestLedger(
+            _ask_upstream, route, self._streams )
 
     @__.funct.cached_property
     def _routes( self ) -> _gatewayroutes.RoutesMemo:

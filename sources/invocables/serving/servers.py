@@ -129,11 +129,10 @@ class ToolServer(
         self._listing: tuple[
             _naming.Nomenclature | None, _mcp_types.ListToolsResult | None
         ] = ( None, None )
-        self._subscribers: dict[ str, _weakref.WeakSet[ __.typx.Any ] ] = (
-            { } )
         self._visits: _weakref.WeakValueDictionary[ str, __.typx.Any ] = (
             _weakref.WeakValueDictionary( ) )
-        self.subscriptions = _subscriptions.Subscriptions( )
+        self.subscriptions = _subscriptions.Subscriptions(
+            self.follow_resources )
         # Every call an execution of its own: the concurrency across them.
         self._slots = __.asyncio.Semaphore( self.options.concurrency )
         self._relaying = frozenset(
