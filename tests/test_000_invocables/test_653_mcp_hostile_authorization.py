@@ -22,7 +22,7 @@ import pytest
 import invocables.mcp
 
 from invocables import exceptions
-from invocables.mcp import _grants, _oauth, authorization
+from invocables.mcp import _grants, _oauth, _sdk, authorization
 
 
 _BOUND = 60.0 # seconds: proves "does not hang"
@@ -289,6 +289,38 @@ async def test_170_dripping_answer_bounded( caplog ):
     assert isinstance( failure, exceptions.ConnectionFailure ), failure
     assert "'hostile'" in str( failure )
     assert storage.tokens is None
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize( 'pause', ( 0, 0.05 ) )
+async def test_180_identity_provider_bounded( pause ):
+    ''' The identity provider's answer to the token exchange is read no
+        further than the bound, and within the flow's timeout in all,
+        however it drips; with the SDK 1.x, enterprise authorization is
+        refused when made. '''
+    authority = _Authority( endless = ( '/token', pause ) )
+    async with authority as url:
+        grant = authorization.EnterpriseAuthorization(
+            identity_token = 'id-token-653',
+            identity_provider_token_endpoint = f"{authority.base}/token",
+            issuer = authority.base, client_id = 'agent',
+            client_secret = _SECRET,
+            storage = authorization.MemoryTokenStorage( ) )
+        if _sdk.MAJOR < 2: # noqa: PLR2004
+            with pytest.raises( exceptions.ConfigurationInvalidity ):
+                authorization.produce_auth( 'agent', grant, url )
+            return
+        provider = authorization.produce_auth(
+            'agent', grant, url, timeout = 2.0 )
+        with pytest.raises( exceptions.AuthorizationFailure ) as caught:
+            await asyncio.wait_for(
+                provider._assertion_provider( authority.base, url ),
+                _BOUND )
+    message = str( caught.value )
+    if pause: assert 'in time' in message
+    else: assert str( _oauth.ANSWER_SIZE_MAXIMUM ) in message
+    assert 'id-token-653' not in message and _SECRET not in message
+    assert authority.sent < 100 * _oauth.ANSWER_SIZE_MAXIMUM
 
 
 @pytest.mark.parametrize( 'token', _UNSENDABLE )

@@ -285,22 +285,25 @@ async def post_form(
     form: dict[ str, str ],
     timeout: float | None,
 ) -> tuple[ int, object ]:
-    ''' Posts form to an endpoint; returns status and JSON answer (None
-        for an answer which is not JSON).
+    ''' Posts form to an endpoint, within timeout in all (a default of 30
+        seconds), its answer read within bounds; returns status and JSON
+        answer (None for an answer which is not JSON).
     '''
     http: __.typx.Any = _sdk.http
-    async with http.AsyncClient(
-        timeout = 30.0 if timeout is None else timeout
-    ) as client:
-        try: response = await client.post( endpoint, data = form )
-        except http.HTTPError as exception:
+    total = 30.0 if timeout is None else timeout
+    async with http.AsyncClient( timeout = total ) as client:
+        try:
+            status, body = await __.asyncio.wait_for(
+                _post_form( ensemble, client, endpoint, form ), total )
+        except ( http.HTTPError, __.asyncio.TimeoutError ) as exception:
             raise _exceptions.AuthorizationFailure(
                 ensemble, describe_http_failure( exception ) or (
-                    "the identity provider could not be reached." )
+                    "the identity provider did not answer in time; check "
+                    "that it is up, or raise connect_timeout." )
             ) from None
-    try: answer: object = response.json( )
+    try: answer: object = __.json.loads( body )
     except ValueError: answer = None
-    return int( response.status_code ), answer
+    return status, answer
 
 
 def presentify( value: __.Absential[ str ] ) -> str | None:
@@ -468,3 +471,16 @@ def _register_holder( holder: __.typx.Any ) -> __.typx.Any:
             getattr( holder, name, None ) for name in (
                 'access_token', 'refresh_token', 'client_secret' ) ) )
     return holder
+
+
+async def _post_form(
+    ensemble: str,
+    client: __.typx.Any,
+    endpoint: str,
+    form: dict[ str, str ],
+) -> tuple[ int, bytes ]:
+    ''' Returns status and body of the answer to a form, read within
+        bounds. '''
+    async with client.stream( 'POST', endpoint, data = form ) as response:
+        await bound_answer( ensemble, response.request, None, response )
+        return int( response.status_code ), response.content
