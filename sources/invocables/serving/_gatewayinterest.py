@@ -20,6 +20,7 @@
 '''
 
 
+import warnings as _warnings
 import weakref as _weakref
 
 import invocables.serving.__ as __
@@ -355,4 +356,9 @@ async def _request(
 ) -> None:
     ''' Asks the session of a server of MCP 2025-11-25 or earlier to
         subscribe to a resource or no longer. '''
-    await getattr( session, method )( uri )
+    with _warnings.catch_warnings( ):
+        # Deprecated by MCP 2026-07-28 (SDK 2.x), told when called: asked
+        # of an earlier server, as it should be.
+        _warnings.simplefilter( 'ignore', UserWarning )
+        request = getattr( session, method )( uri )
+    await request

@@ -109,6 +109,13 @@ class UpstreamStreams:
         stream = self._streams.get( name )
         return stream is not None and not stream.done( )
 
+    def release( self ) -> None:
+        ''' Ends every stream (when serving stops): the next change of
+            resources opens them again. '''
+        self._resources.clear( )
+        for stream in self._streams.values( ): stream.cancel( )
+        self._streams.clear( )
+
     def _forget_stream(
         self, name: str, stream: __.asyncio.Task[ None ]
     ) -> None:

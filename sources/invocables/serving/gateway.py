@@ -166,6 +166,11 @@ class GatewayExtension:
         '''
         return self._interests.follow_stream( uris )
 
+    def release_streams( self ) -> None:
+        ''' Ends the streams of ``subscriptions/listen`` kept open on
+            upstream servers (when serving stops). '''
+        self._streams.release( )
+
     async def retrieve_prompt(
         self, context: __.typx.Any, parameters: __.typx.Any
     ) -> __.typx.Any:

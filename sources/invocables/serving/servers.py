@@ -479,6 +479,7 @@ async def produce_watcher(
         task.cancel( )
         await __.asyncio.gather( task, return_exceptions = True )
         server.subscriptions.close( )
+        server.release_streams( )
         server.release_continuations( )
         await server.release_tasks( )
 
