@@ -257,8 +257,9 @@ async def test_130_session_bounded( tmp_path ):
 async def test_140_upstream_stream_reopened( tmp_path ):
     ''' The stream which names the resources subscribed to on an upstream
         server of MCP 2026-07-28 is opened again after the server ended
-        it: its updates are heard again, no subscription changed. (Under
-        the SDK 1.x, the subscription is forwarded, and heard likewise.)
+        it: its updates are heard again, no subscription changed; it ends
+        when serving stops. (Under the SDK 1.x, the subscription is
+        forwarded, and heard likewise.)
     '''
     inner = _Upstream( tmp_path, 'inner', resources = [ 'i://1' ] )
     upstream = serving.ToolServer( [ inner.ensemble ] )
@@ -279,6 +280,35 @@ async def test_140_upstream_stream_reopened( tmp_path ):
                         'i://1', lambda: _read( client, 'inner://update' ) )
                     assert server._streams.is_listening( 'modern' ) == (
                         _MODERN )
+                    server.release_streams( ) # as when serving stops
+                    assert not server._streams.is_listening( 'modern' )
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+async def test_150_stream_of_several_servers( tmp_path ):
+    ''' A stream which names resources of two servers, and one of none:
+        each server is asked to subscribe to its own, after one listing of
+        resources (and of templates, for the URI of none), and to
+        unsubscribe from them once the stream ends.
+    '''
+    alpha = _Upstream(
+        tmp_path, 'alpha', resources = [ 'a://one', 'a://two' ] )
+    beta = _Upstream( tmp_path, 'beta', resources = [ 'b://one' ] )
+    server = serving.ToolServer( [ alpha.ensemble, beta.ensemble ] )
+    uris = [ 'a://one', 'a://two', 'b://one', 'n://none' ]
+    async with invocables.connect_ensembles( server.ensembles ):
+        async with _open_modern( server ) as client:
+            if client is None: return # SDK 1.x: refused
+            async with client.listen( resource_subscriptions = uris ):
+                assert ( alpha.count( _SUBSCRIBE ),
+                         beta.count( _SUBSCRIBE ) ) == ( 2, 1 )
+                for upstream in ( alpha, beta ):
+                    assert upstream.count( 'resources/list' ) == 1
+                    assert upstream.count( 'resources/templates/list' ) == 1
+            await server._interests.wait_interest( 'alpha', 'a://one', 0 )
+            assert ( alpha.count( _UNSUBSCRIBE ),
+                     beta.count( _UNSUBSCRIBE ) ) == ( 2, 1 )
 
 
 class _Pauses:
