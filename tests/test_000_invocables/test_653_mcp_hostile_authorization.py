@@ -40,8 +40,12 @@ class _Authority:
     def __init__(
         self, answer = None, headers = ( ), dpop = False,
         token_nonce = False, resource_nonce = False, endless = None,
+        issuer = '', redirect = False,
     ):
         self.answer, self.headers, self.dpop = answer, headers, dpop
+        # Tail of the issuer the metadata name; token endpoint which
+        # redirects to itself.
+        self.issuer, self.redirect = issuer, redirect
         self.token_nonce, self.resource_nonce = token_nonce, resource_nonce
         # Path whose answer never ends, and the pause between its pieces.
         self.endless = endless
@@ -114,13 +118,16 @@ class _Authority:
                 'authorization_servers': [ base ] } ).encode( )
         if path.startswith( '/.well-known/oauth-authorization-server' ):
             metadata = {
-                'issuer': base, 'token_endpoint': f"{base}/token",
+                'issuer': f"{base}{self.issuer}",
+                'token_endpoint': f"{base}/token",
                 'authorization_endpoint': f"{base}/authorize",
                 'response_types_supported': [ 'code' ] }
             if self.dpop:
                 metadata[ 'dpop_signing_alg_values_supported' ] = [ 'ES256' ]
             return 200, ( ), json.dumps( metadata ).encode( )
         if path == '/token':
+            if self.redirect:
+                return 307, ( ( 'Location', '/token' ), ), b'{}'
             if self.token_nonce:
                 fresh = f"n-{len( self.requests )}"
                 return 400, ( ( 'DPoP-Nonce', fresh ), ), (
@@ -321,6 +328,30 @@ async def test_180_identity_provider_bounded( pause ):
     else: assert str( _oauth.ANSWER_SIZE_MAXIMUM ) in message
     assert 'id-token-653' not in message and _SECRET not in message
     assert authority.sent < 100 * _oauth.ANSWER_SIZE_MAXIMUM
+
+
+@pytest.mark.asyncio
+async def test_190_token_redirected_for_ever( caplog ):
+    ''' A token endpoint which redirects to itself is followed a few
+        times, then the flow fails: no loop. '''
+    authority = _Authority( redirect = True )
+    failure, storage, _ = await _connect( authority, caplog )
+    assert isinstance( failure, exceptions.AuthorizationFailure ), failure
+    assert authority.count( '/token' ) <= 12 # noqa: PLR2004
+    assert storage.tokens is None
+
+
+@pytest.mark.asyncio
+async def test_195_giant_issuer_not_shown( caplog ):
+    ''' Metadata which name another issuer, of megabytes of text, fail
+        the flow with a message of a few words: the issuer is not in it.
+    '''
+    authority = _Authority( issuer = '/' + 'Q' * 500_000 )
+    failure, storage, _ = await _connect( authority, caplog )
+    assert isinstance( failure, exceptions.AuthorizationFailure ), failure
+    assert 'QQQQ' not in str( failure )
+    assert len( str( failure ) ) < 1000 # noqa: PLR2004
+    assert storage.tokens is None
 
 
 @pytest.mark.parametrize( 'token', _UNSENDABLE )

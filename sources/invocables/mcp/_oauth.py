@@ -35,6 +35,18 @@ _UNAUTHORIZED = 401
 _FORBIDDEN = 403
 _CHALLENGE_MAXIMUM = 4096
 _CHALLENGE_VALUE_MAXIMUM = 200
+_DESCRIPTION_MAXIMUM = 400
+# Failures of the SDK's flows, by what their messages say, explained
+# without the values the server sent (which may be megabytes).
+_FLOW_FAILURES = (
+    ( 'State parameter mismatch',
+      "the redirect carried a wrong 'state' (not the one of this "
+      "authorization request); authorize again from the start." ),
+    ( 'issuer mismatch',
+      "the authorization server's metadata name another issuer than "
+      "the one expected ('issuer', or the server which the MCP server "
+      "names); check 'issuer', or the servers' configuration." ),
+)
 # An access token as it can go in a header: visible ASCII (RFC 6750's
 # b64token is narrower), of a length servers accept.
 _TOKEN_SENDABLE = __.re.compile( r'[\x21-\x7e]{1,16384}' )
@@ -131,10 +143,8 @@ def describe_failure( exception: BaseException ) -> str:
     from pydantic import ValidationError
     name = type( exception ).__name__
     text = str( exception )
-    if 'State parameter mismatch' in text:
-        return (
-            "the redirect carried a wrong 'state' (not the one of this "
-            "authorization request); authorize again from the start." )
+    for marker, reason in _FLOW_FAILURES:
+        if marker in text: return reason
     if isinstance( exception, ValidationError ):
         return (
             "the authorization server sent invalid metadata or an invalid "
@@ -146,8 +156,8 @@ def describe_failure( exception: BaseException ) -> str:
             reason = _describe_token_refusal( text ) or name )
     if isinstance( exception, KeyError ):
         return "the authorization server's answer lacks a field."
-    return describe_http_failure( exception ) or redact_secrets(
-        f"{name}: {text}" )
+    return describe_http_failure( exception ) or _bound_text(
+        redact_secrets( f"{name}: {text}" ) )
 
 
 def _describe_token_refusal( text: str ) -> str | None:
@@ -433,6 +443,15 @@ def verify_answer( ensemble: str, response: __.typx.Any ) -> None:
         "granted to this client." if error == 'insufficient_scope' or scope
         else "check the credentials and the server's access rules." )
     raise _exceptions.AuthorizationFailure( ensemble, ' '.join( words ) )
+
+
+def _bound_text( text: str ) -> str:
+    ''' Returns text of a server, printable and of a bounded length (a
+        hostile one may send megabytes of control characters). '''
+    text = ''.join(
+        character for character in text if character.isprintable( ) )
+    if len( text ) <= _DESCRIPTION_MAXIMUM: return text
+    return f"{text[ : _DESCRIPTION_MAXIMUM ]}..."
 
 
 def _locate( request: __.typx.Any ) -> str:
