@@ -35,11 +35,13 @@ from itertools import pairwise as _pairwise
 import invocables.mcp.__ as __
 import invocables.canisters as _canisters
 import invocables.mcp._redactforms as _redactforms
+import invocables.mcp._redactviews as _redactviews
 import invocables.mcp._sdk as _sdk
 
 
 REDACTION = '***'
 
+_MARKS = '%\\&' # which begin escapes
 _LOGGERS_FOREIGN = ( *_sdk.HTTP_LOGGERS, 'mcp.client', 'mcp.shared' )
 _key_secret = __.re.compile(
     r'auth|token|secret|passw|credential|cookie|signature|apikey'
@@ -70,23 +72,27 @@ class Redactor( __.immut.Object ):
         server may quote: percent-encoded (as in a path, as in a query or
         form, with ``+`` for spaces), in base64 (standard and URL-safe,
         with and without padding), escaped as JSON escapes it (where that
-        differs) and with every character a ``\\u`` escape, in upper and
-        lower case. (Case is not ignored otherwise: a secret in mixed case
-        is another word.) URLs on one of the hosts lose their credentials
-        and the values of their queries (hosts are names or addresses,
-        without ports).
+        differs) and with every character a ``\\u`` escape, its bytes in
+        hex (either case) and each read as a character (as Latin-1 reads
+        them; Python's ``repr`` of bytes writes them ``\\xNN``), in upper
+        and lower case. (Case is not ignored otherwise: a secret in mixed
+        case is another word.) URLs on one of the hosts lose their
+        credentials and the values of their queries (hosts are names or
+        addresses, without ports).
 
         Encoders escape different characters, in either case of hex: in a
         text which holds ``%``, a backslash or ``&``, a secret is also
         found with any of its characters percent-encoded (their UTF-8
         bytes), escaped as JSON or JavaScript may escape them (``\\u`` in
         either case, a pair for a character beyond the first plane,
-        ``\\u{...}``, ``\\x``, ``\\/`` and the other short escapes) or
-        written as HTML's character references (``&#NN;``, ``&#xHH;``,
-        ``&amp;`` and the other named ones of an escaper), the others left
-        plain, and so through two kinds at once (a URL inside JSON or
-        HTML): in a view of the text with each escape decoded, made in one
-        scan of the text, and in a view of that view. A secret with spaces
+        ``\\u{...}``, ``\\x``, Python's ``\\U``, ``\\/`` and the other
+        short escapes) or written as HTML's character references
+        (``&#NN;``, ``&#xHH;``, ``&amp;`` and the other named ones of an
+        escaper), the others left plain, and so through two kinds at once
+        (a URL inside JSON or HTML): in a view of the text with each escape
+        decoded, made in one scan of the text, and in a view of that view
+        (once more for each level of escapes within a secret, up to two;
+        see :py:mod:`invocables.mcp._redactviews`). A secret with spaces
         is also found with any of them ``+`` (as a form writes them),
         where the text holds ``+``; a ``+`` stands for no other character.
         The escapes of the secret's characters go whole with it.
@@ -107,12 +113,19 @@ class Redactor( __.immut.Object ):
         secrets: __.cabc.Iterable[ str ] = ( ),
         hosts: __.cabc.Iterable[ str ] = ( ),
     ):
-        margins, views = _redactforms.survey_margins( secrets )
+        margins, views, depth = _redactforms.survey_margins( secrets )
         # Longest first: a form which holds another goes whole.
         self.secrets = tuple( sorted( margins, key = len, reverse = True ) )
         self._forms = tuple(
             ( form, *margins[ form ] ) for form in self.secrets )
-        self._views = _redactforms.produce_views( views )
+        # A text without '%', backslash or '&' holds no form with one:
+        # the forms per those which a text holds.
+        self._forms_marked = {
+            marks: tuple(
+                form for form in self._forms
+                if all( mark in marks for mark in _MARKS if mark in form[ 0 ] )
+            ) for marks in _survey_marks( ) }
+        self._views = _redactforms.produce_views( views, depth )
         self._spreads = _survey_spreads( self.secrets )
         self._spread_width = max(
             ( len( form ) for form, _ in self._spreads ), default = 0 )
@@ -135,16 +148,17 @@ class Redactor( __.immut.Object ):
         ''' Returns URL a server asks the user to visit, with every secret
             replaced; its query stays, which the visit needs.
         '''
+        marks = ''.join( mark for mark in _MARKS if mark in url )
+        forms = self._forms_marked[ marks ]
         if self._views.forms and (
-            '%' in url or '\\' in url or '&' in url
-            or ( self._views.spaced and '+' in url )
+            marks or ( self._views.spaced and '+' in url )
         ):
             # One replacement of what both find, lest either cut a match
             # of the other (a secret ending in '%' in its form '...%25').
-            spans = _redactforms.locate_forms( url, self._forms )
-            spans.extend( _redactforms.locate_escaped( url, self._views ) )
+            spans = _redactviews.locate_forms( url, forms )
+            spans.extend( _redactviews.locate_escaped( url, self._views ) )
             return _replace_spans( url, spans ) if spans else url
-        for secret, before, after in self._forms:
+        for secret, before, after in forms:
             if secret not in url: continue
             if before or after:
                 url = _redact_core( url, secret, before, after )
@@ -180,11 +194,10 @@ class Redactor( __.immut.Object ):
         for form, gaps in self._spreads:
             for owner, start, end in _survey_shares( squeeze, form, gaps ):
                 spans.setdefault( owner, [ ] ).append( ( start, end ) )
-        for owner, ( left, right ) in enumerate( _pairwise( results ) ):
-            lefts, rights = _redactforms.locate_straddles(
-                left, right, self._views, self._escaped_width )
-            if lefts: spans.setdefault( owner, [ ] ).extend( lefts )
-            if rights: spans.setdefault( owner + 1, [ ] ).extend( rights )
+        chains = _redactviews.locate_chains(
+            results, self._views, self._escaped_width )
+        for owner, pairs in chains.items( ):
+            spans.setdefault( owner, [ ] ).extend( pairs )
         for owner, pairs in spans.items( ):
             results[ owner ] = _replace_spans( results[ owner ], pairs )
         return results
@@ -317,6 +330,15 @@ def _survey_spreads(
     return tuple( spreads.items( ) )
 
 
+def _survey_marks( ) -> tuple[ str, ... ]:
+    ''' Returns each choice of the characters which begin escapes, in
+        order. '''
+    return tuple(
+        ''.join( mark for place, mark in enumerate( _MARKS )
+                 if choice >> place & 1 )
+        for choice in range( 1 << len( _MARKS ) ) )
+
+
 def _survey_loggers( ) -> list[ __.logging.Logger ]:
     ''' Returns loggers of the library, the SDK's client, the HTTP client.
     '''
@@ -353,10 +375,12 @@ def redact_straddles(
         the longest secret, are scanned, in one pass per form of secret.
 
         A secret with its characters escaped, as found in one text (see
-        :py:class:`Redactor`), is found across the joint of two
-        neighbouring texts too (the cut inside an escape, or not), as they
-        meet or with whitespace at the joint aside; in the tail and head of
-        each, as long as the longest form escaped twice.
+        :py:class:`Redactor`), is found across the joints of neighbouring
+        texts too (any number of them, each cut inside an escape or not),
+        as they meet or with whitespace at the joints aside: texts are
+        searched as one, in chains which a text longer than twice the
+        longest form escaped twice ends (by its head) and begins (by its
+        tail).
     '''
     return redactor.redact_straddles( texts )
 
