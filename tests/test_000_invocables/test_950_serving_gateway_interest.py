@@ -64,7 +64,8 @@ class _Upstream:
 
 
 class _Changes:
-    ''' Updated resources (their URIs) which a legacy client heard. '''
+    ''' Updated resources (their URIs) which a legacy client, or an
+        ensemble's observer, heard. '''
 
     def __init__( self ):
         self.updated: list[ str ] = [ ]
@@ -75,6 +76,11 @@ class _Changes:
         if not isinstance( message, types.ResourceUpdatedNotification ):
             return
         self.updated.append( str( message.params.uri ) )
+        self.arrival.set( )
+
+    async def observe( self, ensemble, method, uri ) -> None:
+        if method != 'notifications/resources/updated': return
+        self.updated.append( uri )
         self.arrival.set( )
 
     async def hear( self, uri: str, trigger ) -> None:
@@ -320,11 +326,20 @@ class _Pauses:
         self.pauses: list[ float ] = [ ]
         self.held = asyncio.Event( )
 
+        self.arrival = asyncio.Event( )
+
     async def sleep( self, pause: float ) -> None:
         self.pauses.append( pause )
+        self.arrival.set( )
         if len( self.pauses ) < self.count: return
         self.held.set( )
         await asyncio.Event( ).wait( ) # until cancelled
+
+    async def wait_count( self, count: int ) -> None:
+        ''' Waits until so many pauses were taken. '''
+        while len( self.pauses ) < count:
+            self.arrival.clear( )
+            await self.arrival.wait( )
 
 
 @pytest.mark.asyncio
@@ -375,3 +390,66 @@ async def test_210_refusal_not_retried( tmp_path ):
             'alpha', access, subscribed = [ 'a://one' ] )
         assert not streams.is_listening( 'alpha' )
         assert pauses.pauses == [ ]
+
+
+@pytest.mark.asyncio
+async def test_220_pause_after_steady_stream( ):
+    ''' A stream which stayed open long enough (here: any) is opened again
+        after the first pause, not a doubled one.
+    '''
+    pauses = _Pauses( 3 )
+    streams = streams_.UpstreamStreams(
+        steady_minimum = 0, sleep = pauses.sleep )
+    ensemble = invocables.mcp.produce_ensemble(
+        'absent', url = 'http://127.0.0.1:9/mcp' )
+
+    def access( ):
+        return ensemble.access_session_for_features( )[ 0 ]
+
+    assert await streams.configure_resources(
+        'absent', access, subscribed = [ 'x://1' ] )
+    if not _MODERN: return # SDK 1.x: no such stream (see test_200)
+    await asyncio.wait_for( pauses.held.wait( ), _BOUND )
+    assert pauses.pauses == [ 1, 1, 1 ]
+    streams.release( )
+    assert not streams.is_listening( 'absent' )
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+async def test_230_early_ends_double_pause( tmp_path ):
+    ''' A server which ends each stream early, though it carried an
+        update, is not heard more often: the pauses double still, and each
+        stream opened again hears the updates.
+    '''
+    inner = _Upstream( tmp_path, 'inner', resources = [ 'i://1' ] )
+    upstream = serving.ToolServer( [ inner.ensemble ] )
+    heard = _Changes( )
+    pauses = _Pauses( 100 )
+    streams = streams_.UpstreamStreams( sleep = pauses.sleep )
+    async with invocables.connect_ensembles( upstream.ensembles ):
+        async with mcp_support.serve_in_loop( upstream ) as url:
+            modern = invocables.mcp.produce_ensemble(
+                'modern', url = url, protocol = 'modern' )
+            modern.configure_relay( observer = heard.observe )
+
+            def access( ):
+                return modern.access_session_for_features( )[ 0 ]
+
+            async def trigger( ):
+                await modern.retrieve_resource( 'inner://update' )
+
+            async with invocables.connect_ensembles( [ modern ] ):
+                assert await streams.configure_resources(
+                    'modern', access, subscribed = [ 'i://1' ] )
+                if not _MODERN: # SDK 1.x: no such stream
+                    assert not streams.is_listening( 'modern' )
+                    return
+                for count in range( 1, 4 ):
+                    heard.updated.clear( )
+                    await heard.hear( 'i://1', trigger )
+                    upstream.subscriptions.close( )
+                    await asyncio.wait_for(
+                        pauses.wait_count( count ), _BOUND )
+                assert pauses.pauses == [ 1, 2, 4 ]
+                streams.release( )

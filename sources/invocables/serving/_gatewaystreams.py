@@ -12,11 +12,11 @@
     reach the session's handler as the notifications of earlier versions,
     hence the gateway's clients. A stream which ends (lost, or ended by the
     server) is opened again after a pause, on the ensemble's session of
-    the moment: :py:data:`PAUSE_INITIAL` after a stream which carried
-    updates, doubled after each which carried none, up to
-    :py:data:`PAUSE_MAXIMUM`. A server which refuses the stream (invalid
-    request or parameters, no such method) is not asked again until the
-    resources change.
+    the moment: :py:data:`PAUSE_INITIAL`, doubled after each stream which
+    ended early, whatever it carried (as the client's streams of changes,
+    ``invocables.mcp._listening``), up to :py:data:`PAUSE_MAXIMUM`. A
+    server which refuses the stream (invalid request or parameters, no
+    such method) is not asked again until the resources change.
 '''
 
 
@@ -33,6 +33,9 @@ PAUSE_INITIAL = 1.0
 ''' Seconds before a stream which ended is opened again; doubled after
     each stream which carried nothing, up to :py:data:`PAUSE_MAXIMUM`. '''
 PAUSE_MAXIMUM = 60.0
+STEADY_MINIMUM = 60.0
+''' Seconds a stream stays open not to have ended early: the pause after
+    it is :py:data:`PAUSE_INITIAL` again. '''
 RESOURCES_MAXIMUM = 1024
 ''' Most resources subscribed to on one upstream server of MCP
     2026-07-28 (as many as ``serve`` lets one stream name). '''
@@ -46,7 +49,8 @@ _scribe = __.produce_scribe( __name__ )
 class UpstreamStreams:
     ''' Streams of ``subscriptions/listen`` open on upstream servers of
         MCP 2026-07-28, by name of ensemble, with the resources they name.
-        The pauses before a stream is opened again, and the waiting
+        The pauses before a stream is opened again, how long a stream
+        stays open not to have ended early, and the waiting
         (``asyncio.sleep``), may be given.
     '''
 
@@ -54,10 +58,12 @@ class UpstreamStreams:
         self,
         pause_initial: float = PAUSE_INITIAL,
         pause_maximum: float = PAUSE_MAXIMUM,
+        steady_minimum: float = STEADY_MINIMUM,
         sleep: Sleeper = __.asyncio.sleep,
     ) -> None:
         self.pause_initial = pause_initial
         self.pause_maximum = pause_maximum
+        self.steady_minimum = steady_minimum
         self._sleep = sleep
         self._resources: dict[ str, dict[ str, None ] ] = { }
         self._streams: dict[ str, __.asyncio.Task[ None ] ] = { }
@@ -136,11 +142,13 @@ class UpstreamStreams:
         '''
         pause = self.pause_initial
         while True:
-            heard: bool | None = False
+            began = __.time.monotonic( )
+            served = True
             try:
-                heard = await _listen_once( access_session, resources, opened )
+                served = await _listen_once(
+                    access_session, resources, opened )
             except _MCPError as exception:
-                if exception.error.code in _REFUSALS: heard = None
+                if exception.error.code in _REFUSALS: served = False
                 else: _scribe.debug( # busy, perhaps (too many streams)
                     "MCP server %r did not open a stream of resources: %s.",
                     name, exception )
@@ -149,12 +157,13 @@ class UpstreamStreams:
                     "Stream of the resources of MCP server %r ended: %s.",
                     name, type( exception ).__name__ )
             finally: opened.set( )
-            if heard is None:
+            if not served:
                 _scribe.info(
                     "MCP server %r refused a stream of its resources; it is "
                     "not asked again until they change.", name )
                 return
-            if heard: pause = self.pause_initial
+            if __.time.monotonic( ) - began >= self.steady_minimum:
+                pause = self.pause_initial
             await self._sleep( pause )
             pause = min( pause * 2, self.pause_maximum )
 
@@ -163,21 +172,19 @@ async def _listen_once(
     access_session: SessionAccessor,
     resources: tuple[ str, ... ],
     opened: __.asyncio.Event,
-) -> bool | None:
+) -> bool:
     ''' Keeps a stream which names resources open until it ends; sets
-        opened once the server acknowledged it. Returns whether it carried
-        any update; none if the session knows no such stream (of a
-        version before MCP 2026-07-28, connected again so; or of the SDK
-        1.x).
+        opened once the server acknowledged it. Returns false if the
+        session knows no such stream (of a version before MCP 2026-07-28,
+        connected again so; or of the SDK 1.x).
     '''
     try: from mcp.client.subscriptions import ListenNotSupportedError, listen
-    except ImportError: return None # SDK 1.x: no such stream
-    heard = False
+    except ImportError: return False # SDK 1.x: no such stream
     try:
         async with listen(
             access_session( ), resource_subscriptions = resources
         ) as subscription:
             opened.set( )
-            async for _ in subscription: heard = True
-    except ListenNotSupportedError: return None
-    return heard
+            async for _ in subscription: pass
+    except ListenNotSupportedError: return False
+    return True
