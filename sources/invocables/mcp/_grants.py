@@ -246,10 +246,9 @@ def produce_workload_auth(
         warnings.filterwarnings( 'ignore', message = r'Omitting `issuer`' )
         return __.typx.cast( __.typx.Any, Provider )(
             ensemble, server_url = url, storage = storage,
-            # The SDK 2.x needs a client ID; none goes in the form.
-            client_id = (
-                __.package_name if __.is_absent( client_id ) else client_id ),
-            client_secret = None,
+            client_id = ( # the SDK 2.x needs one; none goes in the form
+                __.package_name if __.is_absent( client_id ) else client_id
+            ), client_secret = None,
             token_endpoint_auth_method = _AUTH_METHOD_PUBLIC,
             issuer = _oauth.presentify( authorization.issuer ),
             **{ scope: _oauth.presentify( authorization.scope ) } )
@@ -449,7 +448,8 @@ def _produce_flow_class(
     from pydantic import ValidationError
     parent: type[ OAuthClientProvider ] = base
     failures = (
-        OAuthFlowError, ValidationError, _sdk.http.HTTPError, KeyError )
+        OAuthFlowError, ValidationError, _sdk.http.HTTPError,
+        _sdk.http.InvalidURL, KeyError )
 
     class Provider( parent ):
         ''' OAuth provider of one ensemble. '''

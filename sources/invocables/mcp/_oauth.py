@@ -455,9 +455,11 @@ def _bound_text( text: str ) -> str:
 
 
 def _locate( request: __.typx.Any ) -> str:
-    ''' Returns URL of request without query or fragment. '''
+    ''' Returns URL of request without query or fragment, bounded (a
+        hostile server names the URLs of its metadata). '''
     url = request.url
-    return f"{url.scheme}://{url.netloc.decode( 'ascii' )}{url.path}"
+    return _bound_text(
+        f"{url.scheme}://{url.netloc.decode( 'ascii' )}{url.path}" )
 
 
 def _parse_challenge( header: str ) -> dict[ str, str ]:
