@@ -218,6 +218,24 @@ async def test_110_unusable_lifetime_refused( lifetime, caplog ):
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize( 'body', (
+    b'{"access_token":"' + _TOKEN_MARK.encode( )
+    + b'-0123456789","token_type":"Bearer"}}',
+    b'[{"access_token":"' + _TOKEN_MARK.encode( ) + b'-0123456789"}]',
+    b'<html>' + _TOKEN_MARK.encode( ) + b'-0123456789</html>' ) )
+async def test_115_token_answer_not_object( body, caplog ):
+    ''' A token answer which is no JSON object (trailing text, a list,
+        HTML) fails authorization saying so, and its text, token and all,
+        reaches no log record (the SDK logged it). '''
+    failure, storage, logs = await _connect(
+        _Authority( answer = body ), caplog )
+    assert isinstance( failure, exceptions.AuthorizationFailure ), failure
+    assert 'not a JSON object' in str( failure )
+    assert _TOKEN_MARK not in str( failure ) + logs
+    assert storage.tokens is None
+
+
+@pytest.mark.asyncio
 async def test_120_bound_unsendable_token_refused( caplog ):
     ''' A DPoP-bound access token with a line break fails as a bearer one
         does: DPoP's own presentation of it is never tried. '''

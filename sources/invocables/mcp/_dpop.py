@@ -12,7 +12,6 @@
 
 from base64 import urlsafe_b64encode as _urlsafe_b64encode
 from secrets import token_urlsafe as _token_urlsafe
-from urllib.parse import parse_qsl as _parse_qsl
 from urllib.parse import urlsplit as _urlsplit
 
 import invocables.mcp.__ as __
@@ -140,17 +139,8 @@ async def adapt_answer(
         content = __.json.dumps( answer ).encode( ), request = outgoing )
 
 
-def is_token_request( request: __.typx.Any ) -> bool:
-    ''' Whether a request of a flow asks for a token (a form with a
-        grant type, refresh included).
-    '''
-    if request.method != 'POST': return False
-    kind: str = request.headers.get( 'content-type', '' )
-    if not kind.startswith( 'application/x-www-form-urlencoded' ):
-        return False
-    try: form = dict( _parse_qsl( bytes( request.content ).decode( ) ) )
-    except ( UnicodeDecodeError, RuntimeError ): return False
-    return 'grant_type' in form
+# Where a flow asks for a token is the OAuth flows' own knowledge.
+is_token_request = _oauth.is_token_request
 
 
 def normalize_url( url: str ) -> str:

@@ -10,6 +10,8 @@ import errno as _errno
 import os as _os
 import stat as _stat
 
+from urllib.parse import parse_qsl as _parse_qsl
+
 import invocables.mcp.__ as __
 import invocables.mcp.configuration as _configuration
 import invocables.mcp.redaction as _redaction
@@ -192,6 +194,19 @@ def describe_http_failure(
     return (
         f"{where} could not be reached ({type( exception ).__name__}); "
         "check the server's URL and the network." )
+
+
+def is_token_request( request: __.typx.Any ) -> bool:
+    ''' Whether a request of a flow asks for a token (a form with a
+        grant type, refresh included).
+    '''
+    if request.method != 'POST': return False
+    kind: str = request.headers.get( 'content-type', '' )
+    if not kind.startswith( 'application/x-www-form-urlencoded' ):
+        return False
+    try: form = dict( _parse_qsl( bytes( request.content ).decode( ) ) )
+    except ( UnicodeDecodeError, RuntimeError ): return False
+    return 'grant_type' in form
 
 
 @__.ctxl.contextmanager
@@ -377,20 +392,28 @@ async def verify_token_answer(
     request: __.typx.Any,
     response: __.typx.Any,
 ) -> None:
-    ''' Raises authorization failure for an answer of an OAuth flow with
-        an access token which cannot be sent in a header (control
-        characters, line breaks, non-ASCII, too long) or a lifetime which
-        is no number of seconds, before the SDK keeps it; other answers
-        (metadata, registration, refusals, the resource's) pass.
+    ''' Raises authorization failure for a token answer which is no JSON
+        object (the SDK would log its text, tokens and all), or with an
+        access token which cannot be sent in a header (control characters,
+        line breaks, non-ASCII, too long) or a lifetime which is no number
+        of seconds, before the SDK keeps it; hides its tokens from log
+        records. Other answers (metadata, registration, refusals, the
+        resource's) pass.
     '''
     if outgoing is request or response.status_code != _OK: return
+    if not is_token_request( outgoing ): return
     try: answer: object = __.json.loads( await response.aread( ) )
-    except ValueError: return # the SDK explains it
-    if not isinstance( answer, dict ): return
+    except ValueError: answer = None
+    if not isinstance( answer, dict ):
+        raise _exceptions.AuthorizationFailure(
+            ensemble, "the authorization server's token answer is not a "
+            "JSON object; check the server's token endpoint." )
     answer = __.typx.cast( dict[ str, object ], answer )
     token, lifetime = answer.get( 'access_token' ), answer.get( 'expires_in' )
+    register_secrets( *(
+        value for value in ( token, answer.get( 'refresh_token' ) )
+        if isinstance( value, str ) ) )
     if isinstance( token, str ) and not is_sendable_token( token ):
-        register_secrets( token )
         raise _exceptions.AuthorizationFailure(
             ensemble, "the authorization server issued an access token "
             "which cannot be sent in a header (control characters, "
