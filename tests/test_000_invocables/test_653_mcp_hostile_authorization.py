@@ -21,7 +21,7 @@ import pytest
 
 import invocables.mcp
 
-from invocables import exceptions
+from invocables import descriptors, exceptions
 from invocables.mcp import _grants, _oauth, _sdk, authorization
 
 
@@ -497,3 +497,30 @@ def test_420_workload_without_client( ):
         provider = authorization.produce_auth(
             'fleet', grant, 'http://127.0.0.1:9/mcp' )
         assert repr( provider ) == "OAuthProvider( ensemble = 'fleet' )"
+
+
+@pytest.mark.parametrize( 'table', (
+    f"kind = 'workload'\nassertion = 'eyJhbGciOi.eyJzdWIiOi.{_TOKEN_MARK}=='",
+    f"kind = 'workload'\nassertion = 'eyJhbGciOi.eyJ.{_TOKEN_MARK}.aXY.dGFn'",
+    "kind = 'client-credentials'\nclient_id = 'svc'\n"
+    f"private_key = 'MIIEvQIBADANBgkqhkiG9w0B{_TOKEN_MARK}=='",
+) )
+def test_430_descriptor_credentials_hidden( table, tmp_path ):
+    ''' A descriptor's credential which is not recognized as one (a padded
+        or encrypted JWT, a key in DER) is taken for a file of the
+        descriptor's folder: its path, which holds the credential, is
+        shown in no repr and no error. '''
+    path = tmp_path / 'server.toml'
+    path.write_text(
+        "[ensemble]\nname = 'secured'\n\n[mcp]\n"
+        f"url = 'http://127.0.0.1:9/mcp'\n\n[mcp.authorization]\n{table}\n" )
+    ensemble = descriptors.produce_ensemble(
+        descriptors.produce_ensemble_descriptor( path ) )
+    grant = ensemble.features.authorization
+    assert _TOKEN_MARK not in repr( grant )
+    with pytest.raises( exceptions.Omnierror ) as caught:
+        if isinstance( grant, authorization.WorkloadAuthorization ):
+            _grants._read_assertion( 'secured', grant )
+        else: authorization.produce_auth( 'secured', grant, 'http://x/' )
+    assert 'cannot be read' in str( caught.value )
+    assert _TOKEN_MARK not in str( caught.value )

@@ -57,6 +57,11 @@ _LIFETIME_MAXIMUM = 2 ** 63
 # A credential's path, named in errors: absolute, from home or from here,
 # printable, without spaces; other text may be the credential itself.
 _PATH_SHOWN = __.re.compile( r'(?:/|~|\.{1,2}/)[\x21-\x7e]{0,1024}' )
+# Within a path, what may be a credential taken for one (descriptors put
+# their folder before it): a JOSE header (JWT, JWE), a DER key in base64,
+# a long run of base64.
+_CREDENTIAL_LIKE = __.re.compile(
+    r'eyJ[A-Za-z0-9_-]{2,}\.|MII[A-Za-z0-9+/]{16,}|[A-Za-z0-9+=_-]{48,}' )
 
 # A parameter of a challenge: name=token or name="quoted string".
 # What a refused token request may say of itself: its status, and one of
@@ -294,9 +299,11 @@ def describe_read_failure( value: str, exception: Exception ) -> str:
 
 def is_path_shown( value: str ) -> bool:
     ''' Whether a credential's value reads as a path, which may be shown:
-        absolute, from home or from the current directory, printable.
+        absolute, from home or from the current directory, printable, and
+        nothing in it like a credential (a JWT, a key).
     '''
-    return _PATH_SHOWN.fullmatch( value ) is not None
+    return _PATH_SHOWN.fullmatch( value ) is not None and (
+        _CREDENTIAL_LIKE.search( value ) is None )
 
 
 def is_sendable_token( token: str ) -> bool:
