@@ -6,10 +6,10 @@
     for a stream which carried nothing), one which floods a stream with
     thousands of changes (the tools are listed again a bounded number of
     times), one which never acknowledges a stream (the session serves and
-    ends all the same). The server is the SDK 2.x's low-level server over
-    stdio, written here; under the mcp SDK 1.x, which speaks no 2026-07-28,
-    the session is of an earlier version, which the tests assert, and
-    serves as well.
+    ends all the same), one which sends changes of odd shapes and sizes.
+    The server is the SDK 2.x's low-level server over stdio, written here;
+    under the mcp SDK 1.x, which speaks no 2026-07-28, the session is of
+    an earlier version, which the tests assert, and serves as well.
 '''
 
 
@@ -64,10 +64,26 @@ async def listen( context, parameters ):
         related_request_id = related )
     changed = types.ToolListChangedNotification(
         params = types.NotificationParams( _meta = meta ) )
+    if MODE == 'odd': # other streams, giant meta, an update not asked for
+        for notification in (
+            types.ToolListChangedNotification(
+                params = types.NotificationParams( _meta = {
+                    SUBSCRIPTION_ID_META_KEY: related,
+                    'x': 'y' * 2_000_000 } ) ),
+            types.ToolListChangedNotification(
+                params = types.NotificationParams( _meta = {
+                    SUBSCRIPTION_ID_META_KEY: 'listen-999999' } ) ),
+            types.ResourceUpdatedNotification(
+                params = types.ResourceUpdatedNotificationParams(
+                    uri = 'file:///' + 'z' * 1_000_000, _meta = meta ) ),
+            types.PromptListChangedNotification(
+                params = types.NotificationParams( _meta = meta ) ),
+        ): await context.session.send_notification(
+            notification, related_request_id = related )
     for _ in range( FLOOD if MODE == 'flood' else 1 ):
         await context.session.send_notification(
             changed, related_request_id = related )
-    if MODE == 'flood': await anyio.sleep_forever( )
+    if MODE in ( 'flood', 'odd' ): await anyio.sleep_forever( )
     return types.SubscriptionsListenResult( _meta = meta )
 
 
@@ -207,3 +223,23 @@ async def test_120_stream_never_acknowledged( tmp_path ):
         lists, _ = await _count( ensemble )
         assert lists == 1
     finally: await asyncio.wait_for( ensemble.disconnect( ), _WAIT )
+
+
+@pytest.mark.asyncio
+async def test_130_odd_changes_heard_safely( tmp_path ):
+    ''' Changes of megabytes of meta, of another stream, of a resource
+        not asked for (a URI of a megabyte) and of prompts not listed are
+        heard without harm: the stream stays open, the tools are listed
+        again, the session serves. '''
+    records = _Records( "server 'hostile' announced new tools", 2 )
+    with _Observation( records ):
+        async with _produce( tmp_path, 'odd' ) as ensemble:
+            assert _sdk.is_modern( ensemble.connection ) is _MODERN
+            if not _MODERN:
+                assert await _count( ensemble ) == ( 1, 0 )
+                return
+            await asyncio.wait_for( records.reached.wait( ), _WAIT )
+            await asyncio.wait_for( ensemble.wait_listings( ), _WAIT )
+            lists, streams = await _count( ensemble )
+    assert streams == 1
+    assert lists >= 2 # noqa: PLR2004
