@@ -82,7 +82,7 @@ class _Authority:
             return
         self.requests.append( ( method, path.split( '?' )[ 0 ] ) )
         if self.endless and path.startswith( self.endless[ 0 ] ):
-            await self._drip( writer, self.endless[ 1 ] )
+            await self._drip( writer, *self.endless[ 1 : ] )
             return
         status, headers, body = self._answer( path, b'dpop:' in head.lower( ) )
         text = ''.join(
@@ -95,12 +95,13 @@ class _Authority:
         except OSError: pass
         writer.close( )
 
-    async def _drip( self, writer, pause ):
+    async def _drip( self, writer, pause, status = 200 ):
         ''' Answers with a body of a gigabyte of JSON spaces, in pieces,
-            until the client goes. '''
+            until the client goes (with a redirect to itself: 307). '''
         writer.write(
-            b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n'
-            b'Content-Length: 1000000000\r\n\r\n{' )
+            f"HTTP/1.1 {status} X\r\nLocation: {self.endless[ 0 ]}\r\n"
+            "Content-Type: application/json\r\n"
+            "Content-Length: 1000000000\r\n\r\n{".encode( ) )
         piece = b' ' * ( 1 if pause else 65_536 )
         try:
             while self.sent < 1_000_000_000:
@@ -298,6 +299,19 @@ async def test_160_endless_answer_bounded( path, caplog ):
         no further than the bound (the SDK would read a gigabyte): the
         flow fails naming the bound. '''
     authority = _Authority( endless = ( path, 0 ) )
+    failure, storage, _ = await _connect( authority, caplog )
+    assert isinstance( failure, exceptions.AuthorizationFailure ), failure
+    assert str( _oauth.ANSWER_SIZE_MAXIMUM ) in str( failure )
+    assert authority.sent < 100 * _oauth.ANSWER_SIZE_MAXIMUM
+    assert storage.tokens is None
+
+
+@pytest.mark.asyncio
+async def test_165_endless_redirect_bounded( caplog ):
+    ''' A redirect of the flow's (the SDK follows those within the origin)
+        whose body never ends is read no further than the bound either
+        (the HTTP client would read a gigabyte). '''
+    authority = _Authority( endless = ( '/token', 0, 307 ) )
     failure, storage, _ = await _connect( authority, caplog )
     assert isinstance( failure, exceptions.AuthorizationFailure ), failure
     assert str( _oauth.ANSWER_SIZE_MAXIMUM ) in str( failure )

@@ -39,10 +39,6 @@ _EXCHANGE_REQUESTED = 'urn:ietf:params:oauth:token-type:id-jag'
 _EXCHANGE_SUBJECT = 'urn:ietf:params:oauth:token-type:id_token'
 
 
-_curves_algorithms = __.immut.Dictionary( {
-    'secp256r1': 'ES256', 'secp384r1': 'ES384', 'secp521r1': 'ES512' } )
-
-
 def produce_bearer_auth( ensemble: str, token: str ) -> __.typx.Any:
     ''' Returns auth which sends a static bearer token. '''
 
@@ -313,7 +309,7 @@ def _produce_assertion_provider(
     key = _oauth.read_private_key(
         ensemble, __.typx.cast( str, authorization.private_key ) )
     algorithm = (
-        _infer_signing_algorithm( ensemble, key )
+        _oauth.infer_signing_algorithm( ensemble, key )
         if __.is_absent( authorization.signing_algorithm )
         else authorization.signing_algorithm )
     parameters = SignedJWTParameters(
@@ -408,28 +404,25 @@ def _produce_exchanger(
     return exchange
 
 
-def _infer_signing_algorithm( ensemble: str, key: str ) -> str:
-    ''' Returns JWS algorithm of a PEM private key; raises configuration
-        invalidity for text which is no private key.
+async def _inspect_answer(
+    provider: __.typx.Any,
+    outgoing: __.typx.Any,
+    request: __.typx.Any,
+    response: __.typx.Any,
+    *,
+    renewing: bool,
+) -> __.typx.Any:
+    ''' Returns answer as the SDK takes it (DPoP); notes invalid metadata
+        (renewing); refuses a token which could not be used.
     '''
-    from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
-    from cryptography.hazmat.primitives.serialization import (
-        load_pem_private_key )
-    try: loaded = load_pem_private_key( key.encode( ), password = None )
-    except ( ValueError, TypeError ):
-        raise _exceptions.ConfigurationInvalidity(
-            f"MCP ensemble {ensemble!r} authorization 'private_key'",
-            "not an unencrypted PEM private key; give a PEM file or an "
-            "environment variable holding one." ) from None
-    if isinstance( loaded, rsa.RSAPrivateKey ): return 'RS256'
-    if isinstance( loaded, ed25519.Ed25519PrivateKey ): return 'EdDSA'
-    if isinstance( loaded, ec.EllipticCurvePrivateKey ):
-        curve = loaded.curve.name
-        if curve in _curves_algorithms: return _curves_algorithms[ curve ]
-    raise _exceptions.ConfigurationInvalidity(
-        f"MCP ensemble {ensemble!r} authorization 'private_key'",
-        "a key of a kind without a known JWS algorithm; give "
-        "'signing_algorithm'." )
+    response = await _dpop.adapt_answer(
+        provider, outgoing, request, response )
+    await _oauth.verify_token_answer(
+        provider.ensemble, outgoing, request, response )
+    provider.flaws.extend( (
+        await _oauth.observe_metadata( outgoing, response )
+    ) if renewing else ( ) )
+    return response
 
 
 @__.funct.cache
@@ -470,6 +463,11 @@ def _produce_flow_class(
         def __repr__( self ) -> str:
             return f"OAuthProvider( ensemble = {self.ensemble!r} )"
 
+        def async_auth_flow( self, request: __.typx.Any ) -> __.typx.Any:
+            # Outermost: the SDK's redirects are read within bounds too.
+            return _oauth.bound_flow(
+                self.ensemble, super( ).async_auth_flow( request ), request )
+
         async def _auth_flow(
             self, request: _sdk.http.Request
         ) -> __.cabc.AsyncGenerator[
@@ -486,19 +484,16 @@ def _produce_flow_class(
                         outgoing,
                         None if outgoing is request else self.timeout )
                     with _oauth.note_stall( self, outgoing, request ):
-                        response = await _oauth.bound_answer(
-                            self.ensemble, outgoing, request, ( yield (
-                                _dpop.prepare_request(
-                                    self, outgoing, request ) ) ) )
+                        response = yield _dpop.prepare_request(
+                            self, outgoing, request )
                         if await _dpop.register_nonce(
                             self, outgoing, request, response
                         ): # The server wants its DPoP nonce: once more.
-                            response = await _oauth.bound_answer(
-                                self.ensemble, outgoing, request, ( yield (
-                                    _dpop.prepare_request(
-                                        self, outgoing, request ) ) ) )
-                    response = await self._inspect_answer(
-                        outgoing, request, response )
+                            response = yield _dpop.prepare_request(
+                                self, outgoing, request )
+                    response = await _inspect_answer(
+                        self, outgoing, request, response,
+                        renewing = renewing )
                     answer = response if outgoing is request else answer
                     if (
                         outgoing is request
@@ -526,22 +521,6 @@ def _produce_flow_class(
                 # expose: closed here, in this task; left to the finalizer,
                 # the SDK's flow releases its lock in another task and fails.
                 await flow.aclose( )
-
-        async def _inspect_answer(
-            self, outgoing: __.typx.Any, request: __.typx.Any,
-            response: __.typx.Any,
-        ) -> __.typx.Any:
-            ''' Returns answer as the SDK takes it (DPoP); notes invalid
-                metadata; refuses a token which could not be used.
-            '''
-            response = await _dpop.adapt_answer(
-                self, outgoing, request, response )
-            await _oauth.verify_token_answer(
-                self.ensemble, outgoing, request, response )
-            self.flaws.extend( (
-                await _oauth.observe_metadata( outgoing, response )
-            ) if renewing else ( ) )
-            return response
 
         async def _restart_flow(
             self, flow: __.typx.Any, request: _sdk.http.Request

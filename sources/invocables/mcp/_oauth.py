@@ -74,6 +74,10 @@ _TOKEN_STATUS = __.re.compile( r'\(([1-5][0-9]{2})\)' )
 _CHALLENGE_PARAMETER = __.re.compile(
     r'([A-Za-z0-9_.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,"]*))' )
 
+# JWS algorithms of the elliptic curves of private keys.
+_CURVES_ALGORITHMS = __.immut.Dictionary( {
+    'secp256r1': 'ES256', 'secp384r1': 'ES384', 'secp521r1': 'ES512' } )
+
 
 # Secrets hidden from log records, and the redactor which hides them.
 _secrets: list[ str ] = [ ]
@@ -131,6 +135,25 @@ async def bound_answer(
                 "OAuth configuration." )
     response._content = bytes( body ) # expose: as 'aread' leaves it
     return response
+
+
+async def bound_flow(
+    ensemble: str,
+    flow: __.cabc.AsyncGenerator[ __.typx.Any, __.typx.Any ],
+    request: __.typx.Any,
+) -> __.cabc.AsyncGenerator[ __.typx.Any, __.typx.Any ]:
+    ''' Drives an OAuth flow for a request (the SDK's, its redirects too):
+        each answer to a request of the flow is read within bounds before
+        the flow or the HTTP client reads it.
+    '''
+    try:
+        outgoing = await flow.__anext__( )
+        while True:
+            response = yield outgoing
+            outgoing = await flow.asend(
+                await bound_answer( ensemble, outgoing, request, response ) )
+    except StopAsyncIteration: return
+    finally: await flow.aclose( )
 
 
 def bound_request( request: __.typx.Any, timeout: float | None ) -> None:
@@ -295,6 +318,30 @@ def describe_read_failure( value: str, exception: Exception ) -> str:
     try: path = str( __.Path( value ).expanduser( ) )
     except RuntimeError: path = value # '~name' of no user
     return f"the file {path!r} cannot be read ({reason})"
+
+
+def infer_signing_algorithm( ensemble: str, key: str ) -> str:
+    ''' Returns JWS algorithm of a PEM private key; raises configuration
+        invalidity for text which is no private key.
+    '''
+    from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+    from cryptography.hazmat.primitives.serialization import (
+        load_pem_private_key )
+    try: loaded = load_pem_private_key( key.encode( ), password = None )
+    except ( ValueError, TypeError ):
+        raise _exceptions.ConfigurationInvalidity(
+            f"MCP ensemble {ensemble!r} authorization 'private_key'",
+            "not an unencrypted PEM private key; give a PEM file or an "
+            "environment variable holding one." ) from None
+    if isinstance( loaded, rsa.RSAPrivateKey ): return 'RS256'
+    if isinstance( loaded, ed25519.Ed25519PrivateKey ): return 'EdDSA'
+    if isinstance( loaded, ec.EllipticCurvePrivateKey ):
+        curve = loaded.curve.name
+        if curve in _CURVES_ALGORITHMS: return _CURVES_ALGORITHMS[ curve ]
+    raise _exceptions.ConfigurationInvalidity(
+        f"MCP ensemble {ensemble!r} authorization 'private_key'",
+        "a key of a kind without a known JWS algorithm; give "
+        "'signing_algorithm'." )
 
 
 def is_path_shown( value: str ) -> bool:
