@@ -41,7 +41,6 @@ _EXCHANGE_SUBJECT = 'urn:ietf:params:oauth:token-type:id_token'
 
 def produce_bearer_auth( ensemble: str, token: str ) -> __.typx.Any:
     ''' Returns auth which sends a static bearer token. '''
-
     _oauth.validate_token( ensemble, token )
 
     class _BearerAuth( _sdk.http.Auth ):
