@@ -12,7 +12,9 @@
 '''
 
 
+import ipaddress as _ipaddress
 import os as _os
+import socket as _socket
 
 import invocables.mcp.__ as __
 import invocables.exceptions as _exceptions
@@ -20,6 +22,10 @@ import invocables.exceptions as _exceptions
 
 Resolver: __.typx.TypeAlias = __.cabc.Callable[ [ str ], str ]
 
+_CHUNK_MAXIMUM = 65536
+# Connections held at once, each with its upstream: bounds the descriptors
+# a server takes from the application's process.
+_CONNECTIONS_MAXIMUM = 64
 _HEAD_MAXIMUM = 65536
 _CONNECT_TIMEOUT = 30.0
 _HEAD_TIMEOUT = 30.0
@@ -28,10 +34,12 @@ _SOCKET = 'proxy.sock'
 _PORT_LIMIT = 65536
 _STATUSES = __.immut.Dictionary( {
     400: 'Bad Request', 403: 'Forbidden', 501: 'Not Implemented',
-    502: 'Bad Gateway' } )
+    502: 'Bad Gateway', 503: 'Service Unavailable' } )
 _HEADERS_HOP = frozenset( (
     'connection', 'keep-alive', 'proxy-authorization', 'proxy-connection',
     'te', 'trailer', 'upgrade' ) )
+_BROADCAST = _ipaddress.IPv4Address( '255.255.255.255' )
+_NAT64 = _ipaddress.IPv6Network( '64:ff9b::/96' )
 _digits = __.re.compile( r'[0-9]{1,12}' )
 _label = __.re.compile( r'[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?' )
 _numeric = __.re.compile( r'[0-9]+|0x[0-9a-f]*' )
@@ -105,7 +113,7 @@ class Rule( __.immut.DataclassObject ):
 
 
 class Proxy(
-    __.immut.Object, instances_mutables = ( 'server', )
+    __.immut.Object, instances_mutables = ( 'server', 'closed' )
 ):
     ''' Filtering proxy of one start of a sandboxed server. '''
 
@@ -121,6 +129,7 @@ class Proxy(
         self.resolver = resolver
         self.server: __.asyncio.Server | None = None
         self.connections: set[ __.asyncio.Task[ None ] ] = set( )
+        self.closed = False
 
     async def activate( self, path: str ) -> None:
         ''' Listens on unix socket at path. '''
@@ -129,6 +138,7 @@ class Proxy(
 
     def deactivate( self ) -> None:
         ''' Stops listening and ends every connection. '''
+        self.closed = True
         if self.server is not None: self.server.close( )
         for task in tuple( self.connections ): task.cancel( )
 
@@ -140,15 +150,28 @@ class Proxy(
         self, reader: __.asyncio.StreamReader, writer: __.asyncio.StreamWriter
     ) -> None:
         task = __.asyncio.current_task( )
-        if task is not None: self.connections.add( task )
-        try: await self._relay( reader, writer )
+        # A connection accepted as the proxy stops is not served.
+        if self.closed or task is None:
+            writer.close( )
+            return
+        full = len( self.connections ) >= _CONNECTIONS_MAXIMUM
+        self.connections.add( task )
+        try:
+            if full:
+                await self._refuse( writer, _Refusal(
+                    503, "the sandbox holds {count} connections already, "
+                    "the most it may".format(
+                        count = _CONNECTIONS_MAXIMUM ) ) )
+            else: await self._relay( reader, writer )
         except (
             OSError, EOFError, ValueError, __.asyncio.LimitOverrunError,
             __.asyncio.TimeoutError,
         ):
             pass
+        # Ended by deactivation: the connection's task ends quietly.
+        except __.asyncio.CancelledError: pass
         finally:
-            if task is not None: self.connections.discard( task )
+            self.connections.discard( task )
             writer.close( )
 
     async def _relay(
@@ -174,8 +197,16 @@ class Proxy(
         name, port = address
         host = name if self.resolver is None else self.resolver( name )
         try:
+            hosts = await __.asyncio.wait_for(
+                _resolve( host, port ), _CONNECT_TIMEOUT )
+            if isinstance( hosts, str ):
+                await self._refuse( writer, _Refusal(
+                    403, f"host {name}:{port} resolves to {hosts}" ) )
+                return None
+            # The addresses checked, not the name again: its next answer
+            # may differ.
             return await __.asyncio.wait_for(
-                __.asyncio.open_connection( host, port ), _CONNECT_TIMEOUT )
+                _open_connection( hosts, port ), _CONNECT_TIMEOUT )
         except ( OSError, __.asyncio.TimeoutError ) as exception:
             cause = str( exception ) or 'timed out'
             await self._refuse( writer, _Refusal(
@@ -199,12 +230,10 @@ class Proxy(
             f"{request.method} {path} {request.version}\r\n"
             f"Host: {authority}\r\n{kept}Connection: close\r\n\r\n"
         ).encode( 'latin-1' ) )
-        # Only the announced body: a second request on this connection
-        # would reach the same address under another Host.
+        # Only the announced body, passed as it comes: a second request on
+        # this connection would reach the same address under another Host.
         try:
-            if request.length:
-                upstream_writer.write(
-                    await reader.readexactly( request.length ) )
+            await _pump_length( reader, upstream_writer, request.length )
             await _pump( upstream_reader, writer )
         finally: upstream_writer.close( )
 
@@ -336,6 +365,30 @@ async def _pump(
     if writer.can_write_eof( ): writer.write_eof( )
 
 
+async def _pump_length(
+    reader: __.asyncio.StreamReader,
+    writer: __.asyncio.StreamWriter,
+    length: int,
+) -> None:
+    while length > 0:
+        data = await reader.read( min( length, _CHUNK_MAXIMUM ) )
+        if not data: raise EOFError
+        length -= len( data )
+        writer.write( data )
+        await writer.drain( )
+
+
+async def _open_connection(
+    hosts: __.cabc.Sequence[ str ], port: int
+) -> tuple[ __.asyncio.StreamReader, __.asyncio.StreamWriter ]:
+    ''' Opens connection to first address of hosts which answers. '''
+    failure = OSError( "no address" )
+    for host in hosts:
+        try: return await __.asyncio.open_connection( host, port )
+        except OSError as exception: failure = exception # noqa: PERF203
+    raise failure
+
+
 def _parse_headers(
     lines: __.cabc.Sequence[ str ]
 ) -> list[ tuple[ str, str ] ] | None:
@@ -391,6 +444,36 @@ def _measure_body(
         _digits.fullmatch( length ) for length in lengths
     ): return _Refusal( 400, "bad Content-Length" )
     return int( lengths[ 0 ] ) if lengths else 0
+
+
+def _is_refused( address: str ) -> bool:
+    ''' Returns whether the proxy never reaches address: link-local
+        (cloud metadata), unspecified (the host itself), multicast,
+        broadcast, also as IPv4 inside IPv6.
+    '''
+    try: value = _ipaddress.ip_address( address.split( '%', 1 )[ 0 ] )
+    except ValueError: return True
+    if isinstance( value, _ipaddress.IPv6Address ):
+        inner = value.ipv4_mapped or value.sixtofour
+        if inner is None and value in _NAT64:
+            inner = _ipaddress.IPv4Address( int( value ) & 0xFFFFFFFF )
+        if inner is not None: value = inner
+    return (
+        value.is_link_local or value.is_unspecified or value.is_multicast
+        or value == _BROADCAST )
+
+
+async def _resolve( host: str, port: int ) -> tuple[ str, ... ] | str:
+    ''' Returns addresses of host, or which refused one it resolves to.
+    '''
+    loop = __.asyncio.get_running_loop( )
+    found = await loop.getaddrinfo( host, port, type = _socket.SOCK_STREAM )
+    addresses = tuple( dict.fromkeys(
+        str( information[ 4 ][ 0 ] ) for information in found ) )
+    refused = [ address for address in addresses if _is_refused( address ) ]
+    if refused:
+        return f"{refused[ 0 ]}, an address the proxy never reaches"
+    return addresses
 
 
 def _produce_rule( entry: object ) -> Rule:

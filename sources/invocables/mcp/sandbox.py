@@ -31,6 +31,7 @@ import tempfile as _tempfile
 
 import invocables.mcp.__ as __
 import invocables.mcp._proxy as _proxy
+import invocables.mcp._sandboxpaths as _paths
 import invocables.exceptions as _exceptions
 
 
@@ -168,7 +169,7 @@ class Confinement( __.immut.DataclassObject ):
             temporary folder, whatever the server left.
         '''
         if not __.is_absent( self.proxy ): self.proxy.deactivate( )
-        _shutil.rmtree( self.folder, ignore_errors = True )
+        _paths.remove_folder( self.folder )
 
 
 async def prepare_confinement(
@@ -188,9 +189,10 @@ async def prepare_confinement(
         and ``FileNotFoundError`` if the program is not found.
     '''
     tool, probe = await _probe_platform( ensemble, sandbox )
-    _validate_paths( ensemble, sandbox )
+    _paths.validate_paths( ensemble, sandbox.read, sandbox.write )
     located = _locate_program( program, environment )
-    installation = survey_installation( located, arguments )
+    installation = survey_installation(
+        located, _paths.survey_arguments( arguments, sandbox.write ) )
     folder = _tempfile.mkdtemp( prefix = _PRIVATE_PREFIX )
     proxy: __.Absential[ _proxy.Proxy ] = __.absent
     bridge: tuple[ str, ... ] = ( )
@@ -205,7 +207,7 @@ async def prepare_confinement(
             ( installation, folder ), ( environment, cwd ) )
     except BaseException:
         if not __.is_absent( proxy ): proxy.deactivate( )
-        _shutil.rmtree( folder, ignore_errors = True )
+        _paths.remove_folder( folder )
         raise
     return __.dcls.replace( confinement, proxy = proxy )
 
@@ -499,8 +501,8 @@ def _produce_confinement(
     # arguments read the same. Inside the sandbox, it holds only what the
     # sandbox shows of it (maybe nothing).
     cwd_ = _os.getcwd( ) if __.is_absent( cwd ) else _os.path.abspath( cwd )
-    if not __.is_absent( cwd ) and not _is_within( cwd_, visible ) and not (
-        any( _is_within( path, ( cwd_, ) ) for path in visible )
+    if not __.is_absent( cwd ) and not _paths.is_within( cwd_, visible ) and (
+        not any( _paths.is_within( path, ( cwd_, ) ) for path in visible )
     ):
         raise _exceptions.ConfigurationInvalidity(
             f"MCP ensemble {ensemble!r} 'cwd'",
@@ -544,12 +546,6 @@ def _produce_filters( paths: __.cabc.Iterable[ str ] ) -> str:
     return ' '.join( filters )
 
 
-def _is_within( path: str, folders: __.cabc.Iterable[ str ] ) -> bool:
-    return any(
-        path == folder or path.startswith( folder.rstrip( '/' ) + '/' )
-        for folder in folders )
-
-
 def _is_script( path: str ) -> bool:
     ''' Returns whether file is a script (by suffix or ``#!`` line). '''
     if _os.path.splitext( path )[ 1 ].lower( ) in _SUFFIXES_SCRIPTS:
@@ -585,14 +581,3 @@ async def _run( command: list[ str ] ) -> tuple[ int, str ]:
     except OSError as exception: return 1, str( exception )
     _, error = await process.communicate( )
     return process.returncode or 0, error.decode( errors = 'replace' )
-
-
-def _validate_paths( ensemble: str, sandbox: Sandbox ) -> None:
-    for label, paths in (
-        ( 'read', sandbox.read ), ( 'write', sandbox.write )
-    ):
-        for path in paths:
-            if _os.path.exists( path ): continue
-            raise _exceptions.ConfigurationInvalidity(
-                f"MCP ensemble {ensemble!r} sandbox {label!r}",
-                f"path {path!r} does not exist; create it or remove it." )
