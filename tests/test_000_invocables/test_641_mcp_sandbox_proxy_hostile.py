@@ -228,6 +228,29 @@ async def test_150_tunnel_ended( proxy, upstream ):
     connection.close( )
 
 
+@pytest.mark.asyncio
+async def test_160_refusals_logged_bounded( proxy, caplog ):
+    ''' A flood of refused requests, some of huge targets, does not
+        flood the application's logs: the first refusals are warnings of
+        bounded length, then one line says the others are debug.
+    '''
+    _, path = proxy
+    requests = [ _get( 'a' * 30000, 80 ) ] + [
+        _get( f"other{index}.example.test", 80 ) for index in range( 150 ) ]
+    with caplog.at_level( 'WARNING', logger = 'invocables.mcp._proxy' ):
+        for request in requests:
+            answer = await _ask( path, request )
+            assert answer.startswith( 'HTTP/1.1 403' )
+            assert len( answer ) < 2000
+    messages = [
+        record.getMessage( ) for record in caplog.records
+        if record.name == 'invocables.mcp._proxy'
+        and record.levelname == 'WARNING' ]
+    assert 50 <= len( messages ) <= 101
+    assert all( len( message ) < 1000 for message in messages )
+    assert 'further refusals' in messages[ -1 ]
+
+
 async def _call( ensemble, name: str, **arguments ) -> str:
     context = invocables.InvocationContext(
         auxdata = None, invoker = None, namespace = { } )

@@ -30,6 +30,10 @@ _HEAD_MAXIMUM = 65536
 _CONNECT_TIMEOUT = 30.0
 _HEAD_TIMEOUT = 30.0
 _PORTS_DEFAULT = ( 80, 443 )
+# A server which floods the proxy with refused requests must not flood the
+# application's logs: the first refusals are warnings, the others debug.
+_REFUSALS_LOGGED = 100
+_REASON_LENGTH_MAXIMUM = 300
 _SOCKET = 'proxy.sock'
 _PORT_LIMIT = 65536
 _STATUSES = __.immut.Dictionary( {
@@ -113,7 +117,7 @@ class Rule( __.immut.DataclassObject ):
 
 
 class Proxy(
-    __.immut.Object, instances_mutables = ( 'server', 'closed' )
+    __.immut.Object, instances_mutables = ( 'server', 'closed', 'refusals' )
 ):
     ''' Filtering proxy of one start of a sandboxed server. '''
 
@@ -130,6 +134,7 @@ class Proxy(
         self.server: __.asyncio.Server | None = None
         self.connections: set[ __.asyncio.Task[ None ] ] = set( )
         self.closed = False
+        self.refusals = 0
 
     async def activate( self, path: str ) -> None:
         ''' Listens on unix socket at path. '''
@@ -240,13 +245,24 @@ class Proxy(
     async def _refuse(
         self, writer: __.asyncio.StreamWriter, refusal: '_Refusal'
     ) -> None:
-        _scribe.warning(
+        reason = refusal.reason
+        if len( reason ) > _REASON_LENGTH_MAXIMUM:
+            reason = reason[ : _REASON_LENGTH_MAXIMUM ] + '...'
+        self.refusals += 1
+        log = (
+            _scribe.warning if self.refusals <= _REFUSALS_LOGGED
+            else _scribe.debug )
+        log(
             "Proxy of MCP ensemble %r refused a request: %s.",
-            self.ensemble, refusal.reason )
+            self.ensemble, reason )
+        if self.refusals == _REFUSALS_LOGGED:
+            _scribe.warning(
+                "Proxy of MCP ensemble %r logs its further refusals at "
+                "debug level.", self.ensemble )
         body = (
             "invocables sandbox proxy: {reason}; the sandbox lists "
             "{hosts}.\n".format(
-                reason = refusal.reason,
+                reason = reason,
                 hosts = ', '.join( map( str, self.rules ) ) ) ).encode( )
         writer.write( (
             "HTTP/1.1 {status} {phrase}\r\n"
