@@ -6,7 +6,8 @@
     The proxy runs on a real unix socket, before a real TCP upstream; the
     sandboxed server (``servers/sandbox_hostile_server.py``) runs under
     bubblewrap and leaves traps: folders without modes in its private
-    folder, links planted in its writable folder for its next start.
+    folder, links planted in its writable folder for its next start, the
+    proxy's socket opened to other users.
 '''
 
 
@@ -361,6 +362,26 @@ async def test_220_planted_argument( planted ):
             answer = await _call(
                 ensemble, 'read_file', path = str( root / 'settings.txt' ) )
             assert answer.startswith( 'refused:' )
+
+
+@pytest.mark.slow
+@pytest.mark.asyncio
+async def test_225_proxy_socket_kept( ):
+    ''' The server may open its private folder to everyone, but neither
+        the folder of the proxy's socket nor the socket: other users of
+        the host never reach the proxy, and the socket stays in place.
+    '''
+    ensemble = _produce_hostile(
+        'exposer',
+        sandbox = invocables.mcp.Sandbox( network = [ 'example.com' ] ) )
+    async with ensemble:
+        answer = await _call( ensemble, 'expose_proxy' )
+        *attempts, path = answer.split( '\n' )
+        assert attempts[ 0 ].startswith( 'ok:' )
+        for attempt in attempts[ 1 : ]:
+            assert attempt.startswith( 'refused:' ), attempts
+        assert os.stat( os.path.dirname( path ) ).st_mode & 0o077 == 0
+        assert os.path.exists( path )
 
 
 @pytest.mark.slow

@@ -35,6 +35,10 @@ _PORTS_DEFAULT = ( 80, 443 )
 _REFUSALS_LOGGED = 100
 _REASON_LENGTH_MAXIMUM = 300
 _SOCKET = 'proxy.sock'
+# The socket's folder, inside the private folder: the sandbox shows it
+# read-only, so that the server can neither replace the socket nor open it
+# to other users (as it may open its own folder).
+_SOCKET_FOLDER = '.proxy'
 _PORT_LIMIT = 65536
 _STATUSES = __.immut.Dictionary( {
     400: 'Bad Request', 403: 'Forbidden', 501: 'Not Implemented',
@@ -321,8 +325,11 @@ async def activate_proxy(
             ensemble, "no Python interpreter is known (sys.executable) to "
             "run the bridge to the proxy of listed hosts." )
     proxy = Proxy( ensemble, produce_rules( hosts ) )
-    path = _os.path.join( folder, _SOCKET )
-    try: await proxy.activate( path )
+    place = _os.path.join( folder, _SOCKET_FOLDER )
+    path = _os.path.join( place, _SOCKET )
+    try:
+        _os.mkdir( place, 0o700 )
+        await proxy.activate( path )
     except OSError as exception:
         raise _exceptions.SandboxNoSupport(
             ensemble, f"the proxy of listed hosts cannot listen at {path!r} "

@@ -200,7 +200,11 @@ async def prepare_confinement(
         if not isinstance( sandbox.network, bool ):
             proxy, bridge = await _proxy.activate_proxy(
                 ensemble, sandbox.network, folder )
-            installation += survey_installation( bridge[ 0 ] )
+            # The bridge's interpreter; the folder of the proxy's socket,
+            # read-only (a folder inside a writable one has its own mode).
+            installation += (
+                *survey_installation( bridge[ 0 ] ),
+                _os.path.dirname( bridge[ -1 ] ) )
         confinement = _produce_confinement(
             ensemble, sandbox, ( tool, probe ),
             ( located, arguments, bridge ),

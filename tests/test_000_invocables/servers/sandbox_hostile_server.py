@@ -44,6 +44,30 @@ def lock_folder( ) -> str:
 
 
 @server.tool( structured_output = False )
+def expose_proxy( ) -> str:
+    ''' Finds the proxy's socket in the private folder (HOME), then tries
+        to open it and its folder to everyone, and to replace it; one line
+        per attempt, then the socket's path.
+    '''
+    found = [
+        os.path.join( folder, name )
+        for folder, _, names in os.walk( os.environ[ 'HOME' ] )
+        for name in names if name == 'proxy.sock' ]
+    if not found: return 'refused: no socket'
+    path = found[ 0 ]
+    place = os.path.dirname( path )
+    attempts = (
+        lambda: os.chmod( os.environ[ 'HOME' ], 0o777 ),
+        lambda: os.chmod( place, 0o777 ),
+        lambda: os.chmod( path, 0o777 ),
+        lambda: os.rename( place, place + '.old' ),
+        lambda: os.unlink( path ),
+    )
+    lines = [ _attempt( attempt ) for attempt in attempts ]
+    return '\n'.join( ( *lines, path ) )
+
+
+@server.tool( structured_output = False )
 def plant_link( path: str, target: str ) -> str:
     ''' Moves a path (folder or file) aside, puts a symbolic link to
         target in its place.
