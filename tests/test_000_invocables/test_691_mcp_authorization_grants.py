@@ -197,6 +197,36 @@ def test_127_credential_files_bounded( tmp_path ):
     assert _grants._read_assertion( 'fleet', grant ) == _JWT
 
 
+def test_128_workload_names_with_dots( tmp_path ):
+    ''' A file name with two dots (``sa.token.txt``) is a file of the
+        descriptor's folder, not a JWT given as it is: a JWT's first part
+        is a JSON object naming its algorithm. '''
+    from invocables import __
+    for name in ( 'sa.token.txt', 'eyes.token.jwt', 'run.a.b' ):
+        grant = _grant( tmp_path, (
+            f"kind = 'workload'\nassertion = '{name}'\n" ) )
+        assert grant.assertion == str( tmp_path / name )
+        assert not __.is_jwt( name )
+    assert __.is_jwt( _JWT ) and __.is_jwt( f" {_JWT}\n" )
+
+
+def test_129_storage_unexpandable( tmp_path ):
+    ''' A token storage under the home of a user who does not exist is
+        a descriptor error naming its key, and a configuration error when
+        the table is given in code. '''
+    with pytest.raises( exceptions.DescriptorInvalidity ) as caught:
+        _load( tmp_path, (
+            "kind = 'workload'\nassertion = 'env:WORKLOAD_JWT'\n"
+            "storage = '~no-such-user-of-invocables/tokens'\n" ) )
+    assert 'mcp.authorization.storage' in str( caught.value )
+    assert 'cannot expand' in str( caught.value )
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        authorization.produce_authorization_from_table( {
+            'kind': 'workload', 'assertion': 'env:WORKLOAD_JWT',
+            'storage': '~no-such-user-of-invocables/tokens' } )
+    assert 'give a full path' in str( caught.value )
+
+
 def test_130_descriptor_refusals( tmp_path ):
     ''' Client credentials need exactly one of secret and key; a secret
         needs its client; enterprise authorization needs its keys; each

@@ -3,6 +3,8 @@
 ''' Package-wide type aliases and names. '''
 
 
+import base64 as _base64
+
 import invocables.__.imports as __
 
 
@@ -16,17 +18,30 @@ Namespace: __.typx.TypeAlias = __.cabc.MutableMapping[ str, __.typx.Any ]
 # connect time (MCP servers, and the descriptors which describe them).
 ENVIRONMENT_PREFIX = 'env:'
 
-# A compact JWT (three parts joined by dots): a credential given as it is,
-# not a file nor a reference.
-_JWT = __.re.compile( r'[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*' )
+# A compact JWT (three parts joined by dots, the first a JOSE header): a
+# credential given as it is, not a file nor a reference.
+_JWT = __.re.compile(
+    r'([A-Za-z0-9_-]{1,4096})\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*' )
 
 SlotSetter: __.typx.TypeAlias = __.cabc.Callable[
     [ __.typx.Any, __.typx.Any ], None ]
 
 
 def is_jwt( text: str ) -> bool:
-    ''' Whether text (spaces around it aside) is a compact JWT. '''
-    return _JWT.fullmatch( text.strip( ) ) is not None
+    ''' Whether text (spaces around it aside) is a compact JWT: three parts
+        of base64url joined by dots, the first a JSON object naming its
+        algorithm (``alg``), so that a file name with dots (``sa.token.txt``)
+        is no JWT.
+    '''
+    match = _JWT.fullmatch( text.strip( ) )
+    if match is None: return False
+    header = match.group( 1 )
+    try:
+        decoded = _base64.urlsafe_b64decode(
+            header + '=' * ( -len( header ) % 4 ) )
+        value: object = __.json.loads( decoded )
+    except ValueError: return False
+    return isinstance( value, dict ) and 'alg' in value
 
 
 def produce_scribe( name: str = package_name ) -> __.logging.Logger:

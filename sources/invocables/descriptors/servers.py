@@ -314,6 +314,9 @@ def _read_authorization(
         value = section.access( key, genus, default = __.absent )
         if not __.is_absent( value ): values[ key ] = value
     _validate_credentials( section, values )
+    if 'storage' in values:
+        values[ 'storage' ] = str(
+            _expand_path( section, 'storage', values[ 'storage' ] ) )
     for key in ( 'private_key', 'assertion' ):
         value = values.get( key, '' )
         if not value or value.startswith(

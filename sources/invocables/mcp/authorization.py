@@ -365,7 +365,13 @@ def produce_authorization_from_table(
     values: dict[ str, __.typx.Any ] = {
         key: value for key, value in table.items( ) if key != 'kind' }
     if 'storage' in values:
-        values[ 'storage' ] = __.Path( values[ 'storage' ] ).expanduser( )
+        try: storage = __.Path( values[ 'storage' ] ).expanduser( )
+        except RuntimeError as exception: # no such user, no home
+            raise _exceptions.ConfigurationInvalidity(
+                'authorization storage', f"cannot expand "
+                f"{values[ 'storage' ]!r} ({exception}); give a full "
+                "path." ) from exception
+        values[ 'storage' ] = storage
     match table[ 'kind' ]:
         case 'bearer': return BearerAuthorization( **values )
         case 'client-credentials':
