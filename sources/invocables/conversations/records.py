@@ -180,12 +180,18 @@ def relabel_reply(
         in its response (whole and streamed alike); the messages of the
         reply carry the new ids, as ``nativize`` writes ids into messages
         (such as Mistral's nine characters), and so do its results.
+
+        An id which no UTF-8 encoder takes (lone surrogates, from JSON's
+        escapes) is renamed too; then the messages are made sendable (see
+        :py:func:`invocables.canisters.normalize_data`): the model's text
+        and arguments may hold lone surrogates as well.
     '''
     renamed: dict[ str, str ] = { }
     invocations: list[ __.canisters.InvocationCanister ] = [ ]
     for position, invocation in enumerate( reply.invocations ):
         if not invocation.identifier_synthesized and (
-            nativize( invocation.identifier ) not in identifiers
+            _is_sendable( invocation.identifier )
+            and nativize( invocation.identifier ) not in identifiers
         ):
             invocations.append( invocation )
             continue
@@ -197,9 +203,13 @@ def relabel_reply(
         invocations.append(
             __.dcls.replace( invocation, identifier = identifier ) )
     renamed.update( _relabel_items( reply.messages, turn, identifiers ) )
-    if not renamed: return reply
     messages = tuple(
-        _relabel_value( message, renamed ) for message in reply.messages )
+        _normalize_message( _relabel_value( message, renamed ) )
+        if renamed else _normalize_message( message )
+        for message in reply.messages )
+    if not renamed and all(
+        new is old for new, old in zip( messages, reply.messages )
+    ): return reply
     return __.dcls.replace(
         reply, messages = messages, invocations = tuple( invocations ) )
 
@@ -270,6 +280,20 @@ def _is_empty( message: NativeObject ) -> bool:
     ''' Returns whether native message has a role and no content. '''
     return 'role' in message and (
         message.get( 'parts', message.get( 'content' ) ) == [ ] )
+
+
+def _normalize_message( message: NativeObject ) -> NativeObject:
+    ''' Returns native message whose keys and texts are sendable; the
+        same message, if they are.
+    '''
+    return __.typx.cast(
+        NativeObject, __.canisters.normalize_data( message ) )
+
+
+def _is_sendable( identifier: str ) -> bool:
+    ''' Returns whether every UTF-8 encoder takes identifier. '''
+    return identifier.isascii( ) or (
+        __.canisters.normalize_text( identifier ) is identifier )
 
 
 def _prune( native: object ) -> NativeObject:

@@ -112,6 +112,7 @@ class AnthropicAccumulator(
                     return ( )
                 return self._release_stopped( )
             case 'message_stop':
+                self.finish( )
                 if self.reason == _streaming.REASON_DEFAULT:
                     return self._release_stopped( )
             case 'error':
@@ -160,6 +161,10 @@ class AnthropicAccumulator(
         piece = access( delta, field )
         if genus == 'text_delta': self.record_text( piece )
         if field == 'partial_json':
+            if index not in self._blocks and piece:
+                raise __.exceptions.ResponseInvalidity(
+                    PROVIDER,
+                    f"input of block {index} came before its start." )
             if index in self._stopped and piece:
                 raise __.exceptions.ResponseInvalidity(
                     PROVIDER, f"input of block {index} came after its stop." )
@@ -183,6 +188,12 @@ class AnthropicAccumulator(
         if not isinstance( genus, str ):
             raise __.exceptions.ResponseInvalidity(
                 PROVIDER, "content_block_start has no typed content_block." )
+        previous = self._blocks.get( index )
+        if previous is not None and self.is_open( index ) and (
+            previous.get( 'id' ) != access( block, 'id' )
+        ):
+            raise __.exceptions.ResponseInvalidity(
+                PROVIDER, f"block {index} started again before its stop." )
         block_ = _wire.nativize_object( block )
         if isinstance( block_, dict ):
             self._blocks[ index ] = __.typx.cast( _MessageBlock, block_ )

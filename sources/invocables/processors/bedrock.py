@@ -83,6 +83,7 @@ class BedrockAccumulator(
             invocations.extend( self.complete_call( index ) )
         ending = access( event, 'messageStop' )
         if ending is not None:
+            self.finish( )
             reason = access( ending, 'stopReason' )
             truncated = reason in _STOPS_TRUNCATING
             if truncated:

@@ -101,6 +101,7 @@ class CohereAccumulator(
         if isinstance( piece, str ) and piece: pieces.append( piece )
 
     def _conclude( self, event: object ) -> None:
+        self.finish( )
         delta = _wire.access_field( event, 'delta' )
         stop = _wire.access_field( delta, 'finish_reason' )
         if stop in _STOPS_TRUNCATING:

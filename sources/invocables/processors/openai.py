@@ -69,6 +69,7 @@ class OpenaiAccumulator( _textcalls.TextCallsAccumulatorBase[ _Assistant ] ):
         if isinstance( event, ( str, bytes, bytearray ) ):
             event = _wire.decode_event( PROVIDER, event, ( _DONE, ) )
             if event is None:
+                self.finish( )
                 natives = ( ) if self._truncated else self.complete_calls( )
                 return natives + self.conclude_text( natives )
         error = _access_error( event )
@@ -132,6 +133,7 @@ class OpenaiAccumulator( _textcalls.TextCallsAccumulatorBase[ _Assistant ] ):
                 invocations.extend( self._ingest_call( position, call ) )
         stop = access( choice, 'finish_reason' )
         if stop is None: return tuple( invocations )
+        self.finish( )
         if stop in _STOPS_TRUNCATING:
             self._truncated = True
             self.reason = f"the response stopped for reason {stop!r}."

@@ -90,6 +90,7 @@ class OpenaiResponsesAccumulator(
                 self._record_item( event )
                 return self._ingest_item( event, done = True )
             case 'response.incomplete':
+                self.finish( )
                 details = access(
                     access( event, 'response' ), 'incomplete_details' )
                 stop = access( details, 'reason' )
@@ -143,6 +144,7 @@ class OpenaiResponsesAccumulator(
     ) -> _wire.Invocations:
         ''' Reads text deltas, and the end of the text, for text calls. '''
         if genus == 'response.completed':
+            self.finish( )
             self.conclusion = _wire.access_field( event, 'response' )
             return self.conclude_text( )
         if genus != 'response.output_text.delta': return ( )

@@ -94,7 +94,9 @@ class AccumulatorBase( __.typx.Generic[ _natives.Assistant ] ):
         fragment for it, or a start which no tag tells from it, raises
         :py:class:`invocables.exceptions.ResponseInvalidity`. Calls still
         open at ``conclude( )`` are never emitted. An accumulator reads one
-        stream: once concluded, it refuses further events.
+        stream: once concluded, it refuses further events; once its
+        provider's final event is read (``finish``), a new call raises
+        :py:class:`invocables.exceptions.ResponseInvalidity`.
 
         A plain class, not a frigid object: it changes with every event.
         Generic in the native assistant message of the provider, which
@@ -103,8 +105,9 @@ class AccumulatorBase( __.typx.Generic[ _natives.Assistant ] ):
     '''
 
     __slots__ = (
-        '_closed', '_concluded', '_count', '_emissions', '_identifiers',
-        '_pending', '_released', '_slots', 'conclusion', 'reason', 'stop',
+        '_closed', '_concluded', '_count', '_emissions', '_final',
+        '_identifiers', '_pending', '_released', '_slots', 'conclusion',
+        'reason', 'stop',
     )
 
     provider: __.typx.ClassVar[ str ] = 'unknown'
@@ -117,6 +120,7 @@ class AccumulatorBase( __.typx.Generic[ _natives.Assistant ] ):
         self._pending: dict[ int, StreamedInvocation ] = { }
         self._concluded = False
         self._count = 0
+        self._final = False
         self._released: list[ str ] = [ ]
         self.conclusion: object = None
         self.reason = REASON_DEFAULT
@@ -245,7 +249,9 @@ class AccumulatorBase( __.typx.Generic[ _natives.Assistant ] ):
             identifier is the id for the canister (default: the tag; none:
             synthesized at completion). A call at the same index with
             another tag, or without tags and with another name, is a new
-            call: the open one is completed and returned. A tag already
+            call: the open one is completed and returned, if its arguments
+            are whole (else response invalidity: the two interleave, and
+            the arguments of neither are known). A tag already
             completed at this index is ignored (a repeated start); a start
             without tag at an index whose call is complete raises response
             invalidity, since nothing tells it from a repetition.
@@ -254,6 +260,11 @@ class AccumulatorBase( __.typx.Generic[ _natives.Assistant ] ):
         '''
         if self.is_repeated( index, tag ): return ( )
         slot = self._slots.get( index )
+        if slot is None and self._final:
+            raise __.exceptions.ResponseInvalidity(
+                self.provider,
+                f"a call at index {index!r} started after the final event "
+                "of the stream." )
         emitted: Invocations = ( )
         if slot is not None:
             if not _is_new_call( slot, tag, name ):
@@ -262,6 +273,11 @@ class AccumulatorBase( __.typx.Generic[ _natives.Assistant ] ):
                     if slot.identifier is None: slot.identifier = tag
                 if name and not slot.name: slot.name = name
                 return ( )
+            if not self.is_whole( index ):
+                raise __.exceptions.ResponseInvalidity(
+                    self.provider,
+                    f"a call at index {index!r} started before the call "
+                    "open there had whole arguments." )
             emitted = self.complete_call( index )
         elif tag is None and index in self._closed:
             raise __.exceptions.ResponseInvalidity(
@@ -360,6 +376,14 @@ class AccumulatorBase( __.typx.Generic[ _natives.Assistant ] ):
         if isinstance( fragment, str ): slot.fragments.append( fragment )
         else: _merge_fragment( slot, fragment )
 
+    def finish( self ) -> None:
+        ''' Notes the final event of the stream (such as a stop reason, or
+            the end of the message): nothing may follow but metadata, and
+            a call which starts after it raises response invalidity, since
+            the stream said the model had finished.
+        '''
+        self._final = True
+
     def is_closed(
         self, index: __.cabc.Hashable, tag: str | None = None
     ) -> bool:
@@ -386,14 +410,15 @@ class AccumulatorBase( __.typx.Generic[ _natives.Assistant ] ):
         ''' Returns whether arguments of open call at index are whole.
 
             Text is whole when it is JSON (of any kind); objects are whole;
-            no arguments at all are not (the call may have been cut off
-            right after its name).
+            no arguments at all, or empty initial text, are not (the call
+            may have been cut off right after its name).
         '''
         slot = self._slots[ index ]
         if slot.invalidity is not None: return True
         text = ''.join( slot.fragments )
         if not text or text.isspace( ):
-            return slot.patch is not None or slot.initial is not None
+            return slot.patch is not None or _wire.is_complete_arguments(
+                slot.initial )
         # Keep the joined text and its value: completion decodes once.
         slot.fragments = [ text ]
         try: slot.decoded = __.json.loads( text )
