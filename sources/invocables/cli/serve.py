@@ -31,6 +31,10 @@ _FACTORY = 'invocables.serving:produce_application_from_environment'
 # Seconds which connections have to end once stopping; then they are cut
 # (a client's stream of subscriptions/listen lasts until then).
 _GRACE_SHUTDOWN = 5
+# Lines of the web server's log: characters at most, and lines shown per
+# logger and level (clients may cause them: refused requests).
+_LINE_MAXIMUM = 240
+_LINES_MAXIMUM = 100
 _PROGRAM = 'invocables serve'
 _PROTOCOL = 'invocables.serving:HeaderTimeoutProtocol'
 _SPEAKER = 'invocables' # of the lines which say where it serves, and when
@@ -96,6 +100,11 @@ def add_arguments(
         default = None,
         help = "seconds in which a request must complete its headers, or "
         "the connection is closed (default: 10)" )
+    parser.add_argument(
+        '--body-timeout', metavar = 'SECONDS', type = _validate_seconds,
+        default = None,
+        help = "seconds in which a request must complete its body once its "
+        "headers are in, or the connection is closed (default: 30)" )
     parser.add_argument(
         '--idle-timeout', metavar = 'SECONDS', type = _validate_seconds,
         default = None,
@@ -180,6 +189,8 @@ def _access_token( variable: str | None ) -> str | None:
         raise _exceptions.ConfigurationInvalidity(
             '--token-variable', f"environment variable {variable!r} is "
             "not set or empty; export the token in it." )
+    _import_serving( ).applications.validate_token(
+        token, f"--token-variable {variable}" )
     return token
 
 
@@ -279,8 +290,9 @@ async def _serve_http(
     configuration = uvicorn.Config(
         application, log_config = None, log_level = 'warning',
         lifespan = 'on',
-        http = _serving.produce_protocol( _choose(
-            options.header_timeout, _serving.HEADER_TIMEOUT_DEFAULT ) ),
+        http = _serving.produce_protocol(
+            _choose( options.header_timeout, _serving.HEADER_TIMEOUT_DEFAULT ),
+            _choose( options.body_timeout, _serving.BODY_TIMEOUT_DEFAULT ) ),
         timeout_keep_alive = _choose(
             options.idle_timeout, _serving.IDLE_TIMEOUT_DEFAULT ),
         limit_concurrency = _choose(
@@ -376,7 +388,10 @@ def _produce_web_server(
 
 
 class _UvicornHandler( _logging.Handler ):
-    ''' Shows uvicorn's warnings and errors as one line each.
+    ''' Shows uvicorn's warnings and errors as one line each, of bounded
+        length; the first hundred warnings, and errors, of each logger
+        only (clients cause them: refused requests, which echo their
+        headers, or bodies cut short).
 
         Once the application failed to start, its failure is raised and
         uvicorn's report of it (a traceback) is not shown.
@@ -390,6 +405,7 @@ class _UvicornHandler( _logging.Handler ):
         super( ).__init__( _logging.WARNING )
         self.failures = failures
         self.web_server = web_server
+        self.counts: dict[ str, int ] = { }
 
     def emit( self, record: _logging.LogRecord ) -> None:
         if self.failures: return
@@ -398,8 +414,16 @@ class _UvicornHandler( _logging.Handler ):
         ): return
         lines = record.getMessage( ).strip( ).splitlines( )
         if not lines: return
+        line = lines[ -1 ]
+        if len( line ) > _LINE_MAXIMUM:
+            line = f"{line[ : _LINE_MAXIMUM ]}... (cut)"
         genus = 'error' if record.levelno >= _logging.ERROR else 'warning'
-        _sys.stderr.write( f"{_SPEAKER}: {genus}: {lines[ -1 ]}\n" )
+        key = f"{genus}s of {record.name}"
+        count = self.counts.get( key, 0 ) + 1
+        self.counts[ key ] = count
+        if count > _LINES_MAXIMUM: return
+        if count == _LINES_MAXIMUM: line = f"{line} (further {key} not shown)"
+        _sys.stderr.write( f"{_SPEAKER}: {genus}: {line}\n" )
 
 
 def _validate_port( text: str ) -> int:
@@ -463,7 +487,9 @@ async def _supervise_workers(
         'allowed_origins': options.allowed_origin,
         'allow_unauthenticated': options.no_token,
         'header_timeout': _choose(
-            options.header_timeout, _serving.HEADER_TIMEOUT_DEFAULT ) } )
+            options.header_timeout, _serving.HEADER_TIMEOUT_DEFAULT ),
+        'body_timeout': _choose(
+            options.body_timeout, _serving.BODY_TIMEOUT_DEFAULT ) } )
     port = url.rsplit( ':', 1 )[ 1 ].split( '/', 1 )[ 0 ]
     # Signals are handled before the line which invites them is said: a
     # signal in between would kill this process and orphan the workers.

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from mcp.server.lowlevel import NotificationOptions as _NotificationOptions
 
 import invocables.serving.__ as __
+import invocables.serving._legacybodies as _legacybodies
 import invocables.exceptions as _exceptions
 from ..mcp._sdk import MAJOR as _MAJOR
 from ..mcp._sdk import produce_error as _produce_error
@@ -386,6 +387,10 @@ class _EndpointLegacy:
     async def __call__(
         self, scope: __.typx.Any, receive: __.typx.Any, send: __.typx.Any
     ) -> None:
+        if scope.get( 'method' ) == 'POST':
+            # Bodies which the 1.x transport fails on as 2.x does not.
+            receive = await _legacybodies.verify_body( scope, receive, send )
+            if receive is None: return
         await self.manager.handle_request( scope, receive, send )
 
 

@@ -6,7 +6,8 @@
     path; requests whose ``Host`` or ``Origin`` is not allowed are refused
     (DNS rebinding), and serving beyond the loopback needs a token unless
     allowed explicitly. :py:class:`HeaderTimeoutProtocol` bounds the time
-    a client may take to send its headers; :py:class:`MemoryEventStore`
+    a client may take to send its headers, and its body;
+    :py:class:`MemoryEventStore`
     makes streams resumable.
 '''
 
@@ -29,6 +30,7 @@ import invocables.ensembles as _ensembles
 import invocables.exceptions as _exceptions
 
 
+BODY_TIMEOUT_DEFAULT = 30.0
 CONNECTIONS_MAXIMUM_DEFAULT = 1000
 EVENTS_MAXIMUM_DEFAULT = _events.EVENTS_MAXIMUM_DEFAULT
 EVENTS_SIZE_MAXIMUM_DEFAULT = _events.EVENTS_SIZE_MAXIMUM_DEFAULT
@@ -56,27 +58,40 @@ _scribe = __.produce_scribe( __name__ )
 
 class HeaderTimeoutProtocol( _H11Protocol ):
     ''' HTTP/1.1 of uvicorn which closes connections whose request does
-        not complete its headers in time (uvicorn has no such limit).
+        not complete its headers, or its body, in time (uvicorn has no
+        such limits).
 
-        The timeout (seconds) counts from the connection, or from the first
-        byte of a request on a kept connection, to the end of the request's
-        headers. Its ``header_timeout`` is the class's (a subclass of
-        :py:func:`produce_protocol`) or else the ``header_timeout`` of
-        ``INVOCABLES_SERVE_OPTIONS``, 10 s by default. Give it to uvicorn
-        as its HTTP implementation: ``--http
+        The header timeout (seconds) counts from the connection, or from
+        the first byte of a request on a kept connection, to the end of
+        the request's headers; the body timeout, from the end of the
+        headers to the end of the body (a body dripped byte by byte would
+        hold its connection and its request for ever). Each is the class's
+        (a subclass of :py:func:`produce_protocol`) or else the
+        ``header_timeout`` or ``body_timeout`` of
+        ``INVOCABLES_SERVE_OPTIONS``; 10 s and 30 s by default. Give it to
+        uvicorn as its HTTP implementation: ``--http
         invocables.serving:HeaderTimeoutProtocol``.
     '''
 
+    body_timeout: __.typx.ClassVar[ float | None ] = None
     header_timeout: __.typx.ClassVar[ float | None ] = None
 
     def __init__( self, *arguments: __.typx.Any, **keywords: __.typx.Any ):
         super( ).__init__( *arguments, **keywords )
         self._header_timer: __.asyncio.TimerHandle | None = None
-        timeout = type( self ).header_timeout
-        if timeout is None:
-            timeout = _access_settings( ).get( 'header_timeout' )
-        self._header_timeout = float(
-            HEADER_TIMEOUT_DEFAULT if timeout is None else timeout )
+        self._body_timer: __.asyncio.TimerHandle | None = None
+        header_timeout, body_timeout = (
+            type( self ).header_timeout, type( self ).body_timeout )
+        if header_timeout is None or body_timeout is None:
+            settings = _access_settings( )
+            if header_timeout is None:
+                header_timeout = settings.get( 'header_timeout' )
+            if body_timeout is None:
+                body_timeout = settings.get( 'body_timeout' )
+        self._header_timeout = float( _choose(
+            header_timeout, HEADER_TIMEOUT_DEFAULT ) )
+        self._body_timeout = float( _choose(
+            body_timeout, BODY_TIMEOUT_DEFAULT ) )
 
     def connection_made( # pyright: ignore[reportIncompatibleMethodOverride]
         self, transport: __.asyncio.Transport
@@ -86,13 +101,31 @@ class HeaderTimeoutProtocol( _H11Protocol ):
 
     def connection_lost( self, exc: Exception | None ) -> None:
         self._disarm_header_timer( )
+        self._disarm_body_timer( )
         super( ).connection_lost( exc )
 
     def data_received( self, data: bytes ) -> None:
         if self.conn.their_state is _h11.IDLE: self._arm_header_timer( )
         super( ).data_received( data )
-        if self.conn.their_state is not _h11.IDLE:
-            self._disarm_header_timer( )
+        state = self.conn.their_state
+        if state is not _h11.IDLE: self._disarm_header_timer( )
+        if state is _h11.SEND_BODY: self._arm_body_timer( )
+        else: self._disarm_body_timer( )
+
+    def _arm_body_timer( self ) -> None:
+        if self._body_timer is not None: return
+        self._body_timer = self.loop.call_later(
+            self._body_timeout, self._expire_body )
+
+    def _disarm_body_timer( self ) -> None:
+        if self._body_timer is None: return
+        self._body_timer.cancel( )
+        self._body_timer = None
+
+    def _expire_body( self ) -> None:
+        self._body_timer = None
+        if self.conn.their_state is not _h11.SEND_BODY: return
+        if not self.transport.is_closing( ): self.transport.close( )
 
     def _arm_header_timer( self ) -> None:
         if self._header_timer is not None: return
@@ -108,6 +141,30 @@ class HeaderTimeoutProtocol( _H11Protocol ):
         self._header_timer = None
         if self.conn.their_state is not _h11.IDLE: return
         if not self.transport.is_closing( ): self.transport.close( )
+
+
+class _CredentialsGuard:
+    ''' ASGI middleware which refuses requests with several
+        ``Authorization`` headers (400): the SDK checks the first, where a
+        proxy in front of the server may have checked another.
+    '''
+
+    def __init__( self, app: __.typx.Any ):
+        self.app = app
+
+    async def __call__(
+        self, scope: __.typx.Any, receive: __.typx.Any, send: __.typx.Any
+    ) -> None:
+        count = sum(
+            1 for name, _ in scope.get( 'headers' ) or ( )
+            if bytes( name ).lower( ) == b'authorization' )
+        if scope[ 'type' ] != 'http' or count < 2: # noqa: PLR2004
+            await self.app( scope, receive, send )
+            return
+        from starlette.responses import PlainTextResponse
+        response = PlainTextResponse(
+            "Give one Authorization header.", status_code = 400 )
+        await response( scope, receive, send )
 
 
 class _LoopbackGuard:
@@ -289,6 +346,7 @@ def produce_application( # noqa: PLR0913
     '''
     from mcp.server.auth.settings import AuthSettings
     if not __.is_absent( token ):
+        validate_token( token )
         token_verifier = _StaticTokenVerifier( token )
     hosts = _produce_allowed_hosts( host, allowed_hosts )
     guarded = token_verifier is None and not allow_unauthenticated
@@ -328,6 +386,8 @@ def produce_application( # noqa: PLR0913
     # Without a token, clients beyond the loopback are refused whatever
     # the address listened on (an ASGI server may listen on any).
     if guarded: application.add_middleware( _LoopbackGuard )
+    if token_verifier is not None:
+        application.add_middleware( _CredentialsGuard )
     return application
 
 
@@ -378,12 +438,15 @@ def produce_event_store(
 
 
 def produce_protocol(
-    header_timeout: float = HEADER_TIMEOUT_DEFAULT
+    header_timeout: float = HEADER_TIMEOUT_DEFAULT,
+    body_timeout: float = BODY_TIMEOUT_DEFAULT,
 ) -> type[ HeaderTimeoutProtocol ]:
-    ''' Produces HTTP implementation for uvicorn with a header timeout. '''
+    ''' Produces HTTP implementation for uvicorn with a header timeout and
+        a body timeout.
+    '''
     return type(
         'HeaderTimeoutProtocol', ( HeaderTimeoutProtocol, ),
-        { 'header_timeout': header_timeout } )
+        { 'header_timeout': header_timeout, 'body_timeout': body_timeout } )
 
 
 def is_loopback( host: str ) -> bool:
@@ -392,6 +455,18 @@ def is_loopback( host: str ) -> bool:
     if name == 'localhost' or name.endswith( '.localhost' ): return True
     try: return _ipaddress.ip_address( name ).is_loopback
     except ValueError: return False
+
+
+def validate_token( token: str, location: str = 'token' ) -> None:
+    ''' Refuses a bearer token which a client cannot send as it is: empty,
+        or of other characters than visible ASCII (HTTP strips the spaces
+        around a header's value; headers are not UTF-8). Never shows it.
+    '''
+    if token and all( '!' <= character <= '~' for character in token ):
+        return
+    raise _exceptions.ConfigurationInvalidity(
+        location, "a bearer token holds visible ASCII characters only "
+        "(no spaces, controls or other characters), at least one." )
 
 
 def _access_names(
@@ -424,6 +499,10 @@ def _bracket( name: str ) -> str:
     ''' Returns host name as in URLs (IPv6 addresses in brackets). '''
     if ':' in name and not name.startswith( '[' ): return f"[{name}]"
     return name
+
+
+def _choose( value: __.typx.Any, default: __.typx.Any ) -> __.typx.Any:
+    return default if value is None else value
 
 
 def _produce_allowed_hosts(
