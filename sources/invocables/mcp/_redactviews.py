@@ -145,15 +145,11 @@ def locate_forms( text: str, forms: __.cabc.Sequence[ Form ] ) -> Spans:
         with it; leftmost first for each form, not overlapping.
     '''
     spans: Spans = [ ]
-    size = len( text )
-    for form, before, after in forms:
-        index = text.find( form )
+    for form in forms:
+        index = text.find( form[ 0 ] )
         while index >= 0:
-            start, end = index, index + len( form )
-            if start and text[ start - 1 ] in before: start -= 1
-            if end < size and text[ end ] in after: end += 1
-            spans.append( ( start, end ) )
-            index = text.find( form, index + len( form ) )
+            spans.append( _widen( text, index, form ) )
+            index = text.find( form[ 0 ], index + len( form[ 0 ] ) )
     return spans
 
 
@@ -309,8 +305,8 @@ def _locate_spaced( text: str, forms: __.cabc.Sequence[ Form ] ) -> Spans:
     if not spaced: return [ ]
     plussed = text.replace( '+', ' ' )
     spans: Spans = [ ]
-    size = len( text )
-    for form, before, after in spaced:
+    for form_ in spaced:
+        form = form_[ 0 ]
         # the characters of form which a plus gives only as a plus
         pluses = [ place for place, mark in enumerate( form ) if '+' == mark ]
         sought = form.replace( '+', ' ' )
@@ -319,10 +315,7 @@ def _locate_spaced( text: str, forms: __.cabc.Sequence[ Form ] ) -> Spans:
             if any( text[ index + place ] != '+' for place in pluses ):
                 index = plussed.find( sought, index + 1 )
                 continue
-            start, end = index, index + len( form )
-            if start and text[ start - 1 ] in before: start -= 1
-            if end < size and text[ end ] in after: end += 1
-            spans.append( ( start, end ) )
+            spans.append( _widen( text, index, form_ ) )
             index = plussed.find( sought, index + len( form ) )
     return spans
 
@@ -423,3 +416,12 @@ def _survey_chains(
     if len( chain ) > 1 and marks and ( changed or not stripped ):
         yield chain
 
+
+def _widen( text: str, index: int, form: Form ) -> tuple[ int, int ]:
+    ''' Returns span of form at index of text, with the character before
+        it and the one after it if among those which go with it. '''
+    sought, before, after = form
+    start, end = index, index + len( sought )
+    if start and text[ start - 1 ] in before: start -= 1
+    if end < len( text ) and text[ end ] in after: end += 1
+    return start, end

@@ -78,8 +78,8 @@ class HeaderTimeoutProtocol( _H11Protocol ):
 
     def __init__( self, *arguments: __.typx.Any, **keywords: __.typx.Any ):
         super( ).__init__( *arguments, **keywords )
-        self._header_timer: __.asyncio.TimerHandle | None = None
-        self._body_timer: __.asyncio.TimerHandle | None = None
+        # A timer per state of the request which must end in time.
+        self._timers: dict[ type, __.asyncio.TimerHandle ] = { }
         header_timeout, body_timeout = (
             type( self ).header_timeout, type( self ).body_timeout )
         if header_timeout is None or body_timeout is None:
@@ -97,49 +97,38 @@ class HeaderTimeoutProtocol( _H11Protocol ):
         self, transport: __.asyncio.Transport
     ) -> None:
         super( ).connection_made( transport )
-        self._arm_header_timer( )
+        self._arm( _h11.IDLE )
 
     def connection_lost( self, exc: Exception | None ) -> None:
-        self._disarm_header_timer( )
-        self._disarm_body_timer( )
+        for timer in self._timers.values( ): timer.cancel( )
+        self._timers.clear( )
         super( ).connection_lost( exc )
 
     def data_received( self, data: bytes ) -> None:
-        if self.conn.their_state is _h11.IDLE: self._arm_header_timer( )
+        if self.conn.their_state is _h11.IDLE: self._arm( _h11.IDLE )
         super( ).data_received( data )
         state = self.conn.their_state
-        if state is not _h11.IDLE: self._disarm_header_timer( )
-        if state is _h11.SEND_BODY: self._arm_body_timer( )
-        else: self._disarm_body_timer( )
+        if state is not _h11.IDLE: self._disarm( _h11.IDLE )
+        if state is _h11.SEND_BODY: self._arm( _h11.SEND_BODY )
+        else: self._disarm( _h11.SEND_BODY )
 
-    def _arm_body_timer( self ) -> None:
-        if self._body_timer is not None: return
-        self._body_timer = self.loop.call_later(
-            self._body_timeout, self._expire_body )
+    def _arm( self, state: type ) -> None:
+        ''' Starts the timer of a state (headers: idle; body), if none. '''
+        if state in self._timers: return
+        timeout = (
+            self._header_timeout if state is _h11.IDLE
+            else self._body_timeout )
+        self._timers[ state ] = self.loop.call_later(
+            timeout, self._expire, state )
 
-    def _disarm_body_timer( self ) -> None:
-        if self._body_timer is None: return
-        self._body_timer.cancel( )
-        self._body_timer = None
+    def _disarm( self, state: type ) -> None:
+        timer = self._timers.pop( state, None )
+        if timer is not None: timer.cancel( )
 
-    def _expire_body( self ) -> None:
-        self._body_timer = None
-        if self.conn.their_state is not _h11.SEND_BODY: return
-        if not self.transport.is_closing( ): self.transport.close( )
-
-    def _arm_header_timer( self ) -> None:
-        if self._header_timer is not None: return
-        self._header_timer = self.loop.call_later(
-            self._header_timeout, self._expire_headers )
-
-    def _disarm_header_timer( self ) -> None:
-        if self._header_timer is None: return
-        self._header_timer.cancel( )
-        self._header_timer = None
-
-    def _expire_headers( self ) -> None:
-        self._header_timer = None
-        if self.conn.their_state is not _h11.IDLE: return
+    def _expire( self, state: type ) -> None:
+        ''' Closes the connection if its request is still in the state. '''
+        self._timers.pop( state, None )
+        if self.conn.their_state is not state: return
         if not self.transport.is_closing( ): self.transport.close( )
 
 
