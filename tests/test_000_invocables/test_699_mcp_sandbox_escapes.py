@@ -25,7 +25,7 @@ import invocables.mcp
 
 from invocables.mcp import _proxy
 
-from . import mcp_support
+from . import mcp_support, sandbox_support
 
 
 pytestmark = pytest.mark.asyncio( loop_scope = 'module' )
@@ -95,14 +95,7 @@ async def hostile( planted ):
     async with ensemble: yield ensemble
 
 
-async def _call( ensemble, name, **arguments ) -> str:
-    context = invocables.InvocationContext(
-        auxdata = None, invoker = None, namespace = { } )
-    content = await ensemble.access_invoker( name )( context, arguments )
-    if isinstance( content, invocables.TextContent ): return content.text
-    return ''.join(
-        item.text for item in content
-        if isinstance( item, invocables.TextContent ) )
+_call = sandbox_support.retrieve_text
 
 
 async def test_100_planted_secret( hostile, planted ):
@@ -421,13 +414,18 @@ def _get( authority: str, host: str | None = None, path = '/page' ) -> str:
 
 async def test_300_proxy_forwards( proxy, upstream ):
     ''' A listed host is reached, in its own name, by plain HTTP: also
-        through a wildcard, in mixed case and punycode, and without a
-        Host header.
+        in mixed case and punycode, and without a Host header. A name
+        which only a wildcard lists reaches no loopback address: whoever
+        names its subdomains could point one at the host's own services.
     '''
-    _, path, port = proxy
+    instance, path, port = proxy
+    assert instance.is_allowed( 'a.b.wild.test', port )
+    answer = await _ask( path, _get( f"a.b.wild.test:{port}" ) )
+    assert answer.startswith( 'HTTP/1.1 403' )
+    assert 'a loopback address' in answer
     for authority in (
         f"api.example.test:{port}", f"API.Example.TEST.:{port}",
-        f"a.b.wild.test:{port}", f"XN--BCHER-KVA.example.test:{port}",
+        f"XN--BCHER-KVA.example.test:{port}",
     ):
         answer = await _ask( path, _get( authority ) )
         assert answer.startswith( 'HTTP/1.0 200' ), authority

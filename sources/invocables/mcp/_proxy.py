@@ -205,9 +205,14 @@ class Proxy(
     ) -> tuple[ __.asyncio.StreamReader, __.asyncio.StreamWriter ] | None:
         name, port = address
         host = name if self.resolver is None else self.resolver( name )
+        # Loopback only for a name listed as it is: under a wildcard, whoever
+        # names subdomains could point one at the host's own services.
+        exact = any(
+            not rule.wildcard and rule.is_match( name, port )
+            for rule in self.rules )
         try:
             hosts = await __.asyncio.wait_for(
-                _resolve( host, port ), _CONNECT_TIMEOUT )
+                _resolve( host, port, loopback = exact ), _CONNECT_TIMEOUT )
             if isinstance( hosts, str ):
                 await self._refuse( writer, _Refusal(
                     403, f"host {name}:{port} resolves to {hosts}" ) )
@@ -469,10 +474,10 @@ def _measure_body(
     return int( lengths[ 0 ] ) if lengths else 0
 
 
-def _is_refused( address: str ) -> bool:
+def _is_refused( address: str, *, loopback: bool = False ) -> bool:
     ''' Returns whether the proxy never reaches address: link-local
         (cloud metadata), unspecified (the host itself), multicast,
-        broadcast, also as IPv4 inside IPv6.
+        broadcast, also as IPv4 inside IPv6; loopback unless allowed.
     '''
     try: value = _ipaddress.ip_address( address.split( '%', 1 )[ 0 ] )
     except ValueError: return True
@@ -483,20 +488,28 @@ def _is_refused( address: str ) -> bool:
         if inner is not None: value = inner
     return (
         value.is_link_local or value.is_unspecified or value.is_multicast
-        or value == _BROADCAST )
+        or value == _BROADCAST or ( value.is_loopback and not loopback ) )
 
 
-async def _resolve( host: str, port: int ) -> tuple[ str, ... ] | str:
-    ''' Returns addresses of host, or which refused one it resolves to.
+async def _resolve(
+    host: str, port: int, *, loopback: bool
+) -> tuple[ str, ... ] | str:
+    ''' Returns addresses of host, or which refused one it resolves to
+        (loopback is refused unless allowed).
     '''
     loop = __.asyncio.get_running_loop( )
     found = await loop.getaddrinfo( host, port, type = _socket.SOCK_STREAM )
     addresses = tuple( dict.fromkeys(
         str( information[ 4 ][ 0 ] ) for information in found ) )
-    refused = [ address for address in addresses if _is_refused( address ) ]
-    if refused:
+    refused = [
+        address for address in addresses
+        if _is_refused( address, loopback = loopback ) ]
+    if not refused: return addresses
+    if _is_refused( refused[ 0 ], loopback = True ):
         return f"{refused[ 0 ]}, an address the proxy never reaches"
-    return addresses
+    return (
+        f"{refused[ 0 ]}, a loopback address, which only a host listed by "
+        "its exact name may reach" )
 
 
 def _produce_rule( entry: object ) -> Rule:
