@@ -21,9 +21,10 @@ import pytest
 import invocables
 
 from invocables import exceptions
-from invocables.conversations import base, produce_conversation, records
+from invocables.conversations import produce_conversation, records
 from invocables.processors import produce_processor
 
+from . import conversations_support
 from .replay import ReplayServer, check_history
 
 
@@ -361,11 +362,8 @@ async def _converse( script, streaming ):
             'openai', client, ensembles, model = 'm', rounds_maximum = 4,
             failure_policy = invocables.FailurePolicies.Report )
         try:
-            if streaming:
-                async for event in conversation.converse_continuous( 'go' ):
-                    if isinstance( event, base.ConclusionEvent ):
-                        transcript = event.transcript
-            else: transcript = await conversation.converse( 'go' )
+            transcript = await conversations_support.access_transcript(
+                conversation, streaming, 'go' )
         finally: await client.close( )
         return transcript, server.refusals, len( server.requests )
 

@@ -25,7 +25,7 @@ import invocables.mcp
 from invocables import exceptions
 from invocables.mcp import _proxy
 
-from . import mcp_support
+from . import mcp_support, sandbox_support
 
 
 _SECRET = 'planted-secret-0641'
@@ -252,14 +252,7 @@ async def test_160_refusals_logged_bounded( proxy, caplog ):
     assert 'further refusals' in messages[ -1 ]
 
 
-async def _call( ensemble, name: str, **arguments ) -> str:
-    context = invocables.InvocationContext(
-        auxdata = None, invoker = None, namespace = { } )
-    content = await ensemble.access_invoker( name )( context, arguments )
-    if isinstance( content, invocables.TextContent ): return content.text
-    return ''.join(
-        item.text for item in content
-        if isinstance( item, invocables.TextContent ) )
+_call = sandbox_support.retrieve_text
 
 
 def _produce_hostile( name: str, *arguments: str, **options ):

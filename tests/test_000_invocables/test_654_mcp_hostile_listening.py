@@ -146,6 +146,27 @@ class _Observation:
             logger.setLevel( level )
 
 
+async def _hear_changes( tmp_path, mode, count ):
+    ''' Returns the counts of listings and streams and the names of the
+        tools, once the server of mode has announced new tools count
+        times and the tools are listed again; None (the session serving
+        once listed, without streams) under a session of an earlier
+        version. '''
+    records = _Records( "server 'hostile' announced new tools", count )
+    with _Observation( records ):
+        async with _produce( tmp_path, mode ) as ensemble:
+            assert _sdk.is_modern( ensemble.connection ) is _MODERN
+            if not _MODERN:
+                assert await _count( ensemble ) == ( 1, 0 )
+                return None
+            await asyncio.wait_for( records.reached.wait( ), _WAIT )
+            await asyncio.wait_for( ensemble.wait_listings( ), _WAIT )
+            lists, streams = await _count( ensemble )
+            names = [
+                invoker.name for invoker in ensemble.survey_invokers( ) ]
+    return lists, streams, names
+
+
 def _produce( tmp_path, mode ):
     ''' Returns an ensemble of MCP 2026-07-28 (where the SDK speaks it) of
         the hostile server in a mode. '''
@@ -196,18 +217,10 @@ async def test_100_stream_ended_at_once_paused_longer( tmp_path ):
 async def test_110_flood_of_changes_coalesced( tmp_path ):
     ''' Thousands of changes on one stream are heard, and the tools
         listed again a few times, not once a change. '''
-    records = _Records( "server 'hostile' announced new tools", _FLOOD )
-    with _Observation( records ):
-        async with _produce( tmp_path, 'flood' ) as ensemble:
-            assert _sdk.is_modern( ensemble.connection ) is _MODERN
-            if not _MODERN:
-                assert await _count( ensemble ) == ( 1, 0 )
-                return
-            await asyncio.wait_for( records.reached.wait( ), _WAIT )
-            await asyncio.wait_for( ensemble.wait_listings( ), _WAIT )
-            lists, streams = await _count( ensemble )
-            assert [ invoker.name for invoker in (
-                ensemble.survey_invokers( ) ) ] == [ 'count' ]
+    heard = await _hear_changes( tmp_path, 'flood', _FLOOD )
+    if heard is None: return
+    lists, streams, names = heard
+    assert names == [ 'count' ]
     assert streams == 1
     assert 2 <= lists <= _FLOOD // 10 # noqa: PLR2004
 
@@ -231,15 +244,8 @@ async def test_130_odd_changes_heard_safely( tmp_path ):
         not asked for (a URI of a megabyte) and of prompts not listed are
         heard without harm: the stream stays open, the tools are listed
         again, the session serves. '''
-    records = _Records( "server 'hostile' announced new tools", 2 )
-    with _Observation( records ):
-        async with _produce( tmp_path, 'odd' ) as ensemble:
-            assert _sdk.is_modern( ensemble.connection ) is _MODERN
-            if not _MODERN:
-                assert await _count( ensemble ) == ( 1, 0 )
-                return
-            await asyncio.wait_for( records.reached.wait( ), _WAIT )
-            await asyncio.wait_for( ensemble.wait_listings( ), _WAIT )
-            lists, streams = await _count( ensemble )
+    heard = await _hear_changes( tmp_path, 'odd', 2 )
+    if heard is None: return
+    lists, streams, _ = heard
     assert streams == 1
     assert lists >= 2 # noqa: PLR2004

@@ -37,6 +37,8 @@ from hypothesis import strategies as st
 
 from invocables.mcp import redaction
 
+from . import escapes_support
+
 
 EXAMPLES = int( os.environ.get( 'INVOCABLES_FUZZ_EXAMPLES', '0' ) ) or 400
 
@@ -53,13 +55,7 @@ _settings = settings(
 _timeout = pytest.mark.timeout( max( 300, EXAMPLES // 10 ) )
 
 
-def _escape_percent( chooser, character ):
-    hexes = ''.join(
-        digit.lower( ) if chooser.random( ) < 0.5 else digit
-        for digit in character.encode( ).hex( ).upper( ) )
-    return ''.join(
-        f"%{hexes[ index : index + 2 ]}"
-        for index in range( 0, len( hexes ), 2 ) )
+_escape_percent = escapes_support.produce_percent_escape
 
 
 def _escape_units( chooser, character ):
@@ -68,6 +64,18 @@ def _escape_units( chooser, character ):
     return ''.join(
         pattern.format( int.from_bytes( units[ index : index + 2 ], 'big' ) )
         for index in range( 0, len( units ), 2 ) )
+
+
+def _mix_escapes( chooser, text, always, survey ):
+    ''' Writes any characters of text, always the character always, as
+        one of the escapes which survey lists for it. '''
+    pieces = [ ]
+    for character in text:
+        if character != always and chooser.random( ) < 0.5:
+            pieces.append( character )
+            continue
+        pieces.append( chooser.choice( survey( chooser, character ) ) )
+    return ''.join( pieces )
 
 
 def _mix_form( chooser, text ):
@@ -85,16 +93,12 @@ def _mix_form( chooser, text ):
 
 def _mix_html( chooser, text ):
     ''' Writes any characters of text as references, always ``&``. '''
-    pieces = [ ]
-    for character in text:
-        if character != '&' and chooser.random( ) < 0.5:
-            pieces.append( character )
-            continue
+    def survey( chooser, character ):
         point = ord( character )
         choices = [ f"&#{point};", f"&#x{point:x};", f"&#X{point:04X};" ]
         if character in _NAMED: choices.append( _NAMED[ character ] )
-        pieces.append( chooser.choice( choices ) )
-    return ''.join( pieces )
+        return choices
+    return _mix_escapes( chooser, text, '&', survey )
 
 
 def _mix_json( chooser, text ):
@@ -115,16 +119,12 @@ def _mix_json( chooser, text ):
 def _mix_script( chooser, text ):
     ''' Escapes any characters of text as JavaScript may, always the
         backslash. '''
-    pieces = [ ]
-    for character in text:
-        if character != '\\' and chooser.random( ) < 0.5:
-            pieces.append( character )
-            continue
+    def survey( chooser, character ):
         point = ord( character )
         choices = [ f"\\u{{{point:x}}}", _escape_units( chooser, character ) ]
         if point < 256: choices.append( f"\\x{point:02x}" ) # noqa: PLR2004
-        pieces.append( chooser.choice( choices ) )
-    return ''.join( pieces )
+        return choices
+    return _mix_escapes( chooser, text, '\\', survey )
 
 
 _ENCODERS = {
@@ -157,6 +157,15 @@ def _secrets( draw ):
     return ''.join( pieces )
 
 
+# Strategies of a secret in one form within another, by argument.
+_nestings = {
+    'secret': _secrets( ),
+    'inner': st.sampled_from( tuple( _ENCODERS ) ),
+    'outer': st.sampled_from( tuple( _ENCODERS ) ),
+    'seed': st.integers( 0, 2 ** 32 ),
+}
+
+
 def _encode( secret, inner, outer, seed ):
     chooser = random.Random( seed )
     return _ENCODERS[ outer ]( chooser, _ENCODERS[ inner ]( chooser, secret ) )
@@ -164,12 +173,7 @@ def _encode( secret, inner, outer, seed ):
 
 @_timeout
 @_settings
-@given(
-    secret = _secrets( ),
-    inner = st.sampled_from( tuple( _ENCODERS ) ),
-    outer = st.sampled_from( tuple( _ENCODERS ) ),
-    seed = st.integers( 0, 2 ** 32 ),
-)
+@given( **_nestings )
 def test_100_nested_forms_redacted( secret, inner, outer, seed ):
     ''' A secret with escapes of its own, in any form within any other,
         is redacted exactly. '''
@@ -181,13 +185,7 @@ def test_100_nested_forms_redacted( secret, inner, outer, seed ):
 
 @_timeout
 @_settings
-@given(
-    secret = _secrets( ),
-    inner = st.sampled_from( tuple( _ENCODERS ) ),
-    outer = st.sampled_from( tuple( _ENCODERS ) ),
-    seed = st.integers( 0, 2 ** 32 ),
-    count = st.integers( 2, 6 ),
-)
+@given( **_nestings, count = st.integers( 2, 6 ) )
 def test_200_split_forms_redacted( secret, inner, outer, seed, count ):
     ''' A secret with escapes of its own, in any form within any other,
         split over two to six texts at any cuts which leave its spaces

@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 
 from invocables.mcp import redaction
 
-from . import mcp_support
+from . import escapes_support, mcp_support
 
 
 _SECRETS = (
@@ -60,12 +60,7 @@ def _escape_form( chooser, character ):
     if ' ' == character: return chooser.choice( ( '+', '%20', ' ' ) )
     if character not in '%&+\\' and chooser.random( ) < 0.5:
         return character
-    hexes = ''.join(
-        digit.lower( ) if chooser.random( ) < 0.5 else digit
-        for digit in character.encode( ).hex( ).upper( ) )
-    return ''.join(
-        f"%{hexes[ index : index + 2 ]}"
-        for index in range( 0, len( hexes ), 2 ) )
+    return escapes_support.produce_percent_escape( chooser, character )
 
 
 def _escape_html( chooser, character ):

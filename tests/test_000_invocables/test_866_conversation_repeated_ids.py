@@ -20,9 +20,10 @@ import pytest
 
 import invocables
 
-from invocables.conversations import base, produce_conversation, records
+from invocables.conversations import produce_conversation, records
 from invocables.processors import mistral, produce_processor
 
+from . import conversations_support
 from .replay import ReplayServer, access_fixtures_location, check_history
 
 
@@ -496,11 +497,8 @@ async def _converse( provider, script, streaming ):
             rounds_maximum = len( script ) + 2,
             failure_policy = invocables.FailurePolicies.Report )
         try:
-            if streaming:
-                async for event in conversation.converse_continuous( 'go' ):
-                    if isinstance( event, base.ConclusionEvent ):
-                        transcript = event.transcript
-            else: transcript = await conversation.converse( 'go' )
+            transcript = await conversations_support.access_transcript(
+                conversation, streaming, 'go' )
         finally:
             if provider == 'ollama': await client.aclose( )
             else: await client.close( )

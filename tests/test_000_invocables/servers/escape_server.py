@@ -15,16 +15,13 @@ import subprocess
 
 from mcp.server.mcpserver import MCPServer
 
+import attempts_support as _attempts
+
 
 server = MCPServer( 'escape' )
 
 
-def _attempt( action ) -> str:
-    try: outcome = action( )
-    except OSError as exception:
-        return "refused: {name} {text}".format(
-            name = type( exception ).__name__, text = exception )
-    return f"ok: {outcome}"
+_attempt = _attempts.access_outcome
 
 
 def _read( path: str ) -> str:

@@ -11,6 +11,8 @@ import os
 
 from mcp.server.mcpserver import MCPServer
 
+import attempts_support as _attempts
+
 
 # Descriptors open when the interpreter started, before any of its own.
 DESCRIPTORS = sorted( int( name ) for name in os.listdir( '/proc/self/fd' ) )
@@ -18,12 +20,7 @@ DESCRIPTORS = sorted( int( name ) for name in os.listdir( '/proc/self/fd' ) )
 server = MCPServer( 'sandbox_hostile' )
 
 
-def _attempt( action ) -> str:
-    try: outcome = action( )
-    except OSError as exception:
-        return "refused: {name} {text}".format(
-            name = type( exception ).__name__, text = exception )
-    return f"ok: {outcome}"
+_attempt = _attempts.access_outcome
 
 
 @server.tool( structured_output = False )

@@ -1,0 +1,21 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Calls of tools of sandboxed servers, for tests of sandboxes. '''
+
+
+import invocables
+import invocables.mcp
+
+
+async def retrieve_text(
+    ensemble: invocables.mcp.ServerEnsemble, name: str, **arguments: object
+) -> str:
+    ''' Returns the text which tool name of ensemble answers to
+        arguments. '''
+    context = invocables.InvocationContext(
+        auxdata = None, invoker = None, namespace = { } )
+    content = await ensemble.access_invoker( name )( context, arguments )
+    if isinstance( content, invocables.TextContent ): return content.text
+    return ''.join(
+        item.text for item in content
+        if isinstance( item, invocables.TextContent ) )
