@@ -26,6 +26,7 @@ from invocables import exceptions
 from invocables.mcp import _proxy
 
 from . import mcp_support, sandbox_support
+from . import serving_support
 
 
 _SECRET = 'planted-secret-0641'
@@ -66,11 +67,7 @@ class _Upstream:
         finally: writer.close( )
 
     async def wait_until( self, predicate ) -> None:
-        async def wait( ) -> None:
-            while not predicate( ):
-                self.changed.clear( )
-                await self.changed.wait( )
-        await asyncio.wait_for( wait( ), _BOUND )
+        await serving_support.wait_until( self.changed, predicate, _BOUND )
 
 
 @pytest_asyncio.fixture

@@ -15,7 +15,6 @@
 
 import asyncio
 import contextlib
-import os
 import signal
 import socket
 import subprocess
@@ -34,17 +33,12 @@ from invocables import exceptions
 from invocables import serving
 
 from . import mcp_support
+from . import serving_support
 
 
 _DATA = Path( __file__ ).parent.parent / 'data' / 'serving'
 _CONFIGURATION = _DATA / 'local.toml'
 _TOKEN = 'a-token-for-the-hostile-tests'
-_ACCEPT = 'application/json, text/event-stream'
-_INITIALIZE = {
-    'jsonrpc': '2.0', 'id': 1, 'method': 'initialize',
-    'params': {
-        'protocolVersion': '2025-06-18', 'capabilities': { },
-        'clientInfo': { 'name': 'test', 'version': '1' } } }
 _BOUND = 60 # seconds which prove "does not hang"
 _support: Any = mcp_support # untyped helpers
 _open_legacy_session = _support.open_legacy_session
@@ -56,16 +50,8 @@ async def idle( ) -> str:
 
 
 def _produce_environment( **extra: str ) -> dict[ str, str ]:
-    return {
-        'PATH': os.pathsep.join( (
-            str( mcp_support.VENV_BINS ), str( mcp_support.SERVERS_BINS ),
-            os.environ.get( 'PATH', '' ) ) ),
-        'PYTHONPATH': str( _DATA / 'modules' ),
-        'HOME': os.environ.get( 'HOME', '/tmp' ),
-        'XDG_CONFIG_HOME': '/nonexistent',
-        'SERVE_TOKEN': _TOKEN,
-        **extra,
-    }
+    return serving_support.produce_environment(
+        _DATA / 'modules', **{ 'SERVE_TOKEN': _TOKEN, **extra } )
 
 
 def _produce_command( port: int, *arguments: str ) -> list[ str ]:
@@ -85,38 +71,12 @@ def _serve(
         process. Stops it by SIGTERM; checks that it left no process.
     '''
     port = mcp_support.select_port( )
-    process = subprocess.Popen(
+    with serving_support.run(
         _produce_command(
             port, '--configuration', str( configuration ), *arguments ),
-        env = _produce_environment( PYTHONPATH = str( modules ) ),
-        stdout = subprocess.DEVNULL, stderr = subprocess.PIPE,
-        start_new_session = True )
-    try:
-        _wait_for_port( port, process )
-        yield port, process
-    finally:
-        descendants = mcp_support.survey_descendants( process.pid )
-        with contextlib.suppress( ProcessLookupError ):
-            os.killpg( process.pid, signal.SIGTERM )
-        try: process.wait( timeout = _BOUND )
-        except subprocess.TimeoutExpired:
-            os.killpg( process.pid, signal.SIGKILL )
-            process.wait( timeout = 10 )
-        living = mcp_support.wait_until_dead( descendants, 15 )
-        for pid in living: mcp_support.kill_quietly( pid )
-        assert not living
-
-
-def _wait_for_port( port: int, process: subprocess.Popen[ bytes ] ) -> None:
-    deadline = time.monotonic( ) + _BOUND
-    while time.monotonic( ) < deadline:
-        if process.poll( ) is not None:
-            stderr = process.stderr.read( ).decode( ) if process.stderr else ''
-            pytest.fail( f"serve exited with {process.returncode}: {stderr}" )
-        with socket.socket( ) as probe:
-            if probe.connect_ex( ( '127.0.0.1', port ) ) == 0: return
-        time.sleep( 0.05 )
-    pytest.fail( f"serve did not open port {port} in {_BOUND} s." )
+        port, _produce_environment( PYTHONPATH = str( modules ) ),
+        bound = _BOUND,
+    ) as process: yield port, process
 
 
 def _produce_head( port: int, length: int, token: str = _TOKEN ) -> bytes:
@@ -125,7 +85,7 @@ def _produce_head( port: int, length: int, token: str = _TOKEN ) -> bytes:
         'POST /mcp HTTP/1.1\r\n'
         f"Host: 127.0.0.1:{port}\r\n"
         f"Authorization: Bearer {token}\r\n"
-        f"Accept: {_ACCEPT}\r\n"
+        f"Accept: {serving_support.ACCEPT}\r\n"
         'Content-Type: application/json\r\n'
         f"Content-Length: {length}\r\n\r\n" ).encode( 'ascii' )
 
@@ -153,8 +113,8 @@ async def _post( port: int, *headers: tuple[ str, str ] ) -> int:
     ''' Posts initialize with headers (repeatable); returns the status. '''
     async with httpx.AsyncClient( timeout = _BOUND ) as http:
         response = await http.post(
-            f"http://127.0.0.1:{port}/mcp", json = _INITIALIZE,
-            headers = [ ( 'Accept', _ACCEPT ), *headers ] )
+            f"http://127.0.0.1:{port}/mcp", json = serving_support.INITIALIZE,
+            headers = [ ( 'Accept', serving_support.ACCEPT ), *headers ] )
         return response.status_code
 
 
@@ -181,7 +141,8 @@ async def test_110_bodies_in_time_served( ):
     ''' A body sent in parts (chunked, without length) within the body
         timeout is served, and so is the next on the same connection.
     '''
-    body = invocables.__.json.dumps( _INITIALIZE ).encode( 'utf-8' )
+    body = invocables.__.json.dumps(
+        serving_support.INITIALIZE ).encode( 'utf-8' )
 
     async def produce_parts( ):
         for index in range( 0, len( body ), 16 ):
@@ -193,7 +154,7 @@ async def test_110_bodies_in_time_served( ):
                 response = await http.post(
                     f"http://127.0.0.1:{port}/mcp", content = produce_parts( ),
                     headers = {
-                        'Accept': _ACCEPT,
+                        'Accept': serving_support.ACCEPT,
                         'Authorization': f"Bearer {_TOKEN}",
                         'Content-Type': 'application/json' } )
                 assert response.status_code == 200 # noqa: PLR2004
@@ -226,7 +187,8 @@ async def test_200_several_authorization_headers_refused( ):
         async with httpx.AsyncClient( timeout = _BOUND ) as http:
             response = await http.post(
                 f"http://127.0.0.1:{port}/mcp?access_token={_TOKEN}",
-                json = _INITIALIZE, headers = { 'Accept': _ACCEPT } )
+                json = serving_support.INITIALIZE,
+                headers = { 'Accept': serving_support.ACCEPT } )
             assert response.status_code == 401 # noqa: PLR2004
             assert _TOKEN not in response.text
 

@@ -6,10 +6,8 @@
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from invocables.mcp import _http as sdk_http
 from invocables.mcp import _sdk as sdk
 
 from . import mcp_support
+from . import serving_support
 
 
 _DATA = Path( __file__ ).parent.parent / 'data' / 'serving'
@@ -35,14 +34,8 @@ def _produce_command( *arguments: str ) -> list[ str ]:
 
 
 def _produce_environment( ) -> dict[ str, str ]:
-    return {
-        'PATH': os.pathsep.join( (
-            str( mcp_support.VENV_BINS ), str( mcp_support.SERVERS_BINS ),
-            os.environ.get( 'PATH', '' ) ) ),
-        'PYTHONPATH': str( _DATA / 'modules' ),
-        'HOME': os.environ.get( 'HOME', '/tmp' ),
-        'SERVE_TOKEN': _TOKEN,
-    }
+    return serving_support.produce_environment(
+        isolated = False, SERVE_TOKEN = _TOKEN )
 
 
 def _call( identifier, name, arguments = None ):
@@ -54,39 +47,12 @@ def _call( identifier, name, arguments = None ):
 @contextlib.contextmanager
 def _serve_http( *arguments: str ):
     port = mcp_support.select_port( )
-    process = subprocess.Popen(
+    with serving_support.run(
         _produce_command(
             '--configuration', str( _CONFIGURATION ), '--http',
             '--port', str( port ), *arguments ),
-        env = _produce_environment( ),
-        stdout = subprocess.DEVNULL, stderr = subprocess.PIPE,
-        start_new_session = True )
-    try:
-        _wait_for_port( port, process )
-        yield f"http://127.0.0.1:{port}/mcp", process
-    finally:
-        descendants = mcp_support.survey_descendants( process.pid )
-        with contextlib.suppress( ProcessLookupError ):
-            os.killpg( process.pid, signal.SIGTERM )
-        try: process.wait( timeout = 15 )
-        except subprocess.TimeoutExpired:
-            os.killpg( process.pid, signal.SIGKILL )
-            process.wait( timeout = 10 )
-        living = mcp_support.wait_until_dead( descendants, 15 )
-        for pid in living: mcp_support.kill_quietly( pid )
-        assert not living
-
-
-def _wait_for_port( port: int, process: subprocess.Popen[ bytes ] ) -> None:
-    deadline = time.monotonic( ) + 60
-    while time.monotonic( ) < deadline:
-        if process.poll( ) is not None:
-            stderr = process.stderr.read( ).decode( ) if process.stderr else ''
-            pytest.fail( f"serve exited with {process.returncode}: {stderr}" )
-        with socket.socket( ) as probe:
-            if probe.connect_ex( ( '127.0.0.1', port ) ) == 0: return
-        time.sleep( 0.05 )
-    pytest.fail( f"serve did not open port {port} in 60 s." )
+        port, _produce_environment( ),
+    ) as process: yield f"http://127.0.0.1:{port}/mcp", process
 
 
 @pytest.mark.asyncio

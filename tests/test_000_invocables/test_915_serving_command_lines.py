@@ -21,6 +21,7 @@ import pytest
 import invocables
 
 from . import mcp_support
+from . import serving_support
 
 
 _DATA = Path( __file__ ).parent.parent / 'data' / 'serving'
@@ -34,20 +35,10 @@ def _produce_command( *arguments: str ) -> list[ str ]:
     return [ sys.executable, '-m', 'invocables', 'serve', *arguments ]
 
 
-def _produce_environment( ) -> dict[ str, str ]:
-    return {
-        'PATH': os.pathsep.join( (
-            str( mcp_support.VENV_BINS ), str( mcp_support.SERVERS_BINS ),
-            os.environ.get( 'PATH', '' ) ) ),
-        'PYTHONPATH': str( _DATA / 'modules' ),
-        'HOME': os.environ.get( 'HOME', '/tmp' ),
-        'XDG_CONFIG_HOME': '/nonexistent',
-    }
-
-
 def _run( *arguments: str, stdin: str = '' ):
     return subprocess.run(
-        _produce_command( *arguments ), env = _produce_environment( ),
+        _produce_command( *arguments ),
+        env = serving_support.produce_environment( ),
         capture_output = True, text = True, timeout = 120, check = False,
         input = stdin )
 
@@ -56,7 +47,8 @@ def _run( *arguments: str, stdin: str = '' ):
 def _start( *arguments: str ):
     ''' Starts serve; yields process and its first line on stderr. '''
     process = subprocess.Popen(
-        _produce_command( *arguments ), env = _produce_environment( ),
+        _produce_command( *arguments ),
+        env = serving_support.produce_environment( ),
         stdout = subprocess.PIPE, stderr = subprocess.PIPE, text = True,
         start_new_session = True )
     assert process.stderr is not None

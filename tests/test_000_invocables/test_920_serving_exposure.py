@@ -6,11 +6,8 @@
 '''
 
 
-import contextlib
 import json
 import logging
-import os
-import signal
 import socket
 import subprocess
 import sys
@@ -26,59 +23,23 @@ from invocables import serving
 from invocables.mcp import _sdk as sdk
 
 from . import mcp_support
+from . import serving_support
 
 
 _DATA = Path( __file__ ).parent.parent / 'data' / 'serving'
 _CONFIGURATION = _DATA / 'local.toml'
 _TOKEN = 'a-token-for-the-tests-only'
-_INITIALIZE = {
-    'jsonrpc': '2.0', 'id': 1, 'method': 'initialize',
-    'params': {
-        'protocolVersion': '2025-06-18', 'capabilities': { },
-        'clientInfo': { 'name': 'test', 'version': '1' } } }
-_ACCEPT = 'application/json, text/event-stream'
 
 
 def _produce_environment( **extra: str ) -> dict[ str, str ]:
-    return {
-        'PATH': os.pathsep.join( (
-            str( mcp_support.VENV_BINS ), os.environ.get( 'PATH', '' ) ) ),
-        'PYTHONPATH': str( _DATA / 'modules' ),
-        'HOME': os.environ.get( 'HOME', '/tmp' ),
-        'XDG_CONFIG_HOME': '/nonexistent',
-        'SERVE_TOKEN': _TOKEN,
-        **extra,
-    }
+    return serving_support.produce_environment(
+        servers = False, **{ 'SERVE_TOKEN': _TOKEN, **extra } )
 
 
-@contextlib.contextmanager
 def _run( command: list[ str ], port: int, **extra: str ):
-    process = subprocess.Popen(
-        command, env = _produce_environment( **extra ),
-        stdout = subprocess.DEVNULL, stderr = subprocess.PIPE,
-        start_new_session = True )
-    try:
-        _wait_for_port( port, process )
-        yield process
-    finally:
-        with contextlib.suppress( ProcessLookupError ):
-            os.killpg( process.pid, signal.SIGTERM )
-        try: process.wait( timeout = 15 )
-        except subprocess.TimeoutExpired:
-            os.killpg( process.pid, signal.SIGKILL )
-            process.wait( timeout = 10 )
-
-
-def _wait_for_port( port: int, process: subprocess.Popen[ bytes ] ) -> None:
-    deadline = time.monotonic( ) + 60
-    while time.monotonic( ) < deadline:
-        if process.poll( ) is not None:
-            stderr = process.stderr.read( ).decode( ) if process.stderr else ''
-            pytest.fail( f"server exited with {process.returncode}: {stderr}" )
-        with socket.socket( ) as probe:
-            if probe.connect_ex( ( '127.0.0.1', port ) ) == 0: return
-        time.sleep( 0.05 )
-    pytest.fail( f"server did not open port {port} in 60 s." )
+    return serving_support.run(
+        command, port, _produce_environment( **extra ),
+        surveyed = False, name = 'server' )
 
 
 def _serve_command( port: int, *arguments: str ) -> list[ str ]:
@@ -100,8 +61,8 @@ def _uvicorn_command( port: int ) -> list[ str ]:
 async def _post( url: str, **headers: str ) -> int:
     async with sdk.http.AsyncClient( ) as http:
         answer = await http.post(
-            url, json = _INITIALIZE,
-            headers = { 'Accept': _ACCEPT, **headers } )
+            url, json = serving_support.INITIALIZE,
+            headers = { 'Accept': serving_support.ACCEPT, **headers } )
         return answer.status_code
 
 
@@ -197,7 +158,8 @@ async def test_130_foreign_clients_refused_without_token( ):
         transport = transport, base_url = 'http://127.0.0.1'
     ) as http:
         answer = await http.post(
-            '/mcp', json = _INITIALIZE, headers = { 'Accept': _ACCEPT } )
+            '/mcp', json = serving_support.INITIALIZE,
+            headers = { 'Accept': serving_support.ACCEPT } )
     assert answer.status_code == 403
 
 

@@ -21,6 +21,7 @@ from invocables.mcp import _sdk as sdk
 from invocables.serving import _subscriptions as subscriptions
 
 from . import mcp_support
+from . import serving_support
 
 
 _UPSTREAM = str(
@@ -48,25 +49,9 @@ async def _open_client( server ):
     async with invocables.connect_ensembles( server.ensembles ):
         async with mcp_support.serve_in_loop(
             server, stateless = True
-        ) as url:
-            if not _MODERN:
-                await _verify_refused( url )
-                yield None
-                return
-            import mcp
-            async with mcp.Client( url, mode = 'auto' ) as client:
-                assert client.protocol_version == mcp_support.VERSION_MODERN
-                yield client
-
-
-async def _verify_refused( url ):
-    import httpx
-    async with httpx.AsyncClient( timeout = 60 ) as http:
-        status, message = await mcp_support.post_modern(
-            http, url, 'subscriptions/listen',
-            { 'notifications': { 'toolsListChanged': True } },
-            capabilities = { } )
-    assert status >= 400 and 'error' in message # noqa: PLR2004
+        ) as url, serving_support.open_listening_client(
+            url, { 'toolsListChanged': True }
+        ) as client: yield client
 
 
 async def _survey_names( client ):

@@ -25,6 +25,7 @@ from invocables.mcp import _sdk as sdk
 from invocables.serving import _gatewayroutes as routes
 
 from . import mcp_support
+from . import serving_support
 
 
 _UPSTREAM = str(
@@ -268,10 +269,7 @@ async def test_140_session_replaced_forgets( tmp_path ):
             assert alpha.count( ) == 2 # noqa: PLR2004
 
 
-@pytest.mark.asyncio
-@pytest.mark.slow
-@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
-@pytest.mark.filterwarnings( 'ignore::UserWarning' )
+@serving_support.mark_gateway_test
 async def test_150_subscriptions_remembered( tmp_path ):
     ''' Subscribing and unsubscribing to a URI listed reach its server
         without listing again; templates route as before (listing).
@@ -295,10 +293,7 @@ async def test_150_subscriptions_remembered( tmp_path ):
             assert ( alpha.count( ), beta.count( ) ) == ( 2, 2 )
 
 
-@pytest.mark.asyncio
-@pytest.mark.slow
-@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
-@pytest.mark.filterwarnings( 'ignore::UserWarning' )
+@serving_support.mark_gateway_test
 async def test_160_modern_upstream_updates( tmp_path ):
     ''' A client which subscribes to resources of an upstream server of
         MCP 2026-07-28 (``serve``, which knows no ``resources/subscribe``)
@@ -313,35 +308,32 @@ async def test_160_modern_upstream_updates( tmp_path ):
     other = _Upstream( tmp_path, 'other', resources = [ 'o://1' ] )
     upstream = serving.ToolServer( [ inner.ensemble ] )
     changes = _Changes( )
-    async with invocables.connect_ensembles( upstream.ensembles ):
-        async with mcp_support.serve_in_loop( upstream ) as url:
-            modern = invocables.mcp.produce_ensemble(
-                'modern', url = url, protocol = 'modern' )
-            server = serving.ToolServer( [ modern, other.ensemble ] )
-            async with invocables.connect_ensembles( server.ensembles ):
-                async with _open_client( server, changes ) as client:
-                    await client.subscribe_resource( 'i://1' )
-                    await _read( client, 'inner://update' )
-                    await changes.wait_updated( [ 'i://1' ], 0 )
-                    await client.subscribe_resource( 'i://2' )
-                    heard = len( changes.updated )
-                    await _read( client, 'inner://update' )
-                    await changes.wait_updated( [ 'i://1', 'i://2' ], heard )
-                    await client.unsubscribe_resource( 'i://1' )
-                    await client.unsubscribe_resource( 'i://2' )
-                    await client.subscribe_resource( 'i://2' )
-                    await client.subscribe_resource( 'i://2' )
-                    heard = len( changes.updated )
-                    await _read( client, 'inner://update' )
-                    await changes.wait_updated( [ 'i://2' ], heard )
-                    # The server behind is asked once per resource
-                    # followed anew (serve subscribes for the streams
-                    # which name them too): i://1, i://2, i://2 again.
-                    assert inner.count( 'resources/subscribe' ) == 3 # noqa: PLR2004
-                if not _MODERN: return
-                async with mcp_support.open_memory_client(
-                    server.produce_server( ) ) as client:
-                    with pytest.raises( Exception ) as caught: # noqa: PT011
-                        await client.subscribe_resource( 'i://1' )
-                    assert caught.value.error.code == (
-                        types.METHOD_NOT_FOUND )
+    async with serving_support.serve_gateway(
+        upstream, other.ensemble
+    ) as server:
+        async with _open_client( server, changes ) as client:
+            await client.subscribe_resource( 'i://1' )
+            await _read( client, 'inner://update' )
+            await changes.wait_updated( [ 'i://1' ], 0 )
+            await client.subscribe_resource( 'i://2' )
+            heard = len( changes.updated )
+            await _read( client, 'inner://update' )
+            await changes.wait_updated( [ 'i://1', 'i://2' ], heard )
+            await client.unsubscribe_resource( 'i://1' )
+            await client.unsubscribe_resource( 'i://2' )
+            await client.subscribe_resource( 'i://2' )
+            await client.subscribe_resource( 'i://2' )
+            heard = len( changes.updated )
+            await _read( client, 'inner://update' )
+            await changes.wait_updated( [ 'i://2' ], heard )
+            # The server behind is asked once per resource
+            # followed anew (serve subscribes for the streams
+            # which name them too): i://1, i://2, i://2 again.
+            assert inner.count( 'resources/subscribe' ) == 3 # noqa: PLR2004
+        if not _MODERN: return
+        async with mcp_support.open_memory_client(
+            server.produce_server( ) ) as client:
+            with pytest.raises( Exception ) as caught: # noqa: PT011
+                await client.subscribe_resource( 'i://1' )
+            assert caught.value.error.code == (
+                types.METHOD_NOT_FOUND )

@@ -24,7 +24,7 @@ import pytest
 
 from invocables.serving import _stdio
 
-from . import mcp_support
+from . import serving_support
 
 
 _DATA = Path( __file__ ).parent.parent / 'data' / 'serving'
@@ -96,17 +96,6 @@ class _Served:
         return status, b''.join( self.errors ).decode( )
 
 
-def _produce_environment( ) -> dict[ str, str ]:
-    return {
-        'PATH': os.pathsep.join( (
-            str( mcp_support.VENV_BINS ), str( mcp_support.SERVERS_BINS ),
-            os.environ.get( 'PATH', '' ) ) ),
-        'PYTHONPATH': str( _DATA / 'modules' ),
-        'HOME': os.environ.get( 'HOME', '/tmp' ),
-        'XDG_CONFIG_HOME': '/nonexistent',
-    }
-
-
 def _produce_error(
     code: int, identifier: int | str | None = None
 ) -> dict[ str, Any ]:
@@ -133,7 +122,7 @@ def _serve( ):
     process = subprocess.Popen(
         [ sys.executable, '-m', 'invocables', 'serve',
           '--configuration', str( _CONFIGURATION ) ],
-        env = _produce_environment( ), stdin = subprocess.PIPE,
+        env = serving_support.produce_environment( ), stdin = subprocess.PIPE,
         stdout = subprocess.PIPE, stderr = subprocess.PIPE,
         start_new_session = True )
     served = _Served( process )

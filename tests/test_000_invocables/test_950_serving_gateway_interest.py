@@ -30,6 +30,7 @@ from invocables.serving import _gatewayinterest as interest
 from invocables.serving import _gatewaystreams as streams_
 
 from . import mcp_support
+from . import serving_support
 
 
 _UPSTREAM = str(
@@ -109,21 +110,11 @@ async def _open_modern( server ):
         2026-07-28 of it. Under the SDK 1.x, asserts that
         ``subscriptions/listen`` is refused, and yields none.
     '''
-    async with mcp_support.serve_in_loop( server, stateless = True ) as url:
-        if not _MODERN:
-            async with sdk.http.AsyncClient( timeout = 60 ) as http:
-                status, message = await mcp_support.post_modern(
-                    http, url, 'subscriptions/listen',
-                    { 'notifications': {
-                        'resourceSubscriptions': [ 'a://one' ] } },
-                    capabilities = { } )
-            assert status >= 400 and 'error' in message # noqa: PLR2004
-            yield None
-            return
-        import mcp
-        async with mcp.Client( url, mode = 'auto' ) as client:
-            assert client.protocol_version == mcp_support.VERSION_MODERN
-            yield client
+    async with mcp_support.serve_in_loop(
+        server, stateless = True
+    ) as url, serving_support.open_listening_client(
+        url, { 'resourceSubscriptions': [ 'a://one' ] }
+    ) as client: yield client
 
 
 async def _receive( subscription ):
@@ -136,6 +127,21 @@ async def _receive( subscription ):
 
 async def _read( client, uri: str ) -> None:
     await client.read_resource( uri )
+
+
+async def _subscribe_absent( streams ):
+    ''' Subscribes streams to a resource of a server never connected;
+        returns the access to its session.
+    '''
+    ensemble = invocables.mcp.produce_ensemble(
+        'absent', url = 'http://127.0.0.1:9/mcp' )
+
+    def access( ):
+        return ensemble.access_session_for_features( )[ 0 ]
+
+    assert await streams.configure_resources(
+        'absent', access, subscribed = [ 'x://1' ] )
+    return access
 
 
 @pytest.mark.asyncio
@@ -166,10 +172,7 @@ async def test_100_listen_subscribes_upstream( tmp_path ):
             assert alpha.count( _SUBSCRIBE ) == 1
 
 
-@pytest.mark.asyncio
-@pytest.mark.slow
-@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
-@pytest.mark.filterwarnings( 'ignore::UserWarning' )
+@serving_support.mark_gateway_test
 async def test_110_interest_across_sessions( tmp_path ):
     ''' Two sessions subscribe to a resource: one subscription upstream;
         one unsubscribes: the other still hears its updates, and the
@@ -200,10 +203,7 @@ async def test_110_interest_across_sessions( tmp_path ):
             assert alpha.count( _UNSUBSCRIBE ) == 2 # noqa: PLR2004
 
 
-@pytest.mark.asyncio
-@pytest.mark.slow
-@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
-@pytest.mark.filterwarnings( 'ignore::UserWarning' )
+@serving_support.mark_gateway_test
 async def test_120_streams_and_sessions_share( tmp_path ):
     ''' A stream and a session follow one resource: subscribed upstream
         once; the stream's end leaves it subscribed for the session, whose
@@ -230,10 +230,7 @@ async def test_120_streams_and_sessions_share( tmp_path ):
             assert alpha.count( _SUBSCRIBE ) == 2 # noqa: PLR2004
 
 
-@pytest.mark.asyncio
-@pytest.mark.slow
-@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
-@pytest.mark.filterwarnings( 'ignore::UserWarning' )
+@serving_support.mark_gateway_test
 async def test_130_session_bounded( tmp_path ):
     ''' A session may subscribe to so many resources at most; one more is
         refused (invalid parameters), saying so, and not asked upstream;
@@ -256,10 +253,7 @@ async def test_130_session_bounded( tmp_path ):
             assert alpha.count( _SUBSCRIBE ) == bound + 1
 
 
-@pytest.mark.asyncio
-@pytest.mark.slow
-@pytest.mark.filterwarnings( 'ignore::DeprecationWarning' )
-@pytest.mark.filterwarnings( 'ignore::UserWarning' )
+@serving_support.mark_gateway_test
 async def test_140_upstream_stream_reopened( tmp_path ):
     ''' The stream which names the resources subscribed to on an upstream
         server of MCP 2026-07-28 is opened again after the server ended
@@ -270,24 +264,19 @@ async def test_140_upstream_stream_reopened( tmp_path ):
     inner = _Upstream( tmp_path, 'inner', resources = [ 'i://1' ] )
     upstream = serving.ToolServer( [ inner.ensemble ] )
     changes = _Changes( )
-    async with invocables.connect_ensembles( upstream.ensembles ):
-        async with mcp_support.serve_in_loop( upstream ) as url:
-            modern = invocables.mcp.produce_ensemble(
-                'modern', url = url, protocol = 'modern' )
-            server = serving.ToolServer( [ modern ] )
-            async with invocables.connect_ensembles( server.ensembles ):
-                async with _open_legacy( server, changes ) as client:
-                    await client.subscribe_resource( 'i://1' )
-                    await changes.hear(
-                        'i://1', lambda: _read( client, 'inner://update' ) )
-                    upstream.subscriptions.close( )
-                    changes.updated.clear( )
-                    await changes.hear(
-                        'i://1', lambda: _read( client, 'inner://update' ) )
-                    assert server._streams.is_listening( 'modern' ) == (
-                        _MODERN )
-                    server.release_streams( ) # as when serving stops
-                    assert not server._streams.is_listening( 'modern' )
+    async with serving_support.serve_gateway( upstream ) as server:
+        async with _open_legacy( server, changes ) as client:
+            await client.subscribe_resource( 'i://1' )
+            await changes.hear(
+                'i://1', lambda: _read( client, 'inner://update' ) )
+            upstream.subscriptions.close( )
+            changes.updated.clear( )
+            await changes.hear(
+                'i://1', lambda: _read( client, 'inner://update' ) )
+            assert server._streams.is_listening( 'modern' ) == (
+                _MODERN )
+            server.release_streams( ) # as when serving stops
+            assert not server._streams.is_listening( 'modern' )
 
 
 @pytest.mark.asyncio
@@ -351,14 +340,7 @@ async def test_200_pauses_double( ):
     '''
     pauses = _Pauses( 9 )
     streams = streams_.UpstreamStreams( sleep = pauses.sleep )
-    ensemble = invocables.mcp.produce_ensemble(
-        'absent', url = 'http://127.0.0.1:9/mcp' )
-
-    def access( ):
-        return ensemble.access_session_for_features( )[ 0 ]
-
-    assert await streams.configure_resources(
-        'absent', access, subscribed = [ 'x://1' ] )
+    access = await _subscribe_absent( streams )
     if not _MODERN:
         assert not streams.is_listening( 'absent' )
         assert pauses.pauses == [ ]
@@ -400,14 +382,7 @@ async def test_220_pause_after_steady_stream( ):
     pauses = _Pauses( 3 )
     streams = streams_.UpstreamStreams(
         steady_minimum = 0, sleep = pauses.sleep )
-    ensemble = invocables.mcp.produce_ensemble(
-        'absent', url = 'http://127.0.0.1:9/mcp' )
-
-    def access( ):
-        return ensemble.access_session_for_features( )[ 0 ]
-
-    assert await streams.configure_resources(
-        'absent', access, subscribed = [ 'x://1' ] )
+    await _subscribe_absent( streams )
     if not _MODERN: return # SDK 1.x: no such stream (see test_200)
     await asyncio.wait_for( pauses.held.wait( ), _BOUND )
     assert pauses.pauses == [ 1, 1, 1 ]
