@@ -282,3 +282,16 @@ async def test_220_stops_with_listen_streams_open( mode ):
             process.send_signal( signal.SIGTERM )
             status = process.wait( 60 )
     assert status == 0
+
+
+@pytest.mark.slow
+def test_230_port_open_only_when_served( ):
+    ''' The port of serve opens only once it serves, after it took the
+        signals: a SIGTERM as soon as the port opens stops it with status 0
+        (it was killed by the signal when the port opened before). Thrice,
+        stateful and stateless. '''
+    for mode in ( ( ), ( '--stateless', ), ( ) ):
+        with _serve_http( *mode ) as ( _, process ):
+            process.send_signal( signal.SIGTERM )
+            status = process.wait( 60 )
+        assert status == 0, mode

@@ -226,7 +226,13 @@ def _import_serving( ) -> __.typx.Any:
 
 
 def _listen( host: str, port: int ) -> _socket.socket:
-    ''' Returns socket bound to host and port; one clear failure else. '''
+    ''' Returns socket bound to host and port; one clear failure else.
+
+        It listens only once the web server serves on it (asyncio listens
+        as it starts serving), after the server took the signals: a
+        client finds the port open only when it is served, and a SIGTERM
+        from then on stops serve cleanly.
+    '''
     import errno
     where = f"port {port} on {host}"
     try:
@@ -242,7 +248,6 @@ def _listen( host: str, port: int ) -> _socket.socket:
         # As uvicorn does: a port left in TIME_WAIT may be bound again.
         listener.setsockopt( _socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1 )
         listener.bind( address )
-        listener.listen( 2048 )
     except OSError as exception:
         listener.close( )
         reasons = {
