@@ -217,16 +217,18 @@ def test_100_call_after_final_event_refused( provider ):
 @pytest.mark.parametrize( 'provider', INDEXED )
 def test_110_interleaved_calls_at_one_index_refused( provider ):
     ''' A call which starts at the index of an open call whose arguments
-        are not whole raises response invalidity: neither call runs with
-        arguments other than those sent (such as ``{}``).
+        came in part raises response invalidity: neither call runs with
+        arguments other than those sent (such as ``{}``). (An open call
+        whose arguments have not begun is read as a call without them, as
+        servers which reuse one index for each call send it.)
     '''
     produce, end = _PARTS[ provider ]
-    opening1, arguments1, closing1 = produce(
-        0, 'call1', 'add', '{"a": 1, "b": 2}' )
+    opening1, head1, _ = produce( 0, 'call1', 'add', '{"a": 1, ' )
+    _, tail1, closing1 = produce( 0, 'call1', 'add', '"b": 2}' )
     opening2, arguments2, closing2 = produce(
         0, 'call2', 'add', '{"a": 3, "b": 4}' )
     events = [
-        *opening1, *opening2, *arguments1, *arguments2,
+        *opening1, *head1, *opening2, *tail1, *arguments2,
         *closing1, *closing2, *end( ) ]
     with pytest.raises( exceptions.ResponseInvalidity ):
         _ingest( provider, events )
@@ -249,6 +251,21 @@ def test_115_index_reused_after_whole_call( provider ):
     assert [ ( i.identifier, i.arguments ) for i in _ingest(
         provider, events ) ] == [
             ( 'call1', { 'a': 1, 'b': 2 } ), ( 'call2', { 'a': 3, 'b': 4 } ) ]
+
+
+@pytest.mark.parametrize( 'provider', ( 'mistral', 'openai' ) )
+def test_116_index_reused_after_call_without_arguments( provider ):
+    ''' A call without arguments (its text empty), then another at the
+        same index: each is given, the first with ``{}`` (the fuzzing of
+        every processor found this refused once interleaving was).
+    '''
+    produce, end = _PARTS[ provider ]
+    opening1, _, _ = produce( 0, 'call1', 'add', '' )
+    opening2, pieces2, _ = produce( 0, 'call2', 'add', '{"a": 3, "b": 4}' )
+    events = [ *opening1, *opening2, *pieces2, *end( ) ]
+    assert [ ( i.identifier, i.arguments ) for i in _ingest(
+        provider, events ) ] == [
+            ( 'call1', { } ), ( 'call2', { 'a': 3, 'b': 4 } ) ]
 
 
 def test_120_anthropic_input_before_start_refused( ):

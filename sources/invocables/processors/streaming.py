@@ -250,8 +250,10 @@ class AccumulatorBase( __.typx.Generic[ _natives.Assistant ] ):
             synthesized at completion). A call at the same index with
             another tag, or without tags and with another name, is a new
             call: the open one is completed and returned, if its arguments
-            are whole (else response invalidity: the two interleave, and
-            the arguments of neither are known). A tag already
+            are whole or none came (a call without arguments, as servers
+            which reuse one index for each call send it); else response
+            invalidity (the two interleave, and the arguments of neither
+            are known). A tag already
             completed at this index is ignored (a repeated start); a start
             without tag at an index whose call is complete raises response
             invalidity, since nothing tells it from a repetition.
@@ -273,7 +275,9 @@ class AccumulatorBase( __.typx.Generic[ _natives.Assistant ] ):
                     if slot.identifier is None: slot.identifier = tag
                 if name and not slot.name: slot.name = name
                 return ( )
-            if not self.is_whole( index ):
+            begun = slot.patch is not None or any(
+                fragment.strip( ) for fragment in slot.fragments )
+            if begun and not self.is_whole( index ):
                 raise __.exceptions.ResponseInvalidity(
                     self.provider,
                     f"a call at index {index!r} started before the call "
