@@ -194,13 +194,16 @@ async def test_200_several_authorization_headers_refused( ):
 
 
 @pytest.mark.parametrize(
-    'token', ( 'two words', ' spaced', 'trailing ', 'caf\u00e9', 'tab\tbed' ) )
+    'token', (
+        'two words', ' spaced', 'trailing ', 'caf\u00e9', 'tab\tbed',
+        'x' * 16_385 ) )
 def test_210_unsendable_tokens_refused( token: str ):
     ''' A token which no client can send as it is (spaces, which HTTP
         strips around a header's value, controls, characters beyond ASCII,
-        which headers do not carry as UTF-8) is refused when the server is
-        made, without showing it; before, the server started and refused
-        every client.
+        which headers do not carry as UTF-8, more than 16 KiB, the bound of
+        the library's clients too) is refused when the server is made,
+        without showing it; before, the server started and refused every
+        client.
     '''
     server = serving.ToolServer( [
         invocables.produce_ensemble( 'local', [ idle ] ) ] )

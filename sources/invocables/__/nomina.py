@@ -23,6 +23,10 @@ ENVIRONMENT_PREFIX = 'env:'
 _JWT = __.re.compile(
     r'([A-Za-z0-9_-]{1,4096})\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*' )
 
+# A bearer token as an Authorization header carries it: visible ASCII
+# (HTTP strips spaces around a value; headers are not UTF-8), bounded.
+_TOKEN_SENDABLE = __.re.compile( r'[\x21-\x7e]{1,16384}' )
+
 SlotSetter: __.typx.TypeAlias = __.cabc.Callable[
     [ __.typx.Any, __.typx.Any ], None ]
 
@@ -42,6 +46,12 @@ def is_jwt( text: str ) -> bool:
         value: object = __.json.loads( decoded )
     except ValueError: return False
     return isinstance( value, dict ) and 'alg' in value
+
+
+def is_sendable_token( token: str ) -> bool:
+    ''' Whether a bearer token can go in an ``Authorization`` header as it
+        is: visible ASCII only, at least one character, at most 16 KiB. '''
+    return _TOKEN_SENDABLE.fullmatch( token ) is not None
 
 
 def produce_scribe( name: str = package_name ) -> __.logging.Logger:

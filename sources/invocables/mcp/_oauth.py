@@ -51,7 +51,6 @@ _FLOW_FAILURES = (
 )
 # An access token as it can go in a header: visible ASCII (RFC 6750's
 # b64token is narrower), of a length servers accept.
-_TOKEN_SENDABLE = __.re.compile( r'[\x21-\x7e]{1,16384}' )
 # A lifetime beyond this many seconds (some 290 billion years) is none.
 _LIFETIME_MAXIMUM = 2 ** 63
 # A credential's path, named in errors: absolute, from home or from here,
@@ -96,7 +95,7 @@ class RedactingStorage:
         '''
         tokens = _register_holder( await self.storage.get_tokens( ) )
         token = getattr( tokens, 'access_token', None )
-        if isinstance( token, str ) and not is_sendable_token( token ):
+        if isinstance( token, str ) and not __.is_sendable_token( token ):
             return None
         return tokens
 
@@ -353,11 +352,6 @@ def is_path_shown( value: str ) -> bool:
         _CREDENTIAL_LIKE.search( value ) is None )
 
 
-def is_sendable_token( token: str ) -> bool:
-    ''' Whether an access token can go in an ``Authorization`` header. '''
-    return _TOKEN_SENDABLE.fullmatch( token ) is not None
-
-
 async def post_form(
     ensemble: str,
     endpoint: str,
@@ -467,7 +461,7 @@ async def verify_token_answer(
     register_secrets( *(
         value for value in ( token, answer.get( 'refresh_token' ) )
         if isinstance( value, str ) ) )
-    if isinstance( token, str ) and not is_sendable_token( token ):
+    if isinstance( token, str ) and not __.is_sendable_token( token ):
         raise _exceptions.AuthorizationFailure(
             ensemble, "the authorization server issued an access token "
             "which cannot be sent in a header (control characters, "
@@ -485,7 +479,7 @@ def validate_token( ensemble: str, token: str ) -> str:
     ''' Returns a static bearer token; raises configuration invalidity
         for one which cannot be sent in a header.
     '''
-    if is_sendable_token( token ): return token
+    if __.is_sendable_token( token ): return token
     raise _exceptions.ConfigurationInvalidity(
         f"MCP ensemble {ensemble!r} authorization 'token'",
         "not a token which can be sent in a header (control characters, "

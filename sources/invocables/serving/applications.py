@@ -448,14 +448,14 @@ def is_loopback( host: str ) -> bool:
 
 def validate_token( token: str, location: str = 'token' ) -> None:
     ''' Refuses a bearer token which a client cannot send as it is: empty,
-        or of other characters than visible ASCII (HTTP strips the spaces
-        around a header's value; headers are not UTF-8). Never shows it.
+        longer than 16 KiB, or of other characters than visible ASCII (HTTP
+        strips the spaces around a header's value; headers are not UTF-8).
+        Never shows it.
     '''
-    if token and all( '!' <= character <= '~' for character in token ):
-        return
+    if __.is_sendable_token( token ): return
     raise _exceptions.ConfigurationInvalidity(
         location, "a bearer token holds visible ASCII characters only "
-        "(no spaces, controls or other characters), at least one." )
+        "(no spaces, controls or other characters), from one to 16,384." )
 
 
 def _access_names(
