@@ -19,3 +19,13 @@ async def retrieve_text(
     return ''.join(
         item.text for item in content
         if isinstance( item, invocables.TextContent ) )
+
+
+async def access_private_folder(
+    ensemble: invocables.mcp.ServerEnsemble
+) -> str:
+    ''' Returns the private folder (HOME) of an escape server's sandbox. '''
+    lines = ( await retrieve_text( ensemble, 'read_environment' ) ).split(
+        '\n' )
+    return next(
+        line[ 5 : ] for line in lines if line.startswith( 'HOME=' ) )

@@ -482,14 +482,14 @@ async def open_stdio(
             stderr = _subprocess.PIPE,
             start_new_session = True )
     except BaseException:
-        if confinement is not None: confinement.release( )
+        if confinement is not None: await confinement.release( )
         raise
     try:
         async with _converse( process, watch, grace, limit, screen ) as (
             streams
         ): yield streams
     finally:
-        if confinement is not None: confinement.release( )
+        if confinement is not None: await confinement.release( )
 
 
 @__.ctxl.asynccontextmanager

@@ -12,6 +12,8 @@
 import os as _os
 import shutil as _shutil
 
+import anyio as _anyio
+
 import invocables.mcp.__ as __
 import invocables.exceptions as _exceptions
 
@@ -35,6 +37,16 @@ def remove_folder( folder: str ) -> None:
                     if entry.is_dir( follow_symlinks = False ) )
         except OSError: continue
     _shutil.rmtree( folder, ignore_errors = True )
+
+
+async def remove_folder_async( folder: str ) -> None:
+    ''' Removes private folder in a worker thread, off the event loop: a
+        folder of many files takes a second or more.
+
+        Cancelled, it still waits for the removal to end before passing
+        the cancellation on, so that nothing is left behind.
+    '''
+    await _anyio.to_thread.run_sync( remove_folder, folder )
 
 
 def survey_arguments(

@@ -164,12 +164,13 @@ class Confinement( __.immut.DataclassObject ):
     folder: str
     proxy: __.Absential[ _proxy.Proxy ] = __.absent
 
-    def release( self ) -> None:
+    async def release( self ) -> None:
         ''' Stops proxy of listed hosts, if any, and removes private
-            temporary folder, whatever the server left.
+            temporary folder, whatever the server left, off the event
+            loop; finishes the removal even when cancelled.
         '''
         if not __.is_absent( self.proxy ): self.proxy.deactivate( )
-        _paths.remove_folder( self.folder )
+        await _paths.remove_folder_async( self.folder )
 
 
 async def prepare_confinement(
