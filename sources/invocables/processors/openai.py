@@ -79,11 +79,15 @@ class OpenaiAccumulator( _textcalls.TextCallsAccumulatorBase[ _Assistant ] ):
             _wire.validate_shape(
                 PROVIDER, event, ( 'choices', ), 'a Chat Completions chunk' )
         choices = _wire.access_items( choices, PROVIDER, 'choices' )
-        selected = _wire.survey_choices( choices, self._choice )
-        if len( selected ) < len( choices ): self._others = True
-        if selected: self._seen = True
         invocations: list[ __.canisters.InvocationCanister ] = [ ]
-        for choice in selected:
+        # Hot path: the choices read as survey_choices reads them, in one
+        # pass with no list of its own.
+        for position, choice in enumerate( choices ):
+            ordinal = _wire.access_field( choice, 'index' )
+            if ( position if ordinal is None else ordinal ) != self._choice:
+                self._others = True
+                continue
+            self._seen = True
             invocations.extend( self._ingest_choice( choice ) )
         return tuple( invocations )
 
@@ -121,7 +125,7 @@ class OpenaiAccumulator( _textcalls.TextCallsAccumulatorBase[ _Assistant ] ):
         access = _wire.access_field
         delta = access( choice, 'delta' )
         text = access( delta, 'content' )
-        invocations = list( self.feed_text( text ) )
+        invocations = list( self.feed_text( text ) ) if text else [ ]
         calls = access( delta, 'tool_calls' )
         if calls is None:
             refusal = access( delta, 'refusal' )

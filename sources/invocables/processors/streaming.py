@@ -368,7 +368,7 @@ class AccumulatorBase( __.typx.Generic[ _natives.Assistant ] ):
             not those sent.
         '''
         slot = self._slots.get( index )
-        if slot is None or _is_other_tag( slot, tag ):
+        if slot is None or ( tag is not None and _is_other_tag( slot, tag ) ):
             if slot is None and _is_substantial( fragment ) and (
                 self.is_closed( index, tag )
             ):
