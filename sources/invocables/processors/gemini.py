@@ -67,7 +67,7 @@ class GeminiAccumulator(
         for :py:meth:`produce_message`.
     '''
 
-    __slots__ = ( '_arguments', '_finished', '_parts', '_serial', '_streamed' )
+    __slots__ = ( '_arguments', '_parts', '_serial', '_streamed' )
 
     provider = PROVIDER
 
@@ -75,7 +75,6 @@ class GeminiAccumulator(
         super( ).__init__( )
         self._arguments: dict[
             __.cabc.Hashable, _partials.PartialArguments ] = { }
-        self._finished = False
         self._parts: list[ _Part ] = [ ]
         self._serial = 0
         self._streamed: __.cabc.Hashable | None = None
@@ -100,7 +99,7 @@ class GeminiAccumulator(
             ): invocations.extend( self._ingest_part( part ) )
             stop = _access( candidate, 'finishReason', 'finish_reason' )
             if stop is None: continue
-            self._finished = True
+            self.finish( )
             if _render_enum( stop ) in _STOPS_TRUNCATING:
                 self.reason = (
                     "the response stopped for reason {stop!r}.".format(
@@ -137,11 +136,12 @@ class GeminiAccumulator(
             if not _access( part, 'thought' ):
                 self.record_text( _access( part, 'text' ) )
             return ( )
-        if self._finished:
-            raise __.exceptions.ResponseInvalidity(
-                PROVIDER, "a function call came after the candidate "
-                "finished." )
         name = _wire.access_text( _access( call, 'name' ), PROVIDER, 'name' )
+        # Any call part (a whole call, a start, partial arguments or a
+        # close) contradicts the final chunk, not only a start.
+        self.validate_unfinished(
+            f"a function call {name!r}" if name
+            else "a part of a streamed function call" )
         partials = _access( call, 'partialArgs', 'partial_args' )
         continues = bool( _access( call, 'willContinue', 'will_continue' ) )
         if name and not continues and partials is None:

@@ -37,7 +37,7 @@ class OllamaAccumulator(
         invalidity. The text is kept for :py:meth:`produce_message`.
     '''
 
-    __slots__ = ( '_done', '_serial', '_thoughts' )
+    __slots__ = ( '_serial', '_thoughts' )
 
     provider = PROVIDER
 
@@ -45,7 +45,6 @@ class OllamaAccumulator(
         self, text_calls: _textcalls.TextCallsOption | None = None
     ) -> None:
         super( ).__init__( text_calls )
-        self._done = False
         self._serial = 0
         self._thoughts: list[ str ] = [ ]
 
@@ -64,12 +63,8 @@ class OllamaAccumulator(
             self._thoughts.append( thought )
         invocations = list( self.feed_text(
             _wire.access_field( message, 'content' ) ) )
-        calls = _access_calls( event )
-        if calls and self._done:
-            raise __.exceptions.ResponseInvalidity(
-                PROVIDER, "tool calls came after the final chunk." )
         done = _wire.access_field( event, 'done' ) is True
-        for call in calls:
+        for call in _access_calls( event ):
             key = ( 'call', self._serial )
             self._serial += 1
             function = _wire.access_field( call, 'function' )
@@ -81,7 +76,7 @@ class OllamaAccumulator(
                 key, arguments = _wire.access_field(
                     function, 'arguments' ) ) )
         if done:
-            self._done = True
+            self.finish( )
             invocations.extend( self._conclude_text( event, invocations ) )
         return tuple( invocations )
 

@@ -263,10 +263,9 @@ class AccumulatorBase( __.typx.Generic[ _natives.Assistant ] ):
         if self.is_repeated( index, tag ): return ( )
         slot = self._slots.get( index )
         if slot is None and self._final:
-            raise __.exceptions.ResponseInvalidity(
-                self.provider,
-                f"a call at index {index!r} started after the final event "
-                "of the stream." )
+            self.validate_unfinished(
+                "a call {name!r} (at index {index!r})".format(
+                    name = name or _ANONYMOUS, index = index ) )
         emitted: Invocations = ( )
         if slot is not None:
             if not _is_new_call( slot, tag, name ):
@@ -387,6 +386,18 @@ class AccumulatorBase( __.typx.Generic[ _natives.Assistant ] ):
             the stream said the model had finished.
         '''
         self._final = True
+
+    def validate_unfinished( self, event: str ) -> None:
+        ''' Raises response invalidity if the final event of the stream
+            was read (``finish``): the event named (such as "a function
+            call") contradicts it. The one owner of that check: a
+            provider whose calls are more than starts (continuations,
+            closes) names them here too.
+        '''
+        if self._final:
+            raise __.exceptions.ResponseInvalidity(
+                self.provider,
+                f"{event} came after the final event of the stream." )
 
     def is_closed(
         self, index: __.cabc.Hashable, tag: str | None = None
