@@ -6,7 +6,8 @@
     :py:class:`Omniexception`; every error also derives from
     :py:class:`Omnierror` and from the fitting builtin exception, so that
     either may be caught. Classes follow in alphabetical order, except that
-    a subclass follows its base.
+    a subclass follows its base; first come the private bases which make
+    the messages of classes of one shape from their templates.
 
     This module imports no other module of the package (not even the
     ``__`` hub, whose validators raise these exceptions), so that every
@@ -15,6 +16,8 @@
 
 
 import collections.abc as _cabc
+
+from typing import ClassVar as _ClassVar
 
 import frigid as _immut
 
@@ -34,6 +37,50 @@ class Omnierror( Omniexception, Exception ):
     ''' Base for error exceptions raised by package API. '''
 
 
+class _ProviderReasonBase( Omniexception ):
+    ''' Of a provider, for a reason, told by a template. '''
+
+    _template: _ClassVar[ str ]
+
+    def __init__( self, provider: str, reason: str ):
+        self.provider = provider
+        self.reason = reason
+        super( ).__init__( self._template.format_map( vars( self ) ) )
+
+
+class _ReasonBase( Omniexception ):
+    ''' For a reason, told by a template. '''
+
+    _template: _ClassVar[ str ]
+
+    def __init__( self, reason: str ):
+        self.reason = reason
+        super( ).__init__( self._template.format_map( vars( self ) ) )
+
+
+class _RuleBase( Omniexception ):
+    ''' Schema of a tool breaks a rule of a dialect, told by a template. '''
+
+    _template: _ClassVar[ str ]
+
+    def __init__( self, name: str, dialect: str, rule: str ):
+        self.name = name
+        self.dialect = dialect
+        self.rule = rule
+        super( ).__init__( self._template.format_map( vars( self ) ) )
+
+
+class _ToolReasonBase( Omniexception ):
+    ''' Of a tool, for a reason, told by a template. '''
+
+    _template: _ClassVar[ str ]
+
+    def __init__( self, name: str, reason: str ):
+        self.name = name
+        self.reason = reason
+        super( ).__init__( self._template.format_map( vars( self ) ) )
+
+
 class AccumulatorReuseInvalidity( Omnierror, RuntimeError ):
     ''' Accumulator of a concluded stream was given more events.
 
@@ -50,7 +97,7 @@ class AccumulatorReuseInvalidity( Omnierror, RuntimeError ):
             "response." )
 
 
-class ApprovalInvalidity( Omnierror, ValueError ):
+class ApprovalInvalidity( _ReasonBase, Omnierror, ValueError ):
     ''' Approval record was not issued by a policy, or was altered.
 
         A suspended call's record is sealed when the policy suspends it;
@@ -59,24 +106,19 @@ class ApprovalInvalidity( Omnierror, ValueError ):
         nothing.
     '''
 
-    def __init__( self, reason: str ):
-        self.reason = reason
-        super( ).__init__(
-            f"The approval record cannot be resumed: {reason} Resume only "
-            "records which a policy suspended, unchanged; across "
-            "processes, give each the same seal key (Policy.seal_key or "
-            "the INVOCABLES_APPROVAL_KEY environment variable)." )
+    _template = (
+        "The approval record cannot be resumed: {reason} Resume only "
+        "records which a policy suspended, unchanged; across "
+        "processes, give each the same seal key (Policy.seal_key or "
+        "the INVOCABLES_APPROVAL_KEY environment variable)." )
 
 
-class ArgumentsInvalidity( Omnierror, ValueError ):
+class ArgumentsInvalidity( _ToolReasonBase, Omnierror, ValueError ):
     ''' Arguments of invocation do not satisfy schema of invoker. '''
 
-    def __init__( self, name: str, reason: str ):
-        self.name = name
-        self.reason = reason
-        super( ).__init__(
-            f"Invalid arguments for tool {name!r}: {reason} "
-            "Correct the arguments to match the tool's schema and retry." )
+    _template = (
+        "Invalid arguments for tool {name!r}: {reason} "
+        "Correct the arguments to match the tool's schema and retry." )
 
 
 class CallbackAnswerInvalidity( Omnierror, TypeError, ValueError ):
@@ -114,11 +156,13 @@ class ConfigurationInvalidity( Omnierror, ValueError ):
 class ConnectionFailure( Omnierror, ConnectionError ):
     ''' Connection to ensemble (such as an MCP server) failed or was lost. '''
 
+    _template: _ClassVar[ str ] = (
+        "Connection to ensemble {ensemble!r} failed: {reason}" )
+
     def __init__( self, ensemble: str, reason: str ):
         self.ensemble = ensemble
         self.reason = reason
-        super( ).__init__(
-            f"Connection to ensemble {ensemble!r} failed: {reason}" )
+        super( ).__init__( self._template.format_map( vars( self ) ) )
 
 
 class ConnectionAbsence( ConnectionFailure ):
@@ -126,13 +170,13 @@ class ConnectionAbsence( ConnectionFailure ):
         tools; connect it first.
     '''
 
+    _template = (
+        "Ensemble {ensemble!r} is not connected; use 'async with "
+        "ensemble:' or 'await ensemble.connect( )' before offering or "
+        "calling its tools." )
+
     def __init__( self, ensemble: str ):
-        self.ensemble = ensemble
-        self.reason = 'it is not connected'
-        super( ConnectionFailure, self ).__init__(
-            f"Ensemble {ensemble!r} is not connected; use 'async with "
-            "ensemble:' or 'await ensemble.connect( )' before offering or "
-            "calling its tools." )
+        super( ).__init__( ensemble, 'it is not connected' )
 
 
 class CredentialsAbsence( Omnierror, LookupError ):
@@ -166,12 +210,10 @@ class EnsembleAbsence( Omnierror, LookupError ):
             "Check the ensemble names of the configuration." )
 
 
-class EnsemblesInvalidity( Omnierror, ValueError ):
+class EnsemblesInvalidity( _ReasonBase, Omnierror, ValueError ):
     ''' Sequence of ensembles cannot be used together. '''
 
-    def __init__( self, reason: str ):
-        self.reason = reason
-        super( ).__init__( f"Invalid ensembles: {reason}" )
+    _template = "Invalid ensembles: {reason}"
 
 
 class ExtraAbsence( Omnierror, ImportError ):
@@ -229,14 +271,17 @@ class InvocationInterruption( Omnierror, ValueError ):
         Such a call is never dispatched: its arguments are incomplete.
     '''
 
+    _template: _ClassVar[ str ] = (
+        "Incomplete tool call(s) {names} at end of stream: {reason} "
+        "The calls were not run; raise the output token limit or ask "
+        "the model to retry." )
+
     def __init__( self, names: _cabc.Sequence[ str ], reason: str ):
         self.names = tuple( names )
         self.reason = reason
-        joined = ', '.join( repr( name ) for name in names )
-        super( ).__init__(
-            f"Incomplete tool call(s) {joined} at end of stream: {reason} "
-            "The calls were not run; raise the output token limit or ask "
-            "the model to retry." )
+        super( ).__init__( self._template.format(
+            names = ', '.join( repr( name ) for name in names ),
+            reason = reason ) )
 
 
 class InvocationRefusal( Omnierror, RuntimeError ):
@@ -270,14 +315,10 @@ class InvocationTruncation( InvocationInterruption ):
         :py:class:`InvocationInterruption`, so that either may be caught.
     '''
 
-    def __init__( self, names: _cabc.Sequence[ str ], reason: str ):
-        self.names = tuple( names )
-        self.reason = reason
-        joined = ', '.join( repr( name ) for name in names )
-        super( InvocationInterruption, self ).__init__(
-            f"Tool call(s) {joined} cut off before their arguments were "
-            f"complete: {reason} No call of the response was run; raise the "
-            "output token limit or ask the model to retry." )
+    _template = (
+        "Tool call(s) {names} cut off before their arguments were "
+        "complete: {reason} No call of the response was run; raise the "
+        "output token limit or ask the model to retry." )
 
 
 class InvokerAbsence( Omnierror, LookupError ):
@@ -294,13 +335,10 @@ class InvokerAbsence( Omnierror, LookupError ):
             "Use one of the tools that were offered." )
 
 
-class InvokerInvalidity( Omnierror, TypeError ):
+class InvokerInvalidity( _ToolReasonBase, Omnierror, TypeError ):
     ''' Invoker cannot be produced from given object. '''
 
-    def __init__( self, name: str, reason: str ):
-        self.name = name
-        self.reason = reason
-        super( ).__init__( f"Cannot produce invoker {name!r}: {reason}" )
+    _template = "Cannot produce invoker {name!r}: {reason}"
 
 
 class LiaisonAbsence( Omnierror, LookupError ):
@@ -386,13 +424,10 @@ class ProviderInaccessibility( Omnierror, ConnectionError ):
             f"cannot reach {url}: {reason} (provider {provider!r})." )
 
 
-class ProviderNoSupport( Omnierror, ValueError ):
+class ProviderNoSupport( _ProviderReasonBase, Omnierror, ValueError ):
     ''' Requested provider or provider feature is not supported. '''
 
-    def __init__( self, provider: str, reason: str ):
-        self.provider = provider
-        self.reason = reason
-        super( ).__init__( f"Provider {provider!r} not supported: {reason}" )
+    _template = "Provider {provider!r} not supported: {reason}"
 
 
 class ResourceAbsence( Omnierror, LookupError ):
@@ -407,29 +442,23 @@ class ResourceAbsence( Omnierror, LookupError ):
             f"{reason}" )
 
 
-class ResponseInvalidity( Omnierror, ValueError ):
+class ResponseInvalidity( _ProviderReasonBase, Omnierror, ValueError ):
     ''' Provider response or stream event has an unexpected shape. '''
 
-    def __init__( self, provider: str, reason: str ):
-        self.provider = provider
-        self.reason = reason
-        super( ).__init__(
-            f"Unexpected response shape from provider {provider!r}: "
-            f"{reason}" )
+    _template = (
+        "Unexpected response shape from provider {provider!r}: {reason}" )
 
 
-class ResultInvalidity( Omnierror, ValueError ):
+class ResultInvalidity( _ReasonBase, Omnierror, ValueError ):
     ''' Result of tool cannot be sent: not serializable, or too large.
 
         The execution engine turns it into an error result for the model.
     '''
 
-    def __init__( self, reason: str ):
-        self.reason = reason
-        super( ).__init__(
-            f"Tool result cannot be sent as JSON: {reason}. Return text, "
-            "content canisters or JSON-compatible values, within the "
-            "limits of execution." )
+    _template = (
+        "Tool result cannot be sent as JSON: {reason}. Return text, "
+        "content canisters or JSON-compatible values, within the "
+        "limits of execution." )
 
 
 class SandboxNoSupport( ConnectionFailure ):
@@ -444,31 +473,24 @@ class SandboxNoSupport( ConnectionFailure ):
             ensemble, f"the sandbox cannot be set up: {reason}" )
 
 
-class SchemaDialectInvalidity( Omnierror, ValueError ):
+class SchemaDialectInvalidity( _RuleBase, Omnierror, ValueError ):
     ''' JSON Schema of tool cannot be expressed in dialect of provider.
 
         Names the tool, the dialect and the rule which the schema breaks.
     '''
 
-    def __init__( self, name: str, dialect: str, rule: str ):
-        self.name = name
-        self.dialect = dialect
-        self.rule = rule
-        super( ).__init__(
-            f"Schema of tool {name!r} cannot be expressed in dialect "
-            f"{dialect!r}: {rule} Simplify the schema of the tool, or use "
-            "another dialect." )
+    _template = (
+        "Schema of tool {name!r} cannot be expressed in dialect "
+        "{dialect!r}: {rule} Simplify the schema of the tool, or use "
+        "another dialect." )
 
 
-class SchemaInvalidity( Omnierror, ValueError ):
+class SchemaInvalidity( _ToolReasonBase, Omnierror, ValueError ):
     ''' JSON Schema of invoker is not valid JSON Schema Draft 2020-12. '''
 
-    def __init__( self, name: str, reason: str ):
-        self.name = name
-        self.reason = reason
-        super( ).__init__(
-            f"Invalid JSON Schema for tool {name!r}: {reason} "
-            "Fix the schema so that it is valid JSON Schema Draft 2020-12." )
+    _template = (
+        "Invalid JSON Schema for tool {name!r}: {reason} "
+        "Fix the schema so that it is valid JSON Schema Draft 2020-12." )
 
 
 class AuthorizationFailure( ConnectionFailure ):
@@ -477,10 +499,7 @@ class AuthorizationFailure( ConnectionFailure ):
         The message names the server and never holds a token or secret.
     '''
 
-    def __init__( self, ensemble: str, reason: str ):
-        super( ).__init__( ensemble, reason )
-        self.args = (
-            f"Authorization with MCP server {ensemble!r} failed: {reason}", )
+    _template = "Authorization with MCP server {ensemble!r} failed: {reason}"
 
 
 class SecretReferenceWarning( Omniexception, UserWarning ):
@@ -501,12 +520,10 @@ class SecretReferenceWarning( Omniexception, UserWarning ):
                 names = ', '.join( self.references ) ) )
 
 
-class ServerActivateFailure( Omnierror, OSError ):
+class ServerActivateFailure( _ReasonBase, Omnierror, OSError ):
     ''' Server cannot start serving (port in use, address unknown). '''
 
-    def __init__( self, reason: str ):
-        self.reason = reason
-        super( ).__init__( reason )
+    _template = "{reason}"
 
 
 class TaskAbsence( Omnierror, LookupError ):
@@ -518,20 +535,15 @@ class TaskAbsence( Omnierror, LookupError ):
         super( ).__init__( f"No task known as {identifier!r}." )
 
 
-class ToolExclusionWarning( Omniexception, UserWarning ):
+class ToolExclusionWarning( _RuleBase, UserWarning ):
     ''' Tool was left out of request, because provider cannot take it.
 
         The other tools are still offered; names the tool, the dialect and
         the rule which its schema breaks.
     '''
 
-    def __init__( self, name: str, dialect: str, rule: str ):
-        self.name = name
-        self.dialect = dialect
-        self.rule = rule
-        super( ).__init__(
-            f"Tool {name!r} left out of request for dialect {dialect!r}: "
-            f"{rule}" )
+    _template = (
+        "Tool {name!r} left out of request for dialect {dialect!r}: {rule}" )
 
 
 class ToolStrictnessWarning( ToolExclusionWarning ):
@@ -545,15 +557,12 @@ class ToolStrictnessWarning( ToolExclusionWarning ):
         with exclusions from the request.
     '''
 
+    _template = (
+        "Tool {name!r} offered to {provider!r} without strict mode: {rule}" )
+
     def __init__( self, name: str, provider: str, rule: str ):
-        self.name = name
         self.provider = provider
-        self.dialect = 'openai-strict'
-        self.rule = rule
-        Omniexception.__init__(
-            self,
-            f"Tool {name!r} offered to {provider!r} without strict mode: "
-            f"{rule}" )
+        super( ).__init__( name, 'openai-strict', rule )
 
 
 class UsageInvalidity( Omnierror, ValueError ):
