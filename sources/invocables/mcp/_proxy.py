@@ -12,6 +12,7 @@
 '''
 
 
+import concurrent.futures as _futures
 import ipaddress as _ipaddress
 import os as _os
 import socket as _socket
@@ -29,6 +30,11 @@ _CONNECTIONS_MAXIMUM = 64
 _HEAD_MAXIMUM = 65536
 _CONNECT_TIMEOUT = 30.0
 _HEAD_TIMEOUT = 30.0
+# Lookups of names held at once, each in a thread of the proxy's own: a
+# server which floods the proxy with names which never resolve takes no
+# thread of the application's default executor, nor of another proxy.
+_LOOKUPS_MAXIMUM = 4
+_LOOKUP_TIMEOUT = 15.0
 _PORTS_DEFAULT = ( 80, 443 )
 # A server which floods the proxy with refused requests must not flood the
 # application's logs: the first refusals are warnings, the others debug.
@@ -137,6 +143,8 @@ class Proxy(
         self.resolver = resolver
         self.server: __.asyncio.Server | None = None
         self.connections: set[ __.asyncio.Task[ None ] ] = set( )
+        self.lookups = _futures.ThreadPoolExecutor(
+            _LOOKUPS_MAXIMUM, thread_name_prefix = 'invocables-proxy-lookup' )
         self.closed = False
         self.refusals = 0
 
@@ -146,10 +154,14 @@ class Proxy(
             self._serve, path = path, limit = _HEAD_MAXIMUM )
 
     def deactivate( self ) -> None:
-        ''' Stops listening and ends every connection. '''
+        ''' Stops listening, ends every connection and drops lookups yet
+            to start (one under way ends in its thread, as the host's
+            resolver gives up).
+        '''
         self.closed = True
         if self.server is not None: self.server.close( )
         for task in tuple( self.connections ): task.cancel( )
+        self.lookups.shutdown( wait = False, cancel_futures = True )
 
     def is_allowed( self, name: str, port: int ) -> bool:
         ''' Returns whether a listed host matches name and port. '''
@@ -211,8 +223,7 @@ class Proxy(
             not rule.wildcard and rule.is_match( name, port )
             for rule in self.rules )
         try:
-            hosts = await __.asyncio.wait_for(
-                _resolve( host, port, loopback = exact ), _CONNECT_TIMEOUT )
+            hosts = await self._resolve( host, port, loopback = exact )
             if isinstance( hosts, str ):
                 await self._refuse( writer, _Refusal(
                     403, f"host {name}:{port} resolves to {hosts}" ) )
@@ -281,6 +292,29 @@ class Proxy(
             status = refusal.status, phrase = _STATUSES[ refusal.status ],
             length = len( body ) ).encode( ) + body )
         await writer.drain( )
+
+    async def _resolve(
+        self, host: str, port: int, *, loopback: bool
+    ) -> tuple[ str, ... ] | str:
+        ''' Returns addresses of host, or which refused one it resolves to
+            (loopback is refused unless allowed); looks up in the proxy's
+            own threads, waiting for one at most the lookup's deadline.
+        '''
+        loop = __.asyncio.get_running_loop( )
+        try:
+            lookup = loop.run_in_executor(
+                self.lookups, _socket.getaddrinfo, host, port, 0,
+                _socket.SOCK_STREAM )
+        except RuntimeError as exception: # shut down: the proxy stopped
+            raise OSError( "the proxy stopped" ) from exception
+        try: found = await __.asyncio.wait_for( lookup, _LOOKUP_TIMEOUT )
+        except __.asyncio.TimeoutError as exception:
+            raise OSError(
+                "its name did not resolve within {seconds:g} seconds".format(
+                    seconds = _LOOKUP_TIMEOUT ) ) from exception
+        addresses = tuple( dict.fromkeys(
+            str( information[ 4 ][ 0 ] ) for information in found ) )
+        return _refuse_addresses( addresses, loopback = loopback )
 
     async def _tunnel(
         self,
@@ -491,16 +525,10 @@ def _is_refused( address: str, *, loopback: bool = False ) -> bool:
         or value == _BROADCAST or ( value.is_loopback and not loopback ) )
 
 
-async def _resolve(
-    host: str, port: int, *, loopback: bool
+def _refuse_addresses(
+    addresses: tuple[ str, ... ], *, loopback: bool
 ) -> tuple[ str, ... ] | str:
-    ''' Returns addresses of host, or which refused one it resolves to
-        (loopback is refused unless allowed).
-    '''
-    loop = __.asyncio.get_running_loop( )
-    found = await loop.getaddrinfo( host, port, type = _socket.SOCK_STREAM )
-    addresses = tuple( dict.fromkeys(
-        str( information[ 4 ][ 0 ] ) for information in found ) )
+    ''' Returns addresses, or which refused one is among them. '''
     refused = [
         address for address in addresses
         if _is_refused( address, loopback = loopback ) ]
