@@ -27,7 +27,7 @@ EXIT_INTERRUPTION = 130
 EXIT_USAGE = 2
 PORT_DEFAULT = 8000
 
-_FACTORY = 'invocables.serving:produce_application_from_environment'
+_FACTORY = 'invocables.cli.serve:produce_worker_application'
 # Seconds which connections have to end once stopping; then they are cut
 # (a client's stream of subscriptions/listen lasts until then).
 _GRACE_SHUTDOWN = 5
@@ -35,6 +35,23 @@ _GRACE_SHUTDOWN = 5
 # logger and level (clients may cause them: refused requests).
 _LINE_MAXIMUM = 240
 _LINES_MAXIMUM = 100
+# Limits of HTTP serving: option (seconds for a timeout, else a count), and
+# its help; their destinations are the keys of the settings of serving.
+_LIMITS = (
+    ( '--header-timeout', "seconds in which a request must complete its "
+      "headers, or the connection is closed (default: 10)" ),
+    ( '--body-timeout', "seconds in which a request must complete its body "
+      "once its headers are in, or the connection is closed (default: "
+      "30)" ),
+    ( '--idle-timeout', "seconds an idle kept-alive connection stays open "
+      "(default: 5)" ),
+    ( '--connections-maximum', "connections and requests at once, per "
+      "worker; more get 503 (default: 1000)" ),
+    ( '--sessions-maximum', "sessions open at once; a client which would "
+      "open one more gets 503 (default: 10000; not with --stateless)" ),
+    ( '--session-idle-timeout', "seconds a session without requests stays "
+      "open, then it is closed (default: 1800; not with --stateless)" ),
+)
 _PROGRAM = 'invocables serve'
 _PROTOCOL = 'invocables.serving:HeaderTimeoutProtocol'
 _SPEAKER = 'invocables' # of the lines which say where it serves, and when
@@ -95,26 +112,13 @@ def add_arguments(
         default = [ ],
         help = "origin (https://app.example.com) which browsers may give, "
         "besides those of the allowed hosts; repeatable" )
-    parser.add_argument(
-        '--header-timeout', metavar = 'SECONDS', type = _validate_seconds,
-        default = None,
-        help = "seconds in which a request must complete its headers, or "
-        "the connection is closed (default: 10)" )
-    parser.add_argument(
-        '--body-timeout', metavar = 'SECONDS', type = _validate_seconds,
-        default = None,
-        help = "seconds in which a request must complete its body once its "
-        "headers are in, or the connection is closed (default: 30)" )
-    parser.add_argument(
-        '--idle-timeout', metavar = 'SECONDS', type = _validate_seconds,
-        default = None,
-        help = "seconds an idle kept-alive connection stays open "
-        "(default: 5)" )
-    parser.add_argument(
-        '--connections-maximum', metavar = 'N',
-        type = _commands.validate_count, default = None,
-        help = "connections and requests at once, per worker; more get 503 "
-        "(default: 1000)" )
+    for name, text in _LIMITS:
+        seconds = name.endswith( '-timeout' )
+        parser.add_argument(
+            name, metavar = 'SECONDS' if seconds else 'N',
+            type = (
+                _validate_seconds if seconds else _commands.validate_count ),
+            default = None, help = text )
 
 
 async def execute_command( options: _argparse.Namespace ) -> int:
@@ -130,6 +134,7 @@ async def execute_command( options: _argparse.Namespace ) -> int:
         raise _exceptions.UsageInvalidity(
             "--workers: several workers need --stateless (a session lives "
             "in one worker only)." )
+    if options.http and options.stateless: _validate_stateless( options )
     _serving = _import_serving( )
     settings = {
         'configuration': getattr( options, 'configuration', None ),
@@ -148,21 +153,24 @@ async def execute_command( options: _argparse.Namespace ) -> int:
     token = _access_token( options.token_variable )
     server = await _serving.prepare_server( settings | { 'connect': True } )
     listener = _listen( options.host, options.port )
+    limits = _access_limits( _serving, options )
     if options.workers > 1:
         # The port is free (or chosen, for 0): uvicorn's supervisor binds
         # it again for its workers.
         with listener: url = _describe_url( listener, options.host )
-        return await _supervise_workers( options, settings, url )
+        return await _supervise_workers(
+            options, { **settings, **limits }, url )
     application = _serving.produce_application(
         server, stateless = options.stateless,
         token = __.absent if token is None else token, host = options.host,
         allowed_hosts = options.allowed_host,
         allowed_origins = options.allowed_origin,
-        allow_unauthenticated = options.no_token )
+        allow_unauthenticated = options.no_token,
+        sessions_maximum = limits[ 'sessions_maximum' ],
+        session_idle_timeout = limits[ 'session_idle_timeout' ] )
     url = _describe_url( listener, options.host )
     with listener:
-        return await _serve_http(
-            server, application, listener, url, options )
+        return await _serve_http( server, application, listener, url, limits )
 
 
 def main( arguments: __.cabc.Sequence[ str ] | None = None ) -> None:
@@ -182,6 +190,26 @@ def main( arguments: __.cabc.Sequence[ str ] | None = None ) -> None:
     raise SystemExit( status )
 
 
+def produce_worker_application( ) -> __.typx.Any:
+    ''' Produces application of a worker process of ``--workers N``.
+
+        For uvicorn's worker processes (``--factory``): the log of each is
+        bounded as serve's own (``invocables.serving``'s factory, which
+        builds the application, leaves logging alone).
+    '''
+    # In a worker, uvicorn took the signals before it imports the
+    # application: its handler of SIGTERM is the worker's web server.
+    def stopping( ) -> bool:
+        web_server = getattr(
+            _signal.getsignal( _signal.SIGTERM ), '__self__', None )
+        return bool( getattr( web_server, 'should_exit', False ) )
+
+    # uvicorn gave its own handler to its workers' loggers.
+    _logging.getLogger( 'uvicorn' ).handlers.clear( )
+    _bound_logs( _UvicornHandler( stopping ) )
+    return _import_serving( ).produce_application_from_environment( )
+
+
 def _access_token( variable: str | None ) -> str | None:
     if not variable: return None
     token = _os.environ.get( variable )
@@ -194,8 +222,19 @@ def _access_token( variable: str | None ) -> str | None:
     return token
 
 
-def _choose( value: __.typx.Any, default: __.typx.Any ) -> __.typx.Any:
-    return default if value is None else value
+def _access_limits(
+    serving: __.typx.Any, options: _argparse.Namespace
+) -> dict[ str, __.typx.Any ]:
+    ''' Returns the limits of HTTP serving, by key of the settings: each
+        as its option gives it, or else its default.
+    '''
+    limits: dict[ str, __.typx.Any ] = { }
+    for name, _ in _LIMITS:
+        key = name[ 2 : ].replace( '-', '_' )
+        value = getattr( options, key )
+        limits[ key ] = getattr(
+            serving, key.upper( ) + '_DEFAULT' ) if value is None else value
+    return limits
 
 
 def _announce( server: __.typx.Any, where: str ) -> None:
@@ -277,7 +316,7 @@ async def _serve_http(
     application: __.typx.Any,
     listener: _socket.socket,
     url: str,
-    options: _argparse.Namespace,
+    limits: __.cabc.Mapping[ str, __.typx.Any ],
 ) -> int:
     ''' Serves application on listener with uvicorn, until stopped.
 
@@ -291,30 +330,19 @@ async def _serve_http(
     _guard_lifespan(
         application, failures,
         lambda: _announce( server, f"at {url} (Ctrl-C stops)" ) )
-    _serving = _import_serving( )
     configuration = uvicorn.Config(
         application, log_config = None, log_level = 'warning',
         lifespan = 'on',
-        http = _serving.produce_protocol(
-            _choose( options.header_timeout, _serving.HEADER_TIMEOUT_DEFAULT ),
-            _choose( options.body_timeout, _serving.BODY_TIMEOUT_DEFAULT ) ),
-        timeout_keep_alive = _choose(
-            options.idle_timeout, _serving.IDLE_TIMEOUT_DEFAULT ),
-        limit_concurrency = _choose(
-            options.connections_maximum,
-            _serving.CONNECTIONS_MAXIMUM_DEFAULT ),
+        http = _import_serving( ).produce_protocol(
+            limits[ 'header_timeout' ], limits[ 'body_timeout' ] ),
+        timeout_keep_alive = limits[ 'idle_timeout' ],
+        limit_concurrency = limits[ 'connections_maximum' ],
         timeout_graceful_shutdown = _GRACE_SHUTDOWN )
     web_server = _produce_web_server(
         uvicorn.Server, configuration, server.subscriptions.close )
-    handler = _UvicornHandler( failures, web_server )
-    # The web server's and the SDK's server logs, one line each; none of
-    # the SDK's once stopping (the 1.x SDK reports its streams closed at
-    # shutdown as errors, with tracebacks).
-    loggers = [
-        _logging.getLogger( name ) for name in ( 'uvicorn', 'mcp.server' ) ]
-    for logger in loggers:
-        logger.addHandler( handler )
-        logger.propagate = False
+    handler = _UvicornHandler(
+        lambda: getattr( web_server, 'should_exit', False ), failures )
+    loggers = _bound_logs( handler )
     try: await web_server.serve( sockets = [ listener ] )
     except SystemExit as exception: # uvicorn's, at startup
         if failures: raise failures[ 0 ] from None
@@ -328,6 +356,21 @@ async def _serve_http(
     if failures: raise failures[ 0 ]
     _say( "stopped." )
     return 0
+
+
+def _bound_logs( handler: _logging.Handler ) -> list[ _logging.Logger ]:
+    ''' Makes handler the only one of the web server's and the SDK's
+        server logs; returns their loggers.
+
+        Once stopping, the SDK's lines are not shown: the 1.x SDK reports
+        its streams closed at shutdown as errors, with tracebacks.
+    '''
+    loggers = [
+        _logging.getLogger( name ) for name in ( 'uvicorn', 'mcp.server' ) ]
+    for logger in loggers:
+        logger.addHandler( handler )
+        logger.propagate = False
+    return loggers
 
 
 def _guard_lifespan(
@@ -396,7 +439,8 @@ class _UvicornHandler( _logging.Handler ):
     ''' Shows uvicorn's warnings and errors as one line each, of bounded
         length; the first hundred warnings, and errors, of each logger
         only (clients cause them: refused requests, which echo their
-        headers, or bodies cut short).
+        headers, or bodies cut short). Those of the SDK are not shown once
+        the web server stops (stopping).
 
         Once the application failed to start, its failure is raised and
         uvicorn's report of it (a traceback) is not shown.
@@ -404,19 +448,17 @@ class _UvicornHandler( _logging.Handler ):
 
     def __init__(
         self,
-        failures: __.cabc.Sequence[ BaseException ],
-        web_server: __.typx.Any,
+        stopping: __.cabc.Callable[ [ ], bool ],
+        failures: __.cabc.Sequence[ BaseException ] = ( ),
     ):
         super( ).__init__( _logging.WARNING )
         self.failures = failures
-        self.web_server = web_server
+        self.stopping = stopping
         self.counts: dict[ str, int ] = { }
 
     def emit( self, record: _logging.LogRecord ) -> None:
         if self.failures: return
-        if record.name.startswith( 'mcp.' ) and getattr(
-            self.web_server, 'should_exit', False
-        ): return
+        if record.name.startswith( 'mcp.' ) and self.stopping( ): return
         lines = record.getMessage( ).strip( ).splitlines( )
         if not lines: return
         line = lines[ -1 ]
@@ -473,6 +515,15 @@ def _validate_seconds( text: str ) -> float:
     return seconds
 
 
+def _validate_stateless( options: _argparse.Namespace ) -> None:
+    ''' Refuses the options of sessions with ``--stateless``. '''
+    for key in ( 'sessions_maximum', 'session_idle_timeout' ):
+        if getattr( options, key ) is None: continue
+        raise _exceptions.UsageInvalidity(
+            "--{name}: --stateless serves no sessions; give one of "
+            "them.".format( name = key.replace( '_', '-' ) ) )
+
+
 async def _supervise_workers(
     options: _argparse.Namespace,
     settings: __.cabc.Mapping[ str, __.typx.Any ],
@@ -480,8 +531,9 @@ async def _supervise_workers(
 ) -> int:
     ''' Runs uvicorn's supervisor of worker processes; returns its status.
 
-        Workers build the application from the options passed in the
-        environment (never the token itself: the name of its variable).
+        Workers build the application from the settings and the options
+        passed in the environment (never the token itself: the name of its
+        variable); uvicorn's own limits are its command's options.
     '''
     import invocables.serving as _serving
     environment = dict( _os.environ )
@@ -490,11 +542,7 @@ async def _supervise_workers(
         'token_variable': options.token_variable, 'host': options.host,
         'allowed_hosts': options.allowed_host,
         'allowed_origins': options.allowed_origin,
-        'allow_unauthenticated': options.no_token,
-        'header_timeout': _choose(
-            options.header_timeout, _serving.HEADER_TIMEOUT_DEFAULT ),
-        'body_timeout': _choose(
-            options.body_timeout, _serving.BODY_TIMEOUT_DEFAULT ) } )
+        'allow_unauthenticated': options.no_token } )
     port = url.rsplit( ':', 1 )[ 1 ].split( '/', 1 )[ 0 ]
     # Signals are handled before the line which invites them is said: a
     # signal in between would kill this process and orphan the workers.
@@ -514,11 +562,9 @@ async def _supervise_workers(
             '--workers', str( options.workers ), '--log-level', 'warning',
             '--http', _PROTOCOL,
             # uvicorn's command takes whole seconds.
-            '--timeout-keep-alive', str( __.math.ceil( _choose(
-                options.idle_timeout, _serving.IDLE_TIMEOUT_DEFAULT ) ) ),
-            '--limit-concurrency', str( _choose(
-                options.connections_maximum,
-                _serving.CONNECTIONS_MAXIMUM_DEFAULT ) ),
+            '--timeout-keep-alive',
+            str( __.math.ceil( settings[ 'idle_timeout' ] ) ),
+            '--limit-concurrency', str( settings[ 'connections_maximum' ] ),
             '--timeout-graceful-shutdown', str( _GRACE_SHUTDOWN ),
             env = environment ) )
         process = processes[ 0 ]

@@ -41,6 +41,8 @@ from .applications import (
     OPTIONS_VARIABLE as OPTIONS_VARIABLE,
     PATH_DEFAULT as PATH_DEFAULT,
     PORT_DEFAULT as PORT_DEFAULT,
+    SESSION_IDLE_TIMEOUT_DEFAULT as SESSION_IDLE_TIMEOUT_DEFAULT,
+    SESSIONS_MAXIMUM_DEFAULT as SESSIONS_MAXIMUM_DEFAULT,
     HeaderTimeoutProtocol as HeaderTimeoutProtocol,
     MemoryEventStore as MemoryEventStore,
     is_loopback as is_loopback,

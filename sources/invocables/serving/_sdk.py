@@ -161,14 +161,16 @@ def produce_application( # noqa: PLR0913
         'http://127.0.0.1:*', 'http://localhost:*', 'http://[::1]:*' ),
     event_store: __.typx.Any = None,
     retry_interval: int | None = None,
+    sessions: tuple[ int | None, float | None ] = ( 10_000, 1800.0 ),
 ) -> __.typx.Any:
     ''' Produces ASGI application serving low-level server at path.
 
         Streamable HTTP; with a token verifier, every request must carry a
         token it accepts. Requests whose ``Host`` or ``Origin`` header is
         not allowed (patterns of the SDK: ``name``, ``name:*``) are refused
-        (421, 403). The 2.x low-level server builds it; for 1.x, the same
-        parts are assembled here.
+        (421, 403). Sessions are bounded: most open at once, and seconds
+        idle (the SDK's options). The 2.x low-level server builds it; for
+        1.x, the same parts are assembled here.
     '''
     security = _produce_security( allowed_hosts, allowed_origins )
     if _CURRENT:
@@ -176,10 +178,11 @@ def produce_application( # noqa: PLR0913
             streamable_http_path = path, stateless_http = stateless,
             host = host, auth = auth, token_verifier = token_verifier,
             transport_security = security, event_store = event_store,
-            retry_interval = retry_interval )
+            retry_interval = retry_interval, max_sessions = sessions[ 0 ],
+            session_idle_timeout = sessions[ 1 ] )
     return _produce_application_legacy(
         server, path, stateless, security, auth, token_verifier,
-        ( event_store, retry_interval ) )
+        ( event_store, retry_interval ), sessions )
 
 
 def produce_server(
@@ -467,6 +470,7 @@ def _produce_application_legacy(
     auth: __.typx.Any,
     token_verifier: __.typx.Any,
     resumption: tuple[ __.typx.Any, int | None ],
+    sessions: tuple[ int | None, float | None ],
 ) -> __.typx.Any:
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
@@ -481,7 +485,8 @@ def _produce_application_legacy(
         StreamableHTTPSessionManager )
     manager: __.typx.Any = StreamableHTTPSessionManager(
         app = server, stateless = stateless, event_store = resumption[ 0 ],
-        security_settings = security )
+        security_settings = security, max_sessions = sessions[ 0 ],
+        session_idle_timeout = sessions[ 1 ] )
     endpoint: __.typx.Any = _EndpointLegacy( manager )
     middleware: list[ Middleware ] = [ ]
     if token_verifier is not None:

@@ -5,10 +5,9 @@
     :py:func:`produce_application` serves a tool server at a
     path; requests whose ``Host`` or ``Origin`` is not allowed are refused
     (DNS rebinding), and serving beyond the loopback needs a token unless
-    allowed explicitly. :py:class:`HeaderTimeoutProtocol` bounds the time
-    a client may take to send its headers, and its body;
-    :py:class:`MemoryEventStore`
-    makes streams resumable.
+    allowed explicitly. :py:class:`HeaderTimeoutProtocol` (of
+    ``_protocols``) bounds the time a client may take to send its headers,
+    and its body; :py:class:`MemoryEventStore` makes streams resumable.
 '''
 
 
@@ -18,29 +17,32 @@ import os as _os
 import uuid as _uuid
 
 import anyio as _anyio
-import h11 as _h11
-
-from uvicorn.protocols.http.h11_impl import H11Protocol as _H11Protocol
 
 import invocables.serving.__ as __
 import invocables.serving._events as _events
+import invocables.serving._protocols as _protocols
 import invocables.serving._sdk as _server_sdk
 import invocables.serving.servers as _servers
 import invocables.ensembles as _ensembles
 import invocables.exceptions as _exceptions
 
 
-BODY_TIMEOUT_DEFAULT = 30.0
+BODY_TIMEOUT_DEFAULT = _protocols.BODY_TIMEOUT_DEFAULT
 CONNECTIONS_MAXIMUM_DEFAULT = 1000
 EVENTS_MAXIMUM_DEFAULT = _events.EVENTS_MAXIMUM_DEFAULT
 EVENTS_SIZE_MAXIMUM_DEFAULT = _events.EVENTS_SIZE_MAXIMUM_DEFAULT
-HEADER_TIMEOUT_DEFAULT = 10.0
+HEADER_TIMEOUT_DEFAULT = _protocols.HEADER_TIMEOUT_DEFAULT
 IDLE_TIMEOUT_DEFAULT = 5
-OPTIONS_VARIABLE = 'INVOCABLES_SERVE_OPTIONS'
+OPTIONS_VARIABLE = _protocols.OPTIONS_VARIABLE
 PATH_DEFAULT = '/mcp'
 PORT_DEFAULT = 8000
+# Those of the ``mcp`` SDK (1.x and 2.x), which it takes as options.
+SESSION_IDLE_TIMEOUT_DEFAULT = 1800.0
+SESSIONS_MAXIMUM_DEFAULT = 10_000
 
+HeaderTimeoutProtocol = _protocols.HeaderTimeoutProtocol
 MemoryEventStore = _events.MemoryEventStore
+produce_protocol = _protocols.produce_protocol
 
 _LOOPBACK_NAMES = ( '127.0.0.1', 'localhost', '::1' )
 # Headers of a session's request which its ping does not repeat.
@@ -56,124 +58,55 @@ _WILDCARDS = ( '', '0.0.0.0', '::' ) # noqa: S104
 _scribe = __.produce_scribe( __name__ )
 
 
-class HeaderTimeoutProtocol( _H11Protocol ):
-    ''' HTTP/1.1 of uvicorn which closes connections whose request does
-        not complete its headers, or its body, in time (uvicorn has no
-        such limits).
-
-        The header timeout (seconds) counts from the connection, or from
-        the first byte of a request on a kept connection, to the end of
-        the request's headers; the body timeout, from the end of the
-        headers to the end of the body (a body dripped byte by byte would
-        hold its connection and its request for ever). Each is the class's
-        (a subclass of :py:func:`produce_protocol`) or else the
-        ``header_timeout`` or ``body_timeout`` of
-        ``INVOCABLES_SERVE_OPTIONS``; 10 s and 30 s by default. Give it to
-        uvicorn as its HTTP implementation: ``--http
-        invocables.serving:HeaderTimeoutProtocol``.
+class _Guard:
+    ''' ASGI middleware which refuses the HTTP requests it finds wanting,
+        with a status and a line of text; passes on the others.
     '''
 
-    body_timeout: __.typx.ClassVar[ float | None ] = None
-    header_timeout: __.typx.ClassVar[ float | None ] = None
+    refusal: __.typx.ClassVar[ tuple[ int, str ] ]
 
-    def __init__( self, *arguments: __.typx.Any, **keywords: __.typx.Any ):
-        super( ).__init__( *arguments, **keywords )
-        # A timer per state of the request which must end in time.
-        self._timers: dict[ type, __.asyncio.TimerHandle ] = { }
-        header_timeout, body_timeout = (
-            type( self ).header_timeout, type( self ).body_timeout )
-        if header_timeout is None or body_timeout is None:
-            settings = _access_settings( )
-            if header_timeout is None:
-                header_timeout = settings.get( 'header_timeout' )
-            if body_timeout is None:
-                body_timeout = settings.get( 'body_timeout' )
-        self._header_timeout = float( _choose(
-            header_timeout, HEADER_TIMEOUT_DEFAULT ) )
-        self._body_timeout = float( _choose(
-            body_timeout, BODY_TIMEOUT_DEFAULT ) )
+    def __init__( self, app: __.typx.Any ):
+        self.app = app
 
-    def connection_made( # pyright: ignore[reportIncompatibleMethodOverride]
-        self, transport: __.asyncio.Transport
+    async def __call__(
+        self, scope: __.typx.Any, receive: __.typx.Any, send: __.typx.Any
     ) -> None:
-        super( ).connection_made( transport )
-        self._arm( _h11.IDLE )
+        if scope[ 'type' ] != 'http' or not self.is_wanting( scope ):
+            await self.app( scope, receive, send )
+            return
+        from starlette.responses import PlainTextResponse
+        status, text = self.refusal
+        response = PlainTextResponse( text, status_code = status )
+        await response( scope, receive, send )
 
-    def connection_lost( self, exc: Exception | None ) -> None:
-        for timer in self._timers.values( ): timer.cancel( )
-        self._timers.clear( )
-        super( ).connection_lost( exc )
-
-    def data_received( self, data: bytes ) -> None:
-        if self.conn.their_state is _h11.IDLE: self._arm( _h11.IDLE )
-        super( ).data_received( data )
-        state = self.conn.their_state
-        if state is not _h11.IDLE: self._disarm( _h11.IDLE )
-        if state is _h11.SEND_BODY: self._arm( _h11.SEND_BODY )
-        else: self._disarm( _h11.SEND_BODY )
-
-    def _arm( self, state: type ) -> None:
-        ''' Starts the timer of a state (headers: idle; body), if none. '''
-        if state in self._timers: return
-        timeout = (
-            self._header_timeout if state is _h11.IDLE
-            else self._body_timeout )
-        self._timers[ state ] = self.loop.call_later(
-            timeout, self._expire, state )
-
-    def _disarm( self, state: type ) -> None:
-        timer = self._timers.pop( state, None )
-        if timer is not None: timer.cancel( )
-
-    def _expire( self, state: type ) -> None:
-        ''' Closes the connection if its request is still in the state. '''
-        self._timers.pop( state, None )
-        if self.conn.their_state is not state: return
-        if not self.transport.is_closing( ): self.transport.close( )
+    def is_wanting( self, scope: __.typx.Any ) -> bool:
+        ''' Returns whether the request (its scope) is refused. '''
+        raise NotImplementedError # pragma: no cover
 
 
-class _CredentialsGuard:
+class _CredentialsGuard( _Guard ):
     ''' ASGI middleware which refuses requests with several
         ``Authorization`` headers (400): the SDK checks the first, where a
         proxy in front of the server may have checked another.
     '''
 
-    def __init__( self, app: __.typx.Any ):
-        self.app = app
+    refusal = ( 400, "Give one Authorization header." )
 
-    async def __call__(
-        self, scope: __.typx.Any, receive: __.typx.Any, send: __.typx.Any
-    ) -> None:
-        count = sum(
+    def is_wanting( self, scope: __.typx.Any ) -> bool:
+        return sum(
             1 for name, _ in scope.get( 'headers' ) or ( )
-            if bytes( name ).lower( ) == b'authorization' )
-        if scope[ 'type' ] != 'http' or count < 2: # noqa: PLR2004
-            await self.app( scope, receive, send )
-            return
-        from starlette.responses import PlainTextResponse
-        response = PlainTextResponse(
-            "Give one Authorization header.", status_code = 400 )
-        await response( scope, receive, send )
+            if bytes( name ).lower( ) == b'authorization' ) > 1
 
 
-class _LoopbackGuard:
+class _LoopbackGuard( _Guard ):
     ''' ASGI middleware which refuses clients beyond the loopback (403).
     '''
 
-    def __init__( self, app: __.typx.Any ):
-        self.app = app
+    refusal = ( 403, "Serving beyond the loopback needs a token." )
 
-    async def __call__(
-        self, scope: __.typx.Any, receive: __.typx.Any, send: __.typx.Any
-    ) -> None:
-        client = scope.get( 'client' ) if scope[ 'type' ] == 'http' else None
-        if client is None or is_loopback( str( client[ 0 ] ) ):
-            await self.app( scope, receive, send )
-            return
-        from starlette.responses import PlainTextResponse
-        response = PlainTextResponse(
-            "Serving beyond the loopback needs a token.", status_code = 403 )
-        await response( scope, receive, send )
+    def is_wanting( self, scope: __.typx.Any ) -> bool:
+        client = scope.get( 'client' )
+        return client is not None and not is_loopback( str( client[ 0 ] ) )
 
 
 class _ResponsesReleaser:
@@ -320,6 +253,16 @@ def produce_application( # noqa: PLR0913
         __.ddoc.Doc( ''' Milliseconds which clients are told to wait
             before they resume a stream (with an event store). ''' ),
     ] = None,
+    sessions_maximum: __.typx.Annotated[
+        int | None,
+        __.ddoc.Doc( ''' Sessions open at once; a request which would
+            open one more gets 503. ``None``: no limit. ''' ),
+    ] = SESSIONS_MAXIMUM_DEFAULT,
+    session_idle_timeout: __.typx.Annotated[
+        float | None,
+        __.ddoc.Doc( ''' Seconds a session without requests in flight
+            stays open; then it is closed. ``None``: for ever. ''' ),
+    ] = SESSION_IDLE_TIMEOUT_DEFAULT,
 ) -> __.typx.Any:
     ''' Produces ASGI application serving streamable HTTP at path.
 
@@ -331,7 +274,9 @@ def produce_application( # noqa: PLR0913
         raises :py:class:`invocables.exceptions.ConfigurationInvalidity`
         unless ``allow_unauthenticated``. A session which got a response
         over 64 KiB is pinged, so that it does not keep that response in
-        memory while it is idle.
+        memory while it is idle. Sessions are bounded in number and idle
+        time (without ``stateless``); a bound which is not a positive
+        number raises ``ConfigurationInvalidity``.
     '''
     from mcp.server.auth.settings import AuthSettings
     if not __.is_absent( token ):
@@ -339,6 +284,9 @@ def produce_application( # noqa: PLR0913
         token_verifier = _StaticTokenVerifier( token )
     hosts = _produce_allowed_hosts( host, allowed_hosts )
     guarded = token_verifier is None and not allow_unauthenticated
+    if sessions_maximum is not None:
+        __.values.validate_count( sessions_maximum, 'sessions_maximum' )
+    __.values.validate_timeout( session_idle_timeout, 'session_idle_timeout' )
     _validate_exposure(
         ( host, *hosts ), token_verifier, allow_unauthenticated )
     # Resource server only: tokens are verified, never issued, here.
@@ -354,7 +302,8 @@ def produce_application( # noqa: PLR0913
         allowed_hosts = _produce_host_patterns( hosts ),
         allowed_origins = _produce_origin_patterns( hosts, allowed_origins ),
         event_store = None if __.is_absent( event_store ) else event_store,
-        retry_interval = retry_interval )
+        retry_interval = retry_interval,
+        sessions = ( sessions_maximum, session_idle_timeout ) )
     inner = application.router.lifespan_context
 
     @__.ctxl.asynccontextmanager
@@ -387,10 +336,12 @@ def produce_application_from_environment( ) -> __.typx.Any:
         invocables.serving:produce_application_from_environment``); the
         variable holds JSON: ``configuration``, ``policies``, ``stateless``,
         ``token_variable``, ``name``, ``host``, ``allowed_hosts``,
-        ``allowed_origins``, ``allow_unauthenticated`` (and
-        ``header_timeout``, which :py:class:`HeaderTimeoutProtocol` reads).
+        ``allowed_origins``, ``allow_unauthenticated``,
+        ``sessions_maximum``, ``session_idle_timeout`` (and
+        ``header_timeout`` and ``body_timeout``, which
+        :py:class:`HeaderTimeoutProtocol` reads).
     '''
-    settings = _access_settings( )
+    settings = _protocols.access_settings( )
     # Called by ASGI servers within their event loop: prepared apart.
     server = _run_apart( _servers.prepare_server( settings ) )
     token_variable = settings.get( 'token_variable' )
@@ -407,7 +358,11 @@ def produce_application_from_environment( ) -> __.typx.Any:
         allowed_hosts = _access_names( settings, 'allowed_hosts' ),
         allowed_origins = _access_names( settings, 'allowed_origins' ),
         allow_unauthenticated = settings.get(
-            'allow_unauthenticated' ) is True )
+            'allow_unauthenticated' ) is True,
+        sessions_maximum = settings.get(
+            'sessions_maximum', SESSIONS_MAXIMUM_DEFAULT ),
+        session_idle_timeout = settings.get(
+            'session_idle_timeout', SESSION_IDLE_TIMEOUT_DEFAULT ) )
 
 
 def produce_event_store(
@@ -424,18 +379,6 @@ def produce_event_store(
         and bytes, per session.
     '''
     return MemoryEventStore( maximum = maximum, size_maximum = size_maximum )
-
-
-def produce_protocol(
-    header_timeout: float = HEADER_TIMEOUT_DEFAULT,
-    body_timeout: float = BODY_TIMEOUT_DEFAULT,
-) -> type[ HeaderTimeoutProtocol ]:
-    ''' Produces HTTP implementation for uvicorn with a header timeout and
-        a body timeout.
-    '''
-    return type(
-        'HeaderTimeoutProtocol', ( HeaderTimeoutProtocol, ),
-        { 'header_timeout': header_timeout, 'body_timeout': body_timeout } )
 
 
 def is_loopback( host: str ) -> bool:
@@ -473,25 +416,10 @@ def _access_names(
     return tuple( __.typx.cast( __.cabc.Sequence[ str ], value ) )
 
 
-def _access_settings( ) -> __.cabc.Mapping[ str, __.typx.Any ]:
-    ''' Returns options of ``INVOCABLES_SERVE_OPTIONS`` (JSON object). '''
-    text = _os.environ.get( OPTIONS_VARIABLE ) or '{}'
-    try: settings: __.typx.Any = __.json.loads( text )
-    except ValueError: settings = None
-    if not isinstance( settings, dict ):
-        raise _exceptions.ConfigurationInvalidity(
-            OPTIONS_VARIABLE, "expected a JSON object." )
-    return __.typx.cast( dict[ str, __.typx.Any ], settings )
-
-
 def _bracket( name: str ) -> str:
     ''' Returns host name as in URLs (IPv6 addresses in brackets). '''
     if ':' in name and not name.startswith( '[' ): return f"[{name}]"
     return name
-
-
-def _choose( value: __.typx.Any, default: __.typx.Any ) -> __.typx.Any:
-    return default if value is None else value
 
 
 def _produce_allowed_hosts(
