@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 
 ''' Paths of a sandbox on the host: checked before each start of its
-    server, and its private folder removed after.
+    server, the files of its installation read (links, scripts,
+    interpreters), and its private folder removed after.
 
     A server may write its writable paths between two starts: what it
     leaves there (links, folders without modes) must not change what the
@@ -16,6 +17,57 @@ import anyio as _anyio
 
 import invocables.mcp.__ as __
 import invocables.exceptions as _exceptions
+
+
+_SUFFIXES_SCRIPTS = frozenset( (
+    '.cjs', '.js', '.jar', '.mjs', '.php', '.pl', '.py', '.pyz', '.rb',
+    '.sh', '.ts',
+) )
+_LINKS_MAXIMUM = 40 # as the kernel's own limit on a path's links
+_SHEBANG_LENGTH_MAXIMUM = 512
+
+
+def follow_links( path: str ) -> tuple[ str, ... ]:
+    ''' Returns path, each link it leads through, and its real path.
+
+        A virtual environment's ``python`` can name a link outside both
+        the environment and the interpreter's installation (a ``bin``
+        folder of links, as pyenv's or a CI's); the program runs only if
+        each link on the way is shown too.
+    '''
+    hops = [ path ]
+    while len( hops ) <= _LINKS_MAXIMUM and _os.path.islink( hops[ -1 ] ):
+        target = _os.readlink( hops[ -1 ] )
+        hops.append( _os.path.normpath( _os.path.join(
+            _os.path.dirname( hops[ -1 ] ), target ) ) )
+    hops.append( _os.path.realpath( path ) )
+    return tuple( dict.fromkeys( hops ) )
+
+
+def is_script( path: str ) -> bool:
+    ''' Returns whether file is a script (by suffix or ``#!`` line). '''
+    if _os.path.splitext( path )[ 1 ].lower( ) in _SUFFIXES_SCRIPTS:
+        return True
+    try:
+        with open( path, 'rb' ) as stream: return stream.read( 2 ) == b'#!'
+    except OSError: return False
+
+
+def read_interpreter( program: str ) -> str:
+    ''' Returns interpreter of a ``#!`` line of program, if any. '''
+    try:
+        with open( program, 'rb' ) as stream:
+            head = stream.read( _SHEBANG_LENGTH_MAXIMUM )
+    except OSError: return ''
+    if not head.startswith( b'#!' ): return ''
+    words = head[ 2 : ].split( b'\n', 1 )[ 0 ].decode(
+        'utf-8', errors = 'replace' ).split( )
+    if not words: return ''
+    if _os.path.basename( words[ 0 ] ) == 'env':
+        names = [ word for word in words[ 1 : ] if not word.startswith( '-' ) ]
+        if not names: return ''
+        return _shutil.which( names[ 0 ] ) or ''
+    return words[ 0 ]
 
 
 def remove_folder( folder: str ) -> None:

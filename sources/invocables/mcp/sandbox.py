@@ -72,15 +72,11 @@ _FOLDERS_BROAD = frozenset( (
     '/Users', '/usr/local/etc', '/var',
     '/var/tmp', # noqa: S108
 ) )
-_SUFFIXES_SCRIPTS = frozenset( (
-    '.cjs', '.js', '.jar', '.mjs', '.php', '.pl', '.py', '.pyz', '.rb',
-    '.sh', '.ts',
-) )
-_KEYS = frozenset( ( 'read', 'write', 'network', 'environment' ) )
+_KEYS = frozenset( (
+    'read', 'write', 'network', 'environment', 'disk_maximum' ) )
+_DISK_MINIMUM = 65536
 _PATH_SYSTEM = ( '/usr/local/bin', '/usr/bin', '/bin' )
 _PRIVATE_PREFIX = 'invocables-sandbox-'
-_LINKS_MAXIMUM = 40 # as the kernel's own limit on a path's links
-_SHEBANG_LENGTH_MAXIMUM = 512
 _variable = __.re.compile( r'[A-Za-z_][A-Za-z0-9_]*' )
 _scribe = __.produce_scribe( __name__ )
 # Whether bwrap works here, and with which options: probed once per bwrap.
@@ -108,14 +104,22 @@ class Sandbox( __.immut.DataclassObject ):
         the server then has no network but a filtering HTTP proxy, run by
         the library and named by ``HTTP_PROXY``, ``HTTPS_PROXY`` and
         ``ALL_PROXY``, which reaches those hosts only.
+
+        ``disk_maximum``, on Linux, bounds the bytes of the private folder:
+        it is then a file system in memory of that size (``tmpfs``), which
+        ends with the sandbox; a write beyond fails inside the server (no
+        space left). Absent, the private folder is not bounded.
     '''
 
     read: __.cabc.Sequence[ str ] = ( )
     write: __.cabc.Sequence[ str ] = ( )
     network: bool | __.cabc.Sequence[ str ] = False
     environment: __.cabc.Sequence[ str ] = ( )
+    disk_maximum: __.Absential[ int ] = __.absent
 
     def __post_init__( self ) -> None:
+        object.__setattr__(
+            self, 'disk_maximum', _validate_disk_maximum( self.disk_maximum ) )
         # Paths absolute from here on, names checked, all of them tuples.
         for label, value in (
             ( 'read', _normalize_paths( 'read', self.read ) ),
@@ -140,11 +144,14 @@ class Sandbox( __.immut.DataclassObject ):
             environment.
         '''
         network = self.network
-        return {
+        dictionary: dict[ str, __.typx.Any ] = {
             'read': list( self.read ), 'write': list( self.write ),
             'network': (
                 network if isinstance( network, bool ) else list( network ) ),
             'environment': list( self.environment ) }
+        if not __.is_absent( self.disk_maximum ):
+            dictionary[ 'disk_maximum' ] = self.disk_maximum
+        return dictionary
 
 
 class Probe( __.immut.DataclassObject ):
@@ -152,6 +159,7 @@ class Probe( __.immut.DataclassObject ):
 
     reason: str = ''
     userns_disable: bool = False
+    size: bool = False # a tmpfs of bounded size (--size, bubblewrap 0.8)
 
 
 class Confinement( __.immut.DataclassObject ):
@@ -248,8 +256,12 @@ def produce_bwrap_arguments(
     for path in installation: binds[ path ] = '--ro-bind'
     for path in sandbox.read: binds[ path ] = '--ro-bind'
     for path in ( *sandbox.write, folder ): binds[ path ] = '--bind'
+    disk = sandbox.disk_maximum
     for path in sorted( binds, key = _order_path ):
-        options.extend( ( binds[ path ], path, path ) )
+        if path == folder and not __.is_absent( disk ):
+            options.extend( (
+                '--perms', '0700', '--size', str( disk ), '--tmpfs', path ) )
+        else: options.extend( ( binds[ path ], path, path ) )
     # The root, and the folders made to hold the binds, are read-only.
     options.extend( ( '--dir', cwd, '--chdir', cwd, '--remount-ro', '/' ) )
     return options
@@ -301,15 +313,15 @@ def survey_installation(
         root or the home folder: then the file alone.
     '''
     files = [ ( program, True ) ]
-    interpreter = _read_interpreter( program )
+    interpreter = _paths.read_interpreter( program )
     if interpreter: files.append( ( interpreter, True ) )
     files.extend(
-        ( argument, _is_script( argument ) ) for argument in arguments
+        ( argument, _paths.is_script( argument ) ) for argument in arguments
         if _os.path.isabs( argument ) or _os.sep in argument
         if _os.path.isfile( argument ) )
     found: dict[ str, None ] = { }
     for file, script in files:
-        for candidate in _follow_links( _os.path.abspath( file ) ):
+        for candidate in _paths.follow_links( _os.path.abspath( file ) ):
             found[ _locate_installation( candidate, script = script ) ] = (
                 None )
     return tuple( found )
@@ -331,12 +343,12 @@ def validate_sandbox(
         if unknown:
             raise _exceptions.ConfigurationInvalidity(
                 location, "unknown keys {keys}; the keys are read, write, "
-                "network and environment.".format(
+                "network, environment and disk_maximum.".format(
                     keys = ', '.join( sorted( map( repr, unknown ) ) ) ) )
         return Sandbox( **mapping )
     raise _exceptions.ConfigurationInvalidity(
-        location, "must be true, false, or a table of read, write, network "
-        "and environment." )
+        location, "must be true, false, or a table of read, write, network, "
+        "environment and disk_maximum." )
 
 
 def _locate_installation( path: str, *, script: bool = True ) -> str:
@@ -359,23 +371,6 @@ def _locate_installation( path: str, *, script: bool = True ) -> str:
         ( prefix / 'lib' ).is_dir( )
     ): return str( prefix )
     return str( folder )
-
-
-def _follow_links( path: str ) -> tuple[ str, ... ]:
-    ''' Returns path, each link it leads through, and its real path.
-
-        A virtual environment's ``python`` can name a link outside both
-        the environment and the interpreter's installation (a ``bin``
-        folder of links, as pyenv's or a CI's); the program runs only if
-        each link on the way is shown too.
-    '''
-    hops = [ path ]
-    while len( hops ) <= _LINKS_MAXIMUM and _os.path.islink( hops[ -1 ] ):
-        target = _os.readlink( hops[ -1 ] )
-        hops.append( _os.path.normpath( _os.path.join(
-            _os.path.dirname( hops[ -1 ] ), target ) ) )
-    hops.append( _os.path.realpath( path ) )
-    return tuple( dict.fromkeys( hops ) )
 
 
 def _is_broad( folder: __.Path ) -> bool:
@@ -431,6 +426,18 @@ def _normalize_paths( label: str, paths: object ) -> tuple[ str, ... ]:
     return tuple( dict.fromkeys( items ) )
 
 
+def _validate_disk_maximum( value: object ) -> __.Absential[ int ]:
+    if __.is_absent( value ) or value is None: return __.absent
+    if isinstance( value, bool ) or not isinstance( value, int ) or (
+        value < _DISK_MINIMUM
+    ):
+        raise _exceptions.ConfigurationInvalidity(
+            "sandbox 'disk_maximum'", f"{value!r} is not a size; give a "
+            f"whole number of bytes, at least {_DISK_MINIMUM} (67108864 "
+            "for 64 MiB)." )
+    return value
+
+
 def _order_path( path: str ) -> tuple[ int, str ]:
     return ( path.rstrip( '/' ).count( '/' ), path )
 
@@ -451,6 +458,13 @@ async def _probe_platform(
         probe = await _probe_bwrap( tool )
         if probe.reason:
             raise _exceptions.SandboxNoSupport( ensemble, probe.reason )
+        if not probe.size and not __.is_absent( sandbox.disk_maximum ):
+            raise _exceptions.SandboxNoSupport(
+                ensemble, "this bubblewrap cannot bound the size of a tmpfs "
+                "(--size, bubblewrap 0.8 or later), so 'disk_maximum' "
+                "cannot be enforced; upgrade bubblewrap or leave "
+                "'disk_maximum' out (the private folder is then not "
+                "bounded)." )
         return tool, probe
     if platform == 'darwin':
         tool = _shutil.which( 'sandbox-exec' ) or '/usr/bin/sandbox-exec'
@@ -461,6 +475,11 @@ async def _probe_platform(
             raise _exceptions.SandboxNoSupport(
                 ensemble, "a list of hosts needs Linux (bubblewrap); on "
                 "macOS, allow the network (true) or not (false)." )
+        if not __.is_absent( sandbox.disk_maximum ):
+            raise _exceptions.SandboxNoSupport(
+                ensemble, "'disk_maximum' needs Linux (bubblewrap): "
+                "sandbox-exec cannot bound a folder's size; leave it out "
+                "on macOS." )
         return tool, Probe( )
     raise _exceptions.SandboxNoSupport(
         ensemble, f"no sandbox is known on platform {platform!r}; "
@@ -474,10 +493,15 @@ async def _probe_bwrap( tool: str ) -> Probe:
         tool, '--die-with-parent', '--unshare-all', '--unshare-user' ]
     tail = [ '--cap-drop', 'ALL', '--ro-bind', '/', '/', 'true' ]
     code, error = await _run( [ *base, '--disable-userns', *tail ] )
-    probe = Probe( userns_disable = True )
+    userns = [ '--disable-userns' ]
     if code and 'disable-userns' in error:
         code, error = await _run( [ *base, *tail ] )
-        probe = Probe( )
+        userns = [ ]
+    # A tmpfs of bounded size over a folder which the root shows.
+    sized, _ = await _run( [
+        *base, *userns, *tail[ : -1 ], '--size', str( _DISK_MINIMUM ),
+        '--tmpfs', '/tmp', 'true' ] ) # noqa: S108
+    probe = Probe( userns_disable = bool( userns ), size = not sized )
     if code:
         line = ( error.strip( ).splitlines( ) or [ '' ] )[ -1 ][ : 200 ]
         probe = Probe( reason = (
@@ -549,32 +573,6 @@ def _produce_filters( paths: __.cabc.Iterable[ str ] ) -> str:
         kind = 'subpath' if _os.path.isdir( path ) else 'literal'
         filters.append( f"({kind} \"{text}\")" )
     return ' '.join( filters )
-
-
-def _is_script( path: str ) -> bool:
-    ''' Returns whether file is a script (by suffix or ``#!`` line). '''
-    if _os.path.splitext( path )[ 1 ].lower( ) in _SUFFIXES_SCRIPTS:
-        return True
-    try:
-        with open( path, 'rb' ) as stream: return stream.read( 2 ) == b'#!'
-    except OSError: return False
-
-
-def _read_interpreter( program: str ) -> str:
-    ''' Returns interpreter of a ``#!`` line of program, if any. '''
-    try:
-        with open( program, 'rb' ) as stream:
-            head = stream.read( _SHEBANG_LENGTH_MAXIMUM )
-    except OSError: return ''
-    if not head.startswith( b'#!' ): return ''
-    words = head[ 2 : ].split( b'\n', 1 )[ 0 ].decode(
-        'utf-8', errors = 'replace' ).split( )
-    if not words: return ''
-    if _os.path.basename( words[ 0 ] ) == 'env':
-        names = [ word for word in words[ 1 : ] if not word.startswith( '-' ) ]
-        if not names: return ''
-        return _shutil.which( names[ 0 ] ) or ''
-    return words[ 0 ]
 
 
 async def _run( command: list[ str ] ) -> tuple[ int, str ]:

@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' A bound on the bytes of a sandbox's private folder (``disk_maximum``).
+
+    On Linux, the private folder is then a file system in memory of that
+    size inside the sandbox (bubblewrap's ``--size`` and ``--tmpfs``): the
+    server's writes beyond it fail inside the server, what it wrote never
+    reaches the host's folder, and nothing is left when it ends. A value
+    which is no size is refused when the sandbox is made.
+'''
+
+
+import os
+
+import pytest
+
+import invocables
+import invocables.mcp
+
+from invocables import exceptions
+from invocables.mcp import sandbox as sandboxes
+
+from . import mcp_support, sandbox_support
+
+
+_MAXIMUM = 1 << 20
+
+
+def _produce_escape( **options: object ) -> invocables.mcp.ServerEnsemble:
+    return invocables.mcp.produce_ensemble(
+        'disk',
+        command = mcp_support.produce_server_command( 'escape_server.py' ),
+        sandbox = invocables.mcp.Sandbox( **options ) )
+
+
+def test_100_record( ):
+    ''' The bound is kept in bytes, shown by ``as_dictionary`` (only when
+        given) and read from a mapping; ``None`` is no bound.
+    '''
+    sandbox = sandboxes.validate_sandbox( { 'disk_maximum': _MAXIMUM } )
+    assert isinstance( sandbox, invocables.mcp.Sandbox )
+    assert sandbox.disk_maximum == _MAXIMUM
+    assert sandbox.as_dictionary( )[ 'disk_maximum' ] == _MAXIMUM
+    assert 'disk_maximum' not in invocables.mcp.Sandbox( ).as_dictionary( )
+    unbounded = invocables.mcp.Sandbox( disk_maximum = None )
+    assert unbounded == invocables.mcp.Sandbox( )
+
+
+def test_110_refusals( ):
+    ''' What is no whole number of bytes, or is below 64 KiB, is refused
+        with the library's configuration error, naming the key.
+    '''
+    for value in ( 0, -1, 1024, True, '1M', 1.5e6 ):
+        with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+            invocables.mcp.Sandbox( disk_maximum = value )
+        assert "'disk_maximum'" in str( caught.value ), value
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        sandboxes.validate_sandbox( { 'disk_maximun': _MAXIMUM } )
+    assert 'disk_maximum' in str( caught.value )
+
+
+def test_120_bwrap_arguments( tmp_path ):
+    ''' With a bound, the private folder is a tmpfs of that size, mode
+        0700, mounted before what lies inside it; without, a bind.
+    '''
+    folder = str( tmp_path / 'private' )
+    inner = os.path.join( folder, '.proxy' )
+    options = sandboxes.produce_bwrap_arguments(
+        invocables.mcp.Sandbox( disk_maximum = _MAXIMUM ), ( inner, ),
+        folder, str( tmp_path ) )
+    index = options.index( '--tmpfs' )
+    assert options[ index - 4 : index + 2 ] == [
+        '--perms', '0700', '--size', str( _MAXIMUM ), '--tmpfs', folder ]
+    assert index < options.index( inner )
+    assert folder not in options[ : index ]
+    options = sandboxes.produce_bwrap_arguments(
+        invocables.mcp.Sandbox( ), ( ), folder, str( tmp_path ) )
+    assert '--tmpfs' not in options
+    assert options[ options.index( folder ) - 1 ] == '--bind'
+
+
+@pytest.mark.slow
+@pytest.mark.asyncio
+async def test_200_writes_bounded( ):
+    ''' A server writes its private folder up to the bound, and no byte
+        beyond: the write which would pass it fails in the server (no
+        space left). Its files never reach the host's folder, which is
+        gone once the ensemble has disconnected.
+    '''
+    ensemble = _produce_escape( disk_maximum = _MAXIMUM )
+    async with ensemble:
+        folder = await sandbox_support.access_private_folder( ensemble )
+        small = os.path.join( folder, 'small.txt' )
+        answer = await sandbox_support.retrieve_text(
+            ensemble, 'write_file', path = small, text = 'x' * ( 1 << 19 ) )
+        assert answer.startswith( 'ok: ' ), answer
+        answer = await sandbox_support.retrieve_text(
+            ensemble, 'write_file', path = os.path.join( folder, 'big.txt' ),
+            text = 'x' * _MAXIMUM )
+        assert answer.startswith( 'refused: ' ), answer
+        assert 'No space left' in answer
+        answer = await sandbox_support.retrieve_text(
+            ensemble, 'read_file', path = small )
+        assert answer.startswith( 'ok: xxxx' ), answer[ : 200 ]
+        assert not os.path.lexists( small )
+    assert not os.path.lexists( folder )
+
+
+@pytest.mark.slow
+@pytest.mark.asyncio
+async def test_210_proxy_inside_bound( ):
+    ''' With a list of hosts too, the proxy's socket is reached inside the
+        bounded folder: the server's environment names the proxy.
+    '''
+    ensemble = _produce_escape(
+        disk_maximum = _MAXIMUM, network = [ 'example.com' ] )
+    async with ensemble:
+        folder = await sandbox_support.access_private_folder( ensemble )
+        answer = await sandbox_support.retrieve_text(
+            ensemble, 'list_folder', path = folder )
+        assert answer == 'ok: .proxy'
+        environment = await sandbox_support.retrieve_text(
+            ensemble, 'read_environment' )
+        assert 'HTTPS_PROXY=http://127.0.0.1:' in environment
+    assert not os.path.lexists( folder )
