@@ -107,8 +107,7 @@ class AnthropicAccumulator(
                 stop = access( access( event, 'delta' ), 'stop_reason' )
                 self.stop = stop
                 if stop in _STOPS_TRUNCATING:
-                    self.reason = (
-                        f"the response stopped for reason {stop!r}." )
+                    self.record_truncation( stop )
                     return ( )
                 return self._release_stopped( )
             case 'message_stop':

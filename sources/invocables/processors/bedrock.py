@@ -87,7 +87,7 @@ class BedrockAccumulator(
             reason = access( ending, 'stopReason' )
             truncated = reason in _STOPS_TRUNCATING
             if truncated:
-                self.reason = f"the response stopped for reason {reason!r}."
+                self.record_truncation( reason )
             invocations.extend( self.complete_calls( truncated = truncated ) )
         return tuple( invocations )
 

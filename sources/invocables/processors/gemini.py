@@ -100,10 +100,8 @@ class GeminiAccumulator(
             stop = _access( candidate, 'finishReason', 'finish_reason' )
             if stop is None: continue
             self.finish( )
-            if _render_enum( stop ) in _STOPS_TRUNCATING:
-                self.reason = (
-                    "the response stopped for reason {stop!r}.".format(
-                        stop = _render_enum( stop ) ) )
+            stop = _render_enum( stop )
+            if stop in _STOPS_TRUNCATING: self.record_truncation( stop )
         return tuple( invocations )
 
     def produce_message( self ) -> _natives.GeminiContent:

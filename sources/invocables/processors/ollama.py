@@ -87,7 +87,7 @@ class OllamaAccumulator(
         stop = _wire.access_field( event, 'done_reason' )
         if stop == 'length':
             self._calls.truncated = True
-            self.reason = f"the response stopped for reason {stop!r}."
+            self.record_truncation( stop )
         return self.conclude_text( natives )
 
     def produce_message( self ) -> _natives.OllamaAssistantMessage:

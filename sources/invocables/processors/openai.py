@@ -140,7 +140,7 @@ class OpenaiAccumulator( _textcalls.TextCallsAccumulatorBase[ _Assistant ] ):
         self.finish( )
         if stop in _STOPS_TRUNCATING:
             self._truncated = True
-            self.reason = f"the response stopped for reason {stop!r}."
+            self.record_truncation( stop )
             if self._calls is not None: self._calls.truncated = True
             invocations.extend( self.complete_calls( truncated = True ) )
         else: invocations.extend( self.complete_calls( ) )

@@ -8,17 +8,19 @@
     ``complete_calls``, which key calls by index (any hashable) and by tag
     (the provider's id of the call or item, when it sends one). Arguments
     arrive as text fragments (joined) or objects (merged); each call is
-    emitted once, whatever optional fields are missing. Setting ``reason``
-    records why open calls may be cut off (for example, a stop reason of
-    ``max_tokens``). It also implements ``produce_message``, from
-    ``survey_invocations``: the assistant message of the stream, which the
-    conversation loops append; it hands the text deltas it reads to
-    ``record_text`` (the loops show what ``release_text`` returns), and
-    sets ``stop``, the provider's stop reason where a loop needs it (such
-    as Anthropic's ``pause_turn``), and ``conclusion``, the whole response
-    which ends the stream, if the provider sends one. Unknown event *types*
-    are ignored, since providers add new ones; any exception other than
-    the package's own, raised while reading malformed input, becomes
+    emitted once, whatever optional fields are missing.
+    ``record_truncation( stop )`` sets ``reason``, why open calls are cut
+    off (for example, a stop reason of ``max_tokens``); ``finish( )``
+    notes the final event of the stream, after which a call raises. It
+    also implements ``produce_message``, from ``survey_invocations``: the
+    assistant message of the stream, which the conversation loops append;
+    it hands the text deltas it reads to ``record_text`` (the loops show
+    what ``release_text`` returns), and sets ``stop``, the provider's stop
+    reason where a loop needs it (such as Anthropic's ``pause_turn``), and
+    ``conclusion``, the whole response which ends the stream, if the
+    provider sends one. Unknown event *types* are ignored, since providers
+    add new ones; any exception other than the package's own, raised
+    while reading malformed input, becomes
     :py:class:`invocables.exceptions.ResponseInvalidity`.
 '''
 
@@ -182,6 +184,12 @@ class AccumulatorBase( __.typx.Generic[ _natives.Assistant ] ):
     def record_text( self, text: object ) -> None:
         ''' Records text delta of the stream, for ``release_text``. '''
         if isinstance( text, str ) and text: self._released.append( text )
+
+    def record_truncation( self, stop: object ) -> None:
+        ''' Records stop reason of the stream which cuts the response off
+            (such as ``max_tokens``), as the reason of calls left open.
+        '''
+        self.reason = f"the response stopped for reason {stop!r}."
 
     def release_text( self ) -> str:
         ''' Returns text of the stream released since the last call. '''
