@@ -37,17 +37,6 @@ class Omnierror( Omniexception, Exception ):
     ''' Base for error exceptions raised by package API. '''
 
 
-class _ProviderReasonBase( Omniexception ):
-    ''' Of a provider, for a reason, told by a template. '''
-
-    _template: _ClassVar[ str ]
-
-    def __init__( self, provider: str, reason: str ):
-        self.provider = provider
-        self.reason = reason
-        super( ).__init__( self._template.format_map( vars( self ) ) )
-
-
 class _ReasonBase( Omniexception ):
     ''' For a reason, told by a template. '''
 
@@ -424,10 +413,13 @@ class ProviderInaccessibility( Omnierror, ConnectionError ):
             f"cannot reach {url}: {reason} (provider {provider!r})." )
 
 
-class ProviderNoSupport( _ProviderReasonBase, Omnierror, ValueError ):
+class ProviderNoSupport( Omnierror, ValueError ):
     ''' Requested provider or provider feature is not supported. '''
 
-    _template = "Provider {provider!r} not supported: {reason}"
+    def __init__( self, provider: str, reason: str ):
+        self.provider = provider
+        self.reason = reason
+        super( ).__init__( f"Provider {provider!r} not supported: {reason}" )
 
 
 class ResourceAbsence( Omnierror, LookupError ):
@@ -442,11 +434,15 @@ class ResourceAbsence( Omnierror, LookupError ):
             f"{reason}" )
 
 
-class ResponseInvalidity( _ProviderReasonBase, Omnierror, ValueError ):
+class ResponseInvalidity( Omnierror, ValueError ):
     ''' Provider response or stream event has an unexpected shape. '''
 
-    _template = (
-        "Unexpected response shape from provider {provider!r}: {reason}" )
+    def __init__( self, provider: str, reason: str ):
+        self.provider = provider
+        self.reason = reason
+        super( ).__init__(
+            f"Unexpected response shape from provider {provider!r}: "
+            f"{reason}" )
 
 
 class ResultInvalidity( _ReasonBase, Omnierror, ValueError ):
