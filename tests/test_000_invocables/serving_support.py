@@ -2,12 +2,14 @@
 
 ''' Helpers for tests of serve: its environment as a child process, its
     port awaited, its stop checked, gateways to servers of MCP 2026-07-28,
-    their clients, and bounded waits on conditions.
+    their clients, upstream servers of ``routing_upstream.py`` (which may
+    refuse subscriptions), and bounded waits on conditions.
 '''
 
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -37,6 +39,73 @@ INITIALIZE = {
         'protocolVersion': '2025-06-18', 'capabilities': { },
         'clientInfo': { 'name': 'test', 'version': '1' } } }
 MODERN = sdk.MAJOR >= 2 # noqa: PLR2004
+ROUTING_UPSTREAM = DATA / 'modules' / 'routing_upstream.py'
+# Runs routing_upstream.py answering its subscriptions (and their ends)
+# with the error of the code given first.
+_REFUSING_UPSTREAM = '''
+import sys
+
+code = int( sys.argv.pop( 1 ) )
+sys.path.insert( 0, sys.argv.pop( 1 ) )
+
+import routing_upstream as upstream
+
+answer = upstream._answer
+
+
+def refuse( method, parameters ):
+    if method in ( 'resources/subscribe', 'resources/unsubscribe' ):
+        return { 'error': { 'code': code, 'message': 'Refused.' } }
+    return answer( method, parameters )
+
+
+upstream._answer = refuse
+upstream._serve( )
+'''
+
+
+class RoutingUpstream:
+    ''' An upstream server of ``routing_upstream.py``: its state (what it
+        lists), which a test may change, and its log of requests. With a
+        refusal (a code of JSON-RPC), it answers every subscription, and
+        every end of one, with that error.
+    '''
+
+    def __init__(
+        self,
+        directory: Path,
+        label: str,
+        *arguments: str,
+        refusal: int | None = None,
+        **state: Any,
+    ):
+        self.label = label
+        self.state = directory / f"{label}.json"
+        self.log = directory / f"{label}.log"
+        self.log.write_text( '' )
+        self.change( **state )
+        program = [ str( ROUTING_UPSTREAM ) ]
+        if refusal is not None:
+            wrapper = directory / f"{label}_refusing.py"
+            wrapper.write_text( _REFUSING_UPSTREAM )
+            program = [
+                str( wrapper ), str( refusal ),
+                str( ROUTING_UPSTREAM.parent ) ]
+        self.ensemble = invocables.mcp.produce_ensemble(
+            label, command = [
+                mcp_support.SERVERS_PYTHON, *program, '--label', label,
+                '--state', str( self.state ), '--log', str( self.log ),
+                *arguments ] )
+
+    def change( self, **state: Any ) -> None:
+        ''' Changes what the server lists, from its next request on. '''
+        self.state.write_text( json.dumps( state ) )
+
+    def count( self, method: str = 'resources/list' ) -> int:
+        ''' Returns how many requests of a method the server got. '''
+        return sum(
+            1 for line in self.log.read_text( ).splitlines( )
+            if line.split( ' ' )[ 0 ] == method )
 
 
 def mark_gateway_test( test: Any ) -> Any:

@@ -10,9 +10,6 @@
 
 
 import asyncio
-import json
-
-from pathlib import Path
 
 import pytest
 
@@ -28,43 +25,12 @@ from . import mcp_support
 from . import serving_support
 
 
-_UPSTREAM = str(
-    Path( __file__ ).parent.parent / 'data' / 'serving' / 'modules'
-    / 'routing_upstream.py' )
 _BOUND = 30 # seconds: proves that a notification comes, not how soon
 _MODERN = sdk.MAJOR >= 2 # noqa: PLR2004
-_LIST = 'resources/list'
 _READ = 'resources/read'
 
 
-class _Upstream:
-    ''' An upstream server of ``routing_upstream.py``: its state (what it
-        lists), which the test changes, and its log of requests.
-    '''
-
-    def __init__(
-        self, directory: Path, label: str, *arguments: str, **state
-    ):
-        self.label = label
-        self.state = directory / f"{label}.json"
-        self.log = directory / f"{label}.log"
-        self.log.write_text( '' )
-        self.change( **state )
-        self.ensemble = invocables.mcp.produce_ensemble(
-            label, command = [
-                mcp_support.SERVERS_PYTHON, _UPSTREAM, '--label', label,
-                '--state', str( self.state ), '--log', str( self.log ),
-                *arguments ] )
-
-    def change( self, **state ) -> None:
-        ''' Changes what the server lists, from its next request on. '''
-        self.state.write_text( json.dumps( state ) )
-
-    def count( self, method: str = _LIST ) -> int:
-        ''' Returns how many requests of a method the server got. '''
-        return sum(
-            1 for line in self.log.read_text( ).splitlines( )
-            if line.split( ' ' )[ 0 ] == method )
+_Upstream = serving_support.RoutingUpstream
 
 
 class _Changes:

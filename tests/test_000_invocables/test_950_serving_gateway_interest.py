@@ -14,9 +14,6 @@
 
 import asyncio
 import contextlib
-import json
-
-from pathlib import Path
 
 import pytest
 
@@ -33,35 +30,13 @@ from . import mcp_support
 from . import serving_support
 
 
-_UPSTREAM = str(
-    Path( __file__ ).parent.parent / 'data' / 'serving' / 'modules'
-    / 'routing_upstream.py' )
 _BOUND = 30 # seconds: proves that something comes, not how soon
 _MODERN = sdk.MAJOR >= 2 # noqa: PLR2004
 _SUBSCRIBE = 'resources/subscribe'
 _UNSUBSCRIBE = 'resources/unsubscribe'
 
 
-class _Upstream:
-    ''' An upstream server of ``routing_upstream.py``: what it lists, and
-        its log of requests. '''
-
-    def __init__( self, directory: Path, label: str, **state ):
-        self.label = label
-        self.log = directory / f"{label}.log"
-        self.log.write_text( '' )
-        path = directory / f"{label}.json"
-        path.write_text( json.dumps( state ) )
-        self.ensemble = invocables.mcp.produce_ensemble(
-            label, command = [
-                mcp_support.SERVERS_PYTHON, _UPSTREAM, '--label', label,
-                '--state', str( path ), '--log', str( self.log ) ] )
-
-    def count( self, method: str ) -> int:
-        ''' Returns how many requests of a method the server got. '''
-        return sum(
-            1 for line in self.log.read_text( ).splitlines( )
-            if line.split( ' ' )[ 0 ] == method )
+_Upstream = serving_support.RoutingUpstream
 
 
 class _Changes:
