@@ -148,10 +148,7 @@ class CohereProcessor(
             PROVIDER, native_message,
             ( 'message', 'tool_calls', 'content', 'tool_plan' ),
             'a Cohere v2 chat response or message', untyped = True )
-        message = access( native_message, 'message' )
-        if message is None: message = native_message
-        calls = _wire.access_items(
-            access( message, 'tool_calls' ), PROVIDER, 'tool_calls' )
+        _, calls = _access_calls( native_message )
         stop = access( native_message, 'finish_reason' )
         if calls and stop in _STOPS_TRUNCATING:
             _wire.validate_whole_calls( PROVIDER, (
@@ -177,10 +174,7 @@ class CohereProcessor(
         '''
         access = _wire.access_field
         invocations = self.access_invocations( native_message )
-        message = access( native_message, 'message' )
-        if message is None: message = native_message
-        calls = _wire.access_items(
-            access( message, 'tool_calls' ), PROVIDER, 'tool_calls' )
+        message, calls = _access_calls( native_message )
         plan = access( message, 'tool_plan' )
         texts = [
             text for text in (
@@ -236,6 +230,18 @@ def _access_arguments( call: object ) -> object:
 
 def _access_call( event: object ) -> __.typx.Any:
     return _wire.access_field( _access_message( event ), 'tool_calls' )
+
+
+def _access_calls(
+    native_message: object
+) -> tuple[ __.typx.Any, __.cabc.Sequence[ __.typx.Any ] ]:
+    ''' Returns message of whole response (or the message given) and its
+        tool calls. '''
+    access = _wire.access_field
+    message = access( native_message, 'message' )
+    if message is None: message = native_message
+    return message, _wire.access_items(
+        access( message, 'tool_calls' ), PROVIDER, 'tool_calls' )
 
 
 def _access_index( event: object ) -> int:
