@@ -15,6 +15,7 @@ from urllib.parse import urlsplit as _urlsplit
 
 import invocables.mcp.__ as __
 import invocables.mcp._dpop as _dpop
+import invocables.mcp._logbounds as _logbounds
 import invocables.mcp._oauth as _oauth
 import invocables.mcp.configuration as _configuration
 import invocables.mcp._sdk as _sdk
@@ -450,6 +451,7 @@ def _produce_flow_class(
             self, ensemble: str, **arguments: __.typx.Any
         ) -> None:
             super( ).__init__( **arguments )
+            _logbounds.attach_bounds( ) # the SDK's records quote servers
             self.ensemble = ensemble
             self.timeout: float | None = None
             self.flaws: list[ str ] = [ ] # expose: what went wrong early

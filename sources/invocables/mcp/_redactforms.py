@@ -13,8 +13,14 @@
     found in the decoded views of the text (see
     :py:mod:`invocables.mcp._redactviews`). A ``+`` stands for any space
     of a secret (a form). The bytes of a secret in UTF-8, each read as a
-    character (as Python's ``repr`` of bytes escapes them, or as Latin-1
-    reads them), are one more form of it.
+    character (as Python's ``repr`` of bytes escapes them, as Latin-1
+    reads them, or as Windows' code page 1252 does), are one more form of
+    it; its bytes in hex with separators between them (``bytes.hex( ':' )``,
+    a dump, a C array) are sought by a pattern (see :py:func:`produce_hexes`).
+
+    Every form sought is four characters long at least: a secret shorter,
+    or one which decodes to a shorter form (``&lt;&gt;``), is not found in
+    that form, and is counted (see :py:func:`survey_margins`).
 '''
 
 
@@ -28,15 +34,17 @@ import invocables.mcp._redactviews as _redactviews
 
 
 Margins: __.typx.TypeAlias = dict[ str, tuple[ str, str ] ]
+Surveys: __.typx.TypeAlias = tuple[ Margins, Margins, int, int ]
 
 
 LENGTH_MINIMUM = 4
 
-DEPTH_MAXIMUM = 2
+DEPTH_MAXIMUM = 3
 ''' Times a text is decoded of its escapes to find a secret: two finds
-    JSON escapes within percent-encoding and the other way round; once
-    more for each level of what reads as escapes within a secret
-    (``%2541``), up to two. '''
+    JSON escapes within percent-encoding and the other way round, three
+    JSON inside a JSON string inside a JSON string (and percent-encoding
+    of that); once more for each level of what reads as escapes within a
+    secret (``%2541``), up to two. '''
 WIDTH_MAXIMUM = 64
 ''' Characters of text which a character of a secret takes at most,
     escaped twice (HTML's references of the characters of a reference take
@@ -47,6 +55,13 @@ _BASE64_URLSAFE = str.maketrans( '+/', '-_' )
 # 48 bits: a core shorter would match other base64 by chance too often.
 _CORE_LENGTH_MINIMUM = 8
 _DEPTH_SECRET_MAXIMUM = 2 # levels of escapes within a secret decoded
+_HEX_DIGITS = __.immut.Dictionary( { # either case
+    digit: f"[{digit}{digit.upper( )}]" if digit.isalpha( ) else digit
+    for digit in '0123456789abcdef' } )
+# Between the bytes of hex: nothing, one or two characters other than
+# letters and digits (':', a space, a dump's two), or those before '0x'.
+_HEX_SEPARATOR = r'(?:[^0-9A-Za-z]{1,2}0[xX]|[^0-9A-Za-z]{0,2})'
+_CP1252_UNSET = frozenset( ( 0x81, 0x8D, 0x8F, 0x90, 0x9D ) )
 _KINDS = ( '%', '\\', '&', '%\\', '%&', '\\&', '%\\&' ) # of escapes
 
 
@@ -61,22 +76,43 @@ def produce_views( margins: Margins, depth: int ) -> _redactviews.Views:
         spaced = any( ' ' in form for form in margins ), depth = depth )
 
 
-def survey_margins(
+def produce_hexes(
     secrets: __.cabc.Iterable[ str ]
-) -> tuple[ Margins, Margins, int ]:
+) -> tuple[ __.re.Pattern[ str ], ... ]:
+    ''' Returns patterns of the bytes of each secret long enough (and
+        stripped) in hex, in either case, with separators between them or
+        none: one or two characters other than letters and digits
+        (``bytes.hex( ':' )``, ``binascii.hexlify( data, ' ', 2 )``, a
+        dump), optionally before ``0x`` (a C array). Each pattern starts
+        with the hex of the first byte, which the engine skips to. '''
+    patterns: dict[ str, None ] = { }
+    for secret in secrets:
+        for core in { secret, secret.strip( ) }:
+            if len( core ) < LENGTH_MINIMUM: continue
+            pairs = ( ''.join( map( _HEX_DIGITS.__getitem__, f"{byte:02x}" ) )
+                      for byte in _encode( core ) )
+            patterns[ _HEX_SEPARATOR.join( pairs ) ] = None
+    return tuple( map( __.re.compile, patterns ) )
+
+
+def survey_margins( secrets: __.cabc.Iterable[ str ] ) -> Surveys:
     ''' Returns every form of secrets long enough, with the characters
         which go with it before and after (none, but for base64 cores);
         those to search the decoded views of a text for: the forms which
         hold no escape of Python's encoders, and these decoded where they
         hold what reads as an escape (a secret ``p%41ss`` is ``pAss`` in
         the view of a text which escapes its other characters for JSON);
-        and how many times to decode a text.
+        how many times to decode a text; and how many secrets are, or
+        decode to, a form too short to seek (none of whitespace only).
     '''
     margins: Margins = { }
     views: Margins = { }
     depth = DEPTH_MAXIMUM
+    shorts = 0
     for secret in secrets:
-        for core in { secret, secret.strip( ) }:
+        cores = { secret, secret.strip( ) }
+        short = 0 < len( secret.strip( ) ) < LENGTH_MINIMUM
+        for core in cores:
             if len( core ) < LENGTH_MINIMUM: continue
             plains = tuple( _survey_plains( core ) )
             for form in ( *plains, *_survey_escapes( core ) ):
@@ -84,13 +120,15 @@ def survey_margins(
             for form in plains:
                 views.setdefault( form, ( '', '' ) )
                 for level, decoded in _survey_decodings( form ):
+                    short = short or len( decoded ) < LENGTH_MINIMUM
                     views.setdefault( decoded, ( '', '' ) )
                     depth = max( depth, DEPTH_MAXIMUM + level )
             for form, before, after in _survey_cores( core ):
                 for known in ( margins, views ):
                     head, tail = known.get( form, ( '', '' ) )
                     known[ form ] = ( head + before, tail + after )
-    return _select_long( margins ), _select_long( views ), depth
+        shorts += short
+    return _select_long( margins ), _select_long( views ), depth, shorts
 
 
 def _encode( text: str ) -> bytes:
@@ -200,11 +238,17 @@ def _survey_plains( core: str ) -> __.cabc.Iterator[ str ]:
     ''' Yields secret, in upper and lower case, with ``+`` for spaces (as
         in a form), its bytes in UTF-8 each read as a character (as
         Latin-1 reads them; Python's ``repr`` of bytes escapes them with
-        ``\\x``) if they differ from it, and in base64. '''
+        ``\\x``; as Windows' code page 1252 reads them, its five unset
+        bytes as Latin-1) if they differ from it, and in base64. '''
     yield from ( core, core.upper( ), core.lower( ) )
     if ' ' in core: yield core.replace( ' ', '+' )
     data = _encode( core )
-    if not core.isascii( ): yield data.decode( 'latin-1' )
+    if not core.isascii( ):
+        yield data.decode( 'latin-1' )
+        yield ''.join(
+            chr( byte ) if byte in _CP1252_UNSET
+            else bytes( ( byte, ) ).decode( 'cp1252' )
+            for byte in data )
     for encoded in ( _b64encode( data ), _urlsafe_b64encode( data ) ):
         text = encoded.decode( 'ascii' )
         yield from ( text, text.rstrip( '=' ) )

@@ -43,6 +43,8 @@ REDACTION = '***'
 
 _MARKS = '%\\&' # which begin escapes
 _LOGGERS_FOREIGN = ( *_sdk.HTTP_LOGGERS, 'mcp.client', 'mcp.shared' )
+# Of the HTTP client's transport (httpcore2), which logs answers' headers.
+_TRANSPORT_LOGGERS = ( 'connection', 'http11', 'http2', 'proxy', 'socks' )
 _key_secret = __.re.compile(
     r'auth|token|secret|passw|credential|cookie|signature|apikey'
     r'|api[-_]key|(?:private|access|client)[-_]?key|(?:^|[-_])key$',
@@ -59,6 +61,12 @@ _url = __.re.compile(
 _nonspace = __.re.compile( r'\S' )
 _space = __.re.compile( r'\s+' )
 _formatter = __.logging.Formatter( )
+_scribe = __.logging.getLogger( __name__ )
+_SHORTS_WARNING = (
+    "{count} secret(s) of an MCP server are shorter than four characters, "
+    "or decode to a form which is (such as '&lt;&gt;'): not redacted in "
+    "that form, as redacting so short a text would hide common words. "
+    "Use longer secrets." )
 _lock = _threading.Lock( )
 _redactors: list[ 'Redactor' ] = [ ]
 
@@ -67,13 +75,16 @@ class Redactor( __.immut.Object ):
     ''' Replaces secrets in text by ``***``.
 
         Values shorter than four characters are left alone (they would
-        hide too much). Each secret is learned as it is and stripped of
-        surrounding whitespace, and each of these in the forms which a
-        server may quote: percent-encoded (as in a path, as in a query or
-        form, with ``+`` for spaces), in base64 (standard and URL-safe,
+        hide too much), and so are forms of secrets which decode to fewer
+        characters; a warning says how many secrets are such. Each secret
+        is learned as it is and stripped of surrounding whitespace, and
+        each of these in the forms which a server may quote:
+        percent-encoded (as in a path, as in a query or form, with ``+``
+        for spaces), in base64 (standard and URL-safe,
         with and without padding), escaped as JSON escapes it (where that
         differs) and with every character a ``\\u`` escape, its bytes in
-        hex (either case) and each read as a character (as Latin-1 reads
+        hex (either case, with separators between them or none) and each
+        read as a character (as Latin-1 and Windows' code page 1252 read
         them; Python's ``repr`` of bytes writes them ``\\xNN``), in upper
         and lower case. (Case is not ignored otherwise: a secret in mixed
         case is another word.) URLs on one of the hosts lose their
@@ -89,9 +100,11 @@ class Redactor( __.immut.Object ):
         short escapes) or written as HTML's character references
         (``&#NN;``, ``&#xHH;``, ``&amp;`` and the other named ones of an
         escaper), the others left plain, and so through two kinds at once
-        (a URL inside JSON or HTML): in a view of the text with each escape
-        decoded, made in one scan of the text, and in a view of that view
-        (once more for each level of escapes within a secret, up to two;
+        (a URL inside JSON or HTML), or three levels (JSON inside a JSON
+        string inside a JSON string): in a view of the text with each
+        escape decoded, made in one scan of the text, and in views of that
+        view (once more for each level of escapes within a secret, up to
+        two;
         see :py:mod:`invocables.mcp._redactviews`). A secret with spaces
         is also found with any of them ``+`` (as a form writes them),
         where the text holds ``+``; a ``+`` stands for no other character.
@@ -113,7 +126,11 @@ class Redactor( __.immut.Object ):
         secrets: __.cabc.Iterable[ str ] = ( ),
         hosts: __.cabc.Iterable[ str ] = ( ),
     ):
-        margins, views, depth = _redactforms.survey_margins( secrets )
+        secrets = tuple( secrets )
+        margins, views, depth, shorts = _redactforms.survey_margins(
+            secrets )
+        if shorts: _scribe.warning( _SHORTS_WARNING.format( count = shorts ) )
+        self._hexes = _redactforms.produce_hexes( secrets )
         # Longest first: a form which holds another goes whole.
         self.secrets = tuple( sorted( margins, key = len, reverse = True ) )
         self._forms = tuple(
@@ -148,6 +165,7 @@ class Redactor( __.immut.Object ):
         ''' Returns URL a server asks the user to visit, with every secret
             replaced; its query stays, which the visit needs.
         '''
+        for pattern in self._hexes: url = pattern.sub( REDACTION, url )
         marks = ''.join( mark for mark in _MARKS if mark in url )
         forms = self._forms_marked[ marks ]
         if self._views.forms and (
@@ -252,23 +270,30 @@ class _Filter( __.logging.Filter ):
     '''
 
     def filter( self, record: __.logging.LogRecord ) -> bool:
-        if not _redactors: return True
-        try: message = record.getMessage( )
-        except Exception: return True # logging reports the bad record
-        redacted = redact_everywhere( message )
-        if redacted != message: # else handlers keep the record's arguments
-            record.msg = redacted
-            record.args = None
-        if record.exc_info:
-            text = record.exc_text or _formatter.formatException(
-                record.exc_info )
-            record.exc_text = redact_everywhere( text )
-            record.exc_info = None
-        elif record.exc_text:
-            record.exc_text = redact_everywhere( record.exc_text )
-        if record.stack_info:
-            record.stack_info = redact_everywhere( record.stack_info )
+        if _redactors: redact_record( record, redact_everywhere )
         return True
+
+
+def redact_record(
+    record: __.logging.LogRecord, redact: __.cabc.Callable[ [ str ], str ]
+) -> None:
+    ''' Redacts log record in place: message, arguments (a message which
+        quotes no secret keeps them, which handlers may read), traceback
+        (formatted, then redacted), stack. '''
+    try: message = record.getMessage( )
+    except Exception: return # logging reports the bad record
+    redacted = redact( message )
+    if redacted != message: # else handlers keep the record's arguments
+        record.msg = redacted
+        record.args = None
+    if record.exc_info:
+        text = record.exc_text or _formatter.formatException(
+            record.exc_info )
+        record.exc_text = redact( text )
+        record.exc_info = None
+    elif record.exc_text:
+        record.exc_text = redact( record.exc_text )
+    if record.stack_info: record.stack_info = redact( record.stack_info )
 
 
 _filter = _Filter( )
@@ -342,8 +367,11 @@ def _survey_marks( ) -> tuple[ str, ... ]:
 def _survey_loggers( ) -> list[ __.logging.Logger ]:
     ''' Returns loggers of the library, the SDK's client, the HTTP client.
     '''
-    # exists before its first request
+    # exist before their first request (a record of a logger made after
+    # the filter was attached would pass unredacted)
     __.logging.getLogger( _sdk.HTTP_LOGGERS[ 0 ] )
+    for name in _TRANSPORT_LOGGERS:
+        __.logging.getLogger( f"{_sdk.HTTP_LOGGERS[ 1 ]}.{name}" )
     manager = __.logging.Logger.manager
     loggers: list[ __.logging.Logger ] = [ ]
     for name, logger in tuple( manager.loggerDict.items( ) ):
