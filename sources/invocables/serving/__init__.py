@@ -22,7 +22,8 @@
     MCP shapes of its tools and results, ``_shapes``; the streams of
     ``subscriptions/listen``, ``_subscriptions``),
     ``gateway`` (upstream resources, prompts and completion),
-    ``applications`` (streamable HTTP and its guards), ``stdio`` (over
+    ``applications`` (streamable HTTP and its guards; uvicorn's HTTP with
+    its timeouts, ``protocols``), ``stdio`` (over
     bounded lines of its own, ``_stdio``),
     ``tasks`` (tool calls run as tasks, and their store), how a served
     tool asks its client (``_liaisons``), and the server side of the SDK

@@ -6,7 +6,7 @@
     path; requests whose ``Host`` or ``Origin`` is not allowed are refused
     (DNS rebinding), and serving beyond the loopback needs a token unless
     allowed explicitly. :py:class:`HeaderTimeoutProtocol` (of
-    ``_protocols``) bounds the time a client may take to send its headers,
+    ``protocols``) bounds the time a client may take to send its headers,
     and its body; :py:class:`MemoryEventStore` makes streams resumable.
 '''
 
@@ -20,7 +20,7 @@ import anyio as _anyio
 
 import invocables.serving.__ as __
 import invocables.serving._events as _events
-import invocables.serving._protocols as _protocols
+import invocables.serving.protocols as _protocols
 import invocables.serving._sdk as _server_sdk
 import invocables.serving.servers as _servers
 import invocables.ensembles as _ensembles
