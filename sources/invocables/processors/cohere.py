@@ -235,8 +235,6 @@ def _access_call( event: object ) -> __.typx.Any:
 def _access_calls(
     native_message: object
 ) -> tuple[ __.typx.Any, __.cabc.Sequence[ __.typx.Any ] ]:
-    ''' Returns message of whole response (or the message given) and its
-        tool calls. '''
     access = _wire.access_field
     message = access( native_message, 'message' )
     if message is None: message = native_message
