@@ -359,8 +359,8 @@ async def _serve_http(
 
 
 def _bound_logs( handler: _logging.Handler ) -> list[ _logging.Logger ]:
-    ''' Makes handler the only one of the web server's and the SDK's
-        server logs; returns their loggers.
+    ''' Gives handler to the web server's and the SDK's server logs,
+        which no longer propagate; returns their loggers.
 
         Once stopping, the SDK's lines are not shown: the 1.x SDK reports
         its streams closed at shutdown as errors, with tracebacks.
