@@ -1,18 +1,22 @@
 # SPDX-License-Identifier: Apache-2.0
 
 ''' Secrets of MCP servers in hex with separators between their bytes, in
-    Windows' mojibake, and escaped three times.
+    Windows' mojibake, escaped three times, and split at a space with more
+    whitespace between the texts.
 
     A secret's bytes in hex as ``bytes.hex( ':' )``, ``bytes.hex( ' ', 2 )``,
     ``binascii.hexlify`` with a separator, a dump or a C array write them,
     within longer hex or not; its UTF-8 bytes read as code page 1252 reads
     them; JSON inside a JSON string inside a JSON string, and the
     percent-encoding of JSON escaped twice: each is redacted, and hex of
-    other bytes is kept.
+    other bytes is kept. A secret with spaces, escaped (its spaces plain),
+    split over texts at one of its spaces with more whitespace at the
+    joint (a gap), is redacted in each text.
 '''
 
 
 import binascii
+import html
 import json
 import urllib.parse
 
@@ -122,3 +126,40 @@ def test_140_depth_bounded( ):
     redactor = redaction.Redactor( ( _ESCAPABLE, ) )
     assert '***' in redactor.redact( _dump( { 'k': _ESCAPABLE }, 3 ) )
     assert '***' not in redactor.redact( _dump( { 'k': _ESCAPABLE }, 4 ) )
+
+
+_SPACED = 'pa"ss wo\\rd 42 \u00e9x'
+_GAPS = ( ' ', '  ', '\n', ' \n ', '\t' )
+
+
+@pytest.mark.parametrize(
+    'encode',
+    (
+        html.escape,
+        lambda text: urllib.parse.quote( text, safe = ' ' ),
+        lambda text: json.dumps( text )[ 1 : -1 ],
+    ) )
+@pytest.mark.parametrize( 'gap', _GAPS )
+def test_150_space_split_gap( encode, gap ):
+    ''' An escaped secret cut at one of its spaces (before it or after
+        it), with more whitespace at the joint (at the end of the first
+        text, as a text of its own, at the start of the last), loses its
+        pieces in each text; the whitespace stays. '''
+    redactor = redaction.Redactor( ( _SPACED, ) )
+    form = encode( _SPACED )
+    cuts = [ index for index, mark in enumerate( form ) if mark == ' ' ]
+    for cut in cuts + [ index + 1 for index in cuts ]:
+        head, tail = form[ : cut ], form[ cut : ]
+        for texts in (
+            [ f"x {head}", gap, f"{tail} y" ],
+            [ f"x {head}{gap}", f"{tail} y" ],
+            [ f"x {head}", f"{gap}{tail} y" ],
+        ):
+            redacted = redaction.redact_straddles(
+                redactor, [ redactor.redact( text ) for text in texts ] )
+            joined = ''.join( redacted )
+            assert head.strip( ) not in joined, texts
+            assert tail.strip( ) not in joined, texts
+            assert redacted[ 0 ].startswith( 'x ***' ), texts
+            assert redacted[ -1 ].endswith( '*** y' ), texts
+            assert len( redacted ) == len( texts )

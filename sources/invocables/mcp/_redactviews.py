@@ -11,7 +11,9 @@
     other kinds of escape may give what pairs with a backslash (JSON's
     escapes within percent-encoding or HTML), another view decodes them
     alone first. Neighbouring texts are searched as one, in
-    chains as far as a secret may reach across their joints.
+    chains as far as a secret may reach across their joints: as they meet,
+    without the whitespace at their joints, and with it as one space (a
+    secret cut at one of its spaces, with more whitespace at the joint).
 '''
 
 
@@ -111,15 +113,21 @@ def locate_chains(
 ) -> Chains:
     ''' Returns the spans of each text where a form appears across the
         joints of neighbouring texts once their escapes are decoded (see
-        :py:func:`locate_escaped`), as they meet or with whitespace at
-        the joints aside (which stays); texts longer than twice width
+        :py:func:`locate_escaped`), as they meet, with whitespace at the
+        joints aside (which stays), or, for a form with spaces, with the
+        whitespace of a joint as one space; texts longer than twice width
         are searched by their last and first width characters, and end
         one chain and begin the next.
     '''
     spans: Chains = { }
-    for stripped in ( False, True ):
-        for chain in _survey_chains( texts, width, stripped = stripped ):
-            _locate_chain( texts, chain, views, spans )
+    for chain in _survey_chains( texts, width, stripped = False ):
+        _locate_chain( texts, chain, views, spans )
+    for chain in _survey_chains( texts, width, stripped = True ):
+        _locate_chain( texts, chain, views, spans )
+        # A space of the secret at a joint with more whitespace: the
+        # joint's whitespace as one space.
+        if not views.spaced: continue
+        _locate_chain( texts, _collapse_chain( texts, chain ), views, spans )
     return spans
 
 
@@ -220,6 +228,26 @@ def _keep_backslashes(
     return kept
 
 
+def _collapse_chain(
+    texts: __.cabc.Sequence[ str ], chain: Segments
+) -> Segments:
+    ''' Returns chain (stripped at its joints) with one space (a segment
+        of no text: owner -1) wherever whitespace was stripped at a joint,
+        once for a run of joints with nothing but whitespace between. '''
+    collapsed: Segments = [ ]
+    pending = False # whether whitespace was stripped since the last piece
+    for index, ( owner, start, end ) in enumerate( chain ):
+        if index and chain[ index - 1 ][ 0 ] != owner:
+            before, after = chain[ index - 1 ], texts[ owner ]
+            pending = pending or (
+                before[ 2 ] < len( texts[ before[ 0 ] ] ) or start > 0 )
+            if pending and end > start and after[ start : end ].strip( ):
+                collapsed.append( ( -1, 0, 1 ) )
+                pending = False
+        collapsed.append( ( owner, start, end ) )
+    return collapsed
+
+
 def _locate_chain(
     texts: __.cabc.Sequence[ str ],
     chain: Segments,
@@ -227,8 +255,11 @@ def _locate_chain(
     spans: Chains,
 ) -> None:
     ''' Adds the spans of each text of chain (owner, start and end of
-        each segment) where a form crosses a joint. '''
-    pieces = [ texts[ owner ][ start : end ] for owner, start, end in chain ]
+        each segment; owner -1, a space of no text) where a form crosses
+        a joint. '''
+    pieces = [
+        texts[ owner ][ start : end ] if owner >= 0 else ' '
+        for owner, start, end in chain ]
     starts = list( _accumulate( map( len, pieces ), initial = 0 ) )
     for first, last in locate_escaped( ''.join( pieces ), views ):
         head = _bisect_right( starts, first ) - 1
@@ -236,6 +267,7 @@ def _locate_chain(
         if chain[ head ][ 0 ] == chain[ tail ][ 0 ]: continue
         for place in range( head, tail + 1 ):
             owner, start, _ = chain[ place ]
+            if owner < 0: continue
             begin = max( first, starts[ place ] ) - starts[ place ]
             end = min( last, starts[ place + 1 ] ) - starts[ place ]
             if begin < end:

@@ -405,7 +405,8 @@ def redact_straddles(
         A secret with its characters escaped, as found in one text (see
         :py:class:`Redactor`), is found across the joints of neighbouring
         texts too (any number of them, each cut inside an escape or not),
-        as they meet or with whitespace at the joints aside: texts are
+        as they meet, with whitespace at the joints aside, or with it as
+        one space of the secret's: texts are
         searched as one, in chains which a text longer than twice the
         longest form escaped twice ends (by its head) and begins (by its
         tail).
