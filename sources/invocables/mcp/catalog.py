@@ -57,8 +57,6 @@ class Catalog:
         self.invokers_by_name: __.cabc.Mapping[ str, _invokers.Invoker ] = (
             __.types.MappingProxyType( { } ) )
         self.descriptions: tuple[ _records.ToolDescription, ... ] = ( )
-        self.descriptions_by_name: __.cabc.Mapping[
-            str, _records.ToolDescription ] = __.types.MappingProxyType( { } )
         self.omissions: tuple[ _records.Omission, ... ] = ( )
         # None until a first listing: one without tools still completes.
         self.fingerprints: tuple[ str, ... ] | None = None
@@ -199,9 +197,6 @@ class Catalog:
             invoker.name: invoker for invoker in self.invokers } )
         self.descriptions = tuple(
             description for _, description in entries.values( ) )
-        self.descriptions_by_name = __.types.MappingProxyType( {
-            description.name: description
-            for description in self.descriptions } )
         self.omissions = tuple( omissions )
 
     def _warn_disfigured( self ) -> None:

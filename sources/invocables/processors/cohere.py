@@ -104,8 +104,7 @@ class CohereAccumulator(
         self.finish( )
         delta = _wire.access_field( event, 'delta' )
         stop = _wire.access_field( delta, 'finish_reason' )
-        if stop in _STOPS_TRUNCATING:
-            self.reason = f"the response stopped for reason {stop!r}."
+        if stop in _STOPS_TRUNCATING: self.record_truncation( stop )
 
     def _commence( self, event: object ) -> _wire.Invocations:
         access = _wire.access_field
