@@ -21,6 +21,9 @@ from . import mcp_support, sandbox_support
 
 _BOUND = 60.0 # proves "does not hang", never the pace of a machine
 _FILES = 100_000
+# Disconnecting waits for the server's end and the removal about four
+# grace periods: generous, as the removal is slow on a busy machine.
+_GRACE = 10.0
 
 
 class _Watch:
@@ -57,7 +60,7 @@ def _produce_escape( ) -> invocables.mcp.ServerEnsemble:
     return invocables.mcp.produce_ensemble(
         'removal',
         command = mcp_support.produce_server_command( 'escape_server.py' ),
-        sandbox = True )
+        sandbox = True, grace = _GRACE )
 
 
 @pytest.mark.slow
