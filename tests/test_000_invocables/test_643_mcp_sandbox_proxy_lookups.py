@@ -20,6 +20,8 @@ import os
 import shutil
 import sys
 
+from pathlib import Path
+
 import pytest
 
 
@@ -86,7 +88,7 @@ asyncio.run( main( ) )
 
 @pytest.mark.slow
 @pytest.mark.asyncio
-async def test_100_flood_of_unresolved_names( tmp_path ):
+async def test_100_flood_of_unresolved_names( tmp_path: Path ):
     ''' Forty requests to a name which never resolves take neither the
         default executor nor another proxy's lookups; each is refused with
         ``502`` once the lookup's deadline has passed.

@@ -12,6 +12,9 @@
 
 import os
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 import invocables
@@ -26,7 +29,7 @@ from . import mcp_support, sandbox_support
 _MAXIMUM = 1 << 20
 
 
-def _produce_escape( **options: object ) -> invocables.mcp.ServerEnsemble:
+def _produce_escape( **options: Any ) -> invocables.mcp.ServerEnsemble:
     return invocables.mcp.produce_ensemble(
         'disk',
         command = mcp_support.produce_server_command( 'escape_server.py' ),
@@ -42,7 +45,8 @@ def test_100_record( ):
     assert sandbox.disk_maximum == _MAXIMUM
     assert sandbox.as_dictionary( )[ 'disk_maximum' ] == _MAXIMUM
     assert 'disk_maximum' not in invocables.mcp.Sandbox( ).as_dictionary( )
-    unbounded = invocables.mcp.Sandbox( disk_maximum = None )
+    nothing: Any = None
+    unbounded = invocables.mcp.Sandbox( disk_maximum = nothing )
     assert unbounded == invocables.mcp.Sandbox( )
 
 
@@ -50,7 +54,8 @@ def test_110_refusals( ):
     ''' What is no whole number of bytes, or is below 64 KiB, is refused
         with the library's configuration error, naming the key.
     '''
-    for value in ( 0, -1, 1024, True, '1M', 1.5e6 ):
+    values: tuple[ Any, ... ] = ( 0, -1, 1024, True, '1M', 1.5e6 )
+    for value in values:
         with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
             invocables.mcp.Sandbox( disk_maximum = value )
         assert "'disk_maximum'" in str( caught.value ), value
@@ -59,7 +64,7 @@ def test_110_refusals( ):
     assert 'disk_maximum' in str( caught.value )
 
 
-def test_120_bwrap_arguments( tmp_path ):
+def test_120_bwrap_arguments( tmp_path: Path ):
     ''' With a bound, the private folder is a tmpfs of that size, mode
         0700, mounted before what lies inside it; without, a bind.
     '''
