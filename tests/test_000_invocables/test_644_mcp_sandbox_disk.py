@@ -10,8 +10,10 @@
 '''
 
 
+import json
 import os
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,8 @@ import pytest
 import invocables
 import invocables.mcp
 
-from invocables import exceptions
+from invocables import descriptors, exceptions
+from invocables.descriptors import servers
 from invocables.mcp import sandbox as sandboxes
 
 from . import mcp_support, sandbox_support
@@ -62,6 +65,54 @@ def test_110_refusals( ):
     with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
         sandboxes.validate_sandbox( { 'disk_maximun': _MAXIMUM } )
     assert 'disk_maximum' in str( caught.value )
+
+
+def test_130_descriptors( tmp_path: Path ):
+    ''' ``disk_maximum`` of a descriptor's or of mcpServers JSON's
+        ``sandbox`` bounds the ensemble's sandbox, and is described back as
+        read; a value which is no integer is a descriptor error, one which
+        is no size the sandbox's configuration error.
+    '''
+    path = tmp_path / 'server.toml'
+    path.write_text(
+        "[ensemble]\nname = 'files'\n\n[mcp]\n"
+        "command = [ 'mcp-server-filesystem' ]\n"
+        f"sandbox = {{ disk_maximum = {_MAXIMUM} }}\n" )
+    ensemble = descriptors.produce_ensemble(
+        descriptors.produce_ensemble_descriptor( path ) )
+    assert isinstance( ensemble, invocables.mcp.ServerEnsemble )
+    assert isinstance( ensemble.options.sandbox, invocables.mcp.Sandbox )
+    assert ensemble.options.sandbox.disk_maximum == _MAXIMUM
+    server = servers.access_server_descriptor( ensemble )
+    assert isinstance( server, descriptors.ServerDescriptor )
+    assert isinstance( server.sandbox, Mapping )
+    assert server.sandbox[ 'disk_maximum' ] == _MAXIMUM
+    ( tmp_path / 'mcp.json' ).write_text( json.dumps( { 'mcpServers': {
+        'time': {
+            'command': 'mcp-server-time',
+            'sandbox': { 'disk_maximum': _MAXIMUM } } } } ) )
+    ( tmp_path / 'invocables.toml' ).write_text(
+        "[[ensembles]]\nmcp_servers = 'mcp.json'\n" )
+    configuration = descriptors.produce_configuration(
+        tmp_path / 'invocables.toml' )
+    ( imported, ) = configuration.ensembles
+    ensemble = descriptors.produce_ensemble( imported )
+    assert isinstance( ensemble, invocables.mcp.ServerEnsemble )
+    assert isinstance( ensemble.options.sandbox, invocables.mcp.Sandbox )
+    assert ensemble.options.sandbox.disk_maximum == _MAXIMUM
+    for value, error in (
+        ( "'1M'", exceptions.DescriptorInvalidity ),
+        ( 'true', exceptions.DescriptorInvalidity ),
+        ( '1024', exceptions.ConfigurationInvalidity ),
+    ):
+        path.write_text(
+            "[ensemble]\nname = 'files'\n\n[mcp]\n"
+            "command = [ 'mcp-server-filesystem' ]\n"
+            f"sandbox = {{ disk_maximum = {value} }}\n" )
+        with pytest.raises( error ) as caught:
+            descriptors.produce_ensemble(
+                descriptors.produce_ensemble_descriptor( path ) )
+        assert 'disk_maximum' in str( caught.value ), value
 
 
 def test_120_bwrap_arguments( tmp_path: Path ):

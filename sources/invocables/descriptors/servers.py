@@ -242,7 +242,8 @@ def _read_sandbox(
 ) -> __.Absential[ bool | __.immut.Dictionary[ str, __.typx.Any ] ]:
     ''' Reads ``sandbox``: true, false, or a table of read, write (paths
         from the folder of the descriptor), network (true, false or a
-        list of hosts) and environment.
+        list of hosts), environment and disk_maximum (bytes; the sandbox
+        checks its bound).
     '''
     value = table.access( 'sandbox', object, default = __.absent )
     if __.is_absent( value ) or value is False: return __.absent
@@ -250,7 +251,7 @@ def _read_sandbox(
     if not isinstance( value, __.cabc.Mapping ):
         table.fail(
             'sandbox', "expected true, false or a table of read, write, "
-            "network and environment." )
+            "network, environment and disk_maximum." )
     section = table.access_table( 'sandbox' )
     values: dict[ str, __.typx.Any ] = { }
     for key in ( 'read', 'write' ):
@@ -265,6 +266,8 @@ def _read_sandbox(
     values[ 'network' ] = network
     values[ 'environment' ] = section.access_strings(
         'environment', default = ( ) )
+    disk = section.access( 'disk_maximum', int, default = __.absent )
+    if not __.is_absent( disk ): values[ 'disk_maximum' ] = disk
     section.finish( )
     return __.immut.Dictionary[ str, __.typx.Any ]( values )
 
