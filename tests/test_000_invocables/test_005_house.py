@@ -18,7 +18,8 @@ _SOURCES = Path( __file__ ).parents[ 2 ] / 'sources' / 'invocables'
 # What everything speaks, and the one engine: they import nothing else.
 _MODEL = frozenset( (
     'invocables.__', 'invocables.__.imports', 'invocables.__.nomina',
-    'invocables.__.values', 'invocables.exceptions', 'invocables.canisters',
+    'invocables.__.values', 'invocables.__.logs', 'invocables.exceptions',
+    'invocables.canisters',
     'invocables._texts', 'invocables.invokers', 'invocables._callables',
     'invocables.ensembles', 'invocables._members', 'invocables.naming',
     'invocables.schemata', 'invocables._patterns', 'invocables._steps',

@@ -21,6 +21,7 @@ import pytest
 import invocables.mcp
 
 from invocables import exceptions
+from invocables.__ import logs
 from invocables.mcp import _logbounds, authorization
 
 
@@ -89,7 +90,7 @@ async def test_100_records_bounded( caplog, monkeypatch ):
     ''' Every record of the SDK's OAuth loggers has lines of bounded
         length (cut ones marked) and a traceback of bounded lines; it and
         every other record name no secret. '''
-    monkeypatch.setattr( _logbounds._filter, 'tally', _logbounds.Tally( ) )
+    monkeypatch.setattr( _logbounds._filter, 'tally', logs.Tally( ) )
     records = await _connect( caplog )
     ours = [
         record for record in records
@@ -101,7 +102,7 @@ async def test_100_records_bounded( caplog, monkeypatch ):
             lines = text.splitlines( )
             assert len( lines ) <= _logbounds.LINES_MAXIMUM + 1
             for line in lines:
-                assert len( line ) <= _logbounds.LINE_MAXIMUM + _CUT + 60
+                assert len( line ) <= logs.LINE_MAXIMUM + _CUT + 60
     for record in records:
         for text in _survey_texts( record ): assert _SECRET not in text
     assert any(
@@ -115,7 +116,7 @@ async def test_110_records_counted( caplog, monkeypatch ):
         ones only pass; the last which passes says that further ones are
         not shown. '''
     monkeypatch.setattr(
-        _logbounds._filter, 'tally', _logbounds.Tally( maximum = 3 ) )
+        _logbounds._filter, 'tally', logs.Tally( maximum = 3 ) )
     records = await _connect( caplog )
     records += await _connect( caplog )
     debug = [
@@ -134,13 +135,13 @@ async def test_110_records_counted( caplog, monkeypatch ):
 def test_120_bound_text( ):
     ''' A text of many long lines keeps its last lines, each cut and
         marked, with a note of those left out; a short one is itself. '''
-    assert _logbounds.bound_text( 'a\nb', 3 ) == 'a\nb'
+    assert logs.bound_text( 'a\nb', 3 ) == 'a\nb'
     text = '\n'.join( f"{index} " + 'z' * 500 for index in range( 10 ) )
-    bounded = _logbounds.bound_text( text, 3 ).splitlines( )
+    bounded = logs.bound_text( text, 3 ).splitlines( )
     assert bounded[ 0 ] == '... (7 lines not shown)'
     assert [ line.split( ' ' )[ 0 ] for line in bounded[ 1 : ] ] == [
         '7', '8', '9' ]
     assert all( line.endswith( '... (cut)' ) for line in bounded[ 1 : ] )
     assert all(
-        len( line ) == _logbounds.LINE_MAXIMUM + _CUT
+        len( line ) == logs.LINE_MAXIMUM + _CUT
         for line in bounded[ 1 : ] )

@@ -7,3 +7,4 @@ from .imports import *
 from .nomina import *
 
 from . import values
+from . import logs

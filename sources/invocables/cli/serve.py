@@ -31,10 +31,6 @@ _FACTORY = 'invocables.cli.serve:produce_worker_application'
 # Seconds which connections have to end once stopping; then they are cut
 # (a client's stream of subscriptions/listen lasts until then).
 _GRACE_SHUTDOWN = 5
-# Lines of the web server's log: characters at most, and lines shown per
-# logger and level (clients may cause them: refused requests).
-_LINE_MAXIMUM = 240
-_LINES_MAXIMUM = 100
 # Limits of HTTP serving: option (seconds for a timeout, else a count), and
 # its help; their destinations are the keys of the settings of serving.
 _LIMITS = (
@@ -454,22 +450,17 @@ class _UvicornHandler( _logging.Handler ):
         super( ).__init__( _logging.WARNING )
         self.failures = failures
         self.stopping = stopping
-        self.counts: dict[ str, int ] = { }
+        self.tally = __.logs.Tally( )
 
     def emit( self, record: _logging.LogRecord ) -> None:
         if self.failures: return
         if record.name.startswith( 'mcp.' ) and self.stopping( ): return
         lines = record.getMessage( ).strip( ).splitlines( )
         if not lines: return
-        line = lines[ -1 ]
-        if len( line ) > _LINE_MAXIMUM:
-            line = f"{line[ : _LINE_MAXIMUM ]}... (cut)"
         genus = 'error' if record.levelno >= _logging.ERROR else 'warning'
-        key = f"{genus}s of {record.name}"
-        count = self.counts.get( key, 0 ) + 1
-        self.counts[ key ] = count
-        if count > _LINES_MAXIMUM: return
-        if count == _LINES_MAXIMUM: line = f"{line} (further {key} not shown)"
+        note = self.tally.count( record.name, genus )
+        if note is None: return
+        line = __.logs.bound_line( lines[ -1 ] ) + note
         _sys.stderr.write( f"{_SPEAKER}: {genus}: {line}\n" )
 
 
