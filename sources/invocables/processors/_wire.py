@@ -97,6 +97,12 @@ def access_items(
         provider, f"{where} is not an array." )
 
 
+def access_function_arguments( call: object ) -> object:
+    ''' Returns arguments of a function call of the Chat Completions
+        shape, as sent (text, or a mapping). '''
+    return access_field( access_field( call, 'function' ), 'arguments' )
+
+
 def access_text( value: object, provider: str, where: str ) -> str:
     ''' Returns text of JSON string; empty for null.
 
@@ -324,6 +330,30 @@ def produce_function_tools(
             { 'name': name, 'description': description, 'parameters': schema }
             if description else { 'name': name, 'parameters': schema } }
         for name, description, schema in zip( names, descriptions, schemas ) ]
+
+
+def produce_function_invocations(
+    provider: str,
+    calls: __.cabc.Sequence[ object ],
+    stop: object,
+    truncating: __.cabc.Container[ object ],
+) -> tuple[ __.canisters.InvocationCanister, ... ]:
+    ''' Returns invocations of function calls of the Chat Completions
+        shape (``{ id, function: { name, arguments } }``, Cohere's alike),
+        in order; a stop among ``truncating`` raises truncation naming the
+        calls it cut off (see :py:func:`validate_whole_calls`).
+    '''
+    named = [
+        ( access_text( access_field( access_field( call, 'function' ),
+            'name' ), provider, 'name' ), access_function_arguments( call ) )
+        for call in calls ]
+    if named and stop in truncating:
+        validate_whole_calls( provider, named, stop )
+    return tuple(
+        produce_invocation(
+            access_field( call, 'id' ), name, arguments, position )
+        for position, ( call, ( name, arguments ) )
+        in enumerate( zip( calls, named ) ) )
 
 
 def produce_invalidity(

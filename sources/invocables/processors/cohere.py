@@ -148,16 +148,9 @@ class CohereProcessor(
             ( 'message', 'tool_calls', 'content', 'tool_plan' ),
             'a Cohere v2 chat response or message', untyped = True )
         _, calls = _access_calls( native_message )
-        stop = access( native_message, 'finish_reason' )
-        if calls and stop in _STOPS_TRUNCATING:
-            _wire.validate_whole_calls( PROVIDER, (
-                ( _access_name( call ), _access_arguments( call ) )
-                for call in calls ), stop )
-        return tuple(
-            _wire.produce_invocation(
-                access( call, 'id' ), _access_name( call ),
-                _access_arguments( call ), position )
-            for position, call in enumerate( calls ) )
+        return _wire.produce_function_invocations(
+            PROVIDER, calls, access( native_message, 'finish_reason' ),
+            _STOPS_TRUNCATING )
 
     def prepare_message(
         self, native_message: object
@@ -190,7 +183,7 @@ class CohereProcessor(
                     'function': {
                         'name': invocation.name,
                         'arguments': _wire.render_arguments(
-                            _access_arguments( call ) ),
+                            _wire.access_function_arguments( call ) ),
                     },
                 }
                 for invocation, call in zip( invocations, calls )
@@ -222,11 +215,6 @@ def produce_processor( **options: __.typx.Any ) -> CohereProcessor:
     return CohereProcessor( )
 
 
-def _access_arguments( call: object ) -> object:
-    access = _wire.access_field
-    return access( access( call, 'function' ), 'arguments' )
-
-
 def _access_call( event: object ) -> __.typx.Any:
     return _wire.access_field( _access_message( event ), 'tool_calls' )
 
@@ -248,12 +236,6 @@ def _access_index( event: object ) -> int:
 def _access_message( event: object ) -> __.typx.Any:
     access = _wire.access_field
     return access( access( event, 'delta' ), 'message' )
-
-
-def _access_name( call: object ) -> str:
-    access = _wire.access_field
-    return _wire.access_text(
-        access( access( call, 'function' ), 'name' ), PROVIDER, 'name' )
 
 
 def _produce_message(

@@ -309,13 +309,8 @@ class OpenaiProcessor(
         if error is not None: raise _wire.produce_failure( PROVIDER, error )
         message, stop = _access_message( native_message, self.choice )
         calls = _access_calls( message )
-        if calls and stop in _STOPS_TRUNCATING:
-            _wire.validate_whole_calls( PROVIDER, (
-                ( _access_name( call ), _access_arguments( call ) )
-                for call in calls ), stop )
-        invocations = tuple(
-            _produce_invocation( call, position )
-            for position, call in enumerate( calls ) )
+        invocations = _wire.produce_function_invocations(
+            PROVIDER, calls, stop, _STOPS_TRUNCATING )
         # The server read calls: text calls are dropped (see textcalls).
         if invocations: return invocations
         return self.text_calls.read(
@@ -358,7 +353,7 @@ class OpenaiProcessor(
                 'function': {
                     'name': invocation.name,
                     'arguments': _wire.render_arguments(
-                        _access_arguments( calls[ index ] )
+                        _wire.access_function_arguments( calls[ index ] )
                         if index < len( calls ) else invocation.arguments ),
                 },
             }
@@ -417,11 +412,6 @@ def produce_processor( **options: __.typx.Any ) -> OpenaiProcessor:
     return OpenaiProcessor( **options )
 
 
-def _access_arguments( call: object ) -> object:
-    access = _wire.access_field
-    return access( access( call, 'function' ), 'arguments' )
-
-
 def _access_calls( message: object ) -> list[ object ]:
     ''' Returns function calls of message (other tool calls are left). '''
     access = _wire.access_field
@@ -464,17 +454,3 @@ def _access_message(
     if message is not None:
         return message, access( native_message, 'finish_reason' )
     return native_message, None
-
-
-def _access_name( call: object ) -> str:
-    access = _wire.access_field
-    return _wire.access_text(
-        access( access( call, 'function' ), 'name' ), PROVIDER, 'name' )
-
-
-def _produce_invocation(
-    call: object, position: int
-) -> __.canisters.InvocationCanister:
-    return _wire.produce_invocation(
-        _wire.access_field( call, 'id' ), _access_name( call ),
-        _access_arguments( call ), position )
