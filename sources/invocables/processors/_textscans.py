@@ -238,10 +238,15 @@ def access_python_name( item: str ) -> str | None:
 def decode_json(
     text: str
 ) -> tuple[ __.typx.Any, __.Absential[ str ] ]:
-    ''' Decodes JSON strictly: repeated keys are refused, not resolved. '''
+    ''' Decodes JSON strictly: repeated keys are refused, not resolved;
+        so are ``NaN``, ``Infinity`` and numbers beyond floats, which
+        Python's decoder takes but JSON has no form for.
+    '''
     try: return __.json.loads(
-        text, object_pairs_hook = _refuse_repetitions ), __.absent
-    except _RepetitionError as exception: return { }, str( exception )
+        text, object_pairs_hook = _refuse_repetitions,
+        parse_constant = _refuse_constant, parse_float = _decode_float,
+    ), __.absent
+    except _RefusalError as exception: return { }, str( exception )
     except ValueError as exception:
         if _is_integer_overlong( exception ):
             return { }, describe_integer( 'the arguments hold' )
@@ -406,8 +411,24 @@ def _push_brace(
         for position in stack.pop( 0 ): abandoned[ position ] = index + 1
 
 
-class _RepetitionError( ValueError ):
-    ''' JSON object repeats a key (internal: becomes an invalidity). '''
+class _RefusalError( ValueError ):
+    ''' JSON object repeats a key, or holds a number which JSON has no
+        form for (internal: becomes an invalidity).
+    '''
+
+
+def _decode_float( text: str ) -> float:
+    value = float( text )
+    if __.math.isfinite( value ): return value
+    raise _RefusalError(
+        f"the JSON holds the number {text}, beyond what JSON numbers can "
+        "be read as; send such a number as a string" )
+
+
+def _refuse_constant( text: str ) -> __.typx.NoReturn:
+    raise _RefusalError(
+        f"the JSON holds {text}, which is not JSON; send such a value as "
+        "a string or null" )
 
 
 def _refuse_repetitions(
@@ -418,7 +439,7 @@ def _refuse_repetitions(
         seen: set[ str ] = set( )
         for key, _ in pairs:
             if key in seen:
-                raise _RepetitionError(
+                raise _RefusalError(
                     f"the JSON repeats key {key!r}: which value is meant "
                     "is unknown" )
             seen.add( key )

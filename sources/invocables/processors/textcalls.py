@@ -30,7 +30,8 @@
     ``id``): one with any other key (``result``, ``output``, ...) is
     text. Nothing partial or repaired is
     ever run: a call which names an offered tool but does not parse (JSON
-    with doubled braces or repeated keys, broken Python) becomes an
+    with doubled braces, repeated keys, ``NaN`` or ``Infinity``, broken
+    Python) becomes an
     invocation with ``invalidity`` set, which the engine answers with an
     error result the model can act on; a call cut off by the end of the
     text is never read (its name is reported in ``truncations``, and its
