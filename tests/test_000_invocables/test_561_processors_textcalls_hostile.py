@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 
-''' Hostile text calls: numbers JSON lacks.
+''' Hostile text calls: what a model thinks, numbers JSON lacks.
 
-    Arguments with ``NaN`` or ``Infinity`` (which JSON lacks, and which
+    A call inside a thinking block (``<think>`` ... ``</think>``) is a
+    thought, not an action: it stays text, however the stream is split;
+    arguments with ``NaN`` or ``Infinity`` (which JSON lacks, and which
     Python's decoder takes) are refused, as the pythonic format refuses
     them.
 '''
@@ -14,6 +16,62 @@ from invocables.processors import textcalls
 
 
 _NAMES = ( 'add', 'get_weather' )
+_CALL = '<tool_call>{"name": "add", "arguments": {"a": 1, "b": 2}}</tool_call>'
+
+
+def _read_pieces( text, pieces, format_ = 'auto' ):
+    reader = textcalls.TextCallsReader( _NAMES, format_, unknown = True )
+    texts, invocations = [ ], [ ]
+    for piece in pieces:
+        release = reader.feed( piece )
+        texts.append( release.text )
+        invocations.extend( release.invocations )
+    release = reader.conclude( )
+    texts.append( release.text )
+    invocations.extend( release.invocations )
+    return ''.join( texts ), [
+        ( call.name, call.arguments ) for call in invocations ]
+
+
+def _read_everyhow( text, format_ = 'auto' ):
+    ''' Returns text and calls read whole; asserts that streamed, split at
+        every place in two and piece by piece, it is the same.
+    '''
+    reading = textcalls.read_text_calls(
+        text, _NAMES, format_, unknown = True )
+    calls = [ ( call.name, call.arguments ) for call in reading.invocations ]
+    for cut in range( len( text ) + 1 ):
+        assert _read_pieces(
+            text, ( text[ : cut ], text[ cut : ] ), format_ ) == (
+                reading.text, calls ), cut
+    assert _read_pieces( text, list( text ), format_ ) == (
+        reading.text, calls )
+    return reading.text, calls
+
+
+@pytest.mark.parametrize( 'format_', [ 'auto', 'strict', 'hermes' ] )
+def test_100_thoughts_hold_no_calls( format_ ):
+    ''' A call inside a thinking block stays text, split anywhere; a call
+        after the block runs.
+    '''
+    thought = f"<think>I could write {_CALL} but let me check.</think>"
+    text = f"{thought}\n{_CALL}"
+    shown, calls = _read_everyhow( text, format_ )
+    assert calls == [ ( 'add', { 'a': 1, 'b': 2 } ) ]
+    assert shown == thought
+
+
+def test_110_thoughts_cut_off_stay_text( ):
+    ''' A thinking block which the end of the text cuts off is text, with
+        any call in it; a tag split at the end is text too.
+    '''
+    for text in (
+        f"<think>maybe {_CALL}", f"<think>maybe {_CALL}</thi",
+        'Answer <thi', 'Answer <think',
+    ):
+        shown, calls = _read_everyhow( text )
+        assert calls == [ ]
+        assert shown == text
 
 
 @pytest.mark.parametrize( 'value', [

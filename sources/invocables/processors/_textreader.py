@@ -51,6 +51,8 @@ _name_field = __.re.compile( r'"name"\s{0,8}:\s{0,8}"([A-Za-z0-9_.-]{1,64})"' )
 _python_head = __.re.compile( r'\[\s*([A-Za-z_][A-Za-z0-9_]{0,63})\s*\(' )
 _python_prefix = __.re.compile( r'\[\s*(?:[A-Za-z_][A-Za-z0-9_]{0,63}\s*)?' )
 _text = __.re.compile( r'[^{\[<`\s\],;]+' )
+_THOUGHT_OPENER = '<think>'
+_THOUGHT_CLOSER = '</think>'
 
 Invocations: __.typx.TypeAlias = tuple[
     __.canisters.InvocationCanister, ... ]
@@ -80,8 +82,8 @@ class TextCallsReader:
     __slots__ = (
         '_buffer', '_concluded', '_count', '_ends', '_fenced', '_format',
         '_glue', '_glue_size', '_invocations', '_named', '_names',
-        '_previous', '_scanner', '_tagged', '_texts', '_truncations',
-        '_unknown', '_work', '_written',
+        '_previous', '_scanner', '_tagged', '_texts', '_thinking',
+        '_truncations', '_unknown', '_work', '_written',
     )
 
     def __init__(
@@ -109,6 +111,7 @@ class TextCallsReader:
         self._scanner: _Scanner | None = None
         self._tagged = False
         self._texts: list[ str ] = [ ]
+        self._thinking = False
         self._truncations: list[ str ] = [ ]
         self._work = 0 # characters scanned, for tests of linearity
         self._written = False
@@ -161,6 +164,7 @@ class TextCallsReader:
         ''' Reads one token at cursor; returns next cursor, or ``None`` to
             wait for more text.
         '''
+        if self._thinking: return self._step_thought( buffer, cursor )
         character = buffer[ cursor ]
         if character == '{': return self._step_object( buffer, cursor )
         if character in '<[':
@@ -177,6 +181,13 @@ class TextCallsReader:
     def _step_opening(
         self, buffer: str, cursor: int, character: str
     ) -> int | None:
+        if character == '<':
+            rest = buffer[ cursor : cursor + len( _THOUGHT_OPENER ) ]
+            if rest == _THOUGHT_OPENER:
+                self._thinking = True
+                return self._step_thought( buffer, cursor )
+            if not self._concluded and _THOUGHT_OPENER.startswith( rest ):
+                return None
         step = self._step_marker( buffer, cursor )
         if step is not None: return step if step >= 0 else None
         if character == '[': return self._step_bracket( buffer, cursor )
@@ -199,6 +210,26 @@ class TextCallsReader:
             if self._is_undecided( prefix, buffer, cursor ): return None
         self._emit_glue( '[' )
         return cursor + 1
+
+    def _step_thought( self, buffer: str, cursor: int ) -> int | None:
+        ''' Reads a thinking block as text, calls in it too (a thought is
+            no action), up to its closer or the end of the text; withholds
+            what may be the start of the closer.
+        '''
+        end = buffer.find( _THOUGHT_CLOSER, cursor )
+        if end >= 0:
+            self._thinking = False
+            end += len( _THOUGHT_CLOSER )
+        elif self._concluded: end = len( buffer )
+        else:
+            end = len( buffer )
+            for size in range( len( _THOUGHT_CLOSER ) - 1, 0, -1 ):
+                if buffer.endswith( _THOUGHT_CLOSER[ : size ] ):
+                    end -= size
+                    break
+            if end <= cursor: return None
+        self._emit_text( buffer[ cursor : end ] )
+        return end
 
     def _step_fence( self, buffer: str, cursor: int ) -> int | None:
         end = self._concluded

@@ -36,7 +36,9 @@
     error result the model can act on; a call cut off by the end of the
     text is never read (its name is reported in ``truncations``, and its
     text is withheld). Separators around calls (spaces, ``[``, ``]``, ``,``,
-    ``;``, code fences) are dropped with them.
+    ``;``, code fences) are dropped with them. A thinking block
+    (``<think>`` to ``</think>`` or the end of the text) is text, calls in
+    it too.
 
     Streaming: :py:class:`TextCallsReader` withholds text which may be the
     start of a call until it is known, and releases it as text otherwise;
