@@ -184,6 +184,19 @@ def access_source_name( invoker: _invokers.Invoker ) -> str:
     return invoker.name
 
 
+def survey_identity_names( invoker: _invokers.Invoker ) -> tuple[ str, ... ]:
+    ''' Returns every name of tool, offered name first: through every
+        rename, prefix and pin, each name a wrapper gives it, and the name
+        of its source last.
+    '''
+    names = [ invoker.name ]
+    while isinstance( invoker, DelegateInvoker ):
+        invoker = invoker.inner
+        names.append( invoker.name )
+    if isinstance( invoker, PinnedInvoker ): names.append( invoker.origin )
+    return tuple( dict.fromkeys( names ) )
+
+
 def access_hint(
     hints: __.cabc.Mapping[ str, __.typx.Any ], key: str
 ) -> bool:

@@ -13,6 +13,7 @@
 
 import hashlib as _hashlib
 import hmac as _hmac
+import reprlib as _reprlib
 import sys as _sys
 
 import invocables.__ as __
@@ -96,9 +97,11 @@ class ApprovalRequest( __.immut.DataclassObject ):
 
 
 Approver: __.typx.TypeAlias = __.cabc.Callable[
-    [ ApprovalRequest ], __.cabc.Awaitable[ Approvals | bool ] ]
+    [ ApprovalRequest ],
+    Approvals | bool | __.cabc.Awaitable[ Approvals | bool ] ]
 InvocationApprover: __.typx.TypeAlias = __.cabc.Callable[
-    [ _canisters.InvocationCanister ], bool | __.cabc.Awaitable[ bool ] ]
+    [ _canisters.InvocationCanister ],
+    Approvals | bool | __.cabc.Awaitable[ Approvals | bool ] ]
 
 
 def adapt_invocation_approver( approver: InvocationApprover ) -> Approver:
@@ -109,14 +112,33 @@ def adapt_invocation_approver( approver: InvocationApprover ) -> Approver:
         :py:class:`invocables.exceptions.InvocationRefusal` with a message
         for the model.
     '''
-    async def approve( request: ApprovalRequest ) -> bool:
-        verdict = approver( _canisters.InvocationCanister(
+    async def approve( request: ApprovalRequest ) -> Approvals:
+        return await ask_approver( approver, _canisters.InvocationCanister(
             identifier = request.invocation_id, name = request.name,
-            arguments = request.arguments ) )
-        if __.inspect.isawaitable( verdict ): verdict = await verdict
-        return bool( verdict )
+            arguments = request.arguments ), 'approver' )
 
     return approve
+
+
+async def ask_approver(
+    approver: __.typx.Any, question: __.typx.Any, location: str
+) -> Approvals:
+    ''' Returns what approver (a coroutine function too) answers.
+
+        ``True`` allows, ``False`` denies, an :py:class:`Approvals` member
+        is itself. Anything else (``None`` of an approver which forgot to
+        answer, ``'no'``, ``1``) raises
+        :py:class:`invocables.exceptions.ConfigurationInvalidity`, naming
+        location: no answer of another kind counts as an approval.
+    '''
+    answer = approver( question )
+    if __.inspect.isawaitable( answer ): answer = await answer
+    if answer is True: return Approvals.Allow
+    if answer is False: return Approvals.Deny
+    if isinstance( answer, Approvals ): return answer
+    raise _exceptions.ConfigurationInvalidity(
+        location, "returned {answer}; expected an Approvals member or a "
+        "boolean.".format( answer = _reprlib.repr( answer ) ) )
 
 
 def produce_terminal_approver(
@@ -150,6 +172,28 @@ def produce_terminal_approver(
         return Approvals.Deny
 
     return approve
+
+
+def produce_denial(
+    invocation: _canisters.InvocationCanister, label: str
+) -> _canisters.ResultCanister:
+    ''' Returns result of call which a policy denies, naming what decided
+        (``label``). '''
+    return produce_refusal(
+        invocation, f"Tool {invocation.name!r} is denied by the permission "
+        f"policy ({label}). Do not call it again; use another tool or ask "
+        "the user." )
+
+
+def produce_refusal(
+    invocation: _canisters.InvocationCanister,
+    message: str,
+    genus: _canisters.FaultGenera = _canisters.FaultGenera.Refusal,
+) -> _canisters.ResultCanister:
+    ''' Returns error result of call which runs not, with message. '''
+    return _canisters.ResultCanister(
+        invocation_id = invocation.identifier, name = invocation.name,
+        error = _canisters.Fault( genus = genus, message = message ) )
 
 
 def survey_suspensions(

@@ -85,10 +85,15 @@ class Rule( __.immut.DataclassObject ):
             raise _exceptions.ConfigurationInvalidity(
                 'rule action', f"{self.action!r} is not one of "
                 "'allow', 'ask', 'deny'." )
-        for key in ( 'ensemble', 'tool' ):
+        for key in ( 'ensemble', 'tool', 'name', *_HINTS ):
             value = getattr( self, key )
             if __.is_absent( value ): continue
-            reason = _naming.describe_pattern_flaw( value )
+            # Not 1 for True: a hint is matched by identity.
+            if key in _HINTS: reason = (
+                '' if type( value ) is bool else "expected a boolean." )
+            elif key == 'name': reason = (
+                '' if isinstance( value, str ) else "expected a text." )
+            else: reason = _naming.describe_pattern_flaw( value )
             if reason: raise _exceptions.ConfigurationInvalidity(
                 f"rule {key}", reason )
 
@@ -105,20 +110,26 @@ class Rule( __.immut.DataclassObject ):
 
     def is_match(
         self, ensemble: str, tool: str, hints: Hints, alias: str = '',
-        ensemble_alias: str = '',
+        ensemble_alias: str = '', *,
+        aliases: __.cabc.Sequence[ str ] = ( ),
+        ensemble_aliases: __.cabc.Sequence[ str ] = ( ),
     ) -> bool:
         ''' Returns whether rule matches tool of ensemble.
 
             ``ensemble`` and ``tool`` are the names as the tool's source
             names them; ``ensemble_alias`` and ``alias``, if given, the
-            names under which a wrapper offers them.
+            names under which a wrapper offers them; ``ensemble_aliases``
+            and ``aliases``, the names which wrappers between give them
+            (as :py:func:`invocables.toolsets.wrappers.survey_ensemble_names`
+            and ``survey_identity_names`` return them).
         '''
         pattern = self.ensemble
-        if not __.is_absent( pattern ) and not _wrappers.is_identity_matching(
-            ensemble_alias or ensemble, ensemble, ( pattern, ) ): return False
+        if not __.is_absent( pattern ) and not _wrappers.is_names_matching(
+            ( ensemble_alias or ensemble, ensemble, *ensemble_aliases ),
+            ( pattern, ) ): return False
         pattern = self.tool
-        if not __.is_absent( pattern ) and not _wrappers.is_identity_matching(
-            alias or tool, tool, ( pattern, ) ): return False
+        if not __.is_absent( pattern ) and not _wrappers.is_names_matching(
+            ( alias or tool, tool, *aliases ), ( pattern, ) ): return False
         for key in _HINTS:
             wanted = getattr( self, key )
             if __.is_absent( wanted ): continue
@@ -151,7 +162,23 @@ class Policy( __.immut.DataclassObject ):
     ] = __.absent
 
     def __post_init__( self ) -> None:
-        rules = tuple( self.rules )
+        if not isinstance( self.rules, __.cabc.Iterable ):
+            raise _exceptions.ConfigurationInvalidity(
+                'policy rules', "expected a sequence of Rule." )
+        if not isinstance( self.default, Actions ):
+            raise _exceptions.ConfigurationInvalidity(
+                'policy default', f"{self.default!r} is not an Actions "
+                "member, such as Actions.Deny." )
+        if not __.is_absent( self.approver ) and not callable(
+            self.approver
+        ): raise _exceptions.ConfigurationInvalidity(
+            'policy approver', "expected an async callable." )
+        if not __.is_absent( self.seal_key ) and not isinstance(
+            self.seal_key, ( str, bytes )
+        ): raise _exceptions.ConfigurationInvalidity(
+            'policy seal_key', "expected a text or bytes." )
+        rules = tuple( __.typx.cast(
+            __.cabc.Iterable[ object ], self.rules ) )
         for index, rule in enumerate( rules ):
             if not isinstance( rule, Rule ):
                 raise _exceptions.ConfigurationInvalidity(
@@ -160,15 +187,19 @@ class Policy( __.immut.DataclassObject ):
 
     def access_action(
         self, ensemble: str, tool: str, hints: Hints, alias: str = '',
-        ensemble_alias: str = '',
+        ensemble_alias: str = '', *,
+        aliases: __.cabc.Sequence[ str ] = ( ),
+        ensemble_aliases: __.cabc.Sequence[ str ] = ( ),
     ) -> tuple[ Actions, Rule | None ]:
         ''' Returns action for tool, and the rule which decided it.
 
             Names as for :py:meth:`Rule.is_match`.
         '''
         for rule in self.rules:
-            if rule.is_match( ensemble, tool, hints, alias, ensemble_alias ):
-                return rule.action, rule
+            if rule.is_match(
+                ensemble, tool, hints, alias, ensemble_alias,
+                aliases = aliases, ensemble_aliases = ensemble_aliases
+            ): return rule.action, rule
         return self.default, None
 
     def access_seal_key( self ) -> bytes:
@@ -214,20 +245,15 @@ class Policy( __.immut.DataclassObject ):
     ) -> _canisters.ResultCanister | None:
         ''' Returns refusal result, or ``None`` if the call may run. '''
         invoker = designation.invoker
-        ensemble, tool, *aliases = _access_identity( designation )
-        action, rule = self.access_action(
-            ensemble, tool, invoker.annotations, *aliases )
+        ensemble, tool = _access_identity( designation )
+        action, label = _access_designation_action( self, designation )
         if action is Actions.Allow: return None
-        label = 'the default' if rule is None else f"rule {rule.describe( )}"
         if action is Actions.Deny:
-            return _produce_refusal(
-                invocation, f"Tool {invocation.name!r} is denied by the "
-                f"permission policy ({label}). Do not call it again; use "
-                "another tool or ask the user." )
+            return _approvals.produce_denial( invocation, label )
         # Nobody should be asked about a call which cannot run.
         try: arguments = invoker.validate_arguments( _thaw( arguments ) )
         except _exceptions.ArgumentsInvalidity as exception:
-            return _produce_refusal(
+            return _approvals.produce_refusal(
                 invocation, str( exception ),
                 _canisters.FaultGenera.Invalidity )
         request = ApprovalRequest(
@@ -243,9 +269,9 @@ class Policy( __.immut.DataclassObject ):
             approval, denial = Approvals.Deny, exception.message
         if approval is Approvals.Allow: return None
         if approval is Approvals.Deny:
-            return _produce_refusal( invocation, denial )
+            return _approvals.produce_refusal( invocation, denial )
         namespace.setdefault( SUSPENSIONS_KEY, [ ] ).append( request )
-        return _produce_refusal(
+        return _approvals.produce_refusal(
             invocation, f"The call of tool {invocation.name!r} awaits the "
             f"user's approval ({label}); its result will follow when the "
             "user decides." )
@@ -253,13 +279,8 @@ class Policy( __.immut.DataclassObject ):
     async def _ask( self, request: ApprovalRequest ) -> Approvals:
         approver = self.approver
         if __.is_absent( approver ): return Approvals.Suspend
-        answer = await approver( request )
-        if answer is True: return Approvals.Allow
-        if answer is False: return Approvals.Deny
-        if isinstance( answer, Approvals ): return answer
-        raise _exceptions.ConfigurationInvalidity(
-            'policy approver', f"returned {answer!r}; expected an "
-            "Approvals member or a boolean." )
+        return await _approvals.ask_approver(
+            approver, request, 'policy approver' )
 
 
 class _PoliciesChain( __.immut.DataclassObject ):
@@ -458,23 +479,15 @@ async def resume_invocation(
         identifier = request_.invocation_id, name = name,
         arguments = request_.arguments )
     if not approval:
-        return _produce_refusal(
+        return _approvals.produce_refusal(
             invocation, f"The user did not approve the call of tool "
             f"{name!r}. Do not repeat it unless the user asks." )
     if not __.is_absent( policy ) and designation is not None:
-        ensemble, tool, *aliases = _access_identity( designation )
-        action, rule = policy.access_action(
-            ensemble, tool, designation.invoker.annotations, *aliases )
+        action, label = _access_designation_action( policy, designation )
         if action is Actions.Deny:
-            label = (
-                'the default' if rule is None
-                else f"rule {rule.describe( )}" )
-            return _produce_refusal(
-                invocation, f"Tool {name!r} is denied by the permission "
-                f"policy ({label}). Do not call it again; use another "
-                "tool or ask the user." )
+            return _approvals.produce_denial( invocation, label )
     if designation is None: # no longer offered: never another of its name
-        return _produce_refusal(
+        return _approvals.produce_refusal(
             invocation, f"Unknown tool {name!r}: it is no longer offered. "
             "Use one of the tools that are offered now.",
             _canisters.FaultGenera.Absence )
@@ -487,16 +500,29 @@ async def resume_invocation(
         designation = designation, identifier = request_.invocation_id )
 
 
+def _access_designation_action(
+    policy: Policy, designation: _naming.Designation
+) -> tuple[ Actions, str ]:
+    ''' Returns action of policy for designated tool, by every name of
+        its identity (the source's, the offered and those between), and
+        what decided it. '''
+    ensemble, tool = _access_identity( designation )
+    invoker = designation.invoker
+    action, rule = policy.access_action(
+        ensemble, tool, invoker.annotations,
+        aliases = _wrappers.survey_identity_names( invoker ),
+        ensemble_aliases = _wrappers.survey_ensemble_names(
+            designation.ensemble ) )
+    return action, (
+        'the default' if rule is None else f"rule {rule.describe( )}" )
+
+
 def _access_identity(
     designation: _naming.Designation
-) -> tuple[ str, str, str, str ]:
-    ''' Returns source ensemble and tool names, then the offered ones. '''
-    ensemble = designation.ensemble
-    source = _wrappers.access_source_ensemble( ensemble )
-    invoker = designation.invoker
-    return (
-        source.name, _wrappers.access_source_name( invoker ),
-        invoker.name, ensemble.name )
+) -> tuple[ str, str ]:
+    ''' Returns source ensemble and tool names. '''
+    source = _wrappers.access_source_ensemble( designation.ensemble )
+    return source.name, _wrappers.access_source_name( designation.invoker )
 
 
 def _produce_action( value: object, location: str ) -> Actions:
@@ -524,16 +550,6 @@ async def _refuse( request: ApprovalRequest ) -> Approvals:
     return Approvals.Deny
 
 
-def _produce_refusal(
-    invocation: _canisters.InvocationCanister,
-    message: str,
-    genus: _canisters.FaultGenera = _canisters.FaultGenera.Refusal,
-) -> _canisters.ResultCanister:
-    return _canisters.ResultCanister(
-        invocation_id = invocation.identifier, name = invocation.name,
-        error = _canisters.Fault( genus = genus, message = message ) )
-
-
 def _produce_rule( table: object, location: str ) -> Rule:
     if not isinstance( table, dict ):
         raise _exceptions.ConfigurationInvalidity(
@@ -548,24 +564,13 @@ def _produce_rule( table: object, location: str ) -> Rule:
         raise _exceptions.ConfigurationInvalidity(
             f"{location}.action", "missing; expected 'allow', 'ask' or "
             "'deny'." )
-    fields: dict[ str, __.typx.Any ] = {
-        'action': _produce_action(
-            table_[ 'action' ], f"{location}.action" ) }
-    for key in ( 'ensemble', 'tool' ):
-        if key not in table_: continue
-        reason = _naming.describe_pattern_flaw( table_[ key ] )
-        if reason: raise _exceptions.ConfigurationInvalidity(
-            f"{location}.{key}", reason )
-        fields[ key ] = table_[ key ]
-    for key in ( 'name', *_HINTS ):
-        if key not in table_: continue
-        genus = str if key == 'name' else bool
-        if not isinstance( table_[ key ], genus ):
-            raise _exceptions.ConfigurationInvalidity(
-                f"{location}.{key}", "expected a {genus}.".format(
-                    genus = 'text' if genus is str else 'boolean' ) )
-        fields[ key ] = table_[ key ]
-    return Rule( **fields )
+    action = _produce_action( table_[ 'action' ], f"{location}.action" )
+    fields: dict[ str, __.typx.Any ] = { **table_, 'action': action }
+    try: return Rule( **fields )
+    except _exceptions.ConfigurationInvalidity as exception:
+        key = exception.location.removeprefix( 'rule ' )
+        raise _exceptions.ConfigurationInvalidity(
+            f"{location}.{key}", exception.reason ) from None
 
 
 _thaw = __.values.thaw_json
@@ -583,7 +588,7 @@ def _find_designation(
     '''
     found = None
     for designation in nomenclature.designations:
-        ensemble, tool, *_ = _access_identity( designation )
+        ensemble, tool = _access_identity( designation )
         if ( ensemble, tool ) != ( request.ensemble, request.tool ): continue
         if designation.name == request.name: return designation
         if found is None: found = designation

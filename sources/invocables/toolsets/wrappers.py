@@ -154,10 +154,11 @@ class FilteredEnsemble( WrapperBase ):
         predicate (if given). Patterns are shell-style globs, matched
         case-sensitively against the tool's identity, as policies match
         it: a pattern matches a tool if it matches the name the inner
-        ensemble offers it under or the name its source gives it (before
-        any prefix or rename of wrappers within). So ``exclude =
-        'delete_*'`` leaves out ``x_delete_file``, a prefixed
-        ``delete_file``, and ``include = 'read_*'`` keeps ``x_read_file``.
+        ensemble offers it under, the name its source gives it (before
+        any prefix or rename of wrappers within) or a name a wrapper
+        between gives it. So ``exclude = 'delete_*'`` leaves out
+        ``x_delete_file``, a prefixed ``delete_file``, and ``include =
+        'read_*'`` keeps ``x_read_file``.
     '''
 
     def __init__(
@@ -209,11 +210,10 @@ class FilteredEnsemble( WrapperBase ):
 
     def is_kept( self, invoker: _invokers.Invoker ) -> bool:
         ''' Returns whether invoker passes the filter. '''
-        name, source = invoker.name, access_source_name( invoker )
-        if self.include and not is_identity_matching(
-            name, source, self.include
-        ): return False
-        if is_identity_matching( name, source, self.exclude ): return False
+        names = _delegates.survey_identity_names( invoker )
+        if self.include and not is_names_matching( names, self.include ):
+            return False
+        if is_names_matching( names, self.exclude ): return False
         annotations = invoker.annotations
         for key, value in self.annotations.items( ):
             if key not in annotations or annotations[ key ] != value:
@@ -376,6 +376,27 @@ def access_source_ensemble(
     return ensemble
 
 
+def survey_ensemble_names(
+    ensemble: _ensembles.Ensemble
+) -> tuple[ str, ... ]:
+    ''' Returns every name of ensemble: its own, then the name of each
+        wrapper within, through to the source ensemble's, last.
+    '''
+    names = [ ensemble.name ]
+    while isinstance( ensemble, WrapperBase ):
+        ensemble = ensemble.inner
+        names.append( ensemble.name )
+    return tuple( dict.fromkeys( names ) )
+
+
+def survey_identity_names( invoker: _invokers.Invoker ) -> tuple[ str, ... ]:
+    ''' Returns every name of tool: the offered one first, each name
+        which a wrapper within gives it (rename, prefix, pin), and the
+        name its source gives it, last.
+    '''
+    return _delegates.survey_identity_names( invoker )
+
+
 def access_source_name( invoker: _invokers.Invoker ) -> str:
     ''' Returns name of tool as its source names it.
 
@@ -395,9 +416,18 @@ def is_identity_matching(
         filters and policies share: ``name`` is what a wrapper offers,
         ``source`` what the source calls it.
     '''
+    return is_names_matching( ( name, source ), patterns )
+
+
+def is_names_matching(
+    names: __.cabc.Iterable[ str ], patterns: __.cabc.Iterable[ str ]
+) -> bool:
+    ''' Returns whether a glob matches any name of a tool's (or an
+        ensemble's) identity, as :py:func:`survey_identity_names` (or
+        :py:func:`survey_ensemble_names`) gives them.
+    '''
     patterns = tuple( patterns )
-    return is_name_matching( name, patterns ) or (
-        source != name and is_name_matching( source, patterns ) )
+    return any( is_name_matching( name, patterns ) for name in names )
 
 
 is_name_matching = _naming.is_name_matching
