@@ -291,12 +291,17 @@ def search_text( settings: Settings, arguments: __.Arguments ) -> str:
         run (lookarounds, backreferences) runs on the ``regex`` package for
         at most :py:data:`SEARCH_TIMEOUT` seconds in all.
     '''
-    try: expression = _schemata.produce_expression( arguments[ 'pattern' ] )
+    pattern = arguments[ 'pattern' ]
+    try: expression = _schemata.produce_expression( pattern )
     except _exceptions.PatternInvalidity as exception:
         reason = (
             "Pattern is not a valid regular expression: "
             f"{exception.reason}." )
         raise _exceptions.InvocationRefusal( reason ) from exception
+    except UnicodeEncodeError as exception: # a lone surrogate
+        raise _exceptions.InvocationRefusal(
+            f"Pattern {pattern!r} is not valid text ({exception.reason}); "
+            "remove the lone surrogate." ) from exception
     deadline = __.time.monotonic( ) + SEARCH_TIMEOUT
     try: return _search_lines( settings, arguments, expression, deadline )
     except _exceptions.PatternInterruption as exception:

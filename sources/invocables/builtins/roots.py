@@ -84,7 +84,9 @@ def resolve_location(
             "The path must be a string, got {genus}.".format(
                 genus = type( path ).__name__ ) )
     base = _files.resolve_root( settings.roots[ 0 ] ).path
-    try: target = _resolve_path( base / path, following = following )
+    try:
+        _os.fsencode( path ) # a lone surrogate names no file
+        target = _resolve_path( base / path, following = following )
     except ( ValueError, OSError ) as exception:
         raise _exceptions.InvocationRefusal(
             "Path {path} is not valid ({exception}).".format(

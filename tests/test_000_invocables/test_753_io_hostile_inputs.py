@@ -1,0 +1,96 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Built-in io ensemble under hostile input which earlier rounds left
+    out: text which no file name can hold, files whose lines other
+    programs count differently, and searches whose result would be far
+    larger than the size limit.
+'''
+
+
+import typing
+
+from pathlib import Path
+
+import pytest
+
+import invocables
+from invocables import descriptors
+
+
+async def _prepare(
+    *roots: tuple[ Path, bool ], **configuration: object
+) -> typing.Sequence[ invocables.Ensemble ]:
+    ''' Returns io ensembles over roots: ( path, writable ). '''
+    entry: dict[ str, object ] = { 'builtin': 'io' }
+    if configuration: entry[ 'configuration' ] = configuration
+    return await descriptors.prepare_ensembles( {
+        'ensembles': [ entry ],
+        'roots': [
+            { 'path': str( path ), 'writable': writable }
+            for path, writable in roots ],
+    }, connect = True )
+
+
+async def _invoke(
+    ensembles: typing.Sequence[ invocables.Ensemble ],
+    name: str,
+    **arguments: object,
+) -> invocables.ResultCanister:
+    ''' Runs one call under the default (fail-fast) policy. '''
+    invocation = invocables.InvocationCanister(
+        identifier = 'call', name = name, arguments = arguments )
+    results = await invocables.execute_invocations( [ invocation ], ensembles )
+    return results[ 0 ]
+
+
+def _assert_refused(
+    result: invocables.ResultCanister, fragment: str = ''
+) -> None:
+    assert result.is_error( ), result
+    error = result.error
+    assert isinstance( error, invocables.Fault ), result
+    assert error.genus is invocables.FaultGenera.Refusal, result
+    assert fragment in error.message, error.message
+
+
+@pytest.fixture
+def root( tmp_path: Path ) -> Path:
+    ''' Writable root with one file. '''
+    root = tmp_path / 'root'
+    root.mkdir( )
+    ( root / 'note.txt' ).write_text( 'first\nsecond\n' )
+    return root
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize( 'name, arguments', [
+    ( 'move_file', { 'source': 'note.txt', 'destination': '\ud800' } ),
+    ( 'move_file', { 'source': '\ud800', 'destination': 'moved.txt' } ),
+    ( 'move_file', {
+        'source': 'note.txt', 'destination': 'a\udbff\udbff.txt' } ),
+] )
+async def test_100_lone_surrogates_in_paths_refused(
+    root: Path, name: str, arguments: dict[ str, str ]
+) -> None:
+    ''' A path which holds a lone surrogate (which JSON can carry, but no
+        file name can hold) is a refusal, whichever name of a path it is
+        and whether or not the tool follows links there; nothing moves.
+    '''
+    ensembles = await _prepare( ( root, True ) )
+    result = await _invoke( ensembles, name, **arguments )
+    _assert_refused( result, 'not valid' )
+    assert sorted( path.name for path in root.iterdir( ) ) == [ 'note.txt' ]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    'pattern', [ '\ud800', '(?<=a)\udfff', 'a[\ud800]' ] )
+async def test_110_lone_surrogates_in_expressions_refused(
+    root: Path, pattern: str
+) -> None:
+    ''' A regular expression which holds a lone surrogate is a refusal of
+        search_text, not a failure of the execution.
+    '''
+    ensembles = await _prepare( ( root, False ) )
+    result = await _invoke( ensembles, 'search_text', pattern = pattern )
+    _assert_refused( result, 'surrogate' )
