@@ -94,3 +94,44 @@ async def test_110_lone_surrogates_in_expressions_refused(
     ensembles = await _prepare( ( root, False ) )
     result = await _invoke( ensembles, 'search_text', pattern = pattern )
     _assert_refused( result, 'surrogate' )
+
+
+@pytest.mark.asyncio
+async def test_200_search_numbers_lines_as_read_file( root: Path ) -> None:
+    ''' search_text numbers lines as read_file's start_line counts them
+        (breaks at '\\n', '\\r\\n' and '\\r'), even in files which hold
+        form feeds, other separators of str.splitlines, or old Mac breaks:
+        the line which a search names is the line which read_file returns.
+    '''
+    ( root / 'odd.txt' ).write_text(
+        'one\ntwo\x0cthree\nfour\u2028five\x1c\x85six\r\nseven\rtarget\n',
+        newline = '' )
+    ensembles = await _prepare( ( root, False ) )
+    result = await _invoke( ensembles, 'search_text', pattern = 'target' )
+    assert result.as_text( ) == 'odd.txt:5: target'
+    result = await _invoke(
+        ensembles, 'read_file', path = 'odd.txt', start_line = 5,
+        line_count = 1 )
+    assert result.as_text( ) == 'target\n'
+    result = await _invoke( ensembles, 'search_text', pattern = 'five' )
+    assert result.as_text( ) == 'odd.txt:3: four\u2028five\x1c\x85six'
+
+
+@pytest.mark.asyncio
+async def test_210_search_result_within_size_limit( root: Path ) -> None:
+    ''' Lines which search_text returns, together, stay within the size
+        limit of reads, however many large files match; the result says
+        that it stopped there.
+    '''
+    for index in range( 6 ):
+        ( root / f"long{index}.txt" ).write_text( 'm' * 900 + '\n' )
+    ensembles = await _prepare( ( root, False ), read_size_maximum = 2000 )
+    result = await _invoke( ensembles, 'search_text', pattern = 'm' )
+    text = result.as_text( )
+    assert len( text ) <= 2000 + 100
+    assert text.count( 'm' * 900 ) == 2
+    assert text.endswith( 'stopped at the size limit; search a narrower '
+        'pattern, or read the file by lines]' )
+    result = await _invoke(
+        ensembles, 'search_text', pattern = 'm', glob = 'long0.txt' )
+    assert result.as_text( ) == 'long0.txt:1: ' + 'm' * 900

@@ -462,21 +462,42 @@ def _search_lines(
     location = resolve_location( settings, arguments.get( 'path', '.' ) )
     walk = _produce_walk( settings, location, arguments.get( 'glob', '**/*' ) )
     lines: list[ str ] = [ ]
+    size = 0 # characters of the result, at most the size limit
     with __.ctxl.closing( walk.survey( ) ) as entries:
         for found in entries:
             text = _read_found_text( settings, found )
             if text is None: continue
             relative = _render_name( found.relative )
-            for number, line in enumerate( text.splitlines( ), start = 1 ):
+            for number, line in enumerate( _split_lines( text ), start = 1 ):
                 if not number % _LINES_BETWEEN_CHECKS:
                     settings.deadline.verify( )
                 if not expression.search( line, deadline ): continue
                 if len( lines ) >= settings.matches_maximum:
                     lines.append( "[... more matches not shown]" )
                     return '\n'.join( lines )
-                lines.append( f"{relative}:{number}: {line}" )
+                shown = f"{relative}:{number}: {line}"
+                size += len( shown ) + 1
+                if size > settings.read_size_maximum:
+                    lines.append(
+                        "[... stopped at the size limit; search a narrower "
+                        "pattern, or read the file by lines]" )
+                    return '\n'.join( lines )
+                lines.append( shown )
     lines.extend( _describe_truncation( walk ) )
     return '\n'.join( lines ) or "No line matches."
+
+
+def _split_lines( text: str ) -> list[ str ]:
+    ''' Returns lines of text as ``read_file`` counts them: split at
+        '\\n', '\\r\\n' and '\\r' only (not at form feeds or Unicode
+        separators, as ``str.splitlines`` does), so that the numbers of
+        a search are the numbers of ``start_line``.
+    '''
+    if '\r' in text: # '\r\n' first, as one break
+        text = text.replace( '\r\n', '\n' ).replace( '\r', '\n' )
+    lines = text.split( '\n' )
+    if not lines[ -1 ]: lines.pop( ) # text which ends with a line break
+    return lines
 
 
 def _validate_move(
