@@ -135,3 +135,30 @@ async def test_210_search_result_within_size_limit( root: Path ) -> None:
     result = await _invoke(
         ensembles, 'search_text', pattern = 'm', glob = 'long0.txt' )
     assert result.as_text( ) == 'long0.txt:1: ' + 'm' * 900
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize( 'encoding', [ 'punycode', 'PunyCode', 'PUNYCODE' ] )
+async def test_300_quadratic_encodings_refused(
+    root: Path, encoding: str
+) -> None:
+    ''' Punycode, whose decoding takes time quadratic in the size (a file
+        of the size limit would hold a thread for minutes, past any
+        deadline), is refused in every spelling, by every tool which
+        takes an encoding; nothing is written.
+    '''
+    ( root / 'puny.txt' ).write_bytes( b'abc-9d' )
+    ensembles = await _prepare( ( root, True ) )
+    for name, arguments in (
+        ( 'read_file', { 'path': 'puny.txt' } ),
+        ( 'read_file', { 'path': 'puny.txt', 'start_line': 1 } ),
+        ( 'edit_file', {
+            'path': 'puny.txt', 'old_text': 'a', 'new_text': 'b' } ),
+        ( 'write_file', { 'path': 'new.txt', 'content': 'x\u00e9' } ),
+    ):
+        result = await _invoke(
+            ensembles, name, encoding = encoding, **arguments )
+        _assert_refused( result, 'names of domains' )
+    assert sorted( path.name for path in root.iterdir( ) ) == [
+        'note.txt', 'puny.txt' ]
+    assert ( root / 'puny.txt' ).read_bytes( ) == b'abc-9d'

@@ -44,6 +44,8 @@ ENTRIES_EXAMINED_MAXIMUM = 100_000 # entries of folders one walk reads
 FOLDERS_OPEN_MAXIMUM = 64 # folders one walk holds open at once
 
 _PATH_SHOWN_MAXIMUM = 160 # characters of a path repeated in a message
+# Text encodings whose decoding takes time quadratic in the size.
+_ENCODINGS_REFUSED = frozenset( ( 'punycode', ) )
 FOLDER_FLAGS = (
     _os.O_RDONLY | getattr( _os, 'O_DIRECTORY', 0 )
     | getattr( _os, 'O_NOFOLLOW', 0 ) | getattr( _os, 'O_CLOEXEC', 0 ) )
@@ -368,7 +370,9 @@ def stat_name( folder: int, name: str ) -> _os.stat_result | None:
 
 
 def validate_encoding( encoding: str ) -> None:
-    ''' Refuses names which are not text encodings. '''
+    ''' Refuses names which are not text encodings, and encodings whose
+        work grows with the square of the size (punycode).
+    '''
     try: information = _codecs.lookup( encoding )
     except ( LookupError, TypeError, ValueError ) as exception:
         raise _exceptions.InvocationRefusal(
@@ -378,6 +382,11 @@ def validate_encoding( encoding: str ) -> None:
         raise _exceptions.InvocationRefusal(
             f"Unknown encoding {encoding!r}: it is not a text encoding; use "
             "one such as 'utf-8' or 'latin-1'." )
+    if information.name in _ENCODINGS_REFUSED:
+        raise _exceptions.InvocationRefusal(
+            f"Encoding {encoding!r} is for names of domains, not files (its "
+            "work grows with the square of the size); use one such as "
+            "'utf-8' or 'latin-1'." )
 
 
 def survey_entries(
