@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 
-''' Hostile text calls: what a model thinks, numbers JSON lacks.
+''' Hostile text calls: what a model thinks, numbers JSON lacks, keys
+    repeated in pythonic calls.
 
     A call inside a thinking block (``<think>`` ... ``</think>``) is a
     thought, not an action: it stays text, however the stream is split;
     arguments with ``NaN`` or ``Infinity`` (which JSON lacks, and which
     Python's decoder takes) are refused, as the pythonic format refuses
-    them.
+    them; a pythonic call which repeats an argument or a dict key is
+    refused, as JSON which repeats a key is.
 '''
 
 
@@ -106,3 +108,32 @@ def test_210_finite_numbers_read( ):
     reading = textcalls.read_text_calls( text, _NAMES )
     ( call, ) = reading.invocations
     assert call.arguments == { 'a': 1e308, 'b': -2.5e-300, 'c': 'NaN' }
+
+
+@pytest.mark.parametrize( 'text', [
+    '[add(a=1, a=2)]',
+    '[add(a=1, b=2, a=1)]',
+    '[add(a={"x": 1, "x": 2})]',
+    '[add(a=[{"x": 1}, {"y": {"z": 1, "z": 2}}])]',
+    '<|python_start|>[add(a={"x": 1, \'x\': 2})]<|python_end|>',
+] )
+def test_300_pythonic_repetitions_refused( text ):
+    ''' A pythonic call which repeats an argument, or a key of a dict in
+        its arguments, is read as an invalid call, as JSON which repeats a
+        key is: which value is meant is unknown.
+    '''
+    reading = textcalls.read_text_calls( text, _NAMES )
+    ( call, ) = reading.invocations
+    assert call.name == 'add'
+    assert call.arguments == { }
+    assert 'repeats' in call.invalidity
+    assert reading.text == ''
+
+
+def test_310_pythonic_distinct_keys_read( ):
+    ''' Keys alike only in another dict, or differing in case, are read.
+    '''
+    text = '[add(a={"x": 1, "X": 2}, b=[{"x": 1}, {"x": 2}])]'
+    ( call, ) = textcalls.read_text_calls( text, _NAMES ).invocations
+    assert call.arguments == {
+        'a': { 'x': 1, 'X': 2 }, 'b': [ { 'x': 1 }, { 'x': 2 } ] }

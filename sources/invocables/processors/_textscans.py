@@ -346,8 +346,12 @@ def _evaluate_keywords(
     for keyword in keywords:
         if keyword.arg is None:
             return { }, "arguments must be given by keyword, not unpacked"
-        if _has_integer_overlong( keyword.value ):
-            return { }, describe_integer( f"argument {keyword.arg!r} holds" )
+        if keyword.arg in arguments:
+            return { }, (
+                f"the call repeats argument {keyword.arg!r}: which value "
+                "is meant is unknown" )
+        flaw = _survey_literal( keyword.value, keyword.arg )
+        if not __.is_absent( flaw ): return { }, flaw
         try: value = _ast.literal_eval( keyword.value )
         except (
             ValueError, TypeError, SyntaxError, RecursionError, MemoryError,
@@ -360,17 +364,29 @@ def _evaluate_keywords(
     return arguments, __.absent
 
 
-def _has_integer_overlong( node: _ast.AST ) -> bool:
-    ''' Returns whether a literal of the expression (at any depth, signed
-        or not, in any base) is an integer of more digits than may be
-        read. Hexadecimal, octal and binary literals parse at any length.
+def _survey_literal( node: _ast.AST, name: str ) -> __.Absential[ str ]:
+    ''' Returns why the expression of argument name cannot be read, in
+        one walk: a literal (at any depth, signed or not, in any base) is
+        an integer of more digits than may be read (hexadecimal, octal and
+        binary literals parse at any length), or a dict repeats a key
+        (which value is meant is unknown, as for JSON).
     '''
     bound = _produce_integer_bound( access_digits_maximum( ) )
     for child in _ast.walk( node ):
+        if isinstance( child, _ast.Dict ):
+            keys = [
+                key.value for key in child.keys
+                if isinstance( key, _ast.Constant )
+                and isinstance( key.value, str ) ]
+            if len( set( keys ) ) < len( keys ):
+                return (
+                    f"argument {name!r} repeats a key of a dict: which "
+                    "value is meant is unknown" )
         if not isinstance( child, _ast.Constant ): continue
         value: object = child.value
-        if type( value ) is int and abs( value ) >= bound: return True
-    return False
+        if type( value ) is int and abs( value ) >= bound:
+            return describe_integer( f"argument {name!r} holds" )
+    return __.absent
 
 
 def _is_integer_overlong( exception: Exception ) -> bool:
@@ -421,8 +437,8 @@ def _decode_float( text: str ) -> float:
     value = float( text )
     if __.math.isfinite( value ): return value
     raise _RefusalError(
-        f"the JSON holds the number {text}, beyond what JSON numbers can "
-        "be read as; send such a number as a string" )
+        "the JSON holds a number beyond the largest float, which cannot "
+        "be read; send such a number as a string" )
 
 
 def _refuse_constant( text: str ) -> __.typx.NoReturn:

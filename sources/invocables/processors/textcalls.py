@@ -31,7 +31,7 @@
     text. Nothing partial or repaired is
     ever run: a call which names an offered tool but does not parse (JSON
     with doubled braces, repeated keys, ``NaN`` or ``Infinity``, broken
-    Python) becomes an
+    Python, Python repeating an argument or a key) becomes an
     invocation with ``invalidity`` set, which the engine answers with an
     error result the model can act on; a call cut off by the end of the
     text is never read (its name is reported in ``truncations``, and its
