@@ -15,6 +15,7 @@ import pytest
 
 import invocables
 from invocables import descriptors
+from invocables import exceptions
 
 
 async def _prepare(
@@ -162,3 +163,51 @@ async def test_300_quadratic_encodings_refused(
     assert sorted( path.name for path in root.iterdir( ) ) == [
         'note.txt', 'puny.txt' ]
     assert ( root / 'puny.txt' ).read_bytes( ) == b'abc-9d'
+
+
+@pytest.mark.asyncio
+async def test_400_large_read_limit_costs_no_buffer( root: Path ) -> None:
+    ''' A large size limit (32 TiB) costs a read no buffer of that size:
+        small files are read and searched as with the default limit.
+    '''
+    ensembles = await _prepare( ( root, False ), read_size_maximum = 2 ** 45 )
+    result = await _invoke( ensembles, 'read_file', path = 'note.txt' )
+    assert result.as_text( ) == 'first\nsecond\n'
+    result = await _invoke( ensembles, 'search_text', pattern = 'sec' )
+    assert result.as_text( ) == 'note.txt:2: second'
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize( 'key', [
+    'read_size_maximum', 'entries_maximum', 'matches_maximum' ] )
+async def test_410_limits_beyond_maximum_refused(
+    root: Path, key: str
+) -> None:
+    ''' A limit of the configuration larger than any size Python can
+        index fails the execution as an invalid configuration naming it,
+        never with an error of Python.
+    '''
+    ensembles = await _prepare( ( root, False ), **{ key: 10 ** 20 } )
+    with pytest.raises( exceptions.InvocationExecutionFailure ) as caught:
+        await _invoke( ensembles, 'read_file', path = 'note.txt' )
+    cause = caught.value.__cause__
+    assert isinstance( cause, exceptions.ConfigurationInvalidity )
+    assert key in str( cause )
+    assert 'at most' in str( cause )
+
+
+@pytest.mark.asyncio
+async def test_420_files_which_claim_no_size_read_whole( ) -> None:
+    ''' Files which claim size 0 but hold text (as in /proc) are read
+        whole, and refused past the size limit.
+    '''
+    status = Path( '/proc/self/status' ).read_text( )
+    assert len( status ) > 100
+    ensembles = await _prepare( ( Path( '/proc/self' ), False ) )
+    result = await _invoke( ensembles, 'read_file', path = 'status' )
+    assert result.as_text( ).startswith( 'Name:' )
+    assert 'State:' in result.as_text( )
+    ensembles = await _prepare(
+        ( Path( '/proc/self' ), False ), read_size_maximum = 100 )
+    result = await _invoke( ensembles, 'read_file', path = 'status' )
+    _assert_refused( result, 'more than the limit of 100' )

@@ -318,8 +318,31 @@ def read_found( found: Found, maximum: int ) -> bytes | None:
             status.st_size > maximum
         ) or ( status.st_nlink > 1 and not found.root.hard_links ):
             return None
-        data = stream.read( maximum + 1 )
+        data = read_bounded( stream, status.st_size, maximum )
     return None if len( data ) > maximum else data
+
+
+def read_bounded(
+    stream: __.typx.BinaryIO, size: int, maximum: int
+) -> bytes:
+    ''' Returns content of stream, at most maximum bytes and one more (which
+        tells that there is more).
+
+        Asks for the size which the file's status gives first, so that a
+        small file never costs a buffer of the maximum (a read allocates
+        all it asks for); a file which grew, or which claims no size (as in
+        ``/proc``), is read on in pieces.
+    '''
+    wanted = min( size, maximum ) + 1
+    data = stream.read( wanted )
+    if len( data ) < wanted or len( data ) > maximum: return data
+    pieces, total = [ data ], len( data )
+    while total <= maximum:
+        piece = stream.read( min( CHUNK_SIZE, maximum + 1 - total ) )
+        if not piece: break
+        pieces.append( piece )
+        total += len( piece )
+    return b''.join( pieces )
 
 
 def refuse_errors(

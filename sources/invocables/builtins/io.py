@@ -372,7 +372,8 @@ def _read_bytes(
     descriptor, status = _files.open_file( location, path )
     with _os.fdopen( descriptor, 'rb' ) as stream:
         _validate_size( settings, status.st_size, path, action )
-        data = stream.read( settings.read_size_maximum + 1 )
+        data = _files.read_bounded(
+            stream, status.st_size, settings.read_size_maximum )
     _validate_size( settings, len( data ), path, action )
     return data
 

@@ -20,6 +20,7 @@ from .files import Location as Location
 ENTRIES_MAXIMUM_DEFAULT = 1000
 MATCHES_MAXIMUM_DEFAULT = 200
 READ_SIZE_MAXIMUM_DEFAULT = 1_048_576
+LIMIT_MAXIMUM = 2 ** 53 # largest limit: exact in JSON, and indexable
 
 _LIMITS = ( 'read_size_maximum', 'entries_maximum', 'matches_maximum' )
 _render_name = _canisters.render_name
@@ -42,7 +43,8 @@ class Settings( __.immut.DataclassObject ):
             current directory is the one root, read-only. The deadline is
             the invocation's (in the event loop: call it there). Raises
             :py:class:`invocables.exceptions.ConfigurationInvalidity` for
-            a limit of the configuration which is not a positive integer.
+            a limit of the configuration which is not a positive integer
+            of at most :py:data:`LIMIT_MAXIMUM`.
         '''
         invoker = context.invoker
         roots = tuple( getattr( invoker, 'roots', ( ) ) ) or (
@@ -57,7 +59,9 @@ class Settings( __.immut.DataclassObject ):
                 configuration[ key ],
                 "configuration of ensemble {name!r}, key {key}".format(
                     name = getattr( invoker, 'ensemble', '?' ), key = key ),
-                reason = "expected a positive integer, got {value!r}." )
+                maximum = LIMIT_MAXIMUM,
+                reason = "expected a positive integer of at most {maximum}, "
+                "got {value!r}." )
         return cls(
             roots = roots, deadline = _produce_deadline( context ),
             ** limits )
