@@ -32,6 +32,8 @@
 '''
 
 
+import reprlib as _reprlib
+
 import invocables.__ as __
 import invocables.execution.deduplicators as _deduplicators
 import invocables.ensembles as _ensembles
@@ -86,7 +88,7 @@ class ExactStaleness( __.immut.DataclassObject ):
     ) -> tuple[ __.cabc.Hashable, ... ]:
         ''' Returns the call's identity: name and canonical arguments. '''
         return ( ( name, _deduplicators.produce_canonical_json(
-            arguments ) ), )
+            arguments, name ) ), )
 
     def survey_writes(
         self, name: str, arguments: __.Arguments
@@ -213,6 +215,22 @@ class Trimming( __.immut.DataclassObject ):
                 raise _exceptions.ConfigurationInvalidity(
                     f"trimming option {label!r}",
                     f"expected a whole number, got {value!r}." )
+        if not callable( self.counter ):
+            raise _exceptions.ConfigurationInvalidity(
+                "trimming option 'counter'",
+                "expected a function of a text returning its size." )
+        # One pattern, as filters take it; never a pattern per character.
+        exclude: object = self.exclude
+        if isinstance( exclude, str ): exclude = ( exclude, )
+        items: tuple[ object, ... ] = (
+            tuple( __.typx.cast( __.cabc.Iterable[ object ], exclude ) )
+            if isinstance( exclude, __.cabc.Iterable ) else ( None, ) )
+        if not all(
+            isinstance( item, str ) or _is_ensemble( item ) for item in items
+        ): raise _exceptions.ConfigurationInvalidity(
+            "trimming option 'exclude'",
+            "expected glob patterns of tool names or ensembles." )
+        object.__setattr__( self, 'exclude', items )
 
     def trim_history(
         self, messages: __.cabc.Sequence[ Message ], provider: str
@@ -295,7 +313,15 @@ def _mark_budget(
     '''
     budget = trimming.budget
     if __.is_absent( budget ): return
-    count = trimming.counter
+    counter = trimming.counter
+
+    def count( text: str ) -> int:
+        size = counter( text )
+        if type( size ) is int and size >= 0: return size
+        raise _exceptions.ConfigurationInvalidity(
+            "trimming option 'counter'", "returned {size}; expected a "
+            "whole number.".format( size = _reprlib.repr( size ) ) )
+
     placeholder = count( _produce_placeholder( _REASON_BUDGET ) )
     sizes = { id( call ): count( _result_of( call ).text ) for call in live }
     render = _transcripts.render
@@ -317,6 +343,24 @@ def _mark_budget(
         if sizes[ id( call ) ] <= placeholder: continue
         cleared += sizes[ id( call ) ] - placeholder
         reasons[ id( call ) ] = _REASON_BUDGET
+
+
+def _mark_duplicates(
+    deduplicator: _deduplicators.Deduplicator,
+    answered: list[ _transcripts.Call ],
+    markable: frozenset[ int ],
+    reasons: dict[ int, str ],
+) -> None:
+    ''' Marks results of calls which a later one duplicates. '''
+    for call in reversed( answered ):
+        arguments = _decode( call )
+        if arguments is None: continue
+        try: duplicate = deduplicator.is_duplicate( call.name, arguments )
+        except _exceptions.ArgumentsInvalidity: continue
+        if not duplicate: deduplicator.record( call.name, arguments )
+        elif id( call ) in markable:
+            reasons[ id( call ) ] = _REASON_SUPERSEDED.format(
+                name = call.name )
 
 
 def _mark_recency(
@@ -346,30 +390,36 @@ def _mark_superseded(
     staleness = _produce_staleness( superseded )
     markable = frozenset( id( call ) for call in live )
     if staleness is None:
-        deduplicator = _produce_deduplicator( superseded )
-        for call in reversed( answered ):
-            arguments = _decode( call.arguments )
-            if not deduplicator.is_duplicate( call.name, arguments ):
-                deduplicator.record( call.name, arguments )
-            elif id( call ) in markable:
-                reasons[ id( call ) ] = _REASON_SUPERSEDED.format(
-                    name = call.name )
+        _mark_duplicates(
+            _produce_deduplicator( superseded ), answered, markable,
+            reasons )
         return
     seen: dict[ __.cabc.Hashable, str ] = { }
     for call in reversed( answered ):
-        arguments = _decode( call.arguments )
-        reads = tuple( staleness.survey_reads( call.name, arguments ) )
+        arguments = _decode( call )
+        if arguments is None: continue
+        try:
+            reads = tuple( staleness.survey_reads( call.name, arguments ) )
+            writes = tuple( staleness.survey_writes( call.name, arguments ) )
+        except _exceptions.ArgumentsInvalidity: continue
         later = next( ( seen[ key ] for key in reads if key in seen ), None )
         if later is not None and id( call ) in markable:
             reasons[ id( call ) ] = _REASON_SUPERSEDED.format( name = later )
-        for key in (
-            *reads, *staleness.survey_writes( call.name, arguments )
-        ): seen.setdefault( key, call.name )
+        for key in ( *reads, *writes ): seen.setdefault( key, call.name )
 
 
-def _decode( arguments: object ) -> __.Arguments:
-    decoded, _ = _wire.decode_arguments( _wire.nativize_object( arguments ) )
-    return decoded
+def _decode( call: _transcripts.Call ) -> __.Arguments | None:
+    ''' Returns arguments of call, or ``None`` for text which is not a
+        JSON object: such a call is compared with no other (nor is one
+        whose arguments have no canonical JSON, too deep or cyclic). '''
+    decoded, invalidity = _wire.decode_arguments(
+        _wire.nativize_object( call.arguments ) )
+    return decoded if __.is_absent( invalidity ) else None
+
+
+def _is_ensemble( value: object ) -> bool:
+    return isinstance( getattr( value, 'name', None ), str ) and hasattr(
+        value, 'invokers' )
 
 
 def _produce_deduplicator(

@@ -196,7 +196,7 @@ class ResultCache( __.immut.DataclassObject ):
         ''' Returns signature of invocation for comparison. '''
         key = self.key
         if __.is_absent( key ):
-            return ( name, produce_canonical_json( arguments ) )
+            return ( name, produce_canonical_json( arguments, name ) )
         return key( name, arguments )
 
     def record( self, name: str, arguments: __.Arguments ) -> None:
@@ -283,11 +283,23 @@ async def execute_deduplicated(
         store, signature, invocation, run, deadline )
 
 
-def produce_canonical_json( value: object ) -> str:
-    ''' Returns canonical JSON text of value (sorted keys, compact). '''
-    return __.json.dumps(
-        value, sort_keys = True, separators = ( ',', ':' ),
-        ensure_ascii = False, default = _serialize_default )
+def produce_canonical_json( value: object, name: str = '' ) -> str:
+    ''' Returns canonical JSON text of value (sorted keys, compact).
+
+        Raises :py:class:`invocables.exceptions.ArgumentsInvalidity` (of
+        tool ``name``) for a value which has none: one which is not JSON,
+        holds a cycle, or nests deeper than the interpreter's recursion
+        (arguments of a native history, which the engine never bounded).
+    '''
+    try:
+        return __.json.dumps(
+            value, sort_keys = True, separators = ( ',', ':' ),
+            ensure_ascii = False, default = _serialize_default )
+    except ( RecursionError, TypeError, ValueError ) as exception:
+        reason = (
+            "they nest too deeply." if isinstance( exception, RecursionError )
+            else f"{exception}." )
+        raise _exceptions.ArgumentsInvalidity( name, reason ) from None
 
 
 def _access_store_default( namespace: __.Namespace ) -> ResultStore:
@@ -347,7 +359,7 @@ async def _execute_protocol(
 ) -> _canisters.ResultCanister:
     ''' Runs invocation under a deduplicator with the documents' protocol.
     '''
-    signature = ( name, produce_canonical_json( arguments ) )
+    signature = ( name, produce_canonical_json( arguments, name ) )
     store = _access_store_default( namespace )
     if deduplicator.is_duplicate( name, arguments ):
         entry = store.access( signature )
