@@ -23,8 +23,10 @@ TRANSPORTS = __.immut.Dictionary( {
     'sse': ( 'sse', 'sse' ),
 } )
 _reference = __.re.compile( r'^\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}$' )
+# A whole part of a URL (user, password, path segment, query value) only:
+# '${A}x' is not 'env:Ax', a variable of another name.
 _reference_embedded = __.re.compile(
-    r'\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}' )
+    r'(?<![^/:@=])\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}(?![^/?#&@:])' )
 _keys_aliased = __.immut.Dictionary( {
     'resourcesAsTools': 'resources_as_tools' } )
 _keys_ignored = frozenset( (
@@ -66,9 +68,12 @@ def survey_servers(
         The tables use the vocabulary of descriptors; ``disabled`` is
         kept as given.
     '''
-    key = next(
-        ( key for key in ( 'mcpServers', 'servers' ) if key in document ),
-        None )
+    keys = [ key for key in ( 'mcpServers', 'servers' ) if key in document ]
+    if len( keys ) > 1:
+        raise _exceptions.DescriptorInvalidity(
+            location, 'servers', "both 'mcpServers' and 'servers' are "
+            "given, and only one is read; move the servers into one." )
+    key = keys[ 0 ] if keys else None
     if key is None or not isinstance( document[ key ], __.cabc.Mapping ):
         raise _exceptions.DescriptorInvalidity(
             location, 'mcpServers', "expected an object 'mcpServers' "
@@ -161,7 +166,9 @@ def _translate_server(
 
 
 def _translate_url( value: object ) -> object:
-    ''' Translates ``${NAME}`` in URL (password, path segment, query value).
+    ''' Translates ``${NAME}`` standing for a whole user, password, path
+        segment or query value of URL; leaves others, which connecting
+        refuses.
     '''
     if not isinstance( value, str ): return value
     return _reference_embedded.sub(

@@ -41,7 +41,8 @@ def access_data_location( ) -> __.Path:
 def expand_path( table: _Table, key: str, value: str ) -> __.Path:
     ''' Returns path with home folder (``~``) expanded. '''
     try: return __.Path( value ).expanduser( )
-    except RuntimeError as exception: # no such user, no home
+    # No such user, no home; a NUL in a user name.
+    except ( RuntimeError, ValueError ) as exception:
         table.fail(
             key, f"cannot expand {value!r} ({exception}); give a full "
             "path.", cause = exception )
@@ -81,7 +82,8 @@ def locate_file(
             "or a mapping." ) from exception
     if expand:
         try: path = path.expanduser( )
-        except RuntimeError as exception: # no such user, no home
+        # No such user, no home; a NUL in a user name.
+        except ( RuntimeError, ValueError ) as exception:
             raise _exceptions.DescriptorInvalidity(
                 str( path ), '', f"cannot expand the path ({exception}); "
                 "give a full path." ) from exception

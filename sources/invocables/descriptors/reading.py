@@ -37,6 +37,14 @@ _CLOSERS = ']}'
 _nonblank = __.re.compile( r'\S' )
 _statement_stop = __.re.compile( r'''[\n#"'=\[]''' )
 _surrogate = __.re.compile( '[\ud800-\udfff]' )
+# Runs of TOML text which may hold dots: multi-line strings and comments
+# (passed over), and key parts joined by dots (keys of statements, headers
+# and inline tables; single-line strings as parts).
+_KEY_PART = r'''(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')'''
+_toml_dotted = __.re.compile(
+    r'"""(?:[^\\]|\\[\s\S])*?"""' r"|'''[\s\S]*?'''|#[^\n]*|"
+    + _KEY_PART + r'(?:[ \t]*\.[ \t]*' + _KEY_PART + ')*' )
+_toml_key_part = __.re.compile( _KEY_PART )
 
 
 def locate_nesting_json( text: str ) -> tuple[ str, int ]:
@@ -139,6 +147,7 @@ def read_json( path: __.Path ) -> __.cabc.Mapping[ str, __.typx.Any ]:
 def read_toml( path: __.Path ) -> __.cabc.Mapping[ str, __.typx.Any ]:
     ''' Returns TOML document of file. '''
     text = _read_text( path )
+    _validate_dotted_keys( str( path ), text )
     try: document = _tomllib.loads( text )
     except RecursionError as exception:
         keypath, line = locate_nesting_toml( text )
@@ -362,6 +371,24 @@ def _read_text( path: __.Path ) -> str:
         raise _exceptions.DescriptorInvalidity(
             location, '', f"the file is not UTF-8 text ({exception}); "
             "save it as UTF-8." ) from exception
+
+
+def _validate_dotted_keys( location: str, text: str ) -> None:
+    ''' Refuses a dotted key of more parts than the levels allowed, before
+        parsing, whose memory grows with the square of the parts.
+    '''
+    if text.count( '.' ) < DEPTH_MAXIMUM: return
+    for match in _toml_dotted.finditer( text ):
+        run = match[ 0 ]
+        if run.count( '.' ) < DEPTH_MAXIMUM: continue
+        if run.startswith( ( '#', "'''", '"""' ) ): continue
+        parts = len( _toml_key_part.findall( run ) )
+        if parts <= DEPTH_MAXIMUM: continue
+        line = text.count( '\n', 0, match.start( ) ) + 1
+        raise _exceptions.DescriptorInvalidity(
+            str( location ), __.values.abbreviate( run, 40 ),
+            f"a dotted key of {parts} parts (line {line}) nests deeper "
+            f"than {DEPTH_MAXIMUM} levels; flatten it." )
 
 
 def _render_place( place: _Place ) -> str:
