@@ -33,6 +33,11 @@ import invocables.schemata as _schemata
 Documents: __.typx.TypeAlias = dict[ str, dict[ str, __.typx.Any ] ]
 
 _variable_invalid = __.re.compile( r'[^A-Za-z0-9_]' )
+# Device names which Windows reserves, with any suffix, in any case.
+_NAMES_RESERVED = frozenset( (
+    'aux', 'con', 'nul', 'prn',
+    * ( f"{device}{digit}" for device in ( 'com', 'lpt' )
+        for digit in '123456789' ) ) )
 _HEADER = (
     "# Written by invocables from ensemble {name!r}. Edit the descriptions\n"
     "# and schemas as you wish; see the reference of descriptors.\n\n" )
@@ -72,16 +77,27 @@ def create_descriptors(
         :py:class:`invocables.exceptions.DescriptorInvalidity`, and nothing
         is written.
     '''
-    folder = __.Path( folder )
+    folder = _access_folder( folder )
     documents = produce_documents( ensemble, server = server )
     target = folder / access_descriptor_path( ensemble.name )
-    if target.exists( ) and not replace:
-        raise _exceptions.DescriptorInvalidity(
-            str( target ), '', "the file exists already; choose another "
-            "folder or ask to replace it." )
     texts = {
         relative: _render_checked( folder / relative, ensemble, document )
         for relative, document in documents.items( ) }
+    try: _write( folder, target, documents, texts, replace = replace )
+    except OSError as exception:
+        raise _exceptions.DescriptorInvalidity(
+            str( folder ), '', f"cannot write the descriptors ({exception}); "
+            "check that the folder can be written, or choose another."
+        ) from exception
+    return target
+
+
+def _write(
+    folder: __.Path, target: __.Path, documents: 'Documents',
+    texts: dict[ str, str ], *, replace: bool,
+) -> None:
+    ''' Writes texts into staging folder, checks them, moves them in. '''
+    _validate_destinations( folder, target, texts, replace = replace )
     folder.mkdir( parents = True, exist_ok = True )
     stem = target.stem
     staging = __.Path( _mkdtemp(
@@ -97,7 +113,6 @@ def create_descriptors(
             texts, key = lambda item: item == target.name
         ): _os.replace( staging / relative, folder / relative )
     finally: _rmtree( staging, ignore_errors = True )
-    return target
 
 
 def access_descriptor_path( name: str ) -> str:
@@ -106,9 +121,10 @@ def access_descriptor_path( name: str ) -> str:
         The name itself where it is a safe file name (letters, digits,
         ``_`` and ``-``, at most 64), else a safe name made of it, stable
         and distinct for distinct names (``io.github.owner/server`` gives
-        ``io_github_owner_server_<digest>``).
+        ``io_github_owner_server_<digest>``); a device name which Windows
+        reserves (``con``, ``aux``) gets a digest too.
     '''
-    return f"{_naming.produce_safe_name( name )}.toml"
+    return "{stem}.toml".format( stem = _produce_stems( ( name, ) )[ name ] )
 
 
 def produce_documents(
@@ -137,15 +153,30 @@ def produce_documents(
     path = access_descriptor_path( ensemble.name )
     documents: Documents = { path: document }
     entries: list[ dict[ str, str ] ] = [ ]
+    stems = _produce_stems( [ invoker.name for invoker in invokers ] )
     for invoker in invokers:
         relative = "{ensemble}/invokers/{name}.toml".format(
             ensemble = path.removesuffix( '.toml' ),
-            name = _naming.produce_safe_name( invoker.name ) )
+            name = stems[ invoker.name ] )
         documents[ relative ] = _produce_invoker_document(
             ensemble, invoker, local = local )
         entries.append( { 'source': relative } )
     if entries: document[ 'invokers' ] = entries
     return documents
+
+
+def _access_folder( folder: object ) -> __.Path:
+    ''' Returns path of folder named by application. '''
+    try: path = __.Path( __.typx.cast( str, folder ) )
+    except TypeError as exception:
+        raise _exceptions.DescriptorInvalidity(
+            repr( folder ), '', "expected the path of a folder to write "
+            "the descriptors into." ) from exception
+    if '\0' in str( path ):
+        raise _exceptions.DescriptorInvalidity(
+            repr( str( path ) ), '', "the path holds a NUL character; "
+            "correct it." )
+    return path
 
 
 def _access_server(
@@ -187,6 +218,8 @@ def _delete_stale(
 ) -> None:
     wanted = { ( folder / relative ).resolve( ) for relative in documents }
     for path in invokers_folder.glob( '*.toml' ):
+        # Folders are not descriptors which writing made: they stay.
+        if path.is_dir( ) and not path.is_symlink( ): continue
         if path.resolve( ) not in wanted: path.unlink( )
 
 
@@ -482,6 +515,55 @@ class _SecretReferences:
         if name[ 0 ].isdigit( ): name = f"_{name}"
         self.references.append( name )
         return f"{__.ENVIRONMENT_PREFIX}{name}"
+
+
+def _produce_stems( names: __.cabc.Sequence[ str ] ) -> dict[ str, str ]:
+    ''' Returns file name (without suffix) for each name: safe, and
+        distinct also where the file system does not tell cases apart.
+
+        Names whose safe names are equal but for case (``Echo`` and
+        ``echo``, ``1x`` and ``_1x``), and device names which Windows
+        reserves (``con``, ``aux``, ``com1`` ...), get a digest.
+    '''
+    stems = { name: _naming.produce_safe_name( name ) for name in names }
+    forced: set[ str ] = set( )
+    while True:
+        groups: dict[ str, list[ str ] ] = { }
+        for name, stem in stems.items( ):
+            groups.setdefault( stem.casefold( ), [ ] ).append( name )
+        clashing = [
+            name for key, members in groups.items( )
+            if len( members ) > 1 or key in _NAMES_RESERVED
+            for name in members if name not in forced ]
+        # Digests clashing too: loading the staged files refuses them.
+        if not clashing: return stems
+        for name in clashing:
+            stems[ name ] = _naming.produce_safe_name(
+                name, force_digest = True )
+            forced.add( name )
+
+
+def _validate_destinations(
+    folder: __.Path,
+    target: __.Path,
+    texts: __.cabc.Mapping[ str, str ],
+    *,
+    replace: bool,
+) -> None:
+    ''' Refuses an existing ensemble file unless replacing, and
+        destinations which are folders, before anything is written.
+    '''
+    if _os.path.lexists( target ) and not replace:
+        raise _exceptions.DescriptorInvalidity(
+            str( target ), '', "the file exists already; choose another "
+            "folder or ask to replace it." )
+    for relative in texts:
+        path = folder / relative
+        if path.is_dir( ):
+            raise _exceptions.DescriptorInvalidity(
+                str( path ), '', "a folder is in the place of this "
+                "descriptor; remove it or choose another folder. Nothing "
+                "was written." )
 
 
 def _validate_staged(
