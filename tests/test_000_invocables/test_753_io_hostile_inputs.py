@@ -211,3 +211,15 @@ async def test_420_files_which_claim_no_size_read_whole( ) -> None:
         ( Path( '/proc/self' ), False ), read_size_maximum = 100 )
     result = await _invoke( ensembles, 'read_file', path = 'status' )
     _assert_refused( result, 'more than the limit of 100' )
+
+
+@pytest.mark.asyncio
+async def test_430_search_leaves_out_files_which_fail_reads( ) -> None:
+    ''' A file whose read fails (/proc/self/mem: input/output error,
+        /proc/self/clear_refs: invalid argument) is left out of a search,
+        which goes on and finds the lines of the others.
+    '''
+    ensembles = await _prepare( ( Path( '/proc/self' ), False ) )
+    result = await _invoke(
+        ensembles, 'search_text', pattern = '^Name:', glob = '*' )
+    assert result.as_text( ).startswith( 'status:1: Name:' )

@@ -295,7 +295,8 @@ def quote( path: str ) -> str:
 def read_found( found: Found, maximum: int ) -> bytes | None:
     ''' Returns content of a file found by a walk; none if a read would
         refuse it (a folder, not a regular file, over maximum bytes, more
-        than one hard link where its root does not allow them, changed).
+        than one hard link where its root does not allow them, changed,
+        or an error of the file system while reading it).
 
         A file is opened from the open folder of the walk, without
         following links; a link whose target is inside the roots, from
@@ -318,7 +319,9 @@ def read_found( found: Found, maximum: int ) -> bytes | None:
             status.st_size > maximum
         ) or ( status.st_nlink > 1 and not found.root.hard_links ):
             return None
-        data = read_bounded( stream, status.st_size, maximum )
+        # A file which refuses reads (as /proc/self/mem) is left out.
+        try: data = read_bounded( stream, status.st_size, maximum )
+        except OSError: return None
     return None if len( data ) > maximum else data
 
 
