@@ -177,7 +177,10 @@ def relabel_reply(
         transcript, as sent: see :py:func:`survey_identifiers`), becomes
         ``call_<turn>_<position>_<digest>``, with ``turn`` the length of
         the transcript before the response, and the position of the call
-        in its response (whole and streamed alike); the messages of the
+        in its response (whole and streamed alike), and a suffix (``_2``,
+        ``_3``, ...) if the transcript holds that id already (a history
+        which the application trimmed, its turns counted again); the
+        messages of the
         reply carry the new ids, as ``nativize`` writes ids into messages
         (such as Mistral's nine characters), and so do its results.
 
@@ -188,17 +191,21 @@ def relabel_reply(
     '''
     renamed: dict[ str, str ] = { }
     invocations: list[ __.canisters.InvocationCanister ] = [ ]
+    taken: set[ str ] = set( )
     for position, invocation in enumerate( reply.invocations ):
         if not invocation.identifier_synthesized and (
             _is_sendable( invocation.identifier )
             and nativize( invocation.identifier ) not in identifiers
         ):
+            taken.add( nativize( invocation.identifier ) )
             invocations.append( invocation )
             continue
         synthesized = __.processors.wire.synthesize_identifier(
             position, invocation.name, invocation.arguments )
-        identifier = "call_{turn}_{rest}".format(
-            turn = turn, rest = synthesized.removeprefix( 'call_' ) )
+        identifier = _produce_identifier(
+            "call_{turn}_{rest}".format(
+                turn = turn, rest = synthesized.removeprefix( 'call_' ) ),
+            nativize, identifiers, taken )
         renamed[ nativize( invocation.identifier ) ] = nativize( identifier )
         invocations.append(
             __.dcls.replace( invocation, identifier = identifier ) )
@@ -212,6 +219,26 @@ def relabel_reply(
     ): return reply
     return __.dcls.replace(
         reply, messages = messages, invocations = tuple( invocations ) )
+
+
+def _produce_identifier(
+    identifier: str,
+    nativize: __.cabc.Callable[ [ str ], str ],
+    identifiers: __.cabc.Container[ str ],
+    taken: set[ str ],
+) -> str:
+    ''' Returns identifier, or it with the first suffix which makes it new
+        to the transcript and to the reply (taken); records it as taken.
+    '''
+    candidate = identifier
+    suffix = 1
+    while nativize( candidate ) in identifiers or (
+        nativize( candidate ) in taken
+    ):
+        suffix += 1
+        candidate = f"{identifier}_{suffix}"
+    taken.add( nativize( candidate ) )
+    return candidate
 
 
 def _relabel_items(
