@@ -145,3 +145,42 @@ def test_320_both_server_keys_refused( tmp_path: Path ):
         descriptors.produce_server_descriptors( path )
     assert caught.value.location == str( path )
     assert 'servers' in caught.value.reason
+
+
+@pytest.mark.parametrize( 'annotations, keypath', [
+    ( "{ readOnlyHint = 'true' }", 'invoker.annotations.readOnlyHint' ),
+    ( "{ destructive = 0 }", 'invoker.annotations.destructive' ),
+    ( "{ openWorldHint = 'false', title = 'T' }",
+      'invoker.annotations.openWorldHint' ),
+    ( "{ readOnlyHint = true, read_only = false }",
+      'invoker.annotations.read_only' ),
+] )
+def test_400_hints_not_booleans_refused(
+    tmp_path: Path, annotations: str, keypath: str
+):
+    ''' A hint which is not a boolean (which rules would take as not
+        given), or a hint given under both its names differently, is a
+        descriptor error naming it.
+    '''
+    path = tmp_path / 'tool.toml'
+    path.write_text(
+        "[invoker]\nname = 'echo'\n"
+        "implementation = 'test_000_invocables.descriptors_support:echo'\n"
+        f"annotations = {annotations}\n" )
+    with pytest.raises( exceptions.DescriptorInvalidity ) as caught:
+        descriptors.produce_invoker_descriptor( path )
+    assert caught.value.keypath == keypath
+
+
+def test_410_hints_accepted( tmp_path: Path ):
+    ''' Booleans under either name, the same under both, and other
+        annotations of any kind are accepted.
+    '''
+    path = tmp_path / 'tool.toml'
+    path.write_text(
+        "[invoker]\nname = 'echo'\n"
+        "implementation = 'test_000_invocables.descriptors_support:echo'\n"
+        "annotations = { readOnlyHint = true, read_only = true, "
+        "destructive = false, title = 'Echo', custom = 3 }\n" )
+    descriptor = descriptors.produce_invoker_descriptor( path )
+    assert descriptor.annotations[ 'custom' ] == 3

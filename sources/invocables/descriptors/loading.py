@@ -20,6 +20,7 @@ import invocables.descriptors.servers as _servers
 from .tables import Table as _Table
 import invocables.exceptions as _exceptions
 import invocables.invokers as _invokers
+import invocables.toolsets._delegates as _delegates
 
 
 # Matched whole (fullmatch): '$' would also accept a final newline.
@@ -396,9 +397,23 @@ def _produce_invoker_record(
 def _validate_task_support(
     header: _Table, annotations: __.cabc.Mapping[ str, __.typx.Any ]
 ) -> None:
-    ''' Fails on an unknown value of the annotation ``task_support``: how
-        the tool runs as a task when served.
+    ''' Fails on a hint (``readOnlyHint`` or ``read_only`` ...) which is
+        not a boolean or is given twice differently, and on an unknown
+        ``task_support`` (how the tool runs as a task when served).
     '''
+    for key, ( wire, _ ) in _delegates.HINTS.items( ):
+        given = { name: annotations[ name ]
+                  for name in ( wire, key ) if name in annotations }
+        for name, value in given.items( ):
+            if isinstance( value, bool ): continue
+            header.fail(
+                f"annotations.{name}", "expected true or false, got "
+                f"{__.values.abbreviate( repr( value ), 40 )}; a hint of "
+                "another kind would be ignored." )
+        if len( set( given.values( ) ) ) > 1:
+            header.fail(
+                f"annotations.{key}", f"'{wire}' and '{key}' say different "
+                "things; keep one of them." )
     support = annotations.get( 'task_support', 'optional' )
     if support in _TASK_SUPPORTS: return
     header.fail(
