@@ -227,8 +227,13 @@ class ToolSearch(
             str, __.ddoc.Doc( ''' Name of the search tool. ''' )
         ] = 'search_tools',
     ):
-        self.deferred = tuple( ensembles )
+        self.deferred = _validate_ensembles( ensembles )
         self.loaded = _selection.PatternsSelector( loaded ).patterns
+        if not __.is_absent( ranker ) and not callable(
+            getattr( ranker, 'produce_index', None )
+        ): raise _exceptions.ConfigurationInvalidity(
+            "tool search option 'ranker'",
+            "expected a ranker, with a method produce_index." )
         self.ranker: Ranker = (
             Bm25Ranker( ) if __.is_absent( ranker ) else ranker )
         self.limit = _validate_count( limit, 'limit', _LIMIT_MAXIMUM )
@@ -255,7 +260,8 @@ class ToolSearch(
             Always-loaded tools and the search tool are not searched: they
             are offered anyway.
         '''
-        limit_ = self.limit if __.is_absent( limit ) else limit
+        limit_ = self.limit if __.is_absent( limit ) else _validate_count(
+            limit, 'limit', None )
         return tuple( self._access_index( ).query_matches( query, limit_ ) )
 
     def survey_found( self, namespace: __.Namespace ) -> tuple[ str, ... ]:
@@ -515,8 +521,28 @@ def _survey_parameters(
         yield name, description
 
 
-def _validate_count( value: object, option: str, maximum: int ) -> int:
+def _validate_count(
+    value: object, option: str, maximum: int | None
+) -> int:
+    bound = '' if maximum is None else f" to {maximum}"
     return __.values.validate_count(
         value, f"tool search option {option!r}", maximum = maximum,
-        reason = "expected a whole number from 1 to {maximum}, got "
-        "{value!r}." )
+        reason = f"expected a whole number from 1{bound}, got {{value!r}}." )
+
+
+def _validate_ensembles(
+    ensembles: object
+) -> tuple[ _ensembles.Ensemble, ... ]:
+    items = (
+        tuple( __.typx.cast( __.cabc.Iterable[ object ], ensembles ) )
+        if isinstance( ensembles, __.cabc.Iterable )
+        and not isinstance( ensembles, str ) else ( ensembles, ) )
+    for item in items:
+        if isinstance( getattr( item, 'name', None ), str ) and callable(
+            getattr( item, 'survey_invokers', None )
+        ): continue
+        raise _exceptions.ConfigurationInvalidity(
+            "tool search ensembles", "expected ensembles, got {genus}; "
+            "wrap one ensemble in a list.".format(
+                genus = type( item ).__name__ ) )
+    return __.typx.cast( tuple[ _ensembles.Ensemble, ... ], items )

@@ -23,6 +23,7 @@ Names: __.typx.TypeAlias = __.cabc.Iterable[ str ]
 Ensembles: __.typx.TypeAlias = (
     __.cabc.Sequence[ _ensembles.Ensemble ] | _naming.Nomenclature )
 
+_names_valid = object( )
 _scribe = __.produce_scribe( __name__ )
 
 
@@ -71,12 +72,7 @@ class PatternsSelector( __.immut.Object ):
             __.ddoc.Doc( ''' Glob patterns, such as ``'git_*'``. ''' ),
         ],
     ):
-        self.patterns = (
-            ( patterns, ) if isinstance( patterns, str )
-            else tuple( patterns ) )
-        if not all( isinstance( item, str ) for item in self.patterns ):
-            raise _exceptions.ConfigurationInvalidity(
-                'selector patterns', "expected glob patterns (strings)." )
+        self.patterns = _validate_names( patterns, 'selector patterns' )
 
     def survey_names( self, situation: Situation ) -> Names:
         ''' Returns names of the nomenclature which match a pattern. '''
@@ -106,7 +102,7 @@ def produce_selection(
         raise _exceptions.ConfigurationInvalidity(
             'selection', "expected several names, got one string; wrap "
             "it in a list." )
-    wanted = set( names )
+    wanted = set( _validate_names( names, 'selection' ) )
     designations = tuple(
         designation for designation in nomenclature.designations
         if designation.name in wanted )
@@ -153,3 +149,23 @@ def survey_matching_names(
     return tuple(
         designation.name for designation in nomenclature.designations
         if _naming.is_name_matching( designation.name, patterns_ ) )
+
+
+def _validate_names( names: object, location: str ) -> tuple[ str, ... ]:
+    ''' Returns names (or patterns) as a tuple; one string is one.
+
+        Raises :py:class:`invocables.exceptions.ConfigurationInvalidity`
+        for anything but strings (what a selector returned, too).
+    '''
+    if isinstance( names, str ): return ( names, )
+    flaw: object = names
+    if isinstance( names, __.cabc.Iterable ):
+        items = tuple( __.typx.cast( __.cabc.Iterable[ object ], names ) )
+        flaw = next(
+            ( item for item in items if not isinstance( item, str ) ),
+            _names_valid )
+        if flaw is _names_valid:
+            return __.typx.cast( tuple[ str, ... ], items )
+    raise _exceptions.ConfigurationInvalidity(
+        location, "expected names of tools (strings), got {genus}.".format(
+            genus = type( flaw ).__name__ ) )
