@@ -223,3 +223,26 @@ async def test_430_search_leaves_out_files_which_fail_reads( ) -> None:
     result = await _invoke(
         ensembles, 'search_text', pattern = '^Name:', glob = '*' )
     assert result.as_text( ).startswith( 'status:1: Name:' )
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize( 'name, arguments', [
+    ( 'create_directory', { 'path': 'a/' * 3000 } ),
+    ( 'write_file', {
+        'path': 'a/' * 3000 + 'x', 'content': 'x', 'create_parents': True } ),
+    ( 'read_file', { 'path': 'a/' * 200_000 + 'x' } ),
+    ( 'move_file', { 'source': 'note.txt', 'destination': 'b/' * 3000 } ),
+    ( 'search_files', { 'path': '\u00e9/' * 1500, 'pattern': '*' } ),
+] )
+async def test_500_paths_over_path_maximum_refused(
+    root: Path, name: str, arguments: dict[ str, object ]
+) -> None:
+    ''' A path longer than the file system allows (4096 bytes, counted
+        as UTF-8) is refused before it is resolved, whose time grows with
+        the square of its length, and before anything is made: the
+        folders of a path too long to open are never created one by one.
+    '''
+    ensembles = await _prepare( ( root, True ) )
+    result = await _invoke( ensembles, name, **arguments )
+    _assert_refused( result, 'longer than the file system allows (4096)' )
+    assert sorted( path.name for path in root.iterdir( ) ) == [ 'note.txt' ]

@@ -21,6 +21,7 @@ ENTRIES_MAXIMUM_DEFAULT = 1000
 MATCHES_MAXIMUM_DEFAULT = 200
 READ_SIZE_MAXIMUM_DEFAULT = 1_048_576
 LIMIT_MAXIMUM = 2 ** 53 # largest limit: exact in JSON, and indexable
+PATH_MAXIMUM = 4096 # bytes of a path (PATH_MAX of Linux)
 
 _LIMITS = ( 'read_size_maximum', 'entries_maximum', 'matches_maximum' )
 _render_name = _canisters.render_name
@@ -81,7 +82,8 @@ def resolve_location(
         are refused too; without ``following``, a link which is the last
         name of the path is not followed (the link itself is meant, as
         ``move_file`` moves it). Paths to write may not hold backslashes
-        (which a model may mean as Windows separators).
+        (which a model may mean as Windows separators). Paths longer than
+        :py:data:`PATH_MAXIMUM` bytes are refused before any resolution.
     '''
     if not isinstance( path, str ):
         raise _exceptions.InvocationRefusal(
@@ -89,7 +91,13 @@ def resolve_location(
                 genus = type( path ).__name__ ) )
     base = _files.resolve_root( settings.roots[ 0 ] ).path
     try:
-        _os.fsencode( path ) # a lone surrogate names no file
+        size = len( _os.fsencode( path ) ) # a lone surrogate names no file
+        # Longer, resolving the path would take time quadratic in it.
+        if size > PATH_MAXIMUM:
+            raise _exceptions.InvocationRefusal(
+                f"Path {_files.quote( path )} has {size} bytes, longer than "
+                f"the file system allows ({PATH_MAXIMUM}); use a shorter "
+                "path." )
         target = _resolve_path( base / path, following = following )
     except ( ValueError, OSError ) as exception:
         raise _exceptions.InvocationRefusal(
