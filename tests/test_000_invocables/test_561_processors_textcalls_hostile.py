@@ -4,7 +4,8 @@
     repeated in pythonic calls.
 
     A call inside a thinking block (``<think>`` ... ``</think>``) is a
-    thought, not an action: it stays text, however the stream is split;
+    thought, not an action: it stays text, however the stream is split
+    (before a closer whose opener the chat template wrote, it never runs);
     arguments with ``NaN`` or ``Infinity`` (which JSON lacks, and which
     Python's decoder takes) are refused, as the pythonic format refuses
     them; a pythonic call which repeats an argument or a dict key is
@@ -32,7 +33,8 @@ def _read_pieces( text, pieces, format_ = 'auto' ):
     texts.append( release.text )
     invocations.extend( release.invocations )
     return ''.join( texts ), [
-        ( call.name, call.arguments ) for call in invocations ]
+        ( call.name, call.arguments )
+        for call in invocations[ reader.retractions : ] ]
 
 
 def _read_everyhow( text, format_ = 'auto' ):
@@ -137,3 +139,35 @@ def test_310_pythonic_distinct_keys_read( ):
     ( call, ) = textcalls.read_text_calls( text, _NAMES ).invocations
     assert call.arguments == {
         'a': { 'x': 1, 'X': 2 }, 'b': [ { 'x': 1 }, { 'x': 2 } ] }
+
+
+@pytest.mark.parametrize( 'format_', [ 'auto', 'strict', 'hermes' ] )
+def test_120_thoughts_before_closer_hold_no_calls( format_ ):
+    ''' A reply which closes a thinking block it never opened (the chat
+        template opened it, as for Qwen3's thinking models) runs none of
+        the calls before the closer, split anywhere; calls after it run.
+    '''
+    text = f"Let me call add. {_CALL} No, wait.</think>\n{_CALL}"
+    shown, calls = _read_everyhow( text, format_ )
+    assert calls == [ ( 'add', { 'a': 1, 'b': 2 } ) ]
+    assert shown.endswith( '</think>' )
+    reading = textcalls.read_text_calls( text, _NAMES, format_ )
+    ( call, ) = reading.invocations
+    assert call.arguments == { 'a': 1, 'b': 2 }
+
+
+def test_130_thoughts_before_closer_streamed( ):
+    ''' Streamed through the stream of text calls, calls before a closer
+        of thoughts are held and dropped at the end; so are they when the
+        closer comes in the last piece.
+    '''
+    text = f"{_CALL}{_CALL}</think>"
+    stream = textcalls.TextCallsOption( 'auto' )
+    stream.record_names( _NAMES )
+    calls = stream.produce_stream( )
+    texts = [ ]
+    for piece in ( text[ : 40 ], text[ 40 : -3 ], text[ -3 : ] ):
+        assert calls.feed( piece, texts ) == ( )
+    assert calls.conclude( texts ) == ( )
+    assert ''.join( texts ) == '</think>'
+    assert stream.read( text, 0, truncated = False ) == ( )

@@ -80,10 +80,11 @@ class TextCallsReader:
     '''
 
     __slots__ = (
-        '_buffer', '_concluded', '_count', '_ends', '_fenced', '_format',
-        '_glue', '_glue_size', '_invocations', '_named', '_names',
-        '_previous', '_scanner', '_tagged', '_texts', '_thinking',
-        '_truncations', '_unknown', '_work', '_written',
+        '_buffer', '_concluded', '_count', '_emitted', '_ends', '_fenced',
+        '_format', '_glue', '_glue_size', '_invocations', '_named',
+        '_names', '_previous', '_retracted', '_scanner', '_tagged',
+        '_texts', '_thinking', '_truncations', '_unknown', '_work',
+        '_written',
     )
 
     def __init__(
@@ -101,6 +102,7 @@ class TextCallsReader:
         self._buffer = ''
         self._concluded = False
         self._count = position
+        self._emitted = 0
         self._ends: _textscans.BraceEnds | None = None
         self._glue: list[ str ] = [ ]
         self._glue_size = 0
@@ -108,6 +110,7 @@ class TextCallsReader:
         self._named: __.Absential[ __.re.Match[ str ] | None ] = (
             __.absent )
         self._previous = ''
+        self._retracted = 0
         self._scanner: _Scanner | None = None
         self._tagged = False
         self._texts: list[ str ] = [ ]
@@ -115,6 +118,14 @@ class TextCallsReader:
         self._truncations: list[ str ] = [ ]
         self._work = 0 # characters scanned, for tests of linearity
         self._written = False
+
+    @property
+    def retractions( self ) -> int:
+        ''' Number of the first calls released which were thoughts: before
+            a closer of a thinking block which the text never opened (the
+            chat template did). They must not run.
+        '''
+        return self._retracted
 
     @property
     def truncations( self ) -> tuple[ str, ... ]:
@@ -182,12 +193,8 @@ class TextCallsReader:
         self, buffer: str, cursor: int, character: str
     ) -> int | None:
         if character == '<':
-            rest = buffer[ cursor : cursor + len( _THOUGHT_OPENER ) ]
-            if rest == _THOUGHT_OPENER:
-                self._thinking = True
-                return self._step_thought( buffer, cursor )
-            if not self._concluded and _THOUGHT_OPENER.startswith( rest ):
-                return None
+            step = self._step_thoughts( buffer, cursor )
+            if step is not None: return step if step >= 0 else None
         step = self._step_marker( buffer, cursor )
         if step is not None: return step if step >= 0 else None
         if character == '[': return self._step_bracket( buffer, cursor )
@@ -210,6 +217,26 @@ class TextCallsReader:
             if self._is_undecided( prefix, buffer, cursor ): return None
         self._emit_glue( '[' )
         return cursor + 1
+
+    def _step_thoughts( self, buffer: str, cursor: int ) -> int | None:
+        ''' Reads opener or closer of a thinking block: returns cursor
+            after it, -1 to wait, ``None`` for neither. A closer without
+            its opener retracts every call before it.
+        '''
+        rest = buffer[ cursor : cursor + len( _THOUGHT_CLOSER ) ]
+        if rest.startswith( _THOUGHT_OPENER ):
+            self._thinking = True
+            step = self._step_thought( buffer, cursor )
+            return -1 if step is None else step
+        if rest == _THOUGHT_CLOSER:
+            self._retracted = self._emitted
+            self._emit_text( rest )
+            return cursor + len( rest )
+        if not self._concluded and (
+            _THOUGHT_OPENER.startswith( rest )
+            or _THOUGHT_CLOSER.startswith( rest )
+        ): return -1
+        return None
 
     def _step_thought( self, buffer: str, cursor: int ) -> int | None:
         ''' Reads a thinking block as text, calls in it too (a thought is
@@ -483,6 +510,7 @@ class TextCallsReader:
     ) -> None:
         self._settle_glue( )
         self._invocations.append( invocation )
+        self._emitted += 1
         self._previous = 'call'
 
     def _emit_marker( self ) -> None:

@@ -38,7 +38,8 @@
     text is withheld). Separators around calls (spaces, ``[``, ``]``, ``,``,
     ``;``, code fences) are dropped with them. A thinking block
     (``<think>`` to ``</think>`` or the end of the text) is text, calls in
-    it too.
+    it too; a ``</think>`` which the text never opened (the chat template
+    did) makes every call before it a thought: none of them is read.
 
     Streaming: :py:class:`TextCallsReader` withholds text which may be the
     start of a call until it is known, and releases it as text otherwise;
@@ -122,9 +123,10 @@ def read_text_calls(
     reader = TextCallsReader( names, format, position, unknown = unknown )
     first = reader.feed( text )
     last = reader.conclude( )
+    invocations = first.invocations + last.invocations
     return TextCallsReading(
         text = first.text + last.text,
-        invocations = first.invocations + last.invocations,
+        invocations = invocations[ reader.retractions : ],
         truncations = reader.truncations )
 
 
@@ -230,7 +232,8 @@ class TextCallsStream:
         self.concluded = True
         release = self.reader.conclude( )
         if release.text: texts.append( release.text )
-        held = ( *self.held, *release.invocations )
+        held = ( *self.held, *release.invocations )[
+            self.reader.retractions : ]
         self.held.clear( )
         if natives or ( self.truncated and self.reader.truncations ):
             return ( )
