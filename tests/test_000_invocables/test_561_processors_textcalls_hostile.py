@@ -22,19 +22,27 @@ _NAMES = ( 'add', 'get_weather' )
 _CALL = '<tool_call>{"name": "add", "arguments": {"a": 1, "b": 2}}</tool_call>'
 
 
-def _read_pieces( text, pieces, format_ = 'auto' ):
-    reader = textcalls.TextCallsReader( _NAMES, format_, unknown = True )
-    texts, invocations = [ ], [ ]
-    for piece in pieces:
-        release = reader.feed( piece )
-        texts.append( release.text )
-        invocations.extend( release.invocations )
-    release = reader.conclude( )
-    texts.append( release.text )
-    invocations.extend( release.invocations )
+def _read_pieces( pieces, format_ = 'auto' ):
+    ''' Returns text and calls of pieces, as an accumulator's stream of
+        text calls reads them.
+    '''
+    option = textcalls.TextCallsOption( format_ )
+    option.record_names( _NAMES )
+    stream = option.produce_stream( )
+    texts = [ ]
+    for piece in pieces: assert stream.feed( piece, texts ) == ( )
+    invocations = stream.conclude( texts )
     return ''.join( texts ), [
-        ( call.name, call.arguments )
-        for call in invocations[ reader.retractions : ] ]
+        ( call.name, call.arguments ) for call in invocations ]
+
+
+def _assert_refused( reading, reason ):
+    ''' Asserts that the text was one invalid call of 'add' only. '''
+    ( call, ) = reading.invocations
+    assert call.name == 'add'
+    assert call.arguments == { }
+    assert reason in call.invalidity
+    assert reading.text == ''
 
 
 def _read_everyhow( text, format_ = 'auto' ):
@@ -46,9 +54,9 @@ def _read_everyhow( text, format_ = 'auto' ):
     calls = [ ( call.name, call.arguments ) for call in reading.invocations ]
     for cut in range( len( text ) + 1 ):
         assert _read_pieces(
-            text, ( text[ : cut ], text[ cut : ] ), format_ ) == (
+            ( text[ : cut ], text[ cut : ] ), format_ ) == (
                 reading.text, calls ), cut
-    assert _read_pieces( text, list( text ), format_ ) == (
+    assert _read_pieces( list( text ), format_ ) == (
         reading.text, calls )
     return reading.text, calls
 
@@ -94,12 +102,8 @@ def test_200_nonfinite_numbers_refused( value ):
         f'{{"name": "add", "arguments": {{"a": {value}}}}}',
         f'{{"name": "add", "arguments": "{{\\"a\\": {quoted}}}"}}',
     ):
-        reading = textcalls.read_text_calls( text, _NAMES, unknown = True )
-        ( call, ) = reading.invocations
-        assert call.name == 'add'
-        assert call.arguments == { }
-        assert 'JSON' in call.invalidity
-        assert reading.text == ''
+        _assert_refused( textcalls.read_text_calls(
+            text, _NAMES, unknown = True ), 'JSON' )
 
 
 def test_210_finite_numbers_read( ):
@@ -124,12 +128,7 @@ def test_300_pythonic_repetitions_refused( text ):
         its arguments, is read as an invalid call, as JSON which repeats a
         key is: which value is meant is unknown.
     '''
-    reading = textcalls.read_text_calls( text, _NAMES )
-    ( call, ) = reading.invocations
-    assert call.name == 'add'
-    assert call.arguments == { }
-    assert 'repeats' in call.invalidity
-    assert reading.text == ''
+    _assert_refused( textcalls.read_text_calls( text, _NAMES ), 'repeats' )
 
 
 def test_310_pythonic_distinct_keys_read( ):
