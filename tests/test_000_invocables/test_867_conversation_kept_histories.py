@@ -110,3 +110,19 @@ def test_110_suffixes_until_new( ):
     assert renamed.identifier == f"{made}_3"
     ( call, ) = relabeled.messages[ 0 ][ 'tool_calls' ]
     assert call[ 'id' ] == f"{made}_3"
+
+
+def test_120_item_suffixes_until_new( ):
+    ''' An item id of a reply (OpenAI Responses) which the transcript
+        holds is renamed to an id new to it, though a trimmed history
+        holds the first renaming already.
+    '''
+    item = {
+        'type': 'function_call', 'id': 'fc_1', 'call_id': 'call00000',
+        'name': 'add', 'arguments': '{}' }
+    reply = records.Reply(
+        response = None, messages = ( item, ), invocations = ( ),
+        text = '' )
+    relabeled = records.relabel_reply(
+        reply, 5, { 'fc_1', 'fc_1_5_0', 'fc_1_5_0_2' } )
+    assert relabeled.messages[ 0 ][ 'id' ] == 'fc_1_5_0_3'

@@ -248,16 +248,19 @@ def _relabel_items(
 ) -> dict[ str, str ]:
     ''' Returns new ids for items of a reply (OpenAI Responses: ``fc_...``,
         ``msg_...``) whose ids earlier items had: the API refuses an input
-        which holds an item id twice.
+        which holds an item id twice. The new id is new to the transcript
+        too (a suffix, if a trimmed history holds it).
     '''
     renamed: dict[ str, str ] = { }
+    taken: set[ str ] = set( )
     for position, message in enumerate( messages ):
         if not isinstance( message, dict ): continue
         item = __.typx.cast( NativeObject, message )
         identifier = item.get( 'id' )
         if 'type' in item and isinstance( identifier, str ) and (
             identifier in identifiers
-        ): renamed[ identifier ] = f"{identifier}_{turn}_{position}"
+        ): renamed[ identifier ] = _produce_identifier(
+            f"{identifier}_{turn}_{position}", str, identifiers, taken )
     return renamed
 
 
