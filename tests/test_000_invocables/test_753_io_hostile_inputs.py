@@ -246,3 +246,21 @@ async def test_500_paths_over_path_maximum_refused(
     result = await _invoke( ensembles, name, **arguments )
     _assert_refused( result, 'longer than the file system allows (4096)' )
     assert sorted( path.name for path in root.iterdir( ) ) == [ 'note.txt' ]
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+async def test_600_globs_of_many_names_linear( root: Path ) -> None:
+    ''' A glob pattern of a million names (2 MB) is prepared in time
+        linear in its size, well within the call's timeout (the thread
+        which prepares it asks no deadline), and the result repeats only
+        a shortened pattern.
+    '''
+    pattern = 'a/' * 1_000_000 + '*'
+    ensembles = await _prepare( ( root, False ) )
+    result = await _invoke( ensembles, 'search_files', pattern = pattern )
+    assert not result.is_error( ), result
+    text = result.as_text( )
+    assert text.startswith( "No path matches 'a/a/" )
+    assert '(2000001 characters)' in text
+    assert len( text ) < 1000

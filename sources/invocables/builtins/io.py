@@ -278,7 +278,7 @@ def search_files( settings: Settings, arguments: __.Arguments ) -> str:
     if count > settings.entries_maximum:
         lines.append( "... and {count} more paths.".format(
             count = count - settings.entries_maximum ) )
-    if not count: lines.append( f"No path matches {pattern!r}." )
+    if not count: lines.append( f"No path matches {_files.quote( pattern )}." )
     lines.extend( _describe_truncation( walk ) )
     return '\n'.join( lines )
 
@@ -300,14 +300,15 @@ def search_text( settings: Settings, arguments: __.Arguments ) -> str:
         raise _exceptions.InvocationRefusal( reason ) from exception
     except UnicodeEncodeError as exception: # a lone surrogate
         raise _exceptions.InvocationRefusal(
-            f"Pattern {pattern!r} is not valid text ({exception.reason}); "
-            "remove the lone surrogate." ) from exception
+            f"Pattern {_files.quote( pattern )} is not valid text "
+            f"({exception.reason}); remove the lone surrogate." ) from (
+                exception )
     deadline = __.time.monotonic( ) + SEARCH_TIMEOUT
     try: return _search_lines( settings, arguments, expression, deadline )
     except _exceptions.PatternInterruption as exception:
         raise _exceptions.InvocationRefusal(
-            f"Pattern {expression.pattern!r} took longer than "
-            f"{SEARCH_TIMEOUT} seconds to match; simplify it (no "
+            f"Pattern {_files.quote( expression.pattern )} took longer "
+            f"than {SEARCH_TIMEOUT} seconds to match; simplify it (no "
             "lookarounds or backreferences) or search fewer files." ) from (
                 exception )
 

@@ -34,15 +34,18 @@ def validate_pattern( pattern: str ) -> str:
     if not isinstance( pattern, str ) or not pattern or (
         __.Path( pattern ).is_absolute( ) or '..' in __.Path( pattern ).parts
     ):
+        shown = (
+            _files.quote( pattern ) if isinstance( pattern, str )
+            else repr( pattern ) )
         raise _exceptions.InvocationRefusal(
-            f"Pattern {pattern!r} must be relative, without '..'." )
+            f"Pattern {shown} must be relative, without '..'." )
     parts: list[ str ] = [ ]
     for part in __.Path( pattern ).parts:
         if part == '**' and parts and parts[ -1 ] == '**': continue
         parts.append( part )
     if parts.count( '**' ) > _RECURSIONS_MAXIMUM:
         raise _exceptions.InvocationRefusal(
-            f"Pattern {pattern!r} holds '**' more than "
+            f"Pattern {_files.quote( pattern )} holds '**' more than "
             f"{_RECURSIONS_MAXIMUM} times; use fewer." )
     # A final '/' asks for folders only.
     return '/'.join( parts ) + ( '/' if pattern.endswith( '/' ) else '' )
@@ -298,12 +301,13 @@ def _produce_closures(
     ''' Returns, for each state of a pattern, the states it stands for:
         itself and, past each '**' (which may match no folder), the next.
     '''
+    # Made from the last state back, then turned: linear in the parts.
     closures: list[ frozenset[ int ] ] = [ frozenset( ( len( matchers ), ) ) ]
     for index in range( len( matchers ) - 1, -1, -1 ):
         closure = frozenset( ( index, ) )
-        if matchers[ index ] is None: closure |= closures[ 0 ]
-        closures.insert( 0, closure )
-    return tuple( closures )
+        if matchers[ index ] is None: closure |= closures[ -1 ]
+        closures.append( closure )
+    return tuple( reversed( closures ) )
 
 
 def _produce_matcher(
