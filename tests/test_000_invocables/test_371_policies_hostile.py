@@ -102,6 +102,37 @@ async def test_110_filters_match_names_between( ):
     assert runs == [ ]
 
 
+@pytest.mark.parametrize( ( 'annotations', 'kept' ), [
+    ( { 'readOnlyHint': True }, [ 'read_file' ] ),
+    ( { 'read_only': True }, [ 'read_file' ] ),
+    ( { 'destructiveHint': False }, [ 'read_file' ] ),
+    ( { 'readOnlyHint': False }, [ 'delete_file' ] ),
+] )
+def test_120_filter_hints_by_meaning(
+    annotations: dict[ str, object ], kept: list[ str ]
+):
+    ''' A filter by a hint keeps the tools which have it as rules see
+        them: under either name (``read_only`` or ``readOnlyHint``), and
+        with the MCP default where a tool says nothing (a read-only tool
+        is not destructive; a tool without hints is not read-only).
+    '''
+    def read_file( path: str ) -> str:
+        ''' Reads a file. '''
+        return path
+
+    def delete_file( path: str ) -> str:
+        ''' Deletes a file. '''
+        return path
+
+    files = invocables.produce_ensemble( 'fs', [
+        invocables.produce_invoker( delete_file ),
+        invocables.produce_invoker(
+            read_file, annotations = { 'read_only': True } ),
+    ] )
+    filtered = wrappers.FilteredEnsemble( files, annotations = annotations )
+    assert _names( filtered ) == kept
+
+
 @pytest.mark.parametrize( 'answer', [
     Approvals.Deny, 'no', None, 0, 1, [ ] ] )
 @pytest.mark.asyncio

@@ -32,6 +32,9 @@ _Name: __.typx.TypeAlias = __.typx.Annotated[
     __.Absential[ str ],
     __.ddoc.Doc( ''' Name of ensemble. Default: inner's. ''' ) ]
 
+_HINT_KEYS = __.types.MappingProxyType( {
+    name: key for key, ( wire, _ ) in _delegates.HINTS.items( )
+    for name in ( key, wire ) } )
 _MAPPING_EMPTY: __.cabc.Mapping[ str, __.typx.Any ] = (
     __.types.MappingProxyType( { } ) )
 _scribe = __.produce_scribe( __name__ )
@@ -150,8 +153,10 @@ class FilteredEnsemble( WrapperBase ):
 
         A tool passes when its name matches an ``include`` pattern (if any
         are given), matches no ``exclude`` pattern, has every annotation
-        given (such as ``{ 'readOnlyHint': True }``) and satisfies the
-        predicate (if given). Patterns are shell-style globs, matched
+        given (such as ``{ 'readOnlyHint': True }``; a boolean hint by its
+        meaning, as rules match it: under either name, the MCP default
+        where the tool says nothing) and satisfies the predicate (if
+        given). Patterns are shell-style globs, matched
         case-sensitively against the tool's identity, as policies match
         it: a pattern matches a tool if it matches the name the inner
         ensemble offers it under, the name its source gives it (before
@@ -216,7 +221,13 @@ class FilteredEnsemble( WrapperBase ):
         if is_names_matching( names, self.exclude ): return False
         annotations = invoker.annotations
         for key, value in self.annotations.items( ):
-            if key not in annotations or annotations[ key ] != value:
+            hint = _HINT_KEYS.get( key )
+            if hint is not None and isinstance( value, bool ):
+                # A hint by its meaning, as rules match it: either name,
+                # the MCP default where the tool says nothing.
+                if _delegates.access_hint( annotations, hint ) is not value:
+                    return False
+            elif key not in annotations or annotations[ key ] != value:
                 return False
         if __.is_absent( self.predicate ): return True
         return bool( self.predicate( invoker ) )
