@@ -125,3 +125,30 @@ def test_230_folder_arguments_refused( folder: Any ):
     with pytest.raises( exceptions.DescriptorInvalidity ):
         descriptors.create_descriptors(
             _produce_ensemble( [ 'echo' ] ), folder )
+
+
+@pytest.mark.parametrize( 'first, second', [
+    ( '1x', '_1x' ), ( '-x', '_-x' ) ] )
+def test_300_replacing_another_ensemble_refused(
+    tmp_path: Path, first: str, second: str
+):
+    ''' Replacing refuses an ensemble file which describes another
+        ensemble whose name gives the same file name: its descriptors are
+        neither overwritten nor deleted as stale.
+    '''
+    written = descriptors.create_descriptors(
+        _produce_ensemble( [ 'echo' ], first ), tmp_path )
+    before = { path: path.read_text( ) for path in tmp_path.rglob( '*.toml' ) }
+    assert descriptors.access_descriptor_path( second ) == written.name
+    with pytest.raises( exceptions.DescriptorInvalidity ) as caught:
+        descriptors.create_descriptors(
+            _produce_ensemble( [ 'other' ], second ), tmp_path,
+            replace = True )
+    assert caught.value.location == str( written )
+    assert repr( first ) in caught.value.reason
+    assert { path: path.read_text( )
+             for path in tmp_path.rglob( '*.toml' ) } == before
+    descriptors.create_descriptors(
+        _produce_ensemble( [ 'other' ], first ), tmp_path, replace = True )
+    copy = descriptors.produce_ensemble_descriptor( written )
+    assert [ item.name for item in copy.invokers ] == [ 'other' ]

@@ -6,7 +6,8 @@
     may not leave the folder, also not through symbolic links. Every
     failure raises :py:class:`invocables.exceptions.DescriptorInvalidity`.
     The configuration of the ``invocables`` command and server is found by
-    :py:func:`locate_configuration`.
+    :py:func:`locate_configuration`; the names of the files which writing
+    makes, by :py:func:`produce_file_stems`.
 '''
 
 
@@ -19,11 +20,17 @@ from os import fspath as _fspath
 
 import invocables.descriptors.__ as __
 import invocables.exceptions as _exceptions
+import invocables.naming as _naming
 from .records import CONFIGURATION_NAME as _CONFIGURATION_NAME
 from .tables import Table as _Table
 
 
 CONFIGURATION_VARIABLE = 'INVOCABLES_CONFIGURATION'
+# Device names which Windows reserves, with any suffix, in any case.
+_NAMES_RESERVED = frozenset( (
+    'aux', 'con', 'nul', 'prn',
+    * ( f"{device}{digit}" for device in ( 'com', 'lpt' )
+        for digit in '123456789' ) ) )
 
 
 def access_data_location( ) -> __.Path:
@@ -88,6 +95,32 @@ def locate_file(
                 str( path ), '', f"cannot expand the path ({exception}); "
                 "give a full path." ) from exception
     return path.absolute( )
+
+
+def produce_file_stems( names: __.cabc.Sequence[ str ] ) -> dict[ str, str ]:
+    ''' Returns file name (without suffix) for each name: safe, and
+        distinct also where the file system does not tell cases apart.
+
+        Names whose safe names are equal but for case (``Echo`` and
+        ``echo``, ``1x`` and ``_1x``), and device names which Windows
+        reserves (``con``, ``aux``, ``com1`` ...), get a digest.
+    '''
+    stems = { name: _naming.produce_safe_name( name ) for name in names }
+    forced: set[ str ] = set( )
+    while True:
+        groups: dict[ str, list[ str ] ] = { }
+        for name, stem in stems.items( ):
+            groups.setdefault( stem.casefold( ), [ ] ).append( name )
+        clashing = [
+            name for key, members in groups.items( )
+            if len( members ) > 1 or key in _NAMES_RESERVED
+            for name in members if name not in forced ]
+        # Digests clashing too: loading the staged files refuses them.
+        if not clashing: return stems
+        for name in clashing:
+            stems[ name ] = _naming.produce_safe_name(
+                name, force_digest = True )
+            forced.add( name )
 
 
 def probe_folder( path: __.Path ) -> bool:

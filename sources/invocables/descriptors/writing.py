@@ -20,24 +20,19 @@ from os import PathLike as _PathLike
 import invocables.descriptors.__ as __
 import invocables.descriptors.assembly as _assembly
 import invocables.descriptors.loading as _loading
+import invocables.descriptors.paths as _paths
 import invocables.descriptors.reading as _reading
 import invocables.descriptors.records as _records
 import invocables.descriptors.servers as _servers
 import invocables.ensembles as _ensembles
 import invocables.exceptions as _exceptions
 import invocables.invokers as _invokers
-import invocables.naming as _naming
 import invocables.schemata as _schemata
 
 
 Documents: __.typx.TypeAlias = dict[ str, dict[ str, __.typx.Any ] ]
 
 _variable_invalid = __.re.compile( r'[^A-Za-z0-9_]' )
-# Device names which Windows reserves, with any suffix, in any case.
-_NAMES_RESERVED = frozenset( (
-    'aux', 'con', 'nul', 'prn',
-    * ( f"{device}{digit}" for device in ( 'com', 'lpt' )
-        for digit in '123456789' ) ) )
 _HEADER = (
     "# Written by invocables from ensemble {name!r}. Edit the descriptions\n"
     "# and schemas as you wish; see the reference of descriptors.\n\n" )
@@ -97,7 +92,8 @@ def _write(
     texts: dict[ str, str ], *, replace: bool,
 ) -> None:
     ''' Writes texts into staging folder, checks them, moves them in. '''
-    _validate_destinations( folder, target, texts, replace = replace )
+    name = documents[ target.name ][ 'ensemble' ][ 'name' ]
+    _validate_destinations( folder, target, texts, name, replace = replace )
     folder.mkdir( parents = True, exist_ok = True )
     stem = target.stem
     staging = __.Path( _mkdtemp(
@@ -124,7 +120,7 @@ def access_descriptor_path( name: str ) -> str:
         ``io_github_owner_server_<digest>``); a device name which Windows
         reserves (``con``, ``aux``) gets a digest too.
     '''
-    return "{stem}.toml".format( stem = _produce_stems( ( name, ) )[ name ] )
+    return f"{_paths.produce_file_stems( ( name, ) )[ name ]}.toml"
 
 
 def produce_documents(
@@ -153,7 +149,8 @@ def produce_documents(
     path = access_descriptor_path( ensemble.name )
     documents: Documents = { path: document }
     entries: list[ dict[ str, str ] ] = [ ]
-    stems = _produce_stems( [ invoker.name for invoker in invokers ] )
+    stems = _paths.produce_file_stems(
+        [ invoker.name for invoker in invokers ] )
     for invoker in invokers:
         relative = "{ensemble}/invokers/{name}.toml".format(
             ensemble = path.removesuffix( '.toml' ),
@@ -177,6 +174,16 @@ def _access_folder( folder: object ) -> __.Path:
             repr( str( path ) ), '', "the path holds a NUL character; "
             "correct it." )
     return path
+
+
+def _access_ensemble_name( path: __.Path ) -> object:
+    ''' Returns name of ensemble which file describes; None if unreadable.
+    '''
+    try: document = _reading.read_toml( path )
+    except _exceptions.DescriptorInvalidity: return None
+    header: object = document.get( 'ensemble' )
+    if not isinstance( header, dict ): return None
+    return __.typx.cast( dict[ str, object ], header ).get( 'name' )
 
 
 def _access_server(
@@ -517,46 +524,25 @@ class _SecretReferences:
         return f"{__.ENVIRONMENT_PREFIX}{name}"
 
 
-def _produce_stems( names: __.cabc.Sequence[ str ] ) -> dict[ str, str ]:
-    ''' Returns file name (without suffix) for each name: safe, and
-        distinct also where the file system does not tell cases apart.
-
-        Names whose safe names are equal but for case (``Echo`` and
-        ``echo``, ``1x`` and ``_1x``), and device names which Windows
-        reserves (``con``, ``aux``, ``com1`` ...), get a digest.
-    '''
-    stems = { name: _naming.produce_safe_name( name ) for name in names }
-    forced: set[ str ] = set( )
-    while True:
-        groups: dict[ str, list[ str ] ] = { }
-        for name, stem in stems.items( ):
-            groups.setdefault( stem.casefold( ), [ ] ).append( name )
-        clashing = [
-            name for key, members in groups.items( )
-            if len( members ) > 1 or key in _NAMES_RESERVED
-            for name in members if name not in forced ]
-        # Digests clashing too: loading the staged files refuses them.
-        if not clashing: return stems
-        for name in clashing:
-            stems[ name ] = _naming.produce_safe_name(
-                name, force_digest = True )
-            forced.add( name )
-
-
 def _validate_destinations(
-    folder: __.Path,
-    target: __.Path,
-    texts: __.cabc.Mapping[ str, str ],
-    *,
-    replace: bool,
+    folder: __.Path, target: __.Path, texts: __.cabc.Mapping[ str, str ],
+    name: str, *, replace: bool,
 ) -> None:
-    ''' Refuses an existing ensemble file unless replacing, and
-        destinations which are folders, before anything is written.
+    ''' Refuses an existing ensemble file unless replacing, also when
+        replacing if it describes another ensemble (whose name gives the
+        same file name, as ``Echo`` and ``echo`` where case is not told
+        apart), and destinations which are folders, before writing.
     '''
-    if _os.path.lexists( target ) and not replace:
+    if not _os.path.lexists( target ): pass
+    elif not replace:
         raise _exceptions.DescriptorInvalidity(
             str( target ), '', "the file exists already; choose another "
             "folder or ask to replace it." )
+    elif ( other := _access_ensemble_name( target ) ) not in ( None, name ):
+        raise _exceptions.DescriptorInvalidity(
+            str( target ), 'ensemble.name', "the file describes another "
+            f"ensemble, {other!r}, which replacing would delete; choose "
+            "another folder." )
     for relative in texts:
         path = folder / relative
         if path.is_dir( ):
