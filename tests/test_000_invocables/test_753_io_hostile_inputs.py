@@ -2,56 +2,20 @@
 
 ''' Built-in io ensemble under hostile input which earlier rounds left
     out: text which no file name can hold, files whose lines other
-    programs count differently, and searches whose result would be far
-    larger than the size limit.
+    programs count differently, searches whose result would be far larger
+    than the size limit, encodings and paths or patterns whose work grows
+    with the square of their size, limits beyond any size, and files which
+    claim no size or fail their reads.
 '''
 
-
-import typing
 
 from pathlib import Path
 
 import pytest
 
-import invocables
-from invocables import descriptors
 from invocables import exceptions
 
-
-async def _prepare(
-    *roots: tuple[ Path, bool ], **configuration: object
-) -> typing.Sequence[ invocables.Ensemble ]:
-    ''' Returns io ensembles over roots: ( path, writable ). '''
-    entry: dict[ str, object ] = { 'builtin': 'io' }
-    if configuration: entry[ 'configuration' ] = configuration
-    return await descriptors.prepare_ensembles( {
-        'ensembles': [ entry ],
-        'roots': [
-            { 'path': str( path ), 'writable': writable }
-            for path, writable in roots ],
-    }, connect = True )
-
-
-async def _invoke(
-    ensembles: typing.Sequence[ invocables.Ensemble ],
-    name: str,
-    **arguments: object,
-) -> invocables.ResultCanister:
-    ''' Runs one call under the default (fail-fast) policy. '''
-    invocation = invocables.InvocationCanister(
-        identifier = 'call', name = name, arguments = arguments )
-    results = await invocables.execute_invocations( [ invocation ], ensembles )
-    return results[ 0 ]
-
-
-def _assert_refused(
-    result: invocables.ResultCanister, fragment: str = ''
-) -> None:
-    assert result.is_error( ), result
-    error = result.error
-    assert isinstance( error, invocables.Fault ), result
-    assert error.genus is invocables.FaultGenera.Refusal, result
-    assert fragment in error.message, error.message
+from . import io_support
 
 
 @pytest.fixture
@@ -77,9 +41,9 @@ async def test_100_lone_surrogates_in_paths_refused(
         file name can hold) is a refusal, whichever name of a path it is
         and whether or not the tool follows links there; nothing moves.
     '''
-    ensembles = await _prepare( ( root, True ) )
-    result = await _invoke( ensembles, name, **arguments )
-    _assert_refused( result, 'not valid' )
+    ensembles = await io_support.prepare( ( root, True ) )
+    result = await io_support.invoke( ensembles, name, **arguments )
+    io_support.assert_refused( result, 'not valid' )
     assert sorted( path.name for path in root.iterdir( ) ) == [ 'note.txt' ]
 
 
@@ -92,9 +56,10 @@ async def test_110_lone_surrogates_in_expressions_refused(
     ''' A regular expression which holds a lone surrogate is a refusal of
         search_text, not a failure of the execution.
     '''
-    ensembles = await _prepare( ( root, False ) )
-    result = await _invoke( ensembles, 'search_text', pattern = pattern )
-    _assert_refused( result, 'surrogate' )
+    ensembles = await io_support.prepare( ( root, False ) )
+    result = await io_support.invoke(
+        ensembles, 'search_text', pattern = pattern )
+    io_support.assert_refused( result, 'surrogate' )
 
 
 @pytest.mark.asyncio
@@ -107,14 +72,16 @@ async def test_200_search_numbers_lines_as_read_file( root: Path ) -> None:
     ( root / 'odd.txt' ).write_text(
         'one\ntwo\x0cthree\nfour\u2028five\x1c\x85six\r\nseven\rtarget\n',
         newline = '' )
-    ensembles = await _prepare( ( root, False ) )
-    result = await _invoke( ensembles, 'search_text', pattern = 'target' )
+    ensembles = await io_support.prepare( ( root, False ) )
+    result = await io_support.invoke(
+        ensembles, 'search_text', pattern = 'target' )
     assert result.as_text( ) == 'odd.txt:5: target'
-    result = await _invoke(
+    result = await io_support.invoke(
         ensembles, 'read_file', path = 'odd.txt', start_line = 5,
         line_count = 1 )
     assert result.as_text( ) == 'target\n'
-    result = await _invoke( ensembles, 'search_text', pattern = 'five' )
+    result = await io_support.invoke(
+        ensembles, 'search_text', pattern = 'five' )
     assert result.as_text( ) == 'odd.txt:3: four\u2028five\x1c\x85six'
 
 
@@ -126,14 +93,15 @@ async def test_210_search_result_within_size_limit( root: Path ) -> None:
     '''
     for index in range( 6 ):
         ( root / f"long{index}.txt" ).write_text( 'm' * 900 + '\n' )
-    ensembles = await _prepare( ( root, False ), read_size_maximum = 2000 )
-    result = await _invoke( ensembles, 'search_text', pattern = 'm' )
+    ensembles = await io_support.prepare(
+        ( root, False ), read_size_maximum = 2000 )
+    result = await io_support.invoke( ensembles, 'search_text', pattern = 'm' )
     text = result.as_text( )
     assert len( text ) <= 2000 + 100
     assert text.count( 'm' * 900 ) == 2
     assert text.endswith( 'stopped at the size limit; search a narrower '
         'pattern, or read the file by lines]' )
-    result = await _invoke(
+    result = await io_support.invoke(
         ensembles, 'search_text', pattern = 'm', glob = 'long0.txt' )
     assert result.as_text( ) == 'long0.txt:1: ' + 'm' * 900
 
@@ -149,7 +117,7 @@ async def test_300_quadratic_encodings_refused(
         takes an encoding; nothing is written.
     '''
     ( root / 'puny.txt' ).write_bytes( b'abc-9d' )
-    ensembles = await _prepare( ( root, True ) )
+    ensembles = await io_support.prepare( ( root, True ) )
     for name, arguments in (
         ( 'read_file', { 'path': 'puny.txt' } ),
         ( 'read_file', { 'path': 'puny.txt', 'start_line': 1 } ),
@@ -157,9 +125,9 @@ async def test_300_quadratic_encodings_refused(
             'path': 'puny.txt', 'old_text': 'a', 'new_text': 'b' } ),
         ( 'write_file', { 'path': 'new.txt', 'content': 'x\u00e9' } ),
     ):
-        result = await _invoke(
+        result = await io_support.invoke(
             ensembles, name, encoding = encoding, **arguments )
-        _assert_refused( result, 'names of domains' )
+        io_support.assert_refused( result, 'names of domains' )
     assert sorted( path.name for path in root.iterdir( ) ) == [
         'note.txt', 'puny.txt' ]
     assert ( root / 'puny.txt' ).read_bytes( ) == b'abc-9d'
@@ -170,10 +138,13 @@ async def test_400_large_read_limit_costs_no_buffer( root: Path ) -> None:
     ''' A large size limit (32 TiB) costs a read no buffer of that size:
         small files are read and searched as with the default limit.
     '''
-    ensembles = await _prepare( ( root, False ), read_size_maximum = 2 ** 45 )
-    result = await _invoke( ensembles, 'read_file', path = 'note.txt' )
+    ensembles = await io_support.prepare(
+        ( root, False ), read_size_maximum = 2 ** 45 )
+    result = await io_support.invoke(
+        ensembles, 'read_file', path = 'note.txt' )
     assert result.as_text( ) == 'first\nsecond\n'
-    result = await _invoke( ensembles, 'search_text', pattern = 'sec' )
+    result = await io_support.invoke(
+        ensembles, 'search_text', pattern = 'sec' )
     assert result.as_text( ) == 'note.txt:2: second'
 
 
@@ -187,9 +158,10 @@ async def test_410_limits_beyond_maximum_refused(
         index fails the execution as an invalid configuration naming it,
         never with an error of Python.
     '''
-    ensembles = await _prepare( ( root, False ), **{ key: 10 ** 20 } )
+    ensembles = await io_support.prepare(
+        ( root, False ), **{ key: 10 ** 20 } )
     with pytest.raises( exceptions.InvocationExecutionFailure ) as caught:
-        await _invoke( ensembles, 'read_file', path = 'note.txt' )
+        await io_support.invoke( ensembles, 'read_file', path = 'note.txt' )
     cause = caught.value.__cause__
     assert isinstance( cause, exceptions.ConfigurationInvalidity )
     assert key in str( cause )
@@ -203,14 +175,14 @@ async def test_420_files_which_claim_no_size_read_whole( ) -> None:
     '''
     status = Path( '/proc/self/status' ).read_text( )
     assert len( status ) > 100
-    ensembles = await _prepare( ( Path( '/proc/self' ), False ) )
-    result = await _invoke( ensembles, 'read_file', path = 'status' )
+    ensembles = await io_support.prepare( ( Path( '/proc/self' ), False ) )
+    result = await io_support.invoke( ensembles, 'read_file', path = 'status' )
     assert result.as_text( ).startswith( 'Name:' )
     assert 'State:' in result.as_text( )
-    ensembles = await _prepare(
+    ensembles = await io_support.prepare(
         ( Path( '/proc/self' ), False ), read_size_maximum = 100 )
-    result = await _invoke( ensembles, 'read_file', path = 'status' )
-    _assert_refused( result, 'more than the limit of 100' )
+    result = await io_support.invoke( ensembles, 'read_file', path = 'status' )
+    io_support.assert_refused( result, 'more than the limit of 100' )
 
 
 @pytest.mark.asyncio
@@ -219,8 +191,8 @@ async def test_430_search_leaves_out_files_which_fail_reads( ) -> None:
         /proc/self/clear_refs: invalid argument) is left out of a search,
         which goes on and finds the lines of the others.
     '''
-    ensembles = await _prepare( ( Path( '/proc/self' ), False ) )
-    result = await _invoke(
+    ensembles = await io_support.prepare( ( Path( '/proc/self' ), False ) )
+    result = await io_support.invoke(
         ensembles, 'search_text', pattern = '^Name:', glob = '*' )
     assert result.as_text( ).startswith( 'status:1: Name:' )
 
@@ -242,9 +214,10 @@ async def test_500_paths_over_path_maximum_refused(
         the square of its length, and before anything is made: the
         folders of a path too long to open are never created one by one.
     '''
-    ensembles = await _prepare( ( root, True ) )
-    result = await _invoke( ensembles, name, **arguments )
-    _assert_refused( result, 'longer than the file system allows (4096)' )
+    ensembles = await io_support.prepare( ( root, True ) )
+    result = await io_support.invoke( ensembles, name, **arguments )
+    io_support.assert_refused(
+        result, 'longer than the file system allows (4096)' )
     assert sorted( path.name for path in root.iterdir( ) ) == [ 'note.txt' ]
 
 
@@ -257,8 +230,9 @@ async def test_600_globs_of_many_names_linear( root: Path ) -> None:
         a shortened pattern.
     '''
     pattern = 'a/' * 1_000_000 + '*'
-    ensembles = await _prepare( ( root, False ) )
-    result = await _invoke( ensembles, 'search_files', pattern = pattern )
+    ensembles = await io_support.prepare( ( root, False ) )
+    result = await io_support.invoke(
+        ensembles, 'search_files', pattern = pattern )
     assert not result.is_error( ), result
     text = result.as_text( )
     assert text.startswith( "No path matches 'a/a/" )
