@@ -152,3 +152,26 @@ def test_300_replacing_another_ensemble_refused(
         _produce_ensemble( [ 'other' ], first ), tmp_path, replace = True )
     copy = descriptors.produce_ensemble_descriptor( written )
     assert [ item.name for item in copy.invokers ] == [ 'other' ]
+
+
+def test_400_secrets_never_share_a_variable( ):
+    ''' Literal secrets whose keys differ only by case or unsafe
+        characters are written as references to distinct variables:
+        setting one never gives its value to another.
+    '''
+    entries = descriptors.produce_server_descriptors( { 'mcpServers': {
+        'a.b': {
+            'url': 'http://127.0.0.1/mcp?token=one&TOKEN=two',
+            'headers': { 'X-Api-Key': 'three', 'X_Api_Key': 'four' },
+        } } } )
+    with pytest.warns( exceptions.SecretReferenceWarning ):
+        documents = descriptors.produce_documents(
+            _produce_ensemble( [ 'echo' ], 'a.b' ),
+            server = entries[ 0 ].server )
+    table = documents[ descriptors.access_descriptor_path( 'a.b' ) ][ 'mcp' ]
+    references = [
+        *table[ 'headers' ].values( ),
+        *( item.split( '=' )[ 1 ]
+           for item in table[ 'url' ].split( '?' )[ 1 ].split( '&' ) ) ]
+    assert all( item.startswith( 'env:' ) for item in references )
+    assert len( set( references ) ) == 4

@@ -466,6 +466,7 @@ class _SecretReferences:
     def __init__( self, ensemble: str ):
         self.ensemble = ensemble
         self.references: list[ str ] = [ ]
+        self.variables: dict[ str, str ] = { } # by name made of them
 
     def protect( self, key: str, value: str, variable: str ) -> str:
         ''' Returns value, or a reference if it is a literal secret. '''
@@ -518,9 +519,19 @@ class _SecretReferences:
             unquote( key ), value, f"{self.ensemble}_{unquote( key )}" )
 
     def _refer( self, variable: str ) -> str:
+        ''' Returns reference to variable named after variable; distinct
+            ones where names differ only by case or unsafe characters
+            (``X-Api-Key`` and ``x_api_key``), so that no secret reads
+            another's variable.
+        '''
         name = _variable_invalid.sub( '_', variable ).upper( )
         if name[ 0 ].isdigit( ): name = f"_{name}"
-        self.references.append( name )
+        if self.variables.setdefault( name, variable ) != variable:
+            digest = __.hashlib.sha256(
+                variable.encode( 'utf-8', 'surrogatepass' ) ).hexdigest( )
+            name = f"{name}_{digest[ : 8 ].upper( )}"
+            self.variables[ name ] = variable
+        if name not in self.references: self.references.append( name )
         return f"{__.ENVIRONMENT_PREFIX}{name}"
 
 
