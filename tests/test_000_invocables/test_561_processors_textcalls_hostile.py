@@ -9,12 +9,14 @@
     arguments with ``NaN`` or ``Infinity`` (which JSON lacks, and which
     Python's decoder takes) are refused, as the pythonic format refuses
     them; a pythonic call which repeats an argument or a dict key is
-    refused, as JSON which repeats a key is.
+    refused, as JSON which repeats a key is; arguments of the wrong kind
+    are refused with the library's configuration error.
 '''
 
 
 import pytest
 
+from invocables import exceptions
 from invocables.processors import textcalls
 
 
@@ -170,3 +172,34 @@ def test_130_thoughts_before_closer_streamed( ):
     assert calls.conclude( texts ) == ( )
     assert ''.join( texts ) == '</think>'
     assert stream.read( text, 0, truncated = False ) == ( )
+
+
+@pytest.mark.parametrize( 'arguments', [
+    ( b'{"name": "add", "arguments": {}}', _NAMES ),
+    ( None, _NAMES ),
+    ( '{"name": "add", "arguments": {}}', 'add' ),
+    ( '{"name": "add", "arguments": {}}', None ),
+    ( '{"name": "add", "arguments": {}}', [ 'add', None ] ),
+    ( '{"name": "add", "arguments": {}}', _NAMES, [ 'auto' ] ),
+    ( '{"name": "add", "arguments": {}}', _NAMES, 'auto', 'x' ),
+    ( '{"name": "add", "arguments": {}}', _NAMES, 'auto', -1 ),
+    ( '{"name": "add", "arguments": {}}', _NAMES, 'auto', True ),
+    ( '{"name": "add", "arguments": {}}', _NAMES, 'auto', 10 ** 5000 ),
+] )
+def test_400_careless_arguments_refused( arguments ):
+    ''' Text which is no text, names which are one text (its letters are
+        no tools) or not texts, a format or a position of the wrong kind
+        are refused with a configuration error, not read (or read as
+        nothing).
+    '''
+    with pytest.raises( exceptions.ConfigurationInvalidity ):
+        textcalls.read_text_calls( *arguments )
+
+
+def test_410_careless_pieces_refused( ):
+    ''' A stream refuses a piece which is no text, and reads on. '''
+    reader = textcalls.TextCallsReader( _NAMES )
+    with pytest.raises( exceptions.ConfigurationInvalidity ):
+        reader.feed( b'{' )
+    release = reader.feed( '{"name": "add", "arguments": {}}' )
+    assert [ call.name for call in release.invocations ] == [ 'add' ]

@@ -17,13 +17,15 @@ from ._textscans import (
     decode_json as _decode_json,
     is_call as _is_call,
     parse_python_call as _parse_python_call,
+    validate_format as validate_format,
+    validate_names as _validate_names,
+    validate_position as _validate_position,
 )
 import invocables.processors._wire as _wire
 
 
 DEPTH_MAXIMUM = _textscans.DEPTH_MAXIMUM
-FORMATS = frozenset( (
-    'auto', 'hermes', 'json', 'llama', 'mistral', 'pythonic', 'strict' ) )
+FORMATS = _textscans.FORMATS
 REGION_SIZE_MAXIMUM = _textscans.REGION_SIZE_MAXIMUM
 
 _GLUE_MAXIMUM = 4096
@@ -96,12 +98,12 @@ class TextCallsReader:
         unknown: bool = False,
     ) -> None:
         self._format = validate_format( format )
-        self._names = frozenset( names )
+        self._names = _validate_names( names )
         self._unknown = unknown
         self._fenced = False
         self._buffer = ''
         self._concluded = False
-        self._count = position
+        self._count = _validate_position( position )
         self._emitted = 0
         self._ends: _textscans.BraceEnds | None = None
         self._glue: list[ str ] = [ ]
@@ -136,6 +138,10 @@ class TextCallsReader:
         ''' Takes next piece of text; returns what it releases. '''
         if self._concluded:
             raise __.exceptions.AccumulatorReuseInvalidity( 'text calls' )
+        if not isinstance( text, str ):
+            raise __.exceptions.ConfigurationInvalidity(
+                "text of text calls", "expected a text, not {kind}.".format(
+                    kind = type( text ).__name__ ) )
         if self._scanner is not None:
             end = self._scanner.feed( text )
             self._work += len( text ) if end is None else end
@@ -564,17 +570,6 @@ class TextCallsReader:
         self._texts.clear( )
         self._invocations.clear( )
         return release
-
-
-def validate_format( format: str ) -> str: # noqa: A002
-    ''' Returns format of text calls; raises configuration invalidity if it
-        is unknown.
-    '''
-    if format in FORMATS: return format
-    raise __.exceptions.ConfigurationInvalidity(
-        "option 'text_calls'",
-        "unknown format {format!r}; known formats are {known}.".format(
-            format = format, known = ', '.join( sorted( FORMATS ) ) ) )
 
 
 def _access_named( region: str ) -> str | None:

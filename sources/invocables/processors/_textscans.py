@@ -3,7 +3,8 @@
 ''' Scanners and parsers of the text-call reader: each scanner finds the
     end of a candidate call in one pass, quote-aware, bounded in size and
     depth; the parsers read a call's region strictly (JSON without repeated
-    keys, Python literals only, never evaluated).
+    keys, Python literals only, never evaluated); the validators check the
+    reader's arguments (format, names, position).
 
     Scanners are fed text from a start index and return the index where the
     candidate ended (closed, broken or abandoned), or ``None`` while it is
@@ -20,6 +21,8 @@ import invocables.processors.__ as __
 
 
 DEPTH_MAXIMUM = 64
+FORMATS = frozenset( (
+    'auto', 'hermes', 'json', 'llama', 'mistral', 'pythonic', 'strict' ) )
 INTEGER_DIGITS_MAXIMUM = 4300
 ''' Most decimal digits of an integer in a call's arguments (Python's
     default limit of conversions between integers and text; the
@@ -336,6 +339,48 @@ def survey_braces( text: str ) -> BraceEnds:
             elif outside:
                 for position in outside.pop( ): closed[ position ] = index + 1
     return BraceEnds( closed, abandoned )
+
+
+def validate_format( format: str ) -> str: # noqa: A002
+    ''' Returns format of text calls; raises configuration invalidity if it
+        is unknown.
+    '''
+    if isinstance( format, str ) and format in FORMATS: return format
+    raise __.exceptions.ConfigurationInvalidity(
+        "option 'text_calls'",
+        "unknown format {format!r}; known formats are {known}.".format(
+            format = format, known = ', '.join( sorted( FORMATS ) ) ) )
+
+
+def validate_names( names: __.cabc.Iterable[ str ] ) -> frozenset[ str ]:
+    ''' Returns names of the offered tools; raises configuration
+        invalidity for one text (its letters are no tools) or names which
+        are not texts.
+    '''
+    location = "names of the tools of text calls"
+    if isinstance( names, str ) or not isinstance(
+        names, __.cabc.Iterable
+    ):
+        raise __.exceptions.ConfigurationInvalidity(
+            location, "expected texts, not {kind}.".format(
+                kind = type( names ).__name__ ) )
+    names_ = frozenset( names )
+    if not all( isinstance( name, str ) for name in names_ ):
+        raise __.exceptions.ConfigurationInvalidity(
+            location, "expected texts only." )
+    return names_
+
+
+def validate_position( position: int ) -> int:
+    ''' Returns ordinal of the first call; raises configuration invalidity
+        for one which is not an integer from 0 to the largest index.
+    '''
+    if type( position ) is int and 0 <= position <= __.sys.maxsize:
+        return position
+    raise __.exceptions.ConfigurationInvalidity(
+        "position of text calls",
+        "expected an integer from 0 to {maximum}, not {kind}.".format(
+            maximum = __.sys.maxsize, kind = type( position ).__name__ ) )
 
 
 def _evaluate_keywords(
