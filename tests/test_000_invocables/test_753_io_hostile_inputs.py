@@ -9,6 +9,8 @@
 '''
 
 
+import stat
+
 from pathlib import Path
 
 import pytest
@@ -238,3 +240,25 @@ async def test_600_globs_of_many_names_linear( root: Path ) -> None:
     assert text.startswith( "No path matches 'a/a/" )
     assert '(2000001 characters)' in text
     assert len( text ) < 1000
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize( 'name, arguments', [
+    ( 'write_file', { 'path': 'tool', 'content': '#!/bin/sh\necho 2\n' } ),
+    ( 'edit_file', { 'path': 'tool', 'old_text': '1', 'new_text': '2' } ),
+] )
+async def test_700_writes_clear_set_user_and_group_ids(
+    root: Path, name: str, arguments: dict[ str, str ]
+) -> None:
+    ''' A file written over keeps its permissions but loses set-user-ID
+        and set-group-ID, as a write clears them: content which a model
+        wrote never runs as the owner of the program it replaced.
+    '''
+    tool = root / 'tool'
+    tool.write_text( '#!/bin/sh\necho 1\n' )
+    tool.chmod( 0o6755 )
+    ensembles = await io_support.prepare( ( root, True ) )
+    result = await io_support.invoke( ensembles, name, **arguments )
+    assert not result.is_error( ), result
+    assert tool.read_text( ) == '#!/bin/sh\necho 2\n'
+    assert stat.S_IMODE( tool.stat( ).st_mode ) == 0o755

@@ -53,6 +53,7 @@ _FILE_FLAGS = (
     _os.O_RDONLY | getattr( _os, 'O_NOFOLLOW', 0 )
     | getattr( _os, 'O_NONBLOCK', 0 ) | getattr( _os, 'O_NOCTTY', 0 )
     | getattr( _os, 'O_CLOEXEC', 0 ) )
+_PERMISSIONS_KEPT = 0o1777 # of a replaced file: not setuid or setgid
 _WRITE_FLAGS = (
     _os.O_WRONLY | _os.O_CREAT | _os.O_EXCL
     | getattr( _os, 'O_NOFOLLOW', 0 ) | getattr( _os, 'O_CLOEXEC', 0 ) )
@@ -446,7 +447,8 @@ def write_location(
 
         A temporary file beside the target is renamed over it: readers see
         the old or the new content. A new file gets the usual permissions
-        (0o666 less the umask); a replaced file keeps its permissions.
+        (0o666 less the umask); a replaced file keeps its permissions
+        (but not set-user-ID or set-group-ID, which a write clears).
     '''
     try: folder, name = open_parent( location )
     except FileNotFoundError as exception:
@@ -537,7 +539,10 @@ def _write_durably(
             stream.write( content )
             stream.flush( )
             if status is not None and _stat.S_ISREG( status.st_mode ):
-                _os.chmod( stream.fileno( ), _stat.S_IMODE( status.st_mode ) )
+                # Without set-user-ID and set-group-ID, as a write clears
+                # them: new content never runs as the owner of the old.
+                _os.chmod(
+                    stream.fileno( ), status.st_mode & _PERMISSIONS_KEPT )
             _os.fsync( stream.fileno( ) )
         _os.replace(
             temporary, name, src_dir_fd = folder, dst_dir_fd = folder )
