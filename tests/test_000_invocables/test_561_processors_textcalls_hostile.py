@@ -203,3 +203,16 @@ def test_410_careless_pieces_refused( ):
         reader.feed( b'{' )
     release = reader.feed( '{"name": "add", "arguments": {}}' )
     assert [ call.name for call in release.invocations ] == [ 'add' ]
+
+
+@pytest.mark.parametrize( 'text', [
+    '{"name": "add", "arguments": {"a": 1}, "parameters": {"a": 2}}',
+    '<tool_call>{"name": "add", "parameters": {"a": 2}, "arguments": {}}'
+    '</tool_call>',
+    '<|python_tag|>{"name": "add", "parameters": {}, "arguments": {}}',
+] )
+def test_320_arguments_and_parameters_refused( text ):
+    ''' A JSON call which gives both ``arguments`` and ``parameters`` is
+        read as an invalid call: which of them is meant is unknown.
+    '''
+    _assert_refused( textcalls.read_text_calls( text, _NAMES ), 'both' )

@@ -477,10 +477,17 @@ class TextCallsReader:
         if not isinstance( name, str ) or not _is_call( value_ ): return None
         if name not in self._names and not (
             self._unknown and _name.fullmatch( name ) ): return None
-        for key in ( 'arguments', 'parameters' ):
-            if key in value_: return self._produce( name, value_[ key ] )
-        if self._tagged: return self._produce( name, { } )
-        return None
+        keys = [
+            key for key in ( 'arguments', 'parameters' ) if key in value_ ]
+        arguments: object = { }
+        invalidity: __.Absential[ str ] = __.absent
+        if len( keys ) > 1:
+            invalidity = (
+                "the call gives both 'arguments' and 'parameters': which "
+                "is meant is unknown" )
+        elif keys: arguments = value_[ keys[ 0 ] ]
+        elif not self._tagged: return None
+        return self._produce( name, arguments, invalidity )
 
     def _read_python_call(
         self, item: str
