@@ -71,6 +71,10 @@ class ApprovalRequest( __.immut.DataclassObject ):
             Raises :py:class:`invocables.exceptions.ConfigurationInvalidity`
             for a record which lacks a field or has one of a wrong type.
         '''
+        if not isinstance( data, __.cabc.Mapping ):
+            raise _exceptions.ConfigurationInvalidity(
+                "approval record", "expected a mapping, as as_dictionary "
+                "returns." )
         fields = {
             'invocation_id': str, 'name': str, 'ensemble': str,
             'tool': str, 'arguments': dict, 'rule': str,
@@ -87,9 +91,15 @@ class ApprovalRequest( __.immut.DataclassObject ):
             **{ key: data[ key ] for key in fields }, seal = seal )
 
     def is_sealed( self, key: bytes ) -> bool:
-        ''' Returns whether record carries the seal of key. '''
-        return bool( self.seal ) and _hmac.compare_digest(
-            self.seal, _produce_seal( self, key ) )
+        ''' Returns whether record carries the seal of key.
+
+            A record whose content has no JSON (arguments nested too
+            deeply, values which are not JSON) carries none.
+        '''
+        if not self.seal: return False
+        try: seal = _produce_seal( self, key )
+        except ( RecursionError, TypeError, ValueError ): return False
+        return _hmac.compare_digest( self.seal, seal )
 
     def with_seal( self, key: bytes ) -> __.typx.Self:
         ''' Returns copy of record sealed with key. '''
@@ -133,12 +143,38 @@ async def ask_approver(
     '''
     answer = approver( question )
     if __.inspect.isawaitable( answer ): answer = await answer
+    return interpret_answer( answer, location, "returned" )
+
+
+def confirm_decision( approval: object ) -> bool:
+    ''' Returns whether the user's decision approves: a boolean, or
+        ``Approvals.Allow`` or ``Approvals.Deny``.
+
+        Raises :py:class:`invocables.exceptions.ConfigurationInvalidity`
+        for anything else (a truthy ``'no'``, ``Approvals.Suspend``).
+    '''
+    verdict = interpret_answer( approval, 'resume approval' )
+    if verdict is Approvals.Suspend:
+        raise _exceptions.ConfigurationInvalidity(
+            'resume approval', "expected the user's decision, not Suspend." )
+    return verdict is Approvals.Allow
+
+
+def interpret_answer(
+    answer: object, location: str, verb: str = "is"
+) -> Approvals:
+    ''' Returns approval which answer stands for: ``True`` allows,
+        ``False`` denies, an :py:class:`Approvals` member is itself.
+
+        Raises :py:class:`invocables.exceptions.ConfigurationInvalidity`
+        at location for anything else: no truthy value approves.
+    '''
     if answer is True: return Approvals.Allow
     if answer is False: return Approvals.Deny
     if isinstance( answer, Approvals ): return answer
     raise _exceptions.ConfigurationInvalidity(
-        location, "returned {answer}; expected an Approvals member or a "
-        "boolean.".format( answer = _reprlib.repr( answer ) ) )
+        location, "{verb} {answer}; expected an Approvals member or a "
+        "boolean.".format( verb = verb, answer = _reprlib.repr( answer ) ) )
 
 
 def produce_terminal_approver(
@@ -150,7 +186,7 @@ def produce_terminal_approver(
         __.typx.Any,
         __.ddoc.Doc( ''' Text stream of questions. Default: stderr. ''' ),
     ] = None,
-) -> Approver:
+) -> __.cabc.Callable[ [ ApprovalRequest ], __.cabc.Awaitable[ Approvals ] ]:
     ''' Produces approver which asks the user in the terminal.
 
         Shows the tool, its ensemble, the rule and the arguments, and
@@ -163,9 +199,11 @@ def produce_terminal_approver(
         writer_ = _sys.stderr if writer is None else writer
         arguments = __.json.dumps(
             _thaw( request.arguments ), ensure_ascii = False )
-        writer_.write(
+        # Nothing which a terminal would not show as it is (controls,
+        # bidirectional overrides, line separators) reaches it unescaped.
+        writer_.write( _escape_invisible(
             f"Allow tool {request.tool!r} of ensemble {request.ensemble!r} "
-            f"({request.rule}) with arguments {arguments}? [y/N] " )
+            f"({request.rule}) with arguments {arguments}? [y/N] " ) )
         writer_.flush( )
         answer = await __.asyncio.to_thread( reader_.readline )
         if answer.strip( ).lower( ) in ( 'y', 'yes' ): return Approvals.Allow
@@ -203,6 +241,14 @@ def survey_suspensions(
     requests = tuple( namespace.get( SUSPENSIONS_KEY, ( ) ) )
     if clear: namespace.pop( SUSPENSIONS_KEY, None )
     return requests
+
+
+def _escape_invisible( text: str ) -> str:
+    if text.isprintable( ): return text
+    return ''.join(
+        character if character.isprintable( )
+        else character.encode( 'unicode_escape' ).decode( 'ascii' )
+        for character in text )
 
 
 def _produce_seal( request: ApprovalRequest, key: bytes ) -> str:

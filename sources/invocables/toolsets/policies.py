@@ -435,7 +435,9 @@ async def resume_invocation(
         __.ddoc.Doc( ''' Ensembles (connected) which offer the tool. ''' ),
     ],
     approval: __.typx.Annotated[
-        bool, __.ddoc.Doc( ''' Whether the user approved the call. ''' )
+        bool | Approvals,
+        __.ddoc.Doc( ''' Whether the user approved the call: a boolean,
+            or ``Approvals.Allow`` or ``Approvals.Deny``. ''' ),
     ],
     *,
     policy: __.typx.Annotated[
@@ -466,6 +468,7 @@ async def resume_invocation(
     request_ = (
         request if isinstance( request, ApprovalRequest )
         else ApprovalRequest.from_dictionary( request ) )
+    approved = _approvals.confirm_decision( approval )
     key = (
         Policy( ).access_seal_key( ) if __.is_absent( policy )
         else policy.access_seal_key( ) )
@@ -478,7 +481,7 @@ async def resume_invocation(
     invocation = _canisters.InvocationCanister(
         identifier = request_.invocation_id, name = name,
         arguments = request_.arguments )
-    if not approval:
+    if not approved:
         return _approvals.produce_refusal(
             invocation, f"The user did not approve the call of tool "
             f"{name!r}. Do not repeat it unless the user asks." )
