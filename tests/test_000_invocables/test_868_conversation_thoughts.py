@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: Apache-2.0
+
+''' Loops of local models which think aloud (``<think>`` ... ``</think>``).
+
+    A call which a model only considers in its thinking block never runs,
+    whole or streamed, for every provider which reads text calls; the user
+    sees the same text both ways, and the server checking histories takes
+    every request.
+'''
+
+
+import httpx
+import openai
+import pytest
+
+import invocables
+
+from invocables.conversations import base, produce_conversation
+from invocables.processors import produce_processor
+
+from .replay import LocalModelServer, Round
+
+
+PROVIDERS = ( 'openai', 'openai-responses', 'ollama' )
+_THOUGHT = (
+    'I could run <tool_call>{"name": "delete_all", "arguments": {}}'
+    '</tool_call> but that is wrong; add instead.' )
+_CALL = '<tool_call>{"name": "add", "arguments": {"a": 1, "b": 2}}</tool_call>'
+_REPLIES = {
+    'opened': f"<think>{_THOUGHT}</think>\n{_CALL}",
+    # The chat template opened the block: the reply only closes it.
+    'closed': f"{_THOUGHT}</think>\n{_CALL}",
+}
+
+
+def add( a: int, b: int ) -> int:
+    ''' Returns the sum of two integers. '''
+    return a + b
+
+
+def delete_all( ) -> str:
+    ''' Deletes everything. '''
+    raise AssertionError( 'a thought ran' )
+
+
+def _produce_client( provider, server ):
+    if provider == 'ollama':
+        return httpx.AsyncClient( base_url = server.url )
+    return openai.AsyncOpenAI(
+        base_url = f"{server.url}/v1", api_key = 'local', max_retries = 0 )
+
+
+async def _converse( server, provider, reply, streaming ):
+    ''' Returns the names of the calls run and the text shown. '''
+    server.load( [
+        Round( text = reply, stop = 'stop' ),
+        Round( text = 'The sum is 3.', stop = 'stop' ) ] )
+    ensembles = [
+        invocables.produce_ensemble( 'local', [ add, delete_all ] ) ]
+    client = _produce_client( provider, server )
+    events = [ ]
+    conversation = produce_conversation(
+        provider, client, ensembles, model = 'qwen3',
+        processor = produce_processor( provider, text_calls = 'auto' ),
+        observer = events.append )
+    try:
+        if streaming:
+            async for _ in conversation.converse_continuous( 'Add.' ): pass
+        else: await conversation.converse( 'Add.' )
+    finally:
+        if provider == 'ollama': await client.aclose( )
+        else: await client.close( )
+    assert server.refusals == [ ]
+    ran = [
+        event.invocation.name for event in events
+        if isinstance( event, base.ResultEvent ) ]
+    shown = ''.join(
+        event.text for event in events
+        if isinstance( event, base.TextEvent ) and event.round == 1 )
+    return ran, shown
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize( 'provider', PROVIDERS )
+@pytest.mark.parametrize( 'shape', sorted( _REPLIES ) )
+async def test_100_thoughts_run_nothing( provider, shape ):
+    ''' Only the call after the thinking block runs, whole and streamed;
+        the text shown is the same both ways and holds no call after the
+        block.
+    '''
+    reply = _REPLIES[ shape ]
+    with LocalModelServer( ) as server:
+        whole = await _converse( server, provider, reply, False )
+        streamed = await _converse( server, provider, reply, True )
+    assert whole == streamed
+    ran, shown = whole
+    assert ran == [ 'add' ]
+    assert shown.rstrip( ).endswith( '</think>' )
