@@ -9,7 +9,9 @@
 '''
 
 
+import os
 import stat
+import tempfile
 
 from pathlib import Path
 
@@ -262,3 +264,22 @@ async def test_700_writes_clear_set_user_and_group_ids(
     assert not result.is_error( ), result
     assert tool.read_text( ) == '#!/bin/sh\necho 2\n'
     assert stat.S_IMODE( tool.stat( ).st_mode ) == 0o755
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize( 'seconds', [ 10 ** 15, -( 10 ** 14 ) ] )
+async def test_800_times_outside_calendar_shown( seconds: int ) -> None:
+    ''' A time of change beyond the years of the calendar (which tmpfs
+        keeps) is shown in seconds by get_file_info, never an error.
+    '''
+    with tempfile.TemporaryDirectory( dir = '/dev/shm' ) as folder:
+        root = Path( folder )
+        ( root / 'old.txt' ).write_text( 'x' )
+        os.utime( root / 'old.txt', ( 0, seconds ) )
+        ensembles = await io_support.prepare( ( root, False ) )
+        result = await io_support.invoke(
+            ensembles, 'get_file_info', path = 'old.txt' )
+        assert not result.is_error( ), result
+        assert (
+            f"modified: {seconds} seconds from 1970 (outside the calendar)"
+            in result.as_text( ) )

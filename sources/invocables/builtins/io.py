@@ -153,8 +153,7 @@ def get_file_info( settings: Settings, arguments: __.Arguments ) -> str:
     kind = (
         'folder' if _stat.S_ISDIR( status.st_mode )
         else 'file' if _stat.S_ISREG( status.st_mode ) else 'other' )
-    modified = _datetime.fromtimestamp(
-        status.st_mtime, _timezone.utc ).isoformat( timespec = 'seconds' )
+    modified = _render_time( status.st_mtime )
     permissions = _stat.filemode( status.st_mode )
     return '\n'.join( (
         "path: {path}".format( path = _render_name( str( location.path ) ) ),
@@ -453,6 +452,17 @@ def _render_entry(
     except OSError: return f"{name} (unreadable or broken link)"
     if _stat.S_ISDIR( status.st_mode ): return f"{name}/"
     return f"{name} ({status.st_size} bytes)"
+
+
+def _render_time( seconds: float ) -> str:
+    ''' Returns time as ISO 8601, or in seconds if outside the calendar
+        (a file system may hold times of any year).
+    '''
+    try:
+        return _datetime.fromtimestamp( seconds, _timezone.utc ).isoformat(
+            timespec = 'seconds' )
+    except ( OverflowError, ValueError, OSError ):
+        return f"{seconds:.0f} seconds from 1970 (outside the calendar)"
 
 
 def _search_lines(
