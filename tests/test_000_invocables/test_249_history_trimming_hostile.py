@@ -12,21 +12,13 @@ import pytest
 
 from invocables import exceptions, history
 
+from . import test_246_history_trimming as trimming
 
-def _anthropic(
-    rounds: list[ tuple[ str, object, str ] ]
-) -> list[ dict[ str, typing.Any ] ]:
-    ''' History of Anthropic messages: one call and result per round. '''
-    messages: list[ dict[ str, typing.Any ] ] = [
-        { 'role': 'user', 'content': 'Work.' } ]
-    for index, ( name, arguments, text ) in enumerate( rounds ):
-        messages.append( { 'role': 'assistant', 'content': [
-            { 'type': 'tool_use', 'id': f"toolu_{index}", 'name': name,
-              'input': arguments } ] } )
-        messages.append( { 'role': 'user', 'content': [
-            { 'type': 'tool_result', 'tool_use_id': f"toolu_{index}",
-              'content': text } ] } )
-    return messages
+
+# The histories of the tests of trimming, one call and result per round.
+anthropic_of = typing.cast( typing.Callable[
+    [ list[ tuple[ str, typing.Any, str ] ] ],
+    list[ dict[ str, typing.Any ] ] ], vars( trimming )[ '_anthropic' ] )
 
 
 def _nest( depth: int ) -> list[ typing.Any ]:
@@ -42,7 +34,7 @@ def test_100_deep_arguments_compared_with_none( ):
         are trimmed as ever.
     '''
     deep = _nest( 50_000 )
-    messages = _anthropic( [
+    messages = anthropic_of( [
         ( 'read_file', { 'x': deep }, 'D1' * 100 ),
         ( 'read_file', { 'path': '/a' }, 'A1' * 100 ),
         ( 'read_file', { 'x': deep }, 'D2' * 100 ),
@@ -61,7 +53,7 @@ def test_110_cyclic_arguments_compared_with_none( ):
     '''
     cyclic: dict[ str, typing.Any ] = { 'path': '/a' }
     cyclic[ 'self' ] = cyclic
-    messages = _anthropic( [
+    messages = anthropic_of( [
         ( 'read_file', cyclic, 'C1' * 100 ),
         ( 'read_file', cyclic, 'C2' * 100 ),
     ] )
@@ -73,7 +65,7 @@ def test_120_arguments_not_json_not_equal( ):
         the same call: neither result is trimmed as superseded (both once
         decoded to an empty object, equal).
     '''
-    messages = _anthropic( [
+    messages = anthropic_of( [
         ( 'read_file', '{"path": "/a"', 'A1' * 100 ),
         ( 'read_file', '{"path": "/b"', 'B1' * 100 ),
     ] )
@@ -85,7 +77,7 @@ def test_200_exclude_string_is_one_pattern( ):
         take it: never one pattern per character (whose ``*`` excluded
         every tool, and whose letters excluded none of the name).
     '''
-    messages = _anthropic( [
+    messages = anthropic_of( [
         ( 'read_file', { 'path': '/a' }, 'A1' * 100 ),
         ( 'write_file', { 'path': '/a' }, 'W1' * 100 ),
         ( 'read_file', { 'path': '/b' }, 'B1' * 100 ),
@@ -104,7 +96,7 @@ def test_210_exclude_of_wrong_kind_refused( exclude: object ):
         with an error of configuration, not a raw AttributeError.
     '''
     with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
-        history.trim_history( _anthropic( [ ] ), exclude = exclude )
+        history.trim_history( anthropic_of( [ ] ), exclude = exclude )
     assert 'exclude' in str( caught.value )
 
 
@@ -122,7 +114,7 @@ def test_220_counter_of_wrong_kind_refused( counter: object ):
     ''' A counter which is not callable, or returns no whole number, is
         refused with an error of configuration, not a raw TypeError.
     '''
-    messages = _anthropic( [
+    messages = anthropic_of( [
         ( 'read_file', { 'path': '/a' }, 'A1' * 100 ) ] )
     with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
         history.trim_history( messages, budget = 10, counter = counter )

@@ -23,28 +23,16 @@ from invocables.toolsets.policies import (
     produce_policy,
 )
 
-
-def _files( runs: list[ str ] ) -> invocables.Ensemble:
-
-    def delete_file( path: str ) -> str:
-        ''' Deletes a file. '''
-        runs.append( f"delete_file {path}" )
-        return f"deleted {path}"
-
-    def read_file( path: str ) -> str:
-        ''' Reads a file. '''
-        runs.append( f"read_file {path}" )
-        return f"contents of {path}"
-
-    return invocables.produce_ensemble( 'fs', [
-        invocables.produce_invoker( delete_file ),
-        invocables.produce_invoker(
-            read_file, annotations = { 'readOnlyHint': True } ),
-    ] )
+from . import test_374_policies_identity_wrapped as wrapped
 
 
-def _names( ensemble: invocables.Ensemble ) -> list[ str ]:
-    return [ invoker.name for invoker in ensemble.survey_invokers( ) ]
+# The tools of the tests of wrapped identities, and their names.
+files_of = typing.cast(
+    typing.Callable[ [ list[ str ] ], invocables.Ensemble ],
+    vars( wrapped )[ '_files' ] )
+names_of = typing.cast(
+    typing.Callable[ [ invocables.Ensemble ], list[ str ] ],
+    vars( wrapped )[ '_names' ] )
 
 
 async def _run(
@@ -61,7 +49,7 @@ def _stack( runs: list[ str ] ) -> invocables.Ensemble:
     ''' Renamed (delete_file to remove, ensemble 'middle'), then
         prefixed (ensemble 'outer'): offered as x_remove, in 'outer'. '''
     renamed = wrappers.RenamedEnsemble(
-        _files( runs ), rename = { 'delete_file': 'remove' },
+        files_of( runs ), rename = { 'delete_file': 'remove' },
         name = 'middle' )
     return wrappers.RenamedEnsemble( renamed, prefix = 'x_', name = 'outer' )
 
@@ -79,7 +67,7 @@ async def test_100_names_between_govern( rule: Rule ):
     '''
     runs: list[ str ] = [ ]
     stack = _stack( runs )
-    assert 'x_remove' in _names( stack )
+    assert 'x_remove' in names_of( stack )
     result = await _run( [ stack ], 'x_remove', Policy( rules = ( rule, ) ) )
     assert result.is_error( )
     genus = getattr( result.error, 'genus', None )
@@ -94,9 +82,9 @@ async def test_110_filters_match_names_between( ):
     '''
     runs: list[ str ] = [ ]
     excluded = wrappers.FilteredEnsemble( _stack( runs ), exclude = 'remove' )
-    assert _names( excluded ) == [ 'x_read_file' ]
+    assert names_of( excluded ) == [ 'x_read_file' ]
     included = wrappers.FilteredEnsemble( _stack( runs ), include = 'remove' )
-    assert _names( included ) == [ 'x_remove' ]
+    assert names_of( included ) == [ 'x_remove' ]
     result = await _run( [ excluded ], 'x_remove', Policy( ) )
     assert result.is_error( )
     assert runs == [ ]
@@ -130,7 +118,7 @@ def test_120_filter_hints_by_meaning(
             read_file, annotations = { 'read_only': True } ),
     ] )
     filtered = wrappers.FilteredEnsemble( files, annotations = annotations )
-    assert _names( filtered ) == kept
+    assert names_of( filtered ) == kept
 
 
 @pytest.mark.parametrize( 'answer', [
@@ -148,12 +136,12 @@ async def test_200_loop_approver_answers_checked( answer: object ):
 
     policy = produce_approval_policy( approve )
     if isinstance( answer, Approvals ):
-        result = await _run( [ _files( runs ) ], 'delete_file', policy )
+        result = await _run( [ files_of( runs ) ], 'delete_file', policy )
         assert result.is_error( )
         assert 'did not approve' in getattr( result.error, 'message', '' )
     else:
         with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
-            await _run( [ _files( runs ) ], 'delete_file', policy )
+            await _run( [ files_of( runs ) ], 'delete_file', policy )
         assert 'approver' in str( caught.value )
     assert runs == [ ]
 
@@ -166,11 +154,11 @@ async def test_210_policy_approver_sync( ):
     runs: list[ str ] = [ ]
     rules = ( Rule( action = Actions.Ask ), )
     allowing = Policy( rules = rules, approver = lambda request: True )
-    result = await _run( [ _files( runs ) ], 'delete_file', allowing )
+    result = await _run( [ files_of( runs ) ], 'delete_file', allowing )
     assert not result.is_error( )
     denying = Policy(
         rules = rules, approver = lambda request: Approvals.Deny )
-    result = await _run( [ _files( runs ) ], 'read_file', denying )
+    result = await _run( [ files_of( runs ) ], 'read_file', denying )
     assert result.is_error( )
     assert runs == [ 'delete_file /x' ]
 
