@@ -10,15 +10,15 @@
 '''
 
 
-import openai
 import pytest
 
 import invocables
 
-from invocables.conversations import base, produce_conversation, records
-from invocables.processors import produce_processor, textcalls
+from invocables.conversations import base, records
+from invocables.processors import textcalls
 
-from .replay import LocalModelServer, Round
+from . import local_models_support
+from .replay import LocalModelServer
 
 
 # Ollama's messages carry no ids of calls: nothing in them can repeat.
@@ -31,39 +31,20 @@ def add( a: int, b: int ) -> int:
     return a + b
 
 
-def _produce_client( server ):
-    return openai.AsyncOpenAI(
-        base_url = f"{server.url}/v1", api_key = 'local', max_retries = 0 )
-
-
 async def _converse( server, provider, messages, streaming ):
     ''' Returns transcript and ids of the calls run, of one loop of a call
         and a final text.
     '''
-    server.load( [
-        Round( text = _CALL, stop = 'stop' ),
-        Round( text = 'Done.', stop = 'stop' ) ] )
     ensembles = [ invocables.produce_ensemble( 'local', [ add ] ) ]
-    client = _produce_client( server )
-    events = [ ]
-    conversation = produce_conversation(
-        provider, client, ensembles, model = 'qwen2.5-coder',
-        processor = produce_processor( provider, text_calls = 'auto' ),
-        observer = events.append )
-    try:
-        if streaming:
-            async for _ in conversation.converse_continuous( messages ):
-                pass
-        else: await conversation.converse( messages )
-    finally: await client.close( )
-    assert server.refusals == [ ]
-    ran = [
-        event.invocation.identifier for event in events
-        if isinstance( event, base.ResultEvent ) ]
+    events = await local_models_support.converse(
+        server, provider, ensembles, messages, ( _CALL, 'Done.' ),
+        streaming )
     transcript, = [
         event.transcript for event in events
         if isinstance( event, base.ConclusionEvent ) ]
-    return list( transcript.messages ), ran
+    return list( transcript.messages ), [
+        invocation.identifier
+        for invocation in local_models_support.survey_ran( events ) ]
 
 
 @pytest.mark.asyncio

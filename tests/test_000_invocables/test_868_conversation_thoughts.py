@@ -9,16 +9,14 @@
 '''
 
 
-import httpx
-import openai
 import pytest
 
 import invocables
 
-from invocables.conversations import base, produce_conversation
-from invocables.processors import produce_processor
+from invocables.conversations import base
 
-from .replay import LocalModelServer, Round
+from . import local_models_support
+from .replay import LocalModelServer
 
 
 PROVIDERS = ( 'openai', 'openai-responses', 'ollama' )
@@ -43,41 +41,19 @@ def delete_all( ) -> str:
     raise AssertionError( 'a thought ran' )
 
 
-def _produce_client( provider, server ):
-    if provider == 'ollama':
-        return httpx.AsyncClient( base_url = server.url )
-    return openai.AsyncOpenAI(
-        base_url = f"{server.url}/v1", api_key = 'local', max_retries = 0 )
-
-
 async def _converse( server, provider, reply, streaming ):
     ''' Returns the names of the calls run and the text shown. '''
-    server.load( [
-        Round( text = reply, stop = 'stop' ),
-        Round( text = 'The sum is 3.', stop = 'stop' ) ] )
     ensembles = [
         invocables.produce_ensemble( 'local', [ add, delete_all ] ) ]
-    client = _produce_client( provider, server )
-    events = [ ]
-    conversation = produce_conversation(
-        provider, client, ensembles, model = 'qwen3',
-        processor = produce_processor( provider, text_calls = 'auto' ),
-        observer = events.append )
-    try:
-        if streaming:
-            async for _ in conversation.converse_continuous( 'Add.' ): pass
-        else: await conversation.converse( 'Add.' )
-    finally:
-        if provider == 'ollama': await client.aclose( )
-        else: await client.close( )
-    assert server.refusals == [ ]
-    ran = [
-        event.invocation.name for event in events
-        if isinstance( event, base.ResultEvent ) ]
+    events = await local_models_support.converse(
+        server, provider, ensembles, 'Add.', ( reply, 'The sum is 3.' ),
+        streaming )
     shown = ''.join(
         event.text for event in events
         if isinstance( event, base.TextEvent ) and event.round == 1 )
-    return ran, shown
+    return [
+        invocation.name
+        for invocation in local_models_support.survey_ran( events ) ], shown
 
 
 @pytest.mark.asyncio
