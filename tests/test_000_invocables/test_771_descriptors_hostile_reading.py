@@ -6,6 +6,8 @@
 '''
 
 
+import subprocess
+import sys
 import tracemalloc
 
 from pathlib import Path
@@ -69,6 +71,29 @@ def test_110_dotted_texts_accepted( tmp_path: Path ):
     descriptor = descriptors.produce_ensemble_descriptor( path )
     assert descriptor.description == dotted
     assert descriptor.configuration[ 'multi' ] == f"{dotted}\n"
+
+
+@pytest.mark.parametrize( 'unit', [
+    '\\"""\n', "'''a.\n", '"a.', "'a.", '"\\', '"""a.\n' ], ids = [
+    'escaped-multiline', 'literal-multiline', 'basic', 'literal',
+    'escapes', 'multiline' ] )
+def test_120_unterminated_strings_scanned_once( tmp_path: Path, unit: str ):
+    ''' Strings left open or escaped again and again (a megabyte of them)
+        are scanned once for dotted keys, not once per quote: the file is
+        refused within a minute, in a child process which a hang cannot
+        stop the tests with.
+    '''
+    path = tmp_path / 'open.toml'
+    path.write_text( unit * ( 1_000_000 // len( unit ) ) + '.' * 70 )
+    code = (
+        "import sys\n"
+        "from invocables import descriptors, exceptions\n"
+        "try: descriptors.produce_ensemble_descriptor( sys.argv[ 1 ] )\n"
+        "except exceptions.DescriptorInvalidity: print( 'refused' )\n" )
+    completed = subprocess.run(
+        [ sys.executable, '-c', code, str( path ) ],
+        capture_output = True, text = True, timeout = 60, check = False )
+    assert completed.stdout.strip( ) == 'refused', completed.stderr
 
 
 @pytest.mark.parametrize( 'mapping, keypath', [

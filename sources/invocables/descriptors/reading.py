@@ -39,10 +39,12 @@ _statement_stop = __.re.compile( r'''[\n#"'=\[]''' )
 _surrogate = __.re.compile( '[\ud800-\udfff]' )
 # Runs of TOML text which may hold dots: multi-line strings and comments
 # (passed over), and key parts joined by dots (keys of statements, headers
-# and inline tables; single-line strings as parts).
-_KEY_PART = r'''(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')'''
+# and inline tables; single-line strings as parts). Each alternative
+# matches wherever it starts, to its end or to that of the line or text if
+# unterminated: no start is tried again over the same text.
+_KEY_PART = r'''(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"?|'[^'\n]*'?)'''
 _toml_dotted = __.re.compile(
-    r'"""(?:[^\\]|\\[\s\S])*?"""' r"|'''[\s\S]*?'''|#[^\n]*|"
+    r'"""(?:[^\\]|\\[\s\S])*?(?:"""|\Z)' r"|'''[\s\S]*?(?:'''|\Z)|#[^\n]*|"
     + _KEY_PART + r'(?:[ \t]*\.[ \t]*' + _KEY_PART + ')*' )
 _toml_key_part = __.re.compile( _KEY_PART )
 
