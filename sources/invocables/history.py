@@ -105,9 +105,9 @@ class KeyedStaleness( __.immut.DataclassObject ):
         ``read_file``, ``write_file`` or ``edit_file`` of a path makes the
         results of earlier ``read_file`` calls of that path stale. A key is
         the values of the chosen arguments, in order (as canonical JSON),
-        so tools which name the same thing share keys. Tools named in
-        neither mapping are compared exactly (same name and arguments),
-        unless ``exact`` is false.
+        so tools which name the same thing share keys (one string names
+        one argument). Tools named in neither mapping are compared exactly
+        (same name and arguments), unless ``exact`` is false.
     '''
 
     reads: __.typx.Annotated[
@@ -124,6 +124,13 @@ class KeyedStaleness( __.immut.DataclassObject ):
         bool,
         __.ddoc.Doc( ''' Whether other tools are compared exactly. ''' ),
     ] = True
+
+    def __post_init__( self ) -> None:
+        # One string is one argument, never an argument per character
+        # (whose keys, all absent, would make every call stale).
+        for label in ( 'reads', 'writes' ):
+            object.__setattr__( self, label, _validate_keys(
+                getattr( self, label ), f"staleness option {label!r}" ) )
 
     def survey_reads(
         self, name: str, arguments: __.Arguments
@@ -420,6 +427,25 @@ def _decode( call: _transcripts.Call ) -> __.Arguments | None:
 def _is_ensemble( value: object ) -> bool:
     return isinstance( getattr( value, 'name', None ), str ) and hasattr(
         value, 'invokers' )
+
+
+def _validate_keys( keys: object, location: str ) -> _Keys:
+    if isinstance( keys, __.cabc.Mapping ):
+        items = __.typx.cast( __.cabc.Mapping[ object, object ], keys )
+        chosen: dict[ str, tuple[ str, ... ] ] = { }
+        for name, value in items.items( ):
+            arguments = ( value, ) if isinstance( value, str ) else value
+            if not isinstance( name, str ) or not isinstance(
+                arguments, __.cabc.Iterable ): break
+            names = tuple(
+                __.typx.cast( __.cabc.Iterable[ object ], arguments ) )
+            if not all(
+                isinstance( item, str ) for item in names ): break
+            chosen[ name ] = __.typx.cast( tuple[ str, ... ], names )
+        else: return _Keys( chosen )
+    raise _exceptions.ConfigurationInvalidity(
+        location, "expected a table of tool names to names of arguments, "
+        "such as { 'read_file': ( 'path', ) }." )
 
 
 def _produce_deduplicator(

@@ -119,3 +119,30 @@ def test_220_counter_of_wrong_kind_refused( counter: object ):
     with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
         history.trim_history( messages, budget = 10, counter = counter )
     assert 'counter' in str( caught.value )
+
+
+def test_300_keyed_staleness_one_argument_string( ):
+    ''' One string for the arguments of a tool in a keyed staleness is
+        one argument: reads of different paths stay (once a key per
+        character, all absent, made every earlier read stale).
+    '''
+    messages = anthropic_of( [
+        ( 'read_file', { 'path': '/a' }, 'A1' * 100 ),
+        ( 'read_file', { 'path': '/b' }, 'B1' * 100 ),
+        ( 'write_file', { 'path': '/a' }, 'W1' * 100 ),
+    ] )
+    staleness = history.KeyedStaleness(
+        reads = { 'read_file': 'path' }, writes = { 'write_file': 'path' } )
+    trimmed = history.trim_history( messages, superseded = staleness )
+    assert trimmed.trimmed == ( 'toolu_0', )
+
+
+@pytest.mark.parametrize( 'reads', [
+    None, 5, { 'read_file': [ 5 ] }, { 5: [ 'path' ] }, { 'read_file': 5 },
+] )
+def test_310_keyed_staleness_of_wrong_kind_refused( reads: object ):
+    ''' Keys of a staleness which are not a table of tool names to names
+        of arguments are refused at construction, not at the first trim.
+    '''
+    with pytest.raises( exceptions.ConfigurationInvalidity ):
+        history.KeyedStaleness( reads = reads ) # type: ignore[arg-type]
