@@ -24,6 +24,7 @@ _KEYWORDS_NAMING = frozenset( (
     '$defs', 'definitions', 'dependentSchemas', 'properties' ) )
 _PATTERNS_CACHE_SIZE = 1024
 _REPETITION = __.re.compile( r'\{(\d+)(?:,(\d*))?\}' )
+_SURROGATES = __.re.compile( '[\ud800-\udfff]' ) # lone: no pair in a str
 
 deadline: _contextvars.ContextVar[ float | None ] = _contextvars.ContextVar(
     'invocables.schemata.deadline', default = None )
@@ -56,7 +57,10 @@ class _ExpressionLinear( Expression ):
 
     def search( self, text: str, deadline: float | None = None ) -> bool:
         ''' Returns whether expression matches somewhere in text. '''
-        return self._compiled.search( text ) is not None
+        try: return self._compiled.search( text ) is not None
+        except UnicodeEncodeError: # RE2 reads UTF-8: no lone surrogate
+            text = _SURROGATES.sub( '\ufffd', text )
+            return self._compiled.search( text ) is not None
 
 
 class _ExpressionBounded( Expression ):
@@ -111,8 +115,9 @@ def compile_pattern( pattern: str ) -> Expression:
     re2: __.typx.Any = _re2 # only partly typed
     options = re2.Options( )
     options.log_errors = False # a refused pattern is not worth a log line
+    # RE2 reads UTF-8: a pattern with a lone surrogate is the regex's.
     try: compiled = re2.compile( pattern, options )
-    except re2.error: pass
+    except ( re2.error, UnicodeEncodeError ): pass
     else: return _ExpressionLinear( pattern, compiled )
     expansion = _access_expansion( pattern )
     if expansion > PATTERNS_EXPANSION_MAXIMUM:

@@ -158,3 +158,34 @@ async def test_150_search_text_runs_in_linear_time( tmp_path ):
     assert time.monotonic( ) - started < _SECONDS_MAXIMUM
     assert results[ 0 ].as_text( ) == 'hostile.txt:21: aaaa'
     assert results[ 1 ].as_text( ).count( 'hostile.txt' ) == 20
+
+
+@pytest.mark.asyncio
+async def test_160_lone_surrogates( ):
+    ''' Texts and patterns with a lone surrogate (JSON's ``"\\ud800"``, which
+        a model or a server may send) are matched as any other character:
+        a value which misses the pattern is refused by the arguments'
+        check, not failed with an encoding error; a pattern holding one is
+        compiled and matches.
+    '''
+    ensemble = _produce_ensemble(
+        lower = { 'type': 'object', 'properties': {
+            'code': { 'type': 'string', 'pattern': '^[a-z]+$' } } },
+        lone = { 'type': 'object', 'properties': {
+            'code': { 'type': 'string', 'pattern': '^a\ud800$' } } },
+        keyed = { 'type': 'object', 'patternProperties': {
+            '^x.$': { 'type': 'string' } }, 'additionalProperties': False } )
+    results = await _execute(
+        ensemble,
+        _call( 'a', 'lower', { 'code': 'ab\ud800' } ),
+        _call( 'b', 'lower', { 'code': 'ab' } ),
+        _call( 'c', 'lone', { 'code': 'a\ud800' } ),
+        _call( 'd', 'lone', { 'code': 'ab' } ),
+        _call( 'e', 'keyed', { 'x\udc80': 'value' } ),
+        _call( 'f', 'keyed', { 'x\udc80y': 'value' } ) )
+    assert [ result.is_error( ) for result in results ] == [
+        True, False, False, True, False, True ]
+    for index in ( 0, 3, 5 ):
+        assert results[ index ].error.genus is FaultGenera.Invalidity
+    assert schemata.produce_expression( '^[^\ud800]$' ).search( '\udc80' )
+    assert not schemata.produce_expression( '^[a-z]$' ).search( '\udc80' )
