@@ -6,6 +6,7 @@
 '''
 
 
+import importlib
 import subprocess
 import sys
 import tracemalloc
@@ -94,6 +95,35 @@ def test_120_unterminated_strings_scanned_once( tmp_path: Path, unit: str ):
         [ sys.executable, '-c', code, str( path ) ],
         capture_output = True, text = True, timeout = 60, check = False )
     assert completed.stdout.strip( ) == 'refused', completed.stderr
+
+
+def test_130_repeated_ensemble_stops_loading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    ''' An ensemble listed twice is refused when listed again, before the
+        entries after it load: a configuration of a file repeated
+        thousands of times does not read it thousands of times.
+    '''
+    monkeypatch.setattr( sys, 'path', [ str( tmp_path ), *sys.path ] )
+    importlib.invalidate_caches( )
+    marker = tmp_path / 'imported'
+    ( tmp_path / 'marking_771.py' ).write_text(
+        f"open( {str( marker )!r}, 'w' ).close( )\n"
+        "def echo( context, arguments ): return ''\n" )
+    for name, module in (
+        ( 'e', 'test_000_invocables.descriptors_support' ),
+        ( 'f', 'marking_771' ),
+    ):
+        ( tmp_path / f"{name}.toml" ).write_text(
+            f"[ensemble]\nname = '{name}'\nimplementation = '{module}'\n"
+            "[[invokers]]\nname = 'echo'\n" )
+    path = tmp_path / 'configuration.toml'
+    path.write_text( "[[ensembles]]\nsource = 'e.toml'\n" * 2
+                     + "[[ensembles]]\nsource = 'f.toml'\n" )
+    with pytest.raises( exceptions.DescriptorInvalidity ) as caught:
+        descriptors.produce_configuration( path )
+    assert "ensemble name 'e' is also used" in caught.value.reason
+    assert not marker.exists( )
 
 
 @pytest.mark.parametrize( 'mapping, keypath', [

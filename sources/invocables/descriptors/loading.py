@@ -95,7 +95,6 @@ def produce_configuration(
         table, folder, confined = not isinstance( source, __.cabc.Mapping ) )
     roots = _produce_roots( table, folder )
     table.finish( )
-    _validate_ensemble_names( location_, ensembles )
     return _records.Configuration(
         location = location_, ensembles = ensembles, roots = roots )
 
@@ -147,9 +146,13 @@ def _produce_ensembles_entries(
 ) -> tuple[ _records.EnsembleDescriptor, ... ]:
     entries = table.access_tables( 'ensembles', default = ( ) )
     descriptors: list[ _records.EnsembleDescriptor ] = [ ]
+    seen: dict[ str, str ] = { }
     for entry in entries:
-        descriptors.extend(
-            _produce_ensembles_entry( entry, folder, confined = confined ) )
+        produced = _produce_ensembles_entry(
+            entry, folder, confined = confined )
+        # Entry by entry: a file listed again and again is read twice.
+        _validate_ensemble_names( table.location, produced, seen )
+        descriptors.extend( produced )
         entry.finish( )
     return tuple( descriptors )
 
@@ -546,9 +549,12 @@ def _resolve_builtin( entry: _Table ) -> __.Path:
 
 
 def _validate_ensemble_names(
-    location: str, ensembles: tuple[ _records.EnsembleDescriptor, ... ]
+    location: str,
+    ensembles: tuple[ _records.EnsembleDescriptor, ... ],
+    seen: dict[ str, str ],
 ) -> None:
-    seen: dict[ str, str ] = { }
+    ''' Refuses names of ensembles seen (by name, their files); adds them.
+    '''
     for ensemble in ensembles:
         if ensemble.name in seen:
             raise _exceptions.DescriptorInvalidity(
