@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from invocables import exceptions
+from invocables.builtins import files
 
 from . import io_support
 
@@ -54,16 +55,18 @@ async def test_100_lone_surrogates_in_paths_refused(
 @pytest.mark.asyncio
 @pytest.mark.parametrize(
     'pattern', [ '\ud800', '(?<=a)\udfff', 'a[\ud800]' ] )
-async def test_110_lone_surrogates_in_expressions_refused(
+async def test_110_lone_surrogates_in_expressions_searched(
     root: Path, pattern: str
 ) -> None:
-    ''' A regular expression which holds a lone surrogate is a refusal of
-        search_text, not a failure of the execution.
+    ''' A regular expression which holds a lone surrogate is searched as
+        any other (no text read from UTF-8 holds one): no failure of the
+        execution.
     '''
     ensembles = await io_support.prepare( ( root, False ) )
     result = await io_support.invoke(
         ensembles, 'search_text', pattern = pattern )
-    io_support.assert_refused( result, 'surrogate' )
+    assert not result.is_error( ), result
+    assert result.as_text( ) == 'No line matches.'
 
 
 @pytest.mark.asyncio
@@ -265,6 +268,32 @@ async def test_700_writes_clear_set_user_and_group_ids(
     assert tool.read_text( ) == '#!/bin/sh\necho 2\n'
     assert stat.S_IMODE( tool.stat( ).st_mode ) == 0o755
 
+
+
+@pytest.mark.asyncio
+async def test_710_new_files_never_written_over( root: Path ) -> None:
+    ''' A write with ``overwrite`` false never replaces a file: the new
+        file is linked in place, which fails if a file came there after the
+        check (another writer between check and write), and then nothing
+        is left behind; a new file is written whole.
+    '''
+    ensembles = await io_support.prepare( ( root, True ) )
+    result = await io_support.invoke(
+        ensembles, 'write_file', path = 'new.txt', content = 'fresh',
+        overwrite = False )
+    assert not result.is_error( ), result
+    assert ( root / 'new.txt' ).read_text( ) == 'fresh'
+    # The file which came after the check: the last step meets it.
+    folder = os.open( root, os.O_RDONLY | os.O_DIRECTORY )
+    try:
+        with pytest.raises( exceptions.InvocationRefusal ) as caught:
+            files._write_durably( # pyright: ignore[reportPrivateUsage]
+                folder, 'note.txt', b'model', None, path = 'note.txt' )
+    finally: os.close( folder )
+    assert "'overwrite' is false" in str( caught.value )
+    assert ( root / 'note.txt' ).read_text( ) == 'first\nsecond\n'
+    assert sorted( path.name for path in root.iterdir( ) ) == [
+        'new.txt', 'note.txt' ]
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize( 'seconds', [ 10 ** 15, -( 10 ** 14 ) ] )

@@ -53,6 +53,8 @@ _FILE_FLAGS = (
     _os.O_RDONLY | getattr( _os, 'O_NOFOLLOW', 0 )
     | getattr( _os, 'O_NONBLOCK', 0 ) | getattr( _os, 'O_NOCTTY', 0 )
     | getattr( _os, 'O_CLOEXEC', 0 ) )
+# Errors of link(2) where a file system has no hard links.
+_LINKS_ABSENT = frozenset( ( _errno.EPERM, _errno.EOPNOTSUPP, _errno.EXDEV ) )
 _PERMISSIONS_KEPT = 0o1777 # of a replaced file: not setuid or setgid
 _WRITE_FLAGS = (
     _os.O_WRONLY | _os.O_CREAT | _os.O_EXCL
@@ -461,10 +463,10 @@ def write_location(
             if _stat.S_ISDIR( status.st_mode ):
                 raise _exceptions.InvocationRefusal(
                     f"{quote( path )} is a folder; give the path of a file." )
-            if not overwrite:
-                raise _exceptions.InvocationRefusal(
-                    f"File {quote( path )} exists and 'overwrite' is false." )
-        _write_durably( folder, name, content, status )
+            if not overwrite: _refuse_existing( path )
+        _write_durably(
+            folder, name, content, status,
+            path = None if overwrite else path )
     finally: close( folder )
 
 
@@ -487,6 +489,28 @@ def _open_subfolder(
                 "it is not)." ) from exception
     finally: close( descriptor )
     return following
+
+
+def _place_new( folder: int, temporary: str, name: str, path: str ) -> bool:
+    ''' Links temporary at name, which must not exist; returns whether
+        linked (false where the file system has no hard links: the check
+        before the write is then the only one).
+    '''
+    try:
+        _os.link(
+            temporary, name, src_dir_fd = folder, dst_dir_fd = folder,
+            follow_symlinks = False )
+    except FileExistsError: _refuse_existing( path )
+    except OSError as exception:
+        if exception.errno in _LINKS_ABSENT: return False
+        raise
+    _os.unlink( temporary, dir_fd = folder )
+    return True
+
+
+def _refuse_existing( path: str ) -> __.typx.NoReturn:
+    raise _exceptions.InvocationRefusal(
+        f"File {quote( path )} exists and 'overwrite' is false." )
 
 
 def _validate_opened(
@@ -528,9 +552,15 @@ def _write_durably(
     name: str,
     content: bytes,
     status: _os.stat_result | None,
+    path: str | None = None,
 ) -> None:
     ''' Writes content to name in folder atomically and durably: a
         temporary file, synced, then renamed over the target.
+
+        With the path of a file which must not exist (``overwrite`` false),
+        the temporary file is linked at name instead, which fails if a
+        file came there meanwhile: no check then write, which another
+        writer could slip between.
     '''
     temporary = ".invocables.{token}.tmp".format( token = _token_hex( 6 ) )
     descriptor = _os.open( temporary, _WRITE_FLAGS, 0o666, dir_fd = folder )
@@ -544,8 +574,9 @@ def _write_durably(
                 _os.chmod(
                     stream.fileno( ), status.st_mode & _PERMISSIONS_KEPT )
             _os.fsync( stream.fileno( ) )
-        _os.replace(
-            temporary, name, src_dir_fd = folder, dst_dir_fd = folder )
+        if path is None or not _place_new( folder, temporary, name, path ):
+            _os.replace(
+                temporary, name, src_dir_fd = folder, dst_dir_fd = folder )
     except BaseException:
         with __.ctxl.suppress( OSError ): # never made, or gone already
             _os.unlink( temporary, dir_fd = folder )

@@ -297,11 +297,6 @@ def search_text( settings: Settings, arguments: __.Arguments ) -> str:
             "Pattern is not a valid regular expression: "
             f"{exception.reason}." )
         raise _exceptions.InvocationRefusal( reason ) from exception
-    except UnicodeEncodeError as exception: # a lone surrogate
-        raise _exceptions.InvocationRefusal(
-            f"Pattern {_files.quote( pattern )} is not valid text "
-            f"({exception.reason}); remove the lone surrogate." ) from (
-                exception )
     deadline = __.time.monotonic( ) + SEARCH_TIMEOUT
     try: return _search_lines( settings, arguments, expression, deadline )
     except _exceptions.PatternInterruption as exception:
