@@ -121,6 +121,21 @@ def test_120_filter_hints_by_meaning(
     assert names_of( filtered ) == kept
 
 
+def test_130_filter_async_predicate_refused( ):
+    ''' A coroutine function as a filter's predicate (whose coroutine is
+        truthy, so that every tool was kept) is refused when the tools are
+        surveyed, not taken as keeping every tool.
+    '''
+    async def keep( invoker: invocables.Invoker ) -> bool:
+        return False
+
+    filtered = wrappers.FilteredEnsemble(
+        files_of( [ ] ), predicate = keep ) # type: ignore[arg-type]
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        filtered.survey_invokers( )
+    assert 'predicate' in str( caught.value )
+
+
 @pytest.mark.parametrize( 'answer', [
     Approvals.Deny, 'no', None, 0, 1, [ ] ] )
 @pytest.mark.asyncio

@@ -230,7 +230,15 @@ class FilteredEnsemble( WrapperBase ):
             elif key not in annotations or annotations[ key ] != value:
                 return False
         if __.is_absent( self.predicate ): return True
-        return bool( self.predicate( invoker ) )
+        kept = self.predicate( invoker )
+        if __.inspect.isawaitable( kept ):
+            # A coroutine is truthy: it would keep every tool.
+            if __.inspect.iscoroutine( kept ): kept.close( )
+            raise _exceptions.ConfigurationInvalidity(
+                "filter option 'predicate'",
+                "expected a plain function returning whether an invoker "
+                "is kept; it returned an awaitable." )
+        return bool( kept )
 
 
 class RenamedEnsemble( WrapperBase ):
