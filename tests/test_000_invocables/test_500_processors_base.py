@@ -101,6 +101,41 @@ def test_130_decode_invalid( value, fragment ):
     assert fragment in invalidity
 
 
+@pytest.mark.parametrize( 'value, fragment', [
+    ( '{"a": NaN}', 'NaN' ),
+    ( '{"a": [-Infinity]}', '-Infinity' ),
+    ( '{"a": 1e999}', 'beyond the largest float' ),
+] )
+def test_135_decode_strictly( value, fragment ):
+    ''' What JSON has no form for is refused as text calls refuse it: a
+        provider would refuse the history which carried such arguments
+        back. Whole and streamed alike. A repeated key takes its last
+        value, as providers' own decoders take it.
+    '''
+    arguments, invalidity = wire.decode_arguments( value )
+    assert arguments == { }
+    assert fragment in invalidity
+    openai = produce_processor( 'openai' )
+    ( invocation, ) = openai.normalize_invocations( { 'choices': [ {
+        'finish_reason': 'tool_calls',
+        'message': { 'role': 'assistant', 'tool_calls': [ {
+            'id': 'call_1', 'type': 'function',
+            'function': { 'name': 'f', 'arguments': value } } ] } } ] } )
+    assert fragment in invocation.invalidity
+    accumulator = produce_processor( 'anthropic' ).produce_accumulator( )
+    ( streamed, ) = [
+        invocation for event in (
+            { 'type': 'content_block_start', 'index': 0, 'content_block': {
+                'type': 'tool_use', 'id': 'toolu_1', 'name': 'f',
+                'input': { } } },
+            { 'type': 'content_block_delta', 'index': 0, 'delta': {
+                'type': 'input_json_delta', 'partial_json': value } },
+            { 'type': 'content_block_stop', 'index': 0 } )
+        for invocation in accumulator.ingest( event ) ]
+    assert fragment in streamed.invalidity
+    assert wire.decode_arguments( '{"a": 1, "a": 2}' )[ 0 ] == { 'a': 2 }
+
+
 def test_140_decode_bytes( ):
     ''' Bytes are decoded as UTF-8 text. '''
     arguments, _ = wire.decode_arguments( b'{"a": "\xc3\xa9"}' )

@@ -238,18 +238,22 @@ def access_python_name( item: str ) -> str | None:
     return None if match is None else match.group( 1 )
 
 
-def decode_json(
-    text: str
-) -> tuple[ __.typx.Any, __.Absential[ str ] ]:
-    ''' Decodes JSON strictly: repeated keys are refused, not resolved;
-        so are ``NaN``, ``Infinity`` and numbers beyond floats, which
-        Python's decoder takes but JSON has no form for.
+class RefusalError( ValueError ):
+    ''' JSON object repeats a key, or holds a number which JSON has no
+        form for: whole JSON, which is refused.
     '''
-    try: return __.json.loads(
-        text, object_pairs_hook = _refuse_repetitions,
-        parse_constant = _refuse_constant, parse_float = _decode_float,
-    ), __.absent
-    except _RefusalError as exception: return { }, str( exception )
+
+
+def decode_json(
+    text: str, *, repetitions: bool = True
+) -> tuple[ __.typx.Any, __.Absential[ str ] ]:
+    ''' Decodes JSON strictly: repeated keys are refused, not resolved
+        (unless not ``repetitions``); so are ``NaN``, ``Infinity`` and
+        numbers beyond floats, which Python's decoder takes but JSON has
+        no form for.
+    '''
+    try: return load_json( text, repetitions = repetitions ), __.absent
+    except RefusalError as exception: return { }, str( exception )
     except ValueError as exception:
         if _is_integer_overlong( exception ):
             return { }, describe_integer( 'the arguments hold' )
@@ -274,6 +278,19 @@ def is_call( value: __.cabc.Mapping[ str, object ] ) -> bool:
     if not _CALL_KEYS.issuperset( value ): return False
     if value.get( 'type', 'function' ) != 'function': return False
     return isinstance( value.get( 'id', '' ), str )
+
+
+def load_json( text: str, *, repetitions: bool = True ) -> __.typx.Any:
+    ''' Returns JSON value of text, read strictly (see
+        :py:func:`decode_json`); raises :py:class:`RefusalError` for whole
+        JSON which is refused, ``ValueError`` or ``RecursionError`` for
+        text which is no JSON. Without ``repetitions``, a repeated key
+        takes its last value, as providers' own decoders take it.
+    '''
+    return __.json.loads(
+        text, object_pairs_hook = _refuse_repetitions if repetitions
+        else None,
+        parse_constant = _refuse_constant, parse_float = _decode_float )
 
 
 def parse_python_call(
@@ -472,22 +489,18 @@ def _push_brace(
         for position in stack.pop( 0 ): abandoned[ position ] = index + 1
 
 
-class _RefusalError( ValueError ):
-    ''' JSON object repeats a key, or holds a number which JSON has no
-        form for (internal: becomes an invalidity).
-    '''
 
 
 def _decode_float( text: str ) -> float:
     value = float( text )
     if __.math.isfinite( value ): return value
-    raise _RefusalError(
+    raise RefusalError(
         "the JSON holds a number beyond the largest float, which cannot "
         "be read; send such a number as a string" )
 
 
 def _refuse_constant( text: str ) -> __.typx.NoReturn:
-    raise _RefusalError(
+    raise RefusalError(
         f"the JSON holds {text}, which is not JSON; send such a value as "
         "a string or null" )
 
@@ -500,7 +513,7 @@ def _refuse_repetitions(
         seen: set[ str ] = set( )
         for key, _ in pairs:
             if key in seen:
-                raise _RefusalError(
+                raise RefusalError(
                     f"the JSON repeats key {key!r}: which value is meant "
                     "is unknown" )
             seen.add( key )

@@ -15,6 +15,7 @@
 
 
 import invocables.processors.__ as __
+import invocables.processors._textscans as _textscans
 import invocables.processors.natives as _natives
 
 
@@ -124,7 +125,10 @@ def decode_arguments(
         empty object; an object is taken as it is. Text which is not JSON,
         or JSON which is not an object, gives an empty object and the
         reason; the engine then sends an error result to the model. JSON
-        is never repaired.
+        is never repaired: ``NaN``, ``Infinity`` or a number beyond floats
+        (which Python's decoder takes, JSON has no form for, and a provider
+        refuses when the history goes back) is such a reason. A repeated
+        key takes its last value, as providers' own decoders take it.
     '''
     if value is None or __.is_absent( value ): return { }, __.absent
     if isinstance( value, dict ):
@@ -568,24 +572,14 @@ def _classify_kind( genus: type ) -> int:
 def _decode_text(
     text: str
 ) -> tuple[ dict[ str, __.typx.Any ], __.Absential[ str ] ]:
-    try: decoded = __.json.loads( text )
-    except ValueError as exception:
-        return { }, _describe_decoding( exception )
-    except RecursionError:
-        return { }, "arguments are nested too deeply"
+    # No NaN or Infinity, which a provider refuses when the history goes
+    # back; a repeated key takes its last value, as providers take it.
+    decoded, invalidity = _textscans.decode_json( text, repetitions = False )
+    if not __.is_absent( invalidity ): return { }, invalidity
     if decoded is None: return { }, __.absent
     if isinstance( decoded, dict ):
         return __.typx.cast( dict[ str, __.typx.Any ], decoded ), __.absent
     return { }, describe_genus( decoded )
-
-
-def _describe_decoding( exception: ValueError ) -> str:
-    if isinstance( exception, __.json.JSONDecodeError ):
-        return (
-            "arguments are not valid JSON: {message} at position "
-            "{position}".format(
-                message = exception.msg, position = exception.pos ) )
-    return f"arguments are not valid JSON: {exception}"
 
 
 def _name_json_genus( value: object ) -> str:

@@ -26,6 +26,7 @@
 
 
 import invocables.processors.__ as __
+import invocables.processors._textscans as _textscans
 import invocables.processors.natives as _natives
 import invocables.processors._wire as _wire
 
@@ -444,7 +445,10 @@ class AccumulatorBase( __.typx.Generic[ _natives.Assistant ] ):
                 slot.initial )
         # Keep the joined text and its value: completion decodes once.
         slot.fragments = [ text ]
-        try: slot.decoded = __.json.loads( text )
+        # Strictly: whole JSON which is refused is decoded again, with
+        # its reason, when the call completes.
+        try: slot.decoded = _textscans.load_json( text, repetitions = False )
+        except _textscans.RefusalError: slot.decoded = None
         except ( ValueError, RecursionError ): return False
         return True
 
