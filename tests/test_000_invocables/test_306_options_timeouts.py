@@ -11,7 +11,7 @@ import pytest
 
 import invocables
 
-from invocables import exceptions
+from invocables import exceptions, execution
 from invocables.processors import produce_processor
 
 
@@ -73,3 +73,20 @@ def test_130_other_timeouts_refused( timeout ):
     ''' Infinity, NaN, zero, negatives, booleans and text stay refused. '''
     with pytest.raises( exceptions.ConfigurationInvalidity ):
         invocables.ExecutionOptions( timeout = timeout )
+
+
+@pytest.mark.parametrize( 'field', [
+    'arguments_depth_maximum', 'results_size_maximum' ] )
+def test_140_values_too_long_to_print_shown_bounded( field ):
+    ''' An integer of more digits than Python prints (-10**5000), or a long
+        text, given as a bound is refused with the library's error, which
+        shows it within bounds: never the whole value, nor a raw
+        ValueError.
+    '''
+    for value in ( -( 10 ** 5000 ), 'x' * 100_000 ):
+        with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+            execution.Limits( **{ field: value } )
+        assert len( str( caught.value ) ) < 400
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        execution.Limits( **{ field: -( 10 ** 5000 ) } )
+    assert 'integer of about 5000 digits' in str( caught.value )

@@ -51,9 +51,34 @@ _REASON_COUNT = "{value!r} is not a positive integer."
 _REASON_TIMEOUT = (
     "expected a positive number of seconds or None, got {value!r} "
     "({kind}).{hint}" )
+_SHOWN_BITS = 256 # integers longer are shown by their count of digits
+_SHOWN_MAXIMUM = 80 # characters of a value shown in an error
+_DIGITS_PER_BIT = 0.30103
 _SCALARS_PLAIN = frozenset( ( str, bool, int, type( None ) ) )
 
 Normalizer: __.typx.TypeAlias = __.cabc.Callable[ [ str ], str ]
+
+
+class _Shown:
+    ''' Value in an error, shown within bounds (``!r`` and ``str``
+        alike): an integer too long to print by its digits, other reprs
+        cut. '''
+
+    __slots__ = ( 'value', )
+
+    def __init__( self, value: object ): self.value = value
+
+    def __repr__( self ) -> str:
+        value = self.value
+        if isinstance( value, int ) and value.bit_length( ) > _SHOWN_BITS:
+            return "an integer of about {digits} digits".format(
+                digits = int( value.bit_length( ) * _DIGITS_PER_BIT ) )
+        try: text = repr( value )
+        except Exception: text = f"a {type( value ).__name__}"
+        if len( text ) <= _SHOWN_MAXIMUM: return text
+        return f"{text[ : _SHOWN_MAXIMUM ]}..."
+
+    __str__ = __repr__
 
 
 class Flaw( Exception ):
@@ -314,7 +339,7 @@ def validate_count(
         and minimum <= value and ( maximum is None or value <= maximum )
     ): return value
     raise _ConfigurationInvalidity(
-        location, reason.format( value = value, maximum = maximum ) )
+        location, reason.format( value = _Shown( value ), maximum = maximum ) )
 
 
 def validate_timeout(
@@ -339,7 +364,8 @@ def validate_timeout(
         if nullable and value == _INFINITY else '' )
     raise _ConfigurationInvalidity(
         location, reason.format(
-            value = value, kind = type( value ).__name__, hint = hint ) )
+            value = _Shown( value ), kind = type( value ).__name__,
+            hint = hint ) )
 
 
 @__.funct.cache
