@@ -74,10 +74,44 @@ def _dump_object( value: object ) -> object:
 
 
 def render( value: object ) -> str:
-    ''' Returns text of a result or message, as JSON unless text. '''
+    ''' Returns text of a result or message, as JSON unless text; what is
+        nested too deeply for JSON, as its keys and leaves (measured
+        alike, its nesting left out).
+    '''
     if isinstance( value, str ): return value
-    return __.json.dumps(
-        value, ensure_ascii = False, default = _dump_object )
+    try:
+        return __.json.dumps(
+            value, ensure_ascii = False, default = _dump_object )
+    except ( RecursionError, ValueError ): # circular too
+        return _render_flat( value )
+
+
+def _render_flat( value: object ) -> str:
+    ''' Returns keys and leaves of value, for what JSON cannot render
+        (nested too deeply, or circular): each container walked once.
+    '''
+    pieces: list[ str ] = [ ]
+    stack = [ value ]
+    seen: set[ int ] = set( )
+    while stack:
+        item = stack.pop( )
+        identity = id( item )
+        if isinstance( item, str ):
+            pieces.append( item )
+            continue
+        if not isinstance( item, ( __.cabc.Mapping, list, tuple ) ):
+            dumped = _dump_object( item )
+            if isinstance( dumped, str ): pieces.append( dumped )
+            else: stack.append( dumped )
+            continue
+        if identity in seen: continue
+        seen.add( identity )
+        if isinstance( item, __.cabc.Mapping ):
+            mapping = __.typx.cast( __.cabc.Mapping[ object, object ], item )
+            pieces.extend( str( key ) for key in mapping )
+            stack.extend( mapping.values( ) )
+        else: stack.extend( __.typx.cast( __.cabc.Sequence[ object ], item ) )
+    return ' '.join( pieces )
 
 
 def edit_message(
@@ -173,10 +207,12 @@ def survey_calls(
                 call.order = len( calls )
                 calls.append( call )
                 pending.add( call )
-                if call.identifier is not None:
+                if isinstance( call.identifier, str ):
                     by_id[ call.identifier ] = call
         for identifier, name, result in results:
-            call = by_id.pop( identifier, None ) if identifier else None
+            call = (
+                by_id.pop( identifier, None )
+                if isinstance( identifier, str ) and identifier else None )
             if call is None: call = pending.pair( name )
             if call is None or call.result is not None: continue
             call.result = result

@@ -60,6 +60,33 @@ def test_110_cyclic_arguments_compared_with_none( ):
     assert history.trim_history( messages ).trimmed == ( )
 
 
+def test_130_histories_json_cannot_render_measured( ):
+    ''' A budget measures a history whose result is nested deeper than
+        the interpreter recurses, or holds a cycle (histories built in
+        code), by its keys and leaves, with no raw RecursionError or
+        ValueError; calls whose ids are no text are paired by position.
+    '''
+    cyclic: dict[ str, typing.Any ] = { 'path': '/a' }
+    cyclic[ 'self' ] = cyclic
+    messages = anthropic_of( [
+        ( 'read_file', { 'path': '/d' }, 'D' * 400 ),
+        ( 'read_file', { 'path': '/e' }, 'E' * 400 ),
+    ] )
+    messages[ 2 ][ 'content' ][ 0 ][ 'content' ] = [ { 'type': 'text',
+        'text': 'D' * 400, 'deep': _nest( 50_000 ), 'cycle': cyclic } ]
+    trimmed = history.trim_history(
+        messages, superseded = False, budget = 500 )
+    assert trimmed.trimmed == ( 'toolu_0', 'toolu_1' )
+    chat = [
+        { 'role': 'assistant', 'content': None, 'tool_calls': [ {
+            'id': { 'odd': 1 }, 'type': 'function', 'function': {
+                'name': 'read_file', 'arguments': '{}' } } ] },
+        { 'role': 'tool', 'tool_call_id': { 'odd': 1 }, 'content': 'x' },
+    ]
+    assert history.trim_history(
+        chat, provider = 'openai', superseded = False ).trimmed == ( )
+
+
 def test_120_arguments_not_json_not_equal( ):
     ''' Two calls whose argument texts are not JSON, and differ, are not
         the same call: neither result is trimmed as superseded (both once
