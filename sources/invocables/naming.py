@@ -173,7 +173,9 @@ def access_nomenclature(
         server's ``tools/list_changed``) gives a new nomenclature.
     '''
     if isinstance( ensembles, Nomenclature ): return ensembles
-    ensembles_ = tuple( ensembles )
+    # Checked when the nomenclature is made; a cached one's were.
+    try: ensembles_ = tuple( ensembles )
+    except TypeError: ensembles_ = _survey_ensembles( ensembles )
     key = tuple( map( id, ensembles_ ) )
     nomenclature = _nomenclatures.get( key )
     # A cached entry holds its ensembles, so their identities stay unique.
@@ -239,7 +241,7 @@ def produce_nomenclature(
         Raises :py:class:`invocables.exceptions.EnsemblesInvalidity` if two
         ensembles share a name.
     '''
-    ensembles_ = tuple( ensembles )
+    ensembles_ = _survey_ensembles( ensembles )
     _validate_ensemble_names( ensembles_ )
     invokerses = tuple(
         ensemble.survey_invokers( ) for ensemble in ensembles_ )
@@ -330,6 +332,31 @@ def _produce_hashed_name( name: str, key: str, length: int ) -> str:
     if cleaned and not _initial_safe.match( cleaned ): cleaned = f"_{cleaned}"
     cleaned = cleaned[ : NAME_LENGTH_MAXIMUM - length - 1 ] or 'tool'
     return f"{cleaned}_{digest[ : length ]}"
+
+
+def _survey_ensembles( ensembles: object ) -> tuple[ __.typx.Any, ... ]:
+    ''' Returns ensembles as a tuple; refuses what is not a sequence of
+        ensembles (a careless argument: one ensemble alone, None, a name).
+    '''
+    kind = type( ensembles ).__name__
+    ensembles_: tuple[ object, ... ] = ( ensembles, )
+    if not isinstance( ensembles, ( str, bytes, __.cabc.Mapping ) ) and (
+        isinstance( ensembles, __.cabc.Iterable )
+    ):
+        iterable = __.typx.cast( __.cabc.Iterable[ object ], ensembles )
+        ensembles_ = tuple( iterable )
+        if all( map( _is_ensemble, ensembles_ ) ): return ensembles_
+    strays = ', '.join( sorted( {
+        type( ensemble ).__name__
+        for ensemble in ensembles_ if not _is_ensemble( ensemble ) } ) )
+    raise _exceptions.EnsemblesInvalidity(
+        "expected a sequence of ensembles, such as [ ensemble ]; got "
+        f"{strays or kind}." )
+
+
+def _is_ensemble( value: object ) -> bool:
+    return isinstance( getattr( value, 'name', None ), str ) and callable(
+        getattr( value, 'survey_invokers', None ) )
 
 
 def _validate_ensemble_names(

@@ -160,6 +160,26 @@ def test_170_duplicate_ensemble_names( ):
     assert "'tools'" in str( caught.value )
 
 
+@pytest.mark.asyncio
+async def test_175_careless_ensembles_refused( ):
+    ''' What is no sequence of ensembles (one ensemble alone, None, a
+        number, a name, a mapping) is refused with the library's error at
+        every entry point, not a raw TypeError or AttributeError.
+    '''
+    alone = _ensemble( 'tools', 'a' )
+    call = invocables.InvocationCanister(
+        identifier = 'c', name = 'a', arguments = { } )
+    processor = invocables.produce_processor( 'openai' )
+    for value in ( alone, None, 5, 'tools', [ 5 ], { 'tools': alone } ):
+        with pytest.raises( exceptions.EnsemblesInvalidity ) as caught:
+            await invocables.execute_invocations( [ call ], value )
+        assert 'expected a sequence of ensembles' in str( caught.value )
+        with pytest.raises( exceptions.EnsemblesInvalidity ):
+            processor.prepare_tools( value )
+    assert processor.prepare_tools( [ alone ] )[ 0 ][ 'function' ][
+        'name' ] == 'a'
+
+
 def test_180_unknown_name( ):
     ''' Unknown provider-facing names raise the absence error. '''
     nomenclature = naming.produce_nomenclature( [ _ensemble( 'a', 'x' ) ] )
