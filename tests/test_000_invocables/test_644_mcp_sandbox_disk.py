@@ -54,10 +54,12 @@ def test_100_record( ):
 
 
 def test_110_refusals( ):
-    ''' What is no whole number of bytes, or is below 64 KiB, is refused
-        with the library's configuration error, naming the key.
+    ''' What is no whole number of bytes, is below 64 KiB or beyond an
+        exbibyte (more than any machine's memory), is refused with the
+        library's configuration error, naming the key.
     '''
-    values: tuple[ Any, ... ] = ( 0, -1, 1024, True, '1M', 1.5e6 )
+    values: tuple[ Any, ... ] = (
+        0, -1, 1024, True, '1M', 1.5e6, 10 ** 400, ( 1 << 60 ) + 1 )
     for value in values:
         with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
             invocables.mcp.Sandbox( disk_maximum = value )

@@ -262,6 +262,21 @@ async def test_150_loopback_listener( ):
     assert "1 with a wrong 'state'" in str( caught.value )
 
 
+@pytest.mark.parametrize( 'options', [
+    { 'port': -1 }, { 'port': 0 }, { 'port': 65536 }, { 'port': 10 ** 400 },
+    { 'port': True }, { 'port': '8080' }, { 'timeout': 0 },
+    { 'timeout': float( 'nan' ) }, { 'timeout': None },
+] )
+def test_155_loopback_options_refused( options ):
+    ''' A port which no listener can take, and a timeout which is not a
+        positive number of seconds, are refused when the listener is
+        made, naming the option, not when a user's login waits on it.
+    '''
+    with pytest.raises( exceptions.ConfigurationInvalidity ) as caught:
+        authorization.LoopbackRedirect( **options )
+    assert f"authorization {next( iter( options ) )}" in str( caught.value )
+
+
 async def test_140_wrong_audience( tmp_path ):
     ''' Tokens issued for another resource are refused by the server: the
         connection fails, bounded, without looping on the user, with an

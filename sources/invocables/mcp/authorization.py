@@ -192,9 +192,12 @@ class LoopbackRedirect:
         opener: __.Absential[ RedirectHandler ] = __.absent,
         timeout: float = 300.0,
     ):
-        self.port = port
+        self.port = __.values.validate_count(
+            port, 'authorization port', maximum = 65535,
+            reason = "expected a port from 1 to 65535, got {value!r}." )
         self.opener = opener
-        self.timeout = timeout
+        self.timeout = __.values.validate_timeout(
+            timeout, 'authorization timeout', nullable = False )
         self.redirect_uri = f"http://127.0.0.1:{port}/callback"
         self.refusals = 0 # expose: redirects refused for their state
         self._server: __.asyncio.Server | None = None

@@ -75,6 +75,7 @@ _FOLDERS_BROAD = frozenset( (
 _KEYS = frozenset( (
     'read', 'write', 'network', 'environment', 'disk_maximum' ) )
 _DISK_MINIMUM = 65536
+_DISK_MAXIMUM = 1 << 60 # an exbibyte: beyond any machine's memory
 _PATH_SYSTEM = ( '/usr/local/bin', '/usr/bin', '/bin' )
 _PRIVATE_PREFIX = 'invocables-sandbox-'
 _variable = __.re.compile( r'[A-Za-z_][A-Za-z0-9_]*' )
@@ -428,14 +429,11 @@ def _normalize_paths( label: str, paths: object ) -> tuple[ str, ... ]:
 
 def _validate_disk_maximum( value: object ) -> __.Absential[ int ]:
     if __.is_absent( value ) or value is None: return __.absent
-    if isinstance( value, bool ) or not isinstance( value, int ) or (
-        value < _DISK_MINIMUM
-    ):
-        raise _exceptions.ConfigurationInvalidity(
-            "sandbox 'disk_maximum'", f"{value!r} is not a size; give a "
-            f"whole number of bytes, at least {_DISK_MINIMUM} (67108864 "
-            "for 64 MiB)." )
-    return value
+    return __.values.validate_count(
+        value, "sandbox 'disk_maximum'", minimum = _DISK_MINIMUM,
+        maximum = _DISK_MAXIMUM, reason = "{value!r} is not a size; give a "
+        f"whole number of bytes from {_DISK_MINIMUM} to {_DISK_MAXIMUM} "
+        "(67108864 for 64 MiB)." )
 
 
 def _order_path( path: str ) -> tuple[ int, str ]:
