@@ -14,6 +14,8 @@ from invocables.builtins import io as io_tools
 
 from invocables import exceptions
 
+from . import io_support
+
 
 _PNG = (
     b'\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01'
@@ -21,29 +23,9 @@ _PNG = (
     b'\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82' )
 
 
-async def _prepare( *roots, **configuration ):
-    ''' Returns io ensemble over roots given as ( path, writable ). '''
-    entry = { 'builtin': 'io' }
-    if configuration: entry[ 'configuration' ] = configuration
-    return await descriptors.prepare_ensembles( {
-        'ensembles': [ entry ],
-        'roots': [
-            { 'path': str( path ), 'writable': writable }
-            for path, writable in roots ],
-    }, connect = True )
-
-
-async def _invoke( ensembles, name, **arguments ):
-    invocation = invocables.InvocationCanister(
-        identifier = 'call', name = name, arguments = arguments )
-    results = await invocables.execute_invocations( [ invocation ], ensembles )
-    return results[ 0 ]
-
-
-def _assert_refused( result, fragment ):
-    assert result.is_error( ), result
-    assert result.error.genus is invocables.FaultGenera.Refusal
-    assert fragment in result.error.message, result.error.message
+_prepare = io_support.prepare
+_invoke = io_support.invoke
+_assert_refused = io_support.assert_refused
 
 
 @pytest.fixture
