@@ -126,6 +126,21 @@ def test_130_repeated_ensemble_stops_loading(
     assert not marker.exists( )
 
 
+def test_140_huge_unknown_key_shown_cut( tmp_path: Path ):
+    ''' An unknown key of megabytes is refused with an error of bounded
+        length which names its size, not one repeating it twice whole.
+    '''
+    path = tmp_path / 'huge.toml'
+    path.write_text(
+        "[ensemble]\nname = 'a'\n" + 'k' * 1_000_000 + ' = 1\n' )
+    with pytest.raises( exceptions.DescriptorInvalidity ) as caught:
+        descriptors.produce_ensemble_descriptor( path )
+    message = str( caught.value )
+    assert len( message ) < 1_000
+    assert '(1000000 characters)' in message
+    assert 'description, enabled, implementation, name' in message
+
+
 @pytest.mark.parametrize( 'mapping, keypath', [
     ( { 'ensembles': [ { 'source': '~\x00x' } ] }, 'ensembles[0].source' ),
     ( { 'roots': [ { 'path': '~\x00x' } ] }, 'roots[0].path' ),

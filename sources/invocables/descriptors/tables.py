@@ -197,6 +197,12 @@ class Table:
             self.fail(
                 '', f"key {key!r} is not a string; name keys with "
                 "strings." )
+        if len( key ) > _TEXT_SHOWN_MAXIMUM: # shown cut, with no guess
+            self.fail(
+                '', "unknown key {key}. The keys allowed here are {known}; "
+                "remove it.".format(
+                    key = _describe_scalar( key ),
+                    known = ', '.join( sorted( self._keys ) ) or 'none' ) )
         self.fail(
             key, "unknown key {key!r}.{hint} The keys allowed here are "
             "{known}; remove it or correct its spelling.".format(
