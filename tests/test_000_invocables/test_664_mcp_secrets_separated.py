@@ -57,6 +57,18 @@ def test_100_separated_hex( form ):
         assert redacted.endswith( text.split( form )[ 1 ] )
 
 
+def test_105_percent_encoded_whole( ):
+    ''' A secret percent-encoded whole, which its hex with ``%`` between
+        bytes also matches, is replaced with its leading ``%`` (found by the
+        hypothesis test of mixtures: ``'::␣::'`` left ``'%***'``); a ``%``
+        before hex without separators stays.
+    '''
+    redactor = redaction.Redactor( [ ':: ::' ] )
+    assert redactor.redact( '«%3A%3A%20%3A%3A»' ) == '«***»'
+    assert redactor.redact( '«%3a%3a%20%3a%3a»' ) == '«***»'
+    assert redactor.redact( '50%3a3a203a3a' ) == '50%***'
+
+
 def test_110_separated_hex_kept( ):
     ''' Hex of other bytes, and of the secret's bytes but its last, stays
         as it is. '''

@@ -95,6 +95,28 @@ def produce_hexes(
     return tuple( map( __.re.compile, patterns ) )
 
 
+def redact_hexes(
+    pattern: __.re.Pattern[ str ], text: str, redaction: str
+) -> str:
+    ''' Returns text with matches of a secret's hex (a pattern of
+        :py:func:`produce_hexes`) replaced; a match whose separator is
+        ``%`` (percent-encoding) takes the ``%`` before its first byte too.
+    '''
+    pieces: list[ str ] = [ ]
+    last = 0
+    for match in pattern.finditer( text ):
+        start = match.start( )
+        if start > last and text[ start - 1 ] == '%' and (
+            '%' in match.group( )
+        ): start -= 1
+        pieces.append( text[ last : start ] )
+        pieces.append( redaction )
+        last = match.end( )
+    if not pieces: return text
+    pieces.append( text[ last : ] )
+    return ''.join( pieces )
+
+
 def survey_margins( secrets: __.cabc.Iterable[ str ] ) -> Surveys:
     ''' Returns every form of secrets long enough, with the characters
         which go with it before and after (none, but for base64 cores);

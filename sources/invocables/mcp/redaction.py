@@ -165,7 +165,8 @@ class Redactor( __.immut.Object ):
         ''' Returns URL a server asks the user to visit, with every secret
             replaced; its query stays, which the visit needs.
         '''
-        for pattern in self._hexes: url = pattern.sub( REDACTION, url )
+        for pattern in self._hexes:
+            url = _redactforms.redact_hexes( pattern, url, REDACTION )
         marks = ''.join( mark for mark in _MARKS if mark in url )
         forms = self._forms_marked[ marks ]
         if self._views.forms and (
